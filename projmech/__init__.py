@@ -1,0 +1,62 @@
+"""projmech: differentially private release of linear queries, built on convex optimization.
+
+``import projmech as pm`` gives the whole public API.
+"""
+
+from . import datasets
+from .bodies import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
+from .data import Dataset, histogram
+from .domain import Domain
+from .evaluation import TrialSummary, evaluate, gaussian_expected_rmse, max_error, mean_confidence_interval, rmse
+from .mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
+from .privacy import ApproxDP, Neighbouring, PureDP, ZCDP, gaussian_delta, gaussian_sigma, laplace_scale
+from .workloads import (
+    Workload,
+    all_range,
+    from_predicates,
+    identity,
+    marginals,
+    prefix,
+    random_queries,
+    repeated,
+    stack,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ApproxDP",
+    "Dataset",
+    "Domain",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "Neighbouring",
+    "ProjectionError",
+    "ProjectionMechanism",
+    "ProjectionResult",
+    "PureDP",
+    "Release",
+    "TrialSummary",
+    "Workload",
+    "ZCDP",
+    "all_range",
+    "datasets",
+    "evaluate",
+    "frank_wolfe_gap",
+    "from_predicates",
+    "gaussian_delta",
+    "gaussian_expected_rmse",
+    "gaussian_sigma",
+    "histogram",
+    "identity",
+    "laplace_scale",
+    "marginals",
+    "max_error",
+    "mean_confidence_interval",
+    "prefix",
+    "project_to_hull",
+    "random_queries",
+    "repeated",
+    "rmse",
+    "stack",
+]

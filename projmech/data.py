@@ -1,0 +1,211 @@
+"""Data sets over a :class:`~projmech.domain.Domain` and their histograms.
+
+One validation layer: every loader funnels into :class:`Dataset`, which checks that each column
+holds integer codes inside its attribute's range and names the column and first bad row otherwise.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .domain import Domain
+
+__all__ = ["Dataset", "histogram", "DEFAULT_MAX_UNIVERSE"]
+
+#: Largest universe for which a dense histogram is materialized (about 800 MB of float64).
+DEFAULT_MAX_UNIVERSE = 10**8
+
+
+class Dataset:
+    """``n`` rows of integer codes over a :class:`Domain`.
+
+    Parameters
+    ----------
+    records : array_like of int, shape (n, d)
+        Row ``j`` is the ``j``-th individual; column ``i`` holds codes of ``domain.attributes[i]``.
+    domain : Domain
+
+    Raises
+    ------
+    ValueError
+        On a wrong shape, an empty data set, NaN or a code outside ``0 .. size - 1``; the
+        message names the column and the first bad row.
+    """
+
+    def __init__(self, records: Any, domain: Domain) -> None:
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
+        array = np.asarray(records)
+        if array.ndim != 2 or array.shape[1] != len(domain):
+            raise ValueError(
+                f"records: expected shape (n, {len(domain)}) for domain {domain.attributes}, "
+                f"got {array.shape}"
+            )
+        if array.shape[0] == 0:
+            raise ValueError("records: the data set has no rows (n must be positive)")
+        self._records = _validate_codes(array, domain)
+        self._domain = domain
+
+    @classmethod
+    def from_dataframe(cls, frame: pd.DataFrame, domain: Domain) -> Dataset:
+        """Take the domain's columns from ``frame`` (extra columns are ignored)."""
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"frame: expected a pandas DataFrame, got {type(frame).__name__}")
+        missing = [name for name in domain.attributes if name not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"frame: columns {missing} of the domain are missing; the frame has {list(frame.columns)}"
+            )
+        columns = []
+        for name in domain.attributes:
+            column = frame[name]
+            if not (pd.api.types.is_numeric_dtype(column) or column.isna().all()):
+                bad = _first_row(~column.map(lambda v: isinstance(v, (int, float, np.number))).to_numpy())
+                raise ValueError(
+                    f"column {name!r}: expected integer codes, found {column.iloc[bad]!r} at row {bad}"
+                )
+            columns.append(column.to_numpy(dtype=float, na_value=np.nan))
+        return cls(np.column_stack(columns), domain)
+
+    @classmethod
+    def from_csv(cls, data_path: str | PathLike[str], domain: Domain | str | PathLike[str]) -> Dataset:
+        """Read a CSV with a header row; ``domain`` is a :class:`Domain` or a JSON domain file."""
+        if not isinstance(domain, Domain):
+            domain = Domain.from_json(domain)
+        frame = pd.read_csv(data_path)
+        return cls.from_dataframe(frame, domain)
+
+    @property
+    def records(self) -> np.ndarray:
+        """The validated ``(n, d)`` int64 code matrix (read-only view)."""
+        view = self._records.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def domain(self) -> Domain:
+        return self._domain
+
+    @property
+    def n(self) -> int:
+        return int(self._records.shape[0])
+
+    def __len__(self) -> int:
+        return self.n
+
+    def project(self, attributes: list[str]) -> Dataset:
+        """The data set restricted to ``attributes`` (its histogram is the marginal)."""
+        positions = [self._domain.position(a) for a in attributes]
+        return Dataset(self._records[:, positions], self._domain.project(attributes))
+
+    def subsample(self, n: int, rng: np.random.Generator) -> Dataset:
+        """``n`` rows drawn without replacement (for experiments that sweep the data size)."""
+        if not 1 <= n <= self.n:
+            raise ValueError(f"n: must lie in [1, {self.n}], got {n}")
+        chosen = rng.choice(self.n, size=n, replace=False)
+        return Dataset(self._records[chosen], self._domain)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        return pd.DataFrame(self._records, columns=list(self._domain.attributes))
+
+    def __repr__(self) -> str:
+        return f"Dataset(n={self.n}, domain={self._domain!r})"
+
+
+def histogram(
+    data: Dataset | pd.DataFrame | np.ndarray,
+    domain: Domain | None = None,
+    normalize: bool = True,
+    sparse: bool = False,
+    max_universe: int = DEFAULT_MAX_UNIVERSE,
+) -> np.ndarray | sp.csr_array:
+    """The histogram of a data set over the universe (seed 001, eq. 7).
+
+    ``h[u] = #{j : x_j = u} / n`` with ``normalize=True`` (the default), raw counts otherwise.
+
+    Parameters
+    ----------
+    data : Dataset, DataFrame or integer ndarray
+        A DataFrame or array also needs ``domain``.
+    domain : Domain, optional
+        Required unless ``data`` is a :class:`Dataset`.
+    normalize : bool
+        Divide the counts by ``n``.
+    sparse : bool
+        Return a ``scipy.sparse.csr_array`` of shape ``(1, m)`` holding only the occupied cells;
+        its memory is ``O(n)`` whatever the universe size.
+    max_universe : int
+        A dense histogram over a larger universe is refused (use ``sparse=True``).
+
+    Returns
+    -------
+    numpy.ndarray of shape (m,) or scipy.sparse.csr_array of shape (1, m)
+    """
+    dataset = _as_dataset(data, domain)
+    universe = dataset.domain.size
+    if not sparse and universe > max_universe:
+        raise ValueError(
+            f"domain: the universe has {universe:.3e} elements, above max_universe={max_universe:.1e}; "
+            "a dense histogram would not fit in memory (pass sparse=True)"
+        )
+    indices = dataset.domain.index(dataset.records)
+    cells, counts = np.unique(indices, return_counts=True)
+    values = counts / dataset.n if normalize else counts.astype(float)
+    if sparse:
+        return sp.csr_array(
+            (values, (np.zeros_like(cells), cells)), shape=(1, universe)
+        )
+    dense = np.zeros(universe)
+    dense[cells] = values
+    return dense
+
+
+def _as_dataset(data: Any, domain: Domain | None) -> Dataset:
+    if isinstance(data, Dataset):
+        if domain is not None and domain != data.domain:
+            raise ValueError("domain: differs from the Dataset's own domain")
+        return data
+    if domain is None:
+        raise TypeError("domain: required when data is not a Dataset")
+    if isinstance(data, pd.DataFrame):
+        return Dataset.from_dataframe(data, domain)
+    return Dataset(data, domain)
+
+
+def _first_row(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _validate_codes(array: np.ndarray, domain: Domain) -> np.ndarray:
+    if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+        try:
+            array = array.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError("records: expected numeric integer codes") from None
+    if np.issubdtype(array.dtype, np.integer):
+        codes = array.astype(np.int64)
+    else:
+        for i, name in enumerate(domain.attributes):
+            column = array[:, i]
+            nonfinite = ~np.isfinite(column)
+            if nonfinite.any():
+                row = _first_row(nonfinite)
+                raise ValueError(f"column {name!r}: missing or non-finite value {column[row]} at row {row}")
+            fractional = column != np.round(column)
+            if fractional.any():
+                row = _first_row(fractional)
+                raise ValueError(f"column {name!r}: non-integer code {column[row]} at row {row}")
+        codes = array.astype(np.int64)
+    for i, (name, size) in enumerate(zip(domain.attributes, domain.sizes)):
+        outside = (codes[:, i] < 0) | (codes[:, i] >= size)
+        if outside.any():
+            row = _first_row(outside)
+            raise ValueError(
+                f"column {name!r}: value {codes[row, i]} at row {row} is outside the domain 0..{size - 1}"
+            )
+    return codes

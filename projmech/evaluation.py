@@ -1,0 +1,153 @@
+"""Error measures and repeated trials with confidence intervals.
+
+The seeds' average error is the root mean squared error over the ``k`` queries,
+``(1/sqrt k) ||a - a*||_2`` (seed 001, eq. 5; seed 000, Definition 3).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from scipy import special, stats
+
+from .data import Dataset, histogram
+
+__all__ = ["rmse", "max_error", "gaussian_expected_rmse", "TrialSummary", "evaluate", "mean_confidence_interval"]
+
+
+def _pair(estimate: Any, truth: Any) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(estimate, dtype=float)
+    b = np.asarray(truth, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError(f"estimate and truth: expected equal 1-d shapes, got {a.shape} and {b.shape}")
+    return a, b
+
+
+def rmse(estimate: Any, truth: Any) -> float:
+    """``(1/sqrt k) ||estimate - truth||_2`` (seed 001, eq. 5)."""
+    a, b = _pair(estimate, truth)
+    return float(np.linalg.norm(a - b) / math.sqrt(a.size))
+
+
+def max_error(estimate: Any, truth: Any) -> float:
+    """``||estimate - truth||_inf``, the worst query's error."""
+    a, b = _pair(estimate, truth)
+    return float(np.abs(a - b).max())
+
+
+def gaussian_expected_rmse(sigma: float, k: int) -> float:
+    """Exact ``E[(1/sqrt k) ||Z||_2]`` for ``Z ~ N(0, sigma^2 I_k)``.
+
+    ``E||G||_2 = c_k = sqrt(2) Gamma((k+1)/2) / Gamma(k/2)`` for a standard Gaussian ``G`` in
+    ``R^k`` (seed 000, §2.3), so the expectation is ``sigma c_k / sqrt k``, slightly below
+    ``sigma``, the root of the mean squared error. Computed with log-gamma for large ``k``.
+    """
+    if not (math.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"sigma: must be a finite number >= 0, got {sigma}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k: must be a positive integer, got {k!r}")
+    c_k = math.sqrt(2.0) * math.exp(special.gammaln((k + 1) / 2) - special.gammaln(k / 2))
+    return sigma * c_k / math.sqrt(k)
+
+
+def mean_confidence_interval(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Sample mean with a Student-t confidence interval: ``(mean, low, high)``."""
+    sample = np.asarray(values, dtype=float)
+    if sample.ndim != 1 or sample.size < 2:
+        raise ValueError(f"values: need at least 2 values for an interval, got {sample.size}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: must lie in (0, 1), got {confidence}")
+    mean = float(sample.mean())
+    half = float(stats.t.ppf(0.5 + confidence / 2, sample.size - 1) * sample.std(ddof=1) / math.sqrt(sample.size))
+    return mean, mean - half, mean + half
+
+
+class _Mechanism(Protocol):
+    workload: Any
+
+    def release(self, data_or_histogram: Any, n: int | None = None, rng: Any = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class TrialSummary:
+    """Error of a mechanism over repeated independent releases."""
+
+    mechanism: str
+    trials: int
+    n: int
+    rmse_mean: float
+    rmse_low: float
+    rmse_high: float
+    max_error_mean: float
+    time_mean: float
+    confidence: float
+    rmse_values: np.ndarray
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "mechanism": self.mechanism,
+            "n": self.n,
+            "trials": self.trials,
+            "rmse_mean": self.rmse_mean,
+            "rmse_ci_low": self.rmse_low,
+            "rmse_ci_high": self.rmse_high,
+            "max_error_mean": self.max_error_mean,
+            "time_mean_s": self.time_mean,
+        }
+
+
+def evaluate(
+    mechanism: _Mechanism,
+    data: Dataset | np.ndarray,
+    trials: int,
+    rng: np.random.Generator,
+    n: int | None = None,
+    confidence: float = 0.95,
+    progress: Any = None,
+) -> TrialSummary:
+    """Run ``trials`` independent releases and summarize their error against the true answers.
+
+    Parameters
+    ----------
+    mechanism : object with ``workload`` and ``release(data, n, rng)``
+    data : Dataset or normalized histogram (then ``n`` is required)
+    trials : int, at least 2
+    rng : numpy.random.Generator
+    progress : callable, optional
+        Called once per finished trial (e.g. a ``tqdm`` instance's ``update``).
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:
+        raise ValueError(f"trials: must be an integer >= 2, got {trials!r}")
+    if isinstance(data, Dataset):
+        h, size = histogram(data), data.n
+    else:
+        h, size = np.asarray(data, dtype=float), n
+    truth = mechanism.workload.answer(h)
+    errors, worst, times = [], [], []
+    for _ in range(trials):
+        start = time.perf_counter()
+        released = mechanism.release(h, n=size, rng=rng)
+        times.append(time.perf_counter() - start)
+        errors.append(rmse(released.answers, truth))
+        worst.append(max_error(released.answers, truth))
+        if progress is not None:
+            progress()
+    mean, low, high = mean_confidence_interval(errors, confidence)
+    return TrialSummary(
+        mechanism=getattr(mechanism, "mechanism_name", type(mechanism).__name__),
+        trials=int(trials),
+        n=int(size),
+        rmse_mean=mean,
+        rmse_low=low,
+        rmse_high=high,
+        max_error_mean=float(np.mean(worst)),
+        time_mean=float(np.mean(times)),
+        confidence=confidence,
+        rmse_values=np.asarray(errors),
+    )

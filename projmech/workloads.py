@@ -1,0 +1,332 @@
+"""Workloads: a set of ``k`` linear queries over a universe of size ``m``, as a ``k x m`` matrix F.
+
+Answers are fractions: for a normalized histogram ``h`` (seed 001, eq. 7) the true answers are
+``F @ h`` (seed 001, eq. 10). Builders refuse, before allocating anything, a matrix that would
+hold more than ``max_entries`` stored entries.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .domain import Domain
+
+__all__ = [
+    "Workload",
+    "DEFAULT_MAX_ENTRIES",
+    "identity",
+    "prefix",
+    "all_range",
+    "repeated",
+    "marginals",
+    "from_predicates",
+    "random_queries",
+    "stack",
+]
+
+#: Default cap on the stored entries of an explicit workload matrix (dense: k*m; sparse: nnz).
+DEFAULT_MAX_ENTRIES = 10**8
+
+Matrix = np.ndarray | sp.sparray
+
+
+class Workload:
+    """A ``k x m`` query matrix F with one label per query.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        Row ``i`` holds query ``i``'s value on each universe element. Entries must be finite.
+        Sparse input is kept sparse (CSR).
+    labels : sequence of str, optional
+        One label per query; default ``"q0", "q1", ...``.
+    domain : Domain, optional
+        The universe the columns index (row-major order); ``domain.size`` must equal ``m``.
+    name : str, optional
+        A short description, e.g. ``"marginals(way=2)"``.
+    """
+
+    def __init__(
+        self,
+        matrix: Any,
+        labels: Sequence[str] | None = None,
+        domain: Domain | None = None,
+        name: str | None = None,
+    ) -> None:
+        if sp.issparse(matrix):
+            matrix = sp.csr_array(matrix, dtype=float)
+            values = matrix.data
+        else:
+            matrix = np.array(matrix, dtype=float)
+            values = matrix
+        if matrix.ndim != 2:
+            raise ValueError(f"matrix: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
+        k, m = matrix.shape
+        if k == 0 or m == 0:
+            raise ValueError(f"matrix: needs at least one query and one universe element, got shape {matrix.shape}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError("matrix: contains NaN or infinite entries")
+        if labels is None:
+            labels = [f"q{i}" for i in range(k)]
+        labels = tuple(str(label) for label in labels)
+        if len(labels) != k:
+            raise ValueError(f"labels: expected {k} labels (one per query), got {len(labels)}")
+        if domain is not None:
+            if not isinstance(domain, Domain):
+                raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
+            if domain.size != m:
+                raise ValueError(f"domain: its universe has {domain.size} elements but matrix has {m} columns")
+        self._matrix = matrix
+        self._labels = labels
+        self.domain = domain
+        self.name = name or "workload"
+
+    @property
+    def matrix(self) -> Matrix:
+        """The query matrix F (ndarray or ``scipy.sparse.csr_array``)."""
+        return self._matrix
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self._labels
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(k, m)``: number of queries, universe size."""
+        return self._matrix.shape
+
+    @property
+    def num_queries(self) -> int:
+        return self._matrix.shape[0]
+
+    @property
+    def universe_size(self) -> int:
+        return self._matrix.shape[1]
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self._matrix)
+
+    def toarray(self) -> np.ndarray:
+        """F as a dense ndarray (a copy)."""
+        return self._matrix.toarray() if self.is_sparse else self._matrix.copy()
+
+    def answer(self, histogram: Any) -> np.ndarray:
+        """The answers ``F @ h`` to a (dense or sparse) histogram of length ``m``."""
+        m = self.universe_size
+        if sp.issparse(histogram):
+            if histogram.shape not in ((1, m), (m, 1)):
+                raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
+            vector = sp.csc_array(histogram.reshape(m, 1))
+            return np.asarray((self._matrix @ vector).toarray()).ravel()
+        vector = np.asarray(histogram, dtype=float)
+        if vector.shape != (m,):
+            raise ValueError(f"histogram: expected shape ({m},), got {vector.shape}")
+        if not np.all(np.isfinite(vector)):
+            raise ValueError("histogram: contains NaN or infinite entries")
+        return np.asarray(self._matrix @ vector).ravel()
+
+    def column_norm(self, ord: float = 2) -> float:
+        """``||F||_{1->p}``: the largest ``l_p`` norm of a column (``ord`` 1, 2 or ``inf``)."""
+        F = self._matrix
+        if ord == 2:
+            squares = F.multiply(F) if self.is_sparse else F * F
+            return float(np.sqrt(np.asarray(squares.sum(axis=0)).max()))
+        if ord == 1:
+            return float(np.asarray(abs(F).sum(axis=0)).max())
+        if ord == np.inf:
+            return float(abs(F).max())
+        raise ValueError(f"ord: expected 1, 2 or inf, got {ord!r}")
+
+    def sensitivity(self) -> float:
+        """``||F||_{1->2}``, the largest column l2 norm (seed 001, eq. 16).
+
+        The l2 sensitivity of the answers under replace-one neighbours is ``(2/n)`` times this
+        (see :class:`projmech.privacy.Neighbouring`).
+        """
+        return self.column_norm(2)
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.is_sparse else "dense"
+        return f"Workload({self.name}, k={self.num_queries}, m={self.universe_size}, {kind})"
+
+
+def _check_entries(builder: str, stored: int, k: int, m: int, max_entries: int) -> None:
+    if stored > max_entries:
+        raise ValueError(
+            f"{builder}: the explicit matrix would hold {stored:.3e} entries (k={k:,}, m={m:,}), "
+            f"above max_entries={max_entries:.1e}; refusing to allocate it (raise max_entries "
+            "if you have the memory: about 8-16 bytes per entry)"
+        )
+
+
+def _check_size(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: expected an int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name}: must be at least 1, got {value}")
+    return int(value)
+
+
+def identity(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+    """The ``m`` point queries ``h[u]`` (F = I)."""
+    m = _check_size("m", m)
+    _check_entries("identity", m, m, m, max_entries)
+    return Workload(sp.eye_array(m, format="csr"), [f"x={u}" for u in range(m)], name=f"identity({m})")
+
+
+def prefix(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+    """The ``m`` threshold (prefix) queries ``#{x <= t}/n`` for ``t = 0 .. m-1``.
+
+    F is lower-triangular with ones; the seed's two-query example (seed 001, eq. 40) is the
+    first two rows of ``prefix(3)`` (the last row, ``t = m-1``, is always 1).
+    """
+    m = _check_size("m", m)
+    _check_entries("prefix", m * m, m, m, max_entries)
+    return Workload(np.tril(np.ones((m, m))), [f"x<={t}" for t in range(m)], name=f"prefix({m})")
+
+
+def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+    """All ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``."""
+    m = _check_size("m", m)
+    k = m * (m + 1) // 2
+    _check_entries("all_range", k * m, k, m, max_entries)
+    lows, highs = np.triu_indices(m)
+    columns = np.arange(m)
+    matrix = ((columns >= lows[:, None]) & (columns <= highs[:, None])).astype(float)
+    labels = [f"{a}<=x<={b}" for a, b in zip(lows, highs)]
+    return Workload(matrix, labels, name=f"all_range({m})")
+
+
+def repeated(query: Any, k: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+    """The same query asked ``k`` times (seed 001, eq. 18): a row vector stacked ``k`` times."""
+    k = _check_size("k", k)
+    if isinstance(query, Workload):
+        if query.num_queries != 1:
+            raise ValueError(f"query: expected a single query, got a workload of {query.num_queries}")
+        query = query.toarray()
+    row = np.asarray(query, dtype=float).ravel()
+    _check_entries("repeated", k * row.size, k, row.size, max_entries)
+    return Workload(np.tile(row, (k, 1)), [f"copy{i}" for i in range(k)], name=f"repeated(k={k})")
+
+
+def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+    """Every cell of every ``way``-way marginal table of ``domain``.
+
+    Rows are ordered by attribute subset (lexicographic in attribute position), then by cell
+    (row-major within the subset's table). On ``{0,1}^d`` these are exactly the seed's
+    ``C(d, way) * 2^way`` conjunction queries (seed 000, Definition 9). F is sparse: each
+    universe element falls in exactly one cell of each table, so ``||F||_{1->2} = sqrt(C(d, way))``.
+    """
+    if not isinstance(domain, Domain):
+        raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
+    way = _check_size("way", way)
+    d = len(domain)
+    if way > d:
+        raise ValueError(f"way: must be at most the number of attributes ({d}), got {way}")
+    m = domain.size
+    subsets = list(itertools.combinations(range(d), way))
+    table_sizes = [math.prod(domain.sizes[i] for i in subset) for subset in subsets]
+    k = sum(table_sizes)
+    _check_entries(f"marginals(way={way})", m * len(subsets), k, m, max_entries)
+    codes = np.unravel_index(np.arange(m, dtype=np.int64), domain.sizes)
+    rows, labels = [], []
+    offset = 0
+    for subset, table_size in zip(subsets, table_sizes):
+        sub_sizes = [domain.sizes[i] for i in subset]
+        rows.append(offset + np.ravel_multi_index(tuple(codes[i] for i in subset), sub_sizes))
+        for cell in itertools.product(*(range(s) for s in sub_sizes)):
+            labels.append(" & ".join(f"{domain.attributes[i]}={v}" for i, v in zip(subset, cell)))
+        offset += table_size
+    row_index = np.concatenate(rows)
+    column_index = np.tile(np.arange(m, dtype=np.int64), len(subsets))
+    matrix = sp.csr_array((np.ones(row_index.size), (row_index, column_index)), shape=(k, m))
+    return Workload(matrix, labels, domain=domain, name=f"marginals(way={way})")
+
+
+Predicate = Callable[[Mapping[str, np.ndarray]], Any]
+
+
+def from_predicates(
+    domain: Domain,
+    predicates: Mapping[str, Predicate] | Sequence[Predicate],
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+) -> Workload:
+    """Queries given as vectorized predicates over the universe.
+
+    Each predicate receives a mapping ``{attribute: codes}`` of arrays covering every universe
+    element and returns, per element, a value in ``[0, 1]`` (booleans count as 0/1), e.g.
+    ``lambda x: (x["age"] >= 3) & (x["sex"] == 1)``.
+
+    Parameters
+    ----------
+    domain : Domain
+    predicates : mapping of label to callable, or sequence of callables (labels ``q0, q1, ...``)
+
+    Raises
+    ------
+    ValueError
+        If a predicate returns a wrong shape, NaN, or values outside ``[0, 1]``.
+    """
+    if not isinstance(domain, Domain):
+        raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
+    if isinstance(predicates, Mapping):
+        items = [(str(label), fn) for label, fn in predicates.items()]
+    else:
+        items = [(f"q{i}", fn) for i, fn in enumerate(predicates)]
+    if not items:
+        raise ValueError("predicates: need at least one predicate")
+    m = domain.size
+    _check_entries("from_predicates", len(items) * m, len(items), m, max_entries)
+    codes = dict(zip(domain.attributes, np.unravel_index(np.arange(m, dtype=np.int64), domain.sizes)))
+    matrix = np.empty((len(items), m))
+    for i, (label, fn) in enumerate(items):
+        if not callable(fn):
+            raise TypeError(f"predicates: {label!r} is not callable")
+        values = np.broadcast_to(np.asarray(fn(codes), dtype=float), (m,))
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"predicates: {label!r} returned NaN or infinite values")
+        if values.min() < 0 or values.max() > 1:
+            raise ValueError(
+                f"predicates: {label!r} returned values in [{values.min()}, {values.max()}], outside [0, 1]"
+            )
+        matrix[i] = values
+    return Workload(matrix, [label for label, _ in items], domain=domain, name="predicates")
+
+
+def random_queries(k: int, m: int, rng: np.random.Generator, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+    """``k`` random counting queries: each entry independently 0 or 1 with probability 1/2."""
+    k, m = _check_size("k", k), _check_size("m", m)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    _check_entries("random_queries", k * m, k, m, max_entries)
+    matrix = rng.integers(0, 2, size=(k, m)).astype(float)
+    return Workload(matrix, [f"random{i}" for i in range(k)], name=f"random_queries({k})")
+
+
+def stack(workloads: Sequence[Workload]) -> Workload:
+    """The union of workloads over the same universe, queries in the order given."""
+    workloads = list(workloads)
+    if not workloads:
+        raise ValueError("workloads: need at least one workload to stack")
+    for w in workloads:
+        if not isinstance(w, Workload):
+            raise TypeError(f"workloads: expected Workload objects, got {type(w).__name__}")
+    m = workloads[0].universe_size
+    for w in workloads[1:]:
+        if w.universe_size != m:
+            raise ValueError(f"workloads: universe sizes differ ({m} vs {w.universe_size})")
+    if any(w.is_sparse for w in workloads):
+        matrix = sp.vstack([sp.csr_array(w.matrix) for w in workloads], format="csr")
+    else:
+        matrix = np.vstack([w.matrix for w in workloads])
+    domains = {w.domain for w in workloads}
+    domain = domains.pop() if len(domains) == 1 else None
+    labels = [label for w in workloads for label in w.labels]
+    return Workload(matrix, labels, domain=domain, name=" + ".join(w.name for w in workloads))
