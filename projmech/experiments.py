@@ -78,7 +78,7 @@ def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, bounds: dict[s
         errors = np.vstack([group["rmse_mean"] - group["rmse_ci_low"], group["rmse_ci_high"] - group["rmse_mean"]])
         axes.errorbar(group["n"], group["rmse_mean"], yerr=errors, marker="o", capsize=3, label=name)
     for label, (sizes, values) in (bounds or {}).items():
-        axes.plot(sizes, values, linestyle="--", color="grey", label=label)
+        axes.plot(sizes, values, linestyle="--", color="black", linewidth=1, zorder=3, label=label)
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("n (rows)")

@@ -13,6 +13,7 @@ solver produced it.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,7 +156,11 @@ def _solve_once(F: Any, y: np.ndarray, solver: str, options: dict[str, Any]) -> 
     objective = cp.norm(residual, 2) if solver == "ECOS" else cp.sum_squares(residual)
     problem = cp.Problem(cp.Minimize(objective), [cp.sum(w) == 1])
     try:
-        problem.solve(solver=solver, **options)
+        with warnings.catch_warnings():
+            # CVXPY warns on inaccurate solutions; the status is recorded in the attempts
+            # and the certificate decides, so the warning would only be noise.
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            problem.solve(solver=solver, **options)
     except cp.error.SolverError as error:
         return None, f"solver error: {error}"
     return (None if w.value is None else np.asarray(w.value, dtype=float)), str(problem.status)
