@@ -65,10 +65,16 @@ class Dataset:
         for name in domain.attributes:
             column = frame[name]
             if not (pd.api.types.is_numeric_dtype(column) or column.isna().all()):
-                bad = _first_row(~column.map(lambda v: isinstance(v, (int, float, np.number))).to_numpy())
-                raise ValueError(
-                    f"column {name!r}: expected integer codes, found {column.iloc[bad]!r} at row {bad}"
-                )
+                # An object or string column (e.g. a CSV column with one stray word) may still hold
+                # numbers, or numeric strings: parse it and report the first entry that is not one.
+                numeric = pd.to_numeric(column, errors="coerce")
+                unparsable = (numeric.isna() & column.notna()).to_numpy(dtype=bool)
+                if unparsable.any():
+                    bad = _first_row(unparsable)
+                    raise ValueError(
+                        f"column {name!r}: expected integer codes, found {column.iloc[bad]!r} at row {bad}"
+                    )
+                column = numeric
             columns.append(column.to_numpy(dtype=float, na_value=np.nan))
         return cls(np.column_stack(columns), domain)
 
@@ -186,10 +192,17 @@ def _validate_codes(array: np.ndarray, domain: Domain) -> np.ndarray:
         try:
             array = array.astype(float)
         except (TypeError, ValueError):
+            for i, name in enumerate(domain.attributes):
+                for row, value in enumerate(array[:, i]):
+                    try:
+                        float(value)
+                    except (TypeError, ValueError):
+                        shown = value.item() if isinstance(value, np.generic) else value
+                        raise ValueError(
+                            f"column {name!r}: expected integer codes, found {shown!r} at row {row}"
+                        ) from None
             raise ValueError("records: expected numeric integer codes") from None
-    if np.issubdtype(array.dtype, np.integer):
-        codes = array.astype(np.int64)
-    else:
+    if not np.issubdtype(array.dtype, np.integer):
         for i, name in enumerate(domain.attributes):
             column = array[:, i]
             nonfinite = ~np.isfinite(column)
@@ -200,12 +213,16 @@ def _validate_codes(array: np.ndarray, domain: Domain) -> np.ndarray:
             if fractional.any():
                 row = _first_row(fractional)
                 raise ValueError(f"column {name!r}: non-integer code {column[row]} at row {row}")
-        codes = array.astype(np.int64)
+    # Range check before the int64 cast, so that huge floats are reported as given instead of
+    # overflowing in the cast.
     for i, (name, size) in enumerate(zip(domain.attributes, domain.sizes)):
-        outside = (codes[:, i] < 0) | (codes[:, i] >= size)
+        column = array[:, i]
+        outside = (column < 0) | (column >= size)
         if outside.any():
             row = _first_row(outside)
+            value = column[row]
+            shown = f"{value:.15g}" if np.issubdtype(array.dtype, np.floating) else str(value)
             raise ValueError(
-                f"column {name!r}: value {codes[row, i]} at row {row} is outside the domain 0..{size - 1}"
+                f"column {name!r}: value {shown} at row {row} is outside the domain 0..{size - 1}"
             )
-    return codes
+    return array.astype(np.int64)

@@ -132,7 +132,10 @@ class Domain:
 
     def rows(self, indices: Any) -> np.ndarray:
         """Integer rows (``(len(indices), d)``) of universe indices, inverse of :meth:`index`."""
-        indices = np.asarray(indices, dtype=np.int64)
+        indices = np.asarray(indices)
+        if indices.size and not np.issubdtype(indices.dtype, np.integer):
+            raise TypeError(f"indices: expected integer universe indices, got dtype {indices.dtype}")
+        indices = indices.astype(np.int64)
         if indices.ndim != 1:
             raise ValueError(f"indices: expected a 1-d array, got shape {indices.shape}")
         if indices.size and (indices.min() < 0 or indices.max() >= self.size):

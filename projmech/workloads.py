@@ -123,8 +123,13 @@ class Workload:
         if sp.issparse(histogram):
             if histogram.shape not in ((1, m), (m, 1)):
                 raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
-            vector = sp.csc_array(histogram.reshape(m, 1))
-            return np.asarray((self._matrix @ vector).toarray()).ravel()
+            vector = sp.csc_array(histogram.reshape(m, 1), dtype=float)
+            if not np.all(np.isfinite(vector.data)):
+                raise ValueError("histogram: contains NaN or infinite entries")
+            product = self._matrix @ vector  # sparse for a sparse F, an ndarray for a dense F
+            if sp.issparse(product):
+                product = product.toarray()
+            return np.asarray(product).ravel()
         vector = np.asarray(histogram, dtype=float)
         if vector.shape != (m,):
             raise ValueError(f"histogram: expected shape ({m},), got {vector.shape}")
@@ -289,7 +294,13 @@ def from_predicates(
     for i, (label, fn) in enumerate(items):
         if not callable(fn):
             raise TypeError(f"predicates: {label!r} is not callable")
-        values = np.broadcast_to(np.asarray(fn(codes), dtype=float), (m,))
+        try:
+            values = np.broadcast_to(np.asarray(fn(codes), dtype=float), (m,))
+        except ValueError:
+            shape = np.shape(fn(codes))
+            raise ValueError(
+                f"predicates: {label!r} returned shape {shape}; expected one value per universe element ({m},)"
+            ) from None
         if not np.all(np.isfinite(values)):
             raise ValueError(f"predicates: {label!r} returned NaN or infinite values")
         if values.min() < 0 or values.max() > 1:

@@ -29,8 +29,10 @@ __all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolf
 SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "OSQP", "SCS")
 
 #: Universe size from which ``solver="auto"`` starts with SCS rather than Clarabel. Measured on
-#: noisy 2-way marginals (benchmarks/solvers.py): both certify to ~1e-10, Clarabel is fastest for
-#: m <= 1024 while SCS is ~10x faster at m = 4096 (0.2 s vs 2.1 s).
+#: noisy 2-way marginals at m = 4096 (benchmarks/solvers.py): SCS takes 0.2-0.6 s, Clarabel
+#: 2.1-2.5 s. SCS does not always reach the certified tolerance there (gap ~3e-7 on some
+#: instances); then the fallback to Clarabel costs SCS's 0.6 s, still less than Clarabel's time
+#: saved on the instances SCS certifies. Below this size Clarabel is fastest and certifies.
 _LARGE_UNIVERSE = 2048
 
 
@@ -44,7 +46,7 @@ def _auto_order(m: int) -> list[str]:
 _SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
     "CLARABEL": {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12, "max_iter": 500},
     "ECOS": {"abstol": 1e-12, "reltol": 1e-12, "feastol": 1e-12, "max_iters": 500},
-    "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iter": 20_000, "polish": True},
+    "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iter": 20_000, "polishing": True},
     "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
 }
 
@@ -127,7 +129,9 @@ def frank_wolfe_gap(F: Any, y: np.ndarray, weights: np.ndarray) -> float:
     """
     residual = np.asarray(F @ weights).ravel() - y
     gradient = np.asarray(F.T @ residual).ravel()
-    return max(float(gradient @ weights - gradient.min()), 0.0)
+    # w.(g - min g) rather than g.w - min g: the difference of two numbers of size ||g||_inf
+    # would lose the tiny gaps of accurate solutions to cancellation.
+    return float(weights @ (gradient - gradient.min()))
 
 
 def _as_matrix(F: Any) -> np.ndarray | sp.csr_array:
@@ -166,6 +170,22 @@ def _solve_once(F: Any, y: np.ndarray, solver: str, options: dict[str, Any]) -> 
     return (None if w.value is None else np.asarray(w.value, dtype=float)), str(problem.status)
 
 
+def _options_by_solver(options: dict[str, Any] | None, order: list[str], auto: bool) -> dict[str, dict[str, Any]]:
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"solver_options: expected a dict, got {type(options).__name__}")
+    if not auto:
+        return {order[0]: options}
+    unknown = [key for key in options if str(key).upper() not in SOLVERS or not isinstance(options[key], dict)]
+    if unknown:
+        raise ValueError(
+            f"solver_options: with solver='auto' pass a dict keyed by solver name ({list(SOLVERS)}) "
+            f"whose values are option dicts; got keys {unknown}"
+        )
+    return {str(key).upper(): value for key, value in options.items()}
+
+
 def project_to_hull(
     F: Workload | np.ndarray | sp.sparray,
     y: Any,
@@ -189,7 +209,8 @@ def project_to_hull(
         ``<= tol * max(1, (1/2)||F w - y||^2)`` (absolute for small objectives, relative for
         large ones).
     solver_options : dict, optional
-        Passed to the CVXPY solver, overriding the tight defaults.
+        Solver settings overriding the tight defaults: a flat dict for a named solver, or, with
+        ``solver="auto"``, a dict keyed by solver name (``{"SCS": {"max_iters": 10_000}}``).
 
     Returns
     -------
@@ -209,7 +230,9 @@ def project_to_hull(
         raise ValueError(f"y: expected shape ({k},) to match F's {k} rows, got {point.shape}")
     if not np.all(np.isfinite(point)):
         raise ValueError("y: contains NaN or infinite entries")
-    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"tol: expected a number, got {tol!r}")
+    if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol: must be a positive finite number, got {tol!r}")
     installed = set(cp.installed_solvers())
     if solver == "auto":
@@ -224,10 +247,11 @@ def project_to_hull(
     if not order:
         raise ValueError(f"solver: none of {list(SOLVERS)} is installed")
 
+    per_solver = _options_by_solver(solver_options, order, auto=solver == "auto")
     attempts: list[tuple[str, str]] = []
     for name in order:
         options = dict(_SOLVER_OPTIONS[name])
-        options.update(solver_options or {})
+        options.update(per_solver.get(name, {}))
         start = time.perf_counter()
         raw, status = _solve_once(matrix, point, name, options)
         elapsed = time.perf_counter() - start

@@ -1,0 +1,314 @@
+"""The command line: ``projmech release`` on a CSV file and ``projmech demo``."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from projmech import workloads
+from projmech.cli import main, parse_workload
+from projmech.domain import Domain
+
+plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
+common = pytest.importorskip("dp_accounting.pld.common")
+
+SIZES = {"a": 2, "b": 3, "c": 2}
+N = 60
+
+
+def oracle_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    guarantee = common.DifferentialPrivacyParameters(epsilon, delta)
+    scale = 1e3 / sensitivity  # the oracle's bisection tolerance is 1e-7 absolute
+    return plm.GaussianPrivacyLoss.from_privacy_guarantee(guarantee, sensitivity=sensitivity * scale
+                                                          ).standard_deviation / scale
+
+
+def marginal_labels(way: int) -> list[str]:
+    labels = []
+    for subset in itertools.combinations(SIZES, way):
+        for cell in itertools.product(*(range(SIZES[name]) for name in subset)):
+            labels.append(" & ".join(f"{name}={value}" for name, value in zip(subset, cell)))
+    return labels
+
+
+def marginal_truth(frame: pd.DataFrame, labels: list[str]) -> np.ndarray:
+    values = []
+    for label in labels:
+        mask = np.ones(len(frame), dtype=bool)
+        for term in label.split(" & "):
+            name, value = term.split("=")
+            mask &= frame[name].to_numpy() == int(value)
+        values.append(mask.mean())
+    return np.array(values)
+
+
+@pytest.fixture
+def files(tmp_path: Path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({name: rng.integers(0, size, size=N) for name, size in SIZES.items()})
+    frame["ignored"] = "x"  # extra columns are allowed
+    data = tmp_path / "data.csv"
+    frame.to_csv(data, index=False)
+    domain = tmp_path / "domain.json"
+    domain.write_text(json.dumps(SIZES), encoding="utf-8")
+    return {"data": data, "domain": domain, "frame": frame, "dir": tmp_path}
+
+
+def release(files, *extra: str, out: str = "out.csv") -> tuple[int, Path]:
+    path = files["dir"] / out
+    code = main(["release", "--data", str(files["data"]), "--domain", str(files["domain"]),
+                 "--out", str(path), *extra])
+    return code, path
+
+
+def read_outputs(path: Path) -> tuple[pd.DataFrame, dict]:
+    table = pd.read_csv(path, keep_default_na=False)
+    summary = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    return table, summary
+
+
+# --------------------------------------------------------------------------------------------
+# Successful releases
+# --------------------------------------------------------------------------------------------
+
+
+def test_release_gaussian(files, capsys):
+    code, out = release(files, "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6", "--seed", "1")
+    assert code == 0
+    table, summary = read_outputs(out)
+    assert list(table.columns) == ["query", "answer"]
+    labels = marginal_labels(2)
+    assert len(table) == 16 == len(labels)
+    assert list(table["query"]) == labels
+    assert list(table["query"]) == list(workloads.marginals(Domain.from_dict(SIZES), 2).labels)
+    assert summary["mechanism"] == "gaussian"
+    assert summary["guarantee"] == "(1, 1e-06)-DP"
+    assert summary["privacy"] == {"type": "ApproxDP", "epsilon": 1.0, "delta": 1e-6}
+    assert summary["neighbouring"] == "replace-one"
+    assert summary["n"] == N and summary["num_queries"] == 16 and summary["noise"] == "gaussian"
+    # ||F||_{1->2} = sqrt(C(3, 2)) for 2-way marginals on 3 attributes.
+    sensitivity = 2 * math.sqrt(3) / N
+    assert summary["sensitivity"] == pytest.approx(sensitivity, rel=1e-12)
+    assert summary["sigma"] == pytest.approx(oracle_sigma(1.0, 1e-6, sensitivity), rel=1e-6)
+    assert "solver" not in summary
+    printed = capsys.readouterr()
+    assert "released 16 answers" in printed.out and printed.err == ""
+    # The answers are noisy (the noise is far from negligible at n = 60).
+    truth = marginal_truth(files["frame"], labels)
+    assert not np.allclose(table["answer"].to_numpy(), truth, atol=1e-3)
+
+
+def test_release_laplace_with_epsilon_only(files):
+    code, out = release(files, "--mechanism", "laplace", "--epsilon", "0.5", "--workload", "marginals:1",
+                        "--neighbouring", "add-remove", "--seed", "2")
+    assert code == 0
+    table, summary = read_outputs(out)
+    assert list(table["query"]) == marginal_labels(1) == ["a=0", "a=1", "b=0", "b=1", "b=2", "c=0", "c=1"]
+    assert summary["guarantee"] == "0.5-DP"
+    assert summary["privacy"] == {"type": "PureDP", "epsilon": 0.5}
+    assert summary["neighbouring"] == "add-remove"
+    assert summary["noise"] == "laplace"
+    # Each row lands in one cell of each of the 3 one-way tables: ||F||_{1->1} = 3.
+    assert summary["sensitivity"] == pytest.approx(3 / N, rel=1e-12)
+    assert summary["scale"] == pytest.approx(3 / N / 0.5, rel=1e-12)
+    assert summary["sigma"] == pytest.approx(math.sqrt(2) * 3 / N / 0.5, rel=1e-12)
+
+
+def test_release_projection_with_solver_stats(files):
+    summary_path = files["dir"] / "stats"
+    summary_path.mkdir()
+    code, out = release(files, "--epsilon", "1", "--delta", "1e-6", "--seed", "3",
+                        "--summary", str(summary_path / "s.json"))
+    assert code == 0
+    assert not out.with_suffix(".json").exists()
+    table = pd.read_csv(out)
+    summary = json.loads((summary_path / "s.json").read_text(encoding="utf-8"))
+    assert summary["mechanism"] == "projection"  # the default mechanism
+    assert summary["guarantee"] == "(1, 1e-06)-DP" and summary["neighbouring"] == "replace-one"
+    solver = summary["solver"]
+    assert solver["solver"] in {"CLARABEL", "ECOS", "OSQP", "SCS"}
+    assert solver["status"].startswith("optimal")
+    assert 0 <= solver["gap"] <= solver["tolerance"]
+    assert solver["distance"] > 0 and solver["support_size"] >= 1
+    assert list(table["query"]) == marginal_labels(2)
+    # Projected answers are consistent marginals: non-negative, each table sums to 1.
+    answers = table["answer"].to_numpy()
+    assert np.all(answers >= -1e-9)
+    for start, stop in [(0, 6), (6, 10), (10, 16)]:
+        assert answers[start:stop].sum() == pytest.approx(1.0, abs=1e-8)
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "projection"])
+def test_release_with_rho(files, mechanism):
+    code, out = release(files, "--mechanism", mechanism, "--rho", "0.5", "--neighbouring", "add-remove",
+                        "--seed", "4")
+    assert code == 0
+    table, summary = read_outputs(out)
+    assert len(table) == 16
+    assert summary["guarantee"] == "0.5-zCDP"
+    assert summary["privacy"] == {"type": "ZCDP", "rho": 0.5}
+    assert summary["neighbouring"] == "add-remove"
+    sensitivity = math.sqrt(3) / N
+    assert summary["sensitivity"] == pytest.approx(sensitivity, rel=1e-12)
+    assert summary["sigma"] == pytest.approx(sensitivity / math.sqrt(2 * 0.5), rel=1e-12)
+    assert ("solver" in summary) == (mechanism == "projection")
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "projection"])
+@pytest.mark.parametrize("spec", ["marginals:2", "marginals:3", "identity", "prefix", "all_range"])
+def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism, spec):
+    code, out = release(files, "--mechanism", mechanism, "--rho", "1e14", "--workload", spec, "--seed", "5")
+    assert code == 0
+    table = pd.read_csv(out, keep_default_na=False)
+    frame = files["frame"]
+    # Universe index, row-major over (a, b, c) with sizes (2, 3, 2).
+    index = frame["a"].to_numpy() * 6 + frame["b"].to_numpy() * 2 + frame["c"].to_numpy()
+    h = np.bincount(index, minlength=12) / N
+    if spec.startswith("marginals"):
+        labels = marginal_labels(int(spec.split(":")[1]))
+        truth = marginal_truth(frame, labels)
+    elif spec == "identity":
+        labels, truth = [f"x={u}" for u in range(12)], h
+    elif spec == "prefix":
+        labels, truth = [f"x<={t}" for t in range(12)], np.cumsum(h)
+    else:
+        pairs = [(a, b) for a in range(12) for b in range(a, 12)]
+        labels = [f"{a}<=x<={b}" for a, b in pairs]
+        truth = np.array([h[a:b + 1].sum() for a, b in pairs])
+    assert list(table["query"]) == labels
+    np.testing.assert_allclose(table["answer"].to_numpy(), truth, atol=1e-6)
+
+
+def test_release_seed_is_reproducible(files):
+    args = ("--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6")
+    assert release(files, *args, "--seed", "7", out="one.csv")[0] == 0
+    assert release(files, *args, "--seed", "7", out="two.csv")[0] == 0
+    assert release(files, *args, "--seed", "8", out="three.csv")[0] == 0
+    assert release(files, *args, out="four.csv")[0] == 0  # no seed: fresh entropy
+    one, two, three, four = (pd.read_csv(files["dir"] / f)["answer"].to_numpy()
+                             for f in ("one.csv", "two.csv", "three.csv", "four.csv"))
+    np.testing.assert_array_equal(one, two)
+    assert not np.any(one == three)
+    assert not np.any(one == four)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors: exit code 2, a message on stderr, nothing written
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mechanism", "gaussian", "--epsilon", "1"], "--delta"),
+    (["--epsilon", "1"], "--delta"),  # projection (the default) needs delta too
+    (["--mechanism", "laplace", "--epsilon", "1", "--delta", "1e-6"], "--delta"),
+    (["--mechanism", "gaussian", "--rho", "0.5", "--epsilon", "1"], "--rho"),
+    (["--mechanism", "gaussian", "--rho", "0.5", "--delta", "1e-6"], "--rho"),
+    (["--mechanism", "gaussian"], "--epsilon"),
+    (["--mechanism", "laplace"], "--epsilon"),
+    (["--mechanism", "gaussian", "--epsilon", "-1", "--delta", "1e-6"], "epsilon"),
+    (["--mechanism", "gaussian", "--epsilon", "nan", "--delta", "1e-6"], "epsilon"),
+    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1.5"], "delta"),
+    (["--mechanism", "gaussian", "--rho", "0"], "rho"),
+    (["--mechanism", "laplace", "--epsilon", "0"], "epsilon"),
+    (["--workload", "marginals:x", "--rho", "1"], "--workload"),
+    (["--workload", "marginals", "--rho", "1"], "--workload"),
+    (["--workload", "foo", "--rho", "1"], "--workload"),
+    (["--workload", "identity:3", "--rho", "1"], "--workload"),
+    (["--workload", "marginals:4", "--rho", "1"], "way"),
+    (["--workload", "marginals:0", "--rho", "1"], "way"),
+    (["--solver", "NOPE", "--rho", "1"], "solver"),
+])
+def test_release_errors(files, capsys, args, message):
+    code, out = release(files, *args)
+    assert code == 2
+    printed = capsys.readouterr()
+    assert printed.err.startswith("projmech release: error:")
+    assert message in printed.err
+    assert not out.exists() and not out.with_suffix(".json").exists()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda f: f.assign(b=f["b"].where(f.index != 7, 3)), "outside the domain"),
+    (lambda f: f.assign(a=f["a"].where(f.index != 2, -1)), "outside the domain"),
+    (lambda f: f.assign(c=f["c"].astype(float).where(f.index != 4, 0.5)), "non-integer"),
+    (lambda f: f.assign(c=f["c"].astype(float).where(f.index != 4, np.nan)), "row 4"),
+    (lambda f: f.drop(columns=["b"]), "missing"),
+    (lambda f: f.assign(a=f["a"].astype(str).where(f.index != 3, "yes")), "'a'"),
+])
+def test_release_rejects_bad_csv(files, capsys, edit, message):
+    edit(files["frame"]).to_csv(files["data"], index=False)
+    code, out = release(files, "--rho", "1")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("projmech release: error:") and message in err
+    assert not out.exists()
+
+
+def test_release_out_of_domain_names_column_and_row(files, capsys):
+    frame = files["frame"].copy()
+    frame.loc[11, "b"] = 9
+    frame.to_csv(files["data"], index=False)
+    assert release(files, "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6")[0] == 2
+    err = capsys.readouterr().err
+    assert "'b'" in err and "9" in err and "row 11" in err
+
+
+def test_release_missing_files(files, capsys):
+    code = main(["release", "--data", str(files["dir"] / "nope.csv"), "--domain", str(files["domain"]),
+                 "--out", str(files["dir"] / "o.csv"), "--rho", "1"])
+    assert code == 2 and "nope.csv" in capsys.readouterr().err
+    code = main(["release", "--data", str(files["data"]), "--domain", str(files["dir"] / "nope.json"),
+                 "--out", str(files["dir"] / "o.csv"), "--rho", "1"])
+    assert code == 2 and "nope.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [
+    ["release", "--rho", "1"],  # --data, --domain, --out missing
+    ["release", "--data", "d", "--domain", "d", "--out", "o", "--mechanism", "exponential"],
+    ["release", "--data", "d", "--domain", "d", "--out", "o", "--neighbouring", "swap"],
+    ["release", "--data", "d", "--domain", "d", "--out", "o", "--epsilon", "one"],
+    [],
+    ["frobnicate"],
+])
+def test_argparse_errors_exit_2(args, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_parse_workload_directly():
+    domain = Domain.from_dict(SIZES)
+    assert parse_workload("marginals:2", domain).shape == (16, 12)
+    prefix = parse_workload("prefix", domain)
+    assert prefix.domain == domain and prefix.shape == (12, 12)
+    np.testing.assert_array_equal(prefix.toarray(), np.tril(np.ones((12, 12))))
+    assert parse_workload("all_range", domain).shape == (78, 12)
+    np.testing.assert_array_equal(parse_workload("identity", domain).toarray(), np.eye(12))
+
+
+# --------------------------------------------------------------------------------------------
+# Demo (about 3 s with 2 trials)
+# --------------------------------------------------------------------------------------------
+
+
+def test_demo(tmp_path, capsys):
+    assert main(["demo", "--trials", "2", "--out-dir", str(tmp_path)]) == 0
+    results = pd.read_csv(tmp_path / "error_vs_n.csv")
+    png = (tmp_path / "error_vs_n.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    assert set(results["mechanism"]) == {"gaussian", "projection"}
+    assert sorted(set(results["n"])) == [100, 300, 1000, 3000, 10000, 48842]
+    assert len(results) == 12 and (results["trials"] == 2).all()
+    assert (results["rmse_ci_low"] <= results["rmse_mean"]).all()
+    assert (results["rmse_mean"] <= results["rmse_ci_high"]).all()
+    gaussian = results[results["mechanism"] == "gaussian"].sort_values("n")["rmse_mean"].to_numpy()
+    # sigma is proportional to 1/n: from n = 100 to n = 48842 the error falls by orders of magnitude.
+    assert gaussian[0] > 50 * gaussian[-1]
+    assert "error_vs_n.png" in capsys.readouterr().out

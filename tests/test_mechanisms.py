@@ -1,0 +1,508 @@
+"""Gaussian, Laplace and projection mechanisms.
+
+Every expected noise scale is recomputed here from the definitions (sensitivity ``(2/n)`` or
+``(1/n)`` times the largest column norm, then ``Delta/sqrt(2 rho)``, the dp-accounting oracle for
+(epsilon, delta), or ``Delta_1/epsilon``), and the noise is checked statistically over seeded
+repeated releases. True answers are computed by hand with numpy, never by the code under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from projmech.data import Dataset
+from projmech.domain import Domain
+from projmech.mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release, as_generator
+from projmech.privacy import ApproxDP, Neighbouring, PureDP, ZCDP
+from projmech.workloads import Workload, identity, marginals
+
+plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
+common = pytest.importorskip("dp_accounting.pld.common")
+
+# A small dense workload with unequal columns: l2 column norms sqrt(2), sqrt(5), sqrt(0.5), sqrt(0.14)
+# and l1 column norms 2, 3, 1, 0.6, so only the largest column sets the sensitivity.
+F_SMALL = np.array([[1.0, 0.0, 0.5, 0.2], [0.0, 2.0, 0.5, 0.1], [1.0, 1.0, 0.0, 0.3]])
+H_SMALL = np.array([0.1, 0.2, 0.3, 0.4])
+TRUTH_SMALL = F_SMALL @ H_SMALL
+N_SMALL = 50
+MAX_L2 = math.sqrt(5.0)
+MAX_L1 = 3.0
+FACTOR = {"replace-one": 2.0, "add-remove": 1.0}
+
+DOMAIN = Domain(["a", "b", "c"], [2, 3, 2])
+TRIALS = 4000
+
+
+def small_workload() -> Workload:
+    return Workload(F_SMALL)
+
+
+def oracle_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """dp-accounting's smallest sigma, computed at a scale where its 1e-7 absolute bisection
+    tolerance is negligible, then rescaled (the profile depends on sigma/Delta only)."""
+    guarantee = common.DifferentialPrivacyParameters(epsilon, delta)
+    scale = 1e3 / sensitivity
+    loss = plm.GaussianPrivacyLoss.from_privacy_guarantee(guarantee, sensitivity=sensitivity * scale)
+    return loss.standard_deviation / scale
+
+
+def expected_sigma(privacy, neighbouring: str, n: int, column_norm: float) -> float:
+    sensitivity = FACTOR[neighbouring] * column_norm / n
+    if isinstance(privacy, ZCDP):
+        return sensitivity / math.sqrt(2 * privacy.rho)
+    return oracle_sigma(privacy.epsilon, privacy.delta, sensitivity)
+
+
+def repeated_noise(mechanism, histogram, n, trials=TRIALS, seed=0) -> tuple[np.ndarray, list[Release]]:
+    rng = np.random.default_rng(seed)
+    releases = [mechanism.release(histogram, n=n, rng=rng) for _ in range(trials)]
+    return np.array([r.answers for r in releases]) - TRUTH_SMALL, releases
+
+
+def sample_dataset(n: int, seed: int) -> tuple[Dataset, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    records = np.column_stack([rng.integers(0, s, size=n) for s in DOMAIN.sizes])
+    return Dataset(records, DOMAIN), records
+
+
+def histogram_by_hand(records: np.ndarray) -> np.ndarray:
+    # Row-major universe index for sizes (2, 3, 2): a*6 + b*2 + c.
+    index = records[:, 0] * 6 + records[:, 1] * 2 + records[:, 2]
+    return np.bincount(index, minlength=12) / len(records)
+
+
+def marginal_truth(records: np.ndarray, labels) -> np.ndarray:
+    """Fraction of rows matching each label "x=i & y=j", evaluated row by row."""
+    columns = {name: records[:, i] for i, name in enumerate(DOMAIN.attributes)}
+    values = []
+    for label in labels:
+        mask = np.ones(len(records), dtype=bool)
+        for term in label.split(" & "):
+            name, value = term.split("=")
+            mask &= columns[name] == int(value)
+        values.append(mask.mean())
+    return np.array(values)
+
+
+# --------------------------------------------------------------------------------------------
+# Noise distribution
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+@pytest.mark.parametrize("privacy", [ZCDP(0.5), ApproxDP(1.0, 1e-6)], ids=["zcdp", "approx"])
+def test_gaussian_noise_has_the_calibrated_std(neighbouring, privacy):
+    mechanism = GaussianMechanism(small_workload(), privacy, neighbouring=neighbouring)
+    sigma = expected_sigma(privacy, neighbouring, N_SMALL, MAX_L2)
+    assert mechanism.sensitivity(N_SMALL) == pytest.approx(FACTOR[neighbouring] * MAX_L2 / N_SMALL, rel=1e-12)
+    assert mechanism.noise_scale(N_SMALL) == pytest.approx(sigma, rel=1e-6)
+
+    noise, releases = repeated_noise(mechanism, H_SMALL, N_SMALL)
+    assert releases[0].scale == pytest.approx(sigma, rel=1e-6)
+    assert releases[0].sigma == pytest.approx(sigma, rel=1e-6)
+    assert releases[0].sensitivity == pytest.approx(FACTOR[neighbouring] * MAX_L2 / N_SMALL, rel=1e-12)
+    assert releases[0].noise == "gaussian" and releases[0].n == N_SMALL
+
+    # sum(noise^2)/sigma^2 ~ chi-square with TRIALS*k degrees of freedom (the mean is known).
+    dof = noise.size
+    statistic = float((noise**2).sum() / sigma**2)
+    assert stats.chi2.ppf(1e-5, dof) < statistic < stats.chi2.isf(1e-5, dof), statistic / dof
+    # Centred, uncorrelated across queries, and normal.
+    assert np.all(np.abs(noise.mean(axis=0)) < 5 * sigma / math.sqrt(TRIALS))
+    correlation = np.corrcoef(noise.T)
+    assert np.all(np.abs(correlation[np.triu_indices(3, 1)]) < 5 / math.sqrt(TRIALS))
+    assert stats.kstest(noise.ravel() / sigma, "norm").pvalue > 1e-4
+
+
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+def test_laplace_noise_has_the_calibrated_scale(neighbouring):
+    epsilon = 0.8
+    mechanism = LaplaceMechanism(small_workload(), PureDP(epsilon), neighbouring=neighbouring)
+    b = FACTOR[neighbouring] * MAX_L1 / N_SMALL / epsilon
+    assert mechanism.noise_scale(N_SMALL) == pytest.approx(b, rel=1e-12)
+
+    noise, releases = repeated_noise(mechanism, H_SMALL, N_SMALL, seed=1)
+    assert releases[0].scale == pytest.approx(b, rel=1e-12)
+    assert releases[0].sensitivity == pytest.approx(FACTOR[neighbouring] * MAX_L1 / N_SMALL, rel=1e-12)
+    assert releases[0].noise == "laplace"
+    assert releases[0].sigma == pytest.approx(math.sqrt(2) * b, rel=1e-12)
+
+    # E|X| = b and Var|X| = b^2 for Laplace(b): the mean absolute deviation is within 5 SE of b.
+    mad = float(np.abs(noise).mean())
+    assert abs(mad - b) < 5 * b / math.sqrt(noise.size), mad / b
+    # The standard deviation is sqrt(2) b (Var(X^2) = 20 b^4 gives the bound).
+    mean_square = float((noise**2).mean())
+    assert abs(mean_square - 2 * b**2) < 5 * math.sqrt(20) * b**2 / math.sqrt(noise.size)
+    assert stats.kstest(noise.ravel(), "laplace", args=(0.0, b)).pvalue > 1e-4
+    # A Gaussian of the same std would be rejected by the same test.
+    gaussian = np.random.default_rng(5).normal(0, math.sqrt(2) * b, size=noise.size)
+    assert stats.kstest(gaussian, "laplace", args=(0.0, b)).pvalue < 1e-4
+
+
+def test_classical_calibration_scale():
+    epsilon, delta = 0.5, 1e-5
+    mechanism = GaussianMechanism(small_workload(), ApproxDP(epsilon, delta), calibration="classical")
+    sensitivity = 2 * MAX_L2 / N_SMALL
+    expected = sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    assert mechanism.noise_scale(N_SMALL) == pytest.approx(expected, rel=1e-12)
+    release = mechanism.release(H_SMALL, n=N_SMALL, rng=0)
+    assert release.scale == pytest.approx(expected, rel=1e-12)
+    projection = ProjectionMechanism(small_workload(), ApproxDP(epsilon, delta), calibration="classical")
+    assert projection.noise_scale(N_SMALL) == pytest.approx(expected, rel=1e-12)
+
+
+def test_default_neighbouring_is_replace_one():
+    for mechanism in (GaussianMechanism(small_workload(), ZCDP(1.0)), LaplaceMechanism(small_workload(), PureDP(1.0)),
+                      ProjectionMechanism(small_workload(), ZCDP(1.0))):
+        assert mechanism.neighbouring is Neighbouring.REPLACE_ONE
+    assert GaussianMechanism(small_workload(), ZCDP(1.0), neighbouring=Neighbouring.ADD_REMOVE).sensitivity(
+        10) == pytest.approx(MAX_L2 / 10)
+
+
+# --------------------------------------------------------------------------------------------
+# Randomness
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GaussianMechanism(small_workload(), ApproxDP(1.0, 1e-6)),
+    lambda: LaplaceMechanism(small_workload(), PureDP(1.0)),
+    lambda: ProjectionMechanism(small_workload(), ApproxDP(1.0, 1e-6)),
+], ids=["gaussian", "laplace", "projection"])
+def test_seeding(make):
+    mechanism = make()
+    first = mechanism.release(H_SMALL, n=N_SMALL, rng=123)
+    again = mechanism.release(H_SMALL, n=N_SMALL, rng=123)
+    np.testing.assert_array_equal(first.answers, again.answers)
+    np.testing.assert_array_equal(first.noisy_answers, again.noisy_answers)
+    from_generator = mechanism.release(H_SMALL, n=N_SMALL, rng=np.random.default_rng(123))
+    np.testing.assert_array_equal(first.noisy_answers, from_generator.noisy_answers)
+    other = mechanism.release(H_SMALL, n=N_SMALL, rng=124)
+    assert not np.any(first.noisy_answers == other.noisy_answers)
+    # A shared generator advances: two releases from it differ.
+    generator = np.random.default_rng(7)
+    a = mechanism.release(H_SMALL, n=N_SMALL, rng=generator)
+    b = mechanism.release(H_SMALL, n=N_SMALL, rng=generator)
+    assert not np.any(a.noisy_answers == b.noisy_answers)
+    # rng=None draws fresh entropy.
+    fresh1 = mechanism.release(H_SMALL, n=N_SMALL)
+    fresh2 = mechanism.release(H_SMALL, n=N_SMALL, rng=None)
+    assert fresh1.answers.shape == (3,) and np.all(np.isfinite(fresh1.answers))
+    assert not np.any(fresh1.noisy_answers == fresh2.noisy_answers)
+
+
+@pytest.mark.parametrize("bad", [np.random.RandomState(0), "0", 1.5, True, [0]])
+def test_rng_refuses_non_generators(bad):
+    mechanism = GaussianMechanism(small_workload(), ZCDP(1.0))
+    with pytest.raises(TypeError, match="rng"):
+        mechanism.release(H_SMALL, n=N_SMALL, rng=bad)
+    with pytest.raises(TypeError, match="rng"):
+        as_generator(bad)
+
+
+def test_as_generator():
+    generator = np.random.default_rng(3)
+    assert as_generator(generator) is generator
+    np.testing.assert_array_equal(as_generator(9).random(4), np.random.default_rng(9).random(4))
+    np.testing.assert_array_equal(as_generator(np.int64(9)).random(4), np.random.default_rng(9).random(4))
+    assert isinstance(as_generator(None), np.random.Generator)
+
+
+def test_global_numpy_state_is_not_used():
+    mechanism = GaussianMechanism(small_workload(), ZCDP(1.0))
+    np.random.seed(0)
+    before = np.random.get_state()[1].copy()
+    mechanism.release(H_SMALL, n=N_SMALL, rng=1)
+    mechanism.release(H_SMALL, n=N_SMALL)
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
+
+
+# --------------------------------------------------------------------------------------------
+# What a release carries
+# --------------------------------------------------------------------------------------------
+
+DOCUMENTED_FIELDS = ["answers", "noisy_answers", "labels", "mechanism", "privacy", "neighbouring", "n", "noise",
+                     "scale", "sensitivity", "projection"]
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "laplace", "projection"])
+def test_release_never_carries_truth(kind):
+    data, records = sample_dataset(30, seed=2)
+    h = histogram_by_hand(records)
+    workload = marginals(DOMAIN, 2)
+    truth = marginal_truth(records, workload.labels)
+    mechanism = {
+        "gaussian": lambda: GaussianMechanism(workload, ApproxDP(1.0, 1e-6)),
+        "laplace": lambda: LaplaceMechanism(workload, PureDP(1.0)),
+        "projection": lambda: ProjectionMechanism(workload, ApproxDP(1.0, 1e-6)),
+    }[kind]()
+    release = mechanism.release(data, rng=11)
+
+    assert [f.name for f in dataclasses.fields(Release)] == DOCUMENTED_FIELDS
+    assert sorted(vars(release)) == sorted(DOCUMENTED_FIELDS)  # nothing attached on the side
+    values = [getattr(release, name) for name in DOCUMENTED_FIELDS]
+    if release.projection is not None:
+        values += [getattr(release.projection, f.name) for f in dataclasses.fields(release.projection)]
+    for value in values:
+        if isinstance(value, np.ndarray):
+            if value.shape == truth.shape:
+                assert not np.allclose(value, truth, atol=1e-3)
+            if value.shape == h.shape:
+                assert not np.allclose(value, h, atol=1e-3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        release.answers = truth  # type: ignore[misc]
+    assert release.labels == workload.labels
+    assert release.mechanism == kind
+
+
+def test_release_summary_is_json_and_states_the_guarantee():
+    data, _ = sample_dataset(40, seed=3)
+    workload = marginals(DOMAIN, 2)
+    cases = [
+        (GaussianMechanism(workload, ApproxDP(0.5, 1e-7)), "(0.5, 1e-07)-DP",
+         {"type": "ApproxDP", "epsilon": 0.5, "delta": 1e-7}, "replace-one"),
+        (GaussianMechanism(workload, ZCDP(0.25), neighbouring="add-remove"), "0.25-zCDP",
+         {"type": "ZCDP", "rho": 0.25}, "add-remove"),
+        (LaplaceMechanism(workload, PureDP(2.0)), "2-DP", {"type": "PureDP", "epsilon": 2.0}, "replace-one"),
+        (ProjectionMechanism(workload, ApproxDP(1.0, 1e-6), neighbouring="add-remove"), "(1, 1e-06)-DP",
+         {"type": "ApproxDP", "epsilon": 1.0, "delta": 1e-6}, "add-remove"),
+    ]
+    k = 2 * 3 + 2 * 2 + 3 * 2
+    for mechanism, guarantee, privacy, neighbouring in cases:
+        release = mechanism.release(data, rng=0)
+        summary = release.summary()
+        parsed = json.loads(json.dumps(summary))
+        assert parsed == json.loads(release.to_json())
+        assert parsed["guarantee"] == guarantee
+        assert parsed["privacy"] == privacy
+        assert parsed["neighbouring"] == neighbouring
+        assert parsed["n"] == 40 and parsed["num_queries"] == k
+        assert parsed["mechanism"] == mechanism.mechanism_name
+        assert parsed["scale"] == pytest.approx(release.scale)
+        if isinstance(mechanism, ProjectionMechanism):
+            solver = parsed["solver"]
+            assert solver["solver"] in {"CLARABEL", "ECOS", "OSQP", "SCS"}
+            assert solver["status"].startswith("optimal")
+            assert 0 <= solver["gap"] <= solver["tolerance"]
+            assert solver["distance"] == pytest.approx(np.linalg.norm(release.answers - release.noisy_answers))
+        else:
+            assert "solver" not in parsed
+        frame = release.to_frame()
+        assert list(frame["query"]) == list(workload.labels)
+        np.testing.assert_array_equal(frame["answer"].to_numpy(), release.answers)
+        np.testing.assert_allclose(release.counts, 40 * release.answers)
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+def test_dataset_sparse_and_dense_histograms_give_the_same_release():
+    data, records = sample_dataset(57, seed=4)
+    h = histogram_by_hand(records)
+    mechanism = GaussianMechanism(marginals(DOMAIN, 2), ZCDP(1.0))
+    from_data = mechanism.release(data, rng=5)
+    from_dense = mechanism.release(h, n=57, rng=5)
+    from_list = mechanism.release(list(h), n=57, rng=5)
+    from_sparse = mechanism.release(sp.csr_array(h.reshape(1, -1)), n=57, rng=5)
+    assert from_data.n == 57
+    for other in (from_dense, from_list, from_sparse):
+        np.testing.assert_allclose(other.answers, from_data.answers, rtol=0, atol=1e-14)
+    # With negligible noise the release is the truth, computed here row by row.
+    quiet = GaussianMechanism(marginals(DOMAIN, 2), ZCDP(1e14)).release(data, rng=5)
+    np.testing.assert_allclose(quiet.answers, marginal_truth(records, mechanism.workload.labels), atol=1e-6)
+
+
+def test_release_does_not_modify_the_histogram():
+    h = H_SMALL.copy()
+    ProjectionMechanism(small_workload(), ZCDP(1.0)).release(h, n=N_SMALL, rng=0)
+    np.testing.assert_array_equal(h, H_SMALL)
+
+
+@pytest.mark.parametrize("mechanism_factory", [
+    lambda w: GaussianMechanism(w, ZCDP(1.0)),
+    lambda w: LaplaceMechanism(w, PureDP(1.0)),
+    lambda w: ProjectionMechanism(w, ZCDP(1.0)),
+], ids=["gaussian", "laplace", "projection"])
+@pytest.mark.parametrize("histogram, n, match", [
+    (H_SMALL * 2, N_SMALL, "normalized"),
+    (H_SMALL * 0.999, N_SMALL, "normalized"),
+    (np.array([0.5, 0.6, -0.1, 0.0]), N_SMALL, "negative"),
+    (np.array([0.5, np.nan, 0.5, 0.0]), N_SMALL, "NaN"),
+    (np.array([0.5, np.inf, 0.5, 0.0]), N_SMALL, "infinite"),
+    (np.array([0.5, 0.5, 0.0]), N_SMALL, "histogram"),
+    (np.full((2, 2), 0.25), N_SMALL, None),  # accepted only if it flattens to 4 entries
+    (H_SMALL, None, "n"),
+    (H_SMALL, 0, "n"),
+    (H_SMALL, -5, "n"),
+    (H_SMALL, 2.5, "n"),
+    (H_SMALL, True, "n"),
+])
+def test_bad_histograms(mechanism_factory, histogram, n, match):
+    mechanism = mechanism_factory(small_workload())
+    if match is None:
+        assert mechanism.release(histogram, n=n, rng=0).answers.shape == (3,)
+        return
+    with pytest.raises(ValueError, match=match):
+        mechanism.release(histogram, n=n, rng=0)
+
+
+def test_bad_datasets():
+    data, _ = sample_dataset(20, seed=6)
+    mechanism = GaussianMechanism(marginals(DOMAIN, 2), ZCDP(1.0))
+    with pytest.raises(ValueError, match="n: given 19"):
+        mechanism.release(data, n=19, rng=0)
+    assert mechanism.release(data, n=20, rng=0).n == 20  # a matching n is fine
+
+    renamed = Dataset(data.records, Domain(["x", "b", "c"], [2, 3, 2]))
+    with pytest.raises(ValueError, match="domain"):
+        mechanism.release(renamed, rng=0)
+    resized = Dataset(data.records, Domain(["a", "b", "c"], [2, 3, 3]))
+    with pytest.raises(ValueError, match="domain"):
+        mechanism.release(resized, rng=0)
+    # A workload without a domain still checks the universe size.
+    with pytest.raises(ValueError, match="universe"):
+        GaussianMechanism(identity(13), ZCDP(1.0)).release(data, rng=0)
+
+
+def test_bad_constructor_arguments():
+    workload = small_workload()
+    with pytest.raises(TypeError, match="PureDP|LaplaceMechanism"):
+        GaussianMechanism(workload, PureDP(1.0))
+    with pytest.raises(TypeError, match="PureDP|LaplaceMechanism"):
+        ProjectionMechanism(workload, PureDP(1.0))
+    with pytest.raises(TypeError, match="PureDP"):
+        LaplaceMechanism(workload, ApproxDP(1.0, 1e-6))
+    with pytest.raises(TypeError, match="PureDP"):
+        LaplaceMechanism(workload, ZCDP(1.0))
+    for factory in (lambda **kw: GaussianMechanism(workload, ZCDP(1.0), **kw),
+                    lambda **kw: LaplaceMechanism(workload, PureDP(1.0), **kw),
+                    lambda **kw: ProjectionMechanism(workload, ZCDP(1.0), **kw)):
+        with pytest.raises(ValueError, match="neighbouring"):
+            factory(neighbouring="foo")
+    with pytest.raises(TypeError, match="workload"):
+        GaussianMechanism(F_SMALL, ZCDP(1.0))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="privacy"):
+        GaussianMechanism(workload, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="calibration"):
+        GaussianMechanism(workload, ApproxDP(0.5, 1e-6), calibration="tight")
+    with pytest.raises(ValueError, match="epsilon"):
+        GaussianMechanism(workload, ApproxDP(1.0, 1e-6), calibration="classical")
+    with pytest.raises(ValueError, match="epsilon"):
+        ProjectionMechanism(workload, ApproxDP(2.0, 1e-6), calibration="classical")
+
+
+# --------------------------------------------------------------------------------------------
+# Projection mechanism
+# --------------------------------------------------------------------------------------------
+
+
+def independent_fw_gap(F: np.ndarray, y: np.ndarray, p: np.ndarray) -> float:
+    """max over vertices v = F e_j of <p - y, p - v>: bounds the suboptimality of p in K_Q."""
+    return float(np.max((p - y) @ (p[:, None] - F)))
+
+
+def test_projection_is_a_certified_projection_that_never_hurts():
+    data, records = sample_dataset(25, seed=8)
+    workload = marginals(DOMAIN, 2)
+    F = workload.toarray()
+    truth = marginal_truth(records, workload.labels)
+    privacy = ApproxDP(1.0, 1e-6)
+    projection = ProjectionMechanism(workload, privacy)
+    gaussian = GaussianMechanism(workload, privacy)
+    sizes = [2 * 3, 2 * 2, 3 * 2]
+    improvements = []
+    for seed in range(30):
+        released = projection.release(data, rng=seed)
+        plain = gaussian.release(data, rng=seed)
+        # Same noise as the Gaussian mechanism with the same seed.
+        np.testing.assert_array_equal(released.noisy_answers, plain.answers)
+        assert released.scale == plain.scale
+
+        # The answers lie in K_Q: a witness distribution reproduces them.
+        w = released.witness
+        assert w.shape == (12,)
+        assert np.all(w >= 0)
+        assert abs(w.sum() - 1) <= 1e-12
+        np.testing.assert_allclose(F @ w, released.answers, rtol=0, atol=1e-9)
+        # Marginal tables of a distribution: non-negative, each table sums to 1.
+        assert np.all(released.answers >= -1e-12)
+        offsets = np.cumsum([0] + sizes)
+        for start, stop in zip(offsets[:-1], offsets[1:]):
+            assert released.answers[start:stop].sum() == pytest.approx(1.0, abs=1e-9)
+
+        # Optimality, certified independently: <p - y, p - v> <= gap for every vertex v.
+        y, p = released.noisy_answers, released.answers
+        gap = independent_fw_gap(F, y, p)
+        assert gap <= 1e-8 * max(1.0, 0.5 * np.sum((p - y) ** 2))
+        # Hence ||p - x||^2 <= ||y - x||^2 - ||y - p||^2 + 2 gap for the truth x in K_Q.
+        gaussian_error = np.linalg.norm(y - truth)
+        projection_error = np.linalg.norm(p - truth)
+        assert projection_error**2 <= gaussian_error**2 - np.sum((y - p) ** 2) + 2 * gap + 1e-12
+        assert projection_error <= gaussian_error
+        improvements.append(gaussian_error / projection_error)
+    # At n = 25 the noise is far outside K_Q; projecting helps a lot, not by rounding luck.
+    assert np.median(improvements) > 1.5
+
+
+def test_projection_of_a_point_inside_the_hull_is_itself():
+    """With negligible noise the noisy answers are (almost) the truth, a point of K_Q."""
+    data, records = sample_dataset(200, seed=9)
+    workload = marginals(DOMAIN, 2)
+    released = ProjectionMechanism(workload, ZCDP(1e12)).release(data, rng=0)
+    truth = marginal_truth(records, workload.labels)
+    np.testing.assert_allclose(released.answers, truth, atol=1e-6)
+    np.testing.assert_allclose(released.noisy_answers, truth, atol=1e-6)
+
+
+def test_projection_solver_choice_and_error_type():
+    mechanism = ProjectionMechanism(small_workload(), ZCDP(1.0), solver="ECOS")
+    release = mechanism.release(H_SMALL, n=N_SMALL, rng=0)
+    assert release.projection.solver == "ECOS"
+    with pytest.raises(ValueError, match="solver"):
+        ProjectionMechanism(small_workload(), ZCDP(1.0), solver="GUROBI-9000").release(H_SMALL, n=N_SMALL, rng=0)
+
+
+# --------------------------------------------------------------------------------------------
+# Expected error
+# --------------------------------------------------------------------------------------------
+
+
+def closed_form_expected_rmse(sigma: float, k: int) -> float:
+    return sigma * math.sqrt(2) * math.gamma((k + 1) / 2) / math.gamma(k / 2) / math.sqrt(k)
+
+
+@pytest.mark.parametrize("privacy", [ZCDP(0.3), ApproxDP(0.7, 1e-8)], ids=["zcdp", "approx"])
+def test_expected_rmse_against_closed_form_and_monte_carlo(privacy):
+    workload = small_workload()
+    mechanism = GaussianMechanism(workload, privacy, neighbouring="add-remove")
+    sigma = expected_sigma(privacy, "add-remove", N_SMALL, MAX_L2)
+    expected = mechanism.expected_rmse(N_SMALL)
+    assert expected == pytest.approx(closed_form_expected_rmse(sigma, 3), rel=1e-6)
+
+    rng = np.random.default_rng(21)
+    errors = np.array([
+        np.sqrt(np.mean((mechanism.release(H_SMALL, n=N_SMALL, rng=rng).answers - TRUTH_SMALL) ** 2))
+        for _ in range(3000)
+    ])
+    low, high = stats.t.interval(0.99, errors.size - 1, loc=errors.mean(), scale=stats.sem(errors))
+    assert low <= expected <= high, (low, expected, high)
+    # The expectation of the RMSE is below sigma (Jensen), and the Monte Carlo sees that too.
+    assert expected < sigma and high < sigma
+
+
+def test_expected_rmse_on_marginals_tracks_n():
+    workload = marginals(DOMAIN, 2)  # ||F||_{1->2} = sqrt(C(3, 2)) = sqrt(3), k = 16
+    mechanism = GaussianMechanism(workload, ZCDP(0.5))
+    for n in (10, 100, 1000):
+        sigma = 2 * math.sqrt(3) / n / math.sqrt(2 * 0.5)
+        assert mechanism.expected_rmse(n) == pytest.approx(closed_form_expected_rmse(sigma, 16), rel=1e-12)

@@ -1,0 +1,329 @@
+"""Privacy definitions, neighbouring relations and noise calibration.
+
+The analytic Gaussian calibration is checked against an independent implementation, Google's
+``dp-accounting`` (a test-only dependency): its privacy-loss-distribution code computes the exact
+(epsilon, delta) profile of the Gaussian mechanism and searches for the smallest standard
+deviation itself. zCDP is checked in closed form and against dp-accounting's RDP accountant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from projmech.privacy import (
+    ApproxDP,
+    Neighbouring,
+    PureDP,
+    ZCDP,
+    gaussian_delta,
+    gaussian_sigma,
+    laplace_scale,
+)
+
+plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
+common = pytest.importorskip("dp_accounting.pld.common")
+
+EPSILONS = [0.01, 0.05, 0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
+DELTAS = [1e-12, 1e-9, 1e-6, 1e-3, 0.1]
+SENSITIVITIES = [0.01, 0.3, 1.0, 10.0]
+GRID = list(itertools.product(EPSILONS, DELTAS, SENSITIVITIES))
+
+# dp-accounting's from_privacy_guarantee stops its bisection at an ABSOLUTE tolerance of 1e-7 on
+# the standard deviation (common.BinarySearchParameters.tolerance) and returns the upper end.
+ORACLE_SEARCH_TOLERANCE = 1e-7
+
+
+def oracle_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
+    return plm.GaussianPrivacyLoss(standard_deviation=sigma, sensitivity=sensitivity).get_delta_for_epsilon(epsilon)
+
+
+def oracle_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    guarantee = common.DifferentialPrivacyParameters(epsilon, delta)
+    return plm.GaussianPrivacyLoss.from_privacy_guarantee(guarantee, sensitivity=sensitivity).standard_deviation
+
+
+# --------------------------------------------------------------------------------------------
+# Analytic Gaussian calibration against dp-accounting
+# --------------------------------------------------------------------------------------------
+
+
+def test_analytic_sigma_achieves_exactly_the_target_delta():
+    worst = 0.0
+    for epsilon, delta, sensitivity in GRID:
+        sigma = gaussian_sigma(sensitivity, ApproxDP(epsilon, delta))
+        achieved = oracle_delta(sigma, sensitivity, epsilon)
+        relative = abs(achieved - delta) / delta
+        worst = max(worst, relative)
+        assert relative <= 1e-6, (epsilon, delta, sensitivity, sigma, achieved)
+    assert worst <= 1e-6
+
+
+def test_analytic_sigma_is_minimal():
+    """Shrinking sigma by one part in a million already breaks the guarantee (oracle's delta)."""
+    for epsilon, delta, sensitivity in GRID:
+        sigma = gaussian_sigma(sensitivity, ApproxDP(epsilon, delta))
+        assert oracle_delta(sigma * (1 - 1e-6), sensitivity, epsilon) > delta, (epsilon, delta, sensitivity)
+
+
+def test_analytic_sigma_matches_oracle_search_at_unit_scale():
+    """The Gaussian profile depends on sigma/Delta only, so compare sigma/Delta, for every
+    sensitivity of the grid, with the oracle's search run at a sensitivity large enough that its
+    1e-7 absolute bisection tolerance is below 1e-7 relative."""
+    for epsilon, delta in itertools.product(EPSILONS, DELTAS):
+        ratios = [gaussian_sigma(d, ApproxDP(epsilon, delta)) / d for d in SENSITIVITIES]
+        scale = max(1.0, 1.0 / min(ratios))
+        theirs = oracle_sigma(epsilon, delta, scale) / scale
+        for sensitivity, ours in zip(SENSITIVITIES, ratios):
+            assert abs(ours - theirs) / theirs <= 1e-6, (epsilon, delta, sensitivity, ours, theirs)
+
+
+@pytest.mark.parametrize("sensitivity", [0.01, 10.0])
+def test_analytic_sigma_matches_oracle_search_directly(sensitivity):
+    """Same comparison at the actual sensitivity. The oracle returns the upper end of a bisection
+    with absolute tolerance 1e-7, so agreement is 1e-6 relative up to that absolute slack (it
+    matters only when sigma itself is tiny, e.g. Delta = 0.01 and epsilon = 20)."""
+    for epsilon, delta in itertools.product([0.01, 0.5, 2.0, 20.0], [1e-12, 1e-3, 0.1]):
+        ours = gaussian_sigma(sensitivity, ApproxDP(epsilon, delta))
+        theirs = oracle_sigma(epsilon, delta, sensitivity)
+        assert abs(ours - theirs) <= 1e-6 * theirs + ORACLE_SEARCH_TOLERANCE, (epsilon, delta)
+        # The oracle's answer satisfies the guarantee, and ours is the smallest that does.
+        assert ours <= theirs * (1 + 1e-9)
+
+
+def test_gaussian_delta_matches_oracle_profile():
+    for sigma, sensitivity, epsilon in itertools.product([0.05, 0.3, 1.0, 4.0, 30.0], [0.1, 1.0, 7.0],
+                                                        [0.01, 0.5, 1.0, 3.0, 10.0]):
+        expected = oracle_delta(sigma, sensitivity, epsilon)
+        if expected < 1e-250:  # below what either side resolves meaningfully
+            continue
+        got = gaussian_delta(sigma, sensitivity, epsilon)
+        assert got == pytest.approx(expected, rel=1e-6, abs=0), (sigma, sensitivity, epsilon)
+
+
+def test_gaussian_delta_is_the_inverse_of_gaussian_sigma():
+    for epsilon, delta in itertools.product([0.1, 1.0, 8.0], [1e-10, 1e-5, 0.05]):
+        sigma = gaussian_sigma(2.5, ApproxDP(epsilon, delta))
+        assert gaussian_delta(sigma, 2.5, epsilon) == pytest.approx(delta, rel=1e-9)
+
+
+def test_sigma_scales_linearly_with_sensitivity():
+    privacy = ApproxDP(0.7, 1e-7)
+    base = gaussian_sigma(1.0, privacy)
+    for sensitivity in [1e-3, 0.2, 3.0, 250.0]:
+        assert gaussian_sigma(sensitivity, privacy) == pytest.approx(sensitivity * base, rel=1e-10)
+
+
+def test_sigma_decreases_with_epsilon_and_delta():
+    sigmas_eps = [gaussian_sigma(1.0, ApproxDP(e, 1e-6)) for e in EPSILONS]
+    assert all(a > b for a, b in zip(sigmas_eps, sigmas_eps[1:]))
+    sigmas_delta = [gaussian_sigma(1.0, ApproxDP(1.0, d)) for d in DELTAS]
+    assert all(a > b for a, b in zip(sigmas_delta, sigmas_delta[1:]))
+
+
+def test_zero_sensitivity_needs_no_noise():
+    assert gaussian_sigma(0.0, ApproxDP(1.0, 1e-6)) == 0.0
+    assert gaussian_sigma(0.0, ZCDP(0.5)) == 0.0
+    assert laplace_scale(0.0, PureDP(1.0)) == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# zCDP
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rho", [1e-4, 0.01, 0.5, 1.0, 3.0, 100.0])
+@pytest.mark.parametrize("sensitivity", [0.02, 1.0, 6.0])
+def test_zcdp_sigma_closed_form(rho, sensitivity):
+    assert gaussian_sigma(sensitivity, ZCDP(rho)) == pytest.approx(sensitivity / math.sqrt(2 * rho), rel=1e-14)
+
+
+def test_zcdp_sigma_against_rdp_accountant():
+    """N(0, sigma^2) with sensitivity Delta has Renyi divergence alpha Delta^2 / (2 sigma^2) at
+    every order alpha: rho-zCDP means exactly rho * alpha (Bun & Steinke 2016)."""
+    dp_event = pytest.importorskip("dp_accounting.dp_event")
+    rdp = pytest.importorskip("dp_accounting.rdp")
+    orders = [1.25, 2.0, 4.0, 16.0, 128.0]
+    for rho, sensitivity in itertools.product([0.005, 0.2, 2.0], [0.1, 3.0]):
+        sigma = gaussian_sigma(sensitivity, ZCDP(rho))
+        accountant = rdp.RdpAccountant(orders=orders)
+        accountant.compose(dp_event.GaussianDpEvent(noise_multiplier=sigma / sensitivity))
+        np.testing.assert_allclose(np.asarray(accountant.rdp) / np.asarray(orders), rho, rtol=1e-9)
+
+
+# --------------------------------------------------------------------------------------------
+# Classical calibration
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.1, 0.5, 0.9, 0.999])
+@pytest.mark.parametrize("delta", [1e-12, 1e-6, 1e-3, 0.1])
+def test_classical_formula_and_looser_than_analytic(epsilon, delta):
+    sensitivity = 0.37
+    classical = gaussian_sigma(sensitivity, ApproxDP(epsilon, delta), method="classical")
+    assert classical == pytest.approx(sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon, rel=1e-14)
+    analytic = gaussian_sigma(sensitivity, ApproxDP(epsilon, delta))
+    assert classical >= analytic
+    # And the classical sigma really is (epsilon, delta)-DP according to the oracle.
+    assert oracle_delta(classical, sensitivity, epsilon) <= delta
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 1.5, 10.0])
+def test_classical_refuses_epsilon_at_least_one(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_sigma(1.0, ApproxDP(epsilon, 1e-6), method="classical")
+
+
+def test_classical_with_zcdp_is_the_zcdp_formula():
+    assert gaussian_sigma(2.0, ZCDP(0.5), method="classical") == pytest.approx(2.0)
+
+
+def test_unknown_method_rejected():
+    with pytest.raises(ValueError, match="method"):
+        gaussian_sigma(1.0, ApproxDP(0.5, 1e-6), method="exact")
+
+
+# --------------------------------------------------------------------------------------------
+# Laplace
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.5, 1.0, 7.0])
+@pytest.mark.parametrize("sensitivity", [0.02, 1.0, 12.0])
+def test_laplace_scale_formula(epsilon, sensitivity):
+    assert laplace_scale(sensitivity, PureDP(epsilon)) == pytest.approx(sensitivity / epsilon, rel=1e-15)
+    assert laplace_scale(sensitivity, epsilon) == pytest.approx(sensitivity / epsilon, rel=1e-15)
+
+
+@pytest.mark.parametrize("epsilon, sensitivity", [(0.1, 1.0), (1.0, 0.5), (5.0, 3.0)])
+def test_laplace_scale_is_tight_against_oracle(epsilon, sensitivity):
+    """With b = Delta/epsilon the oracle's delta at epsilon is 0; any smaller b is not epsilon-DP."""
+    b = laplace_scale(sensitivity, PureDP(epsilon))
+    assert plm.LaplacePrivacyLoss(parameter=b, sensitivity=sensitivity).get_delta_for_epsilon(epsilon) <= 1e-12
+    smaller = plm.LaplacePrivacyLoss(parameter=b * (1 - 1e-4), sensitivity=sensitivity)
+    assert smaller.get_delta_for_epsilon(epsilon) > 1e-8
+
+
+def test_laplace_rejects_non_pure_guarantees():
+    with pytest.raises(TypeError, match="PureDP"):
+        laplace_scale(1.0, ApproxDP(1.0, 1e-6))
+    with pytest.raises(TypeError, match="PureDP"):
+        laplace_scale(1.0, ZCDP(1.0))
+
+
+@pytest.mark.parametrize("bad", [-1.0, -1e-12, float("nan"), float("inf")])
+def test_laplace_rejects_bad_sensitivity(bad):
+    with pytest.raises(ValueError, match="l1_sensitivity"):
+        laplace_scale(bad, PureDP(1.0))
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_laplace_rejects_bad_float_epsilon(bad):
+    with pytest.raises(ValueError, match="epsilon"):
+        laplace_scale(1.0, bad)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation of the guarantees
+# --------------------------------------------------------------------------------------------
+
+BAD_POSITIVE = [0, 0.0, -1.0, -1e-300, float("nan"), float("inf"), float("-inf")]
+
+
+@pytest.mark.parametrize("bad", BAD_POSITIVE)
+def test_zcdp_rejects_bad_rho(bad):
+    with pytest.raises(ValueError, match="rho"):
+        ZCDP(bad)
+
+
+@pytest.mark.parametrize("bad", BAD_POSITIVE)
+def test_approxdp_rejects_bad_epsilon(bad):
+    with pytest.raises(ValueError, match="epsilon"):
+        ApproxDP(bad, 1e-6)
+
+
+@pytest.mark.parametrize("bad", BAD_POSITIVE + [1, 1.0, 1.5, 100.0])
+def test_approxdp_rejects_bad_delta(bad):
+    with pytest.raises(ValueError, match="delta"):
+        ApproxDP(1.0, bad)
+
+
+@pytest.mark.parametrize("bad", BAD_POSITIVE)
+def test_puredp_rejects_bad_epsilon(bad):
+    with pytest.raises(ValueError, match="epsilon"):
+        PureDP(bad)
+
+
+@pytest.mark.parametrize("bad", ["1.0", None, [1.0], True, 1 + 0j])
+def test_guarantees_reject_non_numbers(bad):
+    with pytest.raises(TypeError, match="rho"):
+        ZCDP(bad)
+    with pytest.raises(TypeError, match="epsilon"):
+        ApproxDP(bad, 1e-6)
+    with pytest.raises(TypeError, match="delta"):
+        ApproxDP(1.0, bad)
+    with pytest.raises(TypeError, match="epsilon"):
+        PureDP(bad)
+
+
+def test_guarantees_accept_numpy_and_int_and_store_floats():
+    privacy = ApproxDP(np.float32(0.5), np.float64(1e-6))
+    assert type(privacy.epsilon) is float and privacy.epsilon == 0.5
+    assert type(privacy.delta) is float and privacy.delta == 1e-6
+    assert ZCDP(np.int64(2)).rho == 2.0 and type(ZCDP(2).rho) is float
+    assert PureDP(3).epsilon == 3.0
+
+
+def test_guarantees_are_frozen_and_printable():
+    privacy = ApproxDP(1.0, 1e-6)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        privacy.epsilon = 2.0  # type: ignore[misc]
+    assert str(privacy) == "(1, 1e-06)-DP"
+    assert str(ZCDP(0.25)) == "0.25-zCDP"
+    assert str(PureDP(2)) == "2-DP"
+
+
+def test_gaussian_sigma_rejects_pure_dp():
+    with pytest.raises(TypeError, match="PureDP"):
+        gaussian_sigma(1.0, PureDP(1.0))
+    with pytest.raises(TypeError):
+        gaussian_sigma(1.0, 1.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-1.0, -1e-9, float("nan"), float("inf")])
+def test_gaussian_sigma_rejects_bad_sensitivity(bad):
+    with pytest.raises(ValueError, match="l2_sensitivity"):
+        gaussian_sigma(bad, ApproxDP(1.0, 1e-6))
+    with pytest.raises(ValueError, match="l2_sensitivity"):
+        gaussian_sigma(bad, ZCDP(1.0))
+
+
+# --------------------------------------------------------------------------------------------
+# Neighbouring relations
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm, n", [(1.0, 1), (3.0, 10), (math.sqrt(45), 48842), (0.5, np.int64(7))])
+def test_neighbouring_sensitivity(norm, n):
+    assert Neighbouring.REPLACE_ONE.sensitivity(norm, n) == pytest.approx(2 * norm / int(n), rel=1e-15)
+    assert Neighbouring.ADD_REMOVE.sensitivity(norm, n) == pytest.approx(norm / int(n), rel=1e-15)
+
+
+@pytest.mark.parametrize("bad", [0, -1, -100, 2.5, 10.0, True, "10", None])
+def test_neighbouring_sensitivity_rejects_bad_n(bad):
+    for relation in Neighbouring:
+        with pytest.raises(ValueError, match="n"):
+            relation.sensitivity(1.0, bad)
+
+
+def test_neighbouring_parse():
+    assert Neighbouring.parse("replace-one") is Neighbouring.REPLACE_ONE
+    assert Neighbouring.parse("add-remove") is Neighbouring.ADD_REMOVE
+    assert Neighbouring.parse(Neighbouring.ADD_REMOVE) is Neighbouring.ADD_REMOVE
+    for bad in ["foo", "replace_one", "", None]:
+        with pytest.raises(ValueError, match="neighbouring"):
+            Neighbouring.parse(bad)

@@ -1,0 +1,538 @@
+"""Workload matrices against brute-force constructions over tiny universes."""
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+import projmech as pm
+from hypothesis import strategies as st
+
+from projmech import Dataset, Domain, Workload, histogram
+from projmech.workloads import (
+    DEFAULT_MAX_ENTRIES,
+    all_range,
+    from_predicates,
+    identity,
+    marginals,
+    prefix,
+    random_queries,
+    repeated,
+    stack,
+)
+
+
+def universe(sizes):
+    """All universe elements in row-major order (last attribute fastest)."""
+    return list(itertools.product(*(range(s) for s in sizes)))
+
+
+def brute_marginals(attributes, sizes, way):
+    """Rows and labels of all way-way marginal queries by explicit loops."""
+    elements = universe(sizes)
+    rows, labels = [], []
+    for subset in itertools.combinations(range(len(sizes)), way):
+        for cell in itertools.product(*(range(sizes[i]) for i in subset)):
+            rows.append([1.0 if all(u[i] == v for i, v in zip(subset, cell)) else 0.0 for u in elements])
+            labels.append(" & ".join(f"{attributes[i]}={v}" for i, v in zip(subset, cell)))
+    return np.array(rows), labels
+
+
+def brute_column_norm(matrix, p):
+    matrix = np.asarray(matrix, dtype=float)
+    best = 0.0
+    for j in range(matrix.shape[1]):
+        column = [abs(float(x)) for x in matrix[:, j]]
+        if p == 2:
+            value = math.sqrt(sum(x * x for x in column))
+        elif p == 1:
+            value = sum(column)
+        else:
+            value = max(column)
+        best = max(best, value)
+    return best
+
+
+# ----------------------------------------------------------------------------- Workload
+
+
+def test_workload_basics_and_default_labels():
+    F = [[1, 0, 0.5], [0, 1, 1]]
+    w = Workload(F)
+    assert w.shape == (2, 3)
+    assert w.num_queries == 2 and w.universe_size == 3
+    assert w.labels == ("q0", "q1")
+    assert not w.is_sparse
+    copy = w.toarray()
+    copy[0, 0] = 7
+    assert w.matrix[0, 0] == 1  # toarray is a copy
+    np.testing.assert_array_equal(w.matrix, np.array(F, dtype=float))
+
+
+def test_workload_keeps_sparse_as_csr():
+    F = sp.coo_array(([1.0, 2.0], ([0, 1], [2, 0])), shape=(2, 3))
+    w = Workload(F, labels=["x", "y"])
+    assert w.is_sparse
+    assert w.matrix.format == "csr"
+    np.testing.assert_array_equal(w.toarray(), [[0, 0, 1], [2, 0, 0]])
+    assert w.labels == ("x", "y")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_workload_rejects_non_finite(bad):
+    F = np.ones((2, 3))
+    F[1, 2] = bad
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        Workload(F)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        Workload(sp.csr_array(F))
+
+
+def test_workload_rejects_wrong_label_count():
+    with pytest.raises(ValueError, match="expected 2 labels.*got 3"):
+        Workload(np.ones((2, 3)), labels=["a", "b", "c"])
+    with pytest.raises(ValueError, match="expected 2 labels.*got 1"):
+        Workload(np.ones((2, 3)), labels=["a"])
+
+
+def test_workload_domain_checks():
+    d = Domain(["a", "b"], [2, 3])
+    assert Workload(np.ones((1, 6)), domain=d).domain == d
+    with pytest.raises(ValueError, match="6 elements but matrix has 5 columns"):
+        Workload(np.ones((1, 5)), domain=d)
+    with pytest.raises(TypeError, match="Domain"):
+        Workload(np.ones((1, 6)), domain={"a": 2, "b": 3})
+
+
+@pytest.mark.parametrize("shape", [(3,), (1, 2, 3), (0, 3), (3, 0)])
+def test_workload_rejects_bad_shapes(shape):
+    with pytest.raises(ValueError, match="matrix"):
+        Workload(np.ones(shape))
+
+
+# ----------------------------------------------------------------------------- answer
+
+
+def test_answer_matches_manual_dot_products():
+    rng = np.random.default_rng(1)
+    F = rng.random((4, 7))
+    h = rng.random(7)
+    manual = [sum(F[i, u] * h[u] for u in range(7)) for i in range(4)]
+    for w in (Workload(F), Workload(sp.csr_array(F))):
+        np.testing.assert_allclose(w.answer(h), manual, rtol=1e-12)
+        assert w.answer(h).shape == (4,)
+
+
+@pytest.mark.parametrize("sparse_F", [False, True])
+def test_answer_accepts_sparse_histogram(sparse_F):
+    rng = np.random.default_rng(2)
+    F = rng.random((3, 6))
+    w = Workload(sp.csr_array(F) if sparse_F else F)
+    h = np.array([0.0, 0.25, 0.0, 0.0, 0.75, 0.0])
+    expected = [0.25 * F[i, 1] + 0.75 * F[i, 4] for i in range(3)]
+    row = sp.csr_array(h.reshape(1, 6))
+    col = sp.csc_array(h.reshape(6, 1))
+    for hs in (row, col):
+        out = w.answer(hs)
+        assert isinstance(out, np.ndarray) and out.shape == (3,)
+        np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+def test_answer_rejects_wrong_length_and_nan():
+    w = Workload(np.ones((2, 4)))
+    with pytest.raises(ValueError, match=r"expected shape \(4,\)"):
+        w.answer(np.ones(3))
+    with pytest.raises(ValueError, match=r"expected shape \(4,\)"):
+        w.answer(np.ones((4, 1)))
+    with pytest.raises(ValueError, match="NaN"):
+        w.answer(np.array([0.5, np.nan, 0.5, 0.0]))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        w.answer(np.array([0.5, np.inf, 0.5, 0.0]))
+    with pytest.raises(ValueError, match="expected 4 entries"):
+        w.answer(sp.csr_array(np.ones((1, 5))))
+    with pytest.raises(ValueError, match="expected 4 entries"):
+        w.answer(sp.csr_array(np.ones((2, 2))))
+    with pytest.raises(ValueError, match="NaN"):
+        w.answer(sp.csr_array(np.array([[0.0, np.nan, 0.0, 1.0]])))
+
+
+# ----------------------------------------------------------------------------- column norms
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda k: st.integers(1, 6).flatmap(
+            lambda m: st.lists(
+                st.floats(-5, 5, allow_nan=False, allow_infinity=False), min_size=k * m, max_size=k * m
+            ).map(lambda v: np.array(v).reshape(k, m))
+        )
+    )
+)
+def test_column_norms_match_brute_force(F):
+    for w in (Workload(F), Workload(sp.csr_array(F))):
+        assert w.sensitivity() == pytest.approx(brute_column_norm(F, 2), rel=1e-12, abs=1e-300)
+        assert w.column_norm(2) == pytest.approx(brute_column_norm(F, 2), rel=1e-12, abs=1e-300)
+        assert w.column_norm(1) == pytest.approx(brute_column_norm(F, 1), rel=1e-12, abs=1e-300)
+        assert w.column_norm(np.inf) == pytest.approx(brute_column_norm(F, np.inf), rel=1e-12, abs=1e-300)
+
+
+def test_column_norm_sees_negative_entries_and_rejects_bad_ord():
+    F = np.array([[-3.0, 1.0], [-4.0, 1.0]])
+    w = Workload(F)
+    assert w.sensitivity() == pytest.approx(5.0)
+    assert w.column_norm(1) == pytest.approx(7.0)
+    assert w.column_norm(np.inf) == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="ord"):
+        w.column_norm(3)
+
+
+# ----------------------------------------------------------------------------- simple builders
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 9])
+def test_identity(m):
+    w = identity(m)
+    expected = [[1.0 if i == u else 0.0 for u in range(m)] for i in range(m)]
+    np.testing.assert_array_equal(w.toarray(), expected)
+    assert w.labels == tuple(f"x={u}" for u in range(m))
+    assert w.sensitivity() == 1.0
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 7])
+def test_prefix(m):
+    w = prefix(m)
+    expected = [[1.0 if u <= t else 0.0 for u in range(m)] for t in range(m)]
+    np.testing.assert_array_equal(w.toarray(), expected)
+    assert w.labels == tuple(f"x<={t}" for t in range(m))
+    # column u is in the m - u queries t >= u: largest is u = 0
+    assert w.sensitivity() == pytest.approx(math.sqrt(m))
+
+
+def test_prefix_answers_are_cdf():
+    h = np.array([0.1, 0.2, 0.3, 0.4])
+    np.testing.assert_allclose(prefix(4).answer(h), [0.1, 0.3, 0.6, 1.0])
+
+
+@pytest.mark.parametrize("m", [1, 2, 4, 6])
+def test_all_range(m):
+    w = all_range(m)
+    rows, labels = [], []
+    for a in range(m):
+        for b in range(a, m):
+            rows.append([1.0 if a <= u <= b else 0.0 for u in range(m)])
+            labels.append(f"{a}<=x<={b}")
+    assert w.num_queries == m * (m + 1) // 2 == len(rows)
+    np.testing.assert_array_equal(w.toarray(), rows)
+    assert w.labels == tuple(labels)
+    assert w.sensitivity() == pytest.approx(brute_column_norm(rows, 2))
+    # closed form: element u lies in (u + 1) * (m - u) ranges
+    assert w.sensitivity() == pytest.approx(math.sqrt(max((u + 1) * (m - u) for u in range(m))))
+
+
+def test_repeated():
+    q = [0.0, 1.0, 0.5]
+    w = repeated(q, 4)
+    np.testing.assert_array_equal(w.toarray(), [q] * 4)
+    assert w.labels == ("copy0", "copy1", "copy2", "copy3")
+    assert w.sensitivity() == pytest.approx(math.sqrt(4) * 1.0)
+    single = Workload([q], labels=["mine"])
+    np.testing.assert_array_equal(repeated(single, 2).toarray(), [q, q])
+    with pytest.raises(ValueError, match="single query"):
+        repeated(Workload([q, q]), 3)
+
+
+@pytest.mark.parametrize("builder", [identity, prefix, all_range])
+def test_size_argument_checked(builder):
+    with pytest.raises(ValueError, match="at least 1"):
+        builder(0)
+    with pytest.raises(TypeError, match="int"):
+        builder(3.0)
+    with pytest.raises(TypeError, match="int"):
+        builder(True)
+
+
+def test_repeated_k_checked():
+    with pytest.raises(ValueError, match="k"):
+        repeated([1.0], 0)
+    with pytest.raises(TypeError, match="k"):
+        repeated([1.0], 2.5)
+
+
+# ----------------------------------------------------------------------------- marginals
+
+
+@pytest.mark.parametrize("way", [1, 2, 3])
+def test_marginals_non_binary_brute_force(way):
+    names, sizes = ["a", "b", "c"], [2, 3, 4]
+    d = Domain(names, sizes)
+    w = marginals(d, way)
+    rows, labels = brute_marginals(names, sizes, way)
+    assert w.is_sparse
+    assert w.shape == rows.shape
+    np.testing.assert_array_equal(w.toarray(), rows)
+    assert w.labels == tuple(labels)
+    assert w.domain == d
+    assert w.sensitivity() == pytest.approx(math.sqrt(math.comb(3, way)))
+    assert w.sensitivity() == pytest.approx(brute_column_norm(rows, 2))
+
+
+def test_marginals_row_ordering_explicit():
+    d = Domain(["a", "b", "c"], [2, 3, 4])
+    w = marginals(d, 2)
+    # subsets (a,b): 6 cells, (a,c): 8 cells, (b,c): 12 cells
+    assert w.num_queries == 26
+    assert w.labels[0] == "a=0 & b=0"
+    assert w.labels[1] == "a=0 & b=1"
+    assert w.labels[3] == "a=1 & b=0"
+    assert w.labels[5] == "a=1 & b=2"
+    assert w.labels[6] == "a=0 & c=0"
+    assert w.labels[13] == "a=1 & c=3"
+    assert w.labels[14] == "b=0 & c=0"
+    assert w.labels[25] == "b=2 & c=3"
+    F = w.toarray()
+    # universe element (1, 2, 3) is index 23: it lies in cells 5, 13, 25
+    assert np.flatnonzero(F[:, 23]).tolist() == [5, 13, 25]
+    # universe element (0, 1, 2) is index 6: cells a=0&b=1 (1), a=0&c=2 (8), b=1&c=2 (14+6=20)
+    assert np.flatnonzero(F[:, 6]).tolist() == [1, 8, 20]
+
+
+def test_marginals_with_size_one_attribute():
+    names, sizes = ["a", "b", "c"], [3, 1, 2]
+    w = marginals(Domain(names, sizes), 2)
+    rows, labels = brute_marginals(names, sizes, 2)
+    np.testing.assert_array_equal(w.toarray(), rows)
+    assert w.labels == tuple(labels)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5])
+def test_marginals_binary_count(d):
+    domain = Domain([f"x{i}" for i in range(d)], [2] * d)
+    for way in range(1, d + 1):
+        w = marginals(domain, way)
+        assert w.num_queries == math.comb(d, way) * 2**way
+        assert w.sensitivity() == pytest.approx(math.sqrt(math.comb(d, way)))
+        # each column has exactly C(d, way) ones, one per table
+        np.testing.assert_array_equal(w.toarray().sum(axis=0), math.comb(d, way))
+
+
+def test_marginals_argument_checks():
+    d = Domain(["a", "b"], [2, 3])
+    with pytest.raises(ValueError, match="at most the number of attributes"):
+        marginals(d, 3)
+    with pytest.raises(ValueError, match="at least 1"):
+        marginals(d, 0)
+    with pytest.raises(TypeError, match="Domain"):
+        marginals({"a": 2}, 1)
+
+
+@pytest.mark.parametrize("way", [1, 2, 3])
+def test_marginal_answers_equal_pandas_groupby(way):
+    names, sizes = ["p", "q", "r", "s"], [2, 3, 4, 2]
+    rng = np.random.default_rng(7)
+    n = 301
+    frame = pd.DataFrame({a: rng.integers(0, s, n) for a, s in zip(names, sizes)})
+    domain = Domain(names, sizes)
+    expected = []
+    for subset in itertools.combinations(names, way):
+        counts = frame.groupby(list(subset)).size()
+        full_index = pd.MultiIndex.from_product([range(domain[a]) for a in subset], names=list(subset))
+        counts = counts.reindex(full_index, fill_value=0) if way > 1 else counts.reindex(range(domain[subset[0]]), fill_value=0)
+        expected.extend((counts.to_numpy() / n).tolist())
+    w = marginals(domain, way)
+    ds = Dataset.from_dataframe(frame, domain)
+    np.testing.assert_allclose(w.answer(histogram(ds)), expected, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(w.answer(histogram(ds, sparse=True)), expected, rtol=0, atol=1e-14)
+    # every table sums to one
+    assert sum(expected) == pytest.approx(math.comb(4, way))
+
+
+def test_marginal_answers_pandas_crosstab_two_way():
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"a": rng.integers(0, 3, 97), "b": rng.integers(0, 4, 97)})
+    domain = Domain(["a", "b"], [3, 4])
+    table = pd.crosstab(frame["a"], frame["b"], normalize=True).reindex(
+        index=range(3), columns=range(4), fill_value=0
+    )
+    answers = marginals(domain, 2).answer(histogram(frame, domain))
+    np.testing.assert_allclose(answers, table.to_numpy().ravel(), atol=1e-14)
+
+
+# ----------------------------------------------------------------------------- max_entries
+
+
+def test_all_range_refused_before_allocation():
+    # the dense matrix would take ~500 GB; a ValueError (not MemoryError) from the cap
+    with pytest.raises(ValueError, match=r"all_range.*5,000.*max_entries") as info:
+        all_range(5000)
+    assert "6.251e+10" in str(info.value)
+
+
+def test_marginals_on_full_adult_domain_refused():
+    path = Path("/work/shared/data/adult/adult-domain.json")
+    if path.exists():
+        sizes = json.loads(path.read_text(encoding="utf-8"))
+        domain = Domain.from_dict(sizes)
+    else:
+        from projmech.datasets import adult
+
+        domain = adult(attributes=None).domain
+    assert len(domain) == 14
+    m = math.prod(domain.sizes)
+    for way in (1, 2):
+        with pytest.raises(ValueError, match=r"marginals\(way=%d\).*max_entries" % way) as info:
+            marginals(domain, way)
+        assert f"m={m:,}" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "build, stored",
+    [
+        (lambda cap: identity(10, max_entries=cap), 10),
+        (lambda cap: prefix(10, max_entries=cap), 100),
+        (lambda cap: all_range(4, max_entries=cap), 40),
+        (lambda cap: repeated(np.ones(5), 3, max_entries=cap), 15),
+        (lambda cap: marginals(Domain(["a", "b", "c"], [2, 3, 4]), 2, max_entries=cap), 72),
+        (lambda cap: from_predicates(Domain(["a"], [6]), [lambda x: x["a"] > 2] * 2, max_entries=cap), 12),
+        (lambda cap: random_queries(3, 7, np.random.default_rng(0), max_entries=cap), 21),
+    ],
+)
+def test_max_entries_boundary(build, stored):
+    assert build(stored) is not None
+    with pytest.raises(ValueError, match="max_entries"):
+        build(stored - 1)
+
+
+def test_default_max_entries():
+    assert DEFAULT_MAX_ENTRIES == 10**8
+
+
+# ----------------------------------------------------------------------------- from_predicates
+
+
+def test_from_predicates_matches_manual_evaluation():
+    names, sizes = ["age", "sex", "zip"], [4, 2, 3]
+    d = Domain(names, sizes)
+    predicates = {
+        "old men": lambda x: (x["age"] >= 2) & (x["sex"] == 1),
+        "zip half": lambda x: 0.5 * (x["zip"] == 2),
+        "young or zip0": lambda x: (x["age"] < 1) | (x["zip"] == 0),
+        "all": lambda x: 1,
+    }
+    manual = {
+        "old men": lambda age, sex, zip_: float(age >= 2 and sex == 1),
+        "zip half": lambda age, sex, zip_: 0.5 if zip_ == 2 else 0.0,
+        "young or zip0": lambda age, sex, zip_: float(age < 1 or zip_ == 0),
+        "all": lambda age, sex, zip_: 1.0,
+    }
+    w = from_predicates(d, predicates)
+    expected = [[manual[label](*u) for u in universe(sizes)] for label in predicates]
+    np.testing.assert_array_equal(w.toarray(), expected)
+    assert w.labels == tuple(predicates)
+    assert w.domain == d
+
+
+def test_from_predicates_sequence_labels():
+    d = Domain(["a"], [3])
+    w = from_predicates(d, [lambda x: x["a"] == 0, lambda x: x["a"] != 0])
+    assert w.labels == ("q0", "q1")
+    np.testing.assert_array_equal(w.toarray(), [[1, 0, 0], [0, 1, 1]])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x: x["a"] * 1.0, lambda x: -1.0 * (x["a"] == 0), lambda x: 2],
+    ids=["above-one", "negative", "scalar"],
+)
+def test_from_predicates_outside_unit_interval(fn):
+    d = Domain(["a"], [3])
+    with pytest.raises(ValueError, match=r"'bad one'.*outside \[0, 1\]"):
+        from_predicates(d, {"fine": lambda x: x["a"] == 1, "bad one": fn})
+
+
+def test_from_predicates_nan():
+    d = Domain(["a"], [3])
+    with pytest.raises(ValueError, match="'holey'.*NaN"):
+        from_predicates(d, {"holey": lambda x: np.where(x["a"] == 1, np.nan, 0.0)})
+    with pytest.raises(ValueError, match="'q1'.*NaN"):
+        from_predicates(d, [lambda x: x["a"] == 1, lambda x: np.inf])
+
+
+def test_from_predicates_other_errors():
+    d = Domain(["a"], [3])
+    with pytest.raises(ValueError, match="at least one"):
+        from_predicates(d, {})
+    with pytest.raises(TypeError, match="'p'.*not callable"):
+        from_predicates(d, {"p": 1})
+    with pytest.raises(ValueError):
+        from_predicates(d, [lambda x: np.ones(4)])
+    with pytest.raises(TypeError, match="Domain"):
+        from_predicates({"a": 3}, [lambda x: 1])
+
+
+# ----------------------------------------------------------------------------- random_queries
+
+
+def test_random_queries_seeded():
+    a = random_queries(20, 30, np.random.default_rng(123))
+    b = random_queries(20, 30, np.random.default_rng(123))
+    c = random_queries(20, 30, np.random.default_rng(124))
+    assert a.shape == (20, 30)
+    np.testing.assert_array_equal(a.matrix, b.matrix)
+    assert not np.array_equal(a.matrix, c.matrix)
+    assert set(np.unique(a.matrix).tolist()) == {0.0, 1.0}
+    assert 0.35 < a.matrix.mean() < 0.65
+    assert a.labels == tuple(f"random{i}" for i in range(20))
+
+
+@pytest.mark.parametrize("rng", [0, None, np.random.RandomState(0)])
+def test_random_queries_requires_generator(rng):
+    with pytest.raises(TypeError, match="Generator"):
+        random_queries(2, 3, rng)
+
+
+# ----------------------------------------------------------------------------- stack
+
+
+def test_stack_dense():
+    w1 = Workload([[1, 0, 0]], labels=["a"])
+    w2 = Workload([[0, 1, 1], [1, 1, 1]], labels=["b", "c"])
+    s = stack([w1, w2])
+    assert not s.is_sparse
+    np.testing.assert_array_equal(s.toarray(), [[1, 0, 0], [0, 1, 1], [1, 1, 1]])
+    assert s.labels == ("a", "b", "c")
+
+
+def test_stack_mixed_sparse_and_domain():
+    d = Domain(["a", "b"], [2, 2])
+    m1 = marginals(d, 1)
+    p = prefix(4)
+    s = stack([m1, p, identity(4)])
+    assert s.is_sparse
+    expected = np.vstack([brute_marginals(["a", "b"], [2, 2], 1)[0], np.tril(np.ones((4, 4))), np.eye(4)])
+    np.testing.assert_array_equal(s.toarray(), expected)
+    assert s.labels == m1.labels + p.labels + tuple(f"x={u}" for u in range(4))
+    assert s.domain is None  # the builders without a domain differ from d
+    both = stack([m1, marginals(d, 2)])
+    assert both.domain == d
+    assert both.num_queries == 4 + 4
+
+
+def test_stack_errors():
+    with pytest.raises(ValueError, match=r"universe sizes differ \(3 vs 4\)"):
+        stack([Workload(np.ones((1, 3))), Workload(np.ones((1, 4)))])
+    with pytest.raises(ValueError, match="at least one"):
+        stack([])
+    with pytest.raises(TypeError, match="Workload"):
+        stack([Workload(np.ones((1, 3))), np.ones((1, 3))])
+
+
+def test_from_predicates_wrong_shape_names_the_predicate():
+    domain = pm.Domain(["a", "b"], [2, 3])
+    with pytest.raises(ValueError, match="'bad'.*shape"):
+        pm.from_predicates(domain, {"ok": lambda x: x["a"] == 1, "bad": lambda x: np.ones(4)})
