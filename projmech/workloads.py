@@ -20,6 +20,7 @@ from .domain import Domain
 __all__ = [
     "Workload",
     "DEFAULT_MAX_ENTRIES",
+    "as_query_matrix",
     "identity",
     "prefix",
     "all_range",
@@ -59,19 +60,8 @@ class Workload:
         domain: Domain | None = None,
         name: str | None = None,
     ) -> None:
-        if sp.issparse(matrix):
-            matrix = sp.csr_array(matrix, dtype=float)
-            values = matrix.data
-        else:
-            matrix = np.array(matrix, dtype=float)
-            values = matrix
-        if matrix.ndim != 2:
-            raise ValueError(f"matrix: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
+        matrix = as_query_matrix(matrix, "matrix", copy=True)
         k, m = matrix.shape
-        if k == 0 or m == 0:
-            raise ValueError(f"matrix: needs at least one query and one universe element, got shape {matrix.shape}")
-        if not np.all(np.isfinite(values)):
-            raise ValueError("matrix: contains NaN or infinite entries")
         if labels is None:
             labels = [f"q{i}" for i in range(k)]
         labels = tuple(str(label) for label in labels)
@@ -160,6 +150,26 @@ class Workload:
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
         return f"Workload({self.name}, k={self.num_queries}, m={self.universe_size}, {kind})"
+
+
+def as_query_matrix(matrix: Any, name: str = "F", copy: bool = False) -> Matrix:
+    """Validate a ``k x m`` query matrix: float, 2-d, non-empty, finite; sparse input becomes CSR.
+
+    The one check shared by :class:`Workload` and the solvers that accept a bare matrix.
+    """
+    if sp.issparse(matrix):
+        matrix = sp.csr_array(matrix, dtype=float, copy=copy)
+        values = matrix.data
+    else:
+        matrix = np.array(matrix, dtype=float) if copy else np.asarray(matrix, dtype=float)
+        values = matrix
+    if matrix.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
+    if 0 in matrix.shape:
+        raise ValueError(f"{name}: needs at least one query and one universe element, got shape {matrix.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name}: contains NaN or infinite entries")
+    return matrix
 
 
 def _check_entries(builder: str, stored: int, k: int, m: int, max_entries: int) -> None:

@@ -21,7 +21,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from ..workloads import Workload
+from ..workloads import Workload, as_query_matrix
 
 __all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS"]
 
@@ -135,19 +135,7 @@ def frank_wolfe_gap(F: Any, y: np.ndarray, weights: np.ndarray) -> float:
 
 
 def _as_matrix(F: Any) -> np.ndarray | sp.csr_array:
-    if isinstance(F, Workload):
-        return F.matrix
-    if sp.issparse(F):
-        matrix = sp.csr_array(F, dtype=float)
-        values = matrix.data
-    else:
-        matrix = np.asarray(F, dtype=float)
-        values = matrix
-    if matrix.ndim != 2 or 0 in matrix.shape:
-        raise ValueError(f"F: expected a non-empty 2-d (k, m) matrix, got shape {matrix.shape}")
-    if not np.all(np.isfinite(values)):
-        raise ValueError("F: contains NaN or infinite entries")
-    return matrix
+    return F.matrix if isinstance(F, Workload) else as_query_matrix(F, "F")
 
 
 def _solve_once(F: Any, y: np.ndarray, solver: str, options: dict[str, Any]) -> tuple[np.ndarray | None, str]:
