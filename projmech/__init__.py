@@ -7,6 +7,7 @@ from . import datasets
 from .bodies import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
 from .data import Dataset, histogram
 from .domain import Domain
+from .factorization import Factorization, hierarchical_strategy, identity_strategy, total_strategy
 from .evaluation import TrialSummary, evaluate, gaussian_expected_rmse, max_error, mean_confidence_interval, rmse
 from .mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
 from .privacy import ApproxDP, Neighbouring, PureDP, ZCDP, gaussian_delta, gaussian_sigma, laplace_scale
@@ -28,6 +29,7 @@ __all__ = [
     "ApproxDP",
     "Dataset",
     "Domain",
+    "Factorization",
     "GaussianMechanism",
     "LaplaceMechanism",
     "Neighbouring",
@@ -47,8 +49,10 @@ __all__ = [
     "gaussian_delta",
     "gaussian_expected_rmse",
     "gaussian_sigma",
+    "hierarchical_strategy",
     "histogram",
     "identity",
+    "identity_strategy",
     "laplace_scale",
     "marginals",
     "max_error",
@@ -59,4 +63,5 @@ __all__ = [
     "repeated",
     "rmse",
     "stack",
+    "total_strategy",
 ]
