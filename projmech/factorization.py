@@ -19,18 +19,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .privacy import ApproxDP, Neighbouring, ZCDP, gaussian_sigma
-from .workloads import Workload, as_query_matrix
+from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
 
 __all__ = ["Factorization", "identity_strategy", "total_strategy", "hierarchical_strategy"]
 
 
 def _dense(matrix: Any) -> np.ndarray:
     return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=float)
-
-
-def _column_norm(matrix: np.ndarray) -> float:
-    """``||A||_{1->2}``: the largest column l2 norm."""
-    return float(np.sqrt((matrix * matrix).sum(axis=0)).max())
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,8 +69,8 @@ class Factorization:
         if M.shape[1] != F.shape[1]:
             raise ValueError(f"strategy: has {M.shape[1]} columns, the workload {F.shape[1]}")
         R = F @ np.linalg.pinv(M)
-        residual = _column_norm(R @ M - F)
-        if residual > rtol * max(1.0, _column_norm(F)):
+        residual = column_norm(R @ M - F)
+        if residual > rtol * max(1.0, column_norm(F)):
             raise ValueError(
                 f"strategy: the workload is not in its row space (||F M^+ M - F||_1->2 = {residual:.3e}); "
                 "no reconstruction R gives R M = F"
@@ -89,7 +84,7 @@ class Factorization:
     @property
     def strategy_sensitivity(self) -> float:
         """``||M||_{1->2}``."""
-        return _column_norm(self.strategy)
+        return column_norm(self.strategy)
 
     @property
     def gamma(self) -> float:
@@ -99,7 +94,7 @@ class Factorization:
     @property
     def residual(self) -> float:
         """``||R M - F||_{1->2}``: zero (to rounding) for an exact factorization."""
-        return _column_norm(self.reconstruction @ self.strategy - self.workload_matrix)
+        return column_norm(self.reconstruction @ self.strategy - self.workload_matrix)
 
     def expected_rmse(self, privacy: ZCDP | ApproxDP, n: int,
                       neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE) -> float:
@@ -117,14 +112,12 @@ class Factorization:
 
 def identity_strategy(m: int) -> np.ndarray:
     """``M = I``: measure every cell (the Gaussian mechanism on the histogram)."""
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"m: must be a positive integer, got {m!r}")
-    return np.eye(m)
+    return np.eye(check_positive_int("m", m))
 
 
 def total_strategy(m: int) -> np.ndarray:
     """``M = 1^T``: measure only the total (enough for a repeated total query)."""
-    return identity_strategy(m).sum(axis=0, keepdims=True)
+    return np.ones((1, check_positive_int("m", m)))
 
 
 def hierarchical_strategy(m: int, branching: int = 2) -> np.ndarray:
@@ -135,7 +128,7 @@ def hierarchical_strategy(m: int, branching: int = 2) -> np.ndarray:
     single cells. With ``branching=2`` this is the binary tree mechanism written as a
     factorization (seed 001, Exercise 2.1; seed 003).
     """
-    identity_strategy(m)
+    m = check_positive_int("m", m)
     if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
         raise ValueError(f"branching: must be an integer >= 2, got {branching!r}")
     rows = []

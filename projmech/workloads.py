@@ -21,6 +21,7 @@ __all__ = [
     "Workload",
     "DEFAULT_MAX_ENTRIES",
     "as_query_matrix",
+    "column_norm",
     "identity",
     "prefix",
     "all_range",
@@ -129,15 +130,7 @@ class Workload:
 
     def column_norm(self, ord: float = 2) -> float:
         """``||F||_{1->p}``: the largest ``l_p`` norm of a column (``ord`` 1, 2 or ``inf``)."""
-        F = self._matrix
-        if ord == 2:
-            squares = F.multiply(F) if self.is_sparse else F * F
-            return float(np.sqrt(np.asarray(squares.sum(axis=0)).max()))
-        if ord == 1:
-            return float(np.asarray(abs(F).sum(axis=0)).max())
-        if ord == np.inf:
-            return float(abs(F).max())
-        raise ValueError(f"ord: expected 1, 2 or inf, got {ord!r}")
+        return column_norm(self._matrix, ord)
 
     def sensitivity(self) -> float:
         """``||F||_{1->2}``, the largest column l2 norm (seed 001, eq. 16).
@@ -172,6 +165,19 @@ def as_query_matrix(matrix: Any, name: str = "F", copy: bool = False) -> Matrix:
     return matrix
 
 
+def column_norm(matrix: Matrix, ord: float = 2) -> float:
+    """``||A||_{1->p}``, the largest ``l_p`` norm of a column of a dense or sparse matrix
+    (``ord`` 1, 2 or ``inf``)."""
+    if ord == 2:
+        squares = matrix.multiply(matrix) if sp.issparse(matrix) else matrix * matrix
+        return float(np.sqrt(np.asarray(squares.sum(axis=0)).max()))
+    if ord == 1:
+        return float(np.asarray(abs(matrix).sum(axis=0)).max())
+    if ord == np.inf:
+        return float(abs(matrix).max())
+    raise ValueError(f"ord: expected 1, 2 or inf, got {ord!r}")
+
+
 def _check_entries(builder: str, stored: int, k: int, m: int, max_entries: int) -> None:
     if stored > max_entries:
         raise ValueError(
@@ -181,7 +187,7 @@ def _check_entries(builder: str, stored: int, k: int, m: int, max_entries: int) 
         )
 
 
-def _check_size(name: str, value: Any) -> int:
+def check_positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name}: expected an int, got {value!r}")
     if value < 1:
@@ -191,7 +197,7 @@ def _check_size(name: str, value: Any) -> int:
 
 def identity(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """The ``m`` point queries ``h[u]`` (F = I)."""
-    m = _check_size("m", m)
+    m = check_positive_int("m", m)
     _check_entries("identity", m, m, m, max_entries)
     return Workload(sp.eye_array(m, format="csr"), [f"x={u}" for u in range(m)], name=f"identity({m})")
 
@@ -202,14 +208,14 @@ def prefix(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     F is lower-triangular with ones; the seed's two-query example (seed 001, eq. 40) is the
     first two rows of ``prefix(3)`` (the last row, ``t = m-1``, is always 1).
     """
-    m = _check_size("m", m)
+    m = check_positive_int("m", m)
     _check_entries("prefix", m * m, m, m, max_entries)
     return Workload(np.tril(np.ones((m, m))), [f"x<={t}" for t in range(m)], name=f"prefix({m})")
 
 
 def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """All ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``."""
-    m = _check_size("m", m)
+    m = check_positive_int("m", m)
     k = m * (m + 1) // 2
     _check_entries("all_range", k * m, k, m, max_entries)
     lows, highs = np.triu_indices(m)
@@ -221,7 +227,7 @@ def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
 
 def repeated(query: Any, k: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """The same query asked ``k`` times (seed 001, eq. 18): a row vector stacked ``k`` times."""
-    k = _check_size("k", k)
+    k = check_positive_int("k", k)
     if isinstance(query, Workload):
         if query.num_queries != 1:
             raise ValueError(f"query: expected a single query, got a workload of {query.num_queries}")
@@ -241,7 +247,7 @@ def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES) 
     """
     if not isinstance(domain, Domain):
         raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
-    way = _check_size("way", way)
+    way = check_positive_int("way", way)
     d = len(domain)
     if way > d:
         raise ValueError(f"way: must be at most the number of attributes ({d}), got {way}")
@@ -323,7 +329,7 @@ def from_predicates(
 
 def random_queries(k: int, m: int, rng: np.random.Generator, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """``k`` random counting queries: each entry independently 0 or 1 with probability 1/2."""
-    k, m = _check_size("k", k), _check_size("m", m)
+    k, m = check_positive_int("k", k), check_positive_int("m", m)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
     _check_entries("random_queries", k * m, k, m, max_entries)
