@@ -52,6 +52,13 @@ class Workload:
         The universe the columns index (row-major order); ``domain.size`` must equal ``m``.
     name : str, optional
         A short description, e.g. ``"marginals(way=2)"``.
+    gram : callable, optional
+        A closed form for the Gram matrix ``F^T F`` (called with no arguments, returns an
+        ``m x m`` ndarray); by default :meth:`gram` computes it from F.
+
+    See Also
+    --------
+    Workload.implicit : a workload known only through its products and Gram matrix.
     """
 
     def __init__(
@@ -60,57 +67,136 @@ class Workload:
         labels: Sequence[str] | None = None,
         domain: Domain | None = None,
         name: str | None = None,
+        gram: Callable[[], np.ndarray] | None = None,
     ) -> None:
         matrix = as_query_matrix(matrix, "matrix", copy=True)
-        k, m = matrix.shape
-        if labels is None:
-            labels = [f"q{i}" for i in range(k)]
-        labels = tuple(str(label) for label in labels)
-        if len(labels) != k:
-            raise ValueError(f"labels: expected {k} labels (one per query), got {len(labels)}")
+        self._setup(matrix.shape, labels, domain, name, gram)
+        self._matrix: Matrix | None = matrix
+        self._matvec: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def _setup(self, shape: tuple[int, int], labels: Sequence[str] | None, domain: Domain | None,
+               name: str | None, gram: Callable[[], np.ndarray] | None) -> None:
+        k, m = shape
+        if labels is not None:
+            labels = tuple(str(label) for label in labels)
+            if len(labels) != k:
+                raise ValueError(f"labels: expected {k} labels (one per query), got {len(labels)}")
         if domain is not None:
             if not isinstance(domain, Domain):
                 raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
             if domain.size != m:
-                raise ValueError(f"domain: its universe has {domain.size} elements but matrix has {m} columns")
-        self._matrix = matrix
+                raise ValueError(f"domain: its universe has {domain.size} elements but the workload has {m} columns")
+        if gram is not None and not callable(gram):
+            raise TypeError(f"gram: expected a callable returning F^T F, got {type(gram).__name__}")
+        self._shape = (int(k), int(m))
         self._labels = labels
+        self._gram = gram
         self.domain = domain
         self.name = name or "workload"
 
+    @classmethod
+    def implicit(
+        cls,
+        shape: tuple[int, int],
+        matvec: Callable[[np.ndarray], np.ndarray],
+        gram: Callable[[], np.ndarray],
+        labels: Sequence[str] | None = None,
+        domain: Domain | None = None,
+        name: str | None = None,
+    ) -> Workload:
+        """A workload whose ``k x m`` matrix is never built.
+
+        It answers through ``matvec`` (``F @ v`` for a length-``m`` vector) and exposes its Gram
+        matrix ``F^T F`` (``m x m``), which is all that the factorization mechanism needs: the
+        all-range workload over 4096 cells has 8.4 million queries but a 4096 x 4096 Gram matrix.
+        Anything that needs F itself (:attr:`matrix`, projection onto ``K_Q``) raises.
+        """
+        if not callable(matvec):
+            raise TypeError(f"matvec: expected a callable, got {type(matvec).__name__}")
+        if not callable(gram):
+            raise TypeError(f"gram: expected a callable returning F^T F, got {type(gram).__name__}")
+        k, m = (check_positive_int("shape[0]", shape[0]), check_positive_int("shape[1]", shape[1]))
+        workload = cls.__new__(cls)
+        workload._setup((k, m), labels, domain, name, gram)
+        workload._matrix = None
+        workload._matvec = matvec
+        return workload
+
     @property
     def matrix(self) -> Matrix:
-        """The query matrix F (ndarray or ``scipy.sparse.csr_array``)."""
+        """The query matrix F (ndarray or ``scipy.sparse.csr_array``).
+
+        Raises
+        ------
+        ValueError
+            For an implicit workload (see :meth:`implicit`), whose matrix is never built.
+        """
+        if self._matrix is None:
+            k, m = self._shape
+            raise ValueError(
+                f"{self.name} is implicit (k={k:,}, m={m:,}): its query matrix is never built; "
+                "it offers answer() and gram() only. Build it explicitly (implicit=False) where it fits in memory"
+            )
         return self._matrix
 
     @property
+    def is_implicit(self) -> bool:
+        return self._matrix is None
+
+    @property
     def labels(self) -> tuple[str, ...]:
+        """One label per query; ``"q0", "q1", ...`` when none were given (built on first use)."""
+        if self._labels is None:
+            self._labels = tuple(f"q{i}" for i in range(self._shape[0]))
         return self._labels
 
     @property
     def shape(self) -> tuple[int, int]:
         """``(k, m)``: number of queries, universe size."""
-        return self._matrix.shape
+        return self._shape
 
     @property
     def num_queries(self) -> int:
-        return self._matrix.shape[0]
+        return self._shape[0]
 
     @property
     def universe_size(self) -> int:
-        return self._matrix.shape[1]
+        return self._shape[1]
 
     @property
     def is_sparse(self) -> bool:
         return sp.issparse(self._matrix)
 
+    def gram(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
+        """The Gram matrix ``F^T F`` as a dense ``m x m`` ndarray (a closed form where the
+        builder supplied one). The factorization norm depends on F only through it.
+
+        Raises
+        ------
+        ValueError
+            If ``m * m`` exceeds ``max_entries``.
+        """
+        m = self.universe_size
+        _check_entries("gram", m * m, m, m, max_entries)
+        if self._gram is not None:
+            gram = np.asarray(self._gram(), dtype=float)
+            if gram.shape != (m, m):
+                raise ValueError(f"gram: the closed form returned shape {gram.shape}, expected ({m}, {m})")
+            return gram
+        product = self.matrix.T @ self.matrix
+        return product.toarray() if sp.issparse(product) else np.asarray(product)
+
     def toarray(self) -> np.ndarray:
         """F as a dense ndarray (a copy)."""
-        return self._matrix.toarray() if self.is_sparse else self._matrix.copy()
+        return self.matrix.toarray() if self.is_sparse else self.matrix.copy()
 
     def answer(self, histogram: Any) -> np.ndarray:
         """The answers ``F @ h`` to a (dense or sparse) histogram of length ``m``."""
         m = self.universe_size
+        if sp.issparse(histogram) and self._matrix is None:
+            if histogram.shape not in ((1, m), (m, 1)):
+                raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
+            histogram = histogram.toarray().ravel()
         if sp.issparse(histogram):
             if histogram.shape not in ((1, m), (m, 1)):
                 raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
@@ -126,10 +212,19 @@ class Workload:
             raise ValueError(f"histogram: expected shape ({m},), got {vector.shape}")
         if not np.all(np.isfinite(vector)):
             raise ValueError("histogram: contains NaN or infinite entries")
+        if self._matrix is None:
+            return np.asarray(self._matvec(vector), dtype=float).ravel()
         return np.asarray(self._matrix @ vector).ravel()
 
     def column_norm(self, ord: float = 2) -> float:
-        """``||F||_{1->p}``: the largest ``l_p`` norm of a column (``ord`` 1, 2 or ``inf``)."""
+        """``||F||_{1->p}``: the largest ``l_p`` norm of a column (``ord`` 1, 2 or ``inf``).
+
+        An implicit workload offers ``ord=2`` only, from the diagonal of its Gram matrix.
+        """
+        if self._matrix is None:
+            if ord != 2:
+                raise ValueError(f"ord: an implicit workload offers only the 1->2 norm (ord=2), got {ord!r}")
+            return float(np.sqrt(np.max(np.diag(self.gram()))))
         return column_norm(self._matrix, ord)
 
     def sensitivity(self) -> float:
@@ -141,7 +236,7 @@ class Workload:
         return self.column_norm(2)
 
     def __repr__(self) -> str:
-        kind = "sparse" if self.is_sparse else "dense"
+        kind = "implicit" if self.is_implicit else "sparse" if self.is_sparse else "dense"
         return f"Workload({self.name}, k={self.num_queries}, m={self.universe_size}, {kind})"
 
 
@@ -202,27 +297,54 @@ def identity(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     return Workload(sp.eye_array(m, format="csr"), [f"x={u}" for u in range(m)], name=f"identity({m})")
 
 
-def prefix(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+def prefix(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
     """The ``m`` threshold (prefix) queries ``#{x <= t}/n`` for ``t = 0 .. m-1``.
 
     F is lower-triangular with ones; the seed's two-query example (seed 001, eq. 40) is the
-    first two rows of ``prefix(3)`` (the last row, ``t = m-1``, is always 1).
+    first two rows of ``prefix(3)`` (the last row, ``t = m-1``, is always 1). Its Gram matrix
+    has the closed form ``(F^T F)[i, j] = m - max(i, j)``. With ``implicit=True`` the matrix is
+    never built (answers are cumulative sums; see :meth:`Workload.implicit`).
     """
     m = check_positive_int("m", m)
+
+    def gram() -> np.ndarray:
+        cells = np.arange(m)
+        return (m - np.maximum.outer(cells, cells)).astype(float)
+
+    if implicit:
+        return Workload.implicit((m, m), np.cumsum, gram, name=f"prefix({m})")
     _check_entries("prefix", m * m, m, m, max_entries)
-    return Workload(np.tril(np.ones((m, m))), [f"x<={t}" for t in range(m)], name=f"prefix({m})")
+    return Workload(np.tril(np.ones((m, m))), [f"x<={t}" for t in range(m)], name=f"prefix({m})", gram=gram)
 
 
-def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
-    """All ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``."""
+def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
+    """All ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``.
+
+    Queries are ordered by ``a``, then ``b``. Cells ``i <= j`` lie together in the
+    ``(i + 1)(m - j)`` ranges with ``a <= i`` and ``b >= j``: that is the closed-form Gram matrix.
+    With ``implicit=True`` the ``k x m`` matrix is never built (answers are differences of
+    cumulative sums), so ``m = 4096`` (8.4 million queries) fits in memory.
+    """
     m = check_positive_int("m", m)
     k = m * (m + 1) // 2
+
+    def gram() -> np.ndarray:
+        cells = np.arange(m)
+        return ((np.minimum.outer(cells, cells) + 1) * (m - np.maximum.outer(cells, cells))).astype(float)
+
+    if implicit:
+        def matvec(vector: np.ndarray) -> np.ndarray:
+            sums = np.concatenate([[0.0], np.cumsum(vector)])
+            lows, highs = np.triu_indices(m)
+            return sums[highs + 1] - sums[lows]
+
+        return Workload.implicit((k, m), matvec, gram, name=f"all_range({m})")
     _check_entries("all_range", k * m, k, m, max_entries)
     lows, highs = np.triu_indices(m)
     columns = np.arange(m)
     matrix = ((columns >= lows[:, None]) & (columns <= highs[:, None])).astype(float)
     labels = [f"{a}<=x<={b}" for a, b in zip(lows, highs)]
-    return Workload(matrix, labels, name=f"all_range({m})")
+    return Workload(matrix, labels, name=f"all_range({m})", gram=gram)
 
 
 def repeated(query: Any, k: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
@@ -268,7 +390,14 @@ def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES) 
     row_index = np.concatenate(rows)
     column_index = np.tile(np.arange(m, dtype=np.int64), len(subsets))
     matrix = sp.csr_array((np.ones(row_index.size), (row_index, column_index)), shape=(k, m))
-    return Workload(matrix, labels, domain=domain, name=f"marginals(way={way})")
+
+    def gram() -> np.ndarray:
+        # Two elements share a cell of subset S's table iff they agree on every attribute of S,
+        # so they share C(a, way) cells, a = the number of attributes on which they agree.
+        agree = sum((column[:, None] == column[None, :]).astype(np.int64) for column in codes)
+        return np.vectorize(math.comb, otypes=[float])(agree, way)
+
+    return Workload(matrix, labels, domain=domain, name=f"marginals(way={way})", gram=gram)
 
 
 Predicate = Callable[[Mapping[str, np.ndarray]], Any]

@@ -103,7 +103,7 @@ def test_workload_rejects_wrong_label_count():
 def test_workload_domain_checks():
     d = Domain(["a", "b"], [2, 3])
     assert Workload(np.ones((1, 6)), domain=d).domain == d
-    with pytest.raises(ValueError, match="6 elements but matrix has 5 columns"):
+    with pytest.raises(ValueError, match="6 elements but the workload has 5 columns"):
         Workload(np.ones((1, 5)), domain=d)
     with pytest.raises(TypeError, match="Domain"):
         Workload(np.ones((1, 6)), domain={"a": 2, "b": 3})
@@ -536,3 +536,64 @@ def test_from_predicates_wrong_shape_names_the_predicate():
     domain = pm.Domain(["a", "b"], [2, 3])
     with pytest.raises(ValueError, match="'bad'.*shape"):
         pm.from_predicates(domain, {"ok": lambda x: x["a"] == 1, "bad": lambda x: np.ones(4)})
+
+
+# ----------------------------------------------------------------------------- Gram matrices, implicit workloads
+
+
+@pytest.mark.parametrize("build", [
+    lambda: prefix(9),
+    lambda: all_range(7),
+    lambda: marginals(Domain(["a", "b", "c", "d"], [2, 2, 2, 2]), 2),
+    lambda: marginals(Domain(["a", "b", "c"], [3, 2, 4]), 2),
+    lambda: marginals(Domain(["a", "b", "c"], [3, 2, 4]), 3),
+    lambda: random_queries(5, 8, np.random.default_rng(0)),
+    lambda: identity(5),
+])
+def test_gram_matches_explicit_product(build):
+    workload = build()
+    F = workload.toarray()
+    np.testing.assert_array_equal(workload.gram(), F.T @ F)
+
+
+def test_gram_refuses_huge_universes():
+    with pytest.raises(ValueError, match="gram.*max_entries"):
+        prefix(50).gram(max_entries=2000)
+
+
+@pytest.mark.parametrize("m", [1, 5, 17])
+def test_implicit_answers_equal_explicit(m):
+    h = np.random.default_rng(m).dirichlet(np.ones(m))
+    for build in (prefix, all_range):
+        explicit, implicit = build(m), build(m, implicit=True)
+        assert implicit.shape == explicit.shape and implicit.is_implicit and not explicit.is_implicit
+        np.testing.assert_allclose(implicit.answer(h), explicit.answer(h), atol=1e-15)
+        np.testing.assert_allclose(implicit.answer(sp.csr_array(h[None, :])), explicit.answer(h), atol=1e-15)
+        np.testing.assert_array_equal(implicit.gram(), explicit.gram())
+        assert implicit.column_norm(2) == pytest.approx(explicit.column_norm(2), rel=1e-15)
+
+
+def test_implicit_all_range_is_large_but_cheap():
+    workload = all_range(4096, implicit=True)
+    assert workload.num_queries == 4096 * 4097 // 2
+    assert "implicit" in repr(workload)
+    with pytest.raises(ValueError, match="implicit"):
+        workload.matrix
+    with pytest.raises(ValueError, match="implicit"):
+        workload.toarray()
+    with pytest.raises(ValueError, match="ord"):
+        workload.column_norm(1)
+
+
+def test_implicit_constructor_validation():
+    with pytest.raises(TypeError, match="matvec"):
+        Workload.implicit((2, 3), matvec=None, gram=lambda: np.eye(3))
+    with pytest.raises(TypeError, match="gram"):
+        Workload.implicit((2, 3), matvec=np.cumsum, gram=np.eye(3))
+    with pytest.raises(ValueError, match="shape"):
+        Workload.implicit((0, 3), matvec=np.cumsum, gram=lambda: np.eye(3))
+    wrong = Workload.implicit((2, 3), matvec=np.cumsum, gram=lambda: np.eye(2))
+    with pytest.raises(ValueError, match="gram.*shape"):
+        wrong.gram()
+    with pytest.raises(ValueError, match="labels"):
+        Workload.implicit((2, 3), matvec=np.cumsum, gram=lambda: np.eye(3), labels=["a"])
