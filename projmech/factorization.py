@@ -6,13 +6,13 @@ The noise on the answers is ``R Z``, so with ``sigma`` calibrated to the strateg
 and the factorization norm ``gamma = ||R||_F ||M||_{1->2} / sqrt(k)`` is the quantity to minimize.
 
 This module holds the :class:`Factorization` value and the fixed strategies; the optimal
-``gamma(F)`` (issue 3) builds on it.
+``gamma(F)`` is in :mod:`projmech.factorization_norm`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -21,41 +21,103 @@ import scipy.sparse as sp
 from .privacy import ApproxDP, Neighbouring, ZCDP, gaussian_sigma
 from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
 
-__all__ = ["Factorization", "identity_strategy", "total_strategy", "hierarchical_strategy"]
+__all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy"]
 
 
 def _dense(matrix: Any) -> np.ndarray:
     return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=float)
 
 
-@dataclass(frozen=True, eq=False)
-class Factorization:
-    """A factorization ``R M ≈ F`` of a ``k x m`` workload matrix.
+def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
+    """A :class:`Workload` as given, or one wrapping a bare ``k x m`` query matrix."""
+    return workload if isinstance(workload, Workload) else Workload(as_query_matrix(workload, name))
 
-    Attributes
+
+class Factorization:
+    """A factorization ``R M = F + E`` of a ``k x m`` workload F (``E = 0`` for an exact one).
+
+    The factorization mechanism measures ``M h`` with Gaussian noise ``Z`` and answers
+    ``R (M h + Z)`` (seed 001, eq. 24-29). Everything that matters for its error (``||R||_F``,
+    the residual, ``gamma``) is computed from the Gram matrix ``F^T F``; the reconstruction of an
+    exact factorization is kept implicit, ``R = F M^+``, and applied on demand
+    (:meth:`reconstruct`), so a workload of millions of queries never needs a ``k x l`` matrix.
+
+    Parameters
     ----------
-    strategy : ndarray, shape (l, m)
-        ``M``, the queries that are measured with noise.
-    reconstruction : ndarray, shape (k, l)
-        ``R``, the post-processing that maps measurements to workload answers.
-    workload_matrix : ndarray, shape (k, m)
-        ``F``, the matrix being factorized.
+    workload : Workload or array_like, shape (k, m)
+        F.
+    strategy : array_like, shape (l, m)
+        M, the queries measured with noise.
+    reconstruction : array_like, shape (k, l), optional
+        An explicit R. Required with ``perturbation``; by default ``R = F M^+``.
+    strategy_pinv : array_like, shape (m, l), optional
+        ``M^+`` when the caller already has it (the optimizers do); computed otherwise.
+    perturbation : array_like, shape (k, m), optional
+        E, for an approximate factorization (seed 001, Definition 2.5).
+    lower_bound : float, optional
+        A certified lower bound on the optimum this factorization approximates (``gamma(F)``,
+        or ``gamma_alpha(F)`` for an approximate one); see :attr:`relative_gap`.
+    method, status : str
+        How the factorization was obtained (``"given"`` for a fixed strategy).
+    iterations : int
+    solve_time : float
+        Seconds spent by the optimizer.
+    gram : ndarray, shape (m, m), optional
+        ``F^T F`` when the caller already has it; otherwise ``workload.gram()`` on first use.
     """
 
-    strategy: np.ndarray
-    reconstruction: np.ndarray
-    workload_matrix: np.ndarray
-
-    def __post_init__(self) -> None:
-        k, m = self.workload_matrix.shape
+    def __init__(
+        self,
+        workload: Workload | Any,
+        strategy: Any,
+        reconstruction: Any = None,
+        *,
+        strategy_pinv: Any = None,
+        perturbation: Any = None,
+        lower_bound: float | None = None,
+        method: str = "given",
+        status: str = "given",
+        iterations: int = 0,
+        solve_time: float = 0.0,
+        gram: np.ndarray | None = None,
+    ) -> None:
+        self.workload = as_workload(workload)
+        k, m = self.workload.shape
+        self.strategy = _dense(as_query_matrix(strategy, "strategy"))
         ell = self.strategy.shape[0]
-        if self.strategy.shape != (ell, m):
-            raise ValueError(f"strategy: expected {m} columns to match the workload, got shape {self.strategy.shape}")
-        if self.reconstruction.shape != (k, ell):
-            raise ValueError(f"reconstruction: expected shape ({k}, {ell}), got {self.reconstruction.shape}")
+        if self.strategy.shape[1] != m:
+            raise ValueError(f"strategy: has {self.strategy.shape[1]} columns, the workload {m}")
+        self._reconstruction = None
+        if reconstruction is not None:
+            self._reconstruction = _dense(as_query_matrix(reconstruction, "reconstruction"))
+            if self._reconstruction.shape != (k, ell):
+                raise ValueError(f"reconstruction: expected shape ({k}, {ell}), got {self._reconstruction.shape}")
+        self._strategy_pinv = None
+        if strategy_pinv is not None:
+            self._strategy_pinv = _dense(as_query_matrix(strategy_pinv, "strategy_pinv"))
+            if self._strategy_pinv.shape != (m, ell):
+                raise ValueError(f"strategy_pinv: expected shape ({m}, {ell}), got {self._strategy_pinv.shape}")
+        self.perturbation = None
+        if perturbation is not None:
+            if self._reconstruction is None:
+                raise ValueError("perturbation: an approximate factorization needs an explicit reconstruction")
+            self.perturbation = _dense(as_query_matrix(perturbation, "perturbation"))
+            if self.perturbation.shape != (k, m):
+                raise ValueError(f"perturbation: expected shape ({k}, {m}), got {self.perturbation.shape}")
+        if lower_bound is not None and not (math.isfinite(lower_bound) and lower_bound >= 0):
+            raise ValueError(f"lower_bound: expected a finite number >= 0, got {lower_bound!r}")
+        self.lower_bound = lower_bound
+        self.method = method
+        self.status = status
+        self.iterations = int(iterations)
+        self.solve_time = float(solve_time)
+        if gram is not None:
+            self.__dict__["_gram"] = np.asarray(gram, dtype=float)  # pre-fills the cached property
+        #: One line per optimizer attempt that led to this result (see ``factorization_norm``).
+        self.attempts: list[str] = []
 
     @classmethod
-    def from_strategy(cls, workload: Workload | Any, strategy: Any, rtol: float = 1e-9) -> Factorization:
+    def from_strategy(cls, workload: Workload | Any, strategy: Any, rtol: float = 1e-7) -> Factorization:
         """The least-squares reconstruction ``R = F M^+`` for a given strategy ``M``.
 
         Raises
@@ -64,37 +126,89 @@ class Factorization:
             If ``F`` is not in the row space of ``M`` (``||F M^+ M - F||_{1->2}`` above
             ``rtol * max(1, ||F||_{1->2})``): no reconstruction answers the workload exactly.
         """
-        F = _dense(workload.matrix if isinstance(workload, Workload) else as_query_matrix(workload, "workload"))
-        M = _dense(as_query_matrix(strategy, "strategy"))
-        if M.shape[1] != F.shape[1]:
-            raise ValueError(f"strategy: has {M.shape[1]} columns, the workload {F.shape[1]}")
-        R = F @ np.linalg.pinv(M)
-        residual = column_norm(R @ M - F)
-        if residual > rtol * max(1.0, column_norm(F)):
+        fact = cls(workload, strategy)
+        scale = max(1.0, fact.workload.column_norm(2))
+        if fact.residual > rtol * scale:
             raise ValueError(
-                f"strategy: the workload is not in its row space (||F M^+ M - F||_1->2 = {residual:.3e}); "
+                f"strategy: the workload is not in its row space (||F M^+ M - F||_1->2 = {fact.residual:.3e}); "
                 "no reconstruction R gives R M = F"
             )
-        return cls(strategy=M, reconstruction=R, workload_matrix=F)
+        return fact
 
     @property
     def num_queries(self) -> int:
-        return self.workload_matrix.shape[0]
+        return self.workload.num_queries
+
+    @cached_property
+    def strategy_pinv(self) -> np.ndarray:
+        """``M^+`` (``m x l``)."""
+        if self._strategy_pinv is not None:
+            return self._strategy_pinv
+        return np.linalg.pinv(self.strategy)
+
+    @cached_property
+    def _gram(self) -> np.ndarray:
+        return self.workload.gram()
+
+    @property
+    def reconstruction(self) -> np.ndarray:
+        """R as an explicit ``k x l`` matrix (built from ``F M^+`` on first use: needs the
+        workload's explicit matrix; prefer :meth:`reconstruct` for large ``k``)."""
+        if self._reconstruction is None:
+            self._reconstruction = _dense(self.workload.matrix @ self.strategy_pinv)
+        return self._reconstruction
+
+    def reconstruct(self, measurements: Any) -> np.ndarray:
+        """``R y`` for a vector of ``l`` (noisy) measurements ``y``."""
+        y = np.asarray(measurements, dtype=float)
+        if y.shape != (self.strategy.shape[0],):
+            raise ValueError(f"measurements: expected shape ({self.strategy.shape[0]},), got {y.shape}")
+        if self._reconstruction is not None:
+            return self._reconstruction @ y
+        return self.workload.answer(self.strategy_pinv @ y)
 
     @property
     def strategy_sensitivity(self) -> float:
         """``||M||_{1->2}``."""
         return column_norm(self.strategy)
 
-    @property
-    def gamma(self) -> float:
-        """``||R||_F ||M||_{1->2} / sqrt(k)`` (seed 001, eq. 29 and Definition 2.5)."""
-        return float(np.linalg.norm(self.reconstruction) * self.strategy_sensitivity / math.sqrt(self.num_queries))
+    @cached_property
+    def reconstruction_norm(self) -> float:
+        """``||R||_F``; for ``R = F M^+`` it is ``sqrt(tr(M^+T F^T F M^+))``, from the Gram matrix."""
+        if self._reconstruction is not None:
+            return float(np.linalg.norm(self._reconstruction))
+        pinv = self.strategy_pinv
+        return math.sqrt(max(0.0, float(np.sum(pinv * (self._gram @ pinv)))))
 
     @property
+    def gamma(self) -> float:
+        """``||R||_F ||M||_{1->2} / sqrt(k)`` (seed 001, eq. 29-30)."""
+        return self.reconstruction_norm * self.strategy_sensitivity / math.sqrt(self.num_queries)
+
+    @cached_property
     def residual(self) -> float:
-        """``||R M - F||_{1->2}``: zero (to rounding) for an exact factorization."""
-        return column_norm(self.reconstruction @ self.strategy - self.workload_matrix)
+        """``||R M - F||_{1->2}``: zero (to rounding) for an exact factorization.
+
+        With an implicit workload it comes from the Gram matrix, ``diag((I-P) F^T F (I-P))``
+        with ``P = M^+ M``, which resolves it only down to about ``1e-8 ||F||_{1->2}``.
+        """
+        if self._reconstruction is not None:
+            return column_norm(self._reconstruction @ self.strategy - _dense(self.workload.matrix))
+        complement = np.eye(self.strategy.shape[1]) - self.strategy_pinv @ self.strategy
+        if not self.workload.is_implicit:
+            return column_norm(_dense(self.workload.matrix @ complement))
+        squares = np.sum(complement * (self._gram @ complement), axis=0)
+        return float(np.sqrt(max(0.0, squares.max())))
+
+    @property
+    def relative_gap(self) -> float | None:
+        """``gamma^2 / lower_bound^2 - 1``: how far ``gamma^2`` (the objective ``k gamma^2 =
+        tr(F X^+ F^T)`` divided by ``k``) may be above the optimum; ``None`` without a bound."""
+        if self.lower_bound is None:
+            return None
+        if self.lower_bound == 0:
+            return math.inf if self.gamma > 0 else 0.0
+        return self.gamma**2 / self.lower_bound**2 - 1.0
 
     def expected_rmse(self, privacy: ZCDP | ApproxDP, n: int,
                       neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE) -> float:
@@ -102,12 +216,25 @@ class Factorization:
 
         ``sigma`` is calibrated to the strategy's l2 sensitivity, so this equals
         ``c * gamma`` with ``c = sigma / ||M||_{1->2}`` (seed 001, eq. 29). By Jensen it bounds
-        ``E[(1/sqrt k) ||R Z||]`` from above. The approximation error ``(R M - F) h`` of an
-        inexact factorization is not included.
+        ``E[(1/sqrt k) ||R Z||]`` from above. The approximation error ``E h`` of an approximate
+        factorization is not included (it is at most ``||E||_{1->2} / sqrt(k)``, seed 001 eq. 35).
         """
         relation = Neighbouring.parse(neighbouring)
         sigma = gaussian_sigma(relation.sensitivity(self.strategy_sensitivity, n), privacy)
-        return sigma * float(np.linalg.norm(self.reconstruction)) / math.sqrt(self.num_queries)
+        return sigma * self.reconstruction_norm / math.sqrt(self.num_queries)
+
+    def summary(self) -> str:
+        """One line: method, gamma, bound, gap, residual, time."""
+        bound = "n/a" if self.lower_bound is None else f"{self.lower_bound:.6g}"
+        gap = "n/a" if self.relative_gap is None else f"{self.relative_gap:.2e}"
+        return (
+            f"{self.method} ({self.status}): gamma={self.gamma:.6g} lower_bound={bound} gap={gap} "
+            f"residual={self.residual:.1e} strategy={self.strategy.shape[0]}x{self.strategy.shape[1]} "
+            f"iterations={self.iterations} time={self.solve_time:.2f}s"
+        )
+
+    def __repr__(self) -> str:
+        return f"Factorization({self.workload.name}, {self.summary()})"
 
 
 def identity_strategy(m: int) -> np.ndarray:
