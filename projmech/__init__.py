@@ -8,8 +8,14 @@ from .bodies import ProjectionError, ProjectionResult, frank_wolfe_gap, project_
 from .data import Dataset, histogram
 from .domain import Domain
 from .factorization import Factorization, hierarchical_strategy, identity_strategy, total_strategy
+from .optimal_factorization import (
+    FactorizationError,
+    approximate_factorization_norm,
+    factorization_lower_bound,
+    factorization_norm,
+)
 from .evaluation import TrialSummary, evaluate, gaussian_expected_rmse, max_error, mean_confidence_interval, rmse
-from .mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
+from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
 from .privacy import ApproxDP, Neighbouring, PureDP, ZCDP, gaussian_delta, gaussian_sigma, laplace_scale
 from .workloads import (
     Workload,
@@ -30,6 +36,8 @@ __all__ = [
     "Dataset",
     "Domain",
     "Factorization",
+    "FactorizationError",
+    "FactorizationMechanism",
     "GaussianMechanism",
     "LaplaceMechanism",
     "Neighbouring",
@@ -42,8 +50,11 @@ __all__ = [
     "Workload",
     "ZCDP",
     "all_range",
+    "approximate_factorization_norm",
     "datasets",
     "evaluate",
+    "factorization_lower_bound",
+    "factorization_norm",
     "frank_wolfe_gap",
     "from_predicates",
     "gaussian_delta",

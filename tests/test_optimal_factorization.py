@@ -1,0 +1,311 @@
+"""The optimal factorization norm: closed forms, brute force, the SDP as reference, the dual bound."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+import projmech as pm
+from projmech.optimal_factorization import approximate_lower_bound
+
+TIGHT_SCS = {"eps_abs": 1e-8, "eps_rel": 1e-8}
+
+
+def gamma_of(F, **kwargs):
+    return pm.factorization_norm(F, **kwargs).gamma
+
+
+# ----------------------------------------------------------------------------- closed forms
+
+
+@pytest.mark.parametrize("method", ["iterative", "sdp"])
+def test_repeated_query_gamma_is_one(method):
+    # Seed 001 eq. 18-19 and 37: measure the query once, copy it k times.
+    fact = pm.factorization_norm(pm.repeated(np.array([1.0, 1.0, 0.0, 1.0, 0.0]), 6), method=method, tol=1e-7)
+    assert fact.gamma == pytest.approx(1.0, rel=1e-6)
+    assert fact.lower_bound <= fact.gamma * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("method", ["iterative", "sdp"])
+def test_identity_workload_gamma_is_one(method):
+    fact = pm.factorization_norm(pm.identity(9), method=method, tol=1e-7)
+    assert fact.gamma == pytest.approx(1.0, rel=1e-6)
+
+
+def test_orthogonal_columns_closed_form():
+    # F = Q diag(s) with orthonormal Q: gamma^2 = (sum s_i)^2 / (k m) (the singular-value bound
+    # is tight: by symmetry the optimal q is proportional to ... any q; check both ways).
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.normal(size=(7, 4)))
+    s = np.array([1.0, 1.0, 1.0, 1.0]) * 2.5
+    F = Q * s[None, :]
+    assert gamma_of(F, tol=1e-9) == pytest.approx(s.sum() / math.sqrt(7 * 4), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- brute force
+
+
+def brute_force_gamma(F):
+    """min over correlation matrices X (diag = 1 is optimal: adding diagonal slack to X only
+    lowers tr(G X^-1)) of sqrt(tr(G X^-1) / k), by a grid then Nelder-Mead from the best point."""
+    k, m = F.shape
+    G = F.T @ F
+    pairs = list(zip(*np.triu_indices(m, 1)))
+
+    def objective(c):
+        X = np.eye(m)
+        for value, (i, j) in zip(c, pairs):
+            X[i, j] = X[j, i] = value
+        eigenvalues = np.linalg.eigvalsh(X)
+        if eigenvalues.min() <= 1e-12:
+            return np.inf
+        return float(np.trace(G @ np.linalg.inv(X)))
+
+    axis = np.linspace(-0.99, 0.99, 67 if m == 3 else 399)
+    grid = np.array(np.meshgrid(*[axis] * len(pairs), indexing="ij")).reshape(len(pairs), -1).T
+    values = [objective(c) for c in grid]
+    start = grid[int(np.argmin(values))]
+    best = optimize.minimize(objective, start, method="Nelder-Mead",
+                             options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000})
+    return math.sqrt(min(best.fun, min(values)) / k)
+
+
+@pytest.mark.parametrize("shape, seed", [((2, 2), 0), ((2, 2), 1), ((3, 2), 2), ((3, 3), 3), ((4, 3), 4)])
+def test_brute_force_small(shape, seed):
+    F = np.random.default_rng(seed).normal(size=shape)
+    expected = brute_force_gamma(F)
+    assert gamma_of(F, method="iterative", tol=1e-9, max_iterations=2000) == pytest.approx(expected, rel=1e-6)
+    assert gamma_of(F, method="sdp", tol=1e-5) == pytest.approx(expected, rel=1e-5)
+
+
+# ----------------------------------------------------------------------------- iterative vs SDP
+
+
+def rank_deficient_cases():
+    rng = np.random.default_rng(11)
+    total_plus = np.vstack([np.ones(10), np.eye(10)[:3]])  # rectangular, rank 4 of 10
+    duplicated = rng.normal(size=(6, 4))[:, [0, 1, 1, 2, 3, 3, 0]]  # repeated columns
+    wide = rng.integers(0, 2, size=(5, 12)).astype(float)
+    tall_low_rank = rng.normal(size=(20, 3)) @ rng.normal(size=(3, 9))
+    return {"total+3 identity rows": total_plus, "duplicated columns": duplicated, "wide 5x12": wide,
+            "tall rank 3": tall_low_rank}
+
+
+@pytest.mark.parametrize("name", list(rank_deficient_cases()))
+def test_rank_deficient_and_rectangular(name):
+    F = rank_deficient_cases()[name]
+    iterative = pm.factorization_norm(F, method="iterative", tol=1e-6, max_iterations=2000)
+    sdp = pm.factorization_norm(F, method="sdp", tol=1e-5, solver_options=TIGHT_SCS)
+    # Exact factorizations whose value is attained and never below the certified bound.
+    assert iterative.residual < 1e-8 and sdp.residual < 1e-6
+    assert iterative.gamma >= iterative.lower_bound * (1 - 1e-12)
+    assert sdp.gamma >= sdp.lower_bound * (1 - 1e-12)
+    assert iterative.gamma == pytest.approx(sdp.gamma, rel=1e-5)
+    assert iterative.lower_bound <= sdp.gamma * (1 + 1e-9) and sdp.lower_bound <= iterative.gamma * (1 + 1e-9)
+    # The strategy is verified independently: R M = F with R = F M^+.
+    R = F @ np.linalg.pinv(iterative.strategy)
+    np.testing.assert_allclose(R @ iterative.strategy, F, atol=1e-8)
+    assert np.linalg.norm(R) * pm.Factorization(F, iterative.strategy).strategy_sensitivity / math.sqrt(
+        F.shape[0]) == pytest.approx(iterative.gamma, rel=1e-9)
+
+
+@pytest.mark.parametrize("build, options", [
+    (lambda: pm.prefix(64), None),
+    (lambda: pm.all_range(32), None),
+    (lambda: pm.marginals(pm.Domain(["a", "b", "c", "d", "e"], [2, 2, 2, 2, 2]), 2), None),
+    (lambda: pm.marginals(pm.Domain(["a", "b", "c"], [3, 2, 4]), 2), None),
+    # rank 30 of 40: SCS at its default accuracy leaves R M - F at 2e-4 (reported, not certified)
+    (lambda: pm.random_queries(30, 40, np.random.default_rng(5)), TIGHT_SCS),
+])
+def test_iterative_matches_sdp(build, options):
+    workload = build()
+    iterative = pm.factorization_norm(workload, method="iterative", tol=1e-7, max_iterations=2000)
+    sdp = pm.factorization_norm(workload, method="sdp", tol=1e-5, solver_options=options)
+    assert iterative.gamma == pytest.approx(sdp.gamma, rel=1e-4)
+    # Both sit between the same dual bound and their own value.
+    assert max(iterative.lower_bound, sdp.lower_bound) <= min(iterative.gamma, sdp.gamma) * (1 + 1e-9)
+
+
+@pytest.mark.slow
+def test_iterative_matches_sdp_m128():
+    iterative = pm.factorization_norm(pm.prefix(128), method="iterative", tol=1e-7, max_iterations=2000)
+    sdp = pm.factorization_norm(pm.prefix(128), method="sdp", tol=1e-5)
+    assert iterative.gamma == pytest.approx(sdp.gamma, rel=1e-4)
+
+
+def test_optimal_beats_fixed_strategies():
+    m = 32
+    optimal = pm.factorization_norm(pm.prefix(m), tol=1e-6).gamma
+    for strategy in (pm.identity_strategy(m), pm.hierarchical_strategy(m, 2), pm.hierarchical_strategy(m, 4)):
+        assert optimal <= pm.Factorization.from_strategy(pm.prefix(m), strategy).gamma
+
+
+def test_certified_gap_is_reported_and_met():
+    fact = pm.factorization_norm(pm.prefix(100), tol=1e-3)
+    assert fact.status == "optimal"
+    assert 0 <= fact.relative_gap <= 1e-3
+    assert fact.relative_gap == pytest.approx(fact.gamma**2 / fact.lower_bound**2 - 1)
+    assert fact.attempts and fact.attempts[0].startswith("iterative")
+
+
+# ----------------------------------------------------------------------------- the dual bound
+
+
+def test_uniform_bound_is_singular_value_bound():
+    F = np.random.default_rng(7).normal(size=(6, 9))
+    nuclear = np.linalg.svd(F, compute_uv=False).sum()
+    assert pm.factorization_lower_bound(F) == pytest.approx(nuclear / math.sqrt(6 * 9), rel=1e-10)
+
+
+def test_weighted_bound_matches_nuclear_norm():
+    rng = np.random.default_rng(8)
+    F = rng.normal(size=(5, 7))
+    q = rng.dirichlet(np.ones(7))
+    nuclear = np.linalg.svd(F * np.sqrt(q)[None, :], compute_uv=False).sum()
+    assert pm.factorization_lower_bound(F, q) == pytest.approx(nuclear / math.sqrt(5), rel=1e-10)
+    # Weights are normalized: scaling them changes nothing.
+    assert pm.factorization_lower_bound(F, 3 * q) == pytest.approx(pm.factorization_lower_bound(F, q), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bound_never_exceeds_any_factorization(seed):
+    rng = np.random.default_rng(seed)
+    k, m = rng.integers(2, 8, size=2)
+    F = rng.normal(size=(k, m)) * (rng.random((k, m)) < 0.7)
+    if not F.any():
+        F[0, 0] = 1.0
+    q = rng.dirichlet(np.ones(m) * rng.uniform(0.1, 3))
+    bound = pm.factorization_lower_bound(F, q)
+    # Any exact factorization's gamma is an upper bound on gamma(F): the trivial one (M = I)
+    # and a random invertible strategy.
+    for strategy in (np.eye(m), rng.normal(size=(m, m))):
+        assert bound <= pm.Factorization.from_strategy(F, strategy).gamma * (1 + 1e-12)
+    assert bound <= pm.factorization_norm(F, tol=1e-6, max_iterations=2000).gamma * (1 + 1e-12)
+
+
+def test_bound_is_tight_at_the_optimal_weights():
+    fact = pm.factorization_norm(pm.prefix(20), tol=1e-9, max_iterations=2000)
+    assert fact.lower_bound == pytest.approx(fact.gamma, rel=1e-8)
+
+
+# ----------------------------------------------------------------------------- implicit workloads
+
+
+def test_implicit_workload_gives_same_factorization():
+    explicit = pm.factorization_norm(pm.all_range(40), tol=1e-6)
+    implicit = pm.factorization_norm(pm.all_range(40, implicit=True), tol=1e-6)
+    assert implicit.gamma == pytest.approx(explicit.gamma, rel=1e-10)
+    assert implicit.residual < 1e-6
+    y = np.random.default_rng(0).normal(size=implicit.strategy.shape[0])
+    np.testing.assert_allclose(implicit.reconstruct(y), explicit.reconstruct(y), atol=1e-9)
+    with pytest.raises(ValueError, match="implicit"):
+        implicit.reconstruction
+
+
+# ----------------------------------------------------------------------------- approximate
+
+
+def test_approximate_alpha_zero_is_exact():
+    exact = pm.factorization_norm(pm.prefix(6), tol=1e-8).gamma
+    approximate = pm.approximate_factorization_norm(pm.prefix(6), 0.0)
+    assert approximate.gamma == pytest.approx(exact, rel=1e-5)
+    assert approximate.residual < 1e-6
+
+
+def test_approximate_seed_example():
+    # Seed 001 eq. 36-37: entries 1 +- alpha are within alpha of the all-ones matrix, which has
+    # gamma 1, so gamma_alpha <= 1.
+    rng = np.random.default_rng(1)
+    alpha = 0.1
+    F = 1.0 + alpha * rng.choice([-1.0, 1.0], size=(3, 5))
+    assert pm.factorization_norm(F, tol=1e-6).gamma > 1.05
+    fact = pm.approximate_factorization_norm(F, alpha)
+    assert fact.gamma <= 1.0 + 1e-5
+    assert fact.residual <= alpha * math.sqrt(3) * (1 + 1e-4)
+    assert fact.lower_bound <= fact.gamma
+    np.testing.assert_allclose(fact.reconstruction @ fact.strategy, F + fact.perturbation, atol=1e-9)
+
+
+def test_approximate_is_monotone_in_alpha_and_bounded():
+    F = pm.prefix(5).toarray()
+    previous = math.inf
+    for alpha in (0.0, 0.05, 0.2, 0.5):
+        fact = pm.approximate_factorization_norm(F, alpha)
+        assert fact.gamma <= previous * (1 + 1e-5)
+        assert fact.lower_bound <= fact.gamma * (1 + 1e-6)
+        if alpha == 0:
+            assert fact.relative_gap < 1e-4  # the bound is the exact dual bound there
+        assert fact.residual <= alpha * math.sqrt(5) * (1 + 1e-4) + 1e-7
+        previous = fact.gamma
+
+
+def test_approximate_lower_bound_against_brute_perturbations():
+    # The bound holds against every feasible E, so against random ones scaled to the limit.
+    rng = np.random.default_rng(4)
+    F = rng.normal(size=(4, 5))
+    alpha = 0.3
+    q = rng.dirichlet(np.ones(5))
+    bound = approximate_lower_bound(F, alpha, q)
+    for _ in range(20):
+        E = rng.normal(size=F.shape)
+        E *= alpha * 2.0 / np.linalg.norm(E, axis=0)[None, :]
+        assert bound <= pm.factorization_norm(F + E, tol=1e-6, max_iterations=2000).gamma * (1 + 1e-9)
+
+
+# ----------------------------------------------------------------------------- bad inputs
+
+
+@pytest.mark.parametrize("bad", [np.array([[1.0, np.nan]]), np.array([[np.inf, 1.0]])])
+def test_non_finite_workload_rejected(bad):
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        pm.factorization_norm(bad)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        pm.approximate_factorization_norm(bad, 0.1)
+
+
+@pytest.mark.parametrize("alpha, error", [(-0.1, ValueError), (float("nan"), ValueError),
+                                          (float("inf"), ValueError), ("0.1", TypeError), (True, TypeError)])
+def test_bad_alpha(alpha, error):
+    with pytest.raises(error, match="alpha"):
+        pm.approximate_factorization_norm(pm.prefix(3), alpha)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"method": "newton"}, "method"),
+    ({"tol": 0.0}, "tol"),
+    ({"tol": -1e-3}, "tol"),
+    ({"tol": float("nan")}, "tol"),
+    ({"max_iterations": 0}, "max_iterations"),
+    ({"max_iterations": 2.5}, "max_iterations"),
+])
+def test_bad_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pm.factorization_norm(pm.prefix(4), **kwargs)
+
+
+def test_zero_workload_rejected():
+    with pytest.raises(ValueError, match="zero"):
+        pm.factorization_norm(np.zeros((3, 4)))
+
+
+@pytest.mark.parametrize("weights, match", [(np.ones(3), "shape"), (-np.ones(4), "nonnegative"),
+                                            (np.zeros(4), "positive sum"), (np.array([1, np.nan, 1, 1]), "finite")])
+def test_bad_weights(weights, match):
+    with pytest.raises(ValueError, match=match):
+        pm.factorization_lower_bound(pm.prefix(4), weights)
+
+
+def test_uncertified_result_is_an_error_with_the_best_attached():
+    with pytest.raises(pm.FactorizationError, match="no method certified") as info:
+        pm.factorization_norm(pm.prefix(50), method="iterative", tol=1e-12, max_iterations=2)
+    best = info.value.best
+    assert best is not None and best.status == "iteration_limit"
+    assert best.relative_gap > 1e-12
+    assert best.gamma >= best.lower_bound
+    assert "iterative" in info.value.attempts[0]
+
+
+def test_approximate_refuses_large_explicit_problems():
+    with pytest.raises(ValueError, match="max_entries"):
+        pm.approximate_factorization_norm(pm.prefix(200), 0.1)
