@@ -20,10 +20,19 @@ import scipy.sparse as sp
 from .bodies.hull import ProjectionResult, project_to_hull
 from .data import Dataset, histogram
 from .evaluation import gaussian_expected_rmse
+from .factorization import Factorization
+from .optimal_factorization import factorization_norm
 from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, ZCDP, gaussian_sigma, laplace_scale
 from .workloads import Workload
 
-__all__ = ["Release", "GaussianMechanism", "LaplaceMechanism", "ProjectionMechanism", "as_generator"]
+__all__ = [
+    "Release",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "ProjectionMechanism",
+    "FactorizationMechanism",
+    "as_generator",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,11 +56,15 @@ class Release:
         The (public) data set size the answers are normalized by.
     noise : {"gaussian", "laplace"}
     scale : float
-        Gaussian standard deviation sigma, or Laplace scale b, per coordinate.
+        Gaussian standard deviation sigma, or Laplace scale b, per measured coordinate (the
+        answers themselves, or the strategy's measurements ``M h`` for the factorization
+        mechanism, whose answers carry the correlated noise ``R Z``).
     sensitivity : float
         The l2 (Gaussian) or l1 (Laplace) sensitivity the scale is calibrated to.
     projection : ProjectionResult or None
         Solver statistics and the witness distribution, for projection mechanisms.
+    factorization : Factorization or None
+        The strategy and reconstruction, for the factorization mechanism.
     """
 
     answers: np.ndarray
@@ -65,10 +78,11 @@ class Release:
     scale: float
     sensitivity: float
     projection: ProjectionResult | None = None
+    factorization: Factorization | None = None
 
     @property
     def sigma(self) -> float:
-        """Standard deviation of the noise on each answer."""
+        """Standard deviation of the noise on each measured coordinate (see ``scale``)."""
         return self.scale if self.noise == "gaussian" else math.sqrt(2.0) * self.scale
 
     @property
@@ -100,6 +114,8 @@ class Release:
         }
         if self.projection is not None:
             summary["solver"] = self.projection.summary()
+        if self.factorization is not None:
+            summary["factorization"] = self.factorization.summary()
         return summary
 
     def to_json(self) -> str:
@@ -176,7 +192,7 @@ class _AdditiveNoiseMechanism:
         return truth + self._sample(scale, truth.size, generator), n, scale
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, n: int, scale: float,
-                 projection: ProjectionResult | None = None) -> Release:
+                 projection: ProjectionResult | None = None, factorization: Factorization | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -189,6 +205,7 @@ class _AdditiveNoiseMechanism:
             scale=scale,
             sensitivity=self.sensitivity(n),
             projection=projection,
+            factorization=factorization,
         )
 
     def release(self, data_or_histogram: Any, n: int | None = None,
@@ -325,3 +342,88 @@ class ProjectionMechanism(GaussianMechanism):
         noisy, n, scale = self._noisy(data_or_histogram, n, rng)
         result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol)
         return self._release(result.answers, noisy, n, scale, projection=result)
+
+
+class FactorizationMechanism(GaussianMechanism):
+    """The factorization (matrix) mechanism, optionally followed by projection.
+
+    For a factorization ``R M = F`` it measures ``M h + Z`` with ``Z ~ N(0, sigma^2 I)`` and
+    releases ``R (M h + Z) = F h + R Z`` (seed 001, eq. 24-29; Theorem 2.3 with the optimal
+    factorization). Guarantee: the given ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` w.r.t. the
+    given neighbouring relation, because ``sigma`` is calibrated exactly as in
+    :class:`GaussianMechanism` but to the strategy's l2 sensitivity ``(2/n) ||M||_{1->2}``
+    (replace-one; ``(1/n) ||M||_{1->2}`` add/remove), and ``R`` is post-processing. The expected
+    squared error is ``sigma^2 ||R||_F^2`` (:meth:`expected_rmse`).
+
+    With ``project=True`` the reconstructed answers are then projected onto ``K_Q`` (seed 001,
+    §2.3, "combined seamlessly with the factorization approaches"): post-processing again, so the
+    same guarantee, and the error never exceeds the unprojected one on the same noise (seed 001,
+    eq. 43).
+
+    The factorization depends only on the public workload, never on the data.
+
+    Parameters
+    ----------
+    workload : Workload
+    privacy : ZCDP or ApproxDP
+    factorization : Factorization, optional
+        An exact factorization of ``workload``; default the optimal one,
+        :func:`~projmech.factorization_norm.factorization_norm` (``workload``) with its defaults.
+        An approximate factorization (``R M = F + E``) is accepted; its answers carry the bias
+        ``E h`` (at most ``||E||_{1->2}`` per query in l2, seed 001 eq. 35).
+    project : bool
+        Project the reconstructed answers onto ``K_Q`` (needs the explicit workload matrix).
+    neighbouring, calibration
+        As for :class:`GaussianMechanism`.
+    solver, tol
+        For the projection (see :func:`~projmech.bodies.hull.project_to_hull`).
+    """
+
+    mechanism_name = "factorization"
+
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, factorization: Factorization | None = None,
+                 project: bool = False, neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 calibration: Literal["analytic", "classical"] = "analytic", solver: str = "auto",
+                 tol: float = 1e-8) -> None:
+        if not isinstance(workload, Workload):
+            raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
+        if not isinstance(project, bool):
+            raise TypeError(f"project: expected a bool, got {project!r}")
+        if factorization is None:
+            factorization = factorization_norm(workload)
+        elif not isinstance(factorization, Factorization):
+            raise TypeError(f"factorization: expected a Factorization, got {type(factorization).__name__}")
+        elif factorization.workload.shape != workload.shape:
+            raise ValueError(
+                f"factorization: it factorizes a {factorization.workload.shape} workload, not {workload.shape}"
+            )
+        if project and workload.is_implicit:
+            raise ValueError(
+                f"project: projection onto K_Q needs the explicit matrix of {workload.name}, which is implicit"
+            )
+        super().__init__(workload, privacy, neighbouring, calibration)
+        self.factorization = factorization
+        self.project = project
+        self.solver = solver
+        self.tol = tol
+        self._column_norm = factorization.strategy_sensitivity
+        if project:
+            self.mechanism_name = "factorization+projection"
+
+    def expected_rmse(self, n: int) -> float:
+        """``sqrt(E (1/k) ||R Z||^2) = sigma ||R||_F / sqrt(k)`` before projection (seed 001,
+        eq. 29); see :meth:`Factorization.expected_rmse`. Projection can only lower the error."""
+        return self.factorization.expected_rmse(self.privacy, n, self.neighbouring)
+
+    def release(self, data_or_histogram: Any, n: int | None = None,
+                rng: np.random.Generator | int | None = None) -> Release:
+        h, n = self._histogram(data_or_histogram, n)
+        generator = as_generator(rng)
+        scale = self.noise_scale(n)
+        strategy = self.factorization.strategy
+        measurements = strategy @ h + self._sample(scale, strategy.shape[0], generator)
+        noisy = self.factorization.reconstruct(measurements)
+        if not self.project:
+            return self._release(noisy, noisy, n, scale, factorization=self.factorization)
+        result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol)
+        return self._release(result.answers, noisy, n, scale, projection=result, factorization=self.factorization)

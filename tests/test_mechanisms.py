@@ -20,7 +20,14 @@ from scipy import stats
 
 from projmech.data import Dataset
 from projmech.domain import Domain
-from projmech.mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release, as_generator
+from projmech.mechanisms import (
+    FactorizationMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    ProjectionMechanism,
+    Release,
+    as_generator,
+)
 from projmech.privacy import ApproxDP, Neighbouring, PureDP, ZCDP
 from projmech.workloads import Workload, identity, marginals
 
@@ -230,10 +237,10 @@ def test_global_numpy_state_is_not_used():
 # --------------------------------------------------------------------------------------------
 
 DOCUMENTED_FIELDS = ["answers", "noisy_answers", "labels", "mechanism", "privacy", "neighbouring", "n", "noise",
-                     "scale", "sensitivity", "projection"]
+                     "scale", "sensitivity", "projection", "factorization"]
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "laplace", "projection"])
+@pytest.mark.parametrize("kind", ["gaussian", "laplace", "projection", "factorization"])
 def test_release_never_carries_truth(kind):
     data, records = sample_dataset(30, seed=2)
     h = histogram_by_hand(records)
@@ -243,6 +250,7 @@ def test_release_never_carries_truth(kind):
         "gaussian": lambda: GaussianMechanism(workload, ApproxDP(1.0, 1e-6)),
         "laplace": lambda: LaplaceMechanism(workload, PureDP(1.0)),
         "projection": lambda: ProjectionMechanism(workload, ApproxDP(1.0, 1e-6)),
+        "factorization": lambda: FactorizationMechanism(workload, ApproxDP(1.0, 1e-6)),
     }[kind]()
     release = mechanism.release(data, rng=11)
 
