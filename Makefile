@@ -24,6 +24,7 @@ test-all: $(STAMP)
 benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/solvers.py
 	$(BIN)/python benchmarks/error_vs_n.py
+	$(BIN)/python benchmarks/factorization.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

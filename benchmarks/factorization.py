@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dims", type=_int_list, default=None,
                         help="comma-separated numbers d of binary attributes for 2-way marginals (default "
                              + ",".join(map(str, DEFAULT_DIMS)) + "; empty string: none)")
-    parser.add_argument("--sdp-max", type=int, default=128,
+    parser.add_argument("--sdp-max", type=int, default=64,
                         help="run the SDP only where m <= this (default 64; the SDP grows fast in m)")
     parser.add_argument("--solver", default="SCS", help="CVXPY solver of the SDP (default SCS)")
     parser.add_argument("--tol", type=float, default=1e-3, help="target relative gap on gamma^2 (default 1e-3)")

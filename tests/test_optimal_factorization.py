@@ -309,3 +309,32 @@ def test_uncertified_result_is_an_error_with_the_best_attached():
 def test_approximate_refuses_large_explicit_problems():
     with pytest.raises(ValueError, match="max_entries"):
         pm.approximate_factorization_norm(pm.prefix(200), 0.1)
+
+
+# ----------------------------------------------------------------------------- the tridiagonal fast path
+
+
+@pytest.mark.parametrize("build, tridiagonal", [
+    (lambda: pm.prefix(300), True),
+    (lambda: pm.all_range(200, implicit=True), True),
+    (lambda: pm.random_queries(60, 50, np.random.default_rng(2)), False),
+    (lambda: pm.stack([pm.prefix(40), pm.identity(40)]), False),
+])
+def test_tridiagonal_inverse_detection_and_agreement(build, tridiagonal):
+    from projmech.optimal_factorization import _RowSpaceDual, _tridiagonal_inverse
+
+    gram = build().gram()
+    dual = _RowSpaceDual(gram)
+    assert (dual.inverse_bands is not None) == tridiagonal
+    if tridiagonal:
+        bands, off_bands = dual.inverse_bands
+        T = np.diag(bands) + np.diag(off_bands, 1) + np.diag(off_bands, -1)
+        np.testing.assert_allclose(T, np.linalg.inv(gram), atol=1e-8 * np.abs(T).max())
+        # The same step as the dense eigendecomposition.
+        q = np.random.default_rng(0).dirichlet(np.ones(gram.shape[0]))
+        fast = dual.step(q)
+        dual.inverse_bands = None
+        dense = dual.step(q)
+        assert fast[0] == pytest.approx(dense[0], rel=1e-9)
+        np.testing.assert_allclose(fast[1], dense[1], rtol=1e-7)
+    assert _tridiagonal_inverse(np.eye(3), np.eye(3)) is None  # too small to bother
