@@ -29,12 +29,14 @@ eigendecomposition, whose diagonal ``x`` is the gradient (up to a factor 1/2) of
 has objective ``max(x) * phi(q)``, while ``phi(q)^2`` is the dual bound, so
 ``max(x) / phi(q) - 1`` is the certified relative gap of ``k gamma^2`` at every iterate. The
 update ``q_i <- q_i (x_i / phi)^2`` (multiplicative; ``sum_i q_i x_i = phi``, so it is a fixed
-point exactly at optimality) is accelerated by Anderson mixing in ``log q``. When F is
+point exactly at optimality) is accelerated by safeguarded Anderson mixing on q. When F is
 rank-deficient or rectangular the iteration runs in F's row space (``G = B^T B`` with ``B`` of
 full row rank ``r``): ``X*(q) = B^T (B diag(q) B^T)^-1/2 B`` has exactly that range, so
 ``R = F M^+`` always satisfies ``R M = F`` and the value reported is attained. Whatever the
 route, the reported ``gamma`` is recomputed from the returned M and R, and ``R M = F`` is
-checked; the lower bound comes from the final ``q`` alone.
+checked; the lower bound comes from the final ``q`` alone. For prefix and all-range workloads
+``G^-1`` is tridiagonal, and each step is the ``O(m^2)`` tridiagonal eigenproblem of
+``D^-1/2 G^-1 D^-1/2`` instead of a dense ``O(m^3)`` one.
 """
 
 from __future__ import annotations
