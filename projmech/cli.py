@@ -16,7 +16,7 @@ from .data import Dataset
 from .domain import Domain
 from .evaluation import gaussian_expected_rmse
 from .experiments import error_vs_n, format_table, plot_error_vs_n
-from .mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
+from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
 from .privacy import ApproxDP, PureDP, ZCDP
 from .workloads import Workload
 
@@ -54,7 +54,7 @@ def _privacy(args: argparse.Namespace, mechanism: str) -> ZCDP | ApproxDP | Pure
             raise ValueError("--delta: the Laplace mechanism is pure epsilon-DP; omit --delta")
         return PureDP(args.epsilon)
     if args.delta is None:
-        raise ValueError("--delta: required for the Gaussian and projection mechanisms (or use --rho)")
+        raise ValueError("--delta: required for the Gaussian, projection and factorization mechanisms (or use --rho)")
     return ApproxDP(args.epsilon, args.delta)
 
 
@@ -66,6 +66,9 @@ def _release(args: argparse.Namespace) -> int:
         mechanism = GaussianMechanism(workload, privacy, neighbouring=args.neighbouring)
     elif args.mechanism == "laplace":
         mechanism = LaplaceMechanism(workload, privacy, neighbouring=args.neighbouring)
+    elif args.mechanism.startswith("factorization"):
+        mechanism = FactorizationMechanism(workload, privacy, project=args.mechanism == "factorization+projection",
+                                           neighbouring=args.neighbouring, solver=args.solver)
     else:
         mechanism = ProjectionMechanism(workload, privacy, solver=args.solver, neighbouring=args.neighbouring)
     released = mechanism.release(dataset, rng=np.random.default_rng(args.seed))
@@ -111,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     release.add_argument("--data", required=True, help="CSV file with a header row of attribute names")
     release.add_argument("--domain", required=True, help='JSON file {"attribute": size, ...}')
     release.add_argument("--workload", default="marginals:2", help="marginals:WAY, identity, prefix or all_range")
-    release.add_argument("--mechanism", choices=["gaussian", "laplace", "projection"], default="projection")
+    release.add_argument("--mechanism", default="projection",
+                         choices=["gaussian", "laplace", "projection", "factorization", "factorization+projection"])
     release.add_argument("--epsilon", type=float)
     release.add_argument("--delta", type=float)
     release.add_argument("--rho", type=float, help="zCDP parameter, instead of --epsilon/--delta")

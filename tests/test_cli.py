@@ -160,7 +160,7 @@ def test_release_with_rho(files, mechanism):
     assert ("solver" in summary) == (mechanism == "projection")
 
 
-@pytest.mark.parametrize("mechanism", ["gaussian", "projection"])
+@pytest.mark.parametrize("mechanism", ["gaussian", "projection", "factorization", "factorization+projection"])
 @pytest.mark.parametrize("spec", ["marginals:2", "marginals:3", "identity", "prefix", "all_range"])
 def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism, spec):
     code, out = release(files, "--mechanism", mechanism, "--rho", "1e14", "--workload", spec, "--seed", "5")
@@ -183,6 +183,9 @@ def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism
         truth = np.array([h[a:b + 1].sum() for a, b in pairs])
     assert list(table["query"]) == labels
     np.testing.assert_allclose(table["answer"].to_numpy(), truth, atol=1e-6)
+    summary = json.loads(Path(out).with_suffix(".json").read_text())
+    assert summary["mechanism"] == mechanism
+    assert ("factorization" in summary) == mechanism.startswith("factorization")
 
 
 def test_release_seed_is_reproducible(files):
