@@ -91,3 +91,18 @@ def test_bad_inputs():
         mech.release(random_histogram(6), n=0)
     with pytest.raises(ValueError, match="histogram"):
         mech.release(np.full(6, np.nan), n=10)
+
+
+def test_approximate_factorization_bias_is_bounded():
+    # Seed 001 eq. 32-35: with R M = F + E the answers carry E h, and ||E h|| <= ||E||_{1->2}.
+    rng = np.random.default_rng(1)
+    alpha = 0.1
+    F = 1.0 + alpha * rng.choice([-1.0, 1.0], size=(3, 5))
+    workload = pm.Workload(F)
+    fact = pm.approximate_factorization_norm(workload, alpha)
+    mech = pm.FactorizationMechanism(workload, pm.ZCDP(1e14), fact)  # negligible noise
+    for seed in range(10):
+        h = random_histogram(5, seed)
+        bias = mech.release(h, n=100, rng=seed).answers - workload.answer(h)
+        np.testing.assert_allclose(bias, fact.perturbation @ h, atol=1e-6)
+        assert np.linalg.norm(bias) <= fact.residual + 1e-6
