@@ -395,7 +395,7 @@ def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES) 
         # Two elements share a cell of subset S's table iff they agree on every attribute of S,
         # so they share C(a, way) cells, a = the number of attributes on which they agree.
         agree = sum((column[:, None] == column[None, :]).astype(np.int64) for column in codes)
-        return np.vectorize(math.comb, otypes=[float])(agree, way)
+        return np.array([math.comb(a, way) for a in range(d + 1)], dtype=float)[agree]
 
     return Workload(matrix, labels, domain=domain, name=f"marginals(way={way})", gram=gram)
 
