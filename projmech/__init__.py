@@ -4,7 +4,15 @@
 """
 
 from . import datasets
-from .bodies import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
+from .bodies import (
+    ProjectionError,
+    ProjectionResult,
+    RelaxationError,
+    RelaxationResult,
+    frank_wolfe_gap,
+    project_to_hull,
+    project_to_relaxation,
+)
 from .data import Dataset, histogram
 from .domain import Domain
 from .factorization import Factorization, hierarchical_strategy, identity_strategy, total_strategy
@@ -45,6 +53,8 @@ __all__ = [
     "ProjectionMechanism",
     "ProjectionResult",
     "PureDP",
+    "RelaxationError",
+    "RelaxationResult",
     "Release",
     "TrialSummary",
     "Workload",
@@ -70,6 +80,7 @@ __all__ = [
     "mean_confidence_interval",
     "prefix",
     "project_to_hull",
+    "project_to_relaxation",
     "random_queries",
     "repeated",
     "rmse",

@@ -1,5 +1,16 @@
 """Convex bodies that noisy answers are projected onto, each compiled into a CVXPY problem."""
 
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
+from .relaxation import RELAXATIONS, MomentEncoding, RelaxationError, RelaxationResult, project_to_relaxation
 
-__all__ = ["ProjectionError", "ProjectionResult", "frank_wolfe_gap", "project_to_hull"]
+__all__ = [
+    "ProjectionError",
+    "ProjectionResult",
+    "frank_wolfe_gap",
+    "project_to_hull",
+    "RELAXATIONS",
+    "MomentEncoding",
+    "RelaxationError",
+    "RelaxationResult",
+    "project_to_relaxation",
+]
