@@ -10,6 +10,7 @@ from .bodies import (
     RelaxationError,
     RelaxationResult,
     frank_wolfe_gap,
+    gaussian_rounding,
     project_to_hull,
     project_to_relaxation,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "from_predicates",
     "gaussian_delta",
     "gaussian_expected_rmse",
+    "gaussian_rounding",
     "gaussian_sigma",
     "hierarchical_strategy",
     "histogram",

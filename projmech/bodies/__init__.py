@@ -2,6 +2,7 @@
 
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationError, RelaxationResult, project_to_relaxation
+from .rounding import gaussian_rounding, rounding_covariance
 
 __all__ = [
     "ProjectionError",
@@ -13,4 +14,6 @@ __all__ = [
     "RelaxationError",
     "RelaxationResult",
     "project_to_relaxation",
+    "gaussian_rounding",
+    "rounding_covariance",
 ]

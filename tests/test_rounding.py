@@ -1,0 +1,80 @@
+"""Gaussian (Krivine sine-transform) rounding of binary moment matrices into synthetic rows."""
+
+import numpy as np
+import pytest
+
+import projmech as pm
+from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
+from projmech.bodies.rounding import gaussian_rounding, rounding_covariance
+
+
+def correlated_moments(d=5, rows=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((rows, d)) < 0.45).astype(int)
+    X[:, 1] = X[:, 0] ^ (rng.random(rows) < 0.15)
+    X[:, 2] = 1 - X[:, 0]
+    domain = pm.Domain([f"x{i}" for i in range(d)], [2] * d)
+    h = np.bincount(np.ravel_multi_index(X.T, domain.sizes), minlength=domain.size) / rows
+    return domain, h, MomentEncoding.of(domain).moments_of(h)
+
+
+def test_rows_reproduce_the_moments_when_no_repair_is_needed():
+    domain, h, Y = correlated_moments()
+    covariance, repair = rounding_covariance(Y)
+    assert repair == 0.0
+    np.testing.assert_allclose(np.diag(covariance), 1.0)
+    n = 200_000
+    rows, reported = gaussian_rounding(Y, n, np.random.default_rng(1))
+    assert reported == 0.0 and rows.shape == (n, 5) and set(np.unique(rows)) <= {0, 1}
+    second = rows.T.astype(float) @ rows / n
+    # each entry is a mean of n Bernoulli draws: 5 standard errors at most 5 * 0.5 / sqrt(n)
+    assert np.abs(second - Y[1:, 1:]).max() < 5 * 0.5 / np.sqrt(n)
+
+
+def test_repair_is_reported_when_the_sine_transform_is_not_psd():
+    mu = np.array([0.02, 0.97, 0.5, 0.03])
+    Y = np.outer(np.r_[1.0, mu], np.r_[1.0, mu])  # independent bits with extreme means
+    Y[1:, 1:][np.diag_indices(4)] = mu
+    covariance, repair = rounding_covariance(Y)
+    assert repair > 0
+    assert np.linalg.eigvalsh(covariance).min() > -1e-12
+    np.testing.assert_allclose(np.diag(covariance), 1.0)
+    rows, reported = gaussian_rounding(Y, 1000, np.random.default_rng(0))
+    assert reported == repair
+
+
+def test_rounding_a_projection_onto_the_relaxation():
+    domain, h, _ = correlated_moments(seed=3)
+    workload = pm.marginals(domain, 2)
+    y = workload.answer(h) + np.random.default_rng(4).normal(0, 0.02, workload.num_queries)
+    result = project_to_relaxation(domain, y, solver="CLARABEL")
+    rows, repair = gaussian_rounding(result.moments, 100_000, np.random.default_rng(5))
+    sample = np.bincount(np.ravel_multi_index(rows.T, domain.sizes), minlength=domain.size) / len(rows)
+    gap = np.abs(workload.answer(sample) - result.answers).max()
+    assert gap < (0.01 if repair == 0 else 0.05)
+
+
+def test_reproducible():
+    _, _, Y = correlated_moments()
+    a, _ = gaussian_rounding(Y, 50, np.random.default_rng(9))
+    b, _ = gaussian_rounding(Y, 50, np.random.default_rng(9))
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("moments, match", [
+    (np.ones((2, 3)), "square"),
+    (np.ones((1, 1)), "square"),
+    (np.full((3, 3), np.nan), "NaN"),
+    (2 * np.eye(3), r"Y\[0, 0\]"),
+])
+def test_bad_moments(moments, match):
+    with pytest.raises(ValueError, match=match):
+        gaussian_rounding(moments, 10, np.random.default_rng(0))
+
+
+def test_bad_arguments():
+    _, _, Y = correlated_moments()
+    with pytest.raises(ValueError, match="n"):
+        gaussian_rounding(Y, 0, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="rng"):
+        gaussian_rounding(Y, 10, 0)
