@@ -56,6 +56,7 @@ from projmech import (
     marginals,
     prefix,
 )
+from projmech.experiments import format_number
 
 DEFAULT_SIZES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 DEFAULT_DIMS: tuple[int, ...] = (4, 6, 8)
@@ -177,16 +178,12 @@ def format_results(results: pd.DataFrame) -> str:
               f"{'residual':>8} {'iters':>5} {'time s':>8} {'ratio':>7}  status")
     lines = [header, "-" * len(header)]
 
-    def number(value: float, spec: str) -> str:
-        width = int(spec.split(".")[0])
-        return f"{'-':>{width}}" if pd.isna(value) else format(value, spec)
-
     for row in results.itertuples(index=False):
         iterations = str(row.iterations) if row.kind == OPTIMIZED and row.method == "iterative" else "-"
         lines.append(
-            f"{row.problem:<16} {row.k:>9} {row.m:>5} {row.method:<13} {number(row.gamma, '10.5f')} "
-            f"{number(row.lower_bound, '10.5f')} {number(row.relative_gap, '8.1e')} {number(row.residual, '8.1e')} "
-            f"{iterations:>5} {number(row.time_s, '8.3f')} {number(row.ratio, '7.3f')}  {row.status}"
+            f"{row.problem:<16} {row.k:>9} {row.m:>5} {row.method:<13} {format_number(row.gamma, '10.5f')} "
+            f"{format_number(row.lower_bound, '10.5f')} {format_number(row.relative_gap, '8.1e')} {format_number(row.residual, '8.1e')} "
+            f"{iterations:>5} {format_number(row.time_s, '8.3f')} {format_number(row.ratio, '7.3f')}  {row.status}"
         )
     return "\n".join(lines)
 

@@ -48,6 +48,7 @@ from projmech import (
     random_queries,
 )
 from projmech.bodies.hull import SOLVERS
+from projmech.experiments import format_number
 
 DEFAULT_DIMS: tuple[int, ...] = (6, 8, 10, 12)
 DEFAULT_RANDOM: tuple[tuple[int, int], ...] = ((50, 200), (200, 2000), (500, 4000))
@@ -161,15 +162,11 @@ def format_results(results: pd.DataFrame) -> str:
               f"{'gap':>9} {'raw feas':>9} {'obj rel':>9}  status")
     lines = [header, "-" * len(header)]
 
-    def number(value: float, spec: str) -> str:
-        width = int(spec.split(".")[0])
-        return f"{'-':>{width}}" if pd.isna(value) else format(value, spec)
-
     for row in results.itertuples(index=False):
         lines.append(
-            f"{row.problem:<16} {row.k:>5} {row.m:>5} {row.solver:<9} {number(row.solve_time_s, '9.4f')} "
-            f"{number(row.total_time_s, '9.4f')} {number(row.distance, '11.6g')} {number(row.gap, '9.1e')} "
-            f"{number(row.raw_feasibility_error, '9.1e')} {number(row.objective_rel_diff, '9.1e')}  {row.status}"
+            f"{row.problem:<16} {row.k:>5} {row.m:>5} {row.solver:<9} {format_number(row.solve_time_s, '9.4f')} "
+            f"{format_number(row.total_time_s, '9.4f')} {format_number(row.distance, '11.6g')} {format_number(row.gap, '9.1e')} "
+            f"{format_number(row.raw_feasibility_error, '9.1e')} {format_number(row.objective_rel_diff, '9.1e')}  {row.status}"
         )
     return "\n".join(lines)
 

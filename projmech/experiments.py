@@ -14,7 +14,7 @@ from tqdm.auto import tqdm
 from .data import Dataset
 from .evaluation import evaluate
 
-__all__ = ["error_vs_n", "plot_error_vs_n", "format_table"]
+__all__ = ["error_vs_n", "plot_error_vs_n", "format_table", "format_number"]
 
 
 
@@ -40,6 +40,13 @@ def error_vs_n(
                 summary = evaluate(mechanism, subsample, trials, rng, progress=bar.update)
                 rows.append({**summary.row(), "mechanism": name})
     return pd.DataFrame(rows)
+
+
+def format_number(value: float, spec: str) -> str:
+    """``format(value, spec)``, or a right-aligned ``-`` of the spec's width for a missing value
+    (a failed run's row in a benchmark table)."""
+    width = int(spec.split(".")[0])
+    return f"{'-':>{width}}" if pd.isna(value) else format(value, spec)
 
 
 def format_table(results: pd.DataFrame) -> str:
