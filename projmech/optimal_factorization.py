@@ -138,6 +138,16 @@ def factorization_lower_bound(workload: Workload | Any, weights: Any = None) -> 
     return _dual_value(workload.gram(), q) / math.sqrt(k)
 
 
+def _row_space(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(B, U, s)``: ``B = diag(s) U^T`` (``r x m``, full row rank) with ``B^T B = G``, ``U`` an
+    orthonormal basis of F's row space and ``s`` the square roots of G's nonzero eigenvalues
+    (those above ``RANK_RTOL`` times the largest)."""
+    eigenvalues, eigenvectors = np.linalg.eigh(gram)
+    keep = eigenvalues > RANK_RTOL * max(eigenvalues[-1], 0.0)
+    scales, directions = np.sqrt(eigenvalues[keep]), eigenvectors[:, keep]
+    return scales[:, None] * directions.T, directions, scales
+
+
 def _tridiagonal_inverse(gram: np.ndarray, factor: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The bands of ``G^-1`` if it is tridiagonal (``T G - I`` at rounding level), else ``None``.
 
@@ -180,25 +190,20 @@ class _RowSpaceDual:
         m = gram.shape[0]
         self.basis = None  # (r, m) factor B with B^T B = G, when G is rank-deficient
         self.inverse_bands = None  # (diagonal, off-diagonal) of G^-1, when G^-1 is tridiagonal
+        row_space = None
         try:
             factor = sl.cholesky(gram, lower=True, check_finite=False)
-            full_rank = m > 1024 or self._numerical_rank(gram)[0] == m
         except np.linalg.LinAlgError:
-            full_rank = False
-        if full_rank:
-            self.inverse_bands = _tridiagonal_inverse(gram, factor)
+            factor = None
+        # Above m = 1024 a successful Cholesky is taken as full rank without the O(m^3) eigh;
+        # the final check of R M = F catches a numerically singular G.
+        if factor is None or m <= 1024:
+            row_space = _row_space(gram)
+        if row_space is None or row_space[0].shape[0] == m:
+            if factor is not None:
+                self.inverse_bands = _tridiagonal_inverse(gram, factor)
         else:
-            rank, eigenvalues, eigenvectors = self._numerical_rank(gram)
-            keep = slice(m - rank, m)
-            self.scales = np.sqrt(eigenvalues[keep])
-            self.directions = eigenvectors[:, keep]  # orthonormal basis of F's row space
-            self.basis = self.scales[:, None] * self.directions.T
-
-    @staticmethod
-    def _numerical_rank(gram: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-        eigenvalues, eigenvectors = np.linalg.eigh(gram)
-        rank = int(np.sum(eigenvalues > RANK_RTOL * max(eigenvalues[-1], 0.0)))
-        return rank, eigenvalues, eigenvectors
+            self.basis, self.directions, self.scales = row_space
 
     def step(self, q: np.ndarray) -> tuple[float, np.ndarray, tuple[np.ndarray, np.ndarray]]:
         """``phi(q)``, the diagonal of ``X*(q)``, and the eigendecomposition behind them."""
@@ -335,13 +340,6 @@ def _solve_iterative(workload: Workload, gram: np.ndarray, tol: float, max_itera
     )
 
 
-def _row_space_basis(gram: np.ndarray) -> np.ndarray:
-    """``B`` (``r x m``, full row rank) with ``B^T B = G``."""
-    eigenvalues, eigenvectors = np.linalg.eigh(gram)
-    keep = eigenvalues > RANK_RTOL * max(eigenvalues[-1], 0.0)
-    return np.sqrt(eigenvalues[keep])[:, None] * eigenvectors[:, keep].T
-
-
 def _solve_cvxpy(problem: Any, solver: str, solver_options: dict[str, Any] | None) -> str:
     import cvxpy as cp
 
@@ -376,7 +374,7 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, solver: str,
 
     start = time.perf_counter()
     k, m = workload.shape
-    basis = _row_space_basis(gram)
+    basis = _row_space(gram)[0]
     r = basis.shape[0]
     X = cp.Variable((m, m), symmetric=True)
     U = cp.Variable((r, r), symmetric=True)
