@@ -6,7 +6,7 @@ The noise on the answers is ``R Z``, so with ``sigma`` calibrated to the strateg
 and the factorization norm ``gamma = ||R||_F ||M||_{1->2} / sqrt(k)`` is the quantity to minimize.
 
 This module holds the :class:`Factorization` value and the fixed strategies; the optimal
-``gamma(F)`` is in :mod:`projmech.factorization_norm`.
+``gamma(F)`` is in :mod:`projmech.optimal_factorization`.
 """
 
 from __future__ import annotations

@@ -368,7 +368,7 @@ class FactorizationMechanism(GaussianMechanism):
     privacy : ZCDP or ApproxDP
     factorization : Factorization, optional
         An exact factorization of ``workload``; default the optimal one,
-        :func:`~projmech.factorization_norm.factorization_norm` (``workload``) with its defaults.
+        :func:`~projmech.optimal_factorization.factorization_norm` (``workload``) with its defaults.
         An approximate factorization (``R M = F + E``) is accepted; its answers carry the bias
         ``E h`` (at most ``||E||_{1->2}`` per query in l2, seed 001 eq. 35).
     project : bool

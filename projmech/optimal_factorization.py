@@ -69,7 +69,7 @@ SDP_MAX_UNIVERSE = 64
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10
 
-# Weights are kept above this fraction of the largest, so that log q stays finite.
+# Weights are kept above this fraction of the largest, so that B diag(q) B^T stays invertible.
 _WEIGHT_FLOOR = 1e-12
 
 
@@ -181,7 +181,7 @@ class _RowSpaceDual:
     Two equivalent forms: on ``A = D^1/2 G D^1/2`` (``m x m``) when G has full rank, and on
     ``K = B D B^T`` (``r x r``) with ``G = B^T B`` otherwise. The second never divides by
     ``q_i`` and makes the recovered strategy's row space exactly F's. When ``G^-1`` is
-    tridiagonal (prefix workloads: ``F^-1`` is bidiagonal) the first form is solved as the
+    tridiagonal (prefix and all-range workloads) the first form is solved as the
     tridiagonal eigenproblem of ``A^-1``, in ``O(m^2)`` per step.
     """
 
@@ -214,11 +214,11 @@ class _RowSpaceDual:
                 bands / q, off_bands / np.sqrt(q[:-1] * q[1:]), lapack_driver="stemr", check_finite=False)
             eigenvalues = 1.0 / inverse_values[::-1]  # ascending, as from eigh
             eigenvectors = eigenvectors[:, ::-1]
-            diagonal = (eigenvectors**2) @ np.sqrt(eigenvalues) / q
         elif self.basis is None:
             root = np.sqrt(q)
             eigenvalues, eigenvectors = np.linalg.eigh(root[:, None] * self.gram * root[None, :])
             eigenvalues = np.clip(eigenvalues, 0.0, None)
+        if self.basis is None:  # diag X* = diag(A^1/2) / q
             diagonal = (eigenvectors**2) @ np.sqrt(eigenvalues) / q
         else:
             weighted = self.basis * np.sqrt(q)[None, :]

@@ -193,13 +193,11 @@ class Workload:
     def answer(self, histogram: Any) -> np.ndarray:
         """The answers ``F @ h`` to a (dense or sparse) histogram of length ``m``."""
         m = self.universe_size
-        if sp.issparse(histogram) and self._matrix is None:
-            if histogram.shape not in ((1, m), (m, 1)):
-                raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
-            histogram = histogram.toarray().ravel()
         if sp.issparse(histogram):
             if histogram.shape not in ((1, m), (m, 1)):
                 raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
+            if self._matrix is None:  # an implicit product takes dense vectors
+                return self.answer(histogram.toarray().ravel())
             vector = sp.csc_array(histogram.reshape(m, 1), dtype=float)
             if not np.all(np.isfinite(vector.data)):
                 raise ValueError("histogram: contains NaN or infinite entries")

@@ -215,8 +215,9 @@ def _equalities(encoding: MomentEncoding) -> tuple[sp.csr_array, np.ndarray]:
     return matrix, np.array(rhs)
 
 
-def _violation(encoding: MomentEncoding, moments: np.ndarray, relaxation: str) -> float:
-    matrix, rhs = _equalities(encoding)
+def _violation(encoding: MomentEncoding, moments: np.ndarray, relaxation: str,
+               matrix: sp.csr_array, rhs: np.ndarray) -> float:
+    """The largest violation of L's constraints (``matrix``, ``rhs``: its equalities)."""
     violation = float(np.abs(matrix @ moments.ravel() - rhs).max())
     violation = max(violation, float(np.abs(moments - moments.T).max()))
     if "sdp" in relaxation:
@@ -300,5 +301,5 @@ def project_to_relaxation(
         solver=solver,
         status=str(problem.status),
         solve_time=time.perf_counter() - start,
-        constraint_violation=_violation(model, moments, relaxation),
+        constraint_violation=_violation(model, moments, relaxation, equalities, rhs),
     )
