@@ -231,7 +231,7 @@ def project_to_relaxation(
     domain: Domain,
     y: Any,
     relaxation: str = "sdp+local",
-    solver: str = "SCS",
+    solver: str = "auto",
     solver_options: dict[str, Any] | None = None,
     encoding: str = "auto",
 ) -> RelaxationResult:
@@ -252,7 +252,8 @@ def project_to_relaxation(
         Answers in the layout of ``marginals(domain, 2)``.
     relaxation : {"sdp+local", "sdp", "local"}
     solver, solver_options
-        The CVXPY solver (SCS by default; Clarabel for small, accurate solves) and its options.
+        ``"auto"`` (SCS for now), or a CVXPY solver name (Clarabel for small, accurate solves),
+        and the solver's options.
     encoding : {"auto", "binary", "one-hot"}
         ``"auto"`` is binary when every attribute has 2 values.
 
@@ -273,6 +274,8 @@ def project_to_relaxation(
         )
     if not np.all(np.isfinite(target)):
         raise ValueError("y: contains NaN or infinite entries")
+    if solver == "auto":
+        solver = "SCS"
     start = time.perf_counter()
     Y = cp.Variable((model.size, model.size), PSD=True) if "sdp" in relaxation else \
         cp.Variable((model.size, model.size), symmetric=True)
