@@ -16,23 +16,35 @@ from .data import Dataset
 from .domain import Domain
 from .evaluation import gaussian_expected_rmse
 from .experiments import error_vs_n, format_table, plot_error_vs_n
-from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
+from .bodies.relaxation import RELAXATIONS
+from .mechanisms import (
+    BODIES,
+    HULL_MAX_UNIVERSE,
+    FactorizationMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    ProjectionMechanism,
+)
 from .privacy import ApproxDP, PureDP, ZCDP
 from .workloads import Workload
 
 __all__ = ["main", "parse_workload"]
 
 
-def parse_workload(spec: str, domain: Domain) -> Workload:
+def parse_workload(spec: str, domain: Domain, implicit: bool = False) -> Workload:
     """``marginals:W``, ``identity``, ``prefix`` or ``all_range`` over ``domain``'s universe
-    (``prefix`` and ``all_range`` order the universe row-major)."""
+    (``prefix`` and ``all_range`` order the universe row-major). ``implicit``: build the
+    marginals without their matrix (:func:`~projmech.workloads.marginals`); the other
+    workloads have no implicit form here."""
     name, _, argument = spec.partition(":")
     if name == "marginals":
         try:
             way = int(argument)
         except ValueError:
             raise ValueError(f"--workload: expected marginals:WAY with an integer WAY, got {spec!r}") from None
-        return workloads.marginals(domain, way)
+        return workloads.marginals(domain, way, implicit=implicit)
+    if implicit:
+        raise ValueError(f"--workload: only marginals:WAY can be built implicitly, got {spec!r}")
     if argument:
         raise ValueError(f"--workload: {name!r} takes no argument, got {spec!r}")
     builders = {"identity": workloads.identity, "prefix": workloads.prefix, "all_range": workloads.all_range}
@@ -58,9 +70,29 @@ def _privacy(args: argparse.Namespace, mechanism: str) -> ZCDP | ApproxDP | Pure
     return ApproxDP(args.epsilon, args.delta)
 
 
+def _body(args: argparse.Namespace) -> str | None:
+    """The projection mechanism's ``body`` (``None`` for the other mechanisms)."""
+    if args.mechanism != "projection":
+        for flag, value in (("--body", args.body), ("--relaxation", args.relaxation)):
+            if value is not None:
+                raise ValueError(f"{flag}: applies only to --mechanism projection, not {args.mechanism}")
+        return None
+    if args.body == "hull" and args.relaxation is not None:
+        raise ValueError("--relaxation: applies only with --body relaxed or auto, not hull")
+    return args.body or "auto"
+
+
 def _release(args: argparse.Namespace) -> int:
     dataset = Dataset.from_csv(args.data, args.domain)
-    workload = parse_workload(args.workload, dataset.domain)
+    body = _body(args)
+    # Marginals over a universe beyond the hull's reach are built without their k x m matrix
+    # where the mechanism never needs it: the Gaussian mechanism, and projection onto L (whose
+    # true answers are counted from the records).
+    large = dataset.domain.size > HULL_MAX_UNIVERSE
+    implicit = args.workload.startswith("marginals:") and (
+        body == "relaxed" or (large and (body == "auto" or args.mechanism == "gaussian"))
+    )
+    workload = parse_workload(args.workload, dataset.domain, implicit=implicit)
     privacy = _privacy(args, args.mechanism)
     if args.mechanism == "gaussian":
         mechanism = GaussianMechanism(workload, privacy, neighbouring=args.neighbouring)
@@ -70,14 +102,17 @@ def _release(args: argparse.Namespace) -> int:
         mechanism = FactorizationMechanism(workload, privacy, project=args.mechanism == "factorization+projection",
                                            neighbouring=args.neighbouring, solver=args.solver)
     else:
-        mechanism = ProjectionMechanism(workload, privacy, solver=args.solver, neighbouring=args.neighbouring)
+        relaxation = {} if args.relaxation is None else {"relaxation": args.relaxation}
+        mechanism = ProjectionMechanism(workload, privacy, solver=args.solver, neighbouring=args.neighbouring,
+                                        body=body, **relaxation)
     released = mechanism.release(dataset, rng=np.random.default_rng(args.seed))
     out = Path(args.out)
     released.to_frame()[["query", "answer"]].to_csv(out, index=False)
     summary_path = Path(args.summary) if args.summary else out.with_suffix(".json")
     summary_path.write_text(released.to_json() + "\n", encoding="utf-8")
+    projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
     print(f"released {len(released.answers)} answers with {released.privacy} ({released.neighbouring.value} "
-          f"neighbours), sigma={released.sigma:.3g}: {out}; summary: {summary_path}")
+          f"neighbours), sigma={released.sigma:.3g}{projected}: {out}; summary: {summary_path}")
     return 0
 
 
@@ -121,6 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
     release.add_argument("--rho", type=float, help="zCDP parameter, instead of --epsilon/--delta")
     release.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
     release.add_argument("--solver", default="auto", help="auto, CLARABEL, ECOS, OSQP or SCS")
+    release.add_argument("--body", choices=BODIES, default=None,
+                         help="projection mechanism: the hull K_Q, the relaxation L of 2-way marginals, or auto "
+                              f"(the hull up to {HULL_MAX_UNIVERSE} universe elements, L beyond; default)")
+    release.add_argument("--relaxation", choices=RELAXATIONS, default=None,
+                         help="projection onto L: its constraints (default: ProjectionMechanism's, sdp+local)")
     release.add_argument("--seed", type=int, default=None, help="seed of the noise (default: fresh OS entropy)")
     release.add_argument("--out", required=True, help="CSV of query labels and released answers")
     release.add_argument("--summary", help="JSON summary path (default: --out with .json)")

@@ -18,6 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .bodies.hull import ProjectionResult, project_to_hull
+from .bodies.relaxation import RELAXATIONS, RelaxationResult, project_to_relaxation
 from .data import Dataset, histogram
 from .evaluation import gaussian_expected_rmse
 from .factorization import Factorization
@@ -26,6 +27,8 @@ from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, ZCDP, gaussian_sig
 from .workloads import Workload
 
 __all__ = [
+    "BODIES",
+    "HULL_MAX_UNIVERSE",
     "Release",
     "GaussianMechanism",
     "LaplaceMechanism",
@@ -33,6 +36,14 @@ __all__ = [
     "FactorizationMechanism",
     "as_generator",
 ]
+
+#: The bodies :class:`ProjectionMechanism` projects onto (``"auto"`` picks one of the others).
+BODIES = ("auto", "hull", "relaxed")
+
+#: Largest universe for which ``body="auto"`` projects onto ``K_Q`` itself. The hull problem has
+#: one variable per universe element: CVXPY takes 0.4-2.4 s at m = 4096 and about 10 s at
+#: m = 65,536 (README, solver table), and 2-way marginals beyond it are the relaxation's job.
+HULL_MAX_UNIVERSE = 2**12
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,8 +72,9 @@ class Release:
         mechanism, whose answers carry the correlated noise ``R Z``).
     sensitivity : float
         The l2 (Gaussian) or l1 (Laplace) sensitivity the scale is calibrated to.
-    projection : ProjectionResult or None
-        Solver statistics and the witness distribution, for projection mechanisms.
+    projection : ProjectionResult, RelaxationResult or None
+        Solver statistics, for projection mechanisms: onto ``K_Q`` (with the witness
+        distribution) or onto the relaxation L of 2-way marginals (with the moment matrix).
     factorization : Factorization or None
         The strategy and reconstruction, for the factorization mechanism.
     """
@@ -77,7 +89,7 @@ class Release:
     noise: str
     scale: float
     sensitivity: float
-    projection: ProjectionResult | None = None
+    projection: ProjectionResult | RelaxationResult | None = None
     factorization: Factorization | None = None
 
     @property
@@ -87,8 +99,15 @@ class Release:
 
     @property
     def witness(self) -> np.ndarray | None:
-        """Distribution ``w`` over the universe with ``F @ w == answers`` (projection only)."""
-        return None if self.projection is None else self.projection.weights
+        """Distribution ``w`` over the universe with ``F @ w == answers`` (projection onto
+        ``K_Q`` only; a point of the relaxation L need not have one)."""
+        return self.projection.weights if isinstance(self.projection, ProjectionResult) else None
+
+    @property
+    def moments(self) -> np.ndarray | None:
+        """The moment matrix ``[[1, mu^T], [mu, P]]`` whose image the answers are (projection
+        onto the relaxation L only)."""
+        return self.projection.moments if isinstance(self.projection, RelaxationResult) else None
 
     @property
     def counts(self) -> np.ndarray:
@@ -114,6 +133,7 @@ class Release:
         }
         if self.projection is not None:
             summary["solver"] = self.projection.summary()
+            summary["body"] = summary["solver"].get("body", "hull")
         if self.factorization is not None:
             summary["factorization"] = self.factorization.summary()
         return summary
@@ -158,17 +178,34 @@ class _AdditiveNoiseMechanism:
         raise NotImplementedError
 
     def _histogram(self, data: Any, n: int | None) -> tuple[np.ndarray, int]:
-        m = self.workload.universe_size
+        """The normalized histogram of a Dataset or a validated given one, and ``n``."""
         if isinstance(data, Dataset):
-            if self.workload.domain is not None and data.domain != self.workload.domain:
-                raise ValueError(
-                    f"data: its domain {data.domain!r} differs from the workload's {self.workload.domain!r}"
-                )
-            if data.domain.size != m:
-                raise ValueError(f"data: its universe has {data.domain.size} elements, the workload {m}")
-            if n is not None and n != data.n:
-                raise ValueError(f"n: given {n} but the data set has {data.n} rows")
-            return histogram(data), data.n
+            n = self._check_dataset(data, n)
+            return histogram(data), n
+        return self._given_histogram(data, n)
+
+    def _truth(self, data: Any, n: int | None) -> tuple[np.ndarray, int]:
+        """The true answers and ``n``: a Dataset's are counted from its records
+        (:meth:`Workload.answer_data`, no histogram over the universe for marginals)."""
+        if isinstance(data, Dataset):
+            n = self._check_dataset(data, n)
+            return self.workload.answer_data(data), n
+        h, n = self._given_histogram(data, n)
+        return self.workload.answer(h), n
+
+    def _check_dataset(self, data: Dataset, n: int | None) -> int:
+        self.workload.check_data(data)
+        if n is not None and n != data.n:
+            raise ValueError(f"n: given {n} but the data set has {data.n} rows")
+        return data.n
+
+    def _given_histogram(self, data: Any, n: int | None) -> tuple[np.ndarray, int]:
+        m = self.workload.universe_size
+        if not self.workload.accepts_histograms:
+            raise ValueError(
+                f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
+                "histogram; pass the Dataset, whose records it answers directly"
+            )
         if n is None:
             raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
@@ -185,14 +222,14 @@ class _AdditiveNoiseMechanism:
         return h, int(n)
 
     def _noisy(self, data: Any, n: int | None, rng: Any) -> tuple[np.ndarray, int, float]:
-        h, n = self._histogram(data, n)
+        truth, n = self._truth(data, n)
         generator = as_generator(rng)
         scale = self.noise_scale(n)
-        truth = self.workload.answer(h)
         return truth + self._sample(scale, truth.size, generator), n, scale
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, n: int, scale: float,
-                 projection: ProjectionResult | None = None, factorization: Factorization | None = None) -> Release:
+                 projection: ProjectionResult | RelaxationResult | None = None,
+                 factorization: Factorization | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -215,7 +252,8 @@ class _AdditiveNoiseMechanism:
         Parameters
         ----------
         data_or_histogram : Dataset or array_like of shape (m,)
-            A histogram must be normalized (non-negative, sums to 1) and needs ``n``.
+            A Dataset's true answers come from its records (:meth:`Workload.answer_data`). A
+            histogram must be normalized (non-negative, sums to 1) and needs ``n``.
         n : int, optional
             The data set size; taken from a Dataset.
         rng : numpy.random.Generator, int or None
@@ -310,38 +348,124 @@ class LaplaceMechanism(_AdditiveNoiseMechanism):
 class ProjectionMechanism(GaussianMechanism):
     """The projection mechanism (seed 000, Algorithm 1; Nikolov, Talwar & Zhang 2013).
 
-    Releases ``Pi_K(F h + Z)``: Gaussian noise calibrated exactly as in
-    :class:`GaussianMechanism`, then the Euclidean projection onto ``K_Q = conv(columns of F)``
-    by :func:`~projmech.bodies.hull.project_to_hull`. The projection is post-processing, so the
-    guarantee is the Gaussian mechanism's (seed 000, Theorem 2), and the error never exceeds the
-    Gaussian mechanism's on the same noise (seed 001, eq. 43). Error bound: seed 000, Theorem 8,
-    ``E (1/k)||Y_hat - y||^2 <= sigma * l*(K_Q) / k``.
+    Releases ``Pi_B(F h + Z)``: Gaussian noise calibrated exactly as in
+    :class:`GaussianMechanism` (the same ``sigma``, the same draws for the same ``rng``), then
+    the Euclidean projection onto a convex body ``B`` that contains the true answers:
+
+    - ``body="hull"``: ``B = K_Q = conv(columns of F)``, by
+      :func:`~projmech.bodies.hull.project_to_hull` (certified to ``tol``). Needs the explicit
+      matrix and one variable per universe element.
+    - ``body="relaxed"``: for all 2-way marginals of a domain (``workload.marginal_way == 2``),
+      ``B = L``, the moment relaxation of :func:`~projmech.bodies.relaxation.project_to_relaxation`
+      (``relaxation`` picks its constraints), whose size is polynomial in the number of
+      attributes: the universe is never materialized, so ``d = 150`` binary attributes
+      (``2^150`` elements; use ``marginals(domain, 2, implicit=True)``) work. A Dataset's true
+      answers are counted from its records.
+    - ``body="auto"`` (default): the hull for an explicit workload over at most
+      :data:`HULL_MAX_UNIVERSE` elements (4096, where CVXPY still projects onto ``K_Q`` in 0.4-2.4
+      s; about 10 s at 65,536), the relaxation for 2-way marginal workloads beyond, and a
+      ``ValueError`` for any other workload (implicit, or too large for the hull): pass
+      ``body="hull"`` to project onto ``K_Q`` regardless, or use :class:`GaussianMechanism`.
+
+    Guarantee: the projection is post-processing, so the release satisfies the Gaussian
+    mechanism's guarantee (seed 000, Theorem 2). Since ``B`` is convex and contains the true
+    answers, the error never exceeds the Gaussian mechanism's on the same noise (seed 001,
+    eq. 43). Error bound: seed 000, Theorem 8, ``E (1/k)||Y_hat - y||^2 <= sigma * l*(B) / k``;
+    for the relaxation ``l*(L)`` takes the place of ``l*(K_Q)``: the proof needs only that the
+    body is convex and contains the true answers, and ``K_Q ⊆ L`` (every data set's exact
+    marginals are points of L). The price of the relaxation is ``l*(L) / l*(K_Q) >= 1``.
 
     Parameters
     ----------
     workload : Workload
     privacy : ZCDP or ApproxDP
     solver : str
-        Passed to :func:`project_to_hull` ("auto", "CLARABEL", "ECOS", "OSQP", "SCS").
+        Passed to the projection: :func:`project_to_hull` ("auto", "CLARABEL", "ECOS", "OSQP",
+        "SCS") or :func:`project_to_relaxation` ("auto", i.e. SCS, or a CVXPY solver that
+        handles semidefinite cones, e.g. "CLARABEL").
     neighbouring : {"replace-one", "add-remove"}
     tol : float
-        Certified tolerance of the projection (see :func:`project_to_hull`).
+        Certified tolerance of the projection onto ``K_Q`` (see :func:`project_to_hull`); the
+        relaxation is solved to its solver's own tolerance and reports its constraint violation.
+    calibration : {"analytic", "classical"}
+        As for :class:`GaussianMechanism`.
+    body : {"auto", "hull", "relaxed"}
+        The body projected onto (above); :attr:`body` holds the one chosen.
+    relaxation : {"sdp+local", "sdp", "local"}
+        The relaxation L, for ``body="relaxed"`` (see :func:`project_to_relaxation`).
     """
 
     mechanism_name = "projection"
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, solver: str = "auto",
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, tol: float = 1e-8,
-                 calibration: Literal["analytic", "classical"] = "analytic") -> None:
+                 calibration: Literal["analytic", "classical"] = "analytic",
+                 body: Literal["auto", "hull", "relaxed"] = "auto", relaxation: str = "sdp+local") -> None:
+        if body not in BODIES:
+            raise ValueError(f"body: expected one of {BODIES}, got {body!r}")
+        if relaxation not in RELAXATIONS:
+            raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
         super().__init__(workload, privacy, neighbouring, calibration)
         self.solver = solver
         self.tol = tol
+        self.relaxation = relaxation
+        self.body = _choose_body(workload, body)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
+        """Release the projected answers on a :class:`Dataset` or a normalized histogram (see
+        :meth:`GaussianMechanism.release`; a histogram only where the workload can answer one,
+        :attr:`Workload.accepts_histograms`)."""
         noisy, n, scale = self._noisy(data_or_histogram, n, rng)
-        result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol)
+        if self.body == "hull":
+            result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol)
+        else:
+            result = project_to_relaxation(self.workload.domain, noisy, relaxation=self.relaxation,
+                                           solver=self.solver)
         return self._release(result.answers, noisy, n, scale, projection=result)
+
+    def __repr__(self) -> str:
+        body = "hull" if self.body == "hull" else f"relaxed/{self.relaxation}"
+        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self.neighbouring.value}, body={body})"
+
+
+def _choose_body(workload: Workload, body: str) -> str:
+    """``"hull"`` or ``"relaxed"`` for ``workload``, or a ValueError naming ``body``."""
+    if body == "hull":
+        if workload.is_implicit:
+            raise ValueError(
+                f"body: 'hull' projects onto K_Q, which needs the explicit matrix of {workload!r}; "
+                "use body='relaxed' for 2-way marginals"
+            )
+        return body
+    relaxable = _relaxation_blocker(workload)
+    if body == "relaxed":
+        if relaxable is not None:
+            raise ValueError(f"body: 'relaxed' {relaxable}")
+        return body
+    if not workload.is_implicit and workload.universe_size <= HULL_MAX_UNIVERSE:
+        return "hull"
+    if relaxable is None:
+        return "relaxed"
+    why = "it is implicit" if workload.is_implicit else \
+        f"its universe of {workload.universe_size:,} elements is above HULL_MAX_UNIVERSE = {HULL_MAX_UNIVERSE:,}"
+    raise ValueError(
+        f"body: 'auto' finds no tractable body for {workload!r}: the hull K_Q is out ({why}), and the "
+        f"relaxation {relaxable}. Pass body='hull' to project onto K_Q regardless (explicit workloads "
+        "only), or use GaussianMechanism"
+    )
+
+
+def _relaxation_blocker(workload: Workload) -> str | None:
+    """Why the relaxation L cannot take ``workload`` (completing "body='relaxed' ..."), or None."""
+    if workload.marginal_way != 2 or workload.domain is None:
+        return (f"needs the workload of all 2-way marginals of a domain (marginals(domain, 2)); "
+                f"{workload.name} is not")
+    # The relaxation's own requirement (MomentEncoding): a size-1 attribute has no table to relax.
+    small = [name for name, size in workload.domain.to_dict().items() if size < 2]
+    if small:
+        return f"needs every attribute to have at least 2 values; {small} have fewer"
+    return None
 
 
 class FactorizationMechanism(GaussianMechanism):

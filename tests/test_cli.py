@@ -188,6 +188,57 @@ def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism
     assert ("factorization" in summary) == mechanism.startswith("factorization")
 
 
+@pytest.mark.parametrize("relaxation", [None, "sdp", "local"])
+def test_release_projection_onto_the_relaxation(files, relaxation, capsys):
+    extra = () if relaxation is None else ("--relaxation", relaxation)
+    code, out = release(files, "--body", "relaxed", *extra, "--rho", "1", "--seed", "3")
+    assert code == 0
+    table, summary = read_outputs(out)
+    body = f"relaxation/{relaxation or 'sdp+local'}"
+    assert summary["body"] == summary["solver"]["body"] == body
+    assert summary["solver"]["status"] == "optimal"
+    assert list(table["query"]) == marginal_labels(2)
+    assert body in capsys.readouterr().out
+    # Same noise as the Gaussian mechanism with the same seed; projecting onto L ∋ truth never hurts.
+    assert release(files, "--mechanism", "gaussian", "--rho", "1", "--seed", "3", out="plain.csv")[0] == 0
+    plain = pd.read_csv(files["dir"] / "plain.csv")["answer"].to_numpy()
+    truth = marginal_truth(files["frame"], marginal_labels(2))
+    answers = table["answer"].to_numpy()
+    assert np.linalg.norm(answers - truth) <= np.linalg.norm(plain - truth) + 1e-6
+    if relaxation != "sdp":  # the local constraints: every table a distribution
+        assert answers.min() >= -1e-5
+        for start, stop in [(0, 6), (6, 10), (10, 16)]:
+            assert answers[start:stop].sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_release_body_choice(files):
+    code, out = release(files, "--body", "hull", "--rho", "1", "--seed", "3")
+    assert code == 0 and read_outputs(out)[1]["body"] == "hull"
+    code, out = release(files, "--rho", "1", "--seed", "3", out="auto.csv")  # 12 elements: the hull
+    assert code == 0 and read_outputs(out)[1]["body"] == "hull"
+
+
+def test_release_on_20_binary_attributes(tmp_path):
+    """2^20 elements: 2-way marginals are built implicitly (the explicit matrix would hold 2e8
+    entries), and body 'auto' projects onto L."""
+    d, n = 20, 80
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame(rng.integers(0, 2, size=(n, d)), columns=[f"x{i}" for i in range(d)])
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    (tmp_path / "domain.json").write_text(json.dumps({name: 2 for name in frame.columns}), encoding="utf-8")
+    for mechanism in ("projection", "gaussian"):
+        out = tmp_path / f"{mechanism}.csv"
+        assert main(["release", "--data", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
+                     "--out", str(out), "--mechanism", mechanism, "--rho", "1e14", "--seed", "0"]) == 0
+        table, summary = read_outputs(out)
+        assert summary["num_queries"] == len(table) == 4 * math.comb(d, 2)
+        assert summary.get("body") == ("relaxation/sdp+local" if mechanism == "projection" else None)
+        assert table["query"].iloc[-1] == f"x{d - 2}=1 & x{d - 1}=1"
+        truth = np.concatenate([np.bincount(2 * frame[f"x{i}"] + frame[f"x{j}"], minlength=4) / n
+                                for i, j in itertools.combinations(range(d), 2)])
+        np.testing.assert_allclose(table["answer"].to_numpy(), truth, atol=1e-4)
+
+
 def test_release_seed_is_reproducible(files):
     args = ("--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6")
     assert release(files, *args, "--seed", "7", out="one.csv")[0] == 0
@@ -226,6 +277,11 @@ def test_release_seed_is_reproducible(files):
     (["--workload", "marginals:4", "--rho", "1"], "way"),
     (["--workload", "marginals:0", "--rho", "1"], "way"),
     (["--solver", "NOPE", "--rho", "1"], "solver"),
+    (["--mechanism", "gaussian", "--body", "relaxed", "--rho", "1"], "--body"),
+    (["--mechanism", "laplace", "--relaxation", "sdp", "--epsilon", "1"], "--relaxation"),
+    (["--body", "hull", "--relaxation", "sdp", "--rho", "1"], "--relaxation"),
+    (["--body", "relaxed", "--workload", "identity", "--rho", "1"], "body: 'relaxed'"),
+    (["--body", "relaxed", "--workload", "marginals:1", "--rho", "1"], "body: 'relaxed'"),
 ])
 def test_release_errors(files, capsys, args, message):
     code, out = release(files, *args)
@@ -276,6 +332,8 @@ def test_release_missing_files(files, capsys):
     ["release", "--data", "d", "--domain", "d", "--out", "o", "--mechanism", "exponential"],
     ["release", "--data", "d", "--domain", "d", "--out", "o", "--neighbouring", "swap"],
     ["release", "--data", "d", "--domain", "d", "--out", "o", "--epsilon", "one"],
+    ["release", "--data", "d", "--domain", "d", "--out", "o", "--body", "ellipsoid"],
+    ["release", "--data", "d", "--domain", "d", "--out", "o", "--relaxation", "lp"],
     [],
     ["frobnicate"],
 ])
@@ -294,6 +352,10 @@ def test_parse_workload_directly():
     np.testing.assert_array_equal(prefix.toarray(), np.tril(np.ones((12, 12))))
     assert parse_workload("all_range", domain).shape == (78, 12)
     np.testing.assert_array_equal(parse_workload("identity", domain).toarray(), np.eye(12))
+    implicit = parse_workload("marginals:2", domain, implicit=True)
+    assert implicit.is_implicit and implicit.marginal_way == 2 and implicit.shape == (16, 12)
+    with pytest.raises(ValueError, match="--workload: only marginals"):
+        parse_workload("prefix", domain, implicit=True)
 
 
 # --------------------------------------------------------------------------------------------

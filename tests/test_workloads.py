@@ -597,3 +597,147 @@ def test_implicit_constructor_validation():
         wrong.gram()
     with pytest.raises(ValueError, match="labels"):
         Workload.implicit((2, 3), matvec=np.cumsum, gram=lambda: np.eye(3), labels=["a"])
+
+
+# ----------------------------------------------------------------------------- implicit marginals, answers from records
+
+
+MARGINAL_DOMAINS = [
+    (["a", "b", "c"], [2, 3, 4]),
+    (["p", "q", "r", "s", "t"], [2, 2, 2, 2, 2]),
+    (["a", "b", "c"], [3, 1, 2]),  # a size-1 attribute: one cell per table it enters
+    (["x", "y"], [5, 2]),
+]
+
+
+def marginal_cases():
+    return [(names, sizes, way) for names, sizes in MARGINAL_DOMAINS for way in (1, 2, 3) if way <= len(sizes)]
+
+
+def records_histogram(records, sizes):
+    """The normalized histogram of integer rows, by row-major index arithmetic."""
+    index = np.zeros(len(records), dtype=np.int64)
+    for column, size in zip(np.asarray(records).T, sizes):
+        index = index * size + column
+    return np.bincount(index, minlength=math.prod(sizes)) / len(records)
+
+
+@pytest.mark.parametrize("names, sizes, way", marginal_cases())
+def test_implicit_marginals_equal_explicit(names, sizes, way):
+    domain = Domain(names, sizes)
+    explicit, implicit = marginals(domain, way), marginals(domain, way, implicit=True)
+    rows, labels = brute_marginals(names, sizes, way)
+    assert implicit.is_implicit and not explicit.is_implicit
+    assert implicit.shape == explicit.shape == rows.shape
+    assert implicit.domain == domain
+    assert implicit.marginal_way == explicit.marginal_way == way
+    assert implicit.labels == explicit.labels == tuple(labels)
+    for seed in range(3):
+        h = np.random.default_rng(seed).dirichlet(np.ones(domain.size))
+        np.testing.assert_allclose(implicit.answer(h), rows @ h, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(implicit.answer(sp.csr_array(h[None, :])), rows @ h, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(implicit.gram(), rows.T @ rows)
+    assert implicit.sensitivity() == pytest.approx(brute_column_norm(rows, 2), rel=1e-15)
+    assert implicit.sensitivity() == pytest.approx(explicit.sensitivity(), rel=1e-15)
+
+
+@pytest.mark.parametrize("names, sizes, way", marginal_cases())
+def test_answer_data_equals_the_matrix_times_the_histogram(names, sizes, way, monkeypatch):
+    domain = Domain(names, sizes)
+    rng = np.random.default_rng(len(sizes) + way)
+    records = np.column_stack([rng.integers(0, size, 203) for size in sizes])
+    data = Dataset(records, domain)
+    rows, _ = brute_marginals(names, sizes, way)
+    expected = rows @ records_histogram(records, sizes)
+    for workload in (marginals(domain, way), marginals(domain, way, implicit=True)):
+        np.testing.assert_allclose(workload.answer_data(data), expected, rtol=0, atol=1e-14)
+    # Rows are counted in blocks; blocks of a few rows must add up to the same tables.
+    monkeypatch.setattr("projmech.workloads._BLOCK_ENTRIES", 16)
+    np.testing.assert_allclose(marginals(domain, way).answer_data(data), expected, rtol=0, atol=1e-14)
+
+
+def test_answer_data_of_other_workloads_uses_the_histogram():
+    names, sizes = ["age", "sex"], [4, 2]
+    domain = Domain(names, sizes)
+    records = np.random.default_rng(3).integers(0, 2, size=(50, 2)) * [2, 1]
+    data = Dataset(records, domain)
+    h = records_histogram(records, sizes)
+    workload = from_predicates(domain, {"old": lambda x: x["age"] >= 2, "half": lambda x: 0.5 * (x["sex"] == 1)})
+    np.testing.assert_allclose(workload.answer_data(data), [(records[:, 0] >= 2).mean(), 0.5 * records[:, 1].mean()],
+                               atol=1e-15)
+    # Without a domain the universe size alone has to match.
+    np.testing.assert_allclose(prefix(8).answer_data(data), np.cumsum(h), atol=1e-15)
+    np.testing.assert_allclose(prefix(8, implicit=True).answer_data(data), np.cumsum(h), atol=1e-15)
+
+
+def test_answer_data_checks_the_data():
+    domain = Domain(["a", "b"], [2, 3])
+    data = Dataset([[0, 1], [1, 2]], domain)
+    with pytest.raises(TypeError, match="data"):
+        marginals(domain, 2).answer_data(np.array([[0, 1]]))
+    with pytest.raises(ValueError, match="domain"):
+        marginals(Domain(["a", "c"], [2, 3]), 2).answer_data(data)
+    with pytest.raises(ValueError, match="universe has 6 elements, the workload 7"):
+        prefix(7).answer_data(data)
+
+
+def test_marginal_way_is_known_only_for_marginals():
+    domain = Domain(["a", "b", "c"], [2, 3, 2])
+    assert marginals(domain, 1).marginal_way == 1
+    assert marginals(domain, 3, implicit=True).marginal_way == 3
+    two = marginals(domain, 2)
+    for other in (stack([two]), Workload(two.matrix, domain=domain), identity(12), prefix(5, implicit=True)):
+        assert other.marginal_way is None
+    with pytest.raises(AttributeError):
+        two.marginal_way = 1  # read-only
+
+
+def test_implicit_marginals_over_150_binary_attributes():
+    d = 150
+    domain = Domain([f"x{i}" for i in range(d)], [2] * d)
+    workload = marginals(domain, 2, implicit=True)  # the universe has 2^150 elements
+    assert workload.shape == (4 * math.comb(d, 2), 2**d)
+    assert workload.sensitivity() == math.sqrt(math.comb(d, 2))
+    assert not workload.accepts_histograms
+    with pytest.raises(ValueError, match=r"1\.427e\+45.*answer_data"):
+        workload.answer(np.zeros(3))
+    with pytest.raises(ValueError, match="gram.*max_entries"):
+        workload.gram()
+    labels = workload.labels
+    assert len(labels) == workload.num_queries
+    assert labels[:5] == ("x0=0 & x1=0", "x0=0 & x1=1", "x0=1 & x1=0", "x0=1 & x1=1", "x0=0 & x2=0")
+    assert labels[-1] == "x148=1 & x149=1"
+    # Answers from records, against a pair-by-pair count.
+    records = np.random.default_rng(0).integers(0, 2, size=(40, d))
+    expected = np.concatenate([
+        np.bincount(2 * records[:, i] + records[:, j], minlength=4) / 40
+        for i, j in itertools.combinations(range(d), 2)
+    ])
+    np.testing.assert_array_equal(workload.answer_data(Dataset(records, domain)), expected)
+
+
+def test_explicit_marginals_suggest_implicit():
+    domain = Domain([f"x{i}" for i in range(40)], [2] * 40)
+    with pytest.raises(ValueError, match=r"marginals\(way=2\).*max_entries.*implicit=True"):
+        marginals(domain, 2)
+    with pytest.raises(ValueError, match="implicit=True"):
+        prefix(20_000)
+
+
+def test_implicit_marginals_and_constructor_arguments_checked():
+    domain = Domain(["a", "b"], [2, 3])
+    with pytest.raises(TypeError, match="implicit"):
+        marginals(domain, 2, implicit="yes")
+    with pytest.raises(ValueError, match="way"):
+        marginals(domain, 3, implicit=True)
+    with pytest.raises(ValueError, match="column_norm"):
+        Workload.implicit((2, 3), np.cumsum, lambda: np.eye(3), column_norm=-1.0)
+    with pytest.raises(ValueError, match="column_norm"):
+        Workload.implicit((2, 3), np.cumsum, lambda: np.eye(3), column_norm=float("nan"))
+    with pytest.raises(TypeError, match="column_norm"):
+        Workload.implicit((2, 3), np.cumsum, lambda: np.eye(3), column_norm="1")
+    lazy = Workload.implicit((2, 3), np.cumsum, lambda: np.eye(3), labels=lambda: ["only one"])
+    with pytest.raises(ValueError, match="labels"):
+        lazy.labels
+    closed = Workload.implicit((3, 3), np.cumsum, lambda: np.zeros((3, 3)), column_norm=2.5)
+    assert closed.sensitivity() == 2.5  # the closed form, not the (here deliberately wrong) Gram diagonal

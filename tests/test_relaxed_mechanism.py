@@ -1,0 +1,190 @@
+"""ProjectionMechanism onto the relaxation L of 2-way marginals (``body="relaxed"``) and the
+choice of body (``body="auto"``).
+
+True answers are counted pair by pair from the records here, never by the code under test; the
+noise is checked to be the Gaussian mechanism's, draw for draw.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from projmech.bodies.relaxation import RelaxationResult
+from projmech.data import Dataset
+from projmech.domain import Domain
+from projmech.mechanisms import HULL_MAX_UNIVERSE, GaussianMechanism, ProjectionMechanism
+from projmech.privacy import ApproxDP, ZCDP
+from projmech.workloads import Workload, all_range, identity, marginals
+
+
+def binary_data(d: int, n: int, seed: int) -> Dataset:
+    """Rows over {0,1}^d with skewed, correlated attributes (so the noisy point leaves L)."""
+    rng = np.random.default_rng(seed)
+    latent = rng.random(n)[:, None]
+    records = (rng.random((n, d)) < 0.2 + 0.6 * latent * rng.random(d)).astype(int)
+    return Dataset(records, Domain([f"x{i}" for i in range(d)], [2] * d))
+
+
+def pair_truth(data: Dataset) -> np.ndarray:
+    """Every 2-way table, pairs lexicographic, cells row-major, by direct counting."""
+    sizes, records = data.domain.sizes, data.records
+    return np.concatenate([
+        np.bincount(records[:, a] * sizes[b] + records[:, b], minlength=sizes[a] * sizes[b]) / data.n
+        for a, b in itertools.combinations(range(len(sizes)), 2)
+    ])
+
+
+def table_sums(answers: np.ndarray, sizes) -> np.ndarray:
+    cells = [sizes[a] * sizes[b] for a, b in itertools.combinations(range(len(sizes)), 2)]
+    return np.add.reduceat(answers, np.concatenate([[0], np.cumsum(cells)[:-1]]))
+
+
+def test_relaxed_release_on_a_dataset_and_on_its_histogram():
+    data = binary_data(5, 40, seed=1)
+    workload = marginals(data.domain, 2)
+    mechanism = ProjectionMechanism(workload, ZCDP(0.5), body="relaxed")
+    assert mechanism.body == "relaxed" and mechanism.relaxation == "sdp+local"
+    from_data = mechanism.release(data, rng=3)
+    counts = np.zeros(data.domain.size)
+    np.add.at(counts, data.records @ (2 ** np.arange(4, -1, -1)), 1.0)  # row-major index over {0,1}^5
+    from_histogram = mechanism.release(counts / data.n, n=data.n, rng=3)
+    np.testing.assert_allclose(from_histogram.noisy_answers, from_data.noisy_answers, rtol=0, atol=1e-15)
+    # The same problem up to rounding in the input; SCS (the default) solves it to about 1e-7.
+    np.testing.assert_allclose(from_histogram.answers, from_data.answers, rtol=0, atol=1e-6)
+
+    assert isinstance(from_data.projection, RelaxationResult)
+    assert from_data.witness is None
+    assert from_data.moments.shape == (6, 6)
+    assert from_data.answers.shape == (workload.num_queries,)
+    summary = json.loads(from_data.to_json())
+    assert summary["body"] == "relaxation/sdp+local" and summary["solver"]["status"] == "optimal"
+    assert summary["mechanism"] == "projection"
+    # Points of L with the local constraints: every table is a distribution, up to the solver's accuracy.
+    np.testing.assert_allclose(table_sums(from_data.answers, data.domain.sizes), 1.0, atol=1e-5)
+    assert from_data.answers.min() >= -1e-5
+
+
+@pytest.mark.parametrize("relaxation", ["sdp+local", "sdp", "local"])
+def test_relaxed_noise_is_the_gaussian_mechanisms_and_projection_never_hurts(relaxation):
+    data = binary_data(6, 30, seed=2)  # n = 30: the noise is large and leaves L
+    workload = marginals(data.domain, 2)
+    truth = pair_truth(data)
+    privacy = ApproxDP(1.0, 1e-6)
+    relaxed = ProjectionMechanism(workload, privacy, body="relaxed", relaxation=relaxation)
+    gaussian = GaussianMechanism(workload, privacy)
+    improvements = []
+    for seed in range(6):
+        released, plain = relaxed.release(data, rng=seed), gaussian.release(data, rng=seed)
+        np.testing.assert_array_equal(released.noisy_answers, plain.answers)
+        assert released.scale == plain.scale and released.sensitivity == plain.sensitivity
+        noisy_error = np.linalg.norm(released.noisy_answers - truth)
+        projected_error = np.linalg.norm(released.answers - truth)
+        # The truth lies in L, a convex set: projecting onto it cannot move away from the truth.
+        assert projected_error <= noisy_error + 1e-6
+        improvements.append(noisy_error / projected_error)
+    assert np.median(improvements) > 1.5
+
+
+def test_relaxed_release_on_categorical_marginals():
+    rng = np.random.default_rng(4)
+    domain = Domain(["a", "b", "c"], [2, 3, 4])
+    data = Dataset(np.column_stack([rng.integers(0, s, 25) for s in domain.sizes]), domain)
+    workload = marginals(domain, 2)
+    released = ProjectionMechanism(workload, ZCDP(1.0), body="relaxed").release(data, rng=0)
+    plain = GaussianMechanism(workload, ZCDP(1.0)).release(data, rng=0)
+    np.testing.assert_array_equal(released.noisy_answers, plain.answers)
+    truth = pair_truth(data)
+    assert np.linalg.norm(released.answers - truth) <= np.linalg.norm(released.noisy_answers - truth) + 1e-6
+    assert released.moments.shape == (1 + 2 + 3 + 4, 1 + 2 + 3 + 4)  # one-hot encoding
+
+
+def test_auto_body():
+    small = binary_data(5, 20, seed=5)
+    assert ProjectionMechanism(marginals(small.domain, 2), ZCDP(1.0)).body == "hull"
+    assert ProjectionMechanism(identity(HULL_MAX_UNIVERSE), ZCDP(1.0)).body == "hull"
+    # Explicit 2-way marginals beyond the hull's universe limit, and implicit ones, go to L.
+    thirteen = Domain([f"x{i}" for i in range(13)], [2] * 13)
+    assert ProjectionMechanism(marginals(thirteen, 2), ZCDP(1.0)).body == "relaxed"
+    forty = Domain([f"x{i}" for i in range(40)], [2] * 40)
+    assert ProjectionMechanism(marginals(forty, 2, implicit=True), ZCDP(1.0)).body == "relaxed"
+    # Anything else that the hull cannot take is refused, naming body.
+    for workload in (all_range(64, implicit=True), identity(HULL_MAX_UNIVERSE + 1),
+                     marginals(forty, 1, implicit=True), marginals(thirteen, 3)):
+        with pytest.raises(ValueError, match="body: 'auto'"):
+            ProjectionMechanism(workload, ZCDP(1.0))
+    # An explicit request for the hull is honoured whatever the universe size.
+    assert ProjectionMechanism(marginals(thirteen, 2), ZCDP(1.0), body="hull").body == "hull"
+
+
+def test_auto_relaxed_end_to_end_on_40_binary_attributes():
+    data = binary_data(40, 2000, seed=6)  # universe 2^40: never materialized
+    workload = marginals(data.domain, 2, implicit=True)
+    privacy = ApproxDP(1.0, 1e-6)
+    mechanism = ProjectionMechanism(workload, privacy)
+    assert mechanism.body == "relaxed"
+    # The sensitivity is the closed form sqrt(C(40, 2)), replace-one: (2/n) times it.
+    assert mechanism.sensitivity(data.n) == pytest.approx(2 * math.sqrt(math.comb(40, 2)) / data.n, rel=1e-15)
+    released = mechanism.release(data, rng=np.random.default_rng(7))
+    plain = GaussianMechanism(workload, privacy).release(data, rng=np.random.default_rng(7))
+    np.testing.assert_array_equal(released.noisy_answers, plain.answers)
+    truth = pair_truth(data)
+    assert released.answers.shape == (4 * math.comb(40, 2),)
+    assert np.linalg.norm(released.answers - truth) < np.linalg.norm(released.noisy_answers - truth)
+    assert released.projection.constraint_violation < 1e-4  # SCS's default accuracy
+    assert len(released.labels) == released.answers.size
+    # A histogram over 2^40 elements cannot be given: the records are needed.
+    with pytest.raises(ValueError, match="pass the Dataset"):
+        mechanism.release(np.ones(3) / 3, n=3, rng=0)
+
+
+def test_gaussian_mechanism_on_150_attributes_answers_the_records():
+    data = binary_data(150, 60, seed=8)
+    workload = marginals(data.domain, 2, implicit=True)
+    quiet = GaussianMechanism(workload, ZCDP(1e14)).release(data, rng=0)
+    np.testing.assert_allclose(quiet.answers, pair_truth(data), rtol=0, atol=1e-5)
+
+
+def test_bad_body_and_relaxation_arguments():
+    data = binary_data(4, 10, seed=9)
+    two_way = marginals(data.domain, 2)
+    with pytest.raises(ValueError, match="body"):
+        ProjectionMechanism(two_way, ZCDP(1.0), body="ellipsoid")
+    with pytest.raises(ValueError, match="relaxation"):
+        ProjectionMechanism(two_way, ZCDP(1.0), body="relaxed", relaxation="sdp-only")
+    with pytest.raises(ValueError, match="relaxation"):
+        ProjectionMechanism(two_way, ZCDP(1.0), relaxation="lp")
+    for workload in (identity(16), marginals(data.domain, 1), marginals(data.domain, 3),
+                     Workload(two_way.matrix, labels=two_way.labels, domain=data.domain)):
+        with pytest.raises(ValueError, match="body: 'relaxed'.*2-way marginals"):
+            ProjectionMechanism(workload, ZCDP(1.0), body="relaxed")
+    with pytest.raises(ValueError, match=r"body: 'relaxed'.*\['b'\]"):
+        ProjectionMechanism(marginals(Domain(["a", "b", "c"], [2, 1, 3]), 2), ZCDP(1.0), body="relaxed")
+    with pytest.raises(ValueError, match="body: 'hull'.*explicit"):
+        ProjectionMechanism(marginals(data.domain, 2, implicit=True), ZCDP(1.0), body="hull")
+
+
+def test_relaxed_release_checks_the_data():
+    data = binary_data(4, 10, seed=10)
+    mechanism = ProjectionMechanism(marginals(data.domain, 2, implicit=True), ZCDP(1.0), body="relaxed")
+    with pytest.raises(ValueError, match="n: given 9"):
+        mechanism.release(data, n=9, rng=0)
+    other = Dataset(data.records, Domain(["a", "b", "c", "d"], [2, 2, 2, 2]))
+    with pytest.raises(ValueError, match="domain"):
+        mechanism.release(other, rng=0)
+    with pytest.raises(ValueError, match="normalized"):
+        mechanism.release(np.full(16, 0.5), n=10, rng=0)  # a small universe: histograms are accepted
+
+
+@pytest.mark.slow
+def test_relaxed_release_on_150_binary_attributes():
+    data = binary_data(150, 5000, seed=11)
+    workload = marginals(data.domain, 2, implicit=True)
+    released = ProjectionMechanism(workload, ApproxDP(1.0, 1e-6)).release(data, rng=0)
+    truth = pair_truth(data)
+    assert np.linalg.norm(released.answers - truth) < np.linalg.norm(released.noisy_answers - truth)
+    assert released.projection.constraint_violation < 1e-4  # SCS's default accuracy
