@@ -1,0 +1,158 @@
+"""The ADMM projection onto the relaxation L against the CVXPY model and closed forms."""
+
+import itertools
+import math
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import projmech as pm
+from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
+from projmech.bodies.relaxation_admm import _ContrastModel, _simplex_projection, admm_projection
+
+DOMAINS = {
+    "binary": pm.Domain(["a", "b", "c", "d", "e"], [2, 2, 2, 2, 2]),
+    "categorical": pm.Domain(["a", "b", "c"], [3, 2, 4]),
+    "mixed": pm.Domain(["a", "b", "c", "d"], [2, 3, 2, 5]),
+}
+
+
+def _records(domain, n, rng):
+    return np.column_stack([rng.integers(0, size, n) for size in domain.sizes])
+
+
+def _noisy(domain, rng, n=40, sigma=0.05):
+    h = pm.histogram(pm.Dataset(_records(domain, n, rng), domain))
+    truth = pm.marginals(domain, 2).answer(h)
+    return h, truth, truth + rng.normal(0, sigma, truth.size)
+
+
+def test_simplex_projection_matches_a_direct_qp():
+    rng = np.random.default_rng(0)
+    points = rng.normal(0.2, 0.4, size=(20, 6))
+    projected = _simplex_projection(points)
+    for point, mine in zip(points, projected):
+        x = cp.Variable(6)
+        cp.Problem(cp.Minimize(cp.sum_squares(x - point)), [x >= 0, cp.sum(x) == 1]).solve(solver="CLARABEL")
+        assert np.allclose(mine, x.value, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_contrast_coordinates_reproduce_marginals_and_moments(name):
+    """For a real distribution, the contrast point gives its marginals (independently: F @ h)
+    and lifts to its one-hot moment matrix."""
+    domain = DOMAINS[name]
+    rng = np.random.default_rng(1)
+    h = rng.dirichlet(np.ones(domain.size))
+    model = _ContrastModel(domain, local=True)
+    one_hot = MomentEncoding.of(domain, "one-hot")
+    Y = one_hot.moments_of(h)
+    lift = model.lift()
+    contrast = np.linalg.pinv(lift) @ Y @ np.linalg.pinv(lift).T
+    m = contrast[0, 1:]
+    cross = [contrast.reshape(-1)[group.block] for group in model.groups]
+    assert np.allclose(model.cells(m, cross), pm.marginals(domain, 2).answer(h), atol=1e-12)
+    assert np.allclose(model.moments(m, cross), contrast, atol=1e-12)
+    assert np.allclose(lift @ model.moments(m, cross) @ lift.T, Y, atol=1e-12)
+    assert math.isclose(np.trace(contrast), model.trace, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_adjoints_are_adjoint(name):
+    domain = DOMAINS[name]
+    rng = np.random.default_rng(2)
+    model = _ContrastModel(domain, local=True)
+    m = rng.normal(size=model.order - 1)
+    cross = [rng.normal(size=g.block.shape) for g in model.groups]
+    answers = rng.normal(size=model.num_queries)
+    S = rng.normal(size=(model.order, model.order))
+    S = S + S.T
+
+    def inner(first, second):
+        return first[0] @ second[0] + sum(np.sum(a * b) for a, b in zip(first[1], second[1]))
+
+    zero_m = np.zeros_like(m)
+    zero_cross = [np.zeros_like(c) for c in cross]
+    linear_cells = model.cells(m, cross) - model.cells(zero_m, zero_cross)
+    assert math.isclose(linear_cells @ answers, inner((m, cross), model.cells_adjoint(answers)), rel_tol=1e-10)
+    assert math.isclose(np.sum(model.linear_moments(m, cross) * S), inner((m, cross), model.moments_adjoint(S)),
+                        rel_tol=1e-10)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+@pytest.mark.parametrize("relaxation", ["sdp+local", "sdp"])
+def test_admm_matches_the_cvxpy_reference_within_its_certificate(name, relaxation):
+    domain = DOMAINS[name]
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        _, _, y = _noisy(domain, rng)
+        reference = project_to_relaxation(domain, y, relaxation, solver="CLARABEL")
+        optimum = 0.5 * reference.distance ** 2
+        result = admm_projection(domain, y, local=relaxation == "sdp+local", tol=1e-7)
+        assert result.converged and result.gap <= 1e-7
+        # The certificate brackets the independent optimum (up to Clarabel's own accuracy).
+        assert result.lower_bound <= optimum * (1 + 1e-7) + 1e-12
+        assert result.objective >= optimum * (1 - 1e-7) - 1e-12
+        assert result.objective - optimum <= 2e-7 * optimum + 1e-12
+        # Strong convexity: ||x - x*||^2 <= 2 (f(x) - f*); Clarabel's own point is accurate to
+        # about 2e-5 at its default tolerances (tighter ones end in "optimal_inaccurate").
+        bound = math.sqrt(2 * max(result.objective - result.lower_bound, 0.0))
+        assert np.linalg.norm(result.answers - reference.answers) <= bound + 5e-5
+
+
+def test_certificate_is_never_optimistic_on_early_stops():
+    """Stopped after few iterations, the lower bound still lies below the true optimum and the
+    returned point is feasible (its objective above it)."""
+    domain = DOMAINS["mixed"]
+    rng = np.random.default_rng(4)
+    for iterations in (1, 10, 30):
+        _, _, y = _noisy(domain, rng, sigma=0.1)
+        optimum = 0.5 * project_to_relaxation(domain, y, solver="CLARABEL").distance ** 2
+        result = admm_projection(domain, y, tol=1e-12, max_iterations=iterations, check_every=1)
+        assert not result.converged
+        assert result.lower_bound <= optimum * (1 + 1e-7)
+        assert result.objective >= optimum * (1 - 1e-7)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_returned_point_lies_in_the_relaxation(name):
+    """Checked independently in the one-hot encoding of the CVXPY model."""
+    domain = DOMAINS[name]
+    rng = np.random.default_rng(5)
+    _, _, y = _noisy(domain, rng, sigma=0.2)
+    result = admm_projection(domain, y, tol=1e-3, max_iterations=5)
+    model = _ContrastModel(domain, local=True)
+    lift = model.lift()
+    Y = lift @ result.contrast_moments @ lift.T
+    one_hot = MomentEncoding.of(domain, "one-hot")
+    assert np.allclose(one_hot.answers(Y), result.answers, atol=1e-12)
+    assert result.answers.min() >= -1e-12
+    assert np.linalg.eigvalsh(Y).min() >= -1e-10
+    assert math.isclose(Y[0, 0], 1.0)
+    for a, size in enumerate(domain.sizes):  # rows of one attribute: exclusive, summing to one
+        start = 1 + sum(domain.sizes[:a])
+        block = Y[start:start + size, start:start + size]
+        assert np.allclose(block, np.diag(Y[0, start:start + size]), atol=1e-12)
+        assert np.allclose(Y[start:start + size].sum(axis=0), Y[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_true_marginals_are_fixed_points(name):
+    domain = DOMAINS[name]
+    rng = np.random.default_rng(6)
+    _, truth, _ = _noisy(domain, rng)
+    result = admm_projection(domain, truth, tol=1e-6)
+    assert result.converged
+    assert np.linalg.norm(result.answers - truth) <= 1e-3 * np.linalg.norm(truth)
+
+
+def test_local_constraints_bind_where_the_sdp_alone_does_not():
+    """The seed's point m_i = m_j = C_ij = -1/2 (±1 form) is in the elliptope but has a (1,1)
+    cell of -1/8: "sdp" keeps it, "sdp+local" moves it."""
+    domain = pm.Domain(["a", "b"], [2, 2])
+    m, c = -0.5, -0.5
+    y = np.array([(1 + s * m + t * m + s * t * c) / 4 for s, t in itertools.product((-1, 1), repeat=2)])
+    assert y.min() == pytest.approx(-1 / 8)
+    assert admm_projection(domain, y, local=False, tol=1e-8).objective <= 1e-12
+    assert admm_projection(domain, y, local=True, tol=1e-8).objective > 1e-3
