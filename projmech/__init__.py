@@ -3,16 +3,18 @@
 ``import projmech as pm`` gives the whole public API.
 """
 
-from . import datasets
+from . import datasets, geometry
 from .bodies import (
     ProjectionError,
     ProjectionResult,
     RelaxationError,
     RelaxationResult,
+    RelaxationSupport,
     frank_wolfe_gap,
     gaussian_rounding,
     project_to_hull,
     project_to_relaxation,
+    relaxation_support,
 )
 from .data import Dataset, histogram
 from .domain import Domain
@@ -22,6 +24,15 @@ from .optimal_factorization import (
     approximate_factorization_norm,
     factorization_lower_bound,
     factorization_norm,
+)
+from .geometry import (
+    WidthComparison,
+    WidthEstimate,
+    compare_widths,
+    gaussian_width,
+    gaussian_width_bound,
+    gaussian_widths,
+    support_function,
 )
 from .evaluation import TrialSummary, evaluate, gaussian_expected_rmse, max_error, mean_confidence_interval, rmse
 from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
@@ -56,12 +67,16 @@ __all__ = [
     "PureDP",
     "RelaxationError",
     "RelaxationResult",
+    "RelaxationSupport",
     "Release",
     "TrialSummary",
+    "WidthComparison",
+    "WidthEstimate",
     "Workload",
     "ZCDP",
     "all_range",
     "approximate_factorization_norm",
+    "compare_widths",
     "datasets",
     "evaluate",
     "factorization_lower_bound",
@@ -72,6 +87,10 @@ __all__ = [
     "gaussian_expected_rmse",
     "gaussian_rounding",
     "gaussian_sigma",
+    "gaussian_width",
+    "gaussian_width_bound",
+    "gaussian_widths",
+    "geometry",
     "hierarchical_strategy",
     "histogram",
     "identity",
@@ -84,8 +103,10 @@ __all__ = [
     "project_to_hull",
     "project_to_relaxation",
     "random_queries",
+    "relaxation_support",
     "repeated",
     "rmse",
     "stack",
+    "support_function",
     "total_strategy",
 ]

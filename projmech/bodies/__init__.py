@@ -1,7 +1,15 @@
 """Convex bodies that noisy answers are projected onto, each compiled into a CVXPY problem."""
 
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
-from .relaxation import RELAXATIONS, MomentEncoding, RelaxationError, RelaxationResult, project_to_relaxation
+from .relaxation import (
+    RELAXATIONS,
+    MomentEncoding,
+    RelaxationError,
+    RelaxationResult,
+    RelaxationSupport,
+    project_to_relaxation,
+    relaxation_support,
+)
 from .rounding import gaussian_rounding, rounding_covariance
 
 __all__ = [
@@ -14,6 +22,8 @@ __all__ = [
     "RelaxationError",
     "RelaxationResult",
     "project_to_relaxation",
+    "RelaxationSupport",
+    "relaxation_support",
     "gaussian_rounding",
     "rounding_covariance",
 ]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,8 @@ import scipy.sparse as sp
 
 from ..domain import Domain
 
-__all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "project_to_relaxation", "MomentEncoding"]
+__all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
+           "relaxation_support", "MomentEncoding"]
 
 RELAXATIONS = ("sdp+local", "sdp", "local")
 
@@ -227,6 +229,47 @@ def _violation(encoding: MomentEncoding, moments: np.ndarray, relaxation: str,
     return max(violation, 0.0)
 
 
+@dataclass(frozen=True)
+class _CvxpyBody:
+    """L as CVXPY objects: the moment matrix variable and its constraints (see :func:`_cvxpy_body`)."""
+
+    moments: Any  # cp.Variable, (D+1) x (D+1): PSD for the SDP relaxations, else symmetric
+    flat: Any  # cp.Expression: vec(Y), row-major
+    answers: Any  # cp.Expression: cells @ vec(Y), the 2-way marginal answers of Y
+    equality: Any  # cp.Constraint: A vec(Y) == b
+    local: Any  # cp.Constraint answers >= 0, or None
+    equalities: sp.csr_array  # A
+    rhs: np.ndarray  # b
+
+    @property
+    def constraints(self) -> list[Any]:
+        return [self.equality] if self.local is None else [self.equality, self.local]
+
+
+def _cvxpy_body(encoding: MomentEncoding, relaxation: str) -> _CvxpyBody:
+    """The relaxation L of ``encoding``'s domain as CVXPY variable and constraints: the one
+    definition of L shared by :func:`project_to_relaxation` and :func:`relaxation_support`.
+
+    Vectorized: one matrix variable, one equality block, one PSD cone or none, one
+    nonnegativity block for the local constraints."""
+    import cvxpy as cp
+
+    shape = (encoding.size, encoding.size)
+    Y = cp.Variable(shape, PSD=True) if "sdp" in relaxation else cp.Variable(shape, symmetric=True)
+    flat = cp.vec(Y, order="C")
+    answers = encoding.cells @ flat
+    equalities, rhs = _equalities(encoding)
+    return _CvxpyBody(
+        moments=Y,
+        flat=flat,
+        answers=answers,
+        equality=equalities @ flat == rhs,
+        local=answers >= 0 if "local" in relaxation else None,
+        equalities=equalities,
+        rhs=rhs,
+    )
+
+
 def project_to_relaxation(
     domain: Domain,
     y: Any,
@@ -277,17 +320,11 @@ def project_to_relaxation(
     if solver == "auto":
         solver = "SCS"
     start = time.perf_counter()
-    Y = cp.Variable((model.size, model.size), PSD=True) if "sdp" in relaxation else \
-        cp.Variable((model.size, model.size), symmetric=True)
-    flat = cp.vec(Y, order="C")
-    answers = model.cells @ flat
-    equalities, rhs = _equalities(model)
-    constraints = [equalities @ flat == rhs]
-    if "local" in relaxation:
-        constraints.append(answers >= 0)
+    body = _cvxpy_body(model, relaxation)
+    Y, answers, equalities, rhs = body.moments, body.answers, body.equalities, body.rhs
     # The norm, not its square: interior-point solvers then resolve the distance itself to their
     # tolerance, instead of its square (which leaves a fixed point 3e-5 away at tolerance 1e-9).
-    problem = cp.Problem(cp.Minimize(cp.norm(answers - target, 2)), constraints)
+    problem = cp.Problem(cp.Minimize(cp.norm(answers - target, 2)), body.constraints)
     try:
         problem.solve(solver=solver, **(solver_options or {}))
     except cp.error.SolverError as error:
@@ -305,4 +342,221 @@ def project_to_relaxation(
         status=str(problem.status),
         solve_time=time.perf_counter() - start,
         constraint_violation=_violation(model, moments, relaxation, equalities, rhs),
+    )
+
+
+@dataclass(frozen=True)
+class RelaxationSupport:
+    """The support function ``h_L(g) = max {<g, cells(Y)> : Y in L}`` of the relaxation in many
+    directions (seed 000, Definition 5, with L in place of K_Q).
+
+    Attributes
+    ----------
+    values : ndarray, shape (s,)
+        ``<g, cells(Y_g)>`` at the solver's maximizer ``Y_g`` (symmetrized), one per direction.
+    upper_bounds : ndarray, shape (s,)
+        Certified ``h_L(g) <= upper_bounds``, whatever the solver's accuracy: weak duality with
+        the solver's multipliers (see :func:`relaxation_support`). The side that matters for the
+        error bound of seed 000, Theorem 8, which uses ``l*(L)`` as an upper bound.
+    relaxation : str
+    solver : str
+    encoding : str
+        ``"binary"`` or ``"one-hot"``.
+    max_violation : float
+        The largest constraint violation of any returned maximizer (as in
+        :attr:`RelaxationResult.constraint_violation`).
+    max_gap : float
+        ``max(upper_bounds - values)``: how far a value can be below its certified bound.
+    retries : int
+        Directions solved a second time (with the retry options) because the first solve ended
+        in a status other than ``optimal``; every returned value comes from an optimal solve.
+    solve_time : float
+        Seconds for all directions, model building (once) included.
+    moments : ndarray, shape (s, D+1, D+1), or None
+        The maximizers, when asked for (``return_moments=True``).
+    """
+
+    values: np.ndarray
+    upper_bounds: np.ndarray
+    relaxation: str
+    solver: str
+    encoding: str
+    max_violation: float
+    max_gap: float
+    retries: int
+    solve_time: float
+    moments: np.ndarray | None = None
+
+
+def _support_upper_bound(encoding: MomentEncoding, relaxation: str, body: _CvxpyBody,
+                         objective: np.ndarray) -> float:
+    """A certified upper bound on ``max {<objective, vec Y> : Y in L}`` from the solver's
+    multipliers ``lam`` (equalities) and ``nu`` (local cells, clipped to ``>= 0``).
+
+    For every ``Y`` in L, ``A vec Y = b`` and ``cells vec Y >= 0`` (local) give
+    ``<objective, vec Y> <= b.lam + <Z, Y>`` with ``Z = sym(objective - A^T lam + cells^T nu)``, and
+    ``<Z, Y>`` is bounded over L: by ``max(lambda_max(Z), 0) trace(Y)`` where ``Y`` is PSD
+    (``trace Y = 1 + sum(mu) <= 1 + #attributes``), by ``sum(max(Z, 0))`` under the local
+    constraints (every entry of ``Y`` is then in ``[0, 1]``), and by ``sum |Z|`` under the SDP
+    (``|Y_ij| <= sqrt(Y_ii Y_jj) <= 1``). Valid for any multipliers; tight when they are optimal.
+    """
+    lam = body.equality.dual_value
+    if lam is None or (body.local is not None and body.local.dual_value is None):
+        raise RelaxationError("the solver returned no multipliers: the support value cannot be certified")
+    residual = objective - body.equalities.T @ np.asarray(lam, dtype=float)
+    if body.local is not None:
+        residual = residual + encoding.cells.T @ np.maximum(np.asarray(body.local.dual_value, dtype=float), 0.0)
+    Z = residual.reshape(encoding.size, encoding.size)
+    Z = (Z + Z.T) / 2
+    slack = []
+    if "sdp" in relaxation:
+        trace = 1.0 + len(encoding.domain.sizes)
+        slack.append(max(float(np.linalg.eigvalsh(Z).max()), 0.0) * trace)
+        slack.append(float(np.abs(Z).sum()))
+    if "local" in relaxation:
+        slack.append(float(np.maximum(Z, 0.0).sum()))
+    return float(body.rhs @ lam) + min(slack)
+
+
+#: Clarabel's options for :func:`relaxation_support` when none are given. At Clarabel's default
+#: tolerances (1e-8) about 7-9% of the ``"sdp+local"`` support problems at d = 9, 10 stall just
+#: above them (dual residual 1.01e-8) and end ``optimal_inaccurate``; at 1e-7 a few in 10,000 do
+#: (1 of the 63,000 solves of ``benchmarks/widths.py``), and the certified gap
+#: (``RelaxationSupport.max_gap``) was at most 4.1e-5 there (d = 4 … 10).
+SUPPORT_CLARABEL_OPTIONS: dict[str, Any] = {"tol_feas": 1e-7, "tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7}
+#: Clarabel's options for the one re-solve of a direction whose first solve was not optimal
+#: (none of 16,000 solves at d = 8 … 10 stalled at 1e-6; certified gap at most about 3e-4).
+SUPPORT_CLARABEL_RETRY_OPTIONS: dict[str, Any] = {"tol_feas": 1e-6, "tol_gap_abs": 1e-6, "tol_gap_rel": 1e-6}
+
+
+def relaxation_support(
+    domain: Domain,
+    directions: Any,
+    relaxation: str = "sdp+local",
+    solver: str = "CLARABEL",
+    solver_options: dict[str, Any] | None = None,
+    encoding: str = "auto",
+    return_moments: bool = False,
+    retry: bool = True,
+    retry_options: dict[str, Any] | None = None,
+) -> RelaxationSupport:
+    """The support function ``h_L(g)`` of the relaxation L, for each row ``g`` of ``directions``.
+
+    ``h_L(g) = max <g, cells(Y)>`` over the moment matrices ``Y`` of L (module docstring): a
+    linear SDP (``"sdp"``, ``"sdp+local"``) or LP (``"local"``) over the same CVXPY model of L as
+    :func:`project_to_relaxation`. The problem is built once with the direction as a
+    ``cp.Parameter``; it is DPP, so CVXPY compiles it on the first solve and only substitutes the
+    parameter afterwards (one solve per direction, about 1-10 ms for d <= 10 with Clarabel).
+
+    Since ``K_Q ⊆ L``, ``h_{K_Q}(g) <= h_L(g)`` for every ``g`` (seed 000, property 3 of the
+    support function), so ``l*(K_Q) <= l*(L)``.
+
+    Parameters
+    ----------
+    domain : Domain
+        Every attribute has at least 2 values; at least 2 attributes.
+    directions : array_like, shape (s, k) or (k,)
+        Directions in the answer space of ``marginals(domain, 2)`` (``k`` queries); a 1-d array
+        is one direction (``s = 1``).
+    relaxation : {"sdp+local", "sdp", "local"}
+    solver, solver_options
+        An installed CVXPY solver and its options. Default: Clarabel (interior point) with
+        :data:`SUPPORT_CLARABEL_OPTIONS`, whose values agree with their certified upper bounds to
+        within 4.1e-5 for d <= 10 (values about 1-25); a first-order solver such as SCS can be off by its
+        tolerance in either direction (its values can fall below ``h_{K_Q}``).
+    encoding : {"auto", "binary", "one-hot"}
+    return_moments : bool
+        Keep the maximizer of each direction in :attr:`RelaxationSupport.moments`.
+    retry, retry_options
+        Whether a direction whose solve ends in a status other than ``optimal`` is solved once
+        more, with ``retry_options`` (default: :data:`SUPPORT_CLARABEL_RETRY_OPTIONS` for
+        Clarabel, ``solver_options`` otherwise). Interior-point solvers occasionally stall just
+        above their tolerances on these degenerate problems (the maximizer is typically a
+        low-rank moment matrix with many zero cells); the count is reported in
+        :attr:`RelaxationSupport.retries`, and the values are certified either way.
+
+    Returns
+    -------
+    RelaxationSupport
+        Values, certified upper bounds, the largest constraint violation and duality gap.
+
+    Raises
+    ------
+    RelaxationError
+        If the solver fails, or reports anything but ``optimal`` (``optimal_inaccurate``
+        included) for a direction (after the retry, if any); no value is returned then.
+    """
+    import cvxpy as cp
+
+    if relaxation not in RELAXATIONS:
+        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+    if not isinstance(solver, str) or solver.upper() not in cp.installed_solvers():
+        raise ValueError(f"solver: expected an installed CVXPY solver {cp.installed_solvers()}, got {solver!r}")
+    model = MomentEncoding.of(domain, encoding)
+    G = np.asarray(directions, dtype=float)
+    if G.ndim == 1:  # one direction
+        G = G[None, :]
+    if G.ndim != 2 or G.shape[1] != model.num_queries or G.shape[0] == 0:
+        raise ValueError(f"directions: expected shape (s, {model.num_queries}) or ({model.num_queries},) "
+                         f"(the 2-way marginals of the domain), got {np.shape(directions)}")
+    if not np.all(np.isfinite(G)):
+        raise ValueError("directions: contains NaN or infinite entries")
+    clarabel = solver.upper() == "CLARABEL"
+    if solver_options is None:
+        solver_options = SUPPORT_CLARABEL_OPTIONS if clarabel else {}
+    if retry_options is None:
+        retry_options = SUPPORT_CLARABEL_RETRY_OPTIONS if clarabel else solver_options
+    start = time.perf_counter()
+    body = _cvxpy_body(model, relaxation)
+    direction = cp.Parameter(model.num_queries)
+    problem = cp.Problem(cp.Maximize(direction @ body.answers), body.constraints)
+    values = np.empty(G.shape[0])
+    bounds = np.empty(G.shape[0])
+    maximizers = np.empty((G.shape[0], model.size, model.size)) if return_moments else None
+    violation = 0.0
+    retries = 0
+
+    def solve(index: int, options: dict[str, Any]) -> bool:
+        # warm_start=False: a fresh solver each time, so no setting of a retry lingers in CVXPY's
+        # cached solver object (it keeps settings that a later call does not name). CVXPY's
+        # "may be inaccurate" warning is dropped: the status is checked here, and reported.
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                problem.solve(solver=solver.upper(), warm_start=False, **options)
+        except cp.error.SolverError as error:
+            raise RelaxationError(f"{solver} failed on the support of the relaxation (direction {index}): "
+                                  f"{error}") from error
+        return problem.status == cp.OPTIMAL and body.moments.value is not None
+
+    for index, g in enumerate(G):
+        direction.value = g
+        optimal = solve(index, solver_options)
+        if not optimal and retry:
+            retries += 1
+            first = problem.status
+            optimal = solve(index, retry_options)
+            if not optimal:
+                raise RelaxationError(f"{solver} returned status {first}, then {problem.status} with the retry "
+                                      f"options, on the support of the relaxation (direction {index}; not optimal)")
+        if not optimal:
+            raise RelaxationError(f"{solver} returned status {problem.status} on the support of the relaxation "
+                                  f"(direction {index}; not optimal; retry=True solves it once more)")
+        moments = (body.moments.value + body.moments.value.T) / 2
+        values[index] = float(g @ model.answers(moments))
+        bounds[index] = _support_upper_bound(model, relaxation, body, model.cells.T @ g)
+        violation = max(violation, _violation(model, moments, relaxation, body.equalities, body.rhs))
+        if maximizers is not None:
+            maximizers[index] = moments
+    return RelaxationSupport(
+        values=values,
+        upper_bounds=bounds,
+        relaxation=relaxation,
+        solver=solver,
+        encoding="binary" if model.binary else "one-hot",
+        max_violation=violation,
+        max_gap=float(np.max(bounds - values)),
+        retries=retries,
+        solve_time=time.perf_counter() - start,
+        moments=maximizers,
     )

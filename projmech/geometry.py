@@ -1,0 +1,433 @@
+"""Geometry of the bodies noisy answers are projected onto: support functions and Gaussian widths.
+
+Definitions follow seed 000 (Nikolov, *Projection mechanism*), §2.3:
+
+- the **support function** of ``K ⊆ R^k`` is ``h_K(y) = sup {<x, y> : x in K}`` (Definition 5);
+- the **Gaussian width** is ``l*(K) = E h_K(G)``, ``G ~ N(0, I_k)`` (Definition 7); the mean width
+  ``M*(K)`` (Definition 6) is ``l*(K) / c_k``.
+
+For a workload F (``k x m``), ``K_Q = conv(columns of F)`` (the columns are the answer vectors
+``S_Q`` of single-row data sets), so ``h_{K_Q}(y) = max_u <F[:, u], y>``: the maximum over
+``S_Q`` (seed 000, proof of Theorem 4, second line) — :func:`support_function`. The projection
+mechanism's error bound uses ``l*(K_Q)`` (seed 000, Theorem 8: ``E (1/k)||Ŷ - y||² <=
+σ l*(K_Q) / k`` for noise ``σ G``, ``σ = sqrt(k) / (n sqrt(rho))`` there), and holds with
+``l*(L)`` for any convex ``L ⊇ K_Q`` onto which one projects instead (the proof uses only that
+the body is convex and contains the true answers). :func:`gaussian_width` estimates widths by
+Monte Carlo, with a Student-t confidence interval; :func:`gaussian_widths` estimates several
+bodies on the same Gaussian draws, and :func:`compare_widths` gives the paired ratio and
+difference of two of them, with their own (tighter) intervals. The support function of the
+moment relaxation L of 2-way marginals is
+:func:`projmech.bodies.relaxation.relaxation_support`.
+
+How much the relaxation L costs (issue 4; binary attributes)
+-------------------------------------------------------------
+Write ``s = 2x - 1`` and ``t = (1, s) in {±1}^{d+1}``. Every cell of a 2-way table is
+``(1 + a m_i + b m_j + ab R_ij)/4`` (``a, b = ±1``) with ``m = E s``, ``R = E s sᵀ``, so every
+direction ``g`` in answer space acts as ``h(g) = sum(g)/4 + max <A(g), X>`` over the body, where
+``X = [[1, mᵀ], [m, R]]`` and ``A(g)`` is a symmetric ``(d+1) x (d+1)`` matrix with zero
+diagonal (``g -> A(g)`` is linear and onto). In these coordinates ``K_Q`` is the cut polytope
+``CUT = conv {t tᵀ}`` and the ``"sdp"`` relaxation is the elliptope ``E = {X ⪰ 0, diag X = 1}``;
+``"sdp+local"`` adds the inequalities ``1 ± m_i ± m_j ± R_ij >= 0`` (signs with even parity).
+
+1. ``K_Q ⊆ L`` for all three relaxations, so the error bound of Theorem 8 holds with ``l*(L)``.
+2. Widths: for ``"sdp"`` and ``"sdp+local"``, ``l*(L) <= 2 K_G l*(K_Q) < 3.57 l*(K_Q)``.
+   Proof: by Grothendieck's inequality, ``max_{X in E} <A, X> <= K_G ||A||_{∞→1}``
+   (Grothendieck 1953; ``K_G <= π / (2 ln(1 + √2)) ≈ 1.782``, Krivine 1979); writing
+   ``xᵀAy = pᵀAp - qᵀAq`` with ``p = (x+y)/2``, ``q = (x-y)/2 in [-1, 1]^{d+1}`` and using that a
+   zero-diagonal quadratic form is maximized over the cube at a vertex,
+   ``||A||_{∞→1} <= c(A) + c(-A)`` with ``c(A) = max_t tᵀAt`` (a polarization of the kind
+   Alon & Naor 2004 use between the cut norm and ``||·||_{∞→1}``). Since ``sum(g)`` has mean 0
+   and ``G`` and ``-G`` have the same law, ``l*(K_Q) = E c(A(G)) = E c(-A(G))``; and
+   ``"sdp+local" ⊆ "sdp"``. For ``"local"`` alone there is no such constant: the point
+   ``m = 0``, ``R_ij = sign(A_ij)`` is feasible, which gives ``l*(L) >= C(d,2)/√(2π)``, while
+   ``l*(K_Q) <= √(2 ln 2^d) · √C(d,2)`` (seed 000, proof of Theorem 4): the ratio grows like
+   ``√d`` at least.
+3. No uniform sandwich. Seed 002 (slide 15) states the existence of an L with
+   ``(1/C)·L ⊆ K_Q ⊆ L`` (the extracted slide text reads ``1 • 10 L ⊆ K_Q ⊆ L``, probably
+   ``C = 10``; it does not say which L). Literally, scaling about the origin, this holds for no
+   ``C > 1``: every point of ``K_Q`` and of ``L`` has each pair's table summing to 1. About a
+   centre ``c``: the centres that work form a convex set invariant under flipping attribute
+   values, so if any works, the uniform point (all cells 1/4: ``m = 0``, ``R = I``) does, and
+   the sandwich is then ``max_{X in L} <A, X> <= C · c(A)`` for every zero-diagonal ``A``.
+   For ``L = E`` the best such ``C`` is the Grothendieck constant of the complete graph on
+   ``d+1`` vertices, which is ``Θ(log d)`` (Alon, Makarychev, Makarychev & Naor 2006: the
+   maximum integrality gap for the complete graph without loops is ``Θ(log n)``, the lower bound
+   improving Kashin & Szarek; upper bounds by Nemirovski–Roos–Terlaky 1999, Megretski 2001,
+   Charikar & Wirth 2004). The lower bound holds for ``"sdp+local"`` too: a vector solution
+   on ``d`` vertices with ``v_0`` orthogonal to all of them has ``m = 0``, where the local
+   inequalities ``1 ± R_ij >= 0`` hold automatically. So ``C = Θ(log d)`` for both SDP
+   relaxations: a sandwich with an absolute ``C`` is false, the Gaussian-width comparison (2)
+   is what the error analysis needs and what holds. For bipartite bodies the sandwich does
+   hold with ``C = K_G``: ``conv {x yᵀ} ⊆ {(<u_i, v_j>)} ⊆ K_G conv {x yᵀ}`` (Grothendieck's
+   inequality itself), but ``conv {x yᵀ}`` is strictly larger than ``K_Q``.
+
+Dwork, Nikolov & Talwar (2015, "Efficient algorithms for privately releasing marginals via
+convex relaxations", Discrete Comput. Geom. 53; arXiv:1308.1385) build their relaxations for
+k-way marginals with Grothendieck's inequality and obtain average error
+``Õ(√n d^{⌈k/2⌉/4})``, matching the best known information-theoretic bound for ``k = 2`` (their
+abstract); only the abstract could be checked here, not the statement and constant of their
+width lemma.
+
+References: Grothendieck (1953), Résumé de la théorie métrique des produits tensoriels
+topologiques; Krivine (1979), Constantes de Grothendieck et fonctions de type positif sur les
+sphères; Alon & Naor (2004), Approximating the cut-norm via Grothendieck's inequality (STOC);
+Charikar & Wirth (2004), Maximizing quadratic programs: extending Grothendieck's inequality
+(FOCS); Alon, Makarychev, Makarychev & Naor (2006), Quadratic forms on graphs (Invent. Math.
+163); Khot & Naor (2012), Grothendieck-type inequalities in combinatorial optimization (CPAM;
+arXiv:1108.2464), §3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import stats
+
+from .workloads import Workload, as_query_matrix, check_positive_int
+
+__all__ = [
+    "Support",
+    "WidthEstimate",
+    "WidthComparison",
+    "support_function",
+    "gaussian_width_bound",
+    "gaussian_width",
+    "gaussian_widths",
+    "compare_widths",
+]
+
+#: A support function evaluated on many directions: an ``(s, k)`` array to ``s`` values.
+Support = Callable[[np.ndarray], np.ndarray]
+
+#: Entries of the ``directions x columns`` block formed at once by :func:`support_function`.
+DEFAULT_BLOCK_ENTRIES = 2**22
+
+
+def _query_matrix(workload_or_matrix: Any) -> np.ndarray | sp.csc_array:
+    """F as a dense array or a CSC array (column blocks are cheap to slice)."""
+    if isinstance(workload_or_matrix, Workload):
+        matrix = workload_or_matrix.matrix  # raises for an implicit workload
+    else:
+        matrix = as_query_matrix(workload_or_matrix, "workload_or_matrix")
+    return sp.csc_array(matrix) if sp.issparse(matrix) else np.asarray(matrix, dtype=float)
+
+
+def _directions(directions: Any, k: int) -> tuple[np.ndarray, bool]:
+    G = np.asarray(directions, dtype=float)
+    single = G.ndim == 1
+    if single:
+        G = G[None, :]
+    if G.ndim != 2 or G.shape[1] != k or G.shape[0] == 0:
+        raise ValueError(f"directions: expected shape (s, {k}) or ({k},) (one entry per query), "
+                         f"got {np.shape(directions)}")
+    if not np.all(np.isfinite(G)):
+        raise ValueError("directions: contains NaN or infinite entries")
+    return G, single
+
+
+def support_function(workload_or_matrix: Any, directions: Any,
+                     block_entries: int = DEFAULT_BLOCK_ENTRIES) -> np.ndarray | float:
+    """The support function of ``K_Q = conv(columns of F)``: ``h(g) = max_u <g, F[:, u]>``.
+
+    Seed 000, Definition 5; the maximum over ``K_Q`` is attained at a column (a vertex), so
+    ``h`` is one matrix product ``G F`` followed by a row maximum, computed over blocks of
+    columns so that at most about ``block_entries`` products are held at once.
+
+    Parameters
+    ----------
+    workload_or_matrix : Workload or array_like or scipy.sparse matrix, shape (k, m)
+        An explicit workload (an implicit one has no columns to maximize over) or its matrix.
+    directions : array_like, shape (s, k) or (k,)
+        One direction per row.
+    block_entries : int
+        Largest ``s x block`` product formed at once (default ``2**22``, 32 MiB).
+
+    Returns
+    -------
+    ndarray, shape (s,), or float
+        ``h_{K_Q}`` of each direction (a float for a 1-d ``directions``).
+
+    Raises
+    ------
+    ValueError
+        For directions of the wrong shape or with NaN/infinite entries, a matrix with NaN, or an
+        implicit workload.
+    """
+    F = _query_matrix(workload_or_matrix)
+    k, m = F.shape
+    G, single = _directions(directions, k)
+    block = max(1, check_positive_int("block_entries", block_entries) // G.shape[0])
+    best = np.full(G.shape[0], -np.inf)
+    for start in range(0, m, block):
+        columns = F[:, start:start + block]
+        products = (columns.T @ G.T).T if sp.issparse(columns) else G @ columns
+        best = np.maximum(best, np.asarray(products).max(axis=1))
+    return float(best[0]) if single else best
+
+
+def gaussian_width_bound(workload_or_matrix: Any) -> float:
+    """The finite-class bound ``l*(K_Q) <= √(2 ln m) · max_u ||F[:, u]||_2`` (seed 000).
+
+    Seed 000, proof of Theorem 4: for every ``λ > 0``,
+    ``l*(K_Q) <= (1/λ) ln |S_Q| + λ R² / 2`` with ``R`` the largest norm of a point of
+    ``S_Q`` (the columns) and ``|S_Q| <= |X| = m``; at ``λ = √(2 ln m) / R`` this is
+    ``√(2 ln m) R``. For queries with values in ``[0, 1]``, ``R <= √k``, which gives the stated
+    ``l*(K_Q) <= √(2 k ln |X|)``; for 2-way marginals of binary data ``R = √(k/4)``, half of it.
+
+    Parameters
+    ----------
+    workload_or_matrix : Workload or array_like or scipy.sparse matrix, shape (k, m)
+        An implicit workload works too (its column norms come from the Gram matrix).
+    """
+    if isinstance(workload_or_matrix, Workload):
+        radius, m = workload_or_matrix.column_norm(2), workload_or_matrix.universe_size
+    else:
+        F = as_query_matrix(workload_or_matrix, "workload_or_matrix")
+        squares = F.multiply(F) if sp.issparse(F) else F * F
+        radius, m = float(np.sqrt(np.asarray(squares.sum(axis=0)).max())), F.shape[1]
+    return math.sqrt(2.0 * math.log(m)) * radius
+
+
+@dataclass(frozen=True)
+class WidthEstimate:
+    """A Monte Carlo estimate of a Gaussian width ``l*(K) = E h_K(G)`` (seed 000, Definition 7).
+
+    Attributes
+    ----------
+    estimate : float
+        The sample mean of ``h_K(g_i)`` over the draws.
+    standard_error : float
+        ``std(h_K(g_i), ddof=1) / √samples``.
+    low, high : float
+        Student-t confidence interval for ``l*(K)`` at level ``confidence``.
+    samples : int
+    confidence : float
+    values : ndarray, shape (samples,)
+        ``h_K(g_i)`` for each draw (kept for paired comparisons).
+    draws : str
+        A digest of the Gaussian directions: two estimates with equal ``draws`` used the same
+        directions, which :func:`compare_widths` requires.
+    """
+
+    estimate: float
+    standard_error: float
+    low: float
+    high: float
+    samples: int
+    confidence: float
+    values: np.ndarray
+    draws: str
+
+    @property
+    def half_width(self) -> float:
+        """Half the length of the confidence interval."""
+        return (self.high - self.low) / 2
+
+    def summary(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "standard_error": self.standard_error, "ci_low": self.low,
+                "ci_high": self.high, "samples": self.samples, "confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class WidthComparison:
+    """Paired comparison of two widths estimated on the same Gaussian draws.
+
+    ``ratio = l*(A) / l*(B)`` (ratio of the sample means; interval by the delta method on the
+    paired values, ``z_i = (a_i - ratio b_i) / mean(b)``) and ``difference = l*(A) - l*(B)``
+    (interval on the paired differences ``a_i - b_i``). Pairing removes the variance the two
+    bodies share, so these intervals are much tighter than combining two independent ones.
+
+    Attributes
+    ----------
+    ratio, ratio_standard_error, ratio_low, ratio_high : float
+    difference, difference_standard_error, difference_low, difference_high : float
+    correlation : float
+        Sample correlation of the paired support values.
+    samples : int
+    confidence : float
+    """
+
+    ratio: float
+    ratio_standard_error: float
+    ratio_low: float
+    ratio_high: float
+    difference: float
+    difference_standard_error: float
+    difference_low: float
+    difference_high: float
+    correlation: float
+    samples: int
+    confidence: float
+
+    def summary(self) -> dict[str, Any]:
+        return {"ratio": self.ratio, "ratio_ci_low": self.ratio_low, "ratio_ci_high": self.ratio_high,
+                "difference": self.difference, "difference_ci_low": self.difference_low,
+                "difference_ci_high": self.difference_high, "correlation": self.correlation,
+                "samples": self.samples, "confidence": self.confidence}
+
+
+def _check_confidence(confidence: Any) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)):
+        raise TypeError(f"confidence: expected a float in (0, 1), got {confidence!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: must lie in (0, 1), got {confidence}")
+    return float(confidence)
+
+
+def _t_quantile(samples: int, confidence: float) -> float:
+    return float(stats.t.ppf(0.5 + confidence / 2, samples - 1))
+
+
+def _estimate(values: np.ndarray, confidence: float, draws: str) -> WidthEstimate:
+    samples = values.size
+    mean = float(values.mean())
+    error = float(values.std(ddof=1) / math.sqrt(samples))
+    half = _t_quantile(samples, confidence) * error
+    return WidthEstimate(estimate=mean, standard_error=error, low=mean - half, high=mean + half,
+                         samples=samples, confidence=confidence, values=values, draws=draws)
+
+
+def gaussian_widths(
+    supports: Mapping[str, Support],
+    dimension: int,
+    samples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> dict[str, WidthEstimate]:
+    """Monte Carlo Gaussian widths ``l*(K) = E h_K(G)`` of several bodies on common draws.
+
+    Draws ``samples`` directions ``g_i ~ N(0, I_dimension)`` once (from ``rng`` only) and
+    evaluates every support function on all of them, so the estimates are paired (common random
+    numbers): :func:`compare_widths` then gives their ratio and difference with tight intervals.
+
+    Parameters
+    ----------
+    supports : mapping of str to callable
+        Each maps an ``(samples, dimension)`` array of directions to ``samples`` finite values
+        ``h_K(g_i)``, e.g. ``lambda G: support_function(F, G)`` or
+        ``lambda G: relaxation_support(domain, G).values``.
+    dimension : int
+        ``k``, the dimension of the space the bodies live in.
+    samples : int
+        At least 2 (for an interval).
+    rng : numpy.random.Generator
+        The only source of randomness.
+    confidence : float
+        Level of the Student-t intervals (default 0.95).
+
+    Returns
+    -------
+    dict of str to WidthEstimate
+        In the order of ``supports``.
+
+    Raises
+    ------
+    TypeError
+        For a support that is not callable, non-integer ``dimension``/``samples``, or an ``rng``
+        that is not a ``numpy.random.Generator``.
+    ValueError
+        For ``dimension < 1``, ``samples < 2``, ``confidence`` outside (0, 1), no supports, or a
+        support returning the wrong shape or NaN/infinite values.
+    """
+    if not isinstance(supports, Mapping) or not supports:
+        raise ValueError("supports: expected a non-empty mapping of names to support functions")
+    for name, support in supports.items():
+        if not callable(support):
+            raise TypeError(f"supports[{name!r}]: expected a callable (directions -> values), "
+                            f"got {type(support).__name__}")
+    dimension = check_positive_int("dimension", dimension)
+    samples = check_positive_int("samples", samples)
+    if samples < 2:
+        raise ValueError(f"samples: need at least 2 for a confidence interval, got {samples}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    confidence = _check_confidence(confidence)
+    G = rng.standard_normal((samples, dimension))
+    draws = hashlib.sha256(np.asarray(G.shape).tobytes() + G.tobytes()).hexdigest()[:16]
+    estimates = {}
+    for name, support in supports.items():
+        values = np.asarray(support(G), dtype=float)
+        if values.shape != (samples,):
+            raise ValueError(f"supports[{name!r}]: returned shape {values.shape} for {samples} directions, "
+                             f"expected ({samples},)")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"supports[{name!r}]: returned NaN or infinite values")
+        estimates[name] = _estimate(values.copy(), confidence, draws)
+    return estimates
+
+
+def gaussian_width(
+    support: Support,
+    dimension: int,
+    samples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> WidthEstimate:
+    """Monte Carlo estimate of one Gaussian width ``l*(K) = E h_K(G)``, ``G ~ N(0, I_dimension)``.
+
+    See :func:`gaussian_widths` (one body); e.g. for ``K_Q`` of a workload ``F``:
+    ``gaussian_width(lambda G: support_function(F, G), F.shape[0], 4000, rng)``.
+    """
+    if not callable(support):
+        raise TypeError(f"support: expected a callable (directions -> values), got {type(support).__name__}")
+    return gaussian_widths({"support": support}, dimension, samples, rng, confidence)["support"]
+
+
+def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
+                   confidence: float | None = None) -> WidthComparison:
+    """Paired ratio and difference of two widths estimated on the same draws.
+
+    Parameters
+    ----------
+    numerator, denominator : WidthEstimate
+        From one :func:`gaussian_widths` call (equal ``draws``).
+    confidence : float, optional
+        Level of the intervals; default the estimates' own.
+
+    Raises
+    ------
+    TypeError
+        If either is not a :class:`WidthEstimate`.
+    ValueError
+        If they were not computed on the same directions, or the denominator's width is not
+        positive (a ratio needs ``l*(B) > 0``).
+    """
+    for name, value in (("numerator", numerator), ("denominator", denominator)):
+        if not isinstance(value, WidthEstimate):
+            raise TypeError(f"{name}: expected a WidthEstimate, got {type(value).__name__}")
+    if numerator.draws != denominator.draws or numerator.samples != denominator.samples:
+        raise ValueError("numerator, denominator: not estimated on the same Gaussian directions "
+                         "(estimate both in one gaussian_widths call)")
+    if not denominator.estimate > 0:
+        raise ValueError(f"denominator: its width estimate {denominator.estimate:g} is not positive; "
+                         "the ratio is undefined")
+    confidence = numerator.confidence if confidence is None else _check_confidence(confidence)
+    a, b = numerator.values, denominator.values
+    n = a.size
+    quantile = _t_quantile(n, confidence)
+    ratio = numerator.estimate / denominator.estimate
+    ratio_error = float(((a - ratio * b) / denominator.estimate).std(ddof=1) / math.sqrt(n))
+    difference = a - b
+    difference_mean = float(difference.mean())
+    difference_error = float(difference.std(ddof=1) / math.sqrt(n))
+    spread = a.std() * b.std()
+    correlation = float(np.mean((a - a.mean()) * (b - b.mean())) / spread) if spread > 0 else math.nan
+    return WidthComparison(
+        ratio=ratio,
+        ratio_standard_error=ratio_error,
+        ratio_low=ratio - quantile * ratio_error,
+        ratio_high=ratio + quantile * ratio_error,
+        difference=difference_mean,
+        difference_standard_error=difference_error,
+        difference_low=difference_mean - quantile * difference_error,
+        difference_high=difference_mean + quantile * difference_error,
+        correlation=correlation,
+        samples=n,
+        confidence=confidence,
+    )

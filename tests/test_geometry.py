@@ -1,0 +1,340 @@
+"""Support functions and Gaussian widths, against brute force and closed forms."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import integrate, stats
+
+import projmech as pm
+from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation, \
+    relaxation_support
+from projmech.geometry import compare_widths, gaussian_width, gaussian_width_bound, gaussian_widths, \
+    support_function
+
+
+def brute_force_support(F, g):
+    """max over the columns of F of <g, column>, one column at a time."""
+    return max(sum(g[i] * F[i, u] for i in range(F.shape[0])) for u in range(F.shape[1]))
+
+
+def cube_vertices(k):
+    return np.array(list(itertools.product([0.0, 1.0], repeat=k))).T  # k x 2^k
+
+
+def binary_domain(d):
+    return pm.Domain([f"x{i}" for i in range(d)], [2] * d)
+
+
+def expected_max_of_gaussians(k):
+    """E max_i g_i for k independent standard normals: ∫ x k φ(x) Φ(x)^(k-1) dx, by quadrature."""
+    value, error = integrate.quad(lambda x: x * k * stats.norm.pdf(x) * stats.norm.cdf(x) ** (k - 1),
+                                  -np.inf, np.inf, epsabs=1e-12)
+    assert error < 1e-9
+    return value
+
+
+# --- the support function of K_Q -------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(3))
+def test_support_function_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    F = rng.uniform(-1, 1, (4, 9)) * (rng.random((4, 9)) < 0.7)
+    G = rng.standard_normal((6, 4))
+    expected = np.array([brute_force_support(F, g) for g in G])
+    np.testing.assert_allclose(support_function(F, G), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(support_function(sp.csr_array(F), G), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(support_function(pm.Workload(F), G), expected, rtol=0, atol=1e-12)
+    # column blocks of one column (block_entries below the number of directions) and of two
+    np.testing.assert_allclose(support_function(F, G, block_entries=1), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(support_function(sp.csr_array(F), G, block_entries=12), expected, rtol=0,
+                               atol=1e-12)
+    assert support_function(F, G[2]) == pytest.approx(expected[2], abs=1e-12)
+
+
+def test_support_function_of_marginals_matches_brute_force():
+    workload = pm.marginals(binary_domain(4), 2)
+    F = workload.toarray()
+    G = np.random.default_rng(1).standard_normal((5, workload.num_queries))
+    np.testing.assert_allclose(support_function(workload, G), [brute_force_support(F, g) for g in G], atol=1e-12)
+
+
+def test_support_function_bad_inputs():
+    F = np.eye(3)
+    with pytest.raises(ValueError, match="directions: expected shape"):
+        support_function(F, np.zeros((2, 4)))
+    with pytest.raises(ValueError, match="directions: expected shape"):
+        support_function(F, np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="directions: contains NaN"):
+        support_function(F, np.array([1.0, np.nan, 0.0]))
+    with pytest.raises(ValueError, match="workload_or_matrix: contains NaN"):
+        support_function(np.array([[1.0, np.nan]]), np.ones(1))
+    with pytest.raises(ValueError, match="implicit"):
+        support_function(pm.prefix(8, implicit=True), np.ones(8))
+    with pytest.raises(ValueError, match="block_entries"):
+        support_function(F, np.ones(3), block_entries=0)
+
+
+# --- Gaussian widths against closed forms ----------------------------------------------------
+
+def test_width_of_the_cube():
+    # h(g) = sum_i max(g_i, 0), so l*([0,1]^k) = k E[g^+] = k / sqrt(2 pi)
+    k = 5
+    vertices = cube_vertices(k)
+    estimate = gaussian_width(lambda G: support_function(vertices, G), k, 20_000, np.random.default_rng(0),
+                              confidence=0.99)
+    exact = k / math.sqrt(2 * math.pi)
+    assert estimate.low <= exact <= estimate.high
+    assert estimate.half_width < 0.02 * exact  # precise enough to notice a wrong closed form
+    assert estimate.samples == 20_000 and estimate.confidence == 0.99
+
+
+def test_width_of_a_segment():
+    # [-a, a] u = conv{-a u, a u}: h(g) = a |<g, u>|, <g, u> ~ N(0, |u|^2), E|N(0, s^2)| = s sqrt(2/pi)
+    a, u = 1.5, np.array([0.3, -2.0, 1.0, 0.5])
+    segment = np.column_stack([-a * u, a * u])
+    estimate = gaussian_width(lambda G: support_function(segment, G), 4, 20_000, np.random.default_rng(1),
+                              confidence=0.99)
+    exact = a * np.linalg.norm(u) * math.sqrt(2 / math.pi)
+    assert estimate.low <= exact <= estimate.high
+    assert estimate.half_width < 0.03 * exact
+
+
+def test_width_of_the_simplex():
+    k = 8
+    estimate = gaussian_width(lambda G: support_function(np.eye(k), G), k, 20_000, np.random.default_rng(2),
+                              confidence=0.99)
+    exact = expected_max_of_gaussians(k)
+    assert exact == pytest.approx(1.4236003, abs=1e-6)  # tabulated E max of 8 standard normals
+    assert estimate.low <= exact <= estimate.high
+    assert estimate.half_width < 0.02 * exact
+
+
+def test_width_interval_covers_at_its_level():
+    # 400 independent 95% intervals for l*([0,1]^3): the count that cover is Binomial(400, 0.95)
+    k, exact = 3, 3 / math.sqrt(2 * math.pi)
+    vertices = cube_vertices(k)
+    rng = np.random.default_rng(3)
+    covered = sum(
+        est.low <= exact <= est.high
+        for est in (gaussian_width(lambda G: support_function(vertices, G), k, 100, rng) for _ in range(400))
+    )
+    assert 365 <= covered <= 395  # about 0.95 * 400 = 380 ± 3.5 sd
+
+
+def test_paired_comparison_of_a_segment_and_the_cube():
+    k = 4
+    vertices, segment = cube_vertices(k), np.column_stack([-np.eye(k)[0], np.eye(k)[0]])
+    widths = gaussian_widths({"segment": lambda G: support_function(segment, G),
+                              "cube": lambda G: support_function(vertices, G)}, k, 20_000, np.random.default_rng(4),
+                             confidence=0.99)
+    seg, cube = widths["segment"], widths["cube"]
+    exact_segment, exact_cube = math.sqrt(2 / math.pi), k / math.sqrt(2 * math.pi)
+    comparison = compare_widths(seg, cube)
+    assert comparison.ratio_low <= exact_segment / exact_cube <= comparison.ratio_high  # = 2 / k
+    assert comparison.difference_low <= exact_segment - exact_cube <= comparison.difference_high
+    # corr(|g_1|, sum_i g_i^+) = (1/2 - 1/pi) / sqrt((1 - 2/pi) k (1/2 - 1/(2 pi))) = 0.258 for k = 4;
+    # the sample correlation's standard error is about (1 - rho^2) / sqrt(n) = 0.007
+    exact_correlation = (1 / 2 - 1 / math.pi) / math.sqrt((1 - 2 / math.pi) * k * (1 / 2 - 1 / (2 * math.pi)))
+    assert comparison.correlation == pytest.approx(exact_correlation, abs=0.025)
+    # pairing removes the shared variance: tighter than two independent intervals combined
+    assert comparison.difference_standard_error < math.hypot(seg.standard_error, cube.standard_error)
+    assert comparison.confidence == 0.99 and comparison.samples == 20_000
+
+
+def test_ratio_interval_covers_at_its_level():
+    # delta-method interval for l*(simplex) / l*(cube) over 300 independent pairs of estimates
+    k = 4
+    exact = expected_max_of_gaussians(k) / (k / math.sqrt(2 * math.pi))
+    vertices = cube_vertices(k)
+    rng = np.random.default_rng(5)
+    covered = 0
+    for _ in range(300):
+        widths = gaussian_widths({"simplex": lambda G: support_function(np.eye(k), G),
+                                  "cube": lambda G: support_function(vertices, G)}, k, 200, rng)
+        comparison = compare_widths(widths["simplex"], widths["cube"])
+        covered += comparison.ratio_low <= exact <= comparison.ratio_high
+    assert 272 <= covered <= 297  # Binomial(300, 0.95): 285 ± 3.4 sd
+
+
+def test_width_bound_of_the_seed():
+    # seed 000, proof of Theorem 4: l*(K_Q) <= sqrt(2 ln m) max column norm <= sqrt(2 k ln m)
+    k = 5
+    vertices = cube_vertices(k)
+    assert gaussian_width_bound(vertices) == pytest.approx(math.sqrt(2 * math.log(2**k)) * math.sqrt(k))
+    assert gaussian_width_bound(vertices) > k / math.sqrt(2 * math.pi)
+    d = 6
+    workload = pm.marginals(binary_domain(d), 2)  # each column has C(d, 2) ones: norm sqrt(k / 4)
+    expected = math.sqrt(2 * d * math.log(2)) * math.sqrt(math.comb(d, 2))
+    assert gaussian_width_bound(workload) == pytest.approx(expected)
+    assert gaussian_width_bound(workload.matrix) == pytest.approx(expected)
+    assert gaussian_width_bound(workload) == pytest.approx(math.sqrt(2 * workload.num_queries * d * math.log(2)) / 2)
+
+
+def test_width_bad_inputs():
+    support = lambda G: np.abs(G).sum(axis=1)  # noqa: E731
+    rng = np.random.default_rng(0)
+    for samples in (0, -3):
+        with pytest.raises(ValueError, match="samples"):
+            gaussian_width(support, 3, samples, rng)
+    with pytest.raises(ValueError, match="samples: need at least 2"):
+        gaussian_width(support, 3, 1, rng)
+    with pytest.raises(TypeError, match="samples"):
+        gaussian_width(support, 3, 2.5, rng)
+    with pytest.raises(ValueError, match="dimension"):
+        gaussian_width(support, 0, 10, rng)
+    with pytest.raises(TypeError, match="rng"):
+        gaussian_width(support, 3, 10, None)
+    with pytest.raises(TypeError, match="rng"):
+        gaussian_width(support, 3, 10, np.random.RandomState(0))
+    with pytest.raises(ValueError, match="confidence"):
+        gaussian_width(support, 3, 10, rng, confidence=1.5)
+    with pytest.raises(TypeError, match="support"):
+        gaussian_width(np.eye(3), 3, 10, rng)
+    with pytest.raises(ValueError, match="returned shape"):
+        gaussian_width(lambda G: G, 3, 10, rng)
+    with pytest.raises(ValueError, match="NaN"):
+        gaussian_width(lambda G: np.full(len(G), np.nan), 3, 10, rng)
+    with pytest.raises(ValueError, match="supports"):
+        gaussian_widths({}, 3, 10, rng)
+
+
+def test_compare_widths_needs_the_same_draws():
+    support = lambda G: np.abs(G).sum(axis=1)  # noqa: E731
+    first = gaussian_width(support, 3, 50, np.random.default_rng(0))
+    second = gaussian_width(support, 3, 50, np.random.default_rng(1))
+    with pytest.raises(ValueError, match="same Gaussian directions"):
+        compare_widths(first, second)
+    with pytest.raises(TypeError, match="numerator"):
+        compare_widths(1.0, second)
+    zero = gaussian_widths({"a": support, "zero": lambda G: np.zeros(len(G))}, 3, 50, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="denominator"):
+        compare_widths(zero["a"], zero["zero"])
+    same = compare_widths(first, first)
+    assert same.ratio == 1.0 and same.difference == 0.0 and same.ratio_standard_error == 0.0
+
+
+# --- the support function of the relaxation L ------------------------------------------------
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_relaxation_support_dominates_the_hull(d):
+    # K_Q ⊆ L: h_L(g) >= h_{K_Q}(g), the latter by brute force over the 2^d columns
+    domain = binary_domain(d)
+    F = pm.marginals(domain, 2).toarray()
+    G = np.random.default_rng(d).standard_normal((8, F.shape[0]))
+    hull = np.array([brute_force_support(F, g) for g in G])
+    supports = {r: relaxation_support(domain, G, r) for r in RELAXATIONS}
+    for relaxation, result in supports.items():
+        assert np.all(result.values >= hull - 1e-6), relaxation
+        assert np.all(result.upper_bounds >= hull - 1e-12), relaxation  # certified: no solver tolerance
+        assert np.all(result.upper_bounds >= result.values - 1e-6)
+        assert result.max_gap < 1e-4 and result.max_violation < 1e-6
+    # sdp+local is the intersection of the other two: its support is below both
+    assert np.all(supports["sdp+local"].values <= supports["sdp"].values + 1e-6)
+    assert np.all(supports["sdp+local"].values <= supports["local"].values + 1e-6)
+
+
+def test_relaxation_support_equals_the_hull_for_two_attributes():
+    # d = 2: the local polytope of the one pair is the set of 2x2 probability tables, i.e. K_Q
+    domain = binary_domain(2)
+    F = pm.marginals(domain, 2).toarray()
+    G = np.random.default_rng(0).standard_normal((10, 4))
+    hull = np.array([brute_force_support(F, g) for g in G])
+    for relaxation in ("sdp+local", "local"):
+        np.testing.assert_allclose(relaxation_support(domain, G, relaxation).values, hull, atol=1e-6)
+    # the SDP alone reaches a (1,1) cell of -1/8 (in ±1 form: 1 + 2m + c >= -1/2 when X ⪰ 0)
+    down = -np.eye(4)[3]
+    assert relaxation_support(domain, down, "sdp").values[0] == pytest.approx(1 / 8, abs=1e-6)
+    assert relaxation_support(domain, down, "sdp+local").values[0] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_relaxation_support_is_attained_at_a_point_of_L():
+    domain = binary_domain(4)
+    model = MomentEncoding.of(domain)
+    G = np.random.default_rng(7).standard_normal((5, model.num_queries))
+    for relaxation in RELAXATIONS:
+        result = relaxation_support(domain, G, relaxation, return_moments=True)
+        for g, value, Y in zip(G, result.values, result.moments):
+            assert Y[0, 0] == pytest.approx(1.0, abs=1e-6)
+            np.testing.assert_allclose(np.diag(Y)[1:], Y[0, 1:], atol=1e-6)
+            np.testing.assert_allclose(Y, Y.T, atol=0)
+            if "sdp" in relaxation:
+                assert np.linalg.eigvalsh(Y).min() > -1e-6
+            if "local" in relaxation:
+                assert model.answers(Y).min() > -1e-6
+            assert g @ model.answers(Y) == pytest.approx(value, abs=1e-12)
+
+
+def test_local_support_is_at_least_the_explicit_point():
+    # m = 0, C_ij = sign(alpha_ij) satisfies the local constraints; in ±1 form a cell is
+    # (1 + a m_i + b m_j + ab C_ij)/4, so that point's value is sum(g)/4 + sum_ij |alpha_ij|,
+    # alpha_ij = sum_ab ab g_ij,ab / 4 (cells of a pair ordered (0,0), (0,1), (1,0), (1,1))
+    domain = binary_domain(5)
+    G = np.random.default_rng(8).standard_normal((6, 40))
+    signs = np.array([1.0, -1.0, -1.0, 1.0])
+    explicit = G.sum(axis=1) / 4 + np.abs(G.reshape(6, 10, 4) @ signs / 4).sum(axis=1)
+    values = relaxation_support(domain, G, "local").values
+    assert np.all(values >= explicit - 1e-6)
+
+
+def test_support_and_projection_describe_the_same_body():
+    # projection p of y onto L maximizes <y - p, x> over L: h_L(y - p) = <y - p, p>
+    domain = binary_domain(4)
+    workload = pm.marginals(domain, 2)
+    rng = np.random.default_rng(9)
+    y = workload.answer(rng.dirichlet(np.ones(16))) + rng.normal(0, 0.3, workload.num_queries)
+    for relaxation in RELAXATIONS:
+        p = project_to_relaxation(domain, y, relaxation, solver="CLARABEL").answers
+        h = relaxation_support(domain, y - p, relaxation).values[0]
+        # equal up to the projection's accuracy (first order in it: about 1e-5 here); a different
+        # body would differ by the order of |y - p| * its distance to L
+        assert h == pytest.approx((y - p) @ p, abs=1e-4), relaxation
+        assert np.linalg.norm(y - p) > 0.5
+
+
+def test_relaxation_support_one_hot():
+    domain = pm.Domain(["a", "b", "c"], [3, 2, 2])
+    F = pm.marginals(domain, 2).toarray()
+    G = np.random.default_rng(10).standard_normal((4, F.shape[0]))
+    result = relaxation_support(domain, G)
+    assert result.encoding == "one-hot"
+    assert np.all(result.upper_bounds >= [brute_force_support(F, g) for g in G])
+    assert np.all(result.values >= [brute_force_support(F, g) - 1e-6 for g in G])
+
+
+def test_relaxation_support_bad_inputs():
+    domain = binary_domain(3)
+    with pytest.raises(ValueError, match="directions: expected shape"):
+        relaxation_support(domain, np.zeros(5))
+    with pytest.raises(ValueError, match="directions: contains NaN"):
+        relaxation_support(domain, np.full(12, np.nan))
+    with pytest.raises(ValueError, match="relaxation"):
+        relaxation_support(domain, np.zeros(12), relaxation="lasserre")
+    with pytest.raises(ValueError, match="solver"):
+        relaxation_support(domain, np.zeros(12), solver="GUROBI-ish")
+    with pytest.raises(ValueError, match="fewer than 2 values"):
+        relaxation_support(pm.Domain(["a", "b"], [2, 1]), np.zeros(2))
+
+
+def test_relaxation_support_refuses_an_inaccurate_solve():
+    with pytest.raises(RelaxationError, match="not optimal|failed"):
+        relaxation_support(binary_domain(3), np.ones(12), solver="SCS", solver_options={"max_iters": 2},
+                           retry_options={"max_iters": 2})
+
+
+def test_relaxation_support_retries_a_non_optimal_solve_once_and_reports_it():
+    domain = binary_domain(3)
+    G = np.random.default_rng(11).standard_normal((3, 12))
+    reference = relaxation_support(domain, G)
+    assert reference.retries == 0
+    # two interior-point iterations cannot reach optimality: every direction is solved again
+    retried = relaxation_support(domain, G, solver_options={"max_iter": 2})
+    assert retried.retries == 3
+    np.testing.assert_allclose(retried.values, reference.values, atol=1e-5)  # retry tolerance 1e-6
+    assert np.all(retried.upper_bounds >= retried.values - 1e-6)
+    with pytest.raises(RelaxationError, match="user_limit.*not optimal"):
+        relaxation_support(domain, G, solver_options={"max_iter": 2}, retry=False)
+    with pytest.raises(RelaxationError, match="then user_limit with the retry options"):
+        relaxation_support(domain, G, solver_options={"max_iter": 2}, retry_options={"max_iter": 1})
