@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .bodies.hull import DEFAULT_TOL as HULL_TOL
 from .bodies.hull import ProjectionResult, project_to_hull
+from .bodies.relaxation import DEFAULT_TOL as RELAXATION_TOL
 from .bodies.relaxation import RELAXATIONS, RelaxationResult, project_to_relaxation
 from .data import Dataset, histogram
 from .evaluation import gaussian_expected_rmse
@@ -384,9 +386,10 @@ class ProjectionMechanism(GaussianMechanism):
         "SCS") or :func:`project_to_relaxation` ("auto", i.e. SCS, or a CVXPY solver that
         handles semidefinite cones, e.g. "CLARABEL").
     neighbouring : {"replace-one", "add-remove"}
-    tol : float
-        Certified tolerance of the projection onto ``K_Q`` (see :func:`project_to_hull`); the
-        relaxation is solved to its solver's own tolerance and reports its constraint violation.
+    tol : float, optional
+        The certified tolerance of the projection: for the hull ``1e-8`` by default (see
+        :func:`project_to_hull`), for the relaxation the ADMM's relative gap, ``1e-4`` by default
+        (see :func:`project_to_relaxation`; CVXPY solvers use their own tolerances).
     calibration : {"analytic", "classical"}
         As for :class:`GaussianMechanism`.
     body : {"auto", "hull", "relaxed"}
@@ -398,7 +401,7 @@ class ProjectionMechanism(GaussianMechanism):
     mechanism_name = "projection"
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, solver: str = "auto",
-                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, tol: float = 1e-8,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, tol: float | None = None,
                  calibration: Literal["analytic", "classical"] = "analytic",
                  body: Literal["auto", "hull", "relaxed"] = "auto", relaxation: str = "sdp+local") -> None:
         if body not in BODIES:
@@ -418,10 +421,11 @@ class ProjectionMechanism(GaussianMechanism):
         :attr:`Workload.accepts_histograms`)."""
         noisy, n, scale = self._noisy(data_or_histogram, n, rng)
         if self.body == "hull":
-            result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol)
+            result = project_to_hull(self.workload, noisy, solver=self.solver,
+                                     tol=HULL_TOL if self.tol is None else self.tol)
         else:
             result = project_to_relaxation(self.workload.domain, noisy, relaxation=self.relaxation,
-                                           solver=self.solver)
+                                           solver=self.solver, tol=RELAXATION_TOL if self.tol is None else self.tol)
         return self._release(result.answers, noisy, n, scale, projection=result)
 
     def __repr__(self) -> str:

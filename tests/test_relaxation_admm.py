@@ -9,7 +9,7 @@ import pytest
 
 import projmech as pm
 from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
-from projmech.bodies.relaxation_admm import _ContrastModel, _simplex_projection, admm_projection
+from projmech.bodies.relaxation_admm import _ContrastModel, _simplex_projection, admm_projection, one_hot_lift
 
 DOMAINS = {
     "binary": pm.Domain(["a", "b", "c", "d", "e"], [2, 2, 2, 2, 2]),
@@ -48,7 +48,7 @@ def test_contrast_coordinates_reproduce_marginals_and_moments(name):
     model = _ContrastModel(domain, local=True)
     one_hot = MomentEncoding.of(domain, "one-hot")
     Y = one_hot.moments_of(h)
-    lift = model.lift()
+    lift = one_hot_lift(domain)
     contrast = np.linalg.pinv(lift) @ Y @ np.linalg.pinv(lift).T
     m = contrast[0, 1:]
     cross = [contrast.reshape(-1)[group.block] for group in model.groups]
@@ -123,7 +123,7 @@ def test_returned_point_lies_in_the_relaxation(name):
     _, _, y = _noisy(domain, rng, sigma=0.2)
     result = admm_projection(domain, y, tol=1e-3, max_iterations=5)
     model = _ContrastModel(domain, local=True)
-    lift = model.lift()
+    lift = one_hot_lift(domain)
     Y = lift @ result.contrast_moments @ lift.T
     one_hot = MomentEncoding.of(domain, "one-hot")
     assert np.allclose(one_hot.answers(Y), result.answers, atol=1e-12)
@@ -156,3 +156,63 @@ def test_local_constraints_bind_where_the_sdp_alone_does_not():
     assert y.min() == pytest.approx(-1 / 8)
     assert admm_projection(domain, y, local=False, tol=1e-8).objective <= 1e-12
     assert admm_projection(domain, y, local=True, tol=1e-8).objective > 1e-3
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+@pytest.mark.parametrize("encoding", ["auto", "one-hot"])
+def test_project_to_relaxation_by_admm_returns_certified_moments(name, encoding):
+    domain = DOMAINS[name]
+    rng = np.random.default_rng(7)
+    _, _, y = _noisy(domain, rng)
+    result = project_to_relaxation(domain, y, encoding=encoding, tol=1e-6)
+    assert result.solver == "admm" and result.status == "optimal"
+    assert result.gap <= 1e-6 and result.iterations >= 1
+    model = MomentEncoding.of(domain, encoding)
+    assert result.moments.shape == (model.size, model.size)
+    assert np.allclose(model.answers(result.moments), result.answers, atol=1e-12)
+    assert result.constraint_violation <= 1e-10
+    assert result.distance == pytest.approx(np.linalg.norm(result.answers - y))
+    reference = project_to_relaxation(domain, y, solver="CLARABEL", encoding=encoding)
+    assert result.distance <= reference.distance * (1 + 1e-6) + 1e-9
+    assert result.distance ** 2 * (1 - 1e-6) <= reference.distance ** 2 * (1 + 1e-6) + 1e-9
+
+
+def test_unconverged_admm_raises_with_its_best_point():
+    domain = DOMAINS["mixed"]
+    _, _, y = _noisy(domain, np.random.default_rng(8), sigma=0.2)
+    with pytest.raises(pm.RelaxationError, match="gap") as error:
+        project_to_relaxation(domain, y, tol=1e-12, max_iterations=3)
+    best = error.value.result
+    assert best is not None and best.status == "max_iterations" and best.gap > 1e-12
+    assert best.constraint_violation <= 1e-10
+
+
+def test_auto_picks_admm_for_the_semidefinite_relaxations_and_cvxpy_for_local():
+    domain = DOMAINS["binary"]
+    _, _, y = _noisy(domain, np.random.default_rng(9))
+    assert project_to_relaxation(domain, y, "sdp+local").solver == "admm"
+    assert project_to_relaxation(domain, y, "sdp").solver == "admm"
+    assert project_to_relaxation(domain, y, "local").solver == "SCS"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"relaxation": "local", "solver": "admm"}, "solver"),
+    ({"solver": "admm", "solver_options": {"eps": 1e-3}}, "solver_options"),
+    ({"solver": "GUROBI-ish"}, "solver"),
+    ({"tol": 0.0}, "tol"),
+    ({"tol": 1.5}, "tol"),
+    ({"tol": float("nan")}, "tol"),
+    ({"max_iterations": 0}, "max_iterations"),
+])
+def test_bad_solver_arguments_are_refused_before_solving(kwargs, message):
+    domain = DOMAINS["binary"]
+    y = np.full(pm.marginals(domain, 2).num_queries, 0.25)
+    with pytest.raises(ValueError, match=message):
+        project_to_relaxation(domain, y, **kwargs)
+
+
+def test_tol_must_be_a_number():
+    domain = DOMAINS["binary"]
+    y = np.full(pm.marginals(domain, 2).num_queries, 0.25)
+    with pytest.raises(TypeError, match="tol"):
+        project_to_relaxation(domain, y, tol="small")

@@ -41,6 +41,9 @@ def _auto_order(m: int) -> list[str]:
         return ["SCS", "CLARABEL", "ECOS", "OSQP"]
     return ["CLARABEL", "SCS", "ECOS", "OSQP"]
 
+#: Default certified tolerance of :func:`project_to_hull` (see its ``tol``).
+DEFAULT_TOL = 1e-8
+
 #: Per-solver settings: tight tolerances, because the certificate below is checked afterwards
 #: and a loose solve would only be rejected.
 _SOLVER_OPTIONS: dict[str, dict[str, Any]] = {
@@ -178,7 +181,7 @@ def project_to_hull(
     F: Workload | np.ndarray | sp.sparray,
     y: Any,
     solver: str = "auto",
-    tol: float = 1e-8,
+    tol: float = DEFAULT_TOL,
     solver_options: dict[str, Any] | None = None,
 ) -> ProjectionResult:
     """Project ``y`` onto K_Q = conv(columns of F) in the Euclidean norm.

@@ -41,15 +41,27 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..domain import Domain
+from ..workloads import check_positive_int
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
            "relaxation_support", "MomentEncoding"]
 
 RELAXATIONS = ("sdp+local", "sdp", "local")
 
+#: Default certified relative gap of the ADMM projection (see :func:`project_to_relaxation`).
+DEFAULT_TOL = 1e-4
+
 
 class RelaxationError(RuntimeError):
-    """The solver did not return an optimal projection onto the relaxation."""
+    """The solver did not return an optimal projection onto the relaxation.
+
+    ``result`` holds the best feasible point found, with its certified gap, where the solver
+    produced one (``solver="admm"``), else None. It is never returned as a projection.
+    """
+
+    def __init__(self, message: str, result: RelaxationResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -165,6 +177,12 @@ class RelaxationResult:
     constraint_violation : float
         The largest violation, in the returned moments, of L's constraints: equalities,
         ``-min eigenvalue(Y)`` for the SDP, ``-min cell`` for the local constraints.
+    gap : float or None
+        Certified relative suboptimality of ``distance**2`` (``solver="admm"``): the exact
+        projection is within ``sqrt(gap) * distance`` of ``answers``. None for CVXPY solvers,
+        whose accuracy is their own status.
+    iterations : int or None
+        ADMM iterations (``solver="admm"``).
     """
 
     answers: np.ndarray
@@ -175,6 +193,8 @@ class RelaxationResult:
     status: str
     solve_time: float
     constraint_violation: float
+    gap: float | None = None
+    iterations: int | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -184,6 +204,8 @@ class RelaxationResult:
             "distance": self.distance,
             "solve_time_s": self.solve_time,
             "constraint_violation": self.constraint_violation,
+            "gap": self.gap,
+            "iterations": self.iterations,
         }
 
 
@@ -277,15 +299,28 @@ def project_to_relaxation(
     solver: str = "auto",
     solver_options: dict[str, Any] | None = None,
     encoding: str = "auto",
+    tol: float = DEFAULT_TOL,
+    max_iterations: int = 5000,
+    progress: bool = False,
 ) -> RelaxationResult:
     """Euclidean projection of 2-way marginal answers ``y`` onto the relaxation L.
 
-    ``min ||cells(Y) - y||_2`` over the moment matrices Y of L (module docstring), a CVXPY
-    problem in ``(D+1)^2`` variables: polynomial in the number of attributes, never touching
-    the ``prod(sizes)`` universe. Guarantee: ``K_Q ⊆ L``, so the true answers are feasible and
-    the projection's distance to them is at most that of ``y`` (projection onto a convex set
-    containing the point); the error bound of seed 000, Theorem 8, holds with ``l*(L)`` in
-    place of ``l*(K_Q)``.
+    ``min ||cells(Y) - y||_2`` over the moment matrices Y of L (module docstring): polynomial in
+    the number of attributes, never touching the ``prod(sizes)`` universe. Guarantee:
+    ``K_Q ⊆ L``, so the true answers are feasible and the projection's distance to them is at
+    most that of ``y`` (projection onto a convex set containing the point); the error bound of
+    seed 000, Theorem 8, holds with ``l*(L)`` in place of ``l*(K_Q)``.
+
+    Two solvers:
+
+    - ``"admm"`` (:mod:`projmech.bodies.relaxation_admm`; relaxations ``"sdp+local"`` and
+      ``"sdp"``): closed-form ADMM steps in orthogonal contrast coordinates. It returns a point
+      of L (feasible by construction, up to rounding) whose relative suboptimality
+      ``(||answers - y||^2 - min) / ||answers - y||^2`` is certified below ``tol`` by a
+      Lagrangian lower bound; then ``||answers - exact projection|| <= sqrt(tol) * distance``.
+      ``d = 150`` binary attributes take about 0.1 s, ``d = 500`` about 8 s (README).
+    - a CVXPY solver name (``"SCS"``, ``"CLARABEL"``, ...): the reference model, one matrix
+      variable, a handful of vectorized constraints; trusted when its status is ``optimal``.
 
     Parameters
     ----------
@@ -294,19 +329,30 @@ def project_to_relaxation(
     y : array_like, shape (k,)
         Answers in the layout of ``marginals(domain, 2)``.
     relaxation : {"sdp+local", "sdp", "local"}
-    solver, solver_options
-        ``"auto"`` (SCS for now), or a CVXPY solver name (Clarabel for small, accurate solves),
-        and the solver's options.
+    solver : str
+        ``"auto"``: ``"admm"`` for the semidefinite relaxations, SCS for ``"local"``.
+    solver_options : dict, optional
+        Options of a CVXPY solver (none for ``"admm"``, which takes ``tol``, ``max_iterations``).
     encoding : {"auto", "binary", "one-hot"}
-        ``"auto"`` is binary when every attribute has 2 values.
+        Of the returned moment matrix; ``"auto"`` is binary when every attribute has 2 values.
+    tol : float
+        The certified relative gap at which ADMM stops (default 1e-4: the returned answers are
+        then within ``0.01 * distance`` of the exact projection, far below the noise that
+        ``distance`` mostly consists of). CVXPY solvers use their own tolerances.
+    max_iterations : int
+        ADMM iterations before giving up with :class:`RelaxationError`.
+    progress : bool
+        Show a progress bar of the certified gap (ADMM).
 
     Raises
     ------
+    ValueError
+        On a ``y`` of the wrong length or with NaN, an unknown relaxation, solver or encoding, a
+        non-positive ``tol`` or ``max_iterations``; before any solve.
     RelaxationError
-        If the solver does not report an optimal solution (``optimal_inaccurate`` included).
+        If the solver does not report an optimal solution (``optimal_inaccurate`` included), or
+        ADMM does not certify ``tol`` within ``max_iterations`` (the best point is attached).
     """
-    import cvxpy as cp
-
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
     model = MomentEncoding.of(domain, encoding)
@@ -317,8 +363,77 @@ def project_to_relaxation(
         )
     if not np.all(np.isfinite(target)):
         raise ValueError("y: contains NaN or infinite entries")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)):
+        raise TypeError(f"tol: expected a number, got {tol!r}")
+    if not (np.isfinite(tol) and 0 < tol < 1):
+        raise ValueError(f"tol: must lie in (0, 1), got {tol!r}")
+    max_iterations = check_positive_int("max_iterations", max_iterations)
+    if not isinstance(solver, str):
+        raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
     if solver == "auto":
-        solver = "SCS"
+        solver = "SCS" if relaxation == "local" else "admm"
+    if solver != "admm" and solver.upper() not in _installed_solvers():
+        raise ValueError(f"solver: expected 'auto', 'admm' or an installed CVXPY solver {_installed_solvers()}, got {solver!r}")
+    if solver == "admm":
+        if relaxation == "local":
+            raise ValueError("solver: 'admm' projects onto the semidefinite relaxations; use a CVXPY solver for 'local'")
+        if solver_options:
+            raise ValueError("solver_options: 'admm' takes tol and max_iterations, not solver options")
+        return _project_by_admm(model, target, relaxation, tol, max_iterations, progress)
+    return _project_by_cvxpy(model, target, relaxation, solver, solver_options)
+
+
+def _installed_solvers() -> list[str]:
+    import cvxpy as cp
+
+    return cp.installed_solvers()
+
+
+def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str, tol: float,
+                     max_iterations: int, progress: bool) -> RelaxationResult:
+    from tqdm.auto import tqdm
+
+    from .relaxation_admm import admm_projection, one_hot_lift
+
+    start = time.perf_counter()
+    with tqdm(total=max_iterations, disable=not progress, desc="ADMM onto L", unit="it") as bar:
+        def report(iteration: int, gap: float) -> None:
+            bar.update(iteration - bar.n)
+            bar.set_postfix(gap=f"{gap:.1e}")
+
+        solution = admm_projection(model.domain, target, local=relaxation == "sdp+local", tol=tol,
+                                   max_iterations=max_iterations, progress=report)
+    lift = one_hot_lift(model.domain)
+    moments = lift @ solution.contrast_moments @ lift.T
+    if model.binary:  # keep the rows of the constant and of each attribute's value 1
+        keep = np.concatenate([[0], 2 + 2 * np.arange(len(model.domain))])
+        moments = moments[np.ix_(keep, keep)]
+    equalities, rhs = _equalities(model)
+    result = RelaxationResult(
+        answers=solution.answers,
+        moments=moments,
+        distance=float(np.linalg.norm(solution.answers - target)),
+        relaxation=relaxation,
+        solver="admm",
+        status="optimal" if solution.converged else "max_iterations",
+        solve_time=time.perf_counter() - start,
+        constraint_violation=_violation(model, moments, relaxation, equalities, rhs),
+        gap=solution.gap,
+        iterations=solution.iterations,
+    )
+    if not solution.converged:
+        raise RelaxationError(
+            f"admm stopped after {solution.iterations} iterations with certified gap {solution.gap:.2e} > tol={tol:g}; "
+            "raise max_iterations or tol (the best feasible point is attached as .result)",
+            result,
+        )
+    return result
+
+
+def _project_by_cvxpy(model: MomentEncoding, target: np.ndarray, relaxation: str, solver: str,
+                      solver_options: dict[str, Any] | None) -> RelaxationResult:
+    import cvxpy as cp
+
     start = time.perf_counter()
     body = _cvxpy_body(model, relaxation)
     Y, answers, equalities, rhs = body.moments, body.answers, body.equalities, body.rhs

