@@ -112,27 +112,30 @@ class MomentEncoding:
         else:
             offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
             size = int(sum(sizes)) + 1
-        rows, columns, values = [], [], []
-        row = 0
-        for a, b in itertools.combinations(range(len(sizes)), 2):
-            for v, w in itertools.product(range(sizes[a]), range(sizes[b])):
-                if binary:
-                    i, j = a + 1, b + 1  # Y[0, i] = mu_a, Y[i, j] = P_ab
-                    # indicator(x_a = v) = v x_a + (1 - v)(1 - x_a), multiplied out
-                    terms = {
-                        (0, 0): [((0, 0), 1.0), ((0, i), -1.0), ((0, j), -1.0), ((i, j), 1.0)],
-                        (0, 1): [((0, j), 1.0), ((i, j), -1.0)],
-                        (1, 0): [((0, i), 1.0), ((i, j), -1.0)],
-                        (1, 1): [((i, j), 1.0)],
-                    }[(v, w)]
-                else:
-                    i, j = 1 + offsets[a] + v, 1 + offsets[b] + w
-                    terms = [((i, j), 1.0)]
-                for (r, c), value in terms:
-                    rows.append(row)
-                    columns.append(r * size + c)
-                    values.append(value)
-                row += 1
+        first, second = np.triu_indices(len(sizes), 1)  # lexicographic pairs
+        if binary:
+            # indicator(x_a = v) = v x_a + (1 - v)(1 - x_a), multiplied out: per pair the cells
+            # (0,0), (0,1), (1,0), (1,1) in terms of Y[0,0] = 1, Y[0,i] = mu_a, Y[0,j], Y[i,j] = P_ab.
+            i, j = first + 1, second + 1
+            one, mu_i, mu_j, joint = np.zeros_like(i), i, j, i * size + j
+            cell_of_term = np.array([0, 0, 0, 0, 1, 1, 2, 2, 3])
+            entries = np.stack([one, mu_i, mu_j, joint, mu_j, joint, mu_i, joint, joint], axis=1)
+            signs = np.array([1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
+            rows = (4 * np.arange(first.size)[:, None] + cell_of_term).ravel()
+            columns = entries.ravel()
+            values = np.broadcast_to(signs, entries.shape).ravel()
+            row = 4 * first.size
+        else:
+            sizes_array = np.asarray(sizes)
+            table = sizes_array[first] * sizes_array[second]
+            start = np.concatenate([[0], np.cumsum(table)[:-1]])
+            pair = np.repeat(np.arange(first.size), table)
+            within = np.arange(table.sum()) - np.repeat(start, table)
+            v, w = within // sizes_array[second][pair], within % sizes_array[second][pair]
+            rows = np.arange(table.sum())
+            columns = (1 + offsets[first][pair] + v) * size + (1 + offsets[second][pair] + w)
+            values = np.ones(rows.size)
+            row = int(table.sum())
         cells = sp.csr_array((values, (rows, columns)), shape=(row, size * size))
         return cls(domain=domain, binary=binary, offsets=np.asarray(offsets), size=size, cells=cells)
 
