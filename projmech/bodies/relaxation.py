@@ -27,6 +27,26 @@ that hull by a convex superset over the moment matrix ``Y = [[1, mu^T], [mu, P]]
 
 Every data set's exact marginals satisfy all of these (``Y`` is then an average of
 ``(1, z)(1, z)^T``), so ``K_Q ⊆ L`` and the projection onto L never moves a true answer vector.
+
+What is guaranteed: a width, not a sandwich
+-------------------------------------------
+The error analysis (seed 000, Theorem 8) needs only a convex body containing the true answers,
+so it holds with ``l*(L)`` in place of ``l*(K_Q)``. For binary attributes Grothendieck's
+inequality gives ``l*(L) <= 2 K_G l*(K_Q) < 3.57 l*(K_Q)`` for ``"sdp"`` and ``"sdp+local"``
+(proof in :mod:`projmech.geometry`); measured for d = 4..10 (``benchmarks/widths.py``, paired
+Monte Carlo): 1.0002-1.0007 for ``"sdp+local"``, 1.020-1.043 for ``"sdp"``, 1.011-1.145 for
+``"local"``, whose ratio grows like ``sqrt(d)`` (``l*(local) >= C(d,2)/sqrt(2 pi)``). The sandwich
+``(1/C)·L ⊆ K_Q ⊆ L`` of seed 002 (slide 15; the OCR reads "1 • 10 L", probably C = 10) holds for
+no absolute C: scaled about the origin for no C > 1 (every point has tables summing to 1), and
+about any centre only with C = Θ(log d) for both semidefinite relaxations -- the Grothendieck
+constant of the complete graph (Alon, Makarychev, Makarychev & Naor 2006) -- which confirms the
+issue's claim. What the seeds need, and what holds, is the width comparison.
+
+Solvers
+-------
+:func:`project_to_relaxation` solves the projection either with the certified ADMM of
+:mod:`projmech.bodies.relaxation_admm` (default for the semidefinite relaxations) or with the
+CVXPY model below, which the tests use as the reference.
 """
 
 from __future__ import annotations
