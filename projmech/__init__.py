@@ -15,6 +15,7 @@ from .bodies import (
     project_to_hull,
     project_to_relaxation,
     relaxation_support,
+    synthetic_data,
 )
 from .data import Dataset, histogram
 from .domain import Domain
@@ -108,5 +109,6 @@ __all__ = [
     "rmse",
     "stack",
     "support_function",
+    "synthetic_data",
     "total_strategy",
 ]

@@ -78,3 +78,33 @@ def test_bad_arguments():
         gaussian_rounding(Y, 0, np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng"):
         gaussian_rounding(Y, 10, 0)
+
+
+def test_synthetic_data_reports_the_distance_of_its_marginals():
+    """The reported distance is recomputed independently from the rows' histogram."""
+    domain, h, _ = correlated_moments()
+    truth = pm.marginals(domain, 2).answer(h)
+    noisy = truth + np.random.default_rng(2).normal(0, 0.02, truth.size)
+    result = project_to_relaxation(domain, noisy, solver="CLARABEL")
+    synthetic = pm.bodies.synthetic_data(domain, result, 50_000, np.random.default_rng(3))
+    assert synthetic.data.n == 50_000 and synthetic.data.domain == domain
+    sample = pm.marginals(domain, 2).answer(pm.histogram(synthetic.data))
+    difference = sample - result.answers
+    assert synthetic.marginal_rmse == pytest.approx(np.sqrt(np.mean(difference ** 2)), rel=1e-9)
+    assert synthetic.marginal_max_error == pytest.approx(np.abs(difference).max(), rel=1e-9)
+    if synthetic.repair == 0.0:  # exact in expectation: only sampling error, 5 standard errors
+        assert synthetic.marginal_max_error <= 5 * 0.5 / np.sqrt(50_000)
+
+
+def test_synthetic_data_refuses_categorical_domains_and_mismatched_results():
+    domain, h, _ = correlated_moments()
+    truth = pm.marginals(domain, 2).answer(h)
+    result = project_to_relaxation(domain, truth, solver="CLARABEL")
+    categorical = pm.Domain(["a", "b"], [3, 2])
+    with pytest.raises(ValueError, match="domain"):
+        pm.bodies.synthetic_data(categorical, result, 10, np.random.default_rng(0))
+    other = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    with pytest.raises(ValueError, match="result"):
+        pm.bodies.synthetic_data(other, result, 10, np.random.default_rng(0))
+    with pytest.raises(TypeError, match="result"):
+        pm.bodies.synthetic_data(domain, "not a result", 10, np.random.default_rng(0))

@@ -10,7 +10,7 @@ from .relaxation import (
     project_to_relaxation,
     relaxation_support,
 )
-from .rounding import gaussian_rounding, rounding_covariance
+from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 
 __all__ = [
     "ProjectionError",
@@ -26,4 +26,6 @@ __all__ = [
     "relaxation_support",
     "gaussian_rounding",
     "rounding_covariance",
+    "SyntheticData",
+    "synthetic_data",
 ]

@@ -14,13 +14,17 @@ what they are: compare them with the projected answers).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..data import Dataset
+from ..domain import Domain
 from ..workloads import check_positive_int
+from .relaxation import MomentEncoding, RelaxationResult
 
-__all__ = ["gaussian_rounding", "rounding_covariance"]
+__all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthetic_data"]
 
 
 def _check_binary_moments(moments: Any) -> np.ndarray:
@@ -90,3 +94,62 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
     signs = np.sign(projections[:, 1:]) * np.sign(projections[:, :1])
     signs[signs == 0] = 1  # a probability-zero tie
     return ((signs + 1) // 2).astype(np.int64), repair
+
+
+@dataclass(frozen=True)
+class SyntheticData:
+    """Synthetic rows drawn from a point of L, and how far their marginals are from it.
+
+    Attributes
+    ----------
+    data : Dataset
+        The rows, over the projection's domain.
+    repair : float
+        See :func:`rounding_covariance` (0: the moments are reproduced exactly in expectation).
+    marginal_rmse, marginal_max_error : float
+        RMSE and largest absolute difference between the rows' own 2-way marginals and the
+        projected answers they were drawn from: sampling error (about ``1/sqrt(n)``) plus the
+        bias of any repair.
+    """
+
+    data: Dataset
+    repair: float
+    marginal_rmse: float
+    marginal_max_error: float
+
+
+def synthetic_data(domain: Domain, result: RelaxationResult, n: int, rng: np.random.Generator) -> SyntheticData:
+    """Draw ``n`` synthetic rows from a projection onto L by :func:`gaussian_rounding` and report
+    how far the sample's 2-way marginals are from the projected answers.
+
+    Post-processing of a private release: the rows carry the release's guarantee. Binary
+    domains only (the rounding of one-hot moments is not implemented).
+
+    Raises
+    ------
+    ValueError
+        For a non-binary domain, or moments that do not match the domain.
+    """
+    if not isinstance(domain, Domain):
+        raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
+    if not isinstance(result, RelaxationResult):
+        raise TypeError(f"result: expected a RelaxationResult, got {type(result).__name__}")
+    if any(size != 2 for size in domain.sizes):
+        raise ValueError("domain: Gaussian rounding draws binary rows; every attribute must have 2 values")
+    encoding = MomentEncoding.of(domain, "binary")
+    if result.moments.shape != (encoding.size, encoding.size) or result.answers.shape != (encoding.num_queries,):
+        raise ValueError(
+            f"result: its moments {result.moments.shape} do not match the binary encoding of the domain "
+            f"({encoding.size} x {encoding.size})"
+        )
+    rows, repair = gaussian_rounding(result.moments, n, rng)
+    x = rows.astype(float)
+    mean = x.mean(axis=0)
+    sample = np.block([[np.ones((1, 1)), mean[None, :]], [mean[:, None], x.T @ x / x.shape[0]]])
+    difference = encoding.answers(sample) - result.answers
+    return SyntheticData(
+        data=Dataset(rows, domain),
+        repair=repair,
+        marginal_rmse=float(np.sqrt(np.mean(difference ** 2))),
+        marginal_max_error=float(np.abs(difference).max()),
+    )
