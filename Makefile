@@ -25,6 +25,10 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/solvers.py
 	$(BIN)/python benchmarks/error_vs_n.py
 	$(BIN)/python benchmarks/factorization.py
+	$(BIN)/python benchmarks/widths.py
+# Private-PGM (mbi) for relaxation.py's comparison; if it cannot be installed, that part is skipped.
+	-$(BIN)/python -m pip install --quiet -e '.[benchmarks]'
+	$(BIN)/python benchmarks/relaxation.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import special, stats
 
-from .data import Dataset, histogram
+from .data import Dataset
 
 __all__ = ["rmse", "max_error", "gaussian_expected_rmse", "TrialSummary", "evaluate", "mean_confidence_interval"]
 
@@ -117,6 +117,9 @@ def evaluate(
     ----------
     mechanism : object with ``workload`` and ``release(data, n, rng)``
     data : Dataset or normalized histogram (then ``n`` is required)
+        A Dataset's true answers are counted from its records (``workload.answer_data``) and the
+        mechanism releases on the Dataset itself, so universes too large for a histogram (an
+        implicit 2-way marginal workload over categorical Adult or 150 binary attributes) work.
     trials : int, at least 2
     rng : numpy.random.Generator
     progress : callable, optional
@@ -127,14 +130,26 @@ def evaluate(
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:
         raise ValueError(f"trials: must be an integer >= 2, got {trials!r}")
     if isinstance(data, Dataset):
-        h, size = histogram(data), data.n
+        # Counted from the records: no histogram over the universe, which for categorical Adult
+        # or 150 binary attributes could not be materialized. The mechanism gets the Dataset too.
+        if n is not None and n != data.n:
+            raise ValueError(f"n: given {n} but the data set has {data.n} rows")
+        truth, size = mechanism.workload.answer_data(data), data.n
+
+        def release() -> Any:
+            return mechanism.release(data, rng=rng)
     else:
+        if n is None:
+            raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
         h, size = np.asarray(data, dtype=float), n
-    truth = mechanism.workload.answer(h)
+        truth = mechanism.workload.answer(h)
+
+        def release() -> Any:
+            return mechanism.release(h, n=size, rng=rng)
     errors, worst, times = [], [], []
     for _ in range(trials):
         start = time.perf_counter()
-        released = mechanism.release(h, n=size, rng=rng)
+        released = release()
         times.append(time.perf_counter() - start)
         errors.append(rmse(released.answers, truth))
         worst.append(max_error(released.answers, truth))

@@ -235,3 +235,31 @@ def test_evaluate_rejects_non_generators(rng):
     mechanism = GaussianMechanism(Workload(F), ZCDP(1.0))
     with pytest.raises(TypeError, match="rng"):
         evaluate(mechanism, H, 3, rng, n=10)
+
+
+def test_evaluate_on_a_dataset_beyond_any_histogram():
+    # 2^40 cells: no histogram exists; the truth comes from the records and the mechanism
+    # releases on the Dataset itself (implicit workload, projection onto the relaxation L).
+    d = 40
+    domain = Domain([f"x{i}" for i in range(d)], [2] * d)
+    records = np.random.default_rng(5).integers(0, 2, size=(300, d))
+    data = Dataset(records, domain)
+    workload = marginals(domain, 2, implicit=True)
+    assert not workload.accepts_histograms
+    mechanism = ProjectionMechanism(workload, ApproxDP(1.0, 1e-6), body="relaxed")
+    summary = evaluate(mechanism, data, 2, np.random.default_rng(9))
+
+    rng = np.random.default_rng(9)
+    truth = workload.answer_data(data)
+    expected = [rmse(mechanism.release(data, rng=rng).answers, truth) for _ in range(2)]
+    assert summary.n == 300 and summary.trials == 2 and summary.mechanism == "projection"
+    np.testing.assert_allclose(summary.rmse_values, expected, rtol=1e-9)
+    gaussian = evaluate(GaussianMechanism(workload, ApproxDP(1.0, 1e-6)), data, 2, np.random.default_rng(9))
+    assert np.all(summary.rmse_values <= gaussian.rmse_values + 1e-12)  # same noise, projected
+    with pytest.raises(ValueError, match="n: given 299"):
+        evaluate(mechanism, data, 2, np.random.default_rng(9), n=299)
+
+
+def test_evaluate_needs_n_with_a_histogram():
+    with pytest.raises(ValueError, match="n: required"):
+        evaluate(GaussianMechanism(Workload(F), ZCDP(1.0)), H, 3, np.random.default_rng(0))
