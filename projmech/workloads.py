@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from .data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
 from .domain import Domain
+from .operators import marginal_columns, marginal_matvec, marginal_rmatvec, marginal_rows, pair_cells
 
 __all__ = [
     "Workload",
@@ -77,6 +78,8 @@ class Workload:
         self._setup(matrix.shape, labels, domain, name, gram)
         self._matrix: Matrix | None = matrix
         self._matvec: Callable[[np.ndarray], np.ndarray] | None = None
+        self._rmatvec: Callable[[np.ndarray], np.ndarray] | None = None
+        self._columns: Callable[[np.ndarray], np.ndarray] | None = None
 
     def _setup(self, shape: tuple[int, int], labels: Labels | None, domain: Domain | None,
                name: str | None, gram: Callable[[], np.ndarray] | None) -> None:
@@ -111,6 +114,8 @@ class Workload:
         domain: Domain | None = None,
         name: str | None = None,
         column_norm: float | None = None,
+        rmatvec: Callable[[np.ndarray], np.ndarray] | None = None,
+        columns: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> Workload:
         """A workload whose ``k x m`` matrix is never built.
 
@@ -137,9 +142,18 @@ class Workload:
             A closed form for ``||F||_{1->2}``, used by :meth:`column_norm` and
             :meth:`sensitivity` instead of the diagonal of the Gram matrix (which needs
             ``m x m`` entries).
+        rmatvec : callable, optional
+            ``F.T @ u`` for a length-``k`` vector; needed by :meth:`rmatvec` and so by the
+            ``"fast"`` projection onto ``K_Q``.
+        columns : callable, optional
+            ``F[:, indices]`` as a dense ``(k, len(indices))`` array for an integer array of
+            universe indices; needed by :meth:`columns` (the ``"fast"`` projection).
         """
         if not callable(matvec):
             raise TypeError(f"matvec: expected a callable, got {type(matvec).__name__}")
+        for argument, value in (("rmatvec", rmatvec), ("columns", columns)):
+            if value is not None and not callable(value):
+                raise TypeError(f"{argument}: expected a callable, got {type(value).__name__}")
         if not callable(gram):
             raise TypeError(f"gram: expected a callable returning F^T F, got {type(gram).__name__}")
         k, m = (check_positive_int("shape[0]", shape[0]), check_positive_int("shape[1]", shape[1]))
@@ -152,6 +166,8 @@ class Workload:
         workload._setup((k, m), labels, domain, name, gram)
         workload._matrix = None
         workload._matvec = matvec
+        workload._rmatvec = rmatvec
+        workload._columns = columns
         workload._closed_column_norm = None if column_norm is None else float(column_norm)
         return workload
 
@@ -276,6 +292,73 @@ class Workload:
         if self._matrix is None:
             return np.asarray(self._matvec(vector), dtype=float).ravel()
         return np.asarray(self._matrix @ vector).ravel()
+
+    def matvec(self, vector: Any) -> np.ndarray:
+        """``F @ vector`` for a length-``m`` vector: the same product as :meth:`answer`, under the
+        name :class:`scipy.sparse.linalg.LinearOperator` uses."""
+        return self.answer(vector)
+
+    @property
+    def has_adjoint(self) -> bool:
+        """Whether :meth:`rmatvec` and :meth:`columns` are available: always for an explicit
+        matrix and for :func:`marginals`; for :meth:`implicit` when the builder gave both."""
+        return self._matrix is not None or (self._rmatvec is not None and self._columns is not None)
+
+    def rmatvec(self, values: Any) -> np.ndarray:
+        """``F.T @ values`` for a length-``k`` vector: at each universe element, the values of the
+        queries weighted by that element's entries (the gradient of ``(1/2)||F w - y||^2`` is
+        ``F.T @ (F w - y)``).
+
+        Raises
+        ------
+        ValueError
+            On a wrong length or non-finite entries; for an implicit workload without an
+            adjoint (see :meth:`implicit`) or over a universe too large for a dense vector.
+        """
+        vector = np.asarray(values, dtype=float)
+        k, m = self._shape
+        if vector.shape != (k,):
+            raise ValueError(f"values: expected shape ({k},), got {vector.shape}")
+        if not np.all(np.isfinite(vector)):
+            raise ValueError("values: contains NaN or infinite entries")
+        if self._matrix is not None:
+            return np.asarray(self._matrix.T @ vector).ravel()
+        self._require_adjoint("rmatvec")
+        if m > DEFAULT_MAX_UNIVERSE:
+            raise ValueError(
+                f"values: F.T @ values of {self.name} has {_count(m)} entries, above "
+                f"DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.0e}; it cannot be materialized"
+            )
+        return np.asarray(self._rmatvec(vector), dtype=float).ravel()
+
+    def columns(self, indices: Any) -> np.ndarray:
+        """``F[:, indices]`` as a dense ``(k, len(indices))`` ndarray, for integer universe indices."""
+        index = np.asarray(indices)
+        if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
+            raise TypeError(f"indices: expected a 1-d array of integers, got dtype {index.dtype}, shape {index.shape}")
+        index = index.astype(np.int64)
+        if index.size and (index.min() < 0 or index.max() >= self.universe_size):
+            raise ValueError(f"indices: must lie in [0, {self.universe_size}), got [{index.min()}, {index.max()}]")
+        if self._matrix is not None:
+            block = self._matrix[:, index]
+            return block.toarray() if sp.issparse(block) else np.array(block, dtype=float)
+        self._require_adjoint("columns")
+        return np.asarray(self._columns(index), dtype=float).reshape(self._shape[0], index.size)
+
+    def as_linear_operator(self) -> Any:
+        """F as a :class:`scipy.sparse.linalg.LinearOperator` (``matvec`` and ``rmatvec``)."""
+        from scipy.sparse.linalg import LinearOperator
+
+        self._require_adjoint("as_linear_operator")
+        return LinearOperator(self._shape, matvec=lambda v: self.matvec(np.ravel(v)),
+                              rmatvec=lambda u: self.rmatvec(np.ravel(u)), dtype=float)
+
+    def _require_adjoint(self, method: str) -> None:
+        if not self.has_adjoint:
+            raise ValueError(
+                f"{method}: {self.name} is implicit and its builder gave no rmatvec/columns; "
+                "pass them to Workload.implicit or build the matrix explicitly"
+            )
 
     def check_data(self, data: Dataset) -> None:
         """Raise unless ``data``'s rows index this workload's universe (same domain, if the
@@ -510,20 +593,16 @@ def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES, 
 
     if implicit:
         workload = Workload.implicit(
-            (k, m), lambda vector: _marginal_tables(vector, sizes, way), gram,
+            (k, m), lambda vector: marginal_matvec(vector, sizes, way), gram,
             labels=lambda: _marginal_labels(domain, way), domain=domain, name=name,
             column_norm=math.sqrt(tables),
+            rmatvec=lambda values: marginal_rmatvec(values, sizes, way),
+            columns=lambda indices: marginal_columns(indices, sizes, way, k),
         )
     else:
         _check_entries(name, m * tables, k, m, max_entries, implicit=True)
         codes = np.unravel_index(np.arange(m, dtype=np.int64), sizes)
-        rows = []
-        offset = 0
-        for subset in itertools.combinations(range(d), way):
-            sub_sizes = [sizes[i] for i in subset]
-            rows.append(offset + np.ravel_multi_index(tuple(codes[i] for i in subset), sub_sizes))
-            offset += math.prod(sub_sizes)
-        row_index = np.concatenate(rows)
+        row_index = marginal_rows(codes, sizes, way).ravel()
         column_index = np.tile(np.arange(m, dtype=np.int64), tables)
         matrix = sp.csr_array((np.ones(row_index.size), (row_index, column_index)), shape=(k, m))
         workload = Workload(matrix, _marginal_labels(domain, way), domain=domain, name=name, gram=gram)
@@ -549,20 +628,6 @@ def _marginal_labels(domain: Domain, way: int) -> list[str]:
     ]
 
 
-def _marginal_tables(vector: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
-    """The marginal tables of a dense histogram: its tensor summed over the other attributes."""
-    # Size-1 attributes add no cells, and numpy caps the number of axes (64), so they are dropped.
-    kept = [i for i, size in enumerate(sizes) if size > 1]
-    axis = {attribute: position for position, attribute in enumerate(kept)}
-    tensor = vector.reshape([sizes[i] for i in kept])
-    tables = []
-    for subset in itertools.combinations(range(len(sizes)), way):
-        own = {axis[i] for i in subset if i in axis}
-        # The kept axes stay in increasing order, so the table is raveled row-major.
-        tables.append(np.ravel(tensor.sum(axis=tuple(a for a in range(len(kept)) if a not in own))))
-    return np.concatenate(tables)
-
-
 #: Rows per block of indicators in :func:`_pair_counts`, times its width (float32 cells): 16 MB
 #: blocks of at most 2^22 rows, so float32 sums of 0/1 within a block are exact (below 2^24).
 _BLOCK_ENTRIES = 2**22
@@ -573,12 +638,8 @@ def _marginal_counts(records: np.ndarray, sizes: Sequence[int], way: int) -> np.
     the layout of :func:`marginals`; never indexes the universe."""
     if way == 2:
         return _pair_counts(records, sizes)
-    counts = []
-    for subset in itertools.combinations(range(len(sizes)), way):
-        sub_sizes = [sizes[i] for i in subset]
-        cells = np.ravel_multi_index(tuple(records[:, i] for i in subset), sub_sizes)
-        counts.append(np.bincount(cells, minlength=math.prod(sub_sizes)))
-    return np.concatenate(counts).astype(float)
+    rows = marginal_rows(tuple(records.T), sizes, way)
+    return np.bincount(rows.ravel(), minlength=_elementary_symmetric(sizes, way)).astype(float)
 
 
 def _pair_counts(records: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
@@ -615,20 +676,8 @@ def _pair_counts(records: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     t_values = np.concatenate([np.ones(d), np.ones(attribute.size), -np.ones(attribute.size)])
     lift = sp.csr_array((t_values, (t_rows, t_columns)), shape=(int(sizes.sum()), width))
     full = lift @ (lift @ moments).T  # T M T^T, M symmetric
-    table_rows, table_columns = _pair_cells(sizes, offsets)
+    table_rows, table_columns = pair_cells(sizes)
     return full[table_rows, table_columns]
-
-
-def _pair_cells(sizes: Sequence[int], offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column in ``Z^T Z`` of every 2-way marginal cell, in the layout of
-    :func:`marginals`: pairs ``a < b`` lexicographic (as ``triu_indices``), cells row-major."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    first, second = np.triu_indices(sizes.size, 1)
-    cells = sizes[first] * sizes[second]
-    pair = np.repeat(np.arange(first.size), cells)
-    within = np.arange(int(cells.sum())) - np.repeat(np.cumsum(cells) - cells, cells)
-    value, other = np.divmod(within, sizes[second][pair])
-    return offsets[first][pair] + value, offsets[second][pair] + other
 
 
 Predicate = Callable[[Mapping[str, np.ndarray]], Any]
