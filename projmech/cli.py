@@ -85,12 +85,13 @@ def _body(args: argparse.Namespace) -> str | None:
 def _release(args: argparse.Namespace) -> int:
     dataset = Dataset.from_csv(args.data, args.domain)
     body = _body(args)
-    # Marginals over a universe beyond the hull's reach are built without their k x m matrix
-    # where the mechanism never needs it: the Gaussian mechanism, and projection onto L (whose
-    # true answers are counted from the records).
-    large = dataset.domain.size > HULL_MAX_UNIVERSE
+    # Marginals are built without their k x m matrix wherever the mechanism never needs it: the
+    # Gaussian mechanism, projection onto L (true answers counted from the records) and
+    # projection onto K_Q by the active-set solver (products with F only). CVXPY solvers, the
+    # Laplace and the factorization mechanisms need the matrix.
     implicit = args.workload.startswith("marginals:") and (
-        body == "relaxed" or (large and (body == "auto" or args.mechanism == "gaussian"))
+        args.mechanism == "gaussian"
+        or (args.mechanism == "projection" and (body == "relaxed" or args.solver.lower() in ("auto", "fast")))
     )
     workload = parse_workload(args.workload, dataset.domain, implicit=implicit)
     privacy = _privacy(args, args.mechanism)
@@ -155,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     release.add_argument("--delta", type=float)
     release.add_argument("--rho", type=float, help="zCDP parameter, instead of --epsilon/--delta")
     release.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
-    release.add_argument("--solver", default="auto", help="auto, CLARABEL, ECOS, OSQP or SCS")
+    release.add_argument("--solver", default="auto", help="auto, fast (the active-set solver for K_Q), CLARABEL, ECOS, OSQP or SCS")
     release.add_argument("--body", choices=BODIES, default=None,
                          help="projection mechanism: the hull K_Q, the relaxation L of 2-way marginals, or auto "
                               f"(the hull up to {HULL_MAX_UNIVERSE} universe elements, L beyond; default)")

@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .bodies.hull import DEFAULT_TOL as HULL_TOL
 from .bodies.hull import ProjectionResult, project_to_hull
 from .bodies.relaxation import DEFAULT_TOL as RELAXATION_TOL
 from .bodies.relaxation import RELAXATIONS, RelaxationResult, project_to_relaxation
@@ -42,10 +41,11 @@ __all__ = [
 #: The bodies :class:`ProjectionMechanism` projects onto (``"auto"`` picks one of the others).
 BODIES = ("auto", "hull", "relaxed")
 
-#: Largest universe for which ``body="auto"`` projects onto ``K_Q`` itself. The hull problem has
-#: one variable per universe element: CVXPY takes 0.4-2.4 s at m = 4096 and about 10 s at
-#: m = 65,536 (README, solver table), and 2-way marginals beyond it are the relaxation's job.
-HULL_MAX_UNIVERSE = 2**12
+#: Largest universe for which ``body="auto"`` projects onto ``K_Q`` itself, by the active-set
+#: solver (``solver="auto"`` or ``"fast"``), whose gradients over the universe take O(m) memory:
+#: about 2 s for 2-way marginals at m = 2^22 (README, solver table). 2-way marginals beyond it are
+#: the relaxation's job.
+HULL_MAX_UNIVERSE = 2**22
 
 
 @dataclass(frozen=True, eq=False)
@@ -355,19 +355,21 @@ class ProjectionMechanism(GaussianMechanism):
     the Euclidean projection onto a convex body ``B`` that contains the true answers:
 
     - ``body="hull"``: ``B = K_Q = conv(columns of F)``, by
-      :func:`~projmech.bodies.hull.project_to_hull` (certified to ``tol``). Needs the explicit
-      matrix and one variable per universe element.
+      :func:`~projmech.bodies.hull.project_to_hull` (certified to ``tol``, relative to the noise
+      level). Needs the explicit matrix, or an implicit workload with ``rmatvec`` and
+      ``columns`` (``marginals(domain, way, implicit=True)`` has them) for the active-set
+      solver, whose memory is O(m).
     - ``body="relaxed"``: for all 2-way marginals of a domain (``workload.marginal_way == 2``),
       ``B = L``, the moment relaxation of :func:`~projmech.bodies.relaxation.project_to_relaxation`
       (``relaxation`` picks its constraints), whose size is polynomial in the number of
       attributes: the universe is never materialized, so ``d = 150`` binary attributes
       (``2^150`` elements; use ``marginals(domain, 2, implicit=True)``) work. A Dataset's true
       answers are counted from its records.
-    - ``body="auto"`` (default): the hull for an explicit workload over at most
-      :data:`HULL_MAX_UNIVERSE` elements (4096, where CVXPY still projects onto ``K_Q`` in 0.4-2.4
-      s; about 10 s at 65,536), the relaxation for 2-way marginal workloads beyond, and a
-      ``ValueError`` for any other workload (implicit, or too large for the hull): pass
-      ``body="hull"`` to project onto ``K_Q`` regardless, or use :class:`GaussianMechanism`.
+    - ``body="auto"`` (default): the hull for a workload with products both ways over at most
+      :data:`HULL_MAX_UNIVERSE` elements (2^22; the active-set solver projects 2-way marginals
+      of 20 binary attributes in under a second), the relaxation for 2-way marginal workloads
+      beyond, and a ``ValueError`` for any other workload: pass ``body="hull"`` to project onto
+      ``K_Q`` regardless, or use :class:`GaussianMechanism`.
 
     Guarantee: the projection is post-processing, so the release satisfies the Gaussian
     mechanism's guarantee (seed 000, Theorem 2). Since ``B`` is convex and contains the true
@@ -382,14 +384,16 @@ class ProjectionMechanism(GaussianMechanism):
     workload : Workload
     privacy : ZCDP or ApproxDP
     solver : str
-        Passed to the projection: :func:`project_to_hull` ("auto", "CLARABEL", "ECOS", "OSQP",
-        "SCS") or :func:`project_to_relaxation` ("auto", i.e. SCS, or a CVXPY solver that
+        Passed to the projection: :func:`project_to_hull` ("auto", "fast", "CLARABEL", "ECOS",
+        "OSQP", "SCS") or :func:`project_to_relaxation` ("auto", "admm", or a CVXPY solver that
         handles semidefinite cones, e.g. "CLARABEL").
     neighbouring : {"replace-one", "add-remove"}
     tol : float, optional
-        The certified tolerance of the projection: for the hull ``1e-8`` by default (see
-        :func:`project_to_hull`), for the relaxation the ADMM's relative gap, ``1e-4`` by default
-        (see :func:`project_to_relaxation`; CVXPY solvers use their own tolerances).
+        The certified tolerance of the projection: for the hull relative to ``(k/2) sigma^2``,
+        ``1e-4`` by default, which keeps the answers within ``0.01 sigma`` RMS of the exact
+        projection (see :func:`project_to_hull`); for the relaxation the ADMM's relative gap,
+        ``1e-4`` by default (see :func:`project_to_relaxation`; CVXPY solvers use their own
+        tolerances).
     calibration : {"analytic", "classical"}
         As for :class:`GaussianMechanism`.
     body : {"auto", "hull", "relaxed"}
@@ -421,8 +425,7 @@ class ProjectionMechanism(GaussianMechanism):
         :attr:`Workload.accepts_histograms`)."""
         noisy, n, scale = self._noisy(data_or_histogram, n, rng)
         if self.body == "hull":
-            result = project_to_hull(self.workload, noisy, solver=self.solver,
-                                     tol=HULL_TOL if self.tol is None else self.tol)
+            result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol, noise_scale=scale)
         else:
             result = project_to_relaxation(self.workload.domain, noisy, relaxation=self.relaxation,
                                            solver=self.solver, tol=RELAXATION_TOL if self.tol is None else self.tol)
@@ -436,10 +439,10 @@ class ProjectionMechanism(GaussianMechanism):
 def _choose_body(workload: Workload, body: str) -> str:
     """``"hull"`` or ``"relaxed"`` for ``workload``, or a ValueError naming ``body``."""
     if body == "hull":
-        if workload.is_implicit:
+        if not workload.has_adjoint:
             raise ValueError(
-                f"body: 'hull' projects onto K_Q, which needs the explicit matrix of {workload!r}; "
-                "use body='relaxed' for 2-way marginals"
+                f"body: 'hull' projects onto K_Q, which needs the explicit matrix of {workload!r} or its "
+                "rmatvec and columns (Workload.implicit); use body='relaxed' for 2-way marginals"
             )
         return body
     relaxable = _relaxation_blocker(workload)
@@ -447,16 +450,16 @@ def _choose_body(workload: Workload, body: str) -> str:
         if relaxable is not None:
             raise ValueError(f"body: 'relaxed' {relaxable}")
         return body
-    if not workload.is_implicit and workload.universe_size <= HULL_MAX_UNIVERSE:
+    if workload.has_adjoint and workload.universe_size <= HULL_MAX_UNIVERSE:
         return "hull"
     if relaxable is None:
         return "relaxed"
-    why = "it is implicit" if workload.is_implicit else \
+    why = "it is implicit without rmatvec/columns" if not workload.has_adjoint else \
         f"its universe of {workload.universe_size:,} elements is above HULL_MAX_UNIVERSE = {HULL_MAX_UNIVERSE:,}"
     raise ValueError(
         f"body: 'auto' finds no tractable body for {workload!r}: the hull K_Q is out ({why}), and the "
-        f"relaxation {relaxable}. Pass body='hull' to project onto K_Q regardless (explicit workloads "
-        "only), or use GaussianMechanism"
+        f"relaxation {relaxable}. Pass body='hull' to project onto K_Q regardless (workloads with "
+        "rmatvec only), or use GaussianMechanism"
     )
 
 

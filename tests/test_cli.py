@@ -132,7 +132,7 @@ def test_release_projection_with_solver_stats(files):
     assert summary["mechanism"] == "projection"  # the default mechanism
     assert summary["guarantee"] == "(1, 1e-06)-DP" and summary["neighbouring"] == "replace-one"
     solver = summary["solver"]
-    assert solver["solver"] in {"CLARABEL", "ECOS", "OSQP", "SCS"}
+    assert solver["solver"] in {"fast", "CLARABEL", "ECOS", "OSQP", "SCS"}
     assert solver["status"].startswith("optimal")
     assert 0 <= solver["gap"] <= solver["tolerance"]
     assert solver["distance"] > 0 and solver["support_size"] >= 1
@@ -220,7 +220,7 @@ def test_release_body_choice(files):
 
 def test_release_on_20_binary_attributes(tmp_path):
     """2^20 elements: 2-way marginals are built implicitly (the explicit matrix would hold 2e8
-    entries), and body 'auto' projects onto L."""
+    entries), and body 'auto' projects onto K_Q with the active-set solver."""
     d, n = 20, 80
     rng = np.random.default_rng(12)
     frame = pd.DataFrame(rng.integers(0, 2, size=(n, d)), columns=[f"x{i}" for i in range(d)])
@@ -232,7 +232,9 @@ def test_release_on_20_binary_attributes(tmp_path):
                      "--out", str(out), "--mechanism", mechanism, "--rho", "1e14", "--seed", "0"]) == 0
         table, summary = read_outputs(out)
         assert summary["num_queries"] == len(table) == 4 * math.comb(d, 2)
-        assert summary.get("body") == ("relaxation/sdp+local" if mechanism == "projection" else None)
+        assert summary.get("body") == ("hull" if mechanism == "projection" else None)
+        if mechanism == "projection":
+            assert summary["solver"]["solver"] == "fast" and summary["solver"]["support_size"] <= 1 + d + math.comb(d, 2) + 1
         assert table["query"].iloc[-1] == f"x{d - 2}=1 & x{d - 1}=1"
         truth = np.concatenate([np.bincount(2 * frame[f"x{i}"] + frame[f"x{j}"], minlength=4) / n
                                 for i, j in itertools.combinations(range(d), 2)])

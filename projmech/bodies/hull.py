@@ -1,4 +1,5 @@
-"""Euclidean projection onto K_Q = conv(columns of F), compiled as a CVXPY problem.
+"""Euclidean projection onto K_Q = conv(columns of F): as a CVXPY problem, or by the active-set
+solver of :mod:`projmech.bodies.active_set` that needs only products with F.
 
 The projection of noisy answers ``y`` is ``F w*`` where ``w*`` solves
 
@@ -8,6 +9,16 @@ The projection of noisy answers ``y`` is ``F w*`` where ``w*`` solves
 its ``w`` is made exactly feasible (clipped at 0 and renormalized) and the result is certified by
 the Frank–Wolfe duality gap of that feasible point, which bounds its suboptimality whatever
 solver produced it.
+
+Tolerance: every solver is held to the same rule, ``gap <= tol * max(f_low, scale)`` with
+``f_low = f(w) - gap`` a certified lower bound on the optimal objective: ``tol`` bounds the
+certified suboptimality relative to the objective, or to ``scale`` when the objective is smaller.
+``scale`` is ``(k/2) sigma^2`` when the caller gives the noise level ``sigma`` of ``y`` (the size
+the objective has for noisy answers; at least 1e-8, so that near-noiseless answers stay
+certifiable in floating point), else 1. With ``sigma`` given the default is ``tol = 1e-4``:
+then ``||F w - Pi(y)||_2 <= sqrt(2 gap) <= 0.01 sigma sqrt(k)``, an RMS deviation from the exact
+projection of at most 1 % of the noise per query, far below the projection's own error;
+optimizing further buys nothing statistically.
 """
 
 from __future__ import annotations
@@ -22,11 +33,22 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..workloads import Workload, as_query_matrix
+from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 
-__all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS"]
+__all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS",
+           "DEFAULT_TOL", "NOISE_TOL", "FAST_UNIVERSE"]
 
 #: CVXPY solvers ``project_to_hull`` accepts by name.
 SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "OSQP", "SCS")
+
+#: The active-set solver on products with F (:mod:`projmech.bodies.active_set`).
+FAST = "fast"
+
+#: Universe size from which ``solver="auto"`` uses the active-set solver (when the workload
+#: offers :meth:`~projmech.Workload.rmatvec`). Measured on noisy 2-way marginals
+#: (benchmarks/solvers.py): it is already faster than every CVXPY solver at m = 64, and the
+#: CVXPY solvers stay as the reference below this size, where they take well under a second.
+FAST_UNIVERSE = 1024
 
 #: Universe size from which ``solver="auto"`` starts with SCS rather than Clarabel. Measured on
 #: noisy 2-way marginals at m = 4096 (benchmarks/solvers.py): SCS takes 0.2-0.6 s, Clarabel
@@ -41,8 +63,15 @@ def _auto_order(m: int) -> list[str]:
         return ["SCS", "CLARABEL", "ECOS", "OSQP"]
     return ["CLARABEL", "SCS", "ECOS", "OSQP"]
 
-#: Default certified tolerance of :func:`project_to_hull` (see its ``tol``).
+#: Default certified tolerance of :func:`project_to_hull` without a noise level (see its ``tol``).
 DEFAULT_TOL = 1e-8
+
+#: Default tolerance given the noise level ``sigma``: relative to ``(k/2) sigma^2`` (module docstring).
+NOISE_TOL = 1e-4
+
+#: Least ``scale`` of the tolerance: as ``sigma -> 0`` (nearly noiseless answers) the threshold
+#: would fall below the rounding error of the gap itself (about 1e-16), which no solver meets.
+_SCALE_FLOOR = 1e-8
 
 #: Per-solver settings: tight tolerances, because the certificate below is checked afterwards
 #: and a loose solve would only be rejected.
@@ -62,9 +91,10 @@ class ProjectionResult:
     ----------
     answers : ndarray, shape (k,)
         ``F @ weights``: a point of K_Q by construction.
-    weights : ndarray, shape (m,)
+    weights : ndarray or 1-d scipy.sparse.csr_array, shape (m,)
         The witness distribution over the universe: ``weights >= 0``, ``sum(weights) == 1``
-        (up to floating-point rounding of the renormalization).
+        (up to floating-point rounding of the renormalization). Sparse from the ``"fast"``
+        solver, whose witness has at most ``rank(F) + 1`` positive entries.
     distance : float
         ``||answers - y||_2``.
     gap : float
@@ -74,13 +104,17 @@ class ProjectionResult:
     tolerance : float
         The acceptance threshold the gap was checked against.
     solver, status : str
-        The CVXPY solver that produced ``weights`` and the status it reported.
+        The solver that produced ``weights`` (a CVXPY solver or ``"fast"``) and the status it
+        reported.
     solve_time : float
         Wall-clock seconds of the accepted attempt, model building included.
     raw_feasibility_error : float
         ``max(max(-w_raw), |sum(w_raw) - 1|)`` of the solver's own output before cleaning.
     attempts : tuple of (solver, outcome)
         Every solver tried, in order, with why it was rejected or ``"accepted"``.
+    iterations : int or None
+        Outer iterations of the ``"fast"`` solver (gradients over the universe); ``None`` for
+        CVXPY solvers.
     """
 
     answers: np.ndarray
@@ -93,6 +127,14 @@ class ProjectionResult:
     solve_time: float
     raw_feasibility_error: float
     attempts: tuple[tuple[str, str], ...] = field(default=())
+    iterations: int | None = None
+
+    @property
+    def support(self) -> np.ndarray:
+        """Universe indices of the witness's positive weights, increasing."""
+        if sp.issparse(self.weights):
+            return np.asarray(self.weights.nonzero()[0], dtype=np.int64)
+        return np.flatnonzero(self.weights > 0)
 
     @property
     def objective(self) -> float:
@@ -110,7 +152,8 @@ class ProjectionResult:
             "tolerance": self.tolerance,
             "solve_time_s": self.solve_time,
             "raw_feasibility_error": self.raw_feasibility_error,
-            "support_size": int(np.count_nonzero(self.weights > 0)),
+            "support_size": int(self.support.size),
+            "iterations": self.iterations,
             "attempts": [list(a) for a in self.attempts],
         }
 
@@ -181,27 +224,53 @@ def project_to_hull(
     F: Workload | np.ndarray | sp.sparray,
     y: Any,
     solver: str = "auto",
-    tol: float = DEFAULT_TOL,
+    tol: float | None = None,
     solver_options: dict[str, Any] | None = None,
+    *,
+    noise_scale: float | None = None,
+    warm_start: ProjectionResult | np.ndarray | sp.sparray | None = None,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    progress: bool = False,
 ) -> ProjectionResult:
     """Project ``y`` onto K_Q = conv(columns of F) in the Euclidean norm.
 
     Parameters
     ----------
     F : Workload, ndarray or scipy sparse matrix, shape (k, m)
+        An implicit workload (e.g. ``marginals(domain, 2, implicit=True)``) works with the
+        ``"fast"`` solver, which needs only :meth:`~projmech.Workload.rmatvec` and
+        :meth:`~projmech.Workload.columns`.
     y : array_like, shape (k,)
         The point to project (typically noisy answers).
-    solver : {"auto", "CLARABEL", "ECOS", "OSQP", "SCS"}
-        ``"auto"`` tries Clarabel, SCS, ECOS, OSQP (SCS first when ``m >= 2048``) and moves to
-        the next one whenever a solver errors, reports a non-optimal status or fails the
-        certificate; every attempt is recorded in the result.
-    tol : float
-        Acceptance threshold: the cleaned, exactly feasible witness must have a Frank–Wolfe gap
-        ``<= tol * max(1, (1/2)||F w - y||^2)`` (absolute for small objectives, relative for
-        large ones).
+    solver : {"auto", "fast", "CLARABEL", "ECOS", "OSQP", "SCS"}
+        ``"fast"``: the active-set solver of :mod:`projmech.bodies.active_set` (column
+        generation with Wolfe's minimum-norm-point method; a sparse witness). A CVXPY solver
+        name builds the problem over the explicit matrix. ``"auto"`` uses ``"fast"`` for an
+        implicit workload or ``m >= FAST_UNIVERSE`` (1024), then, for an explicit matrix, the
+        CVXPY solvers Clarabel, SCS, ECOS, OSQP (SCS first when ``m >= 2048``), moving on
+        whenever a solver errors, reports a non-optimal status or fails the certificate; every
+        attempt is recorded in the result.
+    tol : float, optional
+        Acceptance threshold, the same for every solver: the cleaned, exactly feasible witness
+        must have a Frank–Wolfe gap ``<= tol * max(f_low, scale)``, ``f_low`` the certified lower
+        bound ``(1/2)||F w - y||^2 - gap`` on the optimum and ``scale = (k/2) noise_scale^2``
+        (or 1 without ``noise_scale``). Default: ``NOISE_TOL`` (1e-4) with ``noise_scale``,
+        whose answers are then within ``0.01 * noise_scale`` RMS of the exact projection, else
+        ``DEFAULT_TOL`` (1e-8). Pass a small ``tol`` (``1e-9``) for a tight solve.
     solver_options : dict, optional
-        Solver settings overriding the tight defaults: a flat dict for a named solver, or, with
-        ``solver="auto"``, a dict keyed by solver name (``{"SCS": {"max_iters": 10_000}}``).
+        CVXPY solver settings overriding the tight defaults: a flat dict for a named solver, or,
+        with ``solver="auto"``, a dict keyed by solver name (``{"SCS": {"max_iters": 10_000}}``).
+    noise_scale : float, optional
+        The standard deviation of the noise in ``y`` (the mechanisms pass theirs); sets the
+        scale of ``tol``.
+    warm_start : ProjectionResult or array_like, optional
+        A previous witness (a result, or non-negative weights over the universe, normalized
+        here) to start the ``"fast"`` solver from; a solve of a nearby ``y`` then needs fewer
+        gradients. CVXPY solvers do not take one.
+    max_iterations : int
+        Outer iterations (gradients over the universe) of the ``"fast"`` solver.
+    progress : bool
+        Show a progress bar (tqdm) for the ``"fast"`` solver.
 
     Returns
     -------
@@ -210,37 +279,67 @@ def project_to_hull(
     Raises
     ------
     ValueError
-        On non-finite or mis-shaped inputs, an unknown solver or ``tol <= 0``; before any solve.
+        On non-finite or mis-shaped inputs, an unknown or inapplicable solver, ``tol <= 0``, a
+        bad ``noise_scale`` or ``warm_start``; before any solve.
     ProjectionError
-        If no solver produced a certified projection; it carries every attempt's status.
+        If no solver produced a certified projection; it carries every attempt's outcome (for
+        ``"fast"``, the gap it stopped at).
     """
-    matrix = _as_matrix(F)
-    k, m = matrix.shape
+    workload = F if isinstance(F, Workload) else None
+    matrix = None if workload is not None and workload.is_implicit else _as_matrix(F)
+    k, m = workload.shape if workload is not None else matrix.shape
     point = np.asarray(y, dtype=float)
     if point.shape != (k,):
         raise ValueError(f"y: expected shape ({k},) to match F's {k} rows, got {point.shape}")
     if not np.all(np.isfinite(point)):
         raise ValueError("y: contains NaN or infinite entries")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)):
-        raise TypeError(f"tol: expected a number, got {tol!r}")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol: must be a positive finite number, got {tol!r}")
-    installed = set(cp.installed_solvers())
-    if solver == "auto":
-        order = [s for s in _auto_order(m) if s in installed]
-    else:
-        name = str(solver).upper()
-        if name not in SOLVERS:
-            raise ValueError(f"solver: expected 'auto' or one of {list(SOLVERS)}, got {solver!r}")
-        if name not in installed:
-            raise ValueError(f"solver: {name} is not installed (installed: {sorted(installed)})")
-        order = [name]
-    if not order:
-        raise ValueError(f"solver: none of {list(SOLVERS)} is installed")
+    if noise_scale is not None:
+        noise_scale = _positive_number("noise_scale", noise_scale)
+    if tol is None:
+        tol = DEFAULT_TOL if noise_scale is None else NOISE_TOL
+    tol = _positive_number("tol", tol)
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
+        raise ValueError(f"max_iterations: expected a positive integer, got {max_iterations!r}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress: expected a bool, got {progress!r}")
+    has_adjoint = workload.has_adjoint if workload is not None else True
+    order = _solver_order(solver, m, matrix is not None, has_adjoint)
+    warm = None if warm_start is None else _warm_support(warm_start, m)
+    if warm is not None and FAST not in order:
+        raise ValueError(f"warm_start: only the 'fast' solver takes a warm start, not {solver!r}")
+    scale = 1.0 if noise_scale is None else max(0.5 * k * noise_scale**2, _SCALE_FLOOR)
 
-    per_solver = _options_by_solver(solver_options, order, auto=solver == "auto")
+    def threshold(objective_lower: float) -> float:
+        return tol * max(objective_lower, scale)
+
+    cvxpy_order = [name for name in order if name != FAST]
+    per_solver = _options_by_solver(solver_options, cvxpy_order, auto=solver == "auto") if cvxpy_order else {}
+    if solver_options is not None and not cvxpy_order:
+        raise ValueError("solver_options: the 'fast' solver takes no CVXPY options (see max_iterations)")
     attempts: list[tuple[str, str]] = []
     for name in order:
+        if name == FAST:
+            operator = workload if workload is not None else Workload(matrix)
+            outcome = active_set_projection(operator, point, threshold, warm_start=warm,
+                                            max_iterations=int(max_iterations), progress=progress)
+            if not outcome.converged:
+                attempts.append((name, f"stopped after {outcome.iterations} iterations, certified gap "
+                                       f"{outcome.gap:.2e} > {outcome.threshold:.2e}"))
+                continue
+            attempts.append((name, "accepted"))
+            return ProjectionResult(
+                answers=outcome.answers,
+                weights=sp.csr_array(sp.coo_array((outcome.weights, (outcome.support,)), shape=(m,))),
+                distance=float(np.sqrt(2.0 * outcome.objective)),
+                gap=outcome.gap,
+                tolerance=outcome.threshold,
+                solver=name,
+                status="optimal",
+                solve_time=outcome.elapsed,
+                raw_feasibility_error=0.0,
+                attempts=tuple(attempts),
+                iterations=outcome.iterations,
+            )
         options = dict(_SOLVER_OPTIONS[name])
         options.update(per_solver.get(name, {}))
         start = time.perf_counter()
@@ -262,9 +361,9 @@ def project_to_hull(
         answers = np.asarray(matrix @ weights).ravel()
         distance = float(np.linalg.norm(answers - point))
         gap = frank_wolfe_gap(matrix, point, weights)
-        threshold = tol * max(1.0, 0.5 * distance**2)
-        if gap > threshold:
-            attempts.append((name, f"status {status}, certified gap {gap:.2e} > {threshold:.2e}"))
+        accepted = threshold(0.5 * distance**2 - gap)
+        if gap > accepted:
+            attempts.append((name, f"status {status}, certified gap {gap:.2e} > {accepted:.2e}"))
             continue
         attempts.append((name, "accepted"))
         return ProjectionResult(
@@ -272,7 +371,7 @@ def project_to_hull(
             weights=weights,
             distance=distance,
             gap=gap,
-            tolerance=threshold,
+            tolerance=accepted,
             solver=name,
             status=status,
             solve_time=elapsed,
@@ -280,3 +379,61 @@ def project_to_hull(
             attempts=tuple(attempts),
         )
     raise ProjectionError("projection onto K_Q failed: no solver produced a certified solution", tuple(attempts))
+
+
+def _positive_number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected a number, got {value!r}")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> list[str]:
+    """The solvers to try, in order; a ValueError when ``solver`` cannot run on this workload."""
+    installed = set(cp.installed_solvers())
+    if solver == "auto":
+        cvxpy_order = [s for s in _auto_order(m) if s in installed] if explicit else []
+        order = ([FAST] if has_adjoint and (m >= FAST_UNIVERSE or not explicit) else []) + cvxpy_order
+        if not order:
+            raise ValueError(
+                "solver: no solver applies: the workload is implicit without rmatvec/columns, "
+                f"and none of {list(SOLVERS)} is installed" if not explicit else f"solver: none of {list(SOLVERS)} is installed"
+            )
+        return order
+    if solver == FAST:
+        if not has_adjoint:
+            raise ValueError("solver: 'fast' needs the workload's rmatvec and columns (see Workload.implicit)")
+        return [FAST]
+    name = str(solver).upper()
+    if name not in SOLVERS:
+        raise ValueError(f"solver: expected 'auto', 'fast' or one of {list(SOLVERS)}, got {solver!r}")
+    if name not in installed:
+        raise ValueError(f"solver: {name} is not installed (installed: {sorted(installed)})")
+    if not explicit:
+        raise ValueError(f"solver: {name} needs the explicit matrix; the workload is implicit (use 'fast')")
+    return [name]
+
+
+def _warm_support(warm_start: Any, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The support and normalized weights of a warm start, validated against the universe size."""
+    weights = warm_start.weights if isinstance(warm_start, ProjectionResult) else warm_start
+    if sp.issparse(weights):
+        if weights.shape not in ((m,), (1, m), (m, 1)):
+            raise ValueError(f"warm_start: expected {m} weights, got shape {weights.shape}")
+        coo = sp.coo_array(weights.reshape((m,)))
+        support, values = np.asarray(coo.coords[0], dtype=np.int64), np.asarray(coo.data, dtype=float)
+    else:
+        dense = np.asarray(weights, dtype=float)
+        if dense.shape != (m,):
+            raise ValueError(f"warm_start: expected {m} weights, got shape {dense.shape}")
+        support = np.flatnonzero(dense)
+        values = dense[support]
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError("warm_start: weights must be finite and non-negative")
+    positive = values > 0
+    support, values = support[positive], values[positive]
+    if values.size == 0:
+        raise ValueError("warm_start: weights have no positive mass")
+    order = np.argsort(support)
+    return support[order], values[order] / values.sum()
