@@ -31,6 +31,9 @@ import projmech as pm
 from projmech.bodies import hull
 from projmech.bodies.hull import SOLVERS, ProjectionError, frank_wolfe_gap, project_to_hull
 
+#: Every solver project_to_hull takes by name: the CVXPY ones and the active-set solver.
+ALL_SOLVERS = (*SOLVERS, "fast")
+
 THRESHOLD_F = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])  # seed 001, eq. 40
 TRIANGLE = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # K_Q: {0 <= a1 <= a2 <= 1}
 
@@ -115,7 +118,7 @@ def certified_radius(result: pm.ProjectionResult, F, y: np.ndarray) -> float:
     floating-point error: ``g.w - min_j g_j`` cancels two numbers of size ``||g||_inf`` and so
     carries an absolute rounding error of a few ulps of ``||g||_inf``."""
     dense = F.toarray() if sp.issparse(F) else np.asarray(F)
-    g = dense.T @ (dense @ result.weights - y)
+    g = dense.T @ (dense @ dense_weights(result) - y)
     return math.sqrt(2.0 * (result.gap + 1e-14 * max(1.0, float(np.abs(g).max()))))
 
 
@@ -124,9 +127,15 @@ def random_simplex(rng: np.random.Generator, m: int) -> np.ndarray:
     return h / h.sum()
 
 
+def dense_weights(result: pm.ProjectionResult) -> np.ndarray:
+    """The witness as a dense vector (the active-set solver returns a sparse one)."""
+    return result.weights.toarray() if sp.issparse(result.weights) else result.weights
+
+
 def assert_valid_result(result: pm.ProjectionResult, F, y: np.ndarray) -> None:
     """Internal consistency of a result: feasible witness, answers = F w, distance, gap <= tol."""
-    w = result.weights
+    w = dense_weights(result)
+    np.testing.assert_array_equal(result.support, np.flatnonzero(w > 0))
     assert w.shape == (F.shape[1],)
     assert np.all(w >= 0.0)
     assert abs(w.sum() - 1.0) <= 1e-12
@@ -219,10 +228,11 @@ def test_matches_brute_force_on_tiny_universes(seed):
         F[:, 0] = F[:, 1]  # duplicate columns: the witness is not unique, the projection is
     y = rng.normal(0.5, 1.0, size=k)
     point, _, distance = brute_force_projection(F, y)
-    result = project_to_hull(F, y)
-    np.testing.assert_allclose(result.answers, point, atol=1e-6)
-    assert result.distance == pytest.approx(distance, abs=1e-6)
-    assert_valid_result(result, F, y)
+    for solver in ("auto", "fast"):
+        result = project_to_hull(F, y, solver=solver)
+        np.testing.assert_allclose(result.answers, point, atol=1e-6)
+        assert result.distance == pytest.approx(distance, abs=1e-6)
+        assert_valid_result(result, F, y)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -232,10 +242,11 @@ def test_matches_nnls_on_real_valued_queries(seed):
     F = rng.uniform(-1.0, 2.0, size=(k, m))
     y = F @ random_simplex(rng, m) + rng.normal(0.0, 0.8, size=k)
     expected, distance = nnls_projection(F, y)
-    result = project_to_hull(F, y)
-    np.testing.assert_allclose(result.answers, expected, atol=1e-6)
-    assert result.distance == pytest.approx(distance, abs=1e-6)
-    assert_valid_result(result, F, y)
+    for solver in ("auto", "fast"):
+        result = project_to_hull(F, y, solver=solver)
+        np.testing.assert_allclose(result.answers, expected, atol=1e-6)
+        assert result.distance == pytest.approx(distance, abs=1e-6)
+        assert_valid_result(result, F, y)
 
 
 def test_dense_sparse_and_workload_inputs_agree():
@@ -280,7 +291,7 @@ def test_every_solver_by_name_gives_the_projection(instance):
     F, y = INSTANCES[instance]()
     expected, distance = nnls_projection(F, y)
     answers = {}
-    for name in SOLVERS:
+    for name in ALL_SOLVERS:
         try:
             result = project_to_hull(F, y, solver=name)
         except ProjectionError as error:
@@ -300,7 +311,7 @@ def test_every_solver_by_name_gives_the_projection(instance):
         answers[name] = result.answers
         np.testing.assert_allclose(result.answers, expected, atol=1e-5, err_msg=name)
         assert result.distance == pytest.approx(distance, abs=1e-5)
-    for a, b in itertools.combinations(SOLVERS, 2):
+    for a, b in itertools.combinations(ALL_SOLVERS, 2):
         np.testing.assert_allclose(answers[a], answers[b], atol=1e-5, err_msg=f"{a} vs {b}")
 
 
@@ -316,7 +327,8 @@ def test_certificate_never_claims_less_than_the_truth(seed):
     y = rng.normal(0.5, 1.5, size=4)
     point, _, true_distance = brute_force_projection(F, y)
     # The tight default and a deliberately sloppy solve, so the inequality is not vacuous.
-    for solver, tol, options in [("auto", 1e-8, None), ("SCS", 1e-2, {"eps_abs": 1e-3, "eps_rel": 1e-3})]:
+    for solver, tol, options in [("auto", 1e-8, None), ("fast", 1e-8, None),
+                                 ("SCS", 1e-2, {"eps_abs": 1e-3, "eps_rel": 1e-3})]:
         result = project_to_hull(F, y, solver=solver, tol=tol, solver_options=options)
         assert_valid_result(result, F, y)
         suboptimality = 0.5 * result.distance**2 - 0.5 * true_distance**2
@@ -325,7 +337,7 @@ def test_certificate_never_claims_less_than_the_truth(seed):
         assert np.linalg.norm(result.answers - point) <= certified_radius(result, F, y)
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("solver", ALL_SOLVERS)
 def test_certificate_at_a_degenerate_vertex(solver):
     """y = (-2, 0) projects onto the vertex (1, 0) of the segment K_Q = [(1, 0), (1, 1)], with
     y - Pi(y) orthogonal to the segment. Interior-point solvers stop a little inside it (Clarabel:

@@ -1,0 +1,209 @@
+"""The active-set projection onto K_Q (``project_to_hull(..., solver="fast")``).
+
+References shared nothing with the solver: a direct CVXPY formulation solved by Clarabel with
+tight settings (its optimum, minus its own duality gap, is the reference objective), scipy's
+NNLS, and closed forms for the rank and the noise-tied tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import projmech as pm
+from projmech.bodies.active_set import active_set_projection
+from projmech.bodies.hull import NOISE_TOL, ProjectionError, project_to_hull
+
+
+def reference_projection(F, y) -> tuple[float, np.ndarray]:
+    """``min (1/2)||F w - y||^2`` over the simplex by Clarabel on a direct CVXPY model: the
+    optimum's lower bound (objective minus Clarabel's duality gap) and the projected point."""
+    dense = F.toarray() if sp.issparse(F) else np.asarray(F)
+    w = cp.Variable(dense.shape[1], nonneg=True)
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(dense @ w - y)), [cp.sum(w) == 1])
+    problem.solve(solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, max_iter=500)
+    assert problem.status == cp.OPTIMAL
+    gap = problem.solver_stats.extra_stats.get("dual_gap") if problem.solver_stats.extra_stats else None
+    # Clarabel's point is feasible to 1e-13; its objective is an upper bound up to that, and
+    # the true optimum is no lower than objective - 1e-11 (far below the tolerances tested).
+    lower = float(problem.value) - (abs(gap) if isinstance(gap, float) else 1e-11)
+    return max(lower, 0.0), dense @ np.clip(w.value, 0, None) / np.clip(w.value, 0, None).sum()
+
+
+def random_instance(k, m, seed, noise=0.3):
+    rng = np.random.default_rng(seed)
+    workload = pm.random_queries(k, m, rng)
+    y = workload.answer(rng.dirichlet(np.ones(m))) + rng.normal(0.0, noise, size=k)
+    return workload, y
+
+
+def marginal_instance(sizes, seed, noise=0.02, implicit=False):
+    rng = np.random.default_rng(seed)
+    domain = pm.Domain([f"x{i}" for i in range(len(sizes))], sizes)
+    workload = pm.marginals(domain, 2, implicit=implicit)
+    h = rng.dirichlet(np.full(domain.size, 0.2))
+    y = pm.marginals(domain, 2).answer(h) + rng.normal(0.0, noise, size=workload.num_queries)
+    return workload, y
+
+
+INSTANCES = {
+    "random 8x40": lambda: random_instance(8, 40, 1),
+    "random 30x500": lambda: random_instance(30, 500, 2, noise=0.05),
+    "random 60x4096": lambda: random_instance(60, 4096, 3, noise=0.05),
+    "marginals 2^8": lambda: marginal_instance([2] * 8, 4),
+    "marginals 2^12": lambda: marginal_instance([2] * 12, 5, noise=0.01),
+    "marginals 3x4x2x5x3": lambda: marginal_instance([3, 4, 2, 5, 3], 6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_objective_matches_cvxpy(name):
+    workload, y = INSTANCES[name]()
+    lower, reference = reference_projection(workload.matrix, y)
+    result = project_to_hull(workload, y, solver="fast", tol=1e-9)
+    assert result.solver == "fast" and result.status == "optimal"
+    # Within 1e-6 relative of the reference optimum, and within the result's own gap.
+    assert result.objective - lower <= max(1e-6 * lower, result.gap + 1e-11)
+    assert result.objective >= lower - 1e-10
+    # The answers are within sqrt(2 gap) of the projection (plus the reference's own accuracy).
+    assert np.linalg.norm(result.answers - reference) <= math.sqrt(2 * result.gap) + 1e-5
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_witness_is_sparse_feasible_and_reproduces_the_answers(name):
+    workload, y = INSTANCES[name]()
+    result = project_to_hull(workload, y, solver="fast")
+    assert sp.issparse(result.weights) and result.weights.shape == (workload.universe_size,)
+    support = result.support
+    values = result.weights.toarray()[support]
+    assert np.all(values > 0) and values.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(result.answers, workload.columns(support) @ values, atol=1e-13)
+    dense = workload.toarray()
+    # Wolfe's corral is affinely independent: at most rank(F) + 1 elements.
+    assert support.size <= np.linalg.matrix_rank(dense) + 1
+    assert result.distance == pytest.approx(np.linalg.norm(result.answers - y), rel=1e-12)
+    assert result.iterations >= 1 and result.summary()["support_size"] == support.size
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_certificate_never_claims_a_gap_smaller_than_the_true_one(name):
+    """Early stops included: after 1, 2, 3 outer iterations the reported gap still bounds the
+    true suboptimality against the CVXPY optimum."""
+    workload, y = INSTANCES[name]()
+    lower, _ = reference_projection(workload.matrix, y)
+    for iterations in (1, 2, 3, 500):
+        outcome = active_set_projection(workload, y, lambda f: 1e-12 * max(f, 1e-6), max_iterations=iterations,
+                                        batch=4)
+        assert outcome.objective - lower <= outcome.gap + 1e-11
+        if not outcome.converged:
+            assert outcome.iterations == iterations
+
+
+def test_an_unconverged_solve_is_reported_not_returned():
+    workload, y = INSTANCES["marginals 2^12"]()
+    with pytest.raises(ProjectionError, match=r"fast: stopped after 1 iterations, certified gap \S+ > \S+"):
+        project_to_hull(workload, y, solver="fast", tol=1e-300, max_iterations=1)
+
+
+def test_implicit_and_explicit_marginals_give_the_same_projection():
+    explicit, y = marginal_instance([2, 3, 2, 2, 3, 2], 7)
+    implicit, _ = marginal_instance([2, 3, 2, 2, 3, 2], 7, implicit=True)
+    a = project_to_hull(explicit, y, solver="fast", tol=1e-10)
+    b = project_to_hull(implicit, y, solver="fast", tol=1e-10)
+    assert np.linalg.norm(a.answers - b.answers) <= math.sqrt(2 * a.gap) + math.sqrt(2 * b.gap) + 1e-12
+    lower, _ = reference_projection(explicit.matrix, y)
+    assert b.objective - lower <= b.gap + 1e-11
+
+
+def test_noise_tied_default_tolerance():
+    """With the noise level given, tol defaults to 1e-4 relative to (k/2) sigma^2, and the answers
+    land within 0.01 sigma RMS of the exact projection."""
+    sigma = 0.02
+    workload, y = marginal_instance([2] * 10, 8, noise=sigma)
+    k = workload.num_queries
+    _, reference = reference_projection(workload.matrix, y)
+    result = project_to_hull(workload, y, solver="fast", noise_scale=sigma)
+    assert result.tolerance == pytest.approx(NOISE_TOL * max(result.objective - result.gap, 0.5 * k * sigma**2))
+    assert result.gap <= result.tolerance
+    assert np.sqrt(np.mean((result.answers - reference) ** 2)) <= 0.01 * sigma + 1e-6
+    # The same rule holds for a CVXPY solver.
+    cvxpy_result = project_to_hull(workload, y, solver="CLARABEL", noise_scale=sigma)
+    assert cvxpy_result.tolerance == pytest.approx(
+        NOISE_TOL * max(cvxpy_result.objective - cvxpy_result.gap, 0.5 * k * sigma**2))
+
+
+def test_warm_start_from_a_previous_solution():
+    rng = np.random.default_rng(9)
+    workload, y = marginal_instance([2] * 12, 9, noise=0.01, implicit=True)
+    first = project_to_hull(workload, y, solver="fast", tol=1e-9)
+    nearby = y + rng.normal(0.0, 1e-4, size=y.size)
+    cold = project_to_hull(workload, nearby, solver="fast", tol=1e-9)
+    warm = project_to_hull(workload, nearby, solver="fast", tol=1e-9, warm_start=first)
+    assert warm.iterations <= cold.iterations
+    assert abs(warm.objective - cold.objective) <= warm.gap + cold.gap + 1e-12
+    # A dense weight vector works too (normalized here), and so does the exact solution itself.
+    dense = first.weights.toarray() * 3.0
+    again = project_to_hull(workload, y, solver="fast", tol=1e-9, warm_start=dense)
+    assert again.iterations == 1
+    assert again.objective == pytest.approx(first.objective, rel=1e-9)
+
+
+def test_auto_picks_the_fast_solver_for_large_and_implicit_workloads():
+    workload, y = marginal_instance([2] * 10, 10)
+    assert project_to_hull(workload, y).solver == "fast"  # m = 1024 >= FAST_UNIVERSE
+    small, y_small = marginal_instance([2] * 6, 10)
+    assert project_to_hull(small, y_small).solver == "CLARABEL"
+    implicit, y_implicit = marginal_instance([2] * 6, 10, implicit=True)
+    assert project_to_hull(implicit, y_implicit).solver == "fast"  # no matrix for CVXPY
+
+
+def test_progress_bar_reports_the_gap(capsys):
+    workload, y = marginal_instance([2] * 8, 11)
+    project_to_hull(workload, y, solver="fast", progress=True)
+    assert "projection onto K_Q" in capsys.readouterr().err
+
+
+def test_bad_arguments_raise_before_solving():
+    workload, y = marginal_instance([2] * 5, 12)
+    implicit, _ = marginal_instance([2] * 5, 12, implicit=True)
+    m = workload.universe_size
+    cases = [
+        (dict(F=pm.all_range(8, implicit=True), y=np.zeros(36), solver="fast"), ValueError, "rmatvec and columns"),
+        (dict(F=implicit, y=y, solver="CLARABEL"), ValueError, "needs the explicit matrix"),
+        (dict(F=workload, y=y, solver="fast", noise_scale=0.0), ValueError, "noise_scale"),
+        (dict(F=workload, y=y, solver="fast", noise_scale=float("nan")), ValueError, "noise_scale"),
+        (dict(F=workload, y=y, solver="fast", max_iterations=0), ValueError, "max_iterations"),
+        (dict(F=workload, y=y, solver="fast", progress="yes"), TypeError, "progress"),
+        (dict(F=workload, y=y, solver="fast", solver_options={"max_iter": 3}), ValueError, "solver_options"),
+        (dict(F=workload, y=y, solver="SCS", warm_start=np.ones(m)), ValueError, "warm_start: only the 'fast'"),
+        (dict(F=workload, y=y, solver="fast", warm_start=np.ones(m + 1)), ValueError, "warm_start: expected"),
+        (dict(F=workload, y=y, solver="fast", warm_start=-np.ones(m)), ValueError, "non-negative"),
+        (dict(F=workload, y=y, solver="fast", warm_start=np.zeros(m)), ValueError, "no positive mass"),
+        (dict(F=workload, y=y, solver="quick"), ValueError, "solver: expected 'auto', 'fast'"),
+    ]
+    for kwargs, error, message in cases:
+        with pytest.raises(error, match=message):
+            project_to_hull(**kwargs)
+
+
+def test_projection_mechanism_on_implicit_marginals_uses_the_noise_level():
+    rng = np.random.default_rng(13)
+    d, n = 12, 5000
+    domain = pm.Domain([f"x{i}" for i in range(d)], [2] * d)
+    data = pm.Dataset((rng.random((n, d)) < rng.uniform(0.2, 0.8, d)).astype(np.int64), domain)
+    workload = pm.marginals(domain, 2, implicit=True)
+    privacy = pm.ApproxDP(1.0, 1e-6)
+    projected = pm.ProjectionMechanism(workload, privacy).release(data, rng=np.random.default_rng(1))
+    gaussian = pm.GaussianMechanism(workload, privacy).release(data, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(projected.noisy_answers, gaussian.noisy_answers)
+    result = projected.projection
+    assert result.solver == "fast"
+    sigma = projected.sigma
+    assert result.tolerance == pytest.approx(NOISE_TOL * max(result.objective - result.gap,
+                                                             0.5 * workload.num_queries * sigma**2))
+    truth = workload.answer_data(data)
+    assert np.linalg.norm(projected.answers - truth) <= np.linalg.norm(gaussian.answers - truth)
