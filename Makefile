@@ -22,12 +22,13 @@ test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''
 
 benchmarks: $(STAMP)
+# Private-PGM (mbi) for the comparisons in solvers.py and relaxation.py; if it cannot be
+# installed, those rows are skipped.
+	-$(BIN)/python -m pip install --quiet -e '.[benchmarks]'
 	$(BIN)/python benchmarks/solvers.py
 	$(BIN)/python benchmarks/error_vs_n.py
 	$(BIN)/python benchmarks/factorization.py
 	$(BIN)/python benchmarks/widths.py
-# Private-PGM (mbi) for relaxation.py's comparison; if it cannot be installed, that part is skipped.
-	-$(BIN)/python -m pip install --quiet -e '.[benchmarks]'
 	$(BIN)/python benchmarks/relaxation.py
 
 clean:

@@ -43,8 +43,8 @@ BODIES = ("auto", "hull", "relaxed")
 
 #: Largest universe for which ``body="auto"`` projects onto ``K_Q`` itself, by the active-set
 #: solver (``solver="auto"`` or ``"fast"``), whose gradients over the universe take O(m) memory:
-#: about 2 s for 2-way marginals at m = 2^22 (README, solver table). 2-way marginals beyond it are
-#: the relaxation's job.
+#: 0.64 s for 2-way marginals at m = 2^20 (README, projection benchmark), 1.8 s at m = 2^22 in a
+#: single probe. 2-way marginals beyond it are the relaxation's job.
 HULL_MAX_UNIVERSE = 2**22
 
 
