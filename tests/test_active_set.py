@@ -207,3 +207,17 @@ def test_projection_mechanism_on_implicit_marginals_uses_the_noise_level():
                                                              0.5 * workload.num_queries * sigma**2))
     truth = workload.answer_data(data)
     assert np.linalg.norm(projected.answers - truth) <= np.linalg.norm(gaussian.answers - truth)
+
+
+def test_a_user_built_implicit_workload_with_an_adjoint():
+    """Workload.implicit with rmatvec and columns is all the fast solver needs."""
+    workload, y = random_instance(12, 300, 14, noise=0.1)
+    F = workload.toarray()
+    implicit = pm.Workload.implicit(F.shape, lambda v: F @ v, lambda: F.T @ F,
+                                    rmatvec=lambda u: F.T @ u, columns=lambda index: F[:, index])
+    assert implicit.is_implicit and implicit.has_adjoint
+    result = project_to_hull(implicit, y)  # auto: the only applicable solver
+    assert result.solver == "fast" and [name for name, _ in result.attempts] == ["fast"]
+    lower, reference = reference_projection(F, y)
+    assert result.objective - lower <= result.gap + 1e-11
+    np.testing.assert_allclose(result.answers, reference, atol=1e-5)
