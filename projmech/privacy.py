@@ -15,6 +15,8 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special
 
+from .validation import check_positive_number
+
 __all__ = [
     "ZCDP",
     "ApproxDP",
@@ -27,15 +29,6 @@ __all__ = [
 ]
 
 
-def _positive_finite(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}: must be a positive finite number, got {value}")
-    return value
-
-
 @dataclass(frozen=True)
 class ZCDP:
     """rho-zero-concentrated differential privacy (Bun & Steinke, TCC 2016)."""
@@ -43,7 +36,7 @@ class ZCDP:
     rho: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", _positive_finite("rho", self.rho))
+        object.__setattr__(self, "rho", check_positive_number("rho", self.rho))
 
     def __str__(self) -> str:
         return f"{self.rho:g}-zCDP"
@@ -57,8 +50,8 @@ class ApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _positive_finite("epsilon", self.epsilon))
-        delta = _positive_finite("delta", self.delta)
+        object.__setattr__(self, "epsilon", check_positive_number("epsilon", self.epsilon))
+        delta = check_positive_number("delta", self.delta)
         if delta >= 1:
             raise ValueError(f"delta: must lie in (0, 1), got {delta}")
         object.__setattr__(self, "delta", delta)
@@ -74,7 +67,7 @@ class PureDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _positive_finite("epsilon", self.epsilon))
+        object.__setattr__(self, "epsilon", check_positive_number("epsilon", self.epsilon))
 
     def __str__(self) -> str:
         return f"{self.epsilon:g}-DP"
@@ -201,5 +194,5 @@ def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
     elif isinstance(privacy, (ZCDP, ApproxDP)):
         raise TypeError(f"privacy: the Laplace mechanism needs PureDP, got {type(privacy).__name__}")
     else:
-        epsilon = _positive_finite("epsilon", privacy)
+        epsilon = check_positive_number("epsilon", privacy)
     return sensitivity / epsilon

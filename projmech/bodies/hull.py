@@ -32,6 +32,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from ..validation import check_positive_number
 from ..workloads import Workload, as_query_matrix
 from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 
@@ -294,10 +295,10 @@ def project_to_hull(
     if not np.all(np.isfinite(point)):
         raise ValueError("y: contains NaN or infinite entries")
     if noise_scale is not None:
-        noise_scale = _positive_number("noise_scale", noise_scale)
+        noise_scale = check_positive_number("noise_scale", noise_scale)
     if tol is None:
         tol = DEFAULT_TOL if noise_scale is None else NOISE_TOL
-    tol = _positive_number("tol", tol)
+    tol = check_positive_number("tol", tol)
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
         raise ValueError(f"max_iterations: expected a positive integer, got {max_iterations!r}")
     if not isinstance(progress, bool):
@@ -379,14 +380,6 @@ def project_to_hull(
             attempts=tuple(attempts),
         )
     raise ProjectionError("projection onto K_Q failed: no solver produced a certified solution", tuple(attempts))
-
-
-def _positive_number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {value!r}")
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
-    return float(value)
 
 
 def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> list[str]:
