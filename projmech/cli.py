@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -14,7 +13,6 @@ import numpy as np
 from . import datasets, workloads
 from .data import Dataset
 from .domain import Domain
-from .evaluation import gaussian_expected_rmse
 from .experiments import error_vs_n, format_table, plot_error_vs_n
 from .bodies.relaxation import RELAXATIONS
 from .mechanisms import (

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, Literal
 

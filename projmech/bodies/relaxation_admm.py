@@ -55,7 +55,6 @@ The solver stops when ``(f_up - f_low) <= tol * f_up``: the returned point is th
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any
 
