@@ -390,7 +390,8 @@ class ProjectionMechanism(GaussianMechanism):
     tol : float, optional
         The certified tolerance of the projection: for the hull relative to ``(k/2) sigma^2``,
         ``1e-4`` by default, which keeps the answers within ``0.01 sigma`` RMS of the exact
-        projection (see :func:`project_to_hull`); for the relaxation the ADMM's relative gap,
+        projection when the noisy answers are within ``sigma sqrt(k)`` of ``K_Q`` (see
+        :func:`project_to_hull`); for the relaxation the ADMM's relative gap,
         ``1e-4`` by default (see :func:`project_to_relaxation`; CVXPY solvers use their own
         tolerances).
     calibration : {"analytic", "classical"}

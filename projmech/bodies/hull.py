@@ -16,8 +16,9 @@ certified suboptimality relative to the objective, or to ``scale`` when the obje
 ``scale`` is ``(k/2) sigma^2`` when the caller gives the noise level ``sigma`` of ``y`` (the size
 the objective has for noisy answers; at least 1e-8, so that near-noiseless answers stay
 certifiable in floating point), else 1. With ``sigma`` given the default is ``tol = 1e-4``:
-then ``||F w - Pi(y)||_2 <= sqrt(2 gap) <= 0.01 sigma sqrt(k)``, an RMS deviation from the exact
-projection of at most 1 % of the noise per query, far below the projection's own error;
+then ``||F w - Pi(y)||_2 <= sqrt(2 gap) <= 0.01 max(sigma sqrt(k), ||F w - y||)``. For noisy
+answers the distance to K_Q is below ``sigma sqrt(k)``, so this is an RMS deviation from the
+exact projection of at most 1 % of the noise per query, far below the projection's own error;
 optimizing further buys nothing statistically.
 """
 
@@ -256,8 +257,9 @@ def project_to_hull(
         must have a Frank–Wolfe gap ``<= tol * max(f_low, scale)``, ``f_low`` the certified lower
         bound ``(1/2)||F w - y||^2 - gap`` on the optimum and ``scale = (k/2) noise_scale^2``
         (or 1 without ``noise_scale``). Default: ``NOISE_TOL`` (1e-4) with ``noise_scale``,
-        whose answers are then within ``0.01 * noise_scale`` RMS of the exact projection, else
-        ``DEFAULT_TOL`` (1e-8). Pass a small ``tol`` (``1e-9``) for a tight solve.
+        whose answers are then within ``0.01 * max(noise_scale, distance / sqrt(k))`` RMS of the
+        exact projection, else ``DEFAULT_TOL`` (1e-8). Pass a small ``tol`` (``1e-9``) for a
+        tight solve.
     solver_options : dict, optional
         CVXPY solver settings overriding the tight defaults: a flat dict for a named solver, or,
         with ``solver="auto"``, a dict keyed by solver name (``{"SCS": {"max_iters": 10_000}}``).
