@@ -17,8 +17,8 @@ certified suboptimality relative to the objective, or to ``scale`` when the obje
 the objective has for noisy answers; at least 1e-8, so that near-noiseless answers stay
 certifiable in floating point), else 1. With ``sigma`` given the default is ``tol = 1e-4``:
 then ``||F w - Pi(y)||_2 <= sqrt(2 gap) <= 0.01 max(sigma sqrt(k), ||F w - y||)``. For noisy
-answers the distance to K_Q is below ``sigma sqrt(k)``, so this is an RMS deviation from the
-exact projection of at most 1 % of the noise per query, far below the projection's own error;
+answers the distance to K_Q is at most the noise's norm, which concentrates at ``sigma sqrt(k)``,
+so this is an RMS deviation from the exact projection of about 1 % of the noise per query at most, far below the projection's own error;
 optimizing further buys nothing statistically.
 """
 
