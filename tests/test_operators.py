@@ -43,12 +43,11 @@ def definition_matrix(sizes, way) -> np.ndarray:
     return np.array(rows)
 
 
-@pytest.mark.parametrize("name", sorted(DOMAINS))
-@pytest.mark.parametrize("way", [1, 2, 3])
+@pytest.mark.parametrize(
+    "name, way", [(name, way) for name in sorted(DOMAINS) for way in (1, 2, 3) if way <= len(DOMAINS[name])]
+)
 def test_implicit_and_explicit_products_agree_to_machine_precision(name, way):
     sizes = DOMAINS[name]
-    if way > len(sizes):
-        pytest.skip("way above the number of attributes")
     rng = np.random.default_rng([way, len(sizes)])
     domain = domain_of(sizes)
     explicit = pm.marginals(domain, way)
