@@ -3,7 +3,7 @@
 ``import projmech as pm`` gives the whole public API.
 """
 
-from . import datasets, geometry
+from . import bounds, datasets, geometry
 from .bodies import (
     ProjectionError,
     ProjectionResult,
@@ -30,9 +30,12 @@ from .geometry import (
     WidthComparison,
     WidthEstimate,
     compare_widths,
+    gaussian_norm_mean,
     gaussian_width,
     gaussian_width_bound,
     gaussian_widths,
+    mean_width,
+    mean_widths,
     support_function,
 )
 from .evaluation import TrialSummary, evaluate, gaussian_expected_rmse, max_error, mean_confidence_interval, rmse
@@ -78,6 +81,7 @@ __all__ = [
     "all_range",
     "approximate_factorization_norm",
     "compare_widths",
+    "bounds",
     "datasets",
     "evaluate",
     "factorization_lower_bound",
@@ -88,6 +92,7 @@ __all__ = [
     "gaussian_expected_rmse",
     "gaussian_rounding",
     "gaussian_sigma",
+    "gaussian_norm_mean",
     "gaussian_width",
     "gaussian_width_bound",
     "gaussian_widths",
@@ -108,6 +113,8 @@ __all__ = [
     "repeated",
     "rmse",
     "stack",
+    "mean_width",
+    "mean_widths",
     "support_function",
     "synthetic_data",
     "total_strategy",

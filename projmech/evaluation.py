@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from .data import Dataset
+from .geometry import gaussian_norm_mean
 
 __all__ = ["rmse", "max_error", "gaussian_expected_rmse", "TrialSummary", "evaluate", "mean_confidence_interval"]
 
@@ -43,16 +44,14 @@ def gaussian_expected_rmse(sigma: float, k: int) -> float:
     """Exact ``E[(1/sqrt k) ||Z||_2]`` for ``Z ~ N(0, sigma^2 I_k)``.
 
     ``E||G||_2 = c_k = sqrt(2) Gamma((k+1)/2) / Gamma(k/2)`` for a standard Gaussian ``G`` in
-    ``R^k`` (seed 000, §2.3), so the expectation is ``sigma c_k / sqrt k``, slightly below
-    ``sigma``, the root of the mean squared error. The ratio ``Gamma(z + 1/2) / Gamma(z)`` is
-    ``scipy.special.poch(z, 1/2)``, accurate to ~1e-11 relative for every ``k`` (a difference of
-    log-gammas loses all accuracy for large ``k``: 1e-8 relative at ``k = 1e8``, above ``sigma``).
+    ``R^k`` (seed 000, §2.3; :func:`projmech.geometry.gaussian_norm_mean`), so the expectation is
+    ``sigma c_k / sqrt k``, slightly below ``sigma``, the root of the mean squared error.
     """
     if not (math.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"sigma: must be a finite number >= 0, got {sigma}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k: must be a positive integer, got {k!r}")
-    c_k = math.sqrt(2.0) * float(special.poch(k / 2, 0.5))
+    c_k = gaussian_norm_mean(int(k))
     return sigma * c_k / math.sqrt(k)
 
 

@@ -3,8 +3,15 @@
 Definitions follow seed 000 (Nikolov, *Projection mechanism*), §2.3:
 
 - the **support function** of ``K ⊆ R^k`` is ``h_K(y) = sup {<x, y> : x in K}`` (Definition 5);
-- the **Gaussian width** is ``l*(K) = E h_K(G)``, ``G ~ N(0, I_k)`` (Definition 7); the mean width
-  ``M*(K)`` (Definition 6) is ``l*(K) / c_k``.
+- the **mean width** is ``M*(K) = E h_K(U)``, ``U`` uniform on the unit sphere of ``R^k``
+  (Definition 6). This is the seed's convention: *half* of the classical mean width
+  ``E [h_K(U) + h_K(-U)] = 2 M*(K)`` (the average distance between two parallel supporting
+  hyperplanes), and, like ``l*``, it is translation invariant (``E <t, U> = 0``);
+- the **Gaussian width** is ``l*(K) = E h_K(G)``, ``G ~ N(0, I_k)`` (Definition 7);
+- ``l*(K) = c_k M*(K)`` with ``c_k = E ||G||_2 = √2 Γ((k+1)/2) / Γ(k/2)`` (seed 000, after
+  Definition 7): ``G = ||G|| U`` with ``||G||`` independent of ``U = G / ||G||`` and ``h_K``
+  positively homogeneous. :func:`gaussian_norm_mean` computes ``c_k``;
+  :func:`gaussian_width_from_mean` and :func:`mean_width_from_gaussian` convert.
 
 For a workload F (``k x m``), ``K_Q = conv(columns of F)`` (the columns are the answer vectors
 ``S_Q`` of single-row data sets), so ``h_{K_Q}(y) = max_u <F[:, u], y>``: the maximum over
@@ -12,12 +19,14 @@ For a workload F (``k x m``), ``K_Q = conv(columns of F)`` (the columns are the 
 mechanism's error bound uses ``l*(K_Q)`` (seed 000, Theorem 8: ``E (1/k)||Ŷ - y||² <=
 σ l*(K_Q) / k`` for noise ``σ G``, ``σ = sqrt(k) / (n sqrt(rho))`` there), and holds with
 ``l*(L)`` for any convex ``L ⊇ K_Q`` onto which one projects instead (the proof uses only that
-the body is convex and contains the true answers). :func:`gaussian_width` estimates widths by
-Monte Carlo, with a Student-t confidence interval; :func:`gaussian_widths` estimates several
-bodies on the same Gaussian draws, and :func:`compare_widths` gives the paired ratio and
-difference of two of them, with their own (tighter) intervals. The support function of the
-moment relaxation L of 2-way marginals is
-:func:`projmech.bodies.relaxation.relaxation_support`.
+the body is convex and contains the true answers; :mod:`projmech.bounds` evaluates it).
+:func:`gaussian_width` estimates widths by Monte Carlo, with a Student-t confidence interval;
+:func:`gaussian_widths` estimates several bodies on the same Gaussian draws, and
+:func:`compare_widths` gives the paired ratio and difference of two of them, with their own
+(tighter) intervals. :func:`mean_width` and :func:`mean_widths` do the same for ``M*`` on
+directions uniform on the sphere. A body is given by its support function (a callable), or, for
+``K_Q``, by the workload or its matrix. The support function of the moment relaxation L of 2-way
+marginals is :func:`projmech.bodies.relaxation.relaxation_support`.
 
 How much the relaxation L costs (issue 4; binary attributes)
 -------------------------------------------------------------
@@ -79,26 +88,34 @@ arXiv:1108.2464), §3.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import stats
 
-from .workloads import Workload, as_query_matrix, check_positive_int
+from .validation import check_nonnegative_number
+from .workloads import Workload, as_query_matrix, check_positive_int, column_norm
 
 __all__ = [
     "Support",
     "WidthEstimate",
     "WidthComparison",
     "support_function",
+    "finite_set_width_bound",
     "gaussian_width_bound",
+    "gaussian_norm_mean",
     "gaussian_width",
     "gaussian_widths",
+    "mean_width",
+    "mean_widths",
+    "gaussian_width_from_mean",
+    "mean_width_from_gaussian",
     "compare_widths",
 ]
 
@@ -107,6 +124,14 @@ Support = Callable[[np.ndarray], np.ndarray]
 
 #: Entries of the ``directions x columns`` block formed at once by :func:`support_function`.
 DEFAULT_BLOCK_ENTRIES = 2**22
+
+#: Below this ``z = k/2`` the ratio ``Γ(z + 1/2) / Γ(z)`` is a quotient of ``math.gamma`` values
+#: (each correct to a few ulps; ``Γ`` overflows beyond ``z ≈ 171``); above it, the asymptotic series.
+_DIRECT_GAMMA_MAX_Z = 150.0
+#: ``ln(Γ(z + 1/2) / Γ(z)) ~ (1/2) ln z + Σ_j a_j z^{-(2j+1)}``, ``a_j`` for ``j = 0..3``: DLMF 5.11.8
+#: for ``ln Γ(z + 1/2) - ln Γ(z)``, whose ``n``-th coefficient is ``(2^{-n} - 2) B_{n+1} / (n (n+1))``
+#: (``n`` odd; ``B`` the Bernoulli numbers). At ``z >= 150`` the first omitted term is below 1e-22.
+_HALF_GAMMA_RATIO_SERIES = (-1 / 8, 1 / 192, -1 / 640, 17 / 14336)
 
 
 def _query_matrix(workload_or_matrix: Any) -> np.ndarray | sp.csc_array:
@@ -171,14 +196,37 @@ def support_function(workload_or_matrix: Any, directions: Any,
     return float(best[0]) if single else best
 
 
+def finite_set_width_bound(num_points: int, radius: float) -> float:
+    """``l*(conv S) <= √(2 ln |S|) · R`` for a finite set ``S`` of points of norm at most ``R``.
+
+    Seed 000, proof of Theorem 4: for every ``λ > 0``,
+    ``l*(conv S) = E max_{y in S} <y, G> <= (1/λ) ln Σ_{y in S} E e^{λ <y, G>}
+    <= (1/λ) ln |S| + λ R² / 2``, minimized at ``λ = √(2 ln |S|) / R``. (A single point has width
+    0, which the formula gives.)
+
+    Parameters
+    ----------
+    num_points : int
+        ``|S|`` (for ``K_Q``: the number of columns ``m``, or ``|X|``, of which it is at most).
+    radius : float
+        ``R >= max_{y in S} ||y||_2``; 0 allowed.
+
+    Returns
+    -------
+    float
+    """
+    num_points = check_positive_int("num_points", num_points)
+    radius = check_nonnegative_number("radius", radius)
+    return math.sqrt(2.0 * math.log(num_points)) * radius
+
+
 def gaussian_width_bound(workload_or_matrix: Any) -> float:
     """The finite-class bound ``l*(K_Q) <= √(2 ln m) · max_u ||F[:, u]||_2`` (seed 000).
 
-    Seed 000, proof of Theorem 4: for every ``λ > 0``,
-    ``l*(K_Q) <= (1/λ) ln |S_Q| + λ R² / 2`` with ``R`` the largest norm of a point of
-    ``S_Q`` (the columns) and ``|S_Q| <= |X| = m``; at ``λ = √(2 ln m) / R`` this is
-    ``√(2 ln m) R``. For queries with values in ``[0, 1]``, ``R <= √k``, which gives the stated
-    ``l*(K_Q) <= √(2 k ln |X|)``; for 2-way marginals of binary data ``R = √(k/4)``, half of it.
+    :func:`finite_set_width_bound` with ``S = S_Q`` (the columns), ``|S_Q| <= |X| = m`` and
+    ``R = ||F||_{1->2}``, the largest column norm. For queries with values in ``[0, 1]``,
+    ``R <= √k``, which gives the stated ``l*(K_Q) <= √(2 k ln |X|)``; for 2-way marginals of binary
+    data ``R = √(k/4)``, half of it.
 
     Parameters
     ----------
@@ -189,30 +237,64 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
         radius, m = workload_or_matrix.column_norm(2), workload_or_matrix.universe_size
     else:
         F = as_query_matrix(workload_or_matrix, "workload_or_matrix")
-        squares = F.multiply(F) if sp.issparse(F) else F * F
-        radius, m = float(np.sqrt(np.asarray(squares.sum(axis=0)).max())), F.shape[1]
-    return math.sqrt(2.0 * math.log(m)) * radius
+        radius, m = column_norm(F, 2), F.shape[1]
+    return finite_set_width_bound(m, radius)
+
+
+def gaussian_norm_mean(k: int) -> float:
+    """``c_k = E ||G||_2 = √2 Γ((k+1)/2) / Γ(k/2)`` for ``G ~ N(0, I_k)`` (seed 000, §2.3).
+
+    The constant of ``l*(K) = c_k M*(K)``. ``c_1 = √(2/π)``, ``c_2 = √(π/2)``,
+    ``c_k c_{k+1} = k``, and ``k / √(k+1) <= c_k <= √k`` (so ``c_k = √k (1 - 1/(4k) + O(k^-2))``).
+
+    For ``k <= 300`` the gamma functions are evaluated directly; beyond, where they overflow, the
+    ratio comes from its asymptotic series in ``log`` form (DLMF 5.11.8), so ``c_k`` is accurate
+    to a few ulps for every ``k`` (checked against 40-digit arithmetic up to ``k = 10^9`` in the
+    tests). A difference of ``scipy.special.gammaln`` values would avoid the overflow too, but
+    loses ``ln Γ(k/2) · 2^-52`` absolutely: about 2e-9 relative at ``k = 10^7``.
+
+    Parameters
+    ----------
+    k : int
+        The dimension, at least 1.
+
+    Returns
+    -------
+    float
+    """
+    z = check_positive_int("k", k) / 2
+    if z <= _DIRECT_GAMMA_MAX_Z:
+        ratio = math.gamma(z + 0.5) / math.gamma(z)
+    else:
+        inverse = 1.0 / z
+        correction = sum(a * inverse ** (2 * j + 1) for j, a in enumerate(_HALF_GAMMA_RATIO_SERIES))
+        ratio = math.sqrt(z) * math.exp(correction)
+    return math.sqrt(2.0) * ratio
 
 
 @dataclass(frozen=True)
 class WidthEstimate:
-    """A Monte Carlo estimate of a Gaussian width ``l*(K) = E h_K(G)`` (seed 000, Definition 7).
+    """A Monte Carlo estimate of ``l*(K) = E h_K(G)`` or ``M*(K) = E h_K(U)`` (seed 000, Defs 6–7).
 
     Attributes
     ----------
     estimate : float
-        The sample mean of ``h_K(g_i)`` over the draws.
+        The sample mean of ``h_K`` over the draws.
     standard_error : float
-        ``std(h_K(g_i), ddof=1) / √samples``.
+        ``std(values, ddof=1) / √samples``.
     low, high : float
-        Student-t confidence interval for ``l*(K)`` at level ``confidence``.
+        Student-t confidence interval for the width at level ``confidence``.
     samples : int
     confidence : float
     values : ndarray, shape (samples,)
-        ``h_K(g_i)`` for each draw (kept for paired comparisons).
+        The per-draw values (kept for paired comparisons): ``h_K(g_i)`` or ``h_K(u_i)``, or, after
+        a conversion, those times the constant.
     draws : str
-        A digest of the Gaussian directions: two estimates with equal ``draws`` used the same
-        directions, which :func:`compare_widths` requires.
+        A digest of the Gaussian draws ``g_i`` (``u_i = g_i / ||g_i||`` for the mean width): two
+        estimates with equal ``draws`` used the same directions, which :func:`compare_widths`
+        requires.
+    kind : {"gaussian", "mean"}
+        Which width: ``l*`` (Gaussian directions) or ``M*`` (uniform unit directions).
     """
 
     estimate: float
@@ -223,6 +305,7 @@ class WidthEstimate:
     confidence: float
     values: np.ndarray
     draws: str
+    kind: Literal["gaussian", "mean"] = "gaussian"
 
     @property
     def half_width(self) -> float:
@@ -230,8 +313,8 @@ class WidthEstimate:
         return (self.high - self.low) / 2
 
     def summary(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "standard_error": self.standard_error, "ci_low": self.low,
-                "ci_high": self.high, "samples": self.samples, "confidence": self.confidence}
+        return {"width": self.kind, "estimate": self.estimate, "standard_error": self.standard_error,
+                "ci_low": self.low, "ci_high": self.high, "samples": self.samples, "confidence": self.confidence}
 
 
 @dataclass(frozen=True)
@@ -240,8 +323,9 @@ class WidthComparison:
 
     ``ratio = l*(A) / l*(B)`` (ratio of the sample means; interval by the delta method on the
     paired values, ``z_i = (a_i - ratio b_i) / mean(b)``) and ``difference = l*(A) - l*(B)``
-    (interval on the paired differences ``a_i - b_i``). Pairing removes the variance the two
-    bodies share, so these intervals are much tighter than combining two independent ones.
+    (interval on the paired differences ``a_i - b_i``); the same with ``M*`` for two mean-width
+    estimates. Pairing removes the variance the two bodies share, so these intervals are much
+    tighter than combining two independent ones.
 
     Attributes
     ----------
@@ -284,17 +368,65 @@ def _t_quantile(samples: int, confidence: float) -> float:
     return float(stats.t.ppf(0.5 + confidence / 2, samples - 1))
 
 
-def _estimate(values: np.ndarray, confidence: float, draws: str) -> WidthEstimate:
+def _estimate(values: np.ndarray, confidence: float, draws: str, kind: str) -> WidthEstimate:
     samples = values.size
     mean = float(values.mean())
     error = float(values.std(ddof=1) / math.sqrt(samples))
     half = _t_quantile(samples, confidence) * error
     return WidthEstimate(estimate=mean, standard_error=error, low=mean - half, high=mean + half,
-                         samples=samples, confidence=confidence, values=values, draws=draws)
+                         samples=samples, confidence=confidence, values=values, draws=draws, kind=kind)
+
+
+def _as_support(name: str, body: Any, dimension: int) -> Support:
+    """A support function: ``body`` itself if callable, else that of ``K_Q`` for a workload/matrix."""
+    if callable(body):
+        return body
+    if isinstance(body, (Workload, np.ndarray, list, tuple)) or sp.issparse(body):
+        try:
+            F = _query_matrix(body)
+        except ValueError as error:
+            raise ValueError(f"{name}: {error}") from None
+        if F.shape[0] != dimension:
+            raise ValueError(f"{name}: K_Q lives in R^{F.shape[0]} (one coordinate per query), "
+                             f"but dimension is {dimension}")
+        return lambda G: support_function(F, G)
+    raise TypeError(f"{name}: expected a callable (directions -> values), a Workload or a query matrix, "
+                    f"got {type(body).__name__}")
+
+
+def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rng: np.random.Generator,
+                   confidence: float, kind: str) -> dict[str, WidthEstimate]:
+    """The Monte Carlo machinery shared by :func:`gaussian_widths` and :func:`mean_widths`."""
+    if not isinstance(supports, Mapping) or not supports:
+        raise ValueError("supports: expected a non-empty mapping of names to support functions")
+    dimension = check_positive_int("dimension", dimension)
+    functions = {name: _as_support(f"supports[{name!r}]", body, dimension) for name, body in supports.items()}
+    samples = check_positive_int("samples", samples)
+    if samples < 2:
+        raise ValueError(f"samples: need at least 2 for a confidence interval, got {samples}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    confidence = _check_confidence(confidence)
+    G = rng.standard_normal((samples, dimension))
+    draws = hashlib.sha256(np.asarray(G.shape).tobytes() + G.tobytes()).hexdigest()[:16]
+    # G / ||G|| is uniform on the sphere (the Gaussian is rotation invariant); a zero row has
+    # probability 0. Evaluating h on unit vectors, rather than dividing h(G) by ||G||, keeps the
+    # estimator the definition even for a support callable that is only approximately homogeneous.
+    directions = G if kind == "gaussian" else G / np.linalg.norm(G, axis=1, keepdims=True)
+    estimates = {}
+    for name, support in functions.items():
+        values = np.asarray(support(directions), dtype=float)
+        if values.shape != (samples,):
+            raise ValueError(f"supports[{name!r}]: returned shape {values.shape} for {samples} directions, "
+                             f"expected ({samples},)")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"supports[{name!r}]: returned NaN or infinite values")
+        estimates[name] = _estimate(values.copy(), confidence, draws, kind)
+    return estimates
 
 
 def gaussian_widths(
-    supports: Mapping[str, Support],
+    supports: Mapping[str, Support | Any],
     dimension: int,
     samples: int,
     rng: np.random.Generator,
@@ -308,10 +440,11 @@ def gaussian_widths(
 
     Parameters
     ----------
-    supports : mapping of str to callable
-        Each maps an ``(samples, dimension)`` array of directions to ``samples`` finite values
-        ``h_K(g_i)``, e.g. ``lambda G: support_function(F, G)`` or
-        ``lambda G: relaxation_support(domain, G).values``.
+    supports : mapping of str to callable, Workload or matrix
+        Each callable maps an ``(samples, dimension)`` array of directions to ``samples`` finite
+        values ``h_K(g_i)``, e.g. ``lambda G: relaxation_support(domain, G).values``; an
+        explicit Workload or a ``(dimension, m)`` query matrix stands for ``K_Q`` (its support is
+        :func:`support_function`).
     dimension : int
         ``k``, the dimension of the space the bodies live in.
     samples : int
@@ -324,46 +457,23 @@ def gaussian_widths(
     Returns
     -------
     dict of str to WidthEstimate
-        In the order of ``supports``.
+        In the order of ``supports``, with ``kind="gaussian"``.
 
     Raises
     ------
     TypeError
-        For a support that is not callable, non-integer ``dimension``/``samples``, or an ``rng``
-        that is not a ``numpy.random.Generator``.
+        For a support that is neither callable nor a workload/matrix, non-integer
+        ``dimension``/``samples``, or an ``rng`` that is not a ``numpy.random.Generator``.
     ValueError
-        For ``dimension < 1``, ``samples < 2``, ``confidence`` outside (0, 1), no supports, or a
-        support returning the wrong shape or NaN/infinite values.
+        For ``dimension < 1``, ``samples < 2``, ``confidence`` outside (0, 1), no supports, a
+        matrix with a number of rows other than ``dimension``, or a support returning the wrong
+        shape or NaN/infinite values.
     """
-    if not isinstance(supports, Mapping) or not supports:
-        raise ValueError("supports: expected a non-empty mapping of names to support functions")
-    for name, support in supports.items():
-        if not callable(support):
-            raise TypeError(f"supports[{name!r}]: expected a callable (directions -> values), "
-                            f"got {type(support).__name__}")
-    dimension = check_positive_int("dimension", dimension)
-    samples = check_positive_int("samples", samples)
-    if samples < 2:
-        raise ValueError(f"samples: need at least 2 for a confidence interval, got {samples}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
-    confidence = _check_confidence(confidence)
-    G = rng.standard_normal((samples, dimension))
-    draws = hashlib.sha256(np.asarray(G.shape).tobytes() + G.tobytes()).hexdigest()[:16]
-    estimates = {}
-    for name, support in supports.items():
-        values = np.asarray(support(G), dtype=float)
-        if values.shape != (samples,):
-            raise ValueError(f"supports[{name!r}]: returned shape {values.shape} for {samples} directions, "
-                             f"expected ({samples},)")
-        if not np.all(np.isfinite(values)):
-            raise ValueError(f"supports[{name!r}]: returned NaN or infinite values")
-        estimates[name] = _estimate(values.copy(), confidence, draws)
-    return estimates
+    return _sample_widths(supports, dimension, samples, rng, confidence, "gaussian")
 
 
 def gaussian_width(
-    support: Support,
+    support: Support | Any,
     dimension: int,
     samples: int,
     rng: np.random.Generator,
@@ -372,11 +482,83 @@ def gaussian_width(
     """Monte Carlo estimate of one Gaussian width ``l*(K) = E h_K(G)``, ``G ~ N(0, I_dimension)``.
 
     See :func:`gaussian_widths` (one body); e.g. for ``K_Q`` of a workload ``F``:
+    ``gaussian_width(F, F.shape[0], 4000, rng)``, the same as
     ``gaussian_width(lambda G: support_function(F, G), F.shape[0], 4000, rng)``.
     """
-    if not callable(support):
-        raise TypeError(f"support: expected a callable (directions -> values), got {type(support).__name__}")
-    return gaussian_widths({"support": support}, dimension, samples, rng, confidence)["support"]
+    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "gaussian")["support"]
+
+
+def mean_widths(
+    supports: Mapping[str, Support | Any],
+    dimension: int,
+    samples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> dict[str, WidthEstimate]:
+    """Monte Carlo mean widths ``M*(K) = E h_K(U)`` of several bodies on common draws.
+
+    ``U`` is uniform on the unit sphere of ``R^dimension`` (seed 000, Definition 6; half the
+    classical mean width, see the module docstring). The directions are ``u_i = g_i / ||g_i||``
+    for Gaussian ``g_i`` drawn exactly as in :func:`gaussian_widths` (same ``rng`` state, same
+    ``draws``), and everything else (arguments, intervals, errors) is as there. The estimates
+    have ``kind="mean"``; ``l*(K) = c_k M*(K)`` (:func:`gaussian_width_from_mean`).
+    """
+    return _sample_widths(supports, dimension, samples, rng, confidence, "mean")
+
+
+def mean_width(
+    support: Support | Any,
+    dimension: int,
+    samples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> WidthEstimate:
+    """Monte Carlo estimate of one mean width ``M*(K) = E h_K(U)``, ``U`` uniform on the sphere.
+
+    See :func:`mean_widths` (one body); e.g. ``mean_width(F, F.shape[0], 4000, rng)`` for ``K_Q``.
+    """
+    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "mean")["support"]
+
+
+_Width = TypeVar("_Width", float, WidthEstimate)
+
+
+def _scale_width(width: Any, factor: float, source: str, target: str, name: str) -> Any:
+    if isinstance(width, WidthEstimate):
+        if width.kind != source:
+            raise ValueError(f"{name}: expected an estimate of the {source} width, got one of the {width.kind} width")
+        # A constant factor scales the mean, its standard error and the interval alike.
+        return dataclasses.replace(width, estimate=width.estimate * factor,
+                                   standard_error=width.standard_error * factor, low=width.low * factor,
+                                   high=width.high * factor, values=width.values * factor, kind=target)
+    if isinstance(width, bool) or not isinstance(width, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected a number or a WidthEstimate, got {width!r}")
+    if not math.isfinite(width):
+        raise ValueError(f"{name}: must be finite, got {width}")
+    return float(width) * factor
+
+
+def gaussian_width_from_mean(mean_width: _Width, k: int) -> _Width:
+    """``l*(K) = c_k M*(K)`` (seed 000, §2.3), for a number or a mean-width estimate.
+
+    Parameters
+    ----------
+    mean_width : float or WidthEstimate
+        ``M*(K)``; an estimate must have ``kind="mean"``, and its interval is scaled with it.
+    k : int
+        The dimension of the space ``K`` lives in.
+
+    Returns
+    -------
+    float or WidthEstimate
+        The same type as ``mean_width`` (an estimate with ``kind="gaussian"``).
+    """
+    return _scale_width(mean_width, gaussian_norm_mean(k), "mean", "gaussian", "mean_width")
+
+
+def mean_width_from_gaussian(gaussian_width: _Width, k: int) -> _Width:
+    """``M*(K) = l*(K) / c_k`` (seed 000, §2.3): the inverse of :func:`gaussian_width_from_mean`."""
+    return _scale_width(gaussian_width, 1.0 / gaussian_norm_mean(k), "gaussian", "mean", "gaussian_width")
 
 
 def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
@@ -386,7 +568,8 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
     Parameters
     ----------
     numerator, denominator : WidthEstimate
-        From one :func:`gaussian_widths` call (equal ``draws``).
+        From one :func:`gaussian_widths` (or one :func:`mean_widths`) call: equal ``draws`` and
+        ``kind``.
     confidence : float, optional
         Level of the intervals; default the estimates' own.
 
@@ -395,8 +578,8 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
     TypeError
         If either is not a :class:`WidthEstimate`.
     ValueError
-        If they were not computed on the same directions, or the denominator's width is not
-        positive (a ratio needs ``l*(B) > 0``).
+        If they were not computed on the same directions, are widths of different kinds, or the
+        denominator's width is not positive (a ratio needs ``l*(B) > 0``).
     """
     for name, value in (("numerator", numerator), ("denominator", denominator)):
         if not isinstance(value, WidthEstimate):
@@ -404,6 +587,9 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
     if numerator.draws != denominator.draws or numerator.samples != denominator.samples:
         raise ValueError("numerator, denominator: not estimated on the same Gaussian directions "
                          "(estimate both in one gaussian_widths call)")
+    if numerator.kind != denominator.kind:
+        raise ValueError(f"numerator, denominator: a {numerator.kind} width and a {denominator.kind} width; "
+                         "convert one first (gaussian_width_from_mean, mean_width_from_gaussian)")
     if not denominator.estimate > 0:
         raise ValueError(f"denominator: its width estimate {denominator.estimate:g} is not positive; "
                          "the ratio is undefined")

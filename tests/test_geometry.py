@@ -11,8 +11,9 @@ from scipy import integrate, stats
 import projmech as pm
 from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation, \
     relaxation_support
-from projmech.geometry import compare_widths, gaussian_width, gaussian_width_bound, gaussian_widths, \
-    support_function
+from projmech.geometry import compare_widths, finite_set_width_bound, gaussian_norm_mean, gaussian_width, \
+    gaussian_width_bound, gaussian_width_from_mean, gaussian_widths, mean_width, mean_width_from_gaussian, \
+    mean_widths, support_function
 
 
 def brute_force_support(F, g):
@@ -192,7 +193,11 @@ def test_width_bad_inputs():
     with pytest.raises(ValueError, match="confidence"):
         gaussian_width(support, 3, 10, rng, confidence=1.5)
     with pytest.raises(TypeError, match="support"):
-        gaussian_width(np.eye(3), 3, 10, rng)
+        gaussian_width("cube", 3, 10, rng)
+    with pytest.raises(ValueError, match=r"K_Q lives in R\^4.*dimension is 3"):
+        gaussian_width(np.ones((4, 2)), 3, 10, rng)  # a matrix stands for K_Q: one row per coordinate
+    with pytest.raises(ValueError, match="implicit"):
+        gaussian_width(pm.prefix(3, implicit=True), 3, 10, rng)
     with pytest.raises(ValueError, match="returned shape"):
         gaussian_width(lambda G: G, 3, 10, rng)
     with pytest.raises(ValueError, match="NaN"):
@@ -214,6 +219,199 @@ def test_compare_widths_needs_the_same_draws():
         compare_widths(zero["a"], zero["zero"])
     same = compare_widths(first, first)
     assert same.ratio == 1.0 and same.difference == 0.0 and same.ratio_standard_error == 0.0
+
+
+# --- c_k = E||G|| and mean widths ------------------------------------------------------------
+
+def sphere_coordinate_abs_mean(k):
+    """E|u_1| for u uniform on the sphere of R^k (k >= 2), from the density of u_1,
+    proportional to (1 - t^2)^((k-3)/2) on [-1, 1]; by quadrature, no gamma functions."""
+    beta = (k - 3) / 2
+    # (1 - t^2)^beta = (1 + t)^beta (1 - t)^beta; the end-point singularity at t = 1 (k = 2) goes
+    # into quad's algebraic weight (1 - t)^beta, handled exactly
+    numerator, _ = integrate.quad(lambda t: t * (1 + t) ** beta, 0, 1, weight="alg", wvar=(0, beta))
+    denominator, _ = integrate.quad(lambda t: (1 + t) ** beta, 0, 1, weight="alg", wvar=(0, beta))
+    return numerator / denominator
+
+
+def uniform_on_sphere(rng, samples, k):
+    G = rng.standard_normal((samples, k))
+    return G / np.linalg.norm(G, axis=1, keepdims=True)
+
+
+def test_gaussian_norm_mean_closed_forms():
+    assert gaussian_norm_mean(1) == pytest.approx(math.sqrt(2 / math.pi), rel=1e-15)  # E|g|
+    assert gaussian_norm_mean(2) == pytest.approx(math.sqrt(math.pi / 2), rel=1e-15)  # Rayleigh mean
+    assert gaussian_norm_mean(3) == pytest.approx(2 * math.sqrt(2 / math.pi), rel=1e-15)  # Maxwell mean
+    assert gaussian_norm_mean(np.int64(4)) == pytest.approx(3 * math.sqrt(math.pi / 2) / 2, rel=1e-15)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 50, 299, 300, 301, 302, 10**3, 10**5, 10**7, 10**9])
+def test_gaussian_norm_mean_identities(k):
+    # Γ(z+1) = z Γ(z) gives c_k c_{k+1} = k exactly, across the switch to the series at k = 300;
+    # Jensen (E||G|| <= √E||G||²) and Gautschi's inequality give k/√(k+1) <= c_k <= √k.
+    c = gaussian_norm_mean(k)
+    assert c * gaussian_norm_mean(k + 1) == pytest.approx(k, rel=4e-16 * 4)
+    assert k / math.sqrt(k + 1) <= c <= math.sqrt(k)
+    if k >= 50:  # c_k = √k (1 - 1/(4k) + 1/(32k²) + O(k^-3))
+        assert c == pytest.approx(math.sqrt(k) * (1 - 1 / (4 * k)), rel=1 / (16 * k**2) + 1e-15)
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 299, 301, 1000, 14924, 10**7, 10**9])
+def test_gaussian_norm_mean_against_high_precision(k):
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(40):
+        exact = mpmath.sqrt(2) * mpmath.gamma(mpmath.mpf(k + 1) / 2) / mpmath.gamma(mpmath.mpf(k) / 2)
+        assert abs(float((gaussian_norm_mean(k) - exact) / exact)) < 2e-15
+
+
+@pytest.mark.parametrize("k", [1, 5, 40])
+def test_gaussian_norm_mean_against_monte_carlo(k):
+    norms = np.linalg.norm(np.random.default_rng(k).standard_normal((100_000, k)), axis=1)
+    mean, error = norms.mean(), norms.std(ddof=1) / math.sqrt(norms.size)
+    assert abs(gaussian_norm_mean(k) - mean) < 4 * error
+    assert error < 0.005 * mean
+
+
+def test_gaussian_norm_mean_bad_inputs():
+    for k in (0, -1):
+        with pytest.raises(ValueError, match="k"):
+            gaussian_norm_mean(k)
+    for k in (2.0, True, "3"):
+        with pytest.raises(TypeError, match="k"):
+            gaussian_norm_mean(k)
+
+
+def test_sphere_coordinate_reference_is_right():
+    # the quadrature reference used below, against E|u_1| = c_k^{-1} E|g_1| (no shared code)
+    for k in (2, 3, 10):
+        assert sphere_coordinate_abs_mean(k) == pytest.approx(math.sqrt(2 / math.pi) / gaussian_norm_mean(k),
+                                                              rel=1e-9)
+    assert sphere_coordinate_abs_mean(3) == pytest.approx(0.5, rel=1e-12)  # u_1 uniform on [-1, 1]
+
+
+# Closed forms for l*, h on a unit vector, and M* from the sphere density (independent of c_k):
+# segment [0, e_1]: h(u) = u_1^+, M* = E|u_1| / 2; cube [0, 1]^k: h(u) = sum u_i^+, M* = k E|u_1| / 2;
+# simplex conv(e_i): h(u) = max u_i, l* = E max g_i (quadrature) and M* = l* / c_k.
+BODIES = {
+    "segment": (lambda k: np.column_stack([np.zeros(k), np.eye(k)[0]]),
+                lambda U: np.maximum(U[:, 0], 0), lambda k: 1 / math.sqrt(2 * math.pi),
+                lambda k: sphere_coordinate_abs_mean(k) / 2),
+    "cube": (cube_vertices, lambda U: np.maximum(U, 0).sum(axis=1), lambda k: k / math.sqrt(2 * math.pi),
+             lambda k: k * sphere_coordinate_abs_mean(k) / 2),
+    "simplex": (np.eye, lambda U: U.max(axis=1), expected_max_of_gaussians,
+                lambda k: expected_max_of_gaussians(k) / gaussian_norm_mean(k)),
+}
+
+
+@pytest.mark.parametrize("body", sorted(BODIES))
+def test_mean_width_closed_forms_and_direct_sphere_sampling(body):
+    vertices, unit_support, gaussian_exact, mean_exact = BODIES[body]
+    k = 6
+    exact = mean_exact(k)
+    # M* = l* / c_k: the seed's relation between the two closed forms
+    assert exact == pytest.approx(gaussian_exact(k) / gaussian_norm_mean(k), rel=1e-9)
+    estimate = mean_width(vertices(k), k, 20_000, np.random.default_rng(10), confidence=0.99)
+    assert estimate.kind == "mean" and estimate.summary()["width"] == "mean"
+    assert estimate.low <= exact <= estimate.high
+    assert estimate.half_width < 0.03 * exact
+    # direct sampling here: h on uniform unit vectors by the closed-form support, other draws
+    direct = unit_support(uniform_on_sphere(np.random.default_rng(11), 20_000, k))
+    assert abs(direct.mean() - exact) < 4 * direct.std(ddof=1) / math.sqrt(direct.size)
+    assert abs(direct.mean() - estimate.estimate) < 4 * math.hypot(direct.std(ddof=1) / math.sqrt(direct.size),
+                                                                    estimate.standard_error)
+
+
+def test_mean_width_interval_covers_at_its_level():
+    k = 3
+    exact = k * sphere_coordinate_abs_mean(k) / 2  # cube: 3/4
+    assert exact == pytest.approx(0.75, rel=1e-12)
+    rng = np.random.default_rng(12)
+    estimates = (mean_width(cube_vertices(k), k, 100, rng) for _ in range(400))
+    covered = sum(est.low <= exact <= est.high for est in estimates)
+    assert 365 <= covered <= 395  # Binomial(400, 0.95): 380 ± 3.5 sd
+
+
+def test_mean_and_gaussian_widths_share_the_draws():
+    # same rng state: the same Gaussian g_i, u_i = g_i / ||g_i||, and h(g_i) = ||g_i|| h(u_i)
+    k, samples = 5, 50
+    F = np.random.default_rng(13).uniform(-1, 1, (k, 7))
+    gaussian = gaussian_width(F, k, samples, np.random.default_rng(14))
+    mean = mean_width(F, k, samples, np.random.default_rng(14))
+    norms = np.linalg.norm(np.random.default_rng(14).standard_normal((samples, k)), axis=1)
+    assert gaussian.draws == mean.draws and gaussian.kind == "gaussian"
+    np.testing.assert_allclose(gaussian.values, norms * mean.values, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="gaussian width and a mean width"):
+        compare_widths(gaussian, mean)
+    # a matrix, a Workload and a callable describe the same K_Q
+    by_callable = mean_width(lambda U: support_function(F, U), k, samples, np.random.default_rng(14))
+    by_workload = mean_widths({"F": pm.Workload(F)}, k, samples, np.random.default_rng(14))["F"]
+    np.testing.assert_array_equal(by_callable.values, mean.values)
+    np.testing.assert_array_equal(by_workload.values, mean.values)
+
+
+def test_paired_mean_widths():
+    # M*(segment) / M*(cube) = 1 / k, like the Gaussian widths' ratio
+    k = 4
+    widths = mean_widths({"segment": BODIES["segment"][0](k), "cube": cube_vertices(k)}, k, 20_000,
+                         np.random.default_rng(15), confidence=0.99)
+    comparison = compare_widths(widths["segment"], widths["cube"])
+    assert comparison.ratio_low <= 1 / k <= comparison.ratio_high
+
+
+def test_width_conversions():
+    k = 6
+    c = gaussian_norm_mean(k)
+    assert gaussian_width_from_mean(2.0, k) == pytest.approx(2.0 * c)
+    assert mean_width_from_gaussian(gaussian_width_from_mean(1.7, k), k) == pytest.approx(1.7, rel=1e-15)
+    assert gaussian_width_from_mean(0, k) == 0.0
+    # an estimate of M*(cube) converted to l*: interval scaled with it, covering k / √(2π)
+    estimate = mean_width(cube_vertices(k), k, 20_000, np.random.default_rng(16), confidence=0.99)
+    converted = gaussian_width_from_mean(estimate, k)
+    assert converted.kind == "gaussian" and converted.draws == estimate.draws
+    assert converted.low <= k / math.sqrt(2 * math.pi) <= converted.high
+    assert converted.estimate == pytest.approx(c * estimate.estimate)
+    assert converted.half_width == pytest.approx(c * estimate.half_width)
+    np.testing.assert_allclose(converted.values, c * estimate.values)
+    back = mean_width_from_gaussian(converted, k)
+    assert back.kind == "mean" and back.estimate == pytest.approx(estimate.estimate, rel=1e-15)
+    with pytest.raises(ValueError, match="mean_width: expected an estimate of the mean width"):
+        gaussian_width_from_mean(converted, k)
+    with pytest.raises(ValueError, match="gaussian_width: expected an estimate of the gaussian width"):
+        mean_width_from_gaussian(estimate, k)
+    with pytest.raises(TypeError, match="mean_width"):
+        gaussian_width_from_mean("1.0", k)
+    with pytest.raises(ValueError, match="gaussian_width: must be finite"):
+        mean_width_from_gaussian(math.inf, k)
+    with pytest.raises(ValueError, match="k"):
+        mean_width_from_gaussian(1.0, 0)
+
+
+def test_mean_width_bad_inputs():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="samples: need at least 2"):
+        mean_width(np.eye(3), 3, 1, rng)
+    with pytest.raises(TypeError, match="rng"):
+        mean_width(np.eye(3), 3, 10, 0)
+    with pytest.raises(ValueError, match="dimension is 4"):
+        mean_width(np.eye(3), 4, 10, rng)
+    with pytest.raises(TypeError, match=r"supports\['a'\]"):
+        mean_widths({"a": 3.0}, 3, 10, rng)
+    with pytest.raises(ValueError, match="supports"):
+        mean_widths({}, 3, 10, rng)
+
+
+def test_finite_set_width_bound():
+    assert finite_set_width_bound(1, 5.0) == 0.0  # one point: l* = E <p, G> = 0
+    assert finite_set_width_bound(8, 2.0) == pytest.approx(2.0 * math.sqrt(2 * math.log(8)))
+    # it bounds the simplex: 8 points of norm 1
+    assert finite_set_width_bound(8, 1.0) > expected_max_of_gaussians(8)
+    with pytest.raises(ValueError, match="num_points"):
+        finite_set_width_bound(0, 1.0)
+    with pytest.raises(ValueError, match="radius"):
+        finite_set_width_bound(3, -1.0)
+    with pytest.raises(TypeError, match="radius"):
+        finite_set_width_bound(3, None)
 
 
 # --- the support function of the relaxation L ------------------------------------------------

@@ -1,0 +1,394 @@
+"""Error bounds and their inverses: closed forms, simulations of the mechanisms with exact
+projections written here (clipping, sorting), the proofs' pathwise inequalities, round trips."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import projmech as pm
+from projmech import bounds
+from projmech.bounds import (
+    gaussian_mechanism_error,
+    gaussian_mechanism_min_n,
+    noise_constant,
+    ntz_projection_error,
+    ntz_projection_error_worst_case,
+    ntz_projection_min_n,
+    ntz_projection_worst_case_min_n,
+    projection_error,
+    projection_error_worst_case,
+    projection_min_n,
+    projection_worst_case_min_n,
+)
+from projmech.evaluation import evaluate
+from projmech.geometry import gaussian_width_bound
+from projmech.privacy import gaussian_sigma
+
+# --- references computed here, independently of the library ----------------------------------
+
+
+def expected_max(k):
+    """E max_i g_i of k independent standard normals, by quadrature."""
+    value, _ = integrate.quad(lambda x: x * k * stats.norm.pdf(x) * stats.norm.cdf(x) ** (k - 1), -np.inf, np.inf,
+                              epsabs=1e-12)
+    return value
+
+
+def expected_max_abs(k):
+    """E max_i |g_i| = ∫_0^∞ P(max |g_i| > t) dt = ∫_0^∞ 1 - (2Φ(t) - 1)^k dt."""
+    value, _ = integrate.quad(lambda t: 1 - (2 * stats.norm.cdf(t) - 1) ** k, 0, np.inf, epsabs=1e-12)
+    return value
+
+
+def project_cube(X):
+    return np.clip(X, 0.0, 1.0)
+
+
+def project_segment(X):
+    """Onto [0, e_1]: clip the first coordinate, zero the others."""
+    P = np.zeros_like(X)
+    P[:, 0] = np.clip(X[:, 0], 0.0, 1.0)
+    return P
+
+
+def project_simplex(X):
+    """Onto the probability simplex, row by row: sort, find the threshold θ with
+    sum max(x - θ, 0) = 1 (Held, Wolfe & Crowder 1974; Duchi et al. 2008)."""
+    U = -np.sort(-X, axis=1)
+    cumulative = np.cumsum(U, axis=1) - 1
+    j = np.arange(1, X.shape[1] + 1)
+    rho = (U - cumulative / j > 0).sum(axis=1)  # the condition holds for j = 1..rho exactly
+    theta = cumulative[np.arange(X.shape[0]), rho - 1] / rho
+    return np.maximum(X - theta[:, None], 0.0)
+
+
+def cube_vertices(k):
+    return np.array(list(itertools.product([0.0, 1.0], repeat=k))).T
+
+
+# body: (vertices as columns of F, projection, l*(K), w_±(K) = E max_j |<c_j, G>| or None)
+BODIES = {
+    "segment": (lambda k: np.column_stack([np.zeros(k), np.eye(k)[0]]), project_segment,
+                lambda k: 1 / math.sqrt(2 * math.pi), lambda k: math.sqrt(2 / math.pi)),
+    "cube": (cube_vertices, project_cube, lambda k: k / math.sqrt(2 * math.pi), None),
+    "simplex": (np.eye, project_simplex, expected_max, expected_max_abs),
+}
+
+
+def test_simplex_projection_reference_is_right():
+    # p is the projection iff p is in the simplex and <x - p, v - p> <= 0 at every vertex v
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.2, 1.0, (500, 6))
+    P = project_simplex(X)
+    assert np.all(P >= 0) and np.allclose(P.sum(axis=1), 1)
+    residual = X - P
+    assert np.all(residual - (residual * P).sum(axis=1, keepdims=True) <= 1e-12)  # <x-p, e_i - p>
+    inside = rng.dirichlet(np.ones(6), 20)
+    np.testing.assert_allclose(project_simplex(inside), inside, atol=1e-15)
+
+
+def test_references_against_brute_force():
+    rng = np.random.default_rng(1)
+    G = rng.standard_normal((200_000, 5))
+    for value, reference in ((G.max(axis=1), expected_max(5)), (np.abs(G).max(axis=1), expected_max_abs(5))):
+        assert abs(value.mean() - reference) < 4 * value.std() / math.sqrt(value.size)
+
+
+# --- the noise: sigma(n) = sigma_times_n / n --------------------------------------------------
+
+@pytest.mark.parametrize("privacy", [pm.ZCDP(0.5), pm.ApproxDP(1.0, 1e-6), pm.ApproxDP(0.2, 1e-9),
+                                     pm.ApproxDP(8.0, 1e-3)])
+def test_sigma_is_proportional_to_the_sensitivity(privacy):
+    reference = gaussian_sigma(1.0, privacy)
+    for factor in (1e-4, 0.37, 2.0, 3e5):
+        assert gaussian_sigma(factor, privacy) == pytest.approx(factor * reference, rel=1e-13)
+
+
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+@pytest.mark.parametrize("privacy,calibration", [(pm.ZCDP(0.3), "analytic"), (pm.ApproxDP(1.0, 1e-5), "analytic"),
+                                                 (pm.ApproxDP(0.5, 1e-5), "classical")])
+def test_noise_constant_matches_the_mechanism(privacy, calibration, neighbouring):
+    workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), 2)
+    mechanism = pm.GaussianMechanism(workload, privacy, neighbouring=neighbouring, calibration=calibration)
+    constant = noise_constant(privacy, workload.sensitivity(), neighbouring, calibration)
+    for n in (1, 7, 1000, 10**7):
+        assert mechanism.noise_scale(n) * n == pytest.approx(constant, rel=1e-13)
+        assert gaussian_mechanism_error(constant / n, workload.num_queries, "mean") == pytest.approx(
+            mechanism.expected_rmse(n), rel=1e-13)
+
+
+# --- the Gaussian mechanism -------------------------------------------------------------------
+
+def test_gaussian_mechanism_error_against_simulation():
+    k, sigma = 20, 0.3
+    Z = np.random.default_rng(2).normal(0, sigma, (50_000, k))
+    squared = (Z**2).mean(axis=1)  # (1/k) ||Z||²
+    root = np.sqrt(squared)  # (1/√k) ||Z||
+    assert gaussian_mechanism_error(sigma, k) == sigma  # "rms": sqrt(E (1/k)||Z||²)
+    assert abs(squared.mean() - sigma**2) < 4 * squared.std() / math.sqrt(squared.size)
+    mean = gaussian_mechanism_error(sigma, k, measure="mean")
+    assert mean == pytest.approx(sigma * pm.geometry.gaussian_norm_mean(k) / math.sqrt(k))
+    assert abs(root.mean() - mean) < 4 * root.std() / math.sqrt(root.size)
+    assert mean < sigma  # Jensen
+
+
+@pytest.mark.parametrize("measure", ["rms", "mean"])
+def test_gaussian_mechanism_min_n_round_trip(measure):
+    k, constant = 30, 12.5
+    for alpha in (1e-4, 0.013, 0.5, 3.0, 12.5, 100.0):
+        n = gaussian_mechanism_min_n(alpha, constant, k, measure)
+        assert gaussian_mechanism_error(constant / n, k, measure) <= alpha
+        assert n == 1 or gaussian_mechanism_error(constant / (n - 1), k, measure) > alpha
+    per_sigma = 1.0 if measure == "rms" else pm.geometry.gaussian_norm_mean(k) / math.sqrt(k)
+    assert gaussian_mechanism_min_n(0.013, constant, k, measure) == math.ceil(constant * per_sigma / 0.013)
+
+
+# --- the projection mechanism: simulations with exact projections -----------------------------
+
+@pytest.mark.parametrize("body,sigma,start", [("segment", 0.5, "vertex"), ("segment", 3.0, "inside"),
+                                              ("cube", 0.4, "vertex"), ("cube", 2.0, "inside"),
+                                              ("simplex", 0.3, "vertex"), ("simplex", 1.5, "inside")])
+def test_projection_bounds_hold_in_simulation(body, sigma, start):
+    vertices, project, gaussian_width, symmetric_width = BODIES[body]
+    k, trials = 5, 20_000
+    F = vertices(k)
+    rng = np.random.default_rng(3)
+    y = F[:, -1] if start == "vertex" else F @ rng.dirichlet(np.ones(F.shape[1]))
+    Z = sigma * rng.standard_normal((trials, k))
+    error = project(y + Z) - y
+    squared = (error**2).sum(axis=1)
+    # the proofs' pathwise inequalities: seed 000 (obtuse angle at Ŷ), seed 001 eq. (50)
+    assert np.all(squared <= (error * Z).sum(axis=1) + 1e-12)
+    assert np.all(squared <= 2 * np.abs(Z @ F).max(axis=1) + 1e-12)
+    # E (1/k)||Ŷ - y||² below the bounds: the 99.9% upper confidence limit of the measured mean
+    mean_squared = squared.mean() / k
+    upper = mean_squared + 3.3 * squared.std(ddof=1) / k / math.sqrt(trials)
+    theorem_8 = projection_error(sigma, k, gaussian_width(k))
+    assert upper < theorem_8**2
+    assert theorem_8 == pytest.approx(math.sqrt(sigma * gaussian_width(k) / k))
+    assert projection_error_worst_case(sigma, k, F.shape[1], radius=np.linalg.norm(F, axis=0).max()) >= theorem_8
+    if symmetric_width is not None:
+        theorem_3_1 = ntz_projection_error(sigma, k, symmetric_width(k))
+        assert upper < theorem_3_1**2
+        assert theorem_3_1 >= math.sqrt(2) * theorem_8  # w_± >= l*, and the factor 2
+    # projection never increases the error (seed 001, eq. 43)
+    assert np.all(squared <= (Z**2).sum(axis=1) + 1e-12)
+
+
+def test_theorem_8_is_nearly_tight_for_the_segment():
+    # at the vertex 0 of [0, e_1] with small sigma, E||Ŷ - y||² = sigma² E[(g⁺)²] = sigma²/2
+    # (up to clipping at 1) against sigma l* = sigma/√(2π): the ratio is sigma √(π/2), so the
+    # bound's first power of sigma is the right order for sigma near 1
+    sigma, k = 0.8, 3
+    Z = sigma * np.random.default_rng(4).standard_normal((40_000, k))
+    squared = (project_segment(Z) ** 2).sum(axis=1) / k
+    assert 0.5 * projection_error(sigma, k, 1 / math.sqrt(2 * math.pi)) ** 2 < squared.mean()
+
+
+def test_projection_mechanism_meets_theorem_8():
+    # end to end: the library's projection onto K_Q of a random workload, sigma from its calibration
+    rng = np.random.default_rng(5)
+    F = rng.uniform(0, 1, (4, 6))
+    width_draws = (rng.standard_normal((200_000, 4)) @ F).max(axis=1)  # l*(K_Q) by brute force
+    width = width_draws.mean() + 4 * width_draws.std() / math.sqrt(width_draws.size)
+    mechanism = pm.ProjectionMechanism(pm.Workload(F), pm.ZCDP(0.5), body="hull")
+    n = 5
+    summary = evaluate(mechanism, rng.dirichlet(np.ones(6)), 200, rng, n=n)
+    squared = summary.rmse_values**2  # (1/k) ||Ŷ - y||² per release
+    upper = squared.mean() + 3.3 * squared.std(ddof=1) / math.sqrt(squared.size)
+    assert upper < projection_error(mechanism.noise_scale(n), 4, width) ** 2
+    assert summary.rmse_high < projection_error(mechanism.noise_scale(n), 4, width)  # mean RMSE, via Jensen
+
+
+@pytest.mark.slow
+def test_projection_bounds_hold_for_a_random_polytope_cvxpy():
+    # a generic K_Q (random columns in [0, 1]^3), projected by CVXPY over the weights of the columns
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(6)
+    k, m, sigma, trials = 3, 5, 0.4, 400
+    F = rng.uniform(0, 1, (k, m))
+    G = rng.standard_normal((400_000, k))
+    width = (G @ F).max(axis=1).mean() + 0.01
+    symmetric = np.abs(G @ F).max(axis=1).mean() + 0.01
+    y = F @ rng.dirichlet(np.ones(m))
+    weights, target = cp.Variable(m, nonneg=True), cp.Parameter(k)
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(F @ weights - target)), [cp.sum(weights) == 1])
+    squared = []
+    for z in sigma * rng.standard_normal((trials, k)):
+        target.value = y + z
+        problem.solve(solver="CLARABEL")
+        squared.append(np.sum((F @ weights.value - y) ** 2) / k)
+    squared = np.array(squared)
+    upper = squared.mean() + 3.3 * squared.std(ddof=1) / math.sqrt(trials)
+    assert upper < projection_error(sigma, k, width) ** 2 < ntz_projection_error(sigma, k, symmetric) ** 2
+
+
+# --- worst-case versions: closed forms -------------------------------------------------------
+
+def test_theorem_4_worst_case():
+    # l*(K_Q) <= √(2 k ln |X|) for queries in [0, 1]: E (1/k)||·||² <= sigma √(2 ln|X| / k)
+    sigma, k, universe = 0.7, 12, 4096
+    assert projection_error_worst_case(sigma, k, universe) ** 2 == pytest.approx(
+        sigma * math.sqrt(2 * math.log(universe) / k))
+    assert projection_error_worst_case(sigma, k, universe, radius=2.0) ** 2 == pytest.approx(
+        sigma * 2.0 * math.sqrt(2 * math.log(universe)) / k)
+    # with R = ||F||_{1->2} it is gaussian_width_bound of the workload
+    workload = pm.marginals(pm.Domain([f"x{i}" for i in range(5)], [2] * 5), 2)
+    k, m = workload.shape
+    assert projection_error_worst_case(sigma, k, m, workload.sensitivity()) == pytest.approx(
+        projection_error(sigma, k, gaussian_width_bound(workload)))
+    # the seed's Theorem 4 in its own units: sigma_times_n = √(k/ρ) gives n >= √(2 ln|X|) / (α² √ρ)
+    rho, alpha = 0.1, 0.05
+    n = projection_worst_case_min_n(alpha, math.sqrt(k / rho), k, universe)
+    assert n == math.ceil(math.sqrt(2 * math.log(universe)) / (alpha**2 * math.sqrt(rho)))
+    # a single point (|X| = 1) has width 0: no error, any n
+    assert projection_error_worst_case(sigma, k, 1) == 0.0
+    assert projection_worst_case_min_n(1e-9, 100.0, k, 1) == 1
+
+
+def test_theorem_3_1_worst_case_matches_the_stated_rate():
+    # entries in [-1, 1], R = √k, sigma = c (2/n) √k: bound² = 4√2 c √(ln 2m) / n
+    c, k, m, n = 3.0, 40, 2**20, 5000
+    sigma = c * 2 * math.sqrt(k) / n
+    bound = ntz_projection_error_worst_case(sigma, k, m)
+    assert bound**2 == pytest.approx(4 * math.sqrt(2) * c * math.sqrt(math.log(2 * m)) / n)
+    # the 2m points ±c_j of norm R bound w_± by R √(2 ln 2m)
+    assert bound == pytest.approx(ntz_projection_error(sigma, k, math.sqrt(k) * math.sqrt(2 * math.log(2 * m))))
+    # the same instance is at least √2 times Theorem 4's
+    assert bound > math.sqrt(2) * projection_error_worst_case(sigma, k, m)
+    # independent of k: the rate of Theorem 3.1
+    assert ntz_projection_error_worst_case(c * 2 * math.sqrt(7) / n, 7, m) == pytest.approx(bound)
+    # n for a target: 2 sigma_times_n √k √(2 ln 2m) / (k α²)
+    alpha = 0.1
+    assert ntz_projection_worst_case_min_n(alpha, c * 2 * math.sqrt(k), k, m) == math.ceil(
+        4 * math.sqrt(2) * c * math.sqrt(math.log(2 * m)) / alpha**2)
+
+
+# --- inverses and monotonicity -----------------------------------------------------------------
+
+INVERSES = [
+    (lambda s, k: projection_error(s, k, 3.7), lambda a, c, k: projection_min_n(a, c, k, 3.7)),
+    (lambda s, k: projection_error_worst_case(s, k, 1000), lambda a, c, k: projection_worst_case_min_n(a, c, k, 1000)),
+    (lambda s, k: ntz_projection_error(s, k, 5.1), lambda a, c, k: ntz_projection_min_n(a, c, k, 5.1)),
+    (lambda s, k: ntz_projection_error_worst_case(s, k, 1000, 2.5),
+     lambda a, c, k: ntz_projection_worst_case_min_n(a, c, k, 1000, 2.5)),
+    (lambda s, k: gaussian_mechanism_error(s, k, "mean"), lambda a, c, k: gaussian_mechanism_min_n(a, c, k, "mean")),
+]
+
+
+@pytest.mark.parametrize("index", range(len(INVERSES)))
+def test_inverse_round_trip(index):
+    forward, inverse = INVERSES[index]
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        k = int(rng.integers(1, 500))
+        constant = float(10 ** rng.uniform(-2, 3))
+        alpha = float(10 ** rng.uniform(-3, 1))
+        n = inverse(alpha, constant, k)
+        assert isinstance(n, int) and n >= 1
+        assert forward(constant / n, k) <= alpha
+        assert n == 1 or forward(constant / (n - 1), k) > alpha
+    # the target attained exactly at an integer n: that n (not n + 1)
+    k, constant = 9, 2.0
+    alpha = forward(constant / 64, k)
+    assert inverse(alpha, constant, k) == 64
+
+
+@pytest.mark.parametrize("index", range(len(INVERSES)))
+def test_bounds_decrease_in_n_and_n_decreases_in_alpha(index):
+    forward, inverse = INVERSES[index]
+    k, constant = 16, 7.5
+    values = [forward(constant / n, k) for n in range(1, 2000)]
+    assert np.all(np.diff(values) < 0)
+    sizes = [inverse(alpha, constant, k) for alpha in np.geomspace(1e-3, 10, 60)]
+    assert np.all(np.diff(sizes) <= 0)
+
+
+def test_inverse_of_a_tiny_alpha():
+    with pytest.raises(ValueError, match="alpha.*overflows"):
+        projection_min_n(1e-300, 10.0, 5, 2.0)
+    assert projection_min_n(1e-6, 0.0, 5, 2.0) == 1  # no noise
+    assert projection_min_n(1e-6, 10.0, 5, 0.0) == 1  # a single point
+    huge = projection_min_n(1e-7, 10.0, 5, 2.0)  # 4e14: large, yet below 2^53, so n - 1 is still distinct
+    assert projection_error(10.0 / huge, 5, 2.0) <= 1e-7 < projection_error(10.0 / (huge - 1), 5, 2.0)
+
+
+# --- input validation --------------------------------------------------------------------------
+
+FORWARD = {
+    "gaussian_mechanism_error": lambda **kw: gaussian_mechanism_error(kw["sigma"], kw["k"]),
+    "projection_error": lambda **kw: projection_error(kw["sigma"], kw["k"], kw["width"]),
+    "projection_error_worst_case": lambda **kw: projection_error_worst_case(kw["sigma"], kw["k"],
+                                                                            kw["universe_size"], kw["radius"]),
+    "ntz_projection_error": lambda **kw: ntz_projection_error(kw["sigma"], kw["k"], kw["symmetric_width"]),
+    "ntz_projection_error_worst_case": lambda **kw: ntz_projection_error_worst_case(kw["sigma"], kw["k"],
+                                                                                    kw["universe_size"], kw["radius"]),
+}
+INVERSE = {
+    "gaussian_mechanism_min_n": lambda **kw: gaussian_mechanism_min_n(kw["alpha"], kw["sigma_times_n"], kw["k"]),
+    "projection_min_n": lambda **kw: projection_min_n(kw["alpha"], kw["sigma_times_n"], kw["k"], kw["width"]),
+    "projection_worst_case_min_n": lambda **kw: projection_worst_case_min_n(
+        kw["alpha"], kw["sigma_times_n"], kw["k"], kw["universe_size"], kw["radius"]),
+    "ntz_projection_min_n": lambda **kw: ntz_projection_min_n(kw["alpha"], kw["sigma_times_n"], kw["k"],
+                                                              kw["symmetric_width"]),
+    "ntz_projection_worst_case_min_n": lambda **kw: ntz_projection_worst_case_min_n(
+        kw["alpha"], kw["sigma_times_n"], kw["k"], kw["universe_size"], kw["radius"]),
+}
+VALID = {"sigma": 0.5, "k": 10, "width": 2.0, "symmetric_width": 3.0, "universe_size": 64, "radius": 1.5,
+         "alpha": 0.1, "sigma_times_n": 20.0}
+# (argument, bad value, exception): every function that takes the argument must raise, naming it
+BAD = [
+    ("sigma", -0.1, ValueError), ("sigma", math.nan, ValueError), ("sigma", math.inf, ValueError),
+    ("sigma", "0.5", TypeError), ("sigma", None, TypeError),
+    ("k", 0, ValueError), ("k", 2.5, TypeError), ("k", True, TypeError),
+    ("width", -1.0, ValueError), ("width", math.nan, ValueError),
+    ("symmetric_width", -1.0, ValueError), ("symmetric_width", math.inf, ValueError),
+    ("universe_size", 0, ValueError), ("universe_size", 64.0, TypeError),
+    ("radius", -1.0, ValueError), ("radius", math.nan, ValueError),
+    ("alpha", 0.0, ValueError), ("alpha", -0.1, ValueError), ("alpha", math.inf, ValueError), ("alpha", "a", TypeError),
+    ("sigma_times_n", -1.0, ValueError), ("sigma_times_n", math.nan, ValueError),
+]
+ARGUMENTS = {
+    "gaussian_mechanism_error": {"sigma", "k"},
+    "projection_error": {"sigma", "k", "width"},
+    "projection_error_worst_case": {"sigma", "k", "universe_size", "radius"},
+    "ntz_projection_error": {"sigma", "k", "symmetric_width"},
+    "ntz_projection_error_worst_case": {"sigma", "k", "universe_size", "radius"},
+    "gaussian_mechanism_min_n": {"alpha", "sigma_times_n", "k"},
+    "projection_min_n": {"alpha", "sigma_times_n", "k", "width"},
+    "projection_worst_case_min_n": {"alpha", "sigma_times_n", "k", "universe_size", "radius"},
+    "ntz_projection_min_n": {"alpha", "sigma_times_n", "k", "symmetric_width"},
+    "ntz_projection_worst_case_min_n": {"alpha", "sigma_times_n", "k", "universe_size", "radius"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARGUMENTS))
+def test_input_validation(name):
+    function = {**FORWARD, **INVERSE}[name]
+    assert function(**VALID) > 0
+    for argument, value, error in BAD:
+        if argument in ARGUMENTS[name]:
+            with pytest.raises(error, match=argument):
+                function(**{**VALID, argument: value})
+
+
+def test_validation_of_the_rest():
+    with pytest.raises(ValueError, match="measure"):
+        gaussian_mechanism_error(0.5, 10, measure="max")
+    with pytest.raises(ValueError, match="measure"):
+        gaussian_mechanism_min_n(0.1, 5.0, 10, measure="RMS")
+    with pytest.raises(ValueError, match="column_norm"):
+        noise_constant(pm.ZCDP(1.0), 0.0)
+    with pytest.raises(TypeError, match="privacy"):
+        noise_constant(pm.PureDP(1.0), 1.0)
+    with pytest.raises(ValueError, match="neighbouring"):
+        noise_constant(pm.ZCDP(1.0), 1.0, neighbouring="swap")
+    with pytest.raises(ValueError, match="method"):
+        noise_constant(pm.ZCDP(1.0), 1.0, calibration="exact")
+    # zero noise and zero widths are allowed: the bound is 0
+    assert projection_error(0.0, 3, 1.0) == 0.0 and ntz_projection_error(1.0, 3, 0) == 0.0
+    assert gaussian_mechanism_error(np.float32(0.5), np.int64(3)) == 0.5
+    assert set(bounds.__all__) >= {"noise_constant", "projection_error", "ntz_projection_error"}
