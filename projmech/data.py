@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from .domain import Domain
 
-__all__ = ["Dataset", "histogram", "DEFAULT_MAX_UNIVERSE"]
+__all__ = ["Dataset", "histogram", "check_normalized_histogram", "DEFAULT_MAX_UNIVERSE"]
 
 #: Largest universe for which a dense histogram is materialized (about 800 MB of float64).
 DEFAULT_MAX_UNIVERSE = 10**8
@@ -169,6 +169,36 @@ def histogram(
     dense = np.zeros(universe)
     dense[cells] = values
     return dense
+
+
+def check_normalized_histogram(histogram: Any, n: Any, size: int | None = None) -> tuple[np.ndarray, int]:
+    """A user-given normalized histogram and its data size ``n``, validated.
+
+    The one check of every mechanism that accepts a histogram instead of a Dataset: ``n`` cannot
+    be recovered from ``h``, so it is required and must be a positive integer; ``h`` (dense or
+    sparse) must be finite, non-negative, sum to 1 and, where ``size`` is given, have ``size``
+    entries (the workload's universe).
+
+    Returns
+    -------
+    (ndarray of shape (m,), int)
+    """
+    if n is None:
+        raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n: the data set size must be a positive integer, got {n!r}")
+    h = np.asarray(histogram.toarray() if sp.issparse(histogram) else histogram, dtype=float).ravel()
+    if size is not None and h.shape != (size,):
+        raise ValueError(f"histogram: expected {size} entries to match the workload, got {h.size}")
+    if h.size == 0:
+        raise ValueError("histogram: is empty")
+    if not np.all(np.isfinite(h)):
+        raise ValueError("histogram: contains NaN or infinite entries")
+    if h.min() < 0:
+        raise ValueError("histogram: has negative entries")
+    if abs(h.sum() - 1.0) > 1e-9:
+        raise ValueError(f"histogram: must be normalized to sum 1 (got {h.sum():.6g}); pass histogram(data)")
+    return h, int(n)
 
 
 def _as_dataset(data: Any, domain: Domain | None) -> Dataset:

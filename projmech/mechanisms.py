@@ -14,12 +14,11 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .bodies.hull import ProjectionResult, project_to_hull
 from .bodies.relaxation import DEFAULT_TOL as RELAXATION_TOL
 from .bodies.relaxation import RELAXATIONS, RelaxationResult, project_to_relaxation
-from .data import Dataset, histogram
+from .data import Dataset, check_normalized_histogram, histogram
 from .evaluation import gaussian_expected_rmse
 from .factorization import Factorization
 from .optimal_factorization import factorization_norm
@@ -207,20 +206,7 @@ class _AdditiveNoiseMechanism:
                 f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
                 "histogram; pass the Dataset, whose records it answers directly"
             )
-        if n is None:
-            raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n: the data set size must be a positive integer, got {n!r}")
-        h = np.asarray(data.toarray() if sp.issparse(data) else data, dtype=float).ravel()
-        if h.shape != (m,):
-            raise ValueError(f"histogram: expected {m} entries to match the workload, got {h.size}")
-        if not np.all(np.isfinite(h)):
-            raise ValueError("histogram: contains NaN or infinite entries")
-        if h.min() < 0:
-            raise ValueError("histogram: has negative entries")
-        if abs(h.sum() - 1.0) > 1e-9:
-            raise ValueError(f"histogram: must be normalized to sum 1 (got {h.sum():.6g}); pass histogram(data)")
-        return h, int(n)
+        return check_normalized_histogram(data, n, m)
 
     def _noisy(self, data: Any, n: int | None, rng: Any) -> tuple[np.ndarray, int, float]:
         truth, n = self._truth(data, n)
