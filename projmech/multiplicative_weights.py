@@ -1,0 +1,579 @@
+"""Multiplicative weights: the seed's MW update and the offline private MW mechanism (MWEM).
+
+The update is the multiplicative weights algorithm ``MW^C`` of seed 004 (§3): a public
+distribution ``y`` over the universe ``D``, starting uniform, whose weights are multiplied by
+``e^alpha`` on the elements that satisfy a predicate when the guess ``q(y)`` was too low (on those
+that do not when it was too high), then normalized. Theorem 3 of seed 004: with the exact checker
+``E(x)`` (band ``2 alpha``) and ``alpha <= 1.79``, at most ``ln|D| / alpha^2`` updates happen,
+because each one lowers ``Div(x || y)`` by at least ``alpha^2`` and it starts at most ``ln|D|``.
+
+:class:`OfflinePMW` is MWEM (Hardt, Ligett & McSherry, "A simple and practical algorithm for
+differentially private data release", NeurIPS 2012), the non-interactive counterpart of the
+Hardt–Rothblum mechanism (:mod:`projmech.online_pmw`): the exponential mechanism picks a badly
+answered query, a noisy measurement of it drives a multiplicative weights update.
+
+Units: as everywhere in the library, answers are fractions of the public data set size ``n``
+(averaging queries, seed 004 §2). A query row takes values in ``[0, 1]``, so replacing one row of
+the data (or adding/removing one, with ``n`` the public nominal size) moves its answer by at most
+``1/n``: Laplace noise of scale ``1/(epsilon n)`` on averages is the seed's ``Lap(1/epsilon)``
+on counts, divided by ``n``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import special
+
+from .mechanisms import Release, _AdditiveNoiseMechanism, as_generator
+from .privacy import Neighbouring, PureDP, ZCDP, gaussian_sigma, laplace_scale
+from .validation import check_positive_number
+from .workloads import Workload, check_positive_int
+
+__all__ = [
+    "MW_MAX_ALPHA",
+    "MW_MAX_UNIVERSE",
+    "OfflinePMW",
+    "PMWRun",
+    "RoundBudget",
+    "multiplicative_weights_update",
+    "mw_update_bound",
+    "offline_pmw_error_bound",
+    "offline_pmw_min_n",
+]
+
+#: Largest ``alpha`` for which seed 004's Lemma 4 (``ln(1 + (e^a - 1) t) <= a t + a^2``) holds:
+#: the positive root of ``e^x = 1 + x + x^2``, 1.79328..., rounded down as in the seed.
+MW_MAX_ALPHA = 1.79
+
+#: Default cap on the universe of the multiplicative weights mechanisms, which hold dense vectors
+#: over it (the distribution and its log-weights, the private histogram): 2^22 elements, 32 MB per
+#: float64 vector, the same size as :data:`projmech.mechanisms.HULL_MAX_UNIVERSE`.
+MW_MAX_UNIVERSE = 2**22
+
+
+# ------------------------------------------------------------------------------------------------
+# The update
+# ------------------------------------------------------------------------------------------------
+
+
+def _check_query_row(row: Any, universe_size: int, name: str = "query") -> np.ndarray:
+    """``row`` as a float vector of length ``universe_size`` with entries in ``[0, 1]``.
+
+    The one check of a query row shared by the update and the interactive mechanisms: the
+    ``1/n`` sensitivity of every answer (and seed 004's Lemma 4) needs values in ``[0, 1]`` on
+    every universe element, not only on those present in the data.
+    """
+    if sp.issparse(row):
+        row = row.toarray()
+    try:
+        vector = np.asarray(row, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a vector of numbers or a predicate, got {type(row).__name__}") from None
+    if vector.ndim == 2 and 1 in vector.shape:
+        vector = vector.ravel()  # a (1, m) or (m, 1) row, e.g. from a sparse matrix
+    if vector.shape != (universe_size,):
+        raise ValueError(f"{name}: expected {universe_size} values, one per universe element, got shape {vector.shape}")
+    if not np.all(np.isfinite(vector)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    low, high = float(vector.min()), float(vector.max())
+    if low < 0 or high > 1:
+        raise ValueError(f"{name}: values must lie in [0, 1] (averaging queries), got [{low:g}, {high:g}]")
+    return vector
+
+
+def _tilt(log_weights: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """Normalized log-weights of ``y(r) e^{exponent(r)} / sum``: every MW step in this package.
+
+    Log space keeps thousands of updates exact where multiplying probabilities would underflow
+    (``e^{-alpha}`` per step); elements of weight zero (``-inf``) stay zero.
+    """
+    tilted = log_weights + exponent
+    return tilted - special.logsumexp(tilted)
+
+
+def _log_distribution(distribution: Any, name: str = "distribution") -> np.ndarray:
+    """Validated log of a probability vector (zeros become ``-inf``)."""
+    try:
+        y = np.asarray(distribution, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a vector of probabilities, got {type(distribution).__name__}") from None
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-d probability vector, got shape {y.shape}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{name}: contains NaN or infinite entries")
+    if y.min() < 0:
+        raise ValueError(f"{name}: has negative entries")
+    if abs(y.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{name}: must sum to 1, got {y.sum():.12g}")
+    with np.errstate(divide="ignore"):
+        return np.log(y)
+
+
+def _check_alpha(alpha: Any, upper: float, why: str) -> float:
+    alpha = check_positive_number("alpha", alpha)
+    if alpha > upper:
+        raise ValueError(f"alpha: must lie in (0, {upper:g}] ({why}), got {alpha:g}")
+    return alpha
+
+
+def multiplicative_weights_update(distribution: Any, query_row: Any, too_low: bool, alpha: float) -> np.ndarray:
+    """One step of seed 004's multiplicative weights algorithm ``MW^C`` (§3).
+
+    If the guess ``q(y)`` was **too low**, every ``y(r)`` is multiplied by ``e^{alpha q(r)}`` (by
+    ``e^alpha`` where the predicate holds); if **too high**, by ``e^{alpha (1 - q(r))}`` (by
+    ``e^alpha`` where it does not hold); then ``y`` is normalized. For a 0/1 predicate this is the
+    seed's rule verbatim; for a ``[0, 1]``-valued row it is the standard generalization,
+    ``y(r) ∝ y(r) e^{±alpha q(r)}`` (the factors ``e^{alpha (1 - q)}`` and ``e^{-alpha q}``
+    differ by the constant ``e^alpha``, which normalization removes). Theorem 3 survives the
+    generalization: its only use of ``P(r) ∈ {0, 1}`` is ``e^{alpha P} = 1 + (e^alpha - 1) P``,
+    and for ``q ∈ [0, 1]`` convexity gives ``e^{alpha q} <= 1 + (e^alpha - 1) q``, the direction
+    the proof needs.
+
+    Computed in log space (see :func:`_tilt`), so it stays exact over thousands of updates.
+
+    Parameters
+    ----------
+    distribution : array_like, shape (m,)
+        The current distribution ``y`` (non-negative, sums to 1).
+    query_row : array_like, shape (m,)
+        The query's value ``q(r) ∈ [0, 1]`` on each universe element.
+    too_low : bool
+        The checker's verdict: ``True`` for "too low", ``False`` for "too high" (a "correct"
+        verdict means no update; do not call this).
+    alpha : float
+        The step, ``alpha > 0``. Theorem 3's update count needs ``alpha <= 1.79``
+        (:data:`MW_MAX_ALPHA`); the step itself is defined for every positive ``alpha``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+        The updated, normalized distribution ``y'``.
+    """
+    log_y = _log_distribution(distribution)
+    row = _check_query_row(query_row, log_y.size, "query_row")
+    if not isinstance(too_low, (bool, np.bool_)):
+        raise TypeError(f"too_low: expected a bool (True: the guess was too low), got {too_low!r}")
+    alpha = check_positive_number("alpha", alpha)
+    return np.exp(_mw_log_step(log_y, row, bool(too_low), alpha))
+
+
+def _mw_log_step(log_y: np.ndarray, row: np.ndarray, too_low: bool, alpha: float) -> np.ndarray:
+    """The seed's step on log-weights: too low, ``y e^{alpha q}``; too high, ``y e^{alpha (1 - q)}``."""
+    return _tilt(log_y, alpha * row if too_low else alpha * (1.0 - row))
+
+
+def mw_update_bound(universe_size: int, alpha: float) -> int:
+    """Seed 004, Theorem 3: ``MW^{E(x)}`` makes at most ``floor(ln|D| / alpha^2)`` updates.
+
+    Valid for ``0 < alpha <= 1.79`` (:data:`MW_MAX_ALPHA`, Lemma 4) and any checker whose
+    "too low"/"too high" verdicts are right and given only when ``|q(x) - q(y)| >= 2 alpha``
+    (each update then lowers ``Div(x || y)`` by at least ``alpha^2``; it starts at most
+    ``ln|D|`` and never goes below 0).
+    """
+    universe_size = check_positive_int("universe_size", universe_size)
+    alpha = _check_alpha(alpha, MW_MAX_ALPHA, "seed 004, Lemma 4")
+    return math.floor(math.log(universe_size) / alpha**2)
+
+
+# ------------------------------------------------------------------------------------------------
+# Offline private multiplicative weights (MWEM)
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundBudget:
+    """The privacy spent in each round of :class:`OfflinePMW`.
+
+    Attributes
+    ----------
+    selection : PureDP or ZCDP
+        Guarantee of the round's exponential mechanism.
+    selection_epsilon : float
+        Its parameter ``epsilon_0``: query ``i`` is picked with probability proportional to
+        ``exp(epsilon_0 s_i / (2 Delta))``, ``Delta = 1/n`` the sensitivity of the score.
+    measurement : PureDP or ZCDP
+        Guarantee of the round's noisy measurement (Laplace for PureDP, Gaussian for ZCDP).
+    """
+
+    selection: PureDP | ZCDP
+    selection_epsilon: float
+    measurement: PureDP | ZCDP
+
+
+def _round_budget(privacy: PureDP | ZCDP, rounds: int) -> RoundBudget:
+    """Split ``privacy`` evenly over ``rounds`` rounds of one selection and one measurement.
+
+    PureDP(eps): ``eps / (2T)`` to each; basic composition sums the ``2T`` epsilons to ``eps``.
+    ZCDP(rho): ``rho / (2T)`` to each; the exponential mechanism with parameter ``epsilon_0`` is
+    ``epsilon_0``-bounded-range (Durfee & Rogers 2019), hence ``epsilon_0^2 / 8``-zCDP (Cesar &
+    Rogers 2021), so ``epsilon_0 = sqrt(8 rho / (2T))``; zCDP composes additively (Bun & Steinke
+    2016, Lemma 2.3) to ``rho``.
+    """
+    if isinstance(privacy, PureDP):
+        share = privacy.epsilon / (2 * rounds)
+        return RoundBudget(PureDP(share), share, PureDP(share))
+    share = privacy.rho / (2 * rounds)
+    return RoundBudget(ZCDP(share), math.sqrt(8.0 * share), ZCDP(share))
+
+
+def _measurement_scale(budget: RoundBudget, n: int) -> float:
+    """Laplace scale ``b = Delta/epsilon_0`` or Gaussian ``sigma = Delta/sqrt(2 rho_0)``, ``Delta = 1/n``."""
+    if isinstance(budget.measurement, PureDP):
+        return laplace_scale(1.0 / n, budget.measurement)
+    return gaussian_sigma(1.0 / n, budget.measurement)
+
+
+def _check_privacy(privacy: Any) -> PureDP | ZCDP:
+    if not isinstance(privacy, (PureDP, ZCDP)):
+        raise TypeError(
+            "privacy: OfflinePMW supports PureDP (Laplace measurements) or ZCDP (Gaussian), "
+            f"got {type(privacy).__name__}"
+        )
+    return privacy
+
+
+@dataclass(frozen=True, eq=False)
+class PMWRun:
+    """One run of :class:`OfflinePMW`: the release and the public by-products behind it.
+
+    Everything here is a function of the selections and noisy measurements only, hence as
+    private as the release (post-processing).
+
+    Attributes
+    ----------
+    release : Release
+        The workload's answers on ``distribution``.
+    distribution : ndarray, shape (m,)
+        The synthetic distribution over the universe: the average of the ``T`` distributions
+        after each round's update, as in MWEM.
+    selected : tuple of int
+        The query picked in each round.
+    measurements : ndarray, shape (T,)
+        The noisy answer measured in each round (a fraction of ``n``).
+    """
+
+    release: Release
+    distribution: np.ndarray
+    selected: tuple[int, ...]
+    measurements: np.ndarray
+
+
+class OfflinePMW(_AdditiveNoiseMechanism):
+    """MWEM (Hardt, Ligett & McSherry 2012): private multiplicative weights over a workload.
+
+    Starting from the uniform distribution ``y_0`` over the universe, each of ``T`` rounds
+
+    1. **selects** a badly answered query by the exponential mechanism: query ``i`` with
+       probability proportional to ``exp(epsilon_0 s_i / (2 Delta))``, score
+       ``s_i = |q_i(x) - q_i(y)|`` (averages), ``Delta = 1/n`` its sensitivity;
+    2. **measures** it: ``m = q_i(x) + noise``, Laplace of scale ``b = 1/(epsilon_m n)`` under
+       PureDP, Gaussian of ``sigma = 1/(n sqrt(2 rho_m))`` under ZCDP;
+    3. **updates** ``y(r) ∝ y(r) exp(q_i(r) (m - q_i(y)) / 2)`` (MWEM's rule; with counts it
+       reads ``exp(q(r)(m - q(A))/(2n))``), in log space.
+
+    The released answers are those of the average of ``y_1, ..., y_T`` (MWEM's output);
+    :meth:`run` also returns that distribution, the selections and the measurements.
+
+    Privacy (the guarantee given, w.r.t. either neighbouring relation): every query row lies in
+    ``[0, 1]`` (checked), so the score and the measured answer have sensitivity ``1/n`` under
+    replace-one (the changed row moves ``q(x)`` by ``(q(r') - q(r))/n``) and under add/remove
+    with the public nominal ``n``; ``y`` is public in each round. Each round is one exponential
+    mechanism and one measurement with the budgets of :attr:`round_budget`, composed over the
+    ``T`` adaptive rounds:
+
+    - ``PureDP(eps)``: ``eps/(2T)`` to each; the exponential mechanism is ``epsilon_0``-DP
+      (McSherry & Talwar 2007), the Laplace measurement ``eps/(2T)``-DP; basic composition gives
+      ``2T * eps/(2T) = eps``.
+    - ``ZCDP(rho)``: ``rho/(2T)`` to each; the exponential mechanism with
+      ``epsilon_0 = sqrt(8 rho/(2T))`` is ``epsilon_0``-bounded-range, hence
+      ``epsilon_0^2/8 = rho/(2T)``-zCDP (Cesar & Rogers 2021); the Gaussian measurement with
+      ``sigma = Delta/sqrt(2 rho/(2T))`` is ``rho/(2T)``-zCDP (Bun & Steinke 2016, Prop. 1.6);
+      zCDP composes additively to ``rho``.
+
+    :attr:`privacy_spent` recomposes the per-round guarantees; it equals ``privacy``.
+
+    Accuracy: :func:`offline_pmw_error_bound` (proved there, for ``updates_per_round=1``).
+
+    Parameters
+    ----------
+    workload : Workload
+        Rows with entries in ``[0, 1]``: an explicit matrix (checked), or the implicit
+        :func:`~projmech.workloads.marginals` (0/1 by construction). Other implicit workloads are
+        refused, since their rows cannot be checked.
+    privacy : PureDP or ZCDP
+    rounds : int
+        ``T``, the number of select-measure-update rounds.
+    neighbouring : {"replace-one", "add-remove"}
+        Recorded in the release; the sensitivity is ``1/n`` under both.
+    updates_per_round : int
+        ``1`` (default) is MWEM as analysed. ``u > 1`` also re-applies the update for every
+        measurement so far ``u - 1`` times per round, the practical heuristic of Hardt, Ligett
+        & McSherry's experiments: post-processing, so the same privacy, but
+        :func:`offline_pmw_error_bound` no longer applies.
+    max_universe : int
+        Larger universes are refused (the mechanism holds dense vectors over it).
+    """
+
+    mechanism_name = "offline_pmw"
+
+    def __init__(self, workload: Workload, privacy: PureDP | ZCDP, rounds: int,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 updates_per_round: int = 1, max_universe: int = MW_MAX_UNIVERSE) -> None:
+        super().__init__(workload, privacy, neighbouring)
+        _check_privacy(privacy)
+        self.rounds = check_positive_int("rounds", rounds)
+        self.updates_per_round = check_positive_int("updates_per_round", updates_per_round)
+        max_universe = check_positive_int("max_universe", max_universe)
+        m = workload.universe_size
+        if m > max_universe:
+            raise ValueError(
+                f"workload: its universe has {m:,} elements, above max_universe={max_universe:,}; "
+                "OfflinePMW holds a dense distribution over it"
+            )
+        _check_unit_rows(workload)
+        self.noise_kind = "laplace" if isinstance(privacy, PureDP) else "gaussian"
+        self.round_budget = _round_budget(privacy, self.rounds)
+
+    @property
+    def privacy_spent(self) -> PureDP | ZCDP:
+        """The composition of the ``T`` rounds' :attr:`round_budget` (equals :attr:`privacy`)."""
+        return _compose([self.round_budget.selection, self.round_budget.measurement] * self.rounds)
+
+    def sensitivity(self, n: int) -> float:
+        """``1/n``: of the score and of the measured answer (rows in ``[0, 1]``, both relations)."""
+        return 1.0 / n
+
+    def noise_scale(self, n: int) -> float:
+        """Laplace scale ``b`` or Gaussian ``sigma`` of each measurement, on averages."""
+        return _measurement_scale(self.round_budget, n)
+
+    def _sample(self, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        if self.noise_kind == "laplace":
+            return rng.laplace(0.0, scale, size=size)
+        return rng.normal(0.0, scale, size=size)
+
+    def error_bound(self, n: int, failure_probability: float = 0.05) -> float:
+        """:func:`offline_pmw_error_bound` for this mechanism's workload, budget and rounds."""
+        if self.updates_per_round != 1:
+            raise ValueError("updates_per_round: the error bound is proved for 1 update per round only")
+        return offline_pmw_error_bound(n, self.workload.universe_size, self.workload.num_queries,
+                                       self.rounds, self.privacy, failure_probability)
+
+    def release(self, data_or_histogram: Any, n: int | None = None,
+                rng: np.random.Generator | int | None = None) -> Release:
+        """Run MWEM and release the workload's answers on its synthetic distribution.
+
+        Parameters are those of :meth:`run`; the returned :class:`Release` has
+        ``answers == noisy_answers`` (MWEM measures only the ``T`` selected queries, so there
+        are no per-query noisy answers), ``scale`` and ``sensitivity`` of one measurement.
+        """
+        return self.run(data_or_histogram, n=n, rng=rng).release
+
+    def run(self, data_or_histogram: Any, n: int | None = None,
+            rng: np.random.Generator | int | None = None) -> PMWRun:
+        """Run MWEM on a :class:`~projmech.data.Dataset` or a normalized histogram.
+
+        Parameters
+        ----------
+        data_or_histogram : Dataset or array_like of shape (m,)
+            A histogram must be normalized and needs ``n``.
+        n : int, optional
+            The (public) data set size; taken from a Dataset.
+        rng : numpy.random.Generator, int or None
+            Source of all randomness (``None``: fresh OS entropy, never global state).
+
+        Returns
+        -------
+        PMWRun
+        """
+        generator = as_generator(rng)
+        truth, n = self._truth(data_or_histogram, n)
+        scale = self.noise_scale(n)
+        # exp(epsilon_0 s / (2 Delta)) with Delta = 1/n.
+        selection_factor = self.round_budget.selection_epsilon * n / 2.0
+        m = self.workload.universe_size
+        log_y = np.full(m, -math.log(m))
+        y = np.exp(log_y)
+        total = np.zeros(m)
+        selected: list[int] = []
+        measurements: list[float] = []
+        rows: list[np.ndarray] = []
+        for _ in range(self.rounds):
+            scores = np.abs(truth - self.workload.answer(y))
+            # Gumbel-max: argmax(logits + Gumbel noise) is an exact draw from softmax(logits),
+            # with no exponentials to overflow for large n.
+            index = int(np.argmax(selection_factor * scores + generator.gumbel(size=scores.size)))
+            measurement = float(truth[index] + self._sample(scale, 1, generator)[0])
+            row = self._row(index)
+            selected.append(index)
+            measurements.append(measurement)
+            rows.append(row)
+            log_y = _mwem_step(log_y, row, measurement)
+            for _ in range(self.updates_per_round - 1):
+                for past_row, past_measurement in zip(rows, measurements):
+                    log_y = _mwem_step(log_y, past_row, past_measurement)
+            y = np.exp(log_y)
+            total += y
+        distribution = total / self.rounds
+        answers = self.workload.answer(distribution)
+        release = self._release(answers, answers, n, scale)
+        return PMWRun(release, distribution, tuple(selected), np.array(measurements))
+
+    def _row(self, index: int) -> np.ndarray:
+        """Query ``index``'s row ``F[index, :]`` (``F.T e_i``, which implicit marginals offer too)."""
+        unit = np.zeros(self.workload.num_queries)
+        unit[index] = 1.0
+        return self.workload.rmatvec(unit)
+
+    def __repr__(self) -> str:
+        return (f"OfflinePMW({self.workload!r}, {self.privacy}, rounds={self.rounds}, "
+                f"{self.neighbouring.value})")
+
+
+def _mwem_step(log_y: np.ndarray, row: np.ndarray, measurement: float) -> np.ndarray:
+    """MWEM's update ``y ∝ y exp(q (m - q(y)) / 2)`` on log-weights."""
+    estimate = float(row @ np.exp(log_y))
+    return _tilt(log_y, row * ((measurement - estimate) / 2.0))
+
+
+def _check_unit_rows(workload: Workload) -> None:
+    """Raise unless every entry of ``workload`` lies in ``[0, 1]`` (see :class:`OfflinePMW`)."""
+    if workload.is_implicit:
+        if workload.marginal_way is None:
+            raise ValueError(
+                f"workload: {workload.name} is implicit, so its entries cannot be checked to lie in [0, 1]; "
+                "build it explicitly (implicit marginals are accepted)"
+            )
+        return
+    matrix = workload.matrix
+    values = matrix.data if sp.issparse(matrix) else matrix
+    if values.size and (values.min() < 0 or values.max() > 1):
+        raise ValueError(
+            f"workload: entries must lie in [0, 1] (averaging queries), got [{values.min():g}, {values.max():g}]"
+        )
+
+
+def _compose(guarantees: list[PureDP | ZCDP]) -> PureDP | ZCDP:
+    """Sequential composition: epsilons add (pure DP), rhos add (zCDP, Bun & Steinke 2016)."""
+    if all(isinstance(g, PureDP) for g in guarantees):
+        return PureDP(math.fsum(g.epsilon for g in guarantees))
+    if all(isinstance(g, ZCDP) for g in guarantees):
+        return ZCDP(math.fsum(g.rho for g in guarantees))
+    raise TypeError("guarantees: cannot compose a mix of PureDP and ZCDP here")
+
+
+def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds: int,
+                            privacy: PureDP | ZCDP, failure_probability: float = 0.05) -> float:
+    """A bound on MWEM's largest error that holds with probability ``1 - failure_probability``.
+
+    For :class:`OfflinePMW` with ``updates_per_round=1`` over ``k = num_queries`` queries with
+    rows in ``[0, 1]``, ``T = rounds`` and ``|D| = universe_size``: with probability at least
+    ``1 - p`` (``p = failure_probability``), every query's released answer satisfies
+
+    ``|q(y_bar) - q(x)| <= sqrt(4 ln|D| / T + beta^2) + delta + 1/T``,
+
+    where, with ``eta = p / (2T)`` and ``epsilon_0`` the selection parameter of
+    :class:`RoundBudget`,
+
+    - ``delta = (2 / (epsilon_0 n)) ln(k / eta)`` bounds the exponential mechanism's shortfall,
+    - ``beta`` bounds each measurement's noise: ``b ln(1/eta)`` for Laplace of scale ``b``,
+      ``sigma sqrt(2) erfcinv(eta)`` for Gaussian noise.
+
+    All in fractions of ``n``. Proof (the MWEM argument with explicit constants):
+
+    1. *Selection.* ``Pr[s_selected <= max_i s_i - c] <= k exp(-epsilon_0 c / (2 Delta))``
+       (every bad query has at most that weight relative to the best), ``= eta`` at
+       ``c = delta`` with ``Delta = 1/n``. So in round ``t``, with ``d_t = q_t(x) - q_t(y_{t-1})``,
+       ``err(y_{t-1}) := max_q |q(x) - q(y_{t-1})| <= |d_t| + delta``.
+    2. *Measurement.* ``Pr[|N_t| > beta] = eta`` (exact Laplace/Gaussian tails).
+    3. *Potential.* With ``Psi_t = Div(x || y_t)`` and step ``lambda = (d_t + N_t)/2``:
+       ``Psi_{t-1} - Psi_t = lambda q_t(x) - ln E_{y_{t-1}} e^{lambda q_t}
+       >= lambda d_t - lambda^2 / 8`` (Hoeffding's lemma for ``q_t ∈ [0, 1]``, any real
+       ``lambda``) ``= (15 d^2 + 14 d N - N^2)/32 >= (d_t^2 - N_t^2)/4`` (the difference is
+       ``7 (d + N)^2 / 32``). Summing, with ``Psi_0 <= ln|D|`` (seed 004, Fact 2) and
+       ``Psi_T >= 0`` (Fact 1): ``sum d_t^2 <= 4 ln|D| + sum N_t^2``.
+    4. *Average.* By Cauchy–Schwarz ``(1/T) sum |d_t| <= sqrt(4 ln|D|/T + beta^2)``, so
+       ``(1/T) sum_{t=1..T} err(y_{t-1}) <= sqrt(4 ln|D|/T + beta^2) + delta``. The release
+       averages ``y_1..y_T``, whose error is at most the mean of theirs, which differs from the
+       mean over ``y_0..y_{T-1}`` by ``(err(y_T) - err(y_0))/T <= 1/T``.
+    5. A union bound over the ``2T`` events of steps 1 and 2 gives ``1 - 2T eta = 1 - p``.
+
+    Hardt, Ligett & McSherry's Theorem 2.2 is usually quoted as ``2n sqrt(log|D|/T) +
+    10 T log|Q| / epsilon`` (counts) with probability ``1 - 2T/|Q|^c``. We could not check the
+    paper's exact statement here; this function implements the bound proved above instead. For
+    PureDP with ``eta = 1/k`` it reads ``<= 2 sqrt(ln|D|/T) + 10 T ln k/(epsilon n) + 1/T``
+    (``delta + beta = (2T/(epsilon n))(4 ln k + ln k)`` and ``sqrt(a + b^2) <= sqrt(a) + b``),
+    that form plus the ``1/T`` of averaging ``y_1..y_T``.
+
+    Returns
+    -------
+    float
+        The bound (it may exceed 1, the trivial bound for averaging queries).
+    """
+    n = check_positive_int("n", n)
+    universe_size = check_positive_int("universe_size", universe_size)
+    num_queries = check_positive_int("num_queries", num_queries)
+    rounds = check_positive_int("rounds", rounds)
+    privacy = _check_privacy(privacy)
+    p = _check_failure_probability(failure_probability)
+    return _error_bound(n, universe_size, num_queries, rounds, _round_budget(privacy, rounds), p)
+
+
+def _check_failure_probability(value: Any) -> float:
+    p = check_positive_number("failure_probability", value)
+    if p >= 1:
+        raise ValueError(f"failure_probability: must lie in (0, 1), got {p:g}")
+    return p
+
+
+def _error_bound(n: float, universe_size: int, num_queries: int, rounds: int, budget: RoundBudget,
+                 p: float) -> float:
+    eta = p / (2 * rounds)
+    delta = 2.0 * math.log(num_queries / eta) / (budget.selection_epsilon * n)
+    if isinstance(budget.measurement, PureDP):
+        beta = laplace_scale(1.0 / n, budget.measurement) * math.log(1.0 / eta)
+    else:
+        beta = gaussian_sigma(1.0 / n, budget.measurement) * math.sqrt(2.0) * float(special.erfcinv(eta))
+    return math.sqrt(4.0 * math.log(universe_size) / rounds + beta**2) + delta + 1.0 / rounds
+
+
+def offline_pmw_min_n(alpha: float, universe_size: int, num_queries: int, rounds: int,
+                      privacy: PureDP | ZCDP, failure_probability: float = 0.05) -> int:
+    """The smallest ``n`` for which :func:`offline_pmw_error_bound` is at most ``alpha``.
+
+    The bound decreases in ``n`` (its noise terms are proportional to ``1/n``) towards
+    ``2 sqrt(ln|D|/T) + 1/T``, which no data size beats; a target at or below it raises
+    ``ValueError`` (more rounds lower it).
+    """
+    alpha = check_positive_number("alpha", alpha)
+    universe_size = check_positive_int("universe_size", universe_size)
+    num_queries = check_positive_int("num_queries", num_queries)
+    rounds = check_positive_int("rounds", rounds)
+    privacy = _check_privacy(privacy)
+    p = _check_failure_probability(failure_probability)
+    floor = 2.0 * math.sqrt(math.log(universe_size) / rounds) + 1.0 / rounds
+    if alpha <= floor:
+        raise ValueError(
+            f"alpha: the bound never goes below 2 sqrt(ln|D|/T) + 1/T = {floor:.4g} for T={rounds} rounds, "
+            f"got {alpha:g}; increase rounds"
+        )
+    budget = _round_budget(privacy, rounds)
+
+    def bound(size: int) -> float:
+        return _error_bound(size, universe_size, num_queries, rounds, budget, p)
+
+    low, high = 0, 1  # bound(low) > alpha (or low = 0), bound(high) <= alpha
+    while bound(high) > alpha:
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if bound(middle) <= alpha:
+            high = middle
+        else:
+            low = middle
+    return high

@@ -1,0 +1,287 @@
+"""The threshold mechanism ``Thr_t`` and its k-fold product ``Thr_t^k`` (seed 004, §1).
+
+Interactive: the mechanism holds the private data and answers one query at a time; what the
+inquirer sees (its *transcript*) is, per query, either the symbol ⊥ (:data:`BOTTOM`) or a noisy
+number, and after the last number the mechanism halts (:class:`MechanismHalted`). Its privacy
+deteriorates with the number ``k`` of numerical answers, not with the number of queries.
+
+Units: queries are averaging queries (rows with values in ``[0, 1]`` over the universe, or
+predicates), answered as fractions of the public data set size ``n`` as everywhere in the library.
+The seed states ``Thr_t`` on counts with ``Lap(1/epsilon)`` noise; dividing every count, the
+threshold and the noise by the public ``n`` turns it into the mechanism here (threshold ``t`` on
+averages, noise of scale ``1/(epsilon n)``), a bijection of transcripts, so Lemma 1 and
+Theorem 2 carry over unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from .data import Dataset, check_normalized_histogram, histogram
+from .domain import Domain
+from .mechanisms import as_generator
+from .multiplicative_weights import MW_MAX_UNIVERSE, _check_query_row
+from .privacy import Neighbouring, PureDP, laplace_scale
+from .validation import check_positive_number
+from .workloads import check_positive_int, from_predicates
+
+__all__ = ["BOTTOM", "Bottom", "MechanismHalted", "Threshold", "ThresholdK"]
+
+
+class Bottom(Enum):
+    """The type of :data:`BOTTOM`, the seed's symbol ⊥ ("below the threshold" / "estimate correct")."""
+
+    BOTTOM = "⊥"
+
+    def __repr__(self) -> str:
+        return "⊥"
+
+    __str__ = __repr__
+
+
+#: The symbol ⊥ of a transcript: the mechanism answered without a number.
+BOTTOM = Bottom.BOTTOM
+
+
+class MechanismHalted(RuntimeError):
+    """Raised by an interactive mechanism asked a query after it halted."""
+
+
+class _PrivateData:
+    """The private input of an interactive mechanism: its normalized histogram and ``n``.
+
+    Also resolves a query (a row over the universe, or a predicate on the records of a Dataset)
+    into a validated row, so that every interactive mechanism takes queries the same way.
+    """
+
+    def __init__(self, data: Any, n: int | None, max_universe: int) -> None:
+        self.domain: Domain | None = None
+        if isinstance(data, Dataset):
+            if n is not None and n != data.n:
+                raise ValueError(f"n: given {n} but the data set has {data.n} rows")
+            self.histogram = histogram(data, max_universe=max_universe)
+            self.n = data.n
+            self.domain = data.domain
+        else:
+            self.histogram, self.n = check_normalized_histogram(data, n)
+            if self.histogram.size > max_universe:
+                raise ValueError(f"histogram: {self.histogram.size:,} entries, above max_universe={max_universe:,}")
+
+    @property
+    def universe_size(self) -> int:
+        return int(self.histogram.size)
+
+    def row(self, query: Any) -> np.ndarray:
+        """The validated row of ``query``: values in ``[0, 1]`` on every universe element."""
+        if callable(query):
+            if self.domain is None:
+                raise TypeError(
+                    "query: a predicate needs the data as a Dataset (its domain names the attributes); "
+                    "with a histogram pass the query as a row over the universe"
+                )
+            # Evaluated on the whole (public) universe, never only on the records: whether a
+            # predicate is valid must not depend on the private data.
+            try:
+                return from_predicates(self.domain, {"query": query}).matrix[0]
+            except ValueError as error:
+                raise ValueError(f"query: invalid predicate ({error})") from None
+        return _check_query_row(query, self.universe_size)
+
+    def answer(self, row: np.ndarray) -> float:
+        """The true (private) average ``q(x) = sum_r q(r) x(r)``."""
+        return float(row @ self.histogram)
+
+
+class _SparseVector:
+    """The engine of ``Thr_t^k``: noisy thresholds, noisy comparisons, noisy releases.
+
+    Each copy of ``Thr_t`` draws ``T = t + N`` (``N ~ Lap(b)``); a query is compared as
+    ``c + N_i < T`` (fresh ``N_i ~ Lap(b)``): ⊥; otherwise the copy releases ``v + N'_i``
+    (fresh ``N'_i ~ Lap(b)``) and halts, and the next copy starts with a fresh threshold, until
+    ``k`` copies have halted. The compared value ``c`` and the released ``v`` are the same
+    query's answer in ``Thr_t``; the Hardt–Rothblum mechanism compares ``|q(x) - q(y)|`` and
+    releases ``q(x)``. Lemma 1's proof (seed 004) uses only that the compared values, their
+    running maximum and the released value are each ``1``-Lipschitz in counts (``1/n`` on
+    averages, with ``b = 1/(epsilon n)``): ``e^{3 epsilon}`` from the comparisons and the
+    threshold, ``e^epsilon`` from the release, ``4 epsilon`` per copy.
+
+    All state is private: nothing here is meant to be shown to the inquirer but the returns of
+    :meth:`step`.
+    """
+
+    def __init__(self, threshold: float, scale: float, k: int, rng: np.random.Generator) -> None:
+        self._threshold = threshold
+        self._scale = scale
+        self._k = k
+        self._rng = rng
+        self.halts = 0
+        self._noisy_threshold = self._draw_threshold()
+
+    def _draw_threshold(self) -> float:
+        return self._threshold + float(self._rng.laplace(0.0, self._scale))
+
+    @property
+    def halted(self) -> bool:
+        return self.halts >= self._k
+
+    def step(self, compared: float, released: float) -> float | None:
+        """``None`` (⊥) or the noisy release; the caller checks :attr:`halted` first."""
+        if compared + self._rng.laplace(0.0, self._scale) < self._noisy_threshold:
+            return None
+        answer = released + float(self._rng.laplace(0.0, self._scale))
+        self.halts += 1
+        if not self.halted:
+            self._noisy_threshold = self._draw_threshold()  # a fresh, independent copy of Thr_t
+        return answer
+
+
+def _check_threshold(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"threshold: expected a number, got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"threshold: must be finite, got {value}")
+    return float(value)
+
+
+Query = np.ndarray | Callable[..., Any]
+
+
+class ThresholdK:
+    """``Thr_t^k``: the k-fold product of the threshold mechanism (seed 004, §1, Theorem 2).
+
+    It emulates a fresh, independent copy of ``Thr_t`` until that copy halts, ``k`` times:
+
+    - each copy draws a private noisy threshold ``T = t + N``, ``N ~ Lap(b)``;
+    - on query ``q``: if ``q(x) + N_i < T`` (fresh ``N_i ~ Lap(b)``) the answer is ⊥;
+      otherwise it is the number ``q(x) + N'_i`` (fresh ``N'_i ~ Lap(b)``) and the copy halts;
+    - after the ``k``-th number the mechanism halts: :meth:`answer` raises
+      :class:`MechanismHalted`.
+
+    with ``b = 1/(epsilon n)`` on averages, i.e. the seed's ``Lap(1/epsilon)`` on counts.
+
+    **What the inquirer sees** (:attr:`transcript`): per query ⊥ or a noisy number; the noisy
+    thresholds and the true answers stay in private (underscore) state with no accessor.
+
+    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`). A query's answer moves by at most
+    ``1/n`` between neighbours (its row lies in ``[0, 1]``; replace-one, or add/remove with the
+    public ``n``), i.e. it is 1-Lipschitz in counts, which is all Lemma 1 needs: each copy of
+    ``Thr_t`` is ``4 epsilon``-DP (seed 004, Lemma 1), and the ``k``-fold product of an
+    ``epsilon'``-DP online mechanism is ``k epsilon'``-DP (Theorem 2).
+
+    Parameters
+    ----------
+    data_or_histogram : Dataset or array_like of shape (m,)
+        The private data; a histogram must be normalized and needs ``n``.
+    threshold : float
+        The public threshold ``t``, as a fraction of ``n``.
+    epsilon : float
+        The noise parameter: every Laplace draw has scale ``1/(epsilon n)``. The guarantee is
+        ``4 k epsilon``, not ``epsilon``.
+    k : int
+        Number of numerical answers before the mechanism halts.
+    n : int, optional
+        The public data set size; taken from a Dataset.
+    rng : numpy.random.Generator, int or None
+        Source of all randomness (``None``: fresh OS entropy, never global state).
+    neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for; the ``1/n`` sensitivity holds for both.
+    max_universe : int
+        Larger universes are refused (the histogram is held densely).
+    """
+
+    def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, k: int,
+                 n: int | None = None, rng: np.random.Generator | int | None = None,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 max_universe: int = MW_MAX_UNIVERSE) -> None:
+        self.threshold = _check_threshold(threshold)
+        self.epsilon = check_positive_number("epsilon", epsilon)
+        self.k = check_positive_int("k", k)
+        self.neighbouring = Neighbouring.parse(neighbouring)
+        max_universe = check_positive_int("max_universe", max_universe)
+        generator = as_generator(rng)
+        self._data = _PrivateData(data_or_histogram, n, max_universe)
+        self.n = self._data.n
+        # One answer moves by at most 1/n (rows in [0, 1]): b = (1/n)/epsilon.
+        self.scale = laplace_scale(1.0 / self.n, self.epsilon)
+        self._engine = _SparseVector(self.threshold, self.scale, self.k, generator)
+        self._transcript: list[float | Bottom] = []
+
+    @property
+    def privacy(self) -> PureDP:
+        """``PureDP(4 k epsilon)``: Lemma 1 (``4 epsilon`` per copy) and Theorem 2 of seed 004."""
+        return PureDP(4 * self.k * self.epsilon)
+
+    @property
+    def universe_size(self) -> int:
+        return self._data.universe_size
+
+    @property
+    def answered(self) -> int:
+        """Numerical (above-threshold) answers given so far."""
+        return self._engine.halts
+
+    @property
+    def remaining(self) -> int:
+        """Numerical answers left before the mechanism halts."""
+        return self.k - self._engine.halts
+
+    @property
+    def halted(self) -> bool:
+        return self._engine.halted
+
+    @property
+    def transcript(self) -> tuple[float | Bottom, ...]:
+        """What the inquirer has seen: one entry per query, :data:`BOTTOM` or a noisy number."""
+        return tuple(self._transcript)
+
+    def answer(self, query: Query) -> float | Bottom:
+        """Answer one averaging query: :data:`BOTTOM` or a noisy number (a fraction of ``n``).
+
+        Parameters
+        ----------
+        query : array_like of shape (m,) or callable
+            Its value on each universe element, in ``[0, 1]``; or, when the data is a Dataset, a
+            vectorized predicate as in :func:`~projmech.workloads.from_predicates` (it receives
+            ``{attribute: codes}`` and returns one value in ``[0, 1]`` per element).
+
+        Raises
+        ------
+        MechanismHalted
+            After ``k`` numerical answers.
+        ValueError, TypeError
+            On an invalid query (checked before any noise is drawn).
+        """
+        if self.halted:
+            raise MechanismHalted(
+                f"the threshold mechanism halted after its k={self.k} numerical answers"
+            )
+        row = self._data.row(query)
+        value = self._data.answer(row)
+        result = self._engine.step(value, value)
+        entry: float | Bottom = BOTTOM if result is None else result
+        self._transcript.append(entry)
+        return entry
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(t={self.threshold:g}, epsilon={self.epsilon:g}, k={self.k}, "
+                f"n={self.n}, answered={self.answered})")
+
+
+class Threshold(ThresholdK):
+    """``Thr_t`` (seed 004, §1): the threshold mechanism, halting after one numerical answer.
+
+    ``Thr_t`` is ``Thr_t^k`` with ``k = 1`` (one copy); see :class:`ThresholdK` for the
+    mechanism, the transcript and the parameters. Privacy: ``PureDP(4 epsilon)`` (Lemma 1), with
+    every Laplace draw (threshold, comparisons, release) of scale ``1/(epsilon n)`` on averages.
+    """
+
+    def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, n: int | None = None,
+                 rng: np.random.Generator | int | None = None,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 max_universe: int = MW_MAX_UNIVERSE) -> None:
+        super().__init__(data_or_histogram, threshold, epsilon, 1, n=n, rng=rng,
+                         neighbouring=neighbouring, max_universe=max_universe)

@@ -1,0 +1,255 @@
+"""The Hardt–Rothblum mechanism (seed 004, §4): OnlinePMW.
+
+Reference values are computed here: true answers with numpy, the checker's probabilities from
+the distribution of a difference of two Laplace variables, the accuracy bound from its formula,
+and the public distribution by replaying the transcript with the public MW step.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from projmech.data import Dataset, histogram
+from projmech.domain import Domain
+from projmech.multiplicative_weights import multiplicative_weights_update
+from projmech.online_pmw import OnlineAccuracy, OnlinePMW, online_pmw_accuracy
+from projmech.privacy import PureDP
+from projmech.sparse_vector import BOTTOM, MechanismHalted
+
+
+def laplace_difference_tail(z: float, b: float) -> float:
+    """``Pr[N1 - N2 > z]`` for independent ``Lap(b)``, ``z >= 0``."""
+    return 0.5 * math.exp(-z / b) * (1 + z / (2 * b))
+
+
+# --------------------------------------------------------------------------------------------
+# Accuracy on adaptive queries
+# --------------------------------------------------------------------------------------------
+
+M, N, ALPHA, EPSILON, QUERIES, RUNS = 32, 300, 0.05, 1.0, 100, 200
+
+
+def skewed_histogram(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    records = rng.choice(M, size=N, p=rng.dirichlet(np.full(M, 0.2)))
+    return np.bincount(records, minlength=M) / N
+
+
+def ask_adaptively(mechanism: OnlinePMW, pool: np.ndarray, count: int) -> list[tuple[np.ndarray, float]]:
+    """A deterministic inquirer whose next query depends on the previous answers and on the
+    public distribution."""
+    asked, previous = [], 0.5
+    for step in range(count):
+        if step % 4 == 3:
+            row = (mechanism.public_distribution > 1 / M).astype(float)  # where y is heavy
+        else:
+            row = pool[int(abs(previous) * 1e6) % len(pool)]
+        previous = mechanism.answer(row)
+        asked.append((row, previous))
+    return asked
+
+
+def test_adaptive_answers_are_within_the_promised_error_with_the_stated_probability():
+    pool = (np.random.default_rng(0).random((64, M)) < 0.5).astype(float)
+    b = 1 / (EPSILON * N)
+    promise = online_pmw_accuracy(ALPHA, EPSILON, N, QUERIES, math.floor(math.log(M) / ALPHA**2) + 1)
+    assert promise.error == 4 * ALPHA and 0 < promise.failure_probability < 0.2
+    rng = np.random.default_rng(1)
+    successes, released_noise, update_counts = 0, [], []
+    for run in range(RUNS):
+        h = skewed_histogram(run)
+        mechanism = OnlinePMW(h, ALPHA, EPSILON, n=N, rng=rng)
+        assert mechanism.accuracy(QUERIES) == promise
+        asked = ask_adaptively(mechanism, pool, QUERIES)
+        errors = np.array([answer - row @ h for row, answer in asked])
+        successes += bool(np.all(np.abs(errors) < promise.error))
+        numeric = [entry is not BOTTOM for entry in mechanism.transcript]
+        released_noise.extend(errors[numeric])
+        update_counts.append(mechanism.updates)
+        assert not mechanism.halted
+    # One-sided binomial test of "success probability >= 1 - failure_probability".
+    assert stats.binomtest(successes, RUNS, 1 - promise.failure_probability, alternative="less").pvalue > 1e-6
+    # The numerical answers carry Lap(1/(epsilon n)) noise, independent of the decision to release.
+    assert len(released_noise) > 500 and stats.kstest(np.array(released_noise) / b, "laplace").pvalue > 1e-4
+    # Updates happened, and never more than Theorem 3 allows.
+    assert np.mean(update_counts) > 10 and max(update_counts) <= math.log(M) / ALPHA**2
+
+
+def test_accuracy_formula():
+    alpha, epsilon, n, queries, k = 0.1, 0.5, 400, 1000, 50
+    rate = alpha * epsilon * n
+    expected = (queries + k) * math.exp(-rate / 2) + k * math.exp(-2 * rate)
+    assert online_pmw_accuracy(alpha, epsilon, n, queries, k) == OnlineAccuracy(4 * alpha, pytest.approx(expected))
+    # K = min(Q, k): fewer queries than copies.
+    few = online_pmw_accuracy(alpha, epsilon, n, 10, k)
+    assert few.failure_probability == pytest.approx(20 * math.exp(-rate / 2) + 10 * math.exp(-2 * rate))
+    assert online_pmw_accuracy(alpha, epsilon, 10, queries, k).failure_probability == 1.0  # capped
+    for arguments, match in [((0.0, 1.0, 10, 5, 5), "alpha"), ((0.6, 1.0, 10, 5, 5), "alpha"),
+                             ((0.1, -1.0, 10, 5, 5), "epsilon"), ((0.1, 1.0, 0, 5, 5), "n"),
+                             ((0.1, 1.0, 10, 0, 5), "num_queries"), ((0.1, 1.0, 10, 5, 0), "k")]:
+        with pytest.raises(ValueError, match=match):
+            online_pmw_accuracy(*arguments)
+
+
+# --------------------------------------------------------------------------------------------
+# The checker, the update, halting
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mass, expected_kind", [(0.8, "half"), (0.2, "half"), (0.79, "tail"), (0.81, "body")])
+def test_first_check_has_the_documented_distribution(mass, expected_kind):
+    """A number iff ``|q(x) - q(y)| + N_i >= 3 alpha + N``: with ``y`` uniform over two elements
+    and ``q = [1, 0]``, the distance is ``|mass - 0.5|``; b = 0.01."""
+    alpha, n, epsilon, runs = 0.1, 100, 1.0, 4000
+    b = 1 / (epsilon * n)
+    z = abs(abs(mass - 0.5) - 3 * alpha)
+    expected = {"half": 0.5, "tail": laplace_difference_tail(z, b), "body": 1 - laplace_difference_tail(z, b)}[
+        expected_kind]
+    rng = np.random.default_rng(int(mass * 100))
+    numbers = 0
+    for _ in range(runs):
+        mechanism = OnlinePMW(np.array([mass, 1 - mass]), alpha, epsilon, n=n, rng=rng)
+        answer = mechanism.answer(np.array([1.0, 0.0]))
+        if mechanism.transcript[0] is BOTTOM:
+            assert answer == 0.5  # the public estimate q(y)
+        else:
+            numbers += 1
+    assert stats.binomtest(numbers, runs, expected).pvalue > 1e-5, (numbers / runs, expected)
+
+
+@pytest.mark.parametrize("query", ["element", "complement"])
+def test_updates_move_y_towards_the_data_and_stop(query):
+    """Too low (q = e_0) and too high (q = 1 - e_0) on a point mass at element 0: y(0) rises,
+    the verdicts become ⊥, and fewer than ln|D|/alpha^2 updates happen."""
+    m, alpha = 16, 0.1
+    h = np.eye(m)[0]
+    row = h if query == "element" else 1 - h
+    mechanism = OnlinePMW(h, alpha, 1.0, n=10_000, rng=0)
+    answers = [mechanism.answer(row) for _ in range(300)]
+    assert mechanism.updates <= math.log(m) / alpha**2
+    assert all(entry is BOTTOM for entry in mechanism.transcript[-100:])
+    assert mechanism.public_distribution[0] > 1 - 4 * alpha
+    assert abs(answers[-1] - row @ h) < 4 * alpha
+
+
+def test_halts_after_k_updates():
+    m = 8
+    h = np.eye(m)[0]
+    mechanism = OnlinePMW(h, 0.1, 1.0, k=3, n=1000, rng=2)
+    assert mechanism.k == 3 and mechanism.privacy == PureDP(4 * 3 * 1.0)
+    # q(x) = 1 but q(y) <= 1/8 * e^{0.3} / (...) stays far below: every query is an update.
+    for step in range(3):
+        assert mechanism.remaining == 3 - step and not mechanism.halted
+        mechanism.answer(h)
+    assert mechanism.updates == 3 and mechanism.halted and mechanism.remaining == 0
+    assert all(isinstance(entry, float) for entry in mechanism.transcript)
+    with pytest.raises(MechanismHalted, match="k=3"):
+        mechanism.answer(h)
+    assert len(mechanism.transcript) == 3
+
+
+def test_default_k_and_privacy():
+    for m, alpha, epsilon in [(32, 0.05, 1.0), (2, 0.5, 0.3), (1000, 0.2, 0.01)]:
+        mechanism = OnlinePMW(np.full(m, 1 / m), alpha, epsilon, n=50, rng=0)
+        k = math.floor(math.log(m) / alpha**2) + 1
+        assert mechanism.k == k
+        assert mechanism.privacy == PureDP(4 * k * epsilon)
+        assert mechanism.scale == pytest.approx(1 / (epsilon * 50), rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# Transcript and public state
+# --------------------------------------------------------------------------------------------
+
+
+def test_transcript_holds_only_bottoms_and_numbers_and_y_is_public():
+    h = skewed_histogram(7)
+    pool = (np.random.default_rng(3).random((64, M)) < 0.5).astype(float)
+    mechanism = OnlinePMW(h, ALPHA, EPSILON, n=N, rng=5)
+    asked = ask_adaptively(mechanism, pool, 80)
+    transcript = mechanism.transcript
+    assert len(transcript) == 80
+    assert all(entry is BOTTOM or type(entry) is float for entry in transcript)
+    assert 0 < sum(entry is not BOTTOM for entry in transcript) < 80
+    # Replay from public information only: the queries and the transcript.
+    y = np.full(M, 1 / M)
+    for (row, answer), entry in zip(asked, transcript):
+        estimate = row @ y
+        if entry is BOTTOM:
+            assert answer == pytest.approx(estimate, abs=1e-12)
+        else:
+            assert answer == entry and entry != row @ h  # a noisy number, never the private value
+            y = multiplicative_weights_update(y, row, bool(entry > estimate), ALPHA)
+    np.testing.assert_allclose(mechanism.public_distribution, y, rtol=1e-9, atol=1e-15)
+    assert not mechanism.public_distribution.flags.writeable
+    # No public attribute is the private histogram.
+    for name in dir(mechanism):
+        value = getattr(mechanism, name) if not name.startswith("_") else None
+        if isinstance(value, np.ndarray):
+            assert not np.allclose(value, h)
+
+
+def test_predicates_on_a_dataset():
+    domain = Domain(["age", "sex"], [4, 2])
+    records = np.random.default_rng(0).integers(0, [4, 2], size=(200, 2))
+    data = Dataset(records, domain)
+    by_predicate = OnlinePMW(data, 0.1, 1.0, rng=8)
+    by_row = OnlinePMW(histogram(data), 0.1, 1.0, n=200, rng=8)
+    predicate = lambda x: (x["age"] >= 2) & (x["sex"] == 0)  # noqa: E731
+    row = np.array([0, 0, 0, 0, 1, 0, 1, 0], dtype=float)  # index = age * 2 + sex
+    for _ in range(5):
+        assert by_predicate.answer(predicate) == by_row.answer(row)
+    assert by_predicate.transcript == by_row.transcript and by_predicate.n == 200
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"alpha": 0.0}, ValueError, "alpha"),
+        ({"alpha": 0.6}, ValueError, "alpha"),
+        ({"alpha": float("nan")}, ValueError, "alpha"),
+        ({"alpha": "0.1"}, TypeError, "alpha"),
+        ({"epsilon": 0.0}, ValueError, "epsilon"),
+        ({"epsilon": -2.0}, ValueError, "epsilon"),
+        ({"k": 0}, ValueError, "k"),
+        ({"k": -3}, ValueError, "k"),
+        ({"k": 2.5}, TypeError, "k"),
+        ({"rng": np.random.RandomState(0)}, TypeError, "rng"),
+        ({"n": None}, ValueError, "n"),
+        ({"neighbouring": "nope"}, ValueError, "neighbouring"),
+        ({"data_or_histogram": np.array([0.2, 0.2])}, ValueError, "histogram"),
+        ({"max_universe": 1}, ValueError, "max_universe"),
+    ],
+)
+def test_bad_arguments_raise_naming_them(kwargs, error, match):
+    arguments = {"data_or_histogram": np.array([0.3, 0.7]), "alpha": 0.1, "epsilon": 1.0, "n": 10}
+    arguments.update(kwargs)
+    with pytest.raises(error, match=match):
+        OnlinePMW(**arguments)
+
+
+@pytest.mark.parametrize(
+    "query, error, match",
+    [
+        (np.ones(3), ValueError, "query: expected 2 values"),
+        (np.array([0.5, 1.5]), ValueError, r"query: values must lie in \[0, 1\]"),
+        (np.array([np.inf, 0.0]), ValueError, "query: contains NaN or infinite"),
+        (lambda x: x, TypeError, "query: a predicate needs the data as a Dataset"),
+    ],
+)
+def test_bad_queries_raise_before_any_noise(query, error, match):
+    rng = np.random.default_rng(0)
+    mechanism = OnlinePMW(np.array([0.3, 0.7]), 0.1, 1.0, n=10, rng=rng)
+    state = rng.bit_generator.state
+    with pytest.raises(error, match=match):
+        mechanism.answer(query)
+    assert rng.bit_generator.state == state and mechanism.transcript == ()
