@@ -1,16 +1,36 @@
-"""Error against data size: the Gaussian mechanism vs the projection mechanism (seed 001, §3).
+"""Error against data size: every mechanism of projmech beside its theoretical bound (seed 001, §3).
 
 Binarized Adult restricted to ``ADULT_DEMO_ATTRIBUTES`` (10 binary attributes, 1024 cells), the
-workload of all 2-way marginals (180 queries), a fixed privacy guarantee (default
-``ApproxDP(1, 1e-6)``, replace-one neighbours) and a sweep of the data size ``n`` by subsampling
+workload of all 2-way marginals (180 queries) and a sweep of the data size ``n`` by subsampling
 without replacement. For each ``n``, ``--trials`` independent releases of each mechanism give the
 mean RMSE with a 95% Student-t interval and the mean time per release
-(:func:`projmech.experiments.error_vs_n`); the closed-form Gaussian expectation
-``GaussianMechanism.expected_rmse(n)`` is added as a column.
+(:func:`projmech.experiments.error_vs_n`). Mechanisms (``--mechanisms``):
+
+* ``gaussian``, ``projection`` (onto K_Q), ``relaxed`` (onto the relaxation L, ``sdp+local``),
+  ``factorization`` (the optimal strategy of ``factorization_norm``): ``ApproxDP(--epsilon,
+  --delta)``, replace-one neighbours;
+* ``offline_pmw`` (MWEM) and ``online_pmw`` (Hardt–Rothblum, the workload's queries asked in
+  order): ``PureDP(--epsilon)``, a stronger guarantee than the others' (it implies
+  ``(epsilon, delta)``-DP for every delta). Their parameters are public functions of ``n``: the
+  number of rounds ``T`` minimizing :func:`projmech.offline_pmw_error_bound`, and the smallest
+  ``alpha`` on a grid whose accuracy guarantee (:func:`projmech.online_pmw_accuracy`, per-draw
+  ``epsilon / (4k)`` so that the total is ``PureDP(epsilon)``) fails with probability at most 5%.
+
+Bounds (the column ``bound``; drawn dashed in the plot), each an upper bound on ``E[RMSE]``:
+
+* ``gaussian``: ``sigma`` (the RMS error exactly; seed 000, Definition 3);
+* ``projection``: seed 000, Theorem 8, ``sqrt(sigma l*(K_Q) / k)``, with the upper end of a 95%
+  Monte Carlo interval of ``l*(K_Q)`` (``--width-samples`` directions);
+* ``relaxed``: the same with ``l*(L)`` (Theorem 8 needs only a convex body containing the truth);
+* ``factorization``: ``sigma ||R||_F / sqrt(k)``, its RMS error exactly (seed 001, Theorem 2.3);
+* ``offline_pmw``: the max-error bound of :func:`projmech.offline_pmw_error_bound` (probability
+  95%), capped at 1 (every answer lies in [0, 1]);
+* ``online_pmw``: ``4 alpha`` (:func:`projmech.online_pmw_accuracy`, probability 95%).
 
 Checks, printed: the projection mechanism is below the Gaussian one at every ``n`` (the upper end
-of its interval is below the lower end of the Gaussian's), and the ratio Gaussian / projection
-grows as ``n`` shrinks. Exit code 1 if the first check fails at some ``n``.
+of its interval below the lower end of the Gaussian's; exit code 1 otherwise), the ratio Gaussian
+/ projection grows as ``n`` shrinks, and every measured mean RMSE lies below its bound within its
+confidence interval (the interval's lower end at most the bound; exit code 1 otherwise).
 
 Run from the repository root: ``.venv/bin/python benchmarks/error_vs_n.py [--quick]``.
 """
@@ -20,17 +40,162 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from projmech import ApproxDP, GaussianMechanism, ProjectionMechanism, datasets, marginals
+from projmech import (
+    ApproxDP,
+    FactorizationMechanism,
+    GaussianMechanism,
+    MechanismHalted,
+    OfflinePMW,
+    OnlinePMW,
+    ProjectionMechanism,
+    PureDP,
+    Workload,
+    bounds,
+    datasets,
+    factorization_norm,
+    gaussian_widths,
+    marginals,
+    mw_update_bound,
+    offline_pmw_error_bound,
+    online_pmw_accuracy,
+    relaxation_support,
+)
 from projmech.experiments import error_vs_n, format_table, plot_error_vs_n
+
+MECHANISMS: tuple[str, ...] = ("gaussian", "projection", "relaxed", "factorization", "offline_pmw", "online_pmw")
+#: Rounds tried for offline PMW, and the alphas tried for online PMW (public, data-independent).
+ROUND_GRID = range(1, 201)
+ALPHA_GRID = np.geomspace(0.01, 0.5, 200)
+#: Failure probability of the PMW guarantees drawn as bounds.
+FAILURE_PROBABILITY = 0.05
 
 DEFAULT_SIZES: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 48842)
 QUICK_SIZES: tuple[int, ...] = (100, 1000, 48842)
+
+
+class OfflinePMWForN:
+    """:class:`OfflinePMW` with the number of rounds that minimizes its error bound at each ``n``
+    (a public function of ``n``, the universe, the workload and the budget: no privacy cost)."""
+
+    mechanism_name = "offline_pmw"
+
+    def __init__(self, workload: Workload, epsilon: float) -> None:
+        self.workload, self.privacy = workload, PureDP(epsilon)
+
+    def rounds(self, n: int) -> int:
+        return min(ROUND_GRID, key=lambda t: self._bound(n, t))
+
+    def bound(self, n: int) -> float:
+        return min(1.0, self._bound(n, self.rounds(n)))
+
+    def _bound(self, n: int, rounds: int) -> float:
+        k, m = self.workload.num_queries, self.workload.universe_size
+        return offline_pmw_error_bound(n, m, k, rounds, self.privacy, FAILURE_PROBABILITY)
+
+    def release(self, data: Any, n: int | None = None, rng: Any = None) -> Any:
+        size = data.n if n is None else n
+        return OfflinePMW(self.workload, self.privacy, rounds=self.rounds(size)).release(data, n=n, rng=rng)
+
+
+class OnlinePMWOnWorkload:
+    """:class:`OnlinePMW` asked the workload's queries in order, with total guarantee
+    ``PureDP(epsilon)``: ``k`` copies of its sparse-vector component at ``epsilon / (4k)`` each.
+
+    ``alpha`` is the smallest on :data:`ALPHA_GRID` whose accuracy guarantee fails with probability
+    at most :data:`FAILURE_PROBABILITY` (``k`` the mechanism's default ``ln|D|/alpha^2 + 1``, so it
+    never halts on the good event); answers after a halt, should one happen, come from the public
+    distribution (post-processing).
+    """
+
+    mechanism_name = "online_pmw"
+
+    def __init__(self, workload: Workload, epsilon: float) -> None:
+        self.workload, self.epsilon = workload, epsilon
+        self.rows = workload.toarray()
+
+    def settings(self, n: int) -> tuple[float, int, float, bool]:
+        """``(alpha, k, per-draw epsilon, guaranteed)``: the smallest alpha of the grid whose
+        guarantee holds, or the grid's largest with ``guaranteed=False`` (the bound is then 1)."""
+        k_queries, m = self.workload.num_queries, self.workload.universe_size
+        for alpha in ALPHA_GRID:
+            copies = mw_update_bound(m, float(alpha)) + 1
+            per_draw = self.epsilon / (4 * copies)
+            if online_pmw_accuracy(float(alpha), per_draw, n, k_queries, copies).failure_probability \
+                    <= FAILURE_PROBABILITY:
+                return float(alpha), copies, per_draw, True
+        return float(alpha), copies, per_draw, False
+
+    def bound(self, n: int) -> float:
+        alpha, _, _, guaranteed = self.settings(n)
+        return min(1.0, 4 * alpha) if guaranteed else 1.0
+
+    def release(self, data: Any, n: int | None = None, rng: Any = None) -> Any:
+        alpha, copies, per_draw, _ = self.settings(data.n if n is None else n)
+        mechanism = OnlinePMW(data, alpha, per_draw, k=copies, n=n, rng=rng)
+        answers = []
+        for row in self.rows:
+            try:
+                answers.append(mechanism.answer(row))
+            except MechanismHalted:
+                answers.append(float(row @ mechanism.public_distribution))
+        return SimpleNamespace(answers=np.asarray(answers))
+
+
+def build_mechanisms(names: Sequence[str], workload: Workload, privacy: ApproxDP, solver: str,
+                     width_samples: int, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Callable[[int], float]]]:
+    """The mechanisms by name, and each one's bound on ``E[RMSE]`` as a function of ``n``."""
+    k = workload.num_queries
+    gaussian = GaussianMechanism(workload, privacy)
+    widths: dict[str, float] = {}
+    bodies = {"projection": "K_Q", "relaxed": "L"}
+    supports = {}
+    if "projection" in names:
+        supports["K_Q"] = workload
+    if "relaxed" in names:
+        supports["L"] = lambda G: relaxation_support(workload.domain, G).upper_bounds
+    if supports:
+        # The upper end of each width's interval: the bound must hold for the true width.
+        estimates = gaussian_widths(supports, k, width_samples, rng)
+        widths = {name: estimate.high for name, estimate in estimates.items()}
+        for name, estimate in estimates.items():
+            print(f"  l*({name}) = {estimate.estimate:.3f} (95% CI {estimate.low:.3f} .. {estimate.high:.3f}, "
+                  f"{width_samples} directions)")
+    mechanisms: dict[str, Any] = {}
+    bound_of: dict[str, Callable[[int], float]] = {}
+    for name in names:
+        if name == "gaussian":
+            mechanisms[name], bound_of[name] = gaussian, gaussian.noise_scale
+        elif name in bodies:
+            body = "hull" if name == "projection" else "relaxed"
+            mechanisms[name] = ProjectionMechanism(workload, privacy, solver=solver if body == "hull" else "auto",
+                                                   body=body)
+            width = widths[bodies[name]]
+            bound_of[name] = lambda n, width=width: bounds.projection_error(gaussian.noise_scale(n), k, width)
+        elif name == "factorization":
+            mechanism = FactorizationMechanism(workload, privacy, factorization_norm(workload))
+            mechanisms[name], bound_of[name] = mechanism, mechanism.expected_rmse
+        elif name == "offline_pmw":
+            mechanism = OfflinePMWForN(workload, privacy.epsilon)
+            mechanisms[name], bound_of[name] = mechanism, mechanism.bound
+        elif name == "online_pmw":
+            mechanism = OnlinePMWOnWorkload(workload, privacy.epsilon)
+            mechanisms[name], bound_of[name] = mechanism, mechanism.bound
+        else:
+            raise ValueError(f"--mechanisms: unknown mechanism {name!r}; expected some of {MECHANISMS}")
+    return mechanisms, bound_of
+
+
+def check_bounds(results: pd.DataFrame) -> pd.DataFrame:
+    """Rows where the measured mean RMSE is above its bound beyond its confidence interval."""
+    return results[results["rmse_ci_low"] > results["bound"]]
 
 
 def compare(results: pd.DataFrame) -> pd.DataFrame:
@@ -78,7 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trials", type=int, default=None, help="releases per mechanism and n (default 30)")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
-    parser.add_argument("--solver", default="auto", help="projection solver: auto, CLARABEL, ECOS, OSQP or SCS")
+    parser.add_argument("--solver", default="auto", help="projection solver: auto, fast, CLARABEL, ECOS, OSQP or SCS")
+    parser.add_argument("--mechanisms", type=lambda s: [p.strip() for p in s.split(",") if p.strip()],
+                        default=list(MECHANISMS), help="comma-separated, some of " + ",".join(MECHANISMS))
+    parser.add_argument("--width-samples", type=int, default=1000,
+                        help="Gaussian directions for the widths of K_Q and L in the projection bounds (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true",
                         help=f"sizes {','.join(map(str, QUICK_SIZES))} and 3 trials")
@@ -99,41 +268,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     if trials < 2:
         print("error_vs_n.py: error: --trials must be at least 2 (for a confidence interval)", file=sys.stderr)
         return 2
+    unknown = [name for name in args.mechanisms if name not in MECHANISMS]
+    if unknown or not args.mechanisms:
+        print(f"error_vs_n.py: error: --mechanisms: unknown {unknown}; expected some of {','.join(MECHANISMS)}",
+              file=sys.stderr)
+        return 2
     privacy = ApproxDP(args.epsilon, args.delta)
     workload = marginals(data.domain, 2)
-    gaussian = GaussianMechanism(workload, privacy)
-    mechanisms = {"gaussian": gaussian, "projection": ProjectionMechanism(workload, privacy, solver=args.solver)}
-
     print(f"error vs n: Adult, {len(data.domain)} binary attributes, {workload.num_queries} two-way marginal "
-          f"cells, {privacy}, replace-one neighbours, {trials} trials per n, solver {args.solver}", flush=True)
+          f"cells, {privacy} (PMW: {PureDP(args.epsilon)}), replace-one neighbours, {trials} trials per n, "
+          f"mechanisms {', '.join(args.mechanisms)}", flush=True)
     start = time.perf_counter()
-    results = error_vs_n(data, mechanisms, sizes, trials, np.random.default_rng(args.seed),
-                         progress=not args.no_progress)
-    results["gaussian_expected_rmse"] = results["n"].map(gaussian.expected_rmse)
+    rng = np.random.default_rng(args.seed)
+    mechanisms, bound_of = build_mechanisms(args.mechanisms, workload, privacy, args.solver, args.width_samples, rng)
+    results = error_vs_n(data, mechanisms, sizes, trials, rng, progress=not args.no_progress)
+    results["bound"] = [bound_of[name](int(n)) for name, n in zip(results["mechanism"], results["n"])]
+    if "gaussian" in mechanisms:
+        results["gaussian_expected_rmse"] = results["n"].map(mechanisms["gaussian"].expected_rmse)
     print(format_table(results))
-    table = compare(results)
     print()
-    print(format_comparison(table))
+    print(format_bounds(results))
 
-    below = bool(table["projection_below"].all())
-    monotone, violations = ratio_trend(table)
-    print()
-    failing = [int(n) for n in table.index[~table["projection_below"]]]
-    print(f"projection below Gaussian at every n (upper CI < lower CI): {'yes' if below else f'NO, at n={failing}'}")
-    print(f"ratio Gaussian/projection grows as n shrinks: {'yes' if monotone else 'no'} "
-          f"(from {table['ratio'].iloc[-1]:.2f} at n={table.index[-1]} to {table['ratio'].iloc[0]:.2f} "
-          f"at n={table.index[0]}"
-          + ("" if monotone else "; exceptions: " + ", ".join(f"ratio(n={a}) < ratio(n={b})" for a, b in violations))
-          + ")")
+    ok = True
+    if {"gaussian", "projection"} <= set(mechanisms):
+        table = compare(results)
+        print()
+        print(format_comparison(table))
+        below = bool(table["projection_below"].all())
+        monotone, violations = ratio_trend(table)
+        print()
+        failing = [int(n) for n in table.index[~table["projection_below"]]]
+        print(f"projection below Gaussian at every n (upper CI < lower CI): {'yes' if below else f'NO, at n={failing}'}")
+        print(f"ratio Gaussian/projection grows as n shrinks: {'yes' if monotone else 'no'} "
+              f"(from {table['ratio'].iloc[-1]:.2f} at n={table.index[-1]} to {table['ratio'].iloc[0]:.2f} "
+              f"at n={table.index[0]}"
+              + ("" if monotone else "; exceptions: " + ", ".join(f"ratio(n={a}) < ratio(n={b})" for a, b in violations))
+              + ")")
+        ok = below
+    above = check_bounds(results)
+    print("every mean RMSE below its bound (CI lower end <= bound): "
+          + ("yes" if above.empty else "NO: " + ", ".join(f"{r.mechanism} at n={r.n}" for r in above.itertuples())))
+    ok = ok and above.empty
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     results.to_csv(out, index=False)
     plot = out.with_suffix(".png")
-    plot_error_vs_n(results, str(plot), f"Adult 2-way marginals, {privacy}",
-                    bounds={"Gaussian E[RMSE] (closed form)": (sizes, [gaussian.expected_rmse(n) for n in sizes])})
+    curves = {f"{name} bound": (sizes, [bound_of[name](n) for n in sizes]) for name in mechanisms}
+    plot_error_vs_n(results, str(plot), f"Adult 2-way marginals, {privacy}", bounds=curves)
     print(f"\nwrote {out} and {plot} in {time.perf_counter() - start:.1f} s")
-    return 0 if below else 1
+    return 0 if ok else 1
+
+
+def format_bounds(results: pd.DataFrame) -> str:
+    """One row per mechanism and n: mean RMSE, its interval and the bound."""
+    header = f"{'mechanism':<14} {'n':>7} {'RMSE':>10} {'CI low':>10} {'CI high':>10} {'bound':>10}  below"
+    lines = [header, "-" * len(header)]
+    for row in results.sort_values(["mechanism", "n"]).itertuples():
+        lines.append(f"{row.mechanism:<14} {row.n:>7} {row.rmse_mean:>10.5f} {row.rmse_ci_low:>10.5f} "
+                     f"{row.rmse_ci_high:>10.5f} {row.bound:>10.5f}  {'yes' if row.rmse_ci_low <= row.bound else 'NO'}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
