@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .mechanisms import as_generator
 from .multiplicative_weights import MW_MAX_UNIVERSE, _check_alpha, _mw_log_step, mw_update_bound
-from .privacy import Neighbouring, PureDP, laplace_scale
-from .sparse_vector import BOTTOM, Bottom, MechanismHalted, Query, _PrivateData, _SparseVector
+from .privacy import Neighbouring
+from .sparse_vector import BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
 from .validation import check_positive_number
 from .workloads import check_positive_int
 
@@ -84,7 +83,7 @@ def online_pmw_accuracy(alpha: float, epsilon: float, n: int, num_queries: int, 
     return OnlineAccuracy(error=4.0 * alpha, failure_probability=min(1.0, failure))
 
 
-class OnlinePMW:
+class OnlinePMW(_SparseVectorMechanism):
     """The Hardt–Rothblum mechanism (seed 004, §4): interactive private multiplicative weights.
 
     Components, as in the seed's diagram:
@@ -158,48 +157,14 @@ class OnlinePMW:
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  max_universe: int = MW_MAX_UNIVERSE) -> None:
         self.alpha = _check_alpha(alpha, ONLINE_MAX_ALPHA, "the update band 2 alpha must fit in [0, 1]")
-        self.epsilon = check_positive_number("epsilon", epsilon)
-        if k is not None:
-            k = check_positive_int("k", k)
-        self.neighbouring = Neighbouring.parse(neighbouring)
-        max_universe = check_positive_int("max_universe", max_universe)
-        generator = as_generator(rng)
-        self._data = _PrivateData(data_or_histogram, n, max_universe)
-        self.n = self._data.n
-        m = self._data.universe_size
-        self.k = mw_update_bound(m, self.alpha) + 1 if k is None else k
-        self.scale = laplace_scale(1.0 / self.n, self.epsilon)
-        self._engine = _SparseVector(3.0 * self.alpha, self.scale, self.k, generator)
-        self._log_y = np.full(m, -math.log(m))
-        self._transcript: list[float | Bottom] = []
-
-    @property
-    def privacy(self) -> PureDP:
-        """``PureDP(4 k epsilon)``: ``4 epsilon`` per copy of Apx, Theorem 2 over ``k`` copies."""
-        return PureDP(4 * self.k * self.epsilon)
-
-    @property
-    def universe_size(self) -> int:
-        return self._data.universe_size
+        self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, 3.0 * self.alpha,
+                    default_k=lambda m: mw_update_bound(m, self.alpha) + 1)
+        self._log_y = np.full(self.universe_size, -math.log(self.universe_size))
 
     @property
     def updates(self) -> int:
         """MW updates (numerical answers) so far."""
         return self._engine.halts
-
-    @property
-    def remaining(self) -> int:
-        """Updates left before the mechanism halts."""
-        return self.k - self._engine.halts
-
-    @property
-    def halted(self) -> bool:
-        return self._engine.halted
-
-    @property
-    def transcript(self) -> tuple[float | Bottom, ...]:
-        """What the inquirer has seen: per query :data:`BOTTOM` or the released noisy number."""
-        return tuple(self._transcript)
 
     @property
     def public_distribution(self) -> np.ndarray:

@@ -150,7 +150,56 @@ def _check_threshold(value: Any) -> float:
 Query = np.ndarray | Callable[..., Any]
 
 
-class ThresholdK:
+class _SparseVectorMechanism:
+    """What :class:`ThresholdK` and :class:`~projmech.online_pmw.OnlinePMW` share: the private
+    data, Laplace noise of scale ``1/(epsilon n)``, ``k`` copies of a sparse-vector test, the
+    transcript and the guarantee ``PureDP(4 k epsilon)`` (4 epsilon per copy, Theorem 2 over k)."""
+
+    def _start(self, data_or_histogram: Any, epsilon: float, k: int | None, n: int | None,
+               rng: np.random.Generator | int | None, neighbouring: Neighbouring | str, max_universe: int,
+               threshold: float, default_k: Callable[[int], int] | None = None) -> None:
+        """Validate the shared arguments (before any data is touched), then set up the state;
+        ``k=None`` takes ``default_k(universe size)``."""
+        self.epsilon = check_positive_number("epsilon", epsilon)
+        if k is not None or default_k is None:
+            k = check_positive_int("k", k)
+        self.neighbouring = Neighbouring.parse(neighbouring)
+        max_universe = check_positive_int("max_universe", max_universe)
+        generator = as_generator(rng)
+        self._data = _PrivateData(data_or_histogram, n, max_universe)
+        self.n = self._data.n
+        self.k = default_k(self._data.universe_size) if k is None else k
+        # One answer moves by at most 1/n (rows in [0, 1]): b = (1/n)/epsilon.
+        self.scale = laplace_scale(1.0 / self.n, self.epsilon)
+        self._engine = _SparseVector(threshold, self.scale, self.k, generator)
+        self._transcript: list[float | Bottom] = []
+
+    @property
+    def privacy(self) -> PureDP:
+        """``PureDP(4 k epsilon)``: ``4 epsilon`` per copy (seed 004, Lemma 1, or its analogue in
+        the class docstring) and Theorem 2 of seed 004 over ``k`` copies."""
+        return PureDP(4 * self.k * self.epsilon)
+
+    @property
+    def universe_size(self) -> int:
+        return self._data.universe_size
+
+    @property
+    def remaining(self) -> int:
+        """Numerical answers (copies) left before the mechanism halts."""
+        return self.k - self._engine.halts
+
+    @property
+    def halted(self) -> bool:
+        return self._engine.halted
+
+    @property
+    def transcript(self) -> tuple[float | Bottom, ...]:
+        """What the inquirer has seen: one entry per query, :data:`BOTTOM` or a noisy number."""
+        return tuple(self._transcript)
+
+
+class ThresholdK(_SparseVectorMechanism):
     """``Thr_t^k``: the k-fold product of the threshold mechanism (seed 004, §1, Theorem 2).
 
     It emulates a fresh, independent copy of ``Thr_t`` until that copy halts, ``k`` times:
@@ -198,45 +247,12 @@ class ThresholdK:
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  max_universe: int = MW_MAX_UNIVERSE) -> None:
         self.threshold = _check_threshold(threshold)
-        self.epsilon = check_positive_number("epsilon", epsilon)
-        self.k = check_positive_int("k", k)
-        self.neighbouring = Neighbouring.parse(neighbouring)
-        max_universe = check_positive_int("max_universe", max_universe)
-        generator = as_generator(rng)
-        self._data = _PrivateData(data_or_histogram, n, max_universe)
-        self.n = self._data.n
-        # One answer moves by at most 1/n (rows in [0, 1]): b = (1/n)/epsilon.
-        self.scale = laplace_scale(1.0 / self.n, self.epsilon)
-        self._engine = _SparseVector(self.threshold, self.scale, self.k, generator)
-        self._transcript: list[float | Bottom] = []
-
-    @property
-    def privacy(self) -> PureDP:
-        """``PureDP(4 k epsilon)``: Lemma 1 (``4 epsilon`` per copy) and Theorem 2 of seed 004."""
-        return PureDP(4 * self.k * self.epsilon)
-
-    @property
-    def universe_size(self) -> int:
-        return self._data.universe_size
+        self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, self.threshold)
 
     @property
     def answered(self) -> int:
         """Numerical (above-threshold) answers given so far."""
         return self._engine.halts
-
-    @property
-    def remaining(self) -> int:
-        """Numerical answers left before the mechanism halts."""
-        return self.k - self._engine.halts
-
-    @property
-    def halted(self) -> bool:
-        return self._engine.halted
-
-    @property
-    def transcript(self) -> tuple[float | Bottom, ...]:
-        """What the inquirer has seen: one entry per query, :data:`BOTTOM` or a noisy number."""
-        return tuple(self._transcript)
 
     def answer(self, query: Query) -> float | Bottom:
         """Answer one averaging query: :data:`BOTTOM` or a noisy number (a fraction of ``n``).
