@@ -99,6 +99,15 @@ def _universe_radius(k: int, radius: float | None) -> float:
     return math.sqrt(k) if radius is None else check_nonnegative_number("radius", radius)
 
 
+def _finite_class_width(k: Any, universe_size: Any, radius: float | None, points_per_element: int) -> float:
+    """The finite-class width bound ``R √(2 ln |S|)`` (:func:`finite_set_width_bound`) for
+    ``|S| = points_per_element * universe_size`` points of norm at most ``R`` (default ``√k``):
+    1 point per element for ``K_Q``, 2 (``±c_j``) for the symmetric width of Theorem 3.1."""
+    k = check_positive_int("k", k)
+    universe_size = check_positive_int("universe_size", universe_size)
+    return finite_set_width_bound(points_per_element * universe_size, _universe_radius(k, radius))
+
+
 def _smallest_n(error_at: Callable[[int], float], alpha: float, estimate: float) -> int:
     """The smallest integer ``n >= 1`` with ``error_at(n) <= alpha``, for a non-increasing ``error_at``.
 
@@ -304,10 +313,7 @@ def projection_error_worst_case(sigma: float, k: int, universe_size: int, radius
     -------
     float
     """
-    k = check_positive_int("k", k)
-    universe_size = check_positive_int("universe_size", universe_size)
-    width = finite_set_width_bound(universe_size, _universe_radius(k, radius))
-    return projection_error(sigma, k, width)
+    return projection_error(sigma, k, _finite_class_width(k, universe_size, radius, 1))
 
 
 def projection_worst_case_min_n(alpha: float, sigma_times_n: float, k: int, universe_size: int,
@@ -331,10 +337,7 @@ def projection_worst_case_min_n(alpha: float, sigma_times_n: float, k: int, univ
     -------
     int
     """
-    k = check_positive_int("k", k)
-    universe_size = check_positive_int("universe_size", universe_size)
-    width = finite_set_width_bound(universe_size, _universe_radius(k, radius))
-    return projection_min_n(alpha, sigma_times_n, k, width)
+    return projection_min_n(alpha, sigma_times_n, k, _finite_class_width(k, universe_size, radius, 1))
 
 
 def ntz_projection_error(sigma: float, k: int, symmetric_width: float) -> float:
@@ -431,10 +434,7 @@ def ntz_projection_error_worst_case(sigma: float, k: int, universe_size: int,
     -------
     float
     """
-    k = check_positive_int("k", k)
-    universe_size = check_positive_int("universe_size", universe_size)
-    width = finite_set_width_bound(2 * universe_size, _universe_radius(k, radius))
-    return ntz_projection_error(sigma, k, width)
+    return ntz_projection_error(sigma, k, _finite_class_width(k, universe_size, radius, 2))
 
 
 def ntz_projection_worst_case_min_n(alpha: float, sigma_times_n: float, k: int, universe_size: int,
@@ -456,7 +456,4 @@ def ntz_projection_worst_case_min_n(alpha: float, sigma_times_n: float, k: int, 
     -------
     int
     """
-    k = check_positive_int("k", k)
-    universe_size = check_positive_int("universe_size", universe_size)
-    width = finite_set_width_bound(2 * universe_size, _universe_radius(k, radius))
-    return ntz_projection_min_n(alpha, sigma_times_n, k, width)
+    return ntz_projection_min_n(alpha, sigma_times_n, k, _finite_class_width(k, universe_size, radius, 2))
