@@ -173,8 +173,10 @@ def active_set_projection(
 
 
 def _smallest(values: np.ndarray, count: int, exclude: np.ndarray) -> np.ndarray:
-    """Indices of the ``count`` smallest finite ``values`` not in ``exclude``, in increasing value."""
-    values = values.copy()
+    """Indices of the ``count`` smallest finite ``values`` not in ``exclude``, in increasing value.
+
+    ``values`` is overwritten (``inf`` at ``exclude``): both callers pass a fresh array of size
+    ``m``, which a copy would only duplicate once per iteration."""
     values[exclude] = np.inf
     count = min(count, values.size)
     chosen = np.argpartition(values, count - 1)[:count]
