@@ -21,7 +21,18 @@ import scipy.sparse as sp
 from .privacy import ApproxDP, Neighbouring, ZCDP, gaussian_sigma
 from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
 
-__all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy"]
+__all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
+           "RESIDUAL_RTOL"]
+
+#: Default tolerance of :meth:`Factorization.defect` on ``R M = F + E``, relative to
+#: ``||F||_{1->2}``: an implicit workload's residual comes from its Gram matrix and resolves
+#: only down to about ``1e-8 ||F||_{1->2}`` (see :attr:`Factorization.residual`).
+RESIDUAL_RTOL = 1e-6
+
+#: ``gamma^2 / lower_bound^2 - 1`` below ``-_BOUND_SLACK`` means a lower bound above the
+#: factorization's own gamma: an invalid bound, not rounding (both are rounded to about 1e-13
+#: relative: eigenvalues of an ``m x m`` matrix, ``m`` up to 4096).
+_BOUND_SLACK = 1e-9
 
 
 def _dense(matrix: Any) -> np.ndarray:
@@ -124,15 +135,14 @@ class Factorization:
         ------
         ValueError
             If ``F`` is not in the row space of ``M`` (``||F M^+ M - F||_{1->2}`` above
-            ``rtol * max(1, ||F||_{1->2})``): no reconstruction answers the workload exactly.
+            ``rtol * ||F||_{1->2}``, see :meth:`defect`): no reconstruction answers the workload
+            exactly.
         """
         fact = cls(workload, strategy)
-        scale = max(1.0, fact.workload.column_norm(2))
-        if fact.residual > rtol * scale:
-            raise ValueError(
-                f"strategy: the workload is not in its row space (||F M^+ M - F||_1->2 = {fact.residual:.3e}); "
-                "no reconstruction R gives R M = F"
-            )
+        defect = fact.defect(rtol)
+        if defect is not None:
+            raise ValueError(f"strategy: the workload is not in its row space ({defect}); "
+                             "no reconstruction R gives R M = F")
         return fact
 
     @property
@@ -199,6 +209,40 @@ class Factorization:
             return column_norm(_dense(self.workload.matrix @ complement))
         squares = np.sum(complement * (self._gram @ complement), axis=0)
         return float(np.sqrt(max(0.0, squares.max())))
+
+    def defect(self, rtol: float = RESIDUAL_RTOL) -> str | None:
+        """The final check of a factorization before it is returned: why it fails, or None.
+
+        From the factors alone: M (and an explicit R) finite; ``R M = F + E`` (``E = 0`` for an
+        exact factorization) to ``rtol * ||F||_{1->2}`` -- relative, so that a workload scaled
+        by ``1e-8`` is held to the same standard as one of norm 1; ``gamma``, recomputed from M
+        and R, finite; and a lower bound, when there is one, at most ``gamma`` (up to
+        ``_BOUND_SLACK`` on ``gamma^2``), so that :attr:`relative_gap` certifies something.
+
+        Parameters
+        ----------
+        rtol : float
+            Tolerance on ``||R M - F - E||_{1->2} / ||F||_{1->2}``.
+        """
+        if not np.all(np.isfinite(self.strategy)) or (
+                self._reconstruction is not None and not np.all(np.isfinite(self._reconstruction))):
+            return "non-finite factors"
+        # ||F||_{1->2} from the Gram matrix when the optimizer passed it (an implicit workload
+        # without a closed form would otherwise build it again), else from the workload.
+        gram = self.__dict__.get("_gram")
+        norm = math.sqrt(max(0.0, float(np.max(np.diag(gram))))) if gram is not None else self.workload.column_norm(2)
+        if self.perturbation is None:
+            residual = self.residual
+        else:
+            target = _dense(self.workload.matrix) + self.perturbation
+            residual = column_norm(self._reconstruction @ self.strategy - target)
+        if not residual <= rtol * norm:
+            return f"||R M - F||_1->2 = {residual:.3e} > {rtol:g} ||F||_1->2 = {rtol * norm:.3e}"
+        if not math.isfinite(self.gamma):
+            return f"gamma recomputed from the factors is {self.gamma}"
+        if self.lower_bound is not None and not self.relative_gap >= -_BOUND_SLACK:
+            return f"lower bound {self.lower_bound:.12g} exceeds gamma {self.gamma:.12g} of the factors"
+        return None
 
     @property
     def relative_gap(self) -> float | None:

@@ -393,10 +393,6 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, solver: str,
     )
 
 
-def _certified(fact: Factorization, tol: float, residual_tol: float) -> bool:
-    return fact.residual <= residual_tol and fact.relative_gap is not None and fact.relative_gap <= tol
-
-
 def factorization_norm(
     workload: Workload | Any,
     method: str = "auto",
@@ -439,8 +435,10 @@ def factorization_norm(
     Raises
     ------
     FactorizationError
-        If no method certified ``tol`` with a residual ``<= 1e-6 max(1, ||F||_{1->2})``; the
-        best factorization found is attached as ``error.best``.
+        If no method certified ``tol`` and passed the final check
+        (:meth:`~projmech.Factorization.defect`: ``||R M - F||_{1->2} <= 1e-6 ||F||_{1->2}``, a
+        finite ``gamma`` recomputed from the factors, ``lower_bound <= gamma``); the best
+        factorization that passed the check is attached as ``error.best``.
     """
     workload = as_workload(workload)
     if method not in METHODS:
@@ -454,7 +452,6 @@ def factorization_norm(
     m = workload.universe_size
     if not np.any(gram):
         raise ValueError("workload: F is zero; there is nothing to factorize")
-    residual_tol = 1e-6 * max(1.0, math.sqrt(float(np.max(np.diag(gram)))))
 
     attempts: list[str] = []
     candidates: list[Factorization] = []
@@ -469,13 +466,17 @@ def factorization_norm(
         except FactorizationError as error:
             attempts.extend(error.attempts)
             continue
+        # The final check (R M = F, gamma from the factors, bound <= gamma) before any return.
+        defect = fact.defect()
+        line = f"{fact.method}: status={fact.status} gap={fact.relative_gap:.2e} residual={fact.residual:.1e}"
+        attempts.append(line if defect is None else f"{line} rejected: {defect}")
+        if defect is not None:
+            continue
         candidates.append(fact)
-        attempts.append(f"{fact.method}: status={fact.status} gap={fact.relative_gap:.2e} residual={fact.residual:.1e}")
-        if _certified(fact, tol, residual_tol):
+        if fact.relative_gap <= tol:
             fact.attempts = attempts
             return fact
-    exact = [fact for fact in candidates if fact.residual <= residual_tol]
-    best = min(exact, key=lambda fact: fact.relative_gap) if exact else None
+    best = min(candidates, key=lambda fact: fact.relative_gap) if candidates else None
     raise FactorizationError(
         f"factorization_norm: no method certified a relative gap <= {tol:g}: " + "; ".join(attempts), best, attempts
     )
@@ -528,6 +529,13 @@ def approximate_factorization_norm(
         Needs the explicit matrix (E has its shape): ``k * m`` at most ``max_entries``.
     alpha : float
         ``>= 0``.
+
+    Raises
+    ------
+    FactorizationError
+        If the solver returns no solution, or its factorization fails the final check
+        (:meth:`~projmech.Factorization.defect`: ``R M = F + E``, a finite ``gamma`` from the
+        factors, ``lower_bound <= gamma``).
     """
     import cvxpy as cp
 
@@ -566,8 +574,13 @@ def approximate_factorization_norm(
     # (gamma_alpha only decreases with alpha), which keeps it a bound on what is reported.
     achieved = max(alpha, float(np.linalg.norm(realized, axis=0).max()) / math.sqrt(k))
     q = _weights_from_dual(diagonal.dual_value, m)
-    return Factorization(
+    fact = Factorization(
         workload, strategy, reconstruction, strategy_pinv=pinv, perturbation=realized,
         lower_bound=approximate_lower_bound(F, achieved, q), method=f"approximate-sdp/{solver}", status=status,
         solve_time=time.perf_counter() - start,
     )
+    defect = fact.defect()
+    if defect is not None:
+        raise FactorizationError(f"approximate sdp: {solver}'s factorization failed the final check: {defect}",
+                                 None, [f"approximate-sdp/{solver}: {status} rejected: {defect}"])
+    return fact

@@ -221,3 +221,23 @@ def test_a_user_built_implicit_workload_with_an_adjoint():
     lower, reference = reference_projection(F, y)
     assert result.objective - lower <= result.gap + 1e-11
     np.testing.assert_allclose(result.answers, reference, atol=1e-5)
+
+
+@pytest.mark.parametrize("c", [1e-6, 1.0, 1e4, 1e8])
+def test_scaled_columns_keep_a_nonempty_corral_and_the_same_steps(c):
+    """``c F``, ``c y`` for columns of norm up to 1e8: the KKT solves of Wolfe's method must not
+    turn ill-conditioned (at c = 1e4 the unscaled system ``[[1e8, 1], [1, 0]]`` was declared
+    singular and the only corral point dropped, leaving an empty witness with gap 0). The
+    projection is the same at every scale, scaled by c (the witness need not be: F has
+    duplicate columns, and rounding breaks the tie differently at each c)."""
+    workload, y = random_instance(8, 40, 15)
+    F = workload.toarray()
+    unit = active_set_projection(workload, y, lambda f: 1e-12 * max(f, 1e-6))
+    scaled = active_set_projection(pm.Workload(c * F), c * y, lambda f: 1e-12 * c**2 * max(f / c**2, 1e-6))
+    assert scaled.converged and scaled.support.size >= 1
+    assert np.all(scaled.weights > 0) and scaled.weights.sum() == pytest.approx(1.0, abs=1e-13)
+    np.testing.assert_allclose(scaled.answers, c * F[:, scaled.support] @ scaled.weights, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(scaled.answers / c, unit.answers, rtol=0, atol=1e-9)
+    lower, reference = reference_projection(F, y)
+    assert scaled.objective / c**2 - lower <= scaled.gap / c**2 + 1e-11
+    np.testing.assert_allclose(scaled.answers / c, reference, atol=1e-5)

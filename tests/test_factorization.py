@@ -78,9 +78,21 @@ def test_tree_reconstruction_matches_independent_least_squares():
     assert fact.gamma < Factorization.from_strategy(F, identity_strategy(8)).gamma
 
 
-def test_strategy_outside_row_space_is_refused():
+@pytest.mark.parametrize("c", [1e-9, 1.0, 1e6])
+def test_strategy_outside_row_space_is_refused(c):
+    # At c = 1e-9, ||F M^+ M - F|| is about 1e-9: the whole of F, yet below an absolute
+    # tolerance of 1e-7; the tolerance is relative to ||F||_{1->2}.
     with pytest.raises(ValueError, match="row space"):
-        Factorization.from_strategy(pm.prefix(4), total_strategy(4))
+        Factorization.from_strategy(c * pm.prefix(4).toarray(), total_strategy(4))
+
+
+@pytest.mark.parametrize("c", [1e-9, 1.0, 1e6])
+def test_a_scaled_workload_in_the_row_space_is_accepted(c):
+    F = c * pm.prefix(8).toarray()
+    fact = Factorization.from_strategy(F, hierarchical_strategy(8, 2))
+    assert fact.defect() is None
+    R = F @ np.linalg.pinv(hierarchical_strategy(8, 2))  # independent reconstruction
+    assert fact.gamma == pytest.approx(np.linalg.norm(R) * 2.0 / math.sqrt(8), rel=1e-9)  # ||tree||_1->2 = 2
 
 
 @pytest.mark.parametrize(

@@ -416,6 +416,21 @@ def test_points_of_the_hull_are_fixed_points(instance):
     np.testing.assert_allclose(result.answers, a, atol=1e-6)
 
 
+@pytest.mark.parametrize("solver", ALL_SOLVERS)
+def test_reported_gap_is_the_gap_of_the_returned_witness(solver):
+    """The certificate is recomputed from the returned witness, whatever the solver: the gap
+    ``w.g - min g`` with ``g = F^T (F w - y)`` computed here by numpy over the whole universe."""
+    rng = np.random.default_rng(21)
+    F = pm.random_queries(5, 30, rng).toarray()
+    y = F @ random_simplex(rng, 30) + rng.normal(0.0, 0.3, 5)
+    result = project_to_hull(F, y, solver=solver, tol=1e-6)
+    w = dense_weights(result)
+    g = F.T @ (F @ w - y)
+    assert result.gap == pytest.approx(float(w @ g - g.min()), rel=1e-6, abs=1e-13 * np.abs(g).max())
+    assert result.tolerance == pytest.approx(1e-6 * max(0.5 * float(np.sum((F @ w - y) ** 2)) - result.gap, 1.0))
+    assert_valid_result(result, F, y)
+
+
 # --------------------------------------------------------------------------------------------
 # Failure reporting
 # --------------------------------------------------------------------------------------------
@@ -458,21 +473,30 @@ def test_auto_falls_back_to_the_next_solver(monkeypatch):
 
 @pytest.mark.parametrize(
     "m, documented_order",
-    [(6, ["CLARABEL", "SCS", "ECOS", "OSQP"]), (2048, ["fast", "SCS", "CLARABEL", "ECOS", "OSQP"])],
+    [(6, ["CLARABEL", "SCS", "ECOS", "OSQP", "fast"]), (2048, ["fast", "SCS", "CLARABEL", "ECOS", "OSQP"])],
 )
 def test_auto_raises_when_every_solver_fails(monkeypatch, m, documented_order):
-    """"auto" tries every solver in the documented order (the active-set solver from m = 1024,
-    then SCS first from m = 2048) and reports all."""
+    """"auto" tries every solver in the documented order (the active-set solver first from
+    m = 1024 and last below, then SCS first from m = 2048) and reports all."""
     rng = np.random.default_rng(10)
     F = rng.integers(0, 2, size=(4, m)).astype(float)
     y = rng.normal(0.5, 1.0, size=4)
     crippled = {"CLARABEL": {"max_iter": 1}, "ECOS": {"max_iters": 1}, "OSQP": {"max_iter": 1}, "SCS": {"max_iters": 2}}
     monkeypatch.setattr(hull, "_SOLVER_OPTIONS", crippled)
-    with pytest.raises(ProjectionError) as info:
-        # No floating-point gap meets 1e-300: the active-set solver stops unconverged.
-        project_to_hull(F, y, tol=1e-300, max_iterations=1)
-    assert [name for name, _ in info.value.attempts] == documented_order
-    for name, outcome in info.value.attempts:
+    if m >= 1024:
+        with pytest.raises(ProjectionError) as info:
+            # No floating-point gap meets 1e-300: the active-set solver stops unconverged.
+            project_to_hull(F, y, tol=1e-300, max_iterations=1)
+        attempts = info.value.attempts
+    else:
+        # On 6 cells the active-set solver, tried last, solves the problem exactly (gap 0).
+        result = project_to_hull(F, y, tol=1e-300, max_iterations=1)
+        attempts = result.attempts
+        assert attempts[-1] == ("fast", "accepted") and result.gap == 0.0
+        attempts = attempts[:-1]
+    assert [name for name, _ in attempts] == documented_order[:len(attempts)]
+    assert len(attempts) == len(documented_order) - (m < 1024)
+    for name, outcome in attempts:
         assert outcome.startswith("stopped after 1 iterations" if name == "fast" else "status "), outcome
 
 
@@ -588,3 +612,15 @@ def test_gap_keeps_precision_for_accurate_solutions():
     y = np.array([2e6, 0.0])
     gap = frank_wolfe_gap(F, y, np.array([1.0, 0.0]))
     assert 0.0 <= gap <= 1e-3
+
+
+def test_auto_falls_back_to_the_active_set_on_badly_scaled_small_problems():
+    """Columns of norm 1e8 on 8 cells: the CVXPY solvers fail the certificate, the active-set
+    solver (tried last below 1024 cells) certifies it; the reference is the scale-free problem."""
+    rng = np.random.default_rng(3)
+    F = rng.integers(0, 2, size=(4, 8)).astype(float)
+    y = rng.normal(0.5, 1.0, size=4)
+    scaled = project_to_hull(1e8 * F, 1e8 * y)
+    reference = project_to_hull(F, y, solver="CLARABEL", tol=1e-10)
+    np.testing.assert_allclose(scaled.answers / 1e8, reference.answers, atol=1e-6)
+    assert scaled.attempts[-1] == (scaled.solver, "accepted")

@@ -55,6 +55,10 @@ _MIN_BATCH = 16
 #: A weight below this (relative to 1) is a numerical zero in the minor cycle of Wolfe's method.
 _WEIGHT_FLOOR = 1e-14
 
+#: Wolfe's method stops when no point improves the objective by more than this, relative to
+#: the size of the quadratic form (``max(||y||^2, max |F^T F|)``): a few hundred roundings.
+_RESOLUTION = 1e-13
+
 
 @dataclass(frozen=True)
 class ActiveSetOutcome:
@@ -211,10 +215,13 @@ def _wolfe(hessian: np.ndarray, linear: np.ndarray, constant: float, corral: lis
     The starting corral need not be affinely independent: a first minor cycle repairs it.
     """
     size = linear.size
-    scale = max(1.0, constant, float(np.abs(hessian).max()))
     # Exact arithmetic ends when no point improves; in floating point that is "improves by
-    # less than rounding", relative to the size of the quadratic form.
-    resolution = 1e-13 * scale
+    # less than rounding", relative to the size of the quadratic form. The gradient
+    # F^T (F w - y) is rounded to about eps * max(||F_j||^2, ||F_j|| ||y||) <= eps * scale: no
+    # absolute floor, so that c F and c y take the same steps for every c (a floor of 1 would
+    # stop the method at once when ||F||^2 is far below 1).
+    scale = max(constant, float(np.abs(hessian).max()))
+    resolution = _RESOLUTION * scale
     corral, weights = _minor_cycles(hessian, linear, corral, weights, added=None)
     for _ in range(10 * size + 100):
         gradient = hessian[:, corral] @ weights - linear
@@ -228,18 +235,24 @@ def _wolfe(hessian: np.ndarray, linear: np.ndarray, constant: float, corral: lis
 
 def _minor_cycles(hessian: np.ndarray, linear: np.ndarray, corral: list[int], weights: np.ndarray,
                   added: int | None) -> tuple[list[int], np.ndarray]:
-    """Move to the affine minimizer of the corral, dropping points until its weights are positive."""
+    """Move to the affine minimizer of the corral, dropping points until its weights are positive.
+
+    The corral never becomes empty: a single point is its own affine minimizer (weight 1), and
+    an affinely dependent corral drops only its newcomer, never its last point."""
     while True:
+        if len(corral) == 1:
+            return corral, np.ones(1)
         affine = _affine_minimizer(hessian, linear, corral)
         if affine is not None and affine.min() > _WEIGHT_FLOOR:
-            return corral, affine
+            # The KKT solve meets sum(w) = 1 only to its rounding; the witness must meet it exactly.
+            return corral, affine / affine.sum()
         if affine is None:
             # Affinely dependent corral (only a numerically degenerate entering point makes
             # one): keep the current point and drop the newcomer.
             drop = corral.index(added) if added in corral else len(corral) - 1
             keep = [i for i in range(len(corral)) if i != drop]
             corral = [corral[i] for i in keep]
-            weights = weights[keep]
+            weights = weights[keep]  # positive: the newcomer entered at 0, the rest are kept > 0
             return corral, weights / weights.sum()
         # Walk from the current weights toward the affine minimizer until a weight hits zero.
         falling = affine < weights
@@ -248,24 +261,35 @@ def _minor_cycles(hessian: np.ndarray, linear: np.ndarray, corral: list[int], we
         step = min(1.0, float(ratios.min()))
         weights = weights + step * (affine - weights)
         keep = weights > _WEIGHT_FLOOR
+        # The new weights still sum to 1, so the largest (>= 1/size) stays: the corral keeps a point.
         if keep.all():  # step 1 with a zero affine weight: drop the smallest
             keep[int(np.argmin(weights))] = False
         corral = [j for j, kept in zip(corral, keep) if kept]
         weights = np.clip(weights[keep], 0.0, None)
         weights /= weights.sum()
-        if len(corral) == 1:
-            return corral, np.ones(1)
 
 
 def _affine_minimizer(hessian: np.ndarray, linear: np.ndarray, corral: list[int]) -> np.ndarray | None:
     """Minimizer of ``(1/2) w^T H w - b^T w`` over the affine hull ``sum(w) = 1`` of the corral,
-    from its KKT system; ``None`` when the system is singular."""
+    from its KKT system; ``None`` when the system is singular.
+
+    The system is ``[[H_C, s 1], [s 1^T, 0]] (w, mu / s) = (b_C, s)`` with ``s = max diag(H_C)``
+    (``>= max |H_C|`` by Cauchy-Schwarz): ``s`` times ``[[H_C / s, 1], [1^T, 0]]``, whose entries
+    are at most 1 whatever the scale of F. With the plain border ``1``, the conditioning grew
+    with the scale: columns of norm 1e4 (``||F_j||^2 = 1e8``) gave a condition number near
+    ``1/eps`` for any geometry, and a well-posed corral of one or two points was declared
+    singular. Scaled, ``c F`` and ``c y`` give the same system up to the factor ``c^2`` for every
+    ``c > 0``. Scaling the border costs ``O(|C|)``, dividing ``H_C`` would cost ``O(|C|^2)``.
+    """
     size = len(corral)
+    scale = float(hessian[corral, corral].max())
+    if not scale > 0:  # every column of the corral is 0: any weights are optimal
+        scale = 1.0
     system = np.empty((size + 1, size + 1))
     system[:size, :size] = hessian[np.ix_(corral, corral)]
-    system[:size, size] = system[size, :size] = 1.0
+    system[:size, size] = system[size, :size] = scale
     system[size, size] = 0.0
-    right = np.append(linear[corral], 1.0)
+    right = np.append(linear[corral], scale)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", scipy.linalg.LinAlgWarning)

@@ -6,9 +6,12 @@ The projection of noisy answers ``y`` is ``F w*`` where ``w*`` solves
     minimize  (1/2) ||F w - y||_2^2   subject to  w >= 0,  sum(w) = 1,
 
 (seed 000, Algorithm 1, step 2; seed 001, eq. 42). The solver's raw output is never trusted:
-its ``w`` is made exactly feasible (clipped at 0 and renormalized) and the result is certified by
-the Frank–Wolfe duality gap of that feasible point, which bounds its suboptimality whatever
-solver produced it.
+a CVXPY solver's ``w`` is made exactly feasible (clipped at 0 and renormalized), and every
+witness, the active-set solver's included, passes one final check before it is returned
+(:func:`_check_projection`): ``w >= 0``, ``sum(w) = 1``, the answers recomputed as ``F w``
+through the workload's own products, and the Frank–Wolfe duality gap of ``w`` from a fresh
+gradient over the whole universe, which bounds its suboptimality whatever solver produced it.
+A witness that fails is a failed attempt, like a solver error: the next solver is tried.
 
 Tolerance: every solver is held to the same rule, ``gap <= tol * max(f_low, scale)`` with
 ``f_low = f(w) - gap`` a certified lower bound on the optimal objective: ``tol`` bounds the
@@ -35,6 +38,7 @@ import scipy.sparse as sp
 
 from ..validation import check_positive_number
 from ..workloads import Workload, as_query_matrix
+from .solvers import installed_solvers
 from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 
 __all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS",
@@ -74,6 +78,17 @@ NOISE_TOL = 1e-4
 #: Least ``scale`` of the tolerance: as ``sigma -> 0`` (nearly noiseless answers) the threshold
 #: would fall below the rounding error of the gap itself (about 1e-16), which no solver meets.
 _SCALE_FLOOR = 1e-8
+
+#: The final check's tolerance on ``|sum(w) - 1|``. Every solver's witness is normalized by its
+#: sum, so each weight carries a relative rounding error of about eps and the sum of up to 2^22
+#: of them (pairwise) about ``22 eps``: 1e-10 leaves four orders of magnitude of slack, and
+#: still rejects any witness that is not a distribution (the audit's empty one summed to 0).
+_SUM_TOL = 1e-10
+
+#: The final check's tolerance on the solver's own answers against ``F w`` recomputed through
+#: the workload's products, relative to ``max_i (|F| w)_i`` (which bounds the rounding error of
+#: either sum, about eps times the number of terms, times that).
+_ANSWER_RTOL = 1e-9
 
 #: Per-solver settings: tight tolerances, because the certificate below is checked afterwards
 #: and a loose solve would only be rejected.
@@ -176,7 +191,11 @@ def frank_wolfe_gap(F: Any, y: np.ndarray, weights: np.ndarray) -> float:
     ``f(w) - f(w*) <= g.(w - w*) <= g.w - min_j g_j``, so the gap certifies suboptimality.
     """
     residual = np.asarray(F @ weights).ravel() - y
-    gradient = np.asarray(F.T @ residual).ravel()
+    return _gap(weights, np.asarray(F.T @ residual).ravel())
+
+
+def _gap(weights: np.ndarray, gradient: np.ndarray) -> float:
+    """``w.g - min g`` for a simplex point ``w`` and the gradient ``g`` there."""
     # w.(g - min g) rather than g.w - min g: the difference of two numbers of size ||g||_inf
     # would lose the tiny gaps of accurate solutions to cancellation.
     return float(weights @ (gradient - gradient.min()))
@@ -319,77 +338,151 @@ def project_to_hull(
     per_solver = _options_by_solver(solver_options, cvxpy_order, auto=solver == "auto") if cvxpy_order else {}
     if solver_options is not None and not cvxpy_order:
         raise ValueError("solver_options: the 'fast' solver takes no CVXPY options (see max_iterations)")
+    # The workload's own products (F w, F^T r) for the fast solver and for the final check.
+    operator = workload if workload is not None else Workload(matrix)
     attempts: list[tuple[str, str]] = []
     for name in order:
-        if name == FAST:
-            operator = workload if workload is not None else Workload(matrix)
-            outcome = active_set_projection(operator, point, threshold, warm_start=warm,
-                                            max_iterations=int(max_iterations), progress=progress)
-            if not outcome.converged:
-                attempts.append((name, f"stopped after {outcome.iterations} iterations, certified gap "
-                                       f"{outcome.gap:.2e} > {outcome.threshold:.2e}"))
-                continue
-            attempts.append((name, "accepted"))
-            return ProjectionResult(
-                answers=outcome.answers,
-                weights=sp.csr_array(sp.coo_array((outcome.weights, (outcome.support,)), shape=(m,))),
-                distance=float(np.sqrt(2.0 * outcome.objective)),
-                gap=outcome.gap,
-                tolerance=outcome.threshold,
-                solver=name,
-                status="optimal",
-                solve_time=outcome.elapsed,
-                raw_feasibility_error=0.0,
-                attempts=tuple(attempts),
-                iterations=outcome.iterations,
-            )
-        options = dict(_SOLVER_OPTIONS[name])
-        options.update(per_solver.get(name, {}))
         start = time.perf_counter()
-        raw, status = _solve_once(matrix, point, name, options)
-        elapsed = time.perf_counter() - start
-        if raw is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            attempts.append((name, f"status {status}"))
+        if name == FAST:
+            candidate = _solve_fast(operator, point, threshold, warm, int(max_iterations), progress)
+        else:
+            options = dict(_SOLVER_OPTIONS[name])
+            options.update(per_solver.get(name, {}))
+            candidate = _solve_cvxpy(matrix, point, name, options)
+        if isinstance(candidate, str):
+            attempts.append((name, candidate))
             continue
-        if not np.all(np.isfinite(raw)):
-            attempts.append((name, f"status {status}, non-finite solution"))
-            continue
-        raw_error = max(float(-raw.min()), abs(float(raw.sum()) - 1.0), 0.0)
-        weights = np.clip(raw, 0.0, None)
-        total = weights.sum()
-        if total <= 0:
-            attempts.append((name, f"status {status}, solution has no positive mass"))
-            continue
-        weights /= total
-        answers = np.asarray(matrix @ weights).ravel()
-        distance = float(np.linalg.norm(answers - point))
-        gap = frank_wolfe_gap(matrix, point, weights)
-        accepted = threshold(0.5 * distance**2 - gap)
-        if gap > accepted:
-            attempts.append((name, f"status {status}, certified gap {gap:.2e} > {accepted:.2e}"))
+        # Whatever produced it, nothing is returned without passing this one check.
+        certificate = _check_projection(operator, point, candidate.weights, threshold, candidate.answers)
+        if isinstance(certificate, str):
+            attempts.append((name, f"status {candidate.status}, {certificate}"))
             continue
         attempts.append((name, "accepted"))
         return ProjectionResult(
-            answers=answers,
-            weights=weights,
-            distance=distance,
-            gap=gap,
-            tolerance=accepted,
+            answers=certificate.answers,
+            weights=candidate.weights,
+            distance=certificate.distance,
+            gap=certificate.gap,
+            tolerance=certificate.tolerance,
             solver=name,
-            status=status,
-            solve_time=elapsed,
-            raw_feasibility_error=raw_error,
+            status=candidate.status,
+            solve_time=time.perf_counter() - start,
+            raw_feasibility_error=candidate.raw_feasibility_error,
             attempts=tuple(attempts),
+            iterations=candidate.iterations,
         )
     raise ProjectionError("projection onto K_Q failed: no solver produced a certified solution", tuple(attempts))
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    """A solver's output before the final check: a witness over the universe, and the answers
+    the solver computed from it, if any (compared with ``F w`` recomputed by the check)."""
+
+    weights: np.ndarray | sp.csr_array
+    answers: np.ndarray | None
+    status: str
+    raw_feasibility_error: float = 0.0
+    iterations: int | None = None
+
+
+@dataclass(frozen=True)
+class _Certificate:
+    """What the final check recomputed from a witness: ``F w``, its distance to ``y``, its
+    Frank–Wolfe gap and the threshold the gap met."""
+
+    answers: np.ndarray
+    distance: float
+    gap: float
+    tolerance: float
+
+
+def _solve_fast(operator: Workload, y: np.ndarray, threshold: Any, warm: tuple[np.ndarray, np.ndarray] | None,
+                max_iterations: int, progress: bool) -> _Candidate | str:
+    """The active-set solver's witness, or why it has none."""
+    outcome = active_set_projection(operator, y, threshold, warm_start=warm, max_iterations=max_iterations,
+                                    progress=progress)
+    if not outcome.converged:
+        return (f"stopped after {outcome.iterations} iterations, certified gap {outcome.gap:.2e} > "
+                f"{outcome.threshold:.2e}")
+    m = operator.universe_size
+    weights = sp.csr_array(sp.coo_array((outcome.weights, (outcome.support,)), shape=(m,)))
+    return _Candidate(weights=weights, answers=outcome.answers, status="optimal", iterations=outcome.iterations)
+
+
+def _solve_cvxpy(matrix: np.ndarray | sp.csr_array, y: np.ndarray, name: str,
+                 options: dict[str, Any]) -> _Candidate | str:
+    """A CVXPY solver's witness, clipped at 0 and renormalized, or why it has none."""
+    raw, status = _solve_once(matrix, y, name, options)
+    if raw is None or status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        return f"status {status}"
+    if not np.all(np.isfinite(raw)):
+        return f"status {status}, non-finite solution"
+    raw_error = max(float(-raw.min()), abs(float(raw.sum()) - 1.0), 0.0)
+    weights = np.clip(raw, 0.0, None)
+    total = weights.sum()
+    if total <= 0:
+        return f"status {status}, solution has no positive mass"
+    return _Candidate(weights=weights / total, answers=None, status=status, raw_feasibility_error=raw_error)
+
+
+def _check_projection(operator: Workload, y: np.ndarray, weights: np.ndarray | sp.sparray, threshold: Any,
+                      answers: np.ndarray | None = None) -> _Certificate | str:
+    """The final, solver-independent check of a witness ``w``: its certificate, or why it fails.
+
+    Recomputed from ``w`` alone through the workload's own products: feasibility (``m`` finite
+    weights, ``w >= 0``, ``|sum(w) - 1| <= _SUM_TOL``), the answers ``F w`` (and, when the
+    solver reported answers, their agreement with ``F w`` to ``_ANSWER_RTOL`` times
+    ``max_i (|F| w)_i``, the scale of the sum), and the Frank–Wolfe gap from a fresh gradient
+    ``F^T (F w - y)`` over the whole universe, which must be at most
+    ``threshold(objective - gap)``. What the solver claimed about its own gap is not used.
+    """
+    m = operator.universe_size
+    dense = weights.toarray().ravel() if sp.issparse(weights) else np.asarray(weights, dtype=float)
+    if dense.shape != (m,):
+        return f"witness has shape {dense.shape}, expected ({m},)"
+    if not np.all(np.isfinite(dense)):
+        return "witness has non-finite weights"
+    if dense.min() < 0:
+        return f"witness has a negative weight ({dense.min():.2e})"
+    total = float(dense.sum())
+    if not abs(total - 1.0) <= _SUM_TOL:
+        return f"witness sums to {total:.17g}, not 1"
+    product = operator.matvec(dense)
+    if answers is not None:
+        support = np.flatnonzero(dense)
+        if operator.is_implicit:  # a small support: the fast solver keeps at most rank(F) + 1
+            magnitude = np.abs(operator.columns(support)) @ dense[support]
+        else:
+            magnitude = np.asarray(abs(operator.matrix) @ dense).ravel()
+        deviation = float(np.max(np.abs(np.asarray(answers, dtype=float) - product)))
+        allowed = _ANSWER_RTOL * float(magnitude.max())
+        if not deviation <= allowed:
+            return f"reported answers differ from F w by {deviation:.2e} > {allowed:.2e}"
+    residual = product - y
+    if not np.all(np.isfinite(residual)):
+        return "F w is not finite"
+    gradient = operator.rmatvec(residual)
+    gap = _gap(dense, gradient)
+    objective = 0.5 * float(residual @ residual)
+    accepted = float(threshold(objective - gap))
+    if not gap <= accepted:
+        return f"certified gap {gap:.2e} > {accepted:.2e}"
+    return _Certificate(answers=product, distance=float(np.sqrt(2.0 * objective)), gap=gap, tolerance=accepted)
+
+
 def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> list[str]:
     """The solvers to try, in order; a ValueError when ``solver`` cannot run on this workload."""
-    installed = set(cp.installed_solvers())
+    installed = set(installed_solvers())
     if solver == "auto":
         cvxpy_order = [s for s in _auto_order(m) if s in installed] if explicit else []
-        order = ([FAST] if has_adjoint and (m >= FAST_UNIVERSE or not explicit) else []) + cvxpy_order
+        if has_adjoint and (m >= FAST_UNIVERSE or not explicit):
+            order = [FAST] + cvxpy_order
+        else:
+            # Below FAST_UNIVERSE the CVXPY solvers, the reference formulation, go first; the
+            # active-set solver stays as the last resort, since it certifies badly scaled
+            # problems (columns of norm 1e8) that every CVXPY solver fails.
+            order = cvxpy_order + ([FAST] if has_adjoint else [])
         if not order:
             raise ValueError(
                 "solver: no solver applies: the workload is implicit without rmatvec/columns, "

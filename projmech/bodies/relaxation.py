@@ -52,6 +52,7 @@ CVXPY model below, which the tests use as the reference.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..domain import Domain
+from ..validation import check_positive_number
 from ..workloads import check_positive_int
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
@@ -70,6 +72,23 @@ RELAXATIONS = ("sdp+local", "sdp", "local")
 
 #: Default certified relative gap of the ADMM projection (see :func:`project_to_relaxation`).
 DEFAULT_TOL = 1e-4
+
+#: Largest constraint violation (``RelaxationResult.constraint_violation``) a returned point may
+#: have by default. The ADMM's point is feasible by construction (a mixture with a strictly
+#: feasible point; measured violations 1e-16 to 3e-16), so anything above rounding means a
+#: broken construction. A CVXPY solver meets the constraints only to its own tolerance: SCS's
+#: default is 1e-4 (measured violations 1e-11 to 3e-6 on binarized Adult and random domains).
+ADMM_FEASIBILITY_TOL = 1e-9
+CVXPY_FEASIBILITY_TOL = 1e-4
+
+#: The final check's tolerance on ``answers`` against ``cells(moments)`` recomputed from the
+#: returned moment matrix: the cells are sums of up to four entries of size at most about 1.
+_ANSWER_TOL = 1e-9
+
+#: A relative gap below ``-_BOUND_SLACK`` means a lower bound above the objective of a feasible
+#: point: an invalid certificate rather than rounding (the bound and the objective are rounded
+#: to about 1e-15 relative).
+_BOUND_SLACK = 1e-9
 
 
 class RelaxationError(RuntimeError):
@@ -325,6 +344,8 @@ def project_to_relaxation(
     tol: float = DEFAULT_TOL,
     max_iterations: int = 5000,
     progress: bool = False,
+    *,
+    feasibility_tol: float | None = None,
 ) -> RelaxationResult:
     """Euclidean projection of 2-way marginal answers ``y`` onto the relaxation L.
 
@@ -366,15 +387,25 @@ def project_to_relaxation(
         ADMM iterations before giving up with :class:`RelaxationError`.
     progress : bool
         Show a progress bar of the certified gap (ADMM).
+    feasibility_tol : float, optional
+        The largest constraint violation a returned point may have: default
+        ``ADMM_FEASIBILITY_TOL`` (1e-9) for ADMM, whose point is feasible by construction, and
+        ``CVXPY_FEASIBILITY_TOL`` (1e-4, SCS's default accuracy) for a CVXPY solver.
+
+    Every point passes one final check before it is returned, whatever solver produced it
+    (:func:`_check_relaxation`): the answers are recomputed from the returned moment matrix, its
+    constraint violation must be at most ``feasibility_tol``, and for ADMM the relative gap is
+    recomputed from the returned answers and the solver's Lagrangian lower bound.
 
     Raises
     ------
     ValueError
         On a ``y`` of the wrong length or with NaN, an unknown relaxation, solver or encoding, a
-        non-positive ``tol`` or ``max_iterations``; before any solve.
+        non-positive ``tol``, ``max_iterations`` or ``feasibility_tol``; before any solve.
     RelaxationError
-        If the solver does not report an optimal solution (``optimal_inaccurate`` included), or
-        ADMM does not certify ``tol`` within ``max_iterations`` (the best point is attached).
+        If the solver does not report an optimal solution (``optimal_inaccurate`` included),
+        ADMM does not certify ``tol`` within ``max_iterations`` (the best point is attached), or
+        the returned point fails the final check.
     """
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
@@ -391,6 +422,8 @@ def project_to_relaxation(
     if not (np.isfinite(tol) and 0 < tol < 1):
         raise ValueError(f"tol: must lie in (0, 1), got {tol!r}")
     max_iterations = check_positive_int("max_iterations", max_iterations)
+    if feasibility_tol is not None:
+        feasibility_tol = check_positive_number("feasibility_tol", feasibility_tol)
     if not isinstance(solver, str):
         raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
     if solver == "auto":
@@ -402,18 +435,20 @@ def project_to_relaxation(
             raise ValueError("solver: 'admm' projects onto the semidefinite relaxations; use a CVXPY solver for 'local'")
         if solver_options:
             raise ValueError("solver_options: 'admm' takes tol and max_iterations, not solver options")
-        return _project_by_admm(model, target, relaxation, tol, max_iterations, progress)
-    return _project_by_cvxpy(model, target, relaxation, solver, solver_options)
+        return _project_by_admm(model, target, relaxation, tol, max_iterations, progress,
+                                ADMM_FEASIBILITY_TOL if feasibility_tol is None else feasibility_tol)
+    return _project_by_cvxpy(model, target, relaxation, solver, solver_options,
+                             CVXPY_FEASIBILITY_TOL if feasibility_tol is None else feasibility_tol)
 
 
-def _installed_solvers() -> list[str]:
-    import cvxpy as cp
+def _installed_solvers() -> tuple[str, ...]:
+    from .solvers import installed_solvers
 
-    return cp.installed_solvers()
+    return installed_solvers()
 
 
 def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str, tol: float,
-                     max_iterations: int, progress: bool) -> RelaxationResult:
+                     max_iterations: int, progress: bool, feasibility_tol: float) -> RelaxationResult:
     from tqdm.auto import tqdm
 
     from .relaxation_admm import admm_projection, one_hot_lift
@@ -431,7 +466,8 @@ def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str,
     if model.binary:  # keep the rows of the constant and of each attribute's value 1
         keep = np.concatenate([[0], 2 + 2 * np.arange(len(model.domain))])
         moments = moments[np.ix_(keep, keep)]
-    equalities, rhs = _equalities(model)
+    defect, violation, gap = _check_relaxation(model, relaxation, target, solution.answers, moments,
+                                               feasibility_tol, lower_bound=solution.lower_bound, tol=tol)
     result = RelaxationResult(
         answers=solution.answers,
         moments=moments,
@@ -440,8 +476,8 @@ def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str,
         solver="admm",
         status="optimal" if solution.converged else "max_iterations",
         solve_time=time.perf_counter() - start,
-        constraint_violation=_violation(model, moments, relaxation, equalities, rhs),
-        gap=solution.gap,
+        constraint_violation=violation,
+        gap=solution.gap if gap is None else gap,
         iterations=solution.iterations,
     )
     if not solution.converged:
@@ -450,16 +486,19 @@ def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str,
             "raise max_iterations or tol (the best feasible point is attached as .result)",
             result,
         )
+    if defect is not None:
+        raise RelaxationError(f"admm: the returned point failed the final check: {defect} (attached as .result)",
+                              result)
     return result
 
 
 def _project_by_cvxpy(model: MomentEncoding, target: np.ndarray, relaxation: str, solver: str,
-                      solver_options: dict[str, Any] | None) -> RelaxationResult:
+                      solver_options: dict[str, Any] | None, feasibility_tol: float) -> RelaxationResult:
     import cvxpy as cp
 
     start = time.perf_counter()
     body = _cvxpy_body(model, relaxation)
-    Y, answers, equalities, rhs = body.moments, body.answers, body.equalities, body.rhs
+    Y, answers = body.moments, body.answers
     # The norm, not its square: interior-point solvers then resolve the distance itself to their
     # tolerance, instead of its square (which leaves a fixed point 3e-5 away at tolerance 1e-9).
     problem = cp.Problem(cp.Minimize(cp.norm(answers - target, 2)), body.constraints)
@@ -471,6 +510,9 @@ def _project_by_cvxpy(model: MomentEncoding, target: np.ndarray, relaxation: str
         raise RelaxationError(f"{solver} returned status {problem.status} on the relaxation (not optimal)")
     moments = (Y.value + Y.value.T) / 2
     projected = model.answers(moments)
+    defect, violation, _ = _check_relaxation(model, relaxation, target, projected, moments, feasibility_tol)
+    if defect is not None:
+        raise RelaxationError(f"{solver} reported optimal, but its point failed the final check: {defect}")
     return RelaxationResult(
         answers=projected,
         moments=moments,
@@ -479,8 +521,48 @@ def _project_by_cvxpy(model: MomentEncoding, target: np.ndarray, relaxation: str
         solver=solver,
         status=str(problem.status),
         solve_time=time.perf_counter() - start,
-        constraint_violation=_violation(model, moments, relaxation, equalities, rhs),
+        constraint_violation=violation,
     )
+
+
+def _check_relaxation(model: MomentEncoding, relaxation: str, target: np.ndarray, answers: np.ndarray,
+                      moments: np.ndarray, feasibility_tol: float, lower_bound: float | None = None,
+                      tol: float | None = None) -> tuple[str | None, float, float | None]:
+    """The final check of a point of L before it is returned, whatever solver produced it.
+
+    From the returned moment matrix alone: it is finite, its answers ``cells(moments)`` agree
+    with ``answers`` to ``_ANSWER_TOL``, and its largest constraint violation (:func:`_violation`,
+    recomputed) is at most ``feasibility_tol``. With a ``lower_bound`` on the optimal objective
+    (ADMM), the relative gap is recomputed from ``answers`` and ``target``; it must lie in
+    ``[-_BOUND_SLACK, tol]`` (below, the bound exceeds a feasible objective: invalid).
+
+    Returns
+    -------
+    defect : str or None
+        Why the point fails, or None if it passes.
+    violation : float
+        The recomputed largest constraint violation (``inf`` for non-finite moments).
+    gap : float or None
+        The recomputed relative gap, clipped at 0 (None without a lower bound or when the check
+        stopped before it).
+    """
+    from .relaxation_admm import relative_gap
+
+    if not (np.all(np.isfinite(moments)) and np.all(np.isfinite(answers))):
+        return "non-finite moments or answers", math.inf, None
+    violation = _violation(model, moments, relaxation, *_equalities(model))
+    deviation = float(np.max(np.abs(model.answers(moments) - answers)))
+    if not deviation <= _ANSWER_TOL:
+        return (f"answers differ from the cells of the returned moments by {deviation:.2e} > {_ANSWER_TOL:.0e}",
+                violation, None)
+    if not violation <= feasibility_tol:
+        return f"constraint violation {violation:.2e} > feasibility_tol={feasibility_tol:.0e}", violation, None
+    if lower_bound is None:
+        return None, violation, None
+    gap = relative_gap(0.5 * float(np.sum((answers - target) ** 2)), lower_bound, target.size)
+    if not -_BOUND_SLACK <= gap <= tol:
+        return f"recomputed relative gap {gap:.2e} outside [-{_BOUND_SLACK:.0e}, tol={tol:g}]", violation, None
+    return None, violation, max(gap, 0.0)
 
 
 @dataclass(frozen=True)
@@ -628,8 +710,8 @@ def relaxation_support(
 
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
-    if not isinstance(solver, str) or solver.upper() not in cp.installed_solvers():
-        raise ValueError(f"solver: expected an installed CVXPY solver {cp.installed_solvers()}, got {solver!r}")
+    if not isinstance(solver, str) or solver.upper() not in _installed_solvers():
+        raise ValueError(f"solver: expected an installed CVXPY solver {list(_installed_solvers())}, got {solver!r}")
     model = MomentEncoding.of(domain, encoding)
     G = np.asarray(directions, dtype=float)
     if G.ndim == 1:  # one direction

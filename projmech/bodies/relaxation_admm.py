@@ -63,7 +63,7 @@ import scipy.linalg
 
 from ..domain import Domain
 
-__all__ = ["AdmmProjection", "admm_projection", "one_hot_lift"]
+__all__ = ["AdmmProjection", "admm_projection", "one_hot_lift", "relative_gap"]
 
 #: Over-relaxation factor alpha (Boyd et al. 2011, §3.4.3) and the residual-balancing ratio
 #: (§3.4.1): on 2-way marginals of 300-500 synthetic binary attributes, (1.6, 2) reached a gap of
@@ -115,7 +115,11 @@ def _simplex_projection(points: np.ndarray) -> np.ndarray:
     active = np.ones(points.shape, dtype=bool)
     while True:
         threshold = (np.where(active, points, 0.0).sum(axis=1) - 1.0) / active.sum(axis=1)
-        still = points > threshold[:, None]
+        # In exact arithmetic the support only shrinks; in floating point an entry dropped by one
+        # pass can reappear above a threshold that rounding lowered, and the passes then cycle
+        # for ever (seen in the test suite). Intersecting keeps the shrinking, so at most
+        # points.shape[1] passes.
+        still = active & (points > threshold[:, None])
         if np.array_equal(still, active):
             return np.maximum(points - threshold[:, None], 0.0)
         active = still
@@ -400,9 +404,6 @@ def admm_projection(
     U = np.zeros_like(y)
     V = np.zeros_like(Y)
     best: tuple[float, np.ndarray, np.ndarray] | None = None
-    # Distances below an RMS of DISTANCE_FLOOR per answer count as 0: the relative gap of a point
-    # already in L would otherwise divide rounding noise by ~0.
-    floor = 0.5 * y.size * DISTANCE_FLOOR ** 2
     lower = -math.inf
     gap = math.inf
     iteration = 0
@@ -413,7 +414,7 @@ def admm_projection(
         if best is None or upper < best[0]:
             best = (upper, point, moments)
         lower = max(lower, _lower_bound(model, y, rho_cells * U, rho_moments * V, local))
-        gap = (best[0] - lower) / max(best[0], floor)
+        gap = relative_gap(best[0], lower, y.size)
 
     for iteration in range(1, max_iterations + 1):
         ratio = rho_moments / rho_cells
@@ -450,6 +451,20 @@ def admm_projection(
         answers=best[1], contrast_moments=best[2], objective=best[0], lower_bound=lower,
         gap=max(gap, 0.0), converged=gap <= tol, iterations=iteration,
     )
+
+
+def relative_gap(objective: float, lower_bound: float, num_queries: int) -> float:
+    """The certified relative suboptimality ``(objective - lower_bound) / max(objective, floor)``.
+
+    ``floor`` is the objective of an RMS distance of ``DISTANCE_FLOOR`` per answer: distances
+    below it count as 0, because the relative gap of a point already in L would otherwise
+    divide rounding noise by about 0. The one definition shared by the solver's stopping rule
+    and the final check of :func:`~projmech.bodies.relaxation.project_to_relaxation`. Not
+    clipped at 0: a negative value means a lower bound above the objective of a feasible
+    point, which the final check treats as an invalid certificate.
+    """
+    floor = 0.5 * num_queries * DISTANCE_FLOOR ** 2
+    return (objective - lower_bound) / max(objective, floor)
 
 
 def one_hot_lift(domain: Domain) -> np.ndarray:

@@ -58,7 +58,9 @@ def rounding_covariance(moments: Any) -> tuple[np.ndarray, float]:
     np.fill_diagonal(M, 1.0)
     target = np.sin(np.pi / 2 * np.clip(M, -1.0, 1.0))
     eigenvalues, eigenvectors = np.linalg.eigh(target)
-    if eigenvalues.min() >= 0:
+    # A singular transform (e.g. one attribute the complement of another) has eigenvalues of
+    # +-1e-16 from rounding alone; only a negative one beyond that needs (and reports) a repair.
+    if eigenvalues.min() >= -1e-12 * max(1.0, float(np.abs(eigenvalues).max())):
         return target, 0.0
     repaired = (eigenvectors * np.clip(eigenvalues, 0.0, None)) @ eigenvectors.T
     scale = np.sqrt(np.clip(np.diag(repaired), np.finfo(float).tiny, None))
