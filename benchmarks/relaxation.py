@@ -312,11 +312,13 @@ def subsample(data: Dataset, n: int, seed: int, key: str) -> Dataset:
 def adult_methods(key: str, domain: Domain, privacy: ApproxDP, relaxations: Sequence[str],
                   hull: bool) -> dict[str, GaussianMechanism]:
     workload = marginals(domain, 2, implicit=key != "adult-binary")
-    methods: dict[str, GaussianMechanism] = {"gaussian": GaussianMechanism(workload, privacy)}
+    # Continuous noise: trial t of every method then gets the same draws (paired ratios); OpenDP's
+    # discrete draws cannot be seeded.
+    methods: dict[str, GaussianMechanism] = {"gaussian": GaussianMechanism(workload, privacy, noise="continuous")}
     if hull:
-        methods["hull"] = ProjectionMechanism(workload, privacy, body="hull")
+        methods["hull"] = ProjectionMechanism(workload, privacy, body="hull", noise="continuous")
     for name in relaxations:
-        methods[name] = ProjectionMechanism(workload, privacy, body="relaxed", relaxation=name)
+        methods[name] = ProjectionMechanism(workload, privacy, body="relaxed", relaxation=name, noise="continuous")
     return methods
 
 
@@ -414,7 +416,7 @@ def synthetic_release(d: int, rows: int, seed: int, privacy: ApproxDP, trial: in
     data = latent_factor_data(d, rows, np.random.default_rng([seed, TAGS["synthetic"], d]))
     workload = marginals(data.domain, 2, implicit=True)
     truth = workload.answer_data(data)
-    release = GaussianMechanism(workload, privacy).release(data, rng=trial_rng(seed, "synthetic", d, trial))
+    release = GaussianMechanism(workload, privacy, noise="continuous").release(data, rng=trial_rng(seed, "synthetic", d, trial))
     return data, truth, release.noisy_answers, release.sigma
 
 

@@ -145,7 +145,8 @@ def _noisy_answers(workload: Workload, data_or_histogram: Dataset | np.ndarray, 
                    rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """Noisy answers and sigma of one Gaussian-mechanism release on a data set or a normalized
     histogram of ``n`` rows (calibration from the library: replace-one neighbours)."""
-    release = GaussianMechanism(workload, privacy).release(data_or_histogram, n=n, rng=rng)
+    # Continuous noise: --seed then fixes the noise too (OpenDP's discrete draws cannot be seeded).
+    release = GaussianMechanism(workload, privacy, noise="continuous").release(data_or_histogram, n=n, rng=rng)
     return release.noisy_answers, release.sigma
 
 

@@ -3,7 +3,7 @@
 ``import projmech as pm`` gives the whole public API.
 """
 
-from . import bounds, datasets, geometry
+from . import audit, bounds, datasets, geometry, self_audit
 from .bodies import (
     ProjectionError,
     ProjectionResult,
@@ -49,7 +49,19 @@ from .multiplicative_weights import (
 )
 from .online_pmw import OnlinePMW, online_pmw_accuracy
 from .sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
-from .privacy import ApproxDP, Neighbouring, PureDP, ZCDP, gaussian_delta, gaussian_sigma, laplace_scale
+from .noise import Noise
+from .privacy import (
+    ApproxDP,
+    Neighbouring,
+    PureDP,
+    SizePolicy,
+    ZCDP,
+    gaussian_delta,
+    gaussian_sigma,
+    laplace_scale,
+    zcdp_delta,
+    zcdp_for_approx_dp,
+)
 from .workloads import (
     Workload,
     all_range,
@@ -68,6 +80,7 @@ __all__ = [
     "all_range",
     "ApproxDP",
     "approximate_factorization_norm",
+    "audit",
     "BOTTOM",
     "bounds",
     "compare_widths",
@@ -107,6 +120,7 @@ __all__ = [
     "multiplicative_weights_update",
     "mw_update_bound",
     "Neighbouring",
+    "Noise",
     "offline_pmw_error_bound",
     "offline_pmw_min_n",
     "OfflinePMW",
@@ -127,6 +141,8 @@ __all__ = [
     "Release",
     "repeated",
     "rmse",
+    "self_audit",
+    "SizePolicy",
     "stack",
     "support_function",
     "synthetic_data",
@@ -138,4 +154,6 @@ __all__ = [
     "WidthEstimate",
     "Workload",
     "ZCDP",
+    "zcdp_delta",
+    "zcdp_for_approx_dp",
 ]

@@ -135,15 +135,18 @@ def noise_constant(
     column_norm: float,
     neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
     calibration: Literal["analytic", "classical"] = "analytic",
+    nonnegative: bool = False,
+    discrete: bool = False,
 ) -> float:
-    """``n · sigma(n)``, the same for every data size ``n``: the noise of the Gaussian mechanism at ``n = 1``.
+    """``n · sigma(n)``, the same for every public size ``n``: the Gaussian mechanism's noise on counts.
 
-    ``sigma(n)`` is :func:`projmech.privacy.gaussian_sigma` of the l2 sensitivity
-    ``(2/n) ||F||_{1->2}`` (replace-one; seed 001, eq. 16) or ``(1/n) ||F||_{1->2}`` (add/remove),
-    exactly as :meth:`projmech.mechanisms.GaussianMechanism.noise_scale` computes it. It is
-    proportional to the sensitivity for fixed privacy parameters (see the module docstring), so
-    ``sigma(n) = noise_constant(...) / n``; this is the ``sigma_times_n`` the ``*_min_n``
-    functions take.
+    The mechanisms add noise to counts, calibrated to their sensitivity
+    (:meth:`projmech.privacy.Neighbouring.count_sensitivity`: ``sqrt(2) ||F||_{1->2}`` under
+    replace-one for a workload without negative entries, ``2 ||F||_{1->2}`` otherwise,
+    ``||F||_{1->2}`` under add/remove), and divide by the public size ``n``, so
+    ``sigma(n) = noise_constant(...) / n`` exactly as
+    :meth:`projmech.mechanisms.GaussianMechanism.noise_scale` computes it; this is the
+    ``sigma_times_n`` the ``*_min_n`` functions take.
 
     Parameters
     ----------
@@ -153,14 +156,19 @@ def noise_constant(
     neighbouring : {"replace-one", "add-remove"}
     calibration : {"analytic", "classical"}
         As for :func:`projmech.privacy.gaussian_sigma`.
+    nonnegative : bool
+        The workload has no negative entry (:attr:`Workload.is_nonnegative`).
+    discrete : bool
+        The discrete Gaussian (the mechanisms' default on integer counts, see
+        :mod:`projmech.noise`).
 
     Returns
     -------
     float
     """
     column_norm = check_positive_number("column_norm", column_norm)
-    sensitivity = Neighbouring.parse(neighbouring).sensitivity(column_norm, 1)
-    return gaussian_sigma(sensitivity, privacy, method=calibration)
+    sensitivity = Neighbouring.parse(neighbouring).count_sensitivity(column_norm, 2, nonnegative)
+    return gaussian_sigma(sensitivity, privacy, method=calibration, discrete=discrete)
 
 
 def gaussian_mechanism_error(sigma: float, k: int, measure: Literal["rms", "mean"] = "rms") -> float:

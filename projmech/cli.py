@@ -1,8 +1,14 @@
-"""Command line: ``projmech release`` on a CSV file, ``projmech demo`` on the embedded Adult data."""
+"""Command line: ``projmech release`` on a CSV file, ``projmech demo`` on the embedded Adult data.
+
+Every error reaches the user as one line on stderr, naming the flag (and the file) at fault, and a
+non-zero exit status; ``PROJMECH_TRACEBACK=1`` shows the traceback of an unexpected one. No output
+ever overwrites an input, and an existing file is overwritten only with ``--force``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -23,7 +29,10 @@ from .mechanisms import (
     LaplaceMechanism,
     ProjectionMechanism,
 )
-from .privacy import ApproxDP, PureDP, ZCDP
+from .audit import format_audit_table
+from .noise import NOISE_KINDS
+from .privacy import ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
+from .self_audit import MECHANISMS, audit_cases, run_audits
 from .workloads import Workload
 
 __all__ = ["main", "parse_workload"]
@@ -80,38 +89,127 @@ def _body(args: argparse.Namespace) -> str | None:
     return args.body or "auto"
 
 
+def _size(args: argparse.Namespace) -> int | str | None:
+    """``--size``: a declared public size (an int) or ``estimate``; only under add/remove."""
+    if args.size is None:
+        if args.size_share is not None:
+            raise ValueError("--size-share: applies only with --size estimate")
+        return None
+    if args.neighbouring != "add-remove":
+        raise ValueError("--size: applies only with --neighbouring add-remove (under replace-one n is public)")
+    if args.size == ESTIMATE_SIZE:
+        return ESTIMATE_SIZE
+    try:
+        size = int(args.size)
+    except ValueError:
+        raise ValueError(f"--size: expected a positive integer or {ESTIMATE_SIZE!r}, got {args.size!r}") from None
+    if args.size_share is not None:
+        raise ValueError("--size-share: applies only with --size estimate, not to a declared size")
+    return size
+
+
+def _solver(args: argparse.Namespace, body: str | None) -> str:
+    """``--solver``, refused where the mechanism solves nothing."""
+    if args.solver is None:
+        return "auto"
+    if args.mechanism not in ("projection", "factorization+projection"):
+        raise ValueError(
+            f"--solver: applies only to --mechanism projection or factorization+projection, not {args.mechanism}"
+        )
+    if args.mechanism == "factorization+projection" or body == "hull":
+        allowed = ("auto", "fast", "CLARABEL", "ECOS", "OSQP", "SCS")
+    else:
+        allowed = ("auto", "fast", "admm", "CLARABEL", "ECOS", "OSQP", "SCS")
+    if args.solver not in allowed and args.solver.upper() not in allowed:
+        raise ValueError(f"--solver: expected one of {', '.join(allowed)}, got {args.solver!r}")
+    return args.solver
+
+
+def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The answers' and the summary's paths, checked before anything is computed: never an
+    input file, never each other, an existing folder, and no existing file without --force."""
+    out = Path(args.out)
+    summary = Path(args.summary) if args.summary else out.with_suffix(".json")
+    flags = {"--out": out, "--summary" if args.summary else "--out (its .json summary)": summary}
+    inputs = {"--data": Path(args.data), "--domain": Path(args.domain)}
+    for flag, path in flags.items():
+        for input_flag, input_path in inputs.items():
+            if path.resolve() == input_path.resolve():
+                raise ValueError(f"{flag}: {path} is the {input_flag} file; refusing to overwrite an input")
+        if path.is_dir():
+            raise ValueError(f"{flag}: {path} is a directory; give a file path")
+        if not path.parent.is_dir():
+            raise ValueError(f"{flag}: the folder {path.parent} does not exist")
+        if path.exists() and not args.force:
+            raise ValueError(f"{flag}: {path} exists; pass --force to overwrite it")
+    if out.resolve() == summary.resolve():
+        raise ValueError(f"--summary: {summary} is also the --out file")
+    return out, summary
+
+
+def _read_inputs(args: argparse.Namespace) -> Dataset:
+    """The data set from ``--data`` and ``--domain``, with every failure naming the flag and file."""
+    for flag, path in (("--domain", Path(args.domain)), ("--data", Path(args.data))):
+        if not path.exists():
+            raise ValueError(f"{flag}: {path} does not exist")
+        if path.is_dir():
+            raise ValueError(f"{flag}: {path} is a directory, not a file")
+    try:
+        domain = Domain.from_json(args.domain)
+    except (ValueError, TypeError, OSError) as error:
+        raise ValueError(f"--domain: {args.domain}: {error}") from None
+    try:
+        return Dataset.from_csv(args.data, domain)
+    except (ValueError, TypeError, OSError) as error:
+        raise ValueError(f"--data: {args.data}: {error}") from None
+
+
 def _release(args: argparse.Namespace) -> int:
-    dataset = Dataset.from_csv(args.data, args.domain)
     body = _body(args)
+    solver = _solver(args, body)
+    size = _size(args)
+    privacy = _privacy(args, args.mechanism)
+    if args.noise == "discrete" and args.seed is not None:
+        raise ValueError("--seed: --noise discrete is drawn by OpenDP from OS entropy, which no seed reproduces")
+    out, summary_path = _output_paths(args)
+    dataset = _read_inputs(args)
+    if dataset.n == 0 and args.neighbouring == "replace-one":
+        raise ValueError(f"--data: {args.data} has no rows; under replace-one neighbours n is public and must be "
+                         "at least 1 (--neighbouring add-remove with --size releases an empty data set)")
     # Marginals are built without their k x m matrix wherever the mechanism never needs it: the
     # Gaussian mechanism, projection onto L (true answers counted from the records) and
     # projection onto K_Q by the active-set solver (products with F only). CVXPY solvers, the
     # Laplace and the factorization mechanisms need the matrix.
     implicit = args.workload.startswith("marginals:") and (
         args.mechanism == "gaussian"
-        or (args.mechanism == "projection" and (body == "relaxed" or args.solver.lower() in ("auto", "fast")))
+        or (args.mechanism == "projection" and (body == "relaxed" or solver.lower() in ("auto", "fast")))
     )
     workload = parse_workload(args.workload, dataset.domain, implicit=implicit)
-    privacy = _privacy(args, args.mechanism)
+    common = {"neighbouring": args.neighbouring, "size": size, "size_share": args.size_share, "noise": args.noise}
     if args.mechanism == "gaussian":
-        mechanism = GaussianMechanism(workload, privacy, neighbouring=args.neighbouring)
+        mechanism = GaussianMechanism(workload, privacy, **common)
     elif args.mechanism == "laplace":
-        mechanism = LaplaceMechanism(workload, privacy, neighbouring=args.neighbouring)
+        mechanism = LaplaceMechanism(workload, privacy, **common)
     elif args.mechanism.startswith("factorization"):
         mechanism = FactorizationMechanism(workload, privacy, project=args.mechanism == "factorization+projection",
-                                           neighbouring=args.neighbouring, solver=args.solver)
+                                           solver=solver, **common)
     else:
         relaxation = {} if args.relaxation is None else {"relaxation": args.relaxation}
-        mechanism = ProjectionMechanism(workload, privacy, solver=args.solver, neighbouring=args.neighbouring,
-                                        body=body, **relaxation)
+        mechanism = ProjectionMechanism(workload, privacy, solver=solver, body=body, **relaxation, **common)
+    if mechanism.noise.discrete and args.seed is not None:
+        raise ValueError(
+            "--seed: the counts are integers, so the noise is OpenDP's exact discrete noise (--noise "
+            f"{args.noise}), drawn from OS entropy, which no seed reproduces; add --noise continuous for a "
+            "reproducible release"
+        )
     released = mechanism.release(dataset, rng=np.random.default_rng(args.seed))
-    out = Path(args.out)
     released.to_frame()[["query", "answer"]].to_csv(out, index=False)
-    summary_path = Path(args.summary) if args.summary else out.with_suffix(".json")
     summary_path.write_text(released.to_json() + "\n", encoding="utf-8")
     projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
+    noise = (f"{released.noise.name} noise of std {released.noise.std:.3g} on each measured count "
+             f"(answers: counts / {released.size_source} size {released.size:g})")
     print(f"released {len(released.answers)} answers with {released.privacy} ({released.neighbouring.value} "
-          f"neighbours), sigma={released.sigma:.3g}{projected}: {out}; summary: {summary_path}")
+          f"neighbours), {noise}{projected}: {out}; summary: {summary_path}")
     return 0
 
 
@@ -140,30 +238,92 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit(args: argparse.Namespace) -> int:
+    """Audit the library's own mechanisms; exit 1 when a correct mechanism's bound exceeds its claim."""
+    if args.releases < 2:
+        raise ValueError(f"--releases: must be at least 2, got {args.releases}")
+    if not 0 < args.confidence < 1:
+        raise ValueError(f"--confidence: must lie in (0, 1), got {args.confidence}")
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        if not out.parent.is_dir():
+            raise ValueError(f"--out: the folder {out.parent} does not exist")
+        if out.exists() and not args.force:
+            raise ValueError(f"--out: {out} exists; pass --force to overwrite it")
+    mechanisms = MECHANISMS if args.mechanism == "all" else (args.mechanism,)
+    relations = ("replace-one", "add-remove") if args.neighbouring == "both" else (args.neighbouring,)
+    cases = audit_cases(mechanisms, relations, planted_bug=args.planted_bug, noise=args.noise, delta=args.delta)
+    start = time.perf_counter()
+    results = run_audits(cases, args.releases, args.confidence, np.random.default_rng(args.seed))
+    print(format_audit_table(results))
+    if out is not None:
+        import pandas as pd
+
+        pd.DataFrame([result.as_row() for result in results]).to_csv(out, index=False)
+        print(f"wrote {out}")
+    exceeded = [result.name for result in results if result.passed is False]
+    verdict = ("planted bugs detected" if args.planted_bug else "bounds above the claim (privacy violations)")
+    print(f"{len(results)} audits in {time.perf_counter() - start:.0f} s; {verdict}: "
+          f"{', '.join(exceeded) if exceeded else 'none'}")
+    return 1 if exceeded and not args.planted_bug else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="projmech", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     release = commands.add_parser("release", help="privately release a workload's answers on a CSV data set")
-    release.add_argument("--data", required=True, help="CSV file with a header row of attribute names")
-    release.add_argument("--domain", required=True, help='JSON file {"attribute": size, ...}')
+    release.add_argument("--data", required=True,
+                         help="CSV file with a header row naming the attributes and one row per person, "
+                              "integer codes 0..size-1 (extra columns are ignored)")
+    release.add_argument("--domain", required=True,
+                         help='JSON file {"attribute": size, ...}: the attributes, in order, and their sizes')
     release.add_argument("--workload", default="marginals:2", help="marginals:WAY, identity, prefix or all_range")
     release.add_argument("--mechanism", default="projection",
                          choices=["gaussian", "laplace", "projection", "factorization", "factorization+projection"])
     release.add_argument("--epsilon", type=float)
     release.add_argument("--delta", type=float)
     release.add_argument("--rho", type=float, help="zCDP parameter, instead of --epsilon/--delta")
-    release.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one")
-    release.add_argument("--solver", default="auto", help="auto, fast (the active-set solver for K_Q), CLARABEL, ECOS, OSQP or SCS")
+    release.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one",
+                         help="replace-one (n public; default) or add-remove (n private: needs --size)")
+    release.add_argument("--size", default=None,
+                         help="with --neighbouring add-remove: a public size N the counts are divided by "
+                              f"(e.g. a published total), or {ESTIMATE_SIZE!r} to estimate it privately")
+    release.add_argument("--size-share", type=float, default=None,
+                         help="with --size estimate: the share of the budget spent on the size (default 0.05)")
+    release.add_argument("--noise", choices=NOISE_KINDS, default="auto",
+                         help="auto (default): exact discrete noise from OpenDP on integer counts, numpy's "
+                              "continuous noise otherwise; discrete; continuous (reproducible with --seed)")
+    release.add_argument("--solver", default=None,
+                         help="projection only: auto (default), fast (the active-set solver for K_Q), admm "
+                              "(the relaxation L), or a CVXPY solver: CLARABEL, ECOS, OSQP, SCS")
     release.add_argument("--body", choices=BODIES, default=None,
                          help="projection mechanism: the hull K_Q, the relaxation L of 2-way marginals, or auto "
                               f"(the hull up to {HULL_MAX_UNIVERSE} universe elements, L beyond; default)")
     release.add_argument("--relaxation", choices=RELAXATIONS, default=None,
                          help="projection onto L: its constraints (default: ProjectionMechanism's, sdp+local)")
-    release.add_argument("--seed", type=int, default=None, help="seed of the noise (default: fresh OS entropy)")
-    release.add_argument("--out", required=True, help="CSV of query labels and released answers")
+    release.add_argument("--seed", type=int, default=None,
+                         help="seed of continuous noise (--noise continuous; default: fresh OS entropy)")
+    release.add_argument("--out", required=True, help="CSV of query labels and released answers (a new file)")
     release.add_argument("--summary", help="JSON summary path (default: --out with .json)")
+    release.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")
     release.set_defaults(handler=_release)
+
+    audit = commands.add_parser(
+        "audit", help="statistical lower bounds on the epsilon of projmech's own mechanisms (projmech.self_audit)")
+    audit.add_argument("--mechanism", choices=("all", *MECHANISMS), default="all")
+    audit.add_argument("--neighbouring", choices=("both", "replace-one", "add-remove"), default="both")
+    audit.add_argument("--releases", type=int, default=100_000, help="releases per data set (default 100,000)")
+    audit.add_argument("--confidence", type=float, default=0.99, help="of every bound (default 0.99)")
+    audit.add_argument("--planted-bug", action="store_true",
+                       help="halve every noise scale while keeping the claim: shows the audit's power")
+    audit.add_argument("--noise", choices=NOISE_KINDS, default="auto")
+    audit.add_argument("--delta", type=float, default=1e-5,
+                       help="delta of the (epsilon, delta) mechanisms audited (default 1e-5)")
+    audit.add_argument("--seed", type=int, default=None, help="seed of the auditor's own randomness")
+    audit.add_argument("--out", default=None, help="CSV of the results (a new file)")
+    audit.add_argument("--force", action="store_true", help="overwrite --out")
+    audit.set_defaults(handler=_audit)
 
     demo = commands.add_parser("demo", help="Gaussian vs projection on the embedded binarized Adult data")
     demo.add_argument("--trials", type=int, default=20)
@@ -180,9 +340,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"projmech {args.command}: error: {error}", file=sys.stderr)
+    except (ValueError, TypeError, OSError) as error:
+        print(f"projmech {args.command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
+    except Exception as error:  # a solver failure, or a bug: still one line, unless asked
+        if os.environ.get("PROJMECH_TRACEBACK"):
+            raise
+        print(f"projmech {args.command}: error: {type(error).__name__}: {_one_line(error)} "
+              "(set PROJMECH_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return 1
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
 
 
 if __name__ == "__main__":

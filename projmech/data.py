@@ -6,6 +6,9 @@ holds integer codes inside its attribute's range and names the column and first 
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
@@ -14,6 +17,14 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .domain import Domain
+from .validation import (
+    as_array,
+    as_generator,
+    check_bool,
+    check_positive_int,
+    check_real_array,
+    check_real_dtype,
+)
 
 __all__ = ["Dataset", "histogram", "check_normalized_histogram", "DEFAULT_MAX_UNIVERSE"]
 
@@ -28,10 +39,14 @@ class Dataset:
     ----------
     records : array_like of int, shape (n, d)
         Row ``j`` is the ``j``-th individual; column ``i`` holds codes of ``domain.attributes[i]``.
+        Integral floats (``2.0``), booleans (codes 0/1) and numeric strings are read as codes.
     domain : Domain
 
     Raises
     ------
+    TypeError
+        For a DataFrame (its columns would be taken by position, not by name: use
+        :meth:`from_dataframe`), ``None``, a str or mapping, or complex or datetime values.
     ValueError
         On a wrong shape, an empty data set, NaN or a code outside ``0 .. size - 1``; the
         message names the column and the first bad row.
@@ -40,30 +55,56 @@ class Dataset:
     def __init__(self, records: Any, domain: Domain) -> None:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
-        array = np.asarray(records)
+        if isinstance(records, pd.DataFrame):
+            raise TypeError(
+                "records: got a pandas DataFrame, whose columns would be matched by position; "
+                "use Dataset.from_dataframe(frame, domain), which matches them by name"
+            )
+        if records is None or isinstance(records, (str, bytes, Mapping)):
+            raise TypeError(f"records: expected an (n, d) array of integer codes, got {type(records).__name__}")
+        array = as_array("records", records)
         if array.ndim != 2 or array.shape[1] != len(domain):
             raise ValueError(
                 f"records: expected shape (n, {len(domain)}) for domain {domain.attributes}, "
                 f"got {array.shape}"
             )
-        if array.shape[0] == 0:
-            raise ValueError("records: the data set has no rows (n must be positive)")
+        # No rows is a data set too: under add/remove neighbours it is the neighbour of every
+        # one-row data set, and a mechanism with a declared or estimated size releases it.
         self._records = _validate_codes(array, domain)
         self._domain = domain
 
     @classmethod
     def from_dataframe(cls, frame: pd.DataFrame, domain: Domain) -> Dataset:
-        """Take the domain's columns from ``frame`` (extra columns are ignored)."""
+        """Take the domain's columns from ``frame``, by name (extra columns are ignored).
+
+        Raises
+        ------
+        TypeError
+            For a non-DataFrame, a non-Domain, or a column of complex or datetime values.
+        ValueError
+            For a missing or repeated column, and any bad code (see :class:`Dataset`).
+        """
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"frame: expected a pandas DataFrame, got {type(frame).__name__}")
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
         missing = [name for name in domain.attributes if name not in frame.columns]
         if missing:
             raise ValueError(
                 f"frame: columns {missing} of the domain are missing; the frame has {list(frame.columns)}"
             )
+        repeated = [name for name in domain.attributes if list(frame.columns).count(name) > 1]
+        if repeated:
+            raise ValueError(f"frame: columns {repeated} appear more than once; which one holds the codes is ambiguous")
         columns = []
         for name in domain.attributes:
             column = frame[name]
+            if pd.api.types.is_complex_dtype(column) or not (
+                pd.api.types.is_numeric_dtype(column) or pd.api.types.is_object_dtype(column)
+                or pd.api.types.is_string_dtype(column) or isinstance(column.dtype, pd.CategoricalDtype)
+            ):
+                # Complex values would lose their imaginary part and datetimes become nanoseconds.
+                raise TypeError(f"column {name!r}: expected integer codes, got dtype {column.dtype}")
             if not (pd.api.types.is_numeric_dtype(column) or column.isna().all()):
                 # An object or string column (e.g. a CSV column with one stray word) may still hold
                 # numbers, or numeric strings: parse it and report the first entry that is not one.
@@ -74,17 +115,49 @@ class Dataset:
                     raise ValueError(
                         f"column {name!r}: expected integer codes, found {column.iloc[bad]!r} at row {bad}"
                     )
+                if pd.api.types.is_complex_dtype(numeric):
+                    raise TypeError(f"column {name!r}: expected integer codes, got complex values")
                 column = numeric
             columns.append(column.to_numpy(dtype=float, na_value=np.nan))
         return cls(np.column_stack(columns), domain)
 
     @classmethod
     def from_csv(cls, data_path: str | PathLike[str], domain: Domain | str | PathLike[str]) -> Dataset:
-        """Read a CSV with a header row; ``domain`` is a :class:`Domain` or a JSON domain file."""
+        """Read a CSV with a header row; ``domain`` is a :class:`Domain` or a JSON domain file.
+
+        Raises
+        ------
+        TypeError
+            If ``data_path`` is not a str or ``os.PathLike``, or ``domain`` neither a Domain nor
+            a path.
+        FileNotFoundError
+            If there is no such file (the message names the path).
+        ValueError
+            Naming the file: a directory, an empty file, rows that do not parse, a missing
+            column (a CSV without a header row reads its first row as the header), a bad code.
+        """
+        if not isinstance(data_path, (str, PathLike)):
+            raise TypeError(f"data_path: expected a file path (str or os.PathLike), got {type(data_path).__name__}")
+        if not isinstance(domain, (Domain, str, PathLike)):
+            raise TypeError(f"domain: expected a Domain or the path of a JSON domain file, got {type(domain).__name__}")
         if not isinstance(domain, Domain):
             domain = Domain.from_json(domain)
-        frame = pd.read_csv(data_path)
-        return cls.from_dataframe(frame, domain)
+        shown = os.fspath(data_path)
+        if os.path.isdir(data_path):
+            raise ValueError(f"{shown}: is a directory; expected a CSV file")
+        try:
+            frame = pd.read_csv(data_path)
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{shown}: is empty; expected a header row naming {list(domain.attributes)}") from None
+        except ValueError as error:  # pandas' ParserError, UnicodeDecodeError: neither names the file
+            raise ValueError(f"{shown}: could not be read as CSV ({error})") from None
+        try:
+            return cls.from_dataframe(frame, domain)
+        except (TypeError, ValueError) as error:
+            hint = ""
+            if all(_is_number(column) for column in frame.columns):
+                hint = " (the first row looks like data: the CSV needs a header row naming the attributes)"
+            raise (TypeError if isinstance(error, TypeError) else ValueError)(f"{shown}: {error}{hint}") from None
 
     @property
     def records(self) -> np.ndarray:
@@ -106,14 +179,18 @@ class Dataset:
 
     def project(self, attributes: list[str]) -> Dataset:
         """The data set restricted to ``attributes`` (its histogram is the marginal)."""
-        positions = [self._domain.position(a) for a in attributes]
-        return Dataset(self._records[:, positions], self._domain.project(attributes))
+        projected = self._domain.project(attributes)  # checks the names before any copy
+        positions = [self._domain.position(a) for a in projected.attributes]
+        return Dataset(self._records[:, positions], projected)
 
-    def subsample(self, n: int, rng: np.random.Generator) -> Dataset:
-        """``n`` rows drawn without replacement (for experiments that sweep the data size)."""
+    def subsample(self, n: int, rng: np.random.Generator | int | None) -> Dataset:
+        """``n`` rows drawn without replacement (for experiments that sweep the data size);
+        ``rng`` as for :func:`projmech.validation.as_generator`."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"n: expected an int in [1, {self.n}], got {n!r}")
         if not 1 <= n <= self.n:
             raise ValueError(f"n: must lie in [1, {self.n}], got {n}")
-        chosen = rng.choice(self.n, size=n, replace=False)
+        chosen = as_generator(rng).choice(self.n, size=int(n), replace=False)
         return Dataset(self._records[chosen], self._domain)
 
     def to_dataframe(self) -> pd.DataFrame:
@@ -151,7 +228,18 @@ def histogram(
     Returns
     -------
     numpy.ndarray of shape (m,) or scipy.sparse.csr_array of shape (1, m)
+
+    Raises
+    ------
+    TypeError
+        For ``data`` of no accepted kind, a ``domain`` that is not a Domain, non-bool flags.
+    ValueError
+        For bad records (see :class:`Dataset`), and a dense histogram over more than
+        ``max_universe`` elements (refused before allocating).
     """
+    normalize = check_bool("normalize", normalize)
+    sparse = check_bool("sparse", sparse)
+    max_universe = check_positive_int("max_universe", max_universe)
     dataset = _as_dataset(data, domain)
     universe = dataset.domain.size
     if not sparse and universe > max_universe:
@@ -159,6 +247,9 @@ def histogram(
             f"domain: the universe has {universe:.3e} elements, above max_universe={max_universe:.1e}; "
             "a dense histogram would not fit in memory (pass sparse=True)"
         )
+    if normalize and dataset.n == 0:
+        raise ValueError("data: the data set has no rows, so it has no normalized histogram (normalize=False "
+                         "gives its counts, all 0)")
     indices = dataset.domain.index(dataset.records)
     cells, counts = np.unique(indices, return_counts=True)
     values = counts / dataset.n if normalize else counts.astype(float)
@@ -176,20 +267,47 @@ def check_normalized_histogram(histogram: Any, n: Any, size: int | None = None) 
 
     The one check of every mechanism that accepts a histogram instead of a Dataset: ``n`` cannot
     be recovered from ``h``, so it is required and must be a positive integer; ``h`` (dense or
-    sparse) must be finite, non-negative, sum to 1 and, where ``size`` is given, have ``size``
-    entries (the workload's universe).
+    sparse; a vector, or a matrix of one row or one column) must hold real, finite,
+    non-negative entries summing to 1 and, where ``size`` is given, have ``size`` entries (the
+    workload's universe). And ``n * h`` must be (to rounding) the integer counts of ``n`` rows:
+    ``h = [.5, .5]`` cannot come from ``n = 3`` rows, and a mechanism calibrated to that ``n``
+    would release the wrong noise.
 
     Returns
     -------
     (ndarray of shape (m,), int)
+
+    Raises
+    ------
+    TypeError
+        For an ``n`` that is not an int, or complex, string or other non-real entries.
+    ValueError
+        For a missing or non-positive ``n``, a wrong shape or size, NaN, negative entries, a
+        sum other than 1, or counts ``n * h`` that are not integers.
     """
     if n is None:
         raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n: the data set size must be a positive integer, got {n!r}")
-    h = np.asarray(histogram.toarray() if sp.issparse(histogram) else histogram, dtype=float).ravel()
-    if size is not None and h.shape != (size,):
-        raise ValueError(f"histogram: expected {size} entries to match the workload, got {h.size}")
+    n = check_positive_int("n", n)
+    if size is not None:
+        size = check_positive_int("size", size)
+    if sp.issparse(histogram):
+        check_real_dtype("histogram", histogram.dtype)
+        shape = histogram.shape
+    else:
+        histogram = check_real_array("histogram", histogram, finite=False)
+        shape = histogram.shape
+    if len(shape) > 2 or (len(shape) == 2 and 1 not in shape):
+        raise ValueError(f"histogram: expected a vector (or a single row or column), got shape {shape}")
+    entries = math.prod(shape)
+    if size is not None and entries != size:
+        raise ValueError(f"histogram: expected {size} entries to match the workload, got {entries}")
+    if size is None and entries > DEFAULT_MAX_UNIVERSE:
+        # A sparse histogram of a huge universe would be densified below.
+        raise ValueError(
+            f"histogram: {entries:.3e} entries, above DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.1e}; "
+            "a dense histogram would not fit in memory"
+        )
+    h = (histogram.toarray() if sp.issparse(histogram) else histogram).astype(float).ravel()
     if h.size == 0:
         raise ValueError("histogram: is empty")
     if not np.all(np.isfinite(h)):
@@ -198,14 +316,27 @@ def check_normalized_histogram(histogram: Any, n: Any, size: int | None = None) 
         raise ValueError("histogram: has negative entries")
     if abs(h.sum() - 1.0) > 1e-9:
         raise ValueError(f"histogram: must be normalized to sum 1 (got {h.sum():.6g}); pass histogram(data)")
-    return h, int(n)
+    counts = n * h
+    # Tolerance: h = c/n in float64 makes n*h off by at most a few ulps of c.
+    fractional = np.abs(counts - np.rint(counts)) > 1e-6 + 1e-9 * counts
+    if fractional.any():
+        cell = _first_row(fractional)
+        raise ValueError(
+            f"histogram, n: n * histogram must be the integer counts of n={n} rows, but cell {cell} "
+            f"holds {h[cell]:.6g}, i.e. {counts[cell]:.6g} rows; pass the n the histogram was computed from"
+        )
+    return h, n
 
 
 def _as_dataset(data: Any, domain: Domain | None) -> Dataset:
+    if domain is not None and not isinstance(domain, Domain):
+        raise TypeError(f"domain: expected a Domain or None, got {type(domain).__name__}")
     if isinstance(data, Dataset):
         if domain is not None and domain != data.domain:
             raise ValueError("domain: differs from the Dataset's own domain")
         return data
+    if data is None or isinstance(data, (str, bytes, Mapping)) or sp.issparse(data):
+        raise TypeError(f"data: expected a Dataset, DataFrame or (n, d) array of codes, got {type(data).__name__}")
     if domain is None:
         raise TypeError("domain: required when data is not a Dataset")
     if isinstance(data, pd.DataFrame):
@@ -217,13 +348,28 @@ def _first_row(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
+def _is_number(text: Any) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _validate_codes(array: np.ndarray, domain: Domain) -> np.ndarray:
+    if array.dtype.kind in "cmMV":
+        # Complex codes would lose their imaginary part in the cast, datetimes become integers.
+        raise TypeError(f"records: expected integer codes, got dtype {array.dtype}")
     if array.dtype == object or not np.issubdtype(array.dtype, np.number):
         try:
             array = array.astype(float)
         except (TypeError, ValueError):
             for i, name in enumerate(domain.attributes):
                 for row, value in enumerate(array[:, i]):
+                    if isinstance(value, (complex, np.complexfloating)):
+                        raise TypeError(
+                            f"column {name!r}: expected integer codes, found complex {value!r} at row {row}"
+                        )
                     try:
                         float(value)
                     except (TypeError, ValueError):

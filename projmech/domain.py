@@ -4,13 +4,29 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping
 from os import PathLike
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Domain"]
+from .validation import as_array
+
+__all__ = ["Domain", "UnknownAttributeError"]
+
+
+class UnknownAttributeError(KeyError, ValueError):
+    """An attribute name that the domain does not have.
+
+    A ``KeyError`` for the mapping-style lookups (``domain[name]``, :meth:`Domain.position`)
+    and a ``ValueError`` for argument checks (:meth:`Domain.project`, a predicate of
+    :func:`projmech.from_predicates`), so that either ``except`` catches it.
+    """
+
+    def __str__(self) -> str:
+        # KeyError's own __str__ shows the repr of its argument, quotes and escapes included.
+        return str(self.args[0]) if self.args else ""
 
 
 class Domain:
@@ -25,7 +41,17 @@ class Domain:
     attributes : sequence of str
         Attribute names, unique, in order.
     sizes : sequence of int
-        Number of values of each attribute, each at least 1.
+        Number of values of each attribute, each at least 1; a Python or numpy int (a float,
+        even ``2.0``, and a bool are refused: a size is a count).
+
+    Raises
+    ------
+    TypeError
+        For a str, bytes, mapping, set or non-iterable in place of a sequence (a str would be
+        read as one name per character, a set has no order), a name that is not a str, or a
+        size that is not an int.
+    ValueError
+        For mismatched lengths, no attributes, an empty or repeated name, a size below 1.
 
     Examples
     --------
@@ -37,8 +63,8 @@ class Domain:
     """
 
     def __init__(self, attributes: Iterable[str], sizes: Iterable[int]) -> None:
-        attributes = tuple(attributes)
-        sizes = tuple(sizes)
+        attributes = _as_tuple("attributes", attributes)
+        sizes = _as_tuple("sizes", sizes)
         if len(attributes) != len(sizes):
             raise ValueError(
                 f"attributes and sizes must have the same length, got {len(attributes)} "
@@ -47,8 +73,10 @@ class Domain:
         if len(attributes) == 0:
             raise ValueError("attributes: a domain needs at least one attribute")
         for name in attributes:
-            if not isinstance(name, str) or not name:
+            if not isinstance(name, str):
                 raise TypeError(f"attributes: every name must be a non-empty str, got {name!r}")
+            if not name:
+                raise ValueError("attributes: every name must be a non-empty str, got ''")
         if len(set(attributes)) != len(attributes):
             raise ValueError(f"attributes: names must be unique, got {list(attributes)}")
         for name, size in zip(attributes, sizes):
@@ -62,16 +90,56 @@ class Domain:
     @classmethod
     def from_dict(cls, mapping: Mapping[str, int]) -> Domain:
         """Build a domain from ``{name: size}``, keeping the mapping's order."""
+        if not isinstance(mapping, Mapping):
+            raise TypeError(f"mapping: expected a mapping of name: size, got {type(mapping).__name__}")
         return cls(list(mapping.keys()), list(mapping.values()))
 
     @classmethod
     def from_json(cls, path: str | PathLike[str]) -> Domain:
-        """Read a JSON object ``{name: size, ...}`` (the format of the Adult domain file)."""
-        with open(path, encoding="utf-8") as handle:
-            mapping = json.load(handle)
+        """Read a JSON object ``{name: size, ...}`` (the format of the Adult domain file).
+
+        Raises
+        ------
+        TypeError
+            If ``path`` is not a str or ``os.PathLike`` (an int would be opened as a file
+            descriptor: ``0`` reads standard input).
+        FileNotFoundError
+            If there is no such file (Python's message names the path).
+        ValueError
+            Naming the file: a directory, an empty file, text that is not UTF-8 or not JSON,
+            JSON that is not an object, a key given twice (``json`` would keep the last one
+            silently), or an entry that :class:`Domain` refuses (a size that is not an int ...).
+        """
+        if not isinstance(path, (str, PathLike)):
+            raise TypeError(f"path: expected a file path (str or os.PathLike), got {type(path).__name__} {path!r}")
+        shown = os.fspath(path)
+        if os.path.isdir(path):
+            raise ValueError(f"{shown}: is a directory; expected a JSON domain file")
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{shown}: is not UTF-8 text ({error})") from None
+        if not text.strip():
+            raise ValueError(f"{shown}: is empty; a domain file holds a JSON object of name: size")
+        try:
+            mapping = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+        except _DuplicateKey as duplicate:
+            raise ValueError(
+                f"{shown}: key {duplicate.key!r} appears more than once; a domain file names each attribute once"
+            ) from None
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{shown}: is not valid JSON ({error})") from None
         if not isinstance(mapping, dict):
-            raise ValueError(f"{path}: a domain file must hold a JSON object of name: size")
-        return cls.from_dict(mapping)
+            raise ValueError(
+                f"{shown}: a domain file must hold a JSON object of name: size, got a JSON {type(mapping).__name__}"
+            )
+        try:
+            return cls.from_dict(mapping)
+        except (TypeError, ValueError) as error:
+            # The entry is wrong, not the caller's argument types: one ValueError naming the file.
+            raise ValueError(f"{shown}: {error}") from None
 
     def to_dict(self) -> dict[str, int]:
         return dict(zip(self._attributes, self._sizes))
@@ -104,43 +172,71 @@ class Domain:
         return self._sizes[self.position(name)]
 
     def position(self, name: str) -> int:
-        """Index of attribute ``name``; a ``KeyError`` naming the known attributes otherwise."""
+        """Index of attribute ``name``.
+
+        Raises
+        ------
+        TypeError
+            If ``name`` is not a str.
+        UnknownAttributeError
+            (a ``KeyError`` and a ``ValueError``) naming the known attributes, if the domain
+            has no attribute ``name``.
+        """
+        return self._position("name", name)
+
+    def _position(self, argument: str, name: Any) -> int:
+        if not isinstance(name, str):
+            raise TypeError(f"{argument}: an attribute name must be a str, got {name!r}")
         try:
             return self._attributes.index(name)
         except ValueError:
-            raise KeyError(f"unknown attribute {name!r}; the domain has {list(self._attributes)}") from None
+            raise UnknownAttributeError(
+                f"{argument}: unknown attribute {name!r}; the domain has {list(self._attributes)}"
+            ) from None
 
     def project(self, attributes: Iterable[str]) -> Domain:
-        """The sub-domain on ``attributes``, in the order given."""
-        attributes = list(attributes)
-        return Domain(attributes, [self[name] for name in attributes])
+        """The sub-domain on ``attributes``, in the order given (unique, known names)."""
+        attributes = _as_tuple("attributes", attributes)
+        return Domain(attributes, [self._sizes[self._position("attributes", name)] for name in attributes])
 
     def index(self, rows: Any) -> np.ndarray:
-        """Universe indices of integer rows (an ``(n, d)`` array) in row-major order."""
-        rows = np.asarray(rows)
+        """Universe indices of integer rows (an ``(n, d)`` array) in row-major order.
+
+        Raises
+        ------
+        TypeError
+            Unless the codes are integers (floats, bools, strings ... are refused).
+        ValueError
+            On a wrong shape, a code outside its attribute's range, or a universe of ``2^63``
+            elements or more (its indices do not fit in int64).
+        """
+        rows = as_array("rows", rows)
+        if rows.size and not np.issubdtype(rows.dtype, np.integer):
+            raise TypeError(f"rows: expected integer codes, got dtype {rows.dtype}")
         if rows.ndim != 2 or rows.shape[1] != len(self):
             raise ValueError(f"rows: expected shape (n, {len(self)}), got {rows.shape}")
-        if not np.issubdtype(rows.dtype, np.integer):
-            raise TypeError(f"rows: expected integer codes, got dtype {rows.dtype}")
         if rows.size and ((rows < 0) | (rows >= np.asarray(self._sizes))).any():
             raise ValueError("rows: values outside the domain")
-        if self.size >= 2**63:
-            raise ValueError(
-                f"domain: the universe has {self.size:.3e} elements, too many to index with int64"
-            )
+        self._check_indexable()
         return np.ravel_multi_index(tuple(rows.T.astype(np.int64)), self._sizes).astype(np.int64)
 
     def rows(self, indices: Any) -> np.ndarray:
         """Integer rows (``(len(indices), d)``) of universe indices, inverse of :meth:`index`."""
-        indices = np.asarray(indices)
+        indices = as_array("indices", indices)
         if indices.size and not np.issubdtype(indices.dtype, np.integer):
             raise TypeError(f"indices: expected integer universe indices, got dtype {indices.dtype}")
-        indices = indices.astype(np.int64)
         if indices.ndim != 1:
             raise ValueError(f"indices: expected a 1-d array, got shape {indices.shape}")
+        self._check_indexable()
         if indices.size and (indices.min() < 0 or indices.max() >= self.size):
             raise ValueError(f"indices: values must lie in [0, {self.size}), got out-of-range entries")
-        return np.stack(np.unravel_index(indices, self._sizes), axis=1)
+        return np.stack(np.unravel_index(indices.astype(np.int64), self._sizes), axis=1)
+
+    def _check_indexable(self) -> None:
+        if self.size >= 2**63:
+            raise ValueError(
+                f"domain: the universe has {self.size:.3e} elements, too many to index with int64"
+            )
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -155,3 +251,40 @@ class Domain:
     def __repr__(self) -> str:
         inner = ", ".join(f"{a}: {s}" for a, s in zip(self._attributes, self._sizes))
         return f"Domain({inner})"
+
+
+def _as_tuple(name: str, value: Any) -> tuple[Any, ...]:
+    """A sequence argument as a tuple, refusing what ``tuple()`` would misread."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(
+            f"{name}: expected a sequence, got the {type(value).__name__} {value!r} "
+            "(it would be read one character at a time)"
+        )
+    if isinstance(value, Mapping):
+        raise TypeError(
+            f"{name}: expected a sequence, got a {type(value).__name__}; for {{name: size}} use Domain.from_dict"
+        )
+    if isinstance(value, (set, frozenset)):
+        raise TypeError(f"{name}: expected an ordered sequence, got a {type(value).__name__} (the order matters)")
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-d sequence, got an array of shape {value.shape}")
+    try:
+        return tuple(value)
+    except TypeError:
+        raise TypeError(f"{name}: expected a sequence, got {type(value).__name__} {value!r}") from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for ``json``: its default keeps the last of repeated keys."""
+    mapping: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise _DuplicateKey(key)
+        mapping[key] = value
+    return mapping

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .privacy import ApproxDP, Neighbouring, ZCDP, gaussian_sigma
+from .noise import calibrate, choose_discrete
+from .privacy import ApproxDP, Neighbouring, SizePolicy, ZCDP
 from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
 
 __all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
@@ -256,16 +257,24 @@ class Factorization:
 
     def expected_rmse(self, privacy: ZCDP | ApproxDP, n: int,
                       neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE) -> float:
-        """``sqrt(E (1/k) ||R Z||^2) = sigma ||R||_F / sqrt(k)`` for the factorization mechanism.
+        """``sqrt(E (1/k) ||R Z||^2) = std ||R||_F / (n sqrt(k))`` for the factorization mechanism at
+        public size ``n``, with its default noise.
 
-        ``sigma`` is calibrated to the strategy's l2 sensitivity, so this equals
-        ``c * gamma`` with ``c = sigma / ||M||_{1->2}`` (seed 001, eq. 29). By Jensen it bounds
-        ``E[(1/sqrt k) ||R Z||]`` from above. The approximation error ``E h`` of an approximate
-        factorization is not included (it is at most ``||E||_{1->2} / sqrt(k)``, seed 001 eq. 35).
+        The noise is calibrated exactly as :class:`~projmech.mechanisms.FactorizationMechanism`
+        calibrates it (the same :meth:`Workload.count_sensitivity` of the strategy and
+        :func:`~projmech.noise.calibrate`, discrete for an integer strategy), so this is that
+        mechanism's :meth:`~projmech.mechanisms.FactorizationMechanism.expected_rmse`: ``c *
+        gamma`` with ``c = std / ||M||_{1->2}`` up to the sensitivity's constant (seed 001,
+        eq. 29). By Jensen it bounds ``E[(1/sqrt k) ||R Z||]`` from above. The approximation
+        error ``E h`` of an approximate factorization is not included (it is at most
+        ``||E||_{1->2} / sqrt(k)``, seed 001 eq. 35).
         """
         relation = Neighbouring.parse(neighbouring)
-        sigma = gaussian_sigma(relation.sensitivity(self.strategy_sensitivity, n), privacy)
-        return sigma * self.reconstruction_norm / math.sqrt(self.num_queries)
+        n = check_positive_int("n", n)
+        strategy = Workload(self.strategy)
+        noise, _ = calibrate(privacy, strategy.count_sensitivity(relation), SizePolicy(relation),
+                             choose_discrete("auto", strategy.is_integer))
+        return noise.std / n * self.reconstruction_norm / math.sqrt(self.num_queries)
 
     def summary(self) -> str:
         """One line: method, gamma, bound, gap, residual, time."""

@@ -1,8 +1,10 @@
-"""Mechanisms: calibrate noise to the workload's sensitivity, add it, optionally project.
+"""Mechanisms: measure counts with calibrated noise, divide by a public size, optionally project.
 
-Every mechanism is thin: sensitivity from :class:`~projmech.workloads.Workload`, noise scale from
-:mod:`projmech.privacy`, projection from :mod:`projmech.bodies`. A :class:`Release` holds what may
-be published: never the true answers nor the histogram.
+Every mechanism is thin: sensitivity from :class:`~projmech.workloads.Workload`, noise from
+:mod:`projmech.noise` (calibrated by :mod:`projmech.privacy`), the public size from
+:class:`~projmech.privacy.SizePolicy`, projection from :mod:`projmech.bodies`. A
+:class:`Release` holds what may be published: never the true answers, the histogram, or a row
+count the guarantee does not make public.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .bodies.hull import SOLVERS as HULL_SOLVERS
+from .bodies.solvers import installed_solvers
 from .bodies.hull import ProjectionResult, project_to_hull
 from .bodies.relaxation import DEFAULT_TOL as RELAXATION_TOL
 from .bodies.relaxation import RELAXATIONS, RelaxationResult, project_to_relaxation
@@ -22,7 +26,9 @@ from .data import Dataset, check_normalized_histogram, histogram
 from .evaluation import gaussian_expected_rmse
 from .factorization import Factorization
 from .optimal_factorization import factorization_norm
-from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, ZCDP, gaussian_sigma, laplace_scale
+from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
+from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
+from .validation import as_generator, check_positive_int, check_positive_number
 from .workloads import Workload
 
 __all__ = [
@@ -33,7 +39,6 @@ __all__ = [
     "LaplaceMechanism",
     "ProjectionMechanism",
     "FactorizationMechanism",
-    "as_generator",
 ]
 
 #: The bodies :class:`ProjectionMechanism` projects onto (``"auto"`` picks one of the others).
@@ -50,28 +55,35 @@ HULL_MAX_UNIVERSE = 2**22
 class Release:
     """Privately released answers and everything needed to interpret them.
 
+    Every field is a function of the noisy measurements and public parameters only: never of the
+    true answers, the histogram or (under add/remove neighbours) the true row count.
+
     Attributes
     ----------
     answers : ndarray, shape (k,)
-        The released answers, as fractions of ``n``.
+        The released answers, as fractions of ``size``.
     noisy_answers : ndarray, shape (k,)
         The noisy answers before any post-processing (equal to ``answers`` without projection).
     labels : tuple of str
         One label per query.
     mechanism : str
     privacy : ZCDP, ApproxDP or PureDP
-        The guarantee the release satisfies.
+        The guarantee the release satisfies (the size estimate's share included).
     neighbouring : Neighbouring
         The neighbouring relation the guarantee is stated for.
-    n : int
-        The (public) data set size the answers are normalized by.
-    noise : {"gaussian", "laplace"}
-    scale : float
-        Gaussian standard deviation sigma, or Laplace scale b, per measured coordinate (the
-        answers themselves, or the strategy's measurements ``M h`` for the factorization
-        mechanism, whose answers carry the correlated noise ``R Z``).
+    size : float
+        The public size the answers are fractions of: the row count ``n`` under replace-one
+        (public by that relation's definition); under add/remove the declared size, or the
+        private estimate (at least 1).
+    size_source : {"public n", "declared", "estimated"}
+    noise : Noise
+        The noise added to each measured count (the answers themselves, or the strategy's
+        measurements ``M c`` for the factorization mechanism, whose answers carry the correlated
+        noise ``R Z``): distribution, scale in counts, discrete or continuous.
     sensitivity : float
-        The l2 (Gaussian) or l1 (Laplace) sensitivity the scale is calibrated to.
+        The l2 (Gaussian) or l1 (Laplace) sensitivity of the measured counts.
+    size_noise : Noise or None
+        The noise of the size estimate (``size_source == "estimated"``).
     projection : ProjectionResult, RelaxationResult or None
         Solver statistics, for projection mechanisms: onto ``K_Q`` (with the witness
         distribution) or onto the relaxation L of 2-way marginals (with the moment matrix).
@@ -85,21 +97,27 @@ class Release:
     mechanism: str
     privacy: Privacy
     neighbouring: Neighbouring
-    n: int
-    noise: str
-    scale: float
+    size: float
+    size_source: str
+    noise: Noise
     sensitivity: float
+    size_noise: Noise | None = None
     projection: ProjectionResult | RelaxationResult | None = None
     factorization: Factorization | None = None
 
     @property
+    def scale(self) -> float:
+        """The noise's scale (sigma or b) on the released fractions: ``noise.scale / size``."""
+        return self.noise.scale / self.size
+
+    @property
     def sigma(self) -> float:
-        """Standard deviation of the noise on each measured coordinate (see ``scale``)."""
-        return self.scale if self.noise == "gaussian" else math.sqrt(2.0) * self.scale
+        """The noise's standard deviation on the released fractions (see ``noise``)."""
+        return self.noise.std / self.size
 
     @property
     def witness(self) -> np.ndarray | None:
-        """Distribution ``w`` over the universe with ``F @ w == answers`` (projection onto
+        """Distribution ``w`` over the universe with ``F @ witness == answers`` (projection onto
         ``K_Q`` only; a point of the relaxation L need not have one)."""
         return self.projection.weights if isinstance(self.projection, ProjectionResult) else None
 
@@ -111,26 +129,28 @@ class Release:
 
     @property
     def counts(self) -> np.ndarray:
-        """The released answers as counts, ``n * answers``."""
-        return self.n * self.answers
+        """The released answers as counts, ``size * answers``."""
+        return self.size * self.answers
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame({"query": list(self.labels), "answer": self.answers, "noisy_answer": self.noisy_answers})
 
     def summary(self) -> dict[str, Any]:
-        """JSON-serializable description: guarantee, relation, noise, solver statistics."""
+        """JSON-serializable description: guarantee, relation, size, noise, solver statistics."""
         summary: dict[str, Any] = {
             "mechanism": self.mechanism,
             "guarantee": str(self.privacy),
             "privacy": {"type": type(self.privacy).__name__, **vars(self.privacy)},
             "neighbouring": self.neighbouring.value,
-            "n": self.n,
+            "size": self.size,
+            "size_source": self.size_source,
             "num_queries": len(self.labels),
-            "noise": self.noise,
-            "scale": self.scale,
-            "sigma": self.sigma,
+            "noise": self.noise.summary(),
             "sensitivity": self.sensitivity,
+            "sigma": self.sigma,
         }
+        if self.size_noise is not None:
+            summary["size_noise"] = self.size_noise.summary()
         if self.projection is not None:
             summary["solver"] = self.projection.summary()
             summary["body"] = summary["solver"].get("body", "hull")
@@ -142,79 +162,71 @@ class Release:
         return json.dumps(self.summary(), indent=2)
 
 
-def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
-    """A ``numpy.random.Generator``: the given one, a new one seeded with an int, or fresh OS
-    entropy for ``None``. The legacy global state and ``RandomState`` are refused."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng: expected a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+class _CountingMechanism:
+    """What every non-interactive mechanism shares: it measures counts, never fractions.
 
+    The true counts (``F c``, or a strategy's ``M c``) have a sensitivity that does not depend
+    on the row count; the noise is calibrated to it (:func:`projmech.noise.calibrate`), and the
+    answers are divided by the public size of :class:`~projmech.privacy.SizePolicy`: the public
+    ``n`` under replace-one, a declared size or a private estimate under add/remove. So no
+    released number, noise scale or summary depends on the row count unless it is public.
+    """
 
-class _AdditiveNoiseMechanism:
-    """Shared part: input validation, sensitivity and the release of ``F h + noise``."""
+    mechanism_name = "counting"
 
-    mechanism_name = "additive"
-    noise_kind = "gaussian"
-
-    def __init__(self, workload: Workload, privacy: Privacy, neighbouring: Neighbouring | str) -> None:
+    def __init__(self, workload: Workload, privacy: Privacy, neighbouring: Neighbouring | str,
+                 size: int | str | None, size_share: float | None) -> None:
         if not isinstance(workload, Workload):
             raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
         if not isinstance(privacy, (ZCDP, ApproxDP, PureDP)):
             raise TypeError(f"privacy: expected ZCDP, ApproxDP or PureDP, got {type(privacy).__name__}")
         self.workload = workload
         self.privacy = privacy
-        self.neighbouring = Neighbouring.parse(neighbouring)
+        self.size_policy = SizePolicy.parse(neighbouring, size, size_share)
+        self.neighbouring = self.size_policy.neighbouring
 
-    def sensitivity(self, n: int) -> float:
-        raise NotImplementedError
+    def _calibrate(self, sensitivity: float, integer_valued: bool, noise: str, calibration: str = "analytic") -> None:
+        """Set :attr:`noise` (and the size estimate's) for measured counts of this sensitivity."""
+        self._sensitivity = sensitivity
+        discrete = choose_discrete(noise, integer_valued)
+        self.noise, self.size_noise = calibrate(self.privacy, sensitivity, self.size_policy, discrete, calibration)
+
+    def sensitivity(self) -> float:
+        """The sensitivity of the measured counts (l2 for Gaussian noise, l1 for Laplace)."""
+        return self._sensitivity
 
     def noise_scale(self, n: int) -> float:
-        """Per-coordinate noise scale for a data set of size ``n``."""
-        raise NotImplementedError
+        """The noise's scale on the answers of a data set of public size ``n``:
+        ``noise.scale / n`` (a planning figure; the noise itself is on counts)."""
+        return self.noise.scale / check_positive_int("n", n)
 
-    def _sample(self, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
-        raise NotImplementedError
+    def _rows(self, data: Any, n: int | None) -> tuple[Any, int]:
+        """The data (a Dataset, or the histogram of counts ``n h``, exact integers) and its row
+        count.
 
-    def _histogram(self, data: Any, n: int | None) -> tuple[np.ndarray, int]:
-        """The normalized histogram of a Dataset or a validated given one, and ``n``."""
+        The row count is used only to count and to draw the size estimate; under add/remove it
+        is never released, and ``n`` beside a Dataset is refused before the data is read.
+        """
         if isinstance(data, Dataset):
-            n = self._check_dataset(data, n)
-            return histogram(data), n
-        return self._given_histogram(data, n)
-
-    def _truth(self, data: Any, n: int | None) -> tuple[np.ndarray, int]:
-        """The true answers and ``n``: a Dataset's are counted from its records
-        (:meth:`Workload.answer_data`, no histogram over the universe for marginals)."""
-        if isinstance(data, Dataset):
-            n = self._check_dataset(data, n)
-            return self.workload.answer_data(data), n
-        h, n = self._given_histogram(data, n)
-        return self.workload.answer(h), n
-
-    def _check_dataset(self, data: Dataset, n: int | None) -> int:
-        self.workload.check_data(data)
-        if n is not None and n != data.n:
-            raise ValueError(f"n: given {n} but the data set has {data.n} rows")
-        return data.n
-
-    def _given_histogram(self, data: Any, n: int | None) -> tuple[np.ndarray, int]:
-        m = self.workload.universe_size
+            self.size_policy.check_dataset_n(n)
+            self.workload.check_data(data)
+            if n is not None and n != data.n:
+                raise ValueError(f"n: given {n} but the data set has {data.n} rows")
+            return data, data.n
         if not self.workload.accepts_histograms:
             raise ValueError(
                 f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
                 "histogram; pass the Dataset, whose records it answers directly"
             )
-        return check_normalized_histogram(data, n, m)
+        h, n = check_normalized_histogram(data, n, self.workload.universe_size)
+        # n h is a vector of counts up to rounding (checked): make it exactly one.
+        return np.rint(n * h), n
 
-    def _noisy(self, data: Any, n: int | None, rng: Any) -> tuple[np.ndarray, int, float]:
-        truth, n = self._truth(data, n)
-        generator = as_generator(rng)
-        scale = self.noise_scale(n)
-        return truth + self._sample(scale, truth.size, generator), n, scale
+    def _public_size(self, rows: int, generator: np.random.Generator) -> float:
+        """The public size (:meth:`SizePolicy.resolve`), drawing the size estimate's noise if any."""
+        return self.size_policy.resolve(rows, lambda: self.size_noise.sample(1, generator)[0])
 
-    def _release(self, answers: np.ndarray, noisy: np.ndarray, n: int, scale: float,
+    def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
                  projection: ProjectionResult | RelaxationResult | None = None,
                  factorization: Factorization | None = None) -> Release:
         return Release(
@@ -224,13 +236,42 @@ class _AdditiveNoiseMechanism:
             mechanism=self.mechanism_name,
             privacy=self.privacy,
             neighbouring=self.neighbouring,
-            n=n,
-            noise=self.noise_kind,
-            scale=scale,
-            sensitivity=self.sensitivity(n),
+            size=size,
+            size_source=self.size_policy.source,
+            noise=self.noise,
+            sensitivity=self._sensitivity,
+            size_noise=self.size_noise,
             projection=projection,
             factorization=factorization,
         )
+
+    def _size_repr(self) -> str:
+        policy = self.size_policy
+        if policy.neighbouring is Neighbouring.REPLACE_ONE:
+            return policy.neighbouring.value
+        size = policy.declared if policy.declared is not None else f"estimate, share {policy.share:g}"
+        return f"{policy.neighbouring.value}, size={size}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name})"
+
+
+class _AdditiveNoiseMechanism(_CountingMechanism):
+    """``F c + noise``, divided by the public size: the Gaussian and Laplace mechanisms."""
+
+    def _measure(self, data_or_histogram: Any, n: int | None, rng: Any) -> tuple[np.ndarray, float]:
+        """The noisy answers (fractions of the public size) and that size."""
+        generator = as_generator(rng)
+        data, rows = self._rows(data_or_histogram, n)
+        counts = self._workload_counts(data)
+        noisy = counts + self.noise.sample(counts.size, generator)
+        size = self._public_size(rows, generator)
+        return noisy / size, size
+
+    def _workload_counts(self, data: Any) -> np.ndarray:
+        if isinstance(data, Dataset):
+            return self.workload.answer_counts(data)
+        return self.workload.answer(data)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
@@ -239,28 +280,35 @@ class _AdditiveNoiseMechanism:
         Parameters
         ----------
         data_or_histogram : Dataset or array_like of shape (m,)
-            A Dataset's true answers come from its records (:meth:`Workload.answer_data`). A
-            histogram must be normalized (non-negative, sums to 1) and needs ``n``.
+            A Dataset's true counts come from its records (:meth:`Workload.answer_counts`). A
+            histogram must be normalized (non-negative, sums to 1) and needs ``n``, with ``n h``
+            a vector of integer counts.
         n : int, optional
-            The data set size; taken from a Dataset.
+            The data's row count; taken from a Dataset. Under add/remove it is private: it
+            only turns a histogram into counts (and is never released).
         rng : numpy.random.Generator, int or None
-            Source of all randomness. ``None`` draws fresh OS entropy (never global state).
+            Source of the continuous noise and of everything else random here. ``None`` draws
+            fresh OS entropy (never global state). Discrete noise is drawn by OpenDP from its own
+            cryptographically secure generator (see :mod:`projmech.noise`).
         """
-        noisy, n, scale = self._noisy(data_or_histogram, n, rng)
-        return self._release(noisy, noisy, n, scale)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self.neighbouring.value})"
+        noisy, size = self._measure(data_or_histogram, n, rng)
+        return self._release(noisy, noisy, size)
 
 
 class GaussianMechanism(_AdditiveNoiseMechanism):
-    """The Gaussian mechanism: ``F h + N(0, sigma^2 I)`` (seed 001, eq. 11).
+    """The Gaussian mechanism: ``(F c + Z) / size``, ``Z`` Gaussian (seed 001, eq. 11).
 
     Guarantee: the given ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` with respect to the given
-    neighbouring relation (default replace-one). ``sigma`` is calibrated to the l2 sensitivity
-    ``(2/n) ||F||_{1->2}`` (replace-one; ``(1/n) ||F||_{1->2}`` for add/remove; seed 001, eq. 16)
-    by :func:`~projmech.privacy.gaussian_sigma` — the exact analytic calibration for (epsilon,
-    delta)-DP (Balle & Wang 2018, Theorem 8), ``Delta/sqrt(2 rho)`` for zCDP.
+    neighbouring relation (default replace-one). The noise is on the counts ``F c``, calibrated to
+    their l2 sensitivity (:meth:`Workload.count_sensitivity`: under replace-one the largest
+    distance between two columns of F, exact up to :data:`~projmech.workloads.PAIRWISE_UNIVERSE`
+    elements, else ``sqrt(2) ||F||_{1->2}`` for a workload without negative entries and
+    ``2 ||F||_{1->2}`` otherwise; ``||F||_{1->2}`` under add/remove) by
+    :func:`~projmech.noise.calibrate`: exact analytic
+    calibration (Balle & Wang 2018, Theorem 8) for (epsilon, delta) with continuous noise,
+    ``Delta / sqrt(2 rho)`` for zCDP, and the discrete Gaussian's zCDP converted by
+    :func:`~projmech.privacy.zcdp_delta` for (epsilon, delta) with discrete noise. The answers
+    are the noisy counts divided by the public size (:class:`~projmech.privacy.SizePolicy`).
 
     Parameters
     ----------
@@ -268,68 +316,78 @@ class GaussianMechanism(_AdditiveNoiseMechanism):
     privacy : ZCDP or ApproxDP
     neighbouring : {"replace-one", "add-remove"}
     calibration : {"analytic", "classical"}
-        ``"classical"`` uses the loose ``sqrt(2 ln(1.25/delta))/epsilon`` bound (epsilon < 1).
+        ``"classical"`` uses the loose ``sqrt(2 ln(1.25/delta))/epsilon`` bound (epsilon < 1,
+        continuous noise only).
+    size : int or "estimate", optional
+        Required under add/remove (the row count is private there): a size declared public, by
+        which the counts are divided, or ``"estimate"``: a noisy row count from ``size_share``
+        of the budget. Refused under replace-one, where ``n`` is public.
+    size_share : float, optional
+        With ``size="estimate"``, the share of the budget spent on the size; default
+        :data:`~projmech.privacy.DEFAULT_SIZE_SHARE` (0.05).
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"`` (default): the exact discrete Gaussian when the workload's entries are
+        integers (then the counts are), numpy's continuous Gaussian otherwise (see
+        :mod:`projmech.noise`).
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
+    >>> mechanism = pm.GaussianMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5))
+    >>> release = mechanism.release(data)
+    >>> release.noise.name, release.size
+    ('discrete_gaussian', 3.0)
     """
 
     mechanism_name = "gaussian"
-    noise_kind = "gaussian"
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
-                 calibration: Literal["analytic", "classical"] = "analytic") -> None:
-        super().__init__(workload, privacy, neighbouring)
+                 calibration: Literal["analytic", "classical"] = "analytic",
+                 size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
         if isinstance(privacy, PureDP):
             raise TypeError("privacy: the Gaussian mechanism needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
         if calibration not in ("analytic", "classical"):
             raise ValueError(f"calibration: expected 'analytic' or 'classical', got {calibration!r}")
         if calibration == "classical" and isinstance(privacy, ApproxDP) and privacy.epsilon >= 1:
             raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got epsilon={privacy.epsilon}")
+        if calibration == "classical" and noise == "auto":
+            noise = "continuous"  # the classical bound is stated for the continuous Gaussian
         self.calibration = calibration
-        self._column_norm = workload.sensitivity()
-
-    def sensitivity(self, n: int) -> float:
-        """l2 sensitivity of the normalized answers for data size ``n``."""
-        return self.neighbouring.sensitivity(self._column_norm, n)
-
-    def noise_scale(self, n: int) -> float:
-        return gaussian_sigma(self.sensitivity(n), self.privacy, method=self.calibration)
+        self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
 
     def expected_rmse(self, n: int) -> float:
-        """Exact ``E[(1/sqrt k) ||Z||_2]`` of the released answers (see
-        :func:`projmech.evaluation.gaussian_expected_rmse`)."""
-        return gaussian_expected_rmse(self.noise_scale(n), self.workload.num_queries)
-
-    def _sample(self, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
-        return rng.normal(0.0, scale, size=size)
+        """``E[(1/sqrt k) ||Z||_2] / n`` of the answers at public size ``n``: exact for continuous
+        noise (:func:`projmech.evaluation.gaussian_expected_rmse`), and for discrete noise the
+        same formula with its standard deviation (:attr:`Noise.std`) in place of sigma, which
+        it matches to far below 1e-6 relative from sigma = 1 on."""
+        return gaussian_expected_rmse(self.noise.std / check_positive_int("n", n), self.workload.num_queries)
 
 
 class LaplaceMechanism(_AdditiveNoiseMechanism):
-    """The Laplace mechanism: ``F h + Lap(b)^k`` with ``b = Delta_1 / epsilon``.
+    """The Laplace mechanism: ``(F c + Lap(b)^k) / size`` with ``b = Delta_1 / epsilon``.
 
     Guarantee: pure ``PureDP(epsilon)`` w.r.t. the given neighbouring relation, with the l1
-    sensitivity ``(2/n) ||F||_{1->1}`` (replace-one) or ``(1/n) ||F||_{1->1}`` (add/remove)
-    (Dwork, McSherry, Nissim & Smith 2006).
+    sensitivity of the counts ``2 ||F||_{1->1}`` (replace-one) or ``||F||_{1->1}`` (add/remove)
+    (Dwork, McSherry, Nissim & Smith 2006); the discrete Laplace on integer counts has the same
+    guarantee with the same ``b``. ``size``, ``size_share`` and ``noise`` as for
+    :class:`GaussianMechanism`.
     """
 
     mechanism_name = "laplace"
-    noise_kind = "laplace"
 
     def __init__(self, workload: Workload, privacy: PureDP,
-                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE) -> None:
-        super().__init__(workload, privacy, neighbouring)
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
         if not isinstance(privacy, PureDP):
             raise TypeError(f"privacy: the Laplace mechanism needs PureDP, got {type(privacy).__name__}")
-        self._column_norm = workload.column_norm(1)
-
-    def sensitivity(self, n: int) -> float:
-        """l1 sensitivity of the normalized answers for data size ``n``."""
-        return self.neighbouring.sensitivity(self._column_norm, n)
-
-    def noise_scale(self, n: int) -> float:
-        return laplace_scale(self.sensitivity(n), self.privacy)
-
-    def _sample(self, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
-        return rng.laplace(0.0, scale, size=size)
+        self._calibrate(workload.count_sensitivity(self.neighbouring, 1), workload.is_integer, noise)
 
 
 class ProjectionMechanism(GaussianMechanism):
@@ -359,7 +417,8 @@ class ProjectionMechanism(GaussianMechanism):
     Guarantee: the projection is post-processing, so the release satisfies the Gaussian
     mechanism's guarantee (seed 000, Theorem 2). Since ``B`` is convex and contains the true
     answers, the error never exceeds the Gaussian mechanism's on the same noise (seed 001,
-    eq. 43). Error bound: seed 000, Theorem 8, ``E (1/k)||Y_hat - y||^2 <= sigma * l*(B) / k``;
+    eq. 43) — when the public size is the row count (replace-one, or a declared size equal to
+    it); with another size the answers aim at ``(n / size) F h``, which ``B`` need not contain. Error bound: seed 000, Theorem 8, ``E (1/k)||Y_hat - y||^2 <= sigma * l*(B) / k``;
     for the relaxation ``l*(L)`` takes the place of ``l*(K_Q)``: the proof needs only that the
     body is convex and contains the true answers, and ``K_Q ⊆ L`` (every data set's exact
     marginals are points of L). The price of the relaxation is ``l*(L) / l*(K_Q) >= 1``.
@@ -393,33 +452,64 @@ class ProjectionMechanism(GaussianMechanism):
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, solver: str = "auto",
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, tol: float | None = None,
                  calibration: Literal["analytic", "classical"] = "analytic",
-                 body: Literal["auto", "hull", "relaxed"] = "auto", relaxation: str = "sdp+local") -> None:
+                 body: Literal["auto", "hull", "relaxed"] = "auto", relaxation: str = "sdp+local",
+                 size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
         if body not in BODIES:
             raise ValueError(f"body: expected one of {BODIES}, got {body!r}")
         if relaxation not in RELAXATIONS:
             raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
-        super().__init__(workload, privacy, neighbouring, calibration)
-        self.solver = solver
+        if tol is not None:
+            tol = check_positive_number("tol", tol)
+        super().__init__(workload, privacy, neighbouring, calibration, size, size_share, noise)
         self.tol = tol
         self.relaxation = relaxation
         self.body = _choose_body(workload, body)
+        self.solver = _check_solver(solver, self.body)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
         """Release the projected answers on a :class:`Dataset` or a normalized histogram (see
         :meth:`GaussianMechanism.release`; a histogram only where the workload can answer one,
-        :attr:`Workload.accepts_histograms`)."""
-        noisy, n, scale = self._noisy(data_or_histogram, n, rng)
+        :attr:`Workload.accepts_histograms`).
+
+        The noisy answers are fractions of the public size (:class:`~projmech.privacy.SizePolicy`),
+        so the body projected onto is ``K_Q`` (or L) scaled to that size: under add/remove
+        with a declared or estimated size that differs from the row count, the true answers lie
+        in ``(n / size) K_Q`` and the projection is post-processing of the noisy answers all the
+        same.
+        """
+        noisy, size = self._measure(data_or_histogram, n, rng)
+        # A discrete Gaussian far below one count is the constant 0: then there is no noise level
+        # for the tolerance to refer to, and the absolute default applies.
+        sigma = self.noise.std / size if self.noise.std > 0 else None
         if self.body == "hull":
-            result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol, noise_scale=scale)
+            result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol, noise_scale=sigma)
         else:
             result = project_to_relaxation(self.workload.domain, noisy, relaxation=self.relaxation,
                                            solver=self.solver, tol=RELAXATION_TOL if self.tol is None else self.tol)
-        return self._release(result.answers, noisy, n, scale, projection=result)
+        return self._release(result.answers, noisy, size, projection=result)
 
     def __repr__(self) -> str:
         body = "hull" if self.body == "hull" else f"relaxed/{self.relaxation}"
-        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self.neighbouring.value}, body={body})"
+        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name}, body={body})"
+
+
+def _check_solver(solver: Any, body: str) -> str:
+    """``solver`` if it names a solver of ``body``'s projection, else a TypeError/ValueError."""
+    if not isinstance(solver, str):
+        raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
+    if body == "hull":
+        known = ("auto", "fast", *HULL_SOLVERS)
+        if solver.lower() not in ("auto", "fast") and solver.upper() not in HULL_SOLVERS:
+            raise ValueError(f"solver: projection onto the hull K_Q takes one of {list(known)}, got {solver!r}")
+        return solver
+    if solver.lower() not in ("auto", "admm") and solver.upper() not in installed_solvers():
+        raise ValueError(
+            f"solver: projection onto the relaxation L takes 'auto', 'admm' or an installed CVXPY solver "
+            f"{list(installed_solvers())}, got {solver!r}"
+        )
+    return solver
 
 
 def _choose_body(workload: Workload, body: str) -> str:
@@ -468,9 +558,11 @@ class FactorizationMechanism(GaussianMechanism):
     releases ``R (M h + Z) = F h + R Z`` (seed 001, eq. 24-29; Theorem 2.3 with the optimal
     factorization). Guarantee: the given ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` w.r.t. the
     given neighbouring relation, because ``sigma`` is calibrated exactly as in
-    :class:`GaussianMechanism` but to the strategy's l2 sensitivity ``(2/n) ||M||_{1->2}``
-    (replace-one; ``(1/n) ||M||_{1->2}`` add/remove), and ``R`` is post-processing. The expected
-    squared error is ``sigma^2 ||R||_F^2`` (:meth:`expected_rmse`).
+    :class:`GaussianMechanism` but to the l2 sensitivity of the strategy's counts ``M c``
+    (:meth:`Workload.count_sensitivity` of M: under replace-one the largest distance between
+    two columns of M; under add/remove ``||M||_{1->2}``), and ``R`` is post-processing; the
+    answers are ``R (M c + Z) / size``. The expected squared error is
+    ``sigma^2 ||R||_F^2 / size^2`` (:meth:`expected_rmse`).
 
     With ``project=True`` the reconstructed answers are then projected onto ``K_Q`` (seed 001,
     §2.3, "combined seamlessly with the factorization approaches"): post-processing again, so the
@@ -501,46 +593,97 @@ class FactorizationMechanism(GaussianMechanism):
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, factorization: Factorization | None = None,
                  project: bool = False, neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic", solver: str = "auto",
-                 tol: float = 1e-8) -> None:
+                 tol: float = 1e-8, size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
         if not isinstance(workload, Workload):
             raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
         if not isinstance(project, bool):
             raise TypeError(f"project: expected a bool, got {project!r}")
-        if factorization is None:
-            factorization = factorization_norm(workload)
-        elif not isinstance(factorization, Factorization):
+        if factorization is not None and not isinstance(factorization, Factorization):
             raise TypeError(f"factorization: expected a Factorization, got {type(factorization).__name__}")
-        elif factorization.workload.shape != workload.shape:
-            raise ValueError(
-                f"factorization: it factorizes a {factorization.workload.shape} workload, not {workload.shape}"
-            )
         if project and workload.is_implicit:
             raise ValueError(
                 f"project: projection onto K_Q needs the explicit matrix of {workload.name}, which is implicit"
             )
-        super().__init__(workload, privacy, neighbouring, calibration)
+        tol = check_positive_number("tol", tol)
+        solver = _check_solver(solver, "hull")
+        _CountingMechanism.__init__(self, workload, privacy, neighbouring, size, size_share)
+        if isinstance(privacy, PureDP):
+            raise TypeError("privacy: the factorization mechanism needs ZCDP or ApproxDP")
+        if calibration not in ("analytic", "classical"):
+            raise ValueError(f"calibration: expected 'analytic' or 'classical', got {calibration!r}")
+        if noise not in NOISE_KINDS:
+            raise ValueError(f"noise: expected one of {NOISE_KINDS}, got {noise!r}")
+        if calibration == "classical" and noise == "auto":
+            noise = "continuous"
+        self.calibration = calibration
+        # Every argument is valid: only now the (possibly long) optimization.
+        if factorization is None:
+            factorization = factorization_norm(workload)
+        else:
+            _check_factorizes(factorization, workload)
         self.factorization = factorization
         self.project = project
         self.solver = solver
         self.tol = tol
-        self._column_norm = factorization.strategy_sensitivity
         if project:
             self.mechanism_name = "factorization+projection"
+        # The measured matrix is the strategy M, not F: its sensitivity, and whether its counts
+        # are integers (then discrete noise applies), decide the noise.
+        self._strategy = np.asarray(factorization.strategy, dtype=float)
+        strategy = Workload(self._strategy)
+        self._calibrate(strategy.count_sensitivity(self.neighbouring, 2), strategy.is_integer, noise, calibration)
 
     def expected_rmse(self, n: int) -> float:
-        """``sqrt(E (1/k) ||R Z||^2) = sigma ||R||_F / sqrt(k)`` before projection (seed 001,
-        eq. 29); see :meth:`Factorization.expected_rmse`. Projection can only lower the error."""
-        return self.factorization.expected_rmse(self.privacy, n, self.neighbouring)
+        """``sqrt(E (1/k) ||R Z||^2) / n = std ||R||_F / (n sqrt(k))`` at public size ``n``, before
+        projection (seed 001, eq. 29); projection can only lower the error."""
+        n = check_positive_int("n", n)
+        return self.noise.std / n * self.factorization.reconstruction_norm / math.sqrt(self.workload.num_queries)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
-        h, n = self._histogram(data_or_histogram, n)
+        """Measure ``M c + Z``, reconstruct ``R (M c + Z)``, divide by the public size and
+        optionally project; parameters as for :meth:`GaussianMechanism.release`."""
         generator = as_generator(rng)
-        scale = self.noise_scale(n)
-        strategy = self.factorization.strategy
-        measurements = strategy @ h + self._sample(scale, strategy.shape[0], generator)
-        noisy = self.factorization.reconstruct(measurements)
+        data, rows = self._rows(data_or_histogram, n)
+        counts_histogram = (histogram(data, normalize=False, sparse=True).toarray().ravel()
+                            if isinstance(data, Dataset) else data)
+        measured = self._strategy @ counts_histogram
+        measurements = measured + self.noise.sample(measured.size, generator)
+        size = self._public_size(rows, generator)
+        noisy = self.factorization.reconstruct(measurements) / size
         if not self.project:
-            return self._release(noisy, noisy, n, scale, factorization=self.factorization)
+            return self._release(noisy, noisy, size, factorization=self.factorization)
         result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol)
-        return self._release(result.answers, noisy, n, scale, projection=result, factorization=self.factorization)
+        return self._release(result.answers, noisy, size, projection=result, factorization=self.factorization)
+
+
+def _check_factorizes(factorization: Factorization, workload: Workload) -> None:
+    """A ValueError unless ``factorization`` is one of ``workload`` (the same queries, not only
+    the same shape, and factors that reproduce them): otherwise the mechanism would release
+    answers to another workload."""
+    if factorization.workload.shape != workload.shape:
+        raise ValueError(
+            f"factorization: it factorizes a {factorization.workload.shape} workload, not {workload.shape}"
+        )
+    if factorization.workload is workload:
+        agree = True
+    elif workload.is_implicit or factorization.workload.is_implicit:
+        # Equal workloads agree on every vector; products on a few fixed (public) random vectors
+        # tell different ones apart with probability 1.
+        probes = np.random.default_rng(0).standard_normal((4, workload.universe_size))
+        agree = all(np.allclose(workload.matvec(v), factorization.workload.matvec(v), rtol=1e-9, atol=1e-12)
+                    for v in probes)
+    else:
+        ours, theirs = workload.toarray(), factorization.workload.toarray()
+        agree = bool(np.allclose(ours, theirs, rtol=1e-9, atol=1e-12 * max(1.0, float(np.abs(ours).max()))))
+    if not agree:
+        raise ValueError(
+            f"factorization: it factorizes {factorization.workload.name}, whose queries differ from "
+            f"those of {workload.name} (same shape, different matrix)"
+        )
+    # The factors themselves: R M must reproduce F (or F + E for a declared approximation E),
+    # else the mechanism would release answers to other queries.
+    defect = factorization.defect()
+    if defect is not None:
+        raise ValueError(f"factorization: its factors do not factorize {workload.name}: {defect}")

@@ -12,11 +12,11 @@ differentially private data release", NeurIPS 2012), the non-interactive counter
 Hardt–Rothblum mechanism (:mod:`projmech.online_pmw`): the exponential mechanism picks a badly
 answered query, a noisy measurement of it drives a multiplicative weights update.
 
-Units: as everywhere in the library, answers are fractions of the public data set size ``n``
-(averaging queries, seed 004 §2). A query row takes values in ``[0, 1]``, so replacing one row of
-the data (or adding/removing one, with ``n`` the public nominal size) moves its answer by at most
-``1/n``: Laplace noise of scale ``1/(epsilon n)`` on averages is the seed's ``Lap(1/epsilon)``
-on counts, divided by ``n``.
+Units: as everywhere in the library, answers are fractions of a public size (averaging queries,
+seed 004 §2): ``n`` under replace-one, a declared or privately estimated size under add/remove
+(:class:`~projmech.privacy.SizePolicy`). A query row takes values in ``[0, 1]``, so replacing,
+adding or removing one row moves its count by at most 1: the noise is the seed's
+``Lap(1/epsilon)`` on counts, and the answers are the counts divided by the public size.
 """
 
 from __future__ import annotations
@@ -29,10 +29,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from .mechanisms import Release, _AdditiveNoiseMechanism, as_generator
+from .data import Dataset
+from .mechanisms import Release, _CountingMechanism
+from .noise import Noise, calibrate, choose_discrete
 from .privacy import Neighbouring, PureDP, ZCDP, gaussian_sigma, laplace_scale
-from .validation import check_positive_number
-from .workloads import Workload, check_positive_int
+from .validation import as_generator, check_positive_int, check_positive_number
+from .workloads import Workload
 
 __all__ = [
     "MW_MAX_ALPHA",
@@ -221,11 +223,12 @@ def _round_budget(privacy: PureDP | ZCDP, rounds: int) -> RoundBudget:
     return RoundBudget(ZCDP(share), math.sqrt(8.0 * share), ZCDP(share))
 
 
-def _measurement_scale(budget: RoundBudget, n: int) -> float:
-    """Laplace scale ``b = Delta/epsilon_0`` or Gaussian ``sigma = Delta/sqrt(2 rho_0)``, ``Delta = 1/n``."""
+def _measurement_scale(budget: RoundBudget, discrete: bool = False) -> float:
+    """Laplace scale ``b = 1/epsilon_0`` or Gaussian ``sigma = 1/sqrt(2 rho_0)`` of one measured
+    count (sensitivity 1)."""
     if isinstance(budget.measurement, PureDP):
-        return laplace_scale(1.0 / n, budget.measurement)
-    return gaussian_sigma(1.0 / n, budget.measurement)
+        return laplace_scale(1.0, budget.measurement)
+    return gaussian_sigma(1.0, budget.measurement, discrete=discrete)
 
 
 def _check_privacy(privacy: Any) -> PureDP | ZCDP:
@@ -263,16 +266,18 @@ class PMWRun:
     measurements: np.ndarray
 
 
-class OfflinePMW(_AdditiveNoiseMechanism):
+class OfflinePMW(_CountingMechanism):
     """MWEM (Hardt, Ligett & McSherry 2012): private multiplicative weights over a workload.
 
     Starting from the uniform distribution ``y_0`` over the universe, each of ``T`` rounds
 
     1. **selects** a badly answered query by the exponential mechanism: query ``i`` with
        probability proportional to ``exp(epsilon_0 s_i / (2 Delta))``, score
-       ``s_i = |q_i(x) - q_i(y)|`` (averages), ``Delta = 1/n`` its sensitivity;
-    2. **measures** it: ``m = q_i(x) + noise``, Laplace of scale ``b = 1/(epsilon_m n)`` under
-       PureDP, Gaussian of ``sigma = 1/(n sqrt(2 rho_m))`` under ZCDP;
+       ``s_i = |q_i(x) - q_i(y)|`` (fractions of the public size ``N``), ``Delta = 1/N`` its
+       sensitivity;
+    2. **measures** it: ``m = (c_i + noise) / N`` for the count ``c_i = N q_i(x)``, Laplace of
+       scale ``b = 1/epsilon_m`` under PureDP, Gaussian of ``sigma = 1/sqrt(2 rho_m)`` under
+       ZCDP (discrete when the rows are 0/1, so the counts are integers);
     3. **updates** ``y(r) ∝ y(r) exp(q_i(r) (m - q_i(y)) / 2)`` (MWEM's rule; with counts it
        reads ``exp(q(r)(m - q(A))/(2n))``), in log space.
 
@@ -280,10 +285,12 @@ class OfflinePMW(_AdditiveNoiseMechanism):
     :meth:`run` also returns that distribution, the selections and the measurements.
 
     Privacy (the guarantee given, w.r.t. either neighbouring relation): every query row lies in
-    ``[0, 1]`` (checked), so the score and the measured answer have sensitivity ``1/n`` under
-    replace-one (the changed row moves ``q(x)`` by ``(q(r') - q(r))/n``) and under add/remove
-    with the public nominal ``n``; ``y`` is public in each round. Each round is one exponential
-    mechanism and one measurement with the budgets of :attr:`round_budget`, composed over the
+    ``[0, 1]`` (checked), so one row replaced, added or removed moves every count by at most 1
+    and the score and the measured fraction by at most ``1/N`` for the public size ``N``
+    (``n`` under replace-one; under add/remove a declared size, or an estimate from
+    ``size_share`` of the budget, released first, on which the rounds then condition); ``y`` is
+    public in each round. Each round is one exponential mechanism and one measurement with the
+    budgets of :attr:`round_budget` (the budget left after the size estimate), composed over the
     ``T`` adaptive rounds:
 
     - ``PureDP(eps)``: ``eps/(2T)`` to each; the exponential mechanism is ``epsilon_0``-DP
@@ -295,7 +302,8 @@ class OfflinePMW(_AdditiveNoiseMechanism):
       ``sigma = Delta/sqrt(2 rho/(2T))`` is ``rho/(2T)``-zCDP (Bun & Steinke 2016, Prop. 1.6);
       zCDP composes additively to ``rho``.
 
-    :attr:`privacy_spent` recomposes the per-round guarantees; it equals ``privacy``.
+    :attr:`privacy_spent` recomposes the per-round guarantees and the size estimate's; it
+    equals ``privacy``.
 
     Accuracy: :func:`offline_pmw_error_bound` (proved there, for ``updates_per_round=1``).
 
@@ -309,7 +317,6 @@ class OfflinePMW(_AdditiveNoiseMechanism):
     rounds : int
         ``T``, the number of select-measure-update rounds.
     neighbouring : {"replace-one", "add-remove"}
-        Recorded in the release; the sensitivity is ``1/n`` under both.
     updates_per_round : int
         ``1`` (default) is MWEM as analysed. ``u > 1`` also re-applies the update for every
         measurement so far ``u - 1`` times per round, the practical heuristic of Hardt, Ligett
@@ -317,14 +324,18 @@ class OfflinePMW(_AdditiveNoiseMechanism):
         :func:`offline_pmw_error_bound` no longer applies.
     max_universe : int
         Larger universes are refused (the mechanism holds dense vectors over it).
+    size, size_share, noise
+        As for :class:`~projmech.mechanisms.GaussianMechanism` (``noise="auto"``: discrete for
+        0/1 rows).
     """
 
     mechanism_name = "offline_pmw"
 
     def __init__(self, workload: Workload, privacy: PureDP | ZCDP, rounds: int,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
-                 updates_per_round: int = 1, max_universe: int = MW_MAX_UNIVERSE) -> None:
-        super().__init__(workload, privacy, neighbouring)
+                 updates_per_round: int = 1, max_universe: int = MW_MAX_UNIVERSE,
+                 size: int | str | None = None, size_share: float | None = None, noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
         _check_privacy(privacy)
         self.rounds = check_positive_int("rounds", rounds)
         self.updates_per_round = check_positive_int("updates_per_round", updates_per_round)
@@ -336,33 +347,34 @@ class OfflinePMW(_AdditiveNoiseMechanism):
                 "OfflinePMW holds a dense distribution over it"
             )
         _check_unit_rows(workload)
-        self.noise_kind = "laplace" if isinstance(privacy, PureDP) else "gaussian"
-        self.round_budget = _round_budget(privacy, self.rounds)
+        discrete = choose_discrete(noise, workload.is_integer)
+        share = self.size_policy.main_share()
+        self._rounds_privacy = PureDP(privacy.epsilon * share) if isinstance(privacy, PureDP) else ZCDP(privacy.rho * share)
+        self.round_budget = _round_budget(self._rounds_privacy, self.rounds)
+        # Each measurement is one count of sensitivity 1; the size estimate, if any, is calibrated
+        # by the same rule as every mechanism's.
+        self.noise = Noise("laplace" if isinstance(privacy, PureDP) else "gaussian",
+                           _measurement_scale(self.round_budget, discrete), discrete)
+        self.size_noise = calibrate(privacy, 1.0, self.size_policy, discrete)[1]
+        self._sensitivity = 1.0
 
     @property
     def privacy_spent(self) -> PureDP | ZCDP:
-        """The composition of the ``T`` rounds' :attr:`round_budget` (equals :attr:`privacy`)."""
-        return _compose([self.round_budget.selection, self.round_budget.measurement] * self.rounds)
-
-    def sensitivity(self, n: int) -> float:
-        """``1/n``: of the score and of the measured answer (rows in ``[0, 1]``, both relations)."""
-        return 1.0 / n
-
-    def noise_scale(self, n: int) -> float:
-        """Laplace scale ``b`` or Gaussian ``sigma`` of each measurement, on averages."""
-        return _measurement_scale(self.round_budget, n)
-
-    def _sample(self, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
-        if self.noise_kind == "laplace":
-            return rng.laplace(0.0, scale, size=size)
-        return rng.normal(0.0, scale, size=size)
+        """The composition of the ``T`` rounds' :attr:`round_budget` and the size estimate's
+        share (equals :attr:`privacy`)."""
+        parts = [self.round_budget.selection, self.round_budget.measurement] * self.rounds
+        if self.size_policy.estimated:
+            share = self.size_policy.share
+            parts.append(PureDP(self.privacy.epsilon * share) if isinstance(self.privacy, PureDP)
+                         else ZCDP(self.privacy.rho * share))
+        return _compose(parts)
 
     def error_bound(self, n: int, failure_probability: float = 0.05) -> float:
         """:func:`offline_pmw_error_bound` for this mechanism's workload, budget and rounds."""
         if self.updates_per_round != 1:
             raise ValueError("updates_per_round: the error bound is proved for 1 update per round only")
         return offline_pmw_error_bound(n, self.workload.universe_size, self.workload.num_queries,
-                                       self.rounds, self.privacy, failure_probability)
+                                       self.rounds, self._rounds_privacy, failure_probability, self.noise.discrete)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
@@ -381,21 +393,25 @@ class OfflinePMW(_AdditiveNoiseMechanism):
         Parameters
         ----------
         data_or_histogram : Dataset or array_like of shape (m,)
-            A histogram must be normalized and needs ``n``.
+            A histogram must be normalized and needs ``n``, with ``n h`` integer counts.
         n : int, optional
-            The (public) data set size; taken from a Dataset.
+            The data's row count; taken from a Dataset (private under add/remove: never
+            released, see :class:`~projmech.privacy.SizePolicy`).
         rng : numpy.random.Generator, int or None
-            Source of all randomness (``None``: fresh OS entropy, never global state).
+            Source of the selections and of continuous noise (``None``: fresh OS entropy, never
+            global state); discrete noise comes from OpenDP's own generator.
 
         Returns
         -------
         PMWRun
         """
         generator = as_generator(rng)
-        truth, n = self._truth(data_or_histogram, n)
-        scale = self.noise_scale(n)
-        # exp(epsilon_0 s / (2 Delta)) with Delta = 1/n.
-        selection_factor = self.round_budget.selection_epsilon * n / 2.0
+        data, rows = self._rows(data_or_histogram, n)
+        counts = self._counts_of(data)
+        size = self._public_size(rows, generator)
+        truth = counts / size
+        # exp(epsilon_0 s / (2 Delta)) with Delta = 1/size.
+        selection_factor = self.round_budget.selection_epsilon * size / 2.0
         m = self.workload.universe_size
         log_y = np.full(m, -math.log(m))
         y = np.exp(log_y)
@@ -408,7 +424,7 @@ class OfflinePMW(_AdditiveNoiseMechanism):
             # Gumbel-max: argmax(logits + Gumbel noise) is an exact draw from softmax(logits),
             # with no exponentials to overflow for large n.
             index = int(np.argmax(selection_factor * scores + generator.gumbel(size=scores.size)))
-            measurement = float(truth[index] + self._sample(scale, 1, generator)[0])
+            measurement = float(counts[index] + self.noise.sample(1, generator)[0]) / size
             row = self._row(index)
             selected.append(index)
             measurements.append(measurement)
@@ -421,8 +437,11 @@ class OfflinePMW(_AdditiveNoiseMechanism):
             total += y
         distribution = total / self.rounds
         answers = self.workload.answer(distribution)
-        release = self._release(answers, answers, n, scale)
+        release = self._release(answers, answers, size)
         return PMWRun(release, distribution, tuple(selected), np.array(measurements))
+
+    def _counts_of(self, data: Any) -> np.ndarray:
+        return self.workload.answer_counts(data) if isinstance(data, Dataset) else self.workload.answer(data)
 
     def _row(self, index: int) -> np.ndarray:
         """Query ``index``'s row ``F[index, :]`` (``F.T e_i``, which implicit marginals offer too)."""
@@ -432,7 +451,7 @@ class OfflinePMW(_AdditiveNoiseMechanism):
 
     def __repr__(self) -> str:
         return (f"OfflinePMW({self.workload!r}, {self.privacy}, rounds={self.rounds}, "
-                f"{self.neighbouring.value})")
+                f"{self._size_repr()}, {self.noise.name})")
 
 
 def _mwem_step(log_y: np.ndarray, row: np.ndarray, measurement: float) -> np.ndarray:
@@ -468,7 +487,8 @@ def _compose(guarantees: list[PureDP | ZCDP]) -> PureDP | ZCDP:
 
 
 def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds: int,
-                            privacy: PureDP | ZCDP, failure_probability: float = 0.05) -> float:
+                            privacy: PureDP | ZCDP, failure_probability: float = 0.05,
+                            discrete: bool = False) -> float:
     """A bound on MWEM's largest error that holds with probability ``1 - failure_probability``.
 
     For :class:`OfflinePMW` with ``updates_per_round=1`` over ``k = num_queries`` queries with
@@ -482,9 +502,16 @@ def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds
 
     - ``delta = (2 / (epsilon_0 n)) ln(k / eta)`` bounds the exponential mechanism's shortfall,
     - ``beta`` bounds each measurement's noise: ``b ln(1/eta)`` for Laplace of scale ``b``,
-      ``sigma sqrt(2) erfcinv(eta)`` for Gaussian noise.
+      ``sigma sqrt(2) erfcinv(eta)`` for Gaussian noise; for discrete noise (``discrete=True``)
+      ``b ln(2 / ((1 + q) eta))`` with ``q = e^{-1/b}`` (the discrete Laplace's two-sided tail
+      ``Pr[|X| >= t] = 2 q^t / (1 + q)``) and ``sigma sqrt(2 ln(2/eta))`` (the discrete Gaussian
+      is ``sigma^2``-subgaussian, Canonne, Kamath & Steinke 2020), with ``b`` and ``sigma`` in
+      counts and ``beta`` divided by ``n``.
 
-    All in fractions of ``n``. Proof (the MWEM argument with explicit constants):
+    All in fractions of ``n``, the public size, and about the data's fractions when that size is
+    the row count (replace-one, or a declared size equal to it): with another size the counts
+    over the size are no distribution, and the potential argument below does not apply. Proof
+    (the MWEM argument with explicit constants):
 
     1. *Selection.* ``Pr[s_selected <= max_i s_i - c] <= k exp(-epsilon_0 c / (2 Delta))``
        (every bad query has at most that weight relative to the best), ``= eta`` at
@@ -521,7 +548,9 @@ def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds
     rounds = check_positive_int("rounds", rounds)
     privacy = _check_privacy(privacy)
     p = _check_failure_probability(failure_probability)
-    return _error_bound(n, universe_size, num_queries, rounds, _round_budget(privacy, rounds), p)
+    if not isinstance(discrete, bool):
+        raise TypeError(f"discrete: expected a bool, got {discrete!r}")
+    return _error_bound(n, universe_size, num_queries, rounds, _round_budget(privacy, rounds), p, discrete)
 
 
 def _check_failure_probability(value: Any) -> float:
@@ -532,13 +561,17 @@ def _check_failure_probability(value: Any) -> float:
 
 
 def _error_bound(n: float, universe_size: int, num_queries: int, rounds: int, budget: RoundBudget,
-                 p: float) -> float:
+                 p: float, discrete: bool = False) -> float:
     eta = p / (2 * rounds)
     delta = 2.0 * math.log(num_queries / eta) / (budget.selection_epsilon * n)
+    scale = _measurement_scale(budget, discrete)  # in counts
     if isinstance(budget.measurement, PureDP):
-        beta = laplace_scale(1.0 / n, budget.measurement) * math.log(1.0 / eta)
+        beta = scale * (math.log(2.0 / ((1.0 + math.exp(-1.0 / scale)) * eta)) if discrete else math.log(1.0 / eta))
+    elif discrete:
+        beta = scale * math.sqrt(2.0 * math.log(2.0 / eta))
     else:
-        beta = gaussian_sigma(1.0 / n, budget.measurement) * math.sqrt(2.0) * float(special.erfcinv(eta))
+        beta = scale * math.sqrt(2.0) * float(special.erfcinv(eta))
+    beta /= n
     return math.sqrt(4.0 * math.log(universe_size) / rounds + beta**2) + delta + 1.0 / rounds
 
 

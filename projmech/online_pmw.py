@@ -15,8 +15,7 @@ import numpy as np
 from .multiplicative_weights import MW_MAX_UNIVERSE, _check_alpha, _mw_log_step, mw_update_bound
 from .privacy import Neighbouring
 from .sparse_vector import BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
-from .validation import check_positive_number
-from .workloads import check_positive_int
+from .validation import check_positive_int, check_positive_number
 
 __all__ = ["OnlinePMW", "OnlineAccuracy", "online_pmw_accuracy", "ONLINE_MAX_ALPHA"]
 
@@ -43,6 +42,11 @@ class OnlineAccuracy:
 
 def online_pmw_accuracy(alpha: float, epsilon: float, n: int, num_queries: int, k: int) -> OnlineAccuracy:
     """Accuracy of :class:`OnlinePMW` over ``num_queries`` (adaptively chosen) queries.
+
+    ``n`` is the public size the answers are fractions of; the statement is about the data's
+    fractions ``q(x)`` when that size is the row count (replace-one, or a declared size equal to
+    it). With another size the mechanism answers ``(rows / size) q(x)``, which need not be a
+    distribution's answer, and Theorem 3's bound on the number of updates no longer applies.
 
     **Statement.** With ``b = 1/(epsilon n)`` and ``Q = num_queries``, ``K = min(Q, k)``: except
     with probability at most
@@ -74,7 +78,7 @@ def online_pmw_accuracy(alpha: float, epsilon: float, n: int, num_queries: int, 
     """
     alpha = _check_alpha(alpha, ONLINE_MAX_ALPHA, "the update band 2 alpha must fit in [0, 1]")
     epsilon = check_positive_number("epsilon", epsilon)
-    n = check_positive_int("n", n)
+    n = check_positive_number("n", n)
     num_queries = check_positive_int("num_queries", num_queries)
     k = check_positive_int("k", k)
     copies = min(num_queries, k)
@@ -95,7 +99,9 @@ class OnlinePMW(_SparseVectorMechanism):
       applied to the queries ``|q(x) - a|`` with threshold ``t = 3 alpha``: each copy draws
       ``T = 3 alpha + N``; a query is "correct" when ``|q(x) - a| + N_i < T``, and the answer is
       then ⊥; otherwise the copy releases ``q(x) + N'_i`` and halts. All draws are Laplace of
-      scale ``b = 1/(epsilon n)`` on averages (the seed's ``Lap(1/epsilon)`` on counts).
+      scale ``b = 1/epsilon`` on counts (the seed's ``Lap(1/epsilon)``); the comparison and
+      the release run on counts (``q(x) N``, ``a N``, threshold ``3 alpha N`` for the public
+      size ``N``), and the released number is divided by ``N``.
       ``Apx^k`` restarts a fresh copy after each numerical answer and halts after ``k``.
     - After a numerical answer ``v`` the public MW step (:func:`multiplicative_weights_update`)
       is taken with step ``alpha``: "too low" if ``v > a``, "too high" otherwise.
@@ -112,7 +118,9 @@ class OnlinePMW(_SparseVectorMechanism):
     of the distance ``|q(x) - a|``, and the direction of the update is read off the released
     number (post-processing).
 
-    **Privacy: PureDP(4 k epsilon)** (:attr:`privacy`), w.r.t. either neighbouring relation.
+    **Privacy: PureDP(4 k epsilon)** (:attr:`privacy`), w.r.t. either neighbouring relation
+    (under add/remove the public size is declared or estimated first; an estimate's share is
+    added, see :attr:`privacy`).
     *Per copy of Apx, 4 epsilon* (the analogue of Lemma 1): fix the inquirer (w.l.o.g.
     deterministic). ``y`` and hence every ``a_i`` are functions of the past transcript, so the
     compared values ``f_i(x) = |q_i(x) - a_i|`` are, for each fixed past, ``1``-Lipschitz in
@@ -139,26 +147,33 @@ class OnlinePMW(_SparseVectorMechanism):
     alpha : float
         The MW step and the checker's band ``3 alpha``, ``0 < alpha <= 1/2``.
     epsilon : float
-        The noise parameter: Laplace scale ``1/(epsilon n)``. The guarantee is ``4 k epsilon``.
+        The noise parameter: Laplace scale ``1/epsilon`` on counts (``1/(epsilon size)`` on the
+        answers). The guarantee is ``4 k epsilon``.
     k : int, optional
         Number of updates (numerical answers) before halting; default above.
     n : int, optional
-        The public data set size; taken from a Dataset.
+        The data's row count; taken from a Dataset (private under add/remove: never released).
     rng : numpy.random.Generator, int or None
         Source of all randomness (``None``: fresh OS entropy, never global state).
     neighbouring : {"replace-one", "add-remove"}
-        The relation the guarantee is stated for; the ``1/n`` sensitivity holds for both.
+        The relation the guarantee is stated for.
     max_universe : int
         Larger universes are refused (dense vectors over it are held).
+    size, size_share
+        As for :class:`~projmech.sparse_vector.ThresholdK`.
+
+    The noise is continuous: the compared distance ``|q(x) N - a N|`` is not an integer, so
+    discrete noise would publish its fractional part.
     """
 
     def __init__(self, data_or_histogram: Any, alpha: float, epsilon: float, k: int | None = None,
                  n: int | None = None, rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
-                 max_universe: int = MW_MAX_UNIVERSE) -> None:
+                 max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
+                 size_share: float | None = None) -> None:
         self.alpha = _check_alpha(alpha, ONLINE_MAX_ALPHA, "the update band 2 alpha must fit in [0, 1]")
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, 3.0 * self.alpha,
-                    default_k=lambda m: mw_update_bound(m, self.alpha) + 1)
+                    size, size_share, "continuous", default_k=lambda m: mw_update_bound(m, self.alpha) + 1)
         self._log_y = np.full(self.universe_size, -math.log(self.universe_size))
 
     @property
@@ -176,7 +191,7 @@ class OnlinePMW(_SparseVectorMechanism):
 
     def accuracy(self, num_queries: int) -> OnlineAccuracy:
         """:func:`online_pmw_accuracy` for this mechanism's parameters."""
-        return online_pmw_accuracy(self.alpha, self.epsilon, self.n, num_queries, self.k)
+        return online_pmw_accuracy(self.alpha, self.epsilon, self.size, num_queries, self.k)
 
     def answer(self, query: Query) -> float:
         """Answer one averaging query: the public estimate ``q(y)`` or a noisy ``q(x)``.
@@ -204,16 +219,17 @@ class OnlinePMW(_SparseVectorMechanism):
             raise MechanismHalted(f"the mechanism halted after its k={self.k} updates")
         row = self._data.row(query)
         estimate = float(row @ np.exp(self._log_y))
-        truth = self._data.answer(row)
-        released = self._engine.step(abs(truth - estimate), truth)
-        if released is None:
+        count = self._data.count(row)
+        released_count = self._engine.step(abs(count - estimate * self.size), count)
+        if released_count is None:
             self._transcript.append(BOTTOM)
             return estimate
+        released = released_count / self.size
         self._transcript.append(released)
         # The public MW step; the direction is read off the released number (post-processing).
         self._log_y = _mw_log_step(self._log_y, row, released > estimate, self.alpha)
         return released
 
     def __repr__(self) -> str:
-        return (f"OnlinePMW(alpha={self.alpha:g}, epsilon={self.epsilon:g}, k={self.k}, n={self.n}, "
+        return (f"OnlinePMW(alpha={self.alpha:g}, epsilon={self.epsilon:g}, k={self.k}, size={self.size:g}, "
                 f"updates={self.updates})")

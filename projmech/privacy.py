@@ -1,21 +1,28 @@
 """Privacy definitions, neighbouring relations and noise calibration.
 
-Depends on numpy and scipy only. The Gaussian calibration for (epsilon, delta)-DP is the exact
-analytic one of Balle & Wang, "Improving the Gaussian mechanism for differential privacy:
-analytical calibration and optimal denoising", ICML 2018, Theorem 8.
+Depends on numpy and scipy only. The continuous Gaussian calibration for (epsilon, delta)-DP is
+the exact analytic one of Balle & Wang, "Improving the Gaussian mechanism for differential
+privacy: analytical calibration and optimal denoising", ICML 2018, Theorem 8. The discrete
+Gaussian (Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS
+2020) is calibrated through its exact zCDP guarantee, converted to (epsilon, delta) by their
+conversion from concentrated DP (:func:`zcdp_delta`).
+
+Every noise scale here is in the units of the measured values themselves (counts, in the
+mechanisms), so none depends on the number of rows.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import optimize, special
 
-from .validation import check_positive_number
+from .validation import check_nonnegative_number, check_positive_number
 
 __all__ = [
     "ZCDP",
@@ -26,6 +33,11 @@ __all__ = [
     "gaussian_sigma",
     "gaussian_delta",
     "laplace_scale",
+    "zcdp_delta",
+    "zcdp_for_approx_dp",
+    "SizePolicy",
+    "ESTIMATE_SIZE",
+    "DEFAULT_SIZE_SHARE",
 ]
 
 
@@ -77,26 +89,51 @@ Privacy = ZCDP | ApproxDP | PureDP
 
 
 class Neighbouring(str, Enum):
-    """Which data sets count as neighbours; it fixes the sensitivity of normalized answers.
+    """Which data sets count as neighbours.
 
-    ``REPLACE_ONE`` (the seeds' default): data sets of the same public size ``n`` differing in
-    one row, so ``||h - h'||_1 <= 2/n`` (seed 001, eq. 8) and the answers ``F h`` have
-    l_p sensitivity at most ``(2/n) ||F||_{1->p}`` (seed 001, eq. 16).
+    ``REPLACE_ONE`` (bounded DP; the seeds' default): data sets of the same size ``n``, which is
+    therefore public, differing in one row. The counts ``F c`` move by ``F_u - F_v`` for some
+    universe elements ``u, v``, so their l_p sensitivity is at most ``2 ||F||_{1->p}``, and
+    ``sqrt(2) ||F||_{1->2}`` in l2 when F has no negative entry (then ``<F_u, F_v> >= 0``).
+    Answers are the counts divided by the public ``n``.
 
-    ``ADD_REMOVE``: one row added or removed. The answers are the counts ``F c`` divided by the
-    public nominal size ``n``; one row moves ``c`` by a unit vector, so the l_p sensitivity is
-    ``(1/n) ||F||_{1->p}``.
+    ``ADD_REMOVE`` (unbounded DP): one row added or removed. The row count is then private: the
+    counts move by one column ``F_u`` (sensitivity ``||F||_{1->p}``), and the answers are the
+    counts divided by a *declared public* size or by a size *estimated privately* from a share of
+    the budget (:class:`SizePolicy`), never by the true row count.
     """
 
     REPLACE_ONE = "replace-one"
     ADD_REMOVE = "add-remove"
 
-    def sensitivity(self, column_norm: float, n: int) -> float:
-        """Sensitivity of normalized answers given ``||F||_{1->p}`` and the data size ``n``."""
+    def count_sensitivity(self, column_norm: float, ord: float = 2, nonnegative: bool = False,
+                          column_distance: float | None = None) -> float:
+        """The l_p sensitivity of the counts ``F c`` given ``||F||_{1->p}`` (``ord`` 1 or 2).
+
+        Under replace-one in l2 it is exactly ``column_distance``, ``max over u != v of
+        ||F_u - F_v||_2``, when given (:meth:`Workload.column_distance`); otherwise a bound:
+        ``sqrt(2) ||F||_{1->2}`` when F has no negative entry (``nonnegative``; attained, e.g.,
+        by marginals: two rows that differ in every attribute differ in every table), else
+        ``2 ||F||_{1->2}``.
+        """
+        column_norm = check_nonnegative_number("column_norm", column_norm)
+        if ord not in (1, 2):
+            raise ValueError(f"ord: expected 1 or 2, got {ord!r}")
+        if self is Neighbouring.ADD_REMOVE:
+            return column_norm
+        bound = (math.sqrt(2.0) if ord == 2 and nonnegative else 2.0) * column_norm
+        if ord == 2 and column_distance is not None:
+            # Both are upper bounds on the sensitivity (the distance one up to its rounding margin,
+            # see projmech.workloads.max_column_distance); the smaller is the calibration.
+            return min(check_nonnegative_number("column_distance", column_distance), bound)
+        return bound
+
+    def sensitivity(self, column_norm: float, n: int, ord: float = 2, nonnegative: bool = False) -> float:
+        """The sensitivity of the answers ``F c / n`` for a public size ``n`` (a planning figure:
+        :meth:`count_sensitivity` divided by ``n``)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n: the data set size must be a positive integer, got {n!r}")
-        factor = 2.0 if self is Neighbouring.REPLACE_ONE else 1.0
-        return factor * float(column_norm) / int(n)
+        return self.count_sensitivity(column_norm, ord, nonnegative) / int(n)
 
     @classmethod
     def parse(cls, value: Neighbouring | str) -> Neighbouring:
@@ -106,6 +143,114 @@ class Neighbouring(str, Enum):
             raise ValueError(
                 f"neighbouring: expected one of {[v.value for v in cls]}, got {value!r}"
             ) from None
+
+
+#: ``size="estimate"``: estimate the private row count from a share of the privacy budget.
+ESTIMATE_SIZE = "estimate"
+
+#: Default share of the budget spent on the size estimate. The answers' own noise grows by
+#: ``1/sqrt(0.95)``, 2.6 %, for Gaussian noise and by ``1/0.95``, 5.3 %, for Laplace noise; the
+#: size's noise is ``sqrt(1/0.05) = 4.5`` (Gaussian) or ``1/0.05 = 20`` (Laplace) times that of a
+#: count of sensitivity 1 at the whole budget.
+DEFAULT_SIZE_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class SizePolicy:
+    """How a mechanism turns counts into the fractions it releases, without using a private size.
+
+    Attributes
+    ----------
+    neighbouring : Neighbouring
+    declared : int or None
+        Under add/remove, a size declared public by the user (e.g. a published population
+        total): the answers are the counts divided by it, whatever the data's row count is.
+    share : float
+        Under add/remove with ``size="estimate"``, the share of the privacy budget spent on a
+        noisy count of the rows, by which the answers are divided; 0 otherwise.
+
+    Under replace-one both are unset: ``n`` is public by the relation's definition.
+    """
+
+    neighbouring: Neighbouring
+    declared: int | None = None
+    share: float = 0.0
+
+    @classmethod
+    def parse(cls, neighbouring: Neighbouring | str, size: int | str | None,
+              size_share: float | None = None) -> SizePolicy:
+        """Validate a mechanism's ``neighbouring``, ``size`` and ``size_share`` arguments."""
+        relation = Neighbouring.parse(neighbouring)
+        if relation is Neighbouring.REPLACE_ONE:
+            if size is not None:
+                raise ValueError(
+                    f"size: applies to add-remove neighbours only; under replace-one the size n is public "
+                    f"and taken from the data, got size={size!r}"
+                )
+            if size_share is not None:
+                raise ValueError("size_share: applies only with neighbouring='add-remove' and size='estimate'")
+            return cls(relation)
+        if size is None:
+            raise ValueError(
+                "size: under add-remove neighbours the row count is private; declare a public size "
+                "(size=N, e.g. a published total: answers are counts / N) or estimate it privately "
+                f"(size='estimate', spending size_share={DEFAULT_SIZE_SHARE} of the budget on a noisy count)"
+            )
+        if isinstance(size, str):
+            if size != ESTIMATE_SIZE:
+                raise ValueError(f"size: expected a positive int or {ESTIMATE_SIZE!r}, got {size!r}")
+            share = DEFAULT_SIZE_SHARE if size_share is None else check_positive_number("size_share", size_share)
+            if share >= 1:
+                raise ValueError(f"size_share: must lie in (0, 1), got {share}")
+            return cls(relation, share=share)
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise TypeError(f"size: expected a positive int or {ESTIMATE_SIZE!r}, got {size!r}")
+        if size < 1:
+            raise ValueError(f"size: must be at least 1, got {size}")
+        if size_share is not None:
+            raise ValueError("size_share: applies only with size='estimate', not to a declared size")
+        return cls(relation, declared=int(size))
+
+    @property
+    def estimated(self) -> bool:
+        return self.share > 0
+
+    @property
+    def source(self) -> str:
+        """``"public n"`` (replace-one), ``"declared"`` or ``"estimated"``."""
+        if self.neighbouring is Neighbouring.REPLACE_ONE:
+            return "public n"
+        return "estimated" if self.estimated else "declared"
+
+    def main_share(self) -> float:
+        """The share of the budget left for the mechanism itself."""
+        return 1.0 - self.share
+
+    def check_dataset_n(self, n: Any) -> None:
+        """Refuse an ``n`` passed beside a Dataset under add/remove, before the data is read: there
+        the row count is private, and comparing it with a guess would tell whether the guess is
+        right (replace-one: ``n`` is public and may be checked against the data)."""
+        if n is not None and self.neighbouring is Neighbouring.ADD_REMOVE:
+            raise ValueError(
+                "n: under add-remove neighbours the row count is private and is taken from the Dataset; "
+                "do not pass n (declare a public size with size= instead)"
+            )
+
+    def resolve(self, rows: int, draw_size_noise: Callable[[], float]) -> float:
+        """The public size for data of ``rows`` rows: ``rows`` itself under replace-one (at least
+        1: it divides the counts), the declared size, or ``max(1, rows + noise)`` with the
+        noise from ``draw_size_noise``."""
+        if self.neighbouring is Neighbouring.REPLACE_ONE:
+            if rows < 1:
+                raise ValueError(
+                    "data: the data set has no rows; under replace-one neighbours the size n is public and "
+                    "divides the counts, so it must be at least 1 (under add-remove an empty data set is "
+                    "released with a declared or estimated size)"
+                )
+            return float(rows)
+        if self.declared is not None:
+            return float(self.declared)
+        return max(1.0, rows + float(draw_size_noise()))
 
 
 def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float:
@@ -124,41 +269,128 @@ def _log_gaussian_delta(ratio: float, epsilon: float) -> float:
     a = 0.5 / ratio - epsilon * ratio
     b = -0.5 / ratio - epsilon * ratio
     log_phi_a = special.log_ndtr(a)
-    exponent = epsilon + special.log_ndtr(b) - log_phi_a
+    if a < 0:
+        # delta = Phi(a) (1 - e^epsilon Phi(b) / Phi(a)). With Phi(x) = erfcx(-x/sqrt 2) e^{-x^2/2} / 2
+        # and b^2 - a^2 = 2 epsilon exactly, the ratio's logarithm is a difference of erfcx
+        # logarithms: no cancellation between two numbers of size x^2/2, which at epsilon = 1e5
+        # (log Phi ~ -3.7e10) loses every digit and turned delta into NaN.
+        exponent = math.log(special.erfcx(-b / math.sqrt(2.0))) - math.log(special.erfcx(-a / math.sqrt(2.0)))
+    else:
+        exponent = epsilon + special.log_ndtr(b) - log_phi_a
+    if exponent >= 0:  # the two tails agree to rounding: delta is below what float64 resolves
+        return -math.inf
     return float(log_phi_a + np.log(-np.expm1(exponent)))
+
+
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """The delta at which every ``rho``-zCDP mechanism is ``(epsilon, delta)``-DP.
+
+    The conversion of Canonne, Kamath & Steinke (NeurIPS 2020, Proposition 12 and Corollary 13):
+    ``delta = inf over alpha > 1 of exp((alpha - 1)(alpha rho - epsilon)) / alpha *
+    (1 - 1/alpha)^(alpha - 1)``, minimized here in ``log(alpha - 1)`` (the objective is smooth and
+    unimodal there) to about 1e-10 relative.
+
+    Parameters
+    ----------
+    rho : float
+        ``> 0``.
+    epsilon : float
+        ``>= 0``.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``.
+    """
+    rho = check_positive_number("rho", rho)
+    epsilon = check_nonnegative_number("epsilon", epsilon)
+    return math.exp(_log_zcdp_delta(rho, epsilon))
+
+
+def _log_zcdp_delta(rho: float, epsilon: float) -> float:
+    def log_delta(t: float) -> float:
+        # With alpha = 1 + e^t: (alpha - 1) log(1 - 1/alpha) = e^t (t - log alpha), finite even
+        # where alpha rounds to 1.
+        excess = math.exp(min(t, 700.0))
+        log_alpha = math.log1p(excess)
+        return excess * ((1.0 + excess) * rho - epsilon) - log_alpha + excess * (t - log_alpha)
+
+    # The minimizing alpha is about (epsilon + rho) / (2 rho); search around it in log(alpha - 1).
+    centre = math.log(max((epsilon + rho) / (2.0 * rho) - 1.0, 1e-12))
+    result = optimize.minimize_scalar(log_delta, bracket=(centre - 1.0, centre + 1.0), tol=1e-12)
+    return min(0.0, float(result.fun), log_delta(centre))
+
+
+def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
+    """The largest ``rho`` whose zCDP guarantee converts to ``privacy`` by :func:`zcdp_delta`.
+
+    Used to calibrate the discrete Gaussian for ``(epsilon, delta)``-DP: its zCDP guarantee is
+    exact, so this gives the least noise that the conversion certifies.
+    """
+    if not isinstance(privacy, ApproxDP):
+        raise TypeError(f"privacy: expected ApproxDP, got {type(privacy).__name__}")
+    target = math.log(privacy.delta)
+    # log delta increases in rho; bracket the root in log rho, then solve.
+    lower, upper = -1.0, 1.0
+    while _log_zcdp_delta(math.exp(lower), privacy.epsilon) > target:
+        lower -= 1.0
+    while _log_zcdp_delta(math.exp(upper), privacy.epsilon) < target:
+        upper += 1.0
+    log_rho = optimize.brentq(lambda t: _log_zcdp_delta(math.exp(t), privacy.epsilon) - target,
+                              lower, upper, xtol=1e-13, rtol=1e-15)
+    # brentq's root may sit a rounding step on the wrong side; step down until it is on the safe
+    # one. (Every delta computed here is attained at some alpha, so it is an upper bound on the
+    # infimum whatever the minimizer's accuracy: the calibration errs only on the safe side.)
+    rho = math.exp(log_rho)
+    while math.exp(_log_zcdp_delta(rho, privacy.epsilon)) > privacy.delta:
+        rho *= 1.0 - 1e-12
+    return rho
 
 
 def gaussian_sigma(
     l2_sensitivity: float,
     privacy: ZCDP | ApproxDP,
     method: Literal["analytic", "classical"] = "analytic",
+    discrete: bool = False,
 ) -> float:
     """Standard deviation of Gaussian noise that makes a query of this l2 sensitivity private.
 
     Parameters
     ----------
     l2_sensitivity : float
-        ``Delta_2 >= 0``; see :meth:`Neighbouring.sensitivity`.
+        ``Delta_2 >= 0``, in the units of the query (counts, in the mechanisms); see
+        :meth:`Neighbouring.count_sensitivity`.
     privacy : ZCDP or ApproxDP
-        For ``ZCDP(rho)``: ``sigma = Delta / sqrt(2 rho)`` (Bun & Steinke 2016, Proposition 1.6).
-        For ``ApproxDP(epsilon, delta)`` with ``method="analytic"``: the smallest sigma with
-        ``gaussian_delta(sigma) <= delta`` (Balle & Wang 2018, Theorem 8, solved to about 1e-12
-        relative), exact for the Gaussian mechanism.
+        For ``ZCDP(rho)``: ``sigma = Delta / sqrt(2 rho)`` (Bun & Steinke 2016, Proposition 1.6;
+        the same for the discrete Gaussian, Canonne, Kamath & Steinke 2020, Theorem 14).
+        For ``ApproxDP(epsilon, delta)`` with ``method="analytic"``, continuous noise: the smallest
+        sigma with ``gaussian_delta(sigma) <= delta`` (Balle & Wang 2018, Theorem 8, solved to
+        about 1e-12 relative), exact for the Gaussian mechanism. Discrete noise: the sigma of the
+        largest rho that :func:`zcdp_delta` converts to ``(epsilon, delta)``.
     method : {"analytic", "classical"}
         ``"classical"`` is the loose bound ``Delta sqrt(2 ln(1.25/delta)) / epsilon`` (Dwork &
         Roth 2014, Theorem A.1), valid only for ``epsilon < 1``; kept for comparison.
+    discrete : bool
+        Calibrate the discrete Gaussian ``N_Z(0, sigma^2)`` on integer-valued queries.
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If the privacy parameters make sigma overflow (e.g. ``ZCDP(1e-320)``).
     """
     sensitivity = float(l2_sensitivity)
     if not math.isfinite(sensitivity) or sensitivity < 0:
         raise ValueError(f"l2_sensitivity: must be a finite number >= 0, got {l2_sensitivity}")
     if method not in ("analytic", "classical"):
         raise ValueError(f"method: expected 'analytic' or 'classical', got {method!r}")
+    if not isinstance(discrete, bool):
+        raise TypeError(f"discrete: expected a bool, got {discrete!r}")
     if isinstance(privacy, ZCDP):
-        return sensitivity / math.sqrt(2.0 * privacy.rho)
+        return _finite_scale(sensitivity / math.sqrt(2.0 * privacy.rho), "rho", privacy)
     if not isinstance(privacy, ApproxDP):
         raise TypeError(
             f"privacy: the Gaussian mechanism needs ZCDP or ApproxDP, got {type(privacy).__name__} "
@@ -168,9 +400,13 @@ def gaussian_sigma(
         return 0.0
     epsilon, delta = privacy.epsilon, privacy.delta
     if method == "classical":
+        if discrete:
+            raise ValueError("method: 'classical' calibrates the continuous Gaussian only; use 'analytic'")
         if epsilon >= 1:
             raise ValueError(f"method='classical' is valid only for epsilon < 1, got epsilon={epsilon}")
-        return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+        return _finite_scale(sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon, "epsilon", privacy)
+    if discrete:
+        return _finite_scale(sensitivity / math.sqrt(2.0 * zcdp_for_approx_dp(privacy)), "epsilon", privacy)
     target = math.log(delta)
     # log delta(ratio) decreases in ratio = sigma / Delta; bracket the root, then solve in log ratio.
     lower, upper = -1.0, 1.0
@@ -181,7 +417,14 @@ def gaussian_sigma(
     log_ratio = optimize.brentq(
         lambda t: _log_gaussian_delta(math.exp(t), epsilon) - target, lower, upper, xtol=1e-14, rtol=1e-15
     )
-    return sensitivity * math.exp(log_ratio)
+    return _finite_scale(sensitivity * math.exp(log_ratio), "epsilon", privacy)
+
+
+def _finite_scale(scale: float, parameter: str, privacy: Privacy) -> float:
+    """``scale``, or a ValueError naming the privacy parameter that made it overflow."""
+    if not math.isfinite(scale):
+        raise ValueError(f"{parameter}: {privacy} needs noise of infinite scale (the parameter is too small)")
+    return scale
 
 
 def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
@@ -195,4 +438,5 @@ def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
         raise TypeError(f"privacy: the Laplace mechanism needs PureDP, got {type(privacy).__name__}")
     else:
         epsilon = check_positive_number("epsilon", privacy)
-    return sensitivity / epsilon
+        privacy = PureDP(epsilon)
+    return _finite_scale(sensitivity / epsilon, "epsilon", privacy)

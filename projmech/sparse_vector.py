@@ -6,11 +6,12 @@ number, and after the last number the mechanism halts (:class:`MechanismHalted`)
 deteriorates with the number ``k`` of numerical answers, not with the number of queries.
 
 Units: queries are averaging queries (rows with values in ``[0, 1]`` over the universe, or
-predicates), answered as fractions of the public data set size ``n`` as everywhere in the library.
-The seed states ``Thr_t`` on counts with ``Lap(1/epsilon)`` noise; dividing every count, the
-threshold and the noise by the public ``n`` turns it into the mechanism here (threshold ``t`` on
-averages, noise of scale ``1/(epsilon n)``), a bijection of transcripts, so Lemma 1 and
-Theorem 2 carry over unchanged.
+predicates), answered as fractions of a public size ``N`` as everywhere in the library: ``n``
+under replace-one, a declared or privately estimated size under add/remove
+(:class:`~projmech.privacy.SizePolicy`). The seed states ``Thr_t`` on counts with
+``Lap(1/epsilon)`` noise; the mechanism here runs it on counts (threshold ``t N``) and divides
+every released number by the public ``N``, a bijection of transcripts, so Lemma 1 and Theorem 2
+carry over unchanged. One row replaced, added or removed moves every count by at most 1.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ import numpy as np
 
 from .data import Dataset, check_normalized_histogram, histogram
 from .domain import Domain
-from .mechanisms import as_generator
 from .multiplicative_weights import MW_MAX_UNIVERSE, _check_query_row
-from .privacy import Neighbouring, PureDP, laplace_scale
-from .validation import check_positive_number
-from .workloads import check_positive_int, from_predicates
+from .noise import Noise, calibrate
+from .privacy import Neighbouring, PureDP, SizePolicy, laplace_scale
+from .validation import as_generator, check_positive_int, check_positive_number
+from .workloads import from_predicates
 
 __all__ = ["BOTTOM", "Bottom", "MechanismHalted", "Threshold", "ThresholdK"]
 
@@ -52,28 +53,30 @@ class MechanismHalted(RuntimeError):
 
 
 class _PrivateData:
-    """The private input of an interactive mechanism: its normalized histogram and ``n``.
+    """The private input of an interactive mechanism: its counts over the universe and row count.
 
     Also resolves a query (a row over the universe, or a predicate on the records of a Dataset)
     into a validated row, so that every interactive mechanism takes queries the same way.
     """
 
-    def __init__(self, data: Any, n: int | None, max_universe: int) -> None:
+    def __init__(self, data: Any, n: int | None, max_universe: int, policy: SizePolicy) -> None:
         self.domain: Domain | None = None
         if isinstance(data, Dataset):
+            policy.check_dataset_n(n)
             if n is not None and n != data.n:
                 raise ValueError(f"n: given {n} but the data set has {data.n} rows")
-            self.histogram = histogram(data, max_universe=max_universe)
-            self.n = data.n
+            self.counts = histogram(data, normalize=False, max_universe=max_universe)
+            self.rows = data.n
             self.domain = data.domain
         else:
-            self.histogram, self.n = check_normalized_histogram(data, n)
-            if self.histogram.size > max_universe:
-                raise ValueError(f"histogram: {self.histogram.size:,} entries, above max_universe={max_universe:,}")
+            normalized, self.rows = check_normalized_histogram(data, n)
+            if normalized.size > max_universe:
+                raise ValueError(f"histogram: {normalized.size:,} entries, above max_universe={max_universe:,}")
+            self.counts = np.rint(normalized * self.rows)
 
     @property
     def universe_size(self) -> int:
-        return int(self.histogram.size)
+        return int(self.counts.size)
 
     def row(self, query: Any) -> np.ndarray:
         """The validated row of ``query``: values in ``[0, 1]`` on every universe element."""
@@ -91,38 +94,42 @@ class _PrivateData:
                 raise ValueError(f"query: invalid predicate ({error})") from None
         return _check_query_row(query, self.universe_size)
 
-    def answer(self, row: np.ndarray) -> float:
-        """The true (private) average ``q(x) = sum_r q(r) x(r)``."""
-        return float(row @ self.histogram)
+    def count(self, row: np.ndarray) -> float:
+        """The true (private) count ``sum_r q(r) c(r)``."""
+        return float(row @ self.counts)
 
 
 class _SparseVector:
-    """The engine of ``Thr_t^k``: noisy thresholds, noisy comparisons, noisy releases.
+    """The engine of ``Thr_t^k``: noisy thresholds, noisy comparisons, noisy releases, on counts.
 
-    Each copy of ``Thr_t`` draws ``T = t + N`` (``N ~ Lap(b)``); a query is compared as
-    ``c + N_i < T`` (fresh ``N_i ~ Lap(b)``): ⊥; otherwise the copy releases ``v + N'_i``
-    (fresh ``N'_i ~ Lap(b)``) and halts, and the next copy starts with a fresh threshold, until
-    ``k`` copies have halted. The compared value ``c`` and the released ``v`` are the same
-    query's answer in ``Thr_t``; the Hardt–Rothblum mechanism compares ``|q(x) - q(y)|`` and
-    releases ``q(x)``. Lemma 1's proof (seed 004) uses only that the compared values, their
-    running maximum and the released value are each ``1``-Lipschitz in counts (``1/n`` on
-    averages, with ``b = 1/(epsilon n)``): ``e^{3 epsilon}`` from the comparisons and the
-    threshold, ``e^epsilon`` from the release, ``4 epsilon`` per copy.
+    Each copy of ``Thr_t`` draws ``T = t + N`` (``N`` from the noise); a query is compared as
+    ``c + N_i < T`` (fresh ``N_i``): ⊥; otherwise the copy releases ``v + N'_i`` (fresh
+    ``N'_i``) and halts, and the next copy starts with a fresh threshold, until ``k`` copies
+    have halted. The compared value ``c`` and the released ``v`` are the same query's count in
+    ``Thr_t``; the Hardt–Rothblum mechanism compares ``|q(x) - q(y)|`` and releases ``q(x)``
+    (in counts). Lemma 1's proof (seed 004) uses only that the compared values, their running
+    maximum and the released value are each 1-Lipschitz in counts, with Laplace noise of scale
+    ``1/epsilon``: ``e^{3 epsilon}`` from the comparisons and the threshold, ``e^epsilon`` from
+    the release, ``4 epsilon`` per copy. The discrete Laplace serves as well on integer counts:
+    the proof shifts the threshold by one count, which keeps it on its lattice.
 
     All state is private: nothing here is meant to be shown to the inquirer but the returns of
     :meth:`step`.
     """
 
-    def __init__(self, threshold: float, scale: float, k: int, rng: np.random.Generator) -> None:
+    def __init__(self, threshold: float, noise: Noise, k: int, rng: np.random.Generator) -> None:
         self._threshold = threshold
-        self._scale = scale
+        self._noise = noise
         self._k = k
         self._rng = rng
         self.halts = 0
         self._noisy_threshold = self._draw_threshold()
 
+    def _draw(self) -> float:
+        return float(self._noise.sample(1, self._rng)[0])
+
     def _draw_threshold(self) -> float:
-        return self._threshold + float(self._rng.laplace(0.0, self._scale))
+        return self._threshold + self._draw()
 
     @property
     def halted(self) -> bool:
@@ -130,9 +137,9 @@ class _SparseVector:
 
     def step(self, compared: float, released: float) -> float | None:
         """``None`` (⊥) or the noisy release; the caller checks :attr:`halted` first."""
-        if compared + self._rng.laplace(0.0, self._scale) < self._noisy_threshold:
+        if compared + self._draw() < self._noisy_threshold:
             return None
-        answer = released + float(self._rng.laplace(0.0, self._scale))
+        answer = released + self._draw()
         self.halts += 1
         if not self.halted:
             self._noisy_threshold = self._draw_threshold()  # a fresh, independent copy of Thr_t
@@ -152,33 +159,59 @@ Query = np.ndarray | Callable[..., Any]
 
 class _SparseVectorMechanism:
     """What :class:`ThresholdK` and :class:`~projmech.online_pmw.OnlinePMW` share: the private
-    data, Laplace noise of scale ``1/(epsilon n)``, ``k`` copies of a sparse-vector test, the
-    transcript and the guarantee ``PureDP(4 k epsilon)`` (4 epsilon per copy, Theorem 2 over k)."""
+    data, Laplace noise of scale ``1/epsilon`` on counts, the public size, ``k`` copies of a
+    sparse-vector test, the transcript and the guarantee (``4 epsilon`` per copy, Theorem 2 over
+    k, plus the size estimate's share)."""
 
     def _start(self, data_or_histogram: Any, epsilon: float, k: int | None, n: int | None,
                rng: np.random.Generator | int | None, neighbouring: Neighbouring | str, max_universe: int,
-               threshold: float, default_k: Callable[[int], int] | None = None) -> None:
+               threshold: float, size: int | str | None, size_share: float | None, noise: str,
+               default_k: Callable[[int], int] | None = None) -> None:
         """Validate the shared arguments (before any data is touched), then set up the state;
-        ``k=None`` takes ``default_k(universe size)``."""
+        ``k=None`` takes ``default_k(universe size)``; ``threshold`` is a fraction of the size."""
         self.epsilon = check_positive_number("epsilon", epsilon)
         if k is not None or default_k is None:
             k = check_positive_int("k", k)
-        self.neighbouring = Neighbouring.parse(neighbouring)
+        self.size_policy = SizePolicy.parse(neighbouring, size, size_share)
+        self.neighbouring = self.size_policy.neighbouring
+        if noise not in ("continuous", "discrete"):
+            raise ValueError(f"noise: expected 'continuous' or 'discrete', got {noise!r}")
         max_universe = check_positive_int("max_universe", max_universe)
         generator = as_generator(rng)
-        self._data = _PrivateData(data_or_histogram, n, max_universe)
-        self.n = self._data.n
+        self._data = _PrivateData(data_or_histogram, n, max_universe, self.size_policy)
         self.k = default_k(self._data.universe_size) if k is None else k
-        # One answer moves by at most 1/n (rows in [0, 1]): b = (1/n)/epsilon.
-        self.scale = laplace_scale(1.0 / self.n, self.epsilon)
-        self._engine = _SparseVector(threshold, self.scale, self.k, generator)
+        # One count moves by at most 1 (rows in [0, 1]): b = 1/epsilon on counts.
+        discrete = noise == "discrete"
+        self.noise = Noise("laplace", laplace_scale(1.0, self.epsilon), discrete)
+        self.size_noise = calibrate(PureDP(self._sparse_vector_epsilon / self.size_policy.main_share()),
+                                    1.0, self.size_policy, discrete)[1]
+        self.size = self._public_size(generator)
+        self._engine = _SparseVector(threshold * self.size, self.noise, self.k, generator)
         self._transcript: list[float | Bottom] = []
+
+    def _public_size(self, generator: np.random.Generator) -> float:
+        return self.size_policy.resolve(self._data.rows, lambda: self.size_noise.sample(1, generator)[0])
+
+    @property
+    def _sparse_vector_epsilon(self) -> float:
+        return 4 * self.k * self.epsilon
 
     @property
     def privacy(self) -> PureDP:
         """``PureDP(4 k epsilon)``: ``4 epsilon`` per copy (seed 004, Lemma 1, or its analogue in
-        the class docstring) and Theorem 2 of seed 004 over ``k`` copies."""
-        return PureDP(4 * self.k * self.epsilon)
+        the class docstring) and Theorem 2 of seed 004 over ``k`` copies; with a size estimate,
+        ``4 k epsilon / (1 - size_share)``: the estimate takes ``size_share`` of the total."""
+        return PureDP(self._sparse_vector_epsilon / self.size_policy.main_share())
+
+    @property
+    def n(self) -> float:
+        """The public size the answers are fractions of (replace-one: the row count)."""
+        return self.size
+
+    @property
+    def scale(self) -> float:
+        """The Laplace scale on the answers (fractions of the public size): ``1 / (epsilon size)``."""
+        return self.noise.scale / self.size
 
     @property
     def universe_size(self) -> int:
@@ -198,6 +231,11 @@ class _SparseVectorMechanism:
         """What the inquirer has seen: one entry per query, :data:`BOTTOM` or a noisy number."""
         return tuple(self._transcript)
 
+    def _check_discrete_row(self, row: np.ndarray) -> None:
+        """Discrete noise needs integer counts: refuse a row that is not 0/1 before any draw."""
+        if self.noise.discrete and not np.all((row == 0) | (row == 1)):
+            raise ValueError("query: noise='discrete' needs 0/1 queries (predicates), whose counts are integers")
+
 
 class ThresholdK(_SparseVectorMechanism):
     """``Thr_t^k``: the k-fold product of the threshold mechanism (seed 004, §1, Theorem 2).
@@ -210,44 +248,53 @@ class ThresholdK(_SparseVectorMechanism):
     - after the ``k``-th number the mechanism halts: :meth:`answer` raises
       :class:`MechanismHalted`.
 
-    with ``b = 1/(epsilon n)`` on averages, i.e. the seed's ``Lap(1/epsilon)`` on counts.
+    with ``b = 1/epsilon`` on counts (the seed's ``Lap(1/epsilon)``), the threshold ``t N`` on
+    counts and every released number divided by the public size ``N``.
 
     **What the inquirer sees** (:attr:`transcript`): per query ⊥ or a noisy number; the noisy
     thresholds and the true answers stay in private (underscore) state with no accessor.
 
-    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`). A query's answer moves by at most
-    ``1/n`` between neighbours (its row lies in ``[0, 1]``; replace-one, or add/remove with the
-    public ``n``), i.e. it is 1-Lipschitz in counts, which is all Lemma 1 needs: each copy of
-    ``Thr_t`` is ``4 epsilon``-DP (seed 004, Lemma 1), and the ``k``-fold product of an
-    ``epsilon'``-DP online mechanism is ``k epsilon'``-DP (Theorem 2).
+    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`). A query's count moves by at most 1
+    between neighbours (its row lies in ``[0, 1]``; replace-one or add/remove), which is all
+    Lemma 1 needs: each copy of ``Thr_t`` is ``4 epsilon``-DP (seed 004, Lemma 1), and the
+    ``k``-fold product of an ``epsilon'``-DP online mechanism is ``k epsilon'``-DP (Theorem 2).
+    Under add/remove the public size is declared or estimated first (its share added to the
+    guarantee), never the row count.
 
     Parameters
     ----------
     data_or_histogram : Dataset or array_like of shape (m,)
         The private data; a histogram must be normalized and needs ``n``.
     threshold : float
-        The public threshold ``t``, as a fraction of ``n``.
+        The public threshold ``t``, as a fraction of the public size.
     epsilon : float
-        The noise parameter: every Laplace draw has scale ``1/(epsilon n)``. The guarantee is
-        ``4 k epsilon``, not ``epsilon``.
+        The noise parameter: every Laplace draw has scale ``1/epsilon`` on counts. The guarantee
+        is ``4 k epsilon``, not ``epsilon``.
     k : int
         Number of numerical answers before the mechanism halts.
     n : int, optional
-        The public data set size; taken from a Dataset.
+        The data's row count; taken from a Dataset (private under add/remove: never released).
     rng : numpy.random.Generator, int or None
-        Source of all randomness (``None``: fresh OS entropy, never global state).
+        Source of continuous noise (``None``: fresh OS entropy, never global state).
     neighbouring : {"replace-one", "add-remove"}
-        The relation the guarantee is stated for; the ``1/n`` sensitivity holds for both.
+        The relation the guarantee is stated for.
     max_universe : int
         Larger universes are refused (the histogram is held densely).
+    size, size_share
+        As for :class:`~projmech.mechanisms.GaussianMechanism`; ``size_share`` is the share of
+        the total guarantee spent on the size estimate.
+    noise : {"continuous", "discrete"}
+        ``"discrete"``: OpenDP's discrete Laplace, for 0/1 queries (predicates) only.
     """
 
     def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, k: int,
                  n: int | None = None, rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
-                 max_universe: int = MW_MAX_UNIVERSE) -> None:
+                 max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
+                 size_share: float | None = None, noise: str = "continuous") -> None:
         self.threshold = _check_threshold(threshold)
-        self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, self.threshold)
+        self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, self.threshold,
+                    size, size_share, noise)
 
     @property
     def answered(self) -> int:
@@ -276,15 +323,16 @@ class ThresholdK(_SparseVectorMechanism):
                 f"the threshold mechanism halted after its k={self.k} numerical answers"
             )
         row = self._data.row(query)
-        value = self._data.answer(row)
-        result = self._engine.step(value, value)
-        entry: float | Bottom = BOTTOM if result is None else result
+        self._check_discrete_row(row)
+        count = self._data.count(row)
+        result = self._engine.step(count, count)
+        entry: float | Bottom = BOTTOM if result is None else result / self.size
         self._transcript.append(entry)
         return entry
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(t={self.threshold:g}, epsilon={self.epsilon:g}, k={self.k}, "
-                f"n={self.n}, answered={self.answered})")
+                f"size={self.size:g}, answered={self.answered})")
 
 
 class Threshold(ThresholdK):
@@ -292,12 +340,14 @@ class Threshold(ThresholdK):
 
     ``Thr_t`` is ``Thr_t^k`` with ``k = 1`` (one copy); see :class:`ThresholdK` for the
     mechanism, the transcript and the parameters. Privacy: ``PureDP(4 epsilon)`` (Lemma 1), with
-    every Laplace draw (threshold, comparisons, release) of scale ``1/(epsilon n)`` on averages.
+    every Laplace draw (threshold, comparisons, release) of scale ``1/epsilon`` on counts.
     """
 
     def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, n: int | None = None,
                  rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
-                 max_universe: int = MW_MAX_UNIVERSE) -> None:
+                 max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
+                 size_share: float | None = None, noise: str = "continuous") -> None:
         super().__init__(data_or_histogram, threshold, epsilon, 1, n=n, rng=rng,
-                         neighbouring=neighbouring, max_universe=max_universe)
+                         neighbouring=neighbouring, max_universe=max_universe, size=size,
+                         size_share=size_share, noise=noise)

@@ -197,8 +197,9 @@ def test_projection_mechanism_on_implicit_marginals_uses_the_noise_level():
     data = pm.Dataset((rng.random((n, d)) < rng.uniform(0.2, 0.8, d)).astype(np.int64), domain)
     workload = pm.marginals(domain, 2, implicit=True)
     privacy = pm.ApproxDP(1.0, 1e-6)
-    projected = pm.ProjectionMechanism(workload, privacy).release(data, rng=np.random.default_rng(1))
-    gaussian = pm.GaussianMechanism(workload, privacy).release(data, rng=np.random.default_rng(1))
+    # Continuous noise: the same seed gives both mechanisms the same draws.
+    projected = pm.ProjectionMechanism(workload, privacy, noise="continuous").release(data, rng=np.random.default_rng(1))
+    gaussian = pm.GaussianMechanism(workload, privacy, noise="continuous").release(data, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(projected.noisy_answers, gaussian.noisy_answers)
     result = projected.projection
     assert result.solver == "fast"

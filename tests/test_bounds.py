@@ -112,8 +112,11 @@ def test_sigma_is_proportional_to_the_sensitivity(privacy):
                                                  (pm.ApproxDP(0.5, 1e-5), "classical")])
 def test_noise_constant_matches_the_mechanism(privacy, calibration, neighbouring):
     workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), 2)
-    mechanism = pm.GaussianMechanism(workload, privacy, neighbouring=neighbouring, calibration=calibration)
-    constant = noise_constant(privacy, workload.sensitivity(), neighbouring, calibration)
+    size = {"size": 1000} if neighbouring == "add-remove" else {}
+    mechanism = pm.GaussianMechanism(workload, privacy, neighbouring=neighbouring, calibration=calibration, **size)
+    # Marginal counts are integers: discrete noise, except under the classical (continuous) bound.
+    constant = noise_constant(privacy, workload.sensitivity(), neighbouring, calibration,
+                              nonnegative=True, discrete=calibration == "analytic")
     for n in (1, 7, 1000, 10**7):
         assert mechanism.noise_scale(n) * n == pytest.approx(constant, rel=1e-13)
         assert gaussian_mechanism_error(constant / n, workload.num_queries, "mean") == pytest.approx(
@@ -196,7 +199,7 @@ def test_projection_mechanism_meets_theorem_8():
     width = width_draws.mean() + 4 * width_draws.std() / math.sqrt(width_draws.size)
     mechanism = pm.ProjectionMechanism(pm.Workload(F), pm.ZCDP(0.5), body="hull")
     n = 5
-    summary = evaluate(mechanism, rng.dirichlet(np.ones(6)), 200, rng, n=n)
+    summary = evaluate(mechanism, rng.multinomial(n, rng.dirichlet(np.ones(6))) / n, 200, rng, n=n)
     squared = summary.rmse_values**2  # (1/k) ||Ŷ - y||² per release
     upper = squared.mean() + 3.3 * squared.std(ddof=1) / math.sqrt(squared.size)
     assert upper < projection_error(mechanism.noise_scale(n), 4, width) ** 2

@@ -79,7 +79,8 @@ def read_outputs(path: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def test_release_gaussian(files, capsys):
-    code, out = release(files, "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6", "--seed", "1")
+    code, out = release(files, "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
+                        "--noise", "continuous")
     assert code == 0
     table, summary = read_outputs(out)
     assert list(table.columns) == ["query", "answer"]
@@ -91,11 +92,13 @@ def test_release_gaussian(files, capsys):
     assert summary["guarantee"] == "(1, 1e-06)-DP"
     assert summary["privacy"] == {"type": "ApproxDP", "epsilon": 1.0, "delta": 1e-6}
     assert summary["neighbouring"] == "replace-one"
-    assert summary["n"] == N and summary["num_queries"] == 16 and summary["noise"] == "gaussian"
-    # ||F||_{1->2} = sqrt(C(3, 2)) for 2-way marginals on 3 attributes.
-    sensitivity = 2 * math.sqrt(3) / N
+    assert summary["size"] == N and summary["size_source"] == "public n" and summary["num_queries"] == 16
+    assert summary["noise"]["distribution"] == "gaussian"
+    # ||F||_{1->2} = sqrt(C(3, 2)) for 2-way marginals on 3 attributes; replace-one moves the counts
+    # of a 0/1 workload by at most sqrt(2) times it.
+    sensitivity = math.sqrt(2) * math.sqrt(3)
     assert summary["sensitivity"] == pytest.approx(sensitivity, rel=1e-12)
-    assert summary["sigma"] == pytest.approx(oracle_sigma(1.0, 1e-6, sensitivity), rel=1e-6)
+    assert summary["sigma"] == pytest.approx(oracle_sigma(1.0, 1e-6, sensitivity) / N, rel=1e-6)
     assert "solver" not in summary
     printed = capsys.readouterr()
     assert "released 16 answers" in printed.out and printed.err == ""
@@ -106,25 +109,29 @@ def test_release_gaussian(files, capsys):
 
 def test_release_laplace_with_epsilon_only(files):
     code, out = release(files, "--mechanism", "laplace", "--epsilon", "0.5", "--workload", "marginals:1",
-                        "--neighbouring", "add-remove", "--seed", "2")
+                        "--neighbouring", "add-remove", "--size", "100")
     assert code == 0
     table, summary = read_outputs(out)
     assert list(table["query"]) == marginal_labels(1) == ["a=0", "a=1", "b=0", "b=1", "b=2", "c=0", "c=1"]
     assert summary["guarantee"] == "0.5-DP"
     assert summary["privacy"] == {"type": "PureDP", "epsilon": 0.5}
     assert summary["neighbouring"] == "add-remove"
-    assert summary["noise"] == "laplace"
-    # Each row lands in one cell of each of the 3 one-way tables: ||F||_{1->1} = 3.
-    assert summary["sensitivity"] == pytest.approx(3 / N, rel=1e-12)
-    assert summary["scale"] == pytest.approx(3 / N / 0.5, rel=1e-12)
-    assert summary["sigma"] == pytest.approx(math.sqrt(2) * 3 / N / 0.5, rel=1e-12)
+    assert summary["size"] == 100 and summary["size_source"] == "declared"
+    # Integer counts: OpenDP's discrete Laplace. Each row lands in one cell of each of the 3
+    # one-way tables: ||F||_{1->1} = 3, the add/remove sensitivity of the counts.
+    assert summary["noise"]["distribution"] == "discrete_laplace"
+    assert summary["sensitivity"] == pytest.approx(3, rel=1e-12)
+    assert summary["noise"]["scale"] == pytest.approx(3 / 0.5, rel=1e-12)
+    support = np.arange(-5000, 5001)
+    pmf = np.exp(-np.abs(support) / 6.0)
+    std = math.sqrt(float((pmf / pmf.sum()) @ support.astype(float) ** 2))
+    assert summary["sigma"] == pytest.approx(std / 100, rel=1e-10)  # answers are counts / 100
 
 
 def test_release_projection_with_solver_stats(files):
     summary_path = files["dir"] / "stats"
     summary_path.mkdir()
-    code, out = release(files, "--epsilon", "1", "--delta", "1e-6", "--seed", "3",
-                        "--summary", str(summary_path / "s.json"))
+    code, out = release(files, "--epsilon", "1", "--delta", "1e-6", "--summary", str(summary_path / "s.json"))
     assert code == 0
     assert not out.with_suffix(".json").exists()
     table = pd.read_csv(out)
@@ -147,23 +154,26 @@ def test_release_projection_with_solver_stats(files):
 @pytest.mark.parametrize("mechanism", ["gaussian", "projection"])
 def test_release_with_rho(files, mechanism):
     code, out = release(files, "--mechanism", mechanism, "--rho", "0.5", "--neighbouring", "add-remove",
-                        "--seed", "4")
+                        "--size", str(N))
     assert code == 0
     table, summary = read_outputs(out)
     assert len(table) == 16
     assert summary["guarantee"] == "0.5-zCDP"
     assert summary["privacy"] == {"type": "ZCDP", "rho": 0.5}
     assert summary["neighbouring"] == "add-remove"
-    sensitivity = math.sqrt(3) / N
+    sensitivity = math.sqrt(3)  # of the counts, add/remove
     assert summary["sensitivity"] == pytest.approx(sensitivity, rel=1e-12)
-    assert summary["sigma"] == pytest.approx(sensitivity / math.sqrt(2 * 0.5), rel=1e-12)
+    # The discrete Gaussian's zCDP is the continuous one's: sigma = Delta / sqrt(2 rho), and at
+    # sigma = 1.73 its standard deviation equals sigma to far below 1e-12.
+    assert summary["noise"]["scale"] == pytest.approx(sensitivity / math.sqrt(2 * 0.5), rel=1e-12)
+    assert summary["sigma"] == pytest.approx(sensitivity / math.sqrt(2 * 0.5) / N, rel=1e-12)
     assert ("solver" in summary) == (mechanism == "projection")
 
 
 @pytest.mark.parametrize("mechanism", ["gaussian", "projection", "factorization", "factorization+projection"])
 @pytest.mark.parametrize("spec", ["marginals:2", "marginals:3", "identity", "prefix", "all_range"])
 def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism, spec):
-    code, out = release(files, "--mechanism", mechanism, "--rho", "1e14", "--workload", spec, "--seed", "5")
+    code, out = release(files, "--mechanism", mechanism, "--rho", "1e14", "--workload", spec)
     assert code == 0
     table = pd.read_csv(out, keep_default_na=False)
     frame = files["frame"]
@@ -191,7 +201,7 @@ def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism
 @pytest.mark.parametrize("relaxation", [None, "sdp", "local"])
 def test_release_projection_onto_the_relaxation(files, relaxation, capsys):
     extra = () if relaxation is None else ("--relaxation", relaxation)
-    code, out = release(files, "--body", "relaxed", *extra, "--rho", "1", "--seed", "3")
+    code, out = release(files, "--body", "relaxed", *extra, "--rho", "1", "--seed", "3", "--noise", "continuous")
     assert code == 0
     table, summary = read_outputs(out)
     body = f"relaxation/{relaxation or 'sdp+local'}"
@@ -200,7 +210,8 @@ def test_release_projection_onto_the_relaxation(files, relaxation, capsys):
     assert list(table["query"]) == marginal_labels(2)
     assert body in capsys.readouterr().out
     # Same noise as the Gaussian mechanism with the same seed; projecting onto L ∋ truth never hurts.
-    assert release(files, "--mechanism", "gaussian", "--rho", "1", "--seed", "3", out="plain.csv")[0] == 0
+    assert release(files, "--mechanism", "gaussian", "--rho", "1", "--seed", "3", "--noise", "continuous",
+                   out="plain.csv")[0] == 0
     plain = pd.read_csv(files["dir"] / "plain.csv")["answer"].to_numpy()
     truth = marginal_truth(files["frame"], marginal_labels(2))
     answers = table["answer"].to_numpy()
@@ -212,9 +223,9 @@ def test_release_projection_onto_the_relaxation(files, relaxation, capsys):
 
 
 def test_release_body_choice(files):
-    code, out = release(files, "--body", "hull", "--rho", "1", "--seed", "3")
+    code, out = release(files, "--body", "hull", "--rho", "1")
     assert code == 0 and read_outputs(out)[1]["body"] == "hull"
-    code, out = release(files, "--rho", "1", "--seed", "3", out="auto.csv")  # 12 elements: the hull
+    code, out = release(files, "--rho", "1", out="auto.csv")  # 12 elements: the hull
     assert code == 0 and read_outputs(out)[1]["body"] == "hull"
 
 
@@ -229,7 +240,7 @@ def test_release_on_20_binary_attributes(tmp_path):
     for mechanism in ("projection", "gaussian"):
         out = tmp_path / f"{mechanism}.csv"
         assert main(["release", "--data", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
-                     "--out", str(out), "--mechanism", mechanism, "--rho", "1e14", "--seed", "0"]) == 0
+                     "--out", str(out), "--mechanism", mechanism, "--rho", "1e14"]) == 0
         table, summary = read_outputs(out)
         assert summary["num_queries"] == len(table) == 4 * math.comb(d, 2)
         assert summary.get("body") == ("hull" if mechanism == "projection" else None)
@@ -242,7 +253,7 @@ def test_release_on_20_binary_attributes(tmp_path):
 
 
 def test_release_seed_is_reproducible(files):
-    args = ("--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6")
+    args = ("--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6", "--noise", "continuous")
     assert release(files, *args, "--seed", "7", out="one.csv")[0] == 0
     assert release(files, *args, "--seed", "7", out="two.csv")[0] == 0
     assert release(files, *args, "--seed", "8", out="three.csv")[0] == 0
@@ -358,6 +369,184 @@ def test_parse_workload_directly():
     assert implicit.is_implicit and implicit.marginal_way == 2 and implicit.shape == (16, 12)
     with pytest.raises(ValueError, match="--workload: only marginals"):
         parse_workload("prefix", domain, implicit=True)
+
+
+def test_release_discrete_noise_is_the_default_and_calibrated_by_opendp(files):
+    """Marginal counts are integers: the discrete Gaussian, whose (epsilon, delta) calibration is
+    checked with OpenDP's own accountant."""
+    dp = pytest.importorskip("opendp.prelude")
+    dp.enable_features("contrib")
+    code, out = release(files, "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6")
+    assert code == 0
+    table, summary = read_outputs(out)
+    assert summary["noise"]["distribution"] == "discrete_gaussian"
+    assert summary["noise"]["sampler"].startswith("opendp")
+    scale, sensitivity = summary["noise"]["scale"], summary["sensitivity"]
+    measurement = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T="i64")), dp.l2_distance(T="f64"), scale=scale)
+    assert dp.c.make_zCDP_to_approxDP(measurement).map(sensitivity).delta(1.0) <= 1e-6 * (1 + 1e-9)
+    # The released counts are integers: answers times n.
+    counts = table["answer"].to_numpy() * N
+    np.testing.assert_allclose(counts, np.round(counts), atol=1e-9)
+
+
+def test_release_add_remove_with_an_estimated_size(files):
+    code, out = release(files, "--mechanism", "gaussian", "--rho", "0.5", "--neighbouring", "add-remove",
+                        "--size", "estimate", "--size-share", "0.1")
+    assert code == 0
+    _, summary = read_outputs(out)
+    assert summary["size_source"] == "estimated" and summary["size"] >= 1
+    # The size estimate has a tenth of rho: sigma_0 = 1 / sqrt(2 * 0.05).
+    assert summary["size_noise"]["scale"] == pytest.approx(1 / math.sqrt(2 * 0.05), rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs and outputs: nothing overwritten, every error one line naming the flag and the file
+# --------------------------------------------------------------------------------------------
+
+
+def one_line_error(capsys, *flags_and_files: str) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("projmech release: error:") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for text in flags_and_files:
+        assert text in err, (text, err)
+    return err
+
+
+@pytest.mark.parametrize("target", ["data", "domain"])
+def test_out_never_overwrites_an_input(files, capsys, target):
+    before = {name: files[name].read_bytes() for name in ("data", "domain")}
+    path = files[target]
+    code = main(["release", "--data", str(files["data"]), "--domain", str(files["domain"]), "--out", str(path),
+                 "--rho", "1", "--force"])
+    assert code == 2
+    one_line_error(capsys, "--out", str(path), "input")
+    assert {name: files[name].read_bytes() for name in ("data", "domain")} == before
+
+
+def test_summary_path_never_overwrites_an_input(files, capsys):
+    """``--out domain.csv`` would write its summary to ``domain.json``, the domain file."""
+    before = files["domain"].read_bytes()
+    code = main(["release", "--data", str(files["data"]), "--domain", str(files["domain"]),
+                 "--out", str(files["dir"] / "domain.csv"), "--rho", "1", "--force"])
+    assert code == 2
+    one_line_error(capsys, "--out", "domain.json", "--domain")
+    assert files["domain"].read_bytes() == before and not (files["dir"] / "domain.csv").exists()
+    code = main(["release", "--data", str(files["data"]), "--domain", str(files["domain"]),
+                 "--out", str(files["dir"] / "o.csv"), "--summary", str(files["data"]), "--rho", "1"])
+    assert code == 2
+    one_line_error(capsys, "--summary", "--data")
+
+
+def test_existing_outputs_need_force(files, capsys):
+    code, out = release(files, "--rho", "1")
+    assert code == 0
+    first = out.read_bytes()
+    assert release(files, "--rho", "1")[0] == 2
+    one_line_error(capsys, "--out", str(out), "--force")
+    assert out.read_bytes() == first
+    out.with_suffix(".json").unlink()
+    out.unlink()
+    out.with_suffix(".json").write_text("{}")  # only the summary exists: still refused
+    assert release(files, "--rho", "1")[0] == 2
+    one_line_error(capsys, "--out", "out.json", "--force")
+    assert release(files, "--rho", "1", "--force")[0] == 0
+    assert json.loads(out.with_suffix(".json").read_text())["mechanism"] == "projection"
+
+
+@pytest.mark.parametrize("make, flag, text", [
+    (lambda f: ["--out", str(f["dir"] / "missing" / "o.csv")], "--out", "missing"),
+    (lambda f: ["--out", str(f["dir"])], "--out", "directory"),
+    (lambda f: ["--data", str(f["dir"])], "--data", "directory"),
+    (lambda f: ["--domain", str(f["dir"])], "--domain", "directory"),
+])
+def test_bad_paths(files, capsys, make, flag, text):
+    arguments = {"--data": str(files["data"]), "--domain": str(files["domain"]), "--out": str(files["dir"] / "o.csv")}
+    extra = make(files)
+    arguments[extra[0]] = extra[1]
+    code = main(["release", *[item for pair in arguments.items() for item in pair], "--rho", "1"])
+    assert code == 2
+    one_line_error(capsys, flag, text)
+
+
+@pytest.mark.parametrize("content, text", [
+    ("", "empty"),
+    ("a,b,c\n", "no rows"),
+    ("\x00\x01garbage", ""),
+])
+def test_bad_csv_contents(files, capsys, content, text):
+    files["data"].write_text(content)
+    code, out = release(files, "--rho", "1")
+    assert code == 2 and not out.exists()
+    one_line_error(capsys, "--data", str(files["data"]), text)
+
+
+@pytest.mark.parametrize("content, text", [
+    ("{", "JSON"),
+    ("", "empty"),
+    ('{"a": 2, "b": 3, "a": 2}', "'a'"),
+    ("[2, 3, 2]", "object"),
+    ('{"a": 2, "b": "three", "c": 2}', "'b'"),
+])
+def test_bad_domain_files(files, capsys, content, text):
+    files["domain"].write_text(content)
+    code, out = release(files, "--rho", "1")
+    assert code == 2 and not out.exists()
+    one_line_error(capsys, "--domain", str(files["domain"]), text)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mechanism", "gaussian", "--solver", "NOPE", "--rho", "1"], "--solver: applies only"),
+    (["--mechanism", "laplace", "--solver", "SCS", "--epsilon", "1"], "--solver: applies only"),
+    (["--solver", "admm", "--body", "hull", "--rho", "1"], "--solver"),
+    (["--neighbouring", "add-remove", "--rho", "1"], "size"),
+    (["--size", "100", "--rho", "1"], "--size: applies only"),
+    (["--neighbouring", "add-remove", "--size", "lots", "--rho", "1"], "--size"),
+    (["--neighbouring", "add-remove", "--size", "100", "--size-share", "0.1", "--rho", "1"], "--size-share"),
+    (["--size-share", "0.1", "--rho", "1"], "--size-share"),
+    (["--mechanism", "gaussian", "--rho", "1", "--seed", "3"], "--seed: the counts are integers"),
+    (["--mechanism", "gaussian", "--workload", "prefix", "--rho", "1", "--noise", "discrete", "--seed", "3"], "--seed"),
+])
+def test_release_flag_errors(files, capsys, args, message):
+    code, out = release(files, *args)
+    assert code == 2 and not out.exists()
+    one_line_error(capsys, message)
+
+
+def test_seed_with_an_optimized_strategy_is_allowed(files):
+    """The optimal strategy's entries are not integers, so its noise is continuous and seeded."""
+    args = ("--mechanism", "factorization", "--workload", "prefix", "--rho", "1", "--seed", "5")
+    assert release(files, *args, out="one.csv")[0] == 0
+    assert release(files, *args, out="two.csv")[0] == 0
+    one, two = (pd.read_csv(files["dir"] / name)["answer"].to_numpy() for name in ("one.csv", "two.csv"))
+    np.testing.assert_array_equal(one, two)
+
+
+def test_empty_data_needs_add_remove(files, capsys):
+    files["data"].write_text("a,b,c\n")
+    code, out = release(files, "--mechanism", "gaussian", "--rho", "1")
+    assert code == 2 and not out.exists()
+    one_line_error(capsys, "--data", str(files["data"]), "no rows")
+    code, out = release(files, "--mechanism", "gaussian", "--rho", "1", "--neighbouring", "add-remove",
+                        "--size", "10", out="empty.csv")
+    assert code == 0 and len(pd.read_csv(out)) == 16
+
+
+def test_solver_failure_is_one_line_and_nonzero(files, capsys, monkeypatch):
+    """A certified projection that no solver reaches ends the command with one line, not a
+    traceback (the library raises ProjectionError with every attempt's outcome)."""
+    import projmech.mechanisms
+    from projmech.bodies.hull import ProjectionError
+
+    def failing(*args, **kwargs):
+        raise ProjectionError("projection onto K_Q failed: no solver produced a certified solution",
+                              (("OSQP", "status solver_error"),))
+
+    monkeypatch.setattr(projmech.mechanisms, "project_to_hull", failing)
+    code, out = release(files, "--mechanism", "factorization+projection", "--solver", "OSQP", "--rho", "1")
+    assert code == 1 and not out.exists()
+    err = one_line_error(capsys, "ProjectionError", "OSQP")
+    assert "PROJMECH_TRACEBACK" in err
 
 
 # --------------------------------------------------------------------------------------------

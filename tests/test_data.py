@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projmech import Dataset, Domain, histogram
+from projmech.data import check_normalized_histogram
 
 DOMAIN = Domain(["a", "b", "c"], [2, 3, 4])
 ROWS = np.array([[0, 0, 0], [1, 2, 3], [1, 2, 3], [0, 1, 2], [1, 0, 3]])
@@ -128,9 +130,14 @@ def test_from_csv_missing_column(tmp_path):
 
 
 def test_from_csv_no_rows(tmp_path):
+    """A header and no rows is a data set of n = 0 (under add/remove neighbours the neighbour of
+    every one-row data set); it has counts but no normalized histogram."""
     data, dom = _write_csv(tmp_path, "a,b,c\n")
+    empty = Dataset.from_csv(data, dom)
+    assert empty.n == 0
+    assert histogram(empty, normalize=False).sum() == 0
     with pytest.raises(ValueError, match="no rows"):
-        Dataset.from_csv(data, dom)
+        histogram(empty)
 
 
 BAD_FRAMES = [
@@ -160,8 +167,8 @@ def test_from_dataframe_missing_columns_named():
 
 
 def test_from_dataframe_empty():
-    with pytest.raises(ValueError, match="no rows"):
-        Dataset.from_dataframe(pd.DataFrame({"a": [], "b": [], "c": []}), DOMAIN)
+    empty = Dataset.from_dataframe(pd.DataFrame({"a": [], "b": [], "c": []}), DOMAIN)
+    assert empty.n == 0 and empty.records.shape == (0, 3)
 
 
 BAD_ARRAYS = [
@@ -187,8 +194,10 @@ def test_ndarray_wrong_shape(shape):
 
 
 def test_ndarray_no_rows():
+    empty = Dataset(np.zeros((0, 3), dtype=np.int64), DOMAIN)
+    assert empty.n == 0
     with pytest.raises(ValueError, match="no rows"):
-        Dataset(np.zeros((0, 3), dtype=np.int64), DOMAIN)
+        histogram(empty)  # fractions of n = 0 rows are undefined
 
 
 def test_first_bad_row_reported_not_a_later_one():
@@ -312,3 +321,111 @@ def test_histogram_max_universe_refusal_and_sparse_accepted():
     assert coo.coords[0].tolist() == [0] * coo.nnz
     cells = dict(zip(coo.coords[1].tolist(), coo.data.tolist()))
     assert cells == {ones: 0.5, nines: 0.25, 5: 0.25}
+
+
+# ----------------------------------------------------------------------------- bad arguments
+# (the full catalogue of refusals is tests/test_bad_inputs.py; here the behaviours around it)
+
+
+def test_boolean_records_are_codes_0_and_1():
+    binary = Domain(["x", "y"], [2, 2])
+    ds = Dataset(np.array([[True, False], [False, False]]), binary)
+    np.testing.assert_array_equal(ds.records, [[1, 0], [0, 0]])
+    frame = pd.DataFrame({"x": [True, False], "y": [False, False]})
+    np.testing.assert_array_equal(Dataset.from_dataframe(frame, binary).records, [[1, 0], [0, 0]])
+
+
+def test_dataframe_records_point_to_from_dataframe():
+    # Columns in another order than the domain's would be matched by position, silently.
+    frame = pd.DataFrame(ROWS[:, ::-1], columns=["c", "b", "a"])
+    with pytest.raises(TypeError, match="from_dataframe"):
+        Dataset(frame, DOMAIN)
+    np.testing.assert_array_equal(Dataset.from_dataframe(frame, DOMAIN).records, ROWS)
+
+
+@pytest.mark.parametrize("records", [np.array([[1 + 0j, 0, 0]]), [[0, 0, 1j]]])
+def test_complex_records_are_type_errors(records):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a ComplexWarning: refused before any cast
+        with pytest.raises(TypeError):
+            Dataset(records, DOMAIN)
+
+
+def test_complex_dataframe_column_is_a_type_error_naming_it():
+    frame = pd.DataFrame({"a": [0], "b": [1 + 0j], "c": [0]})
+    with pytest.raises(TypeError, match="^column 'b': expected integer codes, got dtype complex128"):
+        Dataset.from_dataframe(frame, DOMAIN)
+
+
+def test_from_csv_errors_name_the_file(tmp_path):
+    data, dom = _write_csv(tmp_path, "a,b,c\n0,0,0\n1,7,0\n")
+    with pytest.raises(ValueError, match=rf"^{data}: column 'b': value 7 at row 1"):
+        Dataset.from_csv(data, dom)
+
+
+def test_from_csv_without_header_says_so(tmp_path):
+    data, dom = _write_csv(tmp_path, "0,0,0\n1,2,3\n")
+    with pytest.raises(ValueError, match=r"missing.*the CSV needs a header row"):
+        Dataset.from_csv(data, dom)
+
+
+def test_from_csv_empty_file_and_directory(tmp_path):
+    data, dom = _write_csv(tmp_path, "")
+    with pytest.raises(ValueError, match=rf"^{data}: is empty; expected a header row naming \['a', 'b', 'c'\]"):
+        Dataset.from_csv(data, dom)
+    with pytest.raises(ValueError, match="is a directory"):
+        Dataset.from_csv(tmp_path, dom)
+
+
+def test_subsample_takes_a_seed_like_the_mechanisms():
+    ds = Dataset(np.array([[i % 2, i % 3, i % 4] for i in range(12)]), DOMAIN)
+    np.testing.assert_array_equal(ds.subsample(5, 4).records, ds.subsample(5, np.random.default_rng(4)).records)
+    with pytest.raises(TypeError, match="^rng: "):
+        ds.subsample(5, np.random.RandomState(4))
+
+
+def test_histogram_flags_must_be_bools():
+    ds = Dataset(ROWS, DOMAIN)
+    with pytest.raises(TypeError, match="^normalize: "):
+        histogram(ds, normalize=0)  # 0 would have meant False by its truth value
+    assert histogram(ds, normalize=np.False_).sum() == 5
+
+
+# ----------------------------------------------------------------------------- check_normalized_histogram
+
+
+def test_normalized_histogram_accepts_counts_over_n():
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 1000, 10**9):
+        counts = rng.multinomial(n, np.full(24, 1 / 24))
+        h, checked = check_normalized_histogram(counts / n, n)
+        assert checked == n and type(checked) is int
+        np.testing.assert_array_equal(h, counts / n)
+
+
+def test_normalized_histogram_refuses_an_n_it_cannot_have():
+    with pytest.raises(ValueError) as info:
+        check_normalized_histogram([0.5, 0.5], n=3)
+    assert str(info.value) == (
+        "histogram, n: n * histogram must be the integer counts of n=3 rows, but cell 0 holds 0.5, "
+        "i.e. 1.5 rows; pass the n the histogram was computed from"
+    )
+    counts = np.array([333, 667])
+    with pytest.raises(ValueError, match="histogram, n"):
+        check_normalized_histogram(counts / 1000, n=1001)  # off by one row
+    with pytest.raises(ValueError, match="histogram, n"):
+        check_normalized_histogram(np.random.default_rng(0).dirichlet(np.ones(6)), n=300)
+
+
+def test_normalized_histogram_shapes():
+    h = np.array([0.25, 0.75])
+    for given in (h, h[None, :], h[:, None], sp.csr_array(h[None, :]), sp.csc_array(h[:, None]), list(h)):
+        np.testing.assert_array_equal(check_normalized_histogram(given, 4, size=2)[0], h)
+    with pytest.raises(ValueError, match=r"histogram: expected a vector.*shape \(2, 2\)"):
+        check_normalized_histogram(np.full((2, 2), 0.25), 4)  # no silent flattening
+
+
+@pytest.mark.parametrize("n, error", [(2.0, TypeError), (True, TypeError), ("4", TypeError), (0, ValueError)])
+def test_normalized_histogram_n_type_and_value(n, error):
+    with pytest.raises(error, match="^n: "):
+        check_normalized_histogram([0.25, 0.75], n)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projmech import Domain
+from projmech.domain import UnknownAttributeError
 
 
 # ----------------------------------------------------------------------------- construction
@@ -70,10 +71,16 @@ def test_non_int_size_is_type_error(bad):
         Domain(["a"], [bad])
 
 
-@pytest.mark.parametrize("bad", ["", 3, None])
+@pytest.mark.parametrize("bad", [3, None, b"a"])
 def test_bad_attribute_name_is_type_error(bad):
     with pytest.raises(TypeError, match="non-empty str"):
         Domain([bad], [2])
+
+
+def test_empty_attribute_name_is_value_error():
+    # A str, so the type is right; the value is not.
+    with pytest.raises(ValueError, match="attributes: every name must be a non-empty str"):
+        Domain([""], [2])
 
 
 def test_from_dict_keeps_order():
@@ -256,3 +263,74 @@ def test_rows_rejects_non_integer_indices():
     domain = Domain(["a", "b"], [2, 3])
     with pytest.raises(TypeError, match="indices"):
         domain.rows([1.5])
+
+
+def test_index_of_no_rows_is_empty_whatever_the_dtype():
+    d = Domain(["a", "b"], [2, 3])
+    assert d.index(np.zeros((0, 2))).shape == (0,)
+
+
+# ----------------------------------------------------------------------------- bad arguments
+# (the full catalogue of refusals is tests/test_bad_inputs.py; here the wording that matters)
+
+
+def test_str_attributes_would_be_split_into_characters():
+    with pytest.raises(TypeError, match=r"^attributes: expected a sequence, got the str 'ab' \(it would be read one"):
+        Domain("ab", [2, 2])
+
+
+def test_dict_sizes_point_to_from_dict():
+    with pytest.raises(TypeError, match=r"^sizes: .*Domain\.from_dict"):
+        Domain(["a", "b"], {"a": 2, "b": 2})
+
+
+def test_unknown_attribute_error_is_a_key_error_and_a_value_error():
+    # Mapping-style lookups keep KeyError; argument checks that catch ValueError catch it too.
+    d = Domain(["a", "b"], [2, 3])
+    for call in (lambda: d["zz"], lambda: d.project(["zz"])):
+        with pytest.raises(KeyError):
+            call()
+        with pytest.raises(ValueError):
+            call()
+    with pytest.raises(UnknownAttributeError) as info:
+        d.position("zz")
+    assert str(info.value) == "name: unknown attribute 'zz'; the domain has ['a', 'b']"  # no repr quotes
+    with pytest.raises(UnknownAttributeError, match="^attributes: unknown attribute 'zz'"):
+        d.project(["a", "zz"])
+
+
+def test_from_json_duplicate_key_names_file_and_key(tmp_path):
+    path = tmp_path / "dom.json"
+    path.write_text('{"age": 5, "sex": 2, "age": 7}', encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        Domain.from_json(path)
+    assert str(info.value) == f"{path}: key 'age' appears more than once; a domain file names each attribute once"
+
+
+@pytest.mark.parametrize(
+    "text, detail",
+    [
+        ("", "is empty"),
+        ('{"a": 2', "is not valid JSON"),
+        ('"a"', "got a JSON str"),
+        ('{"a": 2.5}', "sizes: size of 'a' must be an int, got 2.5"),
+        ('{"a": 2, "b": -1}', "sizes: size of 'b' must be at least 1, got -1"),
+        ("{}", "attributes: a domain needs at least one attribute"),
+    ],
+)
+def test_from_json_errors_name_the_file_and_keep_the_detail(tmp_path, text, detail):
+    path = tmp_path / "dom.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        Domain.from_json(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and detail in message
+
+
+def test_from_json_missing_file_and_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.json"):  # Python's message names the path
+        Domain.from_json(tmp_path / "nowhere.json")
+    with pytest.raises(ValueError, match="is a directory"):
+        Domain.from_json(tmp_path)
+    with pytest.raises(TypeError, match="^path: "):
+        Domain.from_json(0)  # would read standard input as file descriptor 0

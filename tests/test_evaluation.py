@@ -206,7 +206,8 @@ def test_evaluate_on_a_dataset_and_with_progress():
     data = Dataset(records, domain)
     # Histogram by hand over the row-major universe a*3 + b.
     h = np.bincount(records[:, 0] * 3 + records[:, 1], minlength=6) / len(records)
-    mechanism = ProjectionMechanism(marginals(domain, 1), ApproxDP(1.0, 1e-6))
+    # Continuous noise: the same seed then gives both evaluations the same draws.
+    mechanism = ProjectionMechanism(marginals(domain, 1), ApproxDP(1.0, 1e-6), noise="continuous")
     calls = []
     from_data = evaluate(mechanism, data, 4, np.random.default_rng(8), progress=lambda: calls.append(1))
     from_histogram = evaluate(mechanism, h, 4, np.random.default_rng(8), n=len(records))
@@ -218,7 +219,9 @@ def test_evaluate_on_a_dataset_and_with_progress():
 def test_evaluate_mean_rmse_agrees_with_the_closed_form():
     mechanism = GaussianMechanism(Workload(F), ZCDP(0.5))
     summary = evaluate(mechanism, H, 400, np.random.default_rng(4), n=30, confidence=0.99)
-    sigma = 2 * math.sqrt(5) / 30 / math.sqrt(2 * 0.5)
+    # Replace-one: the largest distance between two columns of F, by brute force.
+    pair = max(np.linalg.norm(F[:, u] - F[:, v]) for u in range(4) for v in range(4))
+    sigma = pair / 30 / math.sqrt(2 * 0.5)
     expected = sigma * math.sqrt(2) * math.gamma(2) / math.gamma(1.5) / math.sqrt(3)
     assert summary.rmse_low <= expected <= summary.rmse_high
 
@@ -246,7 +249,7 @@ def test_evaluate_on_a_dataset_beyond_any_histogram():
     data = Dataset(records, domain)
     workload = marginals(domain, 2, implicit=True)
     assert not workload.accepts_histograms
-    mechanism = ProjectionMechanism(workload, ApproxDP(1.0, 1e-6), body="relaxed")
+    mechanism = ProjectionMechanism(workload, ApproxDP(1.0, 1e-6), body="relaxed", noise="continuous")
     summary = evaluate(mechanism, data, 2, np.random.default_rng(9))
 
     rng = np.random.default_rng(9)
@@ -254,7 +257,8 @@ def test_evaluate_on_a_dataset_beyond_any_histogram():
     expected = [rmse(mechanism.release(data, rng=rng).answers, truth) for _ in range(2)]
     assert summary.n == 300 and summary.trials == 2 and summary.mechanism == "projection"
     np.testing.assert_allclose(summary.rmse_values, expected, rtol=1e-9)
-    gaussian = evaluate(GaussianMechanism(workload, ApproxDP(1.0, 1e-6)), data, 2, np.random.default_rng(9))
+    gaussian = evaluate(GaussianMechanism(workload, ApproxDP(1.0, 1e-6), noise="continuous"), data, 2,
+                        np.random.default_rng(9))
     assert np.all(summary.rmse_values <= gaussian.rmse_values + 1e-12)  # same noise, projected
     with pytest.raises(ValueError, match="n: given 299"):
         evaluate(mechanism, data, 2, np.random.default_rng(9), n=299)

@@ -119,8 +119,12 @@ def test_expected_rmse_matches_monte_carlo():
     M = hierarchical_strategy(8, 2)
     fact = Factorization.from_strategy(F, M)
     n, rho = 500, 0.5
-    # independent calibration: replace-one sensitivity (2/n)||M||_{1->2}, zCDP sigma = Delta/sqrt(2 rho)
-    sigma = 2.0 / n * np.sqrt((M**2).sum(axis=0)).max() / math.sqrt(2 * rho)
+    # Independent calibration: the replace-one sensitivity of the counts M c is the largest
+    # distance between two columns of M (brute force), zCDP sigma = Delta/sqrt(2 rho), over n. The
+    # tree's entries are integers, so the noise is the discrete Gaussian, whose standard deviation
+    # at sigma = 2.45 equals sigma to within exp(-2 pi^2 sigma^2) ~ 1e-51.
+    pair = max(np.linalg.norm(M[:, u] - M[:, v]) for u in range(8) for v in range(8))
+    sigma = pair / n / math.sqrt(2 * rho)
     rng = np.random.default_rng(0)
     trials = 20000
     noise = rng.normal(0.0, sigma, size=(trials, M.shape[0])) @ fact.reconstruction.T
@@ -129,4 +133,10 @@ def test_expected_rmse_matches_monte_carlo():
     half = 3.3 * mean_square.std(ddof=1) / math.sqrt(trials)  # ~99.9% normal interval
     expected = fact.expected_rmse(pm.ZCDP(rho), n)
     assert abs(estimate - expected**2) <= half
-    assert fact.expected_rmse(pm.ZCDP(rho), n, neighbouring="add-remove") == pytest.approx(expected / 2)
+    # Add/remove: the largest column norm instead of the largest distance.
+    largest = np.sqrt((M**2).sum(axis=0)).max()
+    assert fact.expected_rmse(pm.ZCDP(rho), n, neighbouring="add-remove") == pytest.approx(
+        expected * largest / pair, rel=1e-9)
+    # The planning figure is the mechanism's own.
+    mechanism = pm.FactorizationMechanism(pm.Workload(F), pm.ZCDP(rho), fact)
+    assert mechanism.expected_rmse(n) == pytest.approx(expected, rel=1e-12)

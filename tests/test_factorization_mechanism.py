@@ -9,8 +9,10 @@ from scipy import stats
 import projmech as pm
 
 
-def random_histogram(m, seed=0):
-    return np.random.default_rng(seed).dirichlet(np.ones(m))
+def random_histogram(m, seed=0, n=1000):
+    """A histogram of ``n`` rows (``n h`` integer counts, as every mechanism requires)."""
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, rng.dirichlet(np.ones(m))) / n
 
 
 def test_sigma_is_calibrated_to_the_strategy():
@@ -18,17 +20,24 @@ def test_sigma_is_calibrated_to_the_strategy():
     fact = pm.factorization_norm(workload, tol=1e-6)
     rho, n = 0.3, 500
     mech = pm.FactorizationMechanism(workload, pm.ZCDP(rho), fact)
-    # Independent: replace-one l2 sensitivity (2/n) max_j ||M e_j||, zCDP sigma = Delta / sqrt(2 rho).
-    delta = 2.0 / n * np.sqrt((fact.strategy**2).sum(axis=0)).max()
-    assert mech.noise_scale(n) == pytest.approx(delta / math.sqrt(2 * rho), rel=1e-12)
-    add_remove = pm.FactorizationMechanism(workload, pm.ZCDP(rho), fact, neighbouring="add-remove")
-    assert add_remove.noise_scale(n) == pytest.approx(mech.noise_scale(n) / 2, rel=1e-12)
+    # Independent, by brute force: the replace-one l2 sensitivity of the counts M c is the largest
+    # distance between two columns of M; add/remove, the largest column norm. zCDP:
+    # sigma = Delta / sqrt(2 rho).
+    strategy = np.asarray(fact.strategy)
+    delta = max(np.linalg.norm(strategy[:, u] - strategy[:, v]) for u in range(16) for v in range(16))
+    assert mech.noise_scale(n) == pytest.approx(delta / n / math.sqrt(2 * rho), rel=1e-10)
+    # Far below the bound 2 max_j ||M e_j|| for this strategy with negative entries.
+    assert strategy.min() < 0 and delta < 0.75 * 2 * np.linalg.norm(strategy, axis=0).max()
+    add_remove = pm.FactorizationMechanism(workload, pm.ZCDP(rho), fact, neighbouring="add-remove", size=n)
+    largest_column = np.linalg.norm(strategy, axis=0).max()
+    assert add_remove.noise_scale(n) == pytest.approx(largest_column / n / math.sqrt(2 * rho), rel=1e-10)
 
 
 def test_empirical_error_matches_expected_rmse():
     workload = pm.prefix(16)
     mech = pm.FactorizationMechanism(workload, pm.ApproxDP(1.0, 1e-6))
-    h, n = random_histogram(16), 2000
+    n = 2000
+    h = random_histogram(16, n=n)
     truth = workload.answer(h)
     rng = np.random.default_rng(42)
     squared = np.array([np.mean((mech.release(h, n=n, rng=rng).answers - truth) ** 2) for _ in range(4000)])
@@ -43,7 +52,8 @@ def test_projection_never_increases_the_error():
     fact = pm.factorization_norm(workload)
     plain = pm.FactorizationMechanism(workload, pm.ZCDP(0.01), fact)
     projected = pm.FactorizationMechanism(workload, pm.ZCDP(0.01), fact, project=True)
-    h, n = random_histogram(12, 3), 100
+    n = 100
+    h = random_histogram(12, 3, n)
     truth = workload.answer(h)
     for seed in range(20):
         a, b = plain.release(h, n=n, rng=seed), projected.release(h, n=n, rng=seed)
@@ -57,7 +67,7 @@ def test_projection_never_increases_the_error():
 def test_implicit_workload_releases_like_the_explicit_one():
     explicit, implicit = pm.all_range(48), pm.all_range(48, implicit=True)
     fact = pm.factorization_norm(explicit)
-    h = random_histogram(48, 5)
+    h = random_histogram(48, 5, 300)
     a = pm.FactorizationMechanism(explicit, pm.ZCDP(1.0), fact).release(h, n=300, rng=7)
     b = pm.FactorizationMechanism(implicit, pm.ZCDP(1.0), pm.factorization_norm(implicit)).release(h, n=300, rng=7)
     # The same Gram matrix gives the same strategy, so the same seed gives the same release.
@@ -68,7 +78,7 @@ def test_implicit_workload_releases_like_the_explicit_one():
 def test_release_is_reproducible_and_described():
     workload = pm.prefix(8)
     mech = pm.FactorizationMechanism(workload, pm.ZCDP(1.0))
-    h = random_histogram(8)
+    h = random_histogram(8, n=50)
     np.testing.assert_array_equal(mech.release(h, n=50, rng=1).answers, mech.release(h, n=50, rng=1).answers)
     summary = mech.release(h, n=50, rng=1).summary()
     assert summary["mechanism"] == "factorization" and "gamma=" in summary["factorization"]
@@ -89,8 +99,22 @@ def test_bad_inputs():
     mech = pm.FactorizationMechanism(workload, pm.ZCDP(1.0))
     with pytest.raises(ValueError, match="n"):
         mech.release(random_histogram(6), n=0)
+    with pytest.raises(ValueError, match="factorization: it factorizes prefix"):
+        pm.FactorizationMechanism(pm.identity(4), pm.ZCDP(1.0), pm.factorization_norm(pm.prefix(4)))
     with pytest.raises(ValueError, match="histogram"):
         mech.release(np.full(6, np.nan), n=10)
+
+
+def test_factors_that_do_not_reproduce_the_workload_are_refused():
+    """A Factorization object of the right workload whose factors give other queries: R = 0, or a
+    rank-one strategy that cannot span prefix(3)."""
+    workload = pm.prefix(3)
+    zero = pm.Factorization(workload, np.eye(3), reconstruction=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="factorization: its factors"):
+        pm.FactorizationMechanism(workload, pm.ZCDP(1.0), zero)
+    rank_one = pm.Factorization(workload, np.ones((1, 3)))
+    with pytest.raises(ValueError, match="factorization: its factors"):
+        pm.FactorizationMechanism(workload, pm.ZCDP(1.0), rank_one)
 
 
 def test_approximate_factorization_bias_is_bounded():
@@ -102,7 +126,7 @@ def test_approximate_factorization_bias_is_bounded():
     fact = pm.approximate_factorization_norm(workload, alpha)
     mech = pm.FactorizationMechanism(workload, pm.ZCDP(1e14), fact)  # negligible noise
     for seed in range(10):
-        h = random_histogram(5, seed)
+        h = random_histogram(5, seed, 100)
         bias = mech.release(h, n=100, rng=seed).answers - workload.answer(h)
         np.testing.assert_allclose(bias, fact.perturbation @ h, atol=1e-6)
         assert np.linalg.norm(bias) <= fact.residual + 1e-6

@@ -1,9 +1,11 @@
 """Gaussian, Laplace and projection mechanisms.
 
-Every expected noise scale is recomputed here from the definitions (sensitivity ``(2/n)`` or
-``(1/n)`` times the largest column norm, then ``Delta/sqrt(2 rho)``, the dp-accounting oracle for
-(epsilon, delta), or ``Delta_1/epsilon``), and the noise is checked statistically over seeded
-repeated releases. True answers are computed by hand with numpy, never by the code under test.
+Every expected noise scale is recomputed here from the definitions (the sensitivity of the counts:
+``sqrt(2)`` (l2, a workload without negative entries) or ``2`` (l1) times the largest column norm
+under replace-one, once it under add/remove; then ``Delta/sqrt(2 rho)``, the dp-accounting oracle
+for (epsilon, delta), or ``Delta_1/epsilon``; divided by the public size), and the noise is checked
+statistically over seeded repeated releases. True answers are computed by hand with numpy, never
+by the code under test.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from projmech.mechanisms import (
     LaplaceMechanism,
     ProjectionMechanism,
     Release,
-    as_generator,
 )
 from projmech.privacy import ApproxDP, Neighbouring, PureDP, ZCDP
+from projmech.validation import as_generator
 from projmech.workloads import Workload, identity, marginals
 
 plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
@@ -42,7 +44,14 @@ TRUTH_SMALL = F_SMALL @ H_SMALL
 N_SMALL = 50
 MAX_L2 = math.sqrt(5.0)
 MAX_L1 = 3.0
-FACTOR = {"replace-one": 2.0, "add-remove": 1.0}
+# The l2 sensitivity of the counts: under replace-one the largest distance between two columns,
+# here columns 0 and 1, (1, 0, 1) - (0, 2, 1) = (1, -2, 0) of norm sqrt(5), found by brute force;
+# under add/remove the largest column norm, sqrt(5) too. Written as factors of MAX_L2 = sqrt(5).
+MAX_PAIR = max(np.linalg.norm(F_SMALL[:, u] - F_SMALL[:, v]) for u in range(4) for v in range(4))
+FACTOR = {"replace-one": MAX_PAIR / MAX_L2, "add-remove": 1.0}
+L1_FACTOR = {"replace-one": 2.0, "add-remove": 1.0}
+# Under add/remove the size is declared: the histogram's own n, so the answers are F h.
+SIZE = {"replace-one": {}, "add-remove": {"size": N_SMALL}}
 
 DOMAIN = Domain(["a", "b", "c"], [2, 3, 2])
 TRIALS = 4000
@@ -107,16 +116,17 @@ def marginal_truth(records: np.ndarray, labels) -> np.ndarray:
 @pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
 @pytest.mark.parametrize("privacy", [ZCDP(0.5), ApproxDP(1.0, 1e-6)], ids=["zcdp", "approx"])
 def test_gaussian_noise_has_the_calibrated_std(neighbouring, privacy):
-    mechanism = GaussianMechanism(small_workload(), privacy, neighbouring=neighbouring)
+    mechanism = GaussianMechanism(small_workload(), privacy, neighbouring=neighbouring, **SIZE[neighbouring])
     sigma = expected_sigma(privacy, neighbouring, N_SMALL, MAX_L2)
-    assert mechanism.sensitivity(N_SMALL) == pytest.approx(FACTOR[neighbouring] * MAX_L2 / N_SMALL, rel=1e-12)
+    assert mechanism.sensitivity() == pytest.approx(FACTOR[neighbouring] * MAX_L2, rel=1e-12)
     assert mechanism.noise_scale(N_SMALL) == pytest.approx(sigma, rel=1e-6)
 
     noise, releases = repeated_noise(mechanism, H_SMALL, N_SMALL)
     assert releases[0].scale == pytest.approx(sigma, rel=1e-6)
     assert releases[0].sigma == pytest.approx(sigma, rel=1e-6)
-    assert releases[0].sensitivity == pytest.approx(FACTOR[neighbouring] * MAX_L2 / N_SMALL, rel=1e-12)
-    assert releases[0].noise == "gaussian" and releases[0].n == N_SMALL
+    assert releases[0].sensitivity == pytest.approx(FACTOR[neighbouring] * MAX_L2, rel=1e-12)
+    # F_SMALL has fractional entries: its counts are not integers, so the noise is continuous.
+    assert releases[0].noise.name == "gaussian" and releases[0].size == N_SMALL
 
     # sum(noise^2)/sigma^2 ~ chi-square with TRIALS*k degrees of freedom (the mean is known).
     dof = noise.size
@@ -132,14 +142,14 @@ def test_gaussian_noise_has_the_calibrated_std(neighbouring, privacy):
 @pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
 def test_laplace_noise_has_the_calibrated_scale(neighbouring):
     epsilon = 0.8
-    mechanism = LaplaceMechanism(small_workload(), PureDP(epsilon), neighbouring=neighbouring)
-    b = FACTOR[neighbouring] * MAX_L1 / N_SMALL / epsilon
+    mechanism = LaplaceMechanism(small_workload(), PureDP(epsilon), neighbouring=neighbouring, **SIZE[neighbouring])
+    b = L1_FACTOR[neighbouring] * MAX_L1 / N_SMALL / epsilon
     assert mechanism.noise_scale(N_SMALL) == pytest.approx(b, rel=1e-12)
 
     noise, releases = repeated_noise(mechanism, H_SMALL, N_SMALL, seed=1)
     assert releases[0].scale == pytest.approx(b, rel=1e-12)
-    assert releases[0].sensitivity == pytest.approx(FACTOR[neighbouring] * MAX_L1 / N_SMALL, rel=1e-12)
-    assert releases[0].noise == "laplace"
+    assert releases[0].sensitivity == pytest.approx(L1_FACTOR[neighbouring] * MAX_L1, rel=1e-12)
+    assert releases[0].noise.name == "laplace"
     assert releases[0].sigma == pytest.approx(math.sqrt(2) * b, rel=1e-12)
 
     # E|X| = b and Var|X| = b^2 for Laplace(b): the mean absolute deviation is within 5 SE of b.
@@ -157,7 +167,7 @@ def test_laplace_noise_has_the_calibrated_scale(neighbouring):
 def test_classical_calibration_scale():
     epsilon, delta = 0.5, 1e-5
     mechanism = GaussianMechanism(small_workload(), ApproxDP(epsilon, delta), calibration="classical")
-    sensitivity = 2 * MAX_L2 / N_SMALL
+    sensitivity = MAX_PAIR / N_SMALL
     expected = sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
     assert mechanism.noise_scale(N_SMALL) == pytest.approx(expected, rel=1e-12)
     release = mechanism.release(H_SMALL, n=N_SMALL, rng=0)
@@ -170,8 +180,8 @@ def test_default_neighbouring_is_replace_one():
     for mechanism in (GaussianMechanism(small_workload(), ZCDP(1.0)), LaplaceMechanism(small_workload(), PureDP(1.0)),
                       ProjectionMechanism(small_workload(), ZCDP(1.0))):
         assert mechanism.neighbouring is Neighbouring.REPLACE_ONE
-    assert GaussianMechanism(small_workload(), ZCDP(1.0), neighbouring=Neighbouring.ADD_REMOVE).sensitivity(
-        10) == pytest.approx(MAX_L2 / 10)
+    assert GaussianMechanism(small_workload(), ZCDP(1.0), neighbouring=Neighbouring.ADD_REMOVE,
+                             size=10).sensitivity() == pytest.approx(MAX_L2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,8 +246,8 @@ def test_global_numpy_state_is_not_used():
 # What a release carries
 # --------------------------------------------------------------------------------------------
 
-DOCUMENTED_FIELDS = ["answers", "noisy_answers", "labels", "mechanism", "privacy", "neighbouring", "n", "noise",
-                     "scale", "sensitivity", "projection", "factorization"]
+DOCUMENTED_FIELDS = ["answers", "noisy_answers", "labels", "mechanism", "privacy", "neighbouring", "size",
+                     "size_source", "noise", "sensitivity", "size_noise", "projection", "factorization"]
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "laplace", "projection", "factorization"])
@@ -277,10 +287,10 @@ def test_release_summary_is_json_and_states_the_guarantee():
     cases = [
         (GaussianMechanism(workload, ApproxDP(0.5, 1e-7)), "(0.5, 1e-07)-DP",
          {"type": "ApproxDP", "epsilon": 0.5, "delta": 1e-7}, "replace-one"),
-        (GaussianMechanism(workload, ZCDP(0.25), neighbouring="add-remove"), "0.25-zCDP",
+        (GaussianMechanism(workload, ZCDP(0.25), neighbouring="add-remove", size=40), "0.25-zCDP",
          {"type": "ZCDP", "rho": 0.25}, "add-remove"),
         (LaplaceMechanism(workload, PureDP(2.0)), "2-DP", {"type": "PureDP", "epsilon": 2.0}, "replace-one"),
-        (ProjectionMechanism(workload, ApproxDP(1.0, 1e-6), neighbouring="add-remove"), "(1, 1e-06)-DP",
+        (ProjectionMechanism(workload, ApproxDP(1.0, 1e-6), neighbouring="add-remove", size=40), "(1, 1e-06)-DP",
          {"type": "ApproxDP", "epsilon": 1.0, "delta": 1e-6}, "add-remove"),
     ]
     k = 2 * 3 + 2 * 2 + 3 * 2
@@ -292,9 +302,13 @@ def test_release_summary_is_json_and_states_the_guarantee():
         assert parsed["guarantee"] == guarantee
         assert parsed["privacy"] == privacy
         assert parsed["neighbouring"] == neighbouring
-        assert parsed["n"] == 40 and parsed["num_queries"] == k
+        assert parsed["size"] == 40 and parsed["num_queries"] == k
+        assert parsed["size_source"] == ("declared" if neighbouring == "add-remove" else "public n")
         assert parsed["mechanism"] == mechanism.mechanism_name
-        assert parsed["scale"] == pytest.approx(release.scale)
+        # Marginal counts are integers: exact discrete noise by default.
+        assert parsed["noise"]["distribution"] == "discrete_" + ("laplace" if guarantee == "2-DP" else "gaussian")
+        assert parsed["noise"]["scale"] == pytest.approx(release.noise.scale)
+        assert parsed["sigma"] == pytest.approx(release.noise.std / 40)
         if isinstance(mechanism, ProjectionMechanism):
             solver = parsed["solver"]
             assert solver["solver"] in {"CLARABEL", "ECOS", "OSQP", "SCS"}
@@ -317,12 +331,12 @@ def test_release_summary_is_json_and_states_the_guarantee():
 def test_dataset_sparse_and_dense_histograms_give_the_same_release():
     data, records = sample_dataset(57, seed=4)
     h = histogram_by_hand(records)
-    mechanism = GaussianMechanism(marginals(DOMAIN, 2), ZCDP(1.0))
+    mechanism = GaussianMechanism(marginals(DOMAIN, 2), ZCDP(1.0), noise="continuous")  # seeded noise
     from_data = mechanism.release(data, rng=5)
     from_dense = mechanism.release(h, n=57, rng=5)
     from_list = mechanism.release(list(h), n=57, rng=5)
     from_sparse = mechanism.release(sp.csr_array(h.reshape(1, -1)), n=57, rng=5)
-    assert from_data.n == 57
+    assert from_data.size == 57
     for other in (from_dense, from_list, from_sparse):
         np.testing.assert_allclose(other.answers, from_data.answers, rtol=0, atol=1e-14)
     # With negligible noise the release is the truth, computed here row by row.
@@ -348,7 +362,8 @@ def test_release_does_not_modify_the_histogram():
     (np.array([0.5, np.nan, 0.5, 0.0]), N_SMALL, "NaN"),
     (np.array([0.5, np.inf, 0.5, 0.0]), N_SMALL, "infinite"),
     (np.array([0.5, 0.5, 0.0]), N_SMALL, "histogram"),
-    (np.full((2, 2), 0.25), N_SMALL, None),  # accepted only if it flattens to 4 entries
+    (np.full((2, 2), 0.25), N_SMALL, "histogram"),  # a matrix is not a histogram
+    (np.array([0.3, 0.3, 0.4, 0.0]), 7, "n"),  # 7 h is not a vector of counts
     (H_SMALL, None, "n"),
     (H_SMALL, 0, "n"),
     (H_SMALL, -5, "n"),
@@ -357,10 +372,7 @@ def test_release_does_not_modify_the_histogram():
 ])
 def test_bad_histograms(mechanism_factory, histogram, n, match):
     mechanism = mechanism_factory(small_workload())
-    if match is None:
-        assert mechanism.release(histogram, n=n, rng=0).answers.shape == (3,)
-        return
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         mechanism.release(histogram, n=n, rng=0)
 
 
@@ -369,7 +381,7 @@ def test_bad_datasets():
     mechanism = GaussianMechanism(marginals(DOMAIN, 2), ZCDP(1.0))
     with pytest.raises(ValueError, match="n: given 19"):
         mechanism.release(data, n=19, rng=0)
-    assert mechanism.release(data, n=20, rng=0).n == 20  # a matching n is fine
+    assert mechanism.release(data, n=20, rng=0).size == 20  # a matching n is fine
 
     renamed = Dataset(data.records, Domain(["x", "b", "c"], [2, 3, 2]))
     with pytest.raises(ValueError, match="domain"):
@@ -407,6 +419,15 @@ def test_bad_constructor_arguments():
         GaussianMechanism(workload, ApproxDP(1.0, 1e-6), calibration="classical")
     with pytest.raises(ValueError, match="epsilon"):
         ProjectionMechanism(workload, ApproxDP(2.0, 1e-6), calibration="classical")
+    # Checked at construction, before any data is touched.
+    with pytest.raises(ValueError, match="solver: .*'add-remove'"):
+        ProjectionMechanism(workload, ZCDP(1.0), "add-remove")
+    with pytest.raises(ValueError, match="tol"):
+        ProjectionMechanism(workload, ZCDP(1.0), tol=-1.0)
+    with pytest.raises(ValueError, match="noise"):
+        GaussianMechanism(workload, ZCDP(1.0), noise="discrete")  # F_SMALL's counts are not integers
+    with pytest.raises(ValueError, match="noise"):
+        GaussianMechanism(workload, ZCDP(1.0), noise="exact")
 
 
 # --------------------------------------------------------------------------------------------
@@ -425,8 +446,9 @@ def test_projection_is_a_certified_projection_that_never_hurts():
     F = workload.toarray()
     truth = marginal_truth(records, workload.labels)
     privacy = ApproxDP(1.0, 1e-6)
-    projection = ProjectionMechanism(workload, privacy)
-    gaussian = GaussianMechanism(workload, privacy)
+    # Continuous noise, so that the same seed gives both mechanisms the same draws.
+    projection = ProjectionMechanism(workload, privacy, noise="continuous")
+    gaussian = GaussianMechanism(workload, privacy, noise="continuous")
     sizes = [2 * 3, 2 * 2, 3 * 2]
     improvements = []
     for seed in range(30):
@@ -492,7 +514,7 @@ def closed_form_expected_rmse(sigma: float, k: int) -> float:
 @pytest.mark.parametrize("privacy", [ZCDP(0.3), ApproxDP(0.7, 1e-8)], ids=["zcdp", "approx"])
 def test_expected_rmse_against_closed_form_and_monte_carlo(privacy):
     workload = small_workload()
-    mechanism = GaussianMechanism(workload, privacy, neighbouring="add-remove")
+    mechanism = GaussianMechanism(workload, privacy, neighbouring="add-remove", size=N_SMALL)
     sigma = expected_sigma(privacy, "add-remove", N_SMALL, MAX_L2)
     expected = mechanism.expected_rmse(N_SMALL)
     assert expected == pytest.approx(closed_form_expected_rmse(sigma, 3), rel=1e-6)
@@ -512,5 +534,6 @@ def test_expected_rmse_on_marginals_tracks_n():
     workload = marginals(DOMAIN, 2)  # ||F||_{1->2} = sqrt(C(3, 2)) = sqrt(3), k = 16
     mechanism = GaussianMechanism(workload, ZCDP(0.5))
     for n in (10, 100, 1000):
-        sigma = 2 * math.sqrt(3) / n / math.sqrt(2 * 0.5)
+        # Replace-one counts of a non-negative workload: sensitivity sqrt(2) ||F||_{1->2}.
+        sigma = math.sqrt(2) * math.sqrt(3) / n / math.sqrt(2 * 0.5)
         assert mechanism.expected_rmse(n) == pytest.approx(closed_form_expected_rmse(sigma, 16), rel=1e-12)

@@ -136,7 +136,8 @@ def test_update_bound_rejects_alpha_beyond_lemma_4():
 
 DOMAIN = Domain(["a", "b", "c", "d"], [2, 2, 2, 2])
 WORKLOAD = marginals(DOMAIN, 2)  # 24 counting queries over 16 cells, explicit (sparse)
-H = np.random.default_rng(1).dirichlet(np.full(16, 0.3))
+# A histogram of 20 rows (n H is integer for every n used below, all multiples of 20).
+H = np.random.default_rng(1).multinomial(20, np.random.default_rng(1).dirichlet(np.full(16, 0.3))) / 20
 TRUTH = WORKLOAD.toarray() @ H
 
 
@@ -151,7 +152,7 @@ def rmse_by_hand(answers: np.ndarray) -> float:
 )
 def test_privacy_split_composes_to_the_request(privacy, rounds):
     n = 200
-    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=rounds)
+    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=rounds, noise="continuous")
     budget = mechanism.round_budget
     if isinstance(privacy, PureDP):
         share = privacy.epsilon / (2 * rounds)
@@ -171,15 +172,15 @@ def test_privacy_split_composes_to_the_request(privacy, rounds):
     release = mechanism.release(H, n=n, rng=0)
     assert isinstance(release, Release)
     assert release.mechanism == "offline_pmw" and release.privacy == privacy
-    assert release.neighbouring is Neighbouring.REPLACE_ONE and release.n == n and release.noise == noise
+    assert release.neighbouring is Neighbouring.REPLACE_ONE and release.size == n and release.noise.name == noise
     assert release.scale == pytest.approx(expected_scale, rel=1e-12)
-    assert release.sensitivity == pytest.approx(1 / n, rel=1e-15)
+    assert release.sensitivity == 1.0  # of each measured count
     assert release.labels == WORKLOAD.labels and release.answers.shape == (24,)
     np.testing.assert_array_equal(release.answers, release.noisy_answers)
 
 
 def test_rmse_decreases_with_n_and_beats_the_uniform_answer():
-    mechanism = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=100)
+    mechanism = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=100, noise="continuous")
     means, halves = [], []
     for index, n in enumerate([100, 1000, 100_000]):
         rng = np.random.default_rng(index)
@@ -197,7 +198,7 @@ def test_rmse_decreases_with_n_and_beats_the_uniform_answer():
 @pytest.mark.parametrize("privacy", [PureDP(1.0), ZCDP(0.5)], ids=["pure", "zcdp"])
 def test_one_round_selects_by_the_exponential_mechanism_and_measures_with_calibrated_noise(privacy):
     n, runs = 40, 3000
-    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=1)
+    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=1, noise="continuous")
     epsilon_0 = mechanism.round_budget.selection_epsilon
     scores = np.abs(TRUTH - WORKLOAD.toarray() @ np.full(16, 1 / 16))
     probabilities = special.softmax(epsilon_0 * scores / (2 / n))
@@ -246,7 +247,7 @@ def test_error_bound_formula_holds_and_inverts(privacy):
     n, rounds, p = 200_000, 100, 0.05
     bound = offline_pmw_error_bound(n, 16, 24, rounds, privacy, p)
     assert bound == pytest.approx(error_bound_by_hand(n, 16, 24, rounds, privacy, p), rel=1e-9)
-    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=rounds)
+    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=rounds, noise="continuous")
     assert mechanism.error_bound(n, p) == bound
     runs = 15
     rng = np.random.default_rng(3)
@@ -271,7 +272,7 @@ def test_error_bound_reproduces_the_mwem_form_for_eta_one_over_k():
 
 
 def test_release_is_deterministic_given_the_seed_and_takes_datasets():
-    mechanism = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=8)
+    mechanism = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=8, noise="continuous")
     first = mechanism.release(H, n=500, rng=7)
     second = mechanism.release(H, n=500, rng=np.random.default_rng(7))
     np.testing.assert_array_equal(first.answers, second.answers)
@@ -289,16 +290,33 @@ def test_release_is_deterministic_given_the_seed_and_takes_datasets():
 
 def test_implicit_marginals_and_more_updates_per_round():
     implicit = marginals(DOMAIN, 2, implicit=True)
-    explicit = OfflinePMW(WORKLOAD, ZCDP(1.0), rounds=5).release(H, n=1000, rng=4)
-    from_implicit = OfflinePMW(implicit, ZCDP(1.0), rounds=5).release(H, n=1000, rng=4)
+    explicit = OfflinePMW(WORKLOAD, ZCDP(1.0), rounds=5, noise="continuous").release(H, n=1000, rng=4)
+    from_implicit = OfflinePMW(implicit, ZCDP(1.0), rounds=5, noise="continuous").release(H, n=1000, rng=4)
     np.testing.assert_allclose(explicit.answers, from_implicit.answers, rtol=1e-10)
-    heuristic = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=20, updates_per_round=5)
+    heuristic = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=20, updates_per_round=5, noise="continuous")
     errors = [rmse_by_hand(heuristic.release(H, n=100_000, rng=s).answers) for s in range(3)]
-    plain = [rmse_by_hand(OfflinePMW(WORKLOAD, PureDP(1.0), rounds=20).release(H, n=100_000, rng=s).answers)
+    plain = [rmse_by_hand(OfflinePMW(WORKLOAD, PureDP(1.0), rounds=20, noise="continuous").release(H, n=100_000, rng=s).answers)
              for s in range(3)]
     assert max(errors) < min(plain)  # post-processing that uses the measurements harder
     with pytest.raises(ValueError, match="updates_per_round"):
         heuristic.error_bound(1000)
+
+
+def test_discrete_noise_is_the_default_for_counting_queries():
+    """0/1 rows count integers: OpenDP's discrete Laplace (pure DP) or Gaussian (zCDP), calibrated
+    to the same per-measurement budget; its error bound uses the discrete tails."""
+    pure = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=4)
+    assert pure.noise.name == "discrete_laplace" and pure.noise.scale == pytest.approx(8.0, rel=1e-12)
+    zcdp = OfflinePMW(WORKLOAD, ZCDP(0.5), rounds=4)
+    # rho / (2T) = 1/16 per measurement: sigma = 1 / sqrt(2 / 16).
+    assert zcdp.noise.name == "discrete_gaussian" and zcdp.noise.scale == pytest.approx(math.sqrt(8), rel=1e-12)
+    run = pure.run(H, n=200, rng=0)
+    assert np.allclose(run.measurements * 200, np.round(run.measurements * 200))  # integer counts
+    # Discrete tails are heavier than the continuous ones the bound otherwise uses.
+    continuous = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=4, noise="continuous")
+    assert pure.error_bound(10_000) > continuous.error_bound(10_000)
+    with pytest.raises(ValueError, match="noise"):
+        OfflinePMW(Workload(0.5 * np.eye(4)), PureDP(1.0), 4, noise="discrete")
 
 
 @pytest.mark.parametrize(

@@ -154,11 +154,12 @@ def test_halts_after_k_updates():
 
 def test_default_k_and_privacy():
     for m, alpha, epsilon in [(32, 0.05, 1.0), (2, 0.5, 0.3), (1000, 0.2, 0.01)]:
-        mechanism = OnlinePMW(np.full(m, 1 / m), alpha, epsilon, n=50, rng=0)
+        mechanism = OnlinePMW(np.full(m, 1 / m), alpha, epsilon, n=10 * m, rng=0)
         k = math.floor(math.log(m) / alpha**2) + 1
         assert mechanism.k == k
         assert mechanism.privacy == PureDP(4 * k * epsilon)
-        assert mechanism.scale == pytest.approx(1 / (epsilon * 50), rel=1e-12)
+        # Laplace of scale 1/epsilon on counts, divided by the public n: 1/(epsilon n) on answers.
+        assert mechanism.noise.scale == pytest.approx(1 / epsilon, rel=1e-12) and mechanism.size == 10 * m
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,7 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import projmech as pm
-from projmech.operators import marginal_columns, marginal_matvec, marginal_rmatvec
+from projmech.operators import (
+    marginal_cells,
+    marginal_columns,
+    marginal_matvec,
+    marginal_rmatvec,
+    marginal_rows,
+    pair_cells,
+)
 
 DOMAINS = {
     "binary5": [2, 2, 2, 2, 2],
@@ -144,3 +151,67 @@ def test_products_validate_their_arguments():
             call()
     with pytest.raises(TypeError, match="rmatvec: expected a callable"):
         pm.Workload.implicit((2, 3), lambda v: v[:2], lambda: np.eye(3), rmatvec=1)
+
+
+# ----------------------------------------------------------------------------- routes and arguments
+
+
+def test_pair_route_only_where_its_matrices_are_small():
+    from projmech.operators import _pair_route_fits
+
+    assert _pair_route_fits([2] * 20)  # 40-square blocks for a million elements
+    assert _pair_route_fits([4, 3])
+    assert not _pair_route_fits([2000, 2000])  # a 4000-square block matrix for 4e6 elements
+    assert not _pair_route_fits([5])
+
+
+@pytest.mark.parametrize("name", sorted(name for name, sizes in DOMAINS.items() if len(sizes) >= 2))
+def test_general_route_equals_the_pair_route(name, monkeypatch):
+    sizes = DOMAINS[name]
+    rng = np.random.default_rng(len(sizes))
+    m = int(np.prod(sizes))
+    w = rng.random(m)
+    u = rng.standard_normal(marginal_cells(sizes, 2))
+    pair = marginal_matvec(w, sizes, 2), marginal_rmatvec(u, sizes, 2)
+    monkeypatch.setattr("projmech.operators._pair_route_fits", lambda sizes: False)
+    general = marginal_matvec(w, sizes, 2), marginal_rmatvec(u, sizes, 2)
+    F = definition_matrix(sizes, 2)
+    for got, expected in zip(pair + general, (F @ w, F.T @ u) * 2):
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-12)
+
+
+def test_two_large_attributes_take_the_general_route():
+    """On two attributes F is the identity (one table, whose cells are the elements); the pair
+    route would have built a 4000-square block matrix and 2000 x 2000 one-hot encodings."""
+    sizes = [2000, 2000]
+    workload = pm.marginals(domain_of(sizes), 2, implicit=True)
+    w = np.random.default_rng(0).random(4 * 10**6)
+    np.testing.assert_array_equal(workload.matvec(w), w)
+    np.testing.assert_array_equal(workload.rmatvec(w), w)
+
+
+def test_public_operators_equal_the_workload_products():
+    sizes, way = [2, 3, 4], 2
+    workload = pm.marginals(domain_of(sizes), way, implicit=True)
+    rng = np.random.default_rng(1)
+    w, u, indices = rng.random(24), rng.standard_normal(workload.num_queries), np.array([0, 5, 23])
+    assert marginal_cells(sizes, way) == workload.num_queries == 26
+    np.testing.assert_array_equal(marginal_matvec(w, sizes, way), workload.matvec(w))
+    np.testing.assert_array_equal(marginal_rmatvec(u, sizes, way), workload.rmatvec(u))
+    np.testing.assert_array_equal(marginal_columns(indices, sizes, way, 26), workload.columns(indices))
+    codes = np.unravel_index(indices, sizes)
+    # Each column has one 1 per table, at the row of the element's cell; tables in row order.
+    cells = np.array([np.flatnonzero(column) for column in workload.columns(indices).T]).T
+    np.testing.assert_array_equal(marginal_rows(codes, sizes, way), cells)
+
+
+def test_operators_refuse_outputs_above_max_entries():
+    with pytest.raises(ValueError, match=r"^sizes: F.T @ values over the universe of sizes \[1000, 1000, 1000\]"):
+        marginal_rmatvec(np.ones(3000), [1000] * 3, 1)
+    with pytest.raises(ValueError, match="^indices: the 4 columns"):
+        marginal_columns(np.arange(4), [10**6, 10**6], 2, 10**12)
+    with pytest.raises(ValueError, match="^sizes: the 2-way tables"):
+        pair_cells([10**6] * 3)
+    with pytest.raises(ValueError, match="^codes: "):
+        marginal_rows([np.arange(3)] * 3, [3] * 3, 2, max_entries=8)  # 3 tables x 3 elements
+    assert marginal_rows([np.arange(3)] * 3, [3] * 3, 2, max_entries=9).shape == (3, 3)

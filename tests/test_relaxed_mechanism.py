@@ -47,7 +47,7 @@ def table_sums(answers: np.ndarray, sizes) -> np.ndarray:
 def test_relaxed_release_on_a_dataset_and_on_its_histogram():
     data = binary_data(5, 40, seed=1)
     workload = marginals(data.domain, 2)
-    mechanism = ProjectionMechanism(workload, ZCDP(0.5), body="relaxed")
+    mechanism = ProjectionMechanism(workload, ZCDP(0.5), body="relaxed", noise="continuous")  # seeded draws
     assert mechanism.body == "relaxed" and mechanism.relaxation == "sdp+local"
     from_data = mechanism.release(data, rng=3)
     counts = np.zeros(data.domain.size)
@@ -75,8 +75,8 @@ def test_relaxed_noise_is_the_gaussian_mechanisms_and_projection_never_hurts(rel
     workload = marginals(data.domain, 2)
     truth = pair_truth(data)
     privacy = ApproxDP(1.0, 1e-6)
-    relaxed = ProjectionMechanism(workload, privacy, body="relaxed", relaxation=relaxation)
-    gaussian = GaussianMechanism(workload, privacy)
+    relaxed = ProjectionMechanism(workload, privacy, body="relaxed", relaxation=relaxation, noise="continuous")
+    gaussian = GaussianMechanism(workload, privacy, noise="continuous")  # the same draws for a seed
     improvements = []
     for seed in range(6):
         released, plain = relaxed.release(data, rng=seed), gaussian.release(data, rng=seed)
@@ -95,8 +95,8 @@ def test_relaxed_release_on_categorical_marginals():
     domain = Domain(["a", "b", "c"], [2, 3, 4])
     data = Dataset(np.column_stack([rng.integers(0, s, 25) for s in domain.sizes]), domain)
     workload = marginals(domain, 2)
-    released = ProjectionMechanism(workload, ZCDP(1.0), body="relaxed").release(data, rng=0)
-    plain = GaussianMechanism(workload, ZCDP(1.0)).release(data, rng=0)
+    released = ProjectionMechanism(workload, ZCDP(1.0), body="relaxed", noise="continuous").release(data, rng=0)
+    plain = GaussianMechanism(workload, ZCDP(1.0), noise="continuous").release(data, rng=0)
     np.testing.assert_array_equal(released.noisy_answers, plain.answers)
     truth = pair_truth(data)
     assert np.linalg.norm(released.answers - truth) <= np.linalg.norm(released.noisy_answers - truth) + 1e-6
@@ -130,12 +130,13 @@ def test_auto_relaxed_end_to_end_on_40_binary_attributes():
     data = binary_data(40, 2000, seed=6)  # universe 2^40: never materialized
     workload = marginals(data.domain, 2, implicit=True)
     privacy = ApproxDP(1.0, 1e-6)
-    mechanism = ProjectionMechanism(workload, privacy)
+    mechanism = ProjectionMechanism(workload, privacy, noise="continuous")
     assert mechanism.body == "relaxed"
-    # The sensitivity is the closed form sqrt(C(40, 2)), replace-one: (2/n) times it.
-    assert mechanism.sensitivity(data.n) == pytest.approx(2 * math.sqrt(math.comb(40, 2)) / data.n, rel=1e-15)
+    # The sensitivity of the counts is the closed form sqrt(C(40, 2)) times sqrt(2) (replace-one,
+    # entries 0/1: two rows that differ in every attribute differ in every table).
+    assert mechanism.sensitivity() == pytest.approx(math.sqrt(2) * math.sqrt(math.comb(40, 2)), rel=1e-15)
     released = mechanism.release(data, rng=np.random.default_rng(7))
-    plain = GaussianMechanism(workload, privacy).release(data, rng=np.random.default_rng(7))
+    plain = GaussianMechanism(workload, privacy, noise="continuous").release(data, rng=np.random.default_rng(7))
     np.testing.assert_array_equal(released.noisy_answers, plain.answers)
     truth = pair_truth(data)
     assert released.answers.shape == (4 * math.comb(40, 2),)

@@ -741,3 +741,174 @@ def test_implicit_marginals_and_constructor_arguments_checked():
         lazy.labels
     closed = Workload.implicit((3, 3), np.cumsum, lambda: np.zeros((3, 3)), column_norm=2.5)
     assert closed.sensitivity() == 2.5  # the closed form, not the (here deliberately wrong) Gram diagonal
+
+
+# ----------------------------------------------------------------------------- bad arguments
+# (the full catalogue of refusals is tests/test_bad_inputs.py; here the behaviours around it)
+
+
+def test_predicate_reading_an_unknown_attribute_names_it_and_lists_the_domain():
+    domain = Domain(["age", "sex"], [3, 2])
+    with pytest.raises(ValueError) as info:
+        from_predicates(domain, {"old": lambda x: x["age"] >= 2, "q": lambda x: x["nope"] == 1})
+    message = str(info.value)
+    assert message.startswith("predicates: 'q' reads an attribute the domain does not have")
+    assert "'nope'" in message and "['age', 'sex']" in message
+
+
+def test_predicate_errors_are_chained():
+    with pytest.raises(ValueError, match="^predicates: 'q' raised ZeroDivisionError") as info:
+        from_predicates(Domain(["a"], [2]), {"q": lambda x: 1 // 0})
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_predicates_get_read_only_codes_built_on_demand():
+    domain = Domain(["a", "b", "c"], [2, 3, 4])
+    seen = {}
+
+    def spy(x):
+        seen["attributes"] = list(x)
+        seen["built"] = dict(x._arrays)
+        return x["b"] == 1
+
+    workload = from_predicates(domain, {"b1": spy})
+    assert seen == {"attributes": ["a", "b", "c"], "built": {}}  # nothing built before it was read
+    np.testing.assert_array_equal(workload.toarray()[0], np.unravel_index(np.arange(24), (2, 3, 4))[1] == 1)
+
+    def mutate(x):
+        x["a"][0] = 1  # would corrupt the codes every later predicate sees
+        return 1
+
+    with pytest.raises(ValueError, match="^predicates: 'bad' raised ValueError: assignment destination is read-only"):
+        from_predicates(domain, {"b1": spy, "bad": mutate})
+
+
+def test_predicate_returning_a_scalar_is_a_constant_query_but_one_entry_is_refused():
+    domain = Domain(["a"], [3])
+    np.testing.assert_array_equal(from_predicates(domain, [lambda x: 0.5]).toarray(), [[0.5] * 3])
+    with pytest.raises(ValueError, match=r"'q0' returned shape \(1,\)"):
+        from_predicates(domain, [lambda x: np.ones(1)])
+
+
+def test_from_predicates_caps_the_codes_it_builds():
+    domain = Domain([f"x{i}" for i in range(8)], [4] * 8)  # 65,536 elements, 8 attributes
+    two = from_predicates(domain, [lambda x: (x["x0"] == 1) & (x["x7"] == 2)], max_entries=2**17)
+    assert two.toarray().sum() == 4**6
+    with pytest.raises(ValueError, match=r"^predicates: 'q0' raised ValueError: domain: the codes of 3 attributes"):
+        from_predicates(domain, [lambda x: (x["x0"] == 1) & (x["x1"] == 2) & (x["x2"] == 3)], max_entries=2**17)
+
+
+def test_repeated_takes_one_row():
+    np.testing.assert_array_equal(repeated([[1, 0, 1]], 2).toarray(), [[1, 0, 1]] * 2)
+    np.testing.assert_array_equal(repeated(sp.csr_array(np.array([[0, 1.0]])), 2).toarray(), [[0, 1]] * 2)
+    with pytest.raises(ValueError, match=r"^query: expected one non-empty row of m values, got shape \(2, 2\)"):
+        repeated(np.eye(2), 3)  # ravel() would have made it one query over 4 elements
+
+
+def test_stack_refuses_different_domains_of_one_size():
+    with pytest.raises(ValueError, match="^workloads: their domains differ"):
+        stack([marginals(Domain(["a", "b"], [2, 3]), 1), marginals(Domain(["x"], [6]), 1)])
+    with pytest.raises(TypeError, match="single Workload"):
+        stack(identity(3))
+
+
+def test_labels_must_be_str():
+    with pytest.raises(TypeError, match="^labels: expected a sequence of 2 str, got a str"):
+        Workload(np.eye(2), labels="ab")
+    with pytest.raises(TypeError, match="^labels: every label must be a str, got 1"):
+        Workload(np.eye(2), labels=[1, 2])
+
+
+def test_implicit_products_refuse_outputs_above_the_cap():
+    with pytest.raises(ValueError, match=r"^labels: the labels of all_range\(1000000\).*DEFAULT_MAX_ENTRIES"):
+        all_range(10**6, implicit=True).labels
+    with pytest.raises(ValueError, match=r"^histogram: the answers of all_range\(20000\)"):
+        all_range(20_000, implicit=True).answer(np.ones(20_000))
+    with pytest.raises(ValueError, match="^indices: "):
+        marginals(Domain(["a", "b"], [10**6, 10**6]), 2, implicit=True).columns(np.arange(4))
+    with pytest.raises(ValueError, match=r"^max_entries: the dense matrix of identity\(100000\)"):
+        identity(10**5).toarray()
+    assert identity(3).toarray(max_entries=9).shape == (3, 3)
+
+
+def test_implicit_callback_output_is_checked():
+    wrong = Workload.implicit((2, 3), lambda v: v, lambda: np.eye(3))
+    with pytest.raises(ValueError, match=r"^matvec of workload: returned 3 entries, expected 2"):
+        wrong.answer(np.ones(3))
+
+
+def test_complex_inputs_are_refused_not_truncated():
+    import warnings
+
+    w = Workload(np.ones((2, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for call, name in [
+            (lambda: Workload(np.eye(2) * 1j), "matrix"),
+            (lambda: Workload(np.eye(2) + 0j), "matrix"),
+            (lambda: w.answer(np.ones(3) + 0j), "histogram"),
+            (lambda: w.answer(sp.csr_array(np.ones((1, 3)) * 1j)), "histogram"),
+            (lambda: w.rmatvec(np.ones(2) * 1j), "values"),
+        ]:
+            with pytest.raises(TypeError, match=f"^{name}: expected real numbers"):
+                call()
+
+
+def test_few_large_attributes_count_without_the_pair_matrices(monkeypatch):
+    """sum(sizes)^2 = 1.6e7 is above 4 k = 1.2e7: the 2-way tables are counted cell by cell."""
+    domain = Domain(["a", "b"], [3000, 1000])
+    rng = np.random.default_rng(0)
+    records = np.column_stack([rng.integers(0, 3000, 500), rng.integers(0, 1000, 500)])
+
+    def refuse(*args):
+        raise AssertionError("the pair route was taken")
+
+    monkeypatch.setattr("projmech.workloads._pair_counts", refuse)
+    answers = marginals(domain, 2, implicit=True).answer_data(Dataset(records, domain))
+    expected = np.bincount(records[:, 0] * 1000 + records[:, 1], minlength=3 * 10**6) / 500
+    np.testing.assert_array_equal(answers, expected)
+
+
+def test_answer_data_refuses_more_counts_than_the_cap():
+    domain = Domain(["a", "b"], [10**5, 10**5])
+    with pytest.raises(ValueError, match=r"^data: the 2-way marginal counts \(k=10,000,000,000\)"):
+        marginals(domain, 2, implicit=True).answer_data(Dataset([[0, 0]], domain))
+
+
+# --- the largest distance between two columns (the replace-one sensitivity of the counts) ------
+
+@pytest.mark.parametrize("k,m", [(3, 1), (4, 2), (5, 17), (7, 300)])
+def test_max_column_distance_against_brute_force(k, m):
+    from projmech.workloads import max_column_distance
+
+    rng = np.random.default_rng(k * m)
+    A = rng.standard_normal((k, m))
+    expected = max((np.linalg.norm(A[:, u] - A[:, v]) for u in range(m) for v in range(m) if u != v), default=0.0)
+    got = max_column_distance(A.T @ A, k)
+    assert got >= expected  # an upper bound whatever the rounding...
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-6)  # ...tight to it
+
+
+def test_column_distance_of_builders():
+    # Marginals: two rows differing in every attribute differ in every table, sqrt(2 * tables).
+    domain = Domain(["a", "b", "c"], [2, 3, 2])
+    assert marginals(domain, 2).column_distance() == pytest.approx(math.sqrt(2 * 3), rel=1e-12)
+    assert marginals(domain, 2, implicit=True).column_distance() == pytest.approx(math.sqrt(6), rel=1e-12)
+    assert identity(5).column_distance() == pytest.approx(math.sqrt(2), rel=1e-12)
+    # Prefix: columns 0 and m-1 differ in the first m-1 queries.
+    assert prefix(9).column_distance() == pytest.approx(math.sqrt(8), rel=1e-12)
+    # The total: the same in every column, distance 0 up to the rounding margin.
+    assert 0.0 <= repeated(np.ones(4), 3).column_distance() <= 1e-6
+    big = Domain([f"x{i}" for i in range(13)], [2] * 13)
+    assert marginals(big, 2, implicit=True).column_distance() is None  # 8192 > PAIRWISE_UNIVERSE
+
+
+def test_column_distance_survives_cancellation_and_ignores_a_given_gram():
+    """||F_u - F_v||^2 = G_uu + G_vv - 2 G_uv cancels: columns of norm 3e8 a distance 1 apart give
+    0 in float64. The result must stay an upper bound; and a gram= closed form that contradicts
+    the explicit matrix must not lower it (the matrix is used)."""
+    F = np.array([[1e8, 1e8 + 1], [3e8, 3e8]])
+    assert Workload(F).column_distance() >= 1.0
+    lying = Workload(np.eye(3), gram=lambda: np.ones((3, 3)))
+    assert lying.column_distance() == pytest.approx(math.sqrt(2), rel=1e-12)
+    assert lying.count_sensitivity("replace-one") == pytest.approx(math.sqrt(2), rel=1e-12)

@@ -1,0 +1,358 @@
+"""Audits of projmech's own mechanisms: worst-case neighbouring pairs, likelihood-ratio
+statistics and planted bugs, run through the generic auditor :mod:`projmech.audit`.
+
+Each :class:`AuditCase` is one mechanism under one neighbouring relation, on a pair of tiny
+neighbouring data sets chosen where the mechanism's calibration is tight (the pair attains the
+sensitivity the noise is calibrated to), with the statistic that separates the two data sets best:
+the log-likelihood ratio of everything the release publishes (the noisy counts, the size estimate,
+an interactive transcript) between the two data sets of the pair. The auditor then bounds, with a
+stated confidence, the epsilon the mechanism really has on that pair from below
+(:func:`projmech.audit.audit`); a correct mechanism gives a bound at most its claim.
+
+A case with ``planted_bug=True`` runs the same mechanism with every noise scale halved (the
+error of calibrating to half the sensitivity) while claiming the original guarantee: its true
+epsilon is about twice the claim, and an audit with power finds a bound above the claim.
+
+Under add/remove the cases use ``size="estimate"``, so the private size estimate is audited too,
+and pairs of sizes 1 and 2 (where dividing by the true row count leaked most).
+
+Which pairs reach a mechanism's claim matters for power: an audit can only find a bound as large
+as the mechanism's loss on its pair. The sparse-vector mechanisms claim ``4 epsilon`` per copy
+(seed 004, Lemma 1), but one query alone loses at most ``2 epsilon``; their cases ask several
+queries in the order of the lemma's proof (:func:`_interactive_case`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .audit import AuditResult, audit
+from .data import Dataset
+from .domain import Domain
+from .factorization import Factorization
+from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
+from .multiplicative_weights import OfflinePMW
+from .noise import Noise
+from .online_pmw import OnlinePMW
+from .optimal_factorization import factorization_norm
+from .privacy import ApproxDP, Neighbouring, PureDP
+from .sparse_vector import BOTTOM, Threshold
+from .validation import check_positive_number
+from .workloads import identity, prefix
+
+__all__ = ["MECHANISMS", "AuditCase", "audit_cases", "run_audits"]
+
+#: The mechanisms the suite audits, in the order of the README's table.
+MECHANISMS = ("gaussian", "laplace", "projection", "factorization", "offline_pmw", "threshold", "online_pmw")
+
+#: The default claimed delta of the (epsilon, delta) mechanisms audited.
+AUDIT_DELTA = 1e-5
+
+# Two cells: x = 0 and x = 1. Identity queries make every calibration tight: a column has norm 1
+# (add/remove) and two columns differ by a vector of l2 norm sqrt(2), l1 norm 2 (replace-one).
+_DOMAIN = Domain(["x"], [2])
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One mechanism, one neighbouring relation, one pair, one statistic.
+
+    Attributes
+    ----------
+    mechanism, neighbouring : str
+    claimed_epsilon, claimed_delta : float
+        The guarantee the mechanism states (for zCDP-free mechanisms ``claimed_delta`` is 0).
+    pair : tuple of Dataset
+        Two neighbouring data sets.
+    release : callable
+        ``release(data, rng) -> output``: one run of the mechanism.
+    statistic : callable
+        ``statistic(output) -> float``: the log-likelihood ratio of the published output between
+        the pair's second and first data set (or a monotone proxy of it, see each builder).
+    planted_bug : bool
+        Every noise scale halved while the claim stays.
+    """
+
+    mechanism: str
+    neighbouring: str
+    claimed_epsilon: float
+    claimed_delta: float
+    pair: tuple[Dataset, Dataset]
+    release: Callable[[Dataset, np.random.Generator], Any]
+    statistic: Callable[[Any], float]
+    planted_bug: bool = False
+
+    @property
+    def name(self) -> str:
+        bug = ", planted 2x bug" if self.planted_bug else ""
+        return f"{self.mechanism}, {self.neighbouring}{bug}"
+
+    def run(self, releases: int = 100_000, confidence: float = 0.99,
+            rng: np.random.Generator | int | None = None) -> AuditResult:
+        """The audit of this case (:func:`projmech.audit.audit`)."""
+        return audit(self.release, self.pair, releases=releases, confidence=confidence, statistic=self.statistic,
+                     delta=self.claimed_delta, claimed_epsilon=self.claimed_epsilon, rng=rng, name=self.name)
+
+
+def _data(cells: Sequence[int]) -> Dataset:
+    return Dataset(np.asarray(cells, dtype=np.int64).reshape(-1, 1), _DOMAIN)
+
+
+def _pair(neighbouring: str) -> tuple[Dataset, Dataset]:
+    """One row at x = 1, and its neighbour: a row at x = 0 added (add/remove: sizes 1 and 2), or
+    the row moved to x = 0 (replace-one)."""
+    if neighbouring == "add-remove":
+        return _data([1]), _data([1, 0])
+    return _data([1]), _data([0])
+
+
+def _counts(data: Dataset) -> np.ndarray:
+    return np.bincount(data.records[:, 0], minlength=2).astype(float)
+
+
+def _log_density(noise: Noise, deviation: np.ndarray) -> np.ndarray:
+    """Log density (or pmf) of ``noise`` at ``deviation``, up to a constant: the constants cancel
+    in every ratio below, for discrete and continuous noise alike."""
+    if noise.distribution == "gaussian":
+        return -(deviation**2) / (2.0 * noise.scale**2)
+    return -np.abs(deviation) / noise.scale
+
+
+def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second: Dataset,
+                 measure: Callable[[np.ndarray], np.ndarray]) -> Callable[[tuple[np.ndarray, float]], float]:
+    """The log-likelihood ratio (second over first) of noisy measurements ``measure(counts) + Z``
+    and, with a size estimate, of the noisy size ``n + Z_0``."""
+    mean_first, mean_second = measure(_counts(first)), measure(_counts(second))
+
+    def ratio(output: tuple[np.ndarray, float]) -> float:
+        measured, size = output
+        value = float(np.sum(_log_density(noise, measured - mean_second) - _log_density(noise, measured - mean_first)))
+        if size_noise is not None:
+            value += float(_log_density(size_noise, np.array(size - second.n)) - _log_density(size_noise, np.array(size - first.n)))
+        return value
+
+    return ratio
+
+
+def _halve(noise: Noise | None) -> Noise | None:
+    return None if noise is None else dataclasses.replace(noise, scale=noise.scale / 2.0)
+
+
+def _size_arguments(neighbouring: str) -> dict[str, Any]:
+    return {"size": "estimate"} if neighbouring == "add-remove" else {}
+
+
+def _noisy_size(release: Any) -> float:
+    """The size estimate before clamping at 1 is not published; the clamped one is, and at the
+    pair's sizes 1 and 2 clamping changes the likelihood ratio only where both sides clamp."""
+    return float(release.size)
+
+
+def _additive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str, delta: float) -> AuditCase:
+    workload = identity(2)
+    if kind == "laplace":
+        privacy: Any = PureDP(1.0)
+        mechanism: Any = LaplaceMechanism(workload, privacy, neighbouring, noise=noise, **_size_arguments(neighbouring))
+    elif kind == "gaussian":
+        privacy = ApproxDP(1.0, delta)
+        mechanism = GaussianMechanism(workload, privacy, neighbouring, noise=noise, **_size_arguments(neighbouring))
+    else:
+        privacy = ApproxDP(1.0, delta)
+        mechanism = ProjectionMechanism(workload, privacy, solver="fast", neighbouring=neighbouring, noise=noise,
+                                        **_size_arguments(neighbouring))
+    if planted_bug:
+        mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
+    first, second = _pair(neighbouring)
+    ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: counts)
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        return mechanism.release(data, rng=rng)
+
+    def statistic(output: Any) -> float:
+        # Everything published: the noisy counts (size * noisy answers) and the size estimate.
+        return ratio((output.noisy_answers * output.size, _noisy_size(output)))
+
+    return AuditCase(kind, neighbouring, privacy.epsilon, getattr(privacy, "delta", 0.0), (first, second),
+                     release, statistic, planted_bug)
+
+
+def _factorization_case(neighbouring: str, planted_bug: bool, noise: str, delta: float) -> AuditCase:
+    workload = prefix(2)  # its optimal strategy is not the identity: R and M are both exercised
+    factorization: Factorization = factorization_norm(workload)
+    privacy = ApproxDP(1.0, delta)
+    mechanism = FactorizationMechanism(workload, privacy, factorization, neighbouring=neighbouring, noise=noise,
+                                       **_size_arguments(neighbouring))
+    if planted_bug:
+        mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
+    strategy = np.asarray(factorization.strategy, dtype=float)
+    reconstruction = np.column_stack([factorization.reconstruct(unit) for unit in np.eye(strategy.shape[0])])
+    first, second = _pair(neighbouring)
+    ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: strategy @ counts)
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        return mechanism.release(data, rng=rng)
+
+    def statistic(output: Any) -> float:
+        # The measurements M c + Z, recovered from the published answers R (M c + Z) / size.
+        measured = np.linalg.lstsq(reconstruction, output.noisy_answers * output.size, rcond=None)[0]
+        return ratio((measured, _noisy_size(output)))
+
+    return AuditCase("factorization", neighbouring, 1.0, delta, (first, second), release, statistic, planted_bug)
+
+
+#: Cells of the universe of the PMW and online PMW cases: the uniform start answers 1/64 to each
+#: one-cell query, so moving a row between two cells changes the scores and the compared distances
+#: by nearly a full count (on two cells both would stay at 1/2 and leak nothing).
+_WIDE = 64
+
+
+def _wide_pair(neighbouring: str) -> tuple[Dataset, Dataset]:
+    """A row at the last cell, and its neighbour: a row added at cell 0, or the row moved there."""
+    domain = Domain(["x"], [_WIDE])
+    last = np.array([[_WIDE - 1]])
+    neighbour = np.array([[_WIDE - 1], [0]]) if neighbouring == "add-remove" else np.array([[0]])
+    return Dataset(last, domain), Dataset(neighbour, domain)
+
+
+def _offline_pmw_case(neighbouring: str, planted_bug: bool, noise: str) -> AuditCase:
+    privacy = PureDP(1.0)
+    mechanism = OfflinePMW(identity(_WIDE), privacy, rounds=1, neighbouring=neighbouring, noise=noise,
+                           **_size_arguments(neighbouring))
+    if planted_bug:
+        mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
+        mechanism.round_budget = dataclasses.replace(
+            mechanism.round_budget, selection_epsilon=2.0 * mechanism.round_budget.selection_epsilon)
+    first, second = _wide_pair(neighbouring)
+    selection_epsilon = mechanism.round_budget.selection_epsilon
+
+    def counts_of(data: Dataset) -> np.ndarray:
+        return np.bincount(data.records[:, 0], minlength=_WIDE).astype(float)
+
+    def log_likelihood(data: Dataset, selected: int, measurement: float, size: float) -> float:
+        counts = counts_of(data)
+        scores = np.abs(counts / size - 1.0 / _WIDE)  # the uniform start answers 1/64 to each query
+        logits = selection_epsilon * size / 2.0 * scores
+        value = float(logits[selected] - np.logaddexp.reduce(logits))
+        value += float(_log_density(mechanism.noise, np.array(measurement * size - counts[selected])))
+        if mechanism.size_noise is not None:
+            value += float(_log_density(mechanism.size_noise, np.array(size - data.n)))
+        return value
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        return mechanism.run(data, rng=rng)
+
+    def statistic(run: Any) -> float:
+        # The selected query and its measurement, both published with the run, and the size.
+        size, selected, measurement = run.release.size, run.selected[0], float(run.measurements[0])
+        return log_likelihood(second, selected, measurement, size) - log_likelihood(first, selected, measurement, size)
+
+    return AuditCase("offline_pmw", neighbouring, 1.0, 0.0, (first, second), release, statistic, planted_bug)
+
+
+#: Queries on the gaining cell before the query on the losing one (see :func:`_interactive_case`).
+_RISING_QUERIES = 6
+
+
+def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str) -> AuditCase:
+    """The sparse-vector mechanisms' worst case (the proof of seed 004's Lemma 1, read backwards):
+    queries whose count rises from the first data set to the second, answered below the threshold
+    (which the second makes less likely), then a query whose count falls, answered with a number
+    (which the second makes less likely again). Replace-one moves a row from the last cell to cell
+    0, so the rising queries ask for cell 0 and the falling one for the last cell; add/remove can
+    only add, so there every query asks for cell 0 and only the threshold and the release leak."""
+    # The guarantee is PureDP(4 k epsilon) with k = 1 (Lemma 1): epsilon = 0.25 claims 1-DP. With
+    # a size estimate the claim is 4 k epsilon / (1 - size_share).
+    epsilon = 0.25
+    arguments = _size_arguments(neighbouring)
+    noise_epsilon = 2.0 * epsilon if planted_bug else epsilon
+    first, second = _wide_pair(neighbouring)
+    rising, falling = np.eye(_WIDE)[0], np.eye(_WIDE)[_WIDE - 1 if neighbouring == "replace-one" else 0]
+    queries = [rising] * _RISING_QUERIES + [falling]
+
+    def make(data: Dataset, rng: np.random.Generator) -> Any:
+        if kind == "threshold":
+            return Threshold(data, threshold=0.5, epsilon=noise_epsilon, rng=rng, neighbouring=neighbouring,
+                             noise="discrete" if noise == "discrete" else "continuous", **arguments)
+        # Threshold 3 alpha = 0.75 on fractions of the size, as the threshold mechanism's 0.5.
+        return OnlinePMW(data, alpha=0.25, epsilon=noise_epsilon, k=1, rng=rng, neighbouring=neighbouring, **arguments)
+
+    claimed = make(first, np.random.default_rng(0)).privacy.epsilon * (0.5 if planted_bug else 1.0)
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        mechanism = make(data, rng)
+        for query in queries:
+            if mechanism.halted:
+                break
+            mechanism.answer(query)
+        return mechanism.transcript
+
+    def statistic(transcript: Any) -> float:
+        # The transcript the first data set makes likeliest: every rising query below the
+        # threshold, then a number for the falling one, larger numbers likelier still. Any other
+        # transcript ranks below it: the earlier it halted, the lower.
+        numbers = [i for i, entry in enumerate(transcript) if entry is not BOTTOM]
+        if not numbers:
+            return -2.0 * len(queries)
+        position = numbers[0]
+        if position < len(queries) - 1:
+            return -float(len(queries) - position)
+        return float(transcript[position]) + 1.0
+
+    return AuditCase(kind, neighbouring, claimed, 0.0, (first, second), release, statistic, planted_bug)
+
+
+def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
+                neighbourings: Sequence[str] = ("replace-one", "add-remove"),
+                planted_bug: bool = False, noise: str = "auto", delta: float = AUDIT_DELTA) -> list[AuditCase]:
+    """The audit cases of the given mechanisms under the given relations.
+
+    Parameters
+    ----------
+    mechanisms : sequence of str
+        Names from :data:`MECHANISMS`.
+    neighbourings : sequence of {"replace-one", "add-remove"}
+    planted_bug : bool
+        Halve every noise scale while keeping the claim (to show an audit's power).
+    noise : {"auto", "discrete", "continuous"}
+        The noise of the mechanisms that take one (interactive mechanisms: ``"discrete"`` or
+        continuous).
+    delta : float
+        The delta of the (epsilon, delta)-DP mechanisms (Gaussian, projection, factorization),
+        which all claim epsilon = 1. An audit resolves epsilon at small delta only with many
+        releases (events of probability well above delta are needed): at 100,000 releases a
+        planted bug shows at ``delta = 1e-3`` but barely at 1e-5.
+    """
+    unknown = [name for name in mechanisms if name not in MECHANISMS]
+    if unknown or isinstance(mechanisms, str):
+        raise ValueError(f"mechanisms: expected names from {MECHANISMS}, got {list(mechanisms) if not isinstance(mechanisms, str) else mechanisms!r}")
+    relations = [Neighbouring.parse(relation).value for relation in neighbourings]
+    delta = check_positive_number("delta", delta)
+    if delta >= 1:
+        raise ValueError(f"delta: must lie in (0, 1), got {delta}")
+    if not isinstance(planted_bug, bool):
+        raise TypeError(f"planted_bug: expected a bool, got {planted_bug!r}")
+    cases = []
+    for name in mechanisms:
+        for relation in relations:
+            if name in ("gaussian", "laplace", "projection"):
+                cases.append(_additive_case(name, relation, planted_bug, noise, delta))
+            elif name == "factorization":
+                cases.append(_factorization_case(relation, planted_bug, noise, delta))
+            elif name == "offline_pmw":
+                cases.append(_offline_pmw_case(relation, planted_bug, noise))
+            else:
+                cases.append(_interactive_case(name, relation, planted_bug, noise))
+    return cases
+
+
+def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, confidence: float = 0.99,
+               rng: np.random.Generator | int | None = None) -> list[AuditResult]:
+    """Run every case with its own child generator of ``rng``."""
+    generator = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    return [case.run(releases, confidence, child) for case, child in zip(cases, generator.spawn(len(cases)))]
