@@ -15,14 +15,15 @@ import numpy as np
 from scipy import stats
 
 from .data import Dataset
+from .validation import check_real_array
 from .geometry import gaussian_norm_mean
 
 __all__ = ["rmse", "max_error", "gaussian_expected_rmse", "TrialSummary", "evaluate", "mean_confidence_interval"]
 
 
 def _pair(estimate: Any, truth: Any) -> tuple[np.ndarray, np.ndarray]:
-    a = np.asarray(estimate, dtype=float)
-    b = np.asarray(truth, dtype=float)
+    a = check_real_array("estimate", estimate, finite=False)
+    b = check_real_array("truth", truth, finite=False)
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
         raise ValueError(f"estimate and truth: expected equal 1-d shapes, got {a.shape} and {b.shape}")
     return a, b
@@ -57,7 +58,7 @@ def gaussian_expected_rmse(sigma: float, k: int) -> float:
 
 def mean_confidence_interval(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
     """Sample mean with a Student-t confidence interval: ``(mean, low, high)``."""
-    sample = np.asarray(values, dtype=float)
+    sample = check_real_array("values", values, finite=False)
     if sample.ndim != 1 or sample.size < 2:
         raise ValueError(f"values: need at least 2 values for an interval, got {sample.size}")
     if not 0 < confidence < 1:

@@ -99,7 +99,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import stats
 
-from .validation import check_nonnegative_number
+from .validation import check_nonnegative_number, check_real_array
 from .workloads import Workload, as_query_matrix, check_positive_int, column_norm
 
 __all__ = [
@@ -144,7 +144,7 @@ def _query_matrix(workload_or_matrix: Any) -> np.ndarray | sp.csc_array:
 
 
 def _directions(directions: Any, k: int) -> tuple[np.ndarray, bool]:
-    G = np.asarray(directions, dtype=float)
+    G = check_real_array("directions", directions, finite=False)
     single = G.ndim == 1
     if single:
         G = G[None, :]

@@ -33,7 +33,7 @@ from .data import Dataset
 from .mechanisms import Release, _CountingMechanism
 from .noise import Noise, calibrate, choose_discrete
 from .privacy import Neighbouring, PureDP, ZCDP, gaussian_sigma, laplace_scale
-from .validation import as_generator, check_positive_int, check_positive_number
+from .validation import as_generator, check_positive_int, check_positive_number, check_real_array
 from .workloads import Workload
 
 __all__ = [
@@ -72,10 +72,7 @@ def _check_query_row(row: Any, universe_size: int, name: str = "query") -> np.nd
     """
     if sp.issparse(row):
         row = row.toarray()
-    try:
-        vector = np.asarray(row, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a vector of numbers or a predicate, got {type(row).__name__}") from None
+    vector = check_real_array(name, row, finite=False)
     if vector.ndim == 2 and 1 in vector.shape:
         vector = vector.ravel()  # a (1, m) or (m, 1) row, e.g. from a sparse matrix
     if vector.shape != (universe_size,):
@@ -100,10 +97,7 @@ def _tilt(log_weights: np.ndarray, exponent: np.ndarray) -> np.ndarray:
 
 def _log_distribution(distribution: Any, name: str = "distribution") -> np.ndarray:
     """Validated log of a probability vector (zeros become ``-inf``)."""
-    try:
-        y = np.asarray(distribution, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a vector of probabilities, got {type(distribution).__name__}") from None
+    y = check_real_array(name, distribution, finite=False)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(f"{name}: expected a non-empty 1-d probability vector, got shape {y.shape}")
     if not np.all(np.isfinite(y)):

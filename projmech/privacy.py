@@ -382,9 +382,7 @@ def gaussian_sigma(
     ValueError
         If the privacy parameters make sigma overflow (e.g. ``ZCDP(1e-320)``).
     """
-    sensitivity = float(l2_sensitivity)
-    if not math.isfinite(sensitivity) or sensitivity < 0:
-        raise ValueError(f"l2_sensitivity: must be a finite number >= 0, got {l2_sensitivity}")
+    sensitivity = check_nonnegative_number("l2_sensitivity", l2_sensitivity)
     if method not in ("analytic", "classical"):
         raise ValueError(f"method: expected 'analytic' or 'classical', got {method!r}")
     if not isinstance(discrete, bool):
@@ -429,9 +427,7 @@ def _finite_scale(scale: float, parameter: str, privacy: Privacy) -> float:
 
 def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
     """Scale ``b = Delta_1 / epsilon`` of Laplace noise for pure epsilon-DP (Dwork et al. 2006)."""
-    sensitivity = float(l1_sensitivity)
-    if not math.isfinite(sensitivity) or sensitivity < 0:
-        raise ValueError(f"l1_sensitivity: must be a finite number >= 0, got {l1_sensitivity}")
+    sensitivity = check_nonnegative_number("l1_sensitivity", l1_sensitivity)
     if isinstance(privacy, PureDP):
         epsilon = privacy.epsilon
     elif isinstance(privacy, (ZCDP, ApproxDP)):

@@ -605,6 +605,46 @@ CATALOGUE = [
     E(lambda: check_real_array("x", [-np.inf]), ValueError, "x", id="check_real_array: inf"),
     E(lambda: check_real_dtype("x", np.complex64), TypeError, "x", id="check_real_dtype: complex"),
     E(lambda: check_entries("m", 10, 5, "a matrix"), ValueError, "m", id="check_entries: above cap"),
+    # ------------------------------------------------------------------ beyond the data layer
+    # Complex numbers were cast to their real part (a ComplexWarning at most); strings failed
+    # inside numpy without naming the argument.
+    E(lambda: pm.Threshold(np.ones(6) / 6, threshold=0.5, epsilon=1.0, n=6, rng=0).answer(np.ones(6) * 1j),
+      TypeError, "query", id="Threshold.answer: complex query"),
+    E(lambda: pm.multiplicative_weights_update(np.ones(6) / 6, np.ones(6) * 1j, True, 0.1), TypeError, "query_row",
+      id="multiplicative_weights_update: complex row"),
+    E(lambda: pm.multiplicative_weights_update(np.ones(6) / 6 * 1j, np.ones(6), True, 0.1), TypeError,
+      "distribution", id="multiplicative_weights_update: complex distribution"),
+    E(lambda: pm.project_to_hull(np.eye(2), np.ones(2) * 1j), TypeError, "y", id="project_to_hull: complex y"),
+    E(lambda: pm.relaxation_support(D, np.ones(4) * 1j), TypeError, "directions", id="relaxation_support: complex"),
+    E(lambda: pm.support_function(pm.identity(3), np.ones((2, 3)) * 1j), TypeError, "directions",
+      id="support_function: complex"),
+    E(lambda: pm.support_function(pm.identity(3), "ab"), TypeError, "directions", id="support_function: a str"),
+    E(lambda: pm.rmse(np.ones(3) * 1j, np.ones(3)), TypeError, "estimate", id="rmse: complex"),
+    E(lambda: pm.max_error("abc", np.ones(3)), TypeError, "estimate", id="max_error: a str"),
+    E(lambda: pm.mean_confidence_interval(np.ones(3) * 1j), TypeError, "values", id="mean_confidence_interval: complex"),
+    E(lambda: pm.laplace_scale(1j, 1.0), TypeError, "l1_sensitivity", id="laplace_scale: complex"),
+    E(lambda: pm.gaussian_sigma(1j, pm.ZCDP(1.0)), TypeError, "l2_sensitivity", id="gaussian_sigma: complex"),
+    # Privacy parameters whose noise scale overflows, and the calibration at huge epsilon.
+    E(lambda: pm.laplace_scale(1.0, pm.PureDP(1e-310)), ValueError, "epsilon", id="laplace_scale: PureDP(1e-310)"),
+    E(lambda: pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1e-310)), ValueError, "epsilon",
+      id="LaplaceMechanism: PureDP(1e-310)"),
+    # Mechanisms: arguments checked at construction, before any data is touched.
+    E(lambda: pm.ProjectionMechanism(pm.identity(2), pm.ZCDP(1.0), "add-remove"), ValueError, "solver",
+      id="ProjectionMechanism: a relation where the solver goes"),
+    E(lambda: pm.ProjectionMechanism(pm.identity(2), pm.ZCDP(1.0), tol=-1), ValueError, "tol",
+      id="ProjectionMechanism: tol=-1"),
+    E(lambda: pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0), "add-remove"), ValueError, "size",
+      id="GaussianMechanism: add-remove without a size"),
+    E(lambda: pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0), noise="exact"), ValueError, "noise",
+      id="GaussianMechanism: unknown noise"),
+    E(lambda: pm.GaussianMechanism(pm.Workload(0.5 * np.eye(2)), pm.ZCDP(1.0), noise="discrete"), ValueError, "noise",
+      id="GaussianMechanism: discrete noise on fractional counts"),
+    E(lambda: pm.FactorizationMechanism(pm.identity(4), pm.ZCDP(1.0), pm.factorization_norm(pm.prefix(4))),
+      ValueError, "factorization", id="FactorizationMechanism: another workload's factorization"),
+    E(lambda: pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0)).release(np.array([0.5, 0.5]), n=3), ValueError,
+      "n", id="release: a histogram n cannot have"),
+    E(lambda: pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0)).release(np.array([0.5, 0.5]), n=2, rng=-1),
+      ValueError, "rng", id="release: rng=-1"),
 ]
 
 

@@ -36,7 +36,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_positive_number
+from ..validation import check_positive_number, check_real_array
 from ..workloads import Workload, as_query_matrix
 from .solvers import installed_solvers
 from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
@@ -310,7 +310,7 @@ def project_to_hull(
     workload = F if isinstance(F, Workload) else None
     matrix = None if workload is not None and workload.is_implicit else _as_matrix(F)
     k, m = workload.shape if workload is not None else matrix.shape
-    point = np.asarray(y, dtype=float)
+    point = check_real_array("y", y, finite=False)
     if point.shape != (k,):
         raise ValueError(f"y: expected shape ({k},) to match F's {k} rows, got {point.shape}")
     if not np.all(np.isfinite(point)):

@@ -62,7 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..domain import Domain
-from ..validation import check_positive_number
+from ..validation import check_positive_number, check_real_array
 from ..workloads import check_positive_int
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
@@ -410,7 +410,7 @@ def project_to_relaxation(
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
     model = MomentEncoding.of(domain, encoding)
-    target = np.asarray(y, dtype=float)
+    target = check_real_array("y", y, finite=False)
     if target.shape != (model.num_queries,):
         raise ValueError(
             f"y: expected {model.num_queries} answers (the 2-way marginals of the domain), got shape {target.shape}"
@@ -713,7 +713,7 @@ def relaxation_support(
     if not isinstance(solver, str) or solver.upper() not in _installed_solvers():
         raise ValueError(f"solver: expected an installed CVXPY solver {list(_installed_solvers())}, got {solver!r}")
     model = MomentEncoding.of(domain, encoding)
-    G = np.asarray(directions, dtype=float)
+    G = check_real_array("directions", directions, finite=False)
     if G.ndim == 1:  # one direction
         G = G[None, :]
     if G.ndim != 2 or G.shape[1] != model.num_queries or G.shape[0] == 0:
