@@ -30,6 +30,9 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/factorization.py
 	$(BIN)/python benchmarks/widths.py
 	$(BIN)/python benchmarks/relaxation.py
+	$(BIN)/python benchmarks/feasibility.py
+	$(BIN)/python benchmarks/audit.py
+	$(BIN)/python benchmarks/noise.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,137 @@
+"""Statistical privacy audits of every mechanism under both neighbouring relations (issue 12).
+
+Three parts, one table each, and ``results/audit.csv`` with every row:
+
+1. **validity**: every mechanism as shipped, replace-one and add/remove (with a private size
+   estimate), its claimed epsilon beside the auditor's lower bound (``projmech.self_audit``;
+   the (epsilon, delta) mechanisms at ``delta = 1e-5``). A bound above the claim is a proven
+   privacy violation at the stated confidence.
+2. **power**: the same with every noise scale halved while the claim stays (a planted 2x
+   sensitivity bug); the (epsilon, delta) mechanisms at ``delta = 1e-3``, where 100,000 releases
+   resolve the tails.
+3. **the old defect**: the add/remove mechanisms of the audited release divided the answers by the
+   true row count. Reproduced here in numpy on the pairs of the audit that found it (Laplace
+   n = 100 vs 101; Gaussian n = 1 vs 2), beside projmech's mechanisms on the same pairs.
+
+Usage::
+
+    .venv/bin/python benchmarks/audit.py                 # 100,000 releases per data set
+    .venv/bin/python benchmarks/audit.py --releases 20000 --parts validity
+
+Two worker processes run the cases (one per core); each case gets its own seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import projmech as pm
+from projmech.audit import audit
+from projmech.self_audit import MECHANISMS, audit_cases
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+def _run_case(job: tuple[str, str, bool, float, int, float, int]) -> dict:
+    mechanism, relation, planted, delta, releases, confidence, seed = job
+    (case,) = audit_cases([mechanism], [relation], planted_bug=planted, delta=delta)
+    start = time.perf_counter()
+    result = case.run(releases, confidence, rng=seed)
+    row = result.as_row()
+    row.update(part="power" if planted else "validity", relation=relation, kind=mechanism,
+               seconds=time.perf_counter() - start)
+    return row
+
+
+def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
+    """The pre-fix add/remove behaviour (answers divided by the true n, noise scaled by 1/n),
+    beside projmech's mechanisms with a declared size on the same pairs."""
+    rows = []
+
+    def laplace_old(counts, rng, size):  # counts (100, 0) vs (100, 1), 1-DP claimed
+        counts = np.asarray(counts, dtype=float)
+        return counts / counts.sum() + rng.laplace(0.0, 1.0 / counts.sum(), size=(size, 2))
+
+    sigma = pm.gaussian_sigma(1.0, pm.ApproxDP(1.0, 1e-5))  # per unit of sensitivity 1/n
+
+    def gaussian_old(counts, rng, size):  # counts (1, 0) vs (1, 1), (1, 1e-5)-DP claimed
+        counts = np.asarray(counts, dtype=float)
+        return counts / counts.sum() + rng.normal(0.0, sigma / counts.sum(), size=(size, 2))
+
+    for name, function, pair, delta in (("laplace, add-remove, answers / true n (old)", laplace_old,
+                                          ((100, 0), (100, 1)), 0.0),
+                                         ("gaussian, add-remove, answers / true n (old)", gaussian_old,
+                                          ((1, 0), (1, 1)), 1e-5)):
+        result = audit(function, pair, releases=releases, batch=releases, confidence=confidence, delta=delta,
+                       claimed_epsilon=1.0, rng=7, name=name)
+        rows.append({**result.as_row(), "part": "old defect", "seconds": math.nan})
+    domain = pm.Domain(["x"], [2])
+    for name, mechanism, cells in (
+            ("laplace, add-remove, size=100 (projmech)",
+             pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1.0), "add-remove", size=100), ([0] * 100, [1])),
+            ("gaussian, add-remove, size=1 (projmech)",
+             pm.GaussianMechanism(pm.identity(2), pm.ApproxDP(1.0, 1e-5), "add-remove", size=1), ([0], [1]))):
+        first = pm.Dataset(np.array(cells[0]).reshape(-1, 1), domain)
+        second = pm.Dataset(np.array(cells[0] + cells[1]).reshape(-1, 1), domain)
+        result = audit(lambda data, rng, m=mechanism: m.release(data, rng=rng).answers * m.size_policy.declared,
+                       (first, second), releases=releases, confidence=confidence, delta=getattr(mechanism.privacy, "delta", 0.0),
+                       claimed_epsilon=1.0, rng=8, name=name)
+        rows.append({**result.as_row(), "part": "old defect", "seconds": math.nan})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--releases", type=int, default=100_000)
+    parser.add_argument("--confidence", type=float, default=0.99)
+    parser.add_argument("--parts", nargs="+", default=["validity", "power", "old"],
+                        choices=["validity", "power", "old"])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 3,000 releases per data set")
+    args = parser.parse_args()
+    if args.quick:
+        args.releases = 3000
+    start = time.perf_counter()
+    jobs = []
+    seed = 0
+    for part, planted, delta in (("validity", False, 1e-5), ("power", True, 1e-3)):
+        if part not in args.parts:
+            continue
+        for mechanism in MECHANISMS:
+            for relation in ("replace-one", "add-remove"):
+                seed += 1
+                jobs.append((mechanism, relation, planted, delta, args.releases, args.confidence, seed))
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        rows = list(pool.map(_run_case, jobs))
+    if "old" in args.parts:
+        rows += _old_defect_rows(args.releases, args.confidence)
+    frame = pd.DataFrame(rows)
+    RESULTS.mkdir(exist_ok=True)
+    frame.to_csv(RESULTS / "audit.csv", index=False)
+    for part, title in (("validity", "claimed epsilon and the audit's lower bound"),
+                        ("power", "planted 2x bug (noise halved, claim kept)"),
+                        ("old defect", "the defect the first audit found, and the fix on the same pairs")):
+        table = frame[frame["part"] == part]
+        if table.empty:
+            continue
+        print(f"\n{part}: {title} ({args.releases:,} releases per data set, confidence {args.confidence})")
+        print(f"{'mechanism':<52} {'claimed eps':>11} {'delta':>7} {'eps lower bound':>15} {'verdict':>9} {'time':>7}")
+        for row in table.itertuples():
+            verdict = {True: "passed", False: "EXCEEDED"}.get(row.passed, "-")
+            if part == "power":
+                verdict = "detected" if row.passed is False else "missed"
+            seconds = "" if math.isnan(row.seconds) else f"{row.seconds:.0f} s"
+            print(f"{row.mechanism:<52} {row.claimed_epsilon:>11.4g} {row.claimed_delta:>7.0e} "
+                  f"{row.epsilon_lower_bound:>15.4f} {verdict:>9} {seconds:>7}")
+    print(f"\nwrote {RESULTS / 'audit.csv'} in {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
