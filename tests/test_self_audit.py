@@ -3,7 +3,8 @@
 The default run holds a small slice: the Laplace mechanism (fast, and where an audit has most
 power) under both relations with and without a planted bug, and the add/remove defect the first
 audit found (answers divided by the true row count), reproduced here and caught. The slow tests
-audit every mechanism under both relations, and detect the planted 2x bug in each.
+audit every mechanism under both relations, and detect the planted 2x bug in every mechanism
+(see DETECTABLE for where it can be detected at all).
 """
 
 from __future__ import annotations
@@ -108,8 +109,19 @@ def test_every_mechanism_passes_its_audit(mechanism):
         assert result.passed, result.summary()
 
 
+#: Where the planted bug is detected: every mechanism under replace-one; under add/remove the
+#: mechanisms whose claim the halved noise violates by a margin. The sparse-vector mechanisms'
+#: 4 epsilon claim is loose by 2 when every count can only rise, so halving their noise does
+#: not violate it under add/remove; offline PMW's bug sits at the claim there (1.01 and 0.99 in
+#: two runs of 100,000 releases).
+DETECTABLE = [(name, "replace-one") for name in MECHANISMS] + [
+    (name, "add-remove") for name in ("gaussian", "laplace", "projection", "factorization")]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mechanism", MECHANISMS)
-def test_every_planted_bug_is_detected(mechanism):
-    for result in run_audits(audit_cases([mechanism], planted_bug=True), releases=100_000, confidence=0.99, rng=5):
-        assert result.epsilon_lower_bound > result.claimed_epsilon, result.summary()
+@pytest.mark.parametrize("mechanism, neighbouring", DETECTABLE)
+def test_every_planted_bug_is_detected(mechanism, neighbouring):
+    # The (epsilon, delta) mechanisms at delta = 1e-3: 100,000 releases resolve its tails.
+    (case,) = audit_cases([mechanism], [neighbouring], planted_bug=True, delta=1e-3)
+    result = case.run(releases=100_000, confidence=0.99, rng=5)
+    assert result.epsilon_lower_bound > result.claimed_epsilon, result.summary()
