@@ -1,6 +1,6 @@
 """Statistical privacy auditing: lower bounds on the epsilon and delta of any mechanism from samples.
 
-A leaf module (numpy and scipy only, nothing else from :mod:`projmech`), so that mechanisms of any
+A leaf module (numpy, scipy and the leaf :mod:`projmech.validation` only), so that mechanisms of any
 origin can be audited: a mechanism is any callable ``mechanism(data, rng) -> output`` that draws
 all its randomness from the generator it is given.
 
@@ -69,6 +69,8 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from scipy import stats
+
+from .validation import as_generator, check_nonnegative_number
 
 __all__ = [
     "DISCRETE_VALUES",
@@ -146,13 +148,6 @@ def _check_open_unit(name: str, value: Any) -> float:
     value = _check_real(name, value)
     if not 0.0 < value < 1.0:
         raise ValueError(f"{name}: must lie in (0, 1), got {value}")
-    return value
-
-
-def _check_epsilon(name: str, value: Any) -> float:
-    value = _check_real(name, value)
-    if not (math.isfinite(value) and value >= 0.0):
-        raise ValueError(f"{name}: must be a finite number >= 0, got {value}")
     return value
 
 
@@ -363,7 +358,7 @@ class AuditResult:
 
     def lower_bound_on_delta(self, epsilon: float) -> float:
         """The bound on delta at ``epsilon`` (largest over every evaluated event); valid for all epsilon at once."""
-        epsilon = _check_epsilon("epsilon", epsilon)
+        epsilon = check_nonnegative_number("epsilon", epsilon)
         return max(estimate.lower_bound_on_delta(epsilon) for estimate in self.estimates)
 
     @property
@@ -480,14 +475,6 @@ def format_audit_table(results: Sequence[AuditResult]) -> str:
 # --------------------------------------------------------------------------------------------- #
 # Sampling                                                                                      #
 # --------------------------------------------------------------------------------------------- #
-
-
-def _as_generator(rng: Any) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng: expected a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
 
 
 def _children(rng: np.random.Generator, count: int) -> list[np.random.Generator]:
@@ -727,7 +714,7 @@ def _run(mechanism: Any, pairs: Any, *, target: Literal["epsilon", "delta"], rel
         name = getattr(mechanism, "__name__", None) or type(mechanism).__name__
     elif not isinstance(name, str):
         raise TypeError(f"name: expected a str or None, got {type(name).__name__}")
-    generator = _as_generator(rng)
+    generator = as_generator(rng)
 
     selection = min(releases - 1, max(1, round(selection_fraction * releases)))
     estimation = releases - selection
@@ -858,7 +845,7 @@ def audit(
     """
     delta = _check_delta("delta", delta)
     if claimed_epsilon is not None:
-        claimed_epsilon = _check_epsilon("claimed_epsilon", claimed_epsilon)
+        claimed_epsilon = check_nonnegative_number("claimed_epsilon", claimed_epsilon)
     return _run(mechanism, pairs, target="epsilon", releases=releases, confidence=confidence, statistic=statistic,
                 claimed_epsilon=claimed_epsilon, claimed_delta=delta, rng=rng,
                 selection_fraction=selection_fraction, batch=batch, name=name)
@@ -907,7 +894,7 @@ def audit_delta(
     >>> 0.0 <= result.delta_lower_bound <= 0.127  # the exact delta(1) of sigma = 1 is 0.1269
     True
     """
-    epsilon = _check_epsilon("epsilon", epsilon)
+    epsilon = check_nonnegative_number("epsilon", epsilon)
     if claimed_delta is not None:
         claimed_delta = _check_delta("claimed_delta", claimed_delta)
     return _run(mechanism, pairs, target="delta", releases=releases, confidence=confidence, statistic=statistic,

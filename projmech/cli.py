@@ -136,15 +136,20 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
         for input_flag, input_path in inputs.items():
             if path.resolve() == input_path.resolve():
                 raise ValueError(f"{flag}: {path} is the {input_flag} file; refusing to overwrite an input")
-        if path.is_dir():
-            raise ValueError(f"{flag}: {path} is a directory; give a file path")
-        if not path.parent.is_dir():
-            raise ValueError(f"{flag}: the folder {path.parent} does not exist")
-        if path.exists() and not args.force:
-            raise ValueError(f"{flag}: {path} exists; pass --force to overwrite it")
+        _check_new_file(flag, path, args.force)
     if out.resolve() == summary.resolve():
         raise ValueError(f"--summary: {summary} is also the --out file")
     return out, summary
+
+
+def _check_new_file(flag: str, path: Path, force: bool) -> None:
+    """An output path: a file (not a folder) in an existing folder, not there yet unless --force."""
+    if path.is_dir():
+        raise ValueError(f"{flag}: {path} is a directory; give a file path")
+    if not path.parent.is_dir():
+        raise ValueError(f"{flag}: the folder {path.parent} does not exist")
+    if path.exists() and not force:
+        raise ValueError(f"{flag}: {path} exists; pass --force to overwrite it")
 
 
 def _read_inputs(args: argparse.Namespace) -> Dataset:
@@ -246,10 +251,7 @@ def _audit(args: argparse.Namespace) -> int:
         raise ValueError(f"--confidence: must lie in (0, 1), got {args.confidence}")
     out = Path(args.out) if args.out else None
     if out is not None:
-        if not out.parent.is_dir():
-            raise ValueError(f"--out: the folder {out.parent} does not exist")
-        if out.exists() and not args.force:
-            raise ValueError(f"--out: {out} exists; pass --force to overwrite it")
+        _check_new_file("--out", out, args.force)
     mechanisms = MECHANISMS if args.mechanism == "all" else (args.mechanism,)
     relations = ("replace-one", "add-remove") if args.neighbouring == "both" else (args.neighbouring,)
     cases = audit_cases(mechanisms, relations, planted_bug=args.planted_bug, noise=args.noise, delta=args.delta)

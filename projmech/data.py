@@ -26,7 +26,7 @@ from .validation import (
     check_real_dtype,
 )
 
-__all__ = ["Dataset", "histogram", "check_normalized_histogram", "DEFAULT_MAX_UNIVERSE"]
+__all__ = ["Dataset", "histogram", "check_normalized_histogram", "histogram_counts", "DEFAULT_MAX_UNIVERSE"]
 
 #: Largest universe for which a dense histogram is materialized (about 800 MB of float64).
 DEFAULT_MAX_UNIVERSE = 10**8
@@ -326,6 +326,14 @@ def check_normalized_histogram(histogram: Any, n: Any, size: int | None = None) 
             f"holds {h[cell]:.6g}, i.e. {counts[cell]:.6g} rows; pass the n the histogram was computed from"
         )
     return h, n
+
+
+def histogram_counts(histogram: Any, n: Any, size: int | None = None) -> tuple[np.ndarray, int]:
+    """The counts ``n h`` of a user-given normalized histogram, as exact integers, and ``n``:
+    :func:`check_normalized_histogram` checks that they are counts up to rounding, and rounding
+    makes them exactly so (the mechanisms measure counts)."""
+    h, n = check_normalized_histogram(histogram, n, size)
+    return np.rint(n * h), n
 
 
 def _as_dataset(data: Any, domain: Domain | None) -> Dataset:

@@ -22,7 +22,7 @@ from .bodies.solvers import installed_solvers
 from .bodies.hull import ProjectionResult, project_to_hull
 from .bodies.relaxation import DEFAULT_TOL as RELAXATION_TOL
 from .bodies.relaxation import RELAXATIONS, RelaxationResult, project_to_relaxation
-from .data import Dataset, check_normalized_histogram, histogram
+from .data import Dataset, histogram, histogram_counts
 from .evaluation import gaussian_expected_rmse
 from .factorization import Factorization
 from .optimal_factorization import factorization_norm
@@ -208,19 +208,21 @@ class _CountingMechanism:
         is never released, and ``n`` beside a Dataset is refused before the data is read.
         """
         if isinstance(data, Dataset):
-            self.size_policy.check_dataset_n(n)
+            self.size_policy.check_dataset_n(n, data.n)
             self.workload.check_data(data)
-            if n is not None and n != data.n:
-                raise ValueError(f"n: given {n} but the data set has {data.n} rows")
             return data, data.n
         if not self.workload.accepts_histograms:
             raise ValueError(
                 f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
                 "histogram; pass the Dataset, whose records it answers directly"
             )
-        h, n = check_normalized_histogram(data, n, self.workload.universe_size)
-        # n h is a vector of counts up to rounding (checked): make it exactly one.
-        return np.rint(n * h), n
+        return histogram_counts(data, n, self.workload.universe_size)
+
+    def _counts(self, data: Any) -> np.ndarray:
+        """The workload's true counts ``F c`` of what :meth:`_rows` returned."""
+        if isinstance(data, Dataset):
+            return self.workload.answer_counts(data)
+        return self.workload.answer(data)
 
     def _public_size(self, rows: int, generator: np.random.Generator) -> float:
         """The public size (:meth:`SizePolicy.resolve`), drawing the size estimate's noise if any."""
@@ -263,15 +265,10 @@ class _AdditiveNoiseMechanism(_CountingMechanism):
         """The noisy answers (fractions of the public size) and that size."""
         generator = as_generator(rng)
         data, rows = self._rows(data_or_histogram, n)
-        counts = self._workload_counts(data)
+        counts = self._counts(data)
         noisy = counts + self.noise.sample(counts.size, generator)
         size = self._public_size(rows, generator)
         return noisy / size, size
-
-    def _workload_counts(self, data: Any) -> np.ndarray:
-        if isinstance(data, Dataset):
-            return self.workload.answer_counts(data)
-        return self.workload.answer(data)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
@@ -349,16 +346,23 @@ class GaussianMechanism(_AdditiveNoiseMechanism):
                  size: int | str | None = None, size_share: float | None = None,
                  noise: str = "auto") -> None:
         super().__init__(workload, privacy, neighbouring, size, size_share)
-        if isinstance(privacy, PureDP):
-            raise TypeError("privacy: the Gaussian mechanism needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
+        noise = self._gaussian_options(calibration, noise)
+        self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
+
+    def _gaussian_options(self, calibration: str, noise: str) -> str:
+        """Check the Gaussian family's privacy type, ``calibration`` and ``noise`` (before any
+        work), set :attr:`calibration`, and return the noise kind to calibrate."""
+        if isinstance(self.privacy, PureDP):
+            raise TypeError(f"privacy: {type(self).__name__} needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
         if calibration not in ("analytic", "classical"):
             raise ValueError(f"calibration: expected 'analytic' or 'classical', got {calibration!r}")
-        if calibration == "classical" and isinstance(privacy, ApproxDP) and privacy.epsilon >= 1:
-            raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got epsilon={privacy.epsilon}")
-        if calibration == "classical" and noise == "auto":
-            noise = "continuous"  # the classical bound is stated for the continuous Gaussian
+        if calibration == "classical" and isinstance(self.privacy, ApproxDP) and self.privacy.epsilon >= 1:
+            raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got epsilon={self.privacy.epsilon}")
+        if noise not in NOISE_KINDS:
+            raise ValueError(f"noise: expected one of {NOISE_KINDS}, got {noise!r}")
         self.calibration = calibration
-        self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
+        # The classical bound is stated for the continuous Gaussian.
+        return "continuous" if calibration == "classical" and noise == "auto" else noise
 
     def expected_rmse(self, n: int) -> float:
         """``E[(1/sqrt k) ||Z||_2] / n`` of the answers at public size ``n``: exact for continuous
@@ -608,15 +612,7 @@ class FactorizationMechanism(GaussianMechanism):
         tol = check_positive_number("tol", tol)
         solver = _check_solver(solver, "hull")
         _CountingMechanism.__init__(self, workload, privacy, neighbouring, size, size_share)
-        if isinstance(privacy, PureDP):
-            raise TypeError("privacy: the factorization mechanism needs ZCDP or ApproxDP")
-        if calibration not in ("analytic", "classical"):
-            raise ValueError(f"calibration: expected 'analytic' or 'classical', got {calibration!r}")
-        if noise not in NOISE_KINDS:
-            raise ValueError(f"noise: expected one of {NOISE_KINDS}, got {noise!r}")
-        if calibration == "classical" and noise == "auto":
-            noise = "continuous"
-        self.calibration = calibration
+        noise = self._gaussian_options(calibration, noise)
         # Every argument is valid: only now the (possibly long) optimization.
         if factorization is None:
             factorization = factorization_norm(workload)

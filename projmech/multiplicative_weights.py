@@ -29,10 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from .data import Dataset
 from .mechanisms import Release, _CountingMechanism
 from .noise import Noise, calibrate, choose_discrete
-from .privacy import Neighbouring, PureDP, ZCDP, gaussian_sigma, laplace_scale
+from .privacy import Neighbouring, PureDP, ZCDP, gaussian_sigma, laplace_scale, scale_budget
 from .validation import as_generator, check_positive_int, check_positive_number, check_real_array
 from .workloads import Workload
 
@@ -343,7 +342,7 @@ class OfflinePMW(_CountingMechanism):
         _check_unit_rows(workload)
         discrete = choose_discrete(noise, workload.is_integer)
         share = self.size_policy.main_share()
-        self._rounds_privacy = PureDP(privacy.epsilon * share) if isinstance(privacy, PureDP) else ZCDP(privacy.rho * share)
+        self._rounds_privacy = scale_budget(privacy, share)
         self.round_budget = _round_budget(self._rounds_privacy, self.rounds)
         # Each measurement is one count of sensitivity 1; the size estimate, if any, is calibrated
         # by the same rule as every mechanism's.
@@ -358,9 +357,7 @@ class OfflinePMW(_CountingMechanism):
         share (equals :attr:`privacy`)."""
         parts = [self.round_budget.selection, self.round_budget.measurement] * self.rounds
         if self.size_policy.estimated:
-            share = self.size_policy.share
-            parts.append(PureDP(self.privacy.epsilon * share) if isinstance(self.privacy, PureDP)
-                         else ZCDP(self.privacy.rho * share))
+            parts.append(scale_budget(self.privacy, self.size_policy.share))
         return _compose(parts)
 
     def error_bound(self, n: int, failure_probability: float = 0.05) -> float:
@@ -401,7 +398,7 @@ class OfflinePMW(_CountingMechanism):
         """
         generator = as_generator(rng)
         data, rows = self._rows(data_or_histogram, n)
-        counts = self._counts_of(data)
+        counts = self._counts(data)
         size = self._public_size(rows, generator)
         truth = counts / size
         # exp(epsilon_0 s / (2 Delta)) with Delta = 1/size.
@@ -433,9 +430,6 @@ class OfflinePMW(_CountingMechanism):
         answers = self.workload.answer(distribution)
         release = self._release(answers, answers, size)
         return PMWRun(release, distribution, tuple(selected), np.array(measurements))
-
-    def _counts_of(self, data: Any) -> np.ndarray:
-        return self.workload.answer_counts(data) if isinstance(data, Dataset) else self.workload.answer(data)
 
     def _row(self, index: int) -> np.ndarray:
         """Query ``index``'s row ``F[index, :]`` (``F.T e_i``, which implicit marginals offer too)."""

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .privacy import ApproxDP, Privacy, PureDP, SizePolicy, ZCDP, gaussian_sigma, laplace_scale
+from .privacy import ApproxDP, Privacy, PureDP, SizePolicy, ZCDP, gaussian_sigma, laplace_scale, scale_budget
 from .validation import check_nonnegative_number, check_positive_number
 
 __all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gaussian_pmf", "discrete_laplace_pmf"]
@@ -152,8 +152,8 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
     """
     shares = [policy.main_share()] + ([policy.share] if policy.estimated else [])
     if isinstance(privacy, PureDP):
-        scales = [laplace_scale(sensitivity, PureDP(privacy.epsilon * shares[0]))] + \
-                 [laplace_scale(1.0, PureDP(privacy.epsilon * share)) for share in shares[1:]]
+        scales = [laplace_scale(sensitivity, scale_budget(privacy, shares[0]))] + \
+                 [laplace_scale(1.0, scale_budget(privacy, share)) for share in shares[1:]]
         distribution: Distribution = "laplace"
     elif isinstance(privacy, (ZCDP, ApproxDP)):
         ratio = gaussian_sigma(1.0, privacy, method=calibration, discrete=discrete)  # type: ignore[arg-type]

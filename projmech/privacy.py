@@ -36,6 +36,7 @@ __all__ = [
     "zcdp_delta",
     "zcdp_for_approx_dp",
     "SizePolicy",
+    "scale_budget",
     "ESTIMATE_SIZE",
     "DEFAULT_SIZE_SHARE",
 ]
@@ -226,15 +227,19 @@ class SizePolicy:
         """The share of the budget left for the mechanism itself."""
         return 1.0 - self.share
 
-    def check_dataset_n(self, n: Any) -> None:
-        """Refuse an ``n`` passed beside a Dataset under add/remove, before the data is read: there
-        the row count is private, and comparing it with a guess would tell whether the guess is
-        right (replace-one: ``n`` is public and may be checked against the data)."""
-        if n is not None and self.neighbouring is Neighbouring.ADD_REMOVE:
+    def check_dataset_n(self, n: Any, rows: int) -> None:
+        """Check an ``n`` passed beside a Dataset of ``rows`` rows. Under add/remove it is refused
+        whatever it is: the row count is private, and comparing it with a guess would tell whether
+        the guess is right. Under replace-one ``n`` is public and must equal ``rows``."""
+        if n is None:
+            return
+        if self.neighbouring is Neighbouring.ADD_REMOVE:
             raise ValueError(
                 "n: under add-remove neighbours the row count is private and is taken from the Dataset; "
                 "do not pass n (declare a public size with size= instead)"
             )
+        if n != rows:
+            raise ValueError(f"n: given {n} but the data set has {rows} rows")
 
     def resolve(self, rows: int, draw_size_noise: Callable[[], float]) -> float:
         """The public size for data of ``rows`` rows: ``rows`` itself under replace-one (at least
@@ -251,6 +256,16 @@ class SizePolicy:
         if self.declared is not None:
             return float(self.declared)
         return max(1.0, rows + float(draw_size_noise()))
+
+
+def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
+    """``share`` of a budget that composes additively: ``PureDP(share epsilon)`` or
+    ``ZCDP(share rho)`` (basic composition; Bun & Steinke 2016, Lemma 2.3)."""
+    if isinstance(privacy, PureDP):
+        return PureDP(privacy.epsilon * share)
+    if isinstance(privacy, ZCDP):
+        return ZCDP(privacy.rho * share)
+    raise TypeError(f"privacy: only PureDP and ZCDP budgets split additively, got {type(privacy).__name__}")
 
 
 def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .data import Dataset, check_normalized_histogram, histogram
+from .data import Dataset, histogram, histogram_counts
 from .domain import Domain
 from .multiplicative_weights import MW_MAX_UNIVERSE, _check_query_row
 from .noise import Noise, calibrate
@@ -62,17 +62,14 @@ class _PrivateData:
     def __init__(self, data: Any, n: int | None, max_universe: int, policy: SizePolicy) -> None:
         self.domain: Domain | None = None
         if isinstance(data, Dataset):
-            policy.check_dataset_n(n)
-            if n is not None and n != data.n:
-                raise ValueError(f"n: given {n} but the data set has {data.n} rows")
+            policy.check_dataset_n(n, data.n)
             self.counts = histogram(data, normalize=False, max_universe=max_universe)
             self.rows = data.n
             self.domain = data.domain
         else:
-            normalized, self.rows = check_normalized_histogram(data, n)
-            if normalized.size > max_universe:
-                raise ValueError(f"histogram: {normalized.size:,} entries, above max_universe={max_universe:,}")
-            self.counts = np.rint(normalized * self.rows)
+            self.counts, self.rows = histogram_counts(data, n)
+            if self.counts.size > max_universe:
+                raise ValueError(f"histogram: {self.counts.size:,} entries, above max_universe={max_universe:,}")
 
     @property
     def universe_size(self) -> int:
