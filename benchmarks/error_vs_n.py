@@ -178,7 +178,7 @@ def build_mechanisms(names: Sequence[str], workload: Workload, privacy: ApproxDP
             mechanisms[name] = ProjectionMechanism(workload, privacy, solver=solver if body == "hull" else "auto",
                                                    body=body)
             width = widths[bodies[name]]
-            bound_of[name] = lambda n, width=width: bounds.projection_error(gaussian.noise_scale(n), k, width)
+            bound_of[name] = lambda n, width=width: bounds.projection_error(gaussian.noise_scale(n), k, width=width)
         elif name == "factorization":
             mechanism = FactorizationMechanism(workload, privacy, factorization_norm(workload))
             mechanisms[name], bound_of[name] = mechanism, mechanism.expected_rmse

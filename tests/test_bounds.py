@@ -10,19 +10,7 @@ from scipy import integrate, stats
 
 import projmech as pm
 from projmech import bounds
-from projmech.bounds import (
-    gaussian_mechanism_error,
-    gaussian_mechanism_min_n,
-    noise_constant,
-    ntz_projection_error,
-    ntz_projection_error_worst_case,
-    ntz_projection_min_n,
-    ntz_projection_worst_case_min_n,
-    projection_error,
-    projection_error_worst_case,
-    projection_min_n,
-    projection_worst_case_min_n,
-)
+from projmech.bounds import gaussian_mechanism_error, min_n, noise_constant, ntz_projection_error, projection_error
 from projmech.evaluation import evaluate
 from projmech.geometry import gaussian_width_bound
 from projmech.privacy import gaussian_sigma
@@ -115,11 +103,11 @@ def test_noise_constant_matches_the_mechanism(privacy, calibration, neighbouring
     size = {"size": 1000} if neighbouring == "add-remove" else {}
     mechanism = pm.GaussianMechanism(workload, privacy, neighbouring=neighbouring, calibration=calibration, **size)
     # Marginal counts are integers: discrete noise, except under the classical (continuous) bound.
-    constant = noise_constant(privacy, workload.sensitivity(), neighbouring, calibration,
+    constant = noise_constant(privacy, workload.sensitivity(), neighbouring=neighbouring, calibration=calibration,
                               nonnegative=True, discrete=calibration == "analytic")
     for n in (1, 7, 1000, 10**7):
         assert mechanism.noise_scale(n) * n == pytest.approx(constant, rel=1e-13)
-        assert gaussian_mechanism_error(constant / n, workload.num_queries, "mean") == pytest.approx(
+        assert gaussian_mechanism_error(constant / n, workload.num_queries, measure="mean") == pytest.approx(
             mechanism.expected_rmse(n), rel=1e-13)
 
 
@@ -139,14 +127,15 @@ def test_gaussian_mechanism_error_against_simulation():
 
 
 @pytest.mark.parametrize("measure", ["rms", "mean"])
-def test_gaussian_mechanism_min_n_round_trip(measure):
+def test_min_n_of_the_gaussian_mechanism(measure):
     k, constant = 30, 12.5
     for alpha in (1e-4, 0.013, 0.5, 3.0, 12.5, 100.0):
-        n = gaussian_mechanism_min_n(alpha, constant, k, measure)
-        assert gaussian_mechanism_error(constant / n, k, measure) <= alpha
-        assert n == 1 or gaussian_mechanism_error(constant / (n - 1), k, measure) > alpha
+        n = min_n(gaussian_mechanism_error, alpha, sigma_times_n=constant, k=k, measure=measure)
+        assert gaussian_mechanism_error(constant / n, k, measure=measure) <= alpha
+        assert n == 1 or gaussian_mechanism_error(constant / (n - 1), k, measure=measure) > alpha
     per_sigma = 1.0 if measure == "rms" else pm.geometry.gaussian_norm_mean(k) / math.sqrt(k)
-    assert gaussian_mechanism_min_n(0.013, constant, k, measure) == math.ceil(constant * per_sigma / 0.013)
+    assert min_n(gaussian_mechanism_error, 0.013, sigma_times_n=constant, k=k, measure=measure) == math.ceil(
+        constant * per_sigma / 0.013)
 
 
 # --- the projection mechanism: simulations with exact projections -----------------------------
@@ -169,12 +158,12 @@ def test_projection_bounds_hold_in_simulation(body, sigma, start):
     # E (1/k)||Ŷ - y||² below the bounds: the 99.9% upper confidence limit of the measured mean
     mean_squared = squared.mean() / k
     upper = mean_squared + 3.3 * squared.std(ddof=1) / k / math.sqrt(trials)
-    theorem_8 = projection_error(sigma, k, gaussian_width(k))
+    theorem_8 = projection_error(sigma, k, width=gaussian_width(k))
     assert upper < theorem_8**2
     assert theorem_8 == pytest.approx(math.sqrt(sigma * gaussian_width(k) / k))
-    assert projection_error_worst_case(sigma, k, F.shape[1], radius=np.linalg.norm(F, axis=0).max()) >= theorem_8
+    assert projection_error(sigma, k, universe_size=F.shape[1], radius=np.linalg.norm(F, axis=0).max()) >= theorem_8
     if symmetric_width is not None:
-        theorem_3_1 = ntz_projection_error(sigma, k, symmetric_width(k))
+        theorem_3_1 = ntz_projection_error(sigma, k, width=symmetric_width(k))
         assert upper < theorem_3_1**2
         assert theorem_3_1 >= math.sqrt(2) * theorem_8  # w_± >= l*, and the factor 2
     # projection never increases the error (seed 001, eq. 43)
@@ -188,7 +177,7 @@ def test_theorem_8_is_nearly_tight_for_the_segment():
     sigma, k = 0.8, 3
     Z = sigma * np.random.default_rng(4).standard_normal((40_000, k))
     squared = (project_segment(Z) ** 2).sum(axis=1) / k
-    assert 0.5 * projection_error(sigma, k, 1 / math.sqrt(2 * math.pi)) ** 2 < squared.mean()
+    assert 0.5 * projection_error(sigma, k, width=1 / math.sqrt(2 * math.pi)) ** 2 < squared.mean()
 
 
 def test_projection_mechanism_meets_theorem_8():
@@ -202,8 +191,8 @@ def test_projection_mechanism_meets_theorem_8():
     summary = evaluate(mechanism, rng.multinomial(n, rng.dirichlet(np.ones(6))) / n, 200, rng, n=n)
     squared = summary.rmse_values**2  # (1/k) ||Ŷ - y||² per release
     upper = squared.mean() + 3.3 * squared.std(ddof=1) / math.sqrt(squared.size)
-    assert upper < projection_error(mechanism.noise_scale(n), 4, width) ** 2
-    assert summary.rmse_high < projection_error(mechanism.noise_scale(n), 4, width)  # mean RMSE, via Jensen
+    assert upper < projection_error(mechanism.noise_scale(n), 4, width=width) ** 2
+    assert summary.rmse_high < projection_error(mechanism.noise_scale(n), 4, width=width)  # mean RMSE, via Jensen
 
 
 @pytest.mark.slow
@@ -226,7 +215,7 @@ def test_projection_bounds_hold_for_a_random_polytope_cvxpy():
         squared.append(np.sum((F @ weights.value - y) ** 2) / k)
     squared = np.array(squared)
     upper = squared.mean() + 3.3 * squared.std(ddof=1) / math.sqrt(trials)
-    assert upper < projection_error(sigma, k, width) ** 2 < ntz_projection_error(sigma, k, symmetric) ** 2
+    assert upper < projection_error(sigma, k, width=width) ** 2 < ntz_projection_error(sigma, k, width=symmetric) ** 2
 
 
 # --- worst-case versions: closed forms -------------------------------------------------------
@@ -234,57 +223,63 @@ def test_projection_bounds_hold_for_a_random_polytope_cvxpy():
 def test_theorem_4_worst_case():
     # l*(K_Q) <= √(2 k ln |X|) for queries in [0, 1]: E (1/k)||·||² <= sigma √(2 ln|X| / k)
     sigma, k, universe = 0.7, 12, 4096
-    assert projection_error_worst_case(sigma, k, universe) ** 2 == pytest.approx(
+    assert projection_error(sigma, k, universe_size=universe) ** 2 == pytest.approx(
         sigma * math.sqrt(2 * math.log(universe) / k))
-    assert projection_error_worst_case(sigma, k, universe, radius=2.0) ** 2 == pytest.approx(
+    assert projection_error(sigma, k, universe_size=universe, radius=2.0) ** 2 == pytest.approx(
         sigma * 2.0 * math.sqrt(2 * math.log(universe)) / k)
     # with R = ||F||_{1->2} it is gaussian_width_bound of the workload
     workload = pm.marginals(pm.Domain([f"x{i}" for i in range(5)], [2] * 5), 2)
     k, m = workload.shape
-    assert projection_error_worst_case(sigma, k, m, workload.sensitivity()) == pytest.approx(
-        projection_error(sigma, k, gaussian_width_bound(workload)))
+    assert projection_error(sigma, k, universe_size=m, radius=workload.sensitivity()) == pytest.approx(
+        projection_error(sigma, k, width=gaussian_width_bound(workload)))
     # the seed's Theorem 4 in its own units: sigma_times_n = √(k/ρ) gives n >= √(2 ln|X|) / (α² √ρ)
     rho, alpha = 0.1, 0.05
-    n = projection_worst_case_min_n(alpha, math.sqrt(k / rho), k, universe)
+    n = min_n(projection_error, alpha, sigma_times_n=math.sqrt(k / rho), k=k, universe_size=universe)
     assert n == math.ceil(math.sqrt(2 * math.log(universe)) / (alpha**2 * math.sqrt(rho)))
     # a single point (|X| = 1) has width 0: no error, any n
-    assert projection_error_worst_case(sigma, k, 1) == 0.0
-    assert projection_worst_case_min_n(1e-9, 100.0, k, 1) == 1
+    assert projection_error(sigma, k, universe_size=1) == 0.0
+    assert min_n(projection_error, 1e-9, sigma_times_n=100.0, k=k, universe_size=1) == 1
 
 
 def test_theorem_3_1_worst_case_matches_the_stated_rate():
     # entries in [-1, 1], R = √k, sigma = c (2/n) √k: bound² = 4√2 c √(ln 2m) / n
     c, k, m, n = 3.0, 40, 2**20, 5000
     sigma = c * 2 * math.sqrt(k) / n
-    bound = ntz_projection_error_worst_case(sigma, k, m)
+    bound = ntz_projection_error(sigma, k, universe_size=m)
     assert bound**2 == pytest.approx(4 * math.sqrt(2) * c * math.sqrt(math.log(2 * m)) / n)
     # the 2m points ±c_j of norm R bound w_± by R √(2 ln 2m)
-    assert bound == pytest.approx(ntz_projection_error(sigma, k, math.sqrt(k) * math.sqrt(2 * math.log(2 * m))))
+    assert bound == pytest.approx(ntz_projection_error(sigma, k, width=math.sqrt(k) * math.sqrt(2 * math.log(2 * m))))
     # the same instance is at least √2 times Theorem 4's
-    assert bound > math.sqrt(2) * projection_error_worst_case(sigma, k, m)
+    assert bound > math.sqrt(2) * projection_error(sigma, k, universe_size=m)
     # independent of k: the rate of Theorem 3.1
-    assert ntz_projection_error_worst_case(c * 2 * math.sqrt(7) / n, 7, m) == pytest.approx(bound)
+    assert ntz_projection_error(c * 2 * math.sqrt(7) / n, 7, universe_size=m) == pytest.approx(bound)
     # n for a target: 2 sigma_times_n √k √(2 ln 2m) / (k α²)
     alpha = 0.1
-    assert ntz_projection_worst_case_min_n(alpha, c * 2 * math.sqrt(k), k, m) == math.ceil(
+    assert min_n(ntz_projection_error, alpha, sigma_times_n=c * 2 * math.sqrt(k), k=k, universe_size=m) == math.ceil(
         4 * math.sqrt(2) * c * math.sqrt(math.log(2 * m)) / alpha**2)
 
 
 # --- inverses and monotonicity -----------------------------------------------------------------
 
+# (bound, its options): min_n(bound, alpha, sigma_times_n=c, k=k, **options) inverts bound(c / n, k, **options)
 INVERSES = [
-    (lambda s, k: projection_error(s, k, 3.7), lambda a, c, k: projection_min_n(a, c, k, 3.7)),
-    (lambda s, k: projection_error_worst_case(s, k, 1000), lambda a, c, k: projection_worst_case_min_n(a, c, k, 1000)),
-    (lambda s, k: ntz_projection_error(s, k, 5.1), lambda a, c, k: ntz_projection_min_n(a, c, k, 5.1)),
-    (lambda s, k: ntz_projection_error_worst_case(s, k, 1000, 2.5),
-     lambda a, c, k: ntz_projection_worst_case_min_n(a, c, k, 1000, 2.5)),
-    (lambda s, k: gaussian_mechanism_error(s, k, "mean"), lambda a, c, k: gaussian_mechanism_min_n(a, c, k, "mean")),
+    (projection_error, {"width": 3.7}),
+    (projection_error, {"universe_size": 1000}),
+    (ntz_projection_error, {"width": 5.1}),
+    (ntz_projection_error, {"universe_size": 1000, "radius": 2.5}),
+    (gaussian_mechanism_error, {"measure": "mean"}),
 ]
+
+
+def forward_and_inverse(index):
+    bound, options = INVERSES[index]
+    return (lambda s, k: bound(s, k, **options),
+            lambda a, c, k: min_n(bound, a, sigma_times_n=c, k=k, **options))
 
 
 @pytest.mark.parametrize("index", range(len(INVERSES)))
 def test_inverse_round_trip(index):
-    forward, inverse = INVERSES[index]
+    forward, inverse = forward_and_inverse(index)
     rng = np.random.default_rng(7)
     for _ in range(200):
         k = int(rng.integers(1, 500))
@@ -302,7 +297,7 @@ def test_inverse_round_trip(index):
 
 @pytest.mark.parametrize("index", range(len(INVERSES)))
 def test_bounds_decrease_in_n_and_n_decreases_in_alpha(index):
-    forward, inverse = INVERSES[index]
+    forward, inverse = forward_and_inverse(index)
     k, constant = 16, 7.5
     values = [forward(constant / n, k) for n in range(1, 2000)]
     assert np.all(np.diff(values) < 0)
@@ -312,77 +307,85 @@ def test_bounds_decrease_in_n_and_n_decreases_in_alpha(index):
 
 def test_inverse_of_a_tiny_alpha():
     with pytest.raises(ValueError, match="alpha.*overflows"):
-        projection_min_n(1e-300, 10.0, 5, 2.0)
-    assert projection_min_n(1e-6, 0.0, 5, 2.0) == 1  # no noise
-    assert projection_min_n(1e-6, 10.0, 5, 0.0) == 1  # a single point
-    huge = projection_min_n(1e-7, 10.0, 5, 2.0)  # 4e14: large, yet below 2^53, so n - 1 is still distinct
-    assert projection_error(10.0 / huge, 5, 2.0) <= 1e-7 < projection_error(10.0 / (huge - 1), 5, 2.0)
+        min_n(projection_error, 1e-300, sigma_times_n=10.0, k=5, width=2.0)
+    assert min_n(projection_error, 1e-6, sigma_times_n=0.0, k=5, width=2.0) == 1  # no noise
+    assert min_n(projection_error, 1e-6, sigma_times_n=10.0, k=5, width=0.0) == 1  # a single point
+    huge = min_n(projection_error, 1e-7, sigma_times_n=10.0, k=5, width=2.0)  # 4e14 < 2^53: n - 1 still distinct
+    assert projection_error(10.0 / huge, 5, width=2.0) <= 1e-7 < projection_error(10.0 / (huge - 1), 5, width=2.0)
 
 
 # --- input validation --------------------------------------------------------------------------
 
-FORWARD = {
-    "gaussian_mechanism_error": lambda **kw: gaussian_mechanism_error(kw["sigma"], kw["k"]),
-    "projection_error": lambda **kw: projection_error(kw["sigma"], kw["k"], kw["width"]),
-    "projection_error_worst_case": lambda **kw: projection_error_worst_case(kw["sigma"], kw["k"],
-                                                                            kw["universe_size"], kw["radius"]),
-    "ntz_projection_error": lambda **kw: ntz_projection_error(kw["sigma"], kw["k"], kw["symmetric_width"]),
-    "ntz_projection_error_worst_case": lambda **kw: ntz_projection_error_worst_case(kw["sigma"], kw["k"],
-                                                                                    kw["universe_size"], kw["radius"]),
+# name: (bound, its options); each is checked as a bound and through min_n
+BOUNDS = {
+    "gaussian_mechanism_error": (gaussian_mechanism_error, ()),
+    "projection_error": (projection_error, ("width",)),
+    "projection_error, worst case": (projection_error, ("universe_size", "radius")),
+    "ntz_projection_error": (ntz_projection_error, ("width",)),
+    "ntz_projection_error, worst case": (ntz_projection_error, ("universe_size", "radius")),
 }
-INVERSE = {
-    "gaussian_mechanism_min_n": lambda **kw: gaussian_mechanism_min_n(kw["alpha"], kw["sigma_times_n"], kw["k"]),
-    "projection_min_n": lambda **kw: projection_min_n(kw["alpha"], kw["sigma_times_n"], kw["k"], kw["width"]),
-    "projection_worst_case_min_n": lambda **kw: projection_worst_case_min_n(
-        kw["alpha"], kw["sigma_times_n"], kw["k"], kw["universe_size"], kw["radius"]),
-    "ntz_projection_min_n": lambda **kw: ntz_projection_min_n(kw["alpha"], kw["sigma_times_n"], kw["k"],
-                                                              kw["symmetric_width"]),
-    "ntz_projection_worst_case_min_n": lambda **kw: ntz_projection_worst_case_min_n(
-        kw["alpha"], kw["sigma_times_n"], kw["k"], kw["universe_size"], kw["radius"]),
-}
-VALID = {"sigma": 0.5, "k": 10, "width": 2.0, "symmetric_width": 3.0, "universe_size": 64, "radius": 1.5,
-         "alpha": 0.1, "sigma_times_n": 20.0}
+VALID = {"sigma": 0.5, "k": 10, "width": 2.0, "universe_size": 64, "radius": 1.5, "alpha": 0.1, "sigma_times_n": 20.0}
 # (argument, bad value, exception): every function that takes the argument must raise, naming it
 BAD = [
     ("sigma", -0.1, ValueError), ("sigma", math.nan, ValueError), ("sigma", math.inf, ValueError),
     ("sigma", "0.5", TypeError), ("sigma", None, TypeError),
     ("k", 0, ValueError), ("k", 2.5, TypeError), ("k", True, TypeError),
-    ("width", -1.0, ValueError), ("width", math.nan, ValueError),
-    ("symmetric_width", -1.0, ValueError), ("symmetric_width", math.inf, ValueError),
+    ("width", -1.0, ValueError), ("width", math.nan, ValueError), ("width", math.inf, ValueError),
     ("universe_size", 0, ValueError), ("universe_size", 64.0, TypeError),
     ("radius", -1.0, ValueError), ("radius", math.nan, ValueError),
     ("alpha", 0.0, ValueError), ("alpha", -0.1, ValueError), ("alpha", math.inf, ValueError), ("alpha", "a", TypeError),
     ("sigma_times_n", -1.0, ValueError), ("sigma_times_n", math.nan, ValueError),
 ]
-ARGUMENTS = {
-    "gaussian_mechanism_error": {"sigma", "k"},
-    "projection_error": {"sigma", "k", "width"},
-    "projection_error_worst_case": {"sigma", "k", "universe_size", "radius"},
-    "ntz_projection_error": {"sigma", "k", "symmetric_width"},
-    "ntz_projection_error_worst_case": {"sigma", "k", "universe_size", "radius"},
-    "gaussian_mechanism_min_n": {"alpha", "sigma_times_n", "k"},
-    "projection_min_n": {"alpha", "sigma_times_n", "k", "width"},
-    "projection_worst_case_min_n": {"alpha", "sigma_times_n", "k", "universe_size", "radius"},
-    "ntz_projection_min_n": {"alpha", "sigma_times_n", "k", "symmetric_width"},
-    "ntz_projection_worst_case_min_n": {"alpha", "sigma_times_n", "k", "universe_size", "radius"},
-}
 
 
-@pytest.mark.parametrize("name", sorted(ARGUMENTS))
-def test_input_validation(name):
-    function = {**FORWARD, **INVERSE}[name]
+@pytest.mark.parametrize("inverse", [False, True], ids=["bound", "min_n"])
+@pytest.mark.parametrize("name", sorted(BOUNDS))
+def test_input_validation(name, inverse):
+    bound, options = BOUNDS[name]
+    arguments = {"k", *options} | ({"alpha", "sigma_times_n"} if inverse else {"sigma"})
+
+    def function(**kw):
+        chosen = {option: kw[option] for option in options}
+        if inverse:
+            return min_n(bound, kw["alpha"], sigma_times_n=kw["sigma_times_n"], k=kw["k"], **chosen)
+        return bound(kw["sigma"], kw["k"], **chosen)
+
     assert function(**VALID) > 0
     for argument, value, error in BAD:
-        if argument in ARGUMENTS[name]:
+        if argument in arguments:
             with pytest.raises(error, match=argument):
                 function(**{**VALID, argument: value})
+
+
+@pytest.mark.parametrize("bound", [projection_error, ntz_projection_error])
+def test_a_width_or_a_universe(bound):
+    with pytest.raises(TypeError, match="width"):  # neither
+        bound(0.5, 10)
+    with pytest.raises(TypeError, match="width"):  # both
+        bound(0.5, 10, width=2.0, universe_size=64)
+    with pytest.raises(TypeError, match="radius"):  # a radius belongs to the worst case
+        bound(0.5, 10, width=2.0, radius=1.5)
+    with pytest.raises(TypeError):  # options are keyword-only
+        bound(0.5, 10, 2.0)
+
+
+def test_min_n_of_a_bound_stated_in_n():
+    # without sigma_times_n the bound is a function of n itself: closed forms
+    assert min_n(lambda n: 1 / n, 0.01) == 100
+    assert min_n(lambda n: 3.0 / n, 0.7) == 5  # 3/5 <= 0.7 < 3/4
+    assert min_n(lambda n, c: c / math.sqrt(n), 0.1, c=2.0) == 400  # options are passed by name
+    assert min_n(lambda n: 0.5, 1.0) == 1
+    with pytest.raises(ValueError, match="alpha.*overflows"):
+        min_n(lambda n: 1.0, 0.5)  # never met
+    with pytest.raises(TypeError, match="error"):
+        min_n(0.5, 1.0)
 
 
 def test_validation_of_the_rest():
     with pytest.raises(ValueError, match="measure"):
         gaussian_mechanism_error(0.5, 10, measure="max")
     with pytest.raises(ValueError, match="measure"):
-        gaussian_mechanism_min_n(0.1, 5.0, 10, measure="RMS")
+        min_n(gaussian_mechanism_error, 0.1, sigma_times_n=5.0, k=10, measure="RMS")
     with pytest.raises(ValueError, match="column_norm"):
         noise_constant(pm.ZCDP(1.0), 0.0)
     with pytest.raises(TypeError, match="privacy"):
@@ -392,6 +395,6 @@ def test_validation_of_the_rest():
     with pytest.raises(ValueError, match="method"):
         noise_constant(pm.ZCDP(1.0), 1.0, calibration="exact")
     # zero noise and zero widths are allowed: the bound is 0
-    assert projection_error(0.0, 3, 1.0) == 0.0 and ntz_projection_error(1.0, 3, 0) == 0.0
+    assert projection_error(0.0, 3, width=1.0) == 0.0 and ntz_projection_error(1.0, 3, width=0) == 0.0
     assert gaussian_mechanism_error(np.float32(0.5), np.int64(3)) == 0.5
-    assert set(bounds.__all__) >= {"noise_constant", "projection_error", "ntz_projection_error"}
+    assert set(bounds.__all__) >= {"noise_constant", "projection_error", "ntz_projection_error", "min_n"}
