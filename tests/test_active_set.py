@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -18,20 +17,7 @@ import projmech as pm
 from projmech.bodies.active_set import active_set_projection
 from projmech.bodies.hull import NOISE_TOL, ProjectionError, project_to_hull
 
-
-def reference_projection(F, y) -> tuple[float, np.ndarray]:
-    """``min (1/2)||F w - y||^2`` over the simplex by Clarabel on a direct CVXPY model: the
-    optimum's lower bound (objective minus Clarabel's duality gap) and the projected point."""
-    dense = F.toarray() if sp.issparse(F) else np.asarray(F)
-    w = cp.Variable(dense.shape[1], nonneg=True)
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(dense @ w - y)), [cp.sum(w) == 1])
-    problem.solve(solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, max_iter=500)
-    assert problem.status == cp.OPTIMAL
-    gap = problem.solver_stats.extra_stats.get("dual_gap") if problem.solver_stats.extra_stats else None
-    # Clarabel's point is feasible to 1e-13; its objective is an upper bound up to that, and
-    # the true optimum is no lower than objective - 1e-11 (far below the tolerances tested).
-    lower = float(problem.value) - (abs(gap) if isinstance(gap, float) else 1e-11)
-    return max(lower, 0.0), dense @ np.clip(w.value, 0, None) / np.clip(w.value, 0, None).sum()
+from conftest import reference_projection
 
 
 def random_instance(k, m, seed, noise=0.3):

@@ -20,6 +20,8 @@ from scipy import stats
 import projmech as pm
 from projmech.privacy import DEFAULT_SIZE_SHARE, SizePolicy
 
+from conftest import marginal_truth
+
 DOMAIN = pm.Domain(["a", "b"], [2, 3])
 
 
@@ -29,15 +31,7 @@ def data_of(n: int, seed: int = 0) -> pm.Dataset:
 
 
 def counts_by_hand(data: pm.Dataset, labels) -> np.ndarray:
-    columns = {name: data.records[:, i] for i, name in enumerate(DOMAIN.attributes)}
-    values = []
-    for label in labels:
-        mask = np.ones(data.n, dtype=bool)
-        for term in label.split(" & "):
-            name, value = term.split("=")
-            mask &= columns[name] == int(value)
-        values.append(mask.sum())
-    return np.array(values, dtype=float)
+    return marginal_truth(dict(zip(DOMAIN.attributes, data.records.T)), labels, normalize=False)
 
 
 def make_all(size, privacy_gaussian=pm.ZCDP(0.5), privacy_pure=pm.PureDP(1.0)):

@@ -1,7 +1,6 @@
 """Error bounds and their inverses: closed forms, simulations of the mechanisms with exact
 projections written here (clipping, sorting), the proofs' pathwise inequalities, round trips."""
 
-import itertools
 import math
 
 import numpy as np
@@ -15,14 +14,9 @@ from projmech.evaluation import evaluate
 from projmech.geometry import gaussian_width_bound
 from projmech.privacy import gaussian_sigma
 
+from conftest import cube_vertices, expected_max_of_gaussians, project_simplex
+
 # --- references computed here, independently of the library ----------------------------------
-
-
-def expected_max(k):
-    """E max_i g_i of k independent standard normals, by quadrature."""
-    value, _ = integrate.quad(lambda x: x * k * stats.norm.pdf(x) * stats.norm.cdf(x) ** (k - 1), -np.inf, np.inf,
-                              epsabs=1e-12)
-    return value
 
 
 def expected_max_abs(k):
@@ -42,27 +36,12 @@ def project_segment(X):
     return P
 
 
-def project_simplex(X):
-    """Onto the probability simplex, row by row: sort, find the threshold θ with
-    sum max(x - θ, 0) = 1 (Held, Wolfe & Crowder 1974; Duchi et al. 2008)."""
-    U = -np.sort(-X, axis=1)
-    cumulative = np.cumsum(U, axis=1) - 1
-    j = np.arange(1, X.shape[1] + 1)
-    rho = (U - cumulative / j > 0).sum(axis=1)  # the condition holds for j = 1..rho exactly
-    theta = cumulative[np.arange(X.shape[0]), rho - 1] / rho
-    return np.maximum(X - theta[:, None], 0.0)
-
-
-def cube_vertices(k):
-    return np.array(list(itertools.product([0.0, 1.0], repeat=k))).T
-
-
 # body: (vertices as columns of F, projection, l*(K), w_±(K) = E max_j |<c_j, G>| or None)
 BODIES = {
     "segment": (lambda k: np.column_stack([np.zeros(k), np.eye(k)[0]]), project_segment,
                 lambda k: 1 / math.sqrt(2 * math.pi), lambda k: math.sqrt(2 / math.pi)),
     "cube": (cube_vertices, project_cube, lambda k: k / math.sqrt(2 * math.pi), None),
-    "simplex": (np.eye, project_simplex, expected_max, expected_max_abs),
+    "simplex": (np.eye, project_simplex, expected_max_of_gaussians, expected_max_abs),
 }
 
 
@@ -81,7 +60,8 @@ def test_simplex_projection_reference_is_right():
 def test_references_against_brute_force():
     rng = np.random.default_rng(1)
     G = rng.standard_normal((200_000, 5))
-    for value, reference in ((G.max(axis=1), expected_max(5)), (np.abs(G).max(axis=1), expected_max_abs(5))):
+    for value, reference in ((G.max(axis=1), expected_max_of_gaussians(5)),
+                             (np.abs(G).max(axis=1), expected_max_abs(5))):
         assert abs(value.mean() - reference) < 4 * value.std() / math.sqrt(value.size)
 
 

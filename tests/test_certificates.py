@@ -6,7 +6,7 @@ Expected values come from computations that share nothing with the library:
 
 * closed forms: the projection onto ``c * simplex`` (``F = c I``) by sorting (Held, Wolfe &
   Crowder 1974), onto an interval (``k = 1``), onto a point (``m = 1``, ``F = 0``);
-* brute force over faces on tiny universes (``brute_force_projection`` of ``test_hull``:
+* brute force over faces on tiny universes (``brute_force_projection`` of ``conftest``:
   affine least squares on every affinely independent support);
 * for 2-way marginals of 10 attributes, a direct CVXPY model solved tightly by Clarabel at scale
   1, scaled (the projection is positively homogeneous: ``Pi_{cK}(c y) = c Pi_K(y)``);
@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import math
 
-import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_hull import THRESHOLD_F, brute_force_projection
 
 import projmech as pm
 from projmech import optimal_factorization
@@ -33,6 +31,9 @@ from projmech.bodies import hull, relaxation_admm
 from projmech.bodies.active_set import ActiveSetOutcome
 from projmech.bodies.hull import ProjectionError, project_to_hull
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
+
+from conftest import THRESHOLD_F, brute_force_projection, reference_projection
+from conftest import project_simplex as simplex_projection
 
 #: Every solver project_to_hull takes by name, and "auto".
 SOLVERS = ("fast", "CLARABEL", "ECOS", "OSQP", "SCS", "auto")
@@ -48,24 +49,6 @@ ROUNDING = 1e-7
 # --------------------------------------------------------------------------------------------
 # Independent oracles and the independent check
 # --------------------------------------------------------------------------------------------
-
-
-def simplex_projection(v: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto the probability simplex by sorting (Held, Wolfe & Crowder)."""
-    u = np.sort(v)[::-1]
-    cumulative = np.cumsum(u) - 1.0
-    rho = np.flatnonzero(u - cumulative / np.arange(1, v.size + 1) > 0)[-1]
-    return np.maximum(v - cumulative[rho] / (rho + 1), 0.0)
-
-
-def clarabel_projection(F: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The projection onto conv(columns of F) from a direct CVXPY model, solved tightly by Clarabel."""
-    w = cp.Variable(F.shape[1], nonneg=True)
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(F @ w - y)), [cp.sum(w) == 1])
-    problem.solve(solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, max_iter=500)
-    assert problem.status == cp.OPTIMAL
-    weights = np.clip(w.value, 0.0, None)
-    return F @ (weights / weights.sum())
 
 
 def check_certified(result: pm.ProjectionResult, F: np.ndarray, y: np.ndarray, reference: np.ndarray,
@@ -141,7 +124,7 @@ def test_projection_mechanism_on_scaled_marginals():
     release = mechanism.release(data, rng=np.random.default_rng(3))
     y = release.noisy_answers
     # Clarabel's reference is accurate to about 1e-6 relative at scale 1.
-    check_certified(release.projection, c * F, y, c * clarabel_projection(F, y / c), accuracy=1e-5 * c)
+    check_certified(release.projection, c * F, y, c * reference_projection(F, y / c)[1], accuracy=1e-5 * c)
 
 
 # --------------------------------------------------------------------------------------------

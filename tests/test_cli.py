@@ -15,18 +15,10 @@ from projmech import workloads
 from projmech.cli import main, parse_workload
 from projmech.domain import Domain
 
-plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
-common = pytest.importorskip("dp_accounting.pld.common")
+from conftest import marginal_truth, oracle_sigma
 
 SIZES = {"a": 2, "b": 3, "c": 2}
 N = 60
-
-
-def oracle_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    guarantee = common.DifferentialPrivacyParameters(epsilon, delta)
-    scale = 1e3 / sensitivity  # the oracle's bisection tolerance is 1e-7 absolute
-    return plm.GaussianPrivacyLoss.from_privacy_guarantee(guarantee, sensitivity=sensitivity * scale
-                                                          ).standard_deviation / scale
 
 
 def marginal_labels(way: int) -> list[str]:
@@ -35,17 +27,6 @@ def marginal_labels(way: int) -> list[str]:
         for cell in itertools.product(*(range(SIZES[name]) for name in subset)):
             labels.append(" & ".join(f"{name}={value}" for name, value in zip(subset, cell)))
     return labels
-
-
-def marginal_truth(frame: pd.DataFrame, labels: list[str]) -> np.ndarray:
-    values = []
-    for label in labels:
-        mask = np.ones(len(frame), dtype=bool)
-        for term in label.split(" & "):
-            name, value = term.split("=")
-            mask &= frame[name].to_numpy() == int(value)
-        values.append(mask.mean())
-    return np.array(values)
 
 
 @pytest.fixture

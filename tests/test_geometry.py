@@ -1,12 +1,11 @@
 """Support functions and Gaussian widths, against brute force and closed forms."""
 
-import itertools
 import math
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy import integrate, stats
+from scipy import integrate
 
 import projmech as pm
 from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation, \
@@ -15,26 +14,16 @@ from projmech.geometry import compare_widths, finite_set_width_bound, gaussian_n
     gaussian_width_bound, gaussian_width_from_mean, gaussian_widths, mean_width, mean_width_from_gaussian, \
     mean_widths, support_function
 
+from conftest import cube_vertices, expected_max_of_gaussians
+
 
 def brute_force_support(F, g):
     """max over the columns of F of <g, column>, one column at a time."""
     return max(sum(g[i] * F[i, u] for i in range(F.shape[0])) for u in range(F.shape[1]))
 
 
-def cube_vertices(k):
-    return np.array(list(itertools.product([0.0, 1.0], repeat=k))).T  # k x 2^k
-
-
 def binary_domain(d):
     return pm.Domain([f"x{i}" for i in range(d)], [2] * d)
-
-
-def expected_max_of_gaussians(k):
-    """E max_i g_i for k independent standard normals: ∫ x k φ(x) Φ(x)^(k-1) dx, by quadrature."""
-    value, error = integrate.quad(lambda x: x * k * stats.norm.pdf(x) * stats.norm.cdf(x) ** (k - 1),
-                                  -np.inf, np.inf, epsabs=1e-12)
-    assert error < 1e-9
-    return value
 
 
 # --- the support function of K_Q -------------------------------------------------------------

@@ -31,10 +31,11 @@ import projmech as pm
 from projmech.bodies import hull
 from projmech.bodies.hull import SOLVERS, ProjectionError, frank_wolfe_gap, project_to_hull
 
+from conftest import THRESHOLD_F, brute_force_projection
+
 #: Every solver project_to_hull takes by name: the CVXPY ones and the active-set solver.
 ALL_SOLVERS = (*SOLVERS, "fast")
 
-THRESHOLD_F = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])  # seed 001, eq. 40
 TRIANGLE = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # K_Q: {0 <= a1 <= a2 <= 1}
 
 
@@ -65,39 +66,6 @@ def triangle_projection(y: np.ndarray) -> tuple[np.ndarray, str]:
         if np.linalg.norm(_segment_projection(point, TRIANGLE[i], TRIANGLE[j]) - point) < 1e-12:
             return point, f"edge{i}{j}"
     raise AssertionError("unreachable: the nearest candidate lies on the boundary")
-
-
-def brute_force_projection(F: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Projection onto conv(columns of F) by enumerating affinely independent supports.
-
-    Returns ``(point, weights, distance)``. Exact up to floating-point rounding; meant for m <= 6.
-    """
-    k, m = F.shape
-    best: tuple[np.ndarray, np.ndarray, float] | None = None
-    for size in range(1, min(m, k + 1) + 1):
-        for support in itertools.combinations(range(m), size):
-            columns = F[:, support]
-            base = columns[:, 0]
-            if size == 1:
-                coefficients = np.ones(1)
-            else:
-                directions = columns[:, 1:] - base[:, None]
-                if np.linalg.matrix_rank(directions) < size - 1:
-                    continue  # affinely dependent: covered by a smaller support (Caratheodory)
-                t = np.linalg.lstsq(directions, y - base, rcond=None)[0]
-                coefficients = np.concatenate([[1.0 - t.sum()], t])
-            if coefficients.min() < -1e-12:
-                continue
-            coefficients = np.clip(coefficients, 0.0, None)
-            coefficients /= coefficients.sum()
-            point = columns @ coefficients
-            distance = float(np.linalg.norm(point - y))
-            if best is None or distance < best[2]:
-                weights = np.zeros(m)
-                weights[list(support)] = coefficients
-                best = (point, weights, distance)
-    assert best is not None
-    return best
 
 
 def nnls_projection(F: np.ndarray, y: np.ndarray, weight: float = 1e4) -> tuple[np.ndarray, float]:

@@ -33,8 +33,8 @@ from projmech.privacy import ApproxDP, Neighbouring, PureDP, ZCDP
 from projmech.validation import as_generator
 from projmech.workloads import Workload, identity, marginals
 
-plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
-common = pytest.importorskip("dp_accounting.pld.common")
+import conftest
+from conftest import oracle_sigma
 
 # A small dense workload with unequal columns: l2 column norms sqrt(2), sqrt(5), sqrt(0.5), sqrt(0.14)
 # and l1 column norms 2, 3, 1, 0.6, so only the largest column sets the sensitivity.
@@ -59,15 +59,6 @@ TRIALS = 4000
 
 def small_workload() -> Workload:
     return Workload(F_SMALL)
-
-
-def oracle_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """dp-accounting's smallest sigma, computed at a scale where its 1e-7 absolute bisection
-    tolerance is negligible, then rescaled (the profile depends on sigma/Delta only)."""
-    guarantee = common.DifferentialPrivacyParameters(epsilon, delta)
-    scale = 1e3 / sensitivity
-    loss = plm.GaussianPrivacyLoss.from_privacy_guarantee(guarantee, sensitivity=sensitivity * scale)
-    return loss.standard_deviation / scale
 
 
 def expected_sigma(privacy, neighbouring: str, n: int, column_norm: float) -> float:
@@ -97,15 +88,7 @@ def histogram_by_hand(records: np.ndarray) -> np.ndarray:
 
 def marginal_truth(records: np.ndarray, labels) -> np.ndarray:
     """Fraction of rows matching each label "x=i & y=j", evaluated row by row."""
-    columns = {name: records[:, i] for i, name in enumerate(DOMAIN.attributes)}
-    values = []
-    for label in labels:
-        mask = np.ones(len(records), dtype=bool)
-        for term in label.split(" & "):
-            name, value = term.split("=")
-            mask &= columns[name] == int(value)
-        values.append(mask.mean())
-    return np.array(values)
+    return conftest.marginal_truth(dict(zip(DOMAIN.attributes, records.T)), labels)
 
 
 # --------------------------------------------------------------------------------------------

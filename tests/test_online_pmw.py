@@ -20,10 +20,7 @@ from projmech.online_pmw import OnlineAccuracy, OnlinePMW, online_pmw_accuracy
 from projmech.privacy import PureDP
 from projmech.sparse_vector import BOTTOM, MechanismHalted
 
-
-def laplace_difference_tail(z: float, b: float) -> float:
-    """``Pr[N1 - N2 > z]`` for independent ``Lap(b)``, ``z >= 0``."""
-    return 0.5 * math.exp(-z / b) * (1 + z / (2 * b))
+from conftest import laplace_difference_tail
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,8 +9,6 @@ definition of a marginal cell (the element's values on the subset, with a label 
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -27,6 +25,8 @@ from projmech.operators import (
     pair_cells,
 )
 
+from conftest import brute_marginals
+
 DOMAINS = {
     "binary5": [2, 2, 2, 2, 2],
     "mixed": [3, 1, 2, 4],
@@ -41,13 +41,8 @@ def domain_of(sizes):
 
 
 def definition_matrix(sizes, way) -> np.ndarray:
-    """F from the definition: query (S, cell) is 1 on the elements whose values on S are the cell."""
-    codes = list(itertools.product(*(range(s) for s in sizes)))  # row-major universe
-    rows = []
-    for subset in itertools.combinations(range(len(sizes)), way):
-        for cell in itertools.product(*(range(sizes[i]) for i in subset)):
-            rows.append([float(all(x[i] == v for i, v in zip(subset, cell))) for x in codes])
-    return np.array(rows)
+    """F from the definition (conftest's brute_marginals, without the labels)."""
+    return brute_marginals(range(len(sizes)), sizes, way)[0]
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,8 @@ from projmech.domain import Domain
 from projmech.privacy import Neighbouring, PureDP
 from projmech.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
 
+from conftest import laplace_difference_tail
+
 LOW = np.array([1.0, 0.0])  # the count of element 0
 ALL = np.array([1.0, 1.0])  # always 1
 
@@ -36,12 +38,6 @@ def dp_refuted(hits_x: int, hits_y: int, runs: int, factor: float, alpha: float 
     low_x, _ = clopper_pearson(hits_x, runs, alpha)
     _, high_y = clopper_pearson(hits_y, runs, alpha)
     return low_x > factor * high_y
-
-
-def laplace_difference_tail(z: float, b: float) -> float:
-    """``Pr[N1 - N2 > z]`` for independent ``Lap(b)``, ``z >= 0`` (the density of the difference
-    is ``(1/(4b)) (1 + |u|/b) e^{-|u|/b}``)."""
-    return 0.5 * math.exp(-z / b) * (1 + z / (2 * b))
 
 
 # --------------------------------------------------------------------------------------------

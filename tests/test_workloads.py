@@ -26,21 +26,12 @@ from projmech.workloads import (
     stack,
 )
 
+from conftest import brute_marginals
+
 
 def universe(sizes):
     """All universe elements in row-major order (last attribute fastest)."""
     return list(itertools.product(*(range(s) for s in sizes)))
-
-
-def brute_marginals(attributes, sizes, way):
-    """Rows and labels of all way-way marginal queries by explicit loops."""
-    elements = universe(sizes)
-    rows, labels = [], []
-    for subset in itertools.combinations(range(len(sizes)), way):
-        for cell in itertools.product(*(range(sizes[i]) for i in subset)):
-            rows.append([1.0 if all(u[i] == v for i, v in zip(subset, cell)) else 0.0 for u in elements])
-            labels.append(" & ".join(f"{attributes[i]}={v}" for i, v in zip(subset, cell)))
-    return np.array(rows), labels
 
 
 def brute_column_norm(matrix, p):
