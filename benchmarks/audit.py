@@ -23,11 +23,8 @@ Two worker processes run the cases (one per core); each case gets its own seed.
 
 from __future__ import annotations
 
-import argparse
 import math
-import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,17 +33,16 @@ import projmech as pm
 from projmech.audit import audit
 from projmech.self_audit import MECHANISMS, audit_cases
 
-RESULTS = Path(__file__).resolve().parent.parent / "results"
+from _common import RESULTS, Timer, argument_parser, write_csv
 
 
 def _run_case(job: tuple[str, str, bool, float, int, float, int]) -> dict:
     mechanism, relation, planted, delta, releases, confidence, seed = job
     (case,) = audit_cases([mechanism], [relation], planted_bug=planted, delta=delta)
-    start = time.perf_counter()
+    timer = Timer()
     result = case.run(releases, confidence, rng=seed)
     row = result.as_row()
-    row.update(part="power" if planted else "validity", relation=relation, kind=mechanism,
-               seconds=time.perf_counter() - start)
+    row.update(part="power" if planted else "validity", relation=relation, kind=mechanism, seconds=timer.seconds)
     return row
 
 
@@ -88,7 +84,7 @@ def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("--releases", type=int, default=100_000)
     parser.add_argument("--confidence", type=float, default=0.99)
     parser.add_argument("--parts", nargs="+", default=["validity", "power", "old"],
@@ -98,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.releases = 3000
-    start = time.perf_counter()
+    timer = Timer()
     jobs = []
     seed = 0
     for part, planted, delta in (("validity", False, 1e-5), ("power", True, 1e-3)):
@@ -113,8 +109,7 @@ def main() -> None:
     if "old" in args.parts:
         rows += _old_defect_rows(args.releases, args.confidence)
     frame = pd.DataFrame(rows)
-    RESULTS.mkdir(exist_ok=True)
-    frame.to_csv(RESULTS / "audit.csv", index=False)
+    write_csv(frame, RESULTS / "audit.csv")
     for part, title in (("validity", "claimed epsilon and the audit's lower bound"),
                         ("power", "planted 2x bug (noise halved, claim kept)"),
                         ("old defect", "the defect the first audit found, and the fix on the same pairs")):
@@ -130,7 +125,7 @@ def main() -> None:
             seconds = "" if math.isnan(row.seconds) else f"{row.seconds:.0f} s"
             print(f"{row.mechanism:<52} {row.claimed_epsilon:>11.4g} {row.claimed_delta:>7.0e} "
                   f"{row.epsilon_lower_bound:>15.4f} {verdict:>9} {seconds:>7}")
-    print(f"\nwrote {RESULTS / 'audit.csv'} in {time.perf_counter() - start:.0f} s")
+    print(f"\nwrote {RESULTS / 'audit.csv'} in {timer.seconds:.0f} s")
 
 
 if __name__ == "__main__":

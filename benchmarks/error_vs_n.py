@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -69,6 +67,8 @@ from projmech import (
     relaxation_support,
 )
 from projmech.experiments import error_vs_n, format_table, plot_error_vs_n
+
+from _common import Timer, argument_parser, int_list, name_list, ruled, usage_error, write_csv
 
 MECHANISMS: tuple[str, ...] = ("gaussian", "projection", "relaxed", "factorization", "offline_pmw", "online_pmw")
 #: Rounds tried for offline PMW, and the alphas tried for online PMW (public, data-independent).
@@ -218,13 +218,10 @@ def format_comparison(table: pd.DataFrame) -> str:
     """Fixed-width rendering of :func:`compare`'s table (the means are in ``format_table``'s)."""
     header = (f"{'n':>7} | {'Gaussian E[RMSE] (closed form)':>30} | {'Gaussian CI low':>15} | "
               f"{'projection CI high':>18} | {'ratio G/P':>9} | below")
-    lines = [header, "-" * len(header)]
-    for n, row in table.iterrows():
-        lines.append(
-            f"{n:>7} | {row.gaussian_expected_rmse:>30.6f} | {row.gaussian_ci_low:>15.6f} | "
-            f"{row.projection_ci_high:>18.6f} | {row.ratio:>9.2f} | {'yes' if row.projection_below else 'NO'}"
-        )
-    return "\n".join(lines)
+    return ruled(header, (
+        f"{n:>7} | {row.gaussian_expected_rmse:>30.6f} | {row.gaussian_ci_low:>15.6f} | "
+        f"{row.projection_ci_high:>18.6f} | {row.ratio:>9.2f} | {'yes' if row.projection_below else 'NO'}"
+        for n, row in table.iterrows()))
 
 
 def ratio_trend(table: pd.DataFrame) -> tuple[bool, list[tuple[int, int]]]:
@@ -237,15 +234,14 @@ def ratio_trend(table: pd.DataFrame) -> tuple[bool, list[tuple[int, int]]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=lambda s: [int(p) for p in s.split(",") if p.strip()], default=None,
+    parser = argument_parser(__doc__)
+    parser.add_argument("--sizes", type=int_list, default=None,
                         help="comma-separated data sizes n (default " + ",".join(map(str, DEFAULT_SIZES)) + ")")
     parser.add_argument("--trials", type=int, default=None, help="releases per mechanism and n (default 30)")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--solver", default="auto", help="projection solver: auto, fast, CLARABEL, ECOS, OSQP or SCS")
-    parser.add_argument("--mechanisms", type=lambda s: [p.strip() for p in s.split(",") if p.strip()],
-                        default=list(MECHANISMS), help="comma-separated, some of " + ",".join(MECHANISMS))
+    parser.add_argument("--mechanisms", type=name_list, default=list(MECHANISMS), help="comma-separated, some of " + ",".join(MECHANISMS))
     parser.add_argument("--width-samples", type=int, default=1000,
                         help="Gaussian directions for the widths of K_Q and L in the projection bounds (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
@@ -263,22 +259,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     trials = args.trials if args.trials is not None else (3 if args.quick else 30)
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
     if not sizes or sizes[0] < 1 or sizes[-1] > data.n:
-        print(f"error_vs_n.py: error: --sizes must lie in [1, {data.n}], got {sizes}", file=sys.stderr)
-        return 2
+        return usage_error(f"--sizes must lie in [1, {data.n}], got {sizes}")
     if trials < 2:
-        print("error_vs_n.py: error: --trials must be at least 2 (for a confidence interval)", file=sys.stderr)
-        return 2
+        return usage_error("--trials must be at least 2 (for a confidence interval)")
     unknown = [name for name in args.mechanisms if name not in MECHANISMS]
     if unknown or not args.mechanisms:
-        print(f"error_vs_n.py: error: --mechanisms: unknown {unknown}; expected some of {','.join(MECHANISMS)}",
-              file=sys.stderr)
-        return 2
+        return usage_error(f"--mechanisms: unknown {unknown}; expected some of {','.join(MECHANISMS)}")
     privacy = ApproxDP(args.epsilon, args.delta)
     workload = marginals(data.domain, 2)
     print(f"error vs n: Adult, {len(data.domain)} binary attributes, {workload.num_queries} two-way marginal "
           f"cells, {privacy} (PMW: {PureDP(args.epsilon)}), replace-one neighbours, {trials} trials per n, "
           f"mechanisms {', '.join(args.mechanisms)}", flush=True)
-    start = time.perf_counter()
+    timer = Timer()
     rng = np.random.default_rng(args.seed)
     mechanisms, bound_of = build_mechanisms(args.mechanisms, workload, privacy, args.solver, args.width_samples, rng)
     results = error_vs_n(data, mechanisms, sizes, trials, rng, progress=not args.no_progress)
@@ -310,24 +302,21 @@ def main(argv: Sequence[str] | None = None) -> int:
           + ("yes" if above.empty else "NO: " + ", ".join(f"{r.mechanism} at n={r.n}" for r in above.itertuples())))
     ok = ok and above.empty
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out, index=False)
+    out = write_csv(results, args.out)
     plot = out.with_suffix(".png")
     curves = {f"{name} bound": (sizes, [bound_of[name](n) for n in sizes]) for name in mechanisms}
     plot_error_vs_n(results, str(plot), f"Adult 2-way marginals, {privacy}", bounds=curves)
-    print(f"\nwrote {out} and {plot} in {time.perf_counter() - start:.1f} s")
+    print(f"\nwrote {out} and {plot} in {timer.seconds:.1f} s")
     return 0 if ok else 1
 
 
 def format_bounds(results: pd.DataFrame) -> str:
     """One row per mechanism and n: mean RMSE, its interval and the bound."""
     header = f"{'mechanism':<14} {'n':>7} {'RMSE':>10} {'CI low':>10} {'CI high':>10} {'bound':>10}  below"
-    lines = [header, "-" * len(header)]
-    for row in results.sort_values(["mechanism", "n"]).itertuples():
-        lines.append(f"{row.mechanism:<14} {row.n:>7} {row.rmse_mean:>10.5f} {row.rmse_ci_low:>10.5f} "
-                     f"{row.rmse_ci_high:>10.5f} {row.bound:>10.5f}  {'yes' if row.rmse_ci_low <= row.bound else 'NO'}")
-    return "\n".join(lines)
+    return ruled(header, (
+        f"{row.mechanism:<14} {row.n:>7} {row.rmse_mean:>10.5f} {row.rmse_ci_low:>10.5f} "
+        f"{row.rmse_ci_high:>10.5f} {row.bound:>10.5f}  {'yes' if row.rmse_ci_low <= row.bound else 'NO'}"
+        for row in results.sort_values(["mechanism", "n"]).itertuples()))
 
 
 if __name__ == "__main__":

@@ -35,17 +35,14 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from projmech import (
-    Domain,
     Factorization,
     FactorizationError,
     Workload,
@@ -57,6 +54,8 @@ from projmech import (
     prefix,
 )
 from projmech.experiments import format_number
+
+from _common import Timer, argument_parser, binary_domain, int_list, ruled, usage_error, write_csv
 
 DEFAULT_SIZES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 DEFAULT_DIMS: tuple[int, ...] = (4, 6, 8)
@@ -91,7 +90,7 @@ def problems(sizes: Sequence[int], dims: Sequence[int]) -> Iterator[Problem]:
         for m in sizes:
             yield Problem(f"{family} m={m}", family, build(m, implicit=True), interval_strategies)
     for d in dims:
-        domain = Domain([f"x{i}" for i in range(d)], [2] * d)
+        domain = binary_domain(d)
         yield Problem(f"marginals d={d}", "marginals", marginals(domain, 2), {"identity": identity_strategy})
 
 
@@ -115,7 +114,7 @@ def optimize(problem: Problem, method: str, tol: float, max_iterations: int, sol
     """One ``factorization_norm`` call, timed as a whole (Gram matrix included); one result row."""
     label = f"sdp/{solver}" if method == "sdp" else method
     row = _base_row(problem, label, OPTIMIZED)
-    start = time.perf_counter()
+    timer = Timer()
     try:
         fact: Factorization | None = factorization_norm(problem.workload, method=method, tol=tol,
                                                         max_iterations=max_iterations, solver=solver)
@@ -123,20 +122,20 @@ def optimize(problem: Problem, method: str, tol: float, max_iterations: int, sol
     except FactorizationError as error:
         fact, certified = error.best, False
         status = f"failed: {error.attempts[-1] if error.attempts else error}"
-    row["time_s"] = time.perf_counter() - start
+    row["time_s"] = timer.seconds
     return {**row, **_measures(fact), "status": status, "certified": certified}
 
 
 def fixed(problem: Problem, name: str, strategy: Callable[[int], np.ndarray]) -> dict[str, Any]:
     """``gamma`` of a fixed strategy (``R = F M^+``); the time covers building M and computing gamma."""
     row = _base_row(problem, name, "fixed")
-    start = time.perf_counter()
+    timer = Timer()
     try:
         fact = Factorization.from_strategy(problem.workload, strategy(problem.workload.universe_size))
         row.update(_measures(fact), status="given")
     except ValueError as error:
         row.update(_measures(None), status=f"failed: {error}")
-    row["time_s"] = time.perf_counter() - start
+    row["time_s"] = timer.seconds
     return {**row, "certified": False}
 
 
@@ -176,8 +175,7 @@ def format_results(results: pd.DataFrame) -> str:
     """A fixed-width plain-text table of the benchmark rows."""
     header = (f"{'problem':<16} {'k':>9} {'m':>5} {'method':<13} {'gamma':>10} {'lower bnd':>10} {'gap':>8} "
               f"{'residual':>8} {'iters':>5} {'time s':>8} {'ratio':>7}  status")
-    lines = [header, "-" * len(header)]
-
+    lines = []
     for row in results.itertuples(index=False):
         iterations = str(row.iterations) if row.kind == OPTIMIZED and row.method == "iterative" else "-"
         lines.append(
@@ -185,19 +183,15 @@ def format_results(results: pd.DataFrame) -> str:
             f"{format_number(row.lower_bound, '10.5f')} {format_number(row.relative_gap, '8.1e')} {format_number(row.residual, '8.1e')} "
             f"{iterations:>5} {format_number(row.time_s, '8.3f')} {format_number(row.ratio, '7.3f')}  {row.status}"
         )
-    return "\n".join(lines)
-
-
-def _int_list(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
+    return ruled(header, lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=_int_list, default=None,
+    parser = argument_parser(__doc__)
+    parser.add_argument("--sizes", type=int_list, default=None,
                         help="comma-separated universe sizes m of prefix and all-range (default "
                              + ",".join(map(str, DEFAULT_SIZES)) + "; empty string: none)")
-    parser.add_argument("--dims", type=_int_list, default=None,
+    parser.add_argument("--dims", type=int_list, default=None,
                         help="comma-separated numbers d of binary attributes for 2-way marginals (default "
                              + ",".join(map(str, DEFAULT_DIMS)) + "; empty string: none)")
     parser.add_argument("--sdp-max", type=int, default=64,
@@ -218,11 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = args.sizes if args.sizes is not None else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     dims = args.dims if args.dims is not None else list(QUICK_DIMS if args.quick else DEFAULT_DIMS)
     if any(m < 1 for m in sizes) or any(d < 2 for d in dims):
-        print("factorization.py: error: --sizes must be >= 1 and --dims >= 2", file=sys.stderr)
-        return 2
+        return usage_error("--sizes must be >= 1 and --dims >= 2")
     if not (math.isfinite(args.tol) and args.tol > 0) or args.max_iterations < 1:
-        print("factorization.py: error: --tol must be > 0 and --max-iterations >= 1", file=sys.stderr)
-        return 2
+        return usage_error("--tol must be > 0 and --max-iterations >= 1")
 
     print(f"factorization benchmark: tol={args.tol:g}, iterative (max {args.max_iterations} iterations), "
           f"sdp/{args.solver} where m <= {args.sdp_max}", flush=True)
@@ -232,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
         print(f"  {row['problem']:<16} {row['method']:<13} {row['time_s']:8.3f} s  {row['status']}", flush=True)
 
-    start = time.perf_counter()
+    timer = Timer()
     for problem in problems(sizes, dims):
         record(optimize(problem, "iterative", args.tol, args.max_iterations, args.solver))
         if problem.workload.universe_size <= args.sdp_max:
@@ -255,10 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"BROKEN certificate: {row.problem} {row.method}: lower bound {row.lower_bound:.10g} > "
                   f"gamma {row.gamma:.10g}")
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out, index=False)
-    print(f"\nwrote {out} in {time.perf_counter() - start:.1f} s")
+    out = write_csv(results, args.out)
+    print(f"\nwrote {out} in {timer.seconds:.1f} s")
     return 1 if not broken.empty else 0
 
 

@@ -33,16 +33,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from projmech import Domain, ProjectionError, ProjectionResult, marginals, prefix, project_to_hull, random_queries
+from projmech import ProjectionError, ProjectionResult, marginals, prefix, project_to_hull, random_queries
+
+from _common import Timer, binary_domain, markdown, name_list, write_csv
 
 SOLVERS: tuple[str, ...] = ("fast", "CLARABEL", "ECOS", "OSQP", "SCS", "auto")
 CERTIFIED, FAILURE, FALSE = "certified", "reported failure", "FALSE CERTIFICATE"
@@ -74,7 +74,7 @@ def _noisy(F: np.ndarray, rng: np.random.Generator, sigma: float) -> Instance:
 
 
 def _marginal_matrix(d: int) -> np.ndarray:
-    return marginals(Domain([f"x{i}" for i in range(d)], [2] * d), 2).toarray()
+    return marginals(binary_domain(d), 2).toarray()
 
 
 def _log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
@@ -229,16 +229,16 @@ def independent_check(instance: Instance, tol: float, result: ProjectionResult) 
 def run_call(instance: Instance, solver: str) -> dict[str, object]:
     """One ``project_to_hull`` call and its verdict."""
     tol = PLAIN_TOL if instance.sigma is None else NOISE_TOL
-    start = time.perf_counter()
+    timer = Timer()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # solvers' own warnings; their status is recorded
             result = project_to_hull(instance.F, instance.y, solver=solver, tol=tol, noise_scale=instance.sigma)
     except ProjectionError as error:
-        elapsed = time.perf_counter() - start
+        elapsed = timer.seconds
         return {"outcome": FAILURE, "detail": "; ".join(f"{s}: {o}" for s, o in error.attempts)[:300],
                 "time_s": elapsed, "gap": math.nan, "solver_used": ""}
-    elapsed = time.perf_counter() - start
+    elapsed = timer.seconds
     problem = independent_check(instance, tol, result)
     return {"outcome": FALSE if problem else CERTIFIED, "detail": problem or "", "time_s": elapsed,
             "gap": result.gap, "solver_used": result.solver}
@@ -278,13 +278,11 @@ def summary_table(calls: pd.DataFrame, solvers: Sequence[str]) -> pd.DataFrame:
     return table
 
 
-def markdown(table: pd.DataFrame, instances_per_kind: pd.Series) -> str:
+def summary_markdown(table: pd.DataFrame, instances_per_kind: pd.Series) -> str:
     header = ["kind", "n", *table.columns]
-    lines = ["| " + " | ".join(header) + " |", "| --- | ---: |" + " ---: |" * len(table.columns)]
-    for kind, row in table.iterrows():
-        lines.append(f"| {kind} | {instances_per_kind.get(kind, instances_per_kind.sum())} | "
-                     + " | ".join(str(v) for v in row) + " |")
-    return "\n".join(lines)
+    rows = [[str(kind), str(instances_per_kind.get(kind, instances_per_kind.sum())), *(str(v) for v in row)]
+            for kind, row in table.iterrows()]
+    return markdown(header, rows, ["---", *["---:"] * (len(header) - 1)])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -300,14 +298,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    solvers = name_list(args.solvers)
     unknown = [s for s in solvers if s not in SOLVERS]
     if unknown:
         raise ValueError(f"--solvers: unknown {unknown}; expected some of {list(SOLVERS)}")
     count = QUICK_INSTANCES if args.quick else args.instances
     if count < 1:
         raise ValueError(f"--instances: expected a positive integer, got {count}")
-    start = time.perf_counter()
+    timer = Timer()
     rows = []
     for kind, index, instance in instances(count, args.seed):
         for solver in solvers:
@@ -319,13 +317,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     calls = pd.DataFrame(rows)
     table = summary_table(calls, solvers)
     per_kind = calls.groupby("kind")["instance"].nunique()
-    elapsed = time.perf_counter() - start
+    elapsed = timer.seconds
     print(f"{count} instances x {len(solvers)} solvers = {len(calls)} calls in {elapsed:.0f} s; "
           "cells: certified / reported failure / FALSE CERTIFICATE\n")
-    print(markdown(table, per_kind))
+    print(summary_markdown(table, per_kind))
     for path, frame, index in ((args.out, table, True), (args.calls_out, calls, False)):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(path, index=index)
+        write_csv(frame, path, index=index)
     false = int((calls["outcome"] == FALSE).sum())
     print(f"\nfalse certificates: {false}; written {args.out} and {args.calls_out}")
     return 1 if false else 0

@@ -24,17 +24,12 @@ table reports both with ``OMP_NUM_THREADS``.
 
 from __future__ import annotations
 
-import argparse
-import os
-import time
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
 import projmech as pm
 
-RESULTS = Path(__file__).resolve().parent.parent / "results"
+from _common import RESULTS, Timer, argument_parser, binary_domain, blas_threads, write_csv
 
 
 def _workloads(seed: int) -> list[tuple[str, pm.Dataset, pm.Workload]]:
@@ -43,13 +38,13 @@ def _workloads(seed: int) -> list[tuple[str, pm.Dataset, pm.Workload]]:
     demo = [(f"demo n={n}", adult.subsample(n, rng) if n < adult.n else adult, pm.marginals(adult.domain, 2))
             for n in (1000, adult.n)]
     d = 20
-    domain = pm.Domain([f"x{i}" for i in range(d)], [2] * d)
+    domain = binary_domain(d)
     rows = (rng.random((50_000, d)) < rng.uniform(0.1, 0.9, d)).astype(np.int64)
     return demo + [("d=20 n=50000", pm.Dataset(rows, domain), pm.marginals(domain, 2, implicit=True))]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 3 trials per cell")
@@ -68,9 +63,9 @@ def main() -> None:
                     mechanism.release(data, rng=rng)  # warm: OpenDP's measurement, caches
                     errors, times = [], []
                     for _ in range(args.trials):
-                        start = time.perf_counter()
-                        released = mechanism.release(data, rng=rng)
-                        times.append(time.perf_counter() - start)
+                        with Timer() as timer:
+                            released = mechanism.release(data, rng=rng)
+                        times.append(timer.seconds)
                         errors.append(pm.rmse(released.answers, truth))
                     mean, low, high = pm.mean_confidence_interval(errors)
                     rows.append({"workload": name, "k": workload.num_queries, "privacy": str(privacy),
@@ -81,8 +76,7 @@ def main() -> None:
                           f"RMSE {mean:.6f} ± {(high - low) / 2:.6f}  time {np.median(times) * 1e3:8.2f} ms",
                           flush=True)
     frame = pd.DataFrame(rows)
-    RESULTS.mkdir(exist_ok=True)
-    frame.to_csv(RESULTS / "noise.csv", index=False)
+    write_csv(frame, RESULTS / "noise.csv")
     paired = frame.pivot_table(index=["workload", "privacy", "mechanism"], columns="noise",
                                values=["sigma_counts", "rmse", "time_median_s"])
     print("\ndiscrete / continuous (sigma, RMSE, time per release):")
@@ -90,7 +84,7 @@ def main() -> None:
         print(f"{' | '.join(key):<48} sigma {row[('sigma_counts', 'discrete')] / row[('sigma_counts', 'continuous')]:.4f}  "
               f"RMSE {row[('rmse', 'discrete')] / row[('rmse', 'continuous')]:.3f}  "
               f"time {row[('time_median_s', 'discrete')] * 1e3:.2f} vs {row[('time_median_s', 'continuous')] * 1e3:.2f} ms")
-    print(f"\nOMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; wrote {RESULTS / 'noise.csv'}")
+    print(f"\nOMP_NUM_THREADS={blas_threads()['OMP_NUM_THREADS']}; wrote {RESULTS / 'noise.csv'}")
 
 
 if __name__ == "__main__":

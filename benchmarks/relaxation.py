@@ -62,9 +62,7 @@ import itertools
 import json
 import math
 import os
-import platform
 import sys
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,6 +77,9 @@ from projmech import ApproxDP, Dataset, Domain, GaussianMechanism, ProjectionMec
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
 from projmech.evaluation import max_error, mean_confidence_interval, rmse
 from projmech.experiments import format_number
+
+from _common import Timer, argument_parser, binary_domain, int_list, markdown, name_list, package_versions, \
+    usage_error, write_csv
 
 PARTS: tuple[str, ...] = ("adult", "scaling", "pgm")
 RELAXATIONS: tuple[str, ...] = ("sdp+local", "sdp", "local")
@@ -116,21 +117,9 @@ TAGS = {"adult-binary": 1, "adult": 2, "synthetic": 3}
 CHECK_SLACK = 1e-6
 
 
-def _int_list(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
-
-
-def _name_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 # --------------------------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------------------------
-
-
-def binary_domain(d: int) -> Domain:
-    return Domain([f"x{i}" for i in range(d)], [2] * d)
 
 
 def latent_factor_data(d: int, rows: int, rng: np.random.Generator, factors: int = FACTORS) -> Dataset:
@@ -208,12 +197,12 @@ def trial_rng(seed: int, data_key: str, n: int, trial: int) -> np.random.Generat
 
 
 def release_outcome(mechanism: GaussianMechanism, data: Dataset, rng: np.random.Generator) -> Outcome:
-    start = time.perf_counter()
+    timer = Timer()
     try:
         release = mechanism.release(data, rng=rng)
     except Exception as error:  # a solver failure is a result, not a crash
         raise Failure(f"{type(error).__name__}: {error}") from error
-    elapsed = time.perf_counter() - start
+    elapsed = timer.seconds
     projection = release.projection
     return Outcome(
         answers=release.answers,
@@ -287,13 +276,6 @@ def seconds(value: float) -> str:
     if value < 0.1:
         return f"{value * 1000:.0f} ms"
     return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
-
-
-def markdown(header: Sequence[str], rows: Sequence[Sequence[str]], align: Sequence[str] | None = None) -> str:
-    align = align or ["---:"] * len(header)
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -423,17 +405,17 @@ def synthetic_release(d: int, rows: int, seed: int, privacy: ApproxDP, trial: in
 def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
     rows = []
     for d in tqdm(args.dims, desc="scaling d", disable=args.no_progress):
-        start = time.perf_counter()
-        data, truth, noisy, sigma = synthetic_release(d, args.rows, args.seed, privacy)
-        setup = time.perf_counter() - start
+        with Timer() as timer:
+            data, truth, noisy, sigma = synthetic_release(d, args.rows, args.seed, privacy)
+        setup = timer.seconds
         row: dict[str, Any] = {"d": d, "k": truth.size, "rows": args.rows, "sigma": sigma, "setup_time_s": setup,
                                "noisy_rmse": rmse(noisy, truth), "mean_marginal": float(data.records.mean())}
         times, result = [], None
         try:
             for _ in range(args.repeats):
-                start = time.perf_counter()
-                result = project_to_relaxation(data.domain, noisy, relaxation="sdp+local")
-                times.append(time.perf_counter() - start)
+                with Timer() as timer:
+                    result = project_to_relaxation(data.domain, noisy, relaxation="sdp+local")
+                times.append(timer.seconds)
             row.update(admm_time_s=float(np.median(times)), admm_time_min_s=float(np.min(times)),
                        admm_iterations=result.iterations, admm_gap=result.gap, admm_distance=result.distance,
                        admm_violation=result.constraint_violation, admm_rmse=rmse(result.answers, truth),
@@ -444,16 +426,16 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
             row["target_s"] = TARGETS[d]
             row["target_met"] = bool(row.get("admm_time_s", math.inf) <= TARGETS[d])
         if d <= args.scs_max_d:
-            start = time.perf_counter()
+            timer = Timer()
             try:
                 scs = project_to_relaxation(data.domain, noisy, relaxation="sdp+local", solver="SCS")
-                row.update(scs_time_s=time.perf_counter() - start, scs_distance=scs.distance,
+                row.update(scs_time_s=timer.seconds, scs_distance=scs.distance,
                            scs_violation=scs.constraint_violation, scs_rmse=rmse(scs.answers, truth),
                            scs_status=scs.status)
                 if result is not None:
                     row["scs_relative_distance"] = scs.distance / result.distance - 1
             except RelaxationError as error:
-                row.update(scs_time_s=time.perf_counter() - start, scs_status=f"failed: {error}")
+                row.update(scs_time_s=timer.seconds, scs_status=f"failed: {error}")
         rows.append(row)
         tqdm.write(f"  d={d}: ADMM {seconds(row.get('admm_time_s', float('nan')))} "
                    f"({row.get('admm_iterations', '-')} iterations), SCS {seconds(row.get('scs_time_s', float('nan')))}")
@@ -533,7 +515,7 @@ class PrivatePGM:
     def estimate(self, noisy: np.ndarray, sigma: float, n: int) -> Outcome:
         from mbi import approximate_oracles, estimation, marginal_loss
 
-        start = time.perf_counter()
+        timer = Timer()
         measurements = self.measurements(noisy, sigma, n)
         if self.exact:
             model = estimation.MirrorDescent().estimate(self.mbi_domain, measurements, known_total=float(n),
@@ -545,7 +527,7 @@ class PrivatePGM:
             estimator = approximate_oracles.ApproxMirrorDescent(stepsize=stepsize, oracle_iters=self.oracle_iters)
             project = estimator.estimate(self.mbi_domain, loss, known_total=float(n), iters=self.iters).project
         answers = np.concatenate([np.asarray(project(clique).datavector(), dtype=float) for clique in self.cliques]) / n
-        elapsed = time.perf_counter() - start
+        elapsed = timer.seconds
         return Outcome(answers=answers, noisy=noisy, time_s=elapsed, solve_time_s=elapsed, solver="mbi",
                        iterations=float(self.iters), distance=float(np.linalg.norm(answers - noisy)),
                        info=self.estimator)
@@ -668,8 +650,8 @@ def format_pgm(summary: pd.DataFrame) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", type=_name_list, default=list(PARTS),
+    parser = argument_parser(__doc__)
+    parser.add_argument("--parts", type=name_list, default=list(PARTS),
                         help="comma-separated parts to run (default " + ",".join(PARTS) + ")")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
@@ -677,21 +659,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="a smoke run: fewer sizes, trials and dimensions, "
                         "no categorical Adult, no synthetic data for Private-PGM")
     # adult
-    parser.add_argument("--sizes", type=_int_list, default=None,
+    parser.add_argument("--sizes", type=int_list, default=None,
                         help="binarized Adult sizes n (default " + ",".join(map(str, DEFAULT_SIZES)) + ")")
     parser.add_argument("--trials", type=int, default=None,
                         help=f"releases per mechanism and n on binarized Adult (default {DEFAULT_TRIALS})")
     parser.add_argument("--hull-trials", type=int, default=None,
                         help=f"releases of the hull projection per n (default {DEFAULT_HULL_TRIALS}: 2-25 s each)")
-    parser.add_argument("--categorical-sizes", type=_int_list, default=None,
+    parser.add_argument("--categorical-sizes", type=int_list, default=None,
                         help="categorical Adult sizes n (default " + ",".join(map(str, DEFAULT_CATEGORICAL_SIZES))
                              + "; none with --quick; '' for none)")
     parser.add_argument("--categorical-trials", type=int, default=DEFAULT_CATEGORICAL_TRIALS,
                         help=f"releases per mechanism and n on categorical Adult (default {DEFAULT_CATEGORICAL_TRIALS})")
-    parser.add_argument("--categorical-relaxations", type=_name_list, default=list(RELAXATIONS),
+    parser.add_argument("--categorical-relaxations", type=name_list, default=list(RELAXATIONS),
                         help="relaxations on categorical Adult (default " + ",".join(RELAXATIONS) + ")")
     # scaling
-    parser.add_argument("--dims", type=_int_list, default=None,
+    parser.add_argument("--dims", type=int_list, default=None,
                         help="numbers d of binary attributes (default " + ",".join(map(str, DEFAULT_DIMS)) + ")")
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help=f"synthetic rows (default {DEFAULT_ROWS})")
     parser.add_argument("--repeats", type=int, default=None,
@@ -700,12 +682,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"largest d for the CVXPY+SCS reference (default {DEFAULT_SCS_MAX_D}; "
                              "it took 9.5 s at d = 300 and 1,122 s at d = 500 on 2 cores)")
     # pgm
-    parser.add_argument("--pgm-sizes", type=_int_list, default=None,
+    parser.add_argument("--pgm-sizes", type=int_list, default=None,
                         help="binarized Adult sizes for Private-PGM (default " + ",".join(map(str, DEFAULT_PGM_SIZES)) + ")")
-    parser.add_argument("--pgm-categorical-sizes", type=_int_list, default=None,
+    parser.add_argument("--pgm-categorical-sizes", type=int_list, default=None,
                         help="categorical Adult sizes for Private-PGM (default "
                              + ",".join(map(str, DEFAULT_PGM_CATEGORICAL_SIZES)) + "; none with --quick)")
-    parser.add_argument("--pgm-dims", type=_int_list, default=None,
+    parser.add_argument("--pgm-dims", type=int_list, default=None,
                         help="synthetic d for Private-PGM (default " + ",".join(map(str, DEFAULT_PGM_DIMS))
                              + "; none with --quick)")
     parser.add_argument("--pgm-trials", type=int, default=None,
@@ -766,40 +748,29 @@ def resolve(args: argparse.Namespace) -> str | None:
     return None
 
 
-def versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
-    for package in ("projmech", "numpy", "scipy", "cvxpy", "scs", "clarabel", "mbi", "jax"):
-        try:
-            found[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return found
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     problem = resolve(args)
     if problem:
-        print(f"relaxation.py: error: {problem}", file=sys.stderr)
-        return 2
+        return usage_error(problem)
     privacy = ApproxDP(args.epsilon, args.delta)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     cache = TrialCache()
     report: dict[str, Any] = {"arguments": {key: value for key, value in vars(args).items()},
                               "privacy": str(privacy), "neighbouring": "replace-one", "cpu_count": os.cpu_count(),
-                              "versions": versions(), "time_s": {}}
+                              "versions": package_versions(), "time_s": {}}
     failures: list[str] = []
-    started = time.perf_counter()
+    total = Timer()
     print(f"relaxation benchmark: parts {','.join(args.parts)}, {privacy}, replace-one, seed {args.seed}, "
           f"{os.cpu_count()} cores", flush=True)
 
     if "adult" in args.parts:
-        start = time.perf_counter()
-        summary, trials = part_adult(args, cache, privacy)
-        report["time_s"]["adult"] = time.perf_counter() - start
-        summary.to_csv(out / "relaxation_adult.csv", index=False)
-        trials.to_csv(out / "relaxation_adult_trials.csv", index=False)
+        with Timer() as timer:
+            summary, trials = part_adult(args, cache, privacy)
+        report["time_s"]["adult"] = timer.seconds
+        write_csv(summary, out / "relaxation_adult.csv")
+        write_csv(trials, out / "relaxation_adult_trials.csv")
         ok = trials[trials["status"] == "ok"]
         projected = ok[ok["method"] != "gaussian"]
         worse = projected[projected["rmse"] > projected["noisy_rmse"] * (1 + CHECK_SLACK) + 1e-12]
@@ -825,10 +796,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               flush=True)
 
     if "scaling" in args.parts:
-        start = time.perf_counter()
-        scaling = part_scaling(args, privacy)
-        report["time_s"]["scaling"] = time.perf_counter() - start
-        scaling.to_csv(out / "relaxation_scaling.csv", index=False)
+        with Timer() as timer:
+            scaling = part_scaling(args, privacy)
+        report["time_s"]["scaling"] = timer.seconds
+        write_csv(scaling, out / "relaxation_scaling.csv")
         print(f"\n## Time against d: sdp+local, {args.rows:,} synthetic rows, ADMM median of {args.repeats}\n")
         print(format_scaling(scaling))
         ok = scaling[scaling["admm_status"] == "optimal"]
@@ -849,20 +820,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"\n## Private-PGM: skipped: {version}\n", flush=True)
             report["pgm_skipped"] = version
         else:
-            start = time.perf_counter()
+            timer = Timer()
             layout_error = check_mbi_layout(mbi)
             print(f"\nmbi {version}: cell order of clique marginals matches marginals(domain, 2) "
                   f"(max error {layout_error:.1e} on exact input)", flush=True)
             summary, trials = part_pgm(args, cache, privacy, mbi)
-            report["time_s"]["pgm"] = time.perf_counter() - start
+            report["time_s"]["pgm"] = timer.seconds
             report["mbi_layout_error"] = layout_error
-            summary.to_csv(out / "relaxation_pgm.csv", index=False)
-            trials.to_csv(out / "relaxation_pgm_trials.csv", index=False)
+            write_csv(summary, out / "relaxation_pgm.csv")
+            write_csv(trials, out / "relaxation_pgm_trials.csv")
             print(f"\n## Private-PGM (mbi {version}) and our projections on the same noisy 2-way marginals "
                   f"({args.pgm_trials} trials on binarized Adult, {args.pgm_approx_trials} elsewhere)\n")
             print(format_pgm(summary))
 
-    report["time_s"]["total"] = time.perf_counter() - started
+    report["time_s"]["total"] = total.seconds
     (out / "relaxation.json").write_text(json.dumps(report, indent=2, default=str))
     print(f"\nwrote {out}/relaxation_*.csv and relaxation.json in {report['time_s']['total']:.1f} s")
     for failure in failures:

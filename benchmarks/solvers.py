@@ -66,7 +66,6 @@ import math
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -79,7 +78,6 @@ import pandas as pd
 from projmech import (
     ApproxDP,
     Dataset,
-    Domain,
     GaussianMechanism,
     ProjectionError,
     ProjectionResult,
@@ -91,6 +89,8 @@ from projmech import (
 from projmech.bodies.hull import NOISE_TOL, SOLVERS
 from projmech.evaluation import rmse
 from projmech.experiments import format_number
+
+from _common import Timer, argument_parser, binary_domain, int_list, name_list, ruled, usage_error, write_csv
 
 PARTS: tuple[str, ...] = ("small", "scaling")
 
@@ -167,7 +167,7 @@ def marginal_problem(d: int, rows: int, privacy: ApproxDP, seed: int, implicit: 
         (``d = 20``: 760 x 2^20).
     """
     rng = np.random.default_rng([seed, 0, d])
-    domain = Domain([f"x{i}" for i in range(d)], [2] * d)
+    domain = binary_domain(d)
     biases = rng.uniform(0.1, 0.9, size=d)
     data = Dataset((rng.random((rows, d)) < biases).astype(np.int64), domain)
     workload = marginals(domain, 2, implicit=implicit)
@@ -225,15 +225,15 @@ def benchmark(problem: Problem, solver: str, repeats: int, tol: float = 1e-8) ->
     solve_times, total_times = [], []
     result = None
     for _ in range(repeats):
-        start = time.perf_counter()
+        timer = Timer()
         try:
             result = project_to_hull(problem.workload, problem.noisy, solver=solver, tol=tol)
         except ProjectionError as error:
-            total_times = [time.perf_counter() - start]
+            total_times = [timer.seconds]
             solve_times, result = [], None
             row["status"] = f"failed: {_failure_reason(error, solver)}"
             break
-        total_times.append(time.perf_counter() - start)
+        total_times.append(timer.seconds)
         solve_times.append(result.solve_time)
     row["repeats"] = len(total_times)
     row["solve_time_s"] = statistics.median(solve_times) if solve_times else math.nan
@@ -259,15 +259,14 @@ def format_results(results: pd.DataFrame) -> str:
     """A fixed-width plain-text table of the ``small`` part's rows."""
     header = (f"{'problem':<16} {'k':>5} {'m':>5} {'solver':<9} {'solve s':>9} {'total s':>9} {'distance':>11} "
               f"{'gap':>9} {'raw feas':>9} {'obj rel':>9}  status")
-    lines = [header, "-" * len(header)]
-
+    lines = []
     for row in results.itertuples(index=False):
         lines.append(
             f"{row.problem:<16} {row.k:>5} {row.m:>5} {row.solver:<9} {format_number(row.solve_time_s, '9.4f')} "
             f"{format_number(row.total_time_s, '9.4f')} {format_number(row.distance, '11.6g')} {format_number(row.gap, '9.1e')} "
             f"{format_number(row.raw_feasibility_error, '9.1e')} {format_number(row.objective_rel_diff, '9.1e')}  {row.status}"
         )
-    return "\n".join(lines)
+    return ruled(header, lines)
 
 
 def part_small(args: argparse.Namespace, privacy: ApproxDP, repeats: int) -> pd.DataFrame:
@@ -453,14 +452,14 @@ def run_job(job: Job) -> dict[str, Any]:
     times: list[float] = []
     estimate = None
     for _ in range(job.repeats):
-        start = time.perf_counter()
+        timer = Timer()
         try:
             estimate = solve()
         except ProjectionError as error:
-            times, estimate = [time.perf_counter() - start], None
+            times, estimate = [timer.seconds], None
             row["status"] = f"failed: {_failure_reason(error, solver)}"
             break
-        times.append(time.perf_counter() - start)
+        times.append(timer.seconds)
     row.update(repeats=len(times), time_s=statistics.median(times), first_time_s=times[0],
                peak_rss_mb=peak_memory_mb())
     if estimate is not None:
@@ -500,12 +499,12 @@ def run_worker(job: Job, timeout: float) -> dict[str, Any]:
         The worker's row (:func:`run_job`), or a ``failed`` row after a crash or timeout.
     """
     base = {**_shape(job.d), "method": job.method}
-    start = time.perf_counter()
+    timer = Timer()
     try:
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(asdict(job))],
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {**base, "status": f"failed: timeout after {timeout:g} s", "time_s": time.perf_counter() - start}
+        return {**base, "status": f"failed: timeout after {timeout:g} s", "time_s": timer.seconds}
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     if done.returncode != 0 or not lines:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -630,7 +629,7 @@ def format_scaling(frame: pd.DataFrame) -> str:
     """Fixed-width table of the ``scaling`` part: time, objective, certificate and memory per method."""
     header = (f"{'d':>3} {'k':>5} {'m':>8} {'method':<13} {'time s':>9} {'first s':>9} {'obj rel':>9} "
               f"{'<=1e-6':>6} {'gap':>9} {'iters':>6} {'inputs MB':>9} {'peak MB':>8}  status")
-    lines = [header, "-" * len(header)]
+    lines = []
     for row in frame.itertuples(index=False):
         same = "-" if pd.isna(row.same_objective) else ("yes" if row.same_objective else "no")
         lines.append(
@@ -641,7 +640,7 @@ def format_scaling(frame: pd.DataFrame) -> str:
             f"{format_number(row.peak_rss_mb, '8.0f')}  "
             f"{row.status}"
         )
-    return "\n".join(lines)
+    return ruled(header, lines)
 
 
 def format_errors(frame: pd.DataFrame) -> str:
@@ -653,7 +652,7 @@ def format_errors(frame: pd.DataFrame) -> str:
     """
     header = (f"{'d':>3} {'k':>5} {'sigma':>9} {'noisy RMSE':>11} {'default RMSE':>13} {'time s':>8} "
               f"{'dev/σ':>8} {'1e-6 RMSE':>11} {'time s':>8} {'RMSE rel diff':>13}")
-    lines = [header, "-" * len(header)]
+    lines = []
     by_method = frame.set_index(["d", "method"])
     for d in dict.fromkeys(frame["d"]):
         if (d, FAST_DEFAULT) not in by_method.index or (d, FAST) not in by_method.index:
@@ -667,7 +666,7 @@ def format_errors(frame: pd.DataFrame) -> str:
             f"{format_number(tight['rmse'], '11.6e')} {format_number(tight['time_s'], '8.3f')} "
             f"{format_number(default['rmse'] / tight['rmse'] - 1, '+13.1e')}"
         )
-    return "\n".join(lines)
+    return ruled(header, lines)
 
 
 def check_targets(frame: pd.DataFrame) -> list[str]:
@@ -712,10 +711,6 @@ def check_targets(frame: pd.DataFrame) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
-def _int_list(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
-
-
 def _shape_list(text: str) -> list[tuple[int, int]]:
     shapes = []
     for part in text.split(","):
@@ -730,7 +725,7 @@ def _name_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
     canonical = {name.lower(): name for name in choices}
 
     def parse(text: str) -> list[str]:
-        names = [part.strip() for part in text.split(",") if part.strip()]
+        names = name_list(text)
         unknown = [name for name in names if name.lower() not in canonical]
         if unknown:
             raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {list(choices)}")
@@ -740,7 +735,7 @@ def _name_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("--parts", type=_name_list(PARTS), default=list(PARTS),
                         help=f"comma-separated parts (default {','.join(PARTS)})")
     parser.add_argument("--repeats", type=int, default=None,
@@ -752,7 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"small part: dims {','.join(map(str, QUICK_DIMS))} and one small random workload; "
                              f"scaling part: dims {','.join(map(str, QUICK_SCALING_DIMS))}; 1 repeat")
     small = parser.add_argument_group("part small")
-    small.add_argument("--dims", type=_int_list, default=None,
+    small.add_argument("--dims", type=int_list, default=None,
                        help="comma-separated numbers of binary attributes (default "
                             f"{','.join(map(str, DEFAULT_DIMS))})")
     small.add_argument("--random", type=_shape_list, default=None,
@@ -765,7 +760,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="certification tolerance of project_to_hull (default its own, 1e-8)")
     small.add_argument("--out", default="results/solvers.csv", help="CSV output (default results/solvers.csv)")
     scaling = parser.add_argument_group("part scaling")
-    scaling.add_argument("--scaling-dims", type=_int_list, default=None,
+    scaling.add_argument("--scaling-dims", type=int_list, default=None,
                          help=f"binary attributes (default {','.join(map(str, DEFAULT_SCALING_DIMS))})")
     scaling.add_argument("--scaling-rows", type=int, default=DEFAULT_SCALING_ROWS,
                          help=f"data set size n (default {DEFAULT_SCALING_ROWS})")
@@ -809,14 +804,6 @@ def resolve(args: argparse.Namespace) -> tuple[int, str | None]:
     return repeats, None
 
 
-def write_csv(frame: pd.DataFrame, path: str) -> Path:
-    """Write ``frame`` to ``path``, creating its folder; the path written."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False)
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.worker is not None:
@@ -824,10 +811,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     repeats, error = resolve(args)
     if error is not None:
-        print(f"solvers.py: error: {error}", file=sys.stderr)
-        return 2
+        return usage_error(error)
     privacy = ApproxDP(args.epsilon, args.delta)
-    start = time.perf_counter()
+    timer = Timer()
     if "small" in args.parts:
         print(f"solver benchmark: {privacy}, replace-one, n={args.rows}, tol={args.tol:g}, {repeats} repeat(s), "
               f"solvers {args.solvers}", flush=True)
@@ -848,7 +834,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in check_targets(scaling):
             print(f"  {line}")
         print(f"\nwrote {write_csv(scaling, args.scaling_out)}")
-    print(f"done in {time.perf_counter() - start:.1f} s")
+    print(f"done in {timer.seconds:.1f} s")
     return 0
 
 

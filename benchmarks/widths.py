@@ -32,19 +32,19 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from projmech import Domain, marginals
+from projmech import marginals
 from projmech.bodies.relaxation import RELAXATIONS, RelaxationError, RelaxationSupport, relaxation_support
 from projmech.experiments import format_number
 from projmech.geometry import WidthEstimate, compare_widths, gaussian_width_bound, gaussian_widths, \
     support_function
+
+from _common import Timer, argument_parser, binary_domain, int_list, markdown, name_list, usage_error, write_csv
 
 DEFAULT_DIMS: tuple[int, ...] = (4, 5, 6, 7, 8, 9, 10)
 QUICK_DIMS: tuple[int, ...] = (4, 5, 6)
@@ -63,10 +63,6 @@ COLUMNS: tuple[str, ...] = (
 )
 
 
-def binary_domain(d: int) -> Domain:
-    return Domain([f"x{i}" for i in range(d)], [2] * d)
-
-
 def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, confidence: float,
                solver: str) -> list[dict[str, Any]]:
     """One row per body (the hull, then each relaxation) for ``d`` binary attributes.
@@ -83,21 +79,21 @@ def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, conf
     failed: dict[str, str] = {}
 
     def hull(G: np.ndarray) -> np.ndarray:
-        start = time.perf_counter()
-        hull_values["values"] = support_function(workload, G)
-        times[HULL] = time.perf_counter() - start
+        with Timer() as timer:
+            hull_values["values"] = support_function(workload, G)
+        times[HULL] = timer.seconds
         return hull_values["values"]
 
     def relaxed(name: str):
         def support(G: np.ndarray) -> np.ndarray:
             if name not in supports:
-                start = time.perf_counter()
+                timer = Timer()
                 try:
                     supports[name] = relaxation_support(domain, G, name, solver=solver)
                 except RelaxationError as error:
                     failed[name] = str(error)
                     raise
-                times[name] = time.perf_counter() - start
+                times[name] = timer.seconds
             return supports[name].values
         return support
 
@@ -140,7 +136,7 @@ def format_results(results: pd.DataFrame, relaxations: Sequence[str]) -> str:
     for name in relaxations:
         header += [f"ℓ*(L) {name}", f"ratio {name}"]
     header += ["√(2 ln m)·max‖col‖", "√(2k ln m)", "time"]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(["---:"] * len(header)) + " |"]
+    lines = []
     for d, group in results.groupby("d", sort=True):
         rows = {row.body: row for row in group.itertuples(index=False)}
         hull = rows[HULL]
@@ -155,26 +151,18 @@ def format_results(results: pd.DataFrame, relaxations: Sequence[str]) -> str:
                       f"{format_number(row.ratio, '1.4f')} ± {format_number(half, '1.4f')}"]
         cells += [format_number(hull.seed_bound_sharp, "1.2f"), format_number(hull.seed_bound_stated, "1.2f"),
                   f"{group['time_s'].sum():.1f} s"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def _int_list(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
-
-
-def _name_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+        lines.append(cells)
+    return markdown(header, lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dims", type=_int_list, default=None,
+    parser = argument_parser(__doc__)
+    parser.add_argument("--dims", type=int_list, default=None,
                         help="comma-separated numbers d of binary attributes (default "
                              + ",".join(map(str, DEFAULT_DIMS)) + ")")
     parser.add_argument("--samples", type=int, default=None,
                         help=f"Gaussian draws per d, shared by all bodies (default {DEFAULT_SAMPLES})")
-    parser.add_argument("--relaxations", type=_name_list, default=list(RELAXATIONS),
+    parser.add_argument("--relaxations", type=name_list, default=list(RELAXATIONS),
                         help="comma-separated relaxations (default " + ",".join(RELAXATIONS) + ")")
     parser.add_argument("--solver", default="CLARABEL", help="CVXPY solver of the support SDP/LP (default CLARABEL)")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
@@ -190,23 +178,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     dims = args.dims if args.dims is not None else list(QUICK_DIMS if args.quick else DEFAULT_DIMS)
     samples = args.samples if args.samples is not None else (QUICK_SAMPLES if args.quick else DEFAULT_SAMPLES)
     if not dims or min(dims) < 2:
-        print("widths.py: error: --dims must be at least 2", file=sys.stderr)
-        return 2
+        return usage_error("--dims must be at least 2")
     if samples < 2:
-        print("widths.py: error: --samples must be at least 2 (for a confidence interval)", file=sys.stderr)
-        return 2
+        return usage_error("--samples must be at least 2 (for a confidence interval)")
     unknown = [name for name in args.relaxations if name not in RELAXATIONS]
     if unknown or not args.relaxations:
-        print(f"widths.py: error: --relaxations must be among {','.join(RELAXATIONS)}, got {unknown}", file=sys.stderr)
-        return 2
+        return usage_error(f"--relaxations must be among {','.join(RELAXATIONS)}, got {unknown}")
     if not 0 < args.confidence < 1:
-        print("widths.py: error: --confidence must lie in (0, 1)", file=sys.stderr)
-        return 2
+        return usage_error("--confidence must lie in (0, 1)")
 
     print(f"Gaussian widths of 2-way marginals: d = {','.join(map(str, dims))}, {samples} common draws per d, "
           f"relaxations {','.join(args.relaxations)} ({args.solver}), {args.confidence:.0%} intervals, "
           f"seed {args.seed}", flush=True)
-    start = time.perf_counter()
+    timer = Timer()
     rows: list[dict[str, Any]] = []
     for d in dims:
         rows += widths_for(d, args.relaxations, samples, args.seed, args.confidence, args.solver)
@@ -244,10 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"l*(K_Q) below the seed's bound √(2 ln m)·max‖col‖: "
           f"{'yes' if bool((hull['ci_high'] <= hull['seed_bound_sharp']).all()) else 'NO'}")
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out, index=False)
-    print(f"\nwrote {out} in {time.perf_counter() - start:.1f} s")
+    out = write_csv(results, args.out)
+    print(f"\nwrote {out} in {timer.seconds:.1f} s")
     return 1 if failures else 0
 
 

@@ -1,0 +1,168 @@
+"""What the benchmark scripts share: arguments, data, a timer, tables, and their output files.
+
+Not a benchmark: the scripts import it (``from _common import ...``; each runs as
+``python benchmarks/NAME.py``, which puts this folder first on ``sys.path``).
+
+- **Arguments**: :func:`argument_parser` (the script's docstring as its ``--help``),
+  :func:`int_list` and :func:`name_list` for comma-separated options, :func:`usage_error` for
+  an invalid combination (``NAME.py: error: ...`` on stderr, exit status 2).
+- **Data**: :func:`binary_domain`, the ``d`` binary attributes ``x0 ... x{d-1}`` of the
+  synthetic workloads.
+- **Time**: :class:`Timer`, wall-clock seconds from :func:`time.perf_counter`.
+- **Tables**: :func:`ruled` (fixed width: header, a rule of dashes, rows) and :func:`markdown`.
+- **Output**: :func:`write_csv` writes a result table (its folder created on demand) and, beside
+  it, ``NAME.run.json``: the record of the run (:func:`run_record`: the command line, the machine,
+  the BLAS thread settings and the package versions), so that a table can be traced to what
+  produced it. (What only a run record needs is imported when one is written: the solvers'
+  worker processes measure their memory with this module loaded.) :data:`RESULTS` is the repository's ``results/`` folder.
+
+BLAS threads: no script sets them; each runs with the environment's settings (as ``make
+benchmarks`` does), which :func:`blas_threads` reports and every run record carries. To time
+single-threaded BLAS, set ``OMP_NUM_THREADS=1`` (and ``OPENBLAS_NUM_THREADS`` / ``MKL_NUM_THREADS``)
+in the environment: they must be set before numpy is first imported, so not from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from projmech import Domain
+
+#: The repository's ``results/`` folder (git-ignored), where the scripts write by default.
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+#: Environment variables that size the thread pools of the BLAS numpy and scipy link to.
+THREAD_VARIABLES: tuple[str, ...] = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+#: Packages whose versions :func:`package_versions` reports (those installed).
+PACKAGES: tuple[str, ...] = ("projmech", "numpy", "scipy", "cvxpy", "scs", "clarabel", "mbi", "jax")
+
+
+# --- arguments ----------------------------------------------------------------------------------
+
+def argument_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A parser whose ``--help`` is the script's docstring ``doc``, line breaks kept."""
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def int_list(text: str) -> list[int]:
+    """``"1,2, 3"`` -> ``[1, 2, 3]``; empty parts are skipped, so ``""`` is the empty list."""
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def name_list(text: str) -> list[str]:
+    """``"a, b"`` -> ``["a", "b"]``; empty parts are skipped."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def usage_error(message: str) -> int:
+    """Print ``NAME.py: error: message`` to stderr (``NAME.py`` the running script); return 2,
+    the exit status of a usage error."""
+    print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
+    return 2
+
+
+# --- data ----------------------------------------------------------------------------------------
+
+def binary_domain(d: int) -> Domain:
+    """``d`` binary attributes named ``x0``, ..., ``x{d-1}``."""
+    return Domain([f"x{i}" for i in range(d)], [2] * d)
+
+
+# --- time ----------------------------------------------------------------------------------------
+
+class Timer:
+    """Wall-clock seconds by :func:`time.perf_counter`, from when it was made or entered.
+
+    ``timer = Timer()`` starts it and ``timer.seconds`` is the time elapsed so far; as a context
+    manager (``with Timer() as timer: ...``) it restarts on entry and ``timer.seconds`` stays the
+    block's duration after the block.
+    """
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.stop: float | None = None
+
+    def __enter__(self) -> Timer:
+        self.start, self.stop = time.perf_counter(), None
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        return (time.perf_counter() if self.stop is None else self.stop) - self.start
+
+
+# --- tables --------------------------------------------------------------------------------------
+
+def ruled(header: str, rows: Iterable[str]) -> str:
+    """A fixed-width table: ``header``, a rule of dashes as long as it, then the formatted rows."""
+    return "\n".join([header, "-" * len(header), *rows])
+
+
+def markdown(header: Sequence[str], rows: Iterable[Sequence[str]], align: Sequence[str] | None = None) -> str:
+    """A markdown table of string cells; ``align`` holds each column's rule (default ``---:``,
+    right-aligned)."""
+    align = align or ["---:"] * len(header)
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# --- the run and its output files ----------------------------------------------------------------
+
+def blas_threads() -> dict[str, str]:
+    """Each of :data:`THREAD_VARIABLES` as the environment sets it, or ``"unset"``."""
+    return {name: os.environ.get(name, "unset") for name in THREAD_VARIABLES}
+
+
+def package_versions(packages: Sequence[str] = PACKAGES) -> dict[str, str]:
+    """The Python version and that of each installed package of ``packages``."""
+    import importlib.metadata
+    import platform
+
+    found = {"python": platform.python_version()}
+    for package in packages:
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def run_record() -> dict[str, Any]:
+    """What produced a result: the command line, when, on which machine, with which threads and
+    package versions."""
+    import datetime
+    import platform
+    import shlex
+
+    return {
+        "command": shlex.join([Path(sys.executable).name, *sys.argv]),
+        "cwd": os.getcwd(),
+        "finished": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                    "cpu_count": os.cpu_count()},
+        "blas_threads": blas_threads(),
+        "versions": package_versions(),
+    }
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path, *, index: bool = False) -> Path:
+    """Write ``frame`` to the CSV file ``path`` (creating its folder) and the run's record
+    (:func:`run_record`) beside it as ``<stem>.run.json``; the path of the CSV."""
+    import json
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out, index=index)
+    out.with_name(out.stem + ".run.json").write_text(json.dumps(run_record(), indent=2) + "\n")
+    return out
