@@ -24,8 +24,10 @@ __all__ = [
     "Outcome",
     "ProgressBar",
     "SolveError",
+    "SolveResult",
     "SolveStats",
     "Status",
+    "check_callback",
     "solve_in_order",
     "status_from_cvxpy",
 ]
@@ -34,7 +36,15 @@ __all__ = [
 #: certified gap reached so far (relative or absolute as the result's ``stats.relative_gap`` says).
 Callback = Callable[[int, float], None]
 
+Point = TypeVar("Point")
 Result = TypeVar("Result")
+
+
+def check_callback(callback: Any) -> Callback | None:
+    """``callback`` if it is None or callable, else a TypeError (checked before any solve)."""
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback: expected callback(iteration, gap) or None, got {callback!r}")
+    return callback
 
 
 class Status(str, Enum):
@@ -133,6 +143,20 @@ class SolveStats:
     tolerance_met: bool = False
     attempts: tuple[Attempt, ...] = field(default=())
 
+    @classmethod
+    def from_attempt(cls, attempt: Attempt, attempts: Iterable[Attempt], *, iterations: int | None = None,
+                     gap: float | None = None, relative_gap: bool = False,
+                     tolerance: float | None = None) -> SolveStats:
+        """The statistics of the point ``attempt`` produced: its solver, status and seconds, with
+        every attempt. ``tolerance_met`` holds when the attempt was accepted with a certified
+        ``gap <= tolerance``."""
+        met = attempt.status is Status.OPTIMAL and gap is not None and tolerance is not None and gap <= tolerance
+        return cls(solver=attempt.solver, status=attempt.status, solve_time=attempt.seconds,
+                   iterations=None if iterations is None else int(iterations),
+                   gap=None if gap is None else float(gap), relative_gap=relative_gap,
+                   tolerance=None if tolerance is None else float(tolerance), tolerance_met=bool(met),
+                   attempts=tuple(attempts))
+
     def summary(self) -> dict[str, Any]:
         """Plain JSON-serializable values."""
         return {
@@ -148,11 +172,30 @@ class SolveStats:
         }
 
     def __str__(self) -> str:
+        if self.status is Status.GIVEN:
+            return f"{self.solver}: no solve"
         gap = "no certificate" if self.gap is None else \
             f"{'relative ' if self.relative_gap else ''}gap {self.gap:.2e}" + \
             ("" if self.tolerance is None else f" (tol {self.tolerance:.1e})")
         iterations = "" if self.iterations is None else f", {self.iterations} iterations"
         return f"{self.solver} {self.status.value}: {gap}{iterations}, {self.solve_time:.3g} s"
+
+
+class SolveResult:
+    """What every optimizer's result shares: its :class:`SolveStats` as ``stats``, and a short
+    ``repr`` (one line) and ``str`` (that line and the statistics) built from the result's own
+    ``_description()``, never from its arrays (a witness may have millions of entries)."""
+
+    stats: SolveStats
+
+    def _description(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._description()}; {self.stats}>"
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__} {self._description()}\n  {self.stats}"
 
 
 class SolveError(RuntimeError):
@@ -175,7 +218,7 @@ class SolveError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Outcome(Generic[Result]):
+class Outcome(Generic[Point]):
     """What one attempt of :func:`solve_in_order` produced.
 
     ``status`` is :attr:`Status.OPTIMAL` for a point to return; any other status rejects the
@@ -184,23 +227,26 @@ class Outcome(Generic[Result]):
     """
 
     status: Status
-    point: Result | None = None
+    point: Point | None = None
     detail: str = ""
     score: float = math.inf
 
 
-def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Result]]]], error: type[SolveError],
-                   message: str) -> tuple[Result, tuple[Attempt, ...], float]:
+def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], error: type[SolveError],
+                   message: str, finish: Callable[[Point, Attempt, tuple[Attempt, ...]], Result] | None = None,
+                   ) -> tuple[Result, tuple[Attempt, ...], float]:
     """Run the attempts of ``plan`` in order until one is :attr:`Status.OPTIMAL`.
 
     Returns the accepted point, every attempt (the accepted one last) and the accepted attempt's
-    seconds, from which the caller builds its result once, with its :class:`SolveStats`.
+    seconds. With ``finish``, the point returned, and the error's ``best``, is
+    ``finish(point, its attempt, every attempt)``: the one place where the caller builds its
+    result, with its :class:`SolveStats` (see :meth:`SolveStats.from_attempt`).
     An attempt that raises ``error`` (or any :class:`SolveError`) is recorded with its own
-    attempts, and its ``best`` kept as a candidate. When none is accepted, raises ``error``
-    with ``message``, the attempts and the best candidate.
+    attempts, and its ``best`` (taken as it is) kept as a candidate. When none is accepted,
+    raises ``error`` with ``message``, the attempts and the best candidate.
     """
     attempts: list[Attempt] = []
-    best: tuple[float, Any] | None = None
+    best: tuple[float, Any, Attempt | None] | None = None
     for solver, run in plan:
         start = time.perf_counter()
         try:
@@ -208,14 +254,18 @@ def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Result]]]], er
         except SolveError as failure:
             attempts.extend(failure.attempts or (Attempt(solver, Status.SOLVER_ERROR, str(failure)),))
             if failure.best is not None and best is None:
-                best = (math.inf, failure.best)
+                best = (math.inf, failure.best, None)
             continue
         seconds = time.perf_counter() - start
-        attempts.append(Attempt(solver, outcome.status, outcome.detail, seconds))
+        attempt = Attempt(solver, outcome.status, outcome.detail, seconds)
+        attempts.append(attempt)
         if outcome.status is Status.OPTIMAL:
-            return outcome.point, tuple(attempts), seconds
+            done = tuple(attempts)
+            return (outcome.point if finish is None else finish(outcome.point, attempt, done)), done, seconds
         if outcome.point is not None and (best is None or outcome.score < best[0]):
-            best = (outcome.score, outcome.point)
+            best = (outcome.score, outcome.point, attempt)
+    if best is not None and finish is not None and best[2] is not None:
+        best = (best[0], finish(best[1], best[2], tuple(attempts)), best[2])
     raise error(message, attempts, None if best is None else best[1])
 
 

@@ -11,6 +11,7 @@ from projmech.solve import (
     SolveError,
     SolveStats,
     Status,
+    check_callback,
     solve_in_order,
     status_from_cvxpy,
 )
@@ -85,3 +86,46 @@ def test_progress_bar_must_be_opened_and_follows_iterations():
         callback(5, 0.1)
         assert callback._bar.n == 5
     assert bar._bar is None
+
+
+def test_finish_builds_the_returned_point_and_the_errors_best_once():
+    """``finish(point, its attempt, every attempt)`` makes the accepted point and the best
+    rejected one into the caller's result; the attempts it sees are all of them, in order."""
+    built = []
+
+    def finish(point, attempt, attempts):
+        built.append(point)
+        return {"point": point, "own": attempt.solver, "status": attempt.status,
+                "attempts": [a.solver for a in attempts]}
+
+    result, attempts, seconds = solve_in_order(
+        [("a", lambda: Outcome(Status.ITERATION_LIMIT, "pa", score=1.0)), ("b", lambda: Outcome(Status.OPTIMAL, "pb"))],
+        _Error, "failed", finish)
+    assert result == {"point": "pb", "own": "b", "status": Status.OPTIMAL, "attempts": ["a", "b"]}
+    assert seconds == attempts[-1].seconds and built == ["pb"]
+
+    built.clear()
+    with pytest.raises(_Error) as caught:
+        solve_in_order([("a", lambda: Outcome(Status.ITERATION_LIMIT, "pa", score=2.0)),
+                        ("b", lambda: Outcome(Status.REJECTED, "pb", score=1.0)),
+                        ("c", lambda: Outcome(Status.SOLVER_ERROR))], _Error, "failed", finish)
+    assert caught.value.best == {"point": "pb", "own": "b", "status": Status.REJECTED, "attempts": ["a", "b", "c"]}
+    assert built == ["pb"]  # only the best is built
+
+
+def test_stats_from_an_attempt_meet_the_tolerance_only_when_accepted():
+    attempts = (Attempt("x", Status.ITERATION_LIMIT, "", 0.5), Attempt("y", Status.OPTIMAL, "", 0.25))
+    stats = SolveStats.from_attempt(attempts[-1], attempts, iterations=3, gap=1e-9, relative_gap=True, tolerance=1e-8)
+    assert (stats.solver, stats.status, stats.solve_time, stats.iterations) == ("y", Status.OPTIMAL, 0.25, 3)
+    assert stats.tolerance_met and stats.relative_gap and stats.attempts == attempts
+    assert not SolveStats.from_attempt(attempts[-1], attempts, gap=1e-7, tolerance=1e-8).tolerance_met
+    assert not SolveStats.from_attempt(attempts[0], attempts, gap=1e-9, tolerance=1e-8).tolerance_met
+    assert not SolveStats.from_attempt(attempts[-1], attempts).tolerance_met  # no certificate
+    assert str(SolveStats("given", Status.GIVEN, 0.0)) == "given: no solve"
+
+
+def test_callback_must_be_callable():
+    assert check_callback(None) is None
+    assert check_callback(print) is print
+    with pytest.raises(TypeError, match="callback"):
+        check_callback(True)
