@@ -33,6 +33,7 @@ from projmech.bodies import hull, relaxation_admm
 from projmech.bodies.active_set import ActiveSetOutcome
 from projmech.bodies.hull import ProjectionError, project_to_hull
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
+from projmech.solve import Status
 
 #: Every solver project_to_hull takes by name, and "auto".
 SOLVERS = ("fast", "CLARABEL", "ECOS", "OSQP", "SCS", "auto")
@@ -79,9 +80,9 @@ def check_certified(result: pm.ProjectionResult, F: np.ndarray, y: np.ndarray, r
     assert abs(w.sum() - 1.0) <= 1e-12
     np.testing.assert_allclose(result.answers, F @ w, rtol=0, atol=1e-12 * float(np.abs(F).max()))
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y), rel=1e-9, abs=1e-300)
-    assert 0.0 <= result.gap <= result.tolerance
+    assert 0.0 <= result.stats.gap <= result.stats.tolerance and result.stats.tolerance_met
     error = float(np.linalg.norm(result.answers - reference))
-    assert error <= math.sqrt(2.0 * result.gap) + ROUNDING * scale + accuracy, (error, result.gap, scale)
+    assert error <= math.sqrt(2.0 * result.stats.gap) + ROUNDING * scale + accuracy, (error, result.stats.gap, scale)
 
 
 def project_or_report(F: np.ndarray, y: np.ndarray, solver: str, **kwargs) -> pm.ProjectionResult | None:
@@ -89,7 +90,7 @@ def project_or_report(F: np.ndarray, y: np.ndarray, solver: str, **kwargs) -> pm
     try:
         return project_to_hull(F, y, solver=solver, **kwargs)
     except ProjectionError as error:
-        assert error.attempts and all(outcome != "accepted" for _, outcome in error.attempts)
+        assert error.attempts and all(attempt.status is not Status.OPTIMAL for attempt in error.attempts)
         return None
 
 
@@ -125,7 +126,7 @@ def test_projection_mechanism_on_a_scaled_identity():
     h = rng.multinomial(1000, rng.dirichlet(np.ones(m))) / 1000
     release = pm.ProjectionMechanism(workload, pm.ApproxDP(1.0, 1e-6)).release(h, n=1000, rng=rng)
     result = release.projection
-    assert result.solver == "fast"
+    assert result.stats.solver == "fast"
     y = release.noisy_answers
     check_certified(result, workload.matrix, y, c * simplex_projection(y / c))
 
@@ -280,8 +281,8 @@ def test_a_bad_fast_result_is_rejected(monkeypatch, name):
     with pytest.raises(ProjectionError) as info:
         project_to_hull(THRESHOLD_F, np.array([0.9, 1.0]), solver="fast")
     assert len(info.value.attempts) == 1
-    solver, outcome = info.value.attempts[0]
-    assert solver == "fast" and reason in outcome and outcome.startswith("status optimal")
+    attempt = info.value.attempts[0]
+    assert (attempt.solver, attempt.status) == ("fast", Status.REJECTED) and reason in attempt.detail
 
 
 def test_auto_falls_back_when_the_fast_result_fails_the_check(monkeypatch):
@@ -291,8 +292,9 @@ def test_auto_falls_back_when_the_fast_result_fails_the_check(monkeypatch):
     F = np.array([[1e4, 0.0], [0.0, 1e4]])
     y = np.array([3000.0, 0.0])
     result = project_to_hull(F, y)
-    assert result.attempts[0][0] == "fast" and "witness sums to 0" in result.attempts[0][1]
-    assert result.attempts[-1] == (result.solver, "accepted") and result.solver != "fast"
+    first, last = result.stats.attempts[0], result.stats.attempts[-1]
+    assert (first.solver, first.status) == ("fast", Status.REJECTED) and "witness sums to 0" in first.detail
+    assert (last.solver, last.status) == (result.stats.solver, Status.OPTIMAL) and last.solver != "fast"
     check_certified(result, F, y, np.array([6500.0, 3500.0]))
 
 
@@ -302,8 +304,13 @@ def test_a_bad_cvxpy_result_is_rejected_by_the_same_check(monkeypatch):
     monkeypatch.setattr(hull, "_solve_once", lambda F, y, solver, options: (np.array([0.0, 0.0, 1.0]), "optimal"))
     with pytest.raises(ProjectionError) as info:
         project_to_hull(THRESHOLD_F, np.array([0.9, 1.0]), solver="SCS")
-    assert info.value.attempts == (("SCS", info.value.attempts[0][1]),)
-    assert "certified gap" in info.value.attempts[0][1]
+    assert [(a.solver, a.status) for a in info.value.attempts] == [("SCS", Status.REJECTED)]
+    assert "certified gap" in info.value.attempts[0].detail
+    # a feasible witness, only suboptimal: it is the error's best, its gap recomputed by numpy
+    best = info.value.best
+    w = best.weights
+    g = THRESHOLD_F.T @ (THRESHOLD_F @ w - np.array([0.9, 1.0]))
+    assert best.stats.status is Status.REJECTED and best.stats.gap == pytest.approx(float(w @ g - g.min()))
 
 
 # --------------------------------------------------------------------------------------------
