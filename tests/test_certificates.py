@@ -20,6 +20,7 @@ the certified gap bounds the distance to the exact projection).
 from __future__ import annotations
 
 import math
+import re
 
 import cvxpy as cp
 import numpy as np
@@ -399,7 +400,10 @@ def test_infeasible_admm_moments_are_rejected(monkeypatch):
     monkeypatch.setattr(relaxation_admm, "admm_projection", _fake_admm(outside))
     with pytest.raises(RelaxationError, match="constraint violation") as info:
         project_to_relaxation(BINARY, _noisy_marginals(9), solver="admm")
-    assert info.value.result is not None and info.value.result.constraint_violation > 1e-3
+    (attempt,) = info.value.attempts
+    assert attempt.status is Status.REJECTED
+    assert float(re.search(r"constraint violation (\S+) >", attempt.detail).group(1)) > 1e-3
+    assert info.value.best is None  # an infeasible point is no candidate
 
 
 def test_a_cvxpy_point_above_the_feasibility_tolerance_is_rejected():
