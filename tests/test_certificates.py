@@ -452,9 +452,9 @@ def test_factorization_of_a_scaled_identity(c):
 
 
 def _fake_iterative(strategy_of, lower_bound_of):
-    def solve(workload, gram, tol, max_iterations, progress):
-        return pm.Factorization(workload, strategy_of(workload), lower_bound=lower_bound_of(workload),
-                                method="iterative", status="optimal", gram=gram)
+    def solve(workload, gram, tol, max_iterations, callback):
+        fact = pm.Factorization(workload, strategy_of(workload), lower_bound=lower_bound_of(workload), gram=gram)
+        return fact, 1, False
 
     return solve
 
@@ -465,7 +465,8 @@ def test_a_lower_bound_above_gamma_is_rejected(monkeypatch):
                         _fake_iterative(lambda w: np.eye(4), lambda w: 2.0))  # gamma(I_4) = 1
     with pytest.raises(optimal_factorization.FactorizationError) as info:
         pm.factorization_norm(np.eye(4), method="iterative")
-    assert "lower bound 2 exceeds gamma 1" in "; ".join(info.value.attempts)
+    assert "lower bound 2 exceeds gamma 1" in info.value.attempts[0].detail
+    assert info.value.attempts[0].status is Status.REJECTED
     assert info.value.best is None
 
 
@@ -477,4 +478,4 @@ def test_a_residual_small_only_in_absolute_terms_is_rejected(monkeypatch):
                         _fake_iterative(lambda w: np.ones((1, 4)), lambda w: 0.0))
     with pytest.raises(optimal_factorization.FactorizationError) as info:
         pm.factorization_norm(F, method="iterative")
-    assert "||R M - F||_1->2" in "; ".join(info.value.attempts)
+    assert "||R M - F||_1->2" in info.value.attempts[0].detail
