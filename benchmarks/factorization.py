@@ -105,9 +105,10 @@ def _measures(fact: Factorization | None) -> dict[str, Any]:
         return {"gamma": math.nan, "lower_bound": math.nan, "relative_gap": math.nan, "residual": math.nan,
                 "iterations": 0, "solve_time_s": math.nan}
     gap = fact.relative_gap
+    iterations = fact.stats.iterations
     return {"gamma": fact.gamma, "lower_bound": math.nan if fact.lower_bound is None else fact.lower_bound,
             "relative_gap": math.nan if gap is None else gap, "residual": fact.residual,
-            "iterations": fact.iterations, "solve_time_s": fact.solve_time}
+            "iterations": 0 if iterations is None else iterations, "solve_time_s": fact.stats.solve_time}
 
 
 def optimize(problem: Problem, method: str, tol: float, max_iterations: int, solver: str) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def optimize(problem: Problem, method: str, tol: float, max_iterations: int, sol
     try:
         fact: Factorization | None = factorization_norm(problem.workload, method=method, tol=tol,
                                                         max_iterations=max_iterations, solver=solver)
-        status, certified = fact.status, True
+        status, certified = fact.stats.status.value, True
     except FactorizationError as error:
         fact, certified = error.best, False
         status = f"failed: {error.attempts[-1] if error.attempts else error}"

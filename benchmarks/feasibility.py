@@ -221,8 +221,8 @@ def independent_check(instance: Instance, tol: float, result: ProjectionResult) 
     threshold = tol * max(objective - gap, scale)
     if not gap <= threshold + rounding:
         return f"gap {gap:.3e} above the documented threshold {threshold:.3e}"
-    if not result.gap >= gap - rounding:
-        return f"reported gap {result.gap:.3e} below the true gap {gap:.3e}"
+    if not result.stats.gap >= gap - rounding:
+        return f"reported gap {result.stats.gap:.3e} below the true gap {gap:.3e}"
     return None
 
 
@@ -236,12 +236,12 @@ def run_call(instance: Instance, solver: str) -> dict[str, object]:
             result = project_to_hull(instance.F, instance.y, solver=solver, tol=tol, noise_scale=instance.sigma)
     except ProjectionError as error:
         elapsed = timer.seconds
-        return {"outcome": FAILURE, "detail": "; ".join(f"{s}: {o}" for s, o in error.attempts)[:300],
+        return {"outcome": FAILURE, "detail": "; ".join(str(attempt) for attempt in error.attempts)[:300],
                 "time_s": elapsed, "gap": math.nan, "solver_used": ""}
     elapsed = timer.seconds
     problem = independent_check(instance, tol, result)
     return {"outcome": FALSE if problem else CERTIFIED, "detail": problem or "", "time_s": elapsed,
-            "gap": result.gap, "solver_used": result.solver}
+            "gap": result.stats.gap, "solver_used": result.stats.solver}
 
 
 def instances(count: int, seed: int) -> list[tuple[str, int, Instance]]:

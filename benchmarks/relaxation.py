@@ -208,9 +208,10 @@ def release_outcome(mechanism: GaussianMechanism, data: Dataset, rng: np.random.
         answers=release.answers,
         noisy=release.noisy_answers,
         time_s=elapsed,
-        solve_time_s=0.0 if projection is None else projection.solve_time,
-        solver="-" if projection is None else projection.solver,
-        iterations=float("nan") if getattr(projection, "iterations", None) is None else float(projection.iterations),
+        solve_time_s=0.0 if projection is None else projection.stats.solve_time,
+        solver="-" if projection is None else projection.stats.solver,
+        iterations=float("nan") if projection is None or projection.stats.iterations is None
+        else float(projection.stats.iterations),
         distance=float(np.linalg.norm(release.answers - release.noisy_answers)),
     )
 
@@ -417,9 +418,9 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
                     result = project_to_relaxation(data.domain, noisy, relaxation="sdp+local")
                 times.append(timer.seconds)
             row.update(admm_time_s=float(np.median(times)), admm_time_min_s=float(np.min(times)),
-                       admm_iterations=result.iterations, admm_gap=result.gap, admm_distance=result.distance,
-                       admm_violation=result.constraint_violation, admm_rmse=rmse(result.answers, truth),
-                       admm_status=result.status)
+                       admm_iterations=result.stats.iterations, admm_gap=result.stats.gap,
+                       admm_distance=result.distance, admm_violation=result.constraint_violation,
+                       admm_rmse=rmse(result.answers, truth), admm_status=result.stats.status.value)
         except RelaxationError as error:
             row.update(admm_status=f"failed: {error}")
         if d in TARGETS:
@@ -431,7 +432,7 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
                 scs = project_to_relaxation(data.domain, noisy, relaxation="sdp+local", solver="SCS")
                 row.update(scs_time_s=timer.seconds, scs_distance=scs.distance,
                            scs_violation=scs.constraint_violation, scs_rmse=rmse(scs.answers, truth),
-                           scs_status=scs.status)
+                           scs_status=scs.stats.status.value)
                 if result is not None:
                     row["scs_relative_distance"] = scs.distance / result.distance - 1
             except RelaxationError as error:

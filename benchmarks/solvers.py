@@ -196,7 +196,7 @@ def problems(dims: Sequence[int], shapes: Sequence[tuple[int, int]], rows: int, 
 
 def _failure_reason(error: ProjectionError, solver: str) -> str:
     """The outcome ``project_to_hull`` recorded for ``solver`` (its last attempt)."""
-    outcomes = [outcome for name, outcome in error.attempts if name == solver]
+    outcomes = [f"{attempt.status.value}: {attempt.detail}" for attempt in error.attempts if attempt.solver == solver]
     return outcomes[-1] if outcomes else str(error)
 
 
@@ -234,7 +234,7 @@ def benchmark(problem: Problem, solver: str, repeats: int, tol: float = 1e-8) ->
             row["status"] = f"failed: {_failure_reason(error, solver)}"
             break
         total_times.append(timer.seconds)
-        solve_times.append(result.solve_time)
+        solve_times.append(result.stats.solve_time)
     row["repeats"] = len(total_times)
     row["solve_time_s"] = statistics.median(solve_times) if solve_times else math.nan
     row["total_time_s"] = statistics.median(total_times)
@@ -242,8 +242,9 @@ def benchmark(problem: Problem, solver: str, repeats: int, tol: float = 1e-8) ->
         row.update(distance=math.nan, objective=math.nan, gap=math.nan, tolerance=math.nan,
                    raw_feasibility_error=math.nan)
     else:
-        row.update(status=result.status, distance=result.distance, objective=result.objective, gap=result.gap,
-                   tolerance=result.tolerance, raw_feasibility_error=result.raw_feasibility_error)
+        row.update(status=result.stats.status.value, distance=result.distance, objective=result.objective,
+                   gap=result.stats.gap, tolerance=result.stats.tolerance,
+                   raw_feasibility_error=result.raw_feasibility_error)
     return row
 
 
@@ -357,8 +358,9 @@ def peak_memory_mb() -> float:
 
 def _hull_estimate(result: ProjectionResult) -> Estimate:
     """The :class:`Estimate` of a ``project_to_hull`` result (its gap is a certificate)."""
-    return Estimate(result.answers, result.gap, result.status,
-                    math.nan if result.iterations is None else float(result.iterations), float(result.support.size))
+    stats = result.stats
+    return Estimate(result.answers, stats.gap, stats.status.value,
+                    math.nan if stats.iterations is None else float(stats.iterations), float(result.support.size))
 
 
 def _check_same_layout(explicit: Workload, implicit: Workload, rng: np.random.Generator) -> None:
@@ -448,7 +450,7 @@ def run_job(job: Job) -> dict[str, Any]:
     gc.collect()
     row["rss_inputs_mb"] = _vm_status_mb("VmRSS")
     row["peak_scope"] = "solves" if reset_peak_memory() else "process"
-    solver = FAST if job.method == FAST_DEFAULT else job.method  # the name in ProjectionError.attempts
+    solver = FAST if job.method == FAST_DEFAULT else job.method  # the solver named in ProjectionError.attempts
     times: list[float] = []
     estimate = None
     for _ in range(job.repeats):

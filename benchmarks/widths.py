@@ -89,7 +89,7 @@ def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, conf
             if name not in supports:
                 timer = Timer()
                 try:
-                    supports[name] = relaxation_support(domain, G, name, solver=solver)
+                    supports[name] = relaxation_support(domain, G, relaxation=name, solver=solver)
                 except RelaxationError as error:
                     failed[name] = str(error)
                     raise

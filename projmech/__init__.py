@@ -3,7 +3,7 @@
 ``import projmech as pm`` gives the whole public API.
 """
 
-from . import audit, bounds, datasets, geometry, self_audit
+from . import audit, bounds, datasets, geometry, self_audit, solve
 from .bodies import (
     ProjectionError,
     ProjectionResult,
@@ -48,6 +48,7 @@ from .multiplicative_weights import (
     offline_pmw_min_n,
 )
 from .online_pmw import OnlinePMW, online_pmw_accuracy
+from .solve import ProgressBar, SolveError, SolveStats, Status
 from .sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
 from .noise import Noise
 from .privacy import (
@@ -127,6 +128,7 @@ __all__ = [
     "online_pmw_accuracy",
     "OnlinePMW",
     "prefix",
+    "ProgressBar",
     "project_to_hull",
     "project_to_relaxation",
     "ProjectionError",
@@ -142,8 +144,12 @@ __all__ = [
     "repeated",
     "rmse",
     "self_audit",
+    "solve",
     "SizePolicy",
+    "SolveError",
+    "SolveStats",
     "stack",
+    "Status",
     "support_function",
     "synthetic_data",
     "Threshold",

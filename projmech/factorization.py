@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from .noise import calibrate, choose_discrete
 from .privacy import ApproxDP, Neighbouring, SizePolicy, ZCDP
+from .solve import SolveResult, SolveStats, Status
 from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
 
 __all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
@@ -45,7 +46,7 @@ def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
     return workload if isinstance(workload, Workload) else Workload(as_query_matrix(workload, name))
 
 
-class Factorization:
+class Factorization(SolveResult):
     """A factorization ``R M = F + E`` of a ``k x m`` workload F (``E = 0`` for an exact one).
 
     The factorization mechanism measures ``M h`` with Gaussian noise ``Z`` and answers
@@ -69,11 +70,10 @@ class Factorization:
     lower_bound : float, optional
         A certified lower bound on the optimum this factorization approximates (``gamma(F)``,
         or ``gamma_alpha(F)`` for an approximate one); see :attr:`relative_gap`.
-    method, status : str
-        How the factorization was obtained (``"given"`` for a fixed strategy).
-    iterations : int
-    solve_time : float
-        Seconds spent by the optimizer.
+    stats : SolveStats, optional
+        How the factorization was obtained: the optimizer's statistics
+        (:func:`~projmech.optimal_factorization.factorization_norm`), or by default a given
+        strategy (solver ``"given"``, :attr:`~projmech.solve.Status.GIVEN`, no gap).
     gram : ndarray, shape (m, m), optional
         ``F^T F`` when the caller already has it; otherwise ``workload.gram()`` on first use.
     """
@@ -87,10 +87,7 @@ class Factorization:
         strategy_pinv: Any = None,
         perturbation: Any = None,
         lower_bound: float | None = None,
-        method: str = "given",
-        status: str = "given",
-        iterations: int = 0,
-        solve_time: float = 0.0,
+        stats: SolveStats | None = None,
         gram: np.ndarray | None = None,
     ) -> None:
         self.workload = as_workload(workload)
@@ -119,17 +116,25 @@ class Factorization:
         if lower_bound is not None and not (math.isfinite(lower_bound) and lower_bound >= 0):
             raise ValueError(f"lower_bound: expected a finite number >= 0, got {lower_bound!r}")
         self.lower_bound = lower_bound
-        self.method = method
-        self.status = status
-        self.iterations = int(iterations)
-        self.solve_time = float(solve_time)
+        if stats is not None and not isinstance(stats, SolveStats):
+            raise TypeError(f"stats: expected a SolveStats, got {type(stats).__name__}")
+        self.stats = SolveStats("given", Status.GIVEN, 0.0) if stats is None else stats
         if gram is not None:
             self.__dict__["_gram"] = np.asarray(gram, dtype=float)  # pre-fills the cached property
-        #: One line per optimizer attempt that led to this result (see ``factorization_norm``).
-        self.attempts: list[str] = []
+
+    def _solved(self, stats: SolveStats) -> Factorization:
+        """The same factorization with an optimizer's ``stats``, for the optimizer that checked it
+        before its statistics were known: a new object, sharing the factors and the values
+        already derived from them (``M^+``, ``F^T F``, ``||R||_F``, the residual)."""
+        twin = Factorization(self.workload, self.strategy, self._reconstruction, strategy_pinv=self._strategy_pinv,
+                             perturbation=self.perturbation, lower_bound=self.lower_bound, stats=stats)
+        for derived in ("strategy_pinv", "_gram", "reconstruction_norm", "residual"):  # cached properties
+            if derived in self.__dict__:
+                twin.__dict__[derived] = self.__dict__[derived]
+        return twin
 
     @classmethod
-    def from_strategy(cls, workload: Workload | Any, strategy: Any, rtol: float = 1e-7) -> Factorization:
+    def from_strategy(cls, workload: Workload | Any, strategy: Any, *, rtol: float = 1e-7) -> Factorization:
         """The least-squares reconstruction ``R = F M^+`` for a given strategy ``M``.
 
         Raises
@@ -276,18 +281,28 @@ class Factorization:
                              choose_discrete("auto", strategy.is_integer))
         return noise.std / n * self.reconstruction_norm / math.sqrt(self.num_queries)
 
-    def summary(self) -> str:
-        """One line: method, gamma, bound, gap, residual, time."""
-        bound = "n/a" if self.lower_bound is None else f"{self.lower_bound:.6g}"
-        gap = "n/a" if self.relative_gap is None else f"{self.relative_gap:.2e}"
-        return (
-            f"{self.method} ({self.status}): gamma={self.gamma:.6g} lower_bound={bound} gap={gap} "
-            f"residual={self.residual:.1e} strategy={self.strategy.shape[0]}x{self.strategy.shape[1]} "
-            f"iterations={self.iterations} time={self.solve_time:.2f}s"
-        )
+    def summary(self) -> dict[str, Any]:
+        """The factorization (gamma, its lower bound, residual, strategy shape) and its solver
+        statistics as plain JSON-serializable values; ``gap`` is ``stats.gap``, the relative gap
+        of ``gamma^2`` the optimizer certified."""
+        return {
+            "workload": self.workload.name,
+            "strategy_shape": list(self.strategy.shape),
+            "approximate": self.perturbation is not None,
+            "gamma": self.gamma,
+            "lower_bound": self.lower_bound,
+            "residual": self.residual,
+            **self.stats.summary(),
+        }
 
-    def __repr__(self) -> str:
-        return f"Factorization({self.workload.name}, {self.summary()})"
+    def _description(self) -> str:
+        kind = "R M = F + E" if self.perturbation is not None else "R M = F"
+        return f"{kind} of {self.workload.name}: strategy {self.strategy.shape[0]}x{self.strategy.shape[1]}"
+
+    def __str__(self) -> str:
+        bound = "" if self.lower_bound is None else f" (lower bound {self.lower_bound:.6g})"
+        return (f"Factorization {self._description()}, gamma {self.gamma:.6g}{bound}, residual {self.residual:.1e}"
+                f"\n  {self.stats}")
 
 
 def identity_strategy(m: int) -> np.ndarray:

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 import projmech as pm
 from projmech.bodies.active_set import active_set_projection
 from projmech.bodies.hull import NOISE_TOL, ProjectionError, project_to_hull
+from projmech.solve import SolveError, Status
 
 from conftest import reference_projection
 
@@ -51,12 +52,12 @@ def test_objective_matches_cvxpy(name):
     workload, y = INSTANCES[name]()
     lower, reference = reference_projection(workload.matrix, y)
     result = project_to_hull(workload, y, solver="fast", tol=1e-9)
-    assert result.solver == "fast" and result.status == "optimal"
+    assert result.stats.solver == "fast" and result.stats.status is Status.OPTIMAL
     # Within 1e-6 relative of the reference optimum, and within the result's own gap.
-    assert result.objective - lower <= max(1e-6 * lower, result.gap + 1e-11)
+    assert result.objective - lower <= max(1e-6 * lower, result.stats.gap + 1e-11)
     assert result.objective >= lower - 1e-10
     # The answers are within sqrt(2 gap) of the projection (plus the reference's own accuracy).
-    assert np.linalg.norm(result.answers - reference) <= math.sqrt(2 * result.gap) + 1e-5
+    assert np.linalg.norm(result.answers - reference) <= math.sqrt(2 * result.stats.gap) + 1e-5
 
 
 @pytest.mark.parametrize("name", sorted(INSTANCES))
@@ -72,7 +73,7 @@ def test_witness_is_sparse_feasible_and_reproduces_the_answers(name):
     # Wolfe's corral is affinely independent: at most rank(F) + 1 elements.
     assert support.size <= np.linalg.matrix_rank(dense) + 1
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y), rel=1e-12)
-    assert result.iterations >= 1 and result.summary()["support_size"] == support.size
+    assert result.stats.iterations >= 1 and result.summary()["support_size"] == support.size
 
 
 @pytest.mark.parametrize("name", sorted(INSTANCES))
@@ -90,9 +91,27 @@ def test_certificate_never_claims_a_gap_smaller_than_the_true_one(name):
 
 
 def test_an_unconverged_solve_is_reported_not_returned():
+    """One outer iteration cannot reach tol = 1e-300: a SolveError whose only attempt is the
+    iteration limit, with the feasible witness reached attached as ``best`` and its gap
+    recomputed here by numpy."""
     workload, y = INSTANCES["marginals 2^12"]()
-    with pytest.raises(ProjectionError, match=r"fast: stopped after 1 iterations, certified gap \S+ > \S+"):
+    with pytest.raises(ProjectionError, match=r"fast: iteration_limit, stopped after 1 iterations, "
+                                              r"certified gap \S+ > \S+") as info:
         project_to_hull(workload, y, solver="fast", tol=1e-300, max_iterations=1)
+    error = info.value
+    assert isinstance(error, SolveError)
+    assert [(a.solver, a.status) for a in error.attempts] == [("fast", Status.ITERATION_LIMIT)]
+    best = error.best
+    assert isinstance(best, pm.ProjectionResult)
+    assert best.stats.status is Status.ITERATION_LIMIT and not best.stats.tolerance_met
+    assert best.stats.iterations == 1 and best.stats.attempts == error.attempts
+    F = workload.toarray()
+    w = best.weights.toarray()
+    assert np.all(w >= 0) and w.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(best.answers, F @ w, atol=1e-12)
+    g = F.T @ (F @ w - y)
+    assert best.stats.gap == pytest.approx(float(w @ g - g.min()), rel=1e-9)
+    assert best.stats.gap > best.stats.tolerance
 
 
 def test_implicit_and_explicit_marginals_give_the_same_projection():
@@ -100,9 +119,9 @@ def test_implicit_and_explicit_marginals_give_the_same_projection():
     implicit, _ = marginal_instance([2, 3, 2, 2, 3, 2], 7, implicit=True)
     a = project_to_hull(explicit, y, solver="fast", tol=1e-10)
     b = project_to_hull(implicit, y, solver="fast", tol=1e-10)
-    assert np.linalg.norm(a.answers - b.answers) <= math.sqrt(2 * a.gap) + math.sqrt(2 * b.gap) + 1e-12
+    assert np.linalg.norm(a.answers - b.answers) <= math.sqrt(2 * a.stats.gap) + math.sqrt(2 * b.stats.gap) + 1e-12
     lower, _ = reference_projection(explicit.matrix, y)
-    assert b.objective - lower <= b.gap + 1e-11
+    assert b.objective - lower <= b.stats.gap + 1e-11
 
 
 def test_noise_tied_default_tolerance():
@@ -113,13 +132,14 @@ def test_noise_tied_default_tolerance():
     k = workload.num_queries
     _, reference = reference_projection(workload.matrix, y)
     result = project_to_hull(workload, y, solver="fast", noise_scale=sigma)
-    assert result.tolerance == pytest.approx(NOISE_TOL * max(result.objective - result.gap, 0.5 * k * sigma**2))
-    assert result.gap <= result.tolerance
+    assert result.stats.tolerance == pytest.approx(NOISE_TOL * max(result.objective - result.stats.gap,
+                                                                   0.5 * k * sigma**2))
+    assert result.stats.gap <= result.stats.tolerance
     assert np.sqrt(np.mean((result.answers - reference) ** 2)) <= 0.01 * sigma + 1e-6
     # The same rule holds for a CVXPY solver.
     cvxpy_result = project_to_hull(workload, y, solver="CLARABEL", noise_scale=sigma)
-    assert cvxpy_result.tolerance == pytest.approx(
-        NOISE_TOL * max(cvxpy_result.objective - cvxpy_result.gap, 0.5 * k * sigma**2))
+    assert cvxpy_result.stats.tolerance == pytest.approx(
+        NOISE_TOL * max(cvxpy_result.objective - cvxpy_result.stats.gap, 0.5 * k * sigma**2))
 
 
 def test_warm_start_from_a_previous_solution():
@@ -129,28 +149,48 @@ def test_warm_start_from_a_previous_solution():
     nearby = y + rng.normal(0.0, 1e-4, size=y.size)
     cold = project_to_hull(workload, nearby, solver="fast", tol=1e-9)
     warm = project_to_hull(workload, nearby, solver="fast", tol=1e-9, warm_start=first)
-    assert warm.iterations <= cold.iterations
-    assert abs(warm.objective - cold.objective) <= warm.gap + cold.gap + 1e-12
+    assert warm.stats.iterations <= cold.stats.iterations
+    assert abs(warm.objective - cold.objective) <= warm.stats.gap + cold.stats.gap + 1e-12
     # A dense weight vector works too (normalized here), and so does the exact solution itself.
     dense = first.weights.toarray() * 3.0
     again = project_to_hull(workload, y, solver="fast", tol=1e-9, warm_start=dense)
-    assert again.iterations == 1
+    assert again.stats.iterations == 1
     assert again.objective == pytest.approx(first.objective, rel=1e-9)
 
 
 def test_auto_picks_the_fast_solver_for_large_and_implicit_workloads():
     workload, y = marginal_instance([2] * 10, 10)
-    assert project_to_hull(workload, y).solver == "fast"  # m = 1024 >= FAST_UNIVERSE
+    assert project_to_hull(workload, y).stats.solver == "fast"  # m = 1024 >= FAST_UNIVERSE
     small, y_small = marginal_instance([2] * 6, 10)
-    assert project_to_hull(small, y_small).solver == "CLARABEL"
+    assert project_to_hull(small, y_small).stats.solver == "CLARABEL"
     implicit, y_implicit = marginal_instance([2] * 6, 10, implicit=True)
-    assert project_to_hull(implicit, y_implicit).solver == "fast"  # no matrix for CVXPY
+    assert project_to_hull(implicit, y_implicit).stats.solver == "fast"  # no matrix for CVXPY
+
+
+def test_callback_follows_the_outer_iterations():
+    """``callback(iteration, gap)`` once per outer iteration, iterations 1, 2, ..., the last
+    gap the certified one (recomputed by the final check, so equal up to rounding)."""
+    workload, y = marginal_instance([2] * 8, 11)
+    calls = []
+    result = project_to_hull(workload, y, solver="fast", tol=1e-12, callback=lambda i, gap: calls.append((i, gap)))
+    assert [i for i, _ in calls] == list(range(1, result.stats.iterations + 1))
+    assert calls[-1][1] == pytest.approx(result.stats.gap, rel=1e-6, abs=1e-15)
+    assert all(gap >= 0 for _, gap in calls)
 
 
 def test_progress_bar_reports_the_gap(capsys):
     workload, y = marginal_instance([2] * 8, 11)
-    project_to_hull(workload, y, solver="fast", progress=True)
+    with pm.ProgressBar("projection onto K_Q", total=500) as bar:
+        project_to_hull(workload, y, solver="fast", callback=bar)
     assert "projection onto K_Q" in capsys.readouterr().err
+
+
+def test_options_are_keyword_only():
+    workload, y = marginal_instance([2] * 5, 12)
+    with pytest.raises(TypeError):
+        project_to_hull(workload, y, "fast")
+    with pytest.raises(TypeError):
+        active_set_projection(workload, y, lambda f: 1e-9, None)
 
 
 def test_bad_arguments_raise_before_solving():
@@ -163,7 +203,8 @@ def test_bad_arguments_raise_before_solving():
         (dict(F=workload, y=y, solver="fast", noise_scale=0.0), ValueError, "noise_scale"),
         (dict(F=workload, y=y, solver="fast", noise_scale=float("nan")), ValueError, "noise_scale"),
         (dict(F=workload, y=y, solver="fast", max_iterations=0), ValueError, "max_iterations"),
-        (dict(F=workload, y=y, solver="fast", progress="yes"), TypeError, "progress"),
+        (dict(F=workload, y=y, solver="fast", callback="yes"), TypeError, "callback"),
+        (dict(F=workload, y=y, solver="fast", max_iterations=2.0), TypeError, "max_iterations"),
         (dict(F=workload, y=y, solver="fast", solver_options={"max_iter": 3}), ValueError, "solver_options"),
         (dict(F=workload, y=y, solver="SCS", warm_start=np.ones(m)), ValueError, "warm_start: only the 'fast'"),
         (dict(F=workload, y=y, solver="fast", warm_start=np.ones(m + 1)), ValueError, "warm_start: expected"),
@@ -188,10 +229,10 @@ def test_projection_mechanism_on_implicit_marginals_uses_the_noise_level():
     gaussian = pm.GaussianMechanism(workload, privacy, noise="continuous").release(data, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(projected.noisy_answers, gaussian.noisy_answers)
     result = projected.projection
-    assert result.solver == "fast"
+    assert result.stats.solver == "fast"
     sigma = projected.sigma
-    assert result.tolerance == pytest.approx(NOISE_TOL * max(result.objective - result.gap,
-                                                             0.5 * workload.num_queries * sigma**2))
+    assert result.stats.tolerance == pytest.approx(NOISE_TOL * max(result.objective - result.stats.gap,
+                                                                   0.5 * workload.num_queries * sigma**2))
     truth = workload.answer_data(data)
     assert np.linalg.norm(projected.answers - truth) <= np.linalg.norm(gaussian.answers - truth)
 
@@ -204,9 +245,9 @@ def test_a_user_built_implicit_workload_with_an_adjoint():
                                     rmatvec=lambda u: F.T @ u, columns=lambda index: F[:, index])
     assert implicit.is_implicit and implicit.has_adjoint
     result = project_to_hull(implicit, y)  # auto: the only applicable solver
-    assert result.solver == "fast" and [name for name, _ in result.attempts] == ["fast"]
+    assert result.stats.solver == "fast" and [a.solver for a in result.stats.attempts] == ["fast"]
     lower, reference = reference_projection(F, y)
-    assert result.objective - lower <= result.gap + 1e-11
+    assert result.objective - lower <= result.stats.gap + 1e-11
     np.testing.assert_allclose(result.answers, reference, atol=1e-5)
 
 

@@ -20,6 +20,7 @@ the certified gap bounds the distance to the exact projection).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -31,6 +32,7 @@ from projmech.bodies import hull, relaxation_admm
 from projmech.bodies.active_set import ActiveSetOutcome
 from projmech.bodies.hull import ProjectionError, project_to_hull
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
+from projmech.solve import Status
 
 from conftest import THRESHOLD_F, brute_force_projection, reference_projection
 from conftest import project_simplex as simplex_projection
@@ -62,9 +64,9 @@ def check_certified(result: pm.ProjectionResult, F: np.ndarray, y: np.ndarray, r
     assert abs(w.sum() - 1.0) <= 1e-12
     np.testing.assert_allclose(result.answers, F @ w, rtol=0, atol=1e-12 * float(np.abs(F).max()))
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y), rel=1e-9, abs=1e-300)
-    assert 0.0 <= result.gap <= result.tolerance
+    assert 0.0 <= result.stats.gap <= result.stats.tolerance and result.stats.tolerance_met
     error = float(np.linalg.norm(result.answers - reference))
-    assert error <= math.sqrt(2.0 * result.gap) + ROUNDING * scale + accuracy, (error, result.gap, scale)
+    assert error <= math.sqrt(2.0 * result.stats.gap) + ROUNDING * scale + accuracy, (error, result.stats.gap, scale)
 
 
 def project_or_report(F: np.ndarray, y: np.ndarray, solver: str, **kwargs) -> pm.ProjectionResult | None:
@@ -72,7 +74,7 @@ def project_or_report(F: np.ndarray, y: np.ndarray, solver: str, **kwargs) -> pm
     try:
         return project_to_hull(F, y, solver=solver, **kwargs)
     except ProjectionError as error:
-        assert error.attempts and all(outcome != "accepted" for _, outcome in error.attempts)
+        assert error.attempts and all(attempt.status is not Status.OPTIMAL for attempt in error.attempts)
         return None
 
 
@@ -108,7 +110,7 @@ def test_projection_mechanism_on_a_scaled_identity():
     h = rng.multinomial(1000, rng.dirichlet(np.ones(m))) / 1000
     release = pm.ProjectionMechanism(workload, pm.ApproxDP(1.0, 1e-6)).release(h, n=1000, rng=rng)
     result = release.projection
-    assert result.solver == "fast"
+    assert result.stats.solver == "fast"
     y = release.noisy_answers
     check_certified(result, workload.matrix, y, c * simplex_projection(y / c))
 
@@ -263,8 +265,8 @@ def test_a_bad_fast_result_is_rejected(monkeypatch, name):
     with pytest.raises(ProjectionError) as info:
         project_to_hull(THRESHOLD_F, np.array([0.9, 1.0]), solver="fast")
     assert len(info.value.attempts) == 1
-    solver, outcome = info.value.attempts[0]
-    assert solver == "fast" and reason in outcome and outcome.startswith("status optimal")
+    attempt = info.value.attempts[0]
+    assert (attempt.solver, attempt.status) == ("fast", Status.REJECTED) and reason in attempt.detail
 
 
 def test_auto_falls_back_when_the_fast_result_fails_the_check(monkeypatch):
@@ -274,8 +276,9 @@ def test_auto_falls_back_when_the_fast_result_fails_the_check(monkeypatch):
     F = np.array([[1e4, 0.0], [0.0, 1e4]])
     y = np.array([3000.0, 0.0])
     result = project_to_hull(F, y)
-    assert result.attempts[0][0] == "fast" and "witness sums to 0" in result.attempts[0][1]
-    assert result.attempts[-1] == (result.solver, "accepted") and result.solver != "fast"
+    first, last = result.stats.attempts[0], result.stats.attempts[-1]
+    assert (first.solver, first.status) == ("fast", Status.REJECTED) and "witness sums to 0" in first.detail
+    assert (last.solver, last.status) == (result.stats.solver, Status.OPTIMAL) and last.solver != "fast"
     check_certified(result, F, y, np.array([6500.0, 3500.0]))
 
 
@@ -285,8 +288,13 @@ def test_a_bad_cvxpy_result_is_rejected_by_the_same_check(monkeypatch):
     monkeypatch.setattr(hull, "_solve_once", lambda F, y, solver, options: (np.array([0.0, 0.0, 1.0]), "optimal"))
     with pytest.raises(ProjectionError) as info:
         project_to_hull(THRESHOLD_F, np.array([0.9, 1.0]), solver="SCS")
-    assert info.value.attempts == (("SCS", info.value.attempts[0][1]),)
-    assert "certified gap" in info.value.attempts[0][1]
+    assert [(a.solver, a.status) for a in info.value.attempts] == [("SCS", Status.REJECTED)]
+    assert "certified gap" in info.value.attempts[0].detail
+    # a feasible witness, only suboptimal: it is the error's best, its gap recomputed by numpy
+    best = info.value.best
+    w = best.weights
+    g = THRESHOLD_F.T @ (THRESHOLD_F @ w - np.array([0.9, 1.0]))
+    assert best.stats.status is Status.REJECTED and best.stats.gap == pytest.approx(float(w @ g - g.min()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -375,7 +383,10 @@ def test_infeasible_admm_moments_are_rejected(monkeypatch):
     monkeypatch.setattr(relaxation_admm, "admm_projection", _fake_admm(outside))
     with pytest.raises(RelaxationError, match="constraint violation") as info:
         project_to_relaxation(BINARY, _noisy_marginals(9), solver="admm")
-    assert info.value.result is not None and info.value.result.constraint_violation > 1e-3
+    (attempt,) = info.value.attempts
+    assert attempt.status is Status.REJECTED
+    assert float(re.search(r"constraint violation (\S+) >", attempt.detail).group(1)) > 1e-3
+    assert info.value.best is None  # an infeasible point is no candidate
 
 
 def test_a_cvxpy_point_above_the_feasibility_tolerance_is_rejected():
@@ -424,9 +435,9 @@ def test_factorization_of_a_scaled_identity(c):
 
 
 def _fake_iterative(strategy_of, lower_bound_of):
-    def solve(workload, gram, tol, max_iterations, progress):
-        return pm.Factorization(workload, strategy_of(workload), lower_bound=lower_bound_of(workload),
-                                method="iterative", status="optimal", gram=gram)
+    def solve(workload, gram, tol, max_iterations, callback):
+        fact = pm.Factorization(workload, strategy_of(workload), lower_bound=lower_bound_of(workload), gram=gram)
+        return fact, 1, False
 
     return solve
 
@@ -437,7 +448,8 @@ def test_a_lower_bound_above_gamma_is_rejected(monkeypatch):
                         _fake_iterative(lambda w: np.eye(4), lambda w: 2.0))  # gamma(I_4) = 1
     with pytest.raises(optimal_factorization.FactorizationError) as info:
         pm.factorization_norm(np.eye(4), method="iterative")
-    assert "lower bound 2 exceeds gamma 1" in "; ".join(info.value.attempts)
+    assert "lower bound 2 exceeds gamma 1" in info.value.attempts[0].detail
+    assert info.value.attempts[0].status is Status.REJECTED
     assert info.value.best is None
 
 
@@ -449,4 +461,4 @@ def test_a_residual_small_only_in_absolute_terms_is_rejected(monkeypatch):
                         _fake_iterative(lambda w: np.ones((1, 4)), lambda w: 0.0))
     with pytest.raises(optimal_factorization.FactorizationError) as info:
         pm.factorization_norm(F, method="iterative")
-    assert "||R M - F||_1->2" in "; ".join(info.value.attempts)
+    assert "||R M - F||_1->2" in info.value.attempts[0].detail

@@ -518,10 +518,11 @@ def test_solver_failure_is_one_line_and_nonzero(files, capsys, monkeypatch):
     traceback (the library raises ProjectionError with every attempt's outcome)."""
     import projmech.mechanisms
     from projmech.bodies.hull import ProjectionError
+    from projmech.solve import Attempt, Status
 
     def failing(*args, **kwargs):
         raise ProjectionError("projection onto K_Q failed: no solver produced a certified solution",
-                              (("OSQP", "status solver_error"),))
+                              (Attempt("OSQP", Status.SOLVER_ERROR, "backend status solver_error"),))
 
     monkeypatch.setattr(projmech.mechanisms, "project_to_hull", failing)
     code, out = release(files, "--mechanism", "factorization+projection", "--solver", "OSQP", "--rho", "1")

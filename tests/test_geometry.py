@@ -412,7 +412,7 @@ def test_relaxation_support_dominates_the_hull(d):
     F = pm.marginals(domain, 2).toarray()
     G = np.random.default_rng(d).standard_normal((8, F.shape[0]))
     hull = np.array([brute_force_support(F, g) for g in G])
-    supports = {r: relaxation_support(domain, G, r) for r in RELAXATIONS}
+    supports = {r: relaxation_support(domain, G, relaxation=r) for r in RELAXATIONS}
     for relaxation, result in supports.items():
         assert np.all(result.values >= hull - 1e-6), relaxation
         assert np.all(result.upper_bounds >= hull - 1e-12), relaxation  # certified: no solver tolerance
@@ -430,11 +430,11 @@ def test_relaxation_support_equals_the_hull_for_two_attributes():
     G = np.random.default_rng(0).standard_normal((10, 4))
     hull = np.array([brute_force_support(F, g) for g in G])
     for relaxation in ("sdp+local", "local"):
-        np.testing.assert_allclose(relaxation_support(domain, G, relaxation).values, hull, atol=1e-6)
+        np.testing.assert_allclose(relaxation_support(domain, G, relaxation=relaxation).values, hull, atol=1e-6)
     # the SDP alone reaches a (1,1) cell of -1/8 (in ±1 form: 1 + 2m + c >= -1/2 when X ⪰ 0)
     down = -np.eye(4)[3]
-    assert relaxation_support(domain, down, "sdp").values[0] == pytest.approx(1 / 8, abs=1e-6)
-    assert relaxation_support(domain, down, "sdp+local").values[0] == pytest.approx(0.0, abs=1e-6)
+    assert relaxation_support(domain, down, relaxation="sdp").values[0] == pytest.approx(1 / 8, abs=1e-6)
+    assert relaxation_support(domain, down, relaxation="sdp+local").values[0] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_relaxation_support_is_attained_at_a_point_of_L():
@@ -442,7 +442,7 @@ def test_relaxation_support_is_attained_at_a_point_of_L():
     model = MomentEncoding.of(domain)
     G = np.random.default_rng(7).standard_normal((5, model.num_queries))
     for relaxation in RELAXATIONS:
-        result = relaxation_support(domain, G, relaxation, return_moments=True)
+        result = relaxation_support(domain, G, relaxation=relaxation, return_moments=True)
         for g, value, Y in zip(G, result.values, result.moments):
             assert Y[0, 0] == pytest.approx(1.0, abs=1e-6)
             np.testing.assert_allclose(np.diag(Y)[1:], Y[0, 1:], atol=1e-6)
@@ -462,7 +462,7 @@ def test_local_support_is_at_least_the_explicit_point():
     G = np.random.default_rng(8).standard_normal((6, 40))
     signs = np.array([1.0, -1.0, -1.0, 1.0])
     explicit = G.sum(axis=1) / 4 + np.abs(G.reshape(6, 10, 4) @ signs / 4).sum(axis=1)
-    values = relaxation_support(domain, G, "local").values
+    values = relaxation_support(domain, G, relaxation="local").values
     assert np.all(values >= explicit - 1e-6)
 
 
@@ -473,8 +473,8 @@ def test_support_and_projection_describe_the_same_body():
     rng = np.random.default_rng(9)
     y = workload.answer(rng.dirichlet(np.ones(16))) + rng.normal(0, 0.3, workload.num_queries)
     for relaxation in RELAXATIONS:
-        p = project_to_relaxation(domain, y, relaxation, solver="CLARABEL").answers
-        h = relaxation_support(domain, y - p, relaxation).values[0]
+        p = project_to_relaxation(domain, y, relaxation=relaxation, solver="CLARABEL").answers
+        h = relaxation_support(domain, y - p, relaxation=relaxation).values[0]
         # equal up to the projection's accuracy (first order in it: about 1e-5 here); a different
         # body would differ by the order of |y - p| * its distance to L
         assert h == pytest.approx((y - p) @ p, abs=1e-4), relaxation

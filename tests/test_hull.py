@@ -17,6 +17,7 @@ no Frank–Wolfe gap):
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 
@@ -30,6 +31,7 @@ from scipy.optimize import nnls
 import projmech as pm
 from projmech.bodies import hull
 from projmech.bodies.hull import SOLVERS, ProjectionError, frank_wolfe_gap, project_to_hull
+from projmech.solve import Attempt, SolveError, SolveStats, Status
 
 from conftest import THRESHOLD_F, brute_force_projection
 
@@ -87,7 +89,7 @@ def certified_radius(result: pm.ProjectionResult, F, y: np.ndarray) -> float:
     carries an absolute rounding error of a few ulps of ``||g||_inf``."""
     dense = F.toarray() if sp.issparse(F) else np.asarray(F)
     g = dense.T @ (dense @ dense_weights(result) - y)
-    return math.sqrt(2.0 * (result.gap + 1e-14 * max(1.0, float(np.abs(g).max()))))
+    return math.sqrt(2.0 * (result.stats.gap + 1e-14 * max(1.0, float(np.abs(g).max()))))
 
 
 def random_simplex(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -110,8 +112,10 @@ def assert_valid_result(result: pm.ProjectionResult, F, y: np.ndarray) -> None:
     dense = F.toarray() if sp.issparse(F) else np.asarray(F)
     np.testing.assert_allclose(result.answers, dense @ w, rtol=0, atol=1e-14)
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y), rel=1e-12, abs=1e-15)
-    assert 0.0 <= result.gap <= result.tolerance
-    assert result.attempts[-1] == (result.solver, "accepted")
+    stats = result.stats
+    assert 0.0 <= stats.gap <= stats.tolerance and stats.tolerance_met and not stats.relative_gap
+    assert stats.status is Status.OPTIMAL
+    assert (stats.attempts[-1].solver, stats.attempts[-1].status) == (stats.solver, Status.OPTIMAL)
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,14 +271,17 @@ def test_every_solver_by_name_gives_the_projection(instance):
             # failed solve; it must then pass at a looser one.
             assert name == "ECOS", f"{name} failed: {error}"
             assert len(error.attempts) == 1
-            solver, outcome = error.attempts[0]
-            assert solver == "ECOS"
-            match = re.fullmatch(r"status (optimal|optimal_inaccurate), certified gap (\S+) > (\S+)", outcome)
-            assert match, outcome
+            attempt = error.attempts[0]
+            assert (attempt.solver, attempt.status) == ("ECOS", Status.REJECTED)
+            match = re.fullmatch(r"(backend status optimal_inaccurate, )?certified gap (\S+) > (\S+)", attempt.detail)
+            assert match, attempt.detail
             assert float(match.group(2)) > float(match.group(3))
+            # the rejected witness was feasible: it is the error's best, with its gap
+            assert error.best is not None and error.best.stats.status is Status.REJECTED
+            assert error.best.stats.gap == pytest.approx(float(match.group(2)), rel=1e-2)
             result = project_to_hull(F, y, solver=name, tol=1e-6)
-        assert result.solver == name
-        assert result.attempts == ((name, "accepted"),)
+        assert result.stats.solver == name
+        assert [attempt.solver for attempt in result.stats.attempts] == [name]
         assert_valid_result(result, F, y)
         answers[name] = result.answers
         np.testing.assert_allclose(result.answers, expected, atol=1e-5, err_msg=name)
@@ -300,7 +307,7 @@ def test_certificate_never_claims_less_than_the_truth(seed):
         result = project_to_hull(F, y, solver=solver, tol=tol, solver_options=options)
         assert_valid_result(result, F, y)
         suboptimality = 0.5 * result.distance**2 - 0.5 * true_distance**2
-        assert suboptimality <= result.gap + 1e-13
+        assert suboptimality <= result.stats.gap + 1e-13
         # and the advertised consequence: ||answers - Pi(y)|| <= sqrt(2 gap)
         assert np.linalg.norm(result.answers - point) <= certified_radius(result, F, y)
 
@@ -319,7 +326,7 @@ def test_certificate_at_a_degenerate_vertex(solver):
     result = project_to_hull(F, y, solver=solver)
     assert_valid_result(result, F, y)
     assert np.linalg.norm(result.answers - point) <= certified_radius(result, F, y)
-    assert 0.5 * result.distance**2 - 0.5 * distance**2 <= result.gap + 1e-13
+    assert 0.5 * result.distance**2 - 0.5 * distance**2 <= result.stats.gap + 1e-13
     np.testing.assert_allclose(result.answers, point, atol=1e-5)
 
 
@@ -394,8 +401,9 @@ def test_reported_gap_is_the_gap_of_the_returned_witness(solver):
     result = project_to_hull(F, y, solver=solver, tol=1e-6)
     w = dense_weights(result)
     g = F.T @ (F @ w - y)
-    assert result.gap == pytest.approx(float(w @ g - g.min()), rel=1e-6, abs=1e-13 * np.abs(g).max())
-    assert result.tolerance == pytest.approx(1e-6 * max(0.5 * float(np.sum((F @ w - y) ** 2)) - result.gap, 1.0))
+    assert result.stats.gap == pytest.approx(float(w @ g - g.min()), rel=1e-6, abs=1e-13 * np.abs(g).max())
+    assert result.stats.tolerance == pytest.approx(
+        1e-6 * max(0.5 * float(np.sum((F @ w - y) ** 2)) - result.stats.gap, 1.0))
     assert_valid_result(result, F, y)
 
 
@@ -415,10 +423,9 @@ def test_named_solver_failure_raises_with_its_status(solver, options):
         project_to_hull(F, y, solver=solver, solver_options=options)
     attempts = info.value.attempts
     assert len(attempts) == 1
-    name, outcome = attempts[0]
-    assert name == solver
-    assert outcome.startswith("status ") and outcome != "accepted"
-    assert solver in str(info.value) and outcome in str(info.value)
+    assert attempts[0].solver == solver and attempts[0].status is not Status.OPTIMAL
+    assert attempts[0].detail.startswith("backend status ")
+    assert isinstance(info.value, SolveError) and str(attempts[0]) in str(info.value)
 
 
 def test_auto_falls_back_to_the_next_solver(monkeypatch):
@@ -431,12 +438,12 @@ def test_auto_falls_back_to_the_next_solver(monkeypatch):
     monkeypatch.setattr(hull, "_SOLVER_OPTIONS", options)
     monkeypatch.setattr(hull, "_auto_order", lambda m: ["OSQP", "CLARABEL"])
     result = project_to_hull(F, y)
-    assert len(result.attempts) == 2
-    assert result.attempts[0][0] == "OSQP" and result.attempts[0][1].startswith("status ")
-    assert result.attempts[1] == ("CLARABEL", "accepted")
-    assert result.solver == "CLARABEL"
+    first, accepted = result.stats.attempts
+    assert first.solver == "OSQP" and first.status is not Status.OPTIMAL and first.detail.startswith("backend status ")
+    assert (accepted.solver, accepted.status) == ("CLARABEL", Status.OPTIMAL)
+    assert result.stats.solver == "CLARABEL" and result.stats.solve_time == accepted.seconds
     np.testing.assert_allclose(result.answers, point, atol=1e-6)
-    assert result.summary()["attempts"] == [list(a) for a in result.attempts]
+    assert result.summary()["attempts"] == [str(a) for a in result.stats.attempts]
 
 
 @pytest.mark.parametrize(
@@ -459,13 +466,16 @@ def test_auto_raises_when_every_solver_fails(monkeypatch, m, documented_order):
     else:
         # On 6 cells the active-set solver, tried last, solves the problem exactly (gap 0).
         result = project_to_hull(F, y, tol=1e-300, max_iterations=1)
-        attempts = result.attempts
-        assert attempts[-1] == ("fast", "accepted") and result.gap == 0.0
+        attempts = result.stats.attempts
+        assert (attempts[-1].solver, attempts[-1].status) == ("fast", Status.OPTIMAL) and result.stats.gap == 0.0
         attempts = attempts[:-1]
-    assert [name for name, _ in attempts] == documented_order[:len(attempts)]
+    assert [attempt.solver for attempt in attempts] == documented_order[:len(attempts)]
     assert len(attempts) == len(documented_order) - (m < 1024)
-    for name, outcome in attempts:
-        assert outcome.startswith("stopped after 1 iterations" if name == "fast" else "status "), outcome
+    for attempt in attempts:
+        if attempt.solver == "fast":
+            assert attempt.status is Status.ITERATION_LIMIT and attempt.detail.startswith("stopped after 1 iterations")
+        else:
+            assert attempt.status is not Status.OPTIMAL and attempt.detail.startswith("backend status "), attempt
 
 
 # --------------------------------------------------------------------------------------------
@@ -491,7 +501,8 @@ def test_slightly_infeasible_raw_output_is_cleaned(monkeypatch):
     np.testing.assert_allclose(result.weights, clipped / clipped.sum(), rtol=0, atol=1e-15)
     assert result.raw_feasibility_error == pytest.approx(max(2e-9, abs(raw.sum() - 1.0)), rel=1e-6)
     np.testing.assert_allclose(result.answers, [0.5, 0.5], atol=1e-8)
-    assert result.status == "optimal" and result.attempts == (("CLARABEL", "accepted"),)
+    assert result.stats.status is Status.OPTIMAL
+    assert [(a.solver, a.status) for a in result.stats.attempts] == [("CLARABEL", Status.OPTIMAL)]
 
 
 @pytest.mark.parametrize(
@@ -509,8 +520,8 @@ def test_untrustworthy_raw_output_is_rejected(monkeypatch, raw, status, reason):
     with pytest.raises(ProjectionError) as info:
         project_to_hull(THRESHOLD_F, np.array([0.9, 0.1]), solver="OSQP")
     assert len(info.value.attempts) == 1
-    assert info.value.attempts[0][0] == "OSQP"
-    assert reason in info.value.attempts[0][1]
+    assert info.value.attempts[0].solver == "OSQP" and info.value.attempts[0].status is not Status.OPTIMAL
+    assert reason in info.value.attempts[0].detail
 
 
 # --------------------------------------------------------------------------------------------
@@ -569,8 +580,9 @@ def test_auto_solver_options_are_keyed_by_solver():
         project_to_hull(F, y, solver="auto", solver_options={"max_iter": 5})
     # Clarabel crippled to one iteration is rejected, and auto moves on to the next solver.
     result = project_to_hull(F, y, solver="auto", solver_options={"CLARABEL": {"max_iter": 1}})
-    assert result.attempts[0][0] == "CLARABEL" and result.attempts[0][1] != "accepted"
-    assert result.attempts[-1][1] == "accepted" and result.solver != "CLARABEL"
+    first, last = result.stats.attempts[0], result.stats.attempts[-1]
+    assert first.solver == "CLARABEL" and first.status is not Status.OPTIMAL
+    assert last.status is Status.OPTIMAL and result.stats.solver == last.solver != "CLARABEL"
 
 
 def test_gap_keeps_precision_for_accurate_solutions():
@@ -591,4 +603,48 @@ def test_auto_falls_back_to_the_active_set_on_badly_scaled_small_problems():
     scaled = project_to_hull(1e8 * F, 1e8 * y)
     reference = project_to_hull(F, y, solver="CLARABEL", tol=1e-10)
     np.testing.assert_allclose(scaled.answers / 1e8, reference.answers, atol=1e-6)
-    assert scaled.attempts[-1] == (scaled.solver, "accepted")
+    assert (scaled.stats.attempts[-1].solver, scaled.stats.attempts[-1].status) == (scaled.stats.solver, Status.OPTIMAL)
+
+
+# --------------------------------------------------------------------------------------------
+# The result's contract: statistics, summary, repr; keyword-only options
+# --------------------------------------------------------------------------------------------
+
+
+def test_summary_holds_the_stats_and_is_json():
+    F, y = _random_instance()
+    result = project_to_hull(F, y, solver="CLARABEL")
+    summary = json.loads(json.dumps(result.summary()))
+    assert summary.items() >= result.stats.summary().items()
+    assert summary["body"] == "hull" and summary["relative_gap"] is False
+    assert summary["support_size"] == np.count_nonzero(dense_weights(result))
+    assert summary["distance"] == pytest.approx(np.linalg.norm(result.answers - y))
+
+
+def test_repr_stays_short_with_a_large_witness():
+    """A witness of a million weights is never printed: one line, a few hundred characters."""
+    m = 10**6
+    weights = np.full(m, 1.0 / m)
+    stats = SolveStats("fast", Status.OPTIMAL, 0.5, iterations=3, gap=1e-9, tolerance=1e-8, tolerance_met=True,
+                       attempts=(Attempt("fast", Status.OPTIMAL, "certified gap 1.00e-09 <= 1.00e-08", 0.5),))
+    result = pm.ProjectionResult(answers=np.zeros(40), weights=weights, distance=0.25, raw_feasibility_error=0.0,
+                                 stats=stats)
+    text = repr(result)
+    assert "\n" not in text and len(text) < 300
+    assert "1,000,000" in text and "fast optimal" in text
+    assert len(str(result)) < 400 and str(result).count("\n") <= 2
+
+
+def test_options_are_keyword_only():
+    with pytest.raises(TypeError):
+        project_to_hull(F_OK, Y_OK, "CLARABEL")
+    with pytest.raises(TypeError):
+        project_to_hull(F_OK, Y_OK, solver="CLARABEL", tol=None, solver_options=None, bogus=1)
+
+
+def test_solver_options_defaults_are_read_only():
+    """The module's tight defaults are copied into each solve, never handed out to be changed."""
+    with pytest.raises(TypeError):
+        hull._SOLVER_OPTIONS["SCS"]["max_iters"] = 1
+    with pytest.raises(TypeError):
+        hull._SOLVER_OPTIONS["SCS"] = {}

@@ -480,7 +480,7 @@ def test_projection_of_a_point_inside_the_hull_is_itself():
 def test_projection_solver_choice_and_error_type():
     mechanism = ProjectionMechanism(small_workload(), ZCDP(1.0), solver="ECOS")
     release = mechanism.release(H_SMALL, n=N_SMALL, rng=0)
-    assert release.projection.solver == "ECOS"
+    assert release.projection.stats.solver == "ECOS"
     with pytest.raises(ValueError, match="solver"):
         ProjectionMechanism(small_workload(), ZCDP(1.0), solver="GUROBI-9000").release(H_SMALL, n=N_SMALL, rng=0)
 

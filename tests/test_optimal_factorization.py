@@ -1,5 +1,6 @@
 """The optimal factorization norm: closed forms, brute force, the SDP as reference, the dual bound."""
 
+import json
 import math
 
 import numpy as np
@@ -8,6 +9,7 @@ from scipy import optimize
 
 import projmech as pm
 from projmech.optimal_factorization import approximate_lower_bound
+from projmech.solve import Status
 
 TIGHT_SCS = {"eps_abs": 1e-8, "eps_rel": 1e-8}
 
@@ -143,10 +145,62 @@ def test_optimal_beats_fixed_strategies():
 
 def test_certified_gap_is_reported_and_met():
     fact = pm.factorization_norm(pm.prefix(100), tol=1e-3)
-    assert fact.status == "optimal"
-    assert 0 <= fact.relative_gap <= 1e-3
-    assert fact.relative_gap == pytest.approx(fact.gamma**2 / fact.lower_bound**2 - 1)
-    assert fact.attempts and fact.attempts[0].startswith("iterative")
+    stats = fact.stats
+    assert stats.status is Status.OPTIMAL and stats.tolerance_met and stats.relative_gap
+    assert stats.solver == "iterative" and stats.tolerance == 1e-3 and stats.iterations >= 1
+    assert [(a.solver, a.status) for a in stats.attempts] == [("iterative", Status.OPTIMAL)]
+    assert 0 <= fact.relative_gap <= 1e-3 and stats.gap == fact.relative_gap
+    # gamma and the bound recomputed here from the factors and the dual weights' definition
+    F = pm.prefix(100).toarray()
+    M = fact.strategy
+    R = F @ np.linalg.pinv(M)
+    gamma = np.linalg.norm(R) * np.sqrt((M**2).sum(axis=0)).max() / math.sqrt(100)
+    assert stats.gap == pytest.approx(gamma**2 / fact.lower_bound**2 - 1, rel=1e-6, abs=1e-9)
+
+
+def test_sdp_after_an_uncertified_iterative_attempt_records_both_in_order():
+    """"auto" on m <= 64: the iterative method stopped at 2 evaluations, then the SDP; both are
+    attempts, the accepted SDP last, and its gap is the certified one."""
+    fact = pm.factorization_norm(pm.prefix(8), tol=1e-2, max_iterations=1)
+    first, last = fact.stats.attempts
+    assert (first.solver, first.status) == ("iterative", Status.ITERATION_LIMIT)
+    assert (last.solver, last.status) == ("sdp/SCS", Status.OPTIMAL)
+    assert fact.stats.solver == "sdp/SCS" and fact.stats.iterations is None
+    assert fact.stats.gap == fact.relative_gap <= 1e-2
+    assert fact.stats.solve_time == last.seconds
+
+
+def test_callback_gets_increasing_iterations():
+    calls = []
+    fact = pm.factorization_norm(pm.prefix(64), method="iterative", tol=1e-6, max_iterations=500,
+                                 callback=lambda i, gap: calls.append((i, gap)))
+    iterations = [i for i, _ in calls]
+    assert iterations == sorted(iterations) and len(set(iterations)) == len(iterations)
+    assert iterations[-1] == fact.stats.iterations
+    gaps = [gap for _, gap in calls]
+    assert gaps == sorted(gaps, reverse=True)  # the best gap so far
+    assert gaps[-1] <= 1e-6
+
+
+def test_options_are_keyword_only():
+    with pytest.raises(TypeError):
+        pm.factorization_norm(pm.prefix(4), "iterative")
+    with pytest.raises(TypeError):
+        pm.approximate_factorization_norm(pm.prefix(4), 0.1, "SCS")
+    with pytest.raises(TypeError, match="callback"):
+        pm.factorization_norm(pm.prefix(4), callback=True)
+
+
+def test_summary_is_a_json_dict_and_repr_is_short():
+    fact = pm.factorization_norm(pm.prefix(16))
+    summary = json.loads(json.dumps(fact.summary()))
+    assert summary["gamma"] == pytest.approx(fact.gamma) and summary["status"] == "optimal"
+    assert summary.items() >= fact.stats.summary().items()
+    assert "\n" not in repr(fact) and len(repr(fact)) < 300
+    assert "gamma" in str(fact) and "iterative optimal" in str(fact)
+    given = pm.Factorization.from_strategy(pm.prefix(16), pm.identity_strategy(16))
+    assert given.stats.status is Status.GIVEN and given.stats.solver == "given"
+    assert given.summary()["status"] == "given" and given.summary()["gap"] is None
 
 
 # ----------------------------------------------------------------------------- the dual bound
@@ -299,11 +353,14 @@ def test_bad_weights(weights, match):
 def test_uncertified_result_is_an_error_with_the_best_attached():
     with pytest.raises(pm.FactorizationError, match="no method certified") as info:
         pm.factorization_norm(pm.prefix(50), method="iterative", tol=1e-12, max_iterations=2)
-    best = info.value.best
-    assert best is not None and best.status == "iteration_limit"
-    assert best.relative_gap > 1e-12
+    error = info.value
+    assert isinstance(error, pm.SolveError)
+    assert [(a.solver, a.status) for a in error.attempts] == [("iterative", Status.ITERATION_LIMIT)]
+    best = error.best
+    assert best is not None and best.stats.status is Status.ITERATION_LIMIT and not best.stats.tolerance_met
+    assert best.stats.attempts == error.attempts and best.stats.iterations == 2
+    assert best.relative_gap > 1e-12 and best.stats.gap == best.relative_gap
     assert best.gamma >= best.lower_bound
-    assert "iterative" in info.value.attempts[0]
 
 
 def test_approximate_refuses_large_explicit_problems():

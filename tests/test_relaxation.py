@@ -41,7 +41,7 @@ def test_true_answers_are_fixed_points(domain, relaxation, support):
     workload = pm.marginals(domain, 2)
     for seed in range(2):
         truth = workload.answer(random_histogram(domain, seed, support=support))
-        result = project_to_relaxation(domain, truth, relaxation, solver="CLARABEL")
+        result = project_to_relaxation(domain, truth, relaxation=relaxation, solver="CLARABEL")
         assert result.distance < 1e-6
         assert result.constraint_violation < 1e-7
 
@@ -54,7 +54,7 @@ def test_distance_to_relaxation_never_exceeds_distance_to_hull(d):
     for trial in range(4):
         y = workload.answer(random_histogram(domain, trial)) + rng.normal(0, 0.15, workload.num_queries)
         hull = pm.project_to_hull(workload, y).distance
-        distances = {r: project_to_relaxation(domain, y, r, solver="CLARABEL").distance for r in RELAXATIONS}
+        distances = {r: project_to_relaxation(domain, y, relaxation=r, solver="CLARABEL").distance for r in RELAXATIONS}
         for relaxation, distance in distances.items():
             assert distance <= hull + 1e-6, relaxation
         # sdp+local is the intersection, so the farthest of the three
@@ -66,7 +66,7 @@ def test_result_satisfies_the_constraints(relaxation):
     rng = np.random.default_rng(7)
     workload = pm.marginals(CATEGORICAL, 2)
     y = rng.uniform(-0.2, 0.6, workload.num_queries)
-    result = project_to_relaxation(CATEGORICAL, y, relaxation)
+    result = project_to_relaxation(CATEGORICAL, y, relaxation=relaxation)
     Y = result.moments
     assert result.constraint_violation < 1e-4  # SCS, default accuracy
     assert Y[0, 0] == pytest.approx(1.0, abs=1e-4)
@@ -84,8 +84,8 @@ def test_binary_and_one_hot_encodings_agree(relaxation):
     rng = np.random.default_rng(3)
     workload = pm.marginals(BINARY, 2)
     y = workload.answer(random_histogram(BINARY, 1)) + rng.normal(0, 0.2, workload.num_queries)
-    binary = project_to_relaxation(BINARY, y, relaxation, solver="CLARABEL", encoding="binary")
-    one_hot = project_to_relaxation(BINARY, y, relaxation, solver="CLARABEL", encoding="one-hot")
+    binary = project_to_relaxation(BINARY, y, relaxation=relaxation, solver="CLARABEL", encoding="binary")
+    one_hot = project_to_relaxation(BINARY, y, relaxation=relaxation, solver="CLARABEL", encoding="one-hot")
     assert binary.distance == pytest.approx(one_hot.distance, rel=1e-6)
     # The projection is unique; answers agree to sqrt(2 * distance * solver tolerance).
     np.testing.assert_allclose(binary.answers, one_hot.answers, atol=1e-4)
@@ -98,8 +98,8 @@ def test_sdp_alone_admits_a_negative_cell():
     assert np.linalg.eigvalsh(moments).min() > -1e-15  # PSD (singular: on the boundary)
     y = MomentEncoding.of(domain).answers(moments)
     assert y[-1] == pytest.approx(-0.125)
-    assert project_to_relaxation(domain, y, "sdp", solver="CLARABEL").distance < 1e-6
-    assert project_to_relaxation(domain, y, "sdp+local", solver="CLARABEL").distance > 0.05
+    assert project_to_relaxation(domain, y, relaxation="sdp", solver="CLARABEL").distance < 1e-6
+    assert project_to_relaxation(domain, y, relaxation="sdp+local", solver="CLARABEL").distance > 0.05
 
 
 @pytest.mark.parametrize("domain, y, match", [

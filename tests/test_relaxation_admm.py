@@ -1,6 +1,7 @@
 """The ADMM projection onto the relaxation L against the CVXPY model and closed forms."""
 
 import itertools
+import json
 import math
 
 import cvxpy as cp
@@ -10,6 +11,7 @@ import pytest
 import projmech as pm
 from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
 from projmech.bodies.relaxation_admm import _ContrastModel, _simplex_projection, admm_projection, one_hot_lift
+from projmech.solve import Status
 
 DOMAINS = {
     "binary": pm.Domain(["a", "b", "c", "d", "e"], [2, 2, 2, 2, 2]),
@@ -87,7 +89,7 @@ def test_admm_matches_the_cvxpy_reference_within_its_certificate(name, relaxatio
     rng = np.random.default_rng(3)
     for _ in range(3):
         _, _, y = _noisy(domain, rng)
-        reference = project_to_relaxation(domain, y, relaxation, solver="CLARABEL")
+        reference = project_to_relaxation(domain, y, relaxation=relaxation, solver="CLARABEL")
         optimum = 0.5 * reference.distance ** 2
         result = admm_projection(domain, y, local=relaxation == "sdp+local", tol=1e-7)
         assert result.converged and result.gap <= 1e-7
@@ -165,8 +167,11 @@ def test_project_to_relaxation_by_admm_returns_certified_moments(name, encoding)
     rng = np.random.default_rng(7)
     _, _, y = _noisy(domain, rng)
     result = project_to_relaxation(domain, y, encoding=encoding, tol=1e-6)
-    assert result.solver == "admm" and result.status == "optimal"
-    assert result.gap <= 1e-6 and result.iterations >= 1
+    stats = result.stats
+    assert stats.solver == "admm" and stats.status is Status.OPTIMAL and stats.tolerance_met
+    assert stats.relative_gap and stats.tolerance == 1e-6
+    assert stats.gap <= 1e-6 and stats.iterations >= 1
+    assert [(a.solver, a.status) for a in stats.attempts] == [("admm", Status.OPTIMAL)]
     model = MomentEncoding.of(domain, encoding)
     assert result.moments.shape == (model.size, model.size)
     assert np.allclose(model.answers(result.moments), result.answers, atol=1e-12)
@@ -178,21 +183,53 @@ def test_project_to_relaxation_by_admm_returns_certified_moments(name, encoding)
 
 
 def test_unconverged_admm_raises_with_its_best_point():
+    """max_iterations=1: a SolveError with ADMM's one attempt at its iteration limit and the
+    feasible point reached as ``best``; its gap is checked against the CVXPY optimum."""
     domain = DOMAINS["mixed"]
     _, _, y = _noisy(domain, np.random.default_rng(8), sigma=0.2)
     with pytest.raises(pm.RelaxationError, match="gap") as error:
-        project_to_relaxation(domain, y, tol=1e-12, max_iterations=3)
-    best = error.value.result
-    assert best is not None and best.status == "max_iterations" and best.gap > 1e-12
+        project_to_relaxation(domain, y, tol=1e-12, max_iterations=1)
+    assert isinstance(error.value, pm.SolveError)
+    assert [(a.solver, a.status) for a in error.value.attempts] == [("admm", Status.ITERATION_LIMIT)]
+    best = error.value.best
+    assert best is not None and best.stats.status is Status.ITERATION_LIMIT and not best.stats.tolerance_met
+    assert best.stats.gap > 1e-12 and best.stats.iterations == 1 and best.stats.relative_gap
     assert best.constraint_violation <= 1e-10
+    # The relative gap bounds the suboptimality of the point against the independent optimum.
+    optimum = 0.5 * project_to_relaxation(domain, y, solver="CLARABEL").distance ** 2
+    objective = 0.5 * best.distance ** 2
+    assert objective - optimum <= best.stats.gap * objective + 1e-7
+
+
+def test_callback_gets_increasing_iterations_and_the_final_gap():
+    domain = DOMAINS["mixed"]
+    _, _, y = _noisy(domain, np.random.default_rng(10))
+    calls = []
+    result = project_to_relaxation(domain, y, tol=1e-6, callback=lambda i, gap: calls.append((i, gap)))
+    iterations = [i for i, _ in calls]
+    assert iterations == list(range(10, result.stats.iterations + 1, 10))  # every certificate
+    assert calls[-1][1] == pytest.approx(result.stats.gap, rel=1e-6, abs=1e-12)
+    assert calls[-1][1] <= 1e-6 < calls[0][1]
+
+
+def test_options_are_keyword_only():
+    domain = DOMAINS["binary"]
+    y = np.full(pm.marginals(domain, 2).num_queries, 0.25)
+    with pytest.raises(TypeError):
+        project_to_relaxation(domain, y, "sdp")
+    with pytest.raises(TypeError):
+        admm_projection(domain, y, True)
 
 
 def test_auto_picks_admm_for_the_semidefinite_relaxations_and_cvxpy_for_local():
     domain = DOMAINS["binary"]
     _, _, y = _noisy(domain, np.random.default_rng(9))
-    assert project_to_relaxation(domain, y, "sdp+local").solver == "admm"
-    assert project_to_relaxation(domain, y, "sdp").solver == "admm"
-    assert project_to_relaxation(domain, y, "local").solver == "SCS"
+    assert project_to_relaxation(domain, y, relaxation="sdp+local").stats.solver == "admm"
+    assert project_to_relaxation(domain, y, relaxation="sdp").stats.solver == "admm"
+    local = project_to_relaxation(domain, y, relaxation="local")
+    assert local.stats.solver == "SCS" and local.stats.status is Status.OPTIMAL
+    # A CVXPY solver certifies no gap: its accuracy is its own status.
+    assert local.stats.gap is None and not local.stats.tolerance_met
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -216,3 +253,16 @@ def test_tol_must_be_a_number():
     y = np.full(pm.marginals(domain, 2).num_queries, 0.25)
     with pytest.raises(TypeError, match="tol"):
         project_to_relaxation(domain, y, tol="small")
+
+
+def test_result_summary_holds_the_stats_and_repr_is_short():
+    domain = pm.Domain([f"x{i}" for i in range(60)], [2] * 60)  # moments 61 x 61, 7080 answers
+    rng = np.random.default_rng(11)
+    y = pm.marginals(domain, 2, implicit=True).answer_data(pm.Dataset(rng.integers(0, 2, size=(200, 60)), domain))
+    result = project_to_relaxation(domain, y + rng.normal(0, 0.05, y.size))
+    summary = json.loads(json.dumps(result.summary()))
+    assert summary.items() >= result.stats.summary().items()
+    assert summary["body"] == "relaxation/sdp+local" and summary["relative_gap"] is True
+    assert summary["constraint_violation"] == result.constraint_violation
+    assert "\n" not in repr(result) and len(repr(result)) < 300
+    assert "admm optimal" in str(result)

@@ -1,5 +1,10 @@
-"""Convex bodies that noisy answers are projected onto, each compiled into a CVXPY problem."""
+"""Convex bodies that noisy answers are projected onto, each compiled into a CVXPY problem.
 
+Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
+:class:`~projmech.solve.SolveError` (:mod:`projmech.solve`, re-exported here).
+"""
+
+from ..solve import ProgressBar, SolveError, SolveStats, Status
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
 from .relaxation import (
     RELAXATIONS,
@@ -13,6 +18,10 @@ from .relaxation import (
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 
 __all__ = [
+    "ProgressBar",
+    "SolveError",
+    "SolveStats",
+    "Status",
     "ProjectionError",
     "ProjectionResult",
     "frank_wolfe_gap",

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from ..solve import Callback
 from ..workloads import Workload
 
 __all__ = ["ActiveSetOutcome", "active_set_projection", "DEFAULT_MAX_ITERATIONS"]
@@ -99,10 +100,11 @@ def active_set_projection(
     workload: Workload,
     y: np.ndarray,
     threshold: Any,
+    *,
     warm_start: tuple[np.ndarray, np.ndarray] | None = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     batch: int | None = None,
-    progress: bool = False,
+    callback: Callback | None = None,
 ) -> ActiveSetOutcome:
     """Minimize ``(1/2)||F w - y||^2`` over the simplex until the Frank–Wolfe gap is certified.
 
@@ -123,11 +125,9 @@ def active_set_projection(
         Outer iterations before giving up (the outcome then has ``converged=False``).
     batch : int, optional
         Elements added per outer iteration; default ``max(16, k // 4)``.
-    progress : bool
-        Show a progress bar (tqdm) with the gap of each outer iteration.
+    callback : callable, optional
+        ``callback(iteration, gap)`` after each outer iteration, with its Frank–Wolfe gap.
     """
-    from tqdm.auto import tqdm
-
     start = time.perf_counter()
     k, m = workload.shape
     batch = min(m, batch or max(_MIN_BATCH, int(_BATCH_FRACTION * k)))
@@ -139,35 +139,31 @@ def active_set_projection(
     columns = workload.columns(support)
     support, weights, columns = _restricted_projection(columns, y, support, weights)
 
-    bar = tqdm(total=max_iterations, disable=not progress, desc="projection onto K_Q", unit="it", leave=False)
     iterations, gap, target = 0, np.inf, 0.0
-    try:
-        while True:
-            answers = columns @ weights
-            residual = answers - y
-            objective = 0.5 * float(residual @ residual)
-            gradient = workload.rmatvec(residual)
-            iterations += 1
-            lowest = float(gradient.min())
-            # w.(g - min g) rather than w.g - min g, which would lose tiny gaps to cancellation.
-            gap = float(weights @ (gradient[support] - lowest))
-            target = float(threshold(objective - gap))
-            bar.update(1)
-            bar.set_postfix(gap=f"{gap:.2e}", target=f"{target:.2e}", support=support.size)
-            if gap <= target or iterations >= max_iterations:
-                break
-            # Only elements below the current average gradient can lower f; the support's own
-            # gradients equal that average at the restricted optimum.
-            level = float(weights @ gradient[support])
-            candidates = _smallest(np.where(gradient < level, gradient, np.inf), batch, exclude=support)
-            if candidates.size == 0:
-                break
-            pool = np.concatenate([support, candidates])
-            pool_columns = np.concatenate([columns, workload.columns(candidates)], axis=1)
-            start_weights = np.concatenate([weights, np.zeros(candidates.size)])
-            support, weights, columns = _restricted_projection(pool_columns, y, pool, start_weights)
-    finally:
-        bar.close()
+    while True:
+        answers = columns @ weights
+        residual = answers - y
+        objective = 0.5 * float(residual @ residual)
+        gradient = workload.rmatvec(residual)
+        iterations += 1
+        lowest = float(gradient.min())
+        # w.(g - min g) rather than w.g - min g, which would lose tiny gaps to cancellation.
+        gap = float(weights @ (gradient[support] - lowest))
+        target = float(threshold(objective - gap))
+        if callback is not None:
+            callback(iterations, gap)
+        if gap <= target or iterations >= max_iterations:
+            break
+        # Only elements below the current average gradient can lower f; the support's own
+        # gradients equal that average at the restricted optimum.
+        level = float(weights @ gradient[support])
+        candidates = _smallest(np.where(gradient < level, gradient, np.inf), batch, exclude=support)
+        if candidates.size == 0:
+            break
+        pool = np.concatenate([support, candidates])
+        pool_columns = np.concatenate([columns, workload.columns(candidates)], axis=1)
+        start_weights = np.concatenate([weights, np.zeros(candidates.size)])
+        support, weights, columns = _restricted_projection(pool_columns, y, pool, start_weights)
     order = np.argsort(support)
     return ActiveSetOutcome(
         support=support[order], weights=weights[order], answers=answers, objective=objective,

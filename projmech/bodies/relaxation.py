@@ -56,14 +56,16 @@ import math
 import time
 import warnings
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..domain import Domain
-from ..validation import check_positive_number, check_real_array
-from ..workloads import check_positive_int
+from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
+    solve_in_order, status_from_cvxpy
+from ..validation import check_positive_int, check_positive_number, check_real_array
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
            "relaxation_support", "MomentEncoding"]
@@ -91,16 +93,14 @@ _ANSWER_TOL = 1e-9
 _BOUND_SLACK = 1e-9
 
 
-class RelaxationError(RuntimeError):
-    """The solver did not return an optimal projection onto the relaxation.
+class RelaxationError(SolveError):
+    """The solver did not return an optimal projection onto the relaxation (or, from
+    :func:`relaxation_support`, an optimal support value).
 
-    ``result`` holds the best feasible point found, with its certified gap, where the solver
-    produced one (``solver="admm"``), else None. It is never returned as a projection.
+    ``attempts`` holds the solver's outcome; ``best`` the feasible point found, with its
+    certified gap, where ADMM stopped at ``max_iterations`` (a :class:`RelaxationResult` whose
+    ``stats.status`` is ``iteration_limit``), else None. It is never returned as a projection.
     """
-
-    def __init__(self, message: str, result: RelaxationResult | None = None) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True)
@@ -200,8 +200,8 @@ class MomentEncoding:
         return lifted.T @ (h[:, None] * lifted)
 
 
-@dataclass(frozen=True)
-class RelaxationResult:
+@dataclass(frozen=True, repr=False)
+class RelaxationResult(SolveResult):
     """A projection onto the relaxation L.
 
     Attributes
@@ -209,46 +209,42 @@ class RelaxationResult:
     answers : ndarray, shape (k,)
         The projected 2-way marginal answers (the image of ``moments``).
     moments : ndarray, shape (D+1, D+1)
-        The moment matrix ``Y = [[1, mu^T], [mu, P]]`` found.
+        The moment matrix ``Y = [[1, mu^T], [mu, P]]`` found (the certificate that ``answers``
+        lie in L).
     distance : float
         ``||answers - y||_2``.
     relaxation : str
-    solver, status : str
-    solve_time : float
-        Seconds, model building included.
     constraint_violation : float
         The largest violation, in the returned moments, of L's constraints: equalities,
         ``-min eigenvalue(Y)`` for the SDP, ``-min cell`` for the local constraints.
-    gap : float or None
-        Certified relative suboptimality of ``distance**2`` (``solver="admm"``): the exact
-        projection is within ``sqrt(gap) * distance`` of ``answers``. None for CVXPY solvers,
-        whose accuracy is their own status.
-    iterations : int or None
-        ADMM iterations (``solver="admm"``).
+    stats : SolveStats
+        Solver, status, seconds (model building included) and attempts. For ``"admm"``,
+        ``stats.gap`` is the certified relative suboptimality of ``distance**2``
+        (``stats.relative_gap`` is True): the exact projection is within
+        ``sqrt(gap) * distance`` of ``answers``; ``stats.iterations`` counts ADMM iterations.
+        For a CVXPY solver ``stats.gap`` is None and ``stats.tolerance_met`` False: its accuracy
+        is its own status.
     """
 
     answers: np.ndarray
     moments: np.ndarray
     distance: float
     relaxation: str
-    solver: str
-    status: str
-    solve_time: float
     constraint_violation: float
-    gap: float | None = None
-    iterations: int | None = None
+    stats: SolveStats
 
     def summary(self) -> dict[str, Any]:
+        """The projection and its solver statistics as plain JSON-serializable values."""
         return {
             "body": f"relaxation/{self.relaxation}",
-            "solver": self.solver,
-            "status": self.status,
             "distance": self.distance,
-            "solve_time_s": self.solve_time,
             "constraint_violation": self.constraint_violation,
-            "gap": self.gap,
-            "iterations": self.iterations,
+            **self.stats.summary(),
         }
+
+    def _description(self) -> str:
+        return (f"onto L ({self.relaxation}): {self.answers.size} answers, moments {self.moments.shape[0]}x"
+                f"{self.moments.shape[1]}, distance {self.distance:.6g}, violation {self.constraint_violation:.1e}")
 
 
 def _equalities(encoding: MomentEncoding) -> tuple[sp.csr_array, np.ndarray]:
@@ -337,14 +333,14 @@ def _cvxpy_body(encoding: MomentEncoding, relaxation: str) -> _CvxpyBody:
 def project_to_relaxation(
     domain: Domain,
     y: Any,
+    *,
     relaxation: str = "sdp+local",
     solver: str = "auto",
     solver_options: dict[str, Any] | None = None,
     encoding: str = "auto",
     tol: float = DEFAULT_TOL,
     max_iterations: int = 5000,
-    progress: bool = False,
-    *,
+    callback: Callback | None = None,
     feasibility_tol: float | None = None,
 ) -> RelaxationResult:
     """Euclidean projection of 2-way marginal answers ``y`` onto the relaxation L.
@@ -385,8 +381,9 @@ def project_to_relaxation(
         ``distance`` mostly consists of). CVXPY solvers use their own tolerances.
     max_iterations : int
         ADMM iterations before giving up with :class:`RelaxationError`.
-    progress : bool
-        Show a progress bar of the certified gap (ADMM).
+    callback : callable, optional
+        ``callback(iteration, gap)`` at every certificate of ADMM (every 10 iterations), with
+        its relative gap (:class:`~projmech.solve.ProgressBar` draws a bar).
     feasibility_tol : float, optional
         The largest constraint violation a returned point may have: default
         ``ADMM_FEASIBILITY_TOL`` (1e-9) for ADMM, whose point is feasible by construction, and
@@ -404,8 +401,8 @@ def project_to_relaxation(
         non-positive ``tol``, ``max_iterations`` or ``feasibility_tol``; before any solve.
     RelaxationError
         If the solver does not report an optimal solution (``optimal_inaccurate`` included),
-        ADMM does not certify ``tol`` within ``max_iterations`` (the best point is attached), or
-        the returned point fails the final check.
+        ADMM does not certify ``tol`` within ``max_iterations`` (the best point is attached as
+        ``best``), or the returned point fails the final check (``Status.REJECTED``).
     """
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
@@ -422,6 +419,7 @@ def project_to_relaxation(
     if not (np.isfinite(tol) and 0 < tol < 1):
         raise ValueError(f"tol: must lie in (0, 1), got {tol!r}")
     max_iterations = check_positive_int("max_iterations", max_iterations)
+    callback = check_callback(callback)
     if feasibility_tol is not None:
         feasibility_tol = check_positive_number("feasibility_tol", feasibility_tol)
     if not isinstance(solver, str):
@@ -435,10 +433,28 @@ def project_to_relaxation(
             raise ValueError("solver: 'admm' projects onto the semidefinite relaxations; use a CVXPY solver for 'local'")
         if solver_options:
             raise ValueError("solver_options: 'admm' takes tol and max_iterations, not solver options")
-        return _project_by_admm(model, target, relaxation, tol, max_iterations, progress,
-                                ADMM_FEASIBILITY_TOL if feasibility_tol is None else feasibility_tol)
-    return _project_by_cvxpy(model, target, relaxation, solver, solver_options,
-                             CVXPY_FEASIBILITY_TOL if feasibility_tol is None else feasibility_tol)
+        feasibility = ADMM_FEASIBILITY_TOL if feasibility_tol is None else feasibility_tol
+        plan = [("admm", lambda: _project_by_admm(model, target, relaxation, tol, max_iterations, callback,
+                                                  feasibility))]
+    else:
+        feasibility = CVXPY_FEASIBILITY_TOL if feasibility_tol is None else feasibility_tol
+        plan = [(solver, lambda: _project_by_cvxpy(model, target, relaxation, solver, solver_options, feasibility))]
+
+    def finish(draft: _Draft, attempt: Attempt, attempts: tuple[Attempt, ...]) -> RelaxationResult:
+        # The one construction of a RelaxationResult (returned, or an error's best).
+        return RelaxationResult(
+            answers=draft.answers,
+            moments=draft.moments,
+            distance=float(np.linalg.norm(draft.answers - target)),
+            relaxation=relaxation,
+            constraint_violation=draft.violation,
+            stats=SolveStats.from_attempt(attempt, attempts, iterations=draft.iterations, gap=draft.gap,
+                                          relative_gap=True, tolerance=draft.tolerance),
+        )
+
+    result, _, _ = solve_in_order(plan, RelaxationError, f"projection onto the relaxation L ({relaxation}) failed",
+                                  finish)
+    return result
 
 
 def _installed_solvers() -> tuple[str, ...]:
@@ -447,56 +463,49 @@ def _installed_solvers() -> tuple[str, ...]:
     return installed_solvers()
 
 
-def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str, tol: float,
-                     max_iterations: int, progress: bool, feasibility_tol: float) -> RelaxationResult:
-    from tqdm.auto import tqdm
+@dataclass(frozen=True)
+class _Draft:
+    """A point of L that passed the final check's feasibility part: its answers, moment
+    matrix and recomputed constraint violation; for ADMM its recomputed relative gap, the
+    tolerance and the iterations."""
 
+    answers: np.ndarray
+    moments: np.ndarray
+    violation: float
+    gap: float | None = None
+    tolerance: float | None = None
+    iterations: int | None = None
+
+
+def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str, tol: float,
+                     max_iterations: int, callback: Callback | None, feasibility_tol: float) -> Outcome[_Draft]:
     from .relaxation_admm import admm_projection, one_hot_lift
 
-    start = time.perf_counter()
-    with tqdm(total=max_iterations, disable=not progress, desc="ADMM onto L", unit="it") as bar:
-        def report(iteration: int, gap: float) -> None:
-            bar.update(iteration - bar.n)
-            bar.set_postfix(gap=f"{gap:.1e}")
-
-        solution = admm_projection(model.domain, target, local=relaxation == "sdp+local", tol=tol,
-                                   max_iterations=max_iterations, progress=report)
+    solution = admm_projection(model.domain, target, local=relaxation == "sdp+local", tol=tol,
+                               max_iterations=max_iterations, callback=callback)
     lift = one_hot_lift(model.domain)
     moments = lift @ solution.contrast_moments @ lift.T
     if model.binary:  # keep the rows of the constant and of each attribute's value 1
         keep = np.concatenate([[0], 2 + 2 * np.arange(len(model.domain))])
         moments = moments[np.ix_(keep, keep)]
+    # A point ADMM stopped short with is still checked in full, but for the gap's tolerance.
     defect, violation, gap = _check_relaxation(model, relaxation, target, solution.answers, moments,
-                                               feasibility_tol, lower_bound=solution.lower_bound, tol=tol)
-    result = RelaxationResult(
-        answers=solution.answers,
-        moments=moments,
-        distance=float(np.linalg.norm(solution.answers - target)),
-        relaxation=relaxation,
-        solver="admm",
-        status="optimal" if solution.converged else "max_iterations",
-        solve_time=time.perf_counter() - start,
-        constraint_violation=violation,
-        gap=solution.gap if gap is None else gap,
-        iterations=solution.iterations,
-    )
-    if not solution.converged:
-        raise RelaxationError(
-            f"admm stopped after {solution.iterations} iterations with certified gap {solution.gap:.2e} > tol={tol:g}; "
-            "raise max_iterations or tol (the best feasible point is attached as .result)",
-            result,
-        )
+                                               feasibility_tol, lower_bound=solution.lower_bound,
+                                               tol=tol if solution.converged else math.inf)
     if defect is not None:
-        raise RelaxationError(f"admm: the returned point failed the final check: {defect} (attached as .result)",
-                              result)
-    return result
+        return Outcome(Status.REJECTED, detail=f"the returned point failed the final check: {defect}")
+    draft = _Draft(solution.answers, moments, violation, gap, tol, solution.iterations)
+    if not solution.converged:
+        return Outcome(Status.ITERATION_LIMIT, draft,
+                       f"stopped after {solution.iterations} iterations with certified gap {gap:.2e} > tol={tol:g}; "
+                       "raise max_iterations or tol (the best feasible point is attached as .best)", score=gap)
+    return Outcome(Status.OPTIMAL, draft, f"certified gap {gap:.2e} <= tol={tol:g}")
 
 
 def _project_by_cvxpy(model: MomentEncoding, target: np.ndarray, relaxation: str, solver: str,
-                      solver_options: dict[str, Any] | None, feasibility_tol: float) -> RelaxationResult:
+                      solver_options: dict[str, Any] | None, feasibility_tol: float) -> Outcome[_Draft]:
     import cvxpy as cp
 
-    start = time.perf_counter()
     body = _cvxpy_body(model, relaxation)
     Y, answers = body.moments, body.answers
     # The norm, not its square: interior-point solvers then resolve the distance itself to their
@@ -505,24 +514,17 @@ def _project_by_cvxpy(model: MomentEncoding, target: np.ndarray, relaxation: str
     try:
         problem.solve(solver=solver, **(solver_options or {}))
     except cp.error.SolverError as error:
-        raise RelaxationError(f"{solver} failed on the relaxation: {error}") from error
-    if problem.status != cp.OPTIMAL or Y.value is None:
-        raise RelaxationError(f"{solver} returned status {problem.status} on the relaxation (not optimal)")
+        return Outcome(Status.SOLVER_ERROR, detail=str(error))
+    status = status_from_cvxpy(problem.status)
+    if status is not Status.OPTIMAL or Y.value is None:
+        return Outcome(Status.SOLVER_ERROR if status is Status.OPTIMAL else status,
+                       detail=f"returned status {problem.status} (not optimal)")
     moments = (Y.value + Y.value.T) / 2
     projected = model.answers(moments)
     defect, violation, _ = _check_relaxation(model, relaxation, target, projected, moments, feasibility_tol)
     if defect is not None:
-        raise RelaxationError(f"{solver} reported optimal, but its point failed the final check: {defect}")
-    return RelaxationResult(
-        answers=projected,
-        moments=moments,
-        distance=float(np.linalg.norm(projected - target)),
-        relaxation=relaxation,
-        solver=solver,
-        status=str(problem.status),
-        solve_time=time.perf_counter() - start,
-        constraint_violation=violation,
-    )
+        return Outcome(Status.REJECTED, detail=f"reported optimal, but its point failed the final check: {defect}")
+    return Outcome(Status.OPTIMAL, _Draft(projected, moments, violation))
 
 
 def _check_relaxation(model: MomentEncoding, relaxation: str, target: np.ndarray, answers: np.ndarray,
@@ -643,15 +645,18 @@ def _support_upper_bound(encoding: MomentEncoding, relaxation: str, body: _Cvxpy
 #: above them (dual residual 1.01e-8) and end ``optimal_inaccurate``; at 1e-7 a few in 10,000 do
 #: (1 of the 63,000 solves of ``benchmarks/widths.py``), and the certified gap
 #: (``RelaxationSupport.max_gap``) was at most 4.1e-5 there (d = 4 … 10).
-SUPPORT_CLARABEL_OPTIONS: dict[str, Any] = {"tol_feas": 1e-7, "tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7}
+SUPPORT_CLARABEL_OPTIONS: MappingProxyType[str, Any] = MappingProxyType(
+    {"tol_feas": 1e-7, "tol_gap_abs": 1e-7, "tol_gap_rel": 1e-7})
 #: Clarabel's options for the one re-solve of a direction whose first solve was not optimal
 #: (none of 16,000 solves at d = 8 … 10 stalled at 1e-6; certified gap at most about 3e-4).
-SUPPORT_CLARABEL_RETRY_OPTIONS: dict[str, Any] = {"tol_feas": 1e-6, "tol_gap_abs": 1e-6, "tol_gap_rel": 1e-6}
+SUPPORT_CLARABEL_RETRY_OPTIONS: MappingProxyType[str, Any] = MappingProxyType(
+    {"tol_feas": 1e-6, "tol_gap_abs": 1e-6, "tol_gap_rel": 1e-6})
 
 
 def relaxation_support(
     domain: Domain,
     directions: Any,
+    *,
     relaxation: str = "sdp+local",
     solver: str = "CLARABEL",
     solver_options: dict[str, Any] | None = None,

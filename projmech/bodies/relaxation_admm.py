@@ -56,12 +56,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.linalg
 
 from ..domain import Domain
+from ..solve import Callback
 
 __all__ = ["AdmmProjection", "admm_projection", "one_hot_lift", "relative_gap"]
 
@@ -368,11 +368,12 @@ def _feasible(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> 
 def admm_projection(
     domain: Domain,
     y: np.ndarray,
+    *,
     local: bool = True,
     tol: float = 1e-4,
     max_iterations: int = 5000,
     check_every: int = 10,
-    progress: Any = None,
+    callback: Callback | None = None,
 ) -> AdmmProjection:
     """Project 2-way marginal answers ``y`` onto L by ADMM with a certified gap (module docstring).
 
@@ -387,8 +388,8 @@ def admm_projection(
     tol : float
         Stop once the certified relative suboptimality ``(f_up - f_low)/f_up`` is at most this.
     max_iterations, check_every : int
-    progress : callable, optional
-        Called as ``progress(iteration, gap)`` at every certificate.
+    callback : callable, optional
+        Called as ``callback(iteration, gap)`` at every certificate, with the relative gap.
     """
     model = _ContrastModel(domain, local)
     y = np.asarray(y, dtype=float)
@@ -435,8 +436,8 @@ def admm_projection(
         V += relaxed_Y - Z
         if iteration % check_every == 0:
             certify()
-            if progress is not None:
-                progress(iteration, gap)
+            if callback is not None:
+                callback(iteration, gap)
             if gap <= tol:
                 break
         factor = _balance(np.linalg.norm(answers - T), rho_cells * np.linalg.norm(T - previous_T))

@@ -1,14 +1,13 @@
 """The CVXPY solvers installed in this environment, looked up once.
 
 ``cvxpy.installed_solvers()`` tries to import every solver module CVXPY knows on each call, about
-3 ms: more than a whole small projection. The set cannot change while the process runs.
+3 ms: more than a whole small projection. The set cannot change while the process runs. CVXPY
+itself is imported on the first call, not with this module.
 """
 
 from __future__ import annotations
 
 import functools
-
-import cvxpy as cp
 
 __all__ = ["installed_solvers"]
 
@@ -16,4 +15,6 @@ __all__ = ["installed_solvers"]
 @functools.cache
 def installed_solvers() -> tuple[str, ...]:
     """The names of the installed CVXPY solvers (upper case, as CVXPY spells them)."""
+    import cvxpy as cp
+
     return tuple(cp.installed_solvers())

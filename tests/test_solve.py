@@ -1,0 +1,131 @@
+"""The solver contract: status vocabulary, statistics, trying solvers in order, progress."""
+
+import json
+
+import pytest
+
+from projmech.solve import (
+    Attempt,
+    Outcome,
+    ProgressBar,
+    SolveError,
+    SolveStats,
+    Status,
+    check_callback,
+    solve_in_order,
+    status_from_cvxpy,
+)
+
+
+class _Error(SolveError):
+    pass
+
+
+def test_cvxpy_statuses_map_to_the_vocabulary():
+    assert status_from_cvxpy("optimal") is Status.OPTIMAL
+    assert status_from_cvxpy("optimal_inaccurate") is Status.OPTIMAL_INACCURATE
+    assert status_from_cvxpy("infeasible_inaccurate") is Status.INFEASIBLE
+    assert status_from_cvxpy("unbounded") is Status.UNBOUNDED
+    assert status_from_cvxpy("user_limit") is Status.ITERATION_LIMIT
+    assert status_from_cvxpy("something new") is Status.SOLVER_ERROR
+
+
+def test_status_is_its_string():
+    assert Status.OPTIMAL == "optimal"
+    assert str(Status.ITERATION_LIMIT) == "iteration_limit"
+
+
+def test_first_optimal_attempt_is_returned_with_every_attempt_before_it():
+    calls = []
+
+    def attempt(name, status, point=None, score=float("inf")):
+        def run():
+            calls.append(name)
+            return Outcome(status, point, f"{name} detail", score)
+        return name, run
+
+    point, attempts, seconds = solve_in_order(
+        [attempt("a", Status.ITERATION_LIMIT, "pa", 3.0), attempt("b", Status.OPTIMAL, "pb"),
+         attempt("c", Status.OPTIMAL, "pc")], _Error, "failed")
+    assert point == "pb"
+    assert calls == ["a", "b"]
+    assert [(a.solver, a.status) for a in attempts] == [("a", Status.ITERATION_LIMIT), ("b", Status.OPTIMAL)]
+    assert seconds >= 0
+
+
+def test_no_optimal_attempt_raises_with_the_best_point_and_every_attempt():
+    def raising():
+        raise _Error("inner", [Attempt("x", Status.SOLVER_ERROR, "boom")])
+
+    plan = [("a", lambda: Outcome(Status.ITERATION_LIMIT, "worse", score=2.0)),
+            ("x", raising),
+            ("b", lambda: Outcome(Status.REJECTED, "better", score=1.0)),
+            ("c", lambda: Outcome(Status.SOLVER_ERROR))]
+    with pytest.raises(_Error, match="failed") as caught:
+        solve_in_order(plan, _Error, "failed")
+    assert caught.value.best == "better"
+    assert [a.solver for a in caught.value.attempts] == ["a", "x", "b", "c"]
+    assert "x: solver_error, boom" in str(caught.value)
+
+
+def test_stats_summary_is_json_and_str_is_one_line():
+    stats = SolveStats("fast", Status.OPTIMAL, 0.25, iterations=7, gap=1e-9, tolerance=1e-8, tolerance_met=True,
+                       attempts=(Attempt("fast", Status.OPTIMAL, "", 0.25),))
+    summary = json.loads(json.dumps(stats.summary()))
+    assert summary["status"] == "optimal" and summary["attempts"] == ["fast: optimal"]
+    text = str(stats)
+    assert "\n" not in text and "gap 1.00e-09" in text and "7 iterations" in text
+
+
+def test_progress_bar_must_be_opened_and_follows_iterations():
+    bar = ProgressBar("test", total=10)
+    with pytest.raises(RuntimeError, match="with block"):
+        bar(1, 0.5)
+    with bar as callback:
+        callback(3, 0.5)
+        callback(5, 0.1)
+        assert callback._bar.n == 5
+    assert bar._bar is None
+
+
+def test_finish_builds_the_returned_point_and_the_errors_best_once():
+    """``finish(point, its attempt, every attempt)`` makes the accepted point and the best
+    rejected one into the caller's result; the attempts it sees are all of them, in order."""
+    built = []
+
+    def finish(point, attempt, attempts):
+        built.append(point)
+        return {"point": point, "own": attempt.solver, "status": attempt.status,
+                "attempts": [a.solver for a in attempts]}
+
+    result, attempts, seconds = solve_in_order(
+        [("a", lambda: Outcome(Status.ITERATION_LIMIT, "pa", score=1.0)), ("b", lambda: Outcome(Status.OPTIMAL, "pb"))],
+        _Error, "failed", finish)
+    assert result == {"point": "pb", "own": "b", "status": Status.OPTIMAL, "attempts": ["a", "b"]}
+    assert seconds == attempts[-1].seconds and built == ["pb"]
+
+    built.clear()
+    with pytest.raises(_Error) as caught:
+        solve_in_order([("a", lambda: Outcome(Status.ITERATION_LIMIT, "pa", score=2.0)),
+                        ("b", lambda: Outcome(Status.REJECTED, "pb", score=1.0)),
+                        ("c", lambda: Outcome(Status.SOLVER_ERROR))], _Error, "failed", finish)
+    assert caught.value.best == {"point": "pb", "own": "b", "status": Status.REJECTED, "attempts": ["a", "b", "c"]}
+    assert built == ["pb"]  # only the best is built
+
+
+def test_stats_from_an_attempt_meet_the_tolerance_only_when_accepted():
+    attempts = (Attempt("x", Status.ITERATION_LIMIT, "", 0.5), Attempt("y", Status.OPTIMAL, "", 0.25))
+    stats = SolveStats.from_attempt(attempts[-1], attempts, iterations=3, gap=1e-9, relative_gap=True, tolerance=1e-8)
+    assert (stats.solver, stats.status, stats.solve_time, stats.iterations) == ("y", Status.OPTIMAL, 0.25, 3)
+    assert stats.tolerance_met and stats.relative_gap and stats.attempts == attempts
+    assert not SolveStats.from_attempt(attempts[-1], attempts, gap=1e-7, tolerance=1e-8).tolerance_met
+    assert not SolveStats.from_attempt(attempts[0], attempts, gap=1e-9, tolerance=1e-8).tolerance_met
+    assert not SolveStats.from_attempt(attempts[-1], attempts).tolerance_met  # no certificate
+    assert str(SolveStats("given", Status.GIVEN, 0.0)) == "given: no solve"
+
+
+def test_callback_must_be_callable():
+    assert check_callback(None) is None
+    assert check_callback(print) is print
+    with pytest.raises(TypeError, match="callback"):
+        check_callback(True)
