@@ -71,9 +71,9 @@ def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
     domain = pm.Domain(["x"], [2])
     for name, mechanism, cells in (
             ("laplace, add-remove, size=100 (projmech)",
-             pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1.0), "add-remove", size=100), ([0] * 100, [1])),
+             pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1.0), neighbouring="add-remove", size=100), ([0] * 100, [1])),
             ("gaussian, add-remove, size=1 (projmech)",
-             pm.GaussianMechanism(pm.identity(2), pm.ApproxDP(1.0, 1e-5), "add-remove", size=1), ([0], [1]))):
+             pm.GaussianMechanism(pm.identity(2), pm.ApproxDP(1.0, 1e-5), neighbouring="add-remove", size=1), ([0], [1]))):
         first = pm.Dataset(np.array(cells[0]).reshape(-1, 1), domain)
         second = pm.Dataset(np.array(cells[0] + cells[1]).reshape(-1, 1), domain)
         result = audit(lambda data, rng, m=mechanism: m.release(data, rng=rng).answers * m.size_policy.declared,

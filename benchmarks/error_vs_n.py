@@ -180,8 +180,8 @@ def build_mechanisms(names: Sequence[str], workload: Workload, privacy: ApproxDP
             width = widths[bodies[name]]
             bound_of[name] = lambda n, width=width: bounds.projection_error(gaussian.noise_scale(n), k, width=width)
         elif name == "factorization":
-            mechanism = FactorizationMechanism(workload, privacy, factorization_norm(workload))
-            mechanisms[name], bound_of[name] = mechanism, mechanism.expected_rmse
+            mechanism = FactorizationMechanism(workload, privacy, factorization=factorization_norm(workload))
+            mechanisms[name], bound_of[name] = mechanism, mechanism.expected_error
         elif name == "offline_pmw":
             mechanism = OfflinePMWForN(workload, privacy.epsilon)
             mechanisms[name], bound_of[name] = mechanism, mechanism.bound
@@ -276,7 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = error_vs_n(data, mechanisms, sizes, trials, rng, progress=not args.no_progress)
     results["bound"] = [bound_of[name](int(n)) for name, n in zip(results["mechanism"], results["n"])]
     if "gaussian" in mechanisms:
-        results["gaussian_expected_rmse"] = results["n"].map(mechanisms["gaussian"].expected_rmse)
+        results["gaussian_expected_rmse"] = results["n"].map(
+            lambda n: mechanisms["gaussian"].expected_error(n, measure="mean"))
     print(format_table(results))
     print()
     print(format_bounds(results))

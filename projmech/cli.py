@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -20,10 +21,9 @@ from . import datasets, workloads
 from .data import Dataset
 from .domain import Domain
 from .experiments import error_vs_n, format_table, plot_error_vs_n
+from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation
 from .bodies.relaxation import RELAXATIONS
 from .mechanisms import (
-    BODIES,
-    HULL_MAX_UNIVERSE,
     FactorizationMechanism,
     GaussianMechanism,
     LaplaceMechanism,
@@ -36,6 +36,16 @@ from .self_audit import MECHANISMS, audit_cases, run_audits
 from .workloads import Workload
 
 __all__ = ["main", "parse_workload"]
+
+
+#: ``--mechanism``'s choices and the class of each.
+MECHANISMS_BY_NAME = {
+    "gaussian": GaussianMechanism,
+    "laplace": LaplaceMechanism,
+    "projection": ProjectionMechanism,
+    "factorization": FactorizationMechanism,
+    "factorization+projection": FactorizationMechanism,
+}
 
 
 def parse_workload(spec: str, domain: Domain, implicit: bool = False) -> Workload:
@@ -116,13 +126,18 @@ def _solver(args: argparse.Namespace, body: str | None) -> str:
         raise ValueError(
             f"--solver: applies only to --mechanism projection or factorization+projection, not {args.mechanism}"
         )
-    if args.mechanism == "factorization+projection" or body == "hull":
-        allowed = ("auto", "fast", "CLARABEL", "ECOS", "OSQP", "SCS")
-    else:
-        allowed = ("auto", "fast", "admm", "CLARABEL", "ECOS", "OSQP", "SCS")
-    if args.solver not in allowed and args.solver.upper() not in allowed:
-        raise ValueError(f"--solver: expected one of {', '.join(allowed)}, got {args.solver!r}")
-    return args.solver
+    # The bodies say which solvers they take: the hull's for factorization+projection and
+    # --body hull, the relaxation's for --body relaxed, either for auto.
+    bodies = {"hull": (Hull,), "relaxed": (Relaxation,)}.get(body or "hull", (Hull, Relaxation))
+    refusals = []
+    for candidate in bodies:
+        try:
+            candidate(solver=args.solver)
+        except ValueError as error:
+            refusals.append(str(error))
+        else:
+            return args.solver
+    raise ValueError("--" + "; ".join(refusals))
 
 
 def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -181,26 +196,19 @@ def _release(args: argparse.Namespace) -> int:
     if dataset.n == 0 and args.neighbouring == "replace-one":
         raise ValueError(f"--data: {args.data} has no rows; under replace-one neighbours n is public and must be "
                          "at least 1 (--neighbouring add-remove with --size releases an empty data set)")
-    # Marginals are built without their k x m matrix wherever the mechanism never needs it: the
-    # Gaussian mechanism, projection onto L (true answers counted from the records) and
-    # projection onto K_Q by the active-set solver (products with F only). CVXPY solvers, the
-    # Laplace and the factorization mechanisms need the matrix.
-    implicit = args.workload.startswith("marginals:") and (
-        args.mechanism == "gaussian"
-        or (args.mechanism == "projection" and (body == "relaxed" or solver.lower() in ("auto", "fast")))
-    )
-    workload = parse_workload(args.workload, dataset.domain, implicit=implicit)
-    common = {"neighbouring": args.neighbouring, "size": size, "size_share": args.size_share, "noise": args.noise}
-    if args.mechanism == "gaussian":
-        mechanism = GaussianMechanism(workload, privacy, **common)
-    elif args.mechanism == "laplace":
-        mechanism = LaplaceMechanism(workload, privacy, **common)
+    options: dict[str, Any] = {"neighbouring": args.neighbouring, "size": size, "size_share": args.size_share,
+                               "noise": args.noise}
+    if args.mechanism == "projection":
+        options.update(body=body, solver=solver)
+        if args.relaxation is not None:
+            options["relaxation"] = args.relaxation
     elif args.mechanism.startswith("factorization"):
-        mechanism = FactorizationMechanism(workload, privacy, project=args.mechanism == "factorization+projection",
-                                           solver=solver, **common)
-    else:
-        relaxation = {} if args.relaxation is None else {"relaxation": args.relaxation}
-        mechanism = ProjectionMechanism(workload, privacy, solver=solver, body=body, **relaxation, **common)
+        options.update(project=args.mechanism == "factorization+projection", solver=solver)
+    mechanism_class = MECHANISMS_BY_NAME[args.mechanism]
+    # Marginals are built without their k x m matrix wherever the mechanism says it never needs it.
+    implicit = args.workload.startswith("marginals:") and not mechanism_class.needs_matrix(**options)
+    workload = parse_workload(args.workload, dataset.domain, implicit=implicit)
+    mechanism = mechanism_class(workload, privacy, **options)
     if mechanism.noise.discrete and args.seed is not None:
         raise ValueError(
             "--seed: the counts are integers, so the noise is OpenDP's exact discrete noise (--noise "
@@ -235,7 +243,8 @@ def _demo(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     results.to_csv(out_dir / "error_vs_n.csv", index=False)
-    expected = [mechanisms["gaussian"].expected_rmse(n) for n in sizes]
+    # The measured figure is the mean over trials of each release's RMSE: the "mean" measure.
+    expected = [mechanisms["gaussian"].expected_error(n, measure="mean") for n in sizes]
     plot_error_vs_n(results, str(out_dir / "error_vs_n.png"),
                     f"Adult 2-way marginals, {privacy}", bounds={"Gaussian E[RMSE] (closed form)": (sizes, expected)})
     print(f"wrote {out_dir / 'error_vs_n.csv'} and {out_dir / 'error_vs_n.png'} "
@@ -282,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help='JSON file {"attribute": size, ...}: the attributes, in order, and their sizes')
     release.add_argument("--workload", default="marginals:2", help="marginals:WAY, identity, prefix or all_range")
     release.add_argument("--mechanism", default="projection",
-                         choices=["gaussian", "laplace", "projection", "factorization", "factorization+projection"])
+                         choices=list(MECHANISMS_BY_NAME))
     release.add_argument("--epsilon", type=float)
     release.add_argument("--delta", type=float)
     release.add_argument("--rho", type=float, help="zCDP parameter, instead of --epsilon/--delta")

@@ -1,8 +1,12 @@
-"""Mechanisms: measure counts with calibrated noise, divide by a public size, optionally project.
+"""Mechanisms: a calibrated measurement of counts, divided by a public size, and optionally a
+body to project onto.
 
-Every mechanism is thin: sensitivity from :class:`~projmech.workloads.Workload`, noise from
-:mod:`projmech.noise` (calibrated by :mod:`projmech.privacy`), the public size from
-:class:`~projmech.privacy.SizePolicy`, projection from :mod:`projmech.bodies`. A
+Every mechanism is the same two parts. The *measurement*: the counts of a measured matrix (the
+workload F, or a factorization's strategy M, whose measurements are then reconstructed as
+``R (M c + Z)``) plus noise calibrated to their sensitivity (:class:`~projmech.workloads.Workload`,
+:mod:`projmech.noise`, :mod:`projmech.privacy`), divided by the public size of
+:class:`~projmech.privacy.SizePolicy`. The *body* (:mod:`projmech.bodies.body`), if any, projects
+those noisy answers: post-processing, under one tolerance rule tied to the answers' noise. A
 :class:`Release` holds what may be published: never the true answers, the histogram, or a row
 count the guarantee does not make public.
 """
@@ -17,23 +21,18 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .bodies.hull import SOLVERS as HULL_SOLVERS
-from .bodies.solvers import installed_solvers
-from .bodies.hull import ProjectionResult, project_to_hull
-from .bodies.relaxation import DEFAULT_TOL as RELAXATION_TOL
-from .bodies.relaxation import RELAXATIONS, RelaxationResult, project_to_relaxation
+from .bodies.body import Body, Hull, choose_body
+from .bodies.hull import ProjectionResult
+from .bodies.relaxation import RelaxationResult
+from .bounds import gaussian_mechanism_error, projection_error
 from .data import Dataset, histogram, histogram_counts
-from .evaluation import gaussian_expected_rmse
 from .factorization import Factorization
-from .optimal_factorization import factorization_norm
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
 from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
-from .validation import as_generator, check_positive_int, check_positive_number
+from .validation import as_generator, check_positive_int
 from .workloads import Workload
 
 __all__ = [
-    "BODIES",
-    "HULL_MAX_UNIVERSE",
     "Release",
     "GaussianMechanism",
     "LaplaceMechanism",
@@ -41,17 +40,12 @@ __all__ = [
     "FactorizationMechanism",
 ]
 
-#: The bodies :class:`ProjectionMechanism` projects onto (``"auto"`` picks one of the others).
-BODIES = ("auto", "hull", "relaxed")
-
-#: Largest universe for which ``body="auto"`` projects onto ``K_Q`` itself, by the active-set
-#: solver (``solver="auto"`` or ``"fast"``), whose gradients over the universe take O(m) memory:
-#: 0.64 s for 2-way marginals at m = 2^20 (README, projection benchmark), 1.8 s at m = 2^22 in a
-#: single probe. 2-way marginals beyond it are the relaxation's job.
-HULL_MAX_UNIVERSE = 2**22
+#: The error measures of :meth:`GaussianMechanism.expected_error` and the bounds: the root of the
+#: mean squared error per answer, or the mean of the l2 error divided by sqrt(k).
+ERROR_MEASURES = ("rms", "mean")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Release:
     """Privately released answers and everything needed to interpret them.
 
@@ -161,18 +155,48 @@ class Release:
     def to_json(self) -> str:
         return json.dumps(self.summary(), indent=2)
 
+    def __repr__(self) -> str:
+        projected = "" if self.projection is None else f", projected: {self.projection.stats}"
+        return (f"Release({self.mechanism}, {len(self.answers):,} answers, {self.privacy}, "
+                f"{self.neighbouring.value}, size {self.size:g} ({self.size_source}), "
+                f"{self.noise.name} std {self.noise.std:.4g}{projected})")
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.mechanism} release of {len(self.answers):,} answers",
+            f"  guarantee   {self.privacy}, {self.neighbouring.value} neighbours",
+            f"  size        {self.size:g} ({self.size_source})",
+            f"  noise       {self.noise.name}, std {self.noise.std:.4g} per measured count "
+            f"(sensitivity {self.sensitivity:.4g}); {self.sigma:.4g} on the answers",
+        ]
+        if self.factorization is not None:
+            lines.append(f"  strategy    {self.factorization}")
+        if self.projection is not None:
+            lines.append(f"  projection  {self.projection.summary().get('body', 'hull')}: {self.projection.stats}")
+        preview = ", ".join(f"{label}={answer:.4g}" for label, answer in zip(self.labels[:3], self.answers[:3]))
+        lines.append(f"  answers     {preview}{', ...' if len(self.answers) > 3 else ''}")
+        return "\n".join(lines)
+
 
 class _CountingMechanism:
-    """What every non-interactive mechanism shares: it measures counts, never fractions.
+    """What every non-interactive mechanism shares: it measures counts, never fractions, and
+    optionally projects.
 
     The true counts (``F c``, or a strategy's ``M c``) have a sensitivity that does not depend
     on the row count; the noise is calibrated to it (:func:`projmech.noise.calibrate`), and the
     answers are divided by the public size of :class:`~projmech.privacy.SizePolicy`: the public
     ``n`` under replace-one, a declared size or a private estimate under add/remove. So no
-    released number, noise scale or summary depends on the row count unless it is public.
+    released number, noise scale or summary depends on the row count unless it is public. A
+    mechanism with a :attr:`body` then projects the noisy answers onto it.
     """
 
     mechanism_name = "counting"
+    #: Whether the mechanism needs the workload's explicit matrix (see :meth:`needs_matrix`).
+    _needs_matrix = True
+    #: The body the noisy answers are projected onto, if any.
+    body: Body | None = None
+    #: The factorization whose strategy is measured, if any (else the workload itself is).
+    factorization: Factorization | None = None
 
     def __init__(self, workload: Workload, privacy: Privacy, neighbouring: Neighbouring | str,
                  size: int | str | None, size_share: float | None) -> None:
@@ -184,6 +208,12 @@ class _CountingMechanism:
         self.privacy = privacy
         self.size_policy = SizePolicy.parse(neighbouring, size, size_share)
         self.neighbouring = self.size_policy.neighbouring
+
+    @classmethod
+    def needs_matrix(cls, **options: Any) -> bool:
+        """Whether this mechanism, with these constructor options, needs the workload's explicit
+        matrix (so a caller such as the CLI can build an implicit workload otherwise)."""
+        return cls._needs_matrix
 
     def _calibrate(self, sensitivity: float, integer_valued: bool, noise: str, calibration: str = "analytic") -> None:
         """Set :attr:`noise` (and the size estimate's) for measured counts of this sensitivity."""
@@ -199,6 +229,11 @@ class _CountingMechanism:
         """The noise's scale on the answers of a data set of public size ``n``:
         ``noise.scale / n`` (a planning figure; the noise itself is on counts)."""
         return self.noise.scale / check_positive_int("n", n)
+
+    def _answer_std(self, n: float) -> float:
+        """The standard deviation of the noisy answers' error per answer (root mean square over
+        the answers) at public size ``n``, before any projection."""
+        return self.noise.std / n
 
     def _rows(self, data: Any, n: int | None) -> tuple[Any, int]:
         """The data (a Dataset, or the histogram of counts ``n h``, exact integers) and its row
@@ -224,13 +259,65 @@ class _CountingMechanism:
             return self.workload.answer_counts(data)
         return self.workload.answer(data)
 
+    def _measured_counts(self, data: Any) -> np.ndarray:
+        """The true counts of the measured matrix (the workload's own by default)."""
+        return self._counts(data)
+
+    def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
+        """The workload's noisy counts from the noisy measurements (the same by default)."""
+        return measurements
+
     def _public_size(self, rows: int, generator: np.random.Generator) -> float:
         """The public size (:meth:`SizePolicy.resolve`), drawing the size estimate's noise if any."""
         return self.size_policy.resolve(rows, lambda: self.size_noise.sample(1, generator)[0])
 
+    def release(self, data_or_histogram: Any, n: int | None = None,
+                rng: np.random.Generator | int | None = None) -> Release:
+        """Release the workload's answers on a :class:`Dataset` or a normalized histogram.
+
+        Measures the counts with calibrated noise, divides them by the public size
+        (:class:`~projmech.privacy.SizePolicy`) and, for a mechanism with a :attr:`body`,
+        projects them onto it (post-processing).
+
+        Parameters
+        ----------
+        data_or_histogram : Dataset or array_like of shape (m,)
+            A Dataset's true counts come from its records (:meth:`Workload.answer_counts`). A
+            histogram must be normalized (non-negative, sums to 1) and needs ``n``, with ``n h``
+            a vector of integer counts (only where the workload can answer one,
+            :attr:`Workload.accepts_histograms`).
+        n : int, optional
+            The data's row count; taken from a Dataset. Under add/remove it is private: it
+            only turns a histogram into counts (and is never released).
+        rng : numpy.random.Generator, int or None
+            Source of the continuous noise and of everything else random here. ``None`` draws
+            fresh OS entropy (never global state). Discrete noise is drawn by OpenDP from its own
+            cryptographically secure generator (see :mod:`projmech.noise`).
+
+        Notes
+        -----
+        The noisy answers are fractions of the public size, so the body projected onto is
+        ``K_Q`` (or L) scaled to that size: under add/remove with a declared or estimated size
+        that differs from the row count, the true answers lie in ``(n / size) K_Q`` and the
+        projection is post-processing of the noisy answers all the same.
+        """
+        generator = as_generator(rng)
+        data, rows = self._rows(data_or_histogram, n)
+        measured = self._measured_counts(data)
+        measurements = measured + self.noise.sample(measured.size, generator)
+        size = self._public_size(rows, generator)
+        noisy = self._reconstruct(measurements) / size
+        if self.body is None:
+            return self._release(noisy, noisy, size)
+        # One tolerance rule for every projection: relative to the answers' own noise. A
+        # discrete Gaussian far below one count is the constant 0: then there is no noise level
+        # for the tolerance to refer to, and the body's absolute default applies.
+        std = self._answer_std(size)
+        result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None)
+        return self._release(result.answers, noisy, size, projection=result)
+
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
-                 projection: ProjectionResult | RelaxationResult | None = None,
-                 factorization: Factorization | None = None) -> Release:
+                 projection: ProjectionResult | RelaxationResult | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -244,7 +331,7 @@ class _CountingMechanism:
             sensitivity=self._sensitivity,
             size_noise=self.size_noise,
             projection=projection,
-            factorization=factorization,
+            factorization=self.factorization,
         )
 
     def _size_repr(self) -> str:
@@ -255,44 +342,41 @@ class _CountingMechanism:
         return f"{policy.neighbouring.value}, size={size}"
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name})"
+        body = "" if self.body is None else f", body={self.body!r}"
+        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name}{body})"
 
 
-class _AdditiveNoiseMechanism(_CountingMechanism):
-    """``F c + noise``, divided by the public size: the Gaussian and Laplace mechanisms."""
-
-    def _measure(self, data_or_histogram: Any, n: int | None, rng: Any) -> tuple[np.ndarray, float]:
-        """The noisy answers (fractions of the public size) and that size."""
-        generator = as_generator(rng)
-        data, rows = self._rows(data_or_histogram, n)
-        counts = self._counts(data)
-        noisy = counts + self.noise.sample(counts.size, generator)
-        size = self._public_size(rows, generator)
-        return noisy / size, size
-
-    def release(self, data_or_histogram: Any, n: int | None = None,
-                rng: np.random.Generator | int | None = None) -> Release:
-        """Release the workload's answers on a :class:`Dataset` or a normalized histogram.
-
-        Parameters
-        ----------
-        data_or_histogram : Dataset or array_like of shape (m,)
-            A Dataset's true counts come from its records (:meth:`Workload.answer_counts`). A
-            histogram must be normalized (non-negative, sums to 1) and needs ``n``, with ``n h``
-            a vector of integer counts.
-        n : int, optional
-            The data's row count; taken from a Dataset. Under add/remove it is private: it
-            only turns a histogram into counts (and is never released).
-        rng : numpy.random.Generator, int or None
-            Source of the continuous noise and of everything else random here. ``None`` draws
-            fresh OS entropy (never global state). Discrete noise is drawn by OpenDP from its own
-            cryptographically secure generator (see :mod:`projmech.noise`).
-        """
-        noisy, size = self._measure(data_or_histogram, n, rng)
-        return self._release(noisy, noisy, size)
+def _check_measure(measure: Any) -> str:
+    if measure not in ERROR_MEASURES:
+        raise ValueError(f"measure: expected one of {ERROR_MEASURES}, got {measure!r}")
+    return measure
 
 
-class GaussianMechanism(_AdditiveNoiseMechanism):
+class _GaussianMeasurement(_CountingMechanism):
+    """The Gaussian family's shared options: the privacy type, ``calibration`` and ``noise``."""
+
+    def _gaussian_options(self, calibration: str, noise: str) -> str:
+        """Check the Gaussian family's privacy type, ``calibration`` and ``noise`` (before any
+        work), set :attr:`calibration`, and return the noise kind to calibrate."""
+        if isinstance(self.privacy, PureDP):
+            raise TypeError(f"privacy: {type(self).__name__} needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
+        if calibration not in ("analytic", "classical"):
+            raise ValueError(f"calibration: expected 'analytic' or 'classical', got {calibration!r}")
+        if calibration == "classical" and isinstance(self.privacy, ApproxDP) and self.privacy.epsilon >= 1:
+            raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got epsilon={self.privacy.epsilon}")
+        if noise not in NOISE_KINDS:
+            raise ValueError(f"noise: expected one of {NOISE_KINDS}, got {noise!r}")
+        self.calibration = calibration
+        # The classical bound is stated for the continuous Gaussian.
+        return "continuous" if calibration == "classical" and noise == "auto" else noise
+
+    def _gaussian_error(self, n: int, measure: str) -> float:
+        """The exact error of the unprojected noisy answers ``F h + Z`` at public size ``n``."""
+        n = check_positive_int("n", n)
+        return gaussian_mechanism_error(self._answer_std(n), self.workload.num_queries, measure=_check_measure(measure))
+
+
+class GaussianMechanism(_GaussianMeasurement):
     """The Gaussian mechanism: ``(F c + Z) / size``, ``Z`` Gaussian (seed 001, eq. 11).
 
     Guarantee: the given ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` with respect to the given
@@ -339,8 +423,9 @@ class GaussianMechanism(_AdditiveNoiseMechanism):
     """
 
     mechanism_name = "gaussian"
+    _needs_matrix = False
 
-    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP,
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
                  size: int | str | None = None, size_share: float | None = None,
@@ -349,30 +434,18 @@ class GaussianMechanism(_AdditiveNoiseMechanism):
         noise = self._gaussian_options(calibration, noise)
         self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
 
-    def _gaussian_options(self, calibration: str, noise: str) -> str:
-        """Check the Gaussian family's privacy type, ``calibration`` and ``noise`` (before any
-        work), set :attr:`calibration`, and return the noise kind to calibrate."""
-        if isinstance(self.privacy, PureDP):
-            raise TypeError(f"privacy: {type(self).__name__} needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
-        if calibration not in ("analytic", "classical"):
-            raise ValueError(f"calibration: expected 'analytic' or 'classical', got {calibration!r}")
-        if calibration == "classical" and isinstance(self.privacy, ApproxDP) and self.privacy.epsilon >= 1:
-            raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got epsilon={self.privacy.epsilon}")
-        if noise not in NOISE_KINDS:
-            raise ValueError(f"noise: expected one of {NOISE_KINDS}, got {noise!r}")
-        self.calibration = calibration
-        # The classical bound is stated for the continuous Gaussian.
-        return "continuous" if calibration == "classical" and noise == "auto" else noise
+    def expected_error(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
+        """The expected error of the answers at public size ``n``, exact (not a bound).
 
-    def expected_rmse(self, n: int) -> float:
-        """``E[(1/sqrt k) ||Z||_2] / n`` of the answers at public size ``n``: exact for continuous
-        noise (:func:`projmech.evaluation.gaussian_expected_rmse`), and for discrete noise the
-        same formula with its standard deviation (:attr:`Noise.std`) in place of sigma, which
-        it matches to far below 1e-6 relative from sigma = 1 on."""
-        return gaussian_expected_rmse(self.noise.std / check_positive_int("n", n), self.workload.num_queries)
+        ``measure="rms"``: ``sqrt(E (1/k) ||Z||^2) / n = std / n``; ``measure="mean"``:
+        ``E[(1/sqrt k) ||Z||] / n`` (:func:`projmech.bounds.gaussian_mechanism_error`). For
+        discrete noise, the same formulas with its standard deviation (:attr:`Noise.std`), which
+        ``"mean"`` matches to far below 1e-6 relative from sigma = 1 on.
+        """
+        return self._gaussian_error(n, measure)
 
 
-class LaplaceMechanism(_AdditiveNoiseMechanism):
+class LaplaceMechanism(_CountingMechanism):
     """The Laplace mechanism: ``(F c + Lap(b)^k) / size`` with ``b = Delta_1 / epsilon``.
 
     Guarantee: pure ``PureDP(epsilon)`` w.r.t. the given neighbouring relation, with the l1
@@ -384,7 +457,7 @@ class LaplaceMechanism(_AdditiveNoiseMechanism):
 
     mechanism_name = "laplace"
 
-    def __init__(self, workload: Workload, privacy: PureDP,
+    def __init__(self, workload: Workload, privacy: PureDP, *,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  size: int | str | None = None, size_share: float | None = None,
                  noise: str = "auto") -> None:
@@ -393,8 +466,17 @@ class LaplaceMechanism(_AdditiveNoiseMechanism):
             raise TypeError(f"privacy: the Laplace mechanism needs PureDP, got {type(privacy).__name__}")
         self._calibrate(workload.count_sensitivity(self.neighbouring, 1), workload.is_integer, noise)
 
+    def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
+        """``sqrt(E (1/k) ||noise||^2) / n = std / n`` at public size ``n`` (``sqrt(2) b / n`` for
+        the continuous Laplace), exact. ``measure="mean"`` has no closed form for Laplace noise
+        and is refused (the rms figure bounds it, by Jensen)."""
+        n = check_positive_int("n", n)
+        if _check_measure(measure) != "rms":
+            raise ValueError("measure: 'mean' has no closed form for Laplace noise; 'rms' bounds it from above")
+        return self._answer_std(n)
 
-class ProjectionMechanism(GaussianMechanism):
+
+class ProjectionMechanism(_GaussianMeasurement):
     """The projection mechanism (seed 000, Algorithm 1; Nikolov, Talwar & Zhang 2013).
 
     Releases ``Pi_B(F h + Z)``: Gaussian noise calibrated exactly as in
@@ -405,15 +487,15 @@ class ProjectionMechanism(GaussianMechanism):
       :func:`~projmech.bodies.hull.project_to_hull` (certified to ``tol``, relative to the noise
       level). Needs the explicit matrix, or an implicit workload with ``rmatvec`` and
       ``columns`` (``marginals(domain, way, implicit=True)`` has them) for the active-set
-      solver, whose memory is O(m).
+      solver, whose memory is O(m). (:class:`~projmech.bodies.body.Hull`.)
     - ``body="relaxed"``: for all 2-way marginals of a domain (``workload.marginal_way == 2``),
       ``B = L``, the moment relaxation of :func:`~projmech.bodies.relaxation.project_to_relaxation`
       (``relaxation`` picks its constraints), whose size is polynomial in the number of
       attributes: the universe is never materialized, so ``d = 150`` binary attributes
       (``2^150`` elements; use ``marginals(domain, 2, implicit=True)``) work. A Dataset's true
-      answers are counted from its records.
+      answers are counted from its records. (:class:`~projmech.bodies.body.Relaxation`.)
     - ``body="auto"`` (default): the hull for a workload with products both ways over at most
-      :data:`HULL_MAX_UNIVERSE` elements (2^22; the active-set solver projects 2-way marginals
+      :data:`~projmech.bodies.body.HULL_MAX_UNIVERSE` elements (2^22; the active-set solver projects 2-way marginals
       of 20 binary attributes in under a second), the relaxation for 2-way marginal workloads
       beyond, and a ``ValueError`` for any other workload: pass ``body="hull"`` to project onto
       ``K_Q`` regardless, or use :class:`GaussianMechanism`.
@@ -431,6 +513,9 @@ class ProjectionMechanism(GaussianMechanism):
     ----------
     workload : Workload
     privacy : ZCDP or ApproxDP
+    body : {"auto", "hull", "relaxed"}
+        The body projected onto (above, :func:`~projmech.bodies.body.choose_body`);
+        :attr:`body` holds the one chosen.
     solver : str
         Passed to the projection: :func:`project_to_hull` ("auto", "fast", "CLARABEL", "ECOS",
         "OSQP", "SCS") or :func:`project_to_relaxation` ("auto", "admm", or a CVXPY solver that
@@ -445,117 +530,57 @@ class ProjectionMechanism(GaussianMechanism):
         tolerances).
     calibration : {"analytic", "classical"}
         As for :class:`GaussianMechanism`.
-    body : {"auto", "hull", "relaxed"}
-        The body projected onto (above); :attr:`body` holds the one chosen.
     relaxation : {"sdp+local", "sdp", "local"}
         The relaxation L, for ``body="relaxed"`` (see :func:`project_to_relaxation`).
+    size, size_share, noise
+        As for :class:`GaussianMechanism`.
+
+    The projected answers have no closed-form error: :meth:`error_bound` gives an upper bound
+    (there is no ``expected_error``).
     """
 
     mechanism_name = "projection"
 
-    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, solver: str = "auto",
-                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, tol: float | None = None,
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
+                 body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto",
+                 tol: float | None = None, relaxation: str = "sdp+local",
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
-                 body: Literal["auto", "hull", "relaxed"] = "auto", relaxation: str = "sdp+local",
                  size: int | str | None = None, size_share: float | None = None,
                  noise: str = "auto") -> None:
-        if body not in BODIES:
-            raise ValueError(f"body: expected one of {BODIES}, got {body!r}")
-        if relaxation not in RELAXATIONS:
-            raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
-        if tol is not None:
-            tol = check_positive_number("tol", tol)
-        super().__init__(workload, privacy, neighbouring, calibration, size, size_share, noise)
-        self.tol = tol
-        self.relaxation = relaxation
-        self.body = _choose_body(workload, body)
-        self.solver = _check_solver(solver, self.body)
+        super().__init__(workload, privacy, neighbouring, size, size_share)
+        self.body = choose_body(workload, body, solver=solver, tol=tol, relaxation=relaxation)
+        noise = self._gaussian_options(calibration, noise)
+        self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
 
-    def release(self, data_or_histogram: Any, n: int | None = None,
-                rng: np.random.Generator | int | None = None) -> Release:
-        """Release the projected answers on a :class:`Dataset` or a normalized histogram (see
-        :meth:`GaussianMechanism.release`; a histogram only where the workload can answer one,
-        :attr:`Workload.accepts_histograms`).
+    @classmethod
+    def needs_matrix(cls, *, body: str = "auto", solver: str = "auto", **options: Any) -> bool:
+        # A named CVXPY solver builds the problem over the hull's explicit matrix; the active-set
+        # solver and the relaxation need products only.
+        return body != "relaxed" and Hull(solver=solver).needs_matrix
 
-        The noisy answers are fractions of the public size (:class:`~projmech.privacy.SizePolicy`),
-        so the body projected onto is ``K_Q`` (or L) scaled to that size: under add/remove
-        with a declared or estimated size that differs from the row count, the true answers lie
-        in ``(n / size) K_Q`` and the projection is post-processing of the noisy answers all the
-        same.
+    def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms", width: float | None = None) -> float:
+        """An upper bound on the expected error of the projected answers at public size ``n``.
+
+        The smaller of the Gaussian mechanism's exact error on the same noise (projection onto a
+        convex body containing the true answers never increases the distance to them, seed 001,
+        eq. 43) and seed 000, Theorem 8, ``sqrt(sigma l*(B) / k)``
+        (:func:`projmech.bounds.projection_error`), with ``l*(B)`` the body's Gaussian width:
+        ``width`` if given (an upper bound on it), else the body's certified bound
+        (:meth:`Body.width_bound`: the finite-class bound for the hull; none for the relaxation,
+        which then has the Gaussian figure alone). For ``measure="mean"`` the rms bound applies
+        by Jensen. Valid when the public size is the row count (replace-one, or a declared size
+        equal to it), where the body contains the true answers.
         """
-        noisy, size = self._measure(data_or_histogram, n, rng)
-        # A discrete Gaussian far below one count is the constant 0: then there is no noise level
-        # for the tolerance to refer to, and the absolute default applies.
-        sigma = self.noise.std / size if self.noise.std > 0 else None
-        if self.body == "hull":
-            result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol, noise_scale=sigma)
-        else:
-            result = project_to_relaxation(self.workload.domain, noisy, relaxation=self.relaxation,
-                                           solver=self.solver, tol=RELAXATION_TOL if self.tol is None else self.tol)
-        return self._release(result.answers, noisy, size, projection=result)
-
-    def __repr__(self) -> str:
-        body = "hull" if self.body == "hull" else f"relaxed/{self.relaxation}"
-        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name}, body={body})"
+        gaussian = self._gaussian_error(n, measure)
+        if width is None:
+            width = self.body.width_bound(self.workload)
+        if width is None:
+            return gaussian
+        return min(gaussian, projection_error(self._answer_std(n), self.workload.num_queries, width=width))
 
 
-def _check_solver(solver: Any, body: str) -> str:
-    """``solver`` if it names a solver of ``body``'s projection, else a TypeError/ValueError."""
-    if not isinstance(solver, str):
-        raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
-    if body == "hull":
-        known = ("auto", "fast", *HULL_SOLVERS)
-        if solver.lower() not in ("auto", "fast") and solver.upper() not in HULL_SOLVERS:
-            raise ValueError(f"solver: projection onto the hull K_Q takes one of {list(known)}, got {solver!r}")
-        return solver
-    if solver.lower() not in ("auto", "admm") and solver.upper() not in installed_solvers():
-        raise ValueError(
-            f"solver: projection onto the relaxation L takes 'auto', 'admm' or an installed CVXPY solver "
-            f"{list(installed_solvers())}, got {solver!r}"
-        )
-    return solver
-
-
-def _choose_body(workload: Workload, body: str) -> str:
-    """``"hull"`` or ``"relaxed"`` for ``workload``, or a ValueError naming ``body``."""
-    if body == "hull":
-        if not workload.has_adjoint:
-            raise ValueError(
-                f"body: 'hull' projects onto K_Q, which needs the explicit matrix of {workload!r} or its "
-                "rmatvec and columns (Workload.implicit); use body='relaxed' for 2-way marginals"
-            )
-        return body
-    relaxable = _relaxation_blocker(workload)
-    if body == "relaxed":
-        if relaxable is not None:
-            raise ValueError(f"body: 'relaxed' {relaxable}")
-        return body
-    if workload.has_adjoint and workload.universe_size <= HULL_MAX_UNIVERSE:
-        return "hull"
-    if relaxable is None:
-        return "relaxed"
-    why = "it is implicit without rmatvec/columns" if not workload.has_adjoint else \
-        f"its universe of {workload.universe_size:,} elements is above HULL_MAX_UNIVERSE = {HULL_MAX_UNIVERSE:,}"
-    raise ValueError(
-        f"body: 'auto' finds no tractable body for {workload!r}: the hull K_Q is out ({why}), and the "
-        f"relaxation {relaxable}. Pass body='hull' to project onto K_Q regardless (workloads with "
-        "rmatvec only), or use GaussianMechanism"
-    )
-
-
-def _relaxation_blocker(workload: Workload) -> str | None:
-    """Why the relaxation L cannot take ``workload`` (completing "body='relaxed' ..."), or None."""
-    if workload.marginal_way != 2 or workload.domain is None:
-        return (f"needs the workload of all 2-way marginals of a domain (marginals(domain, 2)); "
-                f"{workload.name} is not")
-    # The relaxation's own requirement (MomentEncoding): a size-1 attribute has no table to relax.
-    small = [name for name, size in workload.domain.to_dict().items() if size < 2]
-    if small:
-        return f"needs every attribute to have at least 2 values; {small} have fewer"
-    return None
-
-
-class FactorizationMechanism(GaussianMechanism):
+class FactorizationMechanism(_GaussianMeasurement):
     """The factorization (matrix) mechanism, optionally followed by projection.
 
     For a factorization ``R M = F`` it measures ``M h + Z`` with ``Z ~ N(0, sigma^2 I)`` and
@@ -566,12 +591,14 @@ class FactorizationMechanism(GaussianMechanism):
     (:meth:`Workload.count_sensitivity` of M: under replace-one the largest distance between
     two columns of M; under add/remove ``||M||_{1->2}``), and ``R`` is post-processing; the
     answers are ``R (M c + Z) / size``. The expected squared error is
-    ``sigma^2 ||R||_F^2 / size^2`` (:meth:`expected_rmse`).
+    ``sigma^2 ||R||_F^2 / size^2`` (:meth:`expected_error`).
 
     With ``project=True`` the reconstructed answers are then projected onto ``K_Q`` (seed 001,
     §2.3, "combined seamlessly with the factorization approaches"): post-processing again, so the
     same guarantee, and the error never exceeds the unprojected one on the same noise (seed 001,
-    eq. 43).
+    eq. 43). The projection is the same step as :class:`ProjectionMechanism`'s onto the hull,
+    with the same tolerance rule, relative to the answers' noise (here the root mean square of
+    ``R Z`` per answer).
 
     The factorization depends only on the public workload, never on the data.
 
@@ -585,43 +612,39 @@ class FactorizationMechanism(GaussianMechanism):
         An approximate factorization (``R M = F + E``) is accepted; its answers carry the bias
         ``E h`` (at most ``||E||_{1->2}`` per query in l2, seed 001 eq. 35).
     project : bool
-        Project the reconstructed answers onto ``K_Q`` (needs the explicit workload matrix).
-    neighbouring, calibration
-        As for :class:`GaussianMechanism`.
+        Project the reconstructed answers onto ``K_Q`` (:class:`~projmech.bodies.body.Hull`).
     solver, tol
-        For the projection (see :func:`~projmech.bodies.hull.project_to_hull`).
+        For the projection, as for :class:`ProjectionMechanism` onto the hull.
+    neighbouring, calibration, size, size_share, noise
+        As for :class:`GaussianMechanism`.
     """
 
     mechanism_name = "factorization"
 
-    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, factorization: Factorization | None = None,
-                 project: bool = False, neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
-                 calibration: Literal["analytic", "classical"] = "analytic", solver: str = "auto",
-                 tol: float = 1e-8, size: int | str | None = None, size_share: float | None = None,
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
+                 factorization: Factorization | None = None, project: bool = False,
+                 solver: str = "auto", tol: float | None = None,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 calibration: Literal["analytic", "classical"] = "analytic",
+                 size: int | str | None = None, size_share: float | None = None,
                  noise: str = "auto") -> None:
-        if not isinstance(workload, Workload):
-            raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
+        super().__init__(workload, privacy, neighbouring, size, size_share)
         if not isinstance(project, bool):
             raise TypeError(f"project: expected a bool, got {project!r}")
         if factorization is not None and not isinstance(factorization, Factorization):
             raise TypeError(f"factorization: expected a Factorization, got {type(factorization).__name__}")
-        if project and workload.is_implicit:
-            raise ValueError(
-                f"project: projection onto K_Q needs the explicit matrix of {workload.name}, which is implicit"
-            )
-        tol = check_positive_number("tol", tol)
-        solver = _check_solver(solver, "hull")
-        _CountingMechanism.__init__(self, workload, privacy, neighbouring, size, size_share)
+        body = choose_body(workload, "hull", solver=solver, tol=tol) if project else None
         noise = self._gaussian_options(calibration, noise)
         # Every argument is valid: only now the (possibly long) optimization.
         if factorization is None:
+            from .optimal_factorization import factorization_norm
+
             factorization = factorization_norm(workload)
         else:
             _check_factorizes(factorization, workload)
         self.factorization = factorization
         self.project = project
-        self.solver = solver
-        self.tol = tol
+        self.body = body
         if project:
             self.mechanism_name = "factorization+projection"
         # The measured matrix is the strategy M, not F: its sensitivity, and whether its counts
@@ -630,28 +653,42 @@ class FactorizationMechanism(GaussianMechanism):
         strategy = Workload(self._strategy)
         self._calibrate(strategy.count_sensitivity(self.neighbouring, 2), strategy.is_integer, noise, calibration)
 
-    def expected_rmse(self, n: int) -> float:
-        """``sqrt(E (1/k) ||R Z||^2) / n = std ||R||_F / (n sqrt(k))`` at public size ``n``, before
-        projection (seed 001, eq. 29); projection can only lower the error."""
-        n = check_positive_int("n", n)
+    def _measured_counts(self, data: Any) -> np.ndarray:
+        counts = (histogram(data, normalize=False, sparse=True).toarray().ravel()
+                  if isinstance(data, Dataset) else data)
+        return self._strategy @ counts
+
+    def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
+        return self.factorization.reconstruct(measurements)
+
+    def _answer_std(self, n: float) -> float:
+        # The answers' noise R Z is correlated: its root mean square per answer.
         return self.noise.std / n * self.factorization.reconstruction_norm / math.sqrt(self.workload.num_queries)
 
-    def release(self, data_or_histogram: Any, n: int | None = None,
-                rng: np.random.Generator | int | None = None) -> Release:
-        """Measure ``M c + Z``, reconstruct ``R (M c + Z)``, divide by the public size and
-        optionally project; parameters as for :meth:`GaussianMechanism.release`."""
-        generator = as_generator(rng)
-        data, rows = self._rows(data_or_histogram, n)
-        counts_histogram = (histogram(data, normalize=False, sparse=True).toarray().ravel()
-                            if isinstance(data, Dataset) else data)
-        measured = self._strategy @ counts_histogram
-        measurements = measured + self.noise.sample(measured.size, generator)
-        size = self._public_size(rows, generator)
-        noisy = self.factorization.reconstruct(measurements) / size
-        if not self.project:
-            return self._release(noisy, noisy, size, factorization=self.factorization)
-        result = project_to_hull(self.workload, noisy, solver=self.solver, tol=self.tol)
-        return self._release(result.answers, noisy, size, projection=result, factorization=self.factorization)
+    def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
+        """``sqrt(E (1/k) ||R Z||^2) / n = std ||R||_F / (n sqrt(k))`` at public size ``n``, exact
+        (seed 001, eq. 29), for the reconstructed answers (``project=False``).
+
+        Refused with ``project=True`` (the projected answers have no closed form; see
+        :meth:`error_bound`) and for ``measure="mean"`` (no closed form for correlated noise;
+        the rms figure bounds it, by Jensen).
+        """
+        n = check_positive_int("n", n)
+        if _check_measure(measure) != "rms":
+            raise ValueError("measure: 'mean' has no closed form for the correlated noise R Z; 'rms' bounds it")
+        if self.project:
+            raise ValueError("expected_error: the projected answers have no closed-form error; use error_bound(n)")
+        return self._answer_std(n)
+
+    def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
+        """An upper bound on the expected error at public size ``n``: the reconstructed answers'
+        exact rms error, which projection can only lower (seed 001, eq. 43) and which bounds the
+        ``"mean"`` measure by Jensen. Valid when the public size is the row count."""
+        _check_measure(measure)
+        return self._answer_std(check_positive_int("n", n))
+
+    def __repr__(self) -> str:
+        return super().__repr__()[:-1] + f", strategy {self.factorization.strategy.shape[0]}x{self.factorization.strategy.shape[1]})"
 
 
 def _check_factorizes(factorization: Factorization, workload: Workload) -> None:

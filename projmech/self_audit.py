@@ -158,10 +158,10 @@ def _additive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str, 
     workload = identity(2)
     if kind == "laplace":
         privacy: Any = PureDP(1.0)
-        mechanism: Any = LaplaceMechanism(workload, privacy, neighbouring, noise=noise, **_size_arguments(neighbouring))
+        mechanism: Any = LaplaceMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
     elif kind == "gaussian":
         privacy = ApproxDP(1.0, delta)
-        mechanism = GaussianMechanism(workload, privacy, neighbouring, noise=noise, **_size_arguments(neighbouring))
+        mechanism = GaussianMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
     else:
         privacy = ApproxDP(1.0, delta)
         mechanism = ProjectionMechanism(workload, privacy, solver="fast", neighbouring=neighbouring, noise=noise,
@@ -186,7 +186,7 @@ def _factorization_case(neighbouring: str, planted_bug: bool, noise: str, delta:
     workload = prefix(2)  # its optimal strategy is not the identity: R and M are both exercised
     factorization: Factorization = factorization_norm(workload)
     privacy = ApproxDP(1.0, delta)
-    mechanism = FactorizationMechanism(workload, privacy, factorization, neighbouring=neighbouring, noise=noise,
+    mechanism = FactorizationMechanism(workload, privacy, factorization=factorization, neighbouring=neighbouring, noise=noise,
                                        **_size_arguments(neighbouring))
     if planted_bug:
         mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)

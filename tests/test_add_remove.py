@@ -211,7 +211,7 @@ def test_histogram_under_add_remove_uses_n_only_for_counts():
 
 
 @pytest.mark.parametrize("factory", [
-    lambda: pm.GaussianMechanism(pm.marginals(DOMAIN, 1), pm.ZCDP(1.0), "add-remove", size=10),
+    lambda: pm.GaussianMechanism(pm.marginals(DOMAIN, 1), pm.ZCDP(1.0), neighbouring="add-remove", size=10),
     lambda: pm.OfflinePMW(pm.marginals(DOMAIN, 1), pm.PureDP(1.0), rounds=2, neighbouring="add-remove", size=10),
 ], ids=["gaussian", "offline_pmw"])
 def test_n_beside_a_dataset_is_refused_under_add_remove_before_reading_it(factory):
@@ -230,9 +230,9 @@ def test_empty_data_under_add_remove():
     """No rows: the neighbour of every one-row data set, released with a declared size; under
     replace-one refused (n is public and divides the counts)."""
     empty = pm.Dataset(np.zeros((0, 2), dtype=np.int64), DOMAIN)
-    quiet = pm.GaussianMechanism(pm.marginals(DOMAIN, 1), pm.ZCDP(1e14), "add-remove", size=10)
+    quiet = pm.GaussianMechanism(pm.marginals(DOMAIN, 1), pm.ZCDP(1e14), neighbouring="add-remove", size=10)
     np.testing.assert_allclose(quiet.release(empty, rng=0).answers, 0.0, atol=1e-9)
-    estimated = pm.LaplaceMechanism(pm.marginals(DOMAIN, 1), pm.PureDP(1.0), "add-remove", size="estimate")
+    estimated = pm.LaplaceMechanism(pm.marginals(DOMAIN, 1), pm.PureDP(1.0), neighbouring="add-remove", size="estimate")
     assert estimated.release(empty).size >= 1.0
     with pytest.raises(ValueError, match="no rows"):
         pm.GaussianMechanism(pm.marginals(DOMAIN, 1), pm.ZCDP(1.0)).release(empty)

@@ -516,7 +516,7 @@ def test_empty_data_needs_add_remove(files, capsys):
 def test_solver_failure_is_one_line_and_nonzero(files, capsys, monkeypatch):
     """A certified projection that no solver reaches ends the command with one line, not a
     traceback (the library raises ProjectionError with every attempt's outcome)."""
-    import projmech.mechanisms
+    from projmech.bodies.body import Hull
     from projmech.bodies.hull import ProjectionError
     from projmech.solve import Attempt, Status
 
@@ -524,7 +524,7 @@ def test_solver_failure_is_one_line_and_nonzero(files, capsys, monkeypatch):
         raise ProjectionError("projection onto K_Q failed: no solver produced a certified solution",
                               (Attempt("OSQP", Status.SOLVER_ERROR, "backend status solver_error"),))
 
-    monkeypatch.setattr(projmech.mechanisms, "project_to_hull", failing)
+    monkeypatch.setattr(Hull, "project", failing)
     code, out = release(files, "--mechanism", "factorization+projection", "--solver", "OSQP", "--rho", "1")
     assert code == 1 and not out.exists()
     err = one_line_error(capsys, "ProjectionError", "OSQP")

@@ -138,5 +138,5 @@ def test_expected_rmse_matches_monte_carlo():
     assert fact.expected_rmse(pm.ZCDP(rho), n, neighbouring="add-remove") == pytest.approx(
         expected * largest / pair, rel=1e-9)
     # The planning figure is the mechanism's own.
-    mechanism = pm.FactorizationMechanism(pm.Workload(F), pm.ZCDP(rho), fact)
+    mechanism = pm.FactorizationMechanism(pm.Workload(F), pm.ZCDP(rho), factorization=fact)
     assert mechanism.expected_rmse(n) == pytest.approx(expected, rel=1e-12)

@@ -19,7 +19,7 @@ def test_sigma_is_calibrated_to_the_strategy():
     workload = pm.prefix(16)
     fact = pm.factorization_norm(workload, tol=1e-6)
     rho, n = 0.3, 500
-    mech = pm.FactorizationMechanism(workload, pm.ZCDP(rho), fact)
+    mech = pm.FactorizationMechanism(workload, pm.ZCDP(rho), factorization=fact)
     # Independent, by brute force: the replace-one l2 sensitivity of the counts M c is the largest
     # distance between two columns of M; add/remove, the largest column norm. zCDP:
     # sigma = Delta / sqrt(2 rho).
@@ -28,12 +28,12 @@ def test_sigma_is_calibrated_to_the_strategy():
     assert mech.noise_scale(n) == pytest.approx(delta / n / math.sqrt(2 * rho), rel=1e-10)
     # Far below the bound 2 max_j ||M e_j|| for this strategy with negative entries.
     assert strategy.min() < 0 and delta < 0.75 * 2 * np.linalg.norm(strategy, axis=0).max()
-    add_remove = pm.FactorizationMechanism(workload, pm.ZCDP(rho), fact, neighbouring="add-remove", size=n)
+    add_remove = pm.FactorizationMechanism(workload, pm.ZCDP(rho), factorization=fact, neighbouring="add-remove", size=n)
     largest_column = np.linalg.norm(strategy, axis=0).max()
     assert add_remove.noise_scale(n) == pytest.approx(largest_column / n / math.sqrt(2 * rho), rel=1e-10)
 
 
-def test_empirical_error_matches_expected_rmse():
+def test_empirical_error_matches_expected_error():
     workload = pm.prefix(16)
     mech = pm.FactorizationMechanism(workload, pm.ApproxDP(1.0, 1e-6))
     n = 2000
@@ -42,16 +42,19 @@ def test_empirical_error_matches_expected_rmse():
     rng = np.random.default_rng(42)
     squared = np.array([np.mean((mech.release(h, n=n, rng=rng).answers - truth) ** 2) for _ in range(4000)])
     low, high = stats.t.interval(0.999, squared.size - 1, loc=squared.mean(), scale=stats.sem(squared))
-    assert low <= mech.expected_rmse(n) ** 2 <= high
+    assert low <= mech.expected_error(n) ** 2 <= high
     # and it beats the Gaussian mechanism on the same workload, as gamma predicts
-    assert mech.expected_rmse(n) < pm.GaussianMechanism(workload, pm.ApproxDP(1.0, 1e-6)).expected_rmse(n)
+    assert mech.expected_error(n) < pm.GaussianMechanism(workload, pm.ApproxDP(1.0, 1e-6)).expected_error(n)
+    assert mech.error_bound(n) == mech.expected_error(n)
+    with pytest.raises(ValueError, match="measure: 'mean' has no closed form"):
+        mech.expected_error(n, measure="mean")
 
 
 def test_projection_never_increases_the_error():
     workload = pm.prefix(12)
     fact = pm.factorization_norm(workload)
-    plain = pm.FactorizationMechanism(workload, pm.ZCDP(0.01), fact)
-    projected = pm.FactorizationMechanism(workload, pm.ZCDP(0.01), fact, project=True)
+    plain = pm.FactorizationMechanism(workload, pm.ZCDP(0.01), factorization=fact)
+    projected = pm.FactorizationMechanism(workload, pm.ZCDP(0.01), factorization=fact, project=True)
     n = 100
     h = random_histogram(12, 3, n)
     truth = workload.answer(h)
@@ -68,8 +71,8 @@ def test_implicit_workload_releases_like_the_explicit_one():
     explicit, implicit = pm.all_range(48), pm.all_range(48, implicit=True)
     fact = pm.factorization_norm(explicit)
     h = random_histogram(48, 5, 300)
-    a = pm.FactorizationMechanism(explicit, pm.ZCDP(1.0), fact).release(h, n=300, rng=7)
-    b = pm.FactorizationMechanism(implicit, pm.ZCDP(1.0), pm.factorization_norm(implicit)).release(h, n=300, rng=7)
+    a = pm.FactorizationMechanism(explicit, pm.ZCDP(1.0), factorization=fact).release(h, n=300, rng=7)
+    b = pm.FactorizationMechanism(implicit, pm.ZCDP(1.0), factorization=pm.factorization_norm(implicit)).release(h, n=300, rng=7)
     # The same Gram matrix gives the same strategy, so the same seed gives the same release.
     assert b.sigma == pytest.approx(a.sigma, rel=1e-12)
     np.testing.assert_allclose(b.answers, a.answers, atol=1e-9)
@@ -95,13 +98,13 @@ def test_bad_inputs():
         pm.FactorizationMechanism(workload, pm.PureDP(1.0))
     with pytest.raises(TypeError, match="project"):
         pm.FactorizationMechanism(workload, pm.ZCDP(1.0), project="yes")
-    with pytest.raises(ValueError, match="project.*implicit"):
+    with pytest.raises(ValueError, match="body: 'hull' .*explicit matrix"):
         pm.FactorizationMechanism(pm.prefix(6, implicit=True), pm.ZCDP(1.0), project=True)
     mech = pm.FactorizationMechanism(workload, pm.ZCDP(1.0))
     with pytest.raises(ValueError, match="n"):
         mech.release(random_histogram(6), n=0)
     with pytest.raises(ValueError, match="factorization: it factorizes prefix"):
-        pm.FactorizationMechanism(pm.identity(4), pm.ZCDP(1.0), pm.factorization_norm(pm.prefix(4)))
+        pm.FactorizationMechanism(pm.identity(4), pm.ZCDP(1.0), factorization=pm.factorization_norm(pm.prefix(4)))
     with pytest.raises(ValueError, match="histogram"):
         mech.release(np.full(6, np.nan), n=10)
 
@@ -112,10 +115,10 @@ def test_factors_that_do_not_reproduce_the_workload_are_refused():
     workload = pm.prefix(3)
     zero = pm.Factorization(workload, np.eye(3), reconstruction=np.zeros((3, 3)))
     with pytest.raises(ValueError, match="factorization: its factors"):
-        pm.FactorizationMechanism(workload, pm.ZCDP(1.0), zero)
+        pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=zero)
     rank_one = pm.Factorization(workload, np.ones((1, 3)))
     with pytest.raises(ValueError, match="factorization: its factors"):
-        pm.FactorizationMechanism(workload, pm.ZCDP(1.0), rank_one)
+        pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=rank_one)
 
 
 def test_approximate_factorization_bias_is_bounded():
@@ -125,7 +128,7 @@ def test_approximate_factorization_bias_is_bounded():
     F = 1.0 + alpha * rng.choice([-1.0, 1.0], size=(3, 5))
     workload = pm.Workload(F)
     fact = pm.approximate_factorization_norm(workload, alpha)
-    mech = pm.FactorizationMechanism(workload, pm.ZCDP(1e14), fact)  # negligible noise
+    mech = pm.FactorizationMechanism(workload, pm.ZCDP(1e14), factorization=fact)  # negligible noise
     for seed in range(10):
         h = random_histogram(5, seed, 100)
         bias = mech.release(h, n=100, rng=seed).answers - workload.answer(h)

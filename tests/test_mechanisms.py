@@ -403,7 +403,7 @@ def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="epsilon"):
         ProjectionMechanism(workload, ApproxDP(2.0, 1e-6), calibration="classical")
     # Checked at construction, before any data is touched.
-    with pytest.raises(ValueError, match="solver: .*'add-remove'"):
+    with pytest.raises(TypeError, match="positional"):  # options are keyword-only
         ProjectionMechanism(workload, ZCDP(1.0), "add-remove")
     with pytest.raises(ValueError, match="tol"):
         ProjectionMechanism(workload, ZCDP(1.0), tol=-1.0)
@@ -495,11 +495,12 @@ def closed_form_expected_rmse(sigma: float, k: int) -> float:
 
 
 @pytest.mark.parametrize("privacy", [ZCDP(0.3), ApproxDP(0.7, 1e-8)], ids=["zcdp", "approx"])
-def test_expected_rmse_against_closed_form_and_monte_carlo(privacy):
+def test_expected_error_against_closed_form_and_monte_carlo(privacy):
     workload = small_workload()
     mechanism = GaussianMechanism(workload, privacy, neighbouring="add-remove", size=N_SMALL)
     sigma = expected_sigma(privacy, "add-remove", N_SMALL, MAX_L2)
-    expected = mechanism.expected_rmse(N_SMALL)
+    assert mechanism.expected_error(N_SMALL) == pytest.approx(sigma, rel=1e-6)  # rms: sqrt(E ||Z||^2 / k)
+    expected = mechanism.expected_error(N_SMALL, measure="mean")
     assert expected == pytest.approx(closed_form_expected_rmse(sigma, 3), rel=1e-6)
 
     rng = np.random.default_rng(21)
@@ -511,12 +512,22 @@ def test_expected_rmse_against_closed_form_and_monte_carlo(privacy):
     assert low <= expected <= high, (low, expected, high)
     # The expectation of the RMSE is below sigma (Jensen), and the Monte Carlo sees that too.
     assert expected < sigma and high < sigma
+    squared = np.array([np.mean((mechanism.release(H_SMALL, n=N_SMALL, rng=rng).answers - TRUTH_SMALL) ** 2)
+                        for _ in range(3000)])
+    low, high = stats.t.interval(0.99, squared.size - 1, loc=squared.mean(), scale=stats.sem(squared))
+    assert low <= mechanism.expected_error(N_SMALL) ** 2 <= high
 
 
-def test_expected_rmse_on_marginals_tracks_n():
+def test_expected_error_on_marginals_tracks_n():
     workload = marginals(DOMAIN, 2)  # ||F||_{1->2} = sqrt(C(3, 2)) = sqrt(3), k = 16
     mechanism = GaussianMechanism(workload, ZCDP(0.5))
     for n in (10, 100, 1000):
         # Replace-one counts of a non-negative workload: sensitivity sqrt(2) ||F||_{1->2}.
         sigma = math.sqrt(2) * math.sqrt(3) / n / math.sqrt(2 * 0.5)
-        assert mechanism.expected_rmse(n) == pytest.approx(closed_form_expected_rmse(sigma, 16), rel=1e-12)
+        assert mechanism.expected_error(n, measure="mean") == pytest.approx(closed_form_expected_rmse(sigma, 16),
+                                                                            rel=1e-12)
+        assert mechanism.expected_error(n) == pytest.approx(sigma, rel=1e-12)
+    with pytest.raises(ValueError, match="measure"):
+        mechanism.expected_error(10, measure="max")
+    with pytest.raises(TypeError, match="positional"):
+        mechanism.expected_error(10, "mean")

@@ -17,7 +17,8 @@ import pytest
 from projmech.bodies.relaxation import RelaxationResult
 from projmech.data import Dataset
 from projmech.domain import Domain
-from projmech.mechanisms import HULL_MAX_UNIVERSE, GaussianMechanism, ProjectionMechanism
+from projmech.bodies.body import HULL_MAX_UNIVERSE
+from projmech.mechanisms import GaussianMechanism, ProjectionMechanism
 from projmech.privacy import ApproxDP, ZCDP
 from projmech.workloads import Workload, all_range, identity, marginals
 
@@ -48,7 +49,7 @@ def test_relaxed_release_on_a_dataset_and_on_its_histogram():
     data = binary_data(5, 40, seed=1)
     workload = marginals(data.domain, 2)
     mechanism = ProjectionMechanism(workload, ZCDP(0.5), body="relaxed", noise="continuous")  # seeded draws
-    assert mechanism.body == "relaxed" and mechanism.relaxation == "sdp+local"
+    assert mechanism.body.name == "relaxed" and mechanism.body.relaxation == "sdp+local"
     from_data = mechanism.release(data, rng=3)
     counts = np.zeros(data.domain.size)
     np.add.at(counts, data.records @ (2 ** np.arange(4, -1, -1)), 1.0)  # row-major index over {0,1}^5
@@ -105,25 +106,25 @@ def test_relaxed_release_on_categorical_marginals():
 
 def test_auto_body():
     small = binary_data(5, 20, seed=5)
-    assert ProjectionMechanism(marginals(small.domain, 2), ZCDP(1.0)).body == "hull"
-    assert ProjectionMechanism(identity(64), ZCDP(1.0)).body == "hull"
+    assert ProjectionMechanism(marginals(small.domain, 2), ZCDP(1.0)).body.name == "hull"
+    assert ProjectionMechanism(identity(64), ZCDP(1.0)).body.name == "hull"
     # Up to HULL_MAX_UNIVERSE, any workload with products both ways goes to the hull (the
     # active-set solver), implicit marginals included; 2-way marginals beyond go to L.
     thirteen = Domain([f"x{i}" for i in range(13)], [2] * 13)
     for workload in (marginals(thirteen, 2), marginals(thirteen, 3), marginals(thirteen, 2, implicit=True)):
-        assert ProjectionMechanism(workload, ZCDP(1.0)).body == "hull"
+        assert ProjectionMechanism(workload, ZCDP(1.0)).body.name == "hull"
     twenty_three = Domain([f"x{i}" for i in range(23)], [2] * 23)
     assert 2**23 > HULL_MAX_UNIVERSE
-    assert ProjectionMechanism(marginals(twenty_three, 2, implicit=True), ZCDP(1.0)).body == "relaxed"
+    assert ProjectionMechanism(marginals(twenty_three, 2, implicit=True), ZCDP(1.0)).body.name == "relaxed"
     forty = Domain([f"x{i}" for i in range(40)], [2] * 40)
-    assert ProjectionMechanism(marginals(forty, 2, implicit=True), ZCDP(1.0)).body == "relaxed"
+    assert ProjectionMechanism(marginals(forty, 2, implicit=True), ZCDP(1.0)).body.name == "relaxed"
     # Anything else that the hull cannot take is refused, naming body.
     for workload in (all_range(64, implicit=True), marginals(twenty_three, 3, implicit=True),
                      marginals(forty, 1, implicit=True)):
         with pytest.raises(ValueError, match="body: 'auto'"):
             ProjectionMechanism(workload, ZCDP(1.0))
     # An explicit request for the hull is honoured whatever the universe size.
-    assert ProjectionMechanism(marginals(twenty_three, 2, implicit=True), ZCDP(1.0), body="hull").body == "hull"
+    assert ProjectionMechanism(marginals(twenty_three, 2, implicit=True), ZCDP(1.0), body="hull").body.name == "hull"
 
 
 def test_auto_relaxed_end_to_end_on_40_binary_attributes():
@@ -131,7 +132,7 @@ def test_auto_relaxed_end_to_end_on_40_binary_attributes():
     workload = marginals(data.domain, 2, implicit=True)
     privacy = ApproxDP(1.0, 1e-6)
     mechanism = ProjectionMechanism(workload, privacy, noise="continuous")
-    assert mechanism.body == "relaxed"
+    assert mechanism.body.name == "relaxed"
     # The sensitivity of the counts is the closed form sqrt(C(40, 2)) times sqrt(2) (replace-one,
     # entries 0/1: two rows that differ in every attribute differ in every table).
     assert mechanism.sensitivity() == pytest.approx(math.sqrt(2) * math.sqrt(math.comb(40, 2)), rel=1e-15)
@@ -194,3 +195,101 @@ def test_relaxed_release_on_150_binary_attributes():
     truth = pair_truth(data)
     assert np.linalg.norm(released.answers - truth) < np.linalg.norm(released.noisy_answers - truth)
     assert released.projection.constraint_violation < 1e-4  # SCS's default accuracy
+
+
+# --------------------------------------------------------------------------------------------
+# The Body protocol and choose_body: the bodies state their own rules
+# --------------------------------------------------------------------------------------------
+
+
+def test_bodies_state_what_they_need_and_take():
+    from projmech.bodies.body import Hull, Relaxation, choose_body
+
+    domain = Domain(["a", "b", "c"], [2, 3, 2])
+    explicit, implicit = marginals(domain, 2), marginals(domain, 2, implicit=True)
+    assert not Hull().needs_matrix and not Hull(solver="fast").needs_matrix and Hull(solver="SCS").needs_matrix
+    assert not Relaxation().needs_matrix
+    assert Hull().blocker(explicit) is None and Hull().blocker(implicit) is None
+    assert "explicit matrix" in Hull(solver="CLARABEL").blocker(implicit)
+    assert Relaxation().blocker(explicit) is None
+    assert "2-way marginals" in Relaxation().blocker(identity(8))
+    # The relaxation's own rule on the domain (MomentEncoding), not a restatement of it.
+    assert "fewer than 2 values" in Relaxation().blocker(marginals(Domain(["a", "b"], [2, 1]), 2))
+    assert choose_body(explicit).name == "hull" and choose_body(explicit, "relaxed").name == "relaxed"
+    with pytest.raises(ValueError, match="body: solver 'CLARABEL' needs the explicit matrix"):
+        choose_body(implicit, "hull", solver="CLARABEL")
+    with pytest.raises(ValueError, match="solver: projection onto the relaxation"):
+        choose_body(explicit, "relaxed", solver="fast")
+    with pytest.raises(ValueError, match="tol: the relaxation's relative gap"):
+        Relaxation(tol=2.0)
+    with pytest.raises(ValueError, match="tol"):
+        Hull(tol=0.0)
+    with pytest.raises(TypeError, match="positional"):
+        Hull("fast")
+
+
+def test_mechanisms_say_whether_they_need_the_matrix():
+    from projmech import FactorizationMechanism, LaplaceMechanism
+
+    assert not GaussianMechanism.needs_matrix(noise="auto")
+    assert LaplaceMechanism.needs_matrix() and FactorizationMechanism.needs_matrix(project=True)
+    assert not ProjectionMechanism.needs_matrix(body="auto", solver="auto")
+    assert not ProjectionMechanism.needs_matrix(body="relaxed", solver="SCS")
+    assert ProjectionMechanism.needs_matrix(body="hull", solver="ECOS")
+
+
+def test_projection_error_bound_holds_and_is_not_the_gaussian_figure():
+    """error_bound: min(Gaussian exact rms, seed 000 Theorem 8 with the finite-class width bound),
+    checked against an independent computation of both and against Monte Carlo."""
+    from projmech.geometry import gaussian_width_bound
+    from projmech.workloads import prefix
+
+    workload = prefix(32)
+    # Small n, large noise: where the theorem's sqrt(sigma l*/k) is below sigma (sigma > l*/k).
+    n, privacy = 10, ZCDP(0.05)
+    mechanism = ProjectionMechanism(workload, privacy, noise="continuous")
+    gaussian = GaussianMechanism(workload, privacy, noise="continuous")
+    sigma = gaussian.expected_error(n)
+    F = workload.toarray()
+    width = np.sqrt(2 * np.log(32)) * np.linalg.norm(F, axis=0).max()
+    assert gaussian_width_bound(workload) == pytest.approx(width, rel=1e-12)
+    expected = min(sigma, np.sqrt(sigma * width / 32))
+    assert mechanism.error_bound(n) == pytest.approx(expected, rel=1e-12)
+    assert mechanism.error_bound(n) < sigma  # the theorem, not the Gaussian figure
+    assert not hasattr(mechanism, "expected_error")
+    rng = np.random.default_rng(5)
+    h = rng.multinomial(n, np.ones(32) / 32) / n
+    truth = workload.answer(h)
+    squared = [np.mean((mechanism.release(h, n=n, rng=rng).answers - truth) ** 2) for _ in range(200)]
+    assert np.sqrt(np.mean(squared)) < mechanism.error_bound(n)
+
+
+def test_projection_step_and_tolerance_are_shared_with_the_factorization():
+    """ProjectionMechanism and FactorizationMechanism(project=True) project through one body and
+    one tolerance rule, relative to the answers' noise: the threshold the gap met scales with it."""
+    import projmech as pm
+
+    workload = pm.prefix(16)
+    rng = np.random.default_rng(0)
+    h = rng.multinomial(100, np.ones(16) / 16) / 100
+    fact = pm.FactorizationMechanism(workload, ZCDP(0.5), project=True, noise="continuous")
+    proj = ProjectionMechanism(workload, ZCDP(0.5), body="hull", noise="continuous")
+    assert type(fact.body) is type(proj.body)
+    # The noise per answer each passes: the Gaussian's sigma, the rms of R Z for the factorization.
+    noise = {fact: fact.error_bound(100),
+             proj: GaussianMechanism(workload, ZCDP(0.5), noise="continuous").expected_error(100)}
+    for mechanism, noise_rms in noise.items():
+        release = mechanism.release(h, n=100, rng=1)
+        # The hull's rule: gap <= 1e-4 * max(objective lower bound, (k/2) noise^2).
+        floor = 1e-4 * 0.5 * 16 * noise_rms**2
+        assert release.projection.tolerance >= floor * (1 - 1e-12)
+        np.testing.assert_allclose(workload.answer(release.witness), release.answers, atol=1e-9)
+
+
+def test_release_repr_is_short_and_str_readable():
+    domain = Domain([f"x{i}" for i in range(12)], [2] * 12)
+    data = Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 12)), domain)
+    release = ProjectionMechanism(marginals(domain, 2, implicit=True), ZCDP(1.0)).release(data, rng=0)
+    assert len(repr(release)) < 300 and "\n" not in repr(release)
+    text = str(release)
+    assert "projection release of 264 answers" in text and "guarantee" in text and len(text) < 1000

@@ -56,7 +56,7 @@ def test_dividing_by_the_true_row_count_is_caught():
     domain = pm.Domain(["x"], [2])
     first = pm.Dataset(np.zeros((100, 1), dtype=np.int64), domain)
     second = pm.Dataset(np.vstack([np.zeros((100, 1), dtype=np.int64), [[1]]]), domain)
-    mechanism = pm.LaplaceMechanism(pm.identity(2), pm.PureDP(epsilon), "add-remove", size=100)
+    mechanism = pm.LaplaceMechanism(pm.identity(2), pm.PureDP(epsilon), neighbouring="add-remove", size=100)
     fixed = audit(lambda data, rng: mechanism.release(data, rng=rng).answers, (first, second),
                   releases=20_000, rng=3, claimed_epsilon=epsilon, confidence=0.99)
     assert fixed.passed, fixed.summary()
