@@ -18,8 +18,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .noise import calibrate, choose_discrete
-from .privacy import ApproxDP, Neighbouring, SizePolicy, ZCDP
 from .solve import SolveResult, SolveStats, Status
 from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
 
@@ -259,27 +257,6 @@ class Factorization(SolveResult):
         if self.lower_bound == 0:
             return math.inf if self.gamma > 0 else 0.0
         return self.gamma**2 / self.lower_bound**2 - 1.0
-
-    def expected_rmse(self, privacy: ZCDP | ApproxDP, n: int,
-                      neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE) -> float:
-        """``sqrt(E (1/k) ||R Z||^2) = std ||R||_F / (n sqrt(k))`` for the factorization mechanism at
-        public size ``n``, with its default noise.
-
-        The noise is calibrated exactly as :class:`~projmech.mechanisms.FactorizationMechanism`
-        calibrates it (the same :meth:`Workload.count_sensitivity` of the strategy and
-        :func:`~projmech.noise.calibrate`, discrete for an integer strategy), so this is that
-        mechanism's :meth:`~projmech.mechanisms.FactorizationMechanism.expected_rmse`: ``c *
-        gamma`` with ``c = std / ||M||_{1->2}`` up to the sensitivity's constant (seed 001,
-        eq. 29). By Jensen it bounds ``E[(1/sqrt k) ||R Z||]`` from above. The approximation
-        error ``E h`` of an approximate factorization is not included (it is at most
-        ``||E||_{1->2} / sqrt(k)``, seed 001 eq. 35).
-        """
-        relation = Neighbouring.parse(neighbouring)
-        n = check_positive_int("n", n)
-        strategy = Workload(self.strategy)
-        noise, _ = calibrate(privacy, strategy.count_sensitivity(relation), SizePolicy(relation),
-                             choose_discrete("auto", strategy.is_integer))
-        return noise.std / n * self.reconstruction_norm / math.sqrt(self.num_queries)
 
     def summary(self) -> dict[str, Any]:
         """The factorization (gamma, its lower bound, residual, strategy shape) and its solver

@@ -113,13 +113,13 @@ class Release:
     def witness(self) -> np.ndarray | None:
         """Distribution ``w`` over the universe with ``F @ witness == answers`` (projection onto
         ``K_Q`` only; a point of the relaxation L need not have one)."""
-        return self.projection.weights if isinstance(self.projection, ProjectionResult) else None
+        return None if self.projection is None else self.projection.witness
 
     @property
     def moments(self) -> np.ndarray | None:
         """The moment matrix ``[[1, mu^T], [mu, P]]`` whose image the answers are (projection
         onto the relaxation L only)."""
-        return self.projection.moments if isinstance(self.projection, RelaxationResult) else None
+        return None if self.projection is None else self.projection.moments
 
     @property
     def counts(self) -> np.ndarray:
@@ -147,7 +147,7 @@ class Release:
             summary["size_noise"] = self.size_noise.summary()
         if self.projection is not None:
             summary["solver"] = self.projection.summary()
-            summary["body"] = summary["solver"].get("body", "hull")
+            summary["body"] = summary["solver"]["body"]
         if self.factorization is not None:
             summary["factorization"] = self.factorization.summary()
         return summary

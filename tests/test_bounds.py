@@ -88,7 +88,7 @@ def test_noise_constant_matches_the_mechanism(privacy, calibration, neighbouring
     for n in (1, 7, 1000, 10**7):
         assert mechanism.noise_scale(n) * n == pytest.approx(constant, rel=1e-13)
         assert gaussian_mechanism_error(constant / n, workload.num_queries, measure="mean") == pytest.approx(
-            mechanism.expected_rmse(n), rel=1e-13)
+            mechanism.expected_error(n, measure="mean"), rel=1e-13)
 
 
 # --- the Gaussian mechanism -------------------------------------------------------------------

@@ -114,7 +114,7 @@ def test_bad_branching(branching):
         hierarchical_strategy(4, branching)
 
 
-def test_expected_rmse_matches_monte_carlo():
+def test_expected_error_matches_monte_carlo():
     F = pm.prefix(8).toarray()
     M = hierarchical_strategy(8, 2)
     fact = Factorization.from_strategy(F, M)
@@ -131,12 +131,11 @@ def test_expected_rmse_matches_monte_carlo():
     mean_square = (noise**2).mean(axis=1)
     estimate = mean_square.mean()
     half = 3.3 * mean_square.std(ddof=1) / math.sqrt(trials)  # ~99.9% normal interval
-    expected = fact.expected_rmse(pm.ZCDP(rho), n)
+    mechanism = pm.FactorizationMechanism(pm.Workload(F), pm.ZCDP(rho), factorization=fact)
+    expected = mechanism.expected_error(n)
     assert abs(estimate - expected**2) <= half
     # Add/remove: the largest column norm instead of the largest distance.
     largest = np.sqrt((M**2).sum(axis=0)).max()
-    assert fact.expected_rmse(pm.ZCDP(rho), n, neighbouring="add-remove") == pytest.approx(
-        expected * largest / pair, rel=1e-9)
-    # The planning figure is the mechanism's own.
-    mechanism = pm.FactorizationMechanism(pm.Workload(F), pm.ZCDP(rho), factorization=fact)
-    assert mechanism.expected_rmse(n) == pytest.approx(expected, rel=1e-12)
+    add_remove = pm.FactorizationMechanism(pm.Workload(F), pm.ZCDP(rho), factorization=fact,
+                                           neighbouring="add-remove", size=n)
+    assert add_remove.expected_error(n) == pytest.approx(expected * largest / pair, rel=1e-9)

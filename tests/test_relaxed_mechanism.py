@@ -282,7 +282,7 @@ def test_projection_step_and_tolerance_are_shared_with_the_factorization():
         release = mechanism.release(h, n=100, rng=1)
         # The hull's rule: gap <= 1e-4 * max(objective lower bound, (k/2) noise^2).
         floor = 1e-4 * 0.5 * 16 * noise_rms**2
-        assert release.projection.tolerance >= floor * (1 - 1e-12)
+        assert release.projection.stats.tolerance >= floor * (1 - 1e-12)
         np.testing.assert_allclose(workload.answer(release.witness), release.answers, atol=1e-9)
 
 

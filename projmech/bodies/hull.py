@@ -135,6 +135,14 @@ class ProjectionResult(SolveResult):
     raw_feasibility_error: float
     stats: SolveStats
 
+    #: The moment matrix of a point of the relaxation L; a point of K_Q has the witness instead.
+    moments = None
+
+    @property
+    def witness(self) -> np.ndarray | sp.csr_array:
+        """The certificate of the :class:`~projmech.bodies.body.Body` protocol: ``weights``."""
+        return self.weights
+
     @property
     def support(self) -> np.ndarray:
         """Universe indices of the witness's positive weights, increasing."""

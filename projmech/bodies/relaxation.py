@@ -233,6 +233,10 @@ class RelaxationResult(SolveResult):
     constraint_violation: float
     stats: SolveStats
 
+    #: A point of L need not be a mixture of universe elements: it has no witness distribution
+    #: (the certificate of the :class:`~projmech.bodies.body.Body` protocol is ``moments``).
+    witness = None
+
     def summary(self) -> dict[str, Any]:
         """The projection and its solver statistics as plain JSON-serializable values."""
         return {
