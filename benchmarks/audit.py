@@ -55,7 +55,7 @@ def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
         counts = np.asarray(counts, dtype=float)
         return counts / counts.sum() + rng.laplace(0.0, 1.0 / counts.sum(), size=(size, 2))
 
-    sigma = pm.gaussian_sigma(1.0, pm.ApproxDP(1.0, 1e-5))  # per unit of sensitivity 1/n
+    sigma = pm.privacy.gaussian_sigma(1.0, pm.ApproxDP(1.0, 1e-5))  # per unit of sensitivity 1/n
 
     def gaussian_old(counts, rng, size):  # counts (1, 0) vs (1, 1), (1, 1e-5)-DP claimed
         counts = np.asarray(counts, dtype=float)

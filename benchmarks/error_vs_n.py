@@ -59,13 +59,12 @@ from projmech import (
     bounds,
     datasets,
     factorization_norm,
-    gaussian_widths,
     marginals,
-    mw_update_bound,
-    offline_pmw_error_bound,
-    online_pmw_accuracy,
-    relaxation_support,
 )
+from projmech.bodies import relaxation_support
+from projmech.geometry import gaussian_widths
+from projmech.multiplicative_weights import mw_update_bound, offline_pmw_error_bound
+from projmech.online_pmw import online_pmw_accuracy
 from projmech.experiments import error_vs_n, format_table, plot_error_vs_n
 
 from _common import Timer, argument_parser, int_list, name_list, ruled, usage_error, write_csv

@@ -67,7 +67,7 @@ def main() -> None:
                             released = mechanism.release(data, rng=rng)
                         times.append(timer.seconds)
                         errors.append(pm.rmse(released.answers, truth))
-                    mean, low, high = pm.mean_confidence_interval(errors)
+                    mean, low, high = pm.evaluation.mean_confidence_interval(errors)
                     rows.append({"workload": name, "k": workload.num_queries, "privacy": str(privacy),
                                  "mechanism": kind, "noise": noise, "sigma_counts": mechanism.noise.scale,
                                  "rmse": mean, "rmse_half_width": (high - low) / 2,

@@ -1,165 +1,85 @@
 """projmech: differentially private release of linear queries, built on convex optimization.
 
-``import projmech as pm`` gives the whole public API.
+``import projmech as pm`` gives the public API: data and workloads, privacy definitions, the
+mechanisms, the projections and factorizations with their solver statistics. Helpers of one
+topic are reached through their module: ``pm.bounds`` (the seeds' error bounds),
+``pm.geometry`` (support functions and widths), ``pm.privacy`` (calibration formulas),
+``pm.multiplicative_weights`` and ``pm.online_pmw`` (their update and accuracy bounds),
+``pm.evaluation`` (error measures), ``pm.bodies`` (the bodies and rounding), ``pm.audit``.
+
+Every name is imported on first use (PEP 562), so ``import projmech`` loads none of numpy's
+heavier neighbours (SciPy's statistics, pandas, CVXPY, OpenDP) until something needs them.
 """
 
-from . import audit, bounds, datasets, geometry, self_audit, solve
-from .bodies import (
-    ProjectionError,
-    ProjectionResult,
-    RelaxationError,
-    RelaxationResult,
-    RelaxationSupport,
-    frank_wolfe_gap,
-    gaussian_rounding,
-    project_to_hull,
-    project_to_relaxation,
-    relaxation_support,
-    synthetic_data,
-)
-from .data import Dataset, histogram
-from .domain import Domain
-from .factorization import Factorization, hierarchical_strategy, identity_strategy, total_strategy
-from .optimal_factorization import (
-    FactorizationError,
-    approximate_factorization_norm,
-    factorization_lower_bound,
-    factorization_norm,
-)
-from .geometry import (
-    WidthComparison,
-    WidthEstimate,
-    compare_widths,
-    gaussian_norm_mean,
-    gaussian_width,
-    gaussian_width_bound,
-    gaussian_widths,
-    mean_width,
-    mean_widths,
-    support_function,
-)
-from .evaluation import TrialSummary, evaluate, gaussian_expected_rmse, max_error, mean_confidence_interval, rmse
-from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
-from .multiplicative_weights import (
-    OfflinePMW,
-    multiplicative_weights_update,
-    mw_update_bound,
-    offline_pmw_error_bound,
-    offline_pmw_min_n,
-)
-from .online_pmw import OnlinePMW, online_pmw_accuracy
-from .solve import ProgressBar, SolveError, SolveStats, Status
-from .sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
-from .noise import Noise
-from .privacy import (
-    ApproxDP,
-    Neighbouring,
-    PureDP,
-    SizePolicy,
-    ZCDP,
-    gaussian_delta,
-    gaussian_sigma,
-    laplace_scale,
-    zcdp_delta,
-    zcdp_for_approx_dp,
-)
-from .workloads import (
-    Workload,
-    all_range,
-    from_predicates,
-    identity,
-    marginals,
-    prefix,
-    random_queries,
-    repeated,
-    stack,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "all_range",
-    "ApproxDP",
-    "approximate_factorization_norm",
-    "audit",
-    "BOTTOM",
-    "bounds",
-    "compare_widths",
-    "Dataset",
-    "datasets",
-    "Domain",
-    "evaluate",
-    "Factorization",
-    "factorization_lower_bound",
-    "factorization_norm",
-    "FactorizationError",
-    "FactorizationMechanism",
-    "frank_wolfe_gap",
-    "from_predicates",
-    "gaussian_delta",
-    "gaussian_expected_rmse",
-    "gaussian_norm_mean",
-    "gaussian_rounding",
-    "gaussian_sigma",
-    "gaussian_width",
-    "gaussian_width_bound",
-    "gaussian_widths",
-    "GaussianMechanism",
-    "geometry",
-    "hierarchical_strategy",
-    "histogram",
-    "identity",
-    "identity_strategy",
-    "laplace_scale",
-    "LaplaceMechanism",
-    "marginals",
-    "max_error",
-    "mean_confidence_interval",
-    "mean_width",
-    "mean_widths",
-    "MechanismHalted",
-    "multiplicative_weights_update",
-    "mw_update_bound",
-    "Neighbouring",
-    "Noise",
-    "offline_pmw_error_bound",
-    "offline_pmw_min_n",
-    "OfflinePMW",
-    "online_pmw_accuracy",
-    "OnlinePMW",
-    "prefix",
-    "ProgressBar",
-    "project_to_hull",
-    "project_to_relaxation",
-    "ProjectionError",
-    "ProjectionMechanism",
-    "ProjectionResult",
-    "PureDP",
-    "random_queries",
-    "relaxation_support",
-    "RelaxationError",
-    "RelaxationResult",
-    "RelaxationSupport",
-    "Release",
-    "repeated",
-    "rmse",
-    "self_audit",
-    "solve",
-    "SizePolicy",
-    "SolveError",
-    "SolveStats",
-    "stack",
-    "Status",
-    "support_function",
-    "synthetic_data",
-    "Threshold",
-    "ThresholdK",
-    "total_strategy",
-    "TrialSummary",
-    "WidthComparison",
-    "WidthEstimate",
-    "Workload",
-    "ZCDP",
-    "zcdp_delta",
-    "zcdp_for_approx_dp",
-]
+# Each public name and the module that defines it.
+_NAMES = {
+    "data": ("Dataset", "histogram"),
+    "domain": ("Domain",),
+    "workloads": ("Workload", "all_range", "from_predicates", "identity", "marginals", "prefix",
+                  "random_queries", "repeated", "stack"),
+    "privacy": ("ApproxDP", "Neighbouring", "PureDP", "SizePolicy", "ZCDP"),
+    "noise": ("Noise",),
+    "mechanisms": ("FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "ProjectionMechanism",
+                   "Release"),
+    "multiplicative_weights": ("OfflinePMW",),
+    "online_pmw": ("OnlinePMW",),
+    "sparse_vector": ("BOTTOM", "MechanismHalted", "Threshold", "ThresholdK"),
+    "bodies": ("ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult", "project_to_hull",
+               "project_to_relaxation", "synthetic_data"),
+    "factorization": ("Factorization", "hierarchical_strategy", "identity_strategy", "total_strategy"),
+    "optimal_factorization": ("FactorizationError", "approximate_factorization_norm", "factorization_lower_bound",
+                              "factorization_norm"),
+    "solve": ("ProgressBar", "SolveError", "SolveStats", "Status"),
+    "evaluation": ("evaluate", "max_error", "rmse"),
+}
+_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
+
+#: Submodules reachable as attributes (``pm.bounds``), imported on first use too.
+_SUBMODULES = ("audit", "bodies", "bounds", "datasets", "evaluation", "geometry", "multiplicative_weights",
+               "online_pmw", "optimal_factorization", "privacy", "self_audit", "solve", "workloads")
+
+__all__ = sorted([*_MODULE_OF, *_SUBMODULES], key=str.lower)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'projmech' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from . import (audit, bodies, bounds, datasets, evaluation, geometry, multiplicative_weights, online_pmw,
+                   optimal_factorization, privacy, self_audit, solve, workloads)
+    from .bodies import (ProjectionError, ProjectionResult, RelaxationError, RelaxationResult, project_to_hull,
+                         project_to_relaxation, synthetic_data)
+    from .data import Dataset, histogram
+    from .domain import Domain
+    from .evaluation import evaluate, max_error, rmse
+    from .factorization import Factorization, hierarchical_strategy, identity_strategy, total_strategy
+    from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
+    from .multiplicative_weights import OfflinePMW
+    from .noise import Noise
+    from .online_pmw import OnlinePMW
+    from .optimal_factorization import (FactorizationError, approximate_factorization_norm,
+                                        factorization_lower_bound, factorization_norm)
+    from .privacy import ZCDP, ApproxDP, Neighbouring, PureDP, SizePolicy
+    from .solve import ProgressBar, SolveError, SolveStats, Status
+    from .sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
+    from .workloads import (Workload, all_range, from_predicates, identity, marginals, prefix, random_queries,
+                            repeated, stack)
