@@ -16,16 +16,211 @@ import scipy.sparse as sp
 import projmech.validation as validation
 from projmech.validation import (
     DEFAULT_MAX_ENTRIES,
+    FLAG,
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
+    POSITIVE_INT,
+    InstanceOf,
+    Integral,
+    Interval,
+    IsCallable,
+    Options,
+    OrNone,
+    Real,
     as_array,
     as_generator,
     check_bool,
     check_entries,
     check_positive_int,
+    check_query_row,
     check_real_array,
     check_real_dtype,
     check_real_vector,
     format_count,
+    validate_params,
 )
+
+# ----------------------------------------------------------------------------- constraints
+
+
+@pytest.mark.parametrize("value", [3, np.int64(3), np.uint8(3), 10**30])
+def test_integral_interval_returns_a_python_int(value):
+    result = Interval(Integral, 1, None).check("k", value)
+    assert result == value and type(result) is int
+
+
+@pytest.mark.parametrize("value", [0.5, np.float64(2.0), 0.0, 1e300, np.float32(7)])
+def test_real_interval_returns_a_python_float(value):
+    result = NONNEGATIVE.check("x", value)
+    assert result == float(value) and type(result) is float
+
+
+@pytest.mark.parametrize("constraint", [POSITIVE_INT, POSITIVE, NONNEGATIVE, OPEN_UNIT,
+                                        Interval(Integral, 0, 10), Interval(Real, None, None)])
+@pytest.mark.parametrize("value", [True, False, np.True_, "1", None, 1 + 0j, Fraction(1, 2), [1]])
+def test_a_non_number_is_a_type_error_for_every_interval(constraint, value):
+    with pytest.raises(TypeError, match="^x: expected (an int|a number), got "):
+        constraint.check("x", value)
+
+
+@pytest.mark.parametrize("value", [1.0, np.float64(3), 2.5])
+def test_a_float_is_a_type_error_where_an_int_is_expected(value):
+    with pytest.raises(TypeError, match="^x: expected an int, got "):
+        Interval(Integral, 0, None).check("x", value)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 10**400])
+def test_reals_are_finite(value):
+    with pytest.raises(ValueError, match="^x: must be a finite number"):
+        Interval(Real, None, None).check("x", value)
+
+
+@pytest.mark.parametrize(
+    "constraint, inside, outside, wording",
+    [
+        (POSITIVE_INT, [1, 2**70], [0, -1], "must be at least 1"),
+        (Interval(Integral, 1, None, closed="neither"), [2], [1], "must be at least 2"),
+        (Interval(Integral, 0, 3), [0, 3], [-1, 4], r"must lie in \[0, 3\]"),
+        (POSITIVE, [1e-300, 5.0], [0.0, -1.0, np.inf], "must be a positive finite number"),
+        (NONNEGATIVE, [0, 2.5], [-1e-300, np.nan], "must be a finite number >= 0"),
+        (OPEN_UNIT, [1e-9, 0.5], [0, 1, 1.5], r"must lie in \(0, 1\)"),
+        (Interval(Real, 0, 1, closed="left"), [0.0, 0.999], [1.0, -0.1], r"must lie in \[0, 1\)"),
+        (Interval(Real, 0, 0.5, closed="right"), [0.5], [0.0, 0.6], r"must lie in \(0, 0.5\]"),
+        (Interval(Real, 2, None, closed="neither"), [2.5], [2.0], "must be a finite number > 2"),
+        (Interval(Real, None, 3), [-1e9, 3], [3.5], "must be a finite number <= 3"),
+    ],
+)
+def test_interval_bounds_and_wording(constraint, inside, outside, wording):
+    for value in inside:
+        assert constraint.check("x", value) == value
+    for value in outside:
+        with pytest.raises(ValueError, match=f"^x: {wording}, got "):
+            constraint.check("x", value)
+
+
+def test_interval_reason_is_shown():
+    with pytest.raises(ValueError, match=r"^alpha: must lie in \(0, 0.5\] \(the band must fit\), got 0.7"):
+        Interval(Real, 0, 0.5, closed="right", reason="the band must fit").check("alpha", 0.7)
+
+
+def test_interval_refuses_a_bad_definition():
+    with pytest.raises(ValueError, match="^kind"):
+        Interval(int, 0, None)
+    with pytest.raises(ValueError, match="^closed"):
+        Interval(Real, 0, 1, closed="open")
+
+
+def test_options():
+    colours = Options("red", "green")
+    assert colours.check("colour", "red") == "red"
+    with pytest.raises(ValueError, match=r"^colour: expected one of \['red', 'green'\], got 'blue'"):
+        colours.check("colour", "blue")
+    for bad in (None, 1, True, ["red"], b"red"):
+        with pytest.raises(TypeError, match=r"^colour: expected one of \['red', 'green'\], got "):
+            colours.check("colour", bad)
+
+
+def test_flag_instance_callable_or_none():
+    assert FLAG.check("f", np.False_) is False
+    assert InstanceOf(np.random.Generator, what="a numpy.random.Generator").check("rng", RNG) is RNG
+    with pytest.raises(TypeError, match="^rng: expected a numpy.random.Generator, got int"):
+        InstanceOf(np.random.Generator, what="a numpy.random.Generator").check("rng", 0)
+    with pytest.raises(TypeError, match="^x: expected a str or a bytes, got int"):
+        InstanceOf(str, bytes).check("x", 1)
+    assert IsCallable().check("f", len) is len
+    with pytest.raises(TypeError, match="^f: expected a function of one row, got int"):
+        IsCallable("a function of one row").check("f", 3)
+    assert OrNone(POSITIVE_INT).check("k", None) is None
+    assert OrNone(POSITIVE_INT).check("k", np.int8(2)) == 2
+    with pytest.raises(TypeError, match="^k: expected an int"):
+        OrNone(POSITIVE_INT).check("k", 2.0)
+
+
+RNG = np.random.default_rng(0)
+
+
+# ----------------------------------------------------------------------------- validate_params
+
+
+@validate_params(k=POSITIVE_INT, scale=POSITIVE, noise=Options("auto", "discrete"))
+def _example(k, scale=1.0, *, noise="auto", untouched=None):
+    return k, scale, noise, untouched
+
+
+def test_validate_params_hands_over_converted_values():
+    k, scale, noise, untouched = _example(np.int64(3), np.float32(0.5), noise="discrete", untouched="x")
+    assert (k, scale, noise, untouched) == (3, 0.5, "discrete", "x")
+    assert type(k) is int and type(scale) is float
+
+
+def test_validate_params_checks_before_the_body_and_names_the_argument():
+    calls = []
+
+    @validate_params(k=POSITIVE_INT)
+    def body(k):
+        calls.append(k)
+
+    with pytest.raises(ValueError, match="^k: must be at least 1"):
+        body(0)
+    with pytest.raises(TypeError, match="^k: expected an int"):
+        body(k=2.0)
+    assert calls == []
+
+
+def test_validate_params_leaves_defaults_alone_and_keeps_the_signature():
+    import inspect
+
+    assert _example(1) == (1, 1.0, "auto", None)
+    assert list(inspect.signature(_example).parameters) == ["k", "scale", "noise", "untouched"]
+    assert _example.__name__ == "_example"
+
+
+def test_validate_params_keeps_keyword_only_options_keyword_only():
+    with pytest.raises(TypeError, match="positional"):
+        _example(1, 1.0, "auto")
+
+
+def test_validate_params_refuses_a_spec_for_an_argument_that_does_not_exist():
+    with pytest.raises(TypeError, match="no argument"):
+        validate_params(kk=POSITIVE_INT)(lambda k: k)
+
+
+def test_validate_params_on_a_constructor():
+    class Thing:
+        @validate_params(size=POSITIVE_INT)
+        def __init__(self, size):
+            self.size = size
+
+    assert Thing(np.int16(4)).size == 4
+    with pytest.raises(TypeError, match="^size: "):
+        Thing(True)
+
+
+# ----------------------------------------------------------------------------- check_query_row
+
+
+def test_query_row_accepts_unit_rows_of_any_layout():
+    expected = np.array([0.0, 0.5, 1.0])
+    for row in ([0, 0.5, 1], [[0, 0.5, 1]], np.array([[0], [0.5], [1]]), sp.csr_array([[0, 0.5, 1]])):
+        np.testing.assert_array_equal(check_query_row("query", row, 3), expected)
+
+
+@pytest.mark.parametrize(
+    "row, error, wording",
+    [
+        ([0, 1], ValueError, "expected 3 values"),
+        ([0, 1, 2], ValueError, r"values must lie in \[0, 1\]"),
+        ([0, -0.5, 1], ValueError, r"values must lie in \[0, 1\]"),
+        ([0, np.nan, 1], ValueError, "NaN or infinite"),
+        ([0, 1j, 1], TypeError, "expected real numbers"),
+        ("abc", TypeError, "expected real numbers"),
+    ],
+)
+def test_query_row_refusals(row, error, wording):
+    with pytest.raises(error, match=f"^query: .*{wording}"):
+        check_query_row("query", row, 3)
+
 
 # ----------------------------------------------------------------------------- as_generator
 
@@ -235,4 +430,5 @@ def test_validation_is_a_leaf_module():
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, "no relative imports"
             imported.add(node.module.split(".")[0])
-    assert imported <= {"__future__", "math", "numbers", "decimal", "typing", "numpy"}
+    assert imported <= {"__future__", "collections", "decimal", "functools", "inspect", "math", "numbers", "typing",
+                        "numpy"}
