@@ -59,8 +59,7 @@ from typing import Any, Literal
 from .evaluation import gaussian_expected_rmse
 from .geometry import finite_set_width_bound
 from .privacy import ApproxDP, Neighbouring, ZCDP, gaussian_sigma
-from .validation import check_nonnegative_number, check_positive_number
-from .workloads import check_positive_int
+from .validation import check_nonnegative_number, check_positive_int, check_positive_number
 
 __all__ = [
     "MEASURES",

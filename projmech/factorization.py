@@ -20,7 +20,8 @@ import scipy.sparse as sp
 
 from .noise import calibrate, choose_discrete
 from .privacy import ApproxDP, Neighbouring, SizePolicy, ZCDP
-from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
+from .validation import check_positive_int
+from .workloads import Workload, as_query_matrix, column_norm
 
 __all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
            "RESIDUAL_RTOL"]

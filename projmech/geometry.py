@@ -99,8 +99,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import stats
 
-from .validation import check_nonnegative_number, check_real_array
-from .workloads import Workload, as_query_matrix, check_positive_int, column_norm
+from .validation import check_nonnegative_number, check_positive_int, check_real_array
+from .workloads import Workload, as_query_matrix, column_norm
 
 __all__ = [
     "Support",

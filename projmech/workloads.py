@@ -19,8 +19,6 @@ from .data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
 from .domain import Domain, UnknownAttributeError
 from .operators import _columns, _marginal_cells, _marginal_rows, _matvec, _pair_cells, _rmatvec
 from .privacy import Neighbouring
-# check_positive_int lives in validation; it is imported here too because other modules import
-# it from projmech.workloads.
 from .validation import (
     DEFAULT_MAX_ENTRIES,
     as_array,

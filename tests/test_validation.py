@@ -295,10 +295,18 @@ def test_positive_int_value_errors(value):
         check_positive_int("k", value)
 
 
-def test_workloads_still_exports_the_same_check_positive_int():
+def test_check_positive_int_lives_only_in_validation():
+    """One definition, imported from its home: no module re-defines it or takes it from another."""
     from projmech import workloads
 
-    assert workloads.check_positive_int is check_positive_int
+    assert "check_positive_int" not in workloads.__all__
+    for path in Path(validation.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "check_positive_int":
+                assert path.name == "validation.py", f"{path} defines check_positive_int"
+            if isinstance(node, ast.ImportFrom) and any(a.name == "check_positive_int" for a in node.names):
+                assert node.module.endswith("validation"), f"{path} imports check_positive_int from {node.module}"
 
 
 # ----------------------------------------------------------------------------- check_bool

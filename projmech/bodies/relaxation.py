@@ -62,8 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..domain import Domain
-from ..validation import check_positive_number, check_real_array
-from ..workloads import check_positive_int
+from ..validation import check_positive_int, check_positive_number, check_real_array
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
            "relaxation_support", "MomentEncoding"]
