@@ -166,7 +166,7 @@ def noise_constant(
     float
     """
     column_norm = check_positive_number("column_norm", column_norm)
-    sensitivity = Neighbouring.parse(neighbouring).count_sensitivity(column_norm, 2, nonnegative)
+    sensitivity = Neighbouring.parse(neighbouring).count_sensitivity(column_norm, 2, nonnegative=nonnegative)
     return gaussian_sigma(sensitivity, privacy, method=calibration, discrete=discrete)
 
 

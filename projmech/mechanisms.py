@@ -182,14 +182,15 @@ class _CountingMechanism:
             raise TypeError(f"privacy: expected ZCDP, ApproxDP or PureDP, got {type(privacy).__name__}")
         self.workload = workload
         self.privacy = privacy
-        self.size_policy = SizePolicy.parse(neighbouring, size, size_share)
+        self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
 
     def _calibrate(self, sensitivity: float, integer_valued: bool, noise: str, calibration: str = "analytic") -> None:
         """Set :attr:`noise` (and the size estimate's) for measured counts of this sensitivity."""
         self._sensitivity = sensitivity
         discrete = choose_discrete(noise, integer_valued)
-        self.noise, self.size_noise = calibrate(self.privacy, sensitivity, self.size_policy, discrete, calibration)
+        self.noise, self.size_noise = calibrate(self.privacy, sensitivity, self.size_policy, discrete,
+                                                calibration=calibration)
 
     def sensitivity(self) -> float:
         """The sensitivity of the measured counts (l2 for Gaussian noise, l1 for Laplace)."""

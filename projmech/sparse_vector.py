@@ -169,7 +169,7 @@ class _SparseVectorMechanism:
         self.epsilon = check_positive_number("epsilon", epsilon)
         if k is not None or default_k is None:
             k = check_positive_int("k", k)
-        self.size_policy = SizePolicy.parse(neighbouring, size, size_share)
+        self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
         if noise not in ("continuous", "discrete"):
             raise ValueError(f"noise: expected 'continuous' or 'discrete', got {noise!r}")

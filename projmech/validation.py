@@ -164,18 +164,27 @@ class Interval:
 
 
 class Options:
-    """One of a few strings (a ``str`` subclass such as a ``str`` Enum member counts as its
-    value): a TypeError for anything but a str, a ValueError for another str."""
+    """One of a few values: strings (a ``str`` subclass such as a ``str`` Enum member counts as
+    its value) or numbers (``Options(1, 2, math.inf)`` for a norm's order). A TypeError for a
+    value of another type (a bool is no number here), a ValueError for another value of the
+    right type; the matching choice is returned."""
 
-    def __init__(self, *choices: str) -> None:
+    def __init__(self, *choices: Any) -> None:
         self.choices = tuple(choices)
+        self._strings = all(isinstance(choice, str) for choice in choices)
 
-    def check(self, name: str, value: Any) -> str:
-        if not isinstance(value, str):
-            raise TypeError(f"{name}: expected one of {list(self.choices)}, got {type(value).__name__} {value!r}")
-        if value not in self.choices:
-            raise ValueError(f"{name}: expected one of {list(self.choices)}, got {value!r}")
-        return value
+    def check(self, name: str, value: Any) -> Any:
+        if self._strings:
+            right_type = isinstance(value, str)
+        else:
+            right_type = isinstance(value, _REAL_TYPES) and not isinstance(value, _BOOL_TYPES)
+        shown = list(self.choices)
+        if not right_type:
+            raise TypeError(f"{name}: expected one of {shown}, got {type(value).__name__} {value!r}")
+        for choice in self.choices:
+            if value == choice:
+                return choice
+        raise ValueError(f"{name}: expected one of {shown}, got {value!r}")
 
     def __repr__(self) -> str:
         return f"Options{self.choices!r}"

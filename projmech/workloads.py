@@ -531,7 +531,8 @@ class Workload:
         sign and, under replace-one in l2, :meth:`column_distance`)."""
         relation = Neighbouring.parse(neighbouring)
         exact = self.column_distance() if relation is Neighbouring.REPLACE_ONE and ord == 2 else None
-        return relation.count_sensitivity(self.column_norm(ord), ord, self.is_nonnegative, exact)
+        return relation.count_sensitivity(self.column_norm(ord), ord, nonnegative=self.is_nonnegative,
+                                          column_distance=exact)
 
     @property
     def is_integer(self) -> bool:

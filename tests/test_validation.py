@@ -121,6 +121,16 @@ def test_options():
             colours.check("colour", bad)
 
 
+def test_numeric_options():
+    order = Options(1, 2, np.inf)
+    assert order.check("ord", 2.0) == 2 and order.check("ord", np.float64(np.inf)) == np.inf
+    with pytest.raises(ValueError, match=r"^ord: expected one of \[1, 2, inf\], got 3"):
+        order.check("ord", 3)
+    for bad in (True, "2", None):
+        with pytest.raises(TypeError, match="^ord: expected one of"):
+            order.check("ord", bad)
+
+
 def test_flag_instance_callable_or_none():
     assert FLAG.check("f", np.False_) is False
     assert InstanceOf(np.random.Generator, what="a numpy.random.Generator").check("rng", RNG) is RNG
