@@ -217,7 +217,7 @@ class _CountingMechanism:
                 f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
                 "histogram; pass the Dataset, whose records it answers directly"
             )
-        return histogram_counts(data, n, self.workload.universe_size)
+        return histogram_counts(data, n, size=self.workload.universe_size)
 
     def _counts(self, data: Any) -> np.ndarray:
         """The workload's true counts ``F c`` of what :meth:`_rows` returned."""
