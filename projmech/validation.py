@@ -256,7 +256,8 @@ def validate_params(**spec: Constraint) -> Callable[[Callable[..., Any]], Callab
     """Check a function's arguments against ``spec`` (argument name to constraint) before its
     body runs, and hand the body the converted values.
 
-    Only arguments the caller passed are checked: a default is the function's own choice. The
+    Defaults are checked and converted too, so that the body always receives what the
+    constraint returns (``rng=None`` arrives as a fresh Generator under :data:`SEED`). The
     names in ``spec`` are checked against the signature when the function is decorated.
 
     Examples
@@ -277,10 +278,10 @@ def validate_params(**spec: Constraint) -> Callable[[Callable[..., Any]], Callab
         @functools.wraps(function)
         def checked(*args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
             arguments = bound.arguments
             for name, constraint in spec.items():
-                if name in arguments:
-                    arguments[name] = constraint.check(name, arguments[name])
+                arguments[name] = constraint.check(name, arguments[name])
             return function(*bound.args, **bound.kwargs)
 
         checked.__validated__ = dict(spec)  # type: ignore[attr-defined]

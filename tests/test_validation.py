@@ -21,6 +21,7 @@ from projmech.validation import (
     OPEN_UNIT,
     POSITIVE,
     POSITIVE_INT,
+    SEED,
     InstanceOf,
     Integral,
     Interval,
@@ -178,10 +179,16 @@ def test_validate_params_checks_before_the_body_and_names_the_argument():
     assert calls == []
 
 
-def test_validate_params_leaves_defaults_alone_and_keeps_the_signature():
+def test_validate_params_converts_defaults_too_and_keeps_the_signature():
     import inspect
 
     assert _example(1) == (1, 1.0, "auto", None)
+
+    @validate_params(rng=SEED)
+    def draw(rng=None):
+        return rng
+
+    assert isinstance(draw(), np.random.Generator)  # the body never sees the None
     assert list(inspect.signature(_example).parameters) == ["k", "scale", "noise", "untouched"]
     assert _example.__name__ == "_example"
 
