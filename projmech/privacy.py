@@ -31,6 +31,8 @@ from .validation import (
     Integral,
     Interval,
     Options,
+    OrNone,
+    Real,
     validate_params,
 )
 
@@ -161,6 +163,9 @@ ESTIMATE_SIZE = "estimate"
 #: count of sensitivity 1 at the whole budget.
 DEFAULT_SIZE_SHARE = 0.05
 
+#: The share of a budget spent on a size estimate (0: none).
+_SHARE = Interval(Real, 0, 1, closed="left")
+
 #: A declared size, or the word asking for an estimate.
 _ESTIMATE = Options(ESTIMATE_SIZE)
 
@@ -185,6 +190,17 @@ class SizePolicy:
     neighbouring: Neighbouring
     declared: int | None = None
     share: float = 0.0
+
+    def __post_init__(self) -> None:
+        # Built by parse() from a mechanism's arguments, or directly (a planning figure needs a
+        # relation only): checked the same way either way.
+        object.__setattr__(self, "neighbouring", Neighbouring.parse(self.neighbouring))
+        object.__setattr__(self, "declared", OrNone(POSITIVE_INT).check("declared", self.declared))
+        object.__setattr__(self, "share", _SHARE.check("share", self.share))
+        if self.neighbouring is Neighbouring.REPLACE_ONE and (self.declared is not None or self.share):
+            raise ValueError("declared, share: apply to add-remove neighbours only; under replace-one n is public")
+        if self.declared is not None and self.share:
+            raise ValueError("declared, share: a declared size is not estimated; give one or the other")
 
     @classmethod
     def parse(cls, neighbouring: Neighbouring | str, size: int | str | None, *,
@@ -432,7 +448,7 @@ def gaussian_sigma(
         if discrete:
             raise ValueError("method: 'classical' calibrates the continuous Gaussian only; use 'analytic'")
         if epsilon >= 1:
-            raise ValueError(f"method='classical' is valid only for epsilon < 1, got epsilon={epsilon}")
+            raise ValueError(f"method: 'classical' is valid only for epsilon < 1, got epsilon={epsilon}")
         return _finite_scale(sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon, "epsilon", privacy)
     if discrete:
         return _finite_scale(sensitivity / math.sqrt(2.0 * zcdp_for_approx_dp(privacy)), "epsilon", privacy)

@@ -395,3 +395,18 @@ def test_privacy_options_by_keyword_give_the_documented_values():
     assert SizePolicy.parse("add-remove", "estimate", size_share=0.1).share == 0.1
     assert Neighbouring.REPLACE_ONE.count_sensitivity(2.0, 2, nonnegative=True) == pytest.approx(2.0 * math.sqrt(2))
     assert Neighbouring.ADD_REMOVE.sensitivity(3.0, 10, ord=1) == pytest.approx(0.3)
+
+
+def test_size_policy_built_directly_is_checked_in_its_constructor():
+    assert SizePolicy("add-remove", declared=np.int64(100)).declared == 100
+    assert SizePolicy(Neighbouring.ADD_REMOVE, share=0.1).estimated
+    for arguments, error, named in [
+            ({"neighbouring": "swap"}, ValueError, "neighbouring"),
+            ({"neighbouring": "add-remove", "declared": 10.0}, TypeError, "declared"),
+            ({"neighbouring": "add-remove", "declared": 0}, ValueError, "declared"),
+            ({"neighbouring": "add-remove", "share": 1.0}, ValueError, "share"),
+            ({"neighbouring": "add-remove", "share": True}, TypeError, "share"),
+            ({"neighbouring": "replace-one", "declared": 10}, ValueError, "declared"),
+            ({"neighbouring": "add-remove", "declared": 10, "share": 0.1}, ValueError, "declared")]:
+        with pytest.raises(error, match=f"^{named}"):
+            SizePolicy(**arguments)
