@@ -457,3 +457,84 @@ def test_validation_is_a_leaf_module():
             imported.add(node.module.split(".")[0])
     assert imported <= {"__future__", "collections", "decimal", "functools", "inspect", "math", "numbers", "typing",
                         "numpy"}
+
+
+# ----------------------------------------------------------------------------- one rule, every layer
+
+import projmech as pm  # noqa: E402
+from projmech import audit as audit_module  # noqa: E402
+from projmech.operators import marginal_cells  # noqa: E402
+
+_D = pm.Domain(["a", "b"], [2, 3])
+_H = np.full(6, 1 / 6)
+_GEN = np.random.default_rng(0)
+
+#: Entry points taking a positive count, as ``name -> call(value)``.
+COUNTS = {
+    "Domain sizes": lambda v: pm.Domain(["a"], [v]),
+    "identity m": lambda v: pm.identity(v),
+    "marginals way": lambda v: pm.marginals(_D, v),
+    "repeated k": lambda v: pm.repeated([1.0, 0.0], v),
+    "marginal_cells way": lambda v: marginal_cells([2, 3], v),
+    "Workload.gram max_entries": lambda v: pm.identity(2).gram(max_entries=v),
+    "histogram max_universe": lambda v: pm.histogram(pm.Dataset([[0, 0]], _D), max_universe=v),
+    "check_normalized_histogram n": lambda v: pm.data.check_normalized_histogram(_H, v),
+    "resolve_rows n": lambda v: pm.data.resolve_rows(_H, v),
+    # (SizePolicy.parse's size is an int or the word "estimate": "2" is a wrong word, tested there.)
+    "Neighbouring.sensitivity n": lambda v: pm.Neighbouring.REPLACE_ONE.sensitivity(1.0, v),
+    "ThresholdK k": lambda v: pm.ThresholdK(_H, 0.5, 1.0, v, n=6),
+    "OnlinePMW k": lambda v: pm.OnlinePMW(_H, 0.1, 1.0, k=v, n=6),
+    "OfflinePMW rounds": lambda v: pm.OfflinePMW(pm.identity(6), pm.PureDP(1.0), v),
+    "mw_update_bound universe_size": lambda v: pm.mw_update_bound(v, 0.5),
+    "offline_pmw_error_bound n": lambda v: pm.offline_pmw_error_bound(v, 6, 6, 3, pm.PureDP(1.0)),
+    "online_pmw_accuracy k": lambda v: pm.online_pmw_accuracy(0.1, 1.0, 100, 10, v),
+    "gaussian_norm_mean k": lambda v: pm.gaussian_norm_mean(v),
+    "gaussian_expected_rmse k": lambda v: pm.gaussian_expected_rmse(1.0, v),
+    "finite_set_width_bound num_points": lambda v: pm.geometry.finite_set_width_bound(v, 1.0),
+    "support_function block_entries": lambda v: pm.support_function(np.eye(2), np.ones(2), block_entries=v),
+    "clopper_pearson trials": lambda v: audit_module.clopper_pearson(0, v, 0.9),
+    "audit batch": lambda v: audit_module.audit(lambda d, rng: d, (0, 1), releases=10, batch=v),
+    "random_queries k": lambda v: pm.random_queries(v, 3, _GEN),
+}
+
+#: Entry points taking a positive real number.
+NUMBERS = {
+    "ZCDP rho": lambda v: pm.ZCDP(v),
+    "PureDP epsilon": lambda v: pm.PureDP(v),
+    "discrete_gaussian_pmf sigma": lambda v: pm.noise.discrete_gaussian_pmf(v),
+    "gaussian_delta sigma": lambda v: pm.gaussian_delta(v, 1.0, 1.0),
+    "laplace_scale epsilon": lambda v: pm.laplace_scale(1.0, v),
+    "ThresholdK epsilon": lambda v: pm.ThresholdK(_H, 0.5, v, 2, n=6),
+    "multiplicative_weights_update alpha": lambda v: pm.multiplicative_weights_update(_H, _H * 0, True, v),
+    "offline_pmw_min_n alpha": lambda v: pm.offline_pmw_min_n(v, 6, 6, 3, pm.PureDP(1.0)),
+}
+
+
+@pytest.mark.parametrize("call", COUNTS.values(), ids=COUNTS.keys())
+@pytest.mark.parametrize("value", [2.0, np.float64(3), True, np.True_, "2", [2]])
+def test_a_count_of_the_wrong_type_is_a_type_error_everywhere(call, value):
+    # (None is no mistake of type for every count: beside a histogram a missing n is the
+    # documented ValueError "n: required", and k=None asks OnlinePMW for its default.)
+    with pytest.raises(TypeError):
+        call(value)
+
+
+@pytest.mark.parametrize("call", COUNTS.values(), ids=COUNTS.keys())
+def test_a_count_below_one_is_a_value_error_everywhere(call):
+    for value in (0, -1, np.int64(-2)):
+        with pytest.raises(ValueError):
+            call(value)
+
+
+@pytest.mark.parametrize("call", NUMBERS.values(), ids=NUMBERS.keys())
+@pytest.mark.parametrize("value", [True, "1", None, 1j])
+def test_a_number_of_the_wrong_type_is_a_type_error_everywhere(call, value):
+    with pytest.raises(TypeError):
+        call(value)
+
+
+@pytest.mark.parametrize("call", NUMBERS.values(), ids=NUMBERS.keys())
+def test_a_bad_number_is_a_value_error_everywhere(call):
+    for value in (0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError):
+            call(value)
