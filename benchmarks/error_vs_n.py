@@ -97,7 +97,7 @@ class OfflinePMWForN:
 
     def _bound(self, n: int, rounds: int) -> float:
         k, m = self.workload.num_queries, self.workload.universe_size
-        return offline_pmw_error_bound(n, m, k, rounds, self.privacy, FAILURE_PROBABILITY)
+        return offline_pmw_error_bound(n, m, k, rounds, self.privacy, failure_probability=FAILURE_PROBABILITY)
 
     def release(self, data: Any, n: int | None = None, rng: Any = None) -> Any:
         size = data.n if n is None else n

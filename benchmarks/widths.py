@@ -101,7 +101,8 @@ def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, conf
         functions = {HULL: hull, **{name: relaxed(name) for name in relaxations if name not in failed}}
         try:
             estimates: dict[str, WidthEstimate] = gaussian_widths(functions, k, samples,
-                                                                  np.random.default_rng([seed, d]), confidence)
+                                                                  np.random.default_rng([seed, d]),
+                                                                  confidence=confidence)
             break
         except RelaxationError:
             continue  # recorded in failed; estimate the others on the same draws

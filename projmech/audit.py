@@ -68,9 +68,20 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
-from scipy import stats
 
-from .validation import as_generator, check_nonnegative_number
+from .validation import (
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE_INT,
+    SEED,
+    InstanceOf,
+    Integral,
+    Interval,
+    IsCallable,
+    OrNone,
+    Real,
+    validate_params,
+)
 
 __all__ = [
     "DISCRETE_VALUES",
@@ -108,6 +119,8 @@ class AuditError(RuntimeError):
 
 def _lower_bound(successes: Any, trials: int, alpha: float) -> np.ndarray:
     """One-sided Clopper–Pearson lower bound at level ``1 - alpha`` (vectorized; real counts allowed)."""
+    from scipy import stats  # imported where needed: half a second at import
+
     k = np.atleast_1d(np.asarray(successes, dtype=float))
     out = np.zeros_like(k)
     positive = k > 0
@@ -118,6 +131,8 @@ def _lower_bound(successes: Any, trials: int, alpha: float) -> np.ndarray:
 
 def _upper_bound(successes: Any, trials: int, alpha: float) -> np.ndarray:
     """One-sided Clopper–Pearson upper bound at level ``1 - alpha`` (vectorized; real counts allowed)."""
+    from scipy import stats
+
     k = np.atleast_1d(np.asarray(successes, dtype=float))
     out = np.ones_like(k)
     below = k < trials
@@ -126,38 +141,11 @@ def _upper_bound(successes: Any, trials: int, alpha: float) -> np.ndarray:
     return out
 
 
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r}")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name}: must be at least {minimum}, got {value}")
-    return value
+#: A delta: a probability that may be 0, never 1.
+_DELTA = Interval(Real, 0, 1, closed="left")
 
 
-def _check_real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if math.isnan(value):
-        raise ValueError(f"{name}: must be a number, got nan")
-    return value
-
-
-def _check_open_unit(name: str, value: Any) -> float:
-    value = _check_real(name, value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name}: must lie in (0, 1), got {value}")
-    return value
-
-
-def _check_delta(name: str, value: Any) -> float:
-    value = _check_real(name, value)
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"{name}: must lie in [0, 1), got {value}")
-    return value
-
-
+@validate_params(successes=Interval(Integral, 0, None), trials=POSITIVE_INT, confidence=OPEN_UNIT)
 def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[float, float]:
     """The exact (Clopper & Pearson 1934) two-sided confidence interval of a binomial proportion.
 
@@ -185,11 +173,8 @@ def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[flo
     >>> lower, round(upper, 4)
     (0.0, 0.3085)
     """
-    trials = _check_int("trials", trials, 1)
-    successes = _check_int("successes", successes, 0)
     if successes > trials:
         raise ValueError(f"successes: must be at most trials={trials}, got {successes}")
-    confidence = _check_open_unit("confidence", confidence)
     alpha = (1.0 - confidence) / 2.0
     return float(_lower_bound(successes, trials, alpha)[0]), float(_upper_bound(successes, trials, alpha)[0])
 
@@ -353,12 +338,12 @@ class AuditResult:
 
     def lower_bound_on_epsilon(self, delta: float = 0.0) -> float:
         """The bound on epsilon at ``delta`` (largest over every evaluated event)."""
-        delta = _check_delta("delta", delta)
+        delta = _DELTA.check("delta", delta)
         return max(estimate.lower_bound_on_epsilon(delta) for estimate in self.estimates)
 
     def lower_bound_on_delta(self, epsilon: float) -> float:
         """The bound on delta at ``epsilon`` (largest over every evaluated event); valid for all epsilon at once."""
-        epsilon = check_nonnegative_number("epsilon", epsilon)
+        epsilon = NONNEGATIVE.check("epsilon", epsilon)
         return max(estimate.lower_bound_on_delta(epsilon) for estimate in self.estimates)
 
     @property
@@ -697,24 +682,27 @@ def _check_pairs(pairs: Any) -> list[tuple[Any, Any]]:
     raise TypeError(f"pairs: expected a tuple (data, neighbour) or a list of such pairs, got {type(pairs).__name__}")
 
 
-def _run(mechanism: Any, pairs: Any, *, target: Literal["epsilon", "delta"], releases: Any, confidence: Any,
-         statistic: Any, claimed_epsilon: float | None, claimed_delta: float | None, rng: Any,
-         selection_fraction: Any, batch: Any, name: Any) -> AuditResult:
-    if not callable(mechanism):
-        raise TypeError(f"mechanism: expected a callable (data, rng) -> output, got {type(mechanism).__name__}")
+#: The arguments :func:`audit` and :func:`audit_delta` share, checked before any release.
+_AUDIT_PARAMETERS = dict(
+    mechanism=IsCallable("a callable (data, rng) -> output"),
+    releases=Interval(Integral, 2, None),
+    confidence=OPEN_UNIT,
+    statistic=OrNone(IsCallable("a callable output -> number, or None")),
+    rng=SEED,
+    selection_fraction=OPEN_UNIT,
+    batch=OrNone(POSITIVE_INT),
+    name=OrNone(InstanceOf(str, what="a str or None")),
+)
+
+
+def _run(mechanism: Any, pairs: Any, *, target: Literal["epsilon", "delta"], releases: int, confidence: float,
+         statistic: Any, claimed_epsilon: float | None, claimed_delta: float | None, rng: np.random.Generator,
+         selection_fraction: float, batch: int | None, name: str | None) -> AuditResult:
+    """The audit, on arguments :func:`audit` or :func:`audit_delta` checked."""
     checked_pairs = _check_pairs(pairs)
-    releases = _check_int("releases", releases, 2)
-    confidence = _check_open_unit("confidence", confidence)
-    if statistic is not None and not callable(statistic):
-        raise TypeError(f"statistic: expected a callable output -> number or None, got {type(statistic).__name__}")
-    selection_fraction = _check_open_unit("selection_fraction", selection_fraction)
-    if batch is not None:
-        batch = _check_int("batch", batch, 1)
     if name is None:
         name = getattr(mechanism, "__name__", None) or type(mechanism).__name__
-    elif not isinstance(name, str):
-        raise TypeError(f"name: expected a str or None, got {type(name).__name__}")
-    generator = as_generator(rng)
+    generator = rng
 
     selection = min(releases - 1, max(1, round(selection_fraction * releases)))
     estimation = releases - selection
@@ -747,6 +735,7 @@ def _run(mechanism: Any, pairs: Any, *, target: Literal["epsilon", "delta"], rel
                        claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta)
 
 
+@validate_params(delta=_DELTA, claimed_epsilon=OrNone(NONNEGATIVE), **_AUDIT_PARAMETERS)
 def audit(
     mechanism: Callable[..., Any],
     pairs: tuple[Any, Any] | list[tuple[Any, Any]],
@@ -843,14 +832,12 @@ def audit(
     >>> result.passed
     True
     """
-    delta = _check_delta("delta", delta)
-    if claimed_epsilon is not None:
-        claimed_epsilon = check_nonnegative_number("claimed_epsilon", claimed_epsilon)
     return _run(mechanism, pairs, target="epsilon", releases=releases, confidence=confidence, statistic=statistic,
                 claimed_epsilon=claimed_epsilon, claimed_delta=delta, rng=rng,
                 selection_fraction=selection_fraction, batch=batch, name=name)
 
 
+@validate_params(epsilon=NONNEGATIVE, claimed_delta=OrNone(_DELTA), **_AUDIT_PARAMETERS)
 def audit_delta(
     mechanism: Callable[..., Any],
     pairs: tuple[Any, Any] | list[tuple[Any, Any]],
@@ -894,9 +881,6 @@ def audit_delta(
     >>> 0.0 <= result.delta_lower_bound <= 0.127  # the exact delta(1) of sigma = 1 is 0.1269
     True
     """
-    epsilon = check_nonnegative_number("epsilon", epsilon)
-    if claimed_delta is not None:
-        claimed_delta = _check_delta("claimed_delta", claimed_delta)
     return _run(mechanism, pairs, target="delta", releases=releases, confidence=confidence, statistic=statistic,
                 claimed_epsilon=epsilon, claimed_delta=claimed_delta, rng=rng,
                 selection_fraction=selection_fraction, batch=batch, name=name)

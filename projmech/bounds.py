@@ -62,8 +62,7 @@ from typing import Any, Literal
 from .evaluation import gaussian_expected_rmse
 from .geometry import finite_set_width_bound
 from .privacy import ApproxDP, Neighbouring, ZCDP, gaussian_sigma
-from .validation import check_nonnegative_number, check_positive_number
-from .workloads import check_positive_int
+from .validation import check_nonnegative_number, check_positive_int, check_positive_number
 
 __all__ = [
     "MEASURES",
@@ -148,7 +147,7 @@ def noise_constant(
     float
     """
     column_norm = check_positive_number("column_norm", column_norm)
-    sensitivity = Neighbouring.parse(neighbouring).count_sensitivity(column_norm, 2, nonnegative)
+    sensitivity = Neighbouring.parse(neighbouring).count_sensitivity(column_norm, 2, nonnegative=nonnegative)
     return gaussian_sigma(sensitivity, privacy, method=calibration, discrete=discrete)
 
 

@@ -265,7 +265,7 @@ def _audit(args: argparse.Namespace) -> int:
     relations = ("replace-one", "add-remove") if args.neighbouring == "both" else (args.neighbouring,)
     cases = audit_cases(mechanisms, relations, planted_bug=args.planted_bug, noise=args.noise, delta=args.delta)
     start = time.perf_counter()
-    results = run_audits(cases, args.releases, args.confidence, np.random.default_rng(args.seed))
+    results = run_audits(cases, args.releases, confidence=args.confidence, rng=np.random.default_rng(args.seed))
     print(format_audit_table(results))
     if out is not None:
         import pandas as pd

@@ -8,28 +8,60 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Mapping
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from .domain import Domain
+from .privacy import Neighbouring, SizePolicy
 from .validation import (
+    FLAG,
+    POSITIVE_INT,
+    SEED,
+    InstanceOf,
+    Integral,
+    Interval,
+    OrNone,
     as_array,
-    as_generator,
-    check_bool,
-    check_positive_int,
     check_real_array,
     check_real_dtype,
+    validate_params,
 )
 
-__all__ = ["Dataset", "histogram", "check_normalized_histogram", "histogram_counts", "DEFAULT_MAX_UNIVERSE"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Dataset",
+    "histogram",
+    "check_normalized_histogram",
+    "histogram_counts",
+    "resolve_rows",
+    "DEFAULT_MAX_UNIVERSE",
+    "MW_MAX_UNIVERSE",
+]
 
 #: Largest universe for which a dense histogram is materialized (about 800 MB of float64).
 DEFAULT_MAX_UNIVERSE = 10**8
+
+#: Default cap on the universe of the multiplicative weights and sparse-vector mechanisms, which
+#: hold dense vectors over it (the distribution and its log-weights, the private histogram):
+#: 2^22 elements, 32 MB per float64 vector, the same size as
+#: :data:`projmech.mechanisms.HULL_MAX_UNIVERSE`.
+MW_MAX_UNIVERSE = 2**22
+
+_DOMAIN = InstanceOf(Domain, what="a Domain")
+
+
+def _is_dataframe(value: Any) -> bool:
+    """Whether ``value`` is a pandas DataFrame, without importing pandas (if pandas was never
+    imported, nothing can be one)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, pandas.DataFrame)
 
 
 class Dataset:
@@ -52,10 +84,9 @@ class Dataset:
         message names the column and the first bad row.
     """
 
+    @validate_params(domain=_DOMAIN)
     def __init__(self, records: Any, domain: Domain) -> None:
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
-        if isinstance(records, pd.DataFrame):
+        if _is_dataframe(records):
             raise TypeError(
                 "records: got a pandas DataFrame, whose columns would be matched by position; "
                 "use Dataset.from_dataframe(frame, domain), which matches them by name"
@@ -74,6 +105,7 @@ class Dataset:
         self._domain = domain
 
     @classmethod
+    @validate_params(domain=_DOMAIN)
     def from_dataframe(cls, frame: pd.DataFrame, domain: Domain) -> Dataset:
         """Take the domain's columns from ``frame``, by name (extra columns are ignored).
 
@@ -84,10 +116,9 @@ class Dataset:
         ValueError
             For a missing or repeated column, and any bad code (see :class:`Dataset`).
         """
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"frame: expected a pandas DataFrame, got {type(frame).__name__}")
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
+        import pandas as pd
+
+        InstanceOf(pd.DataFrame, what="a pandas DataFrame").check("frame", frame)
         missing = [name for name in domain.attributes if name not in frame.columns]
         if missing:
             raise ValueError(
@@ -136,10 +167,10 @@ class Dataset:
             Naming the file: a directory, an empty file, rows that do not parse, a missing
             column (a CSV without a header row reads its first row as the header), a bad code.
         """
-        if not isinstance(data_path, (str, PathLike)):
-            raise TypeError(f"data_path: expected a file path (str or os.PathLike), got {type(data_path).__name__}")
-        if not isinstance(domain, (Domain, str, PathLike)):
-            raise TypeError(f"domain: expected a Domain or the path of a JSON domain file, got {type(domain).__name__}")
+        import pandas as pd
+
+        InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("data_path", data_path)
+        InstanceOf(Domain, str, PathLike, what="a Domain or the path of a JSON domain file").check("domain", domain)
         if not isinstance(domain, Domain):
             domain = Domain.from_json(domain)
         shown = os.fspath(data_path)
@@ -183,26 +214,28 @@ class Dataset:
         positions = [self._domain.position(a) for a in projected.attributes]
         return Dataset(self._records[:, positions], projected)
 
+    @validate_params(rng=SEED)
     def subsample(self, n: int, rng: np.random.Generator | int | None) -> Dataset:
         """``n`` rows drawn without replacement (for experiments that sweep the data size);
         ``rng`` as for :func:`projmech.validation.as_generator`."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-            raise TypeError(f"n: expected an int in [1, {self.n}], got {n!r}")
-        if not 1 <= n <= self.n:
-            raise ValueError(f"n: must lie in [1, {self.n}], got {n}")
-        chosen = as_generator(rng).choice(self.n, size=int(n), replace=False)
+        n = Interval(Integral, 1, self.n).check("n", n)
+        chosen = rng.choice(self.n, size=n, replace=False)
         return Dataset(self._records[chosen], self._domain)
 
     def to_dataframe(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame(self._records, columns=list(self._domain.attributes))
 
     def __repr__(self) -> str:
         return f"Dataset(n={self.n}, domain={self._domain!r})"
 
 
+@validate_params(domain=OrNone(_DOMAIN), normalize=FLAG, sparse=FLAG, max_universe=POSITIVE_INT)
 def histogram(
     data: Dataset | pd.DataFrame | np.ndarray,
     domain: Domain | None = None,
+    *,
     normalize: bool = True,
     sparse: bool = False,
     max_universe: int = DEFAULT_MAX_UNIVERSE,
@@ -237,9 +270,6 @@ def histogram(
         For bad records (see :class:`Dataset`), and a dense histogram over more than
         ``max_universe`` elements (refused before allocating).
     """
-    normalize = check_bool("normalize", normalize)
-    sparse = check_bool("sparse", sparse)
-    max_universe = check_positive_int("max_universe", max_universe)
     dataset = _as_dataset(data, domain)
     universe = dataset.domain.size
     if not sparse and universe > max_universe:
@@ -262,7 +292,8 @@ def histogram(
     return dense
 
 
-def check_normalized_histogram(histogram: Any, n: Any, size: int | None = None) -> tuple[np.ndarray, int]:
+@validate_params(size=OrNone(POSITIVE_INT))
+def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
     """A user-given normalized histogram and its data size ``n``, validated.
 
     The one check of every mechanism that accepts a histogram instead of a Dataset: ``n`` cannot
@@ -287,9 +318,7 @@ def check_normalized_histogram(histogram: Any, n: Any, size: int | None = None) 
     """
     if n is None:
         raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
-    n = check_positive_int("n", n)
-    if size is not None:
-        size = check_positive_int("size", size)
+    n = POSITIVE_INT.check("n", n)
     if sp.issparse(histogram):
         check_real_dtype("histogram", histogram.dtype)
         shape = histogram.shape
@@ -328,17 +357,73 @@ def check_normalized_histogram(histogram: Any, n: Any, size: int | None = None) 
     return h, n
 
 
-def histogram_counts(histogram: Any, n: Any, size: int | None = None) -> tuple[np.ndarray, int]:
+def histogram_counts(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
     """The counts ``n h`` of a user-given normalized histogram, as exact integers, and ``n``:
     :func:`check_normalized_histogram` checks that they are counts up to rounding, and rounding
     makes them exactly so (the mechanisms measure counts)."""
-    h, n = check_normalized_histogram(histogram, n, size)
+    h, n = check_normalized_histogram(histogram, n, size=size)
     return np.rint(n * h), n
 
 
+_REPLACE_ONE = SizePolicy(Neighbouring.REPLACE_ONE)
+
+
+@validate_params(universe_size=OrNone(POSITIVE_INT), max_universe=OrNone(POSITIVE_INT),
+                 policy=InstanceOf(SizePolicy, what="a SizePolicy"))
+def resolve_rows(data_or_histogram: Any, n: Any, *, universe_size: int | None = None,
+                 max_universe: int | None = None,
+                 policy: SizePolicy = _REPLACE_ONE) -> tuple[Dataset | np.ndarray, int]:
+    """The private input of a mechanism, resolved once: a Dataset, or a normalized histogram
+    with its row count ``n``.
+
+    Parameters
+    ----------
+    data_or_histogram : Dataset or array_like
+        A Dataset is returned as is. A histogram must be normalized, with ``n h`` integer counts
+        (:func:`check_normalized_histogram`); its exact integer counts are returned.
+    n : int or None
+        The row count. Required beside a histogram (it cannot be recovered from ``h``); beside a
+        Dataset checked by ``policy`` (:meth:`~projmech.privacy.SizePolicy.check_dataset_n`:
+        under replace-one it must equal the rows, under add/remove it is refused whatever it
+        is, since the row count is private).
+    universe_size : int, optional
+        The universe the caller's queries index: a histogram must have that many entries, a
+        Dataset's domain that many elements.
+    max_universe : int, optional
+        A larger universe is refused (for callers that hold dense vectors over it).
+    policy : SizePolicy
+        The caller's; default replace-one (``n`` public).
+
+    Returns
+    -------
+    (Dataset or ndarray of shape (m,), int)
+        The Dataset or the counts ``n h`` (exact integers), and the row count.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_normalized_histogram` and :meth:`SizePolicy.check_dataset_n`; a
+        ValueError for a universe other than ``universe_size`` or above ``max_universe``.
+    """
+    if isinstance(data_or_histogram, Dataset):
+        policy.check_dataset_n(n, data_or_histogram.n)
+        universe = data_or_histogram.domain.size
+        if universe_size is not None and universe != universe_size:
+            raise ValueError(
+                f"data_or_histogram: the data set's universe has {universe:,} elements, expected {universe_size:,}"
+            )
+        resolved, rows = data_or_histogram, data_or_histogram.n
+    else:
+        resolved, rows = histogram_counts(data_or_histogram, n, size=universe_size)
+        universe = resolved.size
+    if max_universe is not None and universe > max_universe:
+        raise ValueError(
+            f"data_or_histogram: its universe has {universe:,} elements, above max_universe={max_universe:,}"
+        )
+    return resolved, rows
+
+
 def _as_dataset(data: Any, domain: Domain | None) -> Dataset:
-    if domain is not None and not isinstance(domain, Domain):
-        raise TypeError(f"domain: expected a Domain or None, got {type(domain).__name__}")
     if isinstance(data, Dataset):
         if domain is not None and domain != data.domain:
             raise ValueError("domain: differs from the Dataset's own domain")
@@ -347,7 +432,7 @@ def _as_dataset(data: Any, domain: Domain | None) -> Dataset:
         raise TypeError(f"data: expected a Dataset, DataFrame or (n, d) array of codes, got {type(data).__name__}")
     if domain is None:
         raise TypeError("domain: required when data is not a Dataset")
-    if isinstance(data, pd.DataFrame):
+    if _is_dataframe(data):
         return Dataset.from_dataframe(data, domain)
     return Dataset(data, domain)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .validation import as_array
+from .validation import POSITIVE_INT, InstanceOf, as_array
 
 __all__ = ["Domain", "UnknownAttributeError"]
 
@@ -79,19 +79,13 @@ class Domain:
                 raise ValueError("attributes: every name must be a non-empty str, got ''")
         if len(set(attributes)) != len(attributes):
             raise ValueError(f"attributes: names must be unique, got {list(attributes)}")
-        for name, size in zip(attributes, sizes):
-            if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
-                raise TypeError(f"sizes: size of {name!r} must be an int, got {size!r}")
-            if size < 1:
-                raise ValueError(f"sizes: size of {name!r} must be at least 1, got {size}")
         self._attributes = attributes
-        self._sizes = tuple(int(s) for s in sizes)
+        self._sizes = tuple(POSITIVE_INT.check(f"sizes: size of {name!r}", size) for name, size in zip(attributes, sizes))
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, int]) -> Domain:
         """Build a domain from ``{name: size}``, keeping the mapping's order."""
-        if not isinstance(mapping, Mapping):
-            raise TypeError(f"mapping: expected a mapping of name: size, got {type(mapping).__name__}")
+        InstanceOf(Mapping, what="a mapping of name: size").check("mapping", mapping)
         return cls(list(mapping.keys()), list(mapping.values()))
 
     @classmethod
@@ -110,8 +104,7 @@ class Domain:
             JSON that is not an object, a key given twice (``json`` would keep the last one
             silently), or an entry that :class:`Domain` refuses (a size that is not an int ...).
         """
-        if not isinstance(path, (str, PathLike)):
-            raise TypeError(f"path: expected a file path (str or os.PathLike), got {type(path).__name__} {path!r}")
+        InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
         shown = os.fspath(path)
         if os.path.isdir(path):
             raise ValueError(f"{shown}: is a directory; expected a JSON domain file")

@@ -12,11 +12,21 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
-from scipy import stats
 
-from .data import Dataset
-from .validation import check_real_array
-from .geometry import gaussian_norm_mean
+from .data import Dataset, resolve_rows
+from .geometry import gaussian_norm_mean, t_quantile
+from .validation import (
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE_INT,
+    InstanceOf,
+    Integral,
+    Interval,
+    IsCallable,
+    OrNone,
+    check_real_array,
+    validate_params,
+)
 
 __all__ = ["rmse", "max_error", "gaussian_expected_rmse", "TrialSummary", "evaluate", "mean_confidence_interval"]
 
@@ -41,6 +51,7 @@ def max_error(estimate: Any, truth: Any) -> float:
     return float(np.abs(a - b).max())
 
 
+@validate_params(sigma=NONNEGATIVE, k=POSITIVE_INT)
 def gaussian_expected_rmse(sigma: float, k: int) -> float:
     """Exact ``E[(1/sqrt k) ||Z||_2]`` for ``Z ~ N(0, sigma^2 I_k)``.
 
@@ -48,30 +59,25 @@ def gaussian_expected_rmse(sigma: float, k: int) -> float:
     ``R^k`` (seed 000, §2.3; :func:`projmech.geometry.gaussian_norm_mean`), so the expectation is
     ``sigma c_k / sqrt k``, slightly below ``sigma``, the root of the mean squared error.
     """
-    if not (math.isfinite(sigma) and sigma >= 0):
-        raise ValueError(f"sigma: must be a finite number >= 0, got {sigma}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k: must be a positive integer, got {k!r}")
-    c_k = gaussian_norm_mean(int(k))
+    c_k = gaussian_norm_mean(k)
     return sigma * c_k / math.sqrt(k)
 
 
+@validate_params(confidence=OPEN_UNIT)
 def mean_confidence_interval(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
     """Sample mean with a Student-t confidence interval: ``(mean, low, high)``."""
     sample = check_real_array("values", values, finite=False)
     if sample.ndim != 1 or sample.size < 2:
         raise ValueError(f"values: need at least 2 values for an interval, got {sample.size}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence: must lie in (0, 1), got {confidence}")
     mean = float(sample.mean())
-    half = float(stats.t.ppf(0.5 + confidence / 2, sample.size - 1) * sample.std(ddof=1) / math.sqrt(sample.size))
+    half = t_quantile(sample.size, confidence) * float(sample.std(ddof=1)) / math.sqrt(sample.size)
     return mean, mean - half, mean + half
 
 
 class _Mechanism(Protocol):
     workload: Any
 
-    def release(self, data_or_histogram: Any, n: int | None = None, rng: Any = None) -> Any: ...
+    def release(self, data_or_histogram: Any, n: int | None = None, *, rng: Any = None) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -102,11 +108,15 @@ class TrialSummary:
         }
 
 
+@validate_params(trials=Interval(Integral, 2, None, reason="a confidence interval"),
+                 rng=InstanceOf(np.random.Generator, what="a numpy.random.Generator"), confidence=OPEN_UNIT,
+                 progress=OrNone(IsCallable()))
 def evaluate(
     mechanism: _Mechanism,
     data: Dataset | np.ndarray,
     trials: int,
     rng: np.random.Generator,
+    *,
     n: int | None = None,
     confidence: float = 0.95,
     progress: Any = None,
@@ -115,37 +125,31 @@ def evaluate(
 
     Parameters
     ----------
-    mechanism : object with ``workload`` and ``release(data, n, rng)``
+    mechanism : object with ``workload`` and ``release(data, n, rng=rng)``
     data : Dataset or normalized histogram (then ``n`` is required)
         A Dataset's true answers are counted from its records (``workload.answer_data``) and the
         mechanism releases on the Dataset itself, so universes too large for a histogram (an
         implicit 2-way marginal workload over categorical Adult or 150 binary attributes) work.
+        A histogram is checked (:func:`projmech.data.resolve_rows`) before the first trial; its
+        true answers are those of its counts ``n h``, divided by ``n``.
     trials : int, at least 2
     rng : numpy.random.Generator
     progress : callable, optional
         Called once per finished trial (e.g. a ``tqdm`` instance's ``update``).
     """
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 2:
-        raise ValueError(f"trials: must be an integer >= 2, got {trials!r}")
-    if isinstance(data, Dataset):
+    resolved, size = resolve_rows(data, n, universe_size=mechanism.workload.universe_size)
+    if isinstance(resolved, Dataset):
         # Counted from the records: no histogram over the universe, which for categorical Adult
         # or 150 binary attributes could not be materialized. The mechanism gets the Dataset too.
-        if n is not None and n != data.n:
-            raise ValueError(f"n: given {n} but the data set has {data.n} rows")
-        truth, size = mechanism.workload.answer_data(data), data.n
+        truth = mechanism.workload.answer_data(resolved)
 
         def release() -> Any:
-            return mechanism.release(data, rng=rng)
+            return mechanism.release(resolved, rng=rng)
     else:
-        if n is None:
-            raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
-        h, size = np.asarray(data, dtype=float), n
-        truth = mechanism.workload.answer(h)
+        truth = mechanism.workload.answer(resolved) / size
 
         def release() -> Any:
-            return mechanism.release(h, n=size, rng=rng)
+            return mechanism.release(data, n=size, rng=rng)
     errors, worst, times = [], [], []
     for _ in range(trials):
         start = time.perf_counter()

@@ -9,22 +9,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .data import Dataset
 from .evaluation import evaluate
+from .validation import FLAG, validate_params
 
 __all__ = ["error_vs_n", "plot_error_vs_n", "format_table", "format_number"]
 
 
-
-
+@validate_params(progress=FLAG)
 def error_vs_n(
     data: Dataset,
     mechanisms: dict[str, Any],
     sizes: Sequence[int],
     trials: int,
     rng: np.random.Generator,
+    *,
     progress: bool = True,
 ) -> pd.DataFrame:
     """Mean RMSE (95% CI), max error and time of each mechanism on a subsample of each size.
@@ -32,6 +32,8 @@ def error_vs_n(
     For every ``n`` in ``sizes`` one subsample of ``data`` is drawn (without replacement) and
     every mechanism releases on it ``trials`` times; all mechanisms see the same subsample.
     """
+    from tqdm.auto import tqdm
+
     rows = []
     with tqdm(total=len(sizes) * len(mechanisms) * trials, disable=not progress, desc="releases") as bar:
         for n in sizes:
@@ -71,12 +73,14 @@ def format_table(results: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, bounds: dict[str, Any] | None = None) -> None:
+def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, *, bounds: dict[str, Any] | None = None) -> None:
     """Log-log plot of mean RMSE with CI bars against n, one line per mechanism; ``bounds`` maps
-    a label to ``(sizes, values)`` drawn dashed (e.g. the closed-form Gaussian expectation)."""
-    import matplotlib
+    a label to ``(sizes, values)`` drawn dashed (e.g. the closed-form Gaussian expectation).
 
-    matplotlib.use("Agg")
+    The figure is written to ``path`` and closed, so no window is needed; the backend is
+    matplotlib's choice (without a display it picks a non-interactive one): a library does not
+    set global state, a script that needs a particular backend sets it itself.
+    """
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(6.4, 4.4))

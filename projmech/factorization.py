@@ -19,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .solve import SolveResult, SolveStats, Status
-from .workloads import Workload, check_positive_int, as_query_matrix, column_norm
+from .validation import check_positive_int
+from .workloads import Workload, as_query_matrix, column_norm
 
 __all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
            "RESIDUAL_RTOL"]

@@ -97,10 +97,20 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import stats
 
-from .validation import check_nonnegative_number, check_real_array
-from .workloads import Workload, as_query_matrix, check_positive_int, column_norm
+from .validation import (
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE_INT,
+    InstanceOf,
+    Integral,
+    Interval,
+    OrNone,
+    Real,
+    check_real_array,
+    validate_params,
+)
+from .workloads import Workload, as_query_matrix, column_norm
 
 __all__ = [
     "Support",
@@ -156,7 +166,8 @@ def _directions(directions: Any, k: int) -> tuple[np.ndarray, bool]:
     return G, single
 
 
-def support_function(workload_or_matrix: Any, directions: Any,
+@validate_params(block_entries=POSITIVE_INT)
+def support_function(workload_or_matrix: Any, directions: Any, *,
                      block_entries: int = DEFAULT_BLOCK_ENTRIES) -> np.ndarray | float:
     """The support function of ``K_Q = conv(columns of F)``: ``h(g) = max_u <g, F[:, u]>``.
 
@@ -187,7 +198,7 @@ def support_function(workload_or_matrix: Any, directions: Any,
     F = _query_matrix(workload_or_matrix)
     k, m = F.shape
     G, single = _directions(directions, k)
-    block = max(1, check_positive_int("block_entries", block_entries) // G.shape[0])
+    block = max(1, block_entries // G.shape[0])
     best = np.full(G.shape[0], -np.inf)
     for start in range(0, m, block):
         columns = F[:, start:start + block]
@@ -196,6 +207,7 @@ def support_function(workload_or_matrix: Any, directions: Any,
     return float(best[0]) if single else best
 
 
+@validate_params(num_points=POSITIVE_INT, radius=NONNEGATIVE)
 def finite_set_width_bound(num_points: int, radius: float) -> float:
     """``l*(conv S) <= √(2 ln |S|) · R`` for a finite set ``S`` of points of norm at most ``R``.
 
@@ -215,8 +227,6 @@ def finite_set_width_bound(num_points: int, radius: float) -> float:
     -------
     float
     """
-    num_points = check_positive_int("num_points", num_points)
-    radius = check_nonnegative_number("radius", radius)
     return math.sqrt(2.0 * math.log(num_points)) * radius
 
 
@@ -241,6 +251,7 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
     return finite_set_width_bound(m, radius)
 
 
+@validate_params(k=POSITIVE_INT)
 def gaussian_norm_mean(k: int) -> float:
     """``c_k = E ||G||_2 = √2 Γ((k+1)/2) / Γ(k/2)`` for ``G ~ N(0, I_k)`` (seed 000, §2.3).
 
@@ -262,7 +273,7 @@ def gaussian_norm_mean(k: int) -> float:
     -------
     float
     """
-    z = check_positive_int("k", k) / 2
+    z = k / 2
     if z <= _DIRECT_GAMMA_MAX_Z:
         ratio = math.gamma(z + 0.5) / math.gamma(z)
     else:
@@ -356,15 +367,11 @@ class WidthComparison:
                 "samples": self.samples, "confidence": self.confidence}
 
 
-def _check_confidence(confidence: Any) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)):
-        raise TypeError(f"confidence: expected a float in (0, 1), got {confidence!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence: must lie in (0, 1), got {confidence}")
-    return float(confidence)
+def t_quantile(samples: int, confidence: float) -> float:
+    """The Student-t quantile that makes ``mean ± quantile * standard error`` a two-sided
+    interval at level ``confidence`` from ``samples`` values (``samples - 1`` degrees of freedom)."""
+    from scipy import stats  # imported where needed: half a second at import
 
-
-def _t_quantile(samples: int, confidence: float) -> float:
     return float(stats.t.ppf(0.5 + confidence / 2, samples - 1))
 
 
@@ -372,7 +379,7 @@ def _estimate(values: np.ndarray, confidence: float, draws: str, kind: str) -> W
     samples = values.size
     mean = float(values.mean())
     error = float(values.std(ddof=1) / math.sqrt(samples))
-    half = _t_quantile(samples, confidence) * error
+    half = t_quantile(samples, confidence) * error
     return WidthEstimate(estimate=mean, standard_error=error, low=mean - half, high=mean + half,
                          samples=samples, confidence=confidence, values=values, draws=draws, kind=kind)
 
@@ -394,19 +401,22 @@ def _as_support(name: str, body: Any, dimension: int) -> Support:
                     f"got {type(body).__name__}")
 
 
+#: The arguments of the four Monte Carlo width estimators (at least 2 samples for an interval).
+_WIDTH_PARAMETERS = dict(
+    dimension=POSITIVE_INT,
+    samples=Interval(Integral, 2, None, reason="a confidence interval"),
+    rng=InstanceOf(np.random.Generator, what="a numpy.random.Generator"),
+    confidence=OPEN_UNIT,
+)
+
+
 def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rng: np.random.Generator,
                    confidence: float, kind: str) -> dict[str, WidthEstimate]:
-    """The Monte Carlo machinery shared by :func:`gaussian_widths` and :func:`mean_widths`."""
+    """The Monte Carlo machinery shared by :func:`gaussian_widths` and :func:`mean_widths`, on
+    arguments they checked."""
     if not isinstance(supports, Mapping) or not supports:
         raise ValueError("supports: expected a non-empty mapping of names to support functions")
-    dimension = check_positive_int("dimension", dimension)
     functions = {name: _as_support(f"supports[{name!r}]", body, dimension) for name, body in supports.items()}
-    samples = check_positive_int("samples", samples)
-    if samples < 2:
-        raise ValueError(f"samples: need at least 2 for a confidence interval, got {samples}")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
-    confidence = _check_confidence(confidence)
     G = rng.standard_normal((samples, dimension))
     draws = hashlib.sha256(np.asarray(G.shape).tobytes() + G.tobytes()).hexdigest()[:16]
     # G / ||G|| is uniform on the sphere (the Gaussian is rotation invariant); a zero row has
@@ -425,11 +435,13 @@ def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rn
     return estimates
 
 
+@validate_params(**_WIDTH_PARAMETERS)
 def gaussian_widths(
     supports: Mapping[str, Support | Any],
     dimension: int,
     samples: int,
     rng: np.random.Generator,
+    *,
     confidence: float = 0.95,
 ) -> dict[str, WidthEstimate]:
     """Monte Carlo Gaussian widths ``l*(K) = E h_K(G)`` of several bodies on common draws.
@@ -472,11 +484,13 @@ def gaussian_widths(
     return _sample_widths(supports, dimension, samples, rng, confidence, "gaussian")
 
 
+@validate_params(**_WIDTH_PARAMETERS)
 def gaussian_width(
     support: Support | Any,
     dimension: int,
     samples: int,
     rng: np.random.Generator,
+    *,
     confidence: float = 0.95,
 ) -> WidthEstimate:
     """Monte Carlo estimate of one Gaussian width ``l*(K) = E h_K(G)``, ``G ~ N(0, I_dimension)``.
@@ -488,11 +502,13 @@ def gaussian_width(
     return _sample_widths({"support": support}, dimension, samples, rng, confidence, "gaussian")["support"]
 
 
+@validate_params(**_WIDTH_PARAMETERS)
 def mean_widths(
     supports: Mapping[str, Support | Any],
     dimension: int,
     samples: int,
     rng: np.random.Generator,
+    *,
     confidence: float = 0.95,
 ) -> dict[str, WidthEstimate]:
     """Monte Carlo mean widths ``M*(K) = E h_K(U)`` of several bodies on common draws.
@@ -506,11 +522,13 @@ def mean_widths(
     return _sample_widths(supports, dimension, samples, rng, confidence, "mean")
 
 
+@validate_params(**_WIDTH_PARAMETERS)
 def mean_width(
     support: Support | Any,
     dimension: int,
     samples: int,
     rng: np.random.Generator,
+    *,
     confidence: float = 0.95,
 ) -> WidthEstimate:
     """Monte Carlo estimate of one mean width ``M*(K) = E h_K(U)``, ``U`` uniform on the sphere.
@@ -531,11 +549,7 @@ def _scale_width(width: Any, factor: float, source: str, target: str, name: str)
         return dataclasses.replace(width, estimate=width.estimate * factor,
                                    standard_error=width.standard_error * factor, low=width.low * factor,
                                    high=width.high * factor, values=width.values * factor, kind=target)
-    if isinstance(width, bool) or not isinstance(width, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number or a WidthEstimate, got {width!r}")
-    if not math.isfinite(width):
-        raise ValueError(f"{name}: must be finite, got {width}")
-    return float(width) * factor
+    return Interval(Real, None, None).check(name, width) * factor
 
 
 def gaussian_width_from_mean(mean_width: _Width, k: int) -> _Width:
@@ -561,7 +575,9 @@ def mean_width_from_gaussian(gaussian_width: _Width, k: int) -> _Width:
     return _scale_width(gaussian_width, 1.0 / gaussian_norm_mean(k), "gaussian", "mean", "gaussian_width")
 
 
-def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
+@validate_params(numerator=InstanceOf(WidthEstimate), denominator=InstanceOf(WidthEstimate),
+                 confidence=OrNone(OPEN_UNIT))
+def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate, *,
                    confidence: float | None = None) -> WidthComparison:
     """Paired ratio and difference of two widths estimated on the same draws.
 
@@ -581,9 +597,6 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
         If they were not computed on the same directions, are widths of different kinds, or the
         denominator's width is not positive (a ratio needs ``l*(B) > 0``).
     """
-    for name, value in (("numerator", numerator), ("denominator", denominator)):
-        if not isinstance(value, WidthEstimate):
-            raise TypeError(f"{name}: expected a WidthEstimate, got {type(value).__name__}")
     if numerator.draws != denominator.draws or numerator.samples != denominator.samples:
         raise ValueError("numerator, denominator: not estimated on the same Gaussian directions "
                          "(estimate both in one gaussian_widths call)")
@@ -593,10 +606,10 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate,
     if not denominator.estimate > 0:
         raise ValueError(f"denominator: its width estimate {denominator.estimate:g} is not positive; "
                          "the ratio is undefined")
-    confidence = numerator.confidence if confidence is None else _check_confidence(confidence)
+    confidence = numerator.confidence if confidence is None else confidence
     a, b = numerator.values, denominator.values
     n = a.size
-    quantile = _t_quantile(n, confidence)
+    quantile = t_quantile(n, confidence)
     ratio = numerator.estimate / denominator.estimate
     ratio_error = float(((a - ratio * b) / denominator.estimate).std(ddof=1) / math.sqrt(n))
     difference = a - b

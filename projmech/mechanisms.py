@@ -206,7 +206,7 @@ class _CountingMechanism:
             raise TypeError(f"privacy: expected ZCDP, ApproxDP or PureDP, got {type(privacy).__name__}")
         self.workload = workload
         self.privacy = privacy
-        self.size_policy = SizePolicy.parse(neighbouring, size, size_share)
+        self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
 
     @classmethod
@@ -219,7 +219,8 @@ class _CountingMechanism:
         """Set :attr:`noise` (and the size estimate's) for measured counts of this sensitivity."""
         self._sensitivity = sensitivity
         discrete = choose_discrete(noise, integer_valued)
-        self.noise, self.size_noise = calibrate(self.privacy, sensitivity, self.size_policy, discrete, calibration)
+        self.noise, self.size_noise = calibrate(self.privacy, sensitivity, self.size_policy, discrete,
+                                                calibration=calibration)
 
     def sensitivity(self) -> float:
         """The sensitivity of the measured counts (l2 for Gaussian noise, l1 for Laplace)."""
@@ -251,7 +252,7 @@ class _CountingMechanism:
                 f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
                 "histogram; pass the Dataset, whose records it answers directly"
             )
-        return histogram_counts(data, n, self.workload.universe_size)
+        return histogram_counts(data, n, size=self.workload.universe_size)
 
     def _counts(self, data: Any) -> np.ndarray:
         """The workload's true counts ``F c`` of what :meth:`_rows` returned."""

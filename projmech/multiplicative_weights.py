@@ -27,12 +27,25 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import special
 
+from .data import MW_MAX_UNIVERSE
 from .mechanisms import Release, _CountingMechanism
-from .noise import Noise, calibrate, choose_discrete
+from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
 from .privacy import Neighbouring, PureDP, ZCDP, gaussian_sigma, laplace_scale, scale_budget
-from .validation import as_generator, check_positive_int, check_positive_number, check_real_array
+from .validation import (
+    FLAG,
+    OPEN_UNIT,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED,
+    InstanceOf,
+    Interval,
+    Options,
+    Real,
+    check_query_row,
+    check_real_array,
+    validate_params,
+)
 from .workloads import Workload
 
 __all__ = [
@@ -51,37 +64,16 @@ __all__ = [
 #: the positive root of ``e^x = 1 + x + x^2``, 1.79328..., rounded down as in the seed.
 MW_MAX_ALPHA = 1.79
 
-#: Default cap on the universe of the multiplicative weights mechanisms, which hold dense vectors
-#: over it (the distribution and its log-weights, the private histogram): 2^22 elements, 32 MB per
-#: float64 vector, the same size as :data:`projmech.mechanisms.HULL_MAX_UNIVERSE`.
-MW_MAX_UNIVERSE = 2**22
+#: The steps for which Theorem 3's update count holds.
+_MW_ALPHA = Interval(Real, 0, MW_MAX_ALPHA, closed="right", reason="seed 004, Lemma 4")
+
+#: The guarantees OfflinePMW composes over its rounds.
+_PRIVACY = InstanceOf(PureDP, ZCDP, what="PureDP (Laplace measurements) or ZCDP (Gaussian)")
 
 
 # ------------------------------------------------------------------------------------------------
 # The update
 # ------------------------------------------------------------------------------------------------
-
-
-def _check_query_row(row: Any, universe_size: int, name: str = "query") -> np.ndarray:
-    """``row`` as a float vector of length ``universe_size`` with entries in ``[0, 1]``.
-
-    The one check of a query row shared by the update and the interactive mechanisms: the
-    ``1/n`` sensitivity of every answer (and seed 004's Lemma 4) needs values in ``[0, 1]`` on
-    every universe element, not only on those present in the data.
-    """
-    if sp.issparse(row):
-        row = row.toarray()
-    vector = check_real_array(name, row, finite=False)
-    if vector.ndim == 2 and 1 in vector.shape:
-        vector = vector.ravel()  # a (1, m) or (m, 1) row, e.g. from a sparse matrix
-    if vector.shape != (universe_size,):
-        raise ValueError(f"{name}: expected {universe_size} values, one per universe element, got shape {vector.shape}")
-    if not np.all(np.isfinite(vector)):
-        raise ValueError(f"{name}: contains NaN or infinite values")
-    low, high = float(vector.min()), float(vector.max())
-    if low < 0 or high > 1:
-        raise ValueError(f"{name}: values must lie in [0, 1] (averaging queries), got [{low:g}, {high:g}]")
-    return vector
 
 
 def _tilt(log_weights: np.ndarray, exponent: np.ndarray) -> np.ndarray:
@@ -90,6 +82,8 @@ def _tilt(log_weights: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     Log space keeps thousands of updates exact where multiplying probabilities would underflow
     (``e^{-alpha}`` per step); elements of weight zero (``-inf``) stay zero.
     """
+    from scipy import special  # imported where needed: a tenth of a second at import
+
     tilted = log_weights + exponent
     return tilted - special.logsumexp(tilted)
 
@@ -109,13 +103,7 @@ def _log_distribution(distribution: Any, name: str = "distribution") -> np.ndarr
         return np.log(y)
 
 
-def _check_alpha(alpha: Any, upper: float, why: str) -> float:
-    alpha = check_positive_number("alpha", alpha)
-    if alpha > upper:
-        raise ValueError(f"alpha: must lie in (0, {upper:g}] ({why}), got {alpha:g}")
-    return alpha
-
-
+@validate_params(too_low=FLAG, alpha=POSITIVE)
 def multiplicative_weights_update(distribution: Any, query_row: Any, too_low: bool, alpha: float) -> np.ndarray:
     """One step of seed 004's multiplicative weights algorithm ``MW^C`` (§3).
 
@@ -150,11 +138,8 @@ def multiplicative_weights_update(distribution: Any, query_row: Any, too_low: bo
         The updated, normalized distribution ``y'``.
     """
     log_y = _log_distribution(distribution)
-    row = _check_query_row(query_row, log_y.size, "query_row")
-    if not isinstance(too_low, (bool, np.bool_)):
-        raise TypeError(f"too_low: expected a bool (True: the guess was too low), got {too_low!r}")
-    alpha = check_positive_number("alpha", alpha)
-    return np.exp(_mw_log_step(log_y, row, bool(too_low), alpha))
+    row = check_query_row("query_row", query_row, log_y.size)
+    return np.exp(_mw_log_step(log_y, row, too_low, alpha))
 
 
 def _mw_log_step(log_y: np.ndarray, row: np.ndarray, too_low: bool, alpha: float) -> np.ndarray:
@@ -162,6 +147,7 @@ def _mw_log_step(log_y: np.ndarray, row: np.ndarray, too_low: bool, alpha: float
     return _tilt(log_y, alpha * row if too_low else alpha * (1.0 - row))
 
 
+@validate_params(universe_size=POSITIVE_INT, alpha=_MW_ALPHA)
 def mw_update_bound(universe_size: int, alpha: float) -> int:
     """Seed 004, Theorem 3: ``MW^{E(x)}`` makes at most ``floor(ln|D| / alpha^2)`` updates.
 
@@ -170,8 +156,6 @@ def mw_update_bound(universe_size: int, alpha: float) -> int:
     (each update then lowers ``Div(x || y)`` by at least ``alpha^2``; it starts at most
     ``ln|D|`` and never goes below 0).
     """
-    universe_size = check_positive_int("universe_size", universe_size)
-    alpha = _check_alpha(alpha, MW_MAX_ALPHA, "seed 004, Lemma 4")
     return math.floor(math.log(universe_size) / alpha**2)
 
 
@@ -222,15 +206,6 @@ def _measurement_scale(budget: RoundBudget, discrete: bool = False) -> float:
     if isinstance(budget.measurement, PureDP):
         return laplace_scale(1.0, budget.measurement)
     return gaussian_sigma(1.0, budget.measurement, discrete=discrete)
-
-
-def _check_privacy(privacy: Any) -> PureDP | ZCDP:
-    if not isinstance(privacy, (PureDP, ZCDP)):
-        raise TypeError(
-            "privacy: OfflinePMW supports PureDP (Laplace measurements) or ZCDP (Gaussian), "
-            f"got {type(privacy).__name__}"
-        )
-    return privacy
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,15 +299,15 @@ class OfflinePMW(_CountingMechanism):
 
     mechanism_name = "offline_pmw"
 
-    def __init__(self, workload: Workload, privacy: PureDP | ZCDP, rounds: int,
+    @validate_params(privacy=_PRIVACY, rounds=POSITIVE_INT, updates_per_round=POSITIVE_INT,
+                     max_universe=POSITIVE_INT, noise=Options(*NOISE_KINDS))
+    def __init__(self, workload: Workload, privacy: PureDP | ZCDP, rounds: int, *,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  updates_per_round: int = 1, max_universe: int = MW_MAX_UNIVERSE,
                  size: int | str | None = None, size_share: float | None = None, noise: str = "auto") -> None:
         super().__init__(workload, privacy, neighbouring, size, size_share)
-        _check_privacy(privacy)
-        self.rounds = check_positive_int("rounds", rounds)
-        self.updates_per_round = check_positive_int("updates_per_round", updates_per_round)
-        max_universe = check_positive_int("max_universe", max_universe)
+        self.rounds = rounds
+        self.updates_per_round = updates_per_round
         m = workload.universe_size
         if m > max_universe:
             raise ValueError(
@@ -365,9 +340,10 @@ class OfflinePMW(_CountingMechanism):
         if self.updates_per_round != 1:
             raise ValueError("updates_per_round: the error bound is proved for 1 update per round only")
         return offline_pmw_error_bound(n, self.workload.universe_size, self.workload.num_queries,
-                                       self.rounds, self._rounds_privacy, failure_probability, self.noise.discrete)
+                                       self.rounds, self._rounds_privacy, failure_probability=failure_probability,
+                                       discrete=self.noise.discrete)
 
-    def release(self, data_or_histogram: Any, n: int | None = None,
+    def release(self, data_or_histogram: Any, n: int | None = None, *,
                 rng: np.random.Generator | int | None = None) -> Release:
         """Run MWEM and release the workload's answers on its synthetic distribution.
 
@@ -377,7 +353,8 @@ class OfflinePMW(_CountingMechanism):
         """
         return self.run(data_or_histogram, n=n, rng=rng).release
 
-    def run(self, data_or_histogram: Any, n: int | None = None,
+    @validate_params(rng=SEED)
+    def run(self, data_or_histogram: Any, n: int | None = None, *,
             rng: np.random.Generator | int | None = None) -> PMWRun:
         """Run MWEM on a :class:`~projmech.data.Dataset` or a normalized histogram.
 
@@ -396,7 +373,7 @@ class OfflinePMW(_CountingMechanism):
         -------
         PMWRun
         """
-        generator = as_generator(rng)
+        generator = rng
         data, rows = self._rows(data_or_histogram, n)
         counts = self._counts(data)
         size = self._public_size(rows, generator)
@@ -411,7 +388,8 @@ class OfflinePMW(_CountingMechanism):
         measurements: list[float] = []
         rows: list[np.ndarray] = []
         for _ in range(self.rounds):
-            scores = np.abs(truth - self.workload.answer(y))
+            # The unchecked product: y is this loop's own distribution, not a caller's argument.
+            scores = np.abs(truth - self.workload._matvec(y))
             # Gumbel-max: argmax(logits + Gumbel noise) is an exact draw from softmax(logits),
             # with no exponentials to overflow for large n.
             index = int(np.argmax(selection_factor * scores + generator.gumbel(size=scores.size)))
@@ -427,7 +405,7 @@ class OfflinePMW(_CountingMechanism):
             y = np.exp(log_y)
             total += y
         distribution = total / self.rounds
-        answers = self.workload.answer(distribution)
+        answers = self.workload._matvec(distribution)
         release = self._release(answers, answers, size)
         return PMWRun(release, distribution, tuple(selected), np.array(measurements))
 
@@ -435,7 +413,7 @@ class OfflinePMW(_CountingMechanism):
         """Query ``index``'s row ``F[index, :]`` (``F.T e_i``, which implicit marginals offer too)."""
         unit = np.zeros(self.workload.num_queries)
         unit[index] = 1.0
-        return self.workload.rmatvec(unit)
+        return self.workload._rmatvec(unit)
 
     def __repr__(self) -> str:
         return (f"OfflinePMW({self.workload!r}, {self.privacy}, rounds={self.rounds}, "
@@ -474,8 +452,10 @@ def _compose(guarantees: list[PureDP | ZCDP]) -> PureDP | ZCDP:
     raise TypeError("guarantees: cannot compose a mix of PureDP and ZCDP here")
 
 
+@validate_params(n=POSITIVE_INT, universe_size=POSITIVE_INT, num_queries=POSITIVE_INT, rounds=POSITIVE_INT,
+                 privacy=_PRIVACY, failure_probability=OPEN_UNIT, discrete=FLAG)
 def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds: int,
-                            privacy: PureDP | ZCDP, failure_probability: float = 0.05,
+                            privacy: PureDP | ZCDP, *, failure_probability: float = 0.05,
                             discrete: bool = False) -> float:
     """A bound on MWEM's largest error that holds with probability ``1 - failure_probability``.
 
@@ -530,26 +510,14 @@ def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds
     float
         The bound (it may exceed 1, the trivial bound for averaging queries).
     """
-    n = check_positive_int("n", n)
-    universe_size = check_positive_int("universe_size", universe_size)
-    num_queries = check_positive_int("num_queries", num_queries)
-    rounds = check_positive_int("rounds", rounds)
-    privacy = _check_privacy(privacy)
-    p = _check_failure_probability(failure_probability)
-    if not isinstance(discrete, bool):
-        raise TypeError(f"discrete: expected a bool, got {discrete!r}")
-    return _error_bound(n, universe_size, num_queries, rounds, _round_budget(privacy, rounds), p, discrete)
-
-
-def _check_failure_probability(value: Any) -> float:
-    p = check_positive_number("failure_probability", value)
-    if p >= 1:
-        raise ValueError(f"failure_probability: must lie in (0, 1), got {p:g}")
-    return p
+    return _error_bound(n, universe_size, num_queries, rounds, _round_budget(privacy, rounds),
+                        failure_probability, discrete)
 
 
 def _error_bound(n: float, universe_size: int, num_queries: int, rounds: int, budget: RoundBudget,
                  p: float, discrete: bool = False) -> float:
+    from scipy import special
+
     eta = p / (2 * rounds)
     delta = 2.0 * math.log(num_queries / eta) / (budget.selection_epsilon * n)
     scale = _measurement_scale(budget, discrete)  # in counts
@@ -563,20 +531,17 @@ def _error_bound(n: float, universe_size: int, num_queries: int, rounds: int, bu
     return math.sqrt(4.0 * math.log(universe_size) / rounds + beta**2) + delta + 1.0 / rounds
 
 
+@validate_params(alpha=POSITIVE, universe_size=POSITIVE_INT, num_queries=POSITIVE_INT, rounds=POSITIVE_INT,
+                 privacy=_PRIVACY, failure_probability=OPEN_UNIT)
 def offline_pmw_min_n(alpha: float, universe_size: int, num_queries: int, rounds: int,
-                      privacy: PureDP | ZCDP, failure_probability: float = 0.05) -> int:
+                      privacy: PureDP | ZCDP, *, failure_probability: float = 0.05) -> int:
     """The smallest ``n`` for which :func:`offline_pmw_error_bound` is at most ``alpha``.
 
     The bound decreases in ``n`` (its noise terms are proportional to ``1/n``) towards
     ``2 sqrt(ln|D|/T) + 1/T``, which no data size beats; a target at or below it raises
     ``ValueError`` (more rounds lower it).
     """
-    alpha = check_positive_number("alpha", alpha)
-    universe_size = check_positive_int("universe_size", universe_size)
-    num_queries = check_positive_int("num_queries", num_queries)
-    rounds = check_positive_int("rounds", rounds)
-    privacy = _check_privacy(privacy)
-    p = _check_failure_probability(failure_probability)
+    p = failure_probability
     floor = 2.0 * math.sqrt(math.log(universe_size) / rounds) + 1.0 / rounds
     if alpha <= floor:
         raise ValueError(

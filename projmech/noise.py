@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .privacy import ApproxDP, Privacy, PureDP, SizePolicy, ZCDP, gaussian_sigma, laplace_scale, scale_budget
-from .validation import check_nonnegative_number, check_positive_number
+from .validation import FLAG, NONNEGATIVE, POSITIVE, Options, validate_params
 
 __all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gaussian_pmf", "discrete_laplace_pmf"]
 
@@ -41,6 +41,8 @@ __all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gau
 NOISE_KINDS = ("auto", "discrete", "continuous")
 
 Distribution = Literal["gaussian", "laplace"]
+
+_NOISE_KIND = Options(*NOISE_KINDS)
 
 
 @dataclass(frozen=True)
@@ -62,13 +64,11 @@ class Noise:
     discrete: bool
 
     def __post_init__(self) -> None:
-        if self.distribution not in ("gaussian", "laplace"):
-            raise ValueError(f"distribution: expected 'gaussian' or 'laplace', got {self.distribution!r}")
-        if not isinstance(self.discrete, bool):
-            raise TypeError(f"discrete: expected a bool, got {self.discrete!r}")
+        Options("gaussian", "laplace").check("distribution", self.distribution)
+        object.__setattr__(self, "discrete", FLAG.check("discrete", self.discrete))
         # Scale 0 is no noise: what a query of sensitivity 0 (e.g. the total under replace-one)
         # needs.
-        object.__setattr__(self, "scale", check_nonnegative_number("scale", self.scale))
+        object.__setattr__(self, "scale", NONNEGATIVE.check("scale", self.scale))
 
     @property
     def name(self) -> str:
@@ -114,15 +114,14 @@ class Noise:
         }
 
 
-def choose_discrete(noise: str, integer_valued: bool, name: str = "noise") -> bool:
+def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") -> bool:
     """Whether a mechanism measuring values that are (or are not) integers uses discrete noise.
 
     ``"auto"``: discrete exactly when the measured values are integers; ``"discrete"`` demands
     integers (a ValueError otherwise: integer noise on a fractional value would publish the
     fraction); ``"continuous"``: numpy's floats.
     """
-    if noise not in NOISE_KINDS:
-        raise ValueError(f"{name}: expected one of {NOISE_KINDS}, got {noise!r}")
+    noise = _NOISE_KIND.check(name, noise)
     if noise == "discrete" and not integer_valued:
         raise ValueError(
             f"{name}: 'discrete' noise needs integer-valued measurements, but the measured matrix has "
@@ -131,7 +130,7 @@ def choose_discrete(noise: str, integer_valued: bool, name: str = "noise") -> bo
     return noise == "discrete" or (noise == "auto" and integer_valued)
 
 
-def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete: bool,
+def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete: bool, *,
               calibration: str = "analytic") -> tuple[Noise, Noise | None]:
     """The noise of a measurement of this sensitivity, and of the size estimate if the policy asks.
 
@@ -165,22 +164,22 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
     return noises[0], (noises[1] if policy.estimated else None)
 
 
+@validate_params(sigma=POSITIVE, tail=POSITIVE)
 def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray, np.ndarray]:
     """Support ``-T..T`` and probabilities of ``N_Z(0, sigma^2)``, ``T = ceil(tail * sigma) + 1``.
 
     The mass beyond ``tail`` standard deviations is below ``exp(-tail^2 / 2)`` (1e-347 at the
     default), far under float64's resolution of the probabilities.
     """
-    sigma = check_positive_number("sigma", sigma)
     bound = int(math.ceil(tail * sigma)) + 1
     support = np.arange(-bound, bound + 1)
     weights = np.exp(-(support.astype(float) ** 2) / (2.0 * sigma**2))
     return support, weights / weights.sum()
 
 
+@validate_params(scale=POSITIVE, tail=POSITIVE)
 def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray, np.ndarray]:
     """Support ``-T..T`` and probabilities of the discrete Laplace, ``T = ceil(tail * scale) + 1``."""
-    scale = check_positive_number("scale", scale)
     bound = int(math.ceil(tail * scale)) + 1
     support = np.arange(-bound, bound + 1)
     weights = np.exp(-np.abs(support) / scale)

@@ -12,16 +12,19 @@ from typing import Any
 
 import numpy as np
 
-from .multiplicative_weights import MW_MAX_UNIVERSE, _check_alpha, _mw_log_step, mw_update_bound
+from .data import MW_MAX_UNIVERSE
+from .multiplicative_weights import _mw_log_step, mw_update_bound
 from .privacy import Neighbouring
-from .sparse_vector import BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
-from .validation import check_positive_int, check_positive_number
+from .sparse_vector import _SPARSE_VECTOR_PARAMETERS, BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
+from .validation import POSITIVE, POSITIVE_INT, Interval, OrNone, Real, validate_params
 
 __all__ = ["OnlinePMW", "OnlineAccuracy", "online_pmw_accuracy", "ONLINE_MAX_ALPHA"]
 
 #: Largest ``alpha`` accepted: beyond 1/2 the update band ``2 alpha`` exceeds the range [0, 1] of
 #: averaging queries (no update is ever warranted) and the promised error ``4 alpha`` exceeds 2.
 ONLINE_MAX_ALPHA = 0.5
+
+_ALPHA = Interval(Real, 0, ONLINE_MAX_ALPHA, closed="right", reason="the update band 2 alpha must fit in [0, 1]")
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,8 @@ class OnlineAccuracy:
     failure_probability: float
 
 
-def online_pmw_accuracy(alpha: float, epsilon: float, n: int, num_queries: int, k: int) -> OnlineAccuracy:
+@validate_params(alpha=_ALPHA, epsilon=POSITIVE, n=POSITIVE, num_queries=POSITIVE_INT, k=POSITIVE_INT)
+def online_pmw_accuracy(alpha: float, epsilon: float, n: float, num_queries: int, k: int) -> OnlineAccuracy:
     """Accuracy of :class:`OnlinePMW` over ``num_queries`` (adaptively chosen) queries.
 
     ``n`` is the public size the answers are fractions of; the statement is about the data's
@@ -76,11 +80,6 @@ def online_pmw_accuracy(alpha: float, epsilon: float, n: int, num_queries: int, 
     -------
     OnlineAccuracy
     """
-    alpha = _check_alpha(alpha, ONLINE_MAX_ALPHA, "the update band 2 alpha must fit in [0, 1]")
-    epsilon = check_positive_number("epsilon", epsilon)
-    n = check_positive_number("n", n)
-    num_queries = check_positive_int("num_queries", num_queries)
-    k = check_positive_int("k", k)
     copies = min(num_queries, k)
     rate = alpha * epsilon * n
     failure = (num_queries + copies) * math.exp(-rate / 2.0) + copies * math.exp(-2.0 * rate)
@@ -166,12 +165,13 @@ class OnlinePMW(_SparseVectorMechanism):
     discrete noise would publish its fractional part.
     """
 
-    def __init__(self, data_or_histogram: Any, alpha: float, epsilon: float, k: int | None = None,
+    @validate_params(alpha=_ALPHA, k=OrNone(POSITIVE_INT), **_SPARSE_VECTOR_PARAMETERS)
+    def __init__(self, data_or_histogram: Any, alpha: float, epsilon: float, *, k: int | None = None,
                  n: int | None = None, rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
                  size_share: float | None = None) -> None:
-        self.alpha = _check_alpha(alpha, ONLINE_MAX_ALPHA, "the update band 2 alpha must fit in [0, 1]")
+        self.alpha = alpha
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, 3.0 * self.alpha,
                     size, size_share, "continuous", default_k=lambda m: mw_update_bound(m, self.alpha) + 1)
         self._log_y = np.full(self.universe_size, -math.log(self.universe_size))

@@ -36,10 +36,11 @@ import numpy as np
 
 from .validation import (
     DEFAULT_MAX_ENTRIES,
+    POSITIVE_INT,
     as_array,
     check_entries,
-    check_positive_int,
     check_real_vector,
+    validate_params,
 )
 
 __all__ = [
@@ -72,16 +73,17 @@ def _check_sizes_and_way(sizes: Any, way: Any) -> tuple[list[int], int]:
     """``sizes`` as a list of positive ints and ``way`` as an int in ``1 .. len(sizes)``."""
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)):
         raise TypeError(f"sizes: expected a sequence of attribute sizes, got {type(sizes).__name__}")
-    sizes = [check_positive_int(f"sizes[{i}]", size) for i, size in enumerate(sizes)]
+    sizes = [POSITIVE_INT.check(f"sizes[{i}]", size) for i, size in enumerate(sizes)]
     if not sizes:
         raise ValueError("sizes: needs at least one attribute")
-    way = check_positive_int("way", way)
+    way = POSITIVE_INT.check("way", way)
     if way > len(sizes):
         raise ValueError(f"way: must be at most the number of attributes ({len(sizes)}), got {way}")
     return sizes, way
 
 
-def marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int,
+@validate_params(max_entries=POSITIVE_INT)
+def marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int, *,
                   max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
     """Row of F (the marginal cell) that each element falls in, one row of the result per table.
 
@@ -97,7 +99,6 @@ def marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int,
         codes outside their attribute's range, or a result above ``max_entries`` entries.
     """
     sizes, way = _check_sizes_and_way(sizes, way)
-    max_entries = check_positive_int("max_entries", max_entries)
     if isinstance(codes, (str, bytes)) or not isinstance(codes, (Sequence, np.ndarray)):
         raise TypeError(f"codes: expected one array of codes per attribute, got {type(codes).__name__}")
     if len(codes) != len(sizes):
@@ -125,7 +126,8 @@ def _marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int) 
     return np.array(rows, dtype=np.int64).reshape(len(rows), -1)
 
 
-def marginal_columns(indices: np.ndarray, sizes: Sequence[int], way: int, num_queries: int,
+@validate_params(num_queries=POSITIVE_INT, max_entries=POSITIVE_INT)
+def marginal_columns(indices: np.ndarray, sizes: Sequence[int], way: int, num_queries: int, *,
                      max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
     """The columns ``F[:, indices]`` as a dense ``(k, len(indices))`` array of zeros and ones.
 
@@ -133,9 +135,8 @@ def marginal_columns(indices: np.ndarray, sizes: Sequence[int], way: int, num_qu
     ``max_entries`` entries.
     """
     sizes, way = _check_sizes_and_way(sizes, way)
-    max_entries = check_positive_int("max_entries", max_entries)
     m, k = math.prod(sizes), _marginal_cells(sizes, way)
-    if check_positive_int("num_queries", num_queries) != k:
+    if num_queries != k:
         raise ValueError(f"num_queries: the {way}-way tables of sizes {sizes} have {k} cells, got {num_queries}")
     indices = as_array("indices", indices)
     if indices.ndim != 1 or (indices.size and not np.issubdtype(indices.dtype, np.integer)):
@@ -154,7 +155,8 @@ def _columns(indices: np.ndarray, sizes: Sequence[int], way: int, num_queries: i
     return columns
 
 
-def marginal_matvec(vector: np.ndarray, sizes: Sequence[int], way: int,
+@validate_params(max_entries=POSITIVE_INT)
+def marginal_matvec(vector: np.ndarray, sizes: Sequence[int], way: int, *,
                     max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
     """``F @ vector``: every ``way``-way marginal table of a dense vector over the universe.
 
@@ -162,7 +164,6 @@ def marginal_matvec(vector: np.ndarray, sizes: Sequence[int], way: int,
     ``max_entries``.
     """
     sizes, way = _check_sizes_and_way(sizes, way)
-    max_entries = check_positive_int("max_entries", max_entries)
     vector = check_real_vector("vector", vector, math.prod(sizes))
     k = _marginal_cells(sizes, way)
     check_entries("sizes", k, max_entries, f"the {way}-way tables of sizes {sizes}")
@@ -184,7 +185,8 @@ def _matvec(vector: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
     return np.concatenate(tables)
 
 
-def marginal_rmatvec(values: np.ndarray, sizes: Sequence[int], way: int,
+@validate_params(max_entries=POSITIVE_INT)
+def marginal_rmatvec(values: np.ndarray, sizes: Sequence[int], way: int, *,
                      max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
     """``F.T @ values``: at each universe element, the sum of ``values`` over its cells.
 
@@ -192,7 +194,6 @@ def marginal_rmatvec(values: np.ndarray, sizes: Sequence[int], way: int,
     entries of the result are refused above ``max_entries``.
     """
     sizes, way = _check_sizes_and_way(sizes, way)
-    max_entries = check_positive_int("max_entries", max_entries)
     values = check_real_vector("values", values, _marginal_cells(sizes, way))
     check_entries("sizes", math.prod(sizes), max_entries, f"F.T @ values over the universe of sizes {sizes}")
     return _rmatvec(values, sizes, way)
@@ -217,7 +218,8 @@ def _rmatvec(values: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
     return tensor.ravel()
 
 
-def pair_cells(sizes: Sequence[int], max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[np.ndarray, np.ndarray]:
+@validate_params(max_entries=POSITIVE_INT)
+def pair_cells(sizes: Sequence[int], *, max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[np.ndarray, np.ndarray]:
     """Row and column of every 2-way marginal cell in the ``sum(sizes)``-square block matrix
     whose ``(a, b)`` block is the table of attributes ``a < b``, in the layout of
     :func:`projmech.marginals`: pairs lexicographic (as ``triu_indices``), cells row-major.
@@ -225,7 +227,6 @@ def pair_cells(sizes: Sequence[int], max_entries: int = DEFAULT_MAX_ENTRIES) -> 
     sizes, _ = _check_sizes_and_way(sizes, 1)
     if len(sizes) < 2:
         raise ValueError(f"sizes: 2-way tables need at least two attributes, got {sizes}")
-    max_entries = check_positive_int("max_entries", max_entries)
     check_entries("sizes", _marginal_cells(sizes, 2), max_entries, f"the 2-way tables of sizes {sizes}")
     return _pair_cells(sizes)
 

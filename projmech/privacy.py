@@ -20,9 +20,21 @@ from enum import Enum
 from typing import Any, Literal
 
 import numpy as np
-from scipy import optimize, special
 
-from .validation import check_nonnegative_number, check_positive_number
+from .validation import (
+    FLAG,
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
+    POSITIVE_INT,
+    InstanceOf,
+    Integral,
+    Interval,
+    Options,
+    OrNone,
+    Real,
+    validate_params,
+)
 
 __all__ = [
     "ZCDP",
@@ -49,7 +61,7 @@ class ZCDP:
     rho: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", check_positive_number("rho", self.rho))
+        object.__setattr__(self, "rho", POSITIVE.check("rho", self.rho))
 
     def __str__(self) -> str:
         return f"{self.rho:g}-zCDP"
@@ -63,11 +75,8 @@ class ApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive_number("epsilon", self.epsilon))
-        delta = check_positive_number("delta", self.delta)
-        if delta >= 1:
-            raise ValueError(f"delta: must lie in (0, 1), got {delta}")
-        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "epsilon", POSITIVE.check("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", OPEN_UNIT.check("delta", self.delta))
 
     def __str__(self) -> str:
         return f"({self.epsilon:g}, {self.delta:g})-DP"
@@ -80,13 +89,16 @@ class PureDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive_number("epsilon", self.epsilon))
+        object.__setattr__(self, "epsilon", POSITIVE.check("epsilon", self.epsilon))
 
     def __str__(self) -> str:
         return f"{self.epsilon:g}-DP"
 
 
 Privacy = ZCDP | ApproxDP | PureDP
+
+#: The orders of the norms a count sensitivity is stated in.
+_SENSITIVITY_ORD = Options(1, 2)
 
 
 class Neighbouring(str, Enum):
@@ -107,7 +119,8 @@ class Neighbouring(str, Enum):
     REPLACE_ONE = "replace-one"
     ADD_REMOVE = "add-remove"
 
-    def count_sensitivity(self, column_norm: float, ord: float = 2, nonnegative: bool = False,
+    @validate_params(column_norm=NONNEGATIVE, ord=_SENSITIVITY_ORD, nonnegative=FLAG)
+    def count_sensitivity(self, column_norm: float, ord: float = 2, *, nonnegative: bool = False,
                           column_distance: float | None = None) -> float:
         """The l_p sensitivity of the counts ``F c`` given ``||F||_{1->p}`` (``ord`` 1 or 2).
 
@@ -117,33 +130,28 @@ class Neighbouring(str, Enum):
         by marginals: two rows that differ in every attribute differ in every table), else
         ``2 ||F||_{1->2}``.
         """
-        column_norm = check_nonnegative_number("column_norm", column_norm)
-        if ord not in (1, 2):
-            raise ValueError(f"ord: expected 1 or 2, got {ord!r}")
         if self is Neighbouring.ADD_REMOVE:
             return column_norm
         bound = (math.sqrt(2.0) if ord == 2 and nonnegative else 2.0) * column_norm
         if ord == 2 and column_distance is not None:
             # Both are upper bounds on the sensitivity (the distance one up to its rounding margin,
             # see projmech.workloads.max_column_distance); the smaller is the calibration.
-            return min(check_nonnegative_number("column_distance", column_distance), bound)
+            return min(NONNEGATIVE.check("column_distance", column_distance), bound)
         return bound
 
-    def sensitivity(self, column_norm: float, n: int, ord: float = 2, nonnegative: bool = False) -> float:
+    @validate_params(n=POSITIVE_INT)
+    def sensitivity(self, column_norm: float, n: int, *, ord: float = 2, nonnegative: bool = False) -> float:
         """The sensitivity of the answers ``F c / n`` for a public size ``n`` (a planning figure:
         :meth:`count_sensitivity` divided by ``n``)."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n: the data set size must be a positive integer, got {n!r}")
-        return self.count_sensitivity(column_norm, ord, nonnegative) / int(n)
+        return self.count_sensitivity(column_norm, ord, nonnegative=nonnegative) / n
 
     @classmethod
     def parse(cls, value: Neighbouring | str) -> Neighbouring:
-        try:
-            return cls(value)
-        except ValueError:
-            raise ValueError(
-                f"neighbouring: expected one of {[v.value for v in cls]}, got {value!r}"
-            ) from None
+        """The relation named ``value`` (a TypeError for a non-str, a ValueError for another name)."""
+        return cls(_NEIGHBOURING.check("neighbouring", value))
+
+
+_NEIGHBOURING = Options(*(relation.value for relation in Neighbouring))
 
 
 #: ``size="estimate"``: estimate the private row count from a share of the privacy budget.
@@ -154,6 +162,12 @@ ESTIMATE_SIZE = "estimate"
 #: size's noise is ``sqrt(1/0.05) = 4.5`` (Gaussian) or ``1/0.05 = 20`` (Laplace) times that of a
 #: count of sensitivity 1 at the whole budget.
 DEFAULT_SIZE_SHARE = 0.05
+
+#: The share of a budget spent on a size estimate (0: none).
+_SHARE = Interval(Real, 0, 1, closed="left")
+
+#: A declared size, or the word asking for an estimate.
+_ESTIMATE = Options(ESTIMATE_SIZE)
 
 
 @dataclass(frozen=True)
@@ -177,10 +191,25 @@ class SizePolicy:
     declared: int | None = None
     share: float = 0.0
 
+    def __post_init__(self) -> None:
+        # Built by parse() from a mechanism's arguments, or directly (a planning figure needs a
+        # relation only): checked the same way either way.
+        object.__setattr__(self, "neighbouring", Neighbouring.parse(self.neighbouring))
+        object.__setattr__(self, "declared", OrNone(POSITIVE_INT).check("declared", self.declared))
+        object.__setattr__(self, "share", _SHARE.check("share", self.share))
+        if self.neighbouring is Neighbouring.REPLACE_ONE and (self.declared is not None or self.share):
+            raise ValueError("declared, share: apply to add-remove neighbours only; under replace-one n is public")
+        if self.declared is not None and self.share:
+            raise ValueError("declared, share: a declared size is not estimated; give one or the other")
+
     @classmethod
-    def parse(cls, neighbouring: Neighbouring | str, size: int | str | None,
+    def parse(cls, neighbouring: Neighbouring | str, size: int | str | None, *,
               size_share: float | None = None) -> SizePolicy:
-        """Validate a mechanism's ``neighbouring``, ``size`` and ``size_share`` arguments."""
+        """Validate a mechanism's ``neighbouring``, ``size`` and ``size_share`` arguments.
+
+        ``size`` is a positive int or ``"estimate"``: a float or a bool is a TypeError, ``0``
+        or another word a ValueError; ``size_share`` lies in ``(0, 1)``.
+        """
         relation = Neighbouring.parse(neighbouring)
         if relation is Neighbouring.REPLACE_ONE:
             if size is not None:
@@ -198,19 +227,13 @@ class SizePolicy:
                 f"(size='estimate', spending size_share={DEFAULT_SIZE_SHARE} of the budget on a noisy count)"
             )
         if isinstance(size, str):
-            if size != ESTIMATE_SIZE:
-                raise ValueError(f"size: expected a positive int or {ESTIMATE_SIZE!r}, got {size!r}")
-            share = DEFAULT_SIZE_SHARE if size_share is None else check_positive_number("size_share", size_share)
-            if share >= 1:
-                raise ValueError(f"size_share: must lie in (0, 1), got {share}")
+            _ESTIMATE.check("size", size)
+            share = DEFAULT_SIZE_SHARE if size_share is None else OPEN_UNIT.check("size_share", size_share)
             return cls(relation, share=share)
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
-            raise TypeError(f"size: expected a positive int or {ESTIMATE_SIZE!r}, got {size!r}")
-        if size < 1:
-            raise ValueError(f"size: must be at least 1, got {size}")
+        declared = POSITIVE_INT.check("size", size)
         if size_share is not None:
             raise ValueError("size_share: applies only with size='estimate', not to a declared size")
-        return cls(relation, declared=int(size))
+        return cls(relation, declared=declared)
 
     @property
     def estimated(self) -> bool:
@@ -238,7 +261,7 @@ class SizePolicy:
                 "n: under add-remove neighbours the row count is private and is taken from the Dataset; "
                 "do not pass n (declare a public size with size= instead)"
             )
-        if n != rows:
+        if _ROW_COUNT.check("n", n) != rows:
             raise ValueError(f"n: given {n} but the data set has {rows} rows")
 
     def resolve(self, rows: int, draw_size_noise: Callable[[], float]) -> float:
@@ -258,6 +281,10 @@ class SizePolicy:
         return max(1.0, rows + float(draw_size_noise()))
 
 
+#: A row count: an int >= 0 (an empty data set has one).
+_ROW_COUNT = Interval(Integral, 0, None)
+
+
 def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
     """``share`` of a budget that composes additively: ``PureDP(share epsilon)`` or
     ``ZCDP(share rho)`` (basic composition; Bun & Steinke 2016, Lemma 2.3)."""
@@ -268,6 +295,7 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
     raise TypeError(f"privacy: only PureDP and ZCDP budgets split additively, got {type(privacy).__name__}")
 
 
+@validate_params(sigma=POSITIVE, l2_sensitivity=POSITIVE, epsilon=NONNEGATIVE)
 def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float:
     """The smallest delta for which N(0, sigma^2) noise is (epsilon, delta)-DP.
 
@@ -281,6 +309,8 @@ def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float
 
 def _log_gaussian_delta(ratio: float, epsilon: float) -> float:
     # ratio = sigma / Delta; the privacy profile depends on sigma and Delta only through it.
+    from scipy import special  # imported where needed: it costs a tenth of a second at import
+
     a = 0.5 / ratio - epsilon * ratio
     b = -0.5 / ratio - epsilon * ratio
     log_phi_a = special.log_ndtr(a)
@@ -297,6 +327,7 @@ def _log_gaussian_delta(ratio: float, epsilon: float) -> float:
     return float(log_phi_a + np.log(-np.expm1(exponent)))
 
 
+@validate_params(rho=POSITIVE, epsilon=NONNEGATIVE)
 def zcdp_delta(rho: float, epsilon: float) -> float:
     """The delta at which every ``rho``-zCDP mechanism is ``(epsilon, delta)``-DP.
 
@@ -317,12 +348,12 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     float
         In ``[0, 1]``.
     """
-    rho = check_positive_number("rho", rho)
-    epsilon = check_nonnegative_number("epsilon", epsilon)
     return math.exp(_log_zcdp_delta(rho, epsilon))
 
 
 def _log_zcdp_delta(rho: float, epsilon: float) -> float:
+    from scipy import optimize
+
     def log_delta(t: float) -> float:
         # With alpha = 1 + e^t: (alpha - 1) log(1 - 1/alpha) = e^t (t - log alpha), finite even
         # where alpha rounds to 1.
@@ -336,14 +367,15 @@ def _log_zcdp_delta(rho: float, epsilon: float) -> float:
     return min(0.0, float(result.fun), log_delta(centre))
 
 
+@validate_params(privacy=InstanceOf(ApproxDP, what="ApproxDP"))
 def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
     """The largest ``rho`` whose zCDP guarantee converts to ``privacy`` by :func:`zcdp_delta`.
 
     Used to calibrate the discrete Gaussian for ``(epsilon, delta)``-DP: its zCDP guarantee is
     exact, so this gives the least noise that the conversion certifies.
     """
-    if not isinstance(privacy, ApproxDP):
-        raise TypeError(f"privacy: expected ApproxDP, got {type(privacy).__name__}")
+    from scipy import optimize
+
     target = math.log(privacy.delta)
     # log delta increases in rho; bracket the root in log rho, then solve.
     lower, upper = -1.0, 1.0
@@ -362,9 +394,11 @@ def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
     return rho
 
 
+@validate_params(l2_sensitivity=NONNEGATIVE, method=Options("analytic", "classical"), discrete=FLAG)
 def gaussian_sigma(
     l2_sensitivity: float,
     privacy: ZCDP | ApproxDP,
+    *,
     method: Literal["analytic", "classical"] = "analytic",
     discrete: bool = False,
 ) -> float:
@@ -397,11 +431,9 @@ def gaussian_sigma(
     ValueError
         If the privacy parameters make sigma overflow (e.g. ``ZCDP(1e-320)``).
     """
-    sensitivity = check_nonnegative_number("l2_sensitivity", l2_sensitivity)
-    if method not in ("analytic", "classical"):
-        raise ValueError(f"method: expected 'analytic' or 'classical', got {method!r}")
-    if not isinstance(discrete, bool):
-        raise TypeError(f"discrete: expected a bool, got {discrete!r}")
+    from scipy import optimize
+
+    sensitivity = l2_sensitivity
     if isinstance(privacy, ZCDP):
         return _finite_scale(sensitivity / math.sqrt(2.0 * privacy.rho), "rho", privacy)
     if not isinstance(privacy, ApproxDP):
@@ -416,7 +448,7 @@ def gaussian_sigma(
         if discrete:
             raise ValueError("method: 'classical' calibrates the continuous Gaussian only; use 'analytic'")
         if epsilon >= 1:
-            raise ValueError(f"method='classical' is valid only for epsilon < 1, got epsilon={epsilon}")
+            raise ValueError(f"method: 'classical' is valid only for epsilon < 1, got epsilon={epsilon}")
         return _finite_scale(sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon, "epsilon", privacy)
     if discrete:
         return _finite_scale(sensitivity / math.sqrt(2.0 * zcdp_for_approx_dp(privacy)), "epsilon", privacy)
@@ -440,14 +472,12 @@ def _finite_scale(scale: float, parameter: str, privacy: Privacy) -> float:
     return scale
 
 
+@validate_params(l1_sensitivity=NONNEGATIVE)
 def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
-    """Scale ``b = Delta_1 / epsilon`` of Laplace noise for pure epsilon-DP (Dwork et al. 2006)."""
-    sensitivity = check_nonnegative_number("l1_sensitivity", l1_sensitivity)
-    if isinstance(privacy, PureDP):
-        epsilon = privacy.epsilon
-    elif isinstance(privacy, (ZCDP, ApproxDP)):
+    """Scale ``b = Delta_1 / epsilon`` of Laplace noise for pure epsilon-DP (Dwork et al. 2006);
+    ``privacy`` is a PureDP or its epsilon."""
+    if isinstance(privacy, (ZCDP, ApproxDP)):
         raise TypeError(f"privacy: the Laplace mechanism needs PureDP, got {type(privacy).__name__}")
-    else:
-        epsilon = check_positive_number("epsilon", privacy)
-        privacy = PureDP(epsilon)
-    return _finite_scale(sensitivity / epsilon, "epsilon", privacy)
+    if not isinstance(privacy, PureDP):
+        privacy = PureDP(privacy)  # checks epsilon
+    return _finite_scale(l1_sensitivity / privacy.epsilon, "epsilon", privacy)

@@ -38,18 +38,20 @@ from .domain import Domain
 from .factorization import Factorization
 from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
 from .multiplicative_weights import OfflinePMW
-from .noise import Noise
+from .noise import NOISE_KINDS, Noise
 from .online_pmw import OnlinePMW
 from .optimal_factorization import factorization_norm
 from .privacy import ApproxDP, Neighbouring, PureDP
 from .sparse_vector import BOTTOM, Threshold
-from .validation import check_positive_number
+from .validation import FLAG, OPEN_UNIT, SEED, Options, validate_params
 from .workloads import identity, prefix
 
 __all__ = ["MECHANISMS", "AuditCase", "audit_cases", "run_audits"]
 
 #: The mechanisms the suite audits, in the order of the README's table.
 MECHANISMS = ("gaussian", "laplace", "projection", "factorization", "offline_pmw", "threshold", "online_pmw")
+
+_MECHANISM = Options(*MECHANISMS)
 
 #: The default claimed delta of the (epsilon, delta) mechanisms audited.
 AUDIT_DELTA = 1e-5
@@ -93,7 +95,7 @@ class AuditCase:
         bug = ", planted 2x bug" if self.planted_bug else ""
         return f"{self.mechanism}, {self.neighbouring}{bug}"
 
-    def run(self, releases: int = 100_000, confidence: float = 0.99,
+    def run(self, releases: int = 100_000, confidence: float = 0.99, *,
             rng: np.random.Generator | int | None = None) -> AuditResult:
         """The audit of this case (:func:`projmech.audit.audit`)."""
         return audit(self.release, self.pair, releases=releases, confidence=confidence, statistic=self.statistic,
@@ -307,8 +309,9 @@ def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: st
     return AuditCase(kind, neighbouring, claimed, 0.0, (first, second), release, statistic, planted_bug)
 
 
+@validate_params(planted_bug=FLAG, noise=Options(*NOISE_KINDS), delta=OPEN_UNIT)
 def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
-                neighbourings: Sequence[str] = ("replace-one", "add-remove"),
+                neighbourings: Sequence[str] = ("replace-one", "add-remove"), *,
                 planted_bug: bool = False, noise: str = "auto", delta: float = AUDIT_DELTA) -> list[AuditCase]:
     """The audit cases of the given mechanisms under the given relations.
 
@@ -328,17 +331,13 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
         releases (events of probability well above delta are needed): at 100,000 releases a
         planted bug shows at ``delta = 1e-3`` but barely at 1e-5.
     """
-    unknown = [name for name in mechanisms if name not in MECHANISMS]
-    if unknown or isinstance(mechanisms, str):
-        raise ValueError(f"mechanisms: expected names from {MECHANISMS}, got {list(mechanisms) if not isinstance(mechanisms, str) else mechanisms!r}")
+    if isinstance(mechanisms, str):
+        # A str would be read one character at a time.
+        raise TypeError(f"mechanisms: expected a sequence of names from {MECHANISMS}, got the str {mechanisms!r}")
+    names = [_MECHANISM.check("mechanisms", name) for name in mechanisms]
     relations = [Neighbouring.parse(relation).value for relation in neighbourings]
-    delta = check_positive_number("delta", delta)
-    if delta >= 1:
-        raise ValueError(f"delta: must lie in (0, 1), got {delta}")
-    if not isinstance(planted_bug, bool):
-        raise TypeError(f"planted_bug: expected a bool, got {planted_bug!r}")
     cases = []
-    for name in mechanisms:
+    for name in names:
         for relation in relations:
             if name in ("gaussian", "laplace", "projection"):
                 cases.append(_additive_case(name, relation, planted_bug, noise, delta))
@@ -351,8 +350,9 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     return cases
 
 
-def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, confidence: float = 0.99,
+@validate_params(rng=SEED)
+def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, *, confidence: float = 0.99,
                rng: np.random.Generator | int | None = None) -> list[AuditResult]:
-    """Run every case with its own child generator of ``rng``."""
-    generator = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
-    return [case.run(releases, confidence, child) for case, child in zip(cases, generator.spawn(len(cases)))]
+    """Run every case with its own child generator of ``rng`` (as for
+    :func:`projmech.validation.as_generator`)."""
+    return [case.run(releases, confidence, rng=child) for case, child in zip(cases, rng.spawn(len(cases)))]

@@ -22,12 +22,20 @@ from typing import Any
 
 import numpy as np
 
-from .data import Dataset, histogram, histogram_counts
+from .data import MW_MAX_UNIVERSE, Dataset, histogram, resolve_rows
 from .domain import Domain
-from .multiplicative_weights import MW_MAX_UNIVERSE, _check_query_row
 from .noise import Noise, calibrate
 from .privacy import Neighbouring, PureDP, SizePolicy, laplace_scale
-from .validation import as_generator, check_positive_int, check_positive_number
+from .validation import (
+    POSITIVE,
+    POSITIVE_INT,
+    SEED,
+    Interval,
+    Options,
+    Real,
+    check_query_row,
+    validate_params,
+)
 from .workloads import from_predicates
 
 __all__ = ["BOTTOM", "Bottom", "MechanismHalted", "Threshold", "ThresholdK"]
@@ -60,16 +68,13 @@ class _PrivateData:
     """
 
     def __init__(self, data: Any, n: int | None, max_universe: int, policy: SizePolicy) -> None:
+        resolved, self.rows = resolve_rows(data, n, max_universe=max_universe, policy=policy)
         self.domain: Domain | None = None
-        if isinstance(data, Dataset):
-            policy.check_dataset_n(n, data.n)
-            self.counts = histogram(data, normalize=False, max_universe=max_universe)
-            self.rows = data.n
-            self.domain = data.domain
+        if isinstance(resolved, Dataset):
+            self.counts = histogram(resolved, normalize=False, max_universe=max_universe)
+            self.domain = resolved.domain
         else:
-            self.counts, self.rows = histogram_counts(data, n)
-            if self.counts.size > max_universe:
-                raise ValueError(f"histogram: {self.counts.size:,} entries, above max_universe={max_universe:,}")
+            self.counts = resolved
 
     @property
     def universe_size(self) -> int:
@@ -89,7 +94,7 @@ class _PrivateData:
                 return from_predicates(self.domain, {"query": query}).matrix[0]
             except ValueError as error:
                 raise ValueError(f"query: invalid predicate ({error})") from None
-        return _check_query_row(query, self.universe_size)
+        return check_query_row("query", query, self.universe_size)
 
     def count(self, row: np.ndarray) -> float:
         """The true (private) count ``sum_r q(r) c(r)``."""
@@ -143,12 +148,8 @@ class _SparseVector:
         return answer
 
 
-def _check_threshold(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"threshold: expected a number, got {value!r}")
-    if not np.isfinite(value):
-        raise ValueError(f"threshold: must be finite, got {value}")
-    return float(value)
+#: The arguments every sparse-vector mechanism checks in its constructor, before the data is read.
+_SPARSE_VECTOR_PARAMETERS = dict(epsilon=POSITIVE, rng=SEED, max_universe=POSITIVE_INT)
 
 
 Query = np.ndarray | Callable[..., Any]
@@ -161,20 +162,15 @@ class _SparseVectorMechanism:
     k, plus the size estimate's share)."""
 
     def _start(self, data_or_histogram: Any, epsilon: float, k: int | None, n: int | None,
-               rng: np.random.Generator | int | None, neighbouring: Neighbouring | str, max_universe: int,
+               generator: np.random.Generator, neighbouring: Neighbouring | str, max_universe: int,
                threshold: float, size: int | str | None, size_share: float | None, noise: str,
                default_k: Callable[[int], int] | None = None) -> None:
-        """Validate the shared arguments (before any data is touched), then set up the state;
-        ``k=None`` takes ``default_k(universe size)``; ``threshold`` is a fraction of the size."""
-        self.epsilon = check_positive_number("epsilon", epsilon)
-        if k is not None or default_k is None:
-            k = check_positive_int("k", k)
-        self.size_policy = SizePolicy.parse(neighbouring, size, size_share)
+        """Set up the state from arguments the constructor checked (the size policy is checked
+        here, before the data is read); ``k=None`` takes ``default_k(universe size)``;
+        ``threshold`` is a fraction of the size."""
+        self.epsilon = epsilon
+        self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
-        if noise not in ("continuous", "discrete"):
-            raise ValueError(f"noise: expected 'continuous' or 'discrete', got {noise!r}")
-        max_universe = check_positive_int("max_universe", max_universe)
-        generator = as_generator(rng)
         self._data = _PrivateData(data_or_histogram, n, max_universe, self.size_policy)
         self.k = default_k(self._data.universe_size) if k is None else k
         # One count moves by at most 1 (rows in [0, 1]): b = 1/epsilon on counts.
@@ -284,12 +280,14 @@ class ThresholdK(_SparseVectorMechanism):
         ``"discrete"``: OpenDP's discrete Laplace, for 0/1 queries (predicates) only.
     """
 
-    def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, k: int,
+    @validate_params(threshold=Interval(Real, None, None), k=POSITIVE_INT,
+                     noise=Options("continuous", "discrete"), **_SPARSE_VECTOR_PARAMETERS)
+    def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, k: int, *,
                  n: int | None = None, rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
                  size_share: float | None = None, noise: str = "continuous") -> None:
-        self.threshold = _check_threshold(threshold)
+        self.threshold = threshold
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, self.threshold,
                     size, size_share, noise)
 
@@ -340,7 +338,7 @@ class Threshold(ThresholdK):
     every Laplace draw (threshold, comparisons, release) of scale ``1/epsilon`` on counts.
     """
 
-    def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, n: int | None = None,
+    def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, *, n: int | None = None,
                  rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,

@@ -3,21 +3,49 @@ its errors the same way and names the argument.
 
 The conventions: a wrong type is a ``TypeError`` and a wrong value a ``ValueError``, raised at
 the public boundary before any work, with a message that starts with the argument's name
-(``"sizes: size of 'age' must be an int, got 2.5"``); an allocation above a cap is refused
+(``"sizes: size of 'age': expected an int, got 2.5"``); an allocation above a cap is refused
 with a ``ValueError`` naming the argument and the size instead of ending in a ``MemoryError``.
+
+Declarative checks, in the spirit of scikit-learn's ``validate_params``: a *constraint*
+(:class:`Interval`, :class:`Options`, :class:`Flag`, :class:`Seed`, :class:`InstanceOf`,
+:class:`IsCallable`, :class:`OrNone`) checks one value and returns it converted (a Python
+``int`` or ``float``, a ``bool``, a ``numpy.random.Generator``); :func:`validate_params`
+applies a spec of constraints to a function's arguments once, before its body runs. The same
+mistake is the same exception everywhere: ``2.0``, ``"2"`` or ``True`` where a count is
+expected is a ``TypeError``; ``0`` where a positive count is expected a ``ValueError``.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from numbers import Integral, Real
+from typing import Any, Protocol
 
 import numpy as np
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
+    "FLAG",
+    "NONNEGATIVE",
+    "OPEN_UNIT",
+    "POSITIVE",
+    "POSITIVE_INT",
+    "SEED",
+    "Constraint",
+    "Flag",
+    "InstanceOf",
+    "Integral",
+    "Interval",
+    "IsCallable",
+    "Options",
+    "OrNone",
+    "Real",
+    "Seed",
     "as_array",
     "as_generator",
     "check_bool",
@@ -25,10 +53,12 @@ __all__ = [
     "check_nonnegative_number",
     "check_positive_int",
     "check_positive_number",
+    "check_query_row",
     "check_real_array",
     "check_real_dtype",
     "check_real_vector",
     "format_count",
+    "validate_params",
 ]
 
 #: Default cap on the entries of an array that a builder or a product allocates (dense: k*m,
@@ -38,25 +68,239 @@ DEFAULT_MAX_ENTRIES = 10**8
 # dtype kinds that hold real numbers: bool, signed and unsigned ints, floats.
 _REAL_KINDS = "biuf"
 
+# What counts as an int and as a real number: Python and numpy ints (and floats), never a bool
+# (True is an int to Python, never a count or a parameter to a caller), never a Fraction, a
+# Decimal or a str.
+_INT_TYPES = (int, np.integer)
+_REAL_TYPES = (int, float, np.integer, np.floating)
+_BOOL_TYPES = (bool, np.bool_)
+
+
+# ----------------------------------------------------------------------------- constraints
+
+
+class Constraint(Protocol):
+    """What :func:`validate_params` needs of a constraint."""
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` converted; a TypeError for a wrong type, a ValueError for a wrong value,
+        each message starting with ``name``."""
+
+
+class Interval:
+    """Numbers of one kind between two bounds.
+
+    Parameters
+    ----------
+    kind : numbers.Integral or numbers.Real
+        ``Integral``: a Python or numpy int, returned as an ``int``. ``Real``: a Python or numpy
+        int or float, returned as a finite ``float`` (NaN and infinities are refused).
+        ``bool`` is refused by both.
+    low, high : number or None
+        The bounds; ``None``: unbounded on that side.
+    closed : {"both", "left", "right", "neither"}
+        Which bounds belong to the interval.
+    reason : str, optional
+        Why the bounds are what they are, shown in the ValueError.
+
+    Examples
+    --------
+    >>> Interval(Integral, 1, None).check("k", 3)
+    3
+    >>> Interval(Real, 0, 1, closed="neither").check("delta", 1e-6)
+    1e-06
+    """
+
+    def __init__(self, kind: type, low: float | None, high: float | None, *,
+                 closed: str = "both", reason: str = "") -> None:
+        if kind not in (Integral, Real):
+            raise ValueError(f"kind: expected numbers.Integral or numbers.Real, got {kind!r}")
+        if closed not in ("both", "left", "right", "neither"):
+            raise ValueError(f"closed: expected 'both', 'left', 'right' or 'neither', got {closed!r}")
+        self.kind, self.low, self.high, self.closed, self.reason = kind, low, high, closed, reason
+
+    def check(self, name: str, value: Any) -> int | float:
+        integral = self.kind is Integral
+        if isinstance(value, _BOOL_TYPES) or not isinstance(value, _INT_TYPES if integral else _REAL_TYPES):
+            expected = "an int" if integral else "a number"
+            raise TypeError(f"{name}: expected {expected}, got {value!r}")
+        if integral:
+            number: int | float = int(value)
+        else:
+            try:
+                number = float(value)
+            except OverflowError:  # an int beyond float64's range
+                number = math.inf if value > 0 else -math.inf
+        if not self._contains(number):
+            shown = value if integral else number
+            reason = f" ({self.reason})" if self.reason else ""
+            raise ValueError(f"{name}: must {self._describe()}{reason}, got {shown}")
+        return number
+
+    def _contains(self, number: float) -> bool:
+        if not math.isfinite(number):
+            return False
+        if self.low is not None and (number < self.low or (number == self.low and self.closed in ("right", "neither"))):
+            return False
+        return self.high is None or not (number > self.high or (number == self.high and self.closed in ("left", "neither")))
+
+    def _describe(self) -> str:
+        low_open = self.closed in ("right", "neither")
+        high_open = self.closed in ("left", "neither")
+        if self.kind is Integral and self.high is None and self.low is not None:
+            return f"be at least {self.low + 1 if low_open else self.low}"
+        if self.high is None and self.low is None:
+            return "be a finite number"
+        if self.high is None:
+            if self.low == 0:
+                return "be a positive finite number" if low_open else "be a finite number >= 0"
+            return f"be a finite number {'>' if low_open else '>='} {self.low:g}"
+        if self.low is None:
+            return f"be a finite number {'<' if high_open else '<='} {self.high:g}"
+        return f"lie in {'(' if low_open else '['}{self.low:g}, {self.high:g}{')' if high_open else ']'}"
+
+    def __repr__(self) -> str:
+        return f"Interval({self.kind.__name__}, {self.low!r}, {self.high!r}, closed={self.closed!r})"
+
+
+class Options:
+    """One of a few values: strings (a ``str`` subclass such as a ``str`` Enum member counts as
+    its value) or numbers (``Options(1, 2, math.inf)`` for a norm's order). A TypeError for a
+    value of another type (a bool is no number here), a ValueError for another value of the
+    right type; the matching choice is returned."""
+
+    def __init__(self, *choices: Any) -> None:
+        self.choices = tuple(choices)
+        self._strings = all(isinstance(choice, str) for choice in choices)
+
+    def check(self, name: str, value: Any) -> Any:
+        if self._strings:
+            right_type = isinstance(value, str)
+        else:
+            right_type = isinstance(value, _REAL_TYPES) and not isinstance(value, _BOOL_TYPES)
+        shown = list(self.choices)
+        if not right_type:
+            raise TypeError(f"{name}: expected one of {shown}, got {type(value).__name__} {value!r}")
+        for choice in self.choices:
+            if value == choice:
+                return choice
+        raise ValueError(f"{name}: expected one of {shown}, got {value!r}")
+
+    def __repr__(self) -> str:
+        return f"Options{self.choices!r}"
+
+
+class Flag:
+    """``True`` or ``False`` (a numpy bool too), returned as a ``bool``; anything else is a
+    TypeError: a flag given as ``"no"`` or ``0`` would otherwise be read by its truth value."""
+
+    def check(self, name: str, value: Any) -> bool:
+        if not isinstance(value, _BOOL_TYPES):
+            raise TypeError(f"{name}: expected True or False, got {value!r}")
+        return bool(value)
+
+
+class Seed:
+    """A source of randomness as :func:`as_generator` reads it (a Generator, an int seed >= 0
+    or None), returned as a ``numpy.random.Generator``."""
+
+    def check(self, name: str, value: Any) -> np.random.Generator:
+        return as_generator(value, name)
+
+
+class InstanceOf:
+    """An instance of one of ``types`` (a TypeError otherwise); ``what`` words the expectation."""
+
+    def __init__(self, *types: type, what: str | None = None) -> None:
+        self.types = types
+        self.what = what or " or ".join(f"a {t.__name__}" for t in types)
+
+    def check(self, name: str, value: Any) -> Any:
+        if not isinstance(value, self.types):
+            raise TypeError(f"{name}: expected {self.what}, got {type(value).__name__}")
+        return value
+
+
+class IsCallable:
+    """A callable; ``what`` words what it computes."""
+
+    def __init__(self, what: str = "a callable") -> None:
+        self.what = what
+
+    def check(self, name: str, value: Any) -> Any:
+        if not callable(value):
+            raise TypeError(f"{name}: expected {self.what}, got {type(value).__name__}")
+        return value
+
+
+class OrNone:
+    """``None``, or a value that satisfies ``constraint``."""
+
+    def __init__(self, constraint: Constraint) -> None:
+        self.constraint = constraint
+
+    def check(self, name: str, value: Any) -> Any:
+        return None if value is None else self.constraint.check(name, value)
+
+
+#: The constraints most arguments need.
+POSITIVE_INT = Interval(Integral, 1, None)
+POSITIVE = Interval(Real, 0, None, closed="neither")
+NONNEGATIVE = Interval(Real, 0, None, closed="left")
+OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
+FLAG = Flag()
+SEED = Seed()
+
+
+def validate_params(**spec: Constraint) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Check a function's arguments against ``spec`` (argument name to constraint) before its
+    body runs, and hand the body the converted values.
+
+    Defaults are checked and converted too, so that the body always receives what the
+    constraint returns (``rng=None`` arrives as a fresh Generator under :data:`SEED`). The
+    names in ``spec`` are checked against the signature when the function is decorated.
+
+    Examples
+    --------
+    >>> @validate_params(k=POSITIVE_INT, noise=Options("auto", "discrete"))
+    ... def f(k, *, noise="auto"):
+    ...     return k, noise
+    >>> f(np.int64(3))
+    (3, 'auto')
+    """
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(function)
+        unknown = set(spec) - set(signature.parameters)
+        if unknown:
+            raise TypeError(f"validate_params: {function.__qualname__} has no argument {sorted(unknown)}")
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = bound.arguments
+            for name, constraint in spec.items():
+                arguments[name] = constraint.check(name, arguments[name])
+            return function(*bound.args, **bound.kwargs)
+
+        checked.__validated__ = dict(spec)  # type: ignore[attr-defined]
+        return checked
+
+    return decorate
+
+
+# ----------------------------------------------------------------------------- one-value checks
+
 
 def check_positive_number(name: str, value: Any) -> float:
     """``value`` as a float; TypeError unless a real number, ValueError unless positive and finite."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}: must be a positive finite number, got {value}")
-    return value
+    return POSITIVE.check(name, value)
 
 
 def check_nonnegative_number(name: str, value: Any) -> float:
     """``value`` as a float; TypeError unless a real number, ValueError unless finite and >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name}: must be a finite number >= 0, got {value}")
-    return value
+    return NONNEGATIVE.check(name, value)
 
 
 def check_positive_int(name: str, value: Any) -> int:
@@ -70,19 +314,12 @@ def check_positive_int(name: str, value: Any) -> int:
     ValueError
         If ``value < 1``.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}: expected an int, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name}: must be at least 1, got {value}")
-    return int(value)
+    return POSITIVE_INT.check(name, value)
 
 
 def check_bool(name: str, value: Any) -> bool:
-    """``value`` as a bool; TypeError for anything else (a flag given as ``"no"`` or ``0`` would
-    otherwise be read by its truth value)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected True or False, got {value!r}")
-    return bool(value)
+    """``value`` as a bool; TypeError for anything else (see :class:`Flag`)."""
+    return FLAG.check(name, value)
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
@@ -112,7 +349,7 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
         return rng
     if rng is None:
         return np.random.default_rng()
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+    if isinstance(rng, _INT_TYPES) and not isinstance(rng, _BOOL_TYPES):
         if rng < 0:
             raise ValueError(f"{name}: a seed must be an int >= 0, got {rng}")
         return np.random.default_rng(int(rng))
@@ -209,13 +446,37 @@ def check_real_vector(name: str, value: Any, length: int) -> np.ndarray:
     return vector
 
 
+def check_query_row(name: str, row: Any, length: int) -> np.ndarray:
+    """``row`` as a float vector of ``length`` entries in ``[0, 1]``: an averaging query's value
+    on every universe element.
+
+    The one check of a query row shared by the multiplicative weights update and the
+    interactive mechanisms: the ``1/n`` sensitivity of every answer needs values in ``[0, 1]``
+    on every universe element, not only on those present in the data. A scipy.sparse row, and a
+    ``(1, length)`` or ``(length, 1)`` matrix, are read as the vector.
+    """
+    if hasattr(row, "toarray") and hasattr(row, "nnz"):  # scipy.sparse, without importing it
+        row = row.toarray()
+    vector = check_real_array(name, row, finite=False)
+    if vector.ndim == 2 and 1 in vector.shape:
+        vector = vector.ravel()
+    if vector.shape != (length,):
+        raise ValueError(f"{name}: expected {length} values, one per universe element, got shape {vector.shape}")
+    if not np.all(np.isfinite(vector)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    low, high = float(vector.min()), float(vector.max())
+    if low < 0 or high > 1:
+        raise ValueError(f"{name}: values must lie in [0, 1] (averaging queries), got [{low:g}, {high:g}]")
+    return vector
+
+
 def format_count(value: int) -> str:
     """``value`` with thousands separators, or in scientific notation from 10^15 (a universe of
     150 binary attributes has 46 digits); through Decimal, because ``float`` overflows at 2^1024."""
     return f"{value:,}" if value < 10**15 else f"{Decimal(value):.3e}"
 
 
-def check_entries(name: str, entries: int, max_entries: int, what: str, hint: str = "",
+def check_entries(name: str, entries: int, max_entries: int, what: str, *, hint: str = "",
                   limit: str = "max_entries") -> None:
     """Refuse an allocation of ``entries`` entries above ``max_entries``, before making it.
 

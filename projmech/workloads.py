@@ -17,20 +17,25 @@ import scipy.sparse as sp
 
 from .data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
 from .domain import Domain, UnknownAttributeError
-from .operators import _columns, _marginal_cells, _marginal_rows, _matvec, _pair_cells, _rmatvec
+from . import operators
+from .operators import _marginal_cells, _marginal_rows, _pair_cells
 from .privacy import Neighbouring
-# check_positive_int lives in validation; it is imported here too because other modules import
-# it from projmech.workloads.
 from .validation import (
     DEFAULT_MAX_ENTRIES,
+    FLAG,
+    POSITIVE,
+    POSITIVE_INT,
+    InstanceOf,
+    IsCallable,
+    Options,
+    OrNone,
     as_array,
-    check_bool,
     check_entries,
-    check_positive_int,
     check_real_array,
     check_real_dtype,
     check_real_vector,
     format_count,
+    validate_params,
 )
 
 __all__ = [
@@ -57,6 +62,12 @@ Labels = Sequence[str] | Callable[[], Sequence[str]]
 
 #: Largest universe whose counts :meth:`Workload.answer_counts` holds densely (8 MB of float64).
 _DENSE_COUNTS_UNIVERSE = 2**20
+
+#: The orders of ``||F||_{1->p}`` offered (True, which Python reads as 1, is refused).
+_ORD = Options(1, 2, math.inf)
+
+_GRAM = IsCallable("a callable returning F^T F")
+_GENERATOR = InstanceOf(np.random.Generator, what="a numpy.random.Generator")
 
 #: Largest universe for which :meth:`Workload.column_distance` computes the exact largest distance
 #: between two columns from the ``m x m`` Gram matrix (128 MB at this size).
@@ -121,10 +132,13 @@ class Workload:
     Workload.implicit : a workload known only through its products and Gram matrix.
     """
 
+    @validate_params(domain=OrNone(InstanceOf(Domain, what="a Domain")), name=OrNone(InstanceOf(str)),
+                     gram=OrNone(_GRAM))
     def __init__(
         self,
         matrix: Any,
         labels: Sequence[str] | None = None,
+        *,
         domain: Domain | None = None,
         name: str | None = None,
         gram: Callable[[], np.ndarray] | None = None,
@@ -132,27 +146,22 @@ class Workload:
         matrix = as_query_matrix(matrix, "matrix", copy=True)
         self._setup(matrix.shape, labels, domain, name, gram)
         self._matrix: Matrix | None = matrix
-        self._matvec: Callable[[np.ndarray], np.ndarray] | None = None
-        self._rmatvec: Callable[[np.ndarray], np.ndarray] | None = None
-        self._columns: Callable[[np.ndarray], np.ndarray] | None = None
+        # An implicit workload's callbacks (see implicit()): F @ v, F.T @ u, F[:, indices].
+        self._product: Callable[[np.ndarray], np.ndarray] | None = None
+        self._adjoint: Callable[[np.ndarray], np.ndarray] | None = None
+        self._column_block: Callable[[np.ndarray], np.ndarray] | None = None
 
     def _setup(self, shape: tuple[int, int], labels: Labels | None, domain: Domain | None,
                name: str | None, gram: Callable[[], np.ndarray] | None) -> None:
+        """The state shared by both constructors, from arguments they have checked."""
         k, m = shape
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name: expected a str, got {type(name).__name__}")
         self._label_factory = None
         if callable(labels):
             self._label_factory, labels = labels, None
         elif labels is not None:
             labels = _check_labels(labels, k)
-        if domain is not None:
-            if not isinstance(domain, Domain):
-                raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
-            if domain.size != m:
-                raise ValueError(f"domain: its universe has {domain.size} elements but the workload has {m} columns")
-        if gram is not None and not callable(gram):
-            raise TypeError(f"gram: expected a callable returning F^T F, got {type(gram).__name__}")
+        if domain is not None and domain.size != m:
+            raise ValueError(f"domain: its universe has {domain.size} elements but the workload has {m} columns")
         self._shape = (int(k), int(m))
         self._labels = labels
         self._gram = gram
@@ -165,11 +174,15 @@ class Workload:
         self.name = name or "workload"
 
     @classmethod
+    @validate_params(matvec=IsCallable(), gram=_GRAM, domain=OrNone(InstanceOf(Domain, what="a Domain")),
+                     name=OrNone(InstanceOf(str)), column_norm=OrNone(POSITIVE), rmatvec=OrNone(IsCallable()),
+                     columns=OrNone(IsCallable()), integer=FLAG, nonnegative=FLAG)
     def implicit(
         cls,
         shape: tuple[int, int],
         matvec: Callable[[np.ndarray], np.ndarray],
         gram: Callable[[], np.ndarray],
+        *,
         labels: Labels | None = None,
         domain: Domain | None = None,
         name: str | None = None,
@@ -214,31 +227,19 @@ class Workload:
             What the builder knows of F's entries (see :attr:`is_integer`, :attr:`is_nonnegative`);
             an implicit workload cannot be inspected, so the default claims nothing.
         """
-        if not callable(matvec):
-            raise TypeError(f"matvec: expected a callable, got {type(matvec).__name__}")
-        for argument, value in (("rmatvec", rmatvec), ("columns", columns)):
-            if value is not None and not callable(value):
-                raise TypeError(f"{argument}: expected a callable, got {type(value).__name__}")
-        if not callable(gram):
-            raise TypeError(f"gram: expected a callable returning F^T F, got {type(gram).__name__}")
         if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)):
             raise TypeError(f"shape: expected a pair (k, m) of ints, got {type(shape).__name__}")
         if len(shape) != 2:
             raise ValueError(f"shape: expected a pair (k, m), got {len(shape)} entries")
-        k, m = (check_positive_int("shape[0]", shape[0]), check_positive_int("shape[1]", shape[1]))
-        if column_norm is not None:
-            if isinstance(column_norm, bool) or not isinstance(column_norm, (int, float, np.integer, np.floating)):
-                raise TypeError(f"column_norm: expected a float, got {column_norm!r}")
-            if not (math.isfinite(column_norm) and column_norm > 0):
-                raise ValueError(f"column_norm: must be positive and finite, got {column_norm!r}")
+        k, m = (POSITIVE_INT.check("shape[0]", shape[0]), POSITIVE_INT.check("shape[1]", shape[1]))
         workload = cls.__new__(cls)
         workload._setup((k, m), labels, domain, name, gram)
         workload._matrix = None
-        workload._matvec = matvec
-        workload._rmatvec = rmatvec
-        workload._columns = columns
-        workload._closed_column_norm = None if column_norm is None else float(column_norm)
-        workload._entry_facts = (check_bool("integer", integer), check_bool("nonnegative", nonnegative))
+        workload._product = matvec
+        workload._adjoint = rmatvec
+        workload._column_block = columns
+        workload._closed_column_norm = column_norm
+        workload._entry_facts = (integer, nonnegative)
         return workload
 
     @property
@@ -312,6 +313,7 @@ class Workload:
     def is_sparse(self) -> bool:
         return sp.issparse(self._matrix)
 
+    @validate_params(max_entries=POSITIVE_INT)
     def gram(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
         """The Gram matrix ``F^T F`` as a dense ``m x m`` ndarray (a closed form where the
         builder supplied one). The factorization norm depends on F only through it.
@@ -322,7 +324,6 @@ class Workload:
             If ``m * m`` exceeds ``max_entries``.
         """
         m = self.universe_size
-        max_entries = check_positive_int("max_entries", max_entries)
         check_entries("gram", m * m, max_entries, f"the Gram matrix F^T F of {self.name} (m={format_count(m)})",
                       hint=" (raise max_entries if you have the memory: 8 bytes per entry)")
         if self._gram is not None:
@@ -333,11 +334,11 @@ class Workload:
         product = self.matrix.T @ self.matrix
         return product.toarray() if sp.issparse(product) else np.asarray(product)
 
+    @validate_params(max_entries=POSITIVE_INT)
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
         """F as a dense ndarray (a copy); refused above ``max_entries`` entries (a sparse
         ``identity(10**7)`` holds 10^7 entries, its dense form 10^14)."""
         matrix = self.matrix
-        max_entries = check_positive_int("max_entries", max_entries)
         k, m = self._shape
         check_entries("max_entries", k * m, max_entries, f"the dense matrix of {self.name} (k={k:,}, m={m:,})")
         return matrix.toarray() if self.is_sparse else matrix.copy()
@@ -377,10 +378,33 @@ class Workload:
             if sp.issparse(product):
                 product = product.toarray()
             return np.asarray(product).ravel()
-        vector = check_real_vector("histogram", histogram, m)
+        return self._matvec(check_real_vector("histogram", histogram, m))
+
+    # The unchecked kernels: solver loops call them with vectors they built themselves, so that
+    # each iteration does not re-validate what the public boundary checked once.
+
+    def _matvec(self, vector: np.ndarray) -> np.ndarray:
+        """``F @ vector`` for a float64 vector of length ``m``, unchecked (see :meth:`answer`;
+        for an implicit workload the universe must allow a dense vector,
+        :attr:`accepts_histograms`)."""
         if self._matrix is None:
-            return self._implicit_result("matvec", self._matvec(vector), self._shape[0])
+            return self._implicit_result("matvec", self._product(vector), self._shape[0])
         return np.asarray(self._matrix @ vector).ravel()
+
+    def _rmatvec(self, values: np.ndarray) -> np.ndarray:
+        """``F.T @ values`` for a float64 vector of length ``k``, unchecked (see :meth:`rmatvec`;
+        needs :attr:`has_adjoint`)."""
+        if self._matrix is None:
+            return self._implicit_result("rmatvec", self._adjoint(values), self._shape[1])
+        return np.asarray(self._matrix.T @ values).ravel()
+
+    def _columns(self, index: np.ndarray) -> np.ndarray:
+        """``F[:, index]`` as a dense ``(k, len(index))`` array for an int64 array of universe
+        indices, unchecked (see :meth:`columns`; needs :attr:`has_adjoint`)."""
+        if self._matrix is None:
+            return np.asarray(self._column_block(index), dtype=float).reshape(self._shape[0], index.size)
+        block = self._matrix[:, index]
+        return block.toarray() if sp.issparse(block) else np.array(block, dtype=float)
 
     def _implicit_result(self, callback: str, result: Any, length: int) -> np.ndarray:
         """The output of a builder's callback, checked: a wrong one is the builder's bug, and is
@@ -399,7 +423,7 @@ class Workload:
     def has_adjoint(self) -> bool:
         """Whether :meth:`rmatvec` and :meth:`columns` are available: always for an explicit
         matrix and for :func:`marginals`; for :meth:`implicit` when the builder gave both."""
-        return self._matrix is not None or (self._rmatvec is not None and self._columns is not None)
+        return self._matrix is not None or (self._adjoint is not None and self._column_block is not None)
 
     def rmatvec(self, values: Any) -> np.ndarray:
         """``F.T @ values`` for a length-``k`` vector: at each universe element, the values of the
@@ -414,15 +438,14 @@ class Workload:
         """
         k, m = self._shape
         vector = check_real_vector("values", values, k)
-        if self._matrix is not None:
-            return np.asarray(self._matrix.T @ vector).ravel()
-        self._require_adjoint("rmatvec")
-        if m > DEFAULT_MAX_UNIVERSE:
-            raise ValueError(
-                f"values: F.T @ values of {self.name} has {format_count(m)} entries, above "
-                f"DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.0e}; it cannot be materialized"
-            )
-        return self._implicit_result("rmatvec", self._rmatvec(vector), m)
+        if self._matrix is None:
+            self._require_adjoint("rmatvec")
+            if m > DEFAULT_MAX_UNIVERSE:
+                raise ValueError(
+                    f"values: F.T @ values of {self.name} has {format_count(m)} entries, above "
+                    f"DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.0e}; it cannot be materialized"
+                )
+        return self._rmatvec(vector)
 
     def columns(self, indices: Any) -> np.ndarray:
         """``F[:, indices]`` as a dense ``(k, len(indices))`` ndarray, for integer universe indices;
@@ -436,11 +459,8 @@ class Workload:
         k = self._shape[0]
         check_entries("indices", k * index.size, DEFAULT_MAX_ENTRIES,
                       f"{index.size:,} columns of {self.name} (k={format_count(k)})", limit="DEFAULT_MAX_ENTRIES")
-        if self._matrix is not None:
-            block = self._matrix[:, index]
-            return block.toarray() if sp.issparse(block) else np.array(block, dtype=float)
         self._require_adjoint("columns")
-        return np.asarray(self._columns(index), dtype=float).reshape(self._shape[0], index.size)
+        return self._columns(index)
 
     def as_linear_operator(self) -> Any:
         """F as a :class:`scipy.sparse.linalg.LinearOperator` (``matvec`` and ``rmatvec``)."""
@@ -533,7 +553,8 @@ class Workload:
         sign and, under replace-one in l2, :meth:`column_distance`)."""
         relation = Neighbouring.parse(neighbouring)
         exact = self.column_distance() if relation is Neighbouring.REPLACE_ONE and ord == 2 else None
-        return relation.count_sensitivity(self.column_norm(ord), ord, self.is_nonnegative, exact)
+        return relation.count_sensitivity(self.column_norm(ord), ord, nonnegative=self.is_nonnegative,
+                                          column_distance=exact)
 
     @property
     def is_integer(self) -> bool:
@@ -548,20 +569,20 @@ class Workload:
         workload: its builder's claim)."""
         return self._facts()[1]
 
+    @validate_params(ord=_ORD)
     def column_norm(self, ord: float = 2) -> float:
         """``||F||_{1->p}``: the largest ``l_p`` norm of a column (``ord`` 1, 2 or ``inf``).
 
         An implicit workload offers ``ord=2`` only: its closed form where the builder gave one
         (see :meth:`implicit`), else from the diagonal of its Gram matrix.
         """
-        _check_ord(ord)
         if self._matrix is None:
             if ord != 2:
                 raise ValueError(f"ord: an implicit workload offers only the 1->2 norm (ord=2), got {ord!r}")
             if self._closed_column_norm is not None:
                 return self._closed_column_norm
             return float(np.sqrt(np.max(np.diag(self.gram()))))
-        return column_norm(self._matrix, ord)
+        return _column_norm(self._matrix, ord)
 
     def sensitivity(self) -> float:
         """``||F||_{1->2}``, the largest column l2 norm (seed 001, eq. 16): the l2 sensitivity of
@@ -574,7 +595,7 @@ class Workload:
         return f"Workload({self.name}, k={self.num_queries}, m={self.universe_size}, {kind})"
 
 
-def as_query_matrix(matrix: Any, name: str = "F", copy: bool = False) -> Matrix:
+def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matrix:
     """Validate a ``k x m`` query matrix: real, 2-d, non-empty, finite; sparse input becomes
     CSR, dense input a float ndarray (a pandas DataFrame gives its values, by position).
 
@@ -605,30 +626,23 @@ def as_query_matrix(matrix: Any, name: str = "F", copy: bool = False) -> Matrix:
     return matrix
 
 
+@validate_params(ord=_ORD)
 def column_norm(matrix: Matrix, ord: float = 2) -> float:
     """``||A||_{1->p}``, the largest ``l_p`` norm of a column of a dense or sparse matrix
     (``ord`` 1, 2 or ``inf``)."""
-    _check_ord(ord)
-    matrix = as_query_matrix(matrix, "matrix")
+    return _column_norm(as_query_matrix(matrix, "matrix"), ord)
+
+
+def _column_norm(matrix: Matrix, ord: float) -> float:
     if ord == 2:
         squares = matrix.multiply(matrix) if sp.issparse(matrix) else matrix * matrix
         return float(np.sqrt(np.asarray(squares.sum(axis=0)).max()))
     if ord == 1:
         return float(np.asarray(abs(matrix).sum(axis=0)).max())
-    if ord == np.inf:
-        return float(abs(matrix).max())
-    raise ValueError(f"ord: expected 1, 2 or inf, got {ord!r}")
+    return float(abs(matrix).max())  # ord = inf
 
 
-def _check_ord(ord: Any) -> None:
-    # True == 1 in Python: a flag passed by mistake would silently select the 1-norm.
-    if isinstance(ord, (bool, np.bool_)) or not isinstance(ord, (int, float, np.integer, np.floating)):
-        raise TypeError(f"ord: expected 1, 2 or inf, got {ord!r}")
-    if ord not in (1, 2, np.inf):
-        raise ValueError(f"ord: expected 1, 2 or inf, got {ord!r}")
-
-
-def _check_entries(argument: str, builder: str, stored: int, k: int, m: int, max_entries: int,
+def _check_entries(argument: str, builder: str, stored: int, k: int, m: int, max_entries: int, *,
                    implicit: bool = False) -> None:
     """Refuse an explicit matrix of ``stored`` entries above ``max_entries``, before allocating
     it; ``argument`` asked for the size, ``implicit``: the builder offers ``implicit=True``,
@@ -652,19 +666,15 @@ def _check_labels(labels: Any, k: int) -> tuple[str, ...]:
     return labels
 
 
-def _check_builder_flags(max_entries: Any, implicit: Any = False) -> tuple[int, bool]:
-    return check_positive_int("max_entries", max_entries), check_bool("implicit", implicit)
-
-
-def identity(m: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+@validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT)
+def identity(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """The ``m`` point queries ``h[u]`` (F = I)."""
-    m = check_positive_int("m", m)
-    max_entries, _ = _check_builder_flags(max_entries)
     _check_entries("m", "identity", m, m, m, max_entries)
     return Workload(sp.eye_array(m, format="csr"), [f"x={u}" for u in range(m)], name=f"identity({m})")
 
 
-def prefix(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
+@validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT, implicit=FLAG)
+def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
     """The ``m`` threshold (prefix) queries ``#{x <= t}/n`` for ``t = 0 .. m-1``.
 
     F is lower-triangular with ones; the seed's two-query example (seed 001, eq. 40) is the
@@ -672,9 +682,6 @@ def prefix(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = Fals
     has the closed form ``(F^T F)[i, j] = m - max(i, j)``. With ``implicit=True`` the matrix is
     never built (answers are cumulative sums; see :meth:`Workload.implicit`).
     """
-    m = check_positive_int("m", m)
-    max_entries, implicit = _check_builder_flags(max_entries, implicit)
-
     def gram() -> np.ndarray:
         cells = np.arange(m)
         return (m - np.maximum.outer(cells, cells)).astype(float)
@@ -685,7 +692,8 @@ def prefix(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = Fals
     return Workload(np.tril(np.ones((m, m))), [f"x<={t}" for t in range(m)], name=f"prefix({m})", gram=gram)
 
 
-def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
+@validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT, implicit=FLAG)
+def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
     """All ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``.
 
     Queries are ordered by ``a``, then ``b``. Cells ``i <= j`` lie together in the
@@ -693,8 +701,6 @@ def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
     With ``implicit=True`` the ``k x m`` matrix is never built (answers are differences of
     cumulative sums), so ``m = 4096`` (8.4 million queries) fits in memory.
     """
-    m = check_positive_int("m", m)
-    max_entries, implicit = _check_builder_flags(max_entries, implicit)
     k = m * (m + 1) // 2
 
     def gram() -> np.ndarray:
@@ -716,13 +722,12 @@ def all_range(m: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
     return Workload(matrix, labels, name=f"all_range({m})", gram=gram)
 
 
-def repeated(query: Any, k: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+@validate_params(k=POSITIVE_INT, max_entries=POSITIVE_INT)
+def repeated(query: Any, k: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """The same query asked ``k`` times (seed 001, eq. 18): a row vector stacked ``k`` times.
 
     ``query`` is a vector of ``m`` real, finite values (or one row, or a one-query Workload).
     """
-    k = check_positive_int("k", k)
-    max_entries, _ = _check_builder_flags(max_entries)
     if isinstance(query, Workload):
         if query.num_queries != 1:
             raise ValueError(f"query: expected a single query, got a workload of {query.num_queries}")
@@ -740,7 +745,10 @@ def repeated(query: Any, k: int, max_entries: int = DEFAULT_MAX_ENTRIES) -> Work
     return Workload(np.tile(row, (k, 1)), [f"copy{i}" for i in range(k)], name=f"repeated(k={k})")
 
 
-def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
+@validate_params(domain=InstanceOf(Domain, what="a Domain"), way=POSITIVE_INT, max_entries=POSITIVE_INT,
+                 implicit=FLAG)
+def marginals(domain: Domain, way: int, *, max_entries: int = DEFAULT_MAX_ENTRIES,
+              implicit: bool = False) -> Workload:
     """Every cell of every ``way``-way marginal table of ``domain``.
 
     Rows are ordered by attribute subset (lexicographic in attribute position), then by cell
@@ -764,10 +772,6 @@ def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES, 
 
     The workload's :attr:`~Workload.marginal_way` is ``way``.
     """
-    if not isinstance(domain, Domain):
-        raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
-    way = check_positive_int("way", way)
-    max_entries, implicit = _check_builder_flags(max_entries, implicit)
     d = len(domain)
     if way > d:
         raise ValueError(f"way: must be at most the number of attributes ({d}), got {way}")
@@ -785,11 +789,11 @@ def marginals(domain: Domain, way: int, max_entries: int = DEFAULT_MAX_ENTRIES, 
 
     if implicit:
         workload = Workload.implicit(
-            (k, m), lambda vector: _matvec(vector, sizes, way), gram,
+            (k, m), lambda vector: operators._matvec(vector, sizes, way), gram,
             labels=lambda: _marginal_labels(domain, way), domain=domain, name=name,
             column_norm=math.sqrt(tables),
-            rmatvec=lambda values: _rmatvec(values, sizes, way),
-            columns=lambda indices: _columns(indices, sizes, way, k),
+            rmatvec=lambda values: operators._rmatvec(values, sizes, way),
+            columns=lambda indices: operators._columns(indices, sizes, way, k),
             integer=True, nonnegative=True,
         )
     else:
@@ -914,9 +918,11 @@ class _UniverseCodes(Mapping):
         return len(self._domain)
 
 
+@validate_params(domain=InstanceOf(Domain, what="a Domain"), max_entries=POSITIVE_INT)
 def from_predicates(
     domain: Domain,
     predicates: Mapping[str, Predicate] | Sequence[Predicate],
+    *,
     max_entries: int = DEFAULT_MAX_ENTRIES,
 ) -> Workload:
     """Queries given as vectorized predicates over the universe.
@@ -943,9 +949,6 @@ def from_predicates(
         returns a wrong shape, non-numeric values, NaN, or values outside ``[0, 1]``; and for
         a matrix above ``max_entries`` (refused before anything is allocated).
     """
-    if not isinstance(domain, Domain):
-        raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
-    max_entries, _ = _check_builder_flags(max_entries)
     if isinstance(predicates, Mapping):
         items = list(predicates.items())
         for label, _ in items:
@@ -998,16 +1001,13 @@ def _predicate_values(label: str, fn: Predicate, codes: _UniverseCodes, m: int) 
     return np.broadcast_to(values, (m,))
 
 
-def random_queries(k: int, m: int, rng: np.random.Generator, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
+@validate_params(k=POSITIVE_INT, m=POSITIVE_INT, rng=_GENERATOR, max_entries=POSITIVE_INT)
+def random_queries(k: int, m: int, rng: np.random.Generator, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """``k`` random counting queries: each entry independently 0 or 1 with probability 1/2.
 
     ``rng`` must be a ``numpy.random.Generator`` (a seed is refused: the caller keeps the
     stream, so that successive workloads differ).
     """
-    k, m = check_positive_int("k", k), check_positive_int("m", m)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
-    max_entries, _ = _check_builder_flags(max_entries)
     _check_entries("k", "random_queries", k * m, k, m, max_entries)
     matrix = rng.integers(0, 2, size=(k, m)).astype(float)
     return Workload(matrix, [f"random{i}" for i in range(k)], name=f"random_queries({k})")
@@ -1027,8 +1027,7 @@ def stack(workloads: Sequence[Workload]) -> Workload:
     if not workloads:
         raise ValueError("workloads: need at least one workload to stack")
     for w in workloads:
-        if not isinstance(w, Workload):
-            raise TypeError(f"workloads: expected Workload objects, got {type(w).__name__}")
+        InstanceOf(Workload, what="Workload objects").check("workloads", w)
     for w in workloads:
         if w.is_implicit:
             raise ValueError(f"workloads: {w.name} is implicit; only explicit matrices can be stacked")

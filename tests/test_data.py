@@ -4,6 +4,7 @@ import itertools
 import json
 import warnings
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projmech import Dataset, Domain, histogram
-from projmech.data import check_normalized_histogram
+from projmech.data import check_normalized_histogram, resolve_rows
+from projmech.privacy import SizePolicy
 
 DOMAIN = Domain(["a", "b", "c"], [2, 3, 4])
 ROWS = np.array([[0, 0, 0], [1, 2, 3], [1, 2, 3], [0, 1, 2], [1, 0, 3]])
@@ -429,3 +431,83 @@ def test_normalized_histogram_shapes():
 def test_normalized_histogram_n_type_and_value(n, error):
     with pytest.raises(error, match="^n: "):
         check_normalized_histogram([0.25, 0.75], n)
+
+
+def test_histogram_options_are_keyword_only():
+    ds = Dataset(ROWS, DOMAIN)
+    with pytest.raises(TypeError, match="positional"):
+        histogram(ds, None, False)
+    with pytest.raises(TypeError, match="positional"):
+        check_normalized_histogram([0.25, 0.75], 4, 2)
+    np.testing.assert_array_equal(histogram(ds, None, normalize=False), brute_force_histogram(ROWS, DOMAIN.sizes, False))
+
+
+@pytest.mark.parametrize(
+    "call, error, named",
+    [
+        (lambda: histogram(Dataset(ROWS, DOMAIN), max_universe=2.0), TypeError, "max_universe"),
+        (lambda: histogram(Dataset(ROWS, DOMAIN), max_universe=0), ValueError, "max_universe"),
+        (lambda: histogram(Dataset(ROWS, DOMAIN), sparse="yes"), TypeError, "sparse"),
+        (lambda: histogram(ROWS, {"a": 2}), TypeError, "domain"),
+        (lambda: check_normalized_histogram([0.25, 0.75], 4, size=2.0), TypeError, "size"),
+        (lambda: Dataset(ROWS, DOMAIN).subsample(2.0, 0), TypeError, "n"),
+        (lambda: Dataset(ROWS, DOMAIN).subsample(6, 0), ValueError, "n"),
+        (lambda: Dataset.from_dataframe(ROWS, DOMAIN), TypeError, "frame"),
+    ],
+)
+def test_data_arguments_follow_one_rule(call, error, named):
+    with pytest.raises(error, match=f"^{named}: "):
+        call()
+
+
+# ----------------------------------------------------------------------------- resolve_rows
+
+
+def test_resolve_rows_returns_a_dataset_and_its_rows():
+    ds = Dataset(ROWS, DOMAIN)
+    assert resolve_rows(ds, None) == (ds, 5)
+    assert resolve_rows(ds, 5, universe_size=24)[0] is ds  # a matching public n is fine
+    with pytest.raises(ValueError, match="^n: given 4 but the data set has 5 rows"):
+        resolve_rows(ds, 4)
+    with pytest.raises(TypeError, match="^n: "):
+        resolve_rows(ds, 5.0)
+    with pytest.raises(ValueError, match="^n: under add-remove"):
+        resolve_rows(ds, 5, policy=SizePolicy.parse("add-remove", 10))  # refused even when right
+    with pytest.raises(ValueError, match="^data_or_histogram: the data set's universe has 24"):
+        resolve_rows(ds, None, universe_size=12)
+    with pytest.raises(ValueError, match="^data_or_histogram: its universe has 24 elements, above max_universe=10"):
+        resolve_rows(ds, None, max_universe=10)
+
+
+def test_resolve_rows_turns_a_histogram_into_exact_counts():
+    h = brute_force_histogram(ROWS, DOMAIN.sizes)
+    counts, rows = resolve_rows(h, 5, universe_size=24)
+    np.testing.assert_array_equal(counts, brute_force_histogram(ROWS, DOMAIN.sizes, normalize=False))
+    assert rows == 5 and type(rows) is int
+    sparse_counts, _ = resolve_rows(sp.csr_array(h[None, :]), np.int64(5))
+    np.testing.assert_array_equal(sparse_counts, counts)
+    with pytest.raises(ValueError, match="^n: required"):
+        resolve_rows(h, None)
+    with pytest.raises(ValueError, match="^histogram: expected 12 entries"):
+        resolve_rows(h, 5, universe_size=12)
+    with pytest.raises(ValueError, match="above max_universe=10"):
+        resolve_rows(h, 5, max_universe=10)
+    with pytest.raises(TypeError, match="^policy: "):
+        resolve_rows(h, 5, policy="replace-one")
+    with pytest.raises(TypeError, match="positional"):
+        resolve_rows(h, 5, 24)
+
+
+def test_data_does_not_need_pandas_to_import():
+    """pandas is imported by the functions that read or build frames, not by the module."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import projmech.data as d, numpy as np; "
+            "ds = d.Dataset(np.zeros((2, 1), dtype=int), d.Domain(['a'], [2])); d.histogram(ds); "
+            "print('pandas' in sys.modules)")
+    # projmech/__init__ may import pandas through other modules; load data.py on its own.
+    loader = ("import importlib.util, sys, types; pkg = types.ModuleType('projmech'); "
+              f"pkg.__path__ = [{str(Path(__file__).parents[1] / 'projmech')!r}]; sys.modules['projmech'] = pkg; ")
+    result = subprocess.run([sys.executable, "-c", loader + code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

@@ -148,3 +148,10 @@ def test_adult_records_read_only_and_cache_not_corrupted(shared):
         a.records[0, 0] = 0  # read-only view
     # a second call still gives the original codes
     np.testing.assert_array_equal(adult(attributes=["age"]).records[:, 0], rows[:, header.index("age")])
+
+
+def test_adult_arguments_follow_one_rule():
+    with pytest.raises(TypeError, match="^binary: expected True or False"):
+        adult(binary="yes")
+    with pytest.raises(TypeError, match="^attributes: expected a sequence of names"):
+        adult(attributes="age")  # would be read one character at a time

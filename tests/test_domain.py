@@ -67,7 +67,7 @@ def test_empty_domain_rejected():
 
 @pytest.mark.parametrize("bad", [2.0, 2.5, "3", None, True])
 def test_non_int_size_is_type_error(bad):
-    with pytest.raises(TypeError, match=r"'a'.*must be an int"):
+    with pytest.raises(TypeError, match=r"^sizes: size of 'a': expected an int"):
         Domain(["a"], [bad])
 
 
@@ -313,8 +313,8 @@ def test_from_json_duplicate_key_names_file_and_key(tmp_path):
         ("", "is empty"),
         ('{"a": 2', "is not valid JSON"),
         ('"a"', "got a JSON str"),
-        ('{"a": 2.5}', "sizes: size of 'a' must be an int, got 2.5"),
-        ('{"a": 2, "b": -1}', "sizes: size of 'b' must be at least 1, got -1"),
+        ('{"a": 2.5}', "sizes: size of 'a': expected an int, got 2.5"),
+        ('{"a": 2, "b": -1}', "sizes: size of 'b': must be at least 1, got -1"),
         ("{}", "attributes: a domain needs at least one attribute"),
     ],
 )

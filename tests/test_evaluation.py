@@ -113,12 +113,14 @@ def test_gaussian_expected_rmse_monte_carlo():
     assert low <= gaussian_expected_rmse(sigma, k) <= high
 
 
-@pytest.mark.parametrize("sigma, k, match", [
-    (-1.0, 3, "sigma"), (float("nan"), 3, "sigma"), (float("inf"), 3, "sigma"),
-    (1.0, 0, "k"), (1.0, -2, "k"), (1.0, 2.5, "k"), (1.0, True, "k"), (1.0, 3.0, "k"),
+@pytest.mark.parametrize("sigma, k, error, match", [
+    (-1.0, 3, ValueError, "sigma"), (float("nan"), 3, ValueError, "sigma"), (float("inf"), 3, ValueError, "sigma"),
+    (True, 3, TypeError, "sigma"), (1.0, 0, ValueError, "k"), (1.0, -2, ValueError, "k"),
+    # A count of the wrong type is a TypeError, as everywhere.
+    (1.0, 2.5, TypeError, "k"), (1.0, True, TypeError, "k"), (1.0, 3.0, TypeError, "k"),
 ])
-def test_gaussian_expected_rmse_rejects_bad_arguments(sigma, k, match):
-    with pytest.raises(ValueError, match=match):
+def test_gaussian_expected_rmse_rejects_bad_arguments(sigma, k, error, match):
+    with pytest.raises(error, match=f"^{match}: "):
         gaussian_expected_rmse(sigma, k)
 
 
@@ -226,10 +228,11 @@ def test_evaluate_mean_rmse_agrees_with_the_closed_form():
     assert summary.rmse_low <= expected <= summary.rmse_high
 
 
-@pytest.mark.parametrize("trials", [1, 0, -3, 2.0, True, "5"])
-def test_evaluate_rejects_bad_trials(trials):
+@pytest.mark.parametrize("trials, error", [(1, ValueError), (0, ValueError), (-3, ValueError),
+                                           (2.0, TypeError), (True, TypeError), ("5", TypeError)])
+def test_evaluate_rejects_bad_trials(trials, error):
     mechanism = GaussianMechanism(Workload(F), ZCDP(1.0))
-    with pytest.raises(ValueError, match="trials"):
+    with pytest.raises(error, match="^trials: "):
         evaluate(mechanism, H, trials, np.random.default_rng(0), n=10)
 
 
@@ -267,3 +270,30 @@ def test_evaluate_on_a_dataset_beyond_any_histogram():
 def test_evaluate_needs_n_with_a_histogram():
     with pytest.raises(ValueError, match="n: required"):
         evaluate(GaussianMechanism(Workload(F), ZCDP(1.0)), H, 3, np.random.default_rng(0))
+
+
+def test_evaluate_checks_everything_before_the_first_release():
+    class Counting(GaussianMechanism):
+        releases = 0
+
+        def release(self, *args, **kwargs):
+            Counting.releases += 1
+            return super().release(*args, **kwargs)
+
+    mechanism = Counting(Workload(F), ZCDP(1.0))
+    rng = np.random.default_rng(0)
+    for data, options, error, match in [
+            (H, {"n": 3}, ValueError, "histogram, n"),  # 3 rows cannot give H
+            (H[:3], {"n": 10}, ValueError, "histogram"),  # not over the workload's universe
+            (H * 2, {"n": 10}, ValueError, "histogram"),  # not normalized
+            (H, {"n": 10, "confidence": 1.0}, ValueError, "confidence"),
+            (H, {"n": 10, "progress": "bar"}, TypeError, "progress")]:
+        with pytest.raises(error, match=f"^{match}"):
+            evaluate(mechanism, data, 3, rng, **options)
+    assert Counting.releases == 0
+
+
+def test_evaluate_options_are_keyword_only():
+    mechanism = GaussianMechanism(Workload(F), ZCDP(1.0))
+    with pytest.raises(TypeError, match="positional"):
+        evaluate(mechanism, H, 3, np.random.default_rng(0), 10)

@@ -169,7 +169,7 @@ def test_width_bad_inputs():
     for samples in (0, -3):
         with pytest.raises(ValueError, match="samples"):
             gaussian_width(support, 3, samples, rng)
-    with pytest.raises(ValueError, match="samples: need at least 2"):
+    with pytest.raises(ValueError, match="^samples: must be at least 2 \\(a confidence interval\\)"):
         gaussian_width(support, 3, 1, rng)
     with pytest.raises(TypeError, match="samples"):
         gaussian_width(support, 3, 2.5, rng)
@@ -370,7 +370,7 @@ def test_width_conversions():
         mean_width_from_gaussian(estimate, k)
     with pytest.raises(TypeError, match="mean_width"):
         gaussian_width_from_mean("1.0", k)
-    with pytest.raises(ValueError, match="gaussian_width: must be finite"):
+    with pytest.raises(ValueError, match="^gaussian_width: must be a finite number"):
         mean_width_from_gaussian(math.inf, k)
     with pytest.raises(ValueError, match="k"):
         mean_width_from_gaussian(1.0, 0)
@@ -378,7 +378,7 @@ def test_width_conversions():
 
 def test_mean_width_bad_inputs():
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="samples: need at least 2"):
+    with pytest.raises(ValueError, match="^samples: must be at least 2 \\(a confidence interval\\)"):
         mean_width(np.eye(3), 3, 1, rng)
     with pytest.raises(TypeError, match="rng"):
         mean_width(np.eye(3), 3, 10, 0)
@@ -525,3 +525,20 @@ def test_relaxation_support_retries_a_non_optimal_solve_once_and_reports_it():
         relaxation_support(domain, G, solver_options={"max_iter": 2}, retry=False)
     with pytest.raises(RelaxationError, match="then user_limit with the retry options"):
         relaxation_support(domain, G, solver_options={"max_iter": 2}, retry_options={"max_iter": 1})
+
+
+def test_width_options_are_keyword_only():
+    rng = np.random.default_rng(0)
+    support = lambda G: np.abs(G).sum(axis=1)  # noqa: E731
+    for estimator in (gaussian_width, mean_width):
+        with pytest.raises(TypeError, match="positional"):
+            estimator(support, 3, 10, rng, 0.9)
+    estimate = gaussian_width(support, 3, 10, rng, confidence=0.9)
+    with pytest.raises(TypeError, match="positional"):
+        compare_widths(estimate, estimate, 0.9)
+    with pytest.raises(TypeError, match="positional"):
+        support_function(np.eye(2), np.ones(2), 100)
+    with pytest.raises(TypeError, match="^confidence: expected a number"):
+        compare_widths(estimate, estimate, confidence="0.9")
+    with pytest.raises(TypeError, match="^block_entries: expected an int"):
+        support_function(np.eye(2), np.ones(2), block_entries=1e6)

@@ -245,7 +245,7 @@ def error_bound_by_hand(n, m, k, T, privacy, p):
 @pytest.mark.parametrize("privacy", [PureDP(1.0), ZCDP(0.5)], ids=["pure", "zcdp"])
 def test_error_bound_formula_holds_and_inverts(privacy):
     n, rounds, p = 200_000, 100, 0.05
-    bound = offline_pmw_error_bound(n, 16, 24, rounds, privacy, p)
+    bound = offline_pmw_error_bound(n, 16, 24, rounds, privacy, failure_probability=p)
     assert bound == pytest.approx(error_bound_by_hand(n, 16, 24, rounds, privacy, p), rel=1e-9)
     mechanism = OfflinePMW(WORKLOAD, privacy, rounds=rounds, noise="continuous")
     assert mechanism.error_bound(n, p) == bound
@@ -255,17 +255,18 @@ def test_error_bound_formula_holds_and_inverts(privacy):
     assert stats.binomtest(within, runs, 1 - p, alternative="less").pvalue > 1e-6
     # The inverse: the smallest n whose bound reaches alpha.
     alpha = 0.5
-    smallest = offline_pmw_min_n(alpha, 16, 24, rounds, privacy, p)
-    assert offline_pmw_error_bound(smallest, 16, 24, rounds, privacy, p) <= alpha
-    assert offline_pmw_error_bound(smallest - 1, 16, 24, rounds, privacy, p) > alpha
+    smallest = offline_pmw_min_n(alpha, 16, 24, rounds, privacy, failure_probability=p)
+    assert offline_pmw_error_bound(smallest, 16, 24, rounds, privacy, failure_probability=p) <= alpha
+    assert offline_pmw_error_bound(smallest - 1, 16, 24, rounds, privacy, failure_probability=p) > alpha
     with pytest.raises(ValueError, match="alpha"):
-        offline_pmw_min_n(2 * math.sqrt(math.log(16) / rounds) + 1 / rounds, 16, 24, rounds, privacy, p)
+        offline_pmw_min_n(2 * math.sqrt(math.log(16) / rounds) + 1 / rounds, 16, 24, rounds, privacy,
+                          failure_probability=p)
 
 
 def test_error_bound_reproduces_the_mwem_form_for_eta_one_over_k():
     """With PureDP and eta = 1/k (p = 2T/k): 2 sqrt(ln|D|/T) + 10 T ln k/(eps n) + 1/T bounds it."""
     n, m, k, T, epsilon = 10**6, 1024, 500, 20, 1.0
-    bound = offline_pmw_error_bound(n, m, k, T, PureDP(epsilon), 2 * T / k)
+    bound = offline_pmw_error_bound(n, m, k, T, PureDP(epsilon), failure_probability=2 * T / k)
     mwem_form = 2 * math.sqrt(math.log(m) / T) + 10 * T * math.log(k) / (epsilon * n) + 1 / T
     assert bound <= mwem_form
     assert bound > 2 * math.sqrt(math.log(m) / T)
@@ -354,8 +355,44 @@ def test_bad_options_and_release_inputs_raise_before_any_randomness():
     assert rng.bit_generator.state == state
     with pytest.raises(TypeError, match="rng"):
         mechanism.release(H, n=100, rng=np.random.RandomState(0))
-    for arguments, match in [((0, 16, 24, 5, PureDP(1.0)), "n"),
-                             ((10, 16, 24, 5, PureDP(1.0), 1.0), "failure_probability"),
-                             ((10, 16, 24, 5, ApproxDP(1.0, 1e-5)), "privacy")]:
-        with pytest.raises((ValueError, TypeError), match=match):
-            offline_pmw_error_bound(*arguments)
+    for arguments, options, error, match in [
+            ((0, 16, 24, 5, PureDP(1.0)), {}, ValueError, "n"),
+            ((10.0, 16, 24, 5, PureDP(1.0)), {}, TypeError, "n"),
+            ((10, 16, 24, 5, PureDP(1.0)), {"failure_probability": 1.0}, ValueError, "failure_probability"),
+            ((10, 16, 24, 5, PureDP(1.0)), {"discrete": 0}, TypeError, "discrete"),
+            ((10, 16, 24, 5, ApproxDP(1.0, 1e-5)), {}, TypeError, "privacy")]:
+        with pytest.raises(error, match=f"^{match}: "):
+            offline_pmw_error_bound(*arguments, **options)
+
+
+def test_offline_pmw_checks_every_option_at_construction():
+    for kwargs, error, match in [({"rounds": 2.0}, TypeError, "rounds"), ({"rounds": 0}, ValueError, "rounds"),
+                                 ({"updates_per_round": True}, TypeError, "updates_per_round"),
+                                 ({"max_universe": 1.5}, TypeError, "max_universe"),
+                                 ({"noise": "exact"}, ValueError, "noise"), ({"noise": 1}, TypeError, "noise"),
+                                 ({"privacy": ApproxDP(1.0, 1e-6)}, TypeError, "privacy")]:
+        arguments = {"privacy": PureDP(1.0), "rounds": 5, **kwargs}
+        with pytest.raises(error, match=f"^{match}: "):
+            OfflinePMW(WORKLOAD, **arguments)
+
+
+def test_offline_pmw_options_are_keyword_only():
+    with pytest.raises(TypeError, match="positional"):
+        OfflinePMW(WORKLOAD, PureDP(1.0), 5, "replace-one")
+    mechanism = OfflinePMW(WORKLOAD, PureDP(1.0), 5)
+    with pytest.raises(TypeError, match="positional"):
+        mechanism.release(H, 20, 0)
+    with pytest.raises(TypeError, match="positional"):
+        offline_pmw_min_n(0.9, 16, 24, 5, PureDP(1.0), 0.05)
+
+
+def test_mw_step_arguments_follow_one_rule():
+    uniform, row = np.full(4, 0.25), np.array([1.0, 0.0, 1.0, 0.0])
+    with pytest.raises(TypeError, match="^too_low: expected True or False"):
+        multiplicative_weights_update(uniform, row, 1, 0.1)
+    with pytest.raises(TypeError, match="^alpha: expected a number"):
+        multiplicative_weights_update(uniform, row, True, "0.1")
+    with pytest.raises(ValueError, match=r"^alpha: must lie in \(0, 1.79\] \(seed 004, Lemma 4\)"):
+        mw_update_bound(16, 2.0)
+    with pytest.raises(TypeError, match="^universe_size: expected an int"):
+        mw_update_bound(16.0, 0.5)

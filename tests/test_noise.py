@@ -101,7 +101,7 @@ def test_discrete_costs_a_few_percent_more_noise_than_analytic_continuous():
 @pytest.mark.parametrize("privacy", [ZCDP(0.5), ApproxDP(1.0, 1e-6), PureDP(2.0)])
 @pytest.mark.parametrize("discrete", [False, True])
 def test_calibrate_splits_the_budget_exactly(privacy, discrete):
-    policy = SizePolicy.parse("add-remove", "estimate", 0.2)
+    policy = SizePolicy.parse("add-remove", "estimate", size_share=0.2)
     sensitivity = 3.0
     main, size = calibrate(privacy, sensitivity, policy, discrete)
     assert size is not None and main.discrete == size.discrete == discrete
@@ -235,10 +235,29 @@ def test_choose_discrete():
     ({"distribution": "gaussian", "scale": math.inf, "discrete": False}, ValueError, "scale"),
     ({"distribution": "gaussian", "scale": "1", "discrete": False}, TypeError, "scale"),
     ({"distribution": "gaussian", "scale": 1.0, "discrete": 1}, TypeError, "discrete"),
+    ({"distribution": "gaussian", "scale": True, "discrete": False}, TypeError, "scale"),
+    ({"distribution": 1, "scale": 1.0, "discrete": False}, TypeError, "distribution"),
 ])
 def test_noise_validation(kwargs, error, match):
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=f"^{match}: "):
         Noise(**kwargs)
+
+
+def test_noise_kind_of_the_wrong_type_is_a_type_error_naming_the_argument():
+    with pytest.raises(TypeError, match="^noise: expected one of"):
+        choose_discrete(None, True)
+    with pytest.raises(TypeError, match="^strategy_noise: expected one of"):
+        choose_discrete(1, True, name="strategy_noise")
+
+
+def test_noise_options_are_keyword_only():
+    policy = SizePolicy.parse("replace-one", None)
+    with pytest.raises(TypeError, match="positional"):
+        calibrate(ZCDP(0.5), 1.0, policy, False, "analytic")
+    with pytest.raises(TypeError, match="positional"):
+        choose_discrete("auto", True, "noise")
+    noise, _ = calibrate(ApproxDP(0.5, 1e-6), 1.0, policy, False, calibration="classical")
+    assert noise.scale == pytest.approx(math.sqrt(2 * math.log(1.25 / 1e-6)) / 0.5)  # Dwork & Roth, Thm A.1
 
 
 # --- the pool of discrete draws hands every draw out once ---------------------------------------

@@ -251,3 +251,25 @@ def test_bad_queries_raise_before_any_noise(query, error, match):
     with pytest.raises(error, match=match):
         mechanism.answer(query)
     assert rng.bit_generator.state == state and mechanism.transcript == ()
+
+
+def test_constructor_checks_every_option_before_the_data_is_read():
+    class Unreadable:
+        def __array__(self, *args, **kwargs):
+            raise AssertionError("the data was read")
+
+    for kwargs, error, match in [({"alpha": 0.6}, ValueError, "alpha"), ({"alpha": True}, TypeError, "alpha"),
+                                 ({"k": 2.0}, TypeError, "k"), ({"max_universe": 0}, ValueError, "max_universe"),
+                                 ({"rng": -1}, ValueError, "rng"), ({"size": 10}, ValueError, "size")]:
+        arguments = {"alpha": 0.1, "epsilon": 1.0, "n": 10, **kwargs}
+        with pytest.raises(error, match=f"^{match}: "):
+            OnlinePMW(Unreadable(), **arguments)
+
+
+def test_options_are_keyword_only_and_accuracy_checks_its_counts():
+    with pytest.raises(TypeError, match="positional"):
+        OnlinePMW(np.array([0.3, 0.7]), 0.1, 1.0, 5)
+    with pytest.raises(TypeError, match="^num_queries: expected an int"):
+        online_pmw_accuracy(0.1, 1.0, 100, 10.0, 3)
+    with pytest.raises(ValueError, match=r"^alpha: must lie in \(0, 0.5\] \(the update band"):
+        online_pmw_accuracy(0.75, 1.0, 100, 10, 3)

@@ -210,3 +210,27 @@ def test_operators_refuse_outputs_above_max_entries():
     with pytest.raises(ValueError, match="^codes: "):
         marginal_rows([np.arange(3)] * 3, [3] * 3, 2, max_entries=8)  # 3 tables x 3 elements
     assert marginal_rows([np.arange(3)] * 3, [3] * 3, 2, max_entries=9).shape == (3, 3)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: marginal_matvec(np.ones(6), [2, 3], 1, 100),
+        lambda: marginal_rmatvec(np.ones(5), [2, 3], 1, 100),
+        lambda: marginal_columns([0], [2, 3], 1, 5, 100),
+        lambda: marginal_rows([np.array([0]), np.array([1])], [2, 3], 1, 100),
+        lambda: pair_cells([2, 3], 100),
+    ],
+)
+def test_operator_caps_are_keyword_only(call):
+    with pytest.raises(TypeError, match="positional"):
+        call()
+
+
+def test_operator_counts_follow_one_rule():
+    with pytest.raises(TypeError, match="^num_queries: expected an int"):
+        marginal_columns([0], [2, 3], 1, 5.0)
+    with pytest.raises(TypeError, match="^max_entries: expected an int"):
+        marginal_matvec(np.ones(6), [2, 3], 1, max_entries=True)
+    with pytest.raises(ValueError, match="^max_entries: must be at least 1"):
+        pair_cells([2, 3], max_entries=0)

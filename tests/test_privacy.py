@@ -19,10 +19,12 @@ from projmech.privacy import (
     ApproxDP,
     Neighbouring,
     PureDP,
+    SizePolicy,
     ZCDP,
     gaussian_delta,
     gaussian_sigma,
     laplace_scale,
+    zcdp_for_approx_dp,
 )
 
 plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
@@ -313,10 +315,13 @@ def test_neighbouring_sensitivity(norm, n):
     assert Neighbouring.ADD_REMOVE.sensitivity(norm, n) == pytest.approx(norm / int(n), rel=1e-15)
 
 
-@pytest.mark.parametrize("bad", [0, -1, -100, 2.5, 10.0, True, "10", None])
-def test_neighbouring_sensitivity_rejects_bad_n(bad):
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-1, ValueError), (-100, ValueError),
+                                        (2.5, TypeError), (10.0, TypeError), (True, TypeError),
+                                        ("10", TypeError), (None, TypeError)])
+def test_neighbouring_sensitivity_rejects_bad_n(bad, error):
+    # A count of the wrong type is a TypeError, a count below 1 a ValueError.
     for relation in Neighbouring:
-        with pytest.raises(ValueError, match="n"):
+        with pytest.raises(error, match="^n: "):
             relation.sensitivity(1.0, bad)
 
 
@@ -324,6 +329,84 @@ def test_neighbouring_parse():
     assert Neighbouring.parse("replace-one") is Neighbouring.REPLACE_ONE
     assert Neighbouring.parse("add-remove") is Neighbouring.ADD_REMOVE
     assert Neighbouring.parse(Neighbouring.ADD_REMOVE) is Neighbouring.ADD_REMOVE
-    for bad in ["foo", "replace_one", "", None]:
-        with pytest.raises(ValueError, match="neighbouring"):
+    for bad in ["foo", "replace_one", ""]:
+        with pytest.raises(ValueError, match="^neighbouring: expected one of"):
             Neighbouring.parse(bad)
+    for bad in [None, 1, True]:
+        with pytest.raises(TypeError, match="^neighbouring: expected one of"):
+            Neighbouring.parse(bad)
+
+
+# --------------------------------------------------------------------------------------------
+# Argument checks: one rule for the same mistake, options by keyword
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, error, named",
+    [
+        (lambda: SizePolicy.parse("add-remove", 2.0), TypeError, "size"),
+        (lambda: SizePolicy.parse("add-remove", True), TypeError, "size"),
+        (lambda: SizePolicy.parse("add-remove", 0), ValueError, "size"),
+        (lambda: SizePolicy.parse("add-remove", "guess"), ValueError, "size"),
+        (lambda: SizePolicy.parse("add-remove", "estimate", size_share=1.0), ValueError, "size_share"),
+        (lambda: SizePolicy.parse("add-remove", "estimate", size_share="half"), TypeError, "size_share"),
+        (lambda: SizePolicy.parse(3, None), TypeError, "neighbouring"),
+        (lambda: SizePolicy.parse("replace-one", None).check_dataset_n(2.0, 2), TypeError, "n"),
+        (lambda: SizePolicy.parse("replace-one", None).check_dataset_n(3, 2), ValueError, "n"),
+        (lambda: gaussian_delta(0.0, 1.0, 1.0), ValueError, "sigma"),
+        (lambda: gaussian_delta(1.0, -1.0, 1.0), ValueError, "l2_sensitivity"),
+        (lambda: gaussian_delta(1.0, 1.0, True), TypeError, "epsilon"),
+        (lambda: gaussian_sigma(1.0, ZCDP(1.0), method="exact"), ValueError, "method"),
+        (lambda: gaussian_sigma(1.0, ZCDP(1.0), discrete=1), TypeError, "discrete"),
+        (lambda: gaussian_sigma(True, ZCDP(1.0)), TypeError, "l2_sensitivity"),
+        (lambda: zcdp_for_approx_dp(ZCDP(1.0)), TypeError, "privacy"),
+        (lambda: ApproxDP(1.0, 0.0), ValueError, "delta"),
+        (lambda: ApproxDP(1.0, 1), ValueError, "delta"),
+        (lambda: PureDP(True), TypeError, "epsilon"),
+        (lambda: ZCDP("1"), TypeError, "rho"),
+        (lambda: laplace_scale(1.0, "1"), TypeError, "epsilon"),
+        (lambda: Neighbouring.REPLACE_ONE.count_sensitivity(1.0, 3), ValueError, "ord"),
+        (lambda: Neighbouring.REPLACE_ONE.count_sensitivity(1.0, True), TypeError, "ord"),
+        (lambda: Neighbouring.REPLACE_ONE.count_sensitivity(1.0, nonnegative="yes"), TypeError, "nonnegative"),
+    ],
+)
+def test_privacy_arguments_are_checked_by_one_rule(call, error, named):
+    with pytest.raises(error, match=f"^{named}: "):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: gaussian_sigma(1.0, ZCDP(1.0), "analytic"),
+        lambda: SizePolicy.parse("add-remove", "estimate", 0.1),
+        lambda: Neighbouring.REPLACE_ONE.count_sensitivity(1.0, 2, True),
+        lambda: Neighbouring.REPLACE_ONE.sensitivity(1.0, 10, 2),
+    ],
+)
+def test_privacy_options_are_keyword_only(call):
+    with pytest.raises(TypeError, match="positional"):
+        call()
+
+
+def test_privacy_options_by_keyword_give_the_documented_values():
+    assert gaussian_sigma(1.0, ZCDP(0.5), method="analytic", discrete=False) == 1.0  # 1 / sqrt(2 rho)
+    assert SizePolicy.parse("add-remove", "estimate", size_share=0.1).share == 0.1
+    assert Neighbouring.REPLACE_ONE.count_sensitivity(2.0, 2, nonnegative=True) == pytest.approx(2.0 * math.sqrt(2))
+    assert Neighbouring.ADD_REMOVE.sensitivity(3.0, 10, ord=1) == pytest.approx(0.3)
+
+
+def test_size_policy_built_directly_is_checked_in_its_constructor():
+    assert SizePolicy("add-remove", declared=np.int64(100)).declared == 100
+    assert SizePolicy(Neighbouring.ADD_REMOVE, share=0.1).estimated
+    for arguments, error, named in [
+            ({"neighbouring": "swap"}, ValueError, "neighbouring"),
+            ({"neighbouring": "add-remove", "declared": 10.0}, TypeError, "declared"),
+            ({"neighbouring": "add-remove", "declared": 0}, ValueError, "declared"),
+            ({"neighbouring": "add-remove", "share": 1.0}, ValueError, "share"),
+            ({"neighbouring": "add-remove", "share": True}, TypeError, "share"),
+            ({"neighbouring": "replace-one", "declared": 10}, ValueError, "declared"),
+            ({"neighbouring": "add-remove", "declared": 10, "share": 0.1}, ValueError, "declared")]:
+        with pytest.raises(error, match=f"^{named}"):
+            SizePolicy(**arguments)

@@ -79,13 +79,29 @@ def test_cases_cover_every_mechanism_and_relation():
 
 @pytest.mark.parametrize("arguments, error, match", [
     ({"mechanisms": ["gaussian", "exponential"]}, ValueError, "mechanisms"),
-    ({"mechanisms": "gaussian"}, ValueError, "mechanisms"),
+    ({"mechanisms": "gaussian"}, TypeError, "mechanisms"),  # a str is no sequence of names
+    ({"mechanisms": [3]}, TypeError, "mechanisms"),
     ({"neighbourings": ["swap"]}, ValueError, "neighbouring"),
     ({"planted_bug": 1}, TypeError, "planted_bug"),
+    ({"noise": "exact"}, ValueError, "noise"),
+    ({"delta": 0.0}, ValueError, "delta"),
+    ({"delta": "1e-5"}, TypeError, "delta"),
 ])
 def test_audit_cases_validation(arguments, error, match):
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=f"^{match}: "):
         audit_cases(**arguments)
+
+
+def test_audit_options_are_keyword_only():
+    with pytest.raises(TypeError, match="positional"):
+        audit_cases(["laplace"], ["replace-one"], True)
+    (case,) = audit_cases(["laplace"], ["replace-one"])
+    with pytest.raises(TypeError, match="positional"):
+        run_audits([case], 100, 0.99)
+    with pytest.raises(TypeError, match="positional"):
+        case.run(100, 0.99, 0)
+    with pytest.raises(ValueError, match="^rng: "):
+        run_audits([case], 100, rng=-1)
 
 
 def test_audit_command(tmp_path, capsys):

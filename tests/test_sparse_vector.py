@@ -304,3 +304,63 @@ def test_bad_predicates_raise_naming_the_query():
     with pytest.raises(ValueError, match="query: invalid predicate"):
         mechanism.answer(lambda x: 2.0 * (x["age"] >= 0))
     assert mechanism.neighbouring is Neighbouring.REPLACE_ONE and mechanism.n == 8
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"noise": "exact"}, ValueError, "noise"),
+        ({"noise": None}, TypeError, "noise"),
+        ({"max_universe": 2.0}, TypeError, "max_universe"),
+        ({"rng": True}, TypeError, "rng"),
+        ({"size": 5}, ValueError, "size"),  # replace-one: n is public, a size is refused
+    ],
+)
+def test_constructor_refuses_bad_options_before_the_data_is_read(kwargs, error, match):
+    class Unreadable:
+        """Data whose first use would raise: the constructor must fail before touching it."""
+
+        def __array__(self, *args, **kwargs):
+            raise AssertionError("the data was read")
+
+    for make in (lambda **extra: ThresholdK(Unreadable(), 0.5, 1.0, 2, n=10, **extra),
+                 lambda **extra: Threshold(Unreadable(), 0.5, 1.0, n=10, **extra)):
+        with pytest.raises(error, match=f"^{match}: "):
+            make(**kwargs)
+
+
+def test_options_are_keyword_only():
+    with pytest.raises(TypeError, match="positional"):
+        ThresholdK(np.array([0.3, 0.7]), 0.5, 1.0, 2, 10)
+    with pytest.raises(TypeError, match="positional"):
+        Threshold(np.array([0.3, 0.7]), 0.5, 1.0, 10)
+    assert Threshold(np.array([0.3, 0.7]), 0.5, 1.0, n=10, rng=0).n == 10
+
+
+def test_sparse_vector_imports_no_solver():
+    """The interactive mechanisms need numpy and the data layer, never CVXPY or a mechanism
+    module: the modules sparse_vector imports, transitively within projmech, are listed."""
+    import ast
+    from pathlib import Path
+
+    import projmech
+
+    root = Path(projmech.__file__).parent
+    seen, pending, external = set(), ["sparse_vector"], set()
+    while pending:
+        module = pending.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        path = root / (module.replace(".", "/") + ".py")
+        if not path.exists():
+            path = root / module.replace(".", "/") / "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                pending.extend([node.module] if node.module else [alias.name for alias in node.names])
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                external.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                external |= {alias.name.split(".")[0] for alias in node.names}
+    assert "cvxpy" not in external
+    assert not seen & {"mechanisms", "bodies", "multiplicative_weights"}, sorted(seen)

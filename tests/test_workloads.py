@@ -903,3 +903,92 @@ def test_column_distance_survives_cancellation_and_ignores_a_given_gram():
     lying = Workload(np.eye(3), gram=lambda: np.ones((3, 3)))
     assert lying.column_distance() == pytest.approx(math.sqrt(2), rel=1e-12)
     assert lying.count_sensitivity("replace-one") == pytest.approx(math.sqrt(2), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- argument rules
+
+
+DOMAIN_23 = Domain(["a", "b"], [2, 3])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: identity(3, 100),
+        lambda: prefix(3, 100),
+        lambda: all_range(3, 100, False),
+        lambda: repeated([1, 0], 2, 100),
+        lambda: marginals(DOMAIN_23, 1, 100),
+        lambda: from_predicates(DOMAIN_23, [lambda x: 1], 100),
+        lambda: random_queries(2, 3, np.random.default_rng(0), 100),
+        lambda: Workload(np.eye(2), None, None),
+        lambda: Workload.implicit((2, 2), lambda v: v, lambda: np.eye(2), None),
+        lambda: pm.workloads.as_query_matrix(np.eye(2), "F", True),
+    ],
+)
+def test_builder_options_are_keyword_only(call):
+    with pytest.raises(TypeError, match="positional"):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call, error, named",
+    [
+        # A float or a bool where a count goes is a TypeError, whatever the builder...
+        (lambda: identity(3.0), TypeError, "m"),
+        (lambda: prefix(True), TypeError, "m"),
+        (lambda: repeated([1, 0], 2.0), TypeError, "k"),
+        (lambda: marginals(DOMAIN_23, 1.0), TypeError, "way"),
+        (lambda: marginals(DOMAIN_23, 1, max_entries=1e9), TypeError, "max_entries"),
+        (lambda: Workload.implicit((2.0, 2), lambda v: v, lambda: np.eye(2)), TypeError, "shape[0]"),
+        (lambda: identity(3).gram(max_entries=True), TypeError, "max_entries"),
+        (lambda: identity(3).toarray(1e9), TypeError, "max_entries"),
+        # ...and 0 where a positive count goes a ValueError.
+        (lambda: identity(0), ValueError, "m"),
+        (lambda: marginals(DOMAIN_23, 0), ValueError, "way"),
+        (lambda: identity(3).gram(max_entries=0), ValueError, "max_entries"),
+        (lambda: Workload.implicit((2, 0), lambda v: v, lambda: np.eye(2)), ValueError, "shape[1]"),
+        # A bad number is a ValueError, a non-number a TypeError, for every real parameter.
+        (lambda: Workload.implicit((2, 2), lambda v: v, lambda: np.eye(2), column_norm=0.0), ValueError,
+         "column_norm"),
+        (lambda: Workload.implicit((2, 2), lambda v: v, lambda: np.eye(2), column_norm=True), TypeError,
+         "column_norm"),
+        (lambda: Workload.implicit((2, 2), lambda v: v, lambda: np.eye(2), integer=1), TypeError, "integer"),
+        (lambda: Workload(np.eye(2), name=3), TypeError, "name"),
+        (lambda: Workload(np.eye(2), gram=np.eye(2)), TypeError, "gram"),
+        (lambda: identity(3).column_norm(3), ValueError, "ord"),
+        (lambda: identity(3).column_norm(True), TypeError, "ord"),
+        (lambda: pm.workloads.column_norm(np.eye(2), "2"), TypeError, "ord"),
+    ],
+)
+def test_workload_arguments_follow_one_rule(call, error, named):
+    with pytest.raises(error, match=f"^{named}: ".replace("[", r"\[").replace("]", r"\]")):
+        call()
+
+
+def test_kernels_compute_the_public_products_without_checking():
+    """The unchecked kernels give the same products as the public methods, for explicit and
+    implicit workloads (what the solvers' inner loops call)."""
+    rng = np.random.default_rng(1)
+    explicit = marginals(DOMAIN_23, 2)
+    implicit = marginals(DOMAIN_23, 2, implicit=True)
+    dense = explicit.toarray()
+    vector, values = rng.random(6), rng.random(explicit.num_queries)
+    index = np.array([4, 0, 5], dtype=np.int64)
+    for workload in (explicit, implicit, Workload(dense)):
+        np.testing.assert_allclose(workload._matvec(vector), dense @ vector, rtol=1e-13)
+        np.testing.assert_allclose(workload._rmatvec(values), dense.T @ values, rtol=1e-13)
+        np.testing.assert_array_equal(workload._columns(index), dense[:, index])
+        np.testing.assert_array_equal(workload._matvec(vector), workload.matvec(vector))
+        np.testing.assert_array_equal(workload._rmatvec(values), workload.rmatvec(values))
+        np.testing.assert_array_equal(workload._columns(index), workload.columns(index))
+
+
+def test_public_products_check_their_argument_and_kernels_do_not():
+    workload = identity(3)
+    with pytest.raises(ValueError, match="^values: "):
+        workload.rmatvec([1.0, np.nan, 0.0])
+    with pytest.raises(ValueError, match="^histogram: "):
+        workload.matvec([1.0, 2.0])
+    # The kernel trusts its caller: NaN goes through as arithmetic does.
+    assert np.isnan(workload._rmatvec(np.array([1.0, np.nan, 0.0]))[1])

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..data import Dataset
 from ..domain import Domain
-from ..workloads import check_positive_int
+from ..validation import check_positive_int
 from .relaxation import MomentEncoding, RelaxationResult
 
 __all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthetic_data"]

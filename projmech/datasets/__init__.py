@@ -12,11 +12,16 @@ from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from ..data import Dataset
 from ..domain import Domain
+from ..validation import FLAG, validate_params
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["adult", "ADULT_BINARY_THRESHOLDS", "ADULT_DEMO_ATTRIBUTES"]
 
@@ -63,6 +68,8 @@ ADULT_DEMO_ATTRIBUTES: tuple[str, ...] = (
 
 @lru_cache(maxsize=1)
 def _adult_frame() -> tuple[pd.DataFrame, dict[str, int]]:
+    import pandas as pd  # imported where a frame is read: a quarter of a second at import
+
     folder = resources.files(__name__)
     with folder.joinpath("adult-domain.json").open("r", encoding="utf-8") as handle:
         sizes = json.load(handle)
@@ -71,6 +78,7 @@ def _adult_frame() -> tuple[pd.DataFrame, dict[str, int]]:
     return frame, sizes
 
 
+@validate_params(binary=FLAG)
 def adult(binary: bool = False, attributes: Sequence[str] | None = None) -> Dataset:
     """The discretized Adult data set (48,842 rows).
 
@@ -88,6 +96,8 @@ def adult(binary: bool = False, attributes: Sequence[str] | None = None) -> Data
     Dataset
     """
     frame, sizes = _adult_frame()
+    if isinstance(attributes, str):
+        raise TypeError(f"attributes: expected a sequence of names, got the str {attributes!r}")
     names = list(sizes) if attributes is None else list(attributes)
     unknown = [a for a in names if a not in sizes]
     if unknown:
