@@ -25,7 +25,7 @@ from .bodies.body import Body, Hull, choose_body
 from .bodies.hull import ProjectionResult
 from .bodies.relaxation import RelaxationResult
 from .bounds import gaussian_mechanism_error, projection_error
-from .data import Dataset, histogram, histogram_counts
+from .data import Dataset, histogram, resolve_rows
 from .factorization import Factorization
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
 from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
@@ -243,16 +243,16 @@ class _CountingMechanism:
         The row count is used only to count and to draw the size estimate; under add/remove it
         is never released, and ``n`` beside a Dataset is refused before the data is read.
         """
-        if isinstance(data, Dataset):
-            self.size_policy.check_dataset_n(n, data.n)
-            self.workload.check_data(data)
-            return data, data.n
-        if not self.workload.accepts_histograms:
+        if not isinstance(data, Dataset) and not self.workload.accepts_histograms:
             raise ValueError(
                 f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
                 "histogram; pass the Dataset, whose records it answers directly"
             )
-        return histogram_counts(data, n, size=self.workload.universe_size)
+        resolved, rows = resolve_rows(data, n, policy=self.size_policy,
+                                      universe_size=None if isinstance(data, Dataset) else self.workload.universe_size)
+        if isinstance(resolved, Dataset):
+            self.workload.check_data(resolved)
+        return resolved, rows
 
     def _counts(self, data: Any) -> np.ndarray:
         """The workload's true counts ``F c`` of what :meth:`_rows` returned."""

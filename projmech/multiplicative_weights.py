@@ -553,13 +553,6 @@ def offline_pmw_min_n(alpha: float, universe_size: int, num_queries: int, rounds
     def bound(size: int) -> float:
         return _error_bound(size, universe_size, num_queries, rounds, budget, p)
 
-    low, high = 0, 1  # bound(low) > alpha (or low = 0), bound(high) <= alpha
-    while bound(high) > alpha:
-        low, high = high, 2 * high
-    while high - low > 1:
-        middle = (low + high) // 2
-        if bound(middle) <= alpha:
-            high = middle
-        else:
-            low = middle
-    return high
+    from .bounds import min_n
+
+    return min_n(bound, alpha)

@@ -133,10 +133,10 @@ def active_set_projection(
     batch = min(m, batch or max(_MIN_BATCH, int(_BATCH_FRACTION * k)))
     if warm_start is None:
         # At w = 0 the gradient is -F^T y: the elements whose columns point most along y.
-        support, weights = _smallest(workload.rmatvec(-y), batch, exclude=np.empty(0, np.int64)), None
+        support, weights = _smallest(workload._rmatvec(-y), batch, exclude=np.empty(0, np.int64)), None
     else:
         support, weights = warm_start
-    columns = workload.columns(support)
+    columns = workload._columns(support)
     support, weights, columns = _restricted_projection(columns, y, support, weights)
 
     iterations, gap, target = 0, np.inf, 0.0
@@ -144,7 +144,8 @@ def active_set_projection(
         answers = columns @ weights
         residual = answers - y
         objective = 0.5 * float(residual @ residual)
-        gradient = workload.rmatvec(residual)
+        # Inputs were validated once at the boundary (project_to_hull): the unchecked kernel.
+        gradient = workload._rmatvec(residual)
         iterations += 1
         lowest = float(gradient.min())
         # w.(g - min g) rather than w.g - min g, which would lose tiny gaps to cancellation.
@@ -161,7 +162,7 @@ def active_set_projection(
         if candidates.size == 0:
             break
         pool = np.concatenate([support, candidates])
-        pool_columns = np.concatenate([columns, workload.columns(candidates)], axis=1)
+        pool_columns = np.concatenate([columns, workload._columns(candidates)], axis=1)
         start_weights = np.concatenate([weights, np.zeros(candidates.size)])
         support, weights, columns = _restricted_projection(pool_columns, y, pool, start_weights)
     order = np.argsort(support)
