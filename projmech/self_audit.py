@@ -25,7 +25,6 @@ queries in the order of the lemma's proof (:func:`_interactive_case`).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any

@@ -9,8 +9,6 @@ audit every mechanism under both relations, and detect the planted 2x bug in eve
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
