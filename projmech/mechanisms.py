@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from .bodies.body import Body, Hull, choose_body
 from .bodies.hull import ProjectionResult
@@ -127,6 +129,8 @@ class Release:
         return self.size * self.answers
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd  # only here: a release needs no pandas until it becomes a frame
+
         return pd.DataFrame({"query": list(self.labels), "answer": self.answers, "noisy_answer": self.noisy_answers})
 
     def summary(self) -> dict[str, Any]:
