@@ -66,6 +66,7 @@ from .validation import check_nonnegative_number, check_positive_int, check_posi
 
 __all__ = [
     "MEASURES",
+    "check_measure",
     "noise_constant",
     "gaussian_mechanism_error",
     "projection_error",
@@ -82,7 +83,8 @@ MEASURES = ("rms", "mean")
 _LARGEST_N = 2**1023
 
 
-def _check_measure(measure: Any) -> str:
+def check_measure(measure: Any) -> str:
+    """``measure`` if it is one of :data:`MEASURES`, else a ValueError naming it."""
     if measure not in MEASURES:
         raise ValueError(f"measure: expected one of {MEASURES}, got {measure!r}")
     return measure
@@ -179,7 +181,7 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
     """
     sigma = check_nonnegative_number("sigma", sigma)
     k = check_positive_int("k", k)
-    if _check_measure(measure) == "rms":
+    if check_measure(measure) == "rms":
         return sigma
     return gaussian_expected_rmse(sigma, k)
 

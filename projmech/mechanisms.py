@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 from .bodies.body import Body, Hull, choose_body
 from .bodies.hull import ProjectionResult
 from .bodies.relaxation import RelaxationResult
-from .bounds import gaussian_mechanism_error, projection_error
+from .bounds import check_measure, gaussian_mechanism_error, projection_error
 from .data import Dataset, histogram, resolve_rows
 from .factorization import Factorization
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
@@ -41,11 +41,6 @@ __all__ = [
     "ProjectionMechanism",
     "FactorizationMechanism",
 ]
-
-#: The error measures of :meth:`GaussianMechanism.expected_error` and the bounds: the root of the
-#: mean squared error per answer, or the mean of the l2 error divided by sqrt(k).
-ERROR_MEASURES = ("rms", "mean")
-
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Release:
@@ -351,12 +346,6 @@ class _CountingMechanism:
         return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name}{body})"
 
 
-def _check_measure(measure: Any) -> str:
-    if measure not in ERROR_MEASURES:
-        raise ValueError(f"measure: expected one of {ERROR_MEASURES}, got {measure!r}")
-    return measure
-
-
 class _GaussianMeasurement(_CountingMechanism):
     """The Gaussian family's shared options: the privacy type, ``calibration`` and ``noise``."""
 
@@ -378,7 +367,7 @@ class _GaussianMeasurement(_CountingMechanism):
     def _gaussian_error(self, n: int, measure: str) -> float:
         """The exact error of the unprojected noisy answers ``F h + Z`` at public size ``n``."""
         n = check_positive_int("n", n)
-        return gaussian_mechanism_error(self._answer_std(n), self.workload.num_queries, measure=_check_measure(measure))
+        return gaussian_mechanism_error(self._answer_std(n), self.workload.num_queries, measure=measure)
 
 
 class GaussianMechanism(_GaussianMeasurement):
@@ -476,7 +465,7 @@ class LaplaceMechanism(_CountingMechanism):
         the continuous Laplace), exact. ``measure="mean"`` has no closed form for Laplace noise
         and is refused (the rms figure bounds it, by Jensen)."""
         n = check_positive_int("n", n)
-        if _check_measure(measure) != "rms":
+        if check_measure(measure) != "rms":
             raise ValueError("measure: 'mean' has no closed form for Laplace noise; 'rms' bounds it from above")
         return self._answer_std(n)
 
@@ -679,7 +668,7 @@ class FactorizationMechanism(_GaussianMeasurement):
         the rms figure bounds it, by Jensen).
         """
         n = check_positive_int("n", n)
-        if _check_measure(measure) != "rms":
+        if check_measure(measure) != "rms":
             raise ValueError("measure: 'mean' has no closed form for the correlated noise R Z; 'rms' bounds it")
         if self.project:
             raise ValueError("expected_error: the projected answers have no closed-form error; use error_bound(n)")
@@ -689,7 +678,7 @@ class FactorizationMechanism(_GaussianMeasurement):
         """An upper bound on the expected error at public size ``n``: the reconstructed answers'
         exact rms error, which projection can only lower (seed 001, eq. 43) and which bounds the
         ``"mean"`` measure by Jensen. Valid when the public size is the row count."""
-        _check_measure(measure)
+        check_measure(measure)
         return self._answer_std(check_positive_int("n", n))
 
     def __repr__(self) -> str:

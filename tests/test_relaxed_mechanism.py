@@ -218,7 +218,7 @@ def test_bodies_state_what_they_need_and_take():
     assert choose_body(explicit).name == "hull" and choose_body(explicit, "relaxed").name == "relaxed"
     with pytest.raises(ValueError, match="body: solver 'CLARABEL' needs the explicit matrix"):
         choose_body(implicit, "hull", solver="CLARABEL")
-    with pytest.raises(ValueError, match="solver: projection onto the relaxation"):
+    with pytest.raises(ValueError, match="solver: expected .auto., .admm."):
         choose_body(explicit, "relaxed", solver="fast")
     with pytest.raises(ValueError, match="tol: the relaxation's relative gap"):
         Relaxation(tol=2.0)
@@ -226,6 +226,13 @@ def test_bodies_state_what_they_need_and_take():
         Hull(tol=0.0)
     with pytest.raises(TypeError, match="positional"):
         Hull("fast")
+    # The bodies check solvers by the projections' own rules, so what they accept the projection runs:
+    # a spelling project_to_hull refuses, or ADMM on the local relaxation, fails at construction.
+    with pytest.raises(ValueError, match="solver: expected 'auto', 'fast'"):
+        Hull(solver="FAST")
+    with pytest.raises(ValueError, match="'admm' projects onto the semidefinite relaxations"):
+        Relaxation(relaxation="local", solver="admm")
+    assert Hull(solver="scs").solver == "SCS"
 
 
 def test_mechanisms_say_whether_they_need_the_matrix():

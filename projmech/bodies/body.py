@@ -19,10 +19,9 @@ import numpy as np
 
 from ..validation import check_positive_number
 from ..workloads import Workload
-from .hull import SOLVERS as HULL_CVXPY_SOLVERS
+from . import hull, relaxation as relaxation_module
 from .hull import ProjectionResult, project_to_hull
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
-from .solvers import installed_solvers
 
 __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "Body", "Hull", "Relaxation", "choose_body"]
 
@@ -68,18 +67,13 @@ class Hull:
     name = "hull"
 
     def __init__(self, *, solver: str = "auto", tol: float | None = None) -> None:
-        if not isinstance(solver, str):
-            raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
-        known = ("auto", "fast", *HULL_CVXPY_SOLVERS)
-        if solver.lower() not in ("auto", "fast") and solver.upper() not in HULL_CVXPY_SOLVERS:
-            raise ValueError(f"solver: projection onto the hull K_Q takes one of {list(known)}, got {solver!r}")
-        self.solver = solver
+        self.solver = hull.check_solver(solver)
         self.tol = None if tol is None else check_positive_number("tol", tol)
 
     @property
     def needs_matrix(self) -> bool:
         # The active-set solver ("fast", and "auto" on an implicit workload) needs only products.
-        return self.solver.lower() not in ("auto", "fast")
+        return self.solver not in ("auto", hull.FAST)
 
     def blocker(self, workload: Workload) -> str | None:
         if self.needs_matrix and workload.is_implicit:
@@ -112,13 +106,7 @@ class Relaxation:
     def __init__(self, *, relaxation: str = "sdp+local", solver: str = "auto", tol: float | None = None) -> None:
         if relaxation not in RELAXATIONS:
             raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
-        if not isinstance(solver, str):
-            raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
-        if solver.lower() not in ("auto", "admm") and solver.upper() not in installed_solvers():
-            raise ValueError(
-                f"solver: projection onto the relaxation L takes 'auto', 'admm' or an installed CVXPY solver "
-                f"{list(installed_solvers())}, got {solver!r}"
-            )
+        relaxation_module.check_solver(solver, relaxation)
         if tol is not None and not check_positive_number("tol", tol) < 1:
             raise ValueError(f"tol: the relaxation's relative gap must lie in (0, 1), got {tol!r}")
         self.relaxation = relaxation

@@ -44,7 +44,7 @@ from .solvers import installed_solvers
 from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 
 __all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS",
-           "DEFAULT_TOL", "NOISE_TOL", "FAST_UNIVERSE"]
+           "DEFAULT_TOL", "NOISE_TOL", "FAST_UNIVERSE", "check_solver"]
 
 #: CVXPY solvers ``project_to_hull`` accepts by name.
 SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "OSQP", "SCS")
@@ -479,8 +479,22 @@ def _check_projection(operator: Workload, y: np.ndarray, weights: np.ndarray | s
     return product, 0.5 * float(residual @ residual), _gap(dense, gradient)
 
 
+def check_solver(solver: Any) -> str:
+    """``solver`` as :func:`project_to_hull` takes it: ``"auto"``, ``"fast"`` or a CVXPY name of
+    :data:`SOLVERS` (upper-cased); a TypeError or ValueError naming it otherwise. Whether it is
+    installed and fits the workload is checked when projecting (:func:`_solver_order`)."""
+    if not isinstance(solver, str):
+        raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
+    if solver in ("auto", FAST):
+        return solver
+    if solver.upper() not in SOLVERS:
+        raise ValueError(f"solver: expected 'auto', 'fast' or one of {list(SOLVERS)}, got {solver!r}")
+    return solver.upper()
+
+
 def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> list[str]:
     """The solvers to try, in order; a ValueError when ``solver`` cannot run on this workload."""
+    solver = check_solver(solver)
     installed = set(installed_solvers())
     if solver == "auto":
         cvxpy_order = [s for s in _auto_order(m) if s in installed] if explicit else []
@@ -501,9 +515,7 @@ def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> lis
         if not has_adjoint:
             raise ValueError("solver: 'fast' needs the workload's rmatvec and columns (see Workload.implicit)")
         return [FAST]
-    name = str(solver).upper()
-    if name not in SOLVERS:
-        raise ValueError(f"solver: expected 'auto', 'fast' or one of {list(SOLVERS)}, got {solver!r}")
+    name = solver
     if name not in installed:
         raise ValueError(f"solver: {name} is not installed (installed: {sorted(installed)})")
     if not explicit:

@@ -68,7 +68,7 @@ from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveSt
 from ..validation import check_positive_int, check_positive_number, check_real_array
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
-           "relaxation_support", "MomentEncoding"]
+           "relaxation_support", "MomentEncoding", "check_solver"]
 
 RELAXATIONS = ("sdp+local", "sdp", "local")
 
@@ -426,15 +426,8 @@ def project_to_relaxation(
     callback = check_callback(callback)
     if feasibility_tol is not None:
         feasibility_tol = check_positive_number("feasibility_tol", feasibility_tol)
-    if not isinstance(solver, str):
-        raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
-    if solver == "auto":
-        solver = "SCS" if relaxation == "local" else "admm"
-    if solver != "admm" and solver.upper() not in _installed_solvers():
-        raise ValueError(f"solver: expected 'auto', 'admm' or an installed CVXPY solver {_installed_solvers()}, got {solver!r}")
+    solver = check_solver(solver, relaxation)
     if solver == "admm":
-        if relaxation == "local":
-            raise ValueError("solver: 'admm' projects onto the semidefinite relaxations; use a CVXPY solver for 'local'")
         if solver_options:
             raise ValueError("solver_options: 'admm' takes tol and max_iterations, not solver options")
         feasibility = ADMM_FEASIBILITY_TOL if feasibility_tol is None else feasibility_tol
@@ -459,6 +452,21 @@ def project_to_relaxation(
     result, _, _ = solve_in_order(plan, RelaxationError, f"projection onto the relaxation L ({relaxation}) failed",
                                   finish)
     return result
+
+
+def check_solver(solver: Any, relaxation: str) -> str:
+    """The solver :func:`project_to_relaxation` runs for ``solver`` on ``relaxation`` (``"auto"``
+    resolved: ADMM for the semidefinite relaxations, SCS for ``"local"``); a TypeError or
+    ValueError naming it when it cannot."""
+    if not isinstance(solver, str):
+        raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
+    if solver == "auto":
+        solver = "SCS" if relaxation == "local" else "admm"
+    if solver != "admm" and solver.upper() not in _installed_solvers():
+        raise ValueError(f"solver: expected 'auto', 'admm' or an installed CVXPY solver {_installed_solvers()}, got {solver!r}")
+    if solver == "admm" and relaxation == "local":
+        raise ValueError("solver: 'admm' projects onto the semidefinite relaxations; use a CVXPY solver for 'local'")
+    return solver
 
 
 def _installed_solvers() -> tuple[str, ...]:
