@@ -121,7 +121,10 @@ def _marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int) 
     offset = 0
     for subset in itertools.combinations(range(len(sizes)), way):
         sub_sizes = [sizes[i] for i in subset]
-        rows.append(offset + np.ravel_multi_index(tuple(codes[i] for i in subset), sub_sizes))
+        # The empty subset (way 0) is the one cell of the total, for every element.
+        cell = (np.ravel_multi_index(tuple(codes[i] for i in subset), sub_sizes) if subset
+                else np.zeros(np.shape(codes[0]), dtype=np.int64))
+        rows.append(offset + cell)
         offset += math.prod(sub_sizes)
     return np.array(rows, dtype=np.int64).reshape(len(rows), -1)
 

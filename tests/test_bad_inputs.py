@@ -449,7 +449,7 @@ CATALOGUE = [
     E(lambda: W.column_norm(True), TypeError, "ord", id="column_norm: bool ord"),
     E(lambda: W.column_norm("2"), TypeError, "ord", id="column_norm: str ord"),
     E(lambda: W.column_norm(3), ValueError, "ord", id="column_norm: ord 3"),
-    E(lambda: IMPLICIT.column_norm(1), ValueError, "ord", id="implicit column_norm: ord 1"),
+    E(lambda: all_range(8, implicit=True).column_norm(1), ValueError, "ord", id="implicit column_norm: ord 1"),
     E(lambda: W.gram(max_entries=0), ValueError, "max_entries", id="gram: zero cap"),
     E(lambda: W.gram(max_entries=None), TypeError, "max_entries", id="gram: None cap"),
     E(lambda: prefix(50).gram(max_entries=100), ValueError, "gram", id="gram: above cap"),
@@ -540,7 +540,7 @@ CATALOGUE = [
     E(lambda: stack("ab"), TypeError, "workloads", id="stack: str"),
     E(lambda: stack([W, np.ones((1, 6))]), TypeError, "workloads", id="stack: array"),
     E(lambda: stack([W, Workload(np.ones((1, 5)))]), ValueError, "workloads", id="stack: universes differ"),
-    E(lambda: stack([W, IMPLICIT]), ValueError, "workloads", id="stack: implicit"),
+    E(lambda: stack([W, IMPLICIT], implicit=False), ValueError, "implicit", id="stack: explicit of implicit"),
     E(lambda: stack([marginals(D, 1), marginals(Domain(["x"], [6]), 1)]), ValueError, "workloads",
       id="stack: domains differ"),
     # ------------------------------------------------------------------ operators

@@ -353,11 +353,17 @@ def test_sparse_vector_imports_no_solver():
             continue
         seen.add(module)
         path = root / (module.replace(".", "/") + ".py")
+        package = module.split(".")[:-1]
         if not path.exists():
             path = root / module.replace(".", "/") / "__init__.py"
+            package = module.split(".")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                pending.extend([node.module] if node.module else [alias.name for alias in node.names])
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                base = package[:len(package) - (node.level - 1)]
+                if node.module:
+                    pending.append(".".join([*base, node.module]))
+                else:
+                    pending.extend(".".join([*base, alias.name]) for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 external.add(node.module.split(".")[0])
             elif isinstance(node, ast.Import):

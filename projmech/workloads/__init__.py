@@ -1,0 +1,43 @@
+"""Workloads: ``k`` linear queries over a universe of ``m`` elements, as an algebra.
+
+A :class:`Workload` is a ``k x m`` query matrix F, stored as an explicit matrix
+(``Workload(matrix)``), known through its products (:meth:`Workload.implicit`), or kept
+structured: the Kronecker product :func:`kron` of per-attribute blocks (:func:`identity`,
+:func:`total`, :func:`prefix`, :func:`all_range`, :func:`identity_total`) and the union
+:func:`stack` of workloads over one universe; :func:`marginals` and :func:`range_marginals` are
+unions of Kronecker products. Builders refuse, before allocating anything, an explicit matrix
+that would hold more than ``max_entries`` stored entries.
+"""
+
+from .base import DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Workload, as_query_matrix, column_norm, max_column_distance
+from .builders import all_range, identity, identity_total, prefix, random_queries, repeated, total
+from .explicit import ImplicitWorkload, MatrixWorkload
+from .marginals import Marginals, marginals, range_marginals
+from .predicates import from_predicates
+from .structured import Kron, Stack, kron, stack
+
+__all__ = [
+    "Workload",
+    "MatrixWorkload",
+    "ImplicitWorkload",
+    "Kron",
+    "Stack",
+    "Marginals",
+    "DEFAULT_MAX_ENTRIES",
+    "PAIRWISE_UNIVERSE",
+    "as_query_matrix",
+    "column_norm",
+    "max_column_distance",
+    "identity",
+    "total",
+    "prefix",
+    "all_range",
+    "identity_total",
+    "repeated",
+    "random_queries",
+    "marginals",
+    "range_marginals",
+    "from_predicates",
+    "kron",
+    "stack",
+]

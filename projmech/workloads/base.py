@@ -1,0 +1,602 @@
+"""The :class:`Workload` base: ``k`` linear queries over a universe of ``m`` elements.
+
+Answers are fractions: for a normalized histogram ``h`` (seed 001, eq. 7) the true answers are
+``F @ h`` (seed 001, eq. 10). Every workload type (an explicit matrix, an implicit operator, a
+Kronecker product, a stack) implements a few kernels (products, columns, Gram matrix, column
+norms, entry facts); everything a caller sees (validation, labels, answers to histograms and
+records, sensitivity) is written once here on top of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
+from ..domain import Domain
+from ..privacy import Neighbouring
+from ..validation import (
+    DEFAULT_MAX_ENTRIES,
+    POSITIVE_INT,
+    Options,
+    as_array,
+    check_entries,
+    check_real_array,
+    check_real_dtype,
+    check_real_vector,
+    format_count,
+    validate_params,
+)
+
+__all__ = [
+    "Workload",
+    "DEFAULT_MAX_ENTRIES",
+    "as_query_matrix",
+    "column_norm",
+    "max_column_distance",
+    "PAIRWISE_UNIVERSE",
+]
+
+Matrix = np.ndarray | sp.sparray
+
+Labels = Sequence[str] | Callable[[], Sequence[str]]
+
+#: Largest universe whose counts :meth:`Workload.answer_counts` holds densely (8 MB of float64).
+DENSE_COUNTS_UNIVERSE = 2**20
+
+#: The orders of ``||F||_{1->p}`` offered (True, which Python reads as 1, is refused).
+ORD = Options(1, 2, math.inf)
+
+#: Largest universe for which :meth:`Workload.column_distance` computes the exact largest distance
+#: between two columns from the ``m x m`` Gram matrix (128 MB at this size).
+PAIRWISE_UNIVERSE = 4096
+
+
+def max_column_distance(gram: np.ndarray, terms: int) -> float:
+    """An upper bound, tight to rounding, on ``max over u != v of ||A_u - A_v||_2`` from the Gram
+    matrix ``G = A^T A`` of a matrix A with ``terms`` rows.
+
+    ``||A_u - A_v||^2 = G_uu + G_vv - 2 G_uv`` cancels: with ``|A_u| ~ 1e8`` and a distance of 1,
+    float64 returns 0. Each Gram entry computed from ``terms`` products is within
+    ``terms * eps * ||A_u|| ||A_v||`` of the truth, so the sum is within
+    ``2 (terms + 4) eps (G_uu + G_vv)``; that margin is added before the maximum, making the
+    result an upper bound whatever the rounding. Computed in row blocks, so that no second
+    ``m x m`` array is built; 0 for a single column.
+    """
+    gram = np.asarray(gram, dtype=float)
+    m = gram.shape[0]
+    diagonal = np.diag(gram)
+    margin = 2.0 * (terms + 4) * np.finfo(float).eps
+    best, block = 0.0, max(1, 2**22 // max(m, 1))
+    for start in range(0, m, block):
+        stop = min(m, start + block)
+        norms = diagonal[start:stop, None] + diagonal[None, :]
+        squares = norms - 2.0 * gram[start:stop] + margin * np.abs(norms)
+        squares[np.arange(stop - start), np.arange(start, stop)] = -np.inf  # u == v is no pair
+        best = max(best, float(squares.max()))
+    return math.sqrt(max(best, 0.0))
+
+
+class Workload:
+    """``k`` linear queries over a universe of ``m`` elements: a ``k x m`` query matrix F.
+
+    ``Workload(matrix, labels)`` builds an explicit matrix (:class:`MatrixWorkload`; the
+    base class constructs it, as :class:`scipy.sparse.linalg.LinearOperator` does for its own
+    callbacks); :meth:`implicit` a workload known through its products; :func:`kron` and
+    :func:`stack` compose workloads without building their matrices.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        Row ``i`` holds query ``i``'s value on each universe element. Entries must be finite.
+        Sparse input is kept sparse (CSR).
+    labels : sequence of str, optional
+        One label per query; default ``"q0", "q1", ...``.
+    domain : Domain, optional
+        The universe the columns index (row-major order); ``domain.size`` must equal ``m``.
+    name : str, optional
+        A short description, e.g. ``"marginals(way=2)"``.
+    gram : callable, optional
+        A closed form for the Gram matrix ``F^T F`` (called with no arguments, returns an
+        ``m x m`` ndarray); by default :meth:`gram` computes it from F.
+
+    Raises
+    ------
+    TypeError
+        For complex, string or other non-real entries (complex ones would lose their imaginary
+        part), labels that are not str (a str would be split into characters), a ``domain``
+        that is not a Domain, a ``name`` that is not a str.
+    ValueError
+        For a matrix that is not 2-d or is empty, NaN or infinite entries, a number of labels
+        other than ``k``, a domain whose universe is not ``m``.
+
+    See Also
+    --------
+    Workload.implicit : a workload known only through its products and Gram matrix.
+    kron, stack : Kronecker products and unions of workloads, kept structured.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Workload:
+        if cls is Workload:
+            from .explicit import MatrixWorkload
+
+            return super().__new__(MatrixWorkload)
+        return super().__new__(cls)
+
+    def _setup(self, shape: tuple[int, int], labels: Labels | None, domain: Domain | None,
+               name: str | None) -> None:
+        """The state every workload type holds, from arguments its constructor checked."""
+        k, m = shape
+        self._label_factory: Callable[[], Sequence[str]] | None = None
+        if callable(labels):
+            self._label_factory, labels = labels, None
+        elif labels is not None:
+            labels = check_labels(labels, k)
+        if domain is not None and domain.size != m:
+            raise ValueError(f"domain: its universe has {domain.size} elements but the workload has {m} columns")
+        self._shape = (int(k), int(m))
+        self._labels: tuple[str, ...] | None = labels
+        self._column_distance: float | None = None
+        # Builders of per-attribute workloads set it: each query's label part on an attribute.
+        self._term_maker: Callable[[str], Sequence[str]] | None = None
+        self.domain = domain
+        self.name = name or "workload"
+
+    @classmethod
+    def implicit(cls, shape: tuple[int, int], matvec: Callable[[np.ndarray], np.ndarray],
+                 gram: Callable[[], np.ndarray], **options: Any) -> Workload:
+        """A workload whose ``k x m`` matrix is never built (see :class:`ImplicitWorkload`,
+        which takes the same arguments)."""
+        from .explicit import ImplicitWorkload
+
+        return ImplicitWorkload(shape, matvec, gram, **options)
+
+    # --- the kernels each type implements ------------------------------------------------------
+
+    def _matvec(self, vector: np.ndarray) -> np.ndarray:
+        """``F @ vector`` for a float64 vector of length ``m``, unchecked: solver loops call it
+        with vectors they built, so that no iteration re-validates what the boundary checked."""
+        raise NotImplementedError
+
+    def _rmatvec(self, values: np.ndarray) -> np.ndarray:
+        """``F.T @ values`` for a float64 vector of length ``k``, unchecked (needs
+        :attr:`has_adjoint`)."""
+        raise NotImplementedError
+
+    def _columns(self, index: np.ndarray) -> np.ndarray:
+        """``F[:, index]`` as a dense ``(k, len(index))`` array for an int64 array of universe
+        indices, unchecked (needs :attr:`has_adjoint`)."""
+        raise NotImplementedError
+
+    def _matmat(self, block: np.ndarray) -> np.ndarray:
+        """``F @ block`` for an ``(m, r)`` float64 array: the product a Kronecker product applies
+        along one axis. By columns, unless a type has a faster route."""
+        return np.stack([self._matvec(np.ascontiguousarray(column)) for column in block.T], axis=1)
+
+    def _rmatmat(self, block: np.ndarray) -> np.ndarray:
+        """``F.T @ block`` for a ``(k, r)`` float64 array (needs :attr:`has_adjoint`)."""
+        return np.stack([self._rmatvec(np.ascontiguousarray(column)) for column in block.T], axis=1)
+
+    def _gram(self) -> np.ndarray:
+        """``F^T F`` as a dense ``m x m`` ndarray (the caller has checked its size)."""
+        raise NotImplementedError
+
+    def _column_norms(self, ord: float) -> np.ndarray:
+        """The ``l_p`` norm of every column (``m`` entries; the caller has checked ``m``)."""
+        raise NotImplementedError
+
+    def _column_norm(self, ord: float) -> float:
+        """``||F||_{1->p}``; by default the largest of :meth:`_column_norms`."""
+        check_entries("ord", self.universe_size, DEFAULT_MAX_ENTRIES,
+                      f"the column norms of {self.name} (m={format_count(self.universe_size)})",
+                      limit="DEFAULT_MAX_ENTRIES")
+        return float(np.max(self._column_norms(ord)))
+
+    def _facts(self) -> tuple[bool, bool]:
+        """(every entry an integer, no entry negative)."""
+        raise NotImplementedError
+
+    def _default_labels(self) -> Sequence[str]:
+        if self._term_maker is not None:
+            return [term or "total" for term in self._term_maker("x")]
+        return [f"q{i}" for i in range(self._shape[0])]
+
+    def _terms(self, attribute: str) -> Sequence[str]:
+        """Each query's part of a label inside a Kronecker product, where this workload acts on
+        ``attribute``; ``""`` for a query that constrains nothing (a total)."""
+        if self._term_maker is not None:
+            return self._term_maker(attribute)
+        return self.labels
+
+    def _constant_row(self) -> float | None:
+        """``c`` when F is the single query ``c 1^T`` (a total), which a Kronecker product sums
+        its attribute out for; else None."""
+        return None
+
+    def _stored_entries(self) -> int:
+        """The entries an explicit form would store (``k * m`` for a dense or implicit one)."""
+        if self.is_implicit:
+            return self.num_queries * self.universe_size
+        matrix = self.matrix
+        return int(matrix.nnz) if sp.issparse(matrix) else int(matrix.size)
+
+    @property
+    def marginal_way(self) -> int | None:
+        """``way`` for the workload built by ``marginals(domain, way)`` (every cell of every
+        ``way``-way table of :attr:`domain`, in its order); ``None`` for any other workload,
+        even one with the same rows: the structure is known, not inferred."""
+        return None
+
+    @property
+    def has_adjoint(self) -> bool:
+        """Whether :meth:`rmatvec` and :meth:`columns` are available."""
+        return True
+
+    @property
+    def is_implicit(self) -> bool:
+        """Whether :attr:`matrix` is unavailable (its builder asked for it never to be built, or
+        it is too large to build)."""
+        return False
+
+    @property
+    def accepts_histograms(self) -> bool:
+        """Whether :meth:`answer` can take a histogram: for a universe of at most
+        ``DEFAULT_MAX_UNIVERSE`` elements, or an explicit matrix (use :meth:`answer_data`
+        beyond)."""
+        return not self.is_implicit or self.universe_size <= DEFAULT_MAX_UNIVERSE
+
+    @property
+    def matrix(self) -> Matrix:
+        """The query matrix F (ndarray or ``scipy.sparse.csr_array``).
+
+        Raises
+        ------
+        ValueError
+            For an implicit workload (:attr:`is_implicit`), whose matrix is never built.
+        """
+        k, m = self._shape
+        raise ValueError(
+            f"{self.name} is implicit (k={format_count(k)}, m={format_count(m)}): its query matrix is never "
+            "built; use its products (answer, rmatvec, columns) and gram(), or build it explicitly "
+            "(implicit=False) where it fits in memory"
+        )
+
+    @property
+    def is_sparse(self) -> bool:
+        return not self.is_implicit and sp.issparse(self.matrix)
+
+    # --- shape and labels ----------------------------------------------------------------------
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """One label per query, built on first use.
+
+        Raises
+        ------
+        ValueError
+            For a workload of more than ``DEFAULT_MAX_ENTRIES`` queries, whose labels would not
+            fit in memory (``all_range(10**6, implicit=True)`` has 5·10^11).
+        """
+        if self._labels is None:
+            check_entries("labels", self._shape[0], DEFAULT_MAX_ENTRIES,
+                          f"the labels of {self.name} (k={format_count(self._shape[0])})", limit="DEFAULT_MAX_ENTRIES")
+            factory = self._label_factory or self._default_labels
+            self._labels = check_labels(factory(), self._shape[0])
+        return self._labels
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(k, m)``: number of queries, universe size."""
+        return self._shape
+
+    @property
+    def num_queries(self) -> int:
+        return self._shape[0]
+
+    @property
+    def universe_size(self) -> int:
+        return self._shape[1]
+
+    # --- products, checked at the boundary -----------------------------------------------------
+
+    @validate_params(max_entries=POSITIVE_INT)
+    def gram(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
+        """The Gram matrix ``F^T F`` as a dense ``m x m`` ndarray. The factorization norm
+        depends on F only through it.
+
+        Raises
+        ------
+        ValueError
+            If ``m * m`` exceeds ``max_entries``.
+        """
+        m = self.universe_size
+        check_entries("gram", m * m, max_entries, f"the Gram matrix F^T F of {self.name} (m={format_count(m)})",
+                      hint=" (raise max_entries if you have the memory: 8 bytes per entry)")
+        return self._gram()
+
+    @validate_params(max_entries=POSITIVE_INT)
+    def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
+        """F as a dense ndarray (a copy); refused above ``max_entries`` entries (a sparse
+        ``identity(10**7)`` holds 10^7 entries, its dense form 10^14)."""
+        if self.is_implicit:
+            self.matrix  # raises, naming the workload
+        k, m = self._shape
+        check_entries("max_entries", k * m, max_entries,
+                      f"the dense matrix of {self.name} (k={format_count(k)}, m={format_count(m)})")
+        matrix = self.matrix
+        return matrix.toarray() if sp.issparse(matrix) else np.array(matrix, dtype=float)
+
+    def answer(self, histogram: Any) -> np.ndarray:
+        """The answers ``F @ h`` to a (dense or sparse) histogram of length ``m``.
+
+        Raises
+        ------
+        TypeError
+            For complex, string or other non-real entries.
+        ValueError
+            On a wrong length or non-finite entries, or when the workload is implicit over a
+            universe too large for a dense histogram (see :attr:`accepts_histograms`) or has
+            more than ``DEFAULT_MAX_ENTRIES`` queries.
+        """
+        m = self.universe_size
+        if not self.accepts_histograms:
+            raise ValueError(
+                f"histogram: {self.name} is implicit over a universe of {format_count(m)} elements, above "
+                f"DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.0e}; a histogram over it cannot be "
+                "materialized. Answer the records instead: answer_data(dataset)"
+            )
+        if self.is_implicit:
+            k = self._shape[0]
+            check_entries("histogram", k, DEFAULT_MAX_ENTRIES,
+                          f"the answers of {self.name} to it (k={format_count(k)})", limit="DEFAULT_MAX_ENTRIES")
+        if sp.issparse(histogram):
+            if histogram.shape not in ((1, m), (m, 1)):
+                raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
+            check_real_dtype("histogram", histogram.dtype)
+            if self.is_implicit:  # an implicit product takes dense vectors
+                return self.answer(histogram.toarray().ravel())
+            vector = sp.csc_array(histogram.reshape(m, 1), dtype=float)
+            check_real_array("histogram", vector.data)
+            product = self.matrix @ vector  # sparse for a sparse F, an ndarray for a dense F
+            if sp.issparse(product):
+                product = product.toarray()
+            return np.asarray(product).ravel()
+        return self._matvec(check_real_vector("histogram", histogram, m))
+
+    def matvec(self, vector: Any) -> np.ndarray:
+        """``F @ vector`` for a length-``m`` vector: the same product as :meth:`answer`, under the
+        name :class:`scipy.sparse.linalg.LinearOperator` uses."""
+        return self.answer(vector)
+
+    def rmatvec(self, values: Any) -> np.ndarray:
+        """``F.T @ values`` for a length-``k`` vector: at each universe element, the values of the
+        queries weighted by that element's entries (the gradient of ``(1/2)||F w - y||^2`` is
+        ``F.T @ (F w - y)``).
+
+        Raises
+        ------
+        ValueError
+            On a wrong length or non-finite entries; for a workload without an adjoint (see
+            :meth:`implicit`) or an implicit one over a universe too large for a dense vector.
+        """
+        k, m = self._shape
+        vector = check_real_vector("values", values, k)
+        self._require_adjoint("rmatvec")
+        if self.is_implicit and m > DEFAULT_MAX_UNIVERSE:
+            raise ValueError(
+                f"values: F.T @ values of {self.name} has {format_count(m)} entries, above "
+                f"DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.0e}; it cannot be materialized"
+            )
+        return self._rmatvec(vector)
+
+    def columns(self, indices: Any) -> np.ndarray:
+        """``F[:, indices]`` as a dense ``(k, len(indices))`` ndarray, for integer universe indices;
+        refused above ``DEFAULT_MAX_ENTRIES`` entries."""
+        index = as_array("indices", indices)
+        if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
+            raise TypeError(f"indices: expected a 1-d array of integers, got dtype {index.dtype}, shape {index.shape}")
+        if index.size and (index.min() < 0 or index.max() >= self.universe_size):
+            raise ValueError(f"indices: must lie in [0, {self.universe_size}), got [{index.min()}, {index.max()}]")
+        index = index.astype(np.int64)
+        k = self._shape[0]
+        check_entries("indices", k * index.size, DEFAULT_MAX_ENTRIES,
+                      f"{index.size:,} columns of {self.name} (k={format_count(k)})", limit="DEFAULT_MAX_ENTRIES")
+        self._require_adjoint("columns")
+        return self._columns(index)
+
+    def as_linear_operator(self) -> Any:
+        """F as a :class:`scipy.sparse.linalg.LinearOperator` (``matvec`` and ``rmatvec``)."""
+        from scipy.sparse.linalg import LinearOperator
+
+        self._require_adjoint("as_linear_operator")
+        return LinearOperator(self._shape, matvec=lambda v: self.matvec(np.ravel(v)),
+                              rmatvec=lambda u: self.rmatvec(np.ravel(u)), dtype=float)
+
+    def _require_adjoint(self, method: str) -> None:
+        if not self.has_adjoint:
+            raise ValueError(
+                f"{method}: {self.name} is implicit and its builder gave no rmatvec/columns; "
+                "pass them to Workload.implicit or build the matrix explicitly"
+            )
+
+    # --- answers on records --------------------------------------------------------------------
+
+    def check_data(self, data: Dataset) -> None:
+        """Raise unless ``data``'s rows index this workload's universe (same domain, if the
+        workload has one; same universe size in any case)."""
+        if not isinstance(data, Dataset):
+            raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
+        if self.domain is not None and data.domain != self.domain:
+            raise ValueError(f"data: its domain {data.domain!r} differs from the workload's {self.domain!r}")
+        if data.domain.size != self.universe_size:
+            raise ValueError(
+                f"data: its universe has {format_count(data.domain.size)} elements, "
+                f"the workload {format_count(self.universe_size)}"
+            )
+
+    def answer_counts(self, data: Dataset) -> np.ndarray:
+        """The counts ``F c`` on a data set's records, ``c`` its histogram of counts.
+
+        Structured workloads (Kronecker products, stacks, marginals) count from the records'
+        group-by tables and never index the universe, so ``d = 150`` binary attributes
+        (``2^150`` elements) work. Others answer the histogram of counts. For an integer
+        workload (:attr:`is_integer`) the counts are exact integers.
+        """
+        self.check_data(data)
+        return self._answer_counts(data)
+
+    def _answer_counts(self, data: Dataset) -> np.ndarray:
+        """:meth:`answer_counts` on a checked data set: a dense count vector where the universe
+        is small (cheaper than a sparse histogram), else the sparse histogram."""
+        if not self.is_implicit and self.universe_size <= DENSE_COUNTS_UNIVERSE:
+            counts = np.bincount(data.domain.index(data.records), minlength=self.universe_size).astype(float)
+            return self._matvec(counts)
+        return self.answer(histogram(data, sparse=True, normalize=False))
+
+    def answer_data(self, data: Dataset) -> np.ndarray:
+        """The answers on a data set's records, as fractions of its ``n``: :meth:`answer_counts`
+        divided by ``n`` (``F @ histogram(data)``)."""
+        counts = self.answer_counts(data)
+        if data.n == 0:
+            raise ValueError("data: the data set has no rows, so its answers as fractions of n are undefined "
+                             "(answer_counts gives its counts, all 0)")
+        return counts / data.n
+
+    # --- norms and sensitivity -----------------------------------------------------------------
+
+    def column_distance(self) -> float | None:
+        """``max over u != v of ||F_u - F_v||_2`` (to rounding, from above): the l2 sensitivity of
+        the counts ``F c`` under replace-one neighbours (one row moves from element ``u`` to
+        ``v``), by :func:`max_column_distance`; ``None`` above :data:`PAIRWISE_UNIVERSE`
+        elements, where the mechanisms use the bound of
+        :meth:`~projmech.privacy.Neighbouring.count_sensitivity` instead.
+
+        An explicit matrix's Gram matrix is computed from the matrix itself here, never taken
+        from a ``gram=`` closed form: a wrong closed form must not lower the noise. An implicit
+        workload is defined by its products and Gram matrix, which it is trusted to give.
+        """
+        if self.universe_size > PAIRWISE_UNIVERSE:
+            return None
+        if self._column_distance is None:
+            self._column_distance = max_column_distance(self._trusted_gram(), self.num_queries)
+        return self._column_distance
+
+    def _trusted_gram(self) -> np.ndarray:
+        """The Gram matrix that sensitivity may rest on (see :meth:`column_distance`)."""
+        return self.gram()
+
+    def count_sensitivity(self, neighbouring: Neighbouring | str, ord: float = 2) -> float:
+        """The l_p sensitivity (``ord`` 1 or 2) of the counts ``F c`` under ``neighbouring``: the
+        one computation behind every mechanism's noise and every planning figure
+        (:meth:`projmech.privacy.Neighbouring.count_sensitivity` with this workload's column norm,
+        sign and, under replace-one in l2, :meth:`column_distance`)."""
+        relation = Neighbouring.parse(neighbouring)
+        exact = self.column_distance() if relation is Neighbouring.REPLACE_ONE and ord == 2 else None
+        return relation.count_sensitivity(self.column_norm(ord), ord, nonnegative=self.is_nonnegative,
+                                          column_distance=exact)
+
+    @property
+    def is_integer(self) -> bool:
+        """Whether every entry of F is an integer, so that the counts ``F c`` are integers and the
+        mechanisms can add exact discrete noise (for an implicit workload: its builder's claim)."""
+        return self._facts()[0]
+
+    @property
+    def is_nonnegative(self) -> bool:
+        """Whether F has no negative entry, which makes the l2 sensitivity of its counts under
+        replace-one ``sqrt(2) ||F||_{1->2}`` instead of ``2 ||F||_{1->2}`` (for an implicit
+        workload: its builder's claim)."""
+        return self._facts()[1]
+
+    @validate_params(ord=ORD)
+    def column_norm(self, ord: float = 2) -> float:
+        """``||F||_{1->p}``: the largest ``l_p`` norm of a column (``ord`` 1, 2 or ``inf``)."""
+        return self._column_norm(ord)
+
+    def sensitivity(self) -> float:
+        """``||F||_{1->2}``, the largest column l2 norm (seed 001, eq. 16): the l2 sensitivity of
+        the counts ``F c`` under add/remove neighbours (see
+        :meth:`projmech.privacy.Neighbouring.count_sensitivity` for replace-one)."""
+        return self.column_norm(2)
+
+    def _kind(self) -> str:
+        return "implicit" if self.is_implicit else "sparse" if self.is_sparse else "dense"
+
+    def __repr__(self) -> str:
+        k, m = self._shape
+        return f"Workload({self.name}, k={format_count(k)}, m={format_count(m)}, {self._kind()})"
+
+
+def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matrix:
+    """Validate a ``k x m`` query matrix: real, 2-d, non-empty, finite; sparse input becomes
+    CSR, dense input a float ndarray (a pandas DataFrame gives its values, by position).
+
+    The one check shared by :class:`Workload` and the solvers that accept a bare matrix.
+
+    Raises
+    ------
+    TypeError
+        For complex, string, object or other non-real entries.
+    ValueError
+        For a ragged nested list, a shape other than 2-d, an empty matrix, NaN or inf.
+    """
+    if isinstance(matrix, Workload):
+        raise TypeError(f"{name}: expected a matrix, got a Workload (pass its .matrix)")
+    if sp.issparse(matrix):
+        # Before the cast: a complex sparse matrix would lose its imaginary part in it.
+        check_real_dtype(name, matrix.dtype)
+        matrix = sp.csr_array(matrix, dtype=float, copy=copy)
+        check_real_array(name, matrix.data)
+    else:
+        matrix = check_real_array(name, matrix, finite=False, copy=copy)
+    if matrix.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
+    if 0 in matrix.shape:
+        raise ValueError(f"{name}: needs at least one query and one universe element, got shape {matrix.shape}")
+    if not sp.issparse(matrix):
+        check_real_array(name, matrix)  # NaN and inf, reported after the shape
+    return matrix
+
+
+@validate_params(ord=ORD)
+def column_norm(matrix: Matrix, ord: float = 2) -> float:
+    """``||A||_{1->p}``, the largest ``l_p`` norm of a column of a dense or sparse matrix
+    (``ord`` 1, 2 or ``inf``)."""
+    return float(np.max(matrix_column_norms(as_query_matrix(matrix, "matrix"), ord)))
+
+
+def matrix_column_norms(matrix: Matrix, ord: float) -> np.ndarray:
+    """The ``l_p`` norm of every column of a checked dense or sparse matrix."""
+    if ord == 2:
+        squares = matrix.multiply(matrix) if sp.issparse(matrix) else matrix * matrix
+        return np.sqrt(np.asarray(squares.sum(axis=0)).ravel())
+    if ord == 1:
+        return np.asarray(abs(matrix).sum(axis=0)).ravel()
+    return np.asarray(abs(matrix).max(axis=0).toarray() if sp.issparse(matrix) else abs(matrix).max(axis=0)).ravel()
+
+
+def check_matrix_entries(argument: str, builder: str, stored: int, k: int, m: int, max_entries: int, *,
+                         implicit: bool = False) -> None:
+    """Refuse an explicit matrix of ``stored`` entries above ``max_entries``, before allocating
+    it; ``argument`` asked for the size, ``implicit``: the builder offers ``implicit=True``,
+    which the message then suggests."""
+    alternative = "; or pass implicit=True, which never builds the matrix" if implicit else ""
+    check_entries(argument, stored, max_entries, f"{builder}: the explicit matrix (k={k:,}, m={m:,})",
+                  hint=f" (raise max_entries if you have the memory: about 8-16 bytes per entry){alternative}")
+
+
+def check_labels(labels: Any, k: int) -> tuple[str, ...]:
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
+        # A str would be split into one label per character.
+        raise TypeError(f"labels: expected a sequence of {k} str, got a {type(labels).__name__}")
+    labels = tuple(labels)
+    for label in labels:
+        if not isinstance(label, str):
+            raise TypeError(f"labels: every label must be a str, got {label!r}")
+    if len(labels) != k:
+        raise ValueError(f"labels: expected {k} labels (one per query), got {len(labels)}")
+    return labels

@@ -1,0 +1,220 @@
+"""Workloads given by a matrix, or by callbacks that apply one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..domain import Domain
+from ..validation import (
+    DEFAULT_MAX_ENTRIES,
+    FLAG,
+    POSITIVE,
+    POSITIVE_INT,
+    InstanceOf,
+    IsCallable,
+    OrNone,
+    check_entries,
+    check_real_array,
+    format_count,
+    validate_params,
+)
+from .base import Labels, Matrix, Workload, as_query_matrix, matrix_column_norms
+
+__all__ = ["MatrixWorkload", "ImplicitWorkload"]
+
+_GRAM = IsCallable("a callable returning F^T F")
+_DOMAIN = OrNone(InstanceOf(Domain, what="a Domain"))
+
+
+class MatrixWorkload(Workload):
+    """A workload given by its ``k x m`` matrix (dense or sparse); ``Workload(matrix, ...)``
+    builds one. The parameters are those of :class:`Workload`."""
+
+    @validate_params(domain=_DOMAIN, name=OrNone(InstanceOf(str)), gram=OrNone(_GRAM))
+    def __init__(
+        self,
+        matrix: Any,
+        labels: Sequence[str] | None = None,
+        *,
+        domain: Domain | None = None,
+        name: str | None = None,
+        gram: Callable[[], np.ndarray] | None = None,
+    ) -> None:
+        matrix = as_query_matrix(matrix, "matrix", copy=True)
+        self._setup(matrix.shape, labels, domain, name)
+        self._matrix: Matrix = matrix
+        self._closed_gram = gram
+        self._entry_facts: tuple[bool, bool] | None = None
+
+    @property
+    def matrix(self) -> Matrix:
+        return self._matrix
+
+    def _matvec(self, vector: np.ndarray) -> np.ndarray:
+        return np.asarray(self._matrix @ vector).ravel()
+
+    def _rmatvec(self, values: np.ndarray) -> np.ndarray:
+        return np.asarray(self._matrix.T @ values).ravel()
+
+    def _matmat(self, block: np.ndarray) -> np.ndarray:
+        return np.asarray(self._matrix @ block)
+
+    def _rmatmat(self, block: np.ndarray) -> np.ndarray:
+        return np.asarray(self._matrix.T @ block)
+
+    def _columns(self, index: np.ndarray) -> np.ndarray:
+        block = self._matrix[:, index]
+        return block.toarray() if sp.issparse(block) else np.array(block, dtype=float)
+
+    def _gram(self) -> np.ndarray:
+        m = self.universe_size
+        if self._closed_gram is not None:
+            gram = check_real_array("gram", self._closed_gram())
+            if gram.shape != (m, m):
+                raise ValueError(f"gram: the closed form returned shape {gram.shape}, expected ({m}, {m})")
+            return gram
+        return self._trusted_gram()
+
+    def _trusted_gram(self) -> np.ndarray:
+        # From the matrix itself, never from a closed form: see Workload.column_distance.
+        product = self._matrix.T @ self._matrix
+        return product.toarray() if sp.issparse(product) else np.asarray(product)
+
+    def _column_norms(self, ord: float) -> np.ndarray:
+        return matrix_column_norms(self._matrix, ord)
+
+    def _constant_row(self) -> float | None:
+        if self.num_queries != 1:
+            return None
+        row = self._matrix.toarray().ravel() if sp.issparse(self._matrix) else self._matrix[0]
+        return float(row[0]) if np.all(row == row[0]) else None
+
+    def _facts(self) -> tuple[bool, bool]:
+        if self._entry_facts is None:
+            matrix = self._matrix
+            values = matrix.data if sp.issparse(matrix) else np.asarray(matrix)
+            self._entry_facts = (bool(np.all(values == np.round(values))), bool(values.size == 0 or values.min() >= 0))
+        return self._entry_facts
+
+
+class ImplicitWorkload(Workload):
+    """A workload whose ``k x m`` matrix is never built.
+
+    It answers through ``matvec`` (``F @ v`` for a length-``m`` vector) and exposes its Gram
+    matrix ``F^T F`` (``m x m``), which is all that the factorization mechanism needs: the
+    all-range workload over 4096 cells has 8.4 million queries but a 4096 x 4096 Gram matrix.
+    Anything that needs F itself (:attr:`matrix`, projection onto ``K_Q`` by CVXPY) raises.
+
+    Parameters
+    ----------
+    shape : (int, int)
+        ``(k, m)``; ``m`` may be far beyond memory (a Python int such as ``2**150``): nothing
+        of size ``m`` is built unless :meth:`answer` or :meth:`gram` is called.
+    matvec : callable
+        ``F @ v`` for a dense length-``m`` vector.
+    gram : callable
+        Returns the ``m x m`` Gram matrix ``F^T F``.
+    labels : sequence of str, or a callable returning one, optional
+        A callable is called on the first access to :attr:`labels` (half a million labels
+        need not exist until someone reads them).
+    domain, name
+        As for :class:`Workload`.
+    column_norm : float, optional
+        A closed form for ``||F||_{1->2}``, used by :meth:`column_norm` and
+        :meth:`sensitivity` instead of the diagonal of the Gram matrix (which needs
+        ``m x m`` entries).
+    rmatvec : callable, optional
+        ``F.T @ u`` for a length-``k`` vector; needed by :meth:`rmatvec` and so by the
+        ``"fast"`` projection onto ``K_Q``.
+    columns : callable, optional
+        ``F[:, indices]`` as a dense ``(k, len(indices))`` array for an integer array of
+        universe indices; needed by :meth:`columns` (the ``"fast"`` projection).
+    integer, nonnegative : bool
+        What the builder knows of F's entries (see :attr:`is_integer`, :attr:`is_nonnegative`);
+        an implicit workload cannot be inspected, so the default claims nothing.
+    """
+
+    @validate_params(matvec=IsCallable(), gram=_GRAM, domain=_DOMAIN, name=OrNone(InstanceOf(str)),
+                     column_norm=OrNone(POSITIVE), rmatvec=OrNone(IsCallable()), columns=OrNone(IsCallable()),
+                     integer=FLAG, nonnegative=FLAG)
+    def __init__(
+        self,
+        shape: tuple[int, int],
+        matvec: Callable[[np.ndarray], np.ndarray],
+        gram: Callable[[], np.ndarray],
+        *,
+        labels: Labels | None = None,
+        domain: Domain | None = None,
+        name: str | None = None,
+        column_norm: float | None = None,
+        rmatvec: Callable[[np.ndarray], np.ndarray] | None = None,
+        columns: Callable[[np.ndarray], np.ndarray] | None = None,
+        integer: bool = False,
+        nonnegative: bool = False,
+    ) -> None:
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)):
+            raise TypeError(f"shape: expected a pair (k, m) of ints, got {type(shape).__name__}")
+        if len(shape) != 2:
+            raise ValueError(f"shape: expected a pair (k, m), got {len(shape)} entries")
+        k, m = (POSITIVE_INT.check("shape[0]", shape[0]), POSITIVE_INT.check("shape[1]", shape[1]))
+        self._setup((k, m), labels, domain, name)
+        self._product = matvec
+        self._closed_gram = gram
+        self._adjoint = rmatvec
+        self._column_block = columns
+        self._closed_column_norm = column_norm
+        self._entry_facts = (integer, nonnegative)
+
+    @property
+    def is_implicit(self) -> bool:
+        return True
+
+    @property
+    def has_adjoint(self) -> bool:
+        """Whether the builder gave both ``rmatvec`` and ``columns``."""
+        return self._adjoint is not None and self._column_block is not None
+
+    def _matvec(self, vector: np.ndarray) -> np.ndarray:
+        return self._result("matvec", self._product(vector), self._shape[0])
+
+    def _rmatvec(self, values: np.ndarray) -> np.ndarray:
+        assert self._adjoint is not None  # has_adjoint was checked by the caller
+        return self._result("rmatvec", self._adjoint(values), self._shape[1])
+
+    def _columns(self, index: np.ndarray) -> np.ndarray:
+        assert self._column_block is not None  # has_adjoint was checked by the caller
+        return np.asarray(self._column_block(index), dtype=float).reshape(self._shape[0], index.size)
+
+    def _result(self, callback: str, result: Any, length: int) -> np.ndarray:
+        """The output of a builder's callback, checked: a wrong one is the builder's bug, and is
+        reported as such rather than passed on to the caller's arithmetic."""
+        result = check_real_array(f"{callback} of {self.name}", result, finite=False).ravel()
+        if result.shape != (length,):
+            raise ValueError(f"{callback} of {self.name}: returned {result.size} entries, expected {length}")
+        return result
+
+    def _gram(self) -> np.ndarray:
+        m = self.universe_size
+        gram = check_real_array("gram", self._closed_gram())
+        if gram.shape != (m, m):
+            raise ValueError(f"gram: the closed form returned shape {gram.shape}, expected ({m}, {m})")
+        return gram
+
+    def _column_norm(self, ord: float) -> float:
+        """Only ``ord=2``: the builder's closed form, else the diagonal of the Gram matrix."""
+        if ord != 2:
+            raise ValueError(f"ord: an implicit workload offers only the 1->2 norm (ord=2), got {ord!r}")
+        if self._closed_column_norm is not None:
+            return self._closed_column_norm
+        m = self.universe_size
+        check_entries("ord", m * m, DEFAULT_MAX_ENTRIES,
+                      f"the Gram matrix behind the column norms of {self.name} (m={format_count(m)})",
+                      limit="DEFAULT_MAX_ENTRIES")
+        return float(np.sqrt(np.max(np.diag(self._gram()))))
+
+    def _facts(self) -> tuple[bool, bool]:
+        return self._entry_facts

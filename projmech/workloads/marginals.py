@@ -1,0 +1,219 @@
+"""Marginal workloads: unions of Kronecker products of identity and total blocks, and the
+range marginals that put prefix or all-range blocks on ordinal attributes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from numbers import Integral
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import operators
+from ..counting import marginal_counts
+from ..data import Dataset
+from ..domain import Domain
+from ..operators import _marginal_cells, _marginal_rows
+from ..validation import DEFAULT_MAX_ENTRIES, FLAG, POSITIVE_INT, InstanceOf, Interval, OrNone, validate_params
+from .base import Matrix, Workload, check_matrix_entries
+from .builders import all_range, identity, prefix, total
+from .structured import Kron, Stack, _Structured
+
+__all__ = ["Marginals", "marginals", "range_marginals", "RANGE_BLOCKS"]
+
+_DOMAIN = InstanceOf(Domain, what="a Domain")
+_WAY = Interval(Integral, 0, None)
+
+#: The blocks :func:`range_marginals` puts on an ordinal attribute, by name.
+RANGE_BLOCKS = {"prefix": prefix, "all_range": all_range, "identity": identity}
+
+
+class Marginals(_Structured):
+    """Every cell of every ``way``-way marginal table of a domain: the union over attribute
+    subsets ``S`` of size ``way`` of the Kronecker product with identity on ``S`` and total
+    elsewhere (:attr:`parts`). Build it with :func:`marginals`.
+
+    The products run on the domain's shape (:mod:`projmech.operators`), the counts come from
+    the records' tables (:func:`projmech.counting.marginal_counts`), and the Gram matrix and
+    norms have closed forms, so the universe may be astronomically large (``2^150``).
+    """
+
+    def __init__(self, domain: Domain, way: int, *, implicit: bool) -> None:
+        d = len(domain)
+        if way > d:
+            raise ValueError(f"way: must be at most the number of attributes ({d}), got {way}")
+        self.way = way
+        self._sizes = tuple(domain.sizes)
+        k = _marginal_cells(self._sizes, way)  # total cells, without enumerating the subsets
+        self._setup((k, domain.size), None, domain, f"marginals(way={way})")
+        self._init_structure(implicit, (), domain.size * math.comb(d, way), "marginals")
+
+    @property
+    def marginal_way(self) -> int:
+        return self.way
+
+    @property
+    def subsets(self) -> Iterator[tuple[int, ...]]:
+        """The attribute subsets (positions), in the order of the queries."""
+        return itertools.combinations(range(len(self._sizes)), self.way)
+
+    @property
+    def parts(self) -> tuple[Kron, ...]:
+        """The Kronecker product of each subset's table, built on request (``C(d, way)`` of them)."""
+        assert self.domain is not None
+        blocks = [(identity(size), total(size)) for size in self._sizes]
+        return tuple(Kron([blocks[i][0] if i in subset else blocks[i][1] for i in range(len(self._sizes))],
+                          domain=self.domain) for subset in map(set, self.subsets))
+
+    def _default_labels(self) -> list[str]:
+        assert self.domain is not None
+        terms = [[f"{name}={value}" for value in range(size)] for name, size in zip(self.domain.attributes, self._sizes)]
+        return [" & ".join(cell) or "total" for subset in self.subsets
+                for cell in itertools.product(*(terms[i] for i in subset))]
+
+    def _matvec(self, vector: np.ndarray) -> np.ndarray:
+        return operators._matvec(vector, self._sizes, self.way)
+
+    def _rmatvec(self, values: np.ndarray) -> np.ndarray:
+        return operators._rmatvec(values, self._sizes, self.way)
+
+    def _columns(self, index: np.ndarray) -> np.ndarray:
+        return operators._columns(index, self._sizes, self.way, self.num_queries)
+
+    def _gram(self) -> np.ndarray:
+        # Two elements share a cell of subset S's table iff they agree on every attribute of S,
+        # so they share C(a, way) cells, a = the number of attributes on which they agree.
+        codes = np.unravel_index(np.arange(self.universe_size, dtype=np.int64), self._sizes)
+        agree = sum((column[:, None] == column[None, :]).astype(np.int64) for column in codes)
+        return np.array([math.comb(a, self.way) for a in range(len(self._sizes) + 1)], dtype=float)[agree]
+
+    def _column_norms(self, ord: float) -> np.ndarray:
+        return np.full(self.universe_size, self._column_norm(ord))
+
+    def _column_norm(self, ord: float) -> float:
+        # Each element falls in exactly one cell (a 1) of each of the C(d, way) tables.
+        tables = math.comb(len(self._sizes), self.way)
+        return math.sqrt(tables) if ord == 2 else float(tables) if ord == 1 else 1.0
+
+    def _facts(self) -> tuple[bool, bool]:
+        return True, True
+
+    def _build(self) -> Matrix:
+        m, tables = self.universe_size, math.comb(len(self._sizes), self.way)
+        codes = np.unravel_index(np.arange(m, dtype=np.int64), self._sizes)
+        row_index = _marginal_rows(codes, self._sizes, self.way).ravel()
+        column_index = np.tile(np.arange(m, dtype=np.int64), tables)
+        return sp.csr_array((np.ones(row_index.size), (row_index, column_index)), shape=self.shape)
+
+    def _answer_counts(self, data: Dataset) -> np.ndarray:
+        return marginal_counts(data.records, self._sizes, self.way)
+
+    def _kind(self) -> str:
+        return "marginals" + (", implicit" if self.is_implicit else "")
+
+
+@validate_params(domain=_DOMAIN, way=OrNone(POSITIVE_INT), max_entries=POSITIVE_INT,
+                 implicit=FLAG)
+def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | None = None,
+              max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
+    """Every cell of every ``way``-way marginal table of ``domain``; with ``ways``, of every
+    table of each of those sizes (``ways=(0, 1, 2, 3)``: the total, then all 1-, 2- and 3-way
+    tables).
+
+    Rows are ordered by attribute subset (lexicographic in attribute position), then by cell
+    (row-major within the subset's table). On ``{0,1}^d`` these are exactly the seed's
+    ``C(d, way) * 2^way`` conjunction queries (seed 000, Definition 9). F is sparse: each
+    universe element falls in exactly one cell of each table, so ``||F||_{1->2} = sqrt(C(d, way))``.
+
+    Parameters
+    ----------
+    domain : Domain
+    way : int
+        Between 1 and the number of attributes.
+    ways : sequence of int, optional
+        Instead of ``way``: several sizes, each between 0 and the number of attributes, in
+        increasing order, each once.
+    max_entries : int
+        Cap on the stored entries of the explicit matrix (``m * C(d, way)``).
+    implicit : bool
+        Never build the ``k x m`` matrix: answers to a histogram by summing its tensor over the
+        other attributes, to records by counting (:meth:`Workload.answer_data`), the
+        closed-form Gram matrix and sensitivity, labels on first use. The universe may then be
+        astronomically large (``2^150``), as long as nothing asks for a histogram over it.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+    >>> pm.marginals(domain, 2).labels[:2]
+    ('a=0 & b=0', 'a=0 & b=1')
+    >>> pm.marginals(domain, ways=(0, 1)).shape
+    (8, 12)
+    """
+    if (way is None) == (ways is None):
+        raise TypeError("marginals: give exactly one of way (an int) and ways (a sequence of ints)")
+    if way is not None:
+        return _marginals_of_way("way", domain, way, max_entries, implicit)
+    if isinstance(ways, (str, bytes)) or not isinstance(ways, Sequence):
+        raise TypeError(f"ways: expected a sequence of ints, got {type(ways).__name__}")
+    sizes = [_WAY.check("ways", size) for size in ways]
+    if not sizes or sizes != sorted(set(sizes)):
+        raise ValueError(f"ways: expected distinct sizes in increasing order, got {list(ways)}")
+    parts = [_marginals_of_way("ways", domain, size, max_entries, implicit) for size in sizes]
+    return Stack(parts, name=f"marginals(ways={tuple(sizes)})", implicit=True if implicit else None)
+
+
+def _marginals_of_way(argument: str, domain: Domain, way: int, max_entries: int, implicit: bool) -> Workload:
+    if way > len(domain):
+        raise ValueError(f"{argument}: must be at most the number of attributes ({len(domain)}), got {way}")
+    if not implicit:
+        check_matrix_entries("domain", f"marginals(way={way})", domain.size * math.comb(len(domain), way),
+                             _marginal_cells(domain.sizes, way), domain.size, max_entries, implicit=True)
+    return Marginals(domain, way, implicit=implicit)
+
+
+@validate_params(domain=_DOMAIN, way=POSITIVE_INT, implicit=FLAG)
+def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, implicit: bool = True) -> Workload:
+    """The union over attribute subsets of size ``way`` of Kronecker products with the block
+    named in ``ranges`` on each ordinal attribute of the subset (``"prefix"``, ``"all_range"``),
+    identity on its other attributes, and total outside it (HDMM's "DimKKrons").
+
+    Parameters
+    ----------
+    domain : Domain
+    way : int
+        Between 1 and the number of attributes.
+    ranges : mapping of attribute name to ``"prefix"``, ``"all_range"`` or ``"identity"``
+    implicit : bool
+        Never build the explicit matrix (the default: the union of ``C(d, way)`` products is
+        answered factor by factor).
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["age", "sex", "hours"], [4, 2, 3])
+    >>> W = pm.workloads.range_marginals(domain, 2, {"age": "prefix", "hours": "all_range"})
+    >>> W.labels[0]
+    'age<=0 & sex=0'
+    """
+    if not isinstance(ranges, Mapping):
+        raise TypeError(f"ranges: expected a mapping of attribute name to block name, got {type(ranges).__name__}")
+    blocks: dict[int, Any] = {}
+    for attribute, block in ranges.items():
+        position = domain.position(attribute)
+        if block not in RANGE_BLOCKS:
+            raise ValueError(f"ranges: {attribute!r} has block {block!r}; expected one of {sorted(RANGE_BLOCKS)}")
+        blocks[position] = RANGE_BLOCKS[block]
+    d = len(domain)
+    if way > d:
+        raise ValueError(f"way: must be at most the number of attributes ({d}), got {way}")
+    inside = [blocks.get(i, identity)(size) for i, size in enumerate(domain.sizes)]
+    outside = [total(size) for size in domain.sizes]
+    parts = [Kron([inside[i] if i in subset else outside[i] for i in range(d)], domain=domain,
+                  implicit=True if implicit else None)
+             for subset in map(set, itertools.combinations(range(d), way))]
+    described = ", ".join(f"{name}={block}" for name, block in ranges.items())
+    return Stack(parts, name=f"range_marginals(way={way}; {described})", implicit=True if implicit else None)

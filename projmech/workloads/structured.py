@@ -1,0 +1,378 @@
+"""Workloads kept structured: Kronecker products of per-attribute workloads, and stacks.
+
+A Kronecker product ``W_1 ⊗ ... ⊗ W_d`` over a domain of ``d`` attributes asks every
+combination of one query per attribute; its products, columns, Gram matrix and column norms are
+computed factor by factor, and its counts on records from the group-by table of the attributes
+it does not sum out. A stack is the union of workloads over one universe. Composition keeps the
+structure: nothing of size ``k x m`` (or ``m``, for a large universe) is built, unless
+:attr:`~Workload.matrix` is asked for and fits.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..counting import table_counts
+from ..data import Dataset
+from ..domain import Domain
+from ..validation import DEFAULT_MAX_ENTRIES, InstanceOf, OrNone, format_count
+from .base import Matrix, Workload, check_matrix_entries
+
+__all__ = ["Kron", "Stack", "kron", "stack", "COLUMN_NORMS_UNIVERSE"]
+
+#: Largest universe over which a stack's column norms are computed column by column; beyond it
+#: they come from the factors (see :meth:`Stack.column_norm`).
+COLUMN_NORMS_UNIVERSE = 2**22
+
+_WORKLOAD = InstanceOf(Workload, what="Workload objects")
+_DOMAIN = OrNone(InstanceOf(Domain, what="a Domain"))
+
+
+def _workload_list(argument: str, workloads: Any, what: str) -> list[Workload]:
+    if isinstance(workloads, Workload):
+        raise TypeError(f"{argument}: expected a sequence of Workload objects, got a single Workload")
+    if isinstance(workloads, (str, bytes)) or not isinstance(workloads, Iterable):
+        raise TypeError(f"{argument}: expected a sequence of Workload objects, got {type(workloads).__name__}")
+    workloads = list(workloads)
+    if not workloads:
+        raise ValueError(f"{argument}: need at least one workload {what}")
+    for workload in workloads:
+        _WORKLOAD.check(argument, workload)
+    return workloads
+
+
+def _join_terms(parts: Sequence[str]) -> str:
+    kept = [part for part in parts if part]
+    return " & ".join(kept) if kept else "total"
+
+
+class _Structured(Workload):
+    """What Kronecker products and stacks share: a matrix built on demand when allowed."""
+
+    def _init_structure(self, implicit: bool | None, parts: Sequence[Workload], stored: int, builder: str) -> None:
+        """``implicit`` None: the matrix may be built on demand when its ``stored`` entries fit in
+        ``DEFAULT_MAX_ENTRIES`` and no part is implicit; True: never; False: required now
+        (refused if too large or a part is implicit)."""
+        k, m = self.shape
+        implicit_parts = [part.name for part in parts if part.is_implicit]
+        if implicit is False:
+            if implicit_parts:
+                raise ValueError(f"implicit: {builder} of implicit workloads ({', '.join(implicit_parts)}) "
+                                 "has no explicit matrix")
+            check_matrix_entries("implicit", builder, stored, k, m, DEFAULT_MAX_ENTRIES, implicit=True)
+        self._stored = stored
+        self._implicit = implicit if implicit is not None else bool(implicit_parts) or stored > DEFAULT_MAX_ENTRIES
+        self._built: Matrix | None = None
+
+    @property
+    def is_implicit(self) -> bool:
+        return self._implicit
+
+    @property
+    def matrix(self) -> Matrix:
+        """F as a ``scipy.sparse.csr_array``, built on first use (see :attr:`is_implicit`)."""
+        if self._implicit:
+            return super().matrix  # raises
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def _build(self) -> Matrix:
+        raise NotImplementedError
+
+    def _stored_entries(self) -> int:
+        return self._stored
+
+    def _trusted_gram(self) -> np.ndarray:
+        # From the parts' own trusted Gram matrices, never a closed form given by a caller.
+        return self._gram()
+
+
+class Kron(_Structured):
+    """The Kronecker product ``W_1 ⊗ ... ⊗ W_d``: query ``(i_1, ..., i_d)`` is the product of
+    query ``i_j`` of ``W_j`` on attribute ``j`` (queries and universe elements in row-major
+    order, as :func:`numpy.kron`). Build it with :func:`kron`."""
+
+    def __init__(self, factors: Sequence[Workload], *, domain: Domain | None = None, name: str | None = None,
+                 implicit: bool | None = None) -> None:
+        factors = _workload_list("factors", factors, "in a Kronecker product")
+        _DOMAIN.check("domain", domain)
+        sizes = [factor.universe_size for factor in factors]
+        if domain is not None and tuple(domain.sizes) != tuple(sizes):
+            raise ValueError(f"domain: its attribute sizes {domain.sizes} differ from the factors' universes {sizes}")
+        self.factors = tuple(factors)
+        k = math.prod(factor.num_queries for factor in factors)
+        self._setup((k, math.prod(sizes)), None, domain, name or "kron(" + ", ".join(f.name for f in factors) + ")")
+        self._init_structure(implicit, factors, math.prod(factor._stored_entries() for factor in factors), "kron")
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        """The attribute each factor acts on: the domain's names, else ``x0, x1, ...``."""
+        if self.domain is not None:
+            return self.domain.attributes
+        return tuple(f"x{i}" for i in range(len(self.factors)))
+
+    def _default_labels(self) -> list[str]:
+        terms = [factor._terms(attribute) for factor, attribute in zip(self.factors, self.attributes)]
+        return [_join_terms(parts) for parts in itertools.product(*terms)]
+
+    def _terms(self, attribute: str) -> list[str]:
+        return list(self.labels)
+
+    def _apply(self, vector: np.ndarray, adjoint: bool) -> np.ndarray:
+        """``F @ vector`` (or ``F.T @ vector``), one factor along its own axis at a time."""
+        shapes = [(f.num_queries, f.universe_size) for f in self.factors]
+        tensor = vector.reshape([shape[0 if adjoint else 1] for shape in shapes])
+        for axis, factor in enumerate(self.factors):
+            tensor = _along_axis(factor, tensor, axis, adjoint)
+        return tensor.ravel()
+
+    def _matvec(self, vector: np.ndarray) -> np.ndarray:
+        return self._apply(vector, adjoint=False)
+
+    def _rmatvec(self, values: np.ndarray) -> np.ndarray:
+        return self._apply(values, adjoint=True)
+
+    @property
+    def has_adjoint(self) -> bool:
+        return all(factor.has_adjoint for factor in self.factors)
+
+    def _columns(self, index: np.ndarray) -> np.ndarray:
+        cells = np.unravel_index(index, [f.universe_size for f in self.factors])
+        result = np.ones((1, index.size))
+        for factor, cell in zip(self.factors, cells):
+            block = factor._columns(np.asarray(cell, dtype=np.int64))
+            result = (result[:, None, :] * block[None, :, :]).reshape(-1, index.size)
+        return result
+
+    def _gram(self) -> np.ndarray:
+        return functools.reduce(np.kron, [factor.gram() for factor in self.factors])
+
+    def _trusted_gram(self) -> np.ndarray:
+        return functools.reduce(np.kron, [factor._trusted_gram() for factor in self.factors])
+
+    def _column_norms(self, ord: float) -> np.ndarray:
+        return functools.reduce(np.kron, [factor._column_norms(ord) for factor in self.factors])
+
+    def _column_norm(self, ord: float) -> float:
+        # Norms of a Kronecker product of vectors multiply, and so do their largest values.
+        return math.prod(factor.column_norm(ord) for factor in self.factors)
+
+    def _facts(self) -> tuple[bool, bool]:
+        facts = [factor._facts() for factor in self.factors]
+        return all(integer for integer, _ in facts), all(nonnegative for _, nonnegative in facts)
+
+    def _build(self) -> Matrix:
+        matrices = [sp.csr_array(factor.matrix) for factor in self.factors]
+        return sp.csr_array(functools.reduce(lambda a, b: sp.kron(a, b, format="csr"), matrices))
+
+    def _answer_counts(self, data: Dataset) -> np.ndarray:
+        """From the table of the attributes whose factor is not a constant row (a total sums
+        its attribute out), with each remaining factor applied along its axis."""
+        constants = [factor._constant_row() for factor in self.factors]
+        kept = [axis for axis, constant in enumerate(constants) if constant is None]
+        tensor = table_counts(data.records, [f.universe_size for f in self.factors], kept).astype(float)
+        for position, axis in enumerate(kept):
+            tensor = _along_axis(self.factors[axis], tensor, position, adjoint=False)
+        scale = math.prod(constant for constant in constants if constant is not None)
+        # The kept axes are in increasing order and each summed-out factor has one query, so the
+        # row-major order of the table is that of the queries.
+        return tensor.ravel() * scale
+
+    def _kind(self) -> str:
+        return f"kron of {len(self.factors)}" + (", implicit" if self.is_implicit else "")
+
+
+class Stack(_Structured):
+    """The union of workloads over one universe, queries in the order given. Build it with
+    :func:`stack`."""
+
+    def __init__(self, parts: Sequence[Workload], *, domain: Domain | None = None, name: str | None = None,
+                 implicit: bool | None = None) -> None:
+        parts = _workload_list("workloads", parts, "to stack")
+        m = parts[0].universe_size
+        for part in parts[1:]:
+            if part.universe_size != m:
+                raise ValueError(f"workloads: universe sizes differ ({format_count(m)} vs "
+                                 f"{format_count(part.universe_size)})")
+        known = {part.domain for part in parts if part.domain is not None}
+        if len(known) > 1:
+            raise ValueError(f"workloads: their domains differ ({', '.join(sorted(map(repr, known)))})")
+        if domain is None and len({part.domain for part in parts}) == 1:
+            domain = parts[0].domain
+        self.parts = tuple(parts)
+        self._offsets = np.cumsum([0] + [part.num_queries for part in parts])
+        self._setup((sum(part.num_queries for part in parts), m), None, domain,
+                    name or " + ".join(part.name for part in parts))
+        self._init_structure(implicit, parts, sum(part._stored_entries() for part in parts), "stack")
+
+    def _slices(self) -> Iterable[tuple[Workload, slice]]:
+        for part, start, stop in zip(self.parts, self._offsets[:-1], self._offsets[1:]):
+            yield part, slice(int(start), int(stop))
+
+    def _default_labels(self) -> list[str]:
+        return [label for part in self.parts for label in part.labels]
+
+    def _terms(self, attribute: str) -> list[str]:
+        return [term for part in self.parts for term in part._terms(attribute)]
+
+    def _matvec(self, vector: np.ndarray) -> np.ndarray:
+        return np.concatenate([part._matvec(vector) for part in self.parts])
+
+    def _rmatvec(self, values: np.ndarray) -> np.ndarray:
+        return sum(part._rmatvec(values[rows]) for part, rows in self._slices())
+
+    def _matmat(self, block: np.ndarray) -> np.ndarray:
+        return np.concatenate([part._matmat(block) for part in self.parts])
+
+    def _rmatmat(self, block: np.ndarray) -> np.ndarray:
+        return sum(part._rmatmat(block[rows]) for part, rows in self._slices())
+
+    @property
+    def has_adjoint(self) -> bool:
+        return all(part.has_adjoint for part in self.parts)
+
+    def _columns(self, index: np.ndarray) -> np.ndarray:
+        return np.concatenate([part._columns(index) for part in self.parts])
+
+    def _gram(self) -> np.ndarray:
+        return sum(part.gram() for part in self.parts)
+
+    def _trusted_gram(self) -> np.ndarray:
+        return sum(part._trusted_gram() for part in self.parts)
+
+    def _column_norms(self, ord: float) -> np.ndarray:
+        norms = [part._column_norms(ord) for part in self.parts]
+        if ord == 2:
+            return np.sqrt(sum(norm**2 for norm in norms))
+        return sum(norms) if ord == 1 else np.max(norms, axis=0)
+
+    def _column_norm(self, ord: float) -> float:
+        """Column by column up to :data:`COLUMN_NORMS_UNIVERSE` elements; beyond, for a stack of
+        Kronecker products over the same attributes whose factors share, attribute by
+        attribute, a column where each is largest (identity and total everywhere, prefix at
+        the first column): then every term is largest at one universe element, and the norm
+        is the sum of their largest values."""
+        if self.universe_size <= COLUMN_NORMS_UNIVERSE:
+            return float(np.max(self._column_norms(ord)))
+        terms = _kron_terms(self)
+        if terms is not None:
+            peak = _common_peak(terms, ord)
+            if peak is not None:
+                return peak
+        raise ValueError(
+            f"ord: the largest column norm of {self.name} over {format_count(self.universe_size)} elements is "
+            f"computed column by column only up to {COLUMN_NORMS_UNIVERSE:.1e} elements, or from the factors of "
+            "Kronecker products whose largest columns coincide; this union has neither"
+        )
+
+    def _facts(self) -> tuple[bool, bool]:
+        facts = [part._facts() for part in self.parts]
+        return all(integer for integer, _ in facts), all(nonnegative for _, nonnegative in facts)
+
+    def _build(self) -> Matrix:
+        matrices = [part.matrix for part in self.parts]
+        if not any(sp.issparse(matrix) for matrix in matrices):
+            return np.vstack(matrices)
+        return sp.csr_array(sp.vstack([sp.csr_array(matrix) for matrix in matrices], format="csr"))
+
+    def _answer_counts(self, data: Dataset) -> np.ndarray:
+        return np.concatenate([part._answer_counts(data) for part in self.parts])
+
+    def _kind(self) -> str:
+        return f"stack of {len(self.parts)}" + (", implicit" if self.is_implicit else "")
+
+
+def _along_axis(factor: Workload, tensor: np.ndarray, axis: int, adjoint: bool) -> np.ndarray:
+    """``factor`` (or its transpose) applied to every fibre of ``tensor`` along ``axis``."""
+    moved = np.moveaxis(tensor, axis, 0)
+    rest = moved.shape[1:]
+    block = np.ascontiguousarray(moved.reshape(moved.shape[0], -1), dtype=float)
+    result = factor._rmatmat(block) if adjoint else factor._matmat(block)
+    return np.moveaxis(result.reshape((result.shape[0], *rest)), 0, axis)
+
+
+def _kron_terms(workload: Workload) -> list[Kron] | None:
+    """The Kronecker products a stack is the union of (nested stacks flattened), or None if
+    some part is not one or they act on different attributes."""
+    if isinstance(workload, Kron):
+        return [workload]
+    if not isinstance(workload, Stack):
+        return None
+    terms: list[Kron] = []
+    for part in workload.parts:
+        inner = _kron_terms(part)
+        if inner is None:
+            return None
+        terms += inner
+    shapes = {tuple(f.universe_size for f in term.factors) for term in terms}
+    return terms if len(shapes) == 1 else None
+
+
+def _common_peak(terms: Sequence[Kron], ord: float) -> float | None:
+    """``max_u sum_t prod_i c_ti(u_i)`` (``max_t`` for ``ord=inf``) for per-factor column-norm
+    vectors ``c_ti``, when on every attribute one column maximizes all of them; else None."""
+    per_term = [[factor._column_norms(ord) for factor in term.factors] for term in terms]
+    for attribute in range(len(terms[0].factors)):
+        vectors = np.array([norms[attribute] for norms in per_term])
+        if not np.any(np.all(vectors == vectors.max(axis=1, keepdims=True), axis=0)):
+            return None
+    peaks = [math.prod(float(vector.max()) for vector in norms) for norms in per_term]
+    if ord == 2:
+        return math.sqrt(sum(peak**2 for peak in peaks))
+    return sum(peaks) if ord == 1 else max(peaks)
+
+
+def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str | None = None,
+         implicit: bool | None = None) -> Kron:
+    """The Kronecker product of per-attribute workloads, kept structured.
+
+    Parameters
+    ----------
+    factors : sequence of Workload
+        ``W_j`` acts on attribute ``j``: its universe is that attribute's values.
+    domain : Domain, optional
+        The attributes, whose sizes must be the factors' universe sizes; it names the labels
+        (``"age<=3 & sex=1"``) and lets records be answered.
+    name : str, optional
+    implicit : bool, optional
+        ``True``: never build the explicit matrix; ``False``: it must fit in
+        ``DEFAULT_MAX_ENTRIES`` stored entries; default: built on demand when it fits.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.workloads import kron, prefix, identity
+    >>> W = kron([prefix(3), identity(2)])
+    >>> W.shape
+    (6, 6)
+    >>> W.labels[:2]
+    ('x0<=0 & x1=0', 'x0<=0 & x1=1')
+    """
+    return Kron(factors, domain=domain, name=name, implicit=implicit)
+
+
+def stack(workloads: Sequence[Workload], *, name: str | None = None, implicit: bool | None = None) -> Workload:
+    """The union of workloads over the same universe, queries in the order given.
+
+    Structured parts stay structured (a stack of Kronecker products is answered, counted and
+    normed factor by factor). The result has the workloads' common domain; ``None`` where some
+    have none. Workloads with different domains are refused (their columns index different
+    universes, even of one size).
+
+    Parameters
+    ----------
+    workloads : sequence of Workload
+    name : str, optional
+        Default: the parts' names joined by ``" + "``.
+    implicit : bool, optional
+        As for :func:`kron`.
+    """
+    return Stack(workloads, name=name, implicit=implicit)
