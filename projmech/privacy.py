@@ -33,6 +33,7 @@ from .validation import (
     Options,
     OrNone,
     Real,
+    check_positive_int,
     validate_params,
 )
 
@@ -230,7 +231,7 @@ class SizePolicy:
             _ESTIMATE.check("size", size)
             share = DEFAULT_SIZE_SHARE if size_share is None else OPEN_UNIT.check("size_share", size_share)
             return cls(relation, share=share)
-        declared = POSITIVE_INT.check("size", size)
+        declared = check_positive_int("size", size)
         if size_share is not None:
             raise ValueError("size_share: applies only with size='estimate', not to a declared size")
         return cls(relation, declared=declared)
