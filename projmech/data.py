@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from ._sparse import issparse
 from .domain import Domain
 from .privacy import Neighbouring, SizePolicy
 from .validation import (
@@ -319,8 +320,9 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
     if n is None:
         raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
     n = POSITIVE_INT.check("n", n)
-    if sp.issparse(histogram):
-        check_real_dtype("histogram", histogram.dtype)
+    if issparse(histogram):
+        # Every sparse format has a dtype; the stubs declare it only on the data-backed ones.
+        check_real_dtype("histogram", histogram.dtype)  # type: ignore[attr-defined]
         shape = histogram.shape
     else:
         histogram = check_real_array("histogram", histogram, finite=False)
@@ -336,7 +338,7 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
             f"histogram: {entries:.3e} entries, above DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.1e}; "
             "a dense histogram would not fit in memory"
         )
-    h = (histogram.toarray() if sp.issparse(histogram) else histogram).astype(float).ravel()
+    h = (histogram.toarray() if issparse(histogram) else histogram).astype(float).ravel()
     if h.size == 0:
         raise ValueError("histogram: is empty")
     if not np.all(np.isfinite(h)):
@@ -428,7 +430,7 @@ def _as_dataset(data: Any, domain: Domain | None) -> Dataset:
         if domain is not None and domain != data.domain:
             raise ValueError("domain: differs from the Dataset's own domain")
         return data
-    if data is None or isinstance(data, (str, bytes, Mapping)) or sp.issparse(data):
+    if data is None or isinstance(data, (str, bytes, Mapping)) or issparse(data):
         raise TypeError(f"data: expected a Dataset, DataFrame or (n, d) array of codes, got {type(data).__name__}")
     if domain is None:
         raise TypeError("domain: required when data is not a Dataset")

@@ -16,8 +16,8 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._sparse import issparse
 from .solve import SolveResult, SolveStats, Status
 from .validation import check_positive_int
 from .workloads import Workload, as_query_matrix, column_norm
@@ -37,7 +37,7 @@ _BOUND_SLACK = 1e-9
 
 
 def _dense(matrix: Any) -> np.ndarray:
-    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=float)
+    return matrix.toarray() if issparse(matrix) else np.asarray(matrix, dtype=float)
 
 
 def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:

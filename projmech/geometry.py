@@ -98,6 +98,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
+from ._sparse import issparse
 from .validation import (
     NONNEGATIVE,
     OPEN_UNIT,
@@ -150,7 +151,7 @@ def _query_matrix(workload_or_matrix: Any) -> np.ndarray | sp.csc_array:
         matrix = workload_or_matrix.matrix  # raises for an implicit workload
     else:
         matrix = as_query_matrix(workload_or_matrix, "workload_or_matrix")
-    return sp.csc_array(matrix) if sp.issparse(matrix) else np.asarray(matrix, dtype=float)
+    return sp.csc_array(matrix) if issparse(matrix) else np.asarray(matrix, dtype=float)
 
 
 def _directions(directions: Any, k: int) -> tuple[np.ndarray, bool]:
@@ -202,7 +203,7 @@ def support_function(workload_or_matrix: Any, directions: Any, *,
     best = np.full(G.shape[0], -np.inf)
     for start in range(0, m, block):
         columns = F[:, start:start + block]
-        products = (columns.T @ G.T).T if sp.issparse(columns) else G @ columns
+        products = (columns.T @ G.T).T if issparse(columns) else G @ columns
         best = np.maximum(best, np.asarray(products).max(axis=1))
     return float(best[0]) if single else best
 
@@ -388,7 +389,7 @@ def _as_support(name: str, body: Any, dimension: int) -> Support:
     """A support function: ``body`` itself if callable, else that of ``K_Q`` for a workload/matrix."""
     if callable(body):
         return body
-    if isinstance(body, (Workload, np.ndarray, list, tuple)) or sp.issparse(body):
+    if isinstance(body, (Workload, np.ndarray, list, tuple)) or issparse(body):
         try:
             F = _query_matrix(body)
         except ValueError as error:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._sparse import issparse
 from .data import MW_MAX_UNIVERSE
 from .mechanisms import Release, _CountingMechanism
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
@@ -436,7 +436,7 @@ def _check_unit_rows(workload: Workload) -> None:
             )
         return
     matrix = workload.matrix
-    values = matrix.data if sp.issparse(matrix) else matrix
+    values = matrix.data if issparse(matrix) else matrix
     if values.size and (values.min() < 0 or values.max() > 1):
         raise ValueError(
             f"workload: entries must lie in [0, 1] (averaging queries), got [{values.min():g}, {values.max():g}]"

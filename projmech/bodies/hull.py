@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._sparse import issparse
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
     solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
@@ -146,7 +147,7 @@ class ProjectionResult(SolveResult):
     @property
     def support(self) -> np.ndarray:
         """Universe indices of the witness's positive weights, increasing."""
-        if sp.issparse(self.weights):
+        if issparse(self.weights):
             return np.asarray(self.weights.nonzero()[0], dtype=np.int64)
         return np.flatnonzero(self.weights > 0)
 
@@ -451,7 +452,7 @@ def _check_projection(operator: Workload, y: np.ndarray, weights: np.ndarray | s
     :func:`_judge` holds to the threshold. What the solver claimed about its own gap is not used.
     """
     m = operator.universe_size
-    dense = weights.toarray().ravel() if sp.issparse(weights) else np.asarray(weights, dtype=float)
+    dense = weights.toarray().ravel() if issparse(weights) else np.asarray(weights, dtype=float)
     if dense.shape != (m,):
         return f"witness has shape {dense.shape}, expected ({m},)"
     if not np.all(np.isfinite(dense)):
@@ -526,7 +527,7 @@ def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> lis
 def _warm_support(warm_start: Any, m: int) -> tuple[np.ndarray, np.ndarray]:
     """The support and normalized weights of a warm start, validated against the universe size."""
     weights = warm_start.weights if isinstance(warm_start, ProjectionResult) else warm_start
-    if sp.issparse(weights):
+    if issparse(weights):
         if weights.shape not in ((m,), (1, m), (m, 1)):
             raise ValueError(f"warm_start: expected {m} weights, got shape {weights.shape}")
         coo = sp.coo_array(weights.reshape((m,)))
