@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from ._sparse import issparse
+from ._sparse import QueryMatrix, issparse
 from .data import MW_MAX_UNIVERSE
 from .mechanisms import Release, _CountingMechanism
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
@@ -435,7 +435,7 @@ def _check_unit_rows(workload: Workload) -> None:
                 "build it explicitly (implicit marginals are accepted)"
             )
         return
-    matrix = workload.matrix
+    matrix = cast(QueryMatrix, workload.matrix)
     values = matrix.data if issparse(matrix) else matrix
     if values.size and (values.min() < 0 or values.max() > 1):
         raise ValueError(

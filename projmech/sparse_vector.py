@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -91,7 +91,8 @@ class _PrivateData:
             # Evaluated on the whole (public) universe, never only on the records: whether a
             # predicate is valid must not depend on the private data.
             try:
-                return from_predicates(self.domain, {"query": query}).matrix[0]
+                # A dense matrix: from_predicates fills an ndarray.
+                return cast(np.ndarray, from_predicates(self.domain, {"query": query}).matrix)[0]
             except ValueError as error:
                 raise ValueError(f"query: invalid predicate ({error})") from None
         return check_query_row("query", query, self.universe_size)
