@@ -103,6 +103,7 @@ from .validation import (
     NONNEGATIVE,
     OPEN_UNIT,
     POSITIVE_INT,
+    Constraint,
     InstanceOf,
     Integral,
     Interval,
@@ -132,6 +133,9 @@ __all__ = [
 
 #: A support function evaluated on many directions: an ``(s, k)`` array to ``s`` values.
 Support = Callable[[np.ndarray], np.ndarray]
+
+#: Which width an estimate is of: ``l*`` (Gaussian directions) or ``M*`` (uniform unit directions).
+_WidthKind = Literal["gaussian", "mean"]
 
 #: Entries of the ``directions x columns`` block formed at once by :func:`support_function`.
 DEFAULT_BLOCK_ENTRIES = 2**22
@@ -317,7 +321,7 @@ class WidthEstimate:
     confidence: float
     values: np.ndarray
     draws: str
-    kind: Literal["gaussian", "mean"] = "gaussian"
+    kind: _WidthKind = "gaussian"
 
     @property
     def half_width(self) -> float:
@@ -376,7 +380,7 @@ def t_quantile(samples: int, confidence: float) -> float:
     return float(stats.t.ppf(0.5 + confidence / 2, samples - 1))
 
 
-def _estimate(values: np.ndarray, confidence: float, draws: str, kind: str) -> WidthEstimate:
+def _estimate(values: np.ndarray, confidence: float, draws: str, kind: _WidthKind) -> WidthEstimate:
     samples = values.size
     mean = float(values.mean())
     error = float(values.std(ddof=1) / math.sqrt(samples))
@@ -397,13 +401,14 @@ def _as_support(name: str, body: Any, dimension: int) -> Support:
         if F.shape[0] != dimension:
             raise ValueError(f"{name}: K_Q lives in R^{F.shape[0]} (one coordinate per query), "
                              f"but dimension is {dimension}")
-        return lambda G: support_function(F, G)
+        # An array for the (samples, k) directions it is called with.
+        return lambda G: cast(np.ndarray, support_function(F, G))
     raise TypeError(f"{name}: expected a callable (directions -> values), a Workload or a query matrix, "
                     f"got {type(body).__name__}")
 
 
 #: The arguments of the four Monte Carlo width estimators (at least 2 samples for an interval).
-_WIDTH_PARAMETERS = dict(
+_WIDTH_PARAMETERS: dict[str, Constraint] = dict(
     dimension=POSITIVE_INT,
     samples=Interval(Integral, 2, None, reason="a confidence interval"),
     rng=InstanceOf(np.random.Generator, what="a numpy.random.Generator"),
@@ -412,7 +417,7 @@ _WIDTH_PARAMETERS = dict(
 
 
 def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rng: np.random.Generator,
-                   confidence: float, kind: str) -> dict[str, WidthEstimate]:
+                   confidence: float, kind: _WidthKind) -> dict[str, WidthEstimate]:
     """The Monte Carlo machinery shared by :func:`gaussian_widths` and :func:`mean_widths`, on
     arguments they checked."""
     if not isinstance(supports, Mapping) or not supports:
@@ -542,7 +547,7 @@ def mean_width(
 _Width = TypeVar("_Width", float, WidthEstimate)
 
 
-def _scale_width(width: Any, factor: float, source: str, target: str, name: str) -> Any:
+def _scale_width(width: Any, factor: float, source: _WidthKind, target: _WidthKind, name: str) -> Any:
     if isinstance(width, WidthEstimate):
         if width.kind != source:
             raise ValueError(f"{name}: expected an estimate of the {source} width, got one of the {width.kind} width")
