@@ -269,7 +269,12 @@ class _CountingMechanism:
 
     def _public_size(self, rows: int, generator: np.random.Generator) -> float:
         """The public size (:meth:`SizePolicy.resolve`), drawing the size estimate's noise if any."""
-        return self.size_policy.resolve(rows, lambda: self.size_noise.sample(1, generator)[0])
+        def draw_size_noise() -> float:
+            # Drawn only for an estimated size, which calibrate gave its noise.
+            assert self.size_noise is not None
+            return self.size_noise.sample(1, generator)[0]
+
+        return self.size_policy.resolve(rows, draw_size_noise)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
