@@ -131,7 +131,7 @@ class ProjectionResult(SolveResult):
     """
 
     answers: np.ndarray
-    weights: np.ndarray
+    weights: np.ndarray | sp.csr_array
     distance: float
     raw_feasibility_error: float
     stats: SolveStats
@@ -287,9 +287,13 @@ def project_to_hull(
         ``"fast"``, the gap it stopped at) and, as ``best``, the feasible witness with the
         smallest gap, if any.
     """
-    workload = F if isinstance(F, Workload) else None
-    matrix = None if workload is not None and workload.is_implicit else _as_matrix(F)
-    k, m = workload.shape if workload is not None else matrix.shape
+    if isinstance(F, Workload):
+        workload: Workload | None = F
+        matrix = None if F.is_implicit else _as_matrix(F)
+        k, m = F.shape
+    else:
+        workload, matrix = None, _as_matrix(F)
+        k, m = matrix.shape
     point = check_real_array("y", y, finite=False)
     if point.shape != (k,):
         raise ValueError(f"y: expected shape ({k},) to match F's {k} rows, got {point.shape}")
@@ -320,6 +324,7 @@ def project_to_hull(
         if name == FAST:
             return lambda: _solve_fast(operator, point, threshold, warm, max_iterations, callback)
         options = {**_SOLVER_OPTIONS[name], **per_solver.get(name, {})}
+        assert matrix is not None  # _solver_order offers CVXPY solvers only with the explicit matrix
         return lambda: _solve_cvxpy(matrix, operator, point, name, options, threshold)
 
     result, _, _ = solve_in_order([(name, attempt(name)) for name in order], ProjectionError,
