@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -230,6 +230,21 @@ class Dataset:
 
     def __repr__(self) -> str:
         return f"Dataset(n={self.n}, domain={self._domain!r})"
+
+
+@overload
+def histogram(data: Dataset | pd.DataFrame | np.ndarray, domain: Domain | None = None, *, normalize: bool = True,
+              sparse: Literal[False] = False, max_universe: int = DEFAULT_MAX_UNIVERSE) -> np.ndarray: ...
+
+
+@overload
+def histogram(data: Dataset | pd.DataFrame | np.ndarray, domain: Domain | None = None, *, normalize: bool = True,
+              sparse: Literal[True], max_universe: int = DEFAULT_MAX_UNIVERSE) -> sp.csr_array: ...
+
+
+@overload
+def histogram(data: Dataset | pd.DataFrame | np.ndarray, domain: Domain | None = None, *, normalize: bool = True,
+              sparse: bool, max_universe: int = DEFAULT_MAX_UNIVERSE) -> np.ndarray | sp.csr_array: ...
 
 
 @validate_params(domain=OrNone(_DOMAIN), normalize=FLAG, sparse=FLAG, max_universe=POSITIVE_INT)
