@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -219,7 +219,8 @@ class Dataset:
     def subsample(self, n: int, rng: np.random.Generator | int | None) -> Dataset:
         """``n`` rows drawn without replacement (for experiments that sweep the data size);
         ``rng`` as for :func:`projmech.validation.as_generator`."""
-        n = Interval(Integral, 1, self.n).check("n", n)
+        n = cast(int, Interval(Integral, 1, self.n).check("n", n))  # an Integral interval returns an int
+        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         chosen = rng.choice(self.n, size=n, replace=False)
         return Dataset(self._records[chosen], self._domain)
 
@@ -422,6 +423,7 @@ def resolve_rows(data_or_histogram: Any, n: Any, *, universe_size: int | None = 
         As :func:`check_normalized_histogram` and :meth:`SizePolicy.check_dataset_n`; a
         ValueError for a universe other than ``universe_size`` or above ``max_universe``.
     """
+    resolved: Dataset | np.ndarray
     if isinstance(data_or_histogram, Dataset):
         policy.check_dataset_n(n, data_or_histogram.n)
         universe = data_or_histogram.domain.size
