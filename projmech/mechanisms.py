@@ -22,6 +22,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+    import scipy.sparse as sp
 
 from .bodies.body import Body, Hull, choose_body
 from .bodies.hull import ProjectionResult
@@ -107,7 +108,7 @@ class Release:
         return self.noise.std / self.size
 
     @property
-    def witness(self) -> np.ndarray | None:
+    def witness(self) -> np.ndarray | sp.csr_array | None:
         """Distribution ``w`` over the universe with ``F @ witness == answers`` (projection onto
         ``K_Q`` only; a point of the relaxation L need not have one)."""
         return None if self.projection is None else self.projection.witness
@@ -369,7 +370,7 @@ class _GaussianMeasurement(_CountingMechanism):
         # The classical bound is stated for the continuous Gaussian.
         return "continuous" if calibration == "classical" and noise == "auto" else noise
 
-    def _gaussian_error(self, n: int, measure: str) -> float:
+    def _gaussian_error(self, n: int, measure: Literal["rms", "mean"]) -> float:
         """The exact error of the unprojected noisy answers ``F h + Z`` at public size ``n``."""
         n = check_positive_int("n", n)
         return gaussian_mechanism_error(self._answer_std(n), self.workload.num_queries, measure=measure)
@@ -539,6 +540,8 @@ class ProjectionMechanism(_GaussianMeasurement):
     """
 
     mechanism_name = "projection"
+    #: Always set by the constructor.
+    body: Body
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto",
@@ -619,6 +622,8 @@ class FactorizationMechanism(_GaussianMeasurement):
     """
 
     mechanism_name = "factorization"
+    #: Always set by the constructor.
+    factorization: Factorization
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  factorization: Factorization | None = None, project: bool = False,
