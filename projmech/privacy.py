@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -284,6 +284,18 @@ class SizePolicy:
 
 #: A row count: an int >= 0 (an empty data set has one).
 _ROW_COUNT = Interval(Integral, 0, None)
+
+
+@overload
+def scale_budget(privacy: PureDP, share: float) -> PureDP: ...
+
+
+@overload
+def scale_budget(privacy: ZCDP, share: float) -> ZCDP: ...
+
+
+@overload
+def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP: ...
 
 
 def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
