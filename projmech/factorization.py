@@ -245,7 +245,8 @@ class Factorization(SolveResult):
             return f"||R M - F||_1->2 = {residual:.3e} > {rtol:g} ||F||_1->2 = {rtol * norm:.3e}"
         if not math.isfinite(self.gamma):
             return f"gamma recomputed from the factors is {self.gamma}"
-        if self.lower_bound is not None and not self.relative_gap >= -_BOUND_SLACK:
+        gap = self.relative_gap  # None exactly without a lower bound
+        if gap is not None and not gap >= -_BOUND_SLACK:
             return f"lower bound {self.lower_bound:.12g} exceeds gamma {self.gamma:.12g} of the factors"
         return None
 
