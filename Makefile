@@ -16,6 +16,7 @@ demo: $(STAMP)
 	$(BIN)/projmech demo
 
 test: $(STAMP)
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q
 
 test-all: $(STAMP)
@@ -35,4 +36,4 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/noise.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache

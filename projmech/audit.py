@@ -74,6 +74,7 @@ from .validation import (
     OPEN_UNIT,
     POSITIVE_INT,
     SEED,
+    Constraint,
     InstanceOf,
     Integral,
     Interval,
@@ -206,10 +207,10 @@ class Event:
         return np.isin(statistics, np.asarray(self.values, dtype=float))
 
     def __str__(self) -> str:
-        if self.kind == "greater":
-            return f"statistic > {_format_value(self.threshold)}"
-        if self.kind == "less":
-            return f"statistic < {_format_value(self.threshold)}"
+        if self.kind in ("greater", "less"):
+            assert self.threshold is not None, "a greater or less event has a threshold"
+            sign = ">" if self.kind == "greater" else "<"
+            return f"statistic {sign} {_format_value(self.threshold)}"
         if len(self.values) == 1:
             return f"statistic = {_format_value(self.values[0])}"
         return "statistic in {" + ", ".join(_format_value(v) for v in self.values) + "}"
@@ -526,7 +527,7 @@ def _sample(mechanism: Callable[..., Any], data: Any, count: int, rng: np.random
 
 def _sample_batched(mechanism: Callable[..., Any], data: Any, count: int, rng: np.random.Generator,
                     statistic: Callable[[Any], Any] | None, batch: int, where: str) -> np.ndarray:
-    pieces = []
+    pieces: list[np.ndarray] = []
     done = 0
     while done < count:
         size = min(batch, count - done)
@@ -541,6 +542,7 @@ def _sample_batched(mechanism: Callable[..., Any], data: Any, count: int, rng: n
                 output = statistic(output)
             except Exception as error:
                 raise AuditError(f"statistic: raised {type(error).__name__}: {error} ({where}, {releases})") from error
+            allowed: tuple[int, ...]
             name, allowed = "statistic", (1,)
         else:
             name, allowed = "mechanism", (1, 2)
@@ -636,6 +638,7 @@ def _scores(counts_p: np.ndarray, counts_q: np.ndarray, selection: int, estimati
     p_lower = _lower_bound(counts_p * scale, estimation, alpha)
     q_upper = _upper_bound(counts_q * scale, estimation, alpha)
     if target == "delta":
+        assert claimed_epsilon is not None, "audit_delta passes its epsilon"
         return p_lower - math.exp(claimed_epsilon) * q_upper
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(p_lower > claimed_delta, np.log((p_lower - claimed_delta) / q_upper), -np.inf)
@@ -683,7 +686,7 @@ def _check_pairs(pairs: Any) -> list[tuple[Any, Any]]:
 
 
 #: The arguments :func:`audit` and :func:`audit_delta` share, checked before any release.
-_AUDIT_PARAMETERS = dict(
+_AUDIT_PARAMETERS: dict[str, Constraint] = dict(
     mechanism=IsCallable("a callable (data, rng) -> output"),
     releases=Interval(Integral, 2, None),
     confidence=OPEN_UNIT,
@@ -832,6 +835,7 @@ def audit(
     >>> result.passed
     True
     """
+    assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
     return _run(mechanism, pairs, target="epsilon", releases=releases, confidence=confidence, statistic=statistic,
                 claimed_epsilon=claimed_epsilon, claimed_delta=delta, rng=rng,
                 selection_fraction=selection_fraction, batch=batch, name=name)
@@ -881,6 +885,7 @@ def audit_delta(
     >>> 0.0 <= result.delta_lower_bound <= 0.127  # the exact delta(1) of sigma = 1 is 0.1269
     True
     """
+    assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
     return _run(mechanism, pairs, target="delta", releases=releases, confidence=confidence, statistic=statistic,
                 claimed_epsilon=epsilon, claimed_delta=claimed_delta, rng=rng,
                 selection_fraction=selection_fraction, batch=batch, name=name)

@@ -28,6 +28,7 @@ from .mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     ProjectionMechanism,
+    _CountingMechanism,
 )
 from .audit import format_audit_table
 from .noise import NOISE_KINDS
@@ -39,7 +40,7 @@ __all__ = ["main", "parse_workload"]
 
 
 #: ``--mechanism``'s choices and the class of each.
-MECHANISMS_BY_NAME = {
+MECHANISMS_BY_NAME: dict[str, type[_CountingMechanism]] = {
     "gaussian": GaussianMechanism,
     "laplace": LaplaceMechanism,
     "projection": ProjectionMechanism,
@@ -231,8 +232,9 @@ def _demo(args: argparse.Namespace) -> int:
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
     workload = workloads.marginals(data.domain, 2)
     privacy = ApproxDP(args.epsilon, args.delta)
+    gaussian = GaussianMechanism(workload, privacy)
     mechanisms = {
-        "gaussian": GaussianMechanism(workload, privacy),
+        "gaussian": gaussian,
         "projection": ProjectionMechanism(workload, privacy),
     }
     sizes = [s for s in (100, 300, 1000, 3000, 10000, data.n) if s <= data.n]
@@ -244,7 +246,7 @@ def _demo(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     results.to_csv(out_dir / "error_vs_n.csv", index=False)
     # The measured figure is the mean over trials of each release's RMSE: the "mean" measure.
-    expected = [mechanisms["gaussian"].expected_error(n, measure="mean") for n in sizes]
+    expected = [gaussian.expected_error(n, measure="mean") for n in sizes]
     plot_error_vs_n(results, str(out_dir / "error_vs_n.png"),
                     f"Adult 2-way marginals, {privacy}", bounds={"Gaussian E[RMSE] (closed form)": (sizes, expected)})
     print(f"wrote {out_dir / 'error_vs_n.csv'} and {out_dir / 'error_vs_n.png'} "

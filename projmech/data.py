@@ -11,11 +11,12 @@ import os
 import sys
 from collections.abc import Mapping
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._sparse import issparse
 from .domain import Domain
 from .privacy import Neighbouring, SizePolicy
 from .validation import (
@@ -218,7 +219,8 @@ class Dataset:
     def subsample(self, n: int, rng: np.random.Generator | int | None) -> Dataset:
         """``n`` rows drawn without replacement (for experiments that sweep the data size);
         ``rng`` as for :func:`projmech.validation.as_generator`."""
-        n = Interval(Integral, 1, self.n).check("n", n)
+        n = cast(int, Interval(Integral, 1, self.n).check("n", n))  # an Integral interval returns an int
+        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         chosen = rng.choice(self.n, size=n, replace=False)
         return Dataset(self._records[chosen], self._domain)
 
@@ -229,6 +231,21 @@ class Dataset:
 
     def __repr__(self) -> str:
         return f"Dataset(n={self.n}, domain={self._domain!r})"
+
+
+@overload
+def histogram(data: Dataset | pd.DataFrame | np.ndarray, domain: Domain | None = None, *, normalize: bool = True,
+              sparse: Literal[False] = False, max_universe: int = DEFAULT_MAX_UNIVERSE) -> np.ndarray: ...
+
+
+@overload
+def histogram(data: Dataset | pd.DataFrame | np.ndarray, domain: Domain | None = None, *, normalize: bool = True,
+              sparse: Literal[True], max_universe: int = DEFAULT_MAX_UNIVERSE) -> sp.csr_array: ...
+
+
+@overload
+def histogram(data: Dataset | pd.DataFrame | np.ndarray, domain: Domain | None = None, *, normalize: bool = True,
+              sparse: bool, max_universe: int = DEFAULT_MAX_UNIVERSE) -> np.ndarray | sp.csr_array: ...
 
 
 @validate_params(domain=OrNone(_DOMAIN), normalize=FLAG, sparse=FLAG, max_universe=POSITIVE_INT)
@@ -319,8 +336,9 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
     if n is None:
         raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
     n = POSITIVE_INT.check("n", n)
-    if sp.issparse(histogram):
-        check_real_dtype("histogram", histogram.dtype)
+    if issparse(histogram):
+        # Every sparse format has a dtype; the stubs declare it only on the data-backed ones.
+        check_real_dtype("histogram", histogram.dtype)  # type: ignore[attr-defined]
         shape = histogram.shape
     else:
         histogram = check_real_array("histogram", histogram, finite=False)
@@ -336,7 +354,7 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
             f"histogram: {entries:.3e} entries, above DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.1e}; "
             "a dense histogram would not fit in memory"
         )
-    h = (histogram.toarray() if sp.issparse(histogram) else histogram).astype(float).ravel()
+    h = (histogram.toarray() if issparse(histogram) else histogram).astype(float).ravel()
     if h.size == 0:
         raise ValueError("histogram: is empty")
     if not np.all(np.isfinite(h)):
@@ -405,6 +423,7 @@ def resolve_rows(data_or_histogram: Any, n: Any, *, universe_size: int | None = 
         As :func:`check_normalized_histogram` and :meth:`SizePolicy.check_dataset_n`; a
         ValueError for a universe other than ``universe_size`` or above ``max_universe``.
     """
+    resolved: Dataset | np.ndarray
     if isinstance(data_or_histogram, Dataset):
         policy.check_dataset_n(n, data_or_histogram.n)
         universe = data_or_histogram.domain.size
@@ -428,7 +447,7 @@ def _as_dataset(data: Any, domain: Domain | None) -> Dataset:
         if domain is not None and domain != data.domain:
             raise ValueError("domain: differs from the Dataset's own domain")
         return data
-    if data is None or isinstance(data, (str, bytes, Mapping)) or sp.issparse(data):
+    if data is None or isinstance(data, (str, bytes, Mapping)) or issparse(data):
         raise TypeError(f"data: expected a Dataset, DataFrame or (n, d) array of codes, got {type(data).__name__}")
     if domain is None:
         raise TypeError("domain: required when data is not a Dataset")

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .validation import POSITIVE_INT, InstanceOf, as_array
+from .validation import InstanceOf, as_array, check_positive_int
 
 __all__ = ["Domain", "UnknownAttributeError"]
 
@@ -80,7 +80,7 @@ class Domain:
         if len(set(attributes)) != len(attributes):
             raise ValueError(f"attributes: names must be unique, got {list(attributes)}")
         self._attributes = attributes
-        self._sizes = tuple(POSITIVE_INT.check(f"sizes: size of {name!r}", size) for name, size in zip(attributes, sizes))
+        self._sizes = tuple(check_positive_int(f"sizes: size of {name!r}", size) for name, size in zip(attributes, sizes))
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, int]) -> Domain:

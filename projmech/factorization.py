@@ -16,8 +16,8 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._sparse import issparse
 from .solve import SolveResult, SolveStats, Status
 from .validation import check_positive_int
 from .workloads import Workload, as_query_matrix, column_norm
@@ -37,7 +37,7 @@ _BOUND_SLACK = 1e-9
 
 
 def _dense(matrix: Any) -> np.ndarray:
-    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=float)
+    return matrix.toarray() if issparse(matrix) else np.asarray(matrix, dtype=float)
 
 
 def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
@@ -245,7 +245,8 @@ class Factorization(SolveResult):
             return f"||R M - F||_1->2 = {residual:.3e} > {rtol:g} ||F||_1->2 = {rtol * norm:.3e}"
         if not math.isfinite(self.gamma):
             return f"gamma recomputed from the factors is {self.gamma}"
-        if self.lower_bound is not None and not self.relative_gap >= -_BOUND_SLACK:
+        gap = self.relative_gap  # None exactly without a lower bound
+        if gap is not None and not gap >= -_BOUND_SLACK:
             return f"lower bound {self.lower_bound:.12g} exceeds gamma {self.gamma:.12g} of the factors"
         return None
 

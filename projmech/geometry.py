@@ -93,15 +93,17 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._sparse import QueryMatrix, issparse
 from .validation import (
     NONNEGATIVE,
     OPEN_UNIT,
     POSITIVE_INT,
+    Constraint,
     InstanceOf,
     Integral,
     Interval,
@@ -132,6 +134,9 @@ __all__ = [
 #: A support function evaluated on many directions: an ``(s, k)`` array to ``s`` values.
 Support = Callable[[np.ndarray], np.ndarray]
 
+#: Which width an estimate is of: ``l*`` (Gaussian directions) or ``M*`` (uniform unit directions).
+_WidthKind = Literal["gaussian", "mean"]
+
 #: Entries of the ``directions x columns`` block formed at once by :func:`support_function`.
 DEFAULT_BLOCK_ENTRIES = 2**22
 
@@ -150,7 +155,7 @@ def _query_matrix(workload_or_matrix: Any) -> np.ndarray | sp.csc_array:
         matrix = workload_or_matrix.matrix  # raises for an implicit workload
     else:
         matrix = as_query_matrix(workload_or_matrix, "workload_or_matrix")
-    return sp.csc_array(matrix) if sp.issparse(matrix) else np.asarray(matrix, dtype=float)
+    return sp.csc_array(matrix) if issparse(matrix) else np.asarray(matrix, dtype=float)
 
 
 def _directions(directions: Any, k: int) -> tuple[np.ndarray, bool]:
@@ -202,7 +207,7 @@ def support_function(workload_or_matrix: Any, directions: Any, *,
     best = np.full(G.shape[0], -np.inf)
     for start in range(0, m, block):
         columns = F[:, start:start + block]
-        products = (columns.T @ G.T).T if sp.issparse(columns) else G @ columns
+        products = (columns.T @ G.T).T if issparse(columns) else G @ columns
         best = np.maximum(best, np.asarray(products).max(axis=1))
     return float(best[0]) if single else best
 
@@ -246,7 +251,7 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
     if isinstance(workload_or_matrix, Workload):
         radius, m = workload_or_matrix.column_norm(2), workload_or_matrix.universe_size
     else:
-        F = as_query_matrix(workload_or_matrix, "workload_or_matrix")
+        F = cast(QueryMatrix, as_query_matrix(workload_or_matrix, "workload_or_matrix"))
         radius, m = column_norm(F, 2), F.shape[1]
     return finite_set_width_bound(m, radius)
 
@@ -316,7 +321,7 @@ class WidthEstimate:
     confidence: float
     values: np.ndarray
     draws: str
-    kind: Literal["gaussian", "mean"] = "gaussian"
+    kind: _WidthKind = "gaussian"
 
     @property
     def half_width(self) -> float:
@@ -375,7 +380,7 @@ def t_quantile(samples: int, confidence: float) -> float:
     return float(stats.t.ppf(0.5 + confidence / 2, samples - 1))
 
 
-def _estimate(values: np.ndarray, confidence: float, draws: str, kind: str) -> WidthEstimate:
+def _estimate(values: np.ndarray, confidence: float, draws: str, kind: _WidthKind) -> WidthEstimate:
     samples = values.size
     mean = float(values.mean())
     error = float(values.std(ddof=1) / math.sqrt(samples))
@@ -388,7 +393,7 @@ def _as_support(name: str, body: Any, dimension: int) -> Support:
     """A support function: ``body`` itself if callable, else that of ``K_Q`` for a workload/matrix."""
     if callable(body):
         return body
-    if isinstance(body, (Workload, np.ndarray, list, tuple)) or sp.issparse(body):
+    if isinstance(body, (Workload, np.ndarray, list, tuple)) or issparse(body):
         try:
             F = _query_matrix(body)
         except ValueError as error:
@@ -396,13 +401,14 @@ def _as_support(name: str, body: Any, dimension: int) -> Support:
         if F.shape[0] != dimension:
             raise ValueError(f"{name}: K_Q lives in R^{F.shape[0]} (one coordinate per query), "
                              f"but dimension is {dimension}")
-        return lambda G: support_function(F, G)
+        # An array for the (samples, k) directions it is called with.
+        return lambda G: cast(np.ndarray, support_function(F, G))
     raise TypeError(f"{name}: expected a callable (directions -> values), a Workload or a query matrix, "
                     f"got {type(body).__name__}")
 
 
 #: The arguments of the four Monte Carlo width estimators (at least 2 samples for an interval).
-_WIDTH_PARAMETERS = dict(
+_WIDTH_PARAMETERS: dict[str, Constraint] = dict(
     dimension=POSITIVE_INT,
     samples=Interval(Integral, 2, None, reason="a confidence interval"),
     rng=InstanceOf(np.random.Generator, what="a numpy.random.Generator"),
@@ -411,7 +417,7 @@ _WIDTH_PARAMETERS = dict(
 
 
 def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rng: np.random.Generator,
-                   confidence: float, kind: str) -> dict[str, WidthEstimate]:
+                   confidence: float, kind: _WidthKind) -> dict[str, WidthEstimate]:
     """The Monte Carlo machinery shared by :func:`gaussian_widths` and :func:`mean_widths`, on
     arguments they checked."""
     if not isinstance(supports, Mapping) or not supports:
@@ -541,7 +547,7 @@ def mean_width(
 _Width = TypeVar("_Width", float, WidthEstimate)
 
 
-def _scale_width(width: Any, factor: float, source: str, target: str, name: str) -> Any:
+def _scale_width(width: Any, factor: float, source: _WidthKind, target: _WidthKind, name: str) -> Any:
     if isinstance(width, WidthEstimate):
         if width.kind != source:
             raise ValueError(f"{name}: expected an estimate of the {source} width, got one of the {width.kind} width")

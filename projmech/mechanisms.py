@@ -22,6 +22,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+    import scipy.sparse as sp
 
 from .bodies.body import Body, Hull, choose_body
 from .bodies.hull import ProjectionResult
@@ -107,7 +108,7 @@ class Release:
         return self.noise.std / self.size
 
     @property
-    def witness(self) -> np.ndarray | None:
+    def witness(self) -> np.ndarray | sp.csr_array | None:
         """Distribution ``w`` over the universe with ``F @ witness == answers`` (projection onto
         ``K_Q`` only; a point of the relaxation L need not have one)."""
         return None if self.projection is None else self.projection.witness
@@ -269,7 +270,12 @@ class _CountingMechanism:
 
     def _public_size(self, rows: int, generator: np.random.Generator) -> float:
         """The public size (:meth:`SizePolicy.resolve`), drawing the size estimate's noise if any."""
-        return self.size_policy.resolve(rows, lambda: self.size_noise.sample(1, generator)[0])
+        def draw_size_noise() -> float:
+            # Drawn only for an estimated size, which calibrate gave its noise.
+            assert self.size_noise is not None
+            return self.size_noise.sample(1, generator)[0]
+
+        return self.size_policy.resolve(rows, draw_size_noise)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
@@ -364,7 +370,7 @@ class _GaussianMeasurement(_CountingMechanism):
         # The classical bound is stated for the continuous Gaussian.
         return "continuous" if calibration == "classical" and noise == "auto" else noise
 
-    def _gaussian_error(self, n: int, measure: str) -> float:
+    def _gaussian_error(self, n: int, measure: Literal["rms", "mean"]) -> float:
         """The exact error of the unprojected noisy answers ``F h + Z`` at public size ``n``."""
         n = check_positive_int("n", n)
         return gaussian_mechanism_error(self._answer_std(n), self.workload.num_queries, measure=measure)
@@ -534,6 +540,8 @@ class ProjectionMechanism(_GaussianMeasurement):
     """
 
     mechanism_name = "projection"
+    #: Always set by the constructor.
+    body: Body
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto",
@@ -614,6 +622,8 @@ class FactorizationMechanism(_GaussianMeasurement):
     """
 
     mechanism_name = "factorization"
+    #: Always set by the constructor.
+    factorization: Factorization
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  factorization: Factorization | None = None, project: bool = False,

@@ -172,6 +172,7 @@ class OnlinePMW(_SparseVectorMechanism):
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
                  size_share: float | None = None) -> None:
         self.alpha = alpha
+        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, 3.0 * self.alpha,
                     size, size_share, "continuous", default_k=lambda m: mw_update_bound(m, self.alpha) + 1)
         self._log_y = np.full(self.universe_size, -math.log(self.universe_size))

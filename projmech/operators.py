@@ -235,17 +235,17 @@ def pair_cells(sizes: Sequence[int], *, max_entries: int = DEFAULT_MAX_ENTRIES) 
 
 
 def _pair_cells(sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    sizes = np.asarray(sizes, dtype=np.int64)
-    offsets = _offsets(sizes)[:-1]
-    first, second = np.triu_indices(sizes.size, 1)
-    cells = sizes[first] * sizes[second]
+    counts = np.asarray(sizes, dtype=np.int64)
+    offsets = _offsets(counts)[:-1]
+    first, second = np.triu_indices(counts.size, 1)
+    cells = counts[first] * counts[second]
     pair = np.repeat(np.arange(first.size), cells)
     within = np.arange(int(cells.sum())) - np.repeat(np.cumsum(cells) - cells, cells)
-    value, other = np.divmod(within, sizes[second][pair])
+    value, other = np.divmod(within, counts[second][pair])
     return offsets[first][pair] + value, offsets[second][pair] + other
 
 
-def _offsets(sizes: Sequence[int]) -> np.ndarray:
+def _offsets(sizes: Sequence[int] | np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(sizes, dtype=np.int64))])
 
 

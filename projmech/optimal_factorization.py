@@ -164,7 +164,8 @@ def _tridiagonal_inverse(gram: np.ndarray, factor: np.ndarray) -> tuple[np.ndarr
     solved = sl.cho_solve((factor, True), probes, check_finite=False)
     bands = solved[cells, cells % 3]
     off_bands = solved[cells[1:], cells[:-1] % 3]  # (G^-1)[j+1, j]
-    candidate = sp.diags_array([off_bands, bands, off_bands], offsets=[-1, 0, 1])
+    # The stubs take each diagonal as a sequence of numbers, not as the 1-d array scipy accepts.
+    candidate = sp.diags_array([off_bands, bands, off_bands], offsets=[-1, 0, 1])  # type: ignore[list-item]
     defect = np.abs(np.asarray(candidate @ gram) - np.eye(m)).max()  # T G = I (both symmetric)
     # Rounding in T G scales with ||T|| ||G|| (G is ill-conditioned for 1-D workloads: cond ~ m^2);
     # a G^-1 with entries off the band leaves a defect of order one.
@@ -341,6 +342,7 @@ def _judge(fact: Factorization, tol: float | None, iterations: int | None = None
     if defect is not None:
         return Outcome(Status.REJECTED, detail=prefix + defect)
     gap = fact.relative_gap
+    assert gap is not None  # every factorization judged here carries its lower bound
     met = tol is None or gap <= tol
     bound = "" if tol is None else f" {'<=' if met else '>'} tol={tol:g}"
     detail = f"{prefix}relative gap {gap:.2e}{bound}, residual {fact.residual:.1e}"
@@ -411,6 +413,7 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, tol: float, solver: str,
     note, failed = _solve_cvxpy(problem, solver, solver_options, (X,))
     if failed is not None:
         return failed
+    assert X.value is not None  # _solve_cvxpy reports a variable without a value as failed
     strategy, pinv = _strategy_from_gram_matrix(X.value)
     q = _weights_from_dual(diagonal.dual_value, m)
     fact = Factorization(workload, strategy, strategy_pinv=pinv, lower_bound=_dual_value(gram, q) / math.sqrt(k),
@@ -588,6 +591,7 @@ def approximate_factorization_norm(
         note, failed = _solve_cvxpy(problem, solver, solver_options, (X, E))
         if failed is not None:
             return failed
+        assert X.value is not None and E.value is not None  # else _solve_cvxpy reports a failure
         strategy, pinv = _strategy_from_gram_matrix(X.value)
         perturbation = E.value
         # Keep E exactly feasible: rescale any column the solver left slightly outside the ball.

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from .validation import (
     Options,
     OrNone,
     Real,
+    check_positive_int,
     validate_params,
 )
 
@@ -230,7 +231,7 @@ class SizePolicy:
             _ESTIMATE.check("size", size)
             share = DEFAULT_SIZE_SHARE if size_share is None else OPEN_UNIT.check("size_share", size_share)
             return cls(relation, share=share)
-        declared = POSITIVE_INT.check("size", size)
+        declared = check_positive_int("size", size)
         if size_share is not None:
             raise ValueError("size_share: applies only with size='estimate', not to a declared size")
         return cls(relation, declared=declared)
@@ -283,6 +284,18 @@ class SizePolicy:
 
 #: A row count: an int >= 0 (an empty data set has one).
 _ROW_COUNT = Interval(Integral, 0, None)
+
+
+@overload
+def scale_budget(privacy: PureDP, share: float) -> PureDP: ...
+
+
+@overload
+def scale_budget(privacy: ZCDP, share: float) -> ZCDP: ...
+
+
+@overload
+def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP: ...
 
 
 def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:

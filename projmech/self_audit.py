@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -139,6 +139,14 @@ def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second:
         return value
 
     return ratio
+
+
+@overload
+def _halve(noise: Noise) -> Noise: ...
+
+
+@overload
+def _halve(noise: None) -> None: ...
 
 
 def _halve(noise: Noise | None) -> Noise | None:
@@ -354,4 +362,5 @@ def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, *, confidenc
                rng: np.random.Generator | int | None = None) -> list[AuditResult]:
     """Run every case with its own child generator of ``rng`` (as for
     :func:`projmech.validation.as_generator`)."""
+    assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
     return [case.run(releases, confidence, rng=child) for case, child in zip(cases, rng.spawn(len(cases)))]

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 __all__ = [
     "Attempt",
@@ -232,9 +232,20 @@ class Outcome(Generic[Point]):
     score: float = math.inf
 
 
+@overload
+def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], error: type[SolveError],
+                   message: str, finish: None = None) -> tuple[Point, tuple[Attempt, ...], float]: ...
+
+
+@overload
+def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], error: type[SolveError],
+                   message: str, finish: Callable[[Point, Attempt, tuple[Attempt, ...]], Result],
+                   ) -> tuple[Result, tuple[Attempt, ...], float]: ...
+
+
 def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], error: type[SolveError],
                    message: str, finish: Callable[[Point, Attempt, tuple[Attempt, ...]], Result] | None = None,
-                   ) -> tuple[Result, tuple[Attempt, ...], float]:
+                   ) -> tuple[Point | Result, tuple[Attempt, ...], float]:
     """Run the attempts of ``plan`` in order until one is :attr:`Status.OPTIMAL`.
 
     Returns the accepted point, every attempt (the accepted one last) and the accepted attempt's
@@ -260,8 +271,10 @@ def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], err
         attempt = Attempt(solver, outcome.status, outcome.detail, seconds)
         attempts.append(attempt)
         if outcome.status is Status.OPTIMAL:
+            point = outcome.point
+            assert point is not None, "an optimal outcome carries its point"
             done = tuple(attempts)
-            return (outcome.point if finish is None else finish(outcome.point, attempt, done)), done, seconds
+            return (point if finish is None else finish(point, attempt, done)), done, seconds
         if outcome.point is not None and (best is None or outcome.score < best[0]):
             best = (outcome.score, outcome.point, attempt)
     if best is not None and finish is not None and best[2] is not None:

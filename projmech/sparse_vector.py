@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from .validation import (
     POSITIVE,
     POSITIVE_INT,
     SEED,
+    Constraint,
     Interval,
     Options,
     Real,
@@ -91,7 +92,8 @@ class _PrivateData:
             # Evaluated on the whole (public) universe, never only on the records: whether a
             # predicate is valid must not depend on the private data.
             try:
-                return from_predicates(self.domain, {"query": query}).matrix[0]
+                # A dense matrix: from_predicates fills an ndarray.
+                return cast(np.ndarray, from_predicates(self.domain, {"query": query}).matrix)[0]
             except ValueError as error:
                 raise ValueError(f"query: invalid predicate ({error})") from None
         return check_query_row("query", query, self.universe_size)
@@ -149,7 +151,7 @@ class _SparseVector:
 
 
 #: The arguments every sparse-vector mechanism checks in its constructor, before the data is read.
-_SPARSE_VECTOR_PARAMETERS = dict(epsilon=POSITIVE, rng=SEED, max_universe=POSITIVE_INT)
+_SPARSE_VECTOR_PARAMETERS: dict[str, Constraint] = dict(epsilon=POSITIVE, rng=SEED, max_universe=POSITIVE_INT)
 
 
 Query = np.ndarray | Callable[..., Any]
@@ -172,7 +174,10 @@ class _SparseVectorMechanism:
         self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
         self._data = _PrivateData(data_or_histogram, n, max_universe, self.size_policy)
-        self.k = default_k(self._data.universe_size) if k is None else k
+        if k is None:
+            assert default_k is not None, "k=None needs default_k"
+            k = default_k(self._data.universe_size)
+        self.k = k
         # One count moves by at most 1 (rows in [0, 1]): b = 1/epsilon on counts.
         discrete = noise == "discrete"
         self.noise = Noise("laplace", laplace_scale(1.0, self.epsilon), discrete)
@@ -183,7 +188,12 @@ class _SparseVectorMechanism:
         self._transcript: list[float | Bottom] = []
 
     def _public_size(self, generator: np.random.Generator) -> float:
-        return self.size_policy.resolve(self._data.rows, lambda: self.size_noise.sample(1, generator)[0])
+        def draw_size_noise() -> float:
+            # Drawn only for an estimated size, which calibrate gave its noise.
+            assert self.size_noise is not None
+            return self.size_noise.sample(1, generator)[0]
+
+        return self.size_policy.resolve(self._data.rows, draw_size_noise)
 
     @property
     def _sparse_vector_epsilon(self) -> float:
@@ -288,6 +298,7 @@ class ThresholdK(_SparseVectorMechanism):
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
                  size_share: float | None = None, noise: str = "continuous") -> None:
         self.threshold = threshold
+        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, self.threshold,
                     size, size_share, noise)
 

@@ -24,7 +24,7 @@ import numbers
 from collections.abc import Callable
 from decimal import Decimal
 from numbers import Integral, Real
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -74,6 +74,9 @@ _REAL_KINDS = "biuf"
 _INT_TYPES = (int, np.integer)
 _REAL_TYPES = (int, float, np.integer, np.floating)
 _BOOL_TYPES = (bool, np.bool_)
+
+# A decorated function keeps its signature for the type checker.
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 # ----------------------------------------------------------------------------- constraints
@@ -252,7 +255,7 @@ FLAG = Flag()
 SEED = Seed()
 
 
-def validate_params(**spec: Constraint) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def validate_params(**spec: Constraint) -> Callable[[_F], _F]:
     """Check a function's arguments against ``spec`` (argument name to constraint) before its
     body runs, and hand the body the converted values.
 
@@ -269,7 +272,7 @@ def validate_params(**spec: Constraint) -> Callable[[Callable[..., Any]], Callab
     (3, 'auto')
     """
 
-    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+    def decorate(function: _F) -> _F:
         signature = inspect.signature(function)
         unknown = set(spec) - set(signature.parameters)
         if unknown:
@@ -285,7 +288,7 @@ def validate_params(**spec: Constraint) -> Callable[[Callable[..., Any]], Callab
             return function(*bound.args, **bound.kwargs)
 
         checked.__validated__ = dict(spec)  # type: ignore[attr-defined]
-        return checked
+        return cast(_F, checked)
 
     return decorate
 
@@ -314,7 +317,7 @@ def check_positive_int(name: str, value: Any) -> int:
     ValueError
         If ``value < 1``.
     """
-    return POSITIVE_INT.check(name, value)
+    return cast(int, POSITIVE_INT.check(name, value))  # an Integral interval returns an int
 
 
 def check_bool(name: str, value: Any) -> bool:

@@ -247,9 +247,9 @@ def _minor_cycles(hessian: np.ndarray, linear: np.ndarray, corral: list[int], we
             # Affinely dependent corral (only a numerically degenerate entering point makes
             # one): keep the current point and drop the newcomer.
             drop = corral.index(added) if added in corral else len(corral) - 1
-            keep = [i for i in range(len(corral)) if i != drop]
-            corral = [corral[i] for i in keep]
-            weights = weights[keep]  # positive: the newcomer entered at 0, the rest are kept > 0
+            remaining = [i for i in range(len(corral)) if i != drop]
+            corral = [corral[i] for i in remaining]
+            weights = weights[remaining]  # positive: the newcomer entered at 0, the rest are kept > 0
             return corral, weights / weights.sum()
         # Walk from the current weights toward the affine minimizer until a weight hits zero.
         falling = affine < weights

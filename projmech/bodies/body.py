@@ -127,8 +127,11 @@ class Relaxation:
         return None  # l*(L) >= l*(K_Q); no certified bound on it is known here
 
     def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None) -> RelaxationResult:
-        tol = {} if self.tol is None else {"tol": self.tol}
-        return project_to_relaxation(workload.domain, y, relaxation=self.relaxation, solver=self.solver, **tol)
+        domain = workload.domain
+        assert domain is not None, "blocker() refuses a workload without a domain"
+        if self.tol is None:
+            return project_to_relaxation(domain, y, relaxation=self.relaxation, solver=self.solver)
+        return project_to_relaxation(domain, y, relaxation=self.relaxation, solver=self.solver, tol=self.tol)
 
     def __repr__(self) -> str:
         return f"Relaxation(relaxation={self.relaxation!r}, solver={self.solver!r})"

@@ -31,11 +31,12 @@ import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._sparse import QueryMatrix, issparse
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
     solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
@@ -130,7 +131,7 @@ class ProjectionResult(SolveResult):
     """
 
     answers: np.ndarray
-    weights: np.ndarray
+    weights: np.ndarray | sp.csr_array
     distance: float
     raw_feasibility_error: float
     stats: SolveStats
@@ -146,7 +147,7 @@ class ProjectionResult(SolveResult):
     @property
     def support(self) -> np.ndarray:
         """Universe indices of the witness's positive weights, increasing."""
-        if sp.issparse(self.weights):
+        if issparse(self.weights):
             return np.asarray(self.weights.nonzero()[0], dtype=np.int64)
         return np.flatnonzero(self.weights > 0)
 
@@ -198,7 +199,7 @@ def _gap(weights: np.ndarray, gradient: np.ndarray) -> float:
 
 
 def _as_matrix(F: Any) -> np.ndarray | sp.csr_array:
-    return F.matrix if isinstance(F, Workload) else as_query_matrix(F, "F")
+    return cast(QueryMatrix, F.matrix if isinstance(F, Workload) else as_query_matrix(F, "F"))
 
 
 def _options_by_solver(options: dict[str, Any] | None, order: list[str], auto: bool) -> dict[str, dict[str, Any]]:
@@ -286,9 +287,13 @@ def project_to_hull(
         ``"fast"``, the gap it stopped at) and, as ``best``, the feasible witness with the
         smallest gap, if any.
     """
-    workload = F if isinstance(F, Workload) else None
-    matrix = None if workload is not None and workload.is_implicit else _as_matrix(F)
-    k, m = workload.shape if workload is not None else matrix.shape
+    if isinstance(F, Workload):
+        workload: Workload | None = F
+        matrix = None if F.is_implicit else _as_matrix(F)
+        k, m = F.shape
+    else:
+        workload, matrix = None, _as_matrix(F)
+        k, m = matrix.shape
     point = check_real_array("y", y, finite=False)
     if point.shape != (k,):
         raise ValueError(f"y: expected shape ({k},) to match F's {k} rows, got {point.shape}")
@@ -319,6 +324,7 @@ def project_to_hull(
         if name == FAST:
             return lambda: _solve_fast(operator, point, threshold, warm, max_iterations, callback)
         options = {**_SOLVER_OPTIONS[name], **per_solver.get(name, {})}
+        assert matrix is not None  # _solver_order offers CVXPY solvers only with the explicit matrix
         return lambda: _solve_cvxpy(matrix, operator, point, name, options, threshold)
 
     result, _, _ = solve_in_order([(name, attempt(name)) for name in order], ProjectionError,
@@ -451,7 +457,7 @@ def _check_projection(operator: Workload, y: np.ndarray, weights: np.ndarray | s
     :func:`_judge` holds to the threshold. What the solver claimed about its own gap is not used.
     """
     m = operator.universe_size
-    dense = weights.toarray().ravel() if sp.issparse(weights) else np.asarray(weights, dtype=float)
+    dense = weights.toarray().ravel() if issparse(weights) else np.asarray(weights, dtype=float)
     if dense.shape != (m,):
         return f"witness has shape {dense.shape}, expected ({m},)"
     if not np.all(np.isfinite(dense)):
@@ -467,7 +473,7 @@ def _check_projection(operator: Workload, y: np.ndarray, weights: np.ndarray | s
         if operator.is_implicit:  # a small support: the fast solver keeps at most rank(F) + 1
             magnitude = np.abs(operator.columns(support)) @ dense[support]
         else:
-            magnitude = np.asarray(abs(operator.matrix) @ dense).ravel()
+            magnitude = np.asarray(abs(cast(QueryMatrix, operator.matrix)) @ dense).ravel()
         deviation = float(np.max(np.abs(np.asarray(answers, dtype=float) - product)))
         allowed = _ANSWER_RTOL * float(magnitude.max())
         if not deviation <= allowed:
@@ -526,7 +532,7 @@ def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> lis
 def _warm_support(warm_start: Any, m: int) -> tuple[np.ndarray, np.ndarray]:
     """The support and normalized weights of a warm start, validated against the universe size."""
     weights = warm_start.weights if isinstance(warm_start, ProjectionResult) else warm_start
-    if sp.issparse(weights):
+    if issparse(weights):
         if weights.shape not in ((m,), (1, m), (m, 1)):
             raise ValueError(f"warm_start: expected {m} weights, got shape {weights.shape}")
         coo = sp.coo_array(weights.reshape((m,)))

@@ -55,6 +55,7 @@ import itertools
 import math
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -506,6 +507,7 @@ def _project_by_admm(model: MomentEncoding, target: np.ndarray, relaxation: str,
                                                tol=tol if solution.converged else math.inf)
     if defect is not None:
         return Outcome(Status.REJECTED, detail=f"the returned point failed the final check: {defect}")
+    assert gap is not None  # recomputed from ADMM's lower bound
     draft = _Draft(solution.answers, moments, violation, gap, tol, solution.iterations)
     if not solution.converged:
         return Outcome(Status.ITERATION_LIMIT, draft,
@@ -573,6 +575,7 @@ def _check_relaxation(model: MomentEncoding, relaxation: str, target: np.ndarray
         return f"constraint violation {violation:.2e} > feasibility_tol={feasibility_tol:.0e}", violation, None
     if lower_bound is None:
         return None, violation, None
+    assert tol is not None, "a lower bound is checked against a tolerance"
     gap = relative_gap(0.5 * float(np.sum((answers - target) ** 2)), lower_bound, target.size)
     if not -_BOUND_SLACK <= gap <= tol:
         return f"recomputed relative gap {gap:.2e} outside [-{_BOUND_SLACK:.0e}, tol={tol:g}]", violation, None
@@ -739,10 +742,10 @@ def relaxation_support(
     if not np.all(np.isfinite(G)):
         raise ValueError("directions: contains NaN or infinite entries")
     clarabel = solver.upper() == "CLARABEL"
-    if solver_options is None:
-        solver_options = SUPPORT_CLARABEL_OPTIONS if clarabel else {}
-    if retry_options is None:
-        retry_options = SUPPORT_CLARABEL_RETRY_OPTIONS if clarabel else solver_options
+    first_options: Mapping[str, Any] = solver_options if solver_options is not None else (
+        SUPPORT_CLARABEL_OPTIONS if clarabel else {})
+    second_options: Mapping[str, Any] = retry_options if retry_options is not None else (
+        SUPPORT_CLARABEL_RETRY_OPTIONS if clarabel else first_options)
     start = time.perf_counter()
     body = _cvxpy_body(model, relaxation)
     direction = cp.Parameter(model.num_queries)
@@ -753,7 +756,7 @@ def relaxation_support(
     violation = 0.0
     retries = 0
 
-    def solve(index: int, options: dict[str, Any]) -> bool:
+    def solve(index: int, options: Mapping[str, Any]) -> bool:
         # warm_start=False: a fresh solver each time, so no setting of a retry lingers in CVXPY's
         # cached solver object (it keeps settings that a later call does not name). CVXPY's
         # "may be inaccurate" warning is dropped: the status is checked here, and reported.
@@ -768,11 +771,11 @@ def relaxation_support(
 
     for index, g in enumerate(G):
         direction.value = g
-        optimal = solve(index, solver_options)
+        optimal = solve(index, first_options)
         if not optimal and retry:
             retries += 1
             first = problem.status
-            optimal = solve(index, retry_options)
+            optimal = solve(index, second_options)
             if not optimal:
                 raise RelaxationError(f"{solver} returned status {first}, then {problem.status} with the retry "
                                       f"options, on the support of the relaxation (direction {index}; not optimal)")

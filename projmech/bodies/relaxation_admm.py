@@ -253,9 +253,9 @@ class _ContrastModel:
         for group, block in zip(self.groups, cross):
             flat[group.block] = block
             flat[group.block_transposed] = block
-        for group in self.attribute_groups:
-            positions, basis = group.positions, group.basis
-            diagonal = 1.0 / group.size + m[positions - 1] @ basis.T  # (n, r): each attribute's mu
+        for attribute_group in self.attribute_groups:
+            positions, basis = attribute_group.positions, attribute_group.basis
+            diagonal = 1.0 / attribute_group.size + m[positions - 1] @ basis.T  # (n, r): each attribute's mu
             blocks = np.einsum("vi,nv,vj->nij", basis, diagonal, basis)
             Y[positions[:, :, None], positions[:, None, :]] = blocks
         return Y
@@ -355,8 +355,8 @@ def _feasible(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> 
     if model.local:
         answers = model.cells(m, cross)
         uniform = np.empty_like(answers)
-        for group in model.groups:
-            group.scatter(uniform, np.full(group.cells.shape, 1.0 / (group.ra * group.rb)))
+        for pair_group in model.groups:
+            pair_group.scatter(uniform, np.full(pair_group.cells.shape, 1.0 / (pair_group.ra * pair_group.rb)))
         negative = answers < 0
         if negative.any():
             # (1 - theta) c + theta u >= 0  <=>  theta >= -c / (u - c)
@@ -448,6 +448,7 @@ def admm_projection(
         V /= factor
     if best is None:
         certify()
+    assert best is not None  # set by certify()
     return AdmmProjection(
         answers=best[1], contrast_moments=best[2], objective=best[0], lower_bound=lower,
         gap=max(gap, 0.0), converged=gap <= tol, iterations=iteration,
@@ -483,7 +484,7 @@ def one_hot_lift(domain: Domain) -> np.ndarray:
     return lift
 
 
-def _balance(primal: float, dual: float) -> float:
+def _balance(primal: float | np.floating, dual: float | np.floating) -> float:
     """Residual balancing (Boyd et al. 2011, §3.4.1): the factor to multiply a penalty by."""
     if primal > BALANCE * dual:
         return 2.0
