@@ -6,9 +6,7 @@ the base class every sparse array and matrix derives from: the type the stubs th
 "any sparse input".
 
 :data:`QueryMatrix` is what :mod:`projmech.workloads` returns for a query matrix
-(``Workload.matrix``, ``as_query_matrix``): a dense ndarray, or a CSR array when sparse. Its
-annotation says ``scipy.sparse.sparray``, a marker the stubs give no methods; callers cast to
-this until the workload algebra (issue 14) replaces that module.
+(``Workload.matrix``, ``as_query_matrix``): a dense ndarray, or a CSR array when sparse.
 """
 
 from __future__ import annotations

@@ -76,10 +76,10 @@ def pair_counts(records: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     so ``Z^T Z = T (U^T U) T^T``: the Gram matrix over the rows is formed on ``1 + sum(sizes - 1)``
     columns (``d + 1`` for binary data instead of ``2d``, a quarter of the flops).
     """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    d, n = sizes.size, records.shape[0]
-    reduced = 1 + np.concatenate([[0], np.cumsum(sizes - 1)[:-1]])  # column of (a, 1) in U
-    width = 1 + int((sizes - 1).sum())
+    size_array = np.asarray(sizes, dtype=np.int64)
+    d, n = size_array.size, records.shape[0]
+    reduced = 1 + np.concatenate([[0], np.cumsum(size_array - 1)[:-1]])  # column of (a, 1) in U
+    width = 1 + int((size_array - 1).sum())
     # Dense BLAS on blocks of rows: U has about n*d ones but U^T U is dense, so a sparse product
     # costs n*d^2 scalar operations (tens of seconds at d = 500, n = 50,000) where BLAS takes < 1 s.
     block = max(1, BLOCK_ENTRIES // width)
@@ -92,14 +92,14 @@ def pair_counts(records: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
         indicators[:, 0] = 1.0
         moments += indicators.T @ indicators
     # T maps U's columns to Z's: value v >= 1 of a is its own column; value 0 is 1 - the others.
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    attribute = np.repeat(np.arange(d), sizes - 1)  # one entry per (a, v >= 1)
-    value = np.arange(attribute.size) - np.repeat(reduced - 1, sizes - 1) + 1
+    offsets = np.concatenate([[0], np.cumsum(size_array)[:-1]])
+    attribute = np.repeat(np.arange(d), size_array - 1)  # one entry per (a, v >= 1)
+    value = np.arange(attribute.size) - np.repeat(reduced - 1, size_array - 1) + 1
     t_rows = np.concatenate([offsets, offsets[attribute] + value, offsets[attribute]])
     t_columns = np.concatenate([np.zeros(d, dtype=np.int64), reduced[attribute] + value - 1,
                                 reduced[attribute] + value - 1])
     t_values = np.concatenate([np.ones(d), np.ones(attribute.size), -np.ones(attribute.size)])
-    lift = sp.csr_array((t_values, (t_rows, t_columns)), shape=(int(sizes.sum()), width))
+    lift = sp.csr_array((t_values, (t_rows, t_columns)), shape=(int(size_array.sum()), width))
     full = lift @ (lift @ moments).T  # T M T^T, M symmetric
     table_rows, table_columns = _pair_cells(sizes)
     return full[table_rows, table_columns]

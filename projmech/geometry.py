@@ -98,7 +98,7 @@ from typing import Any, Literal, TypeVar, cast
 import numpy as np
 import scipy.sparse as sp
 
-from ._sparse import QueryMatrix, issparse
+from ._sparse import issparse
 from .validation import (
     NONNEGATIVE,
     OPEN_UNIT,
@@ -251,7 +251,7 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
     if isinstance(workload_or_matrix, Workload):
         radius, m = workload_or_matrix.column_norm(2), workload_or_matrix.universe_size
     else:
-        F = cast(QueryMatrix, as_query_matrix(workload_or_matrix, "workload_or_matrix"))
+        F = as_query_matrix(workload_or_matrix, "workload_or_matrix")
         radius, m = column_norm(F, 2), F.shape[1]
     return finite_set_width_bound(m, radius)
 

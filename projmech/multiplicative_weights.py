@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from ._sparse import QueryMatrix, issparse
+from ._sparse import issparse
 from .data import MW_MAX_UNIVERSE
 from .mechanisms import Release, _CountingMechanism
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
@@ -440,7 +440,7 @@ def _check_unit_rows(workload: Workload) -> None:
                 "build it explicitly (implicit marginals are accepted)"
             )
         return
-    matrix = cast(QueryMatrix, workload.matrix)
+    matrix = workload.matrix
     values = matrix.data if issparse(matrix) else matrix
     if values.size and (values.min() < 0 or values.max() > 1):
         raise ValueError(

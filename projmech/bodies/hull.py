@@ -31,12 +31,12 @@ import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._sparse import QueryMatrix, issparse
+from .._sparse import issparse
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
     solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
@@ -199,7 +199,7 @@ def _gap(weights: np.ndarray, gradient: np.ndarray) -> float:
 
 
 def _as_matrix(F: Any) -> np.ndarray | sp.csr_array:
-    return cast(QueryMatrix, F.matrix if isinstance(F, Workload) else as_query_matrix(F, "F"))
+    return F.matrix if isinstance(F, Workload) else as_query_matrix(F, "F")
 
 
 def _options_by_solver(options: dict[str, Any] | None, order: list[str], auto: bool) -> dict[str, dict[str, Any]]:
@@ -473,7 +473,7 @@ def _check_projection(operator: Workload, y: np.ndarray, weights: np.ndarray | s
         if operator.is_implicit:  # a small support: the fast solver keeps at most rank(F) + 1
             magnitude = np.abs(operator.columns(support)) @ dense[support]
         else:
-            magnitude = np.asarray(abs(cast(QueryMatrix, operator.matrix)) @ dense).ravel()
+            magnitude = np.asarray(abs(operator.matrix) @ dense).ravel()
         deviation = float(np.max(np.abs(np.asarray(answers, dtype=float) - product)))
         allowed = _ANSWER_RTOL * float(magnitude.max())
         if not deviation <= allowed:

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._sparse import QueryMatrix, issparse
+
 from ..data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
 from ..domain import Domain
 from ..privacy import Neighbouring
@@ -41,7 +43,7 @@ __all__ = [
     "PAIRWISE_UNIVERSE",
 ]
 
-Matrix = np.ndarray | sp.sparray
+Matrix = QueryMatrix
 
 Labels = Sequence[str] | Callable[[], Sequence[str]]
 
@@ -222,7 +224,7 @@ class Workload:
         if self.is_implicit:
             return self.num_queries * self.universe_size
         matrix = self.matrix
-        return int(matrix.nnz) if sp.issparse(matrix) else int(matrix.size)
+        return int(matrix.nnz) if issparse(matrix) else int(matrix.size)
 
     @property
     def marginal_way(self) -> int | None:
@@ -267,7 +269,7 @@ class Workload:
 
     @property
     def is_sparse(self) -> bool:
-        return not self.is_implicit and sp.issparse(self.matrix)
+        return not self.is_implicit and issparse(self.matrix)
 
     # --- shape and labels ----------------------------------------------------------------------
 
@@ -328,7 +330,7 @@ class Workload:
         check_entries("max_entries", k * m, max_entries,
                       f"the dense matrix of {self.name} (k={format_count(k)}, m={format_count(m)})")
         matrix = self.matrix
-        return matrix.toarray() if sp.issparse(matrix) else np.array(matrix, dtype=float)
+        return matrix.toarray() if issparse(matrix) else np.array(matrix, dtype=float)
 
     def answer(self, histogram: Any) -> np.ndarray:
         """The answers ``F @ h`` to a (dense or sparse) histogram of length ``m``.
@@ -354,15 +356,17 @@ class Workload:
             check_entries("histogram", k, DEFAULT_MAX_ENTRIES,
                           f"the answers of {self.name} to it (k={format_count(k)})", limit="DEFAULT_MAX_ENTRIES")
         if sp.issparse(histogram):
-            if histogram.shape not in ((1, m), (m, 1)):
-                raise ValueError(f"histogram: expected {m} entries, got sparse shape {histogram.shape}")
-            check_real_dtype("histogram", histogram.dtype)
+            # The stubs know no sparse attribute after the test; the input is a real sparse array.
+            sparse: Any = histogram
+            if sparse.shape not in ((1, m), (m, 1)):
+                raise ValueError(f"histogram: expected {m} entries, got sparse shape {sparse.shape}")
+            check_real_dtype("histogram", sparse.dtype)
             if self.is_implicit:  # an implicit product takes dense vectors
-                return self.answer(histogram.toarray().ravel())
-            vector = sp.csc_array(histogram.reshape(m, 1), dtype=float)
+                return self.answer(sparse.toarray().ravel())
+            vector = sp.csc_array(sparse.reshape(m, 1), dtype=float)
             check_real_array("histogram", vector.data)
             product = self.matrix @ vector  # sparse for a sparse F, an ndarray for a dense F
-            if sp.issparse(product):
+            if issparse(product):
                 product = product.toarray()
             return np.asarray(product).ravel()
         return self._matvec(check_real_vector("histogram", histogram, m))
@@ -548,8 +552,9 @@ def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matr
         raise TypeError(f"{name}: expected a matrix, got a Workload (pass its .matrix)")
     if sp.issparse(matrix):
         # Before the cast: a complex sparse matrix would lose its imaginary part in it.
-        check_real_dtype(name, matrix.dtype)
-        matrix = sp.csr_array(matrix, dtype=float, copy=copy)
+        sparse: Any = matrix  # the stubs know no sparse attribute after the test
+        check_real_dtype(name, sparse.dtype)
+        matrix = sp.csr_array(sparse, dtype=float, copy=copy)
         check_real_array(name, matrix.data)
     else:
         matrix = check_real_array(name, matrix, finite=False, copy=copy)
@@ -557,7 +562,7 @@ def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matr
         raise ValueError(f"{name}: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
     if 0 in matrix.shape:
         raise ValueError(f"{name}: needs at least one query and one universe element, got shape {matrix.shape}")
-    if not sp.issparse(matrix):
+    if not issparse(matrix):
         check_real_array(name, matrix)  # NaN and inf, reported after the shape
     return matrix
 
@@ -571,12 +576,17 @@ def column_norm(matrix: Matrix, ord: float = 2) -> float:
 
 def matrix_column_norms(matrix: Matrix, ord: float) -> np.ndarray:
     """The ``l_p`` norm of every column of a checked dense or sparse matrix."""
+    if issparse(matrix):
+        magnitudes = abs(matrix)
+        if ord == 2:
+            return np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=0)).ravel())
+        if ord == 1:
+            return np.asarray(magnitudes.sum(axis=0)).ravel()
+        return magnitudes.max(axis=0).toarray().ravel()
+    dense = np.abs(matrix)
     if ord == 2:
-        squares = matrix.multiply(matrix) if sp.issparse(matrix) else matrix * matrix
-        return np.sqrt(np.asarray(squares.sum(axis=0)).ravel())
-    if ord == 1:
-        return np.asarray(abs(matrix).sum(axis=0)).ravel()
-    return np.asarray(abs(matrix).max(axis=0).toarray() if sp.issparse(matrix) else abs(matrix).max(axis=0)).ravel()
+        return np.sqrt((dense * dense).sum(axis=0))
+    return dense.sum(axis=0) if ord == 1 else dense.max(axis=0)
 
 
 def check_matrix_entries(argument: str, builder: str, stored: int, k: int, m: int, max_entries: int, *,

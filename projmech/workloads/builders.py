@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._sparse import issparse
+
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     FLAG,
@@ -136,8 +138,9 @@ def repeated(query: Any, k: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> W
             raise ValueError(f"query: expected a single query, got a workload of {query.num_queries}")
         query = query.toarray()
     elif sp.issparse(query):
-        check_real_dtype("query", query.dtype)
-        query = query.toarray() if query.shape[0] == 1 else query
+        sparse: Any = query  # the stubs know no sparse attribute after the test
+        check_real_dtype("query", sparse.dtype)
+        query = sparse.toarray() if sparse.shape[0] == 1 else sparse
     row = check_real_array("query", query)
     # A matrix of several rows would be flattened into one long query by ravel().
     if row.ndim == 2 and row.shape[0] == 1:

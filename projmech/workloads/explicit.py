@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._sparse import issparse
+
 from ..domain import Domain
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
@@ -18,6 +20,7 @@ from ..validation import (
     IsCallable,
     OrNone,
     check_entries,
+    check_positive_int,
     check_real_array,
     format_count,
     validate_params,
@@ -68,7 +71,7 @@ class MatrixWorkload(Workload):
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
         block = self._matrix[:, index]
-        return block.toarray() if sp.issparse(block) else np.array(block, dtype=float)
+        return block.toarray() if issparse(block) else np.array(block, dtype=float)
 
     def _gram(self) -> np.ndarray:
         m = self.universe_size
@@ -82,7 +85,7 @@ class MatrixWorkload(Workload):
     def _trusted_gram(self) -> np.ndarray:
         # From the matrix itself, never from a closed form: see Workload.column_distance.
         product = self._matrix.T @ self._matrix
-        return product.toarray() if sp.issparse(product) else np.asarray(product)
+        return product.toarray() if issparse(product) else np.asarray(product)
 
     def _column_norms(self, ord: float) -> np.ndarray:
         return matrix_column_norms(self._matrix, ord)
@@ -90,13 +93,13 @@ class MatrixWorkload(Workload):
     def _constant_row(self) -> float | None:
         if self.num_queries != 1:
             return None
-        row = self._matrix.toarray().ravel() if sp.issparse(self._matrix) else self._matrix[0]
+        row = self._matrix.toarray().ravel() if issparse(self._matrix) else self._matrix[0]
         return float(row[0]) if np.all(row == row[0]) else None
 
     def _facts(self) -> tuple[bool, bool]:
         if self._entry_facts is None:
             matrix = self._matrix
-            values = matrix.data if sp.issparse(matrix) else np.asarray(matrix)
+            values = matrix.data if issparse(matrix) else np.asarray(matrix)
             self._entry_facts = (bool(np.all(values == np.round(values))), bool(values.size == 0 or values.min() >= 0))
         return self._entry_facts
 
@@ -160,7 +163,7 @@ class ImplicitWorkload(Workload):
             raise TypeError(f"shape: expected a pair (k, m) of ints, got {type(shape).__name__}")
         if len(shape) != 2:
             raise ValueError(f"shape: expected a pair (k, m), got {len(shape)} entries")
-        k, m = (POSITIVE_INT.check("shape[0]", shape[0]), POSITIVE_INT.check("shape[1]", shape[1]))
+        k, m = check_positive_int("shape[0]", shape[0]), check_positive_int("shape[1]", shape[1])
         self._setup((k, m), labels, domain, name)
         self._product = matvec
         self._closed_gram = gram

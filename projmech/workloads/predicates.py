@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._sparse import issparse
+
 from ..domain import Domain, UnknownAttributeError
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
@@ -126,7 +128,7 @@ def _predicate_values(label: str, fn: Predicate, codes: _UniverseCodes, m: int) 
         # The predicate's own bug (a KeyError on x.nope, "truth value of an array is ambiguous"
         # from `and`): reported as the caller's bad argument, with the original chained.
         raise ValueError(f"{where} raised {type(error).__name__}: {error}") from error
-    if sp.issparse(result):
+    if issparse(result):
         raise ValueError(f"{where} returned a sparse {type(result).__name__}; expected a dense array of {m} values")
     try:
         values = check_real_array(where, result, finite=False)

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._sparse import issparse
+
 from ..counting import table_counts
 from ..data import Dataset
 from ..domain import Domain
@@ -227,13 +229,13 @@ class Stack(_Structured):
         return np.concatenate([part._matvec(vector) for part in self.parts])
 
     def _rmatvec(self, values: np.ndarray) -> np.ndarray:
-        return sum(part._rmatvec(values[rows]) for part, rows in self._slices())
+        return _sum([part._rmatvec(values[rows]) for part, rows in self._slices()])
 
     def _matmat(self, block: np.ndarray) -> np.ndarray:
         return np.concatenate([part._matmat(block) for part in self.parts])
 
     def _rmatmat(self, block: np.ndarray) -> np.ndarray:
-        return sum(part._rmatmat(block[rows]) for part, rows in self._slices())
+        return _sum([part._rmatmat(block[rows]) for part, rows in self._slices()])
 
     @property
     def has_adjoint(self) -> bool:
@@ -243,16 +245,16 @@ class Stack(_Structured):
         return np.concatenate([part._columns(index) for part in self.parts])
 
     def _gram(self) -> np.ndarray:
-        return sum(part.gram() for part in self.parts)
+        return _sum([part.gram() for part in self.parts])
 
     def _trusted_gram(self) -> np.ndarray:
-        return sum(part._trusted_gram() for part in self.parts)
+        return _sum([part._trusted_gram() for part in self.parts])
 
     def _column_norms(self, ord: float) -> np.ndarray:
         norms = [part._column_norms(ord) for part in self.parts]
         if ord == 2:
-            return np.sqrt(sum(norm**2 for norm in norms))
-        return sum(norms) if ord == 1 else np.max(norms, axis=0)
+            return np.sqrt(_sum([norm**2 for norm in norms]))
+        return _sum(norms) if ord == 1 else np.max(norms, axis=0)
 
     def _column_norm(self, ord: float) -> float:
         """Column by column up to :data:`COLUMN_NORMS_UNIVERSE` elements; beyond, for a stack of
@@ -279,8 +281,8 @@ class Stack(_Structured):
 
     def _build(self) -> Matrix:
         matrices = [part.matrix for part in self.parts]
-        if not any(sp.issparse(matrix) for matrix in matrices):
-            return np.vstack(matrices)
+        if not any(issparse(matrix) for matrix in matrices):
+            return np.vstack([np.asarray(matrix) for matrix in matrices])
         return sp.csr_array(sp.vstack([sp.csr_array(matrix) for matrix in matrices], format="csr"))
 
     def _answer_counts(self, data: Dataset) -> np.ndarray:
@@ -288,6 +290,10 @@ class Stack(_Structured):
 
     def _kind(self) -> str:
         return f"stack of {len(self.parts)}" + (", implicit" if self.is_implicit else "")
+
+
+def _sum(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    return functools.reduce(np.add, arrays)
 
 
 def _along_axis(factor: Workload, tensor: np.ndarray, axis: int, adjoint: bool) -> np.ndarray:

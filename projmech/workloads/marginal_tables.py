@@ -159,7 +159,7 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
         return _marginals_of_way("way", domain, way, max_entries, implicit)
     if isinstance(ways, (str, bytes)) or not isinstance(ways, Sequence):
         raise TypeError(f"ways: expected a sequence of ints, got {type(ways).__name__}")
-    sizes = [_WAY.check("ways", size) for size in ways]
+    sizes = [int(_WAY.check("ways", size)) for size in ways]
     if not sizes or sizes != sorted(set(sizes)):
         raise ValueError(f"ways: expected distinct sizes in increasing order, got {list(ways)}")
     parts = [_marginals_of_way("ways", domain, size, max_entries, implicit) for size in sizes]
