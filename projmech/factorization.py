@@ -11,6 +11,7 @@ This module holds the :class:`Factorization` value and the fixed strategies; the
 
 from __future__ import annotations
 
+import copy
 import math
 from functools import cached_property
 from typing import Any
@@ -22,7 +23,7 @@ from .solve import SolveResult, SolveStats, Status
 from .validation import check_positive_int
 from .workloads import Workload, as_query_matrix, column_norm
 
-__all__ = ["Factorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
+__all__ = ["Factorization", "DenseFactorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
            "RESIDUAL_RTOL"]
 
 #: Default tolerance of :meth:`Factorization.defect` on ``R M = F + E``, relative to
@@ -49,10 +50,16 @@ class Factorization(SolveResult):
     """A factorization ``R M = F + E`` of a ``k x m`` workload F (``E = 0`` for an exact one).
 
     The factorization mechanism measures ``M h`` with Gaussian noise ``Z`` and answers
-    ``R (M h + Z)`` (seed 001, eq. 24-29). Everything that matters for its error (``||R||_F``,
-    the residual, ``gamma``) is computed from the Gram matrix ``F^T F``; the reconstruction of an
-    exact factorization is kept implicit, ``R = F M^+``, and applied on demand
-    (:meth:`reconstruct`), so a workload of millions of queries never needs a ``k x l`` matrix.
+    ``R (M h + Z)`` (seed 001, eq. 24-29). ``Factorization(workload, strategy, ...)`` builds one
+    from an explicit strategy matrix (:class:`DenseFactorization`, which takes these
+    parameters); the optimizers return structured ones for Kronecker and marginal workloads
+    (:mod:`projmech.structured_factorization`), whose strategy is a structured
+    :class:`~projmech.workloads.Workload` and whose R is applied factor by factor.
+
+    Every factorization offers :attr:`strategy` (M as a workload over F's universe, whose
+    counts the mechanism measures), :meth:`reconstruct`, :attr:`reconstruction_norm`
+    (``||R||_F``), :attr:`residual` (``||R M - F||_{1->2}``, or a bound on it), :attr:`gamma`,
+    :attr:`lower_bound`, :attr:`relative_gap`, :meth:`defect` and :attr:`stats`.
 
     Parameters
     ----------
@@ -77,60 +84,43 @@ class Factorization(SolveResult):
         ``F^T F`` when the caller already has it; otherwise ``workload.gram()`` on first use.
     """
 
-    def __init__(
-        self,
-        workload: Workload | Any,
-        strategy: Any,
-        reconstruction: Any = None,
-        *,
-        strategy_pinv: Any = None,
-        perturbation: Any = None,
-        lower_bound: float | None = None,
-        stats: SolveStats | None = None,
-        gram: np.ndarray | None = None,
-    ) -> None:
-        self.workload = as_workload(workload)
-        k, m = self.workload.shape
-        self.strategy = _dense(as_query_matrix(strategy, "strategy"))
-        ell = self.strategy.shape[0]
-        if self.strategy.shape[1] != m:
-            raise ValueError(f"strategy: has {self.strategy.shape[1]} columns, the workload {m}")
-        self._reconstruction = None
-        if reconstruction is not None:
-            self._reconstruction = _dense(as_query_matrix(reconstruction, "reconstruction"))
-            if self._reconstruction.shape != (k, ell):
-                raise ValueError(f"reconstruction: expected shape ({k}, {ell}), got {self._reconstruction.shape}")
-        self._strategy_pinv = None
-        if strategy_pinv is not None:
-            self._strategy_pinv = _dense(as_query_matrix(strategy_pinv, "strategy_pinv"))
-            if self._strategy_pinv.shape != (m, ell):
-                raise ValueError(f"strategy_pinv: expected shape ({m}, {ell}), got {self._strategy_pinv.shape}")
-        self.perturbation = None
-        if perturbation is not None:
-            if self._reconstruction is None:
-                raise ValueError("perturbation: an approximate factorization needs an explicit reconstruction")
-            self.perturbation = _dense(as_query_matrix(perturbation, "perturbation"))
-            if self.perturbation.shape != (k, m):
-                raise ValueError(f"perturbation: expected shape ({k}, {m}), got {self.perturbation.shape}")
-        if lower_bound is not None and not (math.isfinite(lower_bound) and lower_bound >= 0):
-            raise ValueError(f"lower_bound: expected a finite number >= 0, got {lower_bound!r}")
-        self.lower_bound = lower_bound
-        if stats is not None and not isinstance(stats, SolveStats):
-            raise TypeError(f"stats: expected a SolveStats, got {type(stats).__name__}")
-        self.stats = SolveStats("given", Status.GIVEN, 0.0) if stats is None else stats
-        if gram is not None:
-            self.__dict__["_gram"] = np.asarray(gram, dtype=float)  # pre-fills the cached property
+    workload: Workload
+    strategy: Workload
+    lower_bound: float | None
+    stats: SolveStats
 
-    def _solved(self, stats: SolveStats) -> Factorization:
-        """The same factorization with an optimizer's ``stats``, for the optimizer that checked it
-        before its statistics were known: a new object, sharing the factors and the values
-        already derived from them (``M^+``, ``F^T F``, ``||R||_F``, the residual)."""
-        twin = Factorization(self.workload, self.strategy, self._reconstruction, strategy_pinv=self._strategy_pinv,
-                             perturbation=self.perturbation, lower_bound=self.lower_bound, stats=stats)
-        for derived in ("strategy_pinv", "_gram", "reconstruction_norm", "residual"):  # cached properties
-            if derived in self.__dict__:
-                twin.__dict__[derived] = self.__dict__[derived]
-        return twin
+    def __new__(cls, *args: Any, **kwargs: Any) -> Factorization:
+        return super().__new__(DenseFactorization if cls is Factorization else cls)
+
+    # --- what each kind of factorization provides -----------------------------------------------
+
+    def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
+        """``R y`` for a checked float64 vector of ``l`` measurements."""
+        raise NotImplementedError
+
+    def _reconstruct_block(self, block: np.ndarray) -> np.ndarray:
+        """``R Y`` for an ``(l, r)`` array: what a Kronecker product applies along one axis. By
+        columns, unless a kind has a faster route."""
+        return np.stack([self._reconstruct(np.ascontiguousarray(column)) for column in block.T], axis=1)
+
+    @property
+    def reconstruction_norm(self) -> float:
+        """``||R||_F``."""
+        raise NotImplementedError
+
+    @property
+    def residual(self) -> float:
+        """``||R M - F||_{1->2}`` (or, where stated, an upper bound on it): zero to rounding for
+        an exact factorization."""
+        raise NotImplementedError
+
+    def _finite_factors(self) -> bool:
+        return True
+
+    def _description(self) -> str:
+        raise NotImplementedError
+
+    # --- shared ------------------------------------------------------------------------------
 
     @classmethod
     def from_strategy(cls, workload: Workload | Any, strategy: Any, *, rtol: float = 1e-7) -> Factorization:
@@ -143,77 +133,52 @@ class Factorization(SolveResult):
             ``rtol * ||F||_{1->2}``, see :meth:`defect`): no reconstruction answers the workload
             exactly.
         """
-        fact = cls(workload, strategy)
+        fact = DenseFactorization(workload, strategy)
         defect = fact.defect(rtol)
         if defect is not None:
             raise ValueError(f"strategy: the workload is not in its row space ({defect}); "
                              "no reconstruction R gives R M = F")
         return fact
 
+    def _solved(self, stats: SolveStats) -> Factorization:
+        """The same factorization with an optimizer's ``stats``, for the optimizer that checked it
+        before its statistics were known: a copy sharing the factors and every value already
+        derived from them."""
+        twin = copy.copy(self)
+        twin.stats = stats
+        return twin
+
     @property
     def num_queries(self) -> int:
         return self.workload.num_queries
 
-    @cached_property
-    def strategy_pinv(self) -> np.ndarray:
-        """``M^+`` (``m x l``)."""
-        if self._strategy_pinv is not None:
-            return self._strategy_pinv
-        return np.linalg.pinv(self.strategy)
-
-    @cached_property
-    def _gram(self) -> np.ndarray:
-        return self.workload.gram()
-
     @property
-    def reconstruction(self) -> np.ndarray:
-        """R as an explicit ``k x l`` matrix (built from ``F M^+`` on first use: needs the
-        workload's explicit matrix; prefer :meth:`reconstruct` for large ``k``)."""
-        if self._reconstruction is None:
-            self._reconstruction = _dense(self.workload.matrix @ self.strategy_pinv)
-        return self._reconstruction
+    def num_measurements(self) -> int:
+        """``l``, the number of strategy queries measured."""
+        return self.strategy.num_queries
 
     def reconstruct(self, measurements: Any) -> np.ndarray:
         """``R y`` for a vector of ``l`` (noisy) measurements ``y``."""
         y = np.asarray(measurements, dtype=float)
-        if y.shape != (self.strategy.shape[0],):
-            raise ValueError(f"measurements: expected shape ({self.strategy.shape[0]},), got {y.shape}")
-        if self._reconstruction is not None:
-            return self._reconstruction @ y
-        return self.workload.answer(self.strategy_pinv @ y)
+        if y.shape != (self.num_measurements,):
+            raise ValueError(f"measurements: expected shape ({self.num_measurements},), got {y.shape}")
+        return self._reconstruct(y)
 
     @property
     def strategy_sensitivity(self) -> float:
         """``||M||_{1->2}``."""
-        return column_norm(self.strategy)
-
-    @cached_property
-    def reconstruction_norm(self) -> float:
-        """``||R||_F``; for ``R = F M^+`` it is ``sqrt(tr(M^+T F^T F M^+))``, from the Gram matrix."""
-        if self._reconstruction is not None:
-            return float(np.linalg.norm(self._reconstruction))
-        pinv = self.strategy_pinv
-        return math.sqrt(max(0.0, float(np.sum(pinv * (self._gram @ pinv)))))
+        return self.strategy.column_norm(2)
 
     @property
     def gamma(self) -> float:
         """``||R||_F ||M||_{1->2} / sqrt(k)`` (seed 001, eq. 29-30)."""
         return self.reconstruction_norm * self.strategy_sensitivity / math.sqrt(self.num_queries)
 
-    @cached_property
-    def residual(self) -> float:
-        """``||R M - F||_{1->2}``: zero (to rounding) for an exact factorization.
+    def _workload_norm(self) -> float:
+        return self.workload.column_norm(2)
 
-        With an implicit workload it comes from the Gram matrix, ``diag((I-P) F^T F (I-P))``
-        with ``P = M^+ M``, which resolves it only down to about ``1e-8 ||F||_{1->2}``.
-        """
-        if self._reconstruction is not None:
-            return column_norm(self._reconstruction @ self.strategy - _dense(self.workload.matrix))
-        complement = np.eye(self.strategy.shape[1]) - self.strategy_pinv @ self.strategy
-        if not self.workload.is_implicit:
-            return column_norm(_dense(self.workload.matrix @ complement))
-        squares = np.sum(complement * (self._gram @ complement), axis=0)
-        return float(np.sqrt(max(0.0, squares.max())))
+    def _defect_residual(self) -> float:
+        return self.residual
 
     def defect(self, rtol: float = RESIDUAL_RTOL) -> str | None:
         """The final check of a factorization before it is returned: why it fails, or None.
@@ -229,23 +194,15 @@ class Factorization(SolveResult):
         rtol : float
             Tolerance on ``||R M - F - E||_{1->2} / ||F||_{1->2}``.
         """
-        if not np.all(np.isfinite(self.strategy)) or (
-                self._reconstruction is not None and not np.all(np.isfinite(self._reconstruction))):
+        if not self._finite_factors():
             return "non-finite factors"
-        # ||F||_{1->2} from the Gram matrix when the optimizer passed it (an implicit workload
-        # without a closed form would otherwise build it again), else from the workload.
-        gram = self.__dict__.get("_gram")
-        norm = math.sqrt(max(0.0, float(np.max(np.diag(gram))))) if gram is not None else self.workload.column_norm(2)
-        if self.perturbation is None:
-            residual = self.residual
-        else:
-            target = _dense(self.workload.matrix) + self.perturbation
-            residual = column_norm(self._reconstruction @ self.strategy - target)
+        norm = self._workload_norm()
+        residual = self._defect_residual()
         if not residual <= rtol * norm:
             return f"||R M - F||_1->2 = {residual:.3e} > {rtol:g} ||F||_1->2 = {rtol * norm:.3e}"
         if not math.isfinite(self.gamma):
             return f"gamma recomputed from the factors is {self.gamma}"
-        gap = self.relative_gap  # None exactly without a lower bound
+        gap = self.relative_gap
         if gap is not None and not gap >= -_BOUND_SLACK:
             return f"lower bound {self.lower_bound:.12g} exceeds gamma {self.gamma:.12g} of the factors"
         return None
@@ -260,28 +217,163 @@ class Factorization(SolveResult):
             return math.inf if self.gamma > 0 else 0.0
         return self.gamma**2 / self.lower_bound**2 - 1.0
 
+    def _is_approximate(self) -> bool:
+        return False
+
     def summary(self) -> dict[str, Any]:
         """The factorization (gamma, its lower bound, residual, strategy shape) and its solver
         statistics as plain JSON-serializable values; ``gap`` is ``stats.gap``, the relative gap
         of ``gamma^2`` the optimizer certified."""
         return {
             "workload": self.workload.name,
-            "strategy_shape": list(self.strategy.shape),
-            "approximate": self.perturbation is not None,
+            "strategy_shape": [self.strategy.num_queries, self.strategy.universe_size],
+            "approximate": self._is_approximate(),
             "gamma": self.gamma,
             "lower_bound": self.lower_bound,
             "residual": self.residual,
             **self.stats.summary(),
         }
 
-    def _description(self) -> str:
-        kind = "R M = F + E" if self.perturbation is not None else "R M = F"
-        return f"{kind} of {self.workload.name}: strategy {self.strategy.shape[0]}x{self.strategy.shape[1]}"
-
     def __str__(self) -> str:
         bound = "" if self.lower_bound is None else f" (lower bound {self.lower_bound:.6g})"
         return (f"Factorization {self._description()}, gamma {self.gamma:.6g}{bound}, residual {self.residual:.1e}"
                 f"\n  {self.stats}")
+
+
+class DenseFactorization(Factorization):
+    """A factorization with an explicit ``l x m`` strategy matrix; ``Factorization(workload,
+    strategy, ...)`` builds one (the parameters are those of :class:`Factorization`).
+
+    Everything that matters for its error (``||R||_F``, the residual, ``gamma``) is computed
+    from the Gram matrix ``F^T F``; the reconstruction of an exact factorization is kept
+    implicit, ``R = F M^+``, and applied on demand (:meth:`reconstruct`), so a workload of
+    millions of queries never needs a ``k x l`` matrix.
+    """
+
+    def __init__(
+        self,
+        workload: Workload | Any,
+        strategy: Any,
+        reconstruction: Any = None,
+        *,
+        strategy_pinv: Any = None,
+        perturbation: Any = None,
+        lower_bound: float | None = None,
+        stats: SolveStats | None = None,
+        gram: np.ndarray | None = None,
+    ) -> None:
+        self.workload = as_workload(workload)
+        k, m = self.workload.shape
+        self.strategy_matrix = _dense(as_query_matrix(strategy, "strategy"))
+        ell = self.strategy_matrix.shape[0]
+        if self.strategy_matrix.shape[1] != m:
+            raise ValueError(f"strategy: has {self.strategy_matrix.shape[1]} columns, the workload {m}")
+        self.strategy = Workload(self.strategy_matrix, domain=self.workload.domain, name="strategy")
+        self._reconstruction: np.ndarray | None = None
+        if reconstruction is not None:
+            self._reconstruction = _dense(as_query_matrix(reconstruction, "reconstruction"))
+            if self._reconstruction.shape != (k, ell):
+                raise ValueError(f"reconstruction: expected shape ({k}, {ell}), got {self._reconstruction.shape}")
+        self._strategy_pinv: np.ndarray | None = None
+        if strategy_pinv is not None:
+            self._strategy_pinv = _dense(as_query_matrix(strategy_pinv, "strategy_pinv"))
+            if self._strategy_pinv.shape != (m, ell):
+                raise ValueError(f"strategy_pinv: expected shape ({m}, {ell}), got {self._strategy_pinv.shape}")
+        self.perturbation: np.ndarray | None = None
+        if perturbation is not None:
+            if self._reconstruction is None:
+                raise ValueError("perturbation: an approximate factorization needs an explicit reconstruction")
+            self.perturbation = _dense(as_query_matrix(perturbation, "perturbation"))
+            if self.perturbation.shape != (k, m):
+                raise ValueError(f"perturbation: expected shape ({k}, {m}), got {self.perturbation.shape}")
+        if lower_bound is not None and not (math.isfinite(lower_bound) and lower_bound >= 0):
+            raise ValueError(f"lower_bound: expected a finite number >= 0, got {lower_bound!r}")
+        self.lower_bound = lower_bound
+        if stats is not None and not isinstance(stats, SolveStats):
+            raise TypeError(f"stats: expected a SolveStats, got {type(stats).__name__}")
+        self.stats = SolveStats("given", Status.GIVEN, 0.0) if stats is None else stats
+        if gram is not None:
+            self.__dict__["_gram"] = np.asarray(gram, dtype=float)  # pre-fills the cached property
+
+    @cached_property
+    def strategy_pinv(self) -> np.ndarray:
+        """``M^+`` (``m x l``)."""
+        if self._strategy_pinv is not None:
+            return self._strategy_pinv
+        return np.linalg.pinv(self.strategy_matrix)
+
+    @cached_property
+    def _gram(self) -> np.ndarray:
+        return self.workload.gram()
+
+    @property
+    def reconstruction(self) -> np.ndarray:
+        """R as an explicit ``k x l`` matrix (built from ``F M^+`` on first use: needs the
+        workload's explicit matrix; prefer :meth:`reconstruct` for large ``k``)."""
+        if self._reconstruction is None:
+            self._reconstruction = _dense(self.workload.matrix @ self.strategy_pinv)
+        return self._reconstruction
+
+    def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
+        if self._reconstruction is not None:
+            return self._reconstruction @ measurements
+        return self.workload.answer(self.strategy_pinv @ measurements)
+
+    def _reconstruct_block(self, block: np.ndarray) -> np.ndarray:
+        if self._reconstruction is not None:
+            return self._reconstruction @ block
+        return self.workload._matmat(self.strategy_pinv @ block)
+
+    @property
+    def strategy_sensitivity(self) -> float:
+        return column_norm(self.strategy_matrix)
+
+    @cached_property
+    def reconstruction_norm(self) -> float:
+        """``||R||_F``; for ``R = F M^+`` it is ``sqrt(tr(M^+T F^T F M^+))``, from the Gram matrix."""
+        if self._reconstruction is not None:
+            return float(np.linalg.norm(self._reconstruction))
+        pinv = self.strategy_pinv
+        return math.sqrt(max(0.0, float(np.sum(pinv * (self._gram @ pinv)))))
+
+    @cached_property
+    def residual(self) -> float:
+        """``||R M - F||_{1->2}``: zero (to rounding) for an exact factorization.
+
+        With an implicit workload it comes from the Gram matrix, ``diag((I-P) F^T F (I-P))``
+        with ``P = M^+ M``, which resolves it only down to about ``1e-8 ||F||_{1->2}``.
+        """
+        if self._reconstruction is not None:
+            return column_norm(self._reconstruction @ self.strategy_matrix - _dense(self.workload.matrix))
+        complement = np.eye(self.strategy_matrix.shape[1]) - self.strategy_pinv @ self.strategy_matrix
+        if not self.workload.is_implicit:
+            return column_norm(_dense(self.workload.matrix @ complement))
+        squares = np.sum(complement * (self._gram @ complement), axis=0)
+        return float(np.sqrt(max(0.0, squares.max())))
+
+    def _finite_factors(self) -> bool:
+        return bool(np.all(np.isfinite(self.strategy_matrix)) and (
+            self._reconstruction is None or np.all(np.isfinite(self._reconstruction))))
+
+    def _workload_norm(self) -> float:
+        # From the Gram matrix when the optimizer passed it (an implicit workload without a
+        # closed form would otherwise build it again), else from the workload.
+        gram = self.__dict__.get("_gram")
+        return math.sqrt(max(0.0, float(np.max(np.diag(gram))))) if gram is not None else self.workload.column_norm(2)
+
+    def _defect_residual(self) -> float:
+        if self.perturbation is None:
+            return self.residual
+        assert self._reconstruction is not None  # a perturbation comes with an explicit R
+        target = _dense(self.workload.matrix) + self.perturbation
+        return column_norm(self._reconstruction @ self.strategy_matrix - target)
+
+    def _is_approximate(self) -> bool:
+        return self.perturbation is not None
+
+    def _description(self) -> str:
+        kind = "R M = F + E" if self.perturbation is not None else "R M = F"
+        return f"{kind} of {self.workload.name}: strategy {self.strategy_matrix.shape[0]}x{self.strategy_matrix.shape[1]}"
 
 
 def identity_strategy(m: int) -> np.ndarray:

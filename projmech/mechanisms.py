@@ -28,11 +28,11 @@ from .bodies.body import Body, Hull, choose_body
 from .bodies.hull import ProjectionResult
 from .bodies.relaxation import RelaxationResult
 from .bounds import check_measure, gaussian_mechanism_error, projection_error
-from .data import Dataset, histogram, resolve_rows
+from .data import Dataset, resolve_rows
 from .factorization import Factorization
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
 from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
-from .validation import as_generator, check_positive_int
+from .validation import as_generator, check_positive_int, format_count
 from .workloads import Workload
 
 __all__ = [
@@ -256,9 +256,7 @@ class _CountingMechanism:
 
     def _counts(self, data: Any) -> np.ndarray:
         """The workload's true counts ``F c`` of what :meth:`_rows` returned."""
-        if isinstance(data, Dataset):
-            return self.workload.answer_counts(data)
-        return self.workload.answer(data)
+        return _counts_of(self.workload, data)
 
     def _measured_counts(self, data: Any) -> np.ndarray:
         """The true counts of the measured matrix (the workload's own by default)."""
@@ -348,8 +346,11 @@ class _CountingMechanism:
         return f"{policy.neighbouring.value}, size={size}"
 
     def __repr__(self) -> str:
-        body = "" if self.body is None else f", body={self.body!r}"
-        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name}{body})"
+        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name}{self._repr_extra()})"
+
+    def _repr_extra(self) -> str:
+        """What the repr adds after the noise: the body, and what a subclass measures."""
+        return "" if self.body is None else f", body={self.body!r}"
 
 
 class _GaussianMeasurement(_CountingMechanism):
@@ -651,16 +652,14 @@ class FactorizationMechanism(_GaussianMeasurement):
         self.body = body
         if project:
             self.mechanism_name = "factorization+projection"
-        # The measured matrix is the strategy M, not F: its sensitivity, and whether its counts
+        # The measured queries are the strategy M, not F: its sensitivity, and whether its counts
         # are integers (then discrete noise applies), decide the noise.
-        self._strategy = np.asarray(factorization.strategy, dtype=float)
-        strategy = Workload(self._strategy)
+        strategy = factorization.strategy
         self._calibrate(strategy.count_sensitivity(self.neighbouring, 2), strategy.is_integer, noise, calibration)
 
     def _measured_counts(self, data: Any) -> np.ndarray:
-        counts = (histogram(data, normalize=False, sparse=True).toarray().ravel()
-                  if isinstance(data, Dataset) else data)
-        return self._strategy @ counts
+        # The strategy's counts from the records (table by table for a structured strategy).
+        return _counts_of(self.factorization.strategy, data)
 
     def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
         return self.factorization.reconstruct(measurements)
@@ -691,8 +690,16 @@ class FactorizationMechanism(_GaussianMeasurement):
         check_measure(measure)
         return self._answer_std(check_positive_int("n", n))
 
-    def __repr__(self) -> str:
-        return super().__repr__()[:-1] + f", strategy {self.factorization.strategy.shape[0]}x{self.factorization.strategy.shape[1]})"
+    def _repr_extra(self) -> str:
+        strategy = self.factorization.strategy
+        return f", strategy {format_count(strategy.num_queries)}x{format_count(strategy.universe_size)}{super()._repr_extra()}"
+
+
+def _counts_of(workload: Workload, data: Any) -> np.ndarray:
+    """``workload``'s true counts on a Dataset's records, or on a vector of counts."""
+    if isinstance(data, Dataset):
+        return workload.answer_counts(data)
+    return workload.answer(data)
 
 
 def _check_factorizes(factorization: Factorization, workload: Workload) -> None:

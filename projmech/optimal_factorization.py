@@ -62,7 +62,7 @@ __all__ = [
     "METHODS",
 ]
 
-METHODS = ("auto", "iterative", "sdp")
+METHODS = ("auto", "structured", "iterative", "sdp")
 
 #: Above this universe size ``method="auto"`` does not fall back to the SDP.
 SDP_MAX_UNIVERSE = 64
@@ -444,12 +444,18 @@ def factorization_norm(
     workload : Workload or array_like, shape (k, m)
         Only its Gram matrix ``F^T F`` (``m x m``) is used: implicit workloads such as
         ``all_range(4096, implicit=True)`` work.
-    method : {"auto", "iterative", "sdp"}
-        ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
+    method : {"auto", "structured", "iterative", "sdp"}
+        ``"structured"``: for a marginal workload (a union of Kronecker products of scaled
+        identities and totals, :func:`~projmech.workloads.marginal_terms`), the closed-form
+        optimum over the residual basis, certified by the singular-value bound; for a Kronecker
+        product, the product of the factors' optima (each by ``"auto"``), certified by the
+        product of their bounds; the strategy is never densified
+        (:mod:`projmech.structured_factorization`). ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
         eigendecomposition per iteration. ``"sdp"``: the CVXPY semidefinite program
         ``min tr(U) s.t. [[U, B], [B^T, X]] >= 0, diag(X) <= 1`` (``B^T B = F^T F``), for
         ``m`` up to about a hundred. ``"auto"``: iterative, then the SDP if that did not certify
-        ``tol`` and ``m <= 64``; every attempt is recorded.
+        ``tol`` and ``m <= 64``, after the structured method where the workload's type has one;
+        every attempt is recorded.
     tol : float
         Target relative gap on ``gamma^2``.
     max_iterations : int
@@ -484,6 +490,16 @@ def factorization_norm(
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
         raise ValueError(f"max_iterations: expected an int >= 1, got {max_iterations!r}")
     callback = check_callback(callback)
+    if method in ("auto", "structured"):
+        structured = _structured_plan(workload, tol, max_iterations)
+        if structured is not None:
+            fact, _, _ = solve_in_order([structured], FactorizationError,
+                                        f"factorization_norm: the {structured[0]} factorization did not certify a "
+                                        f"relative gap <= {tol:g}", _finish(tol))
+            return fact
+        if method == "structured":
+            raise ValueError(f"method: 'structured' needs a Kronecker product or a marginal workload, "
+                             f"got {workload.name}")
     gram = workload.gram()
     if not np.all(np.isfinite(gram)):
         raise ValueError("workload: its Gram matrix F^T F is not finite")
@@ -503,6 +519,48 @@ def factorization_norm(
     fact, _, _ = solve_in_order(plan, FactorizationError,
                                 f"factorization_norm: no method certified a relative gap <= {tol:g}", _finish(tol))
     return fact
+
+
+def _structured_plan(workload: Workload, tol: float, max_iterations: int
+                     ) -> tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]] | None:
+    """The structured method for ``workload``'s type, or None: the closed form for a marginal
+    workload; for a Kronecker product, the optimum of each factor (to a tolerance whose
+    product meets ``tol``: relative gaps compound as ``prod (1 + gap_i) - 1``)."""
+    from .structured_factorization import KronFactorization, ResidualFactorization
+    from .workloads import Kron, marginal_terms
+
+    terms = marginal_terms(workload)
+    if terms is not None:
+        sizes = _attribute_sizes(workload)
+        return "residual", lambda: _judge(ResidualFactorization(workload, terms, sizes), tol)
+    if isinstance(workload, Kron):
+        share = (1.0 + tol) ** (1.0 / len(workload.factors)) - 1.0
+
+        def kron() -> Outcome[tuple[Factorization, int | None]]:
+            solved: dict[int, Factorization] = {}
+            for factor in workload.factors:  # a factor shared by several attributes is solved once
+                if id(factor) not in solved:
+                    solved[id(factor)] = factorization_norm(factor, tol=share, max_iterations=max_iterations)
+            factors = [solved[id(factor)] for factor in workload.factors]
+            iterations = sum(fact.stats.iterations or 0 for fact in solved.values())
+            return _judge(KronFactorization(workload, factors), tol, iterations)
+
+        return "kron", kron
+    return None
+
+
+def _attribute_sizes(workload: Workload) -> tuple[int, ...]:
+    """The attribute sizes of a structured workload: its domain's, else its first product's."""
+    from .workloads import Kron, Marginals, Stack
+
+    if workload.domain is not None:
+        return tuple(workload.domain.sizes)
+    part: Workload = workload
+    while isinstance(part, Stack):
+        part = part.parts[0]
+    if isinstance(part, (Kron, Marginals)):
+        return tuple(f.universe_size for f in part.factors) if isinstance(part, Kron) else tuple(part._sizes)
+    raise ValueError(f"workload: {workload.name} has no domain and no Kronecker structure to read sizes from")
 
 
 def _check_alpha(alpha: Any) -> float:

@@ -199,7 +199,7 @@ def _factorization_case(neighbouring: str, planted_bug: bool, noise: str, delta:
                                        **_size_arguments(neighbouring))
     if planted_bug:
         mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
-    strategy = np.asarray(factorization.strategy, dtype=float)
+    strategy = factorization.strategy.toarray()
     reconstruction = np.column_stack([factorization.reconstruct(unit) for unit in np.eye(strategy.shape[0])])
     first, second = _pair(neighbouring)
     ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: strategy @ counts)

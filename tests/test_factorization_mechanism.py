@@ -23,7 +23,7 @@ def test_sigma_is_calibrated_to_the_strategy():
     # Independent, by brute force: the replace-one l2 sensitivity of the counts M c is the largest
     # distance between two columns of M; add/remove, the largest column norm. zCDP:
     # sigma = Delta / sqrt(2 rho).
-    strategy = np.asarray(fact.strategy)
+    strategy = fact.strategy.toarray()
     delta = max(np.linalg.norm(strategy[:, u] - strategy[:, v]) for u in range(16) for v in range(16))
     assert mech.noise_scale(n) == pytest.approx(delta / n / math.sqrt(2 * rho), rel=1e-10)
     # Far below the bound 2 max_j ||M e_j|| for this strategy with negative entries.

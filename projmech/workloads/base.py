@@ -214,6 +214,16 @@ class Workload:
             return self._term_maker(attribute)
         return self.labels
 
+    def _uniform_column_norm(self, ord: float) -> float | None:
+        """The ``l_p`` norm every column shares, when the structure says they are all equal
+        (identity, total, marginals); else None."""
+        return None
+
+    def _scaled_identity(self) -> float | None:
+        """``c`` when F is ``c I`` (inside a Kronecker product: the attribute is kept in the
+        table, its cells weighted by ``c``); else None."""
+        return None
+
     def _constant_row(self) -> float | None:
         """``c`` when F is the single query ``c 1^T`` (a total), which a Kronecker product sums
         its attribute out for; else None."""

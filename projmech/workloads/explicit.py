@@ -90,6 +90,19 @@ class MatrixWorkload(Workload):
     def _column_norms(self, ord: float) -> np.ndarray:
         return matrix_column_norms(self._matrix, ord)
 
+    def _uniform_column_norm(self, ord: float) -> float | None:
+        norms = self._column_norms(ord)
+        return float(norms[0]) if np.all(norms == norms[0]) else None
+
+    def _scaled_identity(self) -> float | None:
+        k, m = self.shape
+        if k != m:
+            return None
+        matrix = self._matrix
+        diagonal = matrix.diagonal()
+        off_diagonal = (abs(matrix).sum() if issparse(matrix) else np.abs(matrix).sum()) - np.abs(diagonal).sum()
+        return float(diagonal[0]) if off_diagonal == 0 and np.all(diagonal == diagonal[0]) else None
+
     def _constant_row(self) -> float | None:
         if self.num_queries != 1:
             return None

@@ -22,7 +22,7 @@ from .base import Matrix, Workload, check_matrix_entries
 from .builders import all_range, identity, prefix, total
 from .structured import Kron, Stack, _Structured
 
-__all__ = ["Marginals", "marginals", "range_marginals", "RANGE_BLOCKS"]
+__all__ = ["Marginals", "marginals", "range_marginals", "marginal_terms", "RANGE_BLOCKS"]
 
 _DOMAIN = InstanceOf(Domain, what="a Domain")
 _WAY = Interval(Integral, 0, None)
@@ -92,6 +92,9 @@ class Marginals(_Structured):
 
     def _column_norms(self, ord: float) -> np.ndarray:
         return np.full(self.universe_size, self._column_norm(ord))
+
+    def _uniform_column_norm(self, ord: float) -> float:
+        return self._column_norm(ord)
 
     def _column_norm(self, ord: float) -> float:
         # Each element falls in exactly one cell (a 1) of each of the C(d, way) tables.
@@ -217,3 +220,32 @@ def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, impl
              for subset in map(set, itertools.combinations(range(d), way))]
     described = ", ".join(f"{name}={block}" for name, block in ranges.items())
     return Stack(parts, name=f"range_marginals(way={way}; {described})", implicit=True if implicit else None)
+
+
+def marginal_terms(workload: Workload) -> list[tuple[tuple[int, ...], float]] | None:
+    """The tables a marginal workload asks, in its query order: ``(S, w)`` for the table of the
+    attribute subset ``S`` (positions, increasing) with every cell weighted by ``w``; None for
+    a workload that is not a union of Kronecker products of scaled identities and totals."""
+    if isinstance(workload, Marginals):
+        return [(subset, 1.0) for subset in workload.subsets]
+    if isinstance(workload, Kron):
+        subset, weight = [], 1.0
+        for position, factor in enumerate(workload.factors):
+            scale = factor._scaled_identity()
+            if scale is not None:
+                subset.append(position)
+            else:
+                scale = factor._constant_row()
+                if scale is None:
+                    return None
+            weight *= scale
+        return [(tuple(subset), weight)]
+    if isinstance(workload, Stack):
+        terms: list[tuple[tuple[int, ...], float]] = []
+        for part in workload.parts:
+            inner = marginal_terms(part)
+            if inner is None:
+                return None
+            terms += inner
+        return terms
+    return None

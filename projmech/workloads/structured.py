@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -163,6 +163,10 @@ class Kron(_Structured):
     def _column_norms(self, ord: float) -> np.ndarray:
         return functools.reduce(np.kron, [factor._column_norms(ord) for factor in self.factors])
 
+    def _uniform_column_norm(self, ord: float) -> float | None:
+        norms = [factor._uniform_column_norm(ord) for factor in self.factors]
+        return None if any(norm is None for norm in norms) else math.prod(norms)  # type: ignore[arg-type]
+
     def _column_norm(self, ord: float) -> float:
         # Norms of a Kronecker product of vectors multiply, and so do their largest values.
         return math.prod(factor.column_norm(ord) for factor in self.factors)
@@ -262,6 +266,9 @@ class Stack(_Structured):
         attribute, a column where each is largest (identity and total everywhere, prefix at
         the first column): then every term is largest at one universe element, and the norm
         is the sum of their largest values."""
+        uniform = self._uniform_column_norm(ord)
+        if uniform is not None:
+            return uniform
         if self.universe_size <= COLUMN_NORMS_UNIVERSE:
             return float(np.max(self._column_norms(ord)))
         terms = _kron_terms(self)
@@ -274,6 +281,15 @@ class Stack(_Structured):
             f"computed column by column only up to {COLUMN_NORMS_UNIVERSE:.1e} elements, or from the factors of "
             "Kronecker products whose largest columns coincide; this union has neither"
         )
+
+    def _uniform_column_norm(self, ord: float) -> float | None:
+        norms = [part._uniform_column_norm(ord) for part in self.parts]
+        if any(norm is None for norm in norms):
+            return None
+        values = np.array(norms, dtype=float)
+        if ord == 2:
+            return float(np.sqrt(np.sum(values**2)))
+        return float(values.sum()) if ord == 1 else float(values.max())
 
     def _facts(self) -> tuple[bool, bool]:
         facts = [part._facts() for part in self.parts]
@@ -296,13 +312,18 @@ def _sum(arrays: Sequence[np.ndarray]) -> np.ndarray:
     return functools.reduce(np.add, arrays)
 
 
-def _along_axis(factor: Workload, tensor: np.ndarray, axis: int, adjoint: bool) -> np.ndarray:
-    """``factor`` (or its transpose) applied to every fibre of ``tensor`` along ``axis``."""
+def along_axis(apply: Callable[[np.ndarray], np.ndarray], tensor: np.ndarray, axis: int) -> np.ndarray:
+    """``apply`` (a map of ``(n, r)`` blocks to ``(k, r)`` blocks) on every fibre of ``tensor``
+    along ``axis``: the product of a Kronecker factor with its own axis."""
     moved = np.moveaxis(tensor, axis, 0)
     rest = moved.shape[1:]
-    block = np.ascontiguousarray(moved.reshape(moved.shape[0], -1), dtype=float)
-    result = factor._rmatmat(block) if adjoint else factor._matmat(block)
+    result = apply(np.ascontiguousarray(moved.reshape(moved.shape[0], -1), dtype=float))
     return np.moveaxis(result.reshape((result.shape[0], *rest)), 0, axis)
+
+
+def _along_axis(factor: Workload, tensor: np.ndarray, axis: int, adjoint: bool) -> np.ndarray:
+    """``factor`` (or its transpose) applied to every fibre of ``tensor`` along ``axis``."""
+    return along_axis(factor._rmatmat if adjoint else factor._matmat, tensor, axis)
 
 
 def _kron_terms(workload: Workload) -> list[Kron] | None:
