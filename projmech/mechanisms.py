@@ -13,9 +13,12 @@ count the guarantee does not make public.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -57,7 +60,8 @@ class Release:
     noisy_answers : ndarray, shape (k,)
         The noisy answers before any post-processing (equal to ``answers`` without projection).
     labels : tuple of str
-        One label per query.
+        One label per query, built on first access from ``label_source`` (a release of 21
+        million marginal cells need not hold 21 million strings until someone reads them).
     mechanism : str
     privacy : ZCDP, ApproxDP or PureDP
         The guarantee the release satisfies (the size estimate's share included).
@@ -85,7 +89,7 @@ class Release:
 
     answers: np.ndarray
     noisy_answers: np.ndarray
-    labels: tuple[str, ...]
+    label_source: Callable[[], tuple[str, ...]]
     mechanism: str
     privacy: Privacy
     neighbouring: Neighbouring
@@ -96,6 +100,10 @@ class Release:
     size_noise: Noise | None = None
     projection: ProjectionResult | RelaxationResult | None = None
     factorization: Factorization | None = None
+
+    @cached_property
+    def labels(self) -> tuple[str, ...]:
+        return self.label_source()
 
     @property
     def scale(self) -> float:
@@ -138,7 +146,7 @@ class Release:
             "neighbouring": self.neighbouring.value,
             "size": self.size,
             "size_source": self.size_source,
-            "num_queries": len(self.labels),
+            "num_queries": len(self.answers),
             "noise": self.noise.summary(),
             "sensitivity": self.sensitivity,
             "sigma": self.sigma,
@@ -325,7 +333,7 @@ class _CountingMechanism:
         return Release(
             answers=answers,
             noisy_answers=noisy,
-            labels=self.workload.labels,
+            label_source=functools.partial(getattr, self.workload, "labels"),
             mechanism=self.mechanism_name,
             privacy=self.privacy,
             neighbouring=self.neighbouring,

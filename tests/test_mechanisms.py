@@ -229,7 +229,7 @@ def test_global_numpy_state_is_not_used():
 # What a release carries
 # --------------------------------------------------------------------------------------------
 
-DOCUMENTED_FIELDS = ["answers", "noisy_answers", "labels", "mechanism", "privacy", "neighbouring", "size",
+DOCUMENTED_FIELDS = ["answers", "noisy_answers", "label_source", "mechanism", "privacy", "neighbouring", "size",
                      "size_source", "noise", "sensitivity", "size_noise", "projection", "factorization"]
 
 
@@ -258,6 +258,7 @@ def test_release_never_carries_truth(kind):
                 assert not np.allclose(value, truth, atol=1e-3)
             if value.shape == h.shape:
                 assert not np.allclose(value, h, atol=1e-3)
+    assert release.labels == workload.labels  # built from the workload, on first access
     with pytest.raises(dataclasses.FrozenInstanceError):
         release.answers = truth  # type: ignore[misc]
     assert release.labels == workload.labels

@@ -296,8 +296,10 @@ class Workload:
         if self._labels is None:
             check_entries("labels", self._shape[0], DEFAULT_MAX_ENTRIES,
                           f"the labels of {self.name} (k={format_count(self._shape[0])})", limit="DEFAULT_MAX_ENTRIES")
-            factory = self._label_factory or self._default_labels
-            self._labels = check_labels(factory(), self._shape[0])
+            if self._label_factory is not None:  # the caller's: checked
+                self._labels = check_labels(self._label_factory(), self._shape[0])
+            else:  # built here, one str per query
+                self._labels = tuple(self._default_labels())
         return self._labels
 
     @property
