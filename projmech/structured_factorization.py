@@ -14,6 +14,7 @@ over all strategies in closed form on the residual basis; see
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -168,13 +169,18 @@ class ResidualQueries(Workload):
         return total.ravel()
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
-        codes = np.unravel_index(index, self._sizes)
+        return self._columns_at(np.unravel_index(index, self._sizes))
+
+    def _columns_at(self, codes: Sequence[np.ndarray]) -> np.ndarray:
+        """The columns of the universe elements with these codes (one array per attribute):
+        no flat index, so that any number of attributes works."""
+        count = len(codes[0])
         blocks = []
         for subset, coefficient, _ in self._blocks():
-            block = np.full((1, index.size), coefficient)
+            block = np.full((1, count), coefficient)
             for attribute in subset:
                 column = self._contrasts[self._sizes[attribute]][:, codes[attribute]]
-                block = (block[:, None, :] * column[None, :, :]).reshape(-1, index.size)
+                block = (block[:, None, :] * column[None, :, :]).reshape(-1, count)
             blocks.append(block)
         return np.concatenate(blocks)
 
@@ -200,6 +206,28 @@ class ResidualQueries(Workload):
 
     def _facts(self) -> tuple[bool, bool]:
         return False, False  # Helmert contrasts are irrational and signed
+
+    def column_distance(self) -> float | None:
+        """``max over u != v of ||M e_u - M e_v||``: exact from the Gram matrix on a small universe
+        (:meth:`Workload.column_distance`); beyond, an upper bound from the residual basis.
+
+        ``M^T M = sum_A c_A^2 ⊗_{i in A} (I - 1 1^T / n_i) ⊗_{i not in A} 1 1^T``, so with
+        ``t_i = [u_i = v_i]`` the squared distance is ``2 sum_A c_A^2 (prod_{i in A} (1 - 1/n_i) -
+        prod_{i in A} (t_i - 1/n_i))``; maximizing each term over its own ``t`` bounds the sum.
+        """
+        exact = super().column_distance()
+        return exact if exact is not None else self.column_distance_bound()
+
+    def column_distance_bound(self) -> float:
+        """The upper bound of :meth:`column_distance` from the residual basis, for any universe."""
+        total = 0.0
+        for subset, coefficient in self.coefficients.items():
+            sizes = [self._sizes[i] for i in subset]
+            same = math.prod(1.0 - 1.0 / n for n in sizes)
+            lowest = min(math.prod((1.0 if agree else 0.0) - 1.0 / n for agree, n in zip(pattern, sizes))
+                         for pattern in itertools.product((False, True), repeat=len(sizes)))
+            total += coefficient**2 * (same - lowest)
+        return math.sqrt(2.0 * max(total, 0.0))
 
     def _default_labels(self) -> list[str]:
         names = self.domain.attributes if self.domain is not None else tuple(f"x{i}" for i in range(len(self._sizes)))
@@ -297,12 +325,15 @@ class ResidualFactorization(Factorization):
         """``||(R M - F) e_u||`` at the first universe element: permuting each attribute's values
         maps both ``R M`` and ``F`` to themselves up to an order of the queries, so every
         column has this norm."""
-        first = np.zeros(1, dtype=np.int64)
         check_entries("workload", self.num_queries, DEFAULT_MAX_ENTRIES,
                       f"one column of {self.workload.name} (k={format_count(self.num_queries)})",
                       limit="DEFAULT_MAX_ENTRIES")
-        measured = self.strategy._columns(first)[:, 0]
-        return float(np.linalg.norm(self._reconstruct(measured) - self.workload._columns(first)[:, 0]))
+        first = [np.zeros(1, dtype=np.int64) for _ in self._sizes]
+        measured = self._queries._columns_at(first)[:, 0]
+        # F e_u at the element of all-zero codes: a weighted 1 in the first cell of each table.
+        column = np.concatenate([np.eye(1, math.prod(self._sizes[i] for i in subset)).ravel() * weight
+                                 for subset, weight in self._terms])
+        return float(np.linalg.norm(self._reconstruct(measured) - column))
 
     def _description(self) -> str:
         return (f"R M = F of {self.workload.name}: residual strategy on {len(self._queries.coefficients)} subsets, "

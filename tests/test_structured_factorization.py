@@ -191,3 +191,28 @@ def test_kron_residual_bound_holds_for_inexact_factors():
     assert actual <= fact.residual * (1 + 1e-12)
     assert fact.residual <= 4 * actual
     assert fact.defect() is not None  # an inexact factorization is refused by the final check
+
+
+@pytest.mark.parametrize("sizes, ways", MARGINAL_CASES)
+def test_residual_column_distance_bound_is_above_the_exact_distance_and_below_the_triangle_bound(sizes, ways):
+    domain = Domain([f"a{i}" for i in range(len(sizes))], sizes)
+    strategy = pm.factorization_norm(marginals(domain, ways=ways)).strategy
+    M = strategy.toarray()
+    exact = max(np.linalg.norm(M[:, a] - M[:, b]) for a, b in itertools.combinations(range(M.shape[1]), 2))
+    bound = strategy.column_distance_bound()
+    assert exact * (1 - 1e-12) <= bound < 2 * strategy.column_norm(2)
+
+
+def test_one_hundred_attributes_are_factorized_and_measured_without_the_universe():
+    """5^100 elements: the residual strategy's counts come from the records' tables, its
+    replace-one sensitivity from the residual basis (below the triangle bound 2)."""
+    domain = Domain([f"a{i}" for i in range(100)], [5] * 100)
+    workload = marginals(domain, 2, implicit=True)
+    fact = pm.factorization_norm(workload)
+    assert fact.relative_gap == pytest.approx(0.0, abs=1e-9)
+    assert fact.strategy.column_distance() < 1.6
+    records = np.random.default_rng(0).integers(0, 5, size=(200, 100))
+    counts = fact.strategy.answer_counts(Dataset(records, domain))
+    assert counts.shape == (fact.num_measurements,)
+    # The total's residual is the row count times its coefficient.
+    assert counts[0] == pytest.approx(200 * fact.strategy.coefficients[()], rel=1e-12)
