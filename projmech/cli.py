@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from .privacy import ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
 from .self_audit import MECHANISMS, audit_cases, run_audits
 from .workloads import Workload
 
-__all__ = ["main", "parse_workload"]
+__all__ = ["main", "parse_workload", "parse_ranges", "WORKLOAD_FORMS"]
 
 
 #: ``--mechanism``'s choices and the class of each.
@@ -49,27 +49,74 @@ MECHANISMS_BY_NAME: dict[str, type[_CountingMechanism]] = {
 }
 
 
-def parse_workload(spec: str, domain: Domain, implicit: bool = False) -> Workload:
-    """``marginals:W``, ``identity``, ``prefix`` or ``all_range`` over ``domain``'s universe
-    (``prefix`` and ``all_range`` order the universe row-major). ``implicit``: build the
-    marginals without their matrix (:func:`~projmech.workloads.marginals`); the other
-    workloads have no implicit form here."""
+#: The forms ``--workload`` accepts.
+WORKLOAD_FORMS = ("marginals:WAY, marginals:LOW-HIGH (every table of LOW to HIGH attributes), range-marginals:WAY "
+                  "(with --ranges), identity, prefix:ATTR, all_range:ATTR")
+
+
+def parse_workload(spec: str, domain: Domain, implicit: bool = False, *,
+                   ranges: Mapping[str, str] | None = None) -> Workload:
+    """The workload ``--workload`` names over ``domain``: ``marginals:WAY``, ``marginals:LOW-HIGH``,
+    ``range-marginals:WAY`` (with ``ranges``, ``--ranges``' mapping of attribute to block),
+    ``identity`` (every cell), ``prefix:ATTR`` or ``all_range:ATTR`` (on one attribute, the
+    others summed out; ``ATTR`` may be left out over a single attribute). Labels name the
+    attributes. ``implicit``: never build the explicit matrix."""
     name, _, argument = spec.partition(":")
+    if ranges and name != "range-marginals":
+        raise ValueError(f"--ranges: applies only to --workload range-marginals:WAY, not {spec!r}")
+    structure = True if implicit else None
     if name == "marginals":
+        low, _, high = argument.partition("-")
+        try:
+            ways = tuple(range(int(low), int(high) + 1)) if high else (int(low),)
+        except ValueError:
+            raise ValueError(f"--workload: expected marginals:WAY or marginals:LOW-HIGH with integers, got {spec!r}") \
+                from None
+        if len(ways) == 1 and ways[0] >= 1:
+            return workloads.marginals(domain, ways[0], implicit=implicit)
+        if not ways:
+            raise ValueError(f"--workload: marginals:LOW-HIGH needs LOW <= HIGH, got {spec!r}")
+        return workloads.marginals(domain, ways=ways, implicit=implicit)
+    if name == "range-marginals":
         try:
             way = int(argument)
         except ValueError:
-            raise ValueError(f"--workload: expected marginals:WAY with an integer WAY, got {spec!r}") from None
-        return workloads.marginals(domain, way, implicit=implicit)
-    if implicit:
-        raise ValueError(f"--workload: only marginals:WAY can be built implicitly, got {spec!r}")
-    if argument:
-        raise ValueError(f"--workload: {name!r} takes no argument, got {spec!r}")
-    builders = {"identity": workloads.identity, "prefix": workloads.prefix, "all_range": workloads.all_range}
-    if name not in builders:
-        raise ValueError(f"--workload: expected marginals:WAY, identity, prefix or all_range, got {spec!r}")
-    built = builders[name](domain.size)
-    return Workload(built.matrix, built.labels, domain=domain, name=built.name)
+            raise ValueError(f"--workload: expected range-marginals:WAY with an integer WAY, got {spec!r}") from None
+        if not ranges:
+            raise ValueError("--ranges: range-marginals:WAY needs --ranges ATTR=prefix|all_range[,...]")
+        return workloads.range_marginals(domain, way, ranges, implicit=bool(implicit))
+    if name in ("prefix", "all_range"):
+        if not argument and len(domain) > 1:
+            raise ValueError(f"--workload: {name} over {len(domain)} attributes needs one: {name}:ATTR, ATTR one of "
+                             f"{', '.join(domain.attributes)}")
+        attribute = argument or domain.attributes[0]
+        if attribute not in domain:
+            raise ValueError(f"--workload: {spec!r} names no attribute of the domain ({', '.join(domain.attributes)})")
+        builder = workloads.prefix if name == "prefix" else workloads.all_range
+        blocks = [builder(size) if attribute == other else workloads.total(size)
+                  for other, size in zip(domain.attributes, domain.sizes)]
+        return workloads.kron(blocks, domain=domain, name=f"{name}:{attribute}", implicit=structure)
+    if name == "identity":
+        if argument:
+            raise ValueError(f"--workload: 'identity' takes no argument, got {spec!r}")
+        return workloads.kron([workloads.identity(size) for size in domain.sizes], domain=domain, name="identity",
+                              implicit=structure)
+    raise ValueError(f"--workload: expected {WORKLOAD_FORMS}; got {spec!r}")
+
+
+def parse_ranges(text: str | None) -> dict[str, str] | None:
+    """``--ranges age=prefix,hours=all_range`` as a mapping of attribute to block name."""
+    if text is None:
+        return None
+    ranges: dict[str, str] = {}
+    for item in text.split(","):
+        attribute, sign, block = item.partition("=")
+        if not sign or not attribute or not block:
+            raise ValueError(f"--ranges: expected ATTR=BLOCK[,ATTR=BLOCK...], got {text!r}")
+        if attribute in ranges:
+            raise ValueError(f"--ranges: {attribute!r} is given twice")
+        ranges[attribute.strip()] = block.strip()
+    return ranges
 
 
 def _privacy(args: argparse.Namespace, mechanism: str) -> ZCDP | ApproxDP | PureDP:
@@ -206,9 +253,9 @@ def _release(args: argparse.Namespace) -> int:
     elif args.mechanism.startswith("factorization"):
         options.update(project=args.mechanism == "factorization+projection", solver=solver)
     mechanism_class = MECHANISMS_BY_NAME[args.mechanism]
-    # Marginals are built without their k x m matrix wherever the mechanism says it never needs it.
-    implicit = args.workload.startswith("marginals:") and not mechanism_class.needs_matrix(**options)
-    workload = parse_workload(args.workload, dataset.domain, implicit=implicit)
+    # Workloads are built without their k x m matrix wherever the mechanism says it never needs it.
+    implicit = not mechanism_class.needs_matrix(**options)
+    workload = parse_workload(args.workload, dataset.domain, implicit=implicit, ranges=parse_ranges(args.ranges))
     mechanism = mechanism_class(workload, privacy, **options)
     if mechanism.noise.discrete and args.seed is not None:
         raise ValueError(
@@ -291,7 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "integer codes 0..size-1 (extra columns are ignored)")
     release.add_argument("--domain", required=True,
                          help='JSON file {"attribute": size, ...}: the attributes, in order, and their sizes')
-    release.add_argument("--workload", default="marginals:2", help="marginals:WAY, identity, prefix or all_range")
+    release.add_argument("--workload", default="marginals:2", help=WORKLOAD_FORMS)
+    release.add_argument("--ranges", help="for range-marginals:WAY: ATTR=prefix|all_range[,...], the ordinal "
+                                          "attributes and their range queries (identity on the others)")
     release.add_argument("--mechanism", default="projection",
                          choices=list(MECHANISMS_BY_NAME))
     release.add_argument("--epsilon", type=float)

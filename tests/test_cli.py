@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from projmech import workloads
-from projmech.cli import main, parse_workload
+from projmech.cli import main, parse_ranges, parse_workload
 from projmech.domain import Domain
 
 from conftest import marginal_truth, oracle_sigma
@@ -152,7 +152,7 @@ def test_release_with_rho(files, mechanism):
 
 
 @pytest.mark.parametrize("mechanism", ["gaussian", "projection", "factorization", "factorization+projection"])
-@pytest.mark.parametrize("spec", ["marginals:2", "marginals:3", "identity", "prefix", "all_range"])
+@pytest.mark.parametrize("spec", ["marginals:2", "marginals:3", "marginals:0-2", "identity", "prefix:b", "all_range:b"])
 def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism, spec):
     code, out = release(files, "--mechanism", mechanism, "--rho", "1e14", "--workload", spec)
     assert code == 0
@@ -161,17 +161,22 @@ def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism
     # Universe index, row-major over (a, b, c) with sizes (2, 3, 2).
     index = frame["a"].to_numpy() * 6 + frame["b"].to_numpy() * 2 + frame["c"].to_numpy()
     h = np.bincount(index, minlength=12) / N
-    if spec.startswith("marginals"):
+    b_share = np.bincount(frame["b"].to_numpy(), minlength=3) / N
+    if spec == "marginals:0-2":
+        labels = ["total"] + marginal_labels(1) + marginal_labels(2)
+        truth = np.concatenate([[1.0], marginal_truth(frame, marginal_labels(1)), marginal_truth(frame, marginal_labels(2))])
+    elif spec.startswith("marginals"):
         labels = marginal_labels(int(spec.split(":")[1]))
         truth = marginal_truth(frame, labels)
     elif spec == "identity":
-        labels, truth = [f"x={u}" for u in range(12)], h
-    elif spec == "prefix":
-        labels, truth = [f"x<={t}" for t in range(12)], np.cumsum(h)
+        labels = [f"a={a} & b={b} & c={c}" for a in range(2) for b in range(3) for c in range(2)]
+        truth = h
+    elif spec == "prefix:b":
+        labels, truth = [f"b<={t}" for t in range(3)], np.cumsum(b_share)
     else:
-        pairs = [(a, b) for a in range(12) for b in range(a, 12)]
-        labels = [f"{a}<=x<={b}" for a, b in pairs]
-        truth = np.array([h[a:b + 1].sum() for a, b in pairs])
+        pairs = [(a, b) for a in range(3) for b in range(a, 3)]
+        labels = [f"{a}<=b<={b}" for a, b in pairs]
+        truth = np.array([b_share[a:b + 1].sum() for a, b in pairs])
     assert list(table["query"]) == labels
     np.testing.assert_allclose(table["answer"].to_numpy(), truth, atol=1e-6)
     summary = json.loads(Path(out).with_suffix(".json").read_text())
@@ -269,7 +274,13 @@ def test_release_seed_is_reproducible(files):
     (["--workload", "foo", "--rho", "1"], "--workload"),
     (["--workload", "identity:3", "--rho", "1"], "--workload"),
     (["--workload", "marginals:4", "--rho", "1"], "way"),
-    (["--workload", "marginals:0", "--rho", "1"], "way"),
+    (["--workload", "marginals:2-1", "--rho", "1"], "--workload"),
+    (["--workload", "prefix", "--rho", "1"], "--workload: prefix over 3 attributes"),
+    (["--workload", "prefix:nope", "--rho", "1"], "--workload"),
+    (["--workload", "range-marginals:2", "--rho", "1"], "--ranges"),
+    (["--workload", "range-marginals:2", "--ranges", "a=suffix", "--rho", "1"], "ranges"),
+    (["--workload", "range-marginals:2", "--ranges", "a", "--rho", "1"], "--ranges"),
+    (["--workload", "marginals:2", "--ranges", "a=prefix", "--rho", "1"], "--ranges"),
     (["--solver", "NOPE", "--rho", "1"], "solver"),
     (["--mechanism", "gaussian", "--body", "relaxed", "--rho", "1"], "--body"),
     (["--mechanism", "laplace", "--relaxation", "sdp", "--epsilon", "1"], "--relaxation"),
@@ -341,15 +352,20 @@ def test_argparse_errors_exit_2(args, capsys):
 def test_parse_workload_directly():
     domain = Domain.from_dict(SIZES)
     assert parse_workload("marginals:2", domain).shape == (16, 12)
-    prefix = parse_workload("prefix", domain)
-    assert prefix.domain == domain and prefix.shape == (12, 12)
-    np.testing.assert_array_equal(prefix.toarray(), np.tril(np.ones((12, 12))))
-    assert parse_workload("all_range", domain).shape == (78, 12)
+    prefix = parse_workload("prefix:b", domain)
+    assert prefix.domain == domain and prefix.shape == (3, 12)
+    np.testing.assert_array_equal(prefix.toarray(), np.kron(np.kron(np.ones((1, 2)), np.tril(np.ones((3, 3)))),
+                                                            np.ones((1, 2))))
+    assert parse_workload("all_range:a", domain).shape == (3, 12)
     np.testing.assert_array_equal(parse_workload("identity", domain).toarray(), np.eye(12))
     implicit = parse_workload("marginals:2", domain, implicit=True)
     assert implicit.is_implicit and implicit.marginal_way == 2 and implicit.shape == (16, 12)
-    with pytest.raises(ValueError, match="--workload: only marginals"):
-        parse_workload("prefix", domain, implicit=True)
+    assert parse_workload("prefix:b", domain, implicit=True).is_implicit
+    ranged = parse_workload("range-marginals:2", domain, ranges=parse_ranges("a=prefix,c=all_range"))
+    assert ranged.labels[0] == "a<=0 & b=0" and ranged.shape[1] == 12
+    assert parse_workload("marginals:0-1", domain).labels[:2] == ("total", "a=0")
+    single = Domain(["x"], [5])
+    assert parse_workload("prefix", single).labels == parse_workload("prefix:x", single).labels
 
 
 def test_release_discrete_noise_is_the_default_and_calibrated_by_opendp(files):
@@ -496,7 +512,7 @@ def test_release_flag_errors(files, capsys, args, message):
 
 def test_seed_with_an_optimized_strategy_is_allowed(files):
     """The optimal strategy's entries are not integers, so its noise is continuous and seeded."""
-    args = ("--mechanism", "factorization", "--workload", "prefix", "--rho", "1", "--seed", "5")
+    args = ("--mechanism", "factorization", "--workload", "prefix:b", "--rho", "1", "--seed", "5")
     assert release(files, *args, out="one.csv")[0] == 0
     assert release(files, *args, out="two.csv")[0] == 0
     one, two = (pd.read_csv(files["dir"] / name)["answer"].to_numpy() for name in ("one.csv", "two.csv"))
