@@ -67,6 +67,13 @@ METHODS = ("auto", "structured", "iterative", "sdp")
 #: Above this universe size ``method="auto"`` does not fall back to the SDP.
 SDP_MAX_UNIVERSE = 64
 
+#: Up to this universe size ``method="auto"`` factorizes a union of Kronecker products that is
+#: not a marginal workload densely (certified to ``tol``) rather than by one Kronecker strategy.
+DENSE_UNION_UNIVERSE = 1024
+
+#: The relative gap each attribute's step of the Kronecker-strategy optimizer is solved to.
+UNION_STEP_TOL = 1e-6
+
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10
 
@@ -449,13 +456,16 @@ def factorization_norm(
         identities and totals, :func:`~projmech.workloads.marginal_terms`), the closed-form
         optimum over the residual basis, certified by the singular-value bound; for a Kronecker
         product, the product of the factors' optima (each by ``"auto"``), certified by the
-        product of their bounds; the strategy is never densified
-        (:mod:`projmech.structured_factorization`). ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
+        product of their bounds; for another union of Kronecker products, one Kronecker
+        strategy by block coordinate descent over the attributes, whose gap to a certified (but
+        loose) bound is reported and not held to ``tol`` (``stats.tolerance_met`` says whether it
+        met it). The strategy is never densified (:mod:`projmech.structured_factorization`). ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
         eigendecomposition per iteration. ``"sdp"``: the CVXPY semidefinite program
         ``min tr(U) s.t. [[U, B], [B^T, X]] >= 0, diag(X) <= 1`` (``B^T B = F^T F``), for
         ``m`` up to about a hundred. ``"auto"``: iterative, then the SDP if that did not certify
-        ``tol`` and ``m <= 64``, after the structured method where the workload's type has one;
-        every attempt is recorded.
+        ``tol`` and ``m <= 64``; where the workload's type has a structured method, that method
+        instead (a union that is not a marginal workload only above ``DENSE_UNION_UNIVERSE``
+        cells); every attempt is recorded.
     tol : float
         Target relative gap on ``gamma^2``.
     max_iterations : int
@@ -492,6 +502,9 @@ def factorization_norm(
     callback = check_callback(callback)
     if method in ("auto", "structured"):
         structured = _structured_plan(workload, tol, max_iterations)
+        if (structured is not None and structured[0] == "kron-strategy" and method == "auto"
+                and workload.universe_size <= DENSE_UNION_UNIVERSE):
+            structured = None  # small enough for the dense method, which certifies tol
         if structured is not None:
             fact, _, _ = solve_in_order([structured], FactorizationError,
                                         f"factorization_norm: the {structured[0]} factorization did not certify a "
@@ -526,8 +539,10 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
     """The structured method for ``workload``'s type, or None: the closed form for a marginal
     workload; for a Kronecker product, the optimum of each factor (to a tolerance whose
     product meets ``tol``: relative gaps compound as ``prod (1 + gap_i) - 1``)."""
-    from .structured_factorization import KronFactorization, ResidualFactorization
+    from .structured_factorization import (KronFactorization, ResidualFactorization, UnionKronFactorization,
+                                           optimize_kron_strategy)
     from .workloads import Kron, marginal_terms
+    from .workloads.structured import kron_terms
 
     terms = marginal_terms(workload)
     if terms is not None:
@@ -546,6 +561,25 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
             return _judge(KronFactorization(workload, factors), tol, iterations)
 
         return "kron", kron
+    products = kron_terms(workload)
+    if products is not None:
+        def union() -> Outcome[tuple[Factorization, int | None]]:
+            assert products is not None
+            solved: dict[int, Factorization] = {}
+            for term in products:
+                for factor in term.factors:
+                    if id(factor) not in solved:
+                        solved[id(factor)] = factorization_norm(factor, tol=tol, max_iterations=max_iterations)
+            bounds = [math.prod(solved[id(factor)].lower_bound or 0.0 for factor in term.factors) for term in products]
+            # Each attribute's step is solved tightly: the sweeps compound its inexactness.
+            strategies, solves = optimize_kron_strategy(
+                products, lambda attribute: factorization_norm(attribute, tol=min(tol, UNION_STEP_TOL),
+                                                               max_iterations=max(max_iterations, 2000)))
+            # A strategy from a restricted class: its gap to the certified bound is reported, not
+            # held to tol (the statistics say whether it met it).
+            return _judge(UnionKronFactorization(workload, products, strategies, bounds), None, solves)
+
+        return "kron-strategy", union
     return None
 
 

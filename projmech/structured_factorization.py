@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 
 import numpy as np
@@ -32,7 +32,8 @@ from .validation import DEFAULT_MAX_ENTRIES, check_entries, format_count
 from .workloads import Kron, Workload
 from .workloads.structured import along_axis
 
-__all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries"]
+__all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
+           "optimize_kron_strategy"]
 
 
 class KronFactorization(Factorization):
@@ -338,3 +339,128 @@ class ResidualFactorization(Factorization):
     def _description(self) -> str:
         return (f"R M = F of {self.workload.name}: residual strategy on {len(self._queries.coefficients)} subsets, "
                 f"{format_count(self.strategy.num_queries)} measurements")
+
+
+class UnionKronFactorization(Factorization):
+    """A union of Kronecker products ``W = [⊗_i W_1i; ...; ⊗_i W_Ti]`` factorized through one
+    Kronecker strategy ``M = ⊗_i M_i``: term ``t`` is reconstructed by ``⊗_i W_ti M_i^+``.
+
+    ``||R||_F^2 = sum_t prod_i ||W_ti M_i^+||_F^2`` and ``||M||_{1->2} = prod_i ||M_i||_{1->2}``
+    come from the factors. The lower bound is ``sqrt(sum_t k_t gamma(W_t)^2 / k)`` with each
+    term's certified bound ``prod_i gamma(W_ti)`` (dropping the other terms can only lower the
+    optimum of ``tr(W X^+ W^T)``): certified, but not tight, so :attr:`relative_gap` states how
+    far the Kronecker strategy may be from the optimum over all strategies.
+
+    Parameters
+    ----------
+    workload : Workload
+        The union (its :func:`kron_terms` are the terms).
+    terms : sequence of Kron
+    strategies : sequence of ndarray
+        ``M_i`` for each attribute.
+    term_bounds : sequence of float
+        A certified lower bound on ``gamma`` of each term.
+    stats : SolveStats, optional
+    """
+
+    def __init__(self, workload: Workload, terms: Sequence[Kron], strategies: Sequence[np.ndarray],
+                 term_bounds: Sequence[float], *, stats: SolveStats | None = None) -> None:
+        self.workload = workload
+        self.terms = tuple(terms)
+        self._strategies = [np.asarray(strategy, dtype=float) for strategy in strategies]
+        self._pinvs = [np.linalg.pinv(strategy) for strategy in self._strategies]
+        self.strategy = Kron([Workload(strategy, name="strategy factor") for strategy in self._strategies],
+                             domain=workload.domain, name="strategy")
+        # Each term's reconstruction factors W_ti M_i^+, small dense matrices.
+        self._reconstructions = [[factor._matmat(pinv) for factor, pinv in zip(term.factors, self._pinvs)]
+                                 for term in self.terms]
+        k = workload.num_queries
+        self.lower_bound = math.sqrt(sum(term.num_queries * bound**2 for term, bound in zip(self.terms, term_bounds))
+                                     / k)
+        self.stats = SolveStats("given", Status.GIVEN, 0.0) if stats is None else stats
+
+    def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
+        answers = []
+        shape = [strategy.shape[0] for strategy in self._strategies]
+        for reconstructions in self._reconstructions:
+            tensor = measurements.reshape(shape)
+            for axis, matrix in enumerate(reconstructions):
+                tensor = along_axis(functools.partial(np.matmul, matrix), tensor, axis)
+            answers.append(tensor.ravel())
+        return np.concatenate(answers)
+
+    @cached_property
+    def reconstruction_norm(self) -> float:
+        return math.sqrt(sum(math.prod(float(np.sum(matrix**2)) for matrix in reconstructions)
+                             for reconstructions in self._reconstructions))
+
+    @property
+    def strategy_sensitivity(self) -> float:
+        return math.prod(float(np.linalg.norm(strategy, axis=0).max()) for strategy in self._strategies)
+
+    @cached_property
+    def residual(self) -> float:
+        """An upper bound on ``||R M - W||_{1->2}``: per term the telescoping bound of
+        :attr:`KronFactorization.residual` on ``⊗ W_ti M_i^+ M_i - ⊗ W_ti``, combined over the
+        terms as the root of the sum of their squares."""
+        squares = 0.0
+        for term, reconstructions in zip(self.terms, self._reconstructions):
+            norms = [factor.column_norm(2) for factor in term.factors]
+            residuals = [float(np.linalg.norm(matrix @ strategy - factor.toarray(), axis=0).max())
+                         for matrix, strategy, factor in zip(reconstructions, self._strategies, term.factors)]
+            bound = sum(math.prod(norms[i] + residuals[i] for i in range(j)) * residuals[j] * math.prod(norms[j + 1:])
+                        for j in range(len(norms)))
+            squares += bound**2
+        return math.sqrt(squares)
+
+    def _finite_factors(self) -> bool:
+        return all(bool(np.all(np.isfinite(strategy))) for strategy in self._strategies)
+
+    def _description(self) -> str:
+        return (f"R M = F of {self.workload.name}: one Kronecker strategy for {len(self.terms)} products, "
+                f"strategy {format_count(self.strategy.num_queries)}x{format_count(self.strategy.universe_size)}")
+
+
+def optimize_kron_strategy(terms: Sequence[Kron], solve_factor: Callable[[Workload], Factorization], *,
+                           sweeps: int = 20, rtol: float = 1e-4) -> tuple[list[np.ndarray], int]:
+    """A Kronecker strategy ``⊗_i M_i`` for the union of ``terms``, by block coordinate descent.
+
+    With the other factors fixed, ``tr(W X^+ W^T) = sum_t prod_i tr(G_ti X_i^+)`` is, in
+    ``X_i = M_i^T M_i``, the factorization problem of one attribute with Gram matrix
+    ``sum_t c_t G_ti`` (``c_t`` the product of the other factors' traces), which ``solve_factor``
+    solves to optimality; each step can only lower the objective. Starts from ``M_i = I`` and
+    stops after ``sweeps`` sweeps or when a sweep lowers the objective by less than ``rtol``.
+    Returns the strategies and the number of factor solves.
+    """
+    dimension = len(terms[0].factors)
+    grams = [[factor.gram() for factor in term.factors] for term in terms]
+    strategies = [np.eye(term_factor.universe_size) for term_factor in terms[0].factors]
+    traces = [[_trace_with_inverse(gram, strategy) for gram, strategy in zip(row, strategies)] for row in grams]
+
+    def objective() -> float:
+        return sum(math.prod(row) for row in traces)
+
+    solves, previous = 0, objective()
+    for _ in range(sweeps):
+        for axis in range(dimension):
+            weights = [math.prod(row[:axis] + row[axis + 1:]) for row in traces]
+            combined = sum(weight * row[axis] for weight, row in zip(weights, grams))
+            eigenvalues, eigenvectors = np.linalg.eigh(combined)
+            keep = eigenvalues > 1e-12 * max(eigenvalues[-1], 0.0)
+            root = np.sqrt(eigenvalues[keep])[:, None] * eigenvectors[:, keep].T
+            strategy = solve_factor(Workload(root, name=f"attribute {axis}")).strategy.toarray()
+            strategies[axis] = strategy
+            for row, term_grams in zip(traces, grams):
+                row[axis] = _trace_with_inverse(term_grams[axis], strategy)
+            solves += 1
+        current = objective()
+        if previous - current <= rtol * previous:
+            break
+        previous = current
+    return strategies, solves
+
+
+def _trace_with_inverse(gram: np.ndarray, strategy: np.ndarray) -> float:
+    """``tr(G (M^T M)^+)`` = ``||W M^+||_F^2`` for ``G = W^T W``."""
+    pinv = np.linalg.pinv(strategy)
+    return float(np.sum(pinv * (gram @ pinv)))

@@ -271,7 +271,7 @@ class Stack(_Structured):
             return uniform
         if self.universe_size <= COLUMN_NORMS_UNIVERSE:
             return float(np.max(self._column_norms(ord)))
-        terms = _kron_terms(self)
+        terms = kron_terms(self)
         if terms is not None:
             peak = _common_peak(terms, ord)
             if peak is not None:
@@ -326,7 +326,7 @@ def _along_axis(factor: Workload, tensor: np.ndarray, axis: int, adjoint: bool) 
     return along_axis(factor._rmatmat if adjoint else factor._matmat, tensor, axis)
 
 
-def _kron_terms(workload: Workload) -> list[Kron] | None:
+def kron_terms(workload: Workload) -> list[Kron] | None:
     """The Kronecker products a stack is the union of (nested stacks flattened), or None if
     some part is not one or they act on different attributes."""
     if isinstance(workload, Kron):
@@ -335,7 +335,7 @@ def _kron_terms(workload: Workload) -> list[Kron] | None:
         return None
     terms: list[Kron] = []
     for part in workload.parts:
-        inner = _kron_terms(part)
+        inner = kron_terms(part)
         if inner is None:
             return None
         terms += inner
