@@ -13,10 +13,12 @@ count the guarantee does not make public.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import scipy.sparse as sp
 
+from ._threads import one_blas_thread
 from .bodies.body import Body, Hull, choose_body
 from .bodies.hull import ProjectionResult
 from .bodies.relaxation import RelaxationResult
@@ -274,6 +277,11 @@ class _CountingMechanism:
         """The workload's noisy counts from the noisy measurements (the same by default)."""
         return measurements
 
+    def _kernel_threads(self) -> AbstractContextManager[Any]:
+        """The BLAS threads of measurement and reconstruction: as the environment sets them, except
+        where dense products sum many terms (see :class:`FactorizationMechanism`)."""
+        return contextlib.nullcontext()
+
     def _public_size(self, rows: int, generator: np.random.Generator) -> float:
         """The public size (:meth:`SizePolicy.resolve`), drawing the size estimate's noise if any."""
         def draw_size_noise() -> float:
@@ -315,10 +323,11 @@ class _CountingMechanism:
         """
         generator = as_generator(rng)
         data, rows = self._rows(data_or_histogram, n)
-        measured = self._measured_counts(data)
-        measurements = measured + self.noise.sample(measured.size, generator)
-        size = self._public_size(rows, generator)
-        noisy = self._reconstruct(measurements) / size
+        with self._kernel_threads():
+            measured = self._measured_counts(data)
+            measurements = measured + self.noise.sample(measured.size, generator)
+            size = self._public_size(rows, generator)
+            noisy = self._reconstruct(measurements) / size
         if self.body is None:
             return self._release(noisy, noisy, size)
         # One tolerance rule for every projection: relative to the answers' own noise. A
@@ -671,6 +680,11 @@ class FactorizationMechanism(_GaussianMeasurement):
 
     def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
         return self.factorization.reconstruct(measurements)
+
+    def _kernel_threads(self) -> AbstractContextManager[Any]:
+        # The strategy's counts and R y are dense products whose sums OpenBLAS splits differently
+        # with 1 and 2 threads: on one thread, the same seed gives the same answers anywhere.
+        return one_blas_thread()
 
     def _answer_std(self, n: float) -> float:
         # The answers' noise R Z is correlated: its root mean square per answer.

@@ -249,7 +249,7 @@ class _RowSpaceDual:
             # M = C B with C invertible, so M^+ = B^+ C^-1 and B^+ = U S^-1/2 (U = directions).
             pinv = (self.directions / self.scales[None, :]) @ (eigenvectors * (1.0 / quarter)[None, :])
             pinv *= math.sqrt(peak)
-        return strategy, pinv
+        return _canonical_signs(strategy, pinv)
 
 
 class _Point:
@@ -402,7 +402,17 @@ def _strategy_from_gram_matrix(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keep = eigenvalues > RANK_RTOL * max(eigenvalues[-1], 0.0)
     values, vectors = eigenvalues[keep], eigenvectors[:, keep]
     strategy = np.sqrt(values)[:, None] * vectors.T
-    return strategy, vectors / np.sqrt(values)[None, :]
+    return _canonical_signs(strategy, vectors / np.sqrt(values)[None, :])
+
+
+def _canonical_signs(strategy: np.ndarray, pinv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(S M, M^+ S)`` for the signs ``S`` that make each row's largest entry positive: an
+    eigensolver may return any sign of each eigenvector (and 1 and 2 BLAS threads do differ), and
+    a flipped row measures the same query with the noise negated, so the same seed would give
+    other answers. ``M^T M`` and the reconstruction are unchanged."""
+    largest = np.argmax(np.abs(strategy), axis=1)
+    signs = np.where(strategy[np.arange(strategy.shape[0]), largest] < 0, -1.0, 1.0)
+    return strategy * signs[:, None], pinv * signs[None, :]
 
 
 def _solve_sdp(workload: Workload, gram: np.ndarray, tol: float, solver: str,
