@@ -1,22 +1,26 @@
-"""The optimal factorization of a marginal workload, in closed form, over the residual basis.
+"""Factorizations of table workloads over the residual basis: the closed form behind
+:class:`~projmech.structured_factorization.ResidualFactorization`.
 
-A marginal workload is a union of Kronecker products with identity on the attributes of a
-subset ``S`` and total elsewhere, each with a weight ``w_S``. On each attribute, ``I = P_1 + P_0``
-and ``1 1^T = n P_0`` with ``P_0 = 1 1^T / n``, so every Gram matrix of such a workload is
-diagonal in the orthogonal decomposition ``Q_A = ⊗_{i in A} P_1 ⊗_{i not in A} P_0`` over
-attribute subsets ``A`` (the residual basis of Xiao, Wang & Kifer, NeurIPS 2023): its
-eigenvalue on ``Q_A``, of multiplicity ``d_A = prod_{i in A} (n_i - 1)``, is
-``lambda_A = sum_{S ⊇ A} w_S^2 prod_{i not in S} n_i``. The symmetry of the problem puts an
-optimal strategy ``X = M^T M`` in the same algebra, and there ``k gamma^2 =
-min sum_A lambda_A d_A / x_A`` subject to ``sum_A x_A d_A <= m`` has the closed form
-``x_A ∝ sqrt(lambda_A)``, ``gamma = sum_A d_A sqrt(lambda_A) / sqrt(k m)``: the singular-value
-lower bound ``||F||_* / sqrt(k m)`` exactly, so the optimum is certified with a zero gap
-(docs/theory/structured_factorization.md derives it).
+A table workload is a union of Kronecker products, term ``t`` with a block ``B_i`` on each
+attribute ``i`` of a subset ``S_t`` (the same block for an attribute in every term: identity for
+marginals, prefix or all-range for ranges) and the total elsewhere, weighted by ``w_t``. On each
+attribute, ``R^n = span(1) ⊕ 1^⊥``; the strategy measures, for each attribute subset ``A``, the
+queries ``c_A (⊗_{i in A} C_i ⊗_{i not in A} 1^T)`` with contrasts ``C_i`` whose rows are
+orthogonal to ``1``, so ``X = M^T M`` splits over the subspaces ``⊗_{i in A} 1^⊥ ⊗_{i not in A} 1``.
+With ``tau_i = tr(B_i^T B_i (C_i^T C_i)^+)``, ``kappa_i = max diag(C_i^T C_i)`` and
+``beta_i = ||B_i 1||^2 / n_i^2``, the error is ``sum_A a_A / c_A^2`` with
+``a_A = prod_{i in A} tau_i * sum_{t: S_t ⊇ A} w_t^2 prod_{i in S_t \\ A} beta_i``, and the
+sensitivity ``sum_A c_A^2 prod_{i in A} kappa_i`` (exact: each attribute's largest diagonal entry
+is at one value for every subset). Minimizing the first at a fixed second gives
+``c_A^2 ∝ sqrt(a_A / s_A)`` and ``k gamma^2 = (sum_A sqrt(a_A s_A))^2``.
 
-The strategy measures, for each ``A`` with ``lambda_A > 0``, the residual of the ``A``-marginal:
-``c_A (⊗_{i in A} H_i ⊗_{i not in A} 1^T) h`` with ``H_i`` the Helmert contrasts of attribute
-``i`` (orthonormal rows orthogonal to ``1``). Everything here is computed on the attribute
-subsets and their tables, never on the universe.
+For marginals (``B_i = I``) the Helmert contrasts make this the optimum over all strategies: the
+Gram matrix is diagonal on the residual basis (Xiao, Wang & Kifer, NeurIPS 2023), the symmetry
+of the problem puts an optimal strategy there, and gamma equals the singular-value bound. For
+range blocks the contrasts ``C_i`` are the optimal strategy of ``B_i (I - 1 1^T / n_i)`` (whose
+rows the row-space method keeps orthogonal to ``1``); the result is optimal within this class,
+and :func:`grouped_lower_bound` certifies how far it may be from the optimum over all strategies.
+docs/theory/structured_factorization.md derives both.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-__all__ = ["helmert", "residual_eigenvalues", "optimal_residual_weights", "subsets_of", "Subset"]
+__all__ = ["helmert", "subsets_of", "AttributeBasis", "residual_weights", "grouped_lower_bound", "Subset"]
 
 #: An attribute subset, as increasing attribute positions.
 Subset = tuple[int, ...]
@@ -51,30 +57,96 @@ def subsets_of(subset: Subset) -> Iterable[Subset]:
         yield from itertools.combinations(subset, size)
 
 
-def residual_eigenvalues(sizes: Sequence[int], weights: Mapping[Subset, float]) -> dict[Subset, float]:
-    """``lambda_A / m`` for every subset ``A`` of a subset in ``weights`` (its downward closure):
-    the eigenvalues of the Gram matrix of the marginal workload with squared weights
-    ``weights[S]``, divided by the universe size ``m`` so that they stay in floating-point range
-    for any number of attributes: ``sum_{S ⊇ A} w_S^2 / prod_{i in S} n_i``."""
-    scaled = {subset: weight / math.prod(sizes[i] for i in subset) for subset, weight in weights.items()}
-    eigenvalues: dict[Subset, float] = {}
-    for subset, value in scaled.items():
+@dataclass(frozen=True)
+class AttributeBasis:
+    """One attribute's part of a residual strategy: its block ``B`` (``k x n``) and contrasts
+    ``C`` (``r x n``, rows orthogonal to ``1``), with the three numbers the closed form needs
+    and the maps the reconstruction applies."""
+
+    block: np.ndarray
+    contrasts: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return self.block.shape[1]
+
+    @cached_property
+    def tau(self) -> float:
+        """``tr(B^T B (C^T C)^+) = ||B C^+||_F^2``: the block's error through the contrasts."""
+        return float(np.sum(self.reconstruction**2))
+
+    @cached_property
+    def kappa(self) -> float:
+        """``max diag(C^T C)``: the contrasts' largest squared column norm."""
+        return float(np.max(np.sum(self.contrasts**2, axis=0)))
+
+    @cached_property
+    def beta(self) -> float:
+        """``||B 1||^2 / n^2``: the block's error through the total."""
+        return float(np.sum(self.mean**2))
+
+    @cached_property
+    def reconstruction(self) -> np.ndarray:
+        """``B C^+`` (``k x r``): the block's answers from the contrasts' measurements."""
+        return self.block @ np.linalg.pinv(self.contrasts)
+
+    @cached_property
+    def mean(self) -> np.ndarray:
+        """``B 1 / n``: the block's answers from the total's measurement (per unit of total)."""
+        return self.block.mean(axis=1)
+
+    @cached_property
+    def defect(self) -> float:
+        """``||B (C^+ C + 1 1^T / n) - B||_{1->2}``: zero when the contrasts span ``1^⊥``."""
+        realized = self.reconstruction @ self.contrasts + np.outer(self.mean, np.ones(self.size))
+        return float(np.linalg.norm(realized - self.block, axis=0).max())
+
+
+def residual_weights(bases: Sequence[AttributeBasis | None], terms: Sequence[tuple[Subset, float]]
+                     ) -> tuple[float, dict[Subset, float], dict[Subset, float]]:
+    """``(T, c, a)``: ``T = sum_A sqrt(a_A s_A)`` (so ``k gamma^2 = T^2``), the coefficient ``c_A``
+    of each measured subset (``||M||_{1->2} = 1``) and the error weights ``a_A``, for the table
+    terms ``(S_t, w_t)`` on attributes with these bases (None where no term has the attribute)."""
+    beta = {i: basis.beta for i, basis in enumerate(bases) if basis is not None}
+    tau = {i: basis.tau for i, basis in enumerate(bases) if basis is not None}
+    kappa = {i: basis.kappa for i, basis in enumerate(bases) if basis is not None}
+    totals: dict[Subset, float] = {}
+    for subset, weight in terms:
         for part in subsets_of(subset):
-            eigenvalues[part] = eigenvalues.get(part, 0.0) + value
-    return eigenvalues
+            outside = math.prod(beta[i] for i in subset if i not in part)
+            totals[part] = totals.get(part, 0.0) + weight**2 * outside
+    errors = {part: value * math.prod(tau[i] for i in part) for part, value in totals.items()}
+    sensitivities = {part: math.prod(kappa[i] for i in part) for part in errors}
+    measured = {part: value for part, value in errors.items() if value > 0 and sensitivities[part] > 0}
+    total = sum(math.sqrt(measured[part] * sensitivities[part]) for part in measured)
+    coefficients = {part: math.sqrt(math.sqrt(measured[part] / sensitivities[part]) / total) for part in measured}
+    return total, coefficients, measured
 
 
-def optimal_residual_weights(sizes: Sequence[int], weights: Mapping[Subset, float],
-                             num_queries: int) -> tuple[float, dict[Subset, float]]:
-    """``(gamma, c)``: the optimal factorization norm of the marginal workload with squared
-    weights ``weights`` and ``num_queries`` queries, and the coefficient ``c_A`` of each
-    residual measurement in the optimal strategy (scaled so that ``||M||_{1->2} = 1``)."""
-    eigenvalues = residual_eigenvalues(sizes, weights)
-    multiplicity = {subset: math.prod(sizes[i] - 1 for i in subset) for subset in eigenvalues}
-    roots = {subset: math.sqrt(value) for subset, value in eigenvalues.items() if value > 0 and multiplicity[subset]}
-    total = sum(multiplicity[subset] * root for subset, root in roots.items())
-    gamma = total / math.sqrt(num_queries)
-    # c_A^2 = x_A / prod_{i not in A} n_i with x_A = m sqrt(lambda_A) / sum_B d_B sqrt(lambda_B).
-    coefficients = {subset: math.sqrt(math.prod(sizes[i] for i in subset) * root / total)
-                    for subset, root in roots.items()}
-    return gamma, coefficients
+def grouped_lower_bound(sizes: Sequence[int], terms: Sequence[tuple[Subset, float]], ranged: Mapping[int, tuple[float, int]],
+                        num_queries: int) -> float:
+    """A certified lower bound on gamma of a table workload whose attributes in ``ranged`` carry
+    a range block (``{attribute: (certified lower bound on its gamma, its number of queries)}``)
+    and identity elsewhere.
+
+    ``k gamma^2 = min_X sum_t tr(W_t X^+ W_t^T)`` is at least the sum of the minima of any
+    grouping of its terms. The terms with the same range attributes ``P`` form ``⊗_{i in P} B_i``
+    times a marginal workload on the other attributes, whose optimum multiplies (Kronecker) and
+    is known exactly (the residual closed form with identity blocks); so
+    ``k gamma^2 >= sum_P k_P (prod_{i in P} gamma(B_i))^2 gamma(marginals_P)^2``.
+    """
+    groups: dict[Subset, list[tuple[Subset, float]]] = {}
+    for subset, weight in terms:
+        groups.setdefault(tuple(i for i in subset if i in ranged), []).append((subset, weight))
+    total = 0.0
+    for ranged_part, members in groups.items():
+        rest = [i for i in range(len(sizes)) if i not in ranged_part]
+        position = {attribute: index for index, attribute in enumerate(rest)}
+        bases: list[AttributeBasis | None] = [AttributeBasis(np.eye(sizes[i]), helmert(sizes[i])) for i in rest]
+        marginal = [(tuple(position[i] for i in subset if i not in ranged), weight) for subset, weight in members]
+        squared_error = residual_weights(bases, marginal)[0] ** 2  # k_marg gamma_marg^2
+        for attribute in ranged_part:
+            bound, queries = ranged[attribute]
+            squared_error *= queries * bound**2
+        total += squared_error
+    return math.sqrt(total / num_queries)

@@ -68,8 +68,13 @@ METHODS = ("auto", "structured", "iterative", "sdp")
 SDP_MAX_UNIVERSE = 64
 
 #: Up to this universe size ``method="auto"`` factorizes a union of Kronecker products that is
-#: not a marginal workload densely (certified to ``tol``) rather than by one Kronecker strategy.
+#: not a marginal workload densely (certified to ``tol``) rather than by an
+#: :data:`UNCERTIFIED_METHODS` method.
 DENSE_UNION_UNIVERSE = 1024
+
+#: The structured methods whose result is optimal only within a class of strategies: their gap to
+#: a certified bound is reported, not held to ``tol``.
+UNCERTIFIED_METHODS = ("range-residual", "kron-strategy")
 
 #: The relative gap each attribute's step of the Kronecker-strategy optimizer is solved to.
 UNION_STEP_TOL = 1e-6
@@ -463,13 +468,16 @@ def factorization_norm(
         ``all_range(4096, implicit=True)`` work.
     method : {"auto", "structured", "iterative", "sdp"}
         ``"structured"``: for a marginal workload (a union of Kronecker products of scaled
-        identities and totals, :func:`~projmech.workloads.marginal_terms`), the closed-form
+        identities and totals, :func:`~projmech.workloads.table_terms`), the closed-form
         optimum over the residual basis, certified by the singular-value bound; for a Kronecker
         product, the product of the factors' optima (each by ``"auto"``), certified by the
-        product of their bounds; for another union of Kronecker products, one Kronecker
-        strategy by block coordinate descent over the attributes, whose gap to a certified (but
-        loose) bound is reported and not held to ``tol`` (``stats.tolerance_met`` says whether it
-        met it). The strategy is never densified (:mod:`projmech.structured_factorization`). ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
+        product of their bounds; for a union of tables with range blocks
+        (:func:`~projmech.workloads.range_marginals`), the residual strategy with range
+        contrasts (``"range-residual"``); for another union of Kronecker products, one Kronecker
+        strategy by block coordinate descent (``"kron-strategy"``). Those two are optimal within
+        their class only: their gap to a certified (but loose) bound is reported and not held to
+        ``tol`` (``stats.tolerance_met`` says whether it met it). The strategy is never
+        densified (:mod:`projmech.structured_factorization`). ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
         eigendecomposition per iteration. ``"sdp"``: the CVXPY semidefinite program
         ``min tr(U) s.t. [[U, B], [B^T, X]] >= 0, diag(X) <= 1`` (``B^T B = F^T F``), for
         ``m`` up to about a hundred. ``"auto"``: iterative, then the SDP if that did not certify
@@ -512,7 +520,7 @@ def factorization_norm(
     callback = check_callback(callback)
     if method in ("auto", "structured"):
         structured = _structured_plan(workload, tol, max_iterations)
-        if (structured is not None and structured[0] == "kron-strategy" and method == "auto"
+        if (structured is not None and structured[0] in UNCERTIFIED_METHODS and method == "auto"
                 and workload.universe_size <= DENSE_UNION_UNIVERSE):
             structured = None  # small enough for the dense method, which certifies tol
         if structured is not None:
@@ -549,15 +557,33 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
     """The structured method for ``workload``'s type, or None: the closed form for a marginal
     workload; for a Kronecker product, the optimum of each factor (to a tolerance whose
     product meets ``tol``: relative gaps compound as ``prod (1 + gap_i) - 1``)."""
+    from .marginal_factorization import AttributeBasis, grouped_lower_bound, helmert
     from .structured_factorization import (KronFactorization, ResidualFactorization, UnionKronFactorization,
                                            optimize_kron_strategy)
-    from .workloads import Kron, marginal_terms
+    from .workloads import Kron, table_terms
     from .workloads.structured import kron_terms
 
-    terms = marginal_terms(workload)
-    if terms is not None:
-        sizes = _attribute_sizes(workload)
-        return "residual", lambda: _judge(ResidualFactorization(workload, terms, sizes), tol)
+    tables = table_terms(workload)
+    if tables is not None and (tables.is_marginal or not isinstance(workload, Kron)):
+        def residual() -> Outcome[tuple[Factorization, int | None]]:
+            assert tables is not None
+            bases: list[AttributeBasis | None] = []
+            ranged: dict[int, tuple[float, int]] = {}
+            for attribute, block in enumerate(tables.blocks):
+                if block is None:
+                    bases.append(None)
+                elif block._scaled_identity() == 1.0:
+                    bases.append(AttributeBasis(np.eye(block.universe_size), helmert(block.universe_size)))
+                else:
+                    bases.append(_range_basis(block, max_iterations))
+                    ranged[attribute] = (_lower_bound_of(block, max_iterations), block.num_queries)
+            bound = grouped_lower_bound(tables.sizes, tables.terms, ranged, workload.num_queries)
+            fact = ResidualFactorization(workload, tables, bases, lower_bound=bound)
+            # Marginals: optimal over all strategies, held to tol. Range blocks: optimal within the
+            # class, its gap to the grouped bound reported, not held to tol.
+            return _judge(fact, tol if tables.is_marginal else None)
+
+        return ("residual" if tables.is_marginal else "range-residual"), residual
     if isinstance(workload, Kron):
         share = (1.0 + tol) ** (1.0 / len(workload.factors)) - 1.0
 
@@ -591,6 +617,26 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
 
         return "kron-strategy", union
     return None
+
+
+def _range_basis(block: Workload, max_iterations: int) -> Any:
+    """A range block's residual basis: its contrasts are the optimal strategy of ``B (I - 1 1^T /
+    n)``, whose rows the row-space method keeps orthogonal to ``1`` (the rounding left along
+    ``1`` is removed), certified to ``UNION_STEP_TOL``."""
+    from .marginal_factorization import AttributeBasis
+
+    matrix = block.toarray()
+    centred = matrix - matrix.mean(axis=1, keepdims=True)
+    contrasts = factorization_norm(centred, tol=UNION_STEP_TOL, max_iterations=max(max_iterations, 2000)).strategy
+    rows = contrasts.toarray()
+    return AttributeBasis(matrix, rows - rows.mean(axis=1, keepdims=True))
+
+
+def _lower_bound_of(block: Workload, max_iterations: int) -> float:
+    """A certified lower bound on one block's gamma."""
+    bound = factorization_norm(block, tol=UNION_STEP_TOL, max_iterations=max(max_iterations, 2000)).lower_bound
+    assert bound is not None  # every optimized factorization carries its bound
+    return bound
 
 
 def _attribute_sizes(workload: Workload) -> tuple[int, ...]:

@@ -26,10 +26,10 @@ from .counting import table_counts
 from .data import Dataset
 from .domain import Domain
 from .factorization import Factorization
-from .marginal_factorization import Subset, helmert, optimal_residual_weights, residual_eigenvalues, subsets_of
+from .marginal_factorization import AttributeBasis, Subset, residual_weights, subsets_of
 from .solve import SolveStats, Status
-from .validation import DEFAULT_MAX_ENTRIES, check_entries, format_count
-from .workloads import Kron, Workload
+from .validation import DEFAULT_MAX_ENTRIES, format_count
+from .workloads import Kron, TableTerms, Workload
 from .workloads.structured import along_axis
 
 __all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
@@ -101,16 +101,16 @@ class KronFactorization(Factorization):
 
 
 class ResidualQueries(Workload):
-    """The residual measurements of a marginal strategy: for each attribute subset ``A``, the
-    queries ``c_A (⊗_{i in A} H_i ⊗_{i not in A} 1^T)``, ``H_i`` the Helmert contrasts of attribute
-    ``i`` (:func:`~projmech.marginal_factorization.helmert`). Every column has the same norm,
-    ``sqrt(sum_A c_A^2 prod_{i in A} (1 - 1/n_i))``, and the counts come from the records'
-    tables on the subsets.
+    """The residual measurements of a table strategy: for each attribute subset ``A``, the
+    queries ``c_A (⊗_{i in A} C_i ⊗_{i not in A} 1^T)``, ``C_i`` the contrasts of attribute ``i``
+    (rows orthogonal to ``1``: Helmert contrasts for marginals). Its largest column norm is
+    ``sqrt(sum_A c_A^2 prod_{i in A} max diag(C_i^T C_i))`` (each attribute's largest diagonal
+    entry is at one value, whatever the subset), and the counts come from the records' tables.
 
     Parameters
     ----------
-    sizes : sequence of int
-        The attributes' sizes.
+    contrasts : sequence of ndarray or None
+        ``C_i`` for each attribute (None for one no subset contains).
     coefficients : mapping of subset to float
         ``c_A`` for each measured subset, in the order of the queries.
     domain : Domain, optional
@@ -119,15 +119,22 @@ class ResidualQueries(Workload):
         workload's own tables): one pass over the records per cover instead of per subset.
     """
 
-    def __init__(self, sizes: Sequence[int], coefficients: Mapping[Subset, float], *, domain: Domain | None = None,
+    def __init__(self, contrasts: Sequence[np.ndarray | None], coefficients: Mapping[Subset, float], *,
+                 domain: Domain | None = None, sizes: Sequence[int] | None = None,
                  covers: Mapping[Subset, Subset] | None = None) -> None:
-        self._sizes = tuple(int(size) for size in sizes)
+        self._contrasts = list(contrasts)
+        self._sizes = tuple(int(n) for n in sizes) if sizes is not None else tuple(
+            c.shape[1] for c in contrasts if c is not None)
         self.coefficients = dict(coefficients)
         self._covers = dict(covers or {})
-        self._contrasts = {size: helmert(size) for size in set(self._sizes)}
-        self._lengths = [math.prod(self._sizes[i] - 1 for i in subset) for subset in self.coefficients]
+        self._lengths = [math.prod(self._contrast(i).shape[0] for i in subset) for subset in self.coefficients]
         self._offsets = np.cumsum([0, *self._lengths])
         self._setup((int(self._offsets[-1]), math.prod(self._sizes)), None, domain, "residual strategy")
+
+    def _contrast(self, attribute: int) -> np.ndarray:
+        contrast = self._contrasts[attribute]
+        assert contrast is not None  # every measured subset's attributes have contrasts
+        return contrast
 
     @property
     def is_implicit(self) -> bool:
@@ -146,10 +153,9 @@ class ResidualQueries(Workload):
                 in zip(self.coefficients.items(), self._offsets[:-1], self._offsets[1:])]
 
     def _residual_of_table(self, subset: Subset, coefficient: float, table: np.ndarray) -> np.ndarray:
-        """``c_A (⊗ H_i) table`` for the table of ``subset`` (its axes in the subset's order)."""
+        """``c_A (⊗ C_i) table`` for the table of ``subset`` (its axes in the subset's order)."""
         for axis, attribute in enumerate(subset):
-            contrast = self._contrasts[self._sizes[attribute]]
-            table = along_axis(functools.partial(np.matmul, contrast), table, axis)
+            table = along_axis(functools.partial(np.matmul, self._contrast(attribute)), table, axis)
         return coefficient * np.ravel(table)
 
     def _matvec(self, vector: np.ndarray) -> np.ndarray:
@@ -162,10 +168,9 @@ class ResidualQueries(Workload):
     def _rmatvec(self, values: np.ndarray) -> np.ndarray:
         total = np.zeros(self._sizes)
         for subset, coefficient, rows in self._blocks():
-            table = values[rows].reshape([self._sizes[i] - 1 for i in subset])
+            table = values[rows].reshape([self._contrast(i).shape[0] for i in subset])
             for axis, attribute in enumerate(subset):
-                contrast = self._contrasts[self._sizes[attribute]]
-                table = along_axis(functools.partial(np.matmul, contrast.T), table, axis)
+                table = along_axis(functools.partial(np.matmul, self._contrast(attribute).T), table, axis)
             total += coefficient * table.reshape([self._sizes[i] if i in subset else 1 for i in range(len(self._sizes))])
         return total.ravel()
 
@@ -180,7 +185,7 @@ class ResidualQueries(Workload):
         for subset, coefficient, _ in self._blocks():
             block = np.full((1, count), coefficient)
             for attribute in subset:
-                column = self._contrasts[self._sizes[attribute]][:, codes[attribute]]
+                column = self._contrast(attribute)[:, codes[attribute]]
                 block = (block[:, None, :] * column[None, :, :]).reshape(-1, count)
             blocks.append(block)
         return np.concatenate(blocks)
@@ -189,46 +194,53 @@ class ResidualQueries(Workload):
         m = self.universe_size
         return self._rmatmat(self._columns(np.arange(m, dtype=np.int64)))
 
+    def _peaks(self) -> dict[int, float]:
+        return {i: float(np.max(np.sum(c**2, axis=0))) for i, c in enumerate(self._contrasts) if c is not None}
+
     def _uniform_column_norm(self, ord: float) -> float | None:
         if ord != 2:
             return None
-        return math.sqrt(sum(coefficient**2 * math.prod(1.0 - 1.0 / self._sizes[i] for i in subset)
-                             for subset, coefficient in self.coefficients.items()))
+        diagonals = [np.sum(c**2, axis=0) for c in self._contrasts if c is not None]
+        if not all(np.allclose(diagonal, diagonal[0], rtol=1e-12, atol=0) for diagonal in diagonals):
+            return None
+        return self._column_norm(2)
 
     def _column_norm(self, ord: float) -> float:
-        uniform = self._uniform_column_norm(ord)
-        if uniform is not None:
-            return uniform
-        return super()._column_norm(ord)
+        if ord != 2:
+            return super()._column_norm(ord)
+        peaks = self._peaks()
+        return math.sqrt(sum(coefficient**2 * math.prod(peaks[i] for i in subset)
+                             for subset, coefficient in self.coefficients.items()))
 
     def _column_norms(self, ord: float) -> np.ndarray:
         m = self.universe_size
         return np.linalg.norm(self._columns(np.arange(m, dtype=np.int64)), ord, axis=0)
 
     def _facts(self) -> tuple[bool, bool]:
-        return False, False  # Helmert contrasts are irrational and signed
+        return False, False  # contrasts are irrational and signed
 
     def column_distance(self) -> float | None:
         """``max over u != v of ||M e_u - M e_v||``: exact from the Gram matrix on a small universe
-        (:meth:`Workload.column_distance`); beyond, an upper bound from the residual basis.
-
-        ``M^T M = sum_A c_A^2 ⊗_{i in A} (I - 1 1^T / n_i) ⊗_{i not in A} 1 1^T``, so with
-        ``t_i = [u_i = v_i]`` the squared distance is ``2 sum_A c_A^2 (prod_{i in A} (1 - 1/n_i) -
-        prod_{i in A} (t_i - 1/n_i))``; maximizing each term over its own ``t`` bounds the sum.
-        """
+        (:meth:`Workload.column_distance`); beyond, :meth:`column_distance_bound`."""
         exact = super().column_distance()
         return exact if exact is not None else self.column_distance_bound()
 
     def column_distance_bound(self) -> float:
-        """The upper bound of :meth:`column_distance` from the residual basis, for any universe."""
+        """An upper bound on :meth:`column_distance` for any universe. ``M^T M = sum_A c_A^2
+        ⊗_{i in A} K_i ⊗_{i not in A} 1 1^T`` (``K_i = C_i^T C_i``), so the squared distance of
+        ``u`` and ``v`` is ``sum_A c_A^2 (prod K_i[u_i, u_i] + prod K_i[v_i, v_i] - 2 prod
+        K_i[u_i, v_i])``. Each term is at most ``2 prod kappa_i - 2 min prod K_i[u_i, v_i]``, and
+        a product of factors ranging over intervals is smallest at a corner of their box."""
         total = 0.0
         for subset, coefficient in self.coefficients.items():
-            sizes = [self._sizes[i] for i in subset]
-            same = math.prod(1.0 - 1.0 / n for n in sizes)
-            lowest = min(math.prod((1.0 if agree else 0.0) - 1.0 / n for agree, n in zip(pattern, sizes))
-                         for pattern in itertools.product((False, True), repeat=len(sizes)))
-            total += coefficient**2 * (same - lowest)
-        return math.sqrt(2.0 * max(total, 0.0))
+            grams = [self._contrast(i).T @ self._contrast(i) for i in subset]
+            if not grams:
+                continue  # the total: the same for every element
+            peak = math.prod(float(np.max(np.diag(g))) for g in grams)
+            lowest = min(math.prod(corner) for corner in itertools.product(*[(float(g.min()), float(g.max()))
+                                                                             for g in grams]))
+            total += coefficient**2 * 2.0 * (peak - lowest)
+        return math.sqrt(max(total, 0.0))
 
     def _default_labels(self) -> list[str]:
         names = self.domain.attributes if self.domain is not None else tuple(f"x{i}" for i in range(len(self._sizes)))
@@ -251,93 +263,92 @@ class ResidualQueries(Workload):
 
 
 class ResidualFactorization(Factorization):
-    """The optimal factorization of a marginal workload, over the residual basis.
+    """A table workload factorized over the residual basis (:mod:`projmech.marginal_factorization`):
+    optimal over all strategies for marginals; for range blocks, optimal within the class, with
+    the grouped lower bound.
 
     Parameters
     ----------
     workload : Workload
-        A union of Kronecker products of scaled identities and totals
-        (:func:`~projmech.workloads.marginal_terms` is not None).
-    terms : list of (subset, weight)
-        Its tables in query order, as :func:`~projmech.workloads.marginal_terms` gives them.
-    sizes : sequence of int
-        The attributes' sizes.
+        A union of tables (:func:`~projmech.workloads.table_terms` is not None).
+    tables : TableTerms
+        Its tables in query order.
+    bases : sequence of AttributeBasis or None
+        Each attribute's block and contrasts (None for one no table contains).
+    lower_bound : float
+        A certified lower bound on ``gamma(F)`` (:func:`~projmech.marginal_factorization.grouped_lower_bound`).
     stats : SolveStats, optional
     """
 
-    def __init__(self, workload: Workload, terms: Sequence[tuple[Subset, float]], sizes: Sequence[int], *,
-                 stats: SolveStats | None = None) -> None:
+    def __init__(self, workload: Workload, tables: TableTerms, bases: Sequence[AttributeBasis | None], *,
+                 lower_bound: float, stats: SolveStats | None = None) -> None:
         self.workload = workload
-        self._terms = list(terms)
-        self._sizes = tuple(int(size) for size in sizes)
-        squared: dict[Subset, float] = {}
-        for subset, weight in self._terms:
-            squared[subset] = squared.get(subset, 0.0) + weight**2
-        k = workload.num_queries
-        self._eigenvalues = residual_eigenvalues(self._sizes, squared)
-        _, coefficients = optimal_residual_weights(self._sizes, squared, k)
-        covers = {part: subset for subset in squared for part in subsets_of(subset)}
-        self._queries = ResidualQueries(self._sizes, coefficients, domain=workload.domain, covers=covers)
+        self._tables = tables
+        self._bases = list(bases)
+        self._terms = tables.terms
+        _, coefficients, self._errors = residual_weights(self._bases, self._terms)
+        covers = {part: subset for subset, _ in self._terms for part in subsets_of(subset)}
+        self._queries = ResidualQueries([None if basis is None else basis.contrasts for basis in self._bases],
+                                        coefficients, domain=workload.domain, sizes=tables.sizes, covers=covers)
         self.strategy = self._queries
-        # The singular-value bound ||F||_* / sqrt(k m) from F's spectrum: eigenvalue m lambda_A of
-        # multiplicity d_A (self._eigenvalues holds lambda_A / m).
-        self.lower_bound = sum(self._multiplicity(subset) * math.sqrt(value)
-                               for subset, value in self._eigenvalues.items() if value > 0) / math.sqrt(k)
+        self.lower_bound = lower_bound
         self.stats = SolveStats("given", Status.GIVEN, 0.0) if stats is None else stats
+        self._maps = {i: (basis.reconstruction, basis.mean) for i, basis in enumerate(self._bases) if basis is not None}
 
-    def _multiplicity(self, subset: Subset) -> int:
-        return math.prod(self._sizes[i] - 1 for i in subset)
+    @property
+    def is_marginal(self) -> bool:
+        """Whether every block is an identity, so that the strategy is optimal over all strategies."""
+        return self._tables.is_marginal
 
     def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
-        # The component of each residual subset on its own attributes: (⊗ H_i^T) y_A / c_A.
+        # Each measured subset's part of the answers on its own attributes: (⊗ B_i C_i^+) y_A / c_A.
         components: dict[Subset, np.ndarray] = {}
         for subset, coefficient, rows in self._queries._blocks():
-            table = measurements[rows].reshape([self._sizes[i] - 1 for i in subset]) / coefficient
+            table = measurements[rows].reshape([self._queries._contrast(i).shape[0] for i in subset]) / coefficient
             for axis, attribute in enumerate(subset):
-                contrast = self._queries._contrasts[self._sizes[attribute]]
-                table = along_axis(functools.partial(np.matmul, contrast.T), table, axis)
+                table = along_axis(functools.partial(np.matmul, self._maps[attribute][0]), table, axis)
             components[subset] = table
         answers = []
         for subset, weight in self._terms:
-            shape = [self._sizes[i] for i in subset]
+            shape = [self._maps[i][0].shape[0] for i in subset]
             table = np.zeros(shape)
             for part in subsets_of(subset):
                 if part in components:
-                    spread = math.prod(self._sizes[i] for i in subset if i not in part)
-                    table += components[part].reshape([self._sizes[i] if i in part else 1 for i in subset]) / spread
+                    # The other attributes of the table get the block's answers per unit of total.
+                    piece = components[part].reshape([shape[axis] if i in part else 1 for axis, i in enumerate(subset)])
+                    for axis, i in enumerate(subset):
+                        if i not in part:
+                            mean = self._maps[i][1]
+                            piece = piece * mean.reshape([-1 if a == axis else 1 for a in range(len(subset))])
+                    table = table + piece
             answers.append(weight * table.ravel())
         return np.concatenate(answers)
 
     @cached_property
     def reconstruction_norm(self) -> float:
-        """``||R||_F = sqrt(tr(F^T F X^+))`` with ``X = M^T M = sum_A x_A Q_A`` and ``F^T F =
-        sum_A lambda_A Q_A`` both diagonal on the residual basis: ``sum_A lambda_A d_A / x_A``,
-        ``x_A = c_A^2 prod_{i not in A} n_i``, from the strategy's own coefficients."""
-        total = 0.0
-        for subset, value in self._eigenvalues.items():
-            if value > 0 and self._multiplicity(subset):
-                coefficient = self._queries.coefficients[subset]
-                # lambda_A / x_A = (lambda_A / m) prod_{i in A} n_i / c_A^2, the m cancelling.
-                total += value * self._multiplicity(subset) * math.prod(self._sizes[i] for i in subset) / coefficient**2
-        return math.sqrt(total)
+        """``||R||_F = sqrt(sum_A a_A / c_A^2)`` from the strategy's own coefficients: the errors
+        of the subspaces ``⊗_{i in A} 1^⊥ ⊗_{i not in A} 1``, on which ``F^T F`` and
+        ``X = M^T M`` both split."""
+        return math.sqrt(sum(self._errors[subset] / coefficient**2
+                             for subset, coefficient in self._queries.coefficients.items()))
 
     @cached_property
     def residual(self) -> float:
-        """``||(R M - F) e_u||`` at the first universe element: permuting each attribute's values
-        maps both ``R M`` and ``F`` to themselves up to an order of the queries, so every
-        column has this norm."""
-        check_entries("workload", self.num_queries, DEFAULT_MAX_ENTRIES,
-                      f"one column of {self.workload.name} (k={format_count(self.num_queries)})",
-                      limit="DEFAULT_MAX_ENTRIES")
-        first = [np.zeros(1, dtype=np.int64) for _ in self._sizes]
-        measured = self._queries._columns_at(first)[:, 0]
-        # F e_u at the element of all-zero codes: a weighted 1 in the first cell of each table.
-        column = np.concatenate([np.eye(1, math.prod(self._sizes[i] for i in subset)).ravel() * weight
-                                 for subset, weight in self._terms])
-        return float(np.linalg.norm(self._reconstruct(measured) - column))
+        """An upper bound on ``||R M - F||_{1->2}``: per table, the telescoping bound of
+        :attr:`KronFactorization.residual` on each block's realized map ``B_i (C_i^+ C_i + 1 1^T
+        / n_i)`` against ``B_i``, combined over the tables as the root of the sum of squares."""
+        squares = 0.0
+        for subset, weight in self._terms:
+            norms = [float(np.linalg.norm(self._bases[i].block, axis=0).max()) for i in subset]  # type: ignore[union-attr]
+            defects = [self._bases[i].defect for i in subset]  # type: ignore[union-attr]
+            bound = sum(math.prod(norms[i] + defects[i] for i in range(j)) * defects[j] * math.prod(norms[j + 1:])
+                        for j in range(len(subset)))
+            squares += (weight * bound) ** 2
+        return math.sqrt(squares)
 
     def _description(self) -> str:
-        return (f"R M = F of {self.workload.name}: residual strategy on {len(self._queries.coefficients)} subsets, "
+        kind = "residual" if self.is_marginal else "residual strategy with range contrasts"
+        return (f"R M = F of {self.workload.name}: {kind} on {len(self._queries.coefficients)} subsets, "
                 f"{format_count(self.strategy.num_queries)} measurements")
 
 

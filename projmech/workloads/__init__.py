@@ -12,7 +12,7 @@ that would hold more than ``max_entries`` stored entries.
 from .base import DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Workload, as_query_matrix, column_norm, max_column_distance
 from .builders import all_range, identity, identity_total, prefix, random_queries, repeated, total
 from .explicit import ImplicitWorkload, MatrixWorkload
-from .marginal_tables import Marginals, marginal_terms, marginals, range_marginals
+from .marginal_tables import Marginals, TableTerms, marginals, range_marginals, table_terms
 from .predicates import from_predicates
 from .structured import Kron, Stack, kron, stack
 
@@ -37,7 +37,8 @@ __all__ = [
     "random_queries",
     "marginals",
     "range_marginals",
-    "marginal_terms",
+    "table_terms",
+    "TableTerms",
     "from_predicates",
     "kron",
     "stack",

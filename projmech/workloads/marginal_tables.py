@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from numbers import Integral
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -22,7 +23,7 @@ from .base import Matrix, Workload, check_matrix_entries
 from .builders import all_range, identity, prefix, total
 from .structured import Kron, Stack, _Structured
 
-__all__ = ["Marginals", "marginals", "range_marginals", "marginal_terms", "RANGE_BLOCKS"]
+__all__ = ["Marginals", "marginals", "range_marginals", "table_terms", "TableTerms", "RANGE_BLOCKS"]
 
 _DOMAIN = InstanceOf(Domain, what="a Domain")
 _WAY = Interval(Integral, 0, None)
@@ -222,30 +223,91 @@ def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, impl
     return Stack(parts, name=f"range_marginals(way={way}; {described})", implicit=True if implicit else None)
 
 
-def marginal_terms(workload: Workload) -> list[tuple[tuple[int, ...], float]] | None:
-    """The tables a marginal workload asks, in its query order: ``(S, w)`` for the table of the
-    attribute subset ``S`` (positions, increasing) with every cell weighted by ``w``; None for
-    a workload that is not a union of Kronecker products of scaled identities and totals."""
-    if isinstance(workload, Marginals):
-        return [(subset, 1.0) for subset in workload.subsets]
-    if isinstance(workload, Kron):
-        subset, weight = [], 1.0
-        for position, factor in enumerate(workload.factors):
-            scale = factor._scaled_identity()
-            if scale is not None:
-                subset.append(position)
-            else:
-                scale = factor._constant_row()
-                if scale is None:
+@dataclass(frozen=True)
+class TableTerms:
+    """A workload as a union of tables: term ``t`` applies, on each attribute of ``subsets[t]``,
+    that attribute's block (the same in every term), sums the other attributes out, and weights
+    the cells by ``weights[t]``; see :func:`table_terms`."""
+
+    sizes: tuple[int, ...]
+    blocks: tuple[Workload | None, ...]
+    subsets: tuple[tuple[int, ...], ...]
+    weights: tuple[float, ...]
+
+    @property
+    def terms(self) -> list[tuple[tuple[int, ...], float]]:
+        return list(zip(self.subsets, self.weights))
+
+    @property
+    def is_marginal(self) -> bool:
+        """Whether every block is an identity: a marginal workload."""
+        return all(block is None or block._scaled_identity() == 1.0 for block in self.blocks)
+
+
+def table_terms(workload: Workload) -> TableTerms | None:
+    """``workload`` as a union of tables (:class:`TableTerms`), or None: a :class:`Marginals`, a
+    Kronecker product, or a stack of them, each factor a constant row (a total, its constant a
+    weight), a scaled identity (identity, its scale a weight) or a block, every attribute with one
+    block (the same workload object, or an equal matrix) in all terms."""
+    parts = _products(workload)
+    if parts is None or not parts:
+        return None
+    sizes = tuple(f.universe_size for f in parts[0][1]) if parts[0][1] else tuple(workload.domain.sizes)  # type: ignore[union-attr]
+    blocks: list[Workload | None] = [None] * len(sizes)
+    subsets, weights = [], []
+    for marginal_subset, factors in parts:
+        if marginal_subset is not None:  # a Marginals table: identity on the subset
+            for i in marginal_subset:
+                if not _same_block(blocks, i, identity(sizes[i])):
                     return None
-            weight *= scale
-        return [(tuple(subset), weight)]
+            subsets.append(marginal_subset)
+            weights.append(1.0)
+            continue
+        if tuple(f.universe_size for f in factors) != sizes:
+            return None
+        subset, weight = [], 1.0
+        for position, factor in enumerate(factors):
+            constant = factor._constant_row()
+            scale = factor._scaled_identity() if constant is None else None
+            if constant is not None and factor.universe_size > 1:
+                weight *= constant
+                continue
+            block = identity(sizes[position]) if scale is not None else factor
+            weight *= scale if scale is not None else 1.0
+            if not _same_block(blocks, position, block):
+                return None
+            subset.append(position)
+        subsets.append(tuple(subset))
+        weights.append(weight)
+    return TableTerms(sizes, tuple(blocks), tuple(subsets), tuple(weights))
+
+
+def _products(workload: Workload) -> list[tuple[tuple[int, ...] | None, tuple[Workload, ...]]] | None:
+    """The terms of a union: ``(subset, ())`` for each table of a :class:`Marginals`, ``(None,
+    factors)`` for a Kronecker product; None for anything else."""
+    if isinstance(workload, Marginals):
+        return [(subset, ()) for subset in workload.subsets]
+    if isinstance(workload, Kron):
+        return [(None, workload.factors)]
     if isinstance(workload, Stack):
-        terms: list[tuple[tuple[int, ...], float]] = []
+        terms: list[tuple[tuple[int, ...] | None, tuple[Workload, ...]]] = []
         for part in workload.parts:
-            inner = marginal_terms(part)
+            inner = _products(part)
             if inner is None:
                 return None
             terms += inner
         return terms
     return None
+
+
+def _same_block(blocks: list[Workload | None], position: int, block: Workload) -> bool:
+    """Record ``block`` for attribute ``position``; False if another block is recorded there."""
+    known = blocks[position]
+    if known is None:
+        blocks[position] = block
+        return True
+    if known is block or (known._scaled_identity() == 1.0 and block._scaled_identity() == 1.0):
+        return True
+    if known.shape != block.shape or known.num_queries * known.universe_size > 10**6:
+        return False
+    return bool(np.array_equal(known.toarray(), block.toarray()))
