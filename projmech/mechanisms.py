@@ -681,6 +681,12 @@ class FactorizationMechanism(_GaussianMeasurement):
     def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
         return self.factorization.reconstruct(measurements)
 
+    @classmethod
+    def needs_matrix(cls, *, project: bool = False, solver: str = "auto", **options: Any) -> bool:
+        # The optimizer sees the workload through its structure or its Gram matrix; only the
+        # projection with a named CVXPY solver needs the explicit matrix.
+        return project and Hull(solver=solver).needs_matrix
+
     def _kernel_threads(self) -> AbstractContextManager[Any]:
         # The strategy's counts and R y are dense products whose sums OpenBLAS splits differently
         # with 1 and 2 threads: on one thread, the same seed gives the same answers anywhere.

@@ -49,6 +49,7 @@ import numpy as np
 import scipy.linalg as sl
 import scipy.sparse as sp
 
+from ._threads import one_blas_thread
 from .factorization import Factorization, as_workload
 from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, solve_in_order, \
     status_from_cvxpy
@@ -524,9 +525,12 @@ def factorization_norm(
                 and workload.universe_size <= DENSE_UNION_UNIVERSE):
             structured = None  # small enough for the dense method, which certifies tol
         if structured is not None:
-            fact, _, _ = solve_in_order([structured], FactorizationError,
-                                        f"factorization_norm: the {structured[0]} factorization did not certify a "
-                                        f"relative gap <= {tol:g}", _finish(tol))
+            # Small dense problems, on one BLAS thread: the strategy must not depend on the count
+            # (1 and 2 threads round eigendecompositions differently, and a release follows).
+            with one_blas_thread():
+                fact, _, _ = solve_in_order([structured], FactorizationError,
+                                            f"factorization_norm: the {structured[0]} factorization did not certify "
+                                            f"a relative gap <= {tol:g}", _finish(tol))
             return fact
         if method == "structured":
             raise ValueError(f"method: 'structured' needs a Kronecker product or a marginal workload, "

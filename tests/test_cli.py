@@ -566,3 +566,23 @@ def test_demo(tmp_path, capsys):
     # sigma is proportional to 1/n: from n = 100 to n = 48842 the error falls by orders of magnitude.
     assert gaussian[0] > 50 * gaussian[-1]
     assert "error_vs_n.png" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("workload, extra, queries", [
+    ("marginals:2", (), 190 * 100),
+    ("range-marginals:2", ("--ranges", "x0=prefix,x1=all_range"), 10 * 55 + 10 * 10 * 18 + 55 * 10 * 18 + 153 * 100),
+])
+def test_factorization_on_twenty_attributes_of_ten_values(tmp_path, workload, extra, queries):
+    """10^20 cells: the strategy is measured from the records' tables and never densified."""
+    sizes = {f"x{i}": 10 for i in range(20)}
+    rng = np.random.default_rng(0)
+    pd.DataFrame({name: rng.integers(0, 10, 300) for name in sizes}).to_csv(tmp_path / "data.csv", index=False)
+    (tmp_path / "domain.json").write_text(json.dumps(sizes), encoding="utf-8")
+    out = tmp_path / "out.csv"
+    code = main(["release", "--data", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
+                 "--out", str(out), "--mechanism", "factorization", "--workload", workload, *extra, "--rho", "1",
+                 "--seed", "0"])
+    assert code == 0
+    table = pd.read_csv(out, keep_default_na=False)
+    assert len(table) == queries
+    assert table["query"].iloc[0] == ("x0=0 & x1=0" if workload == "marginals:2" else "x0<=0 & 0<=x1<=0")

@@ -239,7 +239,9 @@ def test_mechanisms_say_whether_they_need_the_matrix():
     from projmech import FactorizationMechanism, LaplaceMechanism
 
     assert not GaussianMechanism.needs_matrix(noise="auto")
-    assert LaplaceMechanism.needs_matrix() and FactorizationMechanism.needs_matrix(project=True)
+    assert LaplaceMechanism.needs_matrix() and FactorizationMechanism.needs_matrix(project=True, solver="ECOS")
+    # The optimizer needs structure or the Gram matrix only; the active-set projection, products.
+    assert not FactorizationMechanism.needs_matrix() and not FactorizationMechanism.needs_matrix(project=True)
     assert not ProjectionMechanism.needs_matrix(body="auto", solver="auto")
     assert not ProjectionMechanism.needs_matrix(body="relaxed", solver="SCS")
     assert ProjectionMechanism.needs_matrix(body="hull", solver="ECOS")
