@@ -254,11 +254,14 @@ def table_terms(workload: Workload) -> TableTerms | None:
         return None
     sizes = tuple(f.universe_size for f in parts[0][1]) if parts[0][1] else tuple(workload.domain.sizes)  # type: ignore[union-attr]
     blocks: list[Workload | None] = [None] * len(sizes)
+    identities: dict[int, Workload] = {}  # one identity block per attribute, shared by the tables
     subsets, weights = [], []
     for marginal_subset, factors in parts:
         if marginal_subset is not None:  # a Marginals table: identity on the subset
             for i in marginal_subset:
-                if not _same_block(blocks, i, identity(sizes[i])):
+                if i not in identities:
+                    identities[i] = identity(sizes[i])
+                if not _same_block(blocks, i, identities[i]):
                     return None
             subsets.append(marginal_subset)
             weights.append(1.0)
@@ -272,7 +275,9 @@ def table_terms(workload: Workload) -> TableTerms | None:
             if constant is not None and factor.universe_size > 1:
                 weight *= constant
                 continue
-            block = identity(sizes[position]) if scale is not None else factor
+            if scale is not None and position not in identities:
+                identities[position] = identity(sizes[position])
+            block = identities[position] if scale is not None else factor
             weight *= scale if scale is not None else 1.0
             if not _same_block(blocks, position, block):
                 return None
