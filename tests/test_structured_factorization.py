@@ -286,3 +286,30 @@ def test_release_does_not_depend_on_the_blas_thread_count():
                               check=True)
         digests.add(done.stdout.strip())
     assert len(digests) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("planted_bug", [False, True])
+def test_residual_factorization_mechanism_passes_an_audit_that_catches_a_halved_noise(planted_bug):
+    """The residual strategy's replace-one calibration, audited at the worst pair of elements
+    with the most powerful linear statistic: the claimed (1, 1e-5)-DP holds, and the same
+    mechanism with half the noise is caught (measured: lower bounds 0.49 and 1.12; 50 s)."""
+    import dataclasses
+
+    from projmech.audit import audit
+
+    domain = Domain(["a", "b"], (2, 3))
+    workload = marginals(domain, ways=(1, 2))
+    mechanism = pm.FactorizationMechanism(workload, pm.ApproxDP(1.0, 1e-5))
+    assert isinstance(mechanism.factorization, ResidualFactorization)
+    if planted_bug:
+        mechanism.noise = dataclasses.replace(mechanism.noise, scale=mechanism.noise.scale / 2)
+    M, F = mechanism.factorization.strategy.toarray(), workload.toarray()
+    R = F @ np.linalg.pinv(M)
+    u, v = max(itertools.combinations(range(domain.size), 2), key=lambda p: np.linalg.norm(M[:, p[0]] - M[:, p[1]]))
+    first, second = Dataset(domain.rows([u]), domain), Dataset(domain.rows([v]), domain)
+    # The answers' noise R Z has covariance sigma^2 R R^T: the likelihood-ratio direction.
+    direction = np.linalg.pinv(R @ R.T) @ (F[:, v] - F[:, u])
+    result = audit(lambda data, rng: mechanism.release(data, rng=rng).answers, (first, second), releases=40_000,
+                   statistic=lambda answers: float(direction @ answers), delta=1e-5, claimed_epsilon=1.0, rng=0)
+    assert result.passed != planted_bug
