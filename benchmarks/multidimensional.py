@@ -34,6 +34,7 @@ Writes ``results/multidimensional.csv``. Run from the repository root:
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import itertools
 import json
@@ -208,14 +209,8 @@ def build_parser() -> Any:
     parser.add_argument("--tol", type=float, default=1e-6, help="relative gap asked of factorization_norm")
     parser.add_argument("--quick", action="store_true", help=f"gamma rows {', '.join(QUICK_GAMMA_ROWS)}; 1 thread")
     parser.add_argument("--out", default="results/multidimensional.csv")
-    parser.add_argument("--worker", help=argparse_suppress())
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     return parser
-
-
-def argparse_suppress() -> str:
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

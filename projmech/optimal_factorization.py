@@ -558,9 +558,10 @@ def factorization_norm(
 
 def _structured_plan(workload: Workload, tol: float, max_iterations: int
                      ) -> tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]] | None:
-    """The structured method for ``workload``'s type, or None: the closed form for a marginal
-    workload; for a Kronecker product, the optimum of each factor (to a tolerance whose
-    product meets ``tol``: relative gaps compound as ``prod (1 + gap_i) - 1``)."""
+    """The structured method for ``workload``'s type, or None: the residual strategy for a union
+    of tables (closed form for marginals, range contrasts for range blocks); for a Kronecker
+    product, the optimum of each factor (to a tolerance whose product meets ``tol``: relative
+    gaps compound as ``prod (1 + gap_i) - 1``); for another union, one Kronecker strategy."""
     from .marginal_factorization import AttributeBasis, grouped_lower_bound, helmert
     from .structured_factorization import (KronFactorization, ResidualFactorization, UnionKronFactorization,
                                            optimize_kron_strategy)
@@ -645,20 +646,6 @@ def _lower_bound_of(block: Workload, max_iterations: int) -> float:
     bound = factorization_norm(block, tol=UNION_STEP_TOL, max_iterations=max(max_iterations, 2000)).lower_bound
     assert bound is not None  # every optimized factorization carries its bound
     return bound
-
-
-def _attribute_sizes(workload: Workload) -> tuple[int, ...]:
-    """The attribute sizes of a structured workload: its domain's, else its first product's."""
-    from .workloads import Kron, Marginals, Stack
-
-    if workload.domain is not None:
-        return tuple(workload.domain.sizes)
-    part: Workload = workload
-    while isinstance(part, Stack):
-        part = part.parts[0]
-    if isinstance(part, (Kron, Marginals)):
-        return tuple(f.universe_size for f in part.factors) if isinstance(part, Kron) else tuple(part._sizes)
-    raise ValueError(f"workload: {workload.name} has no domain and no Kronecker structure to read sizes from")
 
 
 def _check_alpha(alpha: Any) -> float:

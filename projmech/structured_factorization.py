@@ -33,7 +33,16 @@ from .workloads import Kron, TableTerms, Workload
 from .workloads.structured import along_axis
 
 __all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
-           "optimize_kron_strategy"]
+           "optimize_kron_strategy", "telescoping_bound"]
+
+
+def telescoping_bound(norms: Sequence[float], residuals: Sequence[float]) -> float:
+    """An upper bound on ``||⊗_i A_i - ⊗_i W_i||_{1->2}`` from ``||W_i||_{1->2} = norms[i]`` and
+    ``||A_i - W_i||_{1->2} <= residuals[i]``: the difference is the telescoping sum over ``j`` of
+    ``A_1 ⊗ ... ⊗ A_{j-1} ⊗ (A_j - W_j) ⊗ W_{j+1} ⊗ ...``, and column norms multiply over
+    Kronecker factors, so ``sum_j prod_{i<j} (norms_i + residuals_i) residuals_j prod_{i>j} norms_i``."""
+    return sum(math.prod(norms[i] + residuals[i] for i in range(j)) * residuals[j] * math.prod(norms[j + 1:])
+               for j in range(len(norms)))
 
 
 class KronFactorization(Factorization):
@@ -84,13 +93,10 @@ class KronFactorization(Factorization):
 
     @cached_property
     def residual(self) -> float:
-        """An upper bound on ``||R M - F||_{1->2}`` from the factors' residuals ``r_j``: writing
-        ``⊗A_i - ⊗F_i`` (``A_i = R_i M_i``) as a telescoping sum and taking column norms, which
-        multiply over Kronecker factors, ``sum_j prod_{i<j} (||F_i|| + r_i) r_j prod_{i>j} ||F_i||``."""
-        norms = [fact.workload.column_norm(2) for fact in self.factors]
-        residuals = [fact.residual for fact in self.factors]
-        return sum(math.prod(norms[i] + residuals[i] for i in range(j)) * residuals[j] * math.prod(norms[j + 1:])
-                   for j in range(len(self.factors)))
+        """An upper bound on ``||R M - F||_{1->2}`` from the factors' residuals
+        (:func:`telescoping_bound`, with ``A_i = R_i M_i``)."""
+        return telescoping_bound([fact.workload.column_norm(2) for fact in self.factors],
+                                 [fact.residual for fact in self.factors])
 
     def _finite_factors(self) -> bool:
         return all(fact._finite_factors() for fact in self.factors)
@@ -341,9 +347,7 @@ class ResidualFactorization(Factorization):
         for subset, weight in self._terms:
             norms = [float(np.linalg.norm(self._bases[i].block, axis=0).max()) for i in subset]  # type: ignore[union-attr]
             defects = [self._bases[i].defect for i in subset]  # type: ignore[union-attr]
-            bound = sum(math.prod(norms[i] + defects[i] for i in range(j)) * defects[j] * math.prod(norms[j + 1:])
-                        for j in range(len(subset)))
-            squares += (weight * bound) ** 2
+            squares += (weight * telescoping_bound(norms, defects)) ** 2
         return math.sqrt(squares)
 
     def _description(self) -> str:
@@ -419,9 +423,7 @@ class UnionKronFactorization(Factorization):
             norms = [factor.column_norm(2) for factor in term.factors]
             residuals = [float(np.linalg.norm(matrix @ strategy - factor.toarray(), axis=0).max())
                          for matrix, strategy, factor in zip(reconstructions, self._strategies, term.factors)]
-            bound = sum(math.prod(norms[i] + residuals[i] for i in range(j)) * residuals[j] * math.prod(norms[j + 1:])
-                        for j in range(len(norms)))
-            squares += bound**2
+            squares += telescoping_bound(norms, residuals) ** 2
         return math.sqrt(squares)
 
     def _finite_factors(self) -> bool:

@@ -74,12 +74,8 @@ class MatrixWorkload(Workload):
         return block.toarray() if issparse(block) else np.array(block, dtype=float)
 
     def _gram(self) -> np.ndarray:
-        m = self.universe_size
         if self._closed_gram is not None:
-            gram = check_real_array("gram", self._closed_gram())
-            if gram.shape != (m, m):
-                raise ValueError(f"gram: the closed form returned shape {gram.shape}, expected ({m}, {m})")
-            return gram
+            return _checked_gram(self._closed_gram, self.universe_size)
         return self._trusted_gram()
 
     def _trusted_gram(self) -> np.ndarray:
@@ -214,11 +210,7 @@ class ImplicitWorkload(Workload):
         return result
 
     def _gram(self) -> np.ndarray:
-        m = self.universe_size
-        gram = check_real_array("gram", self._closed_gram())
-        if gram.shape != (m, m):
-            raise ValueError(f"gram: the closed form returned shape {gram.shape}, expected ({m}, {m})")
-        return gram
+        return _checked_gram(self._closed_gram, self.universe_size)
 
     def _column_norm(self, ord: float) -> float:
         """Only ``ord=2``: the builder's closed form, else the diagonal of the Gram matrix."""
@@ -234,3 +226,11 @@ class ImplicitWorkload(Workload):
 
     def _facts(self) -> tuple[bool, bool]:
         return self._entry_facts
+
+
+def _checked_gram(closed_form: Callable[[], np.ndarray], m: int) -> np.ndarray:
+    """A builder's closed-form Gram matrix, checked: real, finite and ``m x m``."""
+    gram = check_real_array("gram", closed_form())
+    if gram.shape != (m, m):
+        raise ValueError(f"gram: the closed form returned shape {gram.shape}, expected ({m}, {m})")
+    return gram
