@@ -80,6 +80,9 @@ UNCERTIFIED_METHODS = ("range-residual", "kron-strategy")
 #: The relative gap each attribute's step of the Kronecker-strategy optimizer is solved to.
 UNION_STEP_TOL = 1e-6
 
+#: The fewest iterations a step of a structured method gets, whatever the caller's budget.
+STEP_MIN_ITERATIONS = 2000
+
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10
 
@@ -565,7 +568,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
     from .marginal_factorization import AttributeBasis, grouped_lower_bound, helmert
     from .structured_factorization import (KronFactorization, ResidualFactorization, UnionKronFactorization,
                                            optimize_kron_strategy)
-    from .workloads import Kron, table_terms
+    from .workloads import Kron, KroneckerGram, table_terms
     from .workloads.structured import kron_terms
 
     tables = table_terms(workload)
@@ -599,8 +602,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
                     # Small factors are solved tightly, at little cost: the product is then within
                     # UNION_STEP_TOL of the optimum (CPS W2: 6.97554, not 6.97655 at tol=1e-3).
                     tight = min(share, UNION_STEP_TOL) if factor.universe_size <= DENSE_UNION_UNIVERSE else share
-                    solved[id(factor)] = factorization_norm(factor, tol=tight,
-                                                            max_iterations=max(max_iterations, 2000))
+                    solved[id(factor)] = _solve_step(factor, tight, max_iterations)
             factors = [solved[id(factor)] for factor in workload.factors]
             iterations = sum(fact.stats.iterations or 0 for fact in solved.values())
             return _judge(KronFactorization(workload, factors), tol, iterations)
@@ -617,15 +619,23 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
                         solved[id(factor)] = factorization_norm(factor, tol=tol, max_iterations=max_iterations)
             bounds = [math.prod(solved[id(factor)].lower_bound or 0.0 for factor in term.factors) for term in products]
             # Each attribute's step is solved tightly: the sweeps compound its inexactness.
+            # The Gram matrix term by term over the products' own factors (a nested product's
+            # kronecker_gram would split its attributes further than the strategy does).
+            gram = KroneckerGram([(1.0, [factor.gram() for factor in term.factors]) for term in products])
             strategies, solves = optimize_kron_strategy(
-                products, lambda attribute: factorization_norm(attribute, tol=min(tol, UNION_STEP_TOL),
-                                                               max_iterations=max(max_iterations, 2000)))
+                gram, lambda attribute: _solve_step(attribute, min(tol, UNION_STEP_TOL), max_iterations))
             # A strategy from a restricted class: its gap to the certified bound is reported, not
             # held to tol (the statistics say whether it met it).
             return _judge(UnionKronFactorization(workload, products, strategies, bounds), None, solves)
 
         return "kron-strategy", union
     return None
+
+
+def _solve_step(workload: Workload | np.ndarray, tol: float, max_iterations: int) -> Factorization:
+    """One small step of a structured method, solved to ``tol``: tight steps may need more
+    iterations than the caller allowed for the whole (at least ``STEP_MIN_ITERATIONS``)."""
+    return factorization_norm(workload, tol=tol, max_iterations=max(max_iterations, STEP_MIN_ITERATIONS))
 
 
 def _range_basis(block: Workload, max_iterations: int) -> Any:
@@ -636,14 +646,14 @@ def _range_basis(block: Workload, max_iterations: int) -> Any:
 
     matrix = block.toarray()
     centred = matrix - matrix.mean(axis=1, keepdims=True)
-    contrasts = factorization_norm(centred, tol=UNION_STEP_TOL, max_iterations=max(max_iterations, 2000)).strategy
+    contrasts = _solve_step(centred, UNION_STEP_TOL, max_iterations).strategy
     rows = contrasts.toarray()
     return AttributeBasis(matrix, rows - rows.mean(axis=1, keepdims=True))
 
 
 def _lower_bound_of(block: Workload, max_iterations: int) -> float:
     """A certified lower bound on one block's gamma."""
-    bound = factorization_norm(block, tol=UNION_STEP_TOL, max_iterations=max(max_iterations, 2000)).lower_bound
+    bound = _solve_step(block, UNION_STEP_TOL, max_iterations).lower_bound
     assert bound is not None  # every optimized factorization carries its bound
     return bound
 

@@ -29,7 +29,7 @@ from .factorization import Factorization
 from .marginal_factorization import AttributeBasis, Subset, residual_weights, subsets_of
 from .solve import SolveStats, Status
 from .validation import DEFAULT_MAX_ENTRIES, format_count
-from .workloads import Kron, TableTerms, Workload
+from .workloads import Kron, KroneckerGram, TableTerms, Workload
 from .workloads.structured import along_axis
 
 __all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
@@ -434,30 +434,31 @@ class UnionKronFactorization(Factorization):
                 f"strategy {format_count(self.strategy.num_queries)}x{format_count(self.strategy.universe_size)}")
 
 
-def optimize_kron_strategy(terms: Sequence[Kron], solve_factor: Callable[[Workload], Factorization], *,
+def optimize_kron_strategy(gram: KroneckerGram, solve_factor: Callable[[Workload], Factorization], *,
                            sweeps: int = 20, rtol: float = 1e-4) -> tuple[list[np.ndarray], int]:
-    """A Kronecker strategy ``⊗_i M_i`` for the union of ``terms``, by block coordinate descent.
+    """A Kronecker strategy ``⊗_i M_i`` for a workload with Gram matrix ``gram`` (a union of
+    Kronecker products: ``sum_t w_t ⊗_i G_ti``), by block coordinate descent.
 
-    With the other factors fixed, ``tr(W X^+ W^T) = sum_t prod_i tr(G_ti X_i^+)`` is, in
+    With the other factors fixed, ``tr(G X^+) = sum_t w_t prod_i tr(G_ti X_i^+)`` is, in
     ``X_i = M_i^T M_i``, the factorization problem of one attribute with Gram matrix
-    ``sum_t c_t G_ti`` (``c_t`` the product of the other factors' traces), which ``solve_factor``
-    solves to optimality; each step can only lower the objective. Starts from ``M_i = I`` and
-    stops after ``sweeps`` sweeps or when a sweep lowers the objective by less than ``rtol``.
-    Returns the strategies and the number of factor solves.
+    ``sum_t c_t G_ti`` (``c_t`` the weight times the other factors' traces), which
+    ``solve_factor`` solves to optimality; each step can only lower the objective. Starts from
+    ``M_i = I`` and stops after ``sweeps`` sweeps or when a sweep lowers the objective by less
+    than ``rtol``. Returns the strategies and the number of factor solves.
     """
-    dimension = len(terms[0].factors)
-    grams = [[factor.gram() for factor in term.factors] for term in terms]
-    strategies = [np.eye(term_factor.universe_size) for term_factor in terms[0].factors]
-    traces = [[_trace_with_inverse(gram, strategy) for gram, strategy in zip(row, strategies)] for row in grams]
+    weights = [weight for weight, _ in gram.terms]
+    grams = [list(factors) for _, factors in gram.terms]
+    strategies = [np.eye(size) for size in gram.sizes]
+    traces = [[_trace_with_inverse(factor, strategy) for factor, strategy in zip(row, strategies)] for row in grams]
 
     def objective() -> float:
-        return sum(math.prod(row) for row in traces)
+        return sum(weight * math.prod(row) for weight, row in zip(weights, traces))
 
     solves, previous = 0, objective()
     for _ in range(sweeps):
-        for axis in range(dimension):
-            weights = [math.prod(row[:axis] + row[axis + 1:]) for row in traces]
-            combined = sum(weight * row[axis] for weight, row in zip(weights, grams))
+        for axis in range(len(gram.sizes)):
+            others = [weight * math.prod(row[:axis] + row[axis + 1:]) for weight, row in zip(weights, traces)]
+            combined = sum(other * row[axis] for other, row in zip(others, grams))
             eigenvalues, eigenvectors = np.linalg.eigh(combined)
             keep = eigenvalues > 1e-12 * max(eigenvalues[-1], 0.0)
             root = np.sqrt(eigenvalues[keep])[:, None] * eigenvectors[:, keep].T

@@ -263,3 +263,50 @@ def test_implicit_factors_make_an_implicit_product_that_still_answers():
 
 def test_top_level_names_reach_the_algebra():
     assert pm.workloads.kron is kron and pm.workloads.range_marginals is range_marginals
+
+
+def _check_kronecker_gram(W, F, expected_terms):
+    """The sum-of-Kronecker form against ``F^T F`` of the dense ``F`` built in the test."""
+    gram = W.kronecker_gram()
+    assert len(gram.terms) == expected_terms
+    G = F.T @ F
+    np.testing.assert_allclose(gram.toarray(), G, atol=1e-12)
+    v = np.random.default_rng(5).normal(size=F.shape[1])
+    np.testing.assert_allclose(gram @ v, G @ v, atol=1e-10)
+    np.testing.assert_allclose(gram.aslinearoperator().matvec(v), G @ v, atol=1e-10)
+    np.testing.assert_allclose(gram.diagonal(), np.sum(F**2, axis=0), atol=1e-12)
+    assert gram.trace() == pytest.approx(np.sum(F**2), rel=1e-13)
+
+
+def test_kronecker_gram_of_products_stacks_and_marginals_is_the_dense_gram():
+    sizes = (3, 4, 2)
+    parts = [("prefix", "identity", "total"), ("identity", "total", "identity"), ("total", "all_range", "total")]
+    krons = [kron([BUILD[name](size) for name, size in zip(names, sizes)]) for names in parts]
+    denses = [dense_kron([DENSE[name](size) for name, size in zip(names, sizes)]) for names in parts]
+    _check_kronecker_gram(krons[0], denses[0], 1)
+    _check_kronecker_gram(stack(krons), np.vstack(denses), 3)
+    assert stack(krons).kronecker_gram().sizes == sizes  # per attribute, never the universe
+    domain = Domain(["a", "b", "c"], sizes)
+    F = np.vstack([brute_marginal_rows(sizes, subset) for way in (1, 2) for subset in itertools.combinations(range(3), way)])
+    _check_kronecker_gram(marginals(domain, ways=(1, 2)), F, 6)
+    # A Kronecker product of a union expands: (A;B) ⊗ C has the terms A^TA⊗C^TC + B^TB⊗C^TC.
+    union = stack([prefix(3), total(3)])
+    _check_kronecker_gram(kron([union, identity(2)]),
+                          np.kron(np.vstack([dense_prefix(3), np.ones((1, 3))]), np.eye(2)), 2)
+    # Parts over different attribute splits: one dense term.
+    _check_kronecker_gram(stack([kron([prefix(2), identity(3)]), Workload(np.eye(6))]),
+                          np.vstack([np.kron(dense_prefix(2), np.eye(3)), np.eye(6)]), 1)
+
+
+def test_kronecker_gram_of_a_huge_union_stays_per_attribute():
+    domain = Domain([f"a{i}" for i in range(40)], [5] * 40)
+    gram = marginals(domain, 2, implicit=True).kronecker_gram()
+    assert gram.sizes == (5,) * 40 and len(gram.terms) == math.comb(40, 2)
+    # Every element lies in one cell of each of the C(40, 2) tables.
+    assert gram.trace() == pytest.approx(math.comb(40, 2) * 5**40, rel=1e-12)
+    with pytest.raises(ValueError, match="max_entries: a dense Gram matrix"):
+        gram.toarray()
+    with pytest.raises(ValueError, match="terms: every term"):
+        pm.workloads.KroneckerGram([(1.0, [np.eye(2)]), (1.0, [np.eye(3)])])
+    with pytest.raises(ValueError, match="factor sizes differ"):
+        gram + pm.workloads.KroneckerGram([(1.0, [np.eye(2)])])

@@ -12,6 +12,7 @@ that would hold more than ``max_entries`` stored entries.
 from .base import DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Workload, as_query_matrix, column_norm, max_column_distance
 from .builders import all_range, identity, identity_total, prefix, random_queries, repeated, total
 from .explicit import ImplicitWorkload, MatrixWorkload
+from .kronecker_gram import KroneckerGram
 from .marginal_tables import Marginals, TableTerms, marginals, range_marginals, table_terms
 from .predicates import from_predicates
 from .structured import Kron, Stack, kron, stack
@@ -23,6 +24,7 @@ __all__ = [
     "Kron",
     "Stack",
     "Marginals",
+    "KroneckerGram",
     "DEFAULT_MAX_ENTRIES",
     "PAIRWISE_UNIVERSE",
     "as_query_matrix",

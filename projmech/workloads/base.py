@@ -21,6 +21,7 @@ from .._sparse import QueryMatrix, issparse
 from ..data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
 from ..domain import Domain
 from ..privacy import Neighbouring
+from .kronecker_gram import KroneckerGram
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     POSITIVE_INT,
@@ -331,6 +332,14 @@ class Workload:
         check_entries("gram", m * m, max_entries, f"the Gram matrix F^T F of {self.name} (m={format_count(m)})",
                       hint=" (raise max_entries if you have the memory: 8 bytes per entry)")
         return self._gram()
+
+    def kronecker_gram(self) -> KroneckerGram:
+        """``F^T F`` as a sum of Kronecker products of per-attribute matrices
+        (:class:`~projmech.workloads.kronecker_gram.KroneckerGram`): one term per Kronecker
+        product of a union, so its size is that of the attributes, not of the universe. A
+        workload without that structure gives one term, its dense :meth:`gram` (refused where
+        that does not fit)."""
+        return KroneckerGram([(1.0, (self.gram(),))])
 
     @validate_params(max_entries=POSITIVE_INT)
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:

@@ -20,6 +20,7 @@ from ..domain import Domain
 from ..operators import _marginal_cells, _marginal_rows
 from ..validation import DEFAULT_MAX_ENTRIES, FLAG, POSITIVE_INT, InstanceOf, Interval, OrNone, validate_params
 from .base import Matrix, Workload, check_matrix_entries
+from .kronecker_gram import KroneckerGram
 from .builders import all_range, identity, prefix, total
 from .structured import Kron, Stack, _Structured
 
@@ -44,8 +45,7 @@ class Marginals(_Structured):
 
     def __init__(self, domain: Domain, way: int, *, implicit: bool) -> None:
         d = len(domain)
-        if way > d:
-            raise ValueError(f"way: must be at most the number of attributes ({d}), got {way}")
+        _check_way("way", way, d)
         self.way = way
         self._sizes = tuple(domain.sizes)
         k = _marginal_cells(self._sizes, way)  # total cells, without enumerating the subsets
@@ -90,6 +90,12 @@ class Marginals(_Structured):
         codes = np.unravel_index(np.arange(self.universe_size, dtype=np.int64), self._sizes)
         agree = sum((column[:, None] == column[None, :]).astype(np.int64) for column in codes)
         return np.array([math.comb(a, self.way) for a in range(len(self._sizes) + 1)], dtype=float)[agree]
+
+    def kronecker_gram(self) -> KroneckerGram:
+        # Subset S's table: identity on S, the all-ones matrix (a total's Gram) elsewhere.
+        return KroneckerGram([(1.0, [np.eye(size) if i in subset else np.ones((size, size))
+                                     for i, size in enumerate(self._sizes)])
+                              for subset in map(set, self.subsets)])
 
     def _column_norms(self, ord: float) -> np.ndarray:
         return np.full(self.universe_size, self._column_norm(ord))
@@ -170,9 +176,13 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
     return Stack(parts, name=f"marginals(ways={tuple(sizes)})", implicit=True if implicit else None)
 
 
+def _check_way(argument: str, way: int, attributes: int) -> None:
+    if way > attributes:
+        raise ValueError(f"{argument}: must be at most the number of attributes ({attributes}), got {way}")
+
+
 def _marginals_of_way(argument: str, domain: Domain, way: int, max_entries: int, implicit: bool) -> Workload:
-    if way > len(domain):
-        raise ValueError(f"{argument}: must be at most the number of attributes ({len(domain)}), got {way}")
+    _check_way(argument, way, len(domain))
     if not implicit:
         check_matrix_entries("domain", f"marginals(way={way})", domain.size * math.comb(len(domain), way),
                              _marginal_cells(domain.sizes, way), domain.size, max_entries, implicit=True)
@@ -212,8 +222,7 @@ def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, impl
             raise ValueError(f"ranges: {attribute!r} has block {block!r}; expected one of {sorted(RANGE_BLOCKS)}")
         blocks[position] = RANGE_BLOCKS[block]
     d = len(domain)
-    if way > d:
-        raise ValueError(f"way: must be at most the number of attributes ({d}), got {way}")
+    _check_way("way", way, d)
     inside = [blocks.get(i, identity)(size) for i, size in enumerate(domain.sizes)]
     outside = [total(size) for size in domain.sizes]
     parts = [Kron([inside[i] if i in subset else outside[i] for i in range(d)], domain=domain,

@@ -26,6 +26,7 @@ from ..data import Dataset
 from ..domain import Domain
 from ..validation import DEFAULT_MAX_ENTRIES, InstanceOf, OrNone, format_count
 from .base import Matrix, Workload, check_matrix_entries
+from .kronecker_gram import KroneckerGram
 
 __all__ = ["Kron", "Stack", "kron", "stack", "COLUMN_NORMS_UNIVERSE"]
 
@@ -160,6 +161,10 @@ class Kron(_Structured):
     def _trusted_gram(self) -> np.ndarray:
         return functools.reduce(np.kron, [factor._trusted_gram() for factor in self.factors])
 
+    def kronecker_gram(self) -> KroneckerGram:
+        # (A ⊗ B)^T (A ⊗ B) = A^T A ⊗ B^T B, expanded over the factors' own terms.
+        return functools.reduce(KroneckerGram.kron, [factor.kronecker_gram() for factor in self.factors])
+
     def _column_norms(self, ord: float) -> np.ndarray:
         return functools.reduce(np.kron, [factor._column_norms(ord) for factor in self.factors])
 
@@ -253,6 +258,13 @@ class Stack(_Structured):
 
     def _trusted_gram(self) -> np.ndarray:
         return _sum([part._trusted_gram() for part in self.parts])
+
+    def kronecker_gram(self) -> KroneckerGram:
+        """The parts' terms together when they act on the same attributes; else one dense term."""
+        grams = [part.kronecker_gram() for part in self.parts]
+        if len({gram.sizes for gram in grams}) == 1:
+            return functools.reduce(KroneckerGram.__add__, grams)
+        return super().kronecker_gram()
 
     def _column_norms(self, ord: float) -> np.ndarray:
         norms = [part._column_norms(ord) for part in self.parts]

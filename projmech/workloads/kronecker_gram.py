@@ -1,0 +1,111 @@
+"""The Gram matrix of a structured workload, kept as a weighted sum of Kronecker products.
+
+For a union of Kronecker products ``F = [W_1^(t) ⊗ ... ⊗ W_d^(t)]_t`` the Gram matrix is
+``F^T F = sum_t G_1^(t) ⊗ ... ⊗ G_d^(t)`` with ``G_i^(t) = W_i^(t)T W_i^(t)``: ``d`` small
+matrices per term, never the ``m x m`` one. What a factorization needs from it (products,
+diagonal, trace, the per-attribute matrices) is computed term by term, factor by factor.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.sparse.linalg import LinearOperator
+
+from ..validation import DEFAULT_MAX_ENTRIES, check_entries, format_count
+
+__all__ = ["KroneckerGram"]
+
+
+class KroneckerGram:
+    """``sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``, with the same factor
+    sizes in every term (:attr:`sizes`). Get one from :meth:`Workload.kronecker_gram`.
+
+    Parameters
+    ----------
+    terms : sequence of (float, sequence of ndarray)
+        Each term's weight and its ``d`` square factors, the ``i``-th of size ``sizes[i]``.
+
+    Examples
+    --------
+    >>> from projmech.workloads import kron, prefix, identity
+    >>> gram = kron([prefix(3), identity(2)]).kronecker_gram()
+    >>> gram.sizes, len(gram.terms)
+    ((3, 2), 1)
+    >>> gram.trace()
+    12.0
+    """
+
+    def __init__(self, terms: Sequence[tuple[float, Sequence[np.ndarray]]]) -> None:
+        kept = [(float(weight), tuple(np.asarray(factor, dtype=float) for factor in factors))
+                for weight, factors in terms]
+        if not kept:
+            raise ValueError("terms: need at least one term")
+        sizes = tuple(factor.shape[0] for factor in kept[0][1])
+        for _, factors in kept:
+            if tuple(factor.shape for factor in factors) != tuple((size, size) for size in sizes):
+                raise ValueError(f"terms: every term needs square factors of sizes {sizes}, got "
+                                 f"{[factor.shape for factor in factors]}")
+        self.terms: tuple[tuple[float, tuple[np.ndarray, ...]], ...] = tuple(kept)
+        self.sizes: tuple[int, ...] = sizes
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        m = math.prod(self.sizes)
+        return m, m
+
+    def matvec(self, vector: np.ndarray) -> np.ndarray:
+        """``G @ vector``, each factor applied along its own axis of the reshaped vector."""
+        vector = np.asarray(vector, dtype=float)
+        if vector.shape != (self.shape[1],):
+            raise ValueError(f"vector: expected shape ({self.shape[1]},), got {vector.shape}")
+        result = np.zeros(self.shape[0])
+        for weight, factors in self.terms:
+            tensor = vector.reshape(self.sizes)
+            for axis, factor in enumerate(factors):
+                tensor = np.moveaxis(np.tensordot(factor, tensor, axes=(1, axis)), 0, axis)
+            result += weight * tensor.ravel()
+        return result
+
+    def __matmul__(self, vector: np.ndarray) -> np.ndarray:
+        return self.matvec(vector)
+
+    def trace(self) -> float:
+        """``tr(G) = ||F||_F^2``, from the factors' traces."""
+        return float(sum(weight * math.prod(float(np.trace(f)) for f in factors) for weight, factors in self.terms))
+
+    def diagonal(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
+        """The ``m`` diagonal entries (the squared column norms of F); refused above ``max_entries``."""
+        check_entries("max_entries", self.shape[0], max_entries,
+                      f"the diagonal of a Gram matrix (m={format_count(self.shape[0])})")
+        return sum((weight * functools.reduce(np.kron, [np.diag(f) for f in factors])
+                    for weight, factors in self.terms), np.zeros(self.shape[0]))
+
+    def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
+        """The dense ``m x m`` matrix; refused above ``max_entries`` entries."""
+        m = self.shape[0]
+        check_entries("max_entries", m * m, max_entries, f"a dense Gram matrix (m={format_count(m)})")
+        return sum((weight * functools.reduce(np.kron, factors) for weight, factors in self.terms),
+                   np.zeros((m, m)))
+
+    def aslinearoperator(self) -> LinearOperator:
+        """``G`` as a symmetric :class:`scipy.sparse.linalg.LinearOperator`."""
+        return LinearOperator(self.shape, matvec=self.matvec, rmatvec=self.matvec, dtype=float)
+
+    def __add__(self, other: KroneckerGram) -> KroneckerGram:
+        if not isinstance(other, KroneckerGram):
+            return NotImplemented
+        if other.sizes != self.sizes:
+            raise ValueError(f"other: factor sizes differ ({self.sizes} vs {other.sizes})")
+        return KroneckerGram(self.terms + other.terms)
+
+    def kron(self, other: KroneckerGram) -> KroneckerGram:
+        """``self ⊗ other``, expanded term by term: the Gram matrix of a Kronecker product."""
+        return KroneckerGram([(w1 * w2, f1 + f2) for (w1, f1), (w2, f2) in itertools.product(self.terms, other.terms)])
+
+    def __repr__(self) -> str:
+        return f"KroneckerGram(sizes={self.sizes}, terms={len(self.terms)})"
