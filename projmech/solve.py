@@ -131,6 +131,9 @@ class SolveStats:
         Whether ``gap <= tolerance`` (and every other check) held.
     attempts : tuple of Attempt
         Every solver tried, in order, the accepted one last.
+    blas_threads : int or None
+        The BLAS threads the solver's dense kernels were held to (so that its time and its
+        point do not depend on the machine's default); None where the solver does not set it.
     """
 
     solver: str
@@ -142,11 +145,12 @@ class SolveStats:
     tolerance: float | None = None
     tolerance_met: bool = False
     attempts: tuple[Attempt, ...] = field(default=())
+    blas_threads: int | None = None
 
     @classmethod
     def from_attempt(cls, attempt: Attempt, attempts: Iterable[Attempt], *, iterations: int | None = None,
                      gap: float | None = None, relative_gap: bool = False,
-                     tolerance: float | None = None) -> SolveStats:
+                     tolerance: float | None = None, blas_threads: int | None = None) -> SolveStats:
         """The statistics of the point ``attempt`` produced: its solver, status and seconds, with
         every attempt. ``tolerance_met`` holds when the attempt was accepted with a certified
         ``gap <= tolerance``."""
@@ -155,7 +159,7 @@ class SolveStats:
                    iterations=None if iterations is None else int(iterations),
                    gap=None if gap is None else float(gap), relative_gap=relative_gap,
                    tolerance=None if tolerance is None else float(tolerance), tolerance_met=bool(met),
-                   attempts=tuple(attempts))
+                   attempts=tuple(attempts), blas_threads=blas_threads)
 
     def summary(self) -> dict[str, Any]:
         """Plain JSON-serializable values."""
@@ -169,6 +173,7 @@ class SolveStats:
             "tolerance": self.tolerance,
             "tolerance_met": self.tolerance_met,
             "attempts": [str(attempt) for attempt in self.attempts],
+            "blas_threads": self.blas_threads,
         }
 
     def __str__(self) -> str:
@@ -178,7 +183,9 @@ class SolveStats:
             f"{'relative ' if self.relative_gap else ''}gap {self.gap:.2e}" + \
             ("" if self.tolerance is None else f" (tol {self.tolerance:.1e})")
         iterations = "" if self.iterations is None else f", {self.iterations} iterations"
-        return f"{self.solver} {self.status.value}: {gap}{iterations}, {self.solve_time:.3g} s"
+        threads = "" if self.blas_threads is None else \
+            f", {self.blas_threads} BLAS thread{'s' if self.blas_threads != 1 else ''}"
+        return f"{self.solver} {self.status.value}: {gap}{iterations}, {self.solve_time:.3g} s{threads}"
 
 
 class SolveResult:

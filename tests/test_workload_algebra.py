@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import projmech as pm
 from projmech import Dataset, Domain, Workload
@@ -310,3 +311,35 @@ def test_kronecker_gram_of_a_huge_union_stays_per_attribute():
         pm.workloads.KroneckerGram([(1.0, [np.eye(2)]), (1.0, [np.eye(3)])])
     with pytest.raises(ValueError, match="factor sizes differ"):
         gram + pm.workloads.KroneckerGram([(1.0, [np.eye(2)])])
+
+
+@pytest.mark.parametrize("build", [
+    lambda domain: marginals(domain, 2),
+    lambda domain: marginals(domain, ways=(0, 1, 3)),
+    lambda domain: kron([prefix(3), identity_total(2), all_range(4)], domain=domain),
+    lambda domain: range_marginals(domain, 2, {"a": "prefix", "c": "all_range"}),
+    lambda domain: Workload(np.random.default_rng(1).normal(size=(7, 24))),
+])
+def test_column_gram_is_the_inner_products_of_the_dense_columns(build):
+    domain = Domain(["a", "b", "c"], (3, 2, 4))
+    W = build(domain)
+    F = W.toarray() if not W.is_implicit else np.column_stack([W.answer(e) for e in np.eye(24)])
+    rng = np.random.default_rng(0)
+    left, right = rng.integers(0, 24, 9).astype(np.int64), rng.integers(0, 24, 5).astype(np.int64)
+    np.testing.assert_allclose(W._column_gram(left, right), F[:, left].T @ F[:, right], atol=1e-12)
+
+
+@pytest.mark.parametrize("build", [
+    lambda domain: marginals(domain, 2),
+    lambda domain: marginals(domain, ways=(0, 1, 3)),
+    lambda domain: kron([prefix(3), identity_total(2), all_range(4)], domain=domain),
+    lambda domain: Workload(np.random.default_rng(1).normal(size=(7, 24))),
+    lambda domain: Workload(sp.random(7, 24, density=0.3, random_state=1, format="csr")),
+])
+def test_sparse_columns_are_the_dense_columns(build):
+    W = build(Domain(["a", "b", "c"], (3, 2, 4)))
+    F = W.toarray()
+    index = np.array([5, 0, 23, 5, 11], dtype=np.int64)
+    columns = W._sparse_columns(index)
+    assert isinstance(columns, sp.csc_array)
+    np.testing.assert_array_equal(columns.toarray(), F[:, index])

@@ -32,14 +32,14 @@ thousands of elements with tiny weights; Wolfe's corral keeps the witness sparse
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
+import scipy.sparse as sp
 
 from ..solve import Callback
+from .corral import Corral
 from ..workloads import Workload
 
 __all__ = ["ActiveSetOutcome", "active_set_projection", "DEFAULT_MAX_ITERATIONS"]
@@ -52,6 +52,7 @@ DEFAULT_MAX_ITERATIONS = 500
 #: universe, few enough that the restricted problem stays small.
 _BATCH_FRACTION = 0.25
 _MIN_BATCH = 16
+_MAX_BATCH = 256
 
 #: A weight below this (relative to 1) is a numerical zero in the minor cycle of Wolfe's method.
 _WEIGHT_FLOOR = 1e-14
@@ -114,7 +115,8 @@ def active_set_projection(
     Parameters
     ----------
     workload : Workload
-        Needs :meth:`~projmech.Workload.rmatvec` and :meth:`~projmech.Workload.columns`.
+        Needs :meth:`~projmech.Workload.rmatvec` and the columns' inner products
+        (:meth:`~projmech.Workload.columns`, or a closed form).
     y : ndarray, shape (k,)
     threshold : callable
         ``threshold(objective_lower_bound) -> float``: the gap accepted once the objective is
@@ -124,24 +126,30 @@ def active_set_projection(
     max_iterations : int
         Outer iterations before giving up (the outcome then has ``converged=False``).
     batch : int, optional
-        Elements added per outer iteration; default ``max(16, k // 4)``.
+        Elements added per outer iteration; default ``max(16, min(k // 4, 256))``.
     callback : callable, optional
         ``callback(iteration, gap)`` after each outer iteration, with its Frank–Wolfe gap.
     """
     start = time.perf_counter()
     k, m = workload.shape
-    batch = min(m, batch or max(_MIN_BATCH, int(_BATCH_FRACTION * k)))
+    batch = min(m, batch or max(_MIN_BATCH, min(int(_BATCH_FRACTION * k), _MAX_BATCH)))
+    linear = workload._rmatvec(y)  # F^T y over the universe: b_j = F_j . y for any pool
+    pool = _Pool(workload, y, linear)
     if warm_start is None:
         # At w = 0 the gradient is -F^T y: the elements whose columns point most along y.
-        support, weights = _smallest(workload._rmatvec(-y), batch, exclude=np.empty(0, np.int64)), None
+        pool.extend(_smallest(-linear, batch, exclude=np.empty(0, np.int64)))
+        positions, weights = np.array([pool.nearest()]), np.ones(1)
     else:
-        support, weights = warm_start
-    columns = workload._columns(support)
-    support, weights, columns = _restricted_projection(columns, y, support, weights)
+        pool.extend(warm_start[0])
+        positions, weights = np.arange(warm_start[0].size), warm_start[1]
 
     iterations, gap, target = 0, np.inf, 0.0
     while True:
-        answers = columns @ weights
+        positions, weights = _wolfe(pool, positions, weights)
+        support = pool.indices[positions]
+        dense = np.zeros(m)
+        dense[support] = weights
+        answers = workload._matvec(dense)
         residual = answers - y
         objective = 0.5 * float(residual @ residual)
         # Inputs were validated once at the boundary (project_to_hull): the unchecked kernel.
@@ -161,10 +169,9 @@ def active_set_projection(
         candidates = _smallest(np.where(gradient < level, gradient, np.inf), batch, exclude=support)
         if candidates.size == 0:
             break
-        pool = np.concatenate([support, candidates])
-        pool_columns = np.concatenate([columns, workload._columns(candidates)], axis=1)
-        start_weights = np.concatenate([weights, np.zeros(candidates.size)])
-        support, weights, columns = _restricted_projection(pool_columns, y, pool, start_weights)
+        pool = pool.restricted_to(positions)
+        positions = np.arange(support.size)
+        pool.extend(candidates)
     order = np.argsort(support)
     return ActiveSetOutcome(
         support=support[order], weights=weights[order], answers=answers, objective=objective,
@@ -185,72 +192,134 @@ def _smallest(values: np.ndarray, count: int, exclude: np.ndarray) -> np.ndarray
     return chosen[np.argsort(values[chosen], kind="stable")].astype(np.int64)
 
 
-def _restricted_projection(columns: np.ndarray, y: np.ndarray, indices: np.ndarray,
-                           weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The projection of ``y`` onto the hull of ``columns`` (Wolfe's method), started from
-    ``weights`` (or from the single nearest column); returns the positive-weight subset as
-    (indices, weights, their columns)."""
-    hessian = columns.T @ columns
-    linear = columns.T @ y
-    if weights is None or not np.any(weights > 0):
-        distances = np.einsum("ij,ij->j", columns, columns) - 2 * linear
-        corral, corral_weights = [int(np.argmin(distances))], np.ones(1)
-    else:
-        corral = [int(i) for i in np.flatnonzero(weights > 0)]
-        corral_weights = weights[corral] / weights[corral].sum()
-    corral, corral_weights = _wolfe(hessian, linear, float(y @ y), corral, corral_weights)
-    chosen = np.asarray(corral, dtype=np.int64)
-    return indices[chosen], corral_weights, columns[:, chosen]
+class _Pool:
+    """The universe elements the restricted problem runs on: their columns (sparse where the
+    workload stores them so), and their points' Gram matrix ``Q_ij = (F_i - y).(F_j - y) =
+    F_i.F_j - b_i - b_j + y.y`` (``b = F^T y``), grown by blocks of the workload's column inner
+    products."""
+
+    def __init__(self, workload: Workload, y: np.ndarray, linear: np.ndarray) -> None:
+        self.workload, self.y, self.linear, self.norm = workload, y, linear, float(y @ y)
+        self.indices = np.empty(0, dtype=np.int64)
+        self.columns = sp.csc_array((y.size, 0))
+        self.columns_gram = np.empty((0, 0))
+        self.points_gram = np.empty((0, 0))
+
+    def extend(self, indices: np.ndarray) -> None:
+        new = np.asarray(indices, dtype=np.int64)
+        cross = self.workload._column_gram(self.indices, new)
+        block = self.workload._column_gram(new, new)
+        self.columns_gram = np.block([[self.columns_gram, cross], [cross.T, block]])
+        self.columns = sp.csc_array(sp.hstack([self.columns, self.workload._sparse_columns(new)], format="csc"))
+        self.indices = np.concatenate([self.indices, new])
+        self._points_gram()
+
+    def restricted_to(self, positions: np.ndarray) -> _Pool:
+        pool = _Pool(self.workload, self.y, self.linear)
+        pool.indices = self.indices[positions]
+        pool.columns = self.columns[:, positions]
+        pool.columns_gram = self.columns_gram[np.ix_(positions, positions)]
+        pool._points_gram()
+        return pool
+
+    def _points_gram(self) -> None:
+        b = self.linear[self.indices]
+        self.points_gram = self.columns_gram - b[:, None] - b[None, :] + self.norm
+        self._rows = sp.csr_array(self.columns.T)  # F_pool^T, for the products below
+        self._linear = b
+
+    def point_products(self, weights: np.ndarray) -> np.ndarray:
+        """``p_j . x`` for every point of the pool, ``x = sum_i weights_i p_i`` (weights summing
+        to 1, zero off the corral): ``F_j.a - b_j - y.a + y.y`` with ``a = F w``, by two
+        products with the stored columns (``C(d, way)`` entries each for marginals) rather than
+        one with the dense ``q x q`` Gram matrix."""
+        answers = self.columns @ weights
+        return self._rows @ answers - self._linear - float(self.y @ answers) + self.norm
+
+    def nearest(self) -> int:
+        return int(np.argmin(np.diag(self.points_gram)))
+
+    @property
+    def scale(self) -> float:
+        """The size of the quadratic form, ``max(||y||^2, max_j ||F_j||^2)``, that rounding is
+        relative to."""
+        return max(self.norm, float(np.diag(self.columns_gram).max(initial=0.0)))
 
 
-def _wolfe(hessian: np.ndarray, linear: np.ndarray, constant: float, corral: list[int],
-           weights: np.ndarray) -> tuple[list[int], np.ndarray]:
-    """Wolfe's minimum-norm-point algorithm on ``(1/2) w^T H w - b^T w`` over the simplex.
+def _wolfe(pool: _Pool, positions: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wolfe's minimum-norm-point algorithm on the pool's points ``F_j - y``, from the corral
+    ``positions`` with positive ``weights`` (summing to 1); returns the final corral and weights.
 
-    The points are ``F_j - y``; ``H = F^T F`` and ``b = F^T y`` carry everything needed, so
-    each step costs ``O(q |corral|)`` for ``q`` columns plus a solve of ``|corral| + 1`` equations.
-    The starting corral need not be affinely independent: a first minor cycle repairs it.
+    Each major cycle adds the point of least ``p_j . x`` (``x`` the current point), each minor
+    cycle moves toward the corral's affine minimizer until a weight reaches zero and drops that
+    point; the corral's factor (:class:`~projmech.bodies.corral.Corral`) makes both ``O(s^2)``.
     """
-    size = linear.size
+    Q = pool.points_gram
+    size = Q.shape[0]
     # Exact arithmetic ends when no point improves; in floating point that is "improves by
     # less than rounding", relative to the size of the quadratic form. The gradient
     # F^T (F w - y) is rounded to about eps * max(||F_j||^2, ||F_j|| ||y||) <= eps * scale: no
     # absolute floor, so that c F and c y take the same steps for every c (a floor of 1 would
     # stop the method at once when ||F||^2 is far below 1).
-    scale = max(constant, float(np.abs(hessian).max()))
-    resolution = _RESOLUTION * scale
-    corral, weights = _minor_cycles(hessian, linear, corral, weights, added=None)
+    resolution = _RESOLUTION * pool.scale
+    border = max(float(np.diag(Q).max(initial=0.0)), np.finfo(float).tiny)
+    corral = Corral(Q, border, positions)
+    # Major cycles start from the corral's affine minimizer; a warm start's weights need not be it.
+    weights = _minor_cycles(corral, _kept_weights(positions, weights, corral.positions))
+    refused = np.zeros(size, dtype=bool)
+    refused[corral.refused] = True
+    previous_entering = -1
     for _ in range(10 * size + 100):
-        gradient = hessian[:, corral] @ weights - linear
+        live = corral.positions
+        current = np.zeros(size)
+        current[live] = weights
+        gradient = pool.point_products(current)
+        level = float(weights @ gradient[live])
+        gradient[live] = np.inf
+        gradient[refused] = np.inf
         entering = int(np.argmin(gradient))
-        if weights @ gradient[corral] - gradient[entering] <= resolution or entering in corral:
+        if not level - gradient[entering] > resolution or entering == previous_entering:
             break
-        corral, weights = _minor_cycles(hessian, linear, corral + [entering], np.append(weights, 0.0),
-                                        added=entering)
-    return corral, weights
+        added = corral.add(entering)
+        if added is None and corral.ghosts:
+            corral.compact()
+            weights = _kept_weights(live, weights, corral.positions)
+            added = corral.add(entering)
+        if added is None:
+            refused[entering] = True  # affinely dependent on the corral: never the newcomer again
+            continue
+        previous_entering = entering
+        weights = _minor_cycles(corral, np.insert(weights, added, 0.0))
+    return corral.positions, weights
 
 
-def _minor_cycles(hessian: np.ndarray, linear: np.ndarray, corral: list[int], weights: np.ndarray,
-                  added: int | None) -> tuple[list[int], np.ndarray]:
+def _kept_weights(before: np.ndarray, weights: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """The weights of the points of ``before`` that are still in ``after``, renormalized."""
+    if before.size == after.size:
+        return weights
+    kept = weights[np.isin(before, after)]
+    return kept / kept.sum()
+
+
+def _minor_cycles(corral: Corral, weights: np.ndarray) -> np.ndarray:
     """Move to the affine minimizer of the corral, dropping points until its weights are positive.
 
-    The corral never becomes empty: a single point is its own affine minimizer (weight 1), and
-    an affinely dependent corral drops only its newcomer, never its last point."""
+    The corral never becomes empty: the new weights always sum to 1, so the largest (at least
+    ``1/size``) stays."""
     while True:
-        if len(corral) == 1:
-            return corral, np.ones(1)
-        affine = _affine_minimizer(hessian, linear, corral)
-        if affine is not None and affine.min() > _WEIGHT_FLOOR:
-            # The KKT solve meets sum(w) = 1 only to its rounding; the witness must meet it exactly.
-            return corral, affine / affine.sum()
-        if affine is None:
-            # Affinely dependent corral (only a numerically degenerate entering point makes
-            # one): keep the current point and drop the newcomer.
-            drop = corral.index(added) if added in corral else len(corral) - 1
-            remaining = [i for i in range(len(corral)) if i != drop]
-            corral = [corral[i] for i in remaining]
-            weights = weights[remaining]  # positive: the newcomer entered at 0, the rest are kept > 0
-            return corral, weights / weights.sum()
+        if corral.needs_compaction():
+            corral.compact()  # the same points: nothing refused that the factor held before
+        if corral.positions.size == 1:
+            return np.ones(1)
+        solved = corral.affine_minimizer()
+        if solved is None and corral.ghosts:
+            corral.compact()
+            solved = corral.affine_minimizer()
+        if solved is None:
+            return weights  # rounding defeats this corral: keep the current point
+        affine, _ = solved
+        if affine.min() > _WEIGHT_FLOOR:
+            return affine
         # Walk from the current weights toward the affine minimizer until a weight hits zero.
         falling = affine < weights
         ratios = np.full(affine.size, np.inf)
@@ -258,41 +327,8 @@ def _minor_cycles(hessian: np.ndarray, linear: np.ndarray, corral: list[int], we
         step = min(1.0, float(ratios.min()))
         weights = weights + step * (affine - weights)
         keep = weights > _WEIGHT_FLOOR
-        # The new weights still sum to 1, so the largest (>= 1/size) stays: the corral keeps a point.
         if keep.all():  # step 1 with a zero affine weight: drop the smallest
             keep[int(np.argmin(weights))] = False
-        corral = [j for j, kept in zip(corral, keep) if kept]
+        corral.remove(np.flatnonzero(~keep))
         weights = np.clip(weights[keep], 0.0, None)
         weights /= weights.sum()
-
-
-def _affine_minimizer(hessian: np.ndarray, linear: np.ndarray, corral: list[int]) -> np.ndarray | None:
-    """Minimizer of ``(1/2) w^T H w - b^T w`` over the affine hull ``sum(w) = 1`` of the corral,
-    from its KKT system; ``None`` when the system is singular.
-
-    The system is ``[[H_C, s 1], [s 1^T, 0]] (w, mu / s) = (b_C, s)`` with ``s = max diag(H_C)``
-    (``>= max |H_C|`` by Cauchy-Schwarz): ``s`` times ``[[H_C / s, 1], [1^T, 0]]``, whose entries
-    are at most 1 whatever the scale of F. With the plain border ``1``, the conditioning grew
-    with the scale: columns of norm 1e4 (``||F_j||^2 = 1e8``) gave a condition number near
-    ``1/eps`` for any geometry, and a well-posed corral of one or two points was declared
-    singular. Scaled, ``c F`` and ``c y`` give the same system up to the factor ``c^2`` for every
-    ``c > 0``. Scaling the border costs ``O(|C|)``, dividing ``H_C`` would cost ``O(|C|^2)``.
-    """
-    size = len(corral)
-    scale = float(hessian[corral, corral].max())
-    if not scale > 0:  # every column of the corral is 0: any weights are optimal
-        scale = 1.0
-    system = np.empty((size + 1, size + 1))
-    system[:size, :size] = hessian[np.ix_(corral, corral)]
-    system[:size, size] = system[size, :size] = scale
-    system[size, size] = 0.0
-    right = np.append(linear[corral], scale)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-            solution = scipy.linalg.solve(system, right, assume_a="sym", check_finite=False)
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
-        return None
-    if not np.all(np.isfinite(solution)):
-        return None
-    return solution[:size]

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._sparse import issparse
+from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
     solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
@@ -345,6 +346,7 @@ class _Draft:
     tolerance: float
     raw_feasibility_error: float = 0.0
     iterations: int | None = None
+    blas_threads: int | None = None
 
 
 def _result(draft: _Draft, attempt: Attempt, attempts: tuple[Attempt, ...]) -> ProjectionResult:
@@ -355,21 +357,24 @@ def _result(draft: _Draft, attempt: Attempt, attempts: tuple[Attempt, ...]) -> P
         distance=draft.distance,
         raw_feasibility_error=draft.raw_feasibility_error,
         stats=SolveStats.from_attempt(attempt, attempts, iterations=draft.iterations, gap=draft.gap,
-                                      tolerance=draft.tolerance),
+                                      tolerance=draft.tolerance, blas_threads=draft.blas_threads),
     )
 
 
 def _solve_fast(operator: Workload, y: np.ndarray, threshold: Callable[[float], float],
                 warm: tuple[np.ndarray, np.ndarray] | None, max_iterations: int,
                 callback: Callback | None) -> Outcome[_Draft]:
-    """The active-set solver's witness, judged by the final check."""
-    outcome = active_set_projection(operator, y, threshold, warm_start=warm, max_iterations=max_iterations,
-                                    callback=callback)
+    """The active-set solver's witness, judged by the final check. Its dense kernels are small
+    (the corral's triangular solves): on one BLAS thread, so that its time and its steps do not
+    swing with the machine's thread count."""
+    with one_blas_thread():
+        outcome = active_set_projection(operator, y, threshold, warm_start=warm, max_iterations=max_iterations,
+                                        callback=callback)
     m = operator.universe_size
     weights = sp.csr_array(sp.coo_array((outcome.weights, (outcome.support,)), shape=(m,)))
     stopped = None if outcome.converged else f"stopped after {outcome.iterations} iterations"
     return _judge(operator, y, weights, threshold, answers=outcome.answers, iterations=outcome.iterations,
-                  stopped=stopped)
+                  stopped=stopped, blas_threads=1)
 
 
 def _solve_once(matrix: np.ndarray | sp.csr_array, y: np.ndarray, solver: str,
@@ -421,7 +426,8 @@ def _solve_cvxpy(matrix: np.ndarray | sp.csr_array, operator: Workload, y: np.nd
 
 def _judge(operator: Workload, y: np.ndarray, weights: np.ndarray | sp.csr_array,
            threshold: Callable[[float], float], *, answers: np.ndarray | None = None, raw_error: float = 0.0,
-           iterations: int | None = None, note: str = "", stopped: str | None = None) -> Outcome[_Draft]:
+           iterations: int | None = None, note: str = "", stopped: str | None = None,
+           blas_threads: int | None = None) -> Outcome[_Draft]:
     """A solver's witness through the final check (:func:`_check_projection`).
 
     :attr:`Status.OPTIMAL` when its certified gap is at most ``threshold(objective - gap)``;
@@ -436,7 +442,8 @@ def _judge(operator: Workload, y: np.ndarray, weights: np.ndarray | sp.csr_array
     answers, objective, gap = certificate
     accepted = float(threshold(objective - gap))
     draft = _Draft(weights=weights, answers=answers, distance=float(np.sqrt(2.0 * objective)), gap=gap,
-                   tolerance=accepted, raw_feasibility_error=raw_error, iterations=iterations)
+                   tolerance=accepted, raw_feasibility_error=raw_error, iterations=iterations,
+                   blas_threads=blas_threads)
     met = gap <= accepted
     detail = f"{prefix}certified gap {gap:.2e} {'<=' if met else '>'} {accepted:.2e}"
     if met and stopped is None:

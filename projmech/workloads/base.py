@@ -175,6 +175,21 @@ class Workload:
         indices, unchecked (needs :attr:`has_adjoint`)."""
         raise NotImplementedError
 
+    def _sparse_columns(self, index: np.ndarray) -> sp.csc_array:
+        """``F[:, index]`` as a ``scipy.sparse.csc_array``, unchecked (needs :attr:`has_adjoint`):
+        an active-set solver's products with a pool of columns cost their stored entries. From
+        the dense columns, unless a type stores them sparsely."""
+        return sp.csc_array(self._columns(index))
+
+    def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """``F[:, left]^T F[:, right]`` for int64 universe indices, unchecked (needs
+        :attr:`has_adjoint`): the inner products of columns an active-set solver needs. From the
+        columns, unless a type knows a closed form (marginals: from the attributes on which two
+        elements agree; Kronecker products: factor by factor), which costs no ``k``."""
+        left_columns = self._columns(left)
+        right_columns = left_columns if right is left else self._columns(right)
+        return left_columns.T @ right_columns
+
     def _matmat(self, block: np.ndarray) -> np.ndarray:
         """``F @ block`` for an ``(m, r)`` float64 array: the product a Kronecker product applies
         along one axis. By columns, unless a type has a faster route."""

@@ -73,6 +73,11 @@ class MatrixWorkload(Workload):
         block = self._matrix[:, index]
         return block.toarray() if issparse(block) else np.array(block, dtype=float)
 
+    def _sparse_columns(self, index: np.ndarray) -> sp.csc_array:
+        if issparse(self._matrix):
+            return sp.csc_array(self._matrix[:, index], dtype=float)
+        return super()._sparse_columns(index)
+
     def _gram(self) -> np.ndarray:
         if self._closed_gram is not None:
             return _checked_gram(self._closed_gram, self.universe_size)

@@ -97,6 +97,21 @@ class Marginals(_Structured):
                                      for i, size in enumerate(self._sizes)])
                               for subset in map(set, self.subsets)])
 
+    def _sparse_columns(self, index: np.ndarray) -> sp.csc_array:
+        # Each element is a 1 in one cell of each table: C(d, way) stored entries per column.
+        rows = _marginal_rows(np.unravel_index(index, self._sizes), self._sizes, self.way)
+        tables = rows.shape[0]
+        return sp.csc_array((np.ones(rows.size), rows.T.ravel(), np.arange(0, tables * index.size + 1, tables)),
+                            shape=(self.num_queries, index.size))
+
+    def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        # As for the Gram matrix: C(a, way) cells shared by elements agreeing on a attributes.
+        codes_left, codes_right = np.unravel_index(left, self._sizes), np.unravel_index(right, self._sizes)
+        agree = np.zeros((left.size, right.size), dtype=np.int64)
+        for a, b in zip(codes_left, codes_right):
+            agree += a[:, None] == b[None, :]
+        return np.array([math.comb(a, self.way) for a in range(len(self._sizes) + 1)], dtype=float)[agree]
+
     def _column_norms(self, ord: float) -> np.ndarray:
         return np.full(self.universe_size, self._column_norm(ord))
 

@@ -155,6 +155,18 @@ class Kron(_Structured):
             result = (result[:, None, :] * block[None, :, :]).reshape(-1, index.size)
         return result
 
+    def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        # (a ⊗ b)^T (c ⊗ d) = (a^T c)(b^T d): one small Gram block per factor, multiplied.
+        sizes = [f.universe_size for f in self.factors]
+        cells_left, cells_right = np.unravel_index(left, sizes), np.unravel_index(right, sizes)
+        result = np.ones((left.size, right.size))
+        for factor, a, b in zip(self.factors, cells_left, cells_right):
+            values_a, inverse_a = np.unique(a, return_inverse=True)
+            values_b, inverse_b = np.unique(b, return_inverse=True)
+            block = factor._column_gram(values_a.astype(np.int64), values_b.astype(np.int64))
+            result *= block[np.ix_(inverse_a, inverse_b)]
+        return result
+
     def _gram(self) -> np.ndarray:
         return functools.reduce(np.kron, [factor.gram() for factor in self.factors])
 
@@ -252,6 +264,12 @@ class Stack(_Structured):
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
         return np.concatenate([part._columns(index) for part in self.parts])
+
+    def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        return _sum([part._column_gram(left, right) for part in self.parts])
+
+    def _sparse_columns(self, index: np.ndarray) -> sp.csc_array:
+        return sp.csc_array(sp.vstack([part._sparse_columns(index) for part in self.parts], format="csc"))
 
     def _gram(self) -> np.ndarray:
         return _sum([part.gram() for part in self.parts])

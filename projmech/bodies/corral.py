@@ -1,0 +1,252 @@
+"""Wolfe's corral with an updated factorization: the affine minimizer in ``O(s^2)`` per step.
+
+Wolfe's minimum-norm-point method (:mod:`projmech.bodies.active_set`) moves, after every change
+of its corral ``C`` of ``s`` points ``p_j = F_j - y``, to the corral's *affine minimizer*: the
+point of least norm on its affine hull, ``x = P_C w`` with ``w = u / sum(u)`` and
+``M_CC u = 1``, ``M = Q + c 1 1^T``, ``Q = P^T P`` the points' Gram matrix and ``c > 0`` any
+constant. (``M_CC`` is positive definite exactly when the points are affinely independent: the
+points lifted to ``(p_j, sqrt(c))``, whose Gram matrix it is, are then linearly independent.)
+
+Solving ``M_CC u = 1`` afresh costs ``O(s^3)``; with a rank of a few thousand and thousands of
+corral changes that is hours. This class keeps the Cholesky factor ``R^T R = M_CC`` instead:
+
+* a point **enters** at the end: one triangular solve for its column of ``R``, ``O(s^2)``;
+* a point **leaves** as a *ghost*: it stays in the factor, and its weight is held at zero by a
+  constraint. With ``E`` the ghosts' unit vectors, ``Z = R^{-T} E`` and ``t = R^{-T} 1``, the
+  constrained solution is ``u = R^{-1} (t - Z (Z^T Z)^{-1} Z^T t)`` (a Schur complement), so a
+  departure costs one triangular solve and each affine minimizer one more, plus ``O(s g)`` for
+  ``g`` ghosts;
+* once the ghosts are many, the corral is **compacted**: ``R`` is refactored from the live
+  points, ``O(s^3 / 3)`` at BLAS-3 speed, amortized over those departures.
+
+``R`` lives in a Fortran array with spare capacity, padded with the identity, so that every
+triangular solve runs on the whole array in place (a slice would be copied, ``O(s^2)`` again).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+__all__ = ["Corral"]
+
+#: A point whose lifted vector keeps less than this fraction of its squared norm outside the
+#: span of the corral's is affinely dependent on them (numerically): it is refused.
+DEPENDENCE = 1e-12
+
+#: Ghosts allowed before compaction: ``max(GHOSTS_MIN, size // GHOSTS_SHARE)``.
+GHOSTS_MIN = 32
+GHOSTS_SHARE = 8
+
+
+class Corral:
+    """The factorized corral over a pool of points.
+
+    Parameters
+    ----------
+    points_gram : ndarray, shape (q, q)
+        ``Q``, the pool's points' Gram matrix (read, never written).
+    border : float
+        ``c > 0``.
+    members : sequence of int
+        Pool positions of the starting corral; those affinely dependent on the ones before
+        are left out (see :attr:`refused`).
+    """
+
+    def __init__(self, points_gram: np.ndarray, border: float, members: np.ndarray) -> None:
+        self.points_gram = points_gram
+        self.border = float(border)
+        self.size = 0
+        self._capacity = 0
+        self._members = np.empty(0, dtype=np.int64)
+        self._alive = np.empty(0, dtype=bool)
+        self._factor = np.empty((0, 0), order="F")
+        self._ones = np.empty(0)  # R^{-T} 1
+        self._ghosts = np.empty((0, 0))  # R^{-T} E, one column per ghost (spare columns zero)
+        self._ghost_positions = np.empty(0, dtype=np.int64)  # each ghost's pool position
+        self._ghost_factor_index = np.empty(0, dtype=np.int64)  # and its index in the factor
+        self._ghost_count = 0
+        self._ghosts_gram = np.empty((0, 0))  # Z^T Z
+        self.refused: list[int] = []
+        members = np.asarray(members, dtype=np.int64)
+        self._reserve(members.size)
+        self._factor_from_scratch(members)
+
+    # --- the live points -------------------------------------------------------------------
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Pool positions of the live points, in the corral's order."""
+        return self._members[:self.size][self._alive[:self.size]]
+
+    @property
+    def ghosts(self) -> int:
+        return self.size - int(np.count_nonzero(self._alive[:self.size]))
+
+    def needs_compaction(self) -> bool:
+        return self.ghosts > max(GHOSTS_MIN, self.size // GHOSTS_SHARE)
+
+    # --- changes ---------------------------------------------------------------------------
+
+    def add(self, position: int) -> int | None:
+        """Bring a point in (with weight zero); returns its index in :attr:`positions`, or None
+        (nothing changed) if it is affinely dependent on the factor's points, ghosts included:
+        compacting first may then let it in. A ghost comes back by dropping its constraint."""
+        size = self.size
+        if self._ghost_count:
+            ghost = np.flatnonzero(self._ghost_positions[:self._ghost_count] == position)
+            if ghost.size:
+                return self._revive(int(ghost[0]))
+        column = np.zeros(self._capacity)
+        column[:size] = self.points_gram[self._members[:size], position] + self.border
+        solved = self._forward(column)
+        diagonal = self.points_gram[position, position] + self.border
+        pivot = diagonal - float(solved[:size] @ solved[:size])
+        if not pivot > DEPENDENCE * diagonal:
+            return None
+        if size == self._capacity:
+            self._reserve(size + 1)
+        root = np.sqrt(pivot)
+        self._factor[:size, size] = solved[:size]
+        self._factor[size, size] = root
+        self._ones[size] = (1.0 - float(solved[:size] @ self._ones[:size])) / root
+        ghosts = self._ghost_count
+        if ghosts:
+            row = -(solved[:size] @ self._ghosts[:size, :ghosts]) / root
+            self._ghosts[size, :ghosts] = row
+            self._ghosts_gram += np.outer(row, row)
+        self._members[size] = position
+        self._alive[size] = True
+        self.size += 1
+        return int(np.count_nonzero(self._alive[:self.size])) - 1
+
+    def _revive(self, column: int) -> int:
+        """Make the ghost of column ``column`` of ``Z`` live again: drop that column."""
+        count = self._ghost_count
+        index = int(self._ghost_factor_index[column])
+        keep = np.arange(count) != column
+        self._ghosts[:, column:count - 1] = self._ghosts[:, column + 1:count]
+        self._ghosts[:, count - 1] = 0.0
+        self._ghost_positions[column:count - 1] = self._ghost_positions[column + 1:count]
+        self._ghost_factor_index[column:count - 1] = self._ghost_factor_index[column + 1:count]
+        self._ghosts_gram = self._ghosts_gram[np.ix_(keep, keep)]
+        self._ghost_count = count - 1
+        self._alive[index] = True
+        return int(np.count_nonzero(self._alive[:index]))
+
+    def remove(self, live_indices: np.ndarray) -> None:
+        """Make the live points at ``live_indices`` (into :attr:`positions`) ghosts."""
+        factor_indices = np.flatnonzero(self._alive[:self.size])[live_indices]
+        for index in factor_indices:
+            unit = np.zeros(self._capacity)
+            unit[index] = 1.0
+            solved = self._forward(unit)
+            count = self._ghost_count
+            if count == self._ghosts.shape[1]:
+                self._ghosts = np.hstack([self._ghosts, np.zeros((self._capacity, max(count, GHOSTS_MIN)))])
+                self._ghost_positions = np.concatenate([self._ghost_positions, np.zeros(max(count, GHOSTS_MIN), np.int64)])
+                self._ghost_factor_index = np.concatenate([self._ghost_factor_index,
+                                                           np.zeros(max(count, GHOSTS_MIN), np.int64)])
+            cross = solved @ self._ghosts[:, :count]
+            gram = np.empty((count + 1, count + 1))
+            gram[:count, :count] = self._ghosts_gram
+            gram[count, :count] = gram[:count, count] = cross
+            gram[count, count] = solved @ solved
+            self._ghosts[:, count] = solved
+            self._ghost_positions[count] = self._members[index]
+            self._ghost_factor_index[count] = index
+            self._ghosts_gram = gram
+            self._ghost_count = count + 1
+            self._alive[index] = False
+
+    def compact(self) -> None:
+        """Refactor from the live points alone (ghosts dropped)."""
+        self._factor_from_scratch(self.positions)
+
+    # --- the affine minimizer --------------------------------------------------------------
+
+    def affine_minimizer(self) -> tuple[np.ndarray, float] | None:
+        """The live points' affine weights (summing to 1, in :attr:`positions` order) and
+        ``w^T Q w``, the squared norm of the minimizer; None if rounding made the solve
+        meaningless (a non-positive sum: compact, or give up on this corral)."""
+        target = self._ones
+        if self._ghost_count:
+            ghosts = self._ghosts[:, :self._ghost_count]
+            try:
+                multipliers = np.linalg.solve(self._ghosts_gram, target @ ghosts)
+            except np.linalg.LinAlgError:
+                return None
+            target = target - ghosts @ multipliers
+        solution = _triangular_solve(self._factor, target, trans=0)
+        live = solution[:self.size][self._alive[:self.size]]
+        total = float(live.sum())
+        if not (np.isfinite(total) and total > 0):
+            return None
+        # w^T M w = 1 / sum(u) for w = u / sum(u); Q = M - c on the affine hull.
+        return live / total, 1.0 / total - self.border
+
+    # --- storage ---------------------------------------------------------------------------
+
+    def _forward(self, right: np.ndarray) -> np.ndarray:
+        """``R^{-T} right`` for a right-hand side of the capacity's length, zero beyond size."""
+        return _triangular_solve(self._factor, right, trans=1)
+
+    def _reserve(self, needed: int) -> None:
+        """Room for ``needed`` points (with a quarter spare), the factor padded with the identity."""
+        if needed <= self._capacity:
+            return
+        capacity = max(64, needed + needed // 4)
+        factor = np.asfortranarray(np.eye(capacity))
+        factor[:self.size, :self.size] = self._factor[:self.size, :self.size]
+        members = np.zeros(capacity, dtype=np.int64)
+        members[:self.size] = self._members[:self.size]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[:self.size] = self._alive[:self.size]
+        ones = np.zeros(capacity)
+        ones[:self.size] = self._ones[:self.size]
+        ghosts = np.zeros((capacity, max(self._ghosts.shape[1], GHOSTS_MIN)))
+        ghosts[:self.size, :self._ghosts.shape[1]] = self._ghosts[:self.size]
+        self._factor, self._members, self._alive, self._ones, self._ghosts = factor, members, alive, ones, ghosts
+        self._capacity = capacity
+
+    def _factor_from_scratch(self, members: np.ndarray) -> None:
+        """``R`` of the points ``members`` by one Cholesky factorization; point by point (leaving
+        out the dependent ones) if that fails."""
+        self.size = 0
+        self._factor[:] = np.eye(self._capacity)
+        self._ghosts = np.zeros((self._capacity, GHOSTS_MIN))
+        self._ghost_positions = np.zeros(GHOSTS_MIN, dtype=np.int64)
+        self._ghost_factor_index = np.zeros(GHOSTS_MIN, dtype=np.int64)
+        self._ghost_count = 0
+        self._ghosts_gram = np.zeros((0, 0))
+        self._alive[:] = False
+        self.refused = []
+        count = members.size
+        matrix = self.points_gram[np.ix_(members, members)] + self.border
+        try:
+            upper = scipy.linalg.cholesky(matrix, lower=False, check_finite=False)
+            pivots = np.diag(upper) ** 2
+            if count and not np.all(pivots > DEPENDENCE * np.diag(matrix)):
+                raise np.linalg.LinAlgError("nearly dependent")
+        except np.linalg.LinAlgError:
+            for position in members:
+                if self.add(int(position)) is None:
+                    self.refused.append(int(position))
+            return
+        self._factor[:count, :count] = upper
+        self._members[:count] = members
+        self._alive[:count] = True
+        self.size = count
+        right = np.zeros(self._capacity)
+        right[:count] = 1.0
+        self._ones = self._forward(right)
+
+
+def _triangular_solve(upper: np.ndarray, right: np.ndarray, trans: int) -> np.ndarray:
+    """``R^{-1} right`` (``trans=0``) or ``R^{-T} right`` (``trans=1``) by BLAS ``dtrsv`` on the
+    Fortran array itself: no copy, and none of ``solve_triangular``'s per-call checks, which
+    cost more than the solve at the corral's sizes."""
+    return _DTRSV(upper, right, lower=0, trans=trans)
+
+
+_DTRSV = scipy.linalg.blas.dtrsv

@@ -1,0 +1,113 @@
+"""The factorized corral of Wolfe's method against fresh solves of its affine problem.
+
+Every check recomputes the corral's affine minimizer independently: the weights ``w`` on the
+live points minimizing ``||P w||^2`` subject to ``sum(w) = 1``, from the bordered KKT system of
+the live points solved by ``numpy.linalg.solve``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from projmech.bodies.corral import GHOSTS_MIN, Corral
+
+
+def fresh_affine_minimizer(points, live):
+    """Least-norm point of the affine hull of ``points[:, live]``, by the KKT system."""
+    P = points[:, live]
+    s = P.shape[1]
+    system = np.block([[P.T @ P, np.ones((s, 1))], [np.ones((1, s)), np.zeros((1, 1))]])
+    solution = np.linalg.solve(system, np.append(np.zeros(s), 1.0))
+    w = solution[:s]
+    return w, float(w @ (P.T @ P) @ w)
+
+
+def check(corral, points):
+    weights, level = corral.affine_minimizer()
+    expected, expected_level = fresh_affine_minimizer(points, corral.positions)
+    np.testing.assert_allclose(weights, expected, atol=1e-9)
+    assert level == pytest.approx(expected_level, rel=1e-8, abs=1e-12)
+
+
+def make(dimension=40, count=120, seed=0):
+    points = np.random.default_rng(seed).normal(size=(dimension, count))
+    gram = points.T @ points
+    return points, gram
+
+
+def test_adds_and_removes_match_fresh_solves():
+    points, gram = make()
+    corral = Corral(gram, float(np.diag(gram).max()), np.arange(5))
+    check(corral, points)
+    rng = np.random.default_rng(1)
+    for step in range(60):
+        live = corral.positions
+        if live.size > 3 and rng.random() < 0.4:
+            corral.remove(np.array([rng.integers(live.size)]))
+        else:
+            outside = np.setdiff1d(np.arange(30), live)
+            index = corral.add(int(rng.choice(outside)))
+            assert index is not None  # 30 points in general position in R^40
+        check(corral, points)
+    assert corral.ghosts > 0 or corral.size == corral.positions.size
+
+
+def test_a_ghost_comes_back_where_it_was():
+    points, gram = make()
+    corral = Corral(gram, 1.0, np.arange(6))
+    corral.remove(np.array([2]))
+    assert list(corral.positions) == [0, 1, 3, 4, 5] and corral.ghosts == 1
+    assert corral.add(2) == 2  # its index in positions, the factor's order
+    assert list(corral.positions) == [0, 1, 2, 3, 4, 5] and corral.ghosts == 0
+    check(corral, points)
+
+
+def test_an_affinely_dependent_point_is_refused_until_compaction_frees_it():
+    points, _ = make(dimension=10, count=12)
+    points = np.column_stack([points, 0.3 * points[:, 0] + 0.7 * points[:, 1]])  # on the hull of 0 and 1
+    gram = points.T @ points
+    corral = Corral(gram, 1.0, np.array([0, 1, 2]))
+    assert corral.add(12) is None
+    check(corral, points)  # nothing changed
+    # With point 1 a ghost, 12 still depends on the factor's points; compacting frees it.
+    corral.remove(np.array([1]))
+    assert corral.add(12) is None
+    corral.compact()
+    assert corral.add(12) is not None
+    check(corral, points)
+
+
+def test_a_dependent_starting_corral_leaves_out_the_dependent_points():
+    points, _ = make(dimension=10, count=4)
+    points = np.column_stack([points, 0.5 * (points[:, 0] + points[:, 1])])
+    gram = points.T @ points
+    corral = Corral(gram, 1.0, np.arange(5))
+    assert corral.refused == [4]
+    assert list(corral.positions) == [0, 1, 2, 3]
+    check(corral, points)
+
+
+def test_compaction_and_growth_keep_the_minimizer():
+    points, gram = make(dimension=200, count=190)
+    corral = Corral(gram, 1.0, np.arange(2))
+    for j in range(2, 150):  # past the initial capacity of 64
+        assert corral.add(j) is not None
+    corral.remove(np.arange(0, 2 * GHOSTS_MIN + 2, 2))
+    assert corral.needs_compaction()
+    check(corral, points)
+    corral.compact()
+    assert corral.ghosts == 0
+    check(corral, points)
+
+
+def test_scaled_points_give_the_same_weights():
+    """c P has the affine minimizer of P for every c > 0 (the border scales with the points)."""
+    points, gram = make()
+    for c in (1e-6, 1.0, 1e4):
+        corral = Corral(c**2 * gram, c**2 * float(np.diag(gram).max()), np.arange(10))
+        corral.remove(np.array([3]))
+        corral.add(20)
+        weights, _ = corral.affine_minimizer()
+        expected, _ = fresh_affine_minimizer(points, corral.positions)
+        np.testing.assert_allclose(weights, expected, atol=1e-8)
