@@ -59,7 +59,7 @@ def noisy_answers(way: int, rows: int) -> tuple[np.ndarray, float]:
     data = pm.Dataset(records, domain)
     workload = pm.marginals(domain, way, implicit=True)
     sigma = pm.GaussianMechanism(workload, pm.ApproxDP(1.0, 1e-6)).noise_scale(rows)
-    truth = workload.answer_data(data) / rows
+    truth = workload.answer_data(data)
     return truth + np.random.default_rng(1).normal(0.0, sigma, size=truth.size), sigma
 
 

@@ -100,7 +100,7 @@ def test_certificate_never_claims_a_gap_smaller_than_the_true_one(name):
         if not outcome.converged and iterations < 500:
             assert outcome.iterations == iterations
     # Unlimited, it reaches the tolerance or stops at rounding (no element left to improve with).
-    assert outcome.converged or outcome.gap <= 1e-13
+    assert outcome.converged or outcome.gap <= 1e-11
 
 
 def test_an_unconverged_solve_is_reported_not_returned():

@@ -111,3 +111,33 @@ def test_scaled_points_give_the_same_weights():
         weights, _ = corral.affine_minimizer()
         expected, _ = fresh_affine_minimizer(points, corral.positions)
         np.testing.assert_allclose(weights, expected, atol=1e-8)
+
+
+def test_a_block_of_points_enters_at_once_and_dependent_ones_are_refused():
+    points, _ = make(dimension=30, count=40)
+    # 40: on the hull of 0 and 1 (dependent on the factor); 41: on the hull of 25 and 26 (on
+    # the block's earlier points).
+    points = np.column_stack([points, 0.4 * points[:, 0] + 0.6 * points[:, 1],
+                              0.5 * points[:, 25] + 0.5 * points[:, 26]])
+    gram = points.T @ points
+    corral = Corral(gram, float(np.diag(gram).max()), np.arange(5))
+    corral.remove(np.array([1]))  # a ghost in the block's way: it comes back
+    refused = corral.add_many(np.array([20, 1, 40, 25, 26, 41, 27]))
+    assert sorted(refused.tolist()) == [40, 41]
+    assert sorted(corral.positions.tolist()) == [0, 1, 2, 3, 4, 20, 25, 26, 27]
+    check(corral, points)
+
+
+def test_rebase_moves_the_factor_to_a_new_pool():
+    points, gram = make()
+    corral = Corral(gram, 1.0, np.array([7, 3, 11, 5]))
+    corral.remove(np.array([1]))  # point 3 becomes a ghost
+    members = corral.members
+    assert members.tolist() == [7, 3, 11, 5]
+    order = [7, 3, 11, 5, 0, 1]  # the new pool: the factor's points first, then newcomers
+    corral.rebase(gram[np.ix_(order, order)], np.arange(4))
+    assert corral.positions.tolist() == [0, 2, 3]
+    assert corral.add(1) == 1  # the ghost, now at position 1, comes back
+    assert corral.add_many(np.array([4, 5])).size == 0
+    new_points = points[:, order]
+    check(corral, new_points)

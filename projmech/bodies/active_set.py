@@ -19,14 +19,24 @@ its columns ``F[:, S]`` explicitly, and touches the universe only through the gr
 3. Solve the problem restricted to ``S`` exactly by Wolfe's minimum-norm-point algorithm (Wolfe
    1976), an active-set method on the points ``F_j - y``: it keeps a *corral* of affinely
    independent points whose affine minimizer has positive weights, so the support never
-   exceeds ``rank + 1``, and finishes in finitely many steps. Elements that leave the corral
-   leave ``S``.
+   exceeds ``rank + 1``, and finishes in finitely many steps. Up to ``_ENTERING`` points enter
+   per major cycle; the corral's Cholesky factor is updated, never recomputed
+   (:mod:`projmech.bodies.corral`), so a step costs ``O(s^2)`` for a corral of ``s`` points
+   rather than a fresh ``O(s^3)`` solve. The corral and its factor persist from one outer
+   iteration to the next.
 
 This is simplicial decomposition (column generation) with an exact master problem: each outer
 iteration costs one gradient over the universe, which the implicit marginal operators
-(:mod:`projmech.operators`) compute in ``O(m)`` memory, and the explicit work is on at most
-``rank + 1 + batch`` columns. Pairwise Frank–Wolfe, by contrast, converges linearly but leaves
-thousands of elements with tiny weights; Wolfe's corral keeps the witness sparse.
+(:mod:`projmech.operators`) compute in ``O(m)`` memory. The explicit work is on the pool's
+columns: their inner products come from the workload's closed form where it has one
+(marginals: from the attributes two elements agree on; Kronecker products: factor by factor),
+and the products ``p_j . x`` from the pool's sparse columns (``C(d, way)`` entries each for
+marginals), so no ``k``-long vector per pair is formed. Pairwise Frank–Wolfe, by contrast,
+converges linearly but leaves thousands of elements with tiny weights; Wolfe's corral keeps the
+witness sparse.
+
+The dense kernels (triangular solves of the corral's size) run on one BLAS thread
+(:func:`projmech.bodies.hull.project_to_hull` sets it, and reports it in the statistics).
 """
 
 from __future__ import annotations
@@ -53,6 +63,13 @@ DEFAULT_MAX_ITERATIONS = 500
 _BATCH_FRACTION = 0.25
 _MIN_BATCH = 16
 _MAX_BATCH = 256
+
+#: Ghosts in the corral's factor from which a newcomer refused as dependent is retried after
+#: compaction (with fewer, it is far likelier dependent on the live points themselves).
+_GHOSTS_WORTH_COMPACTING = 8
+
+#: Points entering the corral per major cycle of Wolfe's method (the most improving ones).
+_ENTERING = 16
 
 #: A weight below this (relative to 1) is a numerical zero in the minor cycle of Wolfe's method.
 _WEIGHT_FLOOR = 1e-14
@@ -142,11 +159,16 @@ def active_set_projection(
     else:
         pool.extend(warm_start[0])
         positions, weights = np.arange(warm_start[0].size), warm_start[1]
+    # The corral and its factor live through the whole solve: a new pool keeps its points.
+    border = max(pool.scale, np.finfo(float).tiny)
+    corral = Corral(pool.points_gram, border, positions)
+    # Major cycles start from the corral's affine minimizer; a warm start's weights need not be it.
+    weights = _minor_cycles(corral, _kept_weights(positions, weights, corral.positions))
 
-    iterations, gap, target = 0, np.inf, 0.0
+    iterations, gap, target, previous = 0, np.inf, 0.0, np.inf
     while True:
-        positions, weights = _wolfe(pool, positions, weights)
-        support = pool.indices[positions]
+        weights = _wolfe(pool, corral, weights)
+        support = pool.indices[corral.positions]
         dense = np.zeros(m)
         dense[support] = weights
         answers = workload._matvec(dense)
@@ -161,17 +183,21 @@ def active_set_projection(
         target = float(threshold(objective - gap))
         if callback is not None:
             callback(iterations, gap)
-        if gap <= target or iterations >= max_iterations:
+        # Stalled: the restricted problems no longer lower f (the gap is rounding, below what
+        # Wolfe's method resolves). Reported as not converged, never passed off.
+        if gap <= target or iterations >= max_iterations or objective >= previous:
             break
+        previous = objective
         # Only elements below the current average gradient can lower f; the support's own
         # gradients equal that average at the restricted optimum.
         level = float(weights @ gradient[support])
-        candidates = _smallest(np.where(gradient < level, gradient, np.inf), batch, exclude=support)
+        members = corral.members  # live and ghosts: the factor's points stay in the pool
+        candidates = _smallest(np.where(gradient < level, gradient, np.inf), batch, exclude=pool.indices[members])
         if candidates.size == 0:
             break
-        pool = pool.restricted_to(positions)
-        positions = np.arange(support.size)
+        pool = pool.restricted_to(members)
         pool.extend(candidates)
+        corral.rebase(pool.points_gram, np.arange(members.size))
     order = np.argsort(support)
     return ActiveSetOutcome(
         support=support[order], weights=weights[order], answers=answers, objective=objective,
@@ -202,31 +228,30 @@ class _Pool:
         self.workload, self.y, self.linear, self.norm = workload, y, linear, float(y @ y)
         self.indices = np.empty(0, dtype=np.int64)
         self.columns = sp.csc_array((y.size, 0))
-        self.columns_gram = np.empty((0, 0))
+        self.column_norms = np.empty(0)  # ||F_j||^2
         self.points_gram = np.empty((0, 0))
+        self._rows = sp.csr_array((0, y.size))
 
     def extend(self, indices: np.ndarray) -> None:
         new = np.asarray(indices, dtype=np.int64)
-        cross = self.workload._column_gram(self.indices, new)
+        b_old, b_new = self.linear[self.indices], self.linear[new]
+        cross = self.workload._column_gram(self.indices, new) - b_old[:, None] - b_new[None, :] + self.norm
         block = self.workload._column_gram(new, new)
-        self.columns_gram = np.block([[self.columns_gram, cross], [cross.T, block]])
+        self.column_norms = np.concatenate([self.column_norms, np.diag(block)])
+        block = block - b_new[:, None] - b_new[None, :] + self.norm
+        self.points_gram = np.block([[self.points_gram, cross], [cross.T, block]])
         self.columns = sp.csc_array(sp.hstack([self.columns, self.workload._sparse_columns(new)], format="csc"))
         self.indices = np.concatenate([self.indices, new])
-        self._points_gram()
+        self._rows = sp.csr_array(self.columns.T)  # F_pool^T, for point_products
 
     def restricted_to(self, positions: np.ndarray) -> _Pool:
         pool = _Pool(self.workload, self.y, self.linear)
         pool.indices = self.indices[positions]
         pool.columns = self.columns[:, positions]
-        pool.columns_gram = self.columns_gram[np.ix_(positions, positions)]
-        pool._points_gram()
+        pool.column_norms = self.column_norms[positions]
+        pool.points_gram = self.points_gram[np.ix_(positions, positions)]
+        pool._rows = sp.csr_array(pool.columns.T)
         return pool
-
-    def _points_gram(self) -> None:
-        b = self.linear[self.indices]
-        self.points_gram = self.columns_gram - b[:, None] - b[None, :] + self.norm
-        self._rows = sp.csr_array(self.columns.T)  # F_pool^T, for the products below
-        self._linear = b
 
     def point_products(self, weights: np.ndarray) -> np.ndarray:
         """``p_j . x`` for every point of the pool, ``x = sum_i weights_i p_i`` (weights summing
@@ -234,7 +259,7 @@ class _Pool:
         products with the stored columns (``C(d, way)`` entries each for marginals) rather than
         one with the dense ``q x q`` Gram matrix."""
         answers = self.columns @ weights
-        return self._rows @ answers - self._linear - float(self.y @ answers) + self.norm
+        return self._rows @ answers - self.linear[self.indices] - float(self.y @ answers) + self.norm
 
     def nearest(self) -> int:
         return int(np.argmin(np.diag(self.points_gram)))
@@ -243,31 +268,29 @@ class _Pool:
     def scale(self) -> float:
         """The size of the quadratic form, ``max(||y||^2, max_j ||F_j||^2)``, that rounding is
         relative to."""
-        return max(self.norm, float(np.diag(self.columns_gram).max(initial=0.0)))
+        return max(self.norm, float(self.column_norms.max(initial=0.0)))
 
 
-def _wolfe(pool: _Pool, positions: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Wolfe's minimum-norm-point algorithm on the pool's points ``F_j - y``, from the corral
-    ``positions`` with positive ``weights`` (summing to 1); returns the final corral and weights.
+def _wolfe(pool: _Pool, corral: Corral, weights: np.ndarray) -> np.ndarray:
+    """Wolfe's minimum-norm-point algorithm on the pool's points ``F_j - y``, from ``corral``
+    at its affine minimizer ``weights``; moves the corral (in place) and returns its weights.
 
-    Each major cycle adds the point of least ``p_j . x`` (``x`` the current point), each minor
-    cycle moves toward the corral's affine minimizer until a weight reaches zero and drops that
-    point; the corral's factor (:class:`~projmech.bodies.corral.Corral`) makes both ``O(s^2)``.
+    Each major cycle adds the points of least ``p_j . x`` (``x`` the current point), up to
+    ``_ENTERING`` of them below ``|x|^2``; each minor cycle moves toward the corral's affine
+    minimizer until weights reach zero and drops those points. Several points entering at once
+    share the minor cycles' solves; the norm of ``x`` still falls at every major cycle (the
+    affine minimizer of a larger corral containing ``x`` is no farther), so no corral recurs and
+    the method ends. The corral's factor (:class:`~projmech.bodies.corral.Corral`) makes each
+    change ``O(s^2)``.
     """
-    Q = pool.points_gram
-    size = Q.shape[0]
+    size = pool.points_gram.shape[0]
     # Exact arithmetic ends when no point improves; in floating point that is "improves by
     # less than rounding", relative to the size of the quadratic form. The gradient
     # F^T (F w - y) is rounded to about eps * max(||F_j||^2, ||F_j|| ||y||) <= eps * scale: no
     # absolute floor, so that c F and c y take the same steps for every c (a floor of 1 would
     # stop the method at once when ||F||^2 is far below 1).
     resolution = _RESOLUTION * pool.scale
-    border = max(float(np.diag(Q).max(initial=0.0)), np.finfo(float).tiny)
-    corral = Corral(Q, border, positions)
-    # Major cycles start from the corral's affine minimizer; a warm start's weights need not be it.
-    weights = _minor_cycles(corral, _kept_weights(positions, weights, corral.positions))
     refused = np.zeros(size, dtype=bool)
-    refused[corral.refused] = True
     previous_entering = -1
     for _ in range(10 * size + 100):
         live = corral.positions
@@ -277,20 +300,34 @@ def _wolfe(pool: _Pool, positions: np.ndarray, weights: np.ndarray) -> tuple[np.
         level = float(weights @ gradient[live])
         gradient[live] = np.inf
         gradient[refused] = np.inf
-        entering = int(np.argmin(gradient))
-        if not level - gradient[entering] > resolution or entering == previous_entering:
-            break
-        added = corral.add(entering)
-        if added is None and corral.ghosts:
-            corral.compact()
-            weights = _kept_weights(live, weights, corral.positions)
-            added = corral.add(entering)
-        if added is None:
-            refused[entering] = True  # affinely dependent on the corral: never the newcomer again
+        order = np.argpartition(gradient, min(_ENTERING, size) - 1)[:_ENTERING]
+        order = order[np.argsort(gradient[order], kind="stable")]
+        entering = order[level - gradient[order] > resolution]
+        if entering.size == 0 and corral.ghosts and refused.any():
+            # Points were refused as dependent while ghosts were in the factor: some may depend
+            # on ghosts only. Compact, and offer them again.
+            weights = _compacted(corral, weights)
+            refused[:] = False
+            previous_entering = -1
             continue
-        previous_entering = entering
-        weights = _minor_cycles(corral, np.insert(weights, added, 0.0))
-    return corral.positions, weights
+        # The most improving point again after a whole cycle: rounding keeps it out.
+        if entering.size == 0 or entering[0] == previous_entering:
+            break
+        previous_entering = int(entering[0])
+        before = corral.positions
+        dependent = corral.add_many(entering)
+        weights = _moved(before, weights, corral.positions, size)
+        # A newcomer may depend on ghosts only: compacting frees it, once there are enough
+        # ghosts for that to be likely (near the optimum the corral spans almost everything).
+        if dependent.size and corral.ghosts >= _GHOSTS_WORTH_COMPACTING:
+            weights = _compacted(corral, weights)
+            before_retry = corral.positions
+            dependent = corral.add_many(dependent)
+            weights = _moved(before_retry, weights, corral.positions, size)
+        refused[dependent] = True  # affinely dependent on the corral: not a newcomer again here
+        if np.any(weights == 0.0):
+            weights = _minor_cycles(corral, weights)
+    return weights
 
 
 def _kept_weights(before: np.ndarray, weights: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -301,22 +338,42 @@ def _kept_weights(before: np.ndarray, weights: np.ndarray, after: np.ndarray) ->
     return kept / kept.sum()
 
 
+def _moved(before: np.ndarray, weights: np.ndarray, after: np.ndarray, size: int) -> np.ndarray:
+    """The weights of ``before`` on the corral ``after`` (its newcomers at zero), for a pool of
+    ``size`` points."""
+    spread = np.zeros(size)
+    spread[before] = weights
+    return spread[after]
+
+
+def _compacted(corral: Corral, weights: np.ndarray) -> np.ndarray:
+    """Compact the corral; the weights of the points it kept (rounding may refuse some)."""
+    before = corral.positions
+    corral.compact()
+    return _kept_weights(before, weights, corral.positions)
+
+
 def _minor_cycles(corral: Corral, weights: np.ndarray) -> np.ndarray:
     """Move to the affine minimizer of the corral, dropping points until its weights are positive.
 
-    The corral never becomes empty: the new weights always sum to 1, so the largest (at least
-    ``1/size``) stays."""
+    Newcomers enter at weight zero: one whose affine weight is positive rises and stays, one
+    whose affine weight is not is dropped without a move (a step of zero). The corral never
+    becomes empty: the new weights always sum to 1, so the largest (at least ``1/size``) stays."""
     while True:
         if corral.needs_compaction():
-            corral.compact()  # the same points: nothing refused that the factor held before
+            weights = _compacted(corral, weights)
         if corral.positions.size == 1:
             return np.ones(1)
         solved = corral.affine_minimizer()
         if solved is None and corral.ghosts:
-            corral.compact()
+            weights = _compacted(corral, weights)
             solved = corral.affine_minimizer()
         if solved is None:
-            return weights  # rounding defeats this corral: keep the current point
+            if weights.min() > 0:
+                return weights  # rounding defeats this corral: keep the current point
+            keep = weights > 0
+            corral.remove(np.flatnonzero(~keep))
+            return weights[keep]
         affine, _ = solved
         if affine.min() > _WEIGHT_FLOOR:
             return affine
@@ -326,9 +383,12 @@ def _minor_cycles(corral: Corral, weights: np.ndarray) -> np.ndarray:
         ratios[falling] = weights[falling] / (weights[falling] - affine[falling])
         step = min(1.0, float(ratios.min()))
         weights = weights + step * (affine - weights)
-        keep = weights > _WEIGHT_FLOOR
-        if keep.all():  # step 1 with a zero affine weight: drop the smallest
-            keep[int(np.argmin(weights))] = False
+        # Dropped: the falling weights the step took to zero (rising ones stay, even at zero).
+        keep = (weights > _WEIGHT_FLOOR) | ~falling
+        if step == 1.0:
+            keep = weights > _WEIGHT_FLOOR
+        if keep.all():  # rounding: drop the falling weight closest to zero
+            keep[int(np.argmin(np.where(falling, weights, np.inf)))] = False
         corral.remove(np.flatnonzero(~keep))
         weights = np.clip(weights[keep], 0.0, None)
         weights /= weights.sum()

@@ -35,8 +35,8 @@ __all__ = ["Corral"]
 DEPENDENCE = 1e-12
 
 #: Ghosts allowed before compaction: ``max(GHOSTS_MIN, size // GHOSTS_SHARE)``.
-GHOSTS_MIN = 32
-GHOSTS_SHARE = 8
+GHOSTS_MIN = 16
+GHOSTS_SHARE = 16
 
 
 class Corral:
@@ -80,6 +80,19 @@ class Corral:
         return self._members[:self.size][self._alive[:self.size]]
 
     @property
+    def members(self) -> np.ndarray:
+        """Pool positions of every point of the factor, live and ghosts, in its order."""
+        return self._members[:self.size].copy()
+
+    def rebase(self, points_gram: np.ndarray, members: np.ndarray) -> None:
+        """Move to a new pool whose Gram matrix is ``points_gram``, in which the factor's points
+        (:attr:`members`, in order) sit at positions ``members``: the factor is unchanged."""
+        mapping = dict(zip(self._members[:self.size].tolist(), np.asarray(members).tolist()))
+        self._ghost_positions[:self._ghost_count] = [mapping[p] for p in self._ghost_positions[:self._ghost_count].tolist()]
+        self._members[:self.size] = members
+        self.points_gram = points_gram
+
+    @property
     def ghosts(self) -> int:
         return self.size - int(np.count_nonzero(self._alive[:self.size]))
 
@@ -89,36 +102,77 @@ class Corral:
     # --- changes ---------------------------------------------------------------------------
 
     def add(self, position: int) -> int | None:
-        """Bring a point in (with weight zero); returns its index in :attr:`positions`, or None
-        (nothing changed) if it is affinely dependent on the factor's points, ghosts included:
-        compacting first may then let it in. A ghost comes back by dropping its constraint."""
-        size = self.size
-        if self._ghost_count:
+        """Bring one point in (see :meth:`add_many`); its index in :attr:`positions`, or None
+        if it was refused (nothing changed)."""
+        if self.add_many(np.array([position])).size:
+            return None
+        return int(np.flatnonzero(self.positions == position)[0])
+
+    def add_many(self, positions: np.ndarray) -> np.ndarray:
+        """Bring several points in (weight zero), in order, each unless affinely dependent on
+        the factor's points and the block's earlier ones; returns the ones refused. Their columns
+        of ``R`` come from one triangular solve with as many right-hand sides, then a Cholesky
+        factorization of the block's Schur complement, point by point to refuse the dependent."""
+        positions = np.asarray(positions, dtype=np.int64)
+        refused = []
+        fresh = []
+        for position in positions:
             ghost = np.flatnonzero(self._ghost_positions[:self._ghost_count] == position)
             if ghost.size:
-                return self._revive(int(ghost[0]))
-        column = np.zeros(self._capacity)
-        column[:size] = self.points_gram[self._members[:size], position] + self.border
-        solved = self._forward(column)
-        diagonal = self.points_gram[position, position] + self.border
-        pivot = diagonal - float(solved[:size] @ solved[:size])
-        if not pivot > DEPENDENCE * diagonal:
-            return None
-        if size == self._capacity:
-            self._reserve(size + 1)
-        root = np.sqrt(pivot)
-        self._factor[:size, size] = solved[:size]
-        self._factor[size, size] = root
-        self._ones[size] = (1.0 - float(solved[:size] @ self._ones[:size])) / root
+                self._revive(int(ghost[0]))
+            else:
+                fresh.append(int(position))
+        if not fresh:
+            return np.empty(0, dtype=np.int64)
+        block = np.asarray(fresh, dtype=np.int64)
+        size = self.size
+        columns = np.zeros((self._capacity, block.size), order="F")
+        columns[:size] = self.points_gram[np.ix_(self._members[:size], block)] + self.border
+        solved = self._forward_block(columns)[:size]  # S = R^{-T} M[C, B]
+        schur = self.points_gram[np.ix_(block, block)] + self.border - solved.T @ solved
+        # Cholesky of the Schur complement, leaving out the points whose pivot vanishes: at once
+        # when every pivot is clear of zero, else point by point.
+        diagonal = np.diag(self.points_gram)[block] + self.border
+        upper = np.zeros((block.size, block.size))
+        kept: list[int] = []
+        try:
+            upper = scipy.linalg.cholesky(schur, lower=False, check_finite=False)
+            if np.all(np.diag(upper) ** 2 > DEPENDENCE * diagonal):
+                kept = list(range(block.size))
+        except np.linalg.LinAlgError:
+            pass
+        if not kept:
+            upper = np.zeros((block.size, block.size))
+            for j in range(block.size):
+                row = scipy.linalg.solve_triangular(upper[np.ix_(kept, kept)], schur[kept, j], trans="T",
+                                                    check_finite=False) if kept else np.empty(0)
+                pivot = schur[j, j] - float(row @ row)
+                if not pivot > DEPENDENCE * diagonal[j]:
+                    refused.append(int(block[j]))
+                    continue
+                upper[kept, j] = row
+                upper[j, j] = np.sqrt(pivot)
+                kept.append(j)
+        if not kept:
+            return np.asarray(refused, dtype=np.int64)
+        count = len(kept)
+        self._reserve(size + count)
+        new_upper = upper[np.ix_(kept, kept)]
+        new_solved = solved[:, kept]
+        self._factor[:size, size:size + count] = new_solved
+        self._factor[size:size + count, size:size + count] = new_upper
+        self._ones[size:size + count] = scipy.linalg.solve_triangular(
+            new_upper, 1.0 - new_solved.T @ self._ones[:size], trans="T", check_finite=False)
         ghosts = self._ghost_count
         if ghosts:
-            row = -(solved[:size] @ self._ghosts[:size, :ghosts]) / root
-            self._ghosts[size, :ghosts] = row
-            self._ghosts_gram += np.outer(row, row)
-        self._members[size] = position
-        self._alive[size] = True
-        self.size += 1
-        return int(np.count_nonzero(self._alive[:self.size])) - 1
+            rows = -scipy.linalg.solve_triangular(new_upper, new_solved.T @ self._ghosts[:size, :ghosts], trans="T",
+                                                  check_finite=False)
+            self._ghosts[size:size + count, :ghosts] = rows
+            self._ghosts_gram += rows.T @ rows
+        self._members[size:size + count] = block[kept]
+        self._alive[size:size + count] = True
+        self.size += count
+        return np.asarray(refused, dtype=np.int64)
 
     def _revive(self, column: int) -> int:
         """Make the ghost of column ``column`` of ``Z`` live again: drop that column."""
@@ -135,29 +189,33 @@ class Corral:
         return int(np.count_nonzero(self._alive[:index]))
 
     def remove(self, live_indices: np.ndarray) -> None:
-        """Make the live points at ``live_indices`` (into :attr:`positions`) ghosts."""
-        factor_indices = np.flatnonzero(self._alive[:self.size])[live_indices]
-        for index in factor_indices:
-            unit = np.zeros(self._capacity)
-            unit[index] = 1.0
-            solved = self._forward(unit)
-            count = self._ghost_count
-            if count == self._ghosts.shape[1]:
-                self._ghosts = np.hstack([self._ghosts, np.zeros((self._capacity, max(count, GHOSTS_MIN)))])
-                self._ghost_positions = np.concatenate([self._ghost_positions, np.zeros(max(count, GHOSTS_MIN), np.int64)])
-                self._ghost_factor_index = np.concatenate([self._ghost_factor_index,
-                                                           np.zeros(max(count, GHOSTS_MIN), np.int64)])
-            cross = solved @ self._ghosts[:, :count]
-            gram = np.empty((count + 1, count + 1))
-            gram[:count, :count] = self._ghosts_gram
-            gram[count, :count] = gram[:count, count] = cross
-            gram[count, count] = solved @ solved
-            self._ghosts[:, count] = solved
-            self._ghost_positions[count] = self._members[index]
-            self._ghost_factor_index[count] = index
-            self._ghosts_gram = gram
-            self._ghost_count = count + 1
-            self._alive[index] = False
+        """Make the live points at ``live_indices`` (into :attr:`positions`) ghosts: their
+        columns of ``Z`` by one triangular solve with as many right-hand sides."""
+        factor_indices = np.flatnonzero(self._alive[:self.size])[np.asarray(live_indices, dtype=np.int64)]
+        added = factor_indices.size
+        if not added:
+            return
+        solved = np.zeros((self._capacity, added))
+        for column, index in enumerate(factor_indices):
+            solved[:, column] = self._forward_unit(int(index))
+        count = self._ghost_count
+        if count + added > self._ghosts.shape[1]:
+            extra = max(count, GHOSTS_MIN, added)
+            self._ghosts = np.asfortranarray(np.hstack([self._ghosts, np.zeros((self._capacity, extra))]))
+            self._ghost_positions = np.concatenate([self._ghost_positions, np.zeros(extra, np.int64)])
+            self._ghost_factor_index = np.concatenate([self._ghost_factor_index, np.zeros(extra, np.int64)])
+        cross = self._ghosts[:, :count].T @ solved
+        gram = np.empty((count + added, count + added))
+        gram[:count, :count] = self._ghosts_gram
+        gram[:count, count:] = cross
+        gram[count:, :count] = cross.T
+        gram[count:, count:] = solved.T @ solved
+        self._ghosts[:, count:count + added] = solved
+        self._ghost_positions[count:count + added] = self._members[factor_indices]
+        self._ghost_factor_index[count:count + added] = factor_indices
+        self._ghosts_gram = gram
+        self._ghost_count = count + added
+        self._alive[factor_indices] = False
 
     def compact(self) -> None:
         """Refactor from the live points alone (ghosts dropped)."""
@@ -191,6 +249,24 @@ class Corral:
         """``R^{-T} right`` for a right-hand side of the capacity's length, zero beyond size."""
         return _triangular_solve(self._factor, right, trans=1)
 
+    def _forward_unit(self, index: int) -> np.ndarray:
+        """``R^{-T} e_index``: zero above ``index``, so only the trailing block is solved, at
+        ``O((size - index)^2)`` (points that leave soon after entering sit near the end)."""
+        result = np.zeros(self._capacity)
+        if 2 * index < self.size:
+            unit = np.zeros(self._capacity)
+            unit[index] = 1.0
+            return self._forward(unit)
+        trailing = np.asfortranarray(self._factor[index:self.size, index:self.size])
+        unit = np.zeros(self.size - index)
+        unit[0] = 1.0
+        result[index:self.size] = _triangular_solve(trailing, unit, trans=1)
+        return result
+
+    def _forward_block(self, right: np.ndarray) -> np.ndarray:
+        """``R^{-T} right`` for a Fortran ``(capacity, r)`` block, zero beyond size."""
+        return _forward_block_solve(self._factor, right)
+
     def _reserve(self, needed: int) -> None:
         """Room for ``needed`` points (with a quarter spare), the factor padded with the identity."""
         if needed <= self._capacity:
@@ -204,7 +280,7 @@ class Corral:
         alive[:self.size] = self._alive[:self.size]
         ones = np.zeros(capacity)
         ones[:self.size] = self._ones[:self.size]
-        ghosts = np.zeros((capacity, max(self._ghosts.shape[1], GHOSTS_MIN)))
+        ghosts = np.zeros((capacity, max(self._ghosts.shape[1], GHOSTS_MIN)), order="F")
         ghosts[:self.size, :self._ghosts.shape[1]] = self._ghosts[:self.size]
         self._factor, self._members, self._alive, self._ones, self._ghosts = factor, members, alive, ones, ghosts
         self._capacity = capacity
@@ -214,7 +290,7 @@ class Corral:
         out the dependent ones) if that fails."""
         self.size = 0
         self._factor[:] = np.eye(self._capacity)
-        self._ghosts = np.zeros((self._capacity, GHOSTS_MIN))
+        self._ghosts = np.zeros((self._capacity, GHOSTS_MIN), order="F")
         self._ghost_positions = np.zeros(GHOSTS_MIN, dtype=np.int64)
         self._ghost_factor_index = np.zeros(GHOSTS_MIN, dtype=np.int64)
         self._ghost_count = 0
@@ -242,6 +318,11 @@ class Corral:
         self._ones = self._forward(right)
 
 
+def _forward_block_solve(upper: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``R^{-T} right`` for a Fortran block of right-hand sides, by BLAS ``dtrsm`` in place."""
+    return _DTRSM(1.0, upper, right, side=0, lower=0, trans_a=1, overwrite_b=1)
+
+
 def _triangular_solve(upper: np.ndarray, right: np.ndarray, trans: int) -> np.ndarray:
     """``R^{-1} right`` (``trans=0``) or ``R^{-T} right`` (``trans=1``) by BLAS ``dtrsv`` on the
     Fortran array itself: no copy, and none of ``solve_triangular``'s per-call checks, which
@@ -250,3 +331,4 @@ def _triangular_solve(upper: np.ndarray, right: np.ndarray, trans: int) -> np.nd
 
 
 _DTRSV = scipy.linalg.blas.dtrsv
+_DTRSM = scipy.linalg.blas.dtrsm
