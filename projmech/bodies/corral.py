@@ -35,8 +35,8 @@ __all__ = ["Corral"]
 DEPENDENCE = 1e-12
 
 #: Ghosts allowed before compaction: ``max(GHOSTS_MIN, size // GHOSTS_SHARE)``.
-GHOSTS_MIN = 16
-GHOSTS_SHARE = 16
+GHOSTS_MIN = 32
+GHOSTS_SHARE = 8
 
 
 class Corral:
@@ -67,6 +67,7 @@ class Corral:
         self._ghost_factor_index = np.empty(0, dtype=np.int64)  # and its index in the factor
         self._ghost_count = 0
         self._ghosts_gram = np.empty((0, 0))  # Z^T Z
+        self._ghosts_cholesky: np.ndarray | None = np.empty((0, 0))  # its lower factor; None: stale
         self.refused: list[int] = []
         members = np.asarray(members, dtype=np.int64)
         self._reserve(members.size)
@@ -169,6 +170,7 @@ class Corral:
                                                   check_finite=False)
             self._ghosts[size:size + count, :ghosts] = rows
             self._ghosts_gram += rows.T @ rows
+            self._ghosts_cholesky = None
         self._members[size:size + count] = block[kept]
         self._alive[size:size + count] = True
         self.size += count
@@ -184,6 +186,7 @@ class Corral:
         self._ghost_positions[column:count - 1] = self._ghost_positions[column + 1:count]
         self._ghost_factor_index[column:count - 1] = self._ghost_factor_index[column + 1:count]
         self._ghosts_gram = self._ghosts_gram[np.ix_(keep, keep)]
+        self._ghosts_cholesky = None
         self._ghost_count = count - 1
         self._alive[index] = True
         return int(np.count_nonzero(self._alive[:index]))
@@ -214,6 +217,7 @@ class Corral:
         self._ghost_positions[count:count + added] = self._members[factor_indices]
         self._ghost_factor_index[count:count + added] = factor_indices
         self._ghosts_gram = gram
+        self._ghosts_cholesky = _appended_cholesky(self._ghosts_cholesky, cross, gram[count:, count:])
         self._ghost_count = count + added
         self._alive[factor_indices] = False
 
@@ -231,8 +235,12 @@ class Corral:
         if self._ghost_count:
             ghosts = self._ghosts[:, :self._ghost_count]
             try:
-                multipliers = np.linalg.solve(self._ghosts_gram, target @ ghosts)
+                if self._ghosts_cholesky is None:
+                    self._ghosts_cholesky = np.linalg.cholesky(self._ghosts_gram)
+                multipliers = scipy.linalg.cho_solve((self._ghosts_cholesky, True), target @ ghosts,
+                                                     check_finite=False)
             except np.linalg.LinAlgError:
+                self._ghosts_cholesky = None
                 return None
             target = target - ghosts @ multipliers
         solution = _triangular_solve(self._factor, target, trans=0)
@@ -295,6 +303,7 @@ class Corral:
         self._ghost_factor_index = np.zeros(GHOSTS_MIN, dtype=np.int64)
         self._ghost_count = 0
         self._ghosts_gram = np.zeros((0, 0))
+        self._ghosts_cholesky = np.zeros((0, 0))
         self._alive[:] = False
         self.refused = []
         count = members.size
@@ -316,6 +325,26 @@ class Corral:
         right = np.zeros(self._capacity)
         right[:count] = 1.0
         self._ones = self._forward(right)
+
+
+def _appended_cholesky(lower: np.ndarray | None, cross: np.ndarray, block: np.ndarray) -> np.ndarray | None:
+    """The lower Cholesky factor of ``[[G, cross], [cross^T, block]]`` from ``lower`` (that of
+    ``G``) in ``O(g^2 a)``; None (recompute when needed) if ``lower`` is stale or rounding makes
+    the new block indefinite."""
+    if lower is None:
+        return None
+    count, added = lower.shape[0], block.shape[0]
+    below = scipy.linalg.solve_triangular(lower, cross, lower=True, check_finite=False).T if count else \
+        np.zeros((added, 0))
+    try:
+        corner = np.linalg.cholesky(block - below @ below.T)
+    except np.linalg.LinAlgError:
+        return None
+    result = np.zeros((count + added, count + added))
+    result[:count, :count] = lower
+    result[count:, :count] = below
+    result[count:, count:] = corner
+    return result
 
 
 def _forward_block_solve(upper: np.ndarray, right: np.ndarray) -> np.ndarray:
