@@ -25,6 +25,7 @@ in the environment: they must be set before numpy is first imported, so not from
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -102,6 +103,29 @@ class Timer:
 
 
 # --- tables --------------------------------------------------------------------------------------
+
+def run_in_process(script: str, job: Any, threads: int, timeout: float | None = None) -> dict[str, Any]:
+    """Run ``script --worker JSON(job)`` in a fresh process whose BLAS uses ``threads`` threads
+    (set before numpy loads); the JSON object its last line of output prints, with ``status``
+    ``"ok"``, or only the ``status`` of its failure or timeout."""
+    import json
+    import subprocess
+
+    environment = {**os.environ, **{variable: str(threads) for variable in THREAD_VARIABLES}}
+    command = [sys.executable, script, "--worker", json.dumps(job)]
+    try:
+        done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": f"killed after {timeout:g} s"}
+    if done.returncode != 0:
+        return {"status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}"}
+    return {"status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def cell(value: Any, spec: str) -> str:
+    """``value`` formatted by ``spec``; empty for a missing value (None or NaN)."""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
 
 def ruled(header: str, rows: Iterable[str]) -> str:
     """A fixed-width table: ``header``, a rule of dashes as long as it, then the formatted rows."""

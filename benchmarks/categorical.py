@@ -25,10 +25,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -37,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import Timer, argument_parser, int_list, name_list, ruled, write_csv
+from _common import Timer, argument_parser, cell, int_list, name_list, ruled, run_in_process, write_csv
 
 SIZES = (2, 2, 4, 5, 16, 32)
 METHODS = ("fast", "SCS", "CLARABEL")
@@ -82,24 +80,7 @@ def job(way: int, method: str, path: str, sigma: float) -> dict[str, Any]:
             "answers_hash": hashlib.sha256(np.ascontiguousarray(result.answers).tobytes()).hexdigest()[:12]}
 
 
-def run_worker(way: int, method: str, path: str, sigma: float, threads: int, timeout: float) -> dict[str, Any]:
-    environment = {**os.environ, **{variable: str(threads) for variable in
-                                    ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
-    command = [sys.executable, __file__, "--worker", json.dumps([way, method, path, sigma])]
-    row: dict[str, Any] = {"way": way, "method": method, "threads": threads}
-    try:
-        done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {**row, "status": f"killed after {timeout:g} s"}
-    if done.returncode != 0:
-        return {**row, "status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}"}
-    return {**row, "status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
-
-
 def format_rows(results: pd.DataFrame) -> str:
-    def cell(value: Any, spec: str) -> str:
-        return "" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
-
     lines = [f"{row.way:>3} {row.method:<9} {row.threads:>2} {cell(getattr(row, 'seconds', None), '8.2f'):>8} "
              f"{cell(getattr(row, 'gap', None), '9.2e'):>9} {cell(getattr(row, 'tolerance', None), '9.2e'):>9} "
              f"{cell(getattr(row, 'objective', None), '12.6e'):>12} {cell(getattr(row, 'support', None), '6.0f'):>6} "
@@ -139,7 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if method == "CLARABEL" and way not in CLARABEL_WAYS:
                     continue
                 for count in threads:
-                    row = run_worker(way, method, path, sigma, count, args.timeout)
+                    row = {"way": way, "method": method, "threads": count,
+                           **run_in_process(__file__, [way, method, path, sigma], count, args.timeout)}
                     results.append({"rows": args.rows, "sigma": sigma, **row})
                     print(f"  way={way} {method} threads={count}: {row.get('seconds', '')} {row['status']}", flush=True)
     frame = pd.DataFrame(results)

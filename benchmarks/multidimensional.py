@@ -39,16 +39,14 @@ import hashlib
 import itertools
 import json
 import math
-import os
 import resource
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 
-from _common import Timer, argument_parser, int_list, name_list, ruled, write_csv
+from _common import Timer, argument_parser, cell, int_list, name_list, ruled, run_in_process, write_csv
 
 ADULT = (100, 100, 100, 99, 85, 42, 16, 15, 9, 7, 6, 5, 2, 2)
 CPS = (50, 100, 7, 4, 2)
@@ -171,20 +169,11 @@ def release_job(name: str) -> dict[str, Any]:
 
 def run_worker(part: str, name: str, threads: int, tol: float) -> dict[str, Any]:
     """One job in a fresh process with ``threads`` BLAS threads; its row, or its failure."""
-    environment = {**os.environ, **{variable: str(threads) for variable in
-                                    ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
-    command = [sys.executable, __file__, "--worker", json.dumps([part, name, tol])]
-    done = subprocess.run(command, env=environment, capture_output=True, text=True)
-    row: dict[str, Any] = {"part": part, "workload": name, "threads": threads}
-    if done.returncode != 0:
-        return {**row, "status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}"}
-    return {**row, "status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
+    return {"part": part, "workload": name, "threads": threads,
+            **run_in_process(__file__, [part, name, tol], threads)}
 
 
 def format_rows(results: pd.DataFrame) -> str:
-    def cell(value: Any, spec: str) -> str:
-        return "" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
-
     lines = []
     for row in results.itertuples():
         hdmm = HDMM.get(row.workload)
