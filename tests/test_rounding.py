@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import projmech as pm
+from projmech.bodies.hull import project_to_hull
 from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
 from projmech.bodies.rounding import gaussian_rounding, rounding_covariance
 
@@ -108,3 +109,52 @@ def test_synthetic_data_refuses_categorical_domains_and_mismatched_results():
         pm.bodies.synthetic_data(other, result, 10, np.random.default_rng(0))
     with pytest.raises(TypeError, match="result"):
         pm.bodies.synthetic_data(domain, "not a result", 10, np.random.default_rng(0))
+
+
+def categorical_release(n=20_000, seed=5):
+    """A categorical table, its 2-way marginals projected onto K_Q from noisy answers."""
+    domain = pm.Domain(["a", "b", "c", "d"], [3, 4, 2, 5])
+    rng = np.random.default_rng(seed)
+    h = rng.dirichlet(np.full(domain.size, 0.3))
+    workload = pm.marginals(domain, 2)
+    noisy = workload.answer(h) + rng.normal(0, 0.01, workload.num_queries)
+    return domain, workload, project_to_hull(workload, noisy, solver="fast")
+
+
+def test_rows_from_a_hull_witness_round_its_weights_to_counts():
+    """Every element's row count is floor or ceil of n w_j, the counts sum to n, and the
+    reported distance is recomputed here from the rows by brute-force counting."""
+    domain, workload, result = categorical_release()
+    n = 20_000
+    synthetic = pm.synthetic_data(domain, result, n, np.random.default_rng(3), workload=workload)
+    rows = synthetic.data.records
+    assert rows.shape == (n, 4) and synthetic.data.domain == domain and synthetic.repair == 0.0
+    counts = np.zeros(domain.size)
+    for row in rows:  # brute force, independent of the package's counting
+        counts[np.ravel_multi_index(tuple(row), domain.sizes)] += 1
+    w = result.weights.toarray().ravel()
+    assert np.all(np.abs(counts - n * w) < 1.0) and counts.sum() == n
+    assert np.all(counts[w == 0] == 0)
+    dense = workload.toarray()
+    difference = dense @ (counts / n) - result.answers
+    assert synthetic.marginal_rmse == pytest.approx(np.sqrt(np.mean(difference ** 2)), rel=1e-9)
+    assert synthetic.marginal_max_error == pytest.approx(np.abs(difference).max(), rel=1e-9)
+    # Rounding, not sampling: each answer is off by at most (support elements in it) / n.
+    assert synthetic.marginal_max_error <= result.support.size / n
+
+
+def test_rows_from_a_hull_witness_are_shuffled_by_the_generator_and_need_the_workload():
+    domain, workload, result = categorical_release()
+    one = pm.synthetic_data(domain, result, 1000, np.random.default_rng(0), workload=workload)
+    again = pm.synthetic_data(domain, result, 1000, np.random.default_rng(0), workload=workload)
+    other = pm.synthetic_data(domain, result, 1000, np.random.default_rng(1), workload=workload)
+    np.testing.assert_array_equal(one.data.records, again.data.records)
+    assert not np.array_equal(one.data.records, other.data.records)
+    with pytest.raises(ValueError, match="workload: required"):
+        pm.synthetic_data(domain, result, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="result"):
+        pm.synthetic_data(pm.Domain(["a"], [7]), result, 10, np.random.default_rng(0), workload=workload)
+    with pytest.raises(TypeError, match="rng"):
+        pm.synthetic_data(domain, result, 10, 0, workload=workload)
+    with pytest.raises(TypeError, match="workload"):
+        pm.synthetic_data(domain, result, 10, np.random.default_rng(0), workload="marginals")

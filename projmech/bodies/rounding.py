@@ -1,4 +1,6 @@
-"""Synthetic binary rows from a moment matrix of the relaxation L, by Gaussian rounding.
+"""Synthetic rows from a projection: binary rows from a moment matrix of the relaxation L, by
+Gaussian rounding, and rows over any domain from the witness distribution of a projection onto
+K_Q, by rounding its weights to counts.
 
 A point of L is a moment matrix, not a distribution, so it has no witness to sample from. In the
 ±1 form ``s = 2x - 1`` its second moments are ``M = [[1, m^T], [m, C]]`` (``diag(C) = 1``).
@@ -22,6 +24,9 @@ import numpy as np
 from ..data import Dataset
 from ..domain import Domain
 from ..validation import check_positive_int
+from .._sparse import issparse
+from ..workloads import Workload
+from .hull import ProjectionResult
 from .relaxation import MomentEncoding, RelaxationResult
 
 __all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthetic_data"]
@@ -87,8 +92,7 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
         expectation, otherwise only approximately.
     """
     n = check_positive_int("n", n)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    _checked_rng(rng)
     covariance, repair = rounding_covariance(moments)
     eigenvalues, eigenvectors = np.linalg.eigh(covariance)
     factor = eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))[None, :]
@@ -100,18 +104,20 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
 
 @dataclass(frozen=True)
 class SyntheticData:
-    """Synthetic rows drawn from a point of L, and how far their marginals are from it.
+    """Synthetic rows drawn from a projection, and how far their answers are from its answers.
 
     Attributes
     ----------
     data : Dataset
         The rows, over the projection's domain.
     repair : float
-        See :func:`rounding_covariance` (0: the moments are reproduced exactly in expectation).
+        See :func:`rounding_covariance` (0: the moments are reproduced exactly in expectation;
+        always 0 for rows from a witness).
     marginal_rmse, marginal_max_error : float
-        RMSE and largest absolute difference between the rows' own 2-way marginals and the
-        projected answers they were drawn from: sampling error (about ``1/sqrt(n)``) plus the
-        bias of any repair.
+        RMSE and largest absolute difference between the rows' own answers (2-way marginals for
+        L, the projected workload for K_Q) and the projected answers they were drawn from: for L
+        sampling error (about ``1/sqrt(n)``) plus the bias of any repair; for K_Q the rounding of
+        the weights to counts (at most ``support / n`` in any answer).
     """
 
     data: Dataset
@@ -120,24 +126,48 @@ class SyntheticData:
     marginal_max_error: float
 
 
-def synthetic_data(domain: Domain, result: RelaxationResult, n: int, rng: np.random.Generator) -> SyntheticData:
-    """Draw ``n`` synthetic rows from a projection onto L by :func:`gaussian_rounding` and report
-    how far the sample's 2-way marginals are from the projected answers.
+def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, n: int, rng: np.random.Generator,
+                   *, workload: Workload | None = None) -> SyntheticData:
+    """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
 
-    Post-processing of a private release: the rows carry the release's guarantee. Binary
-    domains only (the rounding of one-hot moments is not implemented).
+    From a projection onto L (:class:`RelaxationResult`, binary domains): drawn by
+    :func:`gaussian_rounding`. From a projection onto K_Q (:class:`ProjectionResult`, any
+    domain): its witness ``w`` is a distribution over the universe; each element gets
+    ``floor(n w_j)`` rows and the remaining rows go to the largest remainders (ties broken by
+    ``rng``), so every count is within 1 of ``n w_j`` and the rows' answers differ from the
+    projected ones only by that rounding, never by sampling noise. Rows come in random order.
+
+    Post-processing of a private release: the rows carry the release's guarantee, provided ``n``
+    is public (it is the number of rows drawn, not a statistic of the data).
+
+    Parameters
+    ----------
+    domain : Domain
+    result : RelaxationResult or ProjectionResult
+    n : int
+        Rows to draw.
+    rng : numpy.random.Generator
+    workload : Workload, optional
+        For a :class:`ProjectionResult`, the workload it projected (required): the rows'
+        answers are computed from their counts with it and compared with ``result.answers``.
 
     Raises
     ------
     ValueError
-        For a non-binary domain, or moments that do not match the domain.
+        For a relaxation result over a non-binary domain, moments or a witness that do not match
+        the domain, or a projection result without its workload.
     """
     if not isinstance(domain, Domain):
         raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
+    if isinstance(result, ProjectionResult):
+        return _rows_from_witness(domain, result, check_positive_int("n", n), _checked_rng(rng), workload)
     if not isinstance(result, RelaxationResult):
-        raise TypeError(f"result: expected a RelaxationResult, got {type(result).__name__}")
+        raise TypeError(f"result: expected a RelaxationResult or ProjectionResult, got {type(result).__name__}")
+    if workload is not None:
+        raise ValueError("workload: only for a ProjectionResult (a relaxation's answers are 2-way marginals)")
     if any(size != 2 for size in domain.sizes):
-        raise ValueError("domain: Gaussian rounding draws binary rows; every attribute must have 2 values")
+        raise ValueError("domain: Gaussian rounding draws binary rows; every attribute must have 2 values "
+                         "(for a categorical domain, draw from a projection onto K_Q)")
     encoding = MomentEncoding.of(domain, "binary")
     if result.moments.shape != (encoding.size, encoding.size) or result.answers.shape != (encoding.num_queries,):
         raise ValueError(
@@ -155,3 +185,40 @@ def synthetic_data(domain: Domain, result: RelaxationResult, n: int, rng: np.ran
         marginal_rmse=float(np.sqrt(np.mean(difference ** 2))),
         marginal_max_error=float(np.abs(difference).max()),
     )
+
+
+def _checked_rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np.random.Generator,
+                       workload: Workload | None) -> SyntheticData:
+    """Rows by largest-remainder rounding of ``n w`` (see :func:`synthetic_data`)."""
+    if workload is None:
+        raise ValueError("workload: required for a ProjectionResult (the workload whose answers it projected)")
+    if not isinstance(workload, Workload):
+        raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
+    if workload.universe_size != domain.size or result.answers.shape != (workload.num_queries,):
+        raise ValueError(f"result: its answers ({result.answers.size}) and the workload "
+                         f"({workload.num_queries} queries over {workload.universe_size} cells) must match the "
+                         f"domain ({domain.size} cells)")
+    support = result.support
+    weights = np.asarray(result.weights[support] if not issparse(result.weights)
+                         else result.weights.toarray().ravel()[support], dtype=float)
+    if weights.size != support.size or weights.size == 0:
+        raise ValueError("result: its witness has no positive weight")
+    scaled = n * weights / weights.sum()
+    counts = np.floor(scaled).astype(np.int64)
+    remainders = scaled - counts
+    left = n - int(counts.sum())
+    # Largest remainders first, ties in random order.
+    order = np.lexsort((rng.random(support.size), -remainders))
+    counts[order[:left]] += 1
+    cells = np.repeat(support, counts)
+    rows = np.column_stack(np.unravel_index(rng.permutation(cells), domain.sizes)).astype(np.int64)
+    data = Dataset(rows, domain)
+    difference = workload.answer_data(data) - result.answers
+    return SyntheticData(data=data, repair=0.0, marginal_rmse=float(np.sqrt(np.mean(difference ** 2))),
+                         marginal_max_error=float(np.abs(difference).max()))
