@@ -161,7 +161,7 @@ def active_set_projection(
         positions, weights = np.arange(warm_start[0].size), warm_start[1]
     # The corral and its factor live through the whole solve: a new pool keeps its points.
     border = max(pool.scale, np.finfo(float).tiny)
-    corral = Corral(pool.points_gram, border, positions)
+    corral = Corral(pool.points_gram, border, positions, dimension=k + 1)
     # Major cycles start from the corral's affine minimizer; a warm start's weights need not be it.
     weights = _minor_cycles(corral, _kept_weights(positions, weights, corral.positions))
 
@@ -291,13 +291,18 @@ def _wolfe(pool: _Pool, corral: Corral, weights: np.ndarray) -> np.ndarray:
     # stop the method at once when ||F||^2 is far below 1).
     resolution = _RESOLUTION * pool.scale
     refused = np.zeros(size, dtype=bool)
-    previous_entering = -1
+    previous_level = np.inf
     for _ in range(10 * size + 100):
         live = corral.positions
         current = np.zeros(size)
         current[live] = weights
         gradient = pool.point_products(current)
         level = float(weights @ gradient[live])
+        # |x|^2 falls at every major cycle that moves the corral in exact arithmetic; when it no
+        # longer does, rounding rules the steps (the outer loop's certificate says how far from
+        # optimal that leaves the point).
+        if not level < previous_level:
+            break
         gradient[live] = np.inf
         gradient[refused] = np.inf
         order = np.argpartition(gradient, min(_ENTERING, size) - 1)[:_ENTERING]
@@ -308,12 +313,10 @@ def _wolfe(pool: _Pool, corral: Corral, weights: np.ndarray) -> np.ndarray:
             # on ghosts only. Compact, and offer them again.
             weights = _compacted(corral, weights)
             refused[:] = False
-            previous_entering = -1
+            previous_level = np.inf
             continue
-        # The most improving point again after a whole cycle: rounding keeps it out.
-        if entering.size == 0 or entering[0] == previous_entering:
+        if entering.size == 0:
             break
-        previous_entering = int(entering[0])
         before = corral.positions
         dependent = corral.add_many(entering)
         weights = _moved(before, weights, corral.positions, size)
@@ -326,6 +329,7 @@ def _wolfe(pool: _Pool, corral: Corral, weights: np.ndarray) -> np.ndarray:
             weights = _moved(before_retry, weights, corral.positions, size)
         refused[dependent] = True  # affinely dependent on the corral: not a newcomer again here
         if np.any(weights == 0.0):
+            previous_level = level
             weights = _minor_cycles(corral, weights)
     return weights
 
@@ -335,7 +339,9 @@ def _kept_weights(before: np.ndarray, weights: np.ndarray, after: np.ndarray) ->
     if before.size == after.size:
         return weights
     kept = weights[np.isin(before, after)]
-    return kept / kept.sum()
+    total = float(kept.sum())
+    # Every point that carried weight was refused (rounding): restart from the centroid.
+    return kept / total if total > 0 else np.full(after.size, 1.0 / after.size)
 
 
 def _moved(before: np.ndarray, weights: np.ndarray, after: np.ndarray, size: int) -> np.ndarray:
@@ -382,13 +388,15 @@ def _minor_cycles(corral: Corral, weights: np.ndarray) -> np.ndarray:
         ratios = np.full(affine.size, np.inf)
         ratios[falling] = weights[falling] / (weights[falling] - affine[falling])
         step = min(1.0, float(ratios.min()))
-        weights = weights + step * (affine - weights)
-        # Dropped: the falling weights the step took to zero (rising ones stay, even at zero).
-        keep = (weights > _WEIGHT_FLOOR) | ~falling
-        if step == 1.0:
+        if step == 1.0:  # the affine minimizer itself, some weight at most the floor: drop those
+            weights = affine.copy()
             keep = weights > _WEIGHT_FLOOR
-        if keep.all():  # rounding: drop the falling weight closest to zero
-            keep[int(np.argmin(np.where(falling, weights, np.inf)))] = False
+        else:
+            weights = weights + step * (affine - weights)
+            # Dropped: the falling weights the step took to zero (rising ones stay, even at zero).
+            keep = (weights > _WEIGHT_FLOOR) | ~falling
+            if keep.all():  # rounding: drop the falling weight the step reached first
+                keep[int(np.argmin(ratios))] = False
         corral.remove(np.flatnonzero(~keep))
         weights = np.clip(weights[keep], 0.0, None)
         weights /= weights.sum()

@@ -32,7 +32,7 @@ __all__ = ["Corral"]
 
 #: A point whose lifted vector keeps less than this fraction of its squared norm outside the
 #: span of the corral's is affinely dependent on them (numerically): it is refused.
-DEPENDENCE = 1e-12
+DEPENDENCE = 1e-9
 
 #: Ghosts allowed before compaction: ``max(GHOSTS_MIN, size // GHOSTS_SHARE)``.
 GHOSTS_MIN = 32
@@ -51,11 +51,18 @@ class Corral:
     members : sequence of int
         Pool positions of the starting corral; those affinely dependent on the ones before
         are left out (see :attr:`refused`).
+    dimension : int, optional
+        The most points the factor may hold, ghosts included: for points in ``R^k``, ``k + 1``
+        (their lifted vectors). A cap that no rounding can fool, where the pivot test can: a
+        dependent point's pivot is rounding, which an ill-conditioned factor can lift above
+        :data:`DEPENDENCE`.
     """
 
-    def __init__(self, points_gram: np.ndarray, border: float, members: np.ndarray) -> None:
+    def __init__(self, points_gram: np.ndarray, border: float, members: np.ndarray,
+                 dimension: int | None = None) -> None:
         self.points_gram = points_gram
         self.border = float(border)
+        self.dimension = points_gram.shape[0] if dimension is None else int(dimension)
         self.size = 0
         self._capacity = 0
         self._members = np.empty(0, dtype=np.int64)
@@ -115,16 +122,20 @@ class Corral:
         of ``R`` come from one triangular solve with as many right-hand sides, then a Cholesky
         factorization of the block's Schur complement, point by point to refuse the dependent."""
         positions = np.asarray(positions, dtype=np.int64)
-        refused = []
-        fresh = []
+        refused: list[int] = []
+        fresh: list[int] = []
         for position in positions:
             ghost = np.flatnonzero(self._ghost_positions[:self._ghost_count] == position)
             if ghost.size:
                 self._revive(int(ghost[0]))
             else:
                 fresh.append(int(position))
+        room = self.dimension - self.size
+        if room < len(fresh):  # beyond the dimension every further point is dependent
+            refused += fresh[max(room, 0):]
+            fresh = fresh[:max(room, 0)]
         if not fresh:
-            return np.empty(0, dtype=np.int64)
+            return np.asarray(refused, dtype=np.int64)
         block = np.asarray(fresh, dtype=np.int64)
         size = self.size
         columns = np.zeros((self._capacity, block.size), order="F")
