@@ -69,7 +69,7 @@ _MAX_BATCH = 256
 _GHOSTS_WORTH_COMPACTING = 8
 
 #: Points entering the corral per major cycle of Wolfe's method (the most improving ones).
-_ENTERING = 16
+_ENTERING = 32
 
 #: A weight below this (relative to 1) is a numerical zero in the minor cycle of Wolfe's method.
 _WEIGHT_FLOOR = 1e-14
