@@ -16,10 +16,10 @@ import numpy as np
 from .data import Dataset, resolve_rows
 from .geometry import gaussian_norm_mean, t_quantile
 from .validation import (
+    GENERATOR,
     NONNEGATIVE,
     OPEN_UNIT,
     POSITIVE_INT,
-    InstanceOf,
     Integral,
     Interval,
     IsCallable,
@@ -109,7 +109,7 @@ class TrialSummary:
 
 
 @validate_params(trials=Interval(Integral, 2, None, reason="a confidence interval"),
-                 rng=InstanceOf(np.random.Generator, what="a numpy.random.Generator"), confidence=OPEN_UNIT,
+                 rng=GENERATOR, confidence=OPEN_UNIT,
                  progress=OrNone(IsCallable()))
 def evaluate(
     mechanism: _Mechanism,

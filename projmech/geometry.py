@@ -100,6 +100,7 @@ import scipy.sparse as sp
 
 from ._sparse import issparse
 from .validation import (
+    GENERATOR,
     NONNEGATIVE,
     OPEN_UNIT,
     POSITIVE_INT,
@@ -411,7 +412,7 @@ def _as_support(name: str, body: Any, dimension: int) -> Support:
 _WIDTH_PARAMETERS: dict[str, Constraint] = dict(
     dimension=POSITIVE_INT,
     samples=Interval(Integral, 2, None, reason="a confidence interval"),
-    rng=InstanceOf(np.random.Generator, what="a numpy.random.Generator"),
+    rng=GENERATOR,
     confidence=OPEN_UNIT,
 )
 

@@ -253,6 +253,7 @@ NONNEGATIVE = Interval(Real, 0, None, closed="left")
 OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
 FLAG = Flag()
 SEED = Seed()
+GENERATOR = InstanceOf(np.random.Generator, what="a numpy.random.Generator")
 
 
 def validate_params(**spec: Constraint) -> Callable[[_F], _F]:

@@ -229,12 +229,13 @@ class _Pool:
         self.indices = np.empty(0, dtype=np.int64)
         self.columns = sp.csc_array((y.size, 0))
         self.column_norms = np.empty(0)  # ||F_j||^2
+        self.pool_linear = np.empty(0)  # b_j = F_j . y on the pool
         self.points_gram = np.empty((0, 0))
         self._rows = sp.csr_array((0, y.size))
 
     def extend(self, indices: np.ndarray) -> None:
         new = np.asarray(indices, dtype=np.int64)
-        b_old, b_new = self.linear[self.indices], self.linear[new]
+        b_old, b_new = self.pool_linear, self.linear[new]
         cross = self.workload._column_gram(self.indices, new) - b_old[:, None] - b_new[None, :] + self.norm
         block = self.workload._column_gram(new, new)
         self.column_norms = np.concatenate([self.column_norms, np.diag(block)])
@@ -242,6 +243,7 @@ class _Pool:
         self.points_gram = np.block([[self.points_gram, cross], [cross.T, block]])
         self.columns = sp.csc_array(sp.hstack([self.columns, self.workload._sparse_columns(new)], format="csc"))
         self.indices = np.concatenate([self.indices, new])
+        self.pool_linear = np.concatenate([b_old, b_new])
         self._rows = sp.csr_array(self.columns.T)  # F_pool^T, for point_products
 
     def restricted_to(self, positions: np.ndarray) -> _Pool:
@@ -249,6 +251,7 @@ class _Pool:
         pool.indices = self.indices[positions]
         pool.columns = self.columns[:, positions]
         pool.column_norms = self.column_norms[positions]
+        pool.pool_linear = self.pool_linear[positions]
         pool.points_gram = self.points_gram[np.ix_(positions, positions)]
         pool._rows = sp.csr_array(pool.columns.T)
         return pool
@@ -259,7 +262,7 @@ class _Pool:
         products with the stored columns (``C(d, way)`` entries each for marginals) rather than
         one with the dense ``q x q`` Gram matrix."""
         answers = self.columns @ weights
-        return self._rows @ answers - self.linear[self.indices] - float(self.y @ answers) + self.norm
+        return self._rows @ answers - self.pool_linear - float(self.y @ answers) + self.norm
 
     def nearest(self) -> int:
         return int(np.argmin(np.diag(self.points_gram)))
@@ -319,14 +322,14 @@ def _wolfe(pool: _Pool, corral: Corral, weights: np.ndarray) -> np.ndarray:
             break
         before = corral.positions
         dependent = corral.add_many(entering)
-        weights = _moved(before, weights, corral.positions, size)
+        weights = _moved(before, weights, corral.positions)
         # A newcomer may depend on ghosts only: compacting frees it, once there are enough
         # ghosts for that to be likely (near the optimum the corral spans almost everything).
         if dependent.size and corral.ghosts >= _GHOSTS_WORTH_COMPACTING:
             weights = _compacted(corral, weights)
             before_retry = corral.positions
             dependent = corral.add_many(dependent)
-            weights = _moved(before_retry, weights, corral.positions, size)
+            weights = _moved(before_retry, weights, corral.positions)
         refused[dependent] = True  # affinely dependent on the corral: not a newcomer again here
         if np.any(weights == 0.0):
             previous_level = level
@@ -338,16 +341,16 @@ def _kept_weights(before: np.ndarray, weights: np.ndarray, after: np.ndarray) ->
     """The weights of the points of ``before`` that are still in ``after``, renormalized."""
     if before.size == after.size:
         return weights
-    kept = weights[np.isin(before, after)]
+    kept = _moved(before, weights, after)
     total = float(kept.sum())
     # Every point that carried weight was refused (rounding): restart from the centroid.
     return kept / total if total > 0 else np.full(after.size, 1.0 / after.size)
 
 
-def _moved(before: np.ndarray, weights: np.ndarray, after: np.ndarray, size: int) -> np.ndarray:
-    """The weights of ``before`` on the corral ``after`` (its newcomers at zero), for a pool of
-    ``size`` points."""
-    spread = np.zeros(size)
+def _moved(before: np.ndarray, weights: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """The weights of the corral ``before`` on the corral ``after`` (pool positions both; the
+    points new in ``after`` at zero)."""
+    spread = np.zeros(int(max(before.max(initial=-1), after.max(initial=-1))) + 1)
     spread[before] = weights
     return spread[after]
 

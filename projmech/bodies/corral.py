@@ -70,8 +70,7 @@ class Corral:
         self._factor = np.empty((0, 0), order="F")
         self._ones = np.empty(0)  # R^{-T} 1
         self._ghosts = np.empty((0, 0))  # R^{-T} E, one column per ghost (spare columns zero)
-        self._ghost_positions = np.empty(0, dtype=np.int64)  # each ghost's pool position
-        self._ghost_factor_index = np.empty(0, dtype=np.int64)  # and its index in the factor
+        self._ghost_factor_index = np.empty(0, dtype=np.int64)  # each ghost's index in the factor
         self._ghost_count = 0
         self._ghosts_gram = np.empty((0, 0))  # Z^T Z
         self._ghosts_cholesky: np.ndarray | None = np.empty((0, 0))  # its lower factor; None: stale
@@ -95,14 +94,12 @@ class Corral:
     def rebase(self, points_gram: np.ndarray, members: np.ndarray) -> None:
         """Move to a new pool whose Gram matrix is ``points_gram``, in which the factor's points
         (:attr:`members`, in order) sit at positions ``members``: the factor is unchanged."""
-        mapping = dict(zip(self._members[:self.size].tolist(), np.asarray(members).tolist()))
-        self._ghost_positions[:self._ghost_count] = [mapping[p] for p in self._ghost_positions[:self._ghost_count].tolist()]
         self._members[:self.size] = members
         self.points_gram = points_gram
 
     @property
     def ghosts(self) -> int:
-        return self.size - int(np.count_nonzero(self._alive[:self.size]))
+        return self._ghost_count
 
     def needs_compaction(self) -> bool:
         return self.ghosts > max(GHOSTS_MIN, self.size // GHOSTS_SHARE)
@@ -124,10 +121,12 @@ class Corral:
         positions = np.asarray(positions, dtype=np.int64)
         refused: list[int] = []
         fresh: list[int] = []
+        ghost_positions = self._members[self._ghost_factor_index[:self._ghost_count]]
         for position in positions:
-            ghost = np.flatnonzero(self._ghost_positions[:self._ghost_count] == position)
+            ghost = np.flatnonzero(ghost_positions == position)
             if ghost.size:
                 self._revive(int(ghost[0]))
+                ghost_positions = self._members[self._ghost_factor_index[:self._ghost_count]]
             else:
                 fresh.append(int(position))
         room = self.dimension - self.size
@@ -142,42 +141,20 @@ class Corral:
         columns[:size] = self.points_gram[np.ix_(self._members[:size], block)] + self.border
         solved = self._forward_block(columns)[:size]  # S = R^{-T} M[C, B]
         schur = self.points_gram[np.ix_(block, block)] + self.border - solved.T @ solved
-        # Cholesky of the Schur complement, leaving out the points whose pivot vanishes: at once
-        # when every pivot is clear of zero, else point by point.
-        diagonal = np.diag(self.points_gram)[block] + self.border
-        upper = np.zeros((block.size, block.size))
-        kept: list[int] = []
-        try:
-            upper = scipy.linalg.cholesky(schur, lower=False, check_finite=False)
-            if np.all(np.diag(upper) ** 2 > DEPENDENCE * diagonal):
-                kept = list(range(block.size))
-        except np.linalg.LinAlgError:
-            pass
-        if not kept:
-            upper = np.zeros((block.size, block.size))
-            for j in range(block.size):
-                row = scipy.linalg.solve_triangular(upper[np.ix_(kept, kept)], schur[kept, j], trans="T",
-                                                    check_finite=False) if kept else np.empty(0)
-                pivot = schur[j, j] - float(row @ row)
-                if not pivot > DEPENDENCE * diagonal[j]:
-                    refused.append(int(block[j]))
-                    continue
-                upper[kept, j] = row
-                upper[j, j] = np.sqrt(pivot)
-                kept.append(j)
+        upper, kept = _cholesky_refusing(schur, np.diag(self.points_gram)[block] + self.border)
+        refused += [int(position) for position in np.delete(block, kept)]
         if not kept:
             return np.asarray(refused, dtype=np.int64)
         count = len(kept)
         self._reserve(size + count)
-        new_upper = upper[np.ix_(kept, kept)]
         new_solved = solved[:, kept]
         self._factor[:size, size:size + count] = new_solved
-        self._factor[size:size + count, size:size + count] = new_upper
+        self._factor[size:size + count, size:size + count] = upper
         self._ones[size:size + count] = scipy.linalg.solve_triangular(
-            new_upper, 1.0 - new_solved.T @ self._ones[:size], trans="T", check_finite=False)
+            upper, 1.0 - new_solved.T @ self._ones[:size], trans="T", check_finite=False)
         ghosts = self._ghost_count
         if ghosts:
-            rows = -scipy.linalg.solve_triangular(new_upper, new_solved.T @ self._ghosts[:size, :ghosts], trans="T",
+            rows = -scipy.linalg.solve_triangular(upper, new_solved.T @ self._ghosts[:size, :ghosts], trans="T",
                                                   check_finite=False)
             self._ghosts[size:size + count, :ghosts] = rows
             self._ghosts_gram += rows.T @ rows
@@ -187,20 +164,18 @@ class Corral:
         self.size += count
         return np.asarray(refused, dtype=np.int64)
 
-    def _revive(self, column: int) -> int:
+    def _revive(self, column: int) -> None:
         """Make the ghost of column ``column`` of ``Z`` live again: drop that column."""
         count = self._ghost_count
         index = int(self._ghost_factor_index[column])
         keep = np.arange(count) != column
         self._ghosts[:, column:count - 1] = self._ghosts[:, column + 1:count]
         self._ghosts[:, count - 1] = 0.0
-        self._ghost_positions[column:count - 1] = self._ghost_positions[column + 1:count]
         self._ghost_factor_index[column:count - 1] = self._ghost_factor_index[column + 1:count]
         self._ghosts_gram = self._ghosts_gram[np.ix_(keep, keep)]
         self._ghosts_cholesky = None
         self._ghost_count = count - 1
         self._alive[index] = True
-        return int(np.count_nonzero(self._alive[:index]))
 
     def remove(self, live_indices: np.ndarray) -> None:
         """Make the live points at ``live_indices`` (into :attr:`positions`) ghosts: their
@@ -216,7 +191,6 @@ class Corral:
         if count + added > self._ghosts.shape[1]:
             extra = max(count, GHOSTS_MIN, added)
             self._ghosts = np.asfortranarray(np.hstack([self._ghosts, np.zeros((self._capacity, extra))]))
-            self._ghost_positions = np.concatenate([self._ghost_positions, np.zeros(extra, np.int64)])
             self._ghost_factor_index = np.concatenate([self._ghost_factor_index, np.zeros(extra, np.int64)])
         cross = self._ghosts[:, :count].T @ solved
         gram = np.empty((count + added, count + added))
@@ -225,7 +199,6 @@ class Corral:
         gram[count:, :count] = cross.T
         gram[count:, count:] = solved.T @ solved
         self._ghosts[:, count:count + added] = solved
-        self._ghost_positions[count:count + added] = self._members[factor_indices]
         self._ghost_factor_index[count:count + added] = factor_indices
         self._ghosts_gram = gram
         self._ghosts_cholesky = _appended_cholesky(self._ghosts_cholesky, cross, gram[count:, count:])
@@ -271,11 +244,11 @@ class Corral:
     def _forward_unit(self, index: int) -> np.ndarray:
         """``R^{-T} e_index``: zero above ``index``, so only the trailing block is solved, at
         ``O((size - index)^2)`` (points that leave soon after entering sit near the end)."""
-        result = np.zeros(self._capacity)
         if 2 * index < self.size:
             unit = np.zeros(self._capacity)
             unit[index] = 1.0
             return self._forward(unit)
+        result = np.zeros(self._capacity)
         trailing = np.asfortranarray(self._factor[index:self.size, index:self.size])
         unit = np.zeros(self.size - index)
         unit[0] = 1.0
@@ -310,32 +283,51 @@ class Corral:
         self.size = 0
         self._factor[:] = np.eye(self._capacity)
         self._ghosts = np.zeros((self._capacity, GHOSTS_MIN), order="F")
-        self._ghost_positions = np.zeros(GHOSTS_MIN, dtype=np.int64)
         self._ghost_factor_index = np.zeros(GHOSTS_MIN, dtype=np.int64)
         self._ghost_count = 0
         self._ghosts_gram = np.zeros((0, 0))
         self._ghosts_cholesky = np.zeros((0, 0))
         self._alive[:] = False
-        self.refused = []
-        count = members.size
         matrix = self.points_gram[np.ix_(members, members)] + self.border
-        try:
-            upper = scipy.linalg.cholesky(matrix, lower=False, check_finite=False)
-            pivots = np.diag(upper) ** 2
-            if count and not np.all(pivots > DEPENDENCE * np.diag(matrix)):
-                raise np.linalg.LinAlgError("nearly dependent")
-        except np.linalg.LinAlgError:
-            for position in members:
-                if self.add(int(position)) is None:
-                    self.refused.append(int(position))
-            return
+        upper, kept = _cholesky_refusing(matrix, np.diag(matrix), limit=self.dimension)
+        self.refused = [int(position) for position in np.delete(members, kept)]
+        count = len(kept)
         self._factor[:count, :count] = upper
-        self._members[:count] = members
+        self._members[:count] = members[kept]
         self._alive[:count] = True
         self.size = count
         right = np.zeros(self._capacity)
         right[:count] = 1.0
         self._ones = self._forward(right)
+
+
+def _cholesky_refusing(matrix: np.ndarray, diagonal: np.ndarray, limit: int | None = None
+                       ) -> tuple[np.ndarray, list[int]]:
+    """The upper Cholesky factor of ``matrix[kept][:, kept]`` and ``kept``: the points (rows, in
+    order) whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry, at most
+    ``limit`` of them. All at once when every pivot is clear of zero, else point by point."""
+    size = matrix.shape[0]
+    if limit is None or size <= limit:
+        try:
+            upper = scipy.linalg.cholesky(matrix, lower=False, check_finite=False)
+            if np.all(np.diag(upper) ** 2 > DEPENDENCE * diagonal):
+                return upper, list(range(size))
+        except np.linalg.LinAlgError:
+            pass
+    upper = np.zeros((size, size))
+    kept: list[int] = []
+    for j in range(size):
+        if limit is not None and len(kept) == limit:
+            break
+        row = scipy.linalg.solve_triangular(upper[np.ix_(kept, kept)], matrix[kept, j], trans="T",
+                                            check_finite=False) if kept else np.empty(0)
+        pivot = matrix[j, j] - float(row @ row)
+        if not pivot > DEPENDENCE * diagonal[j]:
+            continue
+        upper[kept, j] = row
+        upper[j, j] = np.sqrt(pivot)
+        kept.append(j)
+    return upper[np.ix_(kept, kept)], kept
 
 
 def _appended_cholesky(lower: np.ndarray | None, cross: np.ndarray, block: np.ndarray) -> np.ndarray | None:

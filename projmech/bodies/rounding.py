@@ -23,7 +23,7 @@ import numpy as np
 
 from ..data import Dataset
 from ..domain import Domain
-from ..validation import check_positive_int
+from ..validation import GENERATOR, check_positive_int
 from .._sparse import issparse
 from ..workloads import Workload
 from .hull import ProjectionResult
@@ -92,7 +92,7 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
         expectation, otherwise only approximately.
     """
     n = check_positive_int("n", n)
-    _checked_rng(rng)
+    GENERATOR.check("rng", rng)
     covariance, repair = rounding_covariance(moments)
     eigenvalues, eigenvectors = np.linalg.eigh(covariance)
     factor = eigenvectors * np.sqrt(np.clip(eigenvalues, 0.0, None))[None, :]
@@ -160,7 +160,7 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     if not isinstance(domain, Domain):
         raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
     if isinstance(result, ProjectionResult):
-        return _rows_from_witness(domain, result, check_positive_int("n", n), _checked_rng(rng), workload)
+        return _rows_from_witness(domain, result, check_positive_int("n", n), GENERATOR.check("rng", rng), workload)
     if not isinstance(result, RelaxationResult):
         raise TypeError(f"result: expected a RelaxationResult or ProjectionResult, got {type(result).__name__}")
     if workload is not None:
@@ -178,19 +178,7 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     x = rows.astype(float)
     mean = x.mean(axis=0)
     sample = np.block([[np.ones((1, 1)), mean[None, :]], [mean[:, None], x.T @ x / x.shape[0]]])
-    difference = encoding.answers(sample) - result.answers
-    return SyntheticData(
-        data=Dataset(rows, domain),
-        repair=repair,
-        marginal_rmse=float(np.sqrt(np.mean(difference ** 2))),
-        marginal_max_error=float(np.abs(difference).max()),
-    )
-
-
-def _checked_rng(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
-    return rng
+    return _synthetic(Dataset(rows, domain), repair, encoding.answers(sample) - result.answers)
 
 
 def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np.random.Generator,
@@ -205,8 +193,8 @@ def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np
                          f"({workload.num_queries} queries over {workload.universe_size} cells) must match the "
                          f"domain ({domain.size} cells)")
     support = result.support
-    weights = np.asarray(result.weights[support] if not issparse(result.weights)
-                         else result.weights.toarray().ravel()[support], dtype=float)
+    values = result.weights[support]  # the witness's positive weights, never the dense witness
+    weights = values.toarray() if issparse(values) else np.asarray(values, dtype=float)
     if weights.size != support.size or weights.size == 0:
         raise ValueError("result: its witness has no positive weight")
     scaled = n * weights / weights.sum()
@@ -219,6 +207,11 @@ def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np
     cells = np.repeat(support, counts)
     rows = np.column_stack(np.unravel_index(rng.permutation(cells), domain.sizes)).astype(np.int64)
     data = Dataset(rows, domain)
-    difference = workload.answer_data(data) - result.answers
-    return SyntheticData(data=data, repair=0.0, marginal_rmse=float(np.sqrt(np.mean(difference ** 2))),
+    return _synthetic(data, 0.0, workload.answer_data(data) - result.answers)
+
+
+def _synthetic(data: Dataset, repair: float, difference: np.ndarray) -> SyntheticData:
+    """The rows with the RMSE and largest entry of ``difference`` (their answers minus the
+    projected ones)."""
+    return SyntheticData(data=data, repair=repair, marginal_rmse=float(np.sqrt(np.mean(difference ** 2))),
                          marginal_max_error=float(np.abs(difference).max()))

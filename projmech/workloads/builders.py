@@ -18,8 +18,8 @@ from .._sparse import issparse
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     FLAG,
+    GENERATOR,
     POSITIVE_INT,
-    InstanceOf,
     check_real_array,
     check_real_dtype,
     validate_params,
@@ -29,7 +29,6 @@ from .explicit import ImplicitWorkload, MatrixWorkload
 
 __all__ = ["identity", "total", "prefix", "all_range", "identity_total", "repeated", "random_queries"]
 
-_GENERATOR = InstanceOf(np.random.Generator, what="a numpy.random.Generator")
 
 
 def _with_terms(workload: Workload, terms: Callable[[str], Sequence[str]]) -> Workload:
@@ -151,7 +150,7 @@ def repeated(query: Any, k: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> W
     return MatrixWorkload(np.tile(row, (k, 1)), [f"copy{i}" for i in range(k)], name=f"repeated(k={k})")
 
 
-@validate_params(k=POSITIVE_INT, m=POSITIVE_INT, rng=_GENERATOR, max_entries=POSITIVE_INT)
+@validate_params(k=POSITIVE_INT, m=POSITIVE_INT, rng=GENERATOR, max_entries=POSITIVE_INT)
 def random_queries(k: int, m: int, rng: np.random.Generator, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """``k`` random counting queries: each entry independently 0 or 1 with probability 1/2.
 

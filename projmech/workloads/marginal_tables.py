@@ -85,11 +85,8 @@ class Marginals(_Structured):
         return operators._columns(index, self._sizes, self.way, self.num_queries)
 
     def _gram(self) -> np.ndarray:
-        # Two elements share a cell of subset S's table iff they agree on every attribute of S,
-        # so they share C(a, way) cells, a = the number of attributes on which they agree.
-        codes = np.unravel_index(np.arange(self.universe_size, dtype=np.int64), self._sizes)
-        agree = sum((column[:, None] == column[None, :]).astype(np.int64) for column in codes)
-        return np.array([math.comb(a, self.way) for a in range(len(self._sizes) + 1)], dtype=float)[agree]
+        universe = np.arange(self.universe_size, dtype=np.int64)
+        return self._column_gram(universe, universe)
 
     def kronecker_gram(self) -> KroneckerGram:
         # Subset S's table: identity on S, the all-ones matrix (a total's Gram) elsewhere.
@@ -105,7 +102,8 @@ class Marginals(_Structured):
                             shape=(self.num_queries, index.size))
 
     def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        # As for the Gram matrix: C(a, way) cells shared by elements agreeing on a attributes.
+        # Two elements share a cell of subset S's table iff they agree on every attribute of S,
+        # so they share C(a, way) cells, a = the number of attributes on which they agree.
         codes_left, codes_right = np.unravel_index(left, self._sizes), np.unravel_index(right, self._sizes)
         agree = np.zeros((left.size, right.size), dtype=np.int64)
         for a, b in zip(codes_left, codes_right):
