@@ -81,13 +81,15 @@ def test_bad_arguments():
         gaussian_rounding(Y, 10, 0)
 
 
-def test_synthetic_data_reports_the_distance_of_its_marginals():
+@pytest.mark.parametrize("method", ["gaussian", "search"])
+def test_synthetic_data_reports_the_distance_of_its_marginals(method):
     """The reported distance is recomputed independently from the rows' histogram."""
     domain, h, _ = correlated_moments()
     truth = pm.marginals(domain, 2).answer(h)
     noisy = truth + np.random.default_rng(2).normal(0, 0.02, truth.size)
     result = project_to_relaxation(domain, noisy, solver="CLARABEL")
-    synthetic = pm.bodies.synthetic_data(domain, result, 50_000, np.random.default_rng(3))
+    synthetic = pm.bodies.synthetic_data(domain, result, 50_000, np.random.default_rng(3), method=method)
+    assert synthetic.method == method
     assert synthetic.data.n == 50_000 and synthetic.data.domain == domain
     sample = pm.marginals(domain, 2).answer(pm.histogram(synthetic.data))
     difference = sample - result.answers
@@ -97,13 +99,19 @@ def test_synthetic_data_reports_the_distance_of_its_marginals():
         assert synthetic.marginal_max_error <= 5 * 0.5 / np.sqrt(50_000)
 
 
-def test_synthetic_data_refuses_categorical_domains_and_mismatched_results():
+def test_synthetic_data_refuses_gaussian_rounding_of_categorical_domains_and_mismatched_results():
     domain, h, _ = correlated_moments()
     truth = pm.marginals(domain, 2).answer(h)
     result = project_to_relaxation(domain, truth, solver="CLARABEL")
     categorical = pm.Domain(["a", "b"], [3, 2])
-    with pytest.raises(ValueError, match="domain"):
+    with pytest.raises(ValueError, match="method: Gaussian rounding draws binary rows"):
+        pm.bodies.synthetic_data(categorical, result, 10, np.random.default_rng(0), method="gaussian")
+    with pytest.raises(ValueError, match="result"):  # the categorical domain's one-hot encoding
         pm.bodies.synthetic_data(categorical, result, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="method: expected one of"):
+        pm.bodies.synthetic_data(domain, result, 10, np.random.default_rng(0), method="sample")
+    with pytest.raises(TypeError, match="method"):
+        pm.bodies.synthetic_data(domain, result, 10, np.random.default_rng(0), method=None)
     other = pm.Domain(["a", "b", "c"], [2, 2, 2])
     with pytest.raises(ValueError, match="result"):
         pm.bodies.synthetic_data(other, result, 10, np.random.default_rng(0))

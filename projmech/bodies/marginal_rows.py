@@ -1,0 +1,187 @@
+"""Synthetic rows over any domain whose 2-way marginals match released 2-way marginal tables.
+
+A point of the relaxation L is a set of consistent 2-way tables (with a PSD moment matrix), not
+a distribution, so there is no witness to sample from. Two steps turn the tables into rows:
+
+1. **A tree to start.** The maximum spanning tree of the tables' mutual informations (Chow &
+   Liu 1968) is a distribution whose 2-way marginals on the tree's edges are the released tables
+   exactly; ``n`` rows are drawn from it, attribute by attribute along the tree.
+2. **Local search on the rows.** The rows' own tables miss the released ones off the tree. Each
+   pass visits every (row, attribute) once, in random batches: a row's value is changed to the
+   one that most lowers ``sum over tables ||counts / n - released||^2`` (the change of one value
+   moves two cells of each of the ``d - 1`` tables that hold the attribute, so its effect is a sum
+   of ``d - 1`` gathered table entries). Changes within a batch are scored against the same
+   tables, so a batch can overshoot a cell (most on small tables, where many rows propose the
+   same change): a pass that improves the objective by less than ``MIN_IMPROVEMENT`` halves the
+   batch, down to ``MIN_BATCH``; the search keeps the best rows seen.
+
+The rows are post-processing of the released tables (and of ``rng``): they carry the release's
+guarantee, provided ``n`` is public.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.sparse.csgraph import minimum_spanning_tree
+
+from ..domain import Domain
+
+__all__ = ["pair_tables", "tree_rows", "search_rows", "DEFAULT_PASSES", "DEFAULT_BATCH"]
+
+#: Most passes of the local search.
+DEFAULT_PASSES = 6
+#: Rows changed against the same tables at first. Measured with 48,842 rows: on categorical
+#: Adult a fixed batch of 128 reaches an RMS distance of 1.1e-4 to the released tables (512:
+#: 2.2e-4; 2,048 overshoots and oscillates at 7e-4); on binarized Adult (4-cell tables) 32
+#: stalls at 2e-4 and 8 reaches 2e-5.
+DEFAULT_BATCH = 128
+MIN_BATCH = 8
+#: A pass that lowers the objective by less than this share halves the batch.
+MIN_IMPROVEMENT = 0.01
+
+
+def pair_tables(domain: Domain, answers: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """The 2-way tables ``{(a, b): table}`` (``a < b``, shape ``(size_a, size_b)``) of answers in
+    the layout of ``marginals(domain, 2)``: views, not copies."""
+    sizes = domain.sizes
+    pairs = list(itertools.combinations(range(len(sizes)), 2))
+    expected = sum(sizes[a] * sizes[b] for a, b in pairs)
+    if answers.shape != (expected,):
+        raise ValueError(f"answers: expected {expected} 2-way marginal cells for the domain, got shape {answers.shape}")
+    tables, offset = {}, 0
+    for a, b in pairs:
+        cells = sizes[a] * sizes[b]
+        tables[a, b] = answers[offset:offset + cells].reshape(sizes[a], sizes[b])
+        offset += cells
+    return tables
+
+
+def _distributions(tables: dict[tuple[int, int], np.ndarray]) -> dict[tuple[int, int], np.ndarray]:
+    """Each table with negative cells set to 0 and scaled to total 1 (uniform where it has no
+    positive cell): a relaxation without local constraints may release negative cells."""
+    out = {}
+    for key, table in tables.items():
+        positive = np.maximum(table, 0.0)
+        total = positive.sum()
+        out[key] = positive / total if total > 0 else np.full(table.shape, 1.0 / table.size)
+    return out
+
+
+def _mutual_information(table: np.ndarray) -> float:
+    rows, columns = table.sum(axis=1, keepdims=True), table.sum(axis=0, keepdims=True)
+    independent = rows * columns
+    positive = table > 0
+    return float(np.sum(table[positive] * np.log(table[positive] / independent[positive])))
+
+
+def tree_rows(domain: Domain, answers: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` rows drawn from the Chow–Liu tree of the released 2-way tables (module docstring)."""
+    sizes = domain.sizes
+    d = len(sizes)
+    tables = _distributions(pair_tables(domain, answers))
+    information = np.zeros((d, d))
+    for (a, b), table in tables.items():
+        # +1 keeps every edge of the complete graph (scipy drops zero weights), so the tree spans.
+        information[a, b] = 1.0 + _mutual_information(table)
+    tree = minimum_spanning_tree(-information).tocoo()
+    neighbours: dict[int, list[int]] = {a: [] for a in range(d)}
+    for a, b in zip(tree.row.tolist(), tree.col.tolist()):
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    rows = np.empty((n, d), dtype=np.int64)
+    root = tables[0, 1].sum(axis=1)
+    rows[:, 0] = _draw(np.broadcast_to(root, (n, sizes[0])), rng)
+    visited, stack = {0}, [0]
+    while stack:
+        parent = stack.pop()
+        for child in neighbours[parent]:
+            if child in visited:
+                continue
+            visited.add(child)
+            stack.append(child)
+            joint = tables[parent, child] if parent < child else tables[child, parent].T
+            mass = joint.sum(axis=1, keepdims=True)
+            # A parent value of mass 0 is never drawn; its row is left uniform to stay a distribution.
+            conditional = np.where(mass > 0, joint / np.where(mass > 0, mass, 1.0), 1.0 / sizes[child])
+            rows[:, child] = _draw(conditional[rows[:, parent]], rng)
+    return rows
+
+
+def _draw(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One value per row of ``probabilities`` (each row a distribution), by inversion."""
+    cumulative = np.cumsum(probabilities, axis=1)
+    cumulative /= cumulative[:, -1:]
+    uniform = rng.random(probabilities.shape[0])
+    return np.minimum((uniform[:, None] >= cumulative).sum(axis=1), probabilities.shape[1] - 1)
+
+
+def _differences(domain: Domain, answers: np.ndarray, rows: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """``counts / n - answers`` of every 2-way table of the rows."""
+    sizes = domain.sizes
+    difference = {}
+    for (a, b), table in pair_tables(domain, np.asarray(answers, dtype=float)).items():
+        counts = np.bincount(rows[:, a] * sizes[b] + rows[:, b], minlength=table.size)
+        difference[a, b] = counts.reshape(table.shape) / rows.shape[0] - table
+    return difference
+
+
+def search_rows(domain: Domain, answers: np.ndarray, rows: np.ndarray, rng: np.random.Generator, *,
+                passes: int = DEFAULT_PASSES, batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, list[float]]:
+    """Local search on ``rows`` towards the released tables (module docstring).
+
+    Returns the best rows seen and the objective ``sum ||counts / n - answers||^2`` before the
+    first pass and after each pass (``passes`` at most; fewer once a pass at ``MIN_BATCH``
+    stalls).
+    """
+    sizes = domain.sizes
+    d = len(sizes)
+    rows = np.array(rows, dtype=np.int64)
+    n = rows.shape[0]
+    unit = 1.0 / n
+    difference = _differences(domain, answers, rows)
+
+    def objective() -> float:
+        return float(sum(np.sum(table ** 2) for table in difference.values()))
+
+    history = [objective()]
+    best = rows.copy()
+    # Moving one value changes the objective by 2/n (S[new] - S[old]) + 2 (d - 1)/n^2, S the sum
+    # of the gathered differences: worth it only below this threshold on S[new] - S[old].
+    threshold = -(d - 1) * unit
+    for _ in range(passes):
+        for a in rng.permutation(d).tolist():
+            others = [b for b in range(d) if b != a]
+            order = rng.permutation(n)
+            for start in range(0, n, batch):
+                chosen = order[start:start + batch]
+                scores = np.zeros((chosen.size, sizes[a]))
+                for b in others:
+                    scores += (difference[a, b] if a < b else difference[b, a].T)[:, rows[chosen, b]].T
+                current = rows[chosen, a]
+                target = scores.argmin(axis=1)
+                gain = scores[np.arange(chosen.size), target] - scores[np.arange(chosen.size), current]
+                moving = gain < threshold
+                if not moving.any():
+                    continue
+                moved, old, new = chosen[moving], current[moving], target[moving]
+                for b in others:
+                    other = rows[moved, b]
+                    if a < b:
+                        np.add.at(difference[a, b], (old, other), -unit)
+                        np.add.at(difference[a, b], (new, other), unit)
+                    else:
+                        np.add.at(difference[b, a], (other, old), -unit)
+                        np.add.at(difference[b, a], (other, new), unit)
+                rows[moved, a] = new
+        history.append(objective())
+        if history[-1] < min(history[:-1]):
+            best = rows.copy()
+        if history[-1] > (1 - MIN_IMPROVEMENT) * min(history[:-1]):
+            if batch // 2 < MIN_BATCH:
+                break
+            batch //= 2
+            rows = best.copy()  # the difference tables must follow: recount them
+            difference = _differences(domain, answers, rows)
+    return best, history
