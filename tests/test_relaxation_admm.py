@@ -266,3 +266,33 @@ def test_result_summary_holds_the_stats_and_repr_is_short():
     assert summary["constraint_violation"] == result.constraint_violation
     assert "\n" not in repr(result) and len(repr(result)) < 300
     assert "admm optimal" in str(result)
+
+
+def test_clipped_cells_keep_the_marginals_and_lower_the_mixture_needed():
+    """The refit changes the cross moments alone, so every table keeps the 1-way marginals of
+    ``m``, and its cells are far less negative; the upper bound takes the better feasible point."""
+    from projmech.bodies.relaxation_admm import _clip_cells, _feasible, _mixed, _upper_bound
+    domain = DOMAINS["mixed"]
+    rng = np.random.default_rng(11)
+    _, _, y = _noisy(domain, rng, sigma=0.05)
+    model = _ContrastModel(domain, local=True)
+    m, cross = model.solve(*model.cells_adjoint(y), ratio=0.0)  # the least-squares fit: negative cells
+    before = model.cells(m, cross)
+    assert before.min() < -1e-3
+    clipped = _clip_cells(model, m, cross)
+    after = model.cells(m, clipped)
+    assert after.min() > 0.1 * before.min()
+    for answers in (before, after):  # 1-way marginals of every table, against the brute-force ones of m
+        tables = {}
+        offset = 0
+        for a, b in itertools.combinations(range(len(domain.sizes)), 2):
+            table = answers[offset:offset + domain.sizes[a] * domain.sizes[b]].reshape(domain.sizes[a], domain.sizes[b])
+            tables.setdefault(a, []).append(table.sum(axis=1))
+            tables.setdefault(b, []).append(table.sum(axis=0))
+            offset += table.size
+        for a, sums in tables.items():
+            for other in sums[1:]:
+                np.testing.assert_allclose(other, sums[0], atol=1e-12)
+    assert _feasible(model, m, clipped)[0] < _feasible(model, m, cross)[0]
+    best = _upper_bound(model, m, cross, y)[0]
+    assert best == min(_mixed(model, m, cross, y)[0], _mixed(model, m, clipped, y)[0])

@@ -72,6 +72,8 @@ OVER_RELAXATION = 1.6
 BALANCE = 2.0
 #: RMS distance per answer below which the relative gap is taken against this floor instead.
 DISTANCE_FLOOR = 1e-5
+#: Rounds of clipping the cells and refitting the tables before mixing (:func:`_clip_cells`).
+CLIP_ROUNDS = 10
 #: Tables up to this many cells are transformed by one product with ``U_a ⊗ U_b``.
 KRONECKER_MAX_CELLS = 64
 
@@ -256,7 +258,7 @@ class _ContrastModel:
         for attribute_group in self.attribute_groups:
             positions, basis = attribute_group.positions, attribute_group.basis
             diagonal = 1.0 / attribute_group.size + m[positions - 1] @ basis.T  # (n, r): each attribute's mu
-            blocks = np.einsum("vi,nv,vj->nij", basis, diagonal, basis)
+            blocks = np.matmul(basis.T[None, :, :] * diagonal[:, None, :], basis)  # V^T diag(mu) V
             Y[positions[:, :, None], positions[:, None, :]] = blocks
         return Y
 
@@ -281,7 +283,7 @@ class _ContrastModel:
         for group in self.attribute_groups:
             positions, basis = group.positions, group.basis
             blocks = S[positions[:, :, None], positions[:, None, :]]
-            diagonal = np.einsum("vi,nij,vj->nv", basis, blocks, basis)
+            diagonal = np.sum(np.matmul(basis, blocks) * basis, axis=-1)  # diag(V B V^T)
             m[positions - 1] += diagonal @ basis
         return m, cross
 
@@ -325,10 +327,14 @@ def _sandwich(left: np.ndarray, blocks: np.ndarray, right: np.ndarray) -> np.nda
 
 
 def _project_psd(S: np.ndarray) -> np.ndarray:
+    """``S`` less its negative eigen-part: near the solution the negative eigenvalues are few (41
+    of 575 on categorical Adult), so subtracting them is cheaper than rebuilding from the rest.
+    (LAPACK's MRRR on the negative subset alone was measured slower there: the spectrum of Y'
+    clusters at 1/r.)"""
     values, vectors = np.linalg.eigh(S)
-    positive = values > 0
-    kept = vectors[:, positive]
-    return (kept * values[positive]) @ kept.T
+    negative = values < 0
+    kept = vectors[:, negative]
+    return S - (kept * values[negative]) @ kept.T
 
 
 def _simplex_all(model: _ContrastModel, answers: np.ndarray) -> np.ndarray:
@@ -495,12 +501,39 @@ def _balance(primal: float | np.floating, dual: float | np.floating) -> float:
 
 def _upper_bound(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray],
                  y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """The better of two feasible points: ``x`` mixed with the uniform point, and (with local
+    constraints) the same after :func:`_clip_cells`."""
+    candidates = [_mixed(model, m, cross, y)]
+    if model.local:
+        candidates.append(_mixed(model, m, _clip_cells(model, m, cross), y))
+    return min(candidates, key=lambda candidate: candidate[0])
+
+
+def _mixed(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray],
+           y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """``x`` mixed with the uniform point just enough to lie in L: objective, answers, Y'."""
     theta, _ = _feasible(model, m, cross)
     uniform_m, uniform_cross = model.uniform_point()
     m_feasible = (1 - theta) * m + theta * uniform_m
     cross_feasible = [(1 - theta) * c + theta * u for c, u in zip(cross, uniform_cross)]
     answers = model.cells(m_feasible, cross_feasible)
     return 0.5 * float(np.sum((answers - y) ** 2)), answers, model.moments(m_feasible, cross_feasible)
+
+
+def _clip_cells(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> list[np.ndarray]:
+    """Cross moments whose cells are (nearly) nonnegative, with the 1-way marginals ``m`` kept.
+
+    Near the solution most cells of the ADMM's ``x`` that should be 0 are about -1e-6 (60,000 of
+    148,137 on categorical Adult), and mixing with the uniform point to lift them costs 50x more
+    than the PSD constraint alone would. Alternating ``CLIP_ROUNDS`` times between clipping the
+    cells at 0 and the tables with the same 1-way marginals (a change of ``X_ab`` alone, so the
+    tables stay consistent) leaves violations that a far smaller mixture repairs; measured there,
+    the certified gap reaches 1e-4 in about a third fewer iterations.
+    """
+    for _ in range(CLIP_ROUNDS):
+        clipped = np.maximum(model.cells(m, cross), 0.0)
+        cross = [model._to_contrasts(group, group.gather(clipped))[:, 1:, 1:] for group in model.groups]
+    return cross
 
 
 def _lower_bound(model: _ContrastModel, y: np.ndarray, multiplier: np.ndarray, matrix: np.ndarray,
