@@ -31,6 +31,7 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/factorization.py
 	$(BIN)/python benchmarks/widths.py
 	$(BIN)/python benchmarks/relaxation.py
+	$(BIN)/python benchmarks/synthetic.py
 	$(BIN)/python benchmarks/feasibility.py
 	$(BIN)/python benchmarks/audit.py
 	$(BIN)/python benchmarks/noise.py

@@ -113,7 +113,7 @@ def _draw(probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One value per row of ``probabilities`` (each row a distribution), by inversion."""
     cumulative = np.cumsum(probabilities, axis=1)
     cumulative /= cumulative[:, -1:]
-    uniform = rng.random(probabilities.shape[0])
+    uniform = np.asarray(rng.random(probabilities.shape[0]))
     return np.minimum((uniform[:, None] >= cumulative).sum(axis=1), probabilities.shape[1] - 1)
 
 

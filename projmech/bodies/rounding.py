@@ -144,8 +144,8 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     changes their values by local search until their own tables stop approaching the projected
     ones (:mod:`projmech.bodies.marginal_rows`); ``"gaussian"`` (binary domains) draws them by
     :func:`gaussian_rounding`, which reproduces the moments in expectation only where no repair
-    was needed (on binarized Adult its rows' marginals are 17x farther from the truth than the
-    projected answers; the search's 1.0-1.2x). From a projection onto K_Q
+    was needed (on binarized Adult its rows' marginals are 14x farther from the truth than the
+    projected answers; the search's 1.05x). From a projection onto K_Q
     (:class:`ProjectionResult`, any domain): its witness ``w`` is a distribution over the
     universe; each element gets ``floor(n w_j)`` rows and the remaining rows go to the largest
     remainders (ties broken by ``rng``), so every count is within 1 of ``n w_j`` and the rows'
