@@ -74,6 +74,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from projmech import ApproxDP, Dataset, Domain, GaussianMechanism, ProjectionMechanism, datasets, marginals
+from projmech.bodies.marginal_rows import pair_tables
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
 from projmech.evaluation import max_error, mean_confidence_interval, rmse
 from projmech.experiments import format_number
@@ -132,25 +133,11 @@ def latent_factor_data(d: int, rows: int, rng: np.random.Generator, factors: int
     return Dataset((latent > 0).astype(np.int64), binary_domain(d))
 
 
-def pair_tables(domain: Domain, answers: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
-    """``(i, j, table)`` for every pair ``i < j``, ``table`` of shape ``(size_i, size_j)``, read
-    from answers in the layout of ``marginals(domain, 2)``."""
-    sizes = domain.sizes
-    tables, offset = [], 0
-    for i, j in itertools.combinations(range(len(sizes)), 2):
-        cells = sizes[i] * sizes[j]
-        tables.append((i, j, answers[offset:offset + cells].reshape(sizes[i], sizes[j])))
-        offset += cells
-    if offset != answers.size:
-        raise ValueError(f"answers: expected {offset} entries for {domain!r}, got {answers.size}")
-    return tables
-
-
 def inconsistency(domain: Domain, answers: np.ndarray) -> float:
     """Largest disagreement between two pair tables on a shared attribute's 1-way marginal (0 for
     any point of K_Q or L, whose tables all come from one moment matrix)."""
     ones: list[list[np.ndarray]] = [[] for _ in domain.sizes]
-    for i, j, table in pair_tables(domain, answers):
+    for (i, j), table in pair_tables(domain, answers).items():
         ones[i].append(table.sum(axis=1))
         ones[j].append(table.sum(axis=0))
     return float(max(np.ptp(np.array(values), axis=0).max() for values in ones))
@@ -509,7 +496,7 @@ class PrivatePGM:
             f"ApproxMirrorDescent (convex GBP, {oracle_iters} round{'s' if oracle_iters > 1 else ''}/step)"
 
     def measurements(self, noisy: np.ndarray, sigma: float, n: int) -> list[Any]:
-        blocks = [table.ravel() for _, _, table in pair_tables(self.domain, noisy)]
+        blocks = [table.ravel() for table in pair_tables(self.domain, noisy).values()]
         return [self.mbi.LinearMeasurement(block * n, clique, stddev=sigma * n)
                 for block, clique in zip(blocks, self.cliques)]
 

@@ -531,8 +531,7 @@ def _clip_cells(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -
     the certified gap reaches 1e-4 in about a third fewer iterations.
     """
     for _ in range(CLIP_ROUNDS):
-        clipped = np.maximum(model.cells(m, cross), 0.0)
-        cross = [model._to_contrasts(group, group.gather(clipped))[:, 1:, 1:] for group in model.groups]
+        _, cross = model.cells_adjoint(np.maximum(model.cells(m, cross), 0.0))
     return cross
 
 
