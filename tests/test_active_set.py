@@ -328,3 +328,22 @@ def test_block_entries_reach_the_optimum_on_reviewed_instances(seed):
     lower, _ = reference_projection(workload.matrix, y)
     assert result.stats.tolerance_met
     assert result.objective - lower <= result.stats.gap + 1e-10
+
+
+def test_the_final_check_reads_the_witness_columns_sparse(monkeypatch):
+    """The check of a fast solution reads the support's columns as sparse ones: dense, a large
+    support of a large table was refused (2-way marginals of two 300-value attributes: 4,034
+    columns of k = 90,000, 3.6e8 entries). Here the cap on dense entries is lowered to 1,000."""
+    import projmech.workloads.base as base
+
+    monkeypatch.setattr(base, "DEFAULT_MAX_ENTRIES", 1000)
+    domain = pm.Domain(["a", "b"], [6, 7])
+    workload = pm.marginals(domain, 2, implicit=True)
+    rng = np.random.default_rng(5)
+    y = workload.answer(rng.dirichlet(np.ones(42))) + rng.normal(0, 0.01, size=workload.num_queries)
+    with pytest.raises(ValueError, match="DEFAULT_MAX_ENTRIES"):
+        workload.columns(np.arange(42))  # the dense read the check no longer makes
+    result = project_to_hull(workload, y, solver="fast", noise_scale=0.01)
+    assert result.stats.tolerance_met and result.support.size * workload.num_queries > 1000
+    _, reference = reference_projection(pm.marginals(domain, 2).matrix, y)
+    np.testing.assert_allclose(result.answers, reference, atol=1e-4)
