@@ -7,7 +7,7 @@ Not a benchmark: the scripts import it (``from _common import ...``; each runs a
   :func:`int_list` and :func:`name_list` for comma-separated options, :func:`usage_error` for
   an invalid combination (``NAME.py: error: ...`` on stderr, exit status 2).
 - **Data**: :func:`binary_domain`, the ``d`` binary attributes ``x0 ... x{d-1}`` of the
-  synthetic workloads.
+  synthetic workloads; :func:`chain_records`, categorical records with dependent attributes.
 - **Time**: :class:`Timer`, wall-clock seconds from :func:`time.perf_counter`.
 - **Tables**: :func:`ruled` (fixed width: header, a rule of dashes, rows) and :func:`markdown`.
 - **Output**: :func:`write_csv` writes a result table (its folder created on demand) and, beside
@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from projmech import Domain
@@ -74,6 +75,19 @@ def usage_error(message: str) -> int:
 def binary_domain(d: int) -> Domain:
     """``d`` binary attributes named ``x0``, ..., ``x{d-1}``."""
     return Domain([f"x{i}" for i in range(d)], [2] * d)
+
+
+def chain_records(sizes: Sequence[int], rows: int, rng: np.random.Generator) -> np.ndarray:
+    """``rows`` records over attributes of ``sizes`` from a chain Bayesian network: the first
+    attribute uniform, each next one drawn given the previous from Dirichlet(0.5) tables (drawn
+    first, from ``rng``), so that the pair tables are far from independent and sparse."""
+    records = np.zeros((rows, len(sizes)), dtype=np.int64)
+    records[:, 0] = rng.integers(0, sizes[0], rows)
+    for i in range(1, len(sizes)):
+        table = rng.dirichlet(np.full(sizes[i], 0.5), size=sizes[i - 1])
+        cumulative = np.cumsum(table[records[:, i - 1]], axis=1)
+        records[:, i] = np.minimum((rng.random(rows)[:, None] > cumulative).sum(axis=1), sizes[i] - 1)
+    return records
 
 
 # --- time ----------------------------------------------------------------------------------------

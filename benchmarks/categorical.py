@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import Timer, argument_parser, cell, int_list, name_list, ruled, run_in_process, write_csv
+from _common import Timer, argument_parser, cell, chain_records, int_list, name_list, ruled, run_in_process, write_csv
 
 SIZES = (2, 2, 4, 5, 16, 32)
 METHODS = ("fast", "SCS", "CLARABEL")
@@ -48,14 +48,7 @@ def noisy_answers(way: int, rows: int) -> tuple[np.ndarray, float]:
     import projmech as pm
 
     domain = pm.Domain([f"a{i}" for i in range(len(SIZES))], SIZES)
-    rng = np.random.default_rng(0)
-    records = np.zeros((rows, len(SIZES)), dtype=np.int64)
-    records[:, 0] = rng.integers(0, SIZES[0], rows)
-    for i in range(1, len(SIZES)):
-        table = rng.dirichlet(np.full(SIZES[i], 0.5), size=SIZES[i - 1])
-        cumulative = np.cumsum(table[records[:, i - 1]], axis=1)
-        records[:, i] = np.minimum((rng.random(rows)[:, None] > cumulative).sum(axis=1), SIZES[i] - 1)
-    data = pm.Dataset(records, domain)
+    data = pm.Dataset(chain_records(SIZES, rows, np.random.default_rng(0)), domain)
     workload = pm.marginals(domain, way, implicit=True)
     sigma = pm.GaussianMechanism(workload, pm.ApproxDP(1.0, 1e-6)).noise_scale(rows)
     truth = workload.answer_data(data)

@@ -1,6 +1,6 @@
 """Benchmark the solvers behind ``project_to_hull`` on noisy answers.
 
-Two parts (``--parts``, default both):
+Three parts (``--parts``, default ``small,scaling``):
 
 ``small``
     Every requested solver (the CVXPY ones and ``"fast"``, ``--solvers``) on the same noisy
@@ -50,8 +50,24 @@ Two parts (``--parts``, default both):
     least 20 times faster than the fastest CVXPY solver and within 0.5 s; at ``d = 20`` within
     20 s and 2 GB of peak memory.
 
-Outputs: ``results/solvers.csv`` (``--out``, the ``small`` part) and
-``results/solvers_scaling.csv`` (``--scaling-out``).
+``auto``
+    The measurements behind the cost model of ``body="auto"`` and ``solver="auto"``
+    (:mod:`projmech.bodies.cost`), and ``auto`` judged by them. On each problem of
+    ``--auto-problems`` (default :data:`AUTO_PROBLEMS`: marginals of binary and categorical
+    tables, 2- and 3-way, from records of a chain Bayesian network; random 0/1 queries; prefix
+    and all-range), with ``--auto-rows`` records and the Gaussian mechanism's noise: the whole
+    call of each modelled choice (``fast`` on the implicit workload, Clarabel and SCS on the
+    explicit matrix, the ADMM onto ``L`` for 2-way marginals), then of ``auto``
+    (``choose_body(workload).project(...)``, on the workload as ``marginals(domain, way)`` builds
+    it by default), each in a fresh process with one BLAS thread after a warm-up, killed after
+    ``--auto-timeout`` seconds. Printed: measured and estimated seconds; per problem what
+    ``auto`` ran, its time against the fastest certified choice, PASS within 10x; and the cost
+    models refitted to the run (least squares on log seconds), to paste into
+    ``projmech/bodies/cost.py``.
+
+Outputs: ``results/solvers.csv`` (``--out``, the ``small`` part),
+``results/solvers_scaling.csv`` (``--scaling-out``) and ``results/solvers_auto.csv``
+(``--auto-out``).
 
 Run from the repository root: ``.venv/bin/python benchmarks/solvers.py [--quick]``.
 """
@@ -78,21 +94,32 @@ import pandas as pd
 from projmech import (
     ApproxDP,
     Dataset,
+    Domain,
     GaussianMechanism,
     ProjectionError,
     ProjectionResult,
     Workload,
+    all_range,
     marginals,
+    prefix,
     project_to_hull,
     random_queries,
 )
+from projmech.bodies.body import HULL_MAX_UNIVERSE, choose_body
+from projmech.bodies.cost import COST_MODELS, CostModel, PowerLaw, WorkloadSize, estimated_seconds
 from projmech.bodies.hull import NOISE_TOL, SOLVERS
+from projmech.bodies.relaxation import project_to_relaxation
+from projmech.solve import SolveError
+from projmech.validation import DEFAULT_MAX_ENTRIES
 from projmech.evaluation import rmse
 from projmech.experiments import format_number
 
-from _common import Timer, argument_parser, binary_domain, int_list, name_list, ruled, usage_error, write_csv
+from _common import Timer, argument_parser, binary_domain, cell, chain_records, int_list, name_list, ruled, \
+    run_in_process, usage_error, write_csv
 
-PARTS: tuple[str, ...] = ("small", "scaling")
+PARTS: tuple[str, ...] = ("small", "scaling", "auto")
+#: The parts run without --parts: "auto" times every choice on two dozen problems (about 15 minutes).
+DEFAULT_PARTS: tuple[str, ...] = ("small", "scaling")
 
 # --- part "small" ------------------------------------------------------------------------------
 FAST = "fast"
@@ -709,6 +736,178 @@ def check_targets(frame: pd.DataFrame) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
+# Part "auto": the measurements behind projmech.bodies.cost, and auto's choice judged by them
+# --------------------------------------------------------------------------------------------
+
+#: The problems of the ``auto`` part: ``marginals:SIZES:WAY`` (records from a chain Bayesian
+#: network), ``random:K:M``, ``prefix:M``, ``range:M`` (a random histogram). Marginals of
+#: categorical and binary tables of every size where some choice is fast enough to measure, the
+#: relaxation alone where the universe is beyond the hull, and workloads only the hull takes.
+AUTO_PROBLEMS: tuple[str, ...] = (
+    "marginals:2x6:2", "marginals:2x10:2", "marginals:2x14:2", "marginals:2x16:2", "marginals:3,4,5:2",
+    "marginals:5x4:2", "marginals:10x3:2", "marginals:4x6:2", "marginals:2,2,4,5,16,32:2", "marginals:5x9:2",
+    "marginals:300,300:2", "marginals:10x20:2", "marginals:15x20:2", "marginals:2x10:3", "marginals:4x6:3",
+    "marginals:2,2,4,5,16,32:3", "random:50:200", "random:200:2000", "random:500:4000", "prefix:256",
+    "prefix:2048", "range:128", "range:512",
+)
+QUICK_AUTO_PROBLEMS: tuple[str, ...] = ("marginals:2x6:2", "marginals:3,4,5:2", "marginals:2x10:2", "prefix:256")
+#: What the part times: each modelled choice alone, then ``auto`` (body and solver chosen by the model).
+AUTO_CHOICES: tuple[str, ...] = (*COST_MODELS, "auto")
+#: ``auto`` must stay within this factor of the fastest certified choice measured.
+AUTO_MAX_RATIO = 10.0
+DEFAULT_AUTO_ROWS = 10_000
+DEFAULT_AUTO_TIMEOUT = 120.0
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    """``"2x6"`` (six attributes of 2 values) or ``"3,4,5"``."""
+    if "x" in text:
+        size, _, count = text.partition("x")
+        return (int(size),) * int(count)
+    return tuple(int(size) for size in text.split(","))
+
+
+def auto_problem(spec: str, rows: int, privacy: ApproxDP, seed: int, explicit: bool) -> tuple[Workload, np.ndarray, float, np.ndarray]:
+    """The workload of ``spec`` (explicit where it fits the default entry cap and ``explicit``
+    is asked for), its noisy answers, their sigma, and the true answers."""
+    kind, *parts = spec.split(":")
+    rng = np.random.default_rng([seed, 2, *map(ord, spec)])
+    if kind == "marginals":
+        sizes, way = _sizes(parts[0]), int(parts[1])
+        domain = Domain([f"a{i}" for i in range(len(sizes))], sizes)
+        implicit = not explicit or math.prod(sizes) * math.comb(len(sizes), way) > DEFAULT_MAX_ENTRIES
+        workload = marginals(domain, way, implicit=implicit)
+        data = Dataset(chain_records(sizes, rows, rng), domain)
+        noisy, sigma = _noisy_answers(workload, data, rows, privacy, rng)
+        return workload, noisy, sigma, workload.answer_data(data)
+    builders = {"random": lambda: random_queries(int(parts[0]), int(parts[1]), rng),
+                "prefix": lambda: prefix(int(parts[0])), "range": lambda: all_range(int(parts[0]))}
+    if kind not in builders:
+        raise ValueError(f"unknown problem {spec!r}")
+    workload = builders[kind]()
+    histogram = rng.multinomial(rows, rng.dirichlet(np.ones(workload.universe_size))) / rows
+    noisy, sigma = _noisy_answers(workload, histogram, rows, privacy, rng)
+    return workload, noisy, sigma, workload.answer(histogram)
+
+
+def run_auto_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Time one choice on one problem (in a worker process, after a warm-up on a tiny one)."""
+    privacy = ApproxDP(job["epsilon"], job["delta"])
+    choice = job["choice"]
+
+    def project(spec: str, rows: int) -> tuple[Any, float, str]:
+        workload, noisy, sigma, _ = auto_problem(spec, rows, privacy, job["seed"], explicit=choice in SOLVERS + ("auto",))
+        timer = Timer()
+        if choice == "auto":
+            body = choose_body(workload)
+            result = body.project(workload, noisy, noise_scale=sigma)
+            ran = f"{body.name}/{result.stats.solver}"
+        elif choice == "relaxed":
+            if workload.domain is None:
+                raise ValueError("the relaxation takes 2-way marginals only")
+            result, ran = project_to_relaxation(workload.domain, noisy), "relaxed/admm"
+        else:
+            result, ran = project_to_hull(workload, noisy, solver=choice, noise_scale=sigma), f"hull/{choice}"
+        return result, timer.seconds, ran
+
+    project("marginals:2,3,4:2", 100)  # imports and first-call costs, outside the timed call
+    try:
+        result, seconds, ran = project(job["spec"], job["rows"])
+    except (SolveError, ValueError) as error:
+        return {"status": f"failed: {type(error).__name__}: {str(error)[:120]}"}
+    return {"seconds": seconds, "ran": ran, "certified": bool(result.stats.tolerance_met),
+            "distance": float(result.distance)}
+
+
+def part_auto(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
+    """Every choice and ``auto`` on every problem of ``args.auto_problems``, each in a fresh
+    process with one BLAS thread; one row per (problem, choice) with the model's estimate."""
+    rows = []
+    for spec in args.auto_problems:
+        workload, _, _, _ = auto_problem(spec, 10, privacy, args.seed, explicit=False)
+        sizes = WorkloadSize.of(workload)
+        base = {"problem": spec, "k": sizes.queries, "m": sizes.universe, "product_work": sizes.product_work,
+                "rank": sizes.rank, "moment_dimension": sizes.moment_dimension}
+        for choice in AUTO_CHOICES:
+            estimate = estimated_seconds(choice, sizes) if choice in COST_MODELS else math.nan
+            if choice == "relaxed" and sizes.moment_dimension is None:
+                rows.append({**base, "choice": choice, "status": "skipped: not 2-way marginals"})
+                continue
+            if choice in COST_MODELS and choice != "relaxed" and sizes.universe > HULL_MAX_UNIVERSE:
+                rows.append({**base, "choice": choice, "status": "skipped: universe above HULL_MAX_UNIVERSE"})
+                continue
+            job = {"choice": choice, "spec": spec, "rows": args.auto_rows, "seed": args.seed,
+                   "epsilon": args.epsilon, "delta": args.delta}
+            row = {**base, "choice": choice, "estimate_s": estimate,
+                   **run_in_process(str(Path(__file__).resolve()), job, 1, args.auto_timeout)}
+            rows.append(row)
+            print(f"  {spec:<28} {choice:<9} {cell(row.get('seconds'), '9.4f'):>9}  {row['status']}", flush=True)
+    return pd.DataFrame(rows)
+
+
+def fit_cost_models(frame: pd.DataFrame) -> dict[str, CostModel]:
+    """Each modelled choice's :class:`CostModel` refitted to this run's certified times, with the
+    model's form (its sizes) kept: least squares on log seconds, coefficients and overhead in
+    log space, exponents free."""
+    from scipy.optimize import least_squares
+
+    fitted = {}
+    for choice, model in COST_MODELS.items():
+        done = frame[(frame["choice"] == choice) & (frame["status"] == "ok") & frame["certified"].astype(bool)]
+        if len(done) < 2 * len(model.terms) + 1:
+            continue
+        sizes = [done[term.size].to_numpy(dtype=float) for term in model.terms]
+        measured = np.log(done["seconds"].to_numpy(dtype=float))
+
+        def residual(theta: np.ndarray) -> np.ndarray:
+            total = np.exp(theta[0]) + sum(np.exp(theta[1 + 2 * i]) * size ** theta[2 + 2 * i]
+                                           for i, size in enumerate(sizes))
+            return np.log(total) - measured
+
+        start = np.concatenate([[np.log(1e-2)], *[[np.log(1e-6), 1.0] for _ in sizes]])
+        theta = least_squares(residual, start).x
+        fitted[choice] = CostModel(float(np.exp(theta[0])), tuple(
+            PowerLaw(term.size, float(np.exp(theta[1 + 2 * i])), float(theta[2 + 2 * i]))
+            for i, term in enumerate(model.terms)))
+    return fitted
+
+
+def auto_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per problem: what ``auto`` ran, its time, the fastest certified choice and the ratio,
+    ``PASS`` when within :data:`AUTO_MAX_RATIO`."""
+    verdicts = []
+    for spec, rows in frame.groupby("problem", sort=False):
+        ok = rows[(rows["status"] == "ok") & rows["certified"].astype(bool)]
+        alternatives = ok[ok["choice"] != "auto"]
+        auto = ok[ok["choice"] == "auto"]
+        if alternatives.empty or auto.empty:
+            verdicts.append({"problem": spec, "verdict": "FAIL: auto did not certify" if not alternatives.empty
+                             else "no certified alternative"})
+            continue
+        best = alternatives.loc[alternatives["seconds"].idxmin()]
+        ratio = float(auto["seconds"].iloc[0] / best["seconds"])
+        verdicts.append({"problem": spec, "auto_ran": auto["ran"].iloc[0], "auto_s": float(auto["seconds"].iloc[0]),
+                         "fastest": best["choice"], "fastest_s": float(best["seconds"]), "ratio": ratio,
+                         "verdict": "PASS" if ratio <= AUTO_MAX_RATIO else "FAIL"})
+    return pd.DataFrame(verdicts)
+
+
+def format_auto(frame: pd.DataFrame, verdicts: pd.DataFrame) -> str:
+    """Measured and estimated seconds per problem and choice, then auto's verdicts."""
+    lines = []
+    for row in frame.itertuples(index=False):
+        lines.append(f"{row.problem:<28} {row.k:>6} {row.m:>9.3g} {row.rank:>6} {row.choice:<9} "
+                     f"{cell(getattr(row, 'seconds', None), '9.4f'):>9} {cell(getattr(row, 'estimate_s', None), '9.4f'):>9}  "
+                     f"{row.status}{'' if getattr(row, 'certified', True) in (True, None) or row.status != 'ok' else ' (not certified)'}")
+    table = ruled(f"{'problem':<28} {'k':>6} {'m':>9} {'rank':>6} {'choice':<9} {'seconds':>9} {'estimate':>9}  status", lines)
+    verdict_lines = [f"{row.problem:<28} {cell(getattr(row, 'auto_ran', None), ''):<15} {cell(getattr(row, 'auto_s', None), '9.4f'):>9} "
+                     f"{cell(getattr(row, 'fastest', None), ''):<9} {cell(getattr(row, 'fastest_s', None), '9.4f'):>9} "
+                     f"{cell(getattr(row, 'ratio', None), '7.2f'):>7}  {row.verdict}" for row in verdicts.itertuples(index=False)]
+    return table + "\n\n" + ruled(f"{'problem':<28} {'auto ran':<15} {'auto s':>9} {'fastest':<9} {'seconds':>9} "
+                                  f"{'ratio':>7}  verdict", verdict_lines)
+
+
+# --------------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------------
 
@@ -738,8 +937,8 @@ def _name_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argument_parser(__doc__)
-    parser.add_argument("--parts", type=_name_list(PARTS), default=list(PARTS),
-                        help=f"comma-separated parts (default {','.join(PARTS)})")
+    parser.add_argument("--parts", type=_name_list(PARTS), default=list(DEFAULT_PARTS),
+                        help=f"comma-separated parts of {','.join(PARTS)} (default {','.join(DEFAULT_PARTS)})")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed runs per solver, median reported (default 3; --quick 1)")
     parser.add_argument("--epsilon", type=float, default=1.0)
@@ -779,6 +978,16 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"seconds per method and d, all repeats (default {DEFAULT_WORKER_TIMEOUT:g})")
     scaling.add_argument("--scaling-out", default="results/solvers_scaling.csv",
                          help="CSV output (default results/solvers_scaling.csv)")
+    auto = parser.add_argument_group("part auto")
+    auto.add_argument("--auto-problems", type=name_list, default=None,
+                      help="problems, e.g. marginals:2,2,4,5,16,32:2, marginals:2x10:3, random:200:2000, prefix:256, "
+                           "range:128 (default: the two dozen of AUTO_PROBLEMS; --quick: four)")
+    auto.add_argument("--auto-rows", type=int, default=DEFAULT_AUTO_ROWS,
+                      help=f"records behind each problem (default {DEFAULT_AUTO_ROWS:,})")
+    auto.add_argument("--auto-timeout", type=float, default=DEFAULT_AUTO_TIMEOUT,
+                      help=f"seconds before one timed call is killed (default {DEFAULT_AUTO_TIMEOUT:g})")
+    auto.add_argument("--auto-out", default="results/solvers_auto.csv",
+                      help="CSV output (default results/solvers_auto.csv)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)  # internal: one Job, as JSON
     return parser
 
@@ -809,7 +1018,8 @@ def resolve(args: argparse.Namespace) -> tuple[int, str | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.worker is not None:
-        print(json.dumps(run_job(Job(**json.loads(args.worker)))))
+        job = json.loads(args.worker)
+        print(json.dumps(run_auto_job(job) if "choice" in job else run_job(Job(**job))))
         return 0
     repeats, error = resolve(args)
     if error is not None:
@@ -836,6 +1046,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in check_targets(scaling):
             print(f"  {line}")
         print(f"\nwrote {write_csv(scaling, args.scaling_out)}")
+    if "auto" in args.parts:
+        problems = args.auto_problems or list(QUICK_AUTO_PROBLEMS if args.quick else AUTO_PROBLEMS)
+        args.auto_problems = problems
+        print(f"auto: {len(problems)} problems, choices {list(AUTO_CHOICES)}, n={args.auto_rows}, {privacy}, "
+              "one BLAS thread, one worker process each", flush=True)
+        auto = part_auto(args, privacy)
+        verdicts = auto_verdicts(auto)
+        print("\nSeconds of the whole call, measured and estimated by projmech.bodies.cost; then auto against the "
+              f"fastest certified choice (PASS: within {AUTO_MAX_RATIO:g}x)\n")
+        print(format_auto(auto, verdicts))
+        print("\nThe cost models refitted to this run (projmech.bodies.cost.COST_MODELS):\n")
+        for choice, model in fit_cost_models(auto).items():
+            print(f"    {choice!r}: {model!r},")
+        print(f"\nwrote {write_csv(auto.merge(verdicts, on='problem', how='left'), args.auto_out)}")
     print(f"done in {timer.seconds:.1f} s")
     return 0
 

@@ -22,6 +22,7 @@ from .data import Dataset
 from .domain import Domain
 from .experiments import error_vs_n, format_table, plot_error_vs_n
 from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation
+from .bodies.cost import HULL_PREFERENCE
 from .bodies.relaxation import RELAXATIONS
 from .mechanisms import (
     FactorizationMechanism,
@@ -361,7 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "(the relaxation L), or a CVXPY solver: CLARABEL, ECOS, OSQP, SCS")
     release.add_argument("--body", choices=BODIES, default=None,
                          help="projection mechanism: the hull K_Q, the relaxation L of 2-way marginals, or auto "
-                              f"(the hull up to {HULL_MAX_UNIVERSE} universe elements, L beyond; default)")
+                              f"(default: the hull up to {HULL_MAX_UNIVERSE} universe elements unless its estimated "
+                              f"time is over {HULL_PREFERENCE:g}x L's; L for 2-way marginals otherwise)")
     release.add_argument("--relaxation", choices=RELAXATIONS, default=None,
                          help="projection onto L: its constraints (default: ProjectionMechanism's, sdp+local)")
     release.add_argument("--seed", type=int, default=None,

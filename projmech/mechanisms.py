@@ -512,11 +512,13 @@ class ProjectionMechanism(_GaussianMeasurement):
       attributes: the universe is never materialized, so ``d = 150`` binary attributes
       (``2^150`` elements; use ``marginals(domain, 2, implicit=True)``) work. A Dataset's true
       answers are counted from its records. (:class:`~projmech.bodies.body.Relaxation`.)
-    - ``body="auto"`` (default): the hull for a workload with products both ways over at most
-      :data:`~projmech.bodies.body.HULL_MAX_UNIVERSE` elements (2^22; the active-set solver projects 2-way marginals
-      of 20 binary attributes in under a second), the relaxation for 2-way marginal workloads
-      beyond, and a ``ValueError`` for any other workload: pass ``body="hull"`` to project onto
-      ``K_Q`` regardless, or use :class:`GaussianMechanism`.
+    - ``body="auto"`` (default): decided from the workload alone by
+      :func:`~projmech.bodies.body.choose_body`: the hull for a workload with products both ways
+      over at most :data:`~projmech.bodies.body.HULL_MAX_UNIVERSE` elements (2^22), unless it
+      is 2-way marginals and the cost model (:mod:`projmech.bodies.cost`) estimates the hull
+      more than ``HULL_PREFERENCE`` (2) times slower than the relaxation; the relaxation for 2-way
+      marginal workloads beyond; a ``ValueError`` for any other workload: pass ``body="hull"``
+      to project onto ``K_Q`` regardless, or use :class:`GaussianMechanism`.
 
     Guarantee: the projection is post-processing, so the release satisfies the Gaussian
     mechanism's guarantee (seed 000, Theorem 2). Since ``B`` is convex and contains the true

@@ -217,20 +217,23 @@ def test_release_body_choice(files):
 
 def test_release_on_20_binary_attributes(tmp_path):
     """2^20 elements: 2-way marginals are built implicitly (the explicit matrix would hold 2e8
-    entries), and body 'auto' projects onto K_Q with the active-set solver."""
+    entries); body 'auto' projects onto L (the cost model's choice: the hull's estimate is 30
+    times L's), and '--body hull' onto K_Q with the active-set solver."""
     d, n = 20, 80
     rng = np.random.default_rng(12)
     frame = pd.DataFrame(rng.integers(0, 2, size=(n, d)), columns=[f"x{i}" for i in range(d)])
     frame.to_csv(tmp_path / "data.csv", index=False)
     (tmp_path / "domain.json").write_text(json.dumps({name: 2 for name in frame.columns}), encoding="utf-8")
-    for mechanism in ("projection", "gaussian"):
-        out = tmp_path / f"{mechanism}.csv"
+    runs = {"auto": ("--mechanism", "projection"), "hull": ("--mechanism", "projection", "--body", "hull"),
+            "gaussian": ("--mechanism", "gaussian")}
+    for name, flags in runs.items():
+        out = tmp_path / f"{name}.csv"
         assert main(["release", "--data", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
-                     "--out", str(out), "--mechanism", mechanism, "--rho", "1e14"]) == 0
+                     "--out", str(out), *flags, "--rho", "1e14"]) == 0
         table, summary = read_outputs(out)
         assert summary["num_queries"] == len(table) == 4 * math.comb(d, 2)
-        assert summary.get("body") == ("hull" if mechanism == "projection" else None)
-        if mechanism == "projection":
+        assert summary.get("body") == {"auto": "relaxation/sdp+local", "hull": "hull"}.get(name)
+        if name == "hull":
             assert summary["solver"]["solver"] == "fast" and summary["solver"]["support_size"] <= 1 + d + math.comb(d, 2) + 1
         assert table["query"].iloc[-1] == f"x{d - 2}=1 & x{d - 1}=1"
         truth = np.concatenate([np.bincount(2 * frame[f"x{i}"] + frame[f"x{j}"], minlength=4) / n

@@ -20,6 +20,7 @@ import numpy as np
 from ..validation import check_positive_number
 from ..workloads import Workload
 from . import hull, relaxation as relaxation_module
+from .cost import WorkloadSize, prefers_relaxation
 from .hull import ProjectionResult, project_to_hull
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
 
@@ -28,10 +29,10 @@ __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "Body", "Hull", "Relaxation", "choose_
 #: What ``body=`` accepts (``"auto"`` picks one of the others, :func:`choose_body`).
 BODIES = ("auto", "hull", "relaxed")
 
-#: Largest universe for which ``body="auto"`` projects onto ``K_Q`` itself, by the active-set
+#: Largest universe for which ``body="auto"`` may project onto ``K_Q`` itself, by the active-set
 #: solver, whose gradients over the universe take O(m) memory: 0.64 s for 2-way marginals at
-#: m = 2^20 (README, projection benchmark), 1.8 s at m = 2^22 in a single probe. 2-way marginals
-#: beyond it are the relaxation's job.
+#: m = 2^20 (README, projection benchmark), 1.8 s at m = 2^22 in a single probe. Below it the
+#: cost model decides between the bodies (:func:`choose_body`).
 HULL_MAX_UNIVERSE = 2**22
 
 
@@ -141,10 +142,19 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
                 relaxation: str = "sdp+local") -> Hull | Relaxation:
     """The body to project ``workload``'s answers onto; a ValueError naming ``body`` if none fits.
 
-    ``"hull"`` and ``"relaxed"`` name one; ``"auto"`` takes the hull for a workload with products
-    both ways over at most :data:`HULL_MAX_UNIVERSE` elements, the relaxation for 2-way marginals
-    beyond, and refuses any other workload. ``solver`` and ``tol`` go to the chosen body's
-    projection; ``relaxation`` picks L's constraints.
+    ``"hull"`` and ``"relaxed"`` name one. ``"auto"`` decides from the workload alone (never the
+    data, since the body decides which point is released):
+
+    - a workload only one body takes gets it: the hull needs products both ways and at most
+      :data:`HULL_MAX_UNIVERSE` elements (its memory is O(m)); the relaxation, all 2-way
+      marginals of a domain; any other workload is refused;
+    - a solver that only one body runs picks it (``"fast"`` the hull, ``"admm"`` the relaxation;
+      a CVXPY name, the hull, which runs it on the explicit matrix);
+    - with ``solver="auto"``, where both bodies apply, the hull unless the cost model estimates
+      its fastest solver more than :data:`~projmech.bodies.cost.HULL_PREFERENCE` times slower
+      than the relaxation (:func:`~projmech.bodies.cost.prefers_relaxation`).
+
+    ``solver`` and ``tol`` go to the chosen body's projection; ``relaxation`` picks L's constraints.
     """
     if not isinstance(workload, Workload):
         raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
@@ -153,7 +163,7 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
     if body == "auto":
-        body = _auto_body(workload)
+        body = _auto_body(workload, solver)
     chosen: Hull | Relaxation = (Hull(solver=solver, tol=tol) if body == "hull"
                                  else Relaxation(relaxation=relaxation, solver=solver, tol=tol))
     blocker = chosen.blocker(workload)
@@ -162,11 +172,19 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     return chosen
 
 
-def _auto_body(workload: Workload) -> str:
+def _auto_body(workload: Workload, solver: str) -> str:
     """``"hull"`` or ``"relaxed"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
-    if workload.has_adjoint and workload.universe_size <= HULL_MAX_UNIVERSE:
-        return "hull"
+    hull_fits = workload.has_adjoint and workload.universe_size <= HULL_MAX_UNIVERSE
     relaxed_blocker = Relaxation().blocker(workload)
+    if hull_fits and relaxed_blocker is None:
+        if solver == "admm":
+            return "relaxed"
+        if solver != "auto":
+            return "hull"
+        sizes = WorkloadSize.of(workload)
+        return "relaxed" if prefers_relaxation(sizes, hull.auto_solver_order(workload)) else "hull"
+    if hull_fits:
+        return "hull"
     if relaxed_blocker is None:
         return "relaxed"
     why = ("it is implicit without rmatvec/columns" if not workload.has_adjoint else

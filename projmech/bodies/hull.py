@@ -42,11 +42,12 @@ from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveSt
     solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
 from ..workloads import Workload, as_query_matrix
+from .cost import WorkloadSize, by_estimated_time
 from .solvers import installed_solvers
 from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 
 __all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS",
-           "DEFAULT_TOL", "NOISE_TOL", "FAST_UNIVERSE", "check_solver"]
+           "DEFAULT_TOL", "NOISE_TOL", "MODELLED_SOLVERS", "check_solver", "auto_solver_order"]
 
 #: CVXPY solvers ``project_to_hull`` accepts by name.
 SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "OSQP", "SCS")
@@ -54,24 +55,9 @@ SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "OSQP", "SCS")
 #: The active-set solver on products with F (:mod:`projmech.bodies.active_set`).
 FAST = "fast"
 
-#: Universe size from which ``solver="auto"`` uses the active-set solver (when the workload
-#: offers :meth:`~projmech.Workload.rmatvec`). Measured on noisy 2-way marginals (2 cores): at
-#: m = 1024 it takes 0.02 s against Clarabel's 0.09 s, at m = 4096 0.04 s against 2.4 s. Below,
-#: every solver takes about 10 ms and the CVXPY solvers, the reference formulation, stay first.
-FAST_UNIVERSE = 1024
-
-#: Universe size from which ``solver="auto"`` starts with SCS rather than Clarabel. Measured on
-#: noisy 2-way marginals at m = 4096 (benchmarks/solvers.py): SCS takes 0.2-0.6 s, Clarabel
-#: 2.1-2.5 s. SCS does not always reach the certified tolerance there (gap ~3e-7 on some
-#: instances); then the fallback to Clarabel costs SCS's 0.6 s, still less than Clarabel's time
-#: saved on the instances SCS certifies. Below this size Clarabel is fastest and certifies.
-_LARGE_UNIVERSE = 2048
-
-
-def _auto_order(m: int) -> list[str]:
-    if m >= _LARGE_UNIVERSE:
-        return ["SCS", "CLARABEL", "ECOS", "OSQP"]
-    return ["CLARABEL", "SCS", "ECOS", "OSQP"]
+#: The CVXPY solvers ``solver="auto"`` orders by :mod:`~projmech.bodies.cost` with ``"fast"``;
+#: the others are never faster in ``benchmarks/solvers.py`` and follow them as fallbacks.
+MODELLED_SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
 
 #: Default certified tolerance of :func:`project_to_hull` without a noise level (see its ``tol``).
 DEFAULT_TOL = 1e-8
@@ -244,9 +230,9 @@ def project_to_hull(
     solver : {"auto", "fast", "CLARABEL", "ECOS", "OSQP", "SCS"}
         ``"fast"``: the active-set solver of :mod:`projmech.bodies.active_set` (column
         generation with Wolfe's minimum-norm-point method; a sparse witness). A CVXPY solver
-        name builds the problem over the explicit matrix. ``"auto"`` uses ``"fast"`` for an
-        implicit workload or ``m >= FAST_UNIVERSE`` (1024), then, for an explicit matrix, the
-        CVXPY solvers Clarabel, SCS, ECOS, OSQP (SCS first when ``m >= 2048``), moving on
+        name builds the problem over the explicit matrix. ``"auto"`` tries the solvers that
+        apply in the order of their estimated time (:func:`auto_solver_order`, from the cost
+        model of :mod:`projmech.bodies.cost`; ``"fast"`` only, for an implicit workload), moving on
         whenever a solver errors, reports a non-optimal status or fails the certificate; every
         attempt is recorded in ``stats.attempts``.
     tol : float, optional
@@ -305,7 +291,9 @@ def project_to_hull(
     tol = check_positive_number("tol", (DEFAULT_TOL if noise_scale is None else NOISE_TOL) if tol is None else tol)
     max_iterations = check_positive_int("max_iterations", max_iterations)
     callback = check_callback(callback)
-    order = _solver_order(solver, m, matrix is not None, workload.has_adjoint if workload is not None else True)
+    # The workload's own products (F w, F^T r) for the fast solver and for the final check.
+    operator = workload if workload is not None else Workload(matrix)
+    order = _solver_order(solver, operator)
     warm = None if warm_start is None else _warm_support(warm_start, m)
     if warm is not None and FAST not in order:
         raise ValueError(f"warm_start: only the 'fast' solver takes a warm start, not {solver!r}")
@@ -317,9 +305,6 @@ def project_to_hull(
 
     def threshold(objective_lower: float) -> float:
         return tol * max(objective_lower, scale)
-
-    # The workload's own products (F w, F^T r) for the fast solver and for the final check.
-    operator = workload if workload is not None else Workload(matrix)
 
     def attempt(name: str) -> Callable[[], Outcome[_Draft]]:
         if name == FAST:
@@ -507,19 +492,27 @@ def check_solver(solver: Any) -> str:
     return solver.upper()
 
 
-def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> list[str]:
-    """The solvers to try, in order; a ValueError when ``solver`` cannot run on this workload."""
-    solver = check_solver(solver)
+def auto_solver_order(workload: Workload) -> list[str]:
+    """The solvers ``solver="auto"`` tries on ``workload``, in order: those of the cost model
+    that apply (``"fast"`` with products both ways, :data:`MODELLED_SOLVERS` with the explicit
+    matrix, when installed) from the fastest estimate to the slowest
+    (:func:`~projmech.bodies.cost.by_estimated_time`), then the other installed CVXPY solvers.
+    Every one stays as a fallback: the active-set solver certifies badly scaled problems (columns
+    of norm 1e8) that every CVXPY solver fails, and a CVXPY solver may certify where it stops."""
     installed = set(installed_solvers())
+    explicit = not workload.is_implicit
+    modelled = ([FAST] if workload.has_adjoint else []) + [name for name in MODELLED_SOLVERS
+                                                           if explicit and name in installed]
+    order = by_estimated_time(modelled, WorkloadSize.of(workload)) if modelled else []
+    return order + [name for name in SOLVERS if explicit and name in installed and name not in order]
+
+
+def _solver_order(solver: str, workload: Workload) -> list[str]:
+    """The solvers to try, in order; a ValueError when ``solver`` cannot run on ``workload``."""
+    solver = check_solver(solver)
+    explicit = not workload.is_implicit
     if solver == "auto":
-        cvxpy_order = [s for s in _auto_order(m) if s in installed] if explicit else []
-        if has_adjoint and (m >= FAST_UNIVERSE or not explicit):
-            order = [FAST] + cvxpy_order
-        else:
-            # Below FAST_UNIVERSE the CVXPY solvers, the reference formulation, go first; the
-            # active-set solver stays as the last resort, since it certifies badly scaled
-            # problems (columns of norm 1e8) that every CVXPY solver fails.
-            order = cvxpy_order + ([FAST] if has_adjoint else [])
+        order = auto_solver_order(workload)
         if not order:
             raise ValueError(
                 "solver: no solver applies: the workload is implicit without rmatvec/columns, "
@@ -527,15 +520,14 @@ def _solver_order(solver: str, m: int, explicit: bool, has_adjoint: bool) -> lis
             )
         return order
     if solver == FAST:
-        if not has_adjoint:
+        if not workload.has_adjoint:
             raise ValueError("solver: 'fast' needs the workload's rmatvec and columns (see Workload.implicit)")
         return [FAST]
-    name = solver
-    if name not in installed:
-        raise ValueError(f"solver: {name} is not installed (installed: {sorted(installed)})")
+    if solver not in installed_solvers():
+        raise ValueError(f"solver: {solver} is not installed (installed: {sorted(installed_solvers())})")
     if not explicit:
-        raise ValueError(f"solver: {name} needs the explicit matrix; the workload is implicit (use 'fast')")
-    return [name]
+        raise ValueError(f"solver: {solver} needs the explicit matrix; the workload is implicit (use 'fast')")
+    return [solver]
 
 
 def _warm_support(warm_start: Any, m: int) -> tuple[np.ndarray, np.ndarray]:
