@@ -92,7 +92,7 @@ def random_sparse(rng: np.random.Generator) -> Instance:
 
 
 def two_way_marginals(rng: np.random.Generator) -> Instance:
-    d = int(rng.choice([4, 6, 8, 10]))  # m = 1024 at d = 10: "auto" then starts with "fast"
+    d = int(rng.choice([4, 6, 8, 10]))  # up to m = 1024, where "auto" orders the solvers by estimate
     return _noisy(_marginal_matrix(d), rng, sigma=float(rng.choice([0.002, 0.02, 0.2])))
 
 

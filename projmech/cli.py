@@ -281,13 +281,12 @@ def _demo(args: argparse.Namespace) -> int:
     workload = workloads.marginals(data.domain, 2)
     privacy = ApproxDP(args.epsilon, args.delta)
     gaussian = GaussianMechanism(workload, privacy)
-    mechanisms = {
-        "gaussian": gaussian,
-        "projection": ProjectionMechanism(workload, privacy),
-    }
+    projection = ProjectionMechanism(workload, privacy)
+    mechanisms = {"gaussian": gaussian, "projection": projection}
     sizes = [s for s in (100, 300, 1000, 3000, 10000, data.n) if s <= data.n]
     print(f"projmech demo: Adult, {len(data.domain)} binary attributes, {workload.num_queries} two-way "
-          f"marginal cells, {privacy}, replace-one neighbours, {args.trials} trials per n")
+          f"marginal cells, {privacy}, replace-one neighbours, {args.trials} trials per n; projection onto "
+          f"{'the relaxation L' if isinstance(projection.body, Relaxation) else 'K_Q'} (body 'auto')")
     results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
     print(format_table(results))
     out_dir = Path(args.out_dir)

@@ -103,7 +103,7 @@ def test_the_audits_instance_is_projected_not_emptied():
 
 
 def test_projection_mechanism_on_a_scaled_identity():
-    """Through ProjectionMechanism with defaults (the active-set solver from m = 1024)."""
+    """Through ProjectionMechanism with defaults (auto: the solvers in the order of their estimated time)."""
     m, c = 1024, 1e4
     workload = pm.Workload(c * np.eye(m))
     rng = np.random.default_rng(1)

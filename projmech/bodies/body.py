@@ -152,7 +152,10 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
       a CVXPY name, the hull, which runs it on the explicit matrix);
     - with ``solver="auto"``, where both bodies apply, the hull unless the cost model estimates
       its fastest solver more than :data:`~projmech.bodies.cost.HULL_PREFERENCE` times slower
-      than the relaxation (:func:`~projmech.bodies.cost.prefers_relaxation`).
+      than the relaxation's ADMM (:func:`~projmech.bodies.cost.prefers_relaxation`); the
+      solvers counted are those the workload allows (the CVXPY ones need its explicit matrix,
+      so an implicit workload's hull is the active-set solver's). ``relaxation="local"``,
+      which the ADMM does not solve and the model does not cover, keeps the hull.
 
     ``solver`` and ``tol`` go to the chosen body's projection; ``relaxation`` picks L's constraints.
     """
@@ -163,7 +166,7 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
     if body == "auto":
-        body = _auto_body(workload, solver)
+        body = _auto_body(workload, solver, relaxation)
     chosen: Hull | Relaxation = (Hull(solver=solver, tol=tol) if body == "hull"
                                  else Relaxation(relaxation=relaxation, solver=solver, tol=tol))
     blocker = chosen.blocker(workload)
@@ -172,14 +175,14 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     return chosen
 
 
-def _auto_body(workload: Workload, solver: str) -> str:
+def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
     """``"hull"`` or ``"relaxed"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
     hull_fits = workload.has_adjoint and workload.universe_size <= HULL_MAX_UNIVERSE
     relaxed_blocker = Relaxation().blocker(workload)
     if hull_fits and relaxed_blocker is None:
         if solver == "admm":
             return "relaxed"
-        if solver != "auto":
+        if solver != "auto" or relaxation == "local":
             return "hull"
         sizes = WorkloadSize.of(workload)
         return "relaxed" if prefers_relaxation(sizes, hull.auto_solver_order(workload)) else "hull"

@@ -22,6 +22,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Literal
 
 from ..workloads import Workload
 from ..workloads.marginal_tables import table_terms
@@ -48,12 +49,15 @@ class WorkloadSize:
         marginal workload (each element lies in one cell of each table), the stored entries of
         the explicit matrix otherwise (``k m`` for a dense or implicit one).
     rank : int
-        The rank of ``F``: exact for a marginal workload (the functions of the attributes of some
-        subset of a table, ``sum over S of prod (n_i - 1)``), ``min(k, m)`` otherwise.
+        The rank of ``F`` for a marginal workload (the functions of the attributes of some
+        subset of a table, ``sum over S of prod (n_i - 1)``); the bound ``min(k, m)`` on it
+        otherwise.
     moment_dimension : int or None
         For the relaxation ``L`` of 2-way marginals, the side of its moment matrix less one:
         ``d`` for binary attributes, the sum of the attribute sizes otherwise; None for a
-        workload ``L`` cannot take.
+        workload that is not all 2-way marginals of a domain.
+
+    Sizes beyond floating point (a universe of ``2^1024`` elements) are ``inf``.
     """
 
     queries: int
@@ -67,9 +71,11 @@ class WorkloadSize:
         """The sizes of ``workload``."""
         k, m = workload.shape
         terms = table_terms(workload)
-        marginal = terms is not None and terms.is_marginal
-        work = float(m) * len(terms.subsets) if terms is not None and marginal else float(workload._stored_entries())
-        rank = _marginal_rank(terms.sizes, terms.subsets) if terms is not None and marginal else None
+        if terms is not None and terms.is_marginal:
+            work = _as_float(m) * len(terms.subsets)
+            rank = _marginal_rank(terms.sizes, terms.subsets)
+        else:
+            work, rank = _as_float(workload._stored_entries()), None
         moment_dimension = None
         if workload.marginal_way == 2 and workload.domain is not None:
             sizes = workload.domain.sizes
@@ -92,17 +98,32 @@ def _marginal_rank(sizes: Sequence[int], subsets: Iterable[tuple[int, ...]]) -> 
     return sum(math.prod(sizes[i] - 1 for i in subset) for subset in closure)
 
 
+def _as_float(value: int) -> float:
+    """``float(value)``, or ``inf`` beyond floating point."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+#: The :class:`WorkloadSize` fields a :class:`PowerLaw` may read.
+Size = Literal["queries", "universe", "product_work", "rank", "moment_dimension"]
+
+
 @dataclass(frozen=True)
 class PowerLaw:
     """``coefficient * size ** exponent`` of the size named ``size`` (a :class:`WorkloadSize` field)."""
 
-    size: str
+    size: Size
     coefficient: float
     exponent: float
 
     def __call__(self, sizes: WorkloadSize) -> float:
         value = getattr(sizes, self.size)
-        return self.coefficient * float(value) ** self.exponent
+        try:
+            return self.coefficient * _as_float(value) ** self.exponent
+        except OverflowError:  # beyond floating point: no finite estimate
+            return math.inf
 
 
 @dataclass(frozen=True)
@@ -150,9 +171,10 @@ def by_estimated_time(choices: Iterable[str], sizes: WorkloadSize) -> list[str]:
 
 
 def prefers_relaxation(sizes: WorkloadSize, hull_solvers: Iterable[str]) -> bool:
-    """Whether ``body="auto"`` takes the relaxation: it can, and the fastest of ``hull_solvers``
-    that the model covers is estimated more than :data:`HULL_PREFERENCE` times slower."""
+    """Whether ``body="auto"`` takes the relaxation (projected onto by the ADMM, which the
+    ``"relaxed"`` model covers): it can, and the fastest of ``hull_solvers`` that the model
+    covers is estimated more than :data:`HULL_PREFERENCE` times slower."""
     relaxed = estimated_seconds("relaxed", sizes)
-    hull = min((estimated_seconds(solver, sizes) for solver in hull_solvers if solver in COST_MODELS),
-               default=math.inf)
-    return math.isfinite(relaxed) and hull > HULL_PREFERENCE * relaxed
+    fastest_hull = min((estimated_seconds(solver, sizes) for solver in hull_solvers if solver in COST_MODELS),
+                       default=math.inf)
+    return math.isfinite(relaxed) and fastest_hull > HULL_PREFERENCE * relaxed
