@@ -26,6 +26,7 @@ from typing import Literal
 
 from ..workloads import Workload
 from ..workloads.marginal_tables import table_terms
+from .relaxation import moment_dimension as relaxation_moment_dimension
 
 __all__ = ["WorkloadSize", "PowerLaw", "CostModel", "COST_MODELS", "HULL_PREFERENCE", "estimated_seconds",
            "by_estimated_time", "prefers_relaxation"]
@@ -78,8 +79,7 @@ class WorkloadSize:
             work, rank = _as_float(workload._stored_entries()), None
         moment_dimension = None
         if workload.marginal_way == 2 and workload.domain is not None:
-            sizes = workload.domain.sizes
-            moment_dimension = len(sizes) if all(size == 2 for size in sizes) else int(sum(sizes))
+            moment_dimension = relaxation_moment_dimension(workload.domain.sizes)
         return cls(k, m, work, min(k, m) if rank is None else min(rank, k, m), moment_dimension)
 
 

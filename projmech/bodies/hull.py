@@ -502,8 +502,9 @@ def auto_solver_order(workload: Workload) -> list[str]:
     (:func:`~projmech.bodies.cost.by_estimated_time`), then the other installed CVXPY solvers.
     Every one stays as a fallback: the active-set solver certifies badly scaled problems (columns
     of norm 1e8) that every CVXPY solver fails, and a CVXPY solver may certify where it stops."""
-    installed = set(installed_solvers())
     explicit = not workload.is_implicit
+    # Only an explicit matrix takes a CVXPY solver: an implicit one needs no lookup (nor CVXPY's import).
+    installed = set(installed_solvers()) if explicit else set()
     modelled = ([FAST] if workload.has_adjoint else []) + [name for name in MODELLED_SOLVERS
                                                            if explicit and name in installed]
     order = by_estimated_time(modelled, WorkloadSize.of(workload)) if modelled else []
@@ -514,7 +515,6 @@ def _solver_order(solver: str, workload: Workload) -> list[str]:
     """The solvers to try, in order; a ValueError when ``solver`` cannot run on ``workload``."""
     solver = check_solver(solver)
     explicit = not workload.is_implicit
-    installed = installed_solvers()
     if solver == "auto":
         order = auto_solver_order(workload)
         if not order:
@@ -527,6 +527,7 @@ def _solver_order(solver: str, workload: Workload) -> list[str]:
         if not workload.has_adjoint:
             raise ValueError("solver: 'fast' needs the workload's rmatvec and columns (see Workload.implicit)")
         return [FAST]
+    installed = installed_solvers()
     if solver not in installed:
         raise ValueError(f"solver: {solver} is not installed (installed: {sorted(installed)})")
     if not explicit:

@@ -55,7 +55,7 @@ import itertools
 import math
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -69,7 +69,7 @@ from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveSt
 from ..validation import check_positive_int, check_positive_number, check_real_array
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
-           "relaxation_support", "MomentEncoding", "check_solver"]
+           "relaxation_support", "MomentEncoding", "moment_dimension", "check_solver"]
 
 RELAXATIONS = ("sdp+local", "sdp", "local")
 
@@ -102,6 +102,18 @@ class RelaxationError(SolveError):
     certified gap, where ADMM stopped at ``max_iterations`` (a :class:`RelaxationResult` whose
     ``stats.status`` is ``iteration_limit``), else None. It is never returned as a projection.
     """
+
+
+def _is_binary(sizes: Sequence[int], encoding: str) -> bool:
+    """Whether ``encoding`` (``"auto"``: binary where every attribute has 2 values) is binary."""
+    return all(size == 2 for size in sizes) if encoding == "auto" else encoding == "binary"
+
+
+def moment_dimension(sizes: Sequence[int], encoding: str = "auto") -> int:
+    """``D``, the indicators ``z`` of a row over attributes of ``sizes`` (the moment matrix is
+    ``(D + 1) x (D + 1)``): one per attribute in the binary encoding, one per value in the one-hot
+    one; ``encoding`` as :meth:`MomentEncoding.of` takes it."""
+    return len(sizes) if _is_binary(sizes, encoding) else int(sum(sizes))
 
 
 @dataclass(frozen=True)
@@ -143,15 +155,11 @@ class MomentEncoding:
             raise ValueError(f"domain: attributes with fewer than 2 values have no 2-way table to relax: {small}")
         if encoding not in ("auto", "binary", "one-hot"):
             raise ValueError(f"encoding: expected 'auto', 'binary' or 'one-hot', got {encoding!r}")
-        binary = all(size == 2 for size in sizes) if encoding == "auto" else encoding == "binary"
+        binary = _is_binary(sizes, encoding)
         if binary and any(size != 2 for size in sizes):
             raise ValueError("encoding: 'binary' needs every attribute to have exactly 2 values")
-        if binary:
-            offsets = np.arange(len(sizes))
-            size = len(sizes) + 1
-        else:
-            offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            size = int(sum(sizes)) + 1
+        offsets = np.arange(len(sizes)) if binary else np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        size = moment_dimension(sizes, encoding) + 1
         first, second = np.triu_indices(len(sizes), 1)  # lexicographic pairs
         if binary:
             # indicator(x_a = v) = v x_a + (1 - v)(1 - x_a), multiplied out: per pair the cells
