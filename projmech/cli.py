@@ -8,6 +8,8 @@ ever overwrites an input, and an existing file is overwritten only with ``--forc
 from __future__ import annotations
 
 import argparse
+import glob
+import importlib.util
 import os
 import sys
 import time
@@ -20,6 +22,7 @@ import numpy as np
 from . import datasets, workloads
 from .data import Dataset
 from .domain import Domain
+from .frames import ENGINES, read_frame
 from .experiments import error_vs_n, format_table, plot_error_vs_n
 from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation
 from .bodies.cost import HULL_PREFERENCE
@@ -195,9 +198,9 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     out = Path(args.out)
     summary = Path(args.summary) if args.summary else out.with_suffix(".json")
     flags = {"--out": out, "--summary" if args.summary else "--out (its .json summary)": summary}
-    inputs = {"--data": Path(args.data), "--domain": Path(args.domain)}
+    inputs = [("--data", Path(file)) for file in data_files(args.data)] + [("--domain", Path(args.domain))]
     for flag, path in flags.items():
-        for input_flag, input_path in inputs.items():
+        for input_flag, input_path in inputs:
             if path.resolve() == input_path.resolve():
                 raise ValueError(f"{flag}: {path} is the {input_flag} file; refusing to overwrite an input")
         _check_new_file(flag, path, args.force)
@@ -216,19 +219,70 @@ def _check_new_file(flag: str, path: Path, force: bool) -> None:
         raise ValueError(f"{flag}: {path} exists; pass --force to overwrite it")
 
 
+def data_files(pattern: str) -> list[str]:
+    """The files ``--data`` names: a file, a glob (``part-*.parquet``) or a folder of Parquet
+    files; a ValueError naming the flag if there are none."""
+    if glob.has_magic(pattern):
+        files = sorted(glob.glob(pattern))
+        if not files:
+            raise ValueError(f"--data: no file matches {pattern}")
+        return files
+    path = Path(pattern)
+    if not path.exists():
+        raise ValueError(f"--data: {path} does not exist")
+    if path.is_dir():
+        files = sorted(str(file) for file in path.glob("*.parquet"))
+        if not files:
+            raise ValueError(f"--data: {path} is a directory with no .parquet files; give a CSV or Parquet file")
+        return files
+    return [pattern]
+
+
+def _is_parquet(file: str) -> bool:
+    return file.lower().endswith((".parquet", ".pq"))
+
+
+#: Above this many bytes of input, ``--engine auto`` scans the data out of core (Polars, else
+#: DuckDB) instead of reading it into memory with pandas.
+IN_MEMORY_BYTES = 2**30
+
+
+def choose_engine(engine: str, files: Sequence[str]) -> str:
+    """``--engine``: as given, or for ``auto`` pandas (in memory) up to :data:`IN_MEMORY_BYTES`
+    of input, else Polars or DuckDB, whichever is installed (out of core)."""
+    if engine != "auto":
+        return engine
+    if sum(os.path.getsize(file) for file in files) <= IN_MEMORY_BYTES:
+        return "pandas"
+    for candidate in ("polars", "duckdb"):
+        if importlib.util.find_spec(candidate) is not None:
+            return candidate
+    raise ValueError(f"--engine: the --data files hold over {IN_MEMORY_BYTES / 2**30:g} GiB, too much to read into "
+                     "memory, and neither polars nor duckdb is installed to scan them (pip install polars)")
+
+
 def _read_inputs(args: argparse.Namespace) -> Dataset:
     """The data set from ``--data`` and ``--domain``, with every failure naming the flag and file."""
-    for flag, path in (("--domain", Path(args.domain)), ("--data", Path(args.data))):
-        if not path.exists():
-            raise ValueError(f"{flag}: {path} does not exist")
-        if path.is_dir():
-            raise ValueError(f"{flag}: {path} is a directory, not a file")
+    domain_path = Path(args.domain)
+    if not domain_path.exists():
+        raise ValueError(f"--domain: {domain_path} does not exist")
+    if domain_path.is_dir():
+        raise ValueError(f"--domain: {domain_path} is a directory, not a file")
+    files = data_files(args.data)
     try:
         domain = Domain.from_json(args.domain)
     except (ValueError, TypeError, OSError) as error:
         raise ValueError(f"--domain: {args.domain}: {error}") from None
+    engine = choose_engine(args.engine, files)
+    if importlib.util.find_spec("pyspark" if engine == "spark" else engine) is None:
+        raise ValueError(f"--engine: {engine} is not installed (pip install 'projmech[engines]')")
+    kinds = {_is_parquet(file) for file in files}
+    if len(kinds) > 1:
+        raise ValueError(f"--data: {args.data} mixes CSV and Parquet files")
     try:
-        return Dataset.from_csv(args.data, domain)
+        if engine == "pandas" and len(files) == 1 and not _is_parquet(files[0]):
+            return Dataset.from_csv(files[0], domain)  # row numbers in errors count the CSV's rows
+        return Dataset.from_frame(read_frame(args.data, engine), domain)
     except (ValueError, TypeError, OSError) as error:
         raise ValueError(f"--data: {args.data}: {error}") from None
 
@@ -270,8 +324,9 @@ def _release(args: argparse.Namespace) -> int:
     projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
     noise = (f"{released.noise.name} noise of std {released.noise.std:.3g} on each measured count "
              f"(answers: counts / {released.size_source} size {released.size:g})")
+    counted = "" if dataset.engine == "numpy" else f", counted in {dataset.engine}"
     print(f"released {len(released.answers)} answers with {released.privacy} ({released.neighbouring.value} "
-          f"neighbours), {noise}{projected}: {out}; summary: {summary_path}")
+          f"neighbours), {noise}{projected}{counted}: {out}; summary: {summary_path}")
     return 0
 
 
@@ -332,12 +387,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="projmech", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    release = commands.add_parser("release", help="privately release a workload's answers on a CSV data set")
+    release = commands.add_parser("release", help="privately release a workload's answers on a CSV or Parquet data set")
     release.add_argument("--data", required=True,
-                         help="CSV file with a header row naming the attributes and one row per person, "
-                              "integer codes 0..size-1 (extra columns are ignored)")
+                         help="CSV file with a header row naming the attributes, or Parquet file; a glob "
+                              "('part-*.parquet') or a folder of Parquet files; one row per person, each "
+                              "attribute's column holding what --domain declares (extra columns are ignored)")
     release.add_argument("--domain", required=True,
-                         help='JSON file {"attribute": size, ...}: the attributes, in order, and their sizes')
+                         help='JSON file of the attributes in order, each a size (integer codes 0..size-1), a list '
+                              'of category labels, or {"bins": [edges]}: '
+                              '{"vote": ["Clinton", "Dole"], "age": {"bins": [18, 25, 35, 50, 65, 100]}, "x": 3}')
+    release.add_argument("--engine", choices=("auto",) + ENGINES, default="auto",
+                         help="what reads and counts --data: pandas (in memory), polars or duckdb (out of core, "
+                              "streaming), spark (the active or a local session) or dask (the active client or "
+                              f"local threads); auto: pandas up to {IN_MEMORY_BYTES // 2**30} GiB of files, else "
+                              "polars or duckdb")
     release.add_argument("--workload", default="marginals:2", help=WORKLOAD_FORMS)
     release.add_argument("--ranges", help="for range-marginals:WAY: ATTR=prefix|all_range[,...], the ordinal "
                                           "attributes and their range queries (identity on the others)")

@@ -17,7 +17,26 @@ import scipy.sparse as sp
 from .operators import _marginal_cells, _marginal_rows, _pair_cells
 from .validation import DEFAULT_MAX_ENTRIES, check_entries, format_count
 
-__all__ = ["table_counts", "marginal_counts", "pair_counts", "BLOCK_ENTRIES"]
+__all__ = ["table_counts", "marginal_counts", "pair_counts", "check_table_cells", "check_marginal_cells",
+           "BLOCK_ENTRIES"]
+
+
+def check_table_cells(sizes: Sequence[int], axes: Sequence[int]) -> int:
+    """The cells of the table on ``axes``, refused above ``DEFAULT_MAX_ENTRIES``."""
+    shape = [int(sizes[a]) for a in axes]
+    cells = math.prod(shape)
+    check_entries("data", cells, DEFAULT_MAX_ENTRIES,
+                  f"the table of {len(shape)} attributes of sizes {shape} (cells={format_count(cells)})",
+                  limit="DEFAULT_MAX_ENTRIES")
+    return cells
+
+
+def check_marginal_cells(sizes: Sequence[int], way: int) -> int:
+    """The cells of all ``way``-way tables, refused above ``DEFAULT_MAX_ENTRIES``."""
+    k = _marginal_cells(sizes, way)
+    check_entries("data", k, DEFAULT_MAX_ENTRIES, f"the {way}-way marginal counts (k={format_count(k)})",
+                  limit="DEFAULT_MAX_ENTRIES")
+    return k
 
 
 def table_counts(records: np.ndarray, sizes: Sequence[int], axes: Sequence[int]) -> np.ndarray:
@@ -25,10 +44,7 @@ def table_counts(records: np.ndarray, sizes: Sequence[int], axes: Sequence[int])
     array of shape ``[sizes[a] for a in axes]`` of integer counts; refused above
     ``DEFAULT_MAX_ENTRIES`` cells."""
     shape = [int(sizes[a]) for a in axes]
-    cells = math.prod(shape)
-    check_entries("data", cells, DEFAULT_MAX_ENTRIES,
-                  f"the table of {len(shape)} attributes of sizes {shape} (cells={format_count(cells)})",
-                  limit="DEFAULT_MAX_ENTRIES")
+    cells = check_table_cells(sizes, axes)
     if not shape:
         return np.array(records.shape[0], dtype=np.int64)
     index = np.ravel_multi_index(tuple(records[:, a] for a in axes), shape) if records.shape[0] else \
@@ -50,9 +66,7 @@ def marginal_counts(records: np.ndarray, sizes: Sequence[int], way: int) -> np.n
     its ``sum(sizes)``-square moment matrix; where that is larger than the counts (few attributes
     of many values), the cells are counted per block of rows instead.
     """
-    k = _marginal_cells(sizes, way)
-    check_entries("data", k, DEFAULT_MAX_ENTRIES, f"the {way}-way marginal counts (k={format_count(k)})",
-                  limit="DEFAULT_MAX_ENTRIES")
+    k = check_marginal_cells(sizes, way)
     # The 2-way route holds a few sum(sizes)-square matrices: fine beside k counts for many small
     # attributes (d = 150 binary: 9e4 entries for 44,700 counts), not for few large ones.
     if way == 2 and sum(sizes) ** 2 <= min(max(4 * k, BLOCK_ENTRIES), DEFAULT_MAX_ENTRIES):

@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping
+import functools
+import itertools
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
@@ -17,7 +19,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._sparse import issparse
+from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
 from .domain import Domain
+from .encodings import Codes
+from .frames import GROUP_BY_TABLES, FrameRows, frame_records, is_lazy_frame
 from .privacy import Neighbouring, SizePolicy
 from .validation import (
     FLAG,
@@ -58,6 +63,13 @@ MW_MAX_UNIVERSE = 2**22
 _DOMAIN = InstanceOf(Domain, what="a Domain")
 
 
+def _is_frame(value: Any) -> bool:
+    """Whether ``value`` is a data frame of an engine Narwhals knows (imported already)."""
+    import narwhals as nw
+
+    return isinstance(nw.from_native(value, pass_through=True), (nw.DataFrame, nw.LazyFrame))
+
+
 def _is_dataframe(value: Any) -> bool:
     """Whether ``value`` is a pandas DataFrame, without importing pandas (if pandas was never
     imported, nothing can be one)."""
@@ -66,7 +78,13 @@ def _is_dataframe(value: Any) -> bool:
 
 
 class Dataset:
-    """``n`` rows of integer codes over a :class:`Domain`.
+    """``n`` rows over a :class:`Domain`: integer codes in memory, or a frame in an engine.
+
+    Build it from a code matrix (this constructor), from a data frame of any engine
+    (:meth:`from_frame`: pandas, Polars, PyArrow, DuckDB, PySpark, Dask), or from a CSV file
+    (:meth:`from_csv`). Counting (:meth:`table`, :meth:`marginal_counts`, :meth:`cell_counts`)
+    is the only access to the rows a release needs; for a lazy or distributed frame it runs
+    inside the engine and only the counts come back.
 
     Parameters
     ----------
@@ -79,18 +97,20 @@ class Dataset:
     ------
     TypeError
         For a DataFrame (its columns would be taken by position, not by name: use
-        :meth:`from_dataframe`), ``None``, a str or mapping, or complex or datetime values.
+        :meth:`from_frame`), ``None``, a str or mapping, or complex or datetime values.
     ValueError
-        On a wrong shape, an empty data set, NaN or a code outside ``0 .. size - 1``; the
-        message names the column and the first bad row.
+        On a wrong shape, NaN or a code outside ``0 .. size - 1``; the message names the column
+        and the first bad row.
     """
+
+    _rows: FrameRows | None = None
 
     @validate_params(domain=_DOMAIN)
     def __init__(self, records: Any, domain: Domain) -> None:
-        if _is_dataframe(records):
+        if _is_dataframe(records) or _is_frame(records):
             raise TypeError(
-                "records: got a pandas DataFrame, whose columns would be matched by position; "
-                "use Dataset.from_dataframe(frame, domain), which matches them by name"
+                f"records: got a {type(records).__name__}, whose columns would be matched by position; "
+                "use Dataset.from_frame(frame, domain), which matches them by name"
             )
         if records is None or isinstance(records, (str, bytes, Mapping)):
             raise TypeError(f"records: expected an (n, d) array of integer codes, got {type(records).__name__}")
@@ -102,60 +122,74 @@ class Dataset:
             )
         # No rows is a data set too: under add/remove neighbours it is the neighbour of every
         # one-row data set, and a mechanism with a declared or estimated size releases it.
-        self._records = _validate_codes(array, domain)
+        self._records: np.ndarray | None = _validate_codes(array, domain)
         self._domain = domain
+        self._n = int(array.shape[0])
+
+    @classmethod
+    @validate_params(domain=_DOMAIN)
+    def from_frame(cls, frame: Any, domain: Domain) -> Dataset:
+        """The domain's columns of a data frame of any engine, by name (extra columns ignored),
+        coded by the domain's encodings (codes, categories or bins).
+
+        An in-memory frame (pandas or Polars DataFrame, PyArrow Table) is coded into a NumPy
+        code matrix. A lazy or distributed frame (a Polars LazyFrame such as
+        ``pl.scan_parquet(...)``, a DuckDB relation, a PySpark or Dask DataFrame) keeps its rows
+        in its engine: one aggregate query checks every value and counts the rows, and every
+        later count is a query whose result alone leaves the engine.
+
+        Raises
+        ------
+        TypeError
+            For an object of no supported engine, or a column whose type cannot hold the
+            attribute's values (text for integer codes, numbers for text categories ...).
+        ValueError
+            For a missing or repeated column, and a value with no code: outside ``0 .. size - 1``,
+            not one of the categories, outside the bins, missing. The message names the column,
+            the value and (where the engine keeps a row order) the row.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> domain = Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 40, 100]}})
+        >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole"], "age": [23, 71, 40]})
+        >>> Dataset.from_frame(frame, domain).records.tolist()
+        [[1, 0], [0, 1], [1, 1]]
+        """
+        if frame is None or isinstance(frame, (str, bytes, Mapping, np.ndarray, list, tuple)):
+            raise TypeError(f"frame: expected a data frame (pandas, Polars, PyArrow, DuckDB, PySpark or Dask), "
+                            f"got {type(frame).__name__}; for a code matrix use Dataset(records, domain)")
+        if not is_lazy_frame(frame):
+            return cls(frame_records(frame, domain), domain)
+        dataset = cls.__new__(cls)
+        dataset._rows = FrameRows(frame, domain)
+        dataset._records = None
+        dataset._domain = domain
+        dataset._n = dataset._rows.n
+        return dataset
 
     @classmethod
     @validate_params(domain=_DOMAIN)
     def from_dataframe(cls, frame: pd.DataFrame, domain: Domain) -> Dataset:
-        """Take the domain's columns from ``frame``, by name (extra columns are ignored).
+        """:meth:`from_frame` for a pandas DataFrame (kept for code written before it).
 
         Raises
         ------
         TypeError
             For a non-DataFrame, a non-Domain, or a column of complex or datetime values.
         ValueError
-            For a missing or repeated column, and any bad code (see :class:`Dataset`).
+            For a missing or repeated column, and any bad value (see :meth:`from_frame`).
         """
         import pandas as pd
 
         InstanceOf(pd.DataFrame, what="a pandas DataFrame").check("frame", frame)
-        missing = [name for name in domain.attributes if name not in frame.columns]
-        if missing:
-            raise ValueError(
-                f"frame: columns {missing} of the domain are missing; the frame has {list(frame.columns)}"
-            )
-        repeated = [name for name in domain.attributes if list(frame.columns).count(name) > 1]
-        if repeated:
-            raise ValueError(f"frame: columns {repeated} appear more than once; which one holds the codes is ambiguous")
-        columns = []
-        for name in domain.attributes:
-            column = frame[name]
-            if pd.api.types.is_complex_dtype(column) or not (
-                pd.api.types.is_numeric_dtype(column) or pd.api.types.is_object_dtype(column)
-                or pd.api.types.is_string_dtype(column) or isinstance(column.dtype, pd.CategoricalDtype)
-            ):
-                # Complex values would lose their imaginary part and datetimes become nanoseconds.
-                raise TypeError(f"column {name!r}: expected integer codes, got dtype {column.dtype}")
-            if not (pd.api.types.is_numeric_dtype(column) or column.isna().all()):
-                # An object or string column (e.g. a CSV column with one stray word) may still hold
-                # numbers, or numeric strings: parse it and report the first entry that is not one.
-                numeric = pd.to_numeric(column, errors="coerce")
-                unparsable = (numeric.isna() & column.notna()).to_numpy(dtype=bool)
-                if unparsable.any():
-                    bad = _first_row(unparsable)
-                    raise ValueError(
-                        f"column {name!r}: expected integer codes, found {column.iloc[bad]!r} at row {bad}"
-                    )
-                if pd.api.types.is_complex_dtype(numeric):
-                    raise TypeError(f"column {name!r}: expected integer codes, got complex values")
-                column = numeric
-            columns.append(column.to_numpy(dtype=float, na_value=np.nan))
-        return cls(np.column_stack(columns), domain)
+        return cls.from_frame(frame, domain)
 
     @classmethod
     def from_csv(cls, data_path: str | PathLike[str], domain: Domain | str | PathLike[str]) -> Dataset:
-        """Read a CSV with a header row; ``domain`` is a :class:`Domain` or a JSON domain file.
+        """Read a CSV with a header row into memory; ``domain`` is a :class:`Domain` or a JSON
+        domain file. (For a file larger than memory, scan it with Polars or DuckDB and use
+        :meth:`from_frame`.)
 
         Raises
         ------
@@ -166,7 +200,7 @@ class Dataset:
             If there is no such file (the message names the path).
         ValueError
             Naming the file: a directory, an empty file, rows that do not parse, a missing
-            column (a CSV without a header row reads its first row as the header), a bad code.
+            column (a CSV without a header row reads its first row as the header), a bad value.
         """
         import pandas as pd
 
@@ -184,7 +218,7 @@ class Dataset:
         except ValueError as error:  # pandas' ParserError, UnicodeDecodeError: neither names the file
             raise ValueError(f"{shown}: could not be read as CSV ({error})") from None
         try:
-            return cls.from_dataframe(frame, domain)
+            return cls.from_frame(frame, domain)
         except (TypeError, ValueError) as error:
             hint = ""
             if all(_is_number(column) for column in frame.columns):
@@ -193,10 +227,30 @@ class Dataset:
 
     @property
     def records(self) -> np.ndarray:
-        """The validated ``(n, d)`` int64 code matrix (read-only view)."""
-        view = self._records.view()
+        """The validated ``(n, d)`` int64 code matrix (read-only view).
+
+        Raises
+        ------
+        TypeError
+            For a data set whose rows stay in an engine (:attr:`engine`); :meth:`collect`
+            brings them into memory.
+        """
+        records = self._in_memory("records")
+        view = records.view()
         view.flags.writeable = False
         return view
+
+    def _in_memory(self, what: str) -> np.ndarray:
+        if self._records is None:
+            raise TypeError(f"{what}: the rows of this data set stay in its {self.engine} engine, where they are "
+                            "counted; call .collect() to bring the coded rows into memory first")
+        return self._records
+
+    @property
+    def engine(self) -> str:
+        """Where the rows are: ``numpy`` (in memory), or the engine of a lazy frame (``polars``,
+        ``duckdb``, ``pyspark``, ``dask``)."""
+        return "numpy" if self._rows is None else self._rows.engine
 
     @property
     def domain(self) -> Domain:
@@ -204,33 +258,77 @@ class Dataset:
 
     @property
     def n(self) -> int:
-        return int(self._records.shape[0])
+        return self._n
 
     def __len__(self) -> int:
         return self.n
 
+    # --- counting: the only access to the rows a release needs ---------------------------------
+
+    def table(self, axes: Sequence[int]) -> np.ndarray:
+        """The contingency table of the attributes at positions ``axes`` (in that order): an
+        int64 array of shape ``[sizes[a] for a in axes]``, refused above ``DEFAULT_MAX_ENTRIES``
+        cells; ``axes=()`` gives the row count."""
+        axes = [int(a) for a in axes]
+        if self._rows is None:
+            return table_counts(self._in_memory("table"), self._domain.sizes, axes)
+        check_table_cells(self._domain.sizes, axes)
+        return self._rows.table(axes)
+
+    def marginal_counts(self, way: int) -> np.ndarray:
+        """The cell counts of every ``way``-way table, in the layout of
+        :func:`~projmech.workloads.marginals` (float64, exact integers)."""
+        sizes = self._domain.sizes
+        if self._rows is None:
+            return marginal_counts(self._in_memory("marginal_counts"), sizes, way)
+        check_marginal_cells(sizes, way)
+        subsets = list(itertools.combinations(range(len(sizes)), way))
+        if len(subsets) <= GROUP_BY_TABLES:
+            return np.concatenate([self._rows.table(subset).ravel() for subset in subsets]).astype(float)
+        return self._rows.reduce(functools.partial(marginal_counts, sizes=sizes, way=way))
+
+    def cell_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The occupied universe cells (row-major indices, increasing) and their int64 counts."""
+        if self._rows is None:
+            cells, counts = np.unique(self._domain.index(self._in_memory("cell_counts")), return_counts=True)
+            return cells, counts.astype(np.int64)
+        cells, counts = self._rows.cell_counts()
+        order = np.argsort(cells)
+        return cells[order], counts[order]
+
+    def collect(self) -> Dataset:
+        """This data set with its coded rows in memory (itself if they are already)."""
+        if self._rows is None:
+            return self
+        return Dataset(self._rows.collect_codes(), self._domain)
+
     def project(self, attributes: list[str]) -> Dataset:
         """The data set restricted to ``attributes`` (its histogram is the marginal)."""
         projected = self._domain.project(attributes)  # checks the names before any copy
+        if self._rows is not None:
+            return Dataset.from_frame(self._rows.native, projected)
         positions = [self._domain.position(a) for a in projected.attributes]
-        return Dataset(self._records[:, positions], projected)
+        return Dataset(self._in_memory("project")[:, positions], projected)
 
     @validate_params(rng=SEED)
     def subsample(self, n: int, rng: np.random.Generator | int | None) -> Dataset:
         """``n`` rows drawn without replacement (for experiments that sweep the data size);
         ``rng`` as for :func:`projmech.validation.as_generator`."""
+        records = self._in_memory("subsample")
         n = cast(int, Interval(Integral, 1, self.n).check("n", n))  # an Integral interval returns an int
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         chosen = rng.choice(self.n, size=n, replace=False)
-        return Dataset(self._records[chosen], self._domain)
+        return Dataset(records[chosen], self._domain)
 
     def to_dataframe(self) -> pd.DataFrame:
+        """The codes as a pandas DataFrame, one column per attribute."""
         import pandas as pd
 
-        return pd.DataFrame(self._records, columns=list(self._domain.attributes))
+        return pd.DataFrame(self._in_memory("to_dataframe"), columns=list(self._domain.attributes))
 
     def __repr__(self) -> str:
-        return f"Dataset(n={self.n}, domain={self._domain!r})"
+        where = "" if self._rows is None else f", engine={self.engine!r}"
+        return f"Dataset(n={self.n}, domain={self._domain!r}{where})"
 
 
 @overload
@@ -297,8 +395,7 @@ def histogram(
     if normalize and dataset.n == 0:
         raise ValueError("data: the data set has no rows, so it has no normalized histogram (normalize=False "
                          "gives its counts, all 0)")
-    indices = dataset.domain.index(dataset.records)
-    cells, counts = np.unique(indices, return_counts=True)
+    cells, counts = dataset.cell_counts()
     values = counts / dataset.n if normalize else counts.astype(float)
     if sparse:
         return sp.csr_array(
@@ -472,45 +569,9 @@ def _validate_codes(array: np.ndarray, domain: Domain) -> np.ndarray:
     if array.dtype.kind in "cmMV":
         # Complex codes would lose their imaginary part in the cast, datetimes become integers.
         raise TypeError(f"records: expected integer codes, got dtype {array.dtype}")
-    if array.dtype == object or not np.issubdtype(array.dtype, np.number):
-        try:
-            array = array.astype(float)
-        except (TypeError, ValueError):
-            for i, name in enumerate(domain.attributes):
-                for row, value in enumerate(array[:, i]):
-                    if isinstance(value, (complex, np.complexfloating)):
-                        raise TypeError(
-                            f"column {name!r}: expected integer codes, found complex {value!r} at row {row}"
-                        )
-                    try:
-                        float(value)
-                    except (TypeError, ValueError):
-                        shown = value.item() if isinstance(value, np.generic) else value
-                        raise ValueError(
-                            f"column {name!r}: expected integer codes, found {shown!r} at row {row}"
-                        ) from None
-            raise ValueError("records: expected numeric integer codes") from None
-    if not np.issubdtype(array.dtype, np.integer):
-        for i, name in enumerate(domain.attributes):
-            column = array[:, i]
-            nonfinite = ~np.isfinite(column)
-            if nonfinite.any():
-                row = _first_row(nonfinite)
-                raise ValueError(f"column {name!r}: missing or non-finite value {column[row]} at row {row}")
-            fractional = column != np.round(column)
-            if fractional.any():
-                row = _first_row(fractional)
-                raise ValueError(f"column {name!r}: non-integer code {column[row]} at row {row}")
-    # Range check before the int64 cast, so that huge floats are reported as given instead of
-    # overflowing in the cast.
-    for i, (name, size) in enumerate(zip(domain.attributes, domain.sizes)):
-        column = array[:, i]
-        outside = (column < 0) | (column >= size)
-        if outside.any():
-            row = _first_row(outside)
-            value = column[row]
-            shown = f"{value:.15g}" if np.issubdtype(array.dtype, np.floating) else str(value)
-            raise ValueError(
-                f"column {name!r}: value {shown} at row {row} is outside the domain 0..{size - 1}"
-            )
-    return array.astype(np.int64)
+    if not array.shape[0]:
+        return array.astype(np.int64) if array.dtype != object else np.zeros(array.shape, dtype=np.int64)
+    # One rule for codes, whatever they come from: the Codes encoding of each attribute's size
+    # (the records are codes even where the domain declares categories or bins).
+    return np.column_stack([Codes(size).encode(array[:, i], name)
+                            for i, (name, size) in enumerate(zip(domain.attributes, domain.sizes))])

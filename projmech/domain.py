@@ -1,4 +1,4 @@
-"""The data universe: an ordered product of finite attributes."""
+"""The data universe: an ordered product of finite attributes, each with its encoding."""
 
 from __future__ import annotations
 
@@ -7,13 +7,20 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from os import PathLike
+import warnings
 from typing import Any
 
 import numpy as np
 
+from .encodings import Codes, Encoding, encoding_from_spec
 from .validation import InstanceOf, as_array, check_positive_int
 
-__all__ = ["Domain", "UnknownAttributeError"]
+__all__ = ["Domain", "UnknownAttributeError", "DomainInferenceWarning"]
+
+
+class DomainInferenceWarning(UserWarning):
+    """A domain was read off the data: its sizes, categories and bins depend on the private rows,
+    which no privacy guarantee covers (:meth:`Domain.infer`)."""
 
 
 class UnknownAttributeError(KeyError, ValueError):
@@ -81,16 +88,47 @@ class Domain:
             raise ValueError(f"attributes: names must be unique, got {list(attributes)}")
         self._attributes = attributes
         self._sizes = tuple(check_positive_int(f"sizes: size of {name!r}", size) for name, size in zip(attributes, sizes))
+        self._encodings: tuple[Encoding, ...] = tuple(Codes(size) for size in self._sizes)
 
     @classmethod
-    def from_dict(cls, mapping: Mapping[str, int]) -> Domain:
-        """Build a domain from ``{name: size}``, keeping the mapping's order."""
-        InstanceOf(Mapping, what="a mapping of name: size").check("mapping", mapping)
-        return cls(list(mapping.keys()), list(mapping.values()))
+    def _of_encodings(cls, attributes: Iterable[str], encodings: Iterable[Encoding]) -> Domain:
+        encodings = tuple(encodings)
+        domain = cls(attributes, [encoding.size for encoding in encodings])
+        domain._encodings = encodings
+        return domain
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, Any]) -> Domain:
+        """Build a domain from ``{name: entry}``, keeping the mapping's order.
+
+        Each entry declares one attribute: a size (integer codes ``0 .. size - 1``), a list of
+        category labels (``["Clinton", "Dole"]``: strings or integers, coded by position), or
+        ``{"bins": [e_0, ..., e_k]}`` (a numeric column cut at declared edges; code ``i`` holds
+        ``e_i <= x < e_{i+1}``, the last bin also ``e_k``). See :mod:`projmech.encodings`.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an entry of no such kind, naming the attribute.
+
+        Examples
+        --------
+        >>> d = Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "x": 2})
+        >>> d.sizes
+        (2, 3, 2)
+        >>> d.labels("age")
+        ('[18, 35)', '[35, 65)', '[65, 100]')
+        """
+        InstanceOf(Mapping, what="a mapping of name: size, categories or bins").check("mapping", mapping)
+        for name in mapping:
+            if not isinstance(name, str):
+                raise TypeError(f"attributes: every name must be a non-empty str, got {name!r}")
+        return cls._of_encodings(list(mapping), [encoding_from_spec(name, spec) for name, spec in mapping.items()])
 
     @classmethod
     def from_json(cls, path: str | PathLike[str]) -> Domain:
-        """Read a JSON object ``{name: size, ...}`` (the format of the Adult domain file).
+        """Read a JSON object ``{name: entry, ...}``, each entry as in :meth:`from_dict`: a size
+        (the format of the Adult domain file), a list of category labels, or ``{"bins": [...]}``.
 
         Raises
         ------
@@ -115,7 +153,7 @@ class Domain:
         except UnicodeDecodeError as error:
             raise ValueError(f"{shown}: is not UTF-8 text ({error})") from None
         if not text.strip():
-            raise ValueError(f"{shown}: is empty; a domain file holds a JSON object of name: size")
+            raise ValueError(f"{shown}: is empty; a domain file holds a JSON object of name: size, categories or bins")
         try:
             mapping = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
         except _DuplicateKey as duplicate:
@@ -126,7 +164,8 @@ class Domain:
             raise ValueError(f"{shown}: is not valid JSON ({error})") from None
         if not isinstance(mapping, dict):
             raise ValueError(
-                f"{shown}: a domain file must hold a JSON object of name: size, got a JSON {type(mapping).__name__}"
+                f"{shown}: a domain file must hold a JSON object of name: size, categories or bins, "
+                f"got a JSON {type(mapping).__name__}"
             )
         try:
             return cls.from_dict(mapping)
@@ -135,7 +174,70 @@ class Domain:
             raise ValueError(f"{shown}: {error}") from None
 
     def to_dict(self) -> dict[str, int]:
+        """``{name: size}`` (the encodings dropped; :meth:`spec` keeps them)."""
         return dict(zip(self._attributes, self._sizes))
+
+    def spec(self) -> dict[str, Any]:
+        """``{name: entry}`` as in :meth:`from_dict`, so that ``Domain.from_dict(d.spec()) == d``."""
+        return {name: encoding.spec() for name, encoding in zip(self._attributes, self._encodings)}
+
+    def to_json(self, path: str | PathLike[str]) -> None:
+        """Write :meth:`spec` as a JSON domain file (refusing to overwrite an existing file)."""
+        InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
+        with open(path, "x", encoding="utf-8") as handle:
+            json.dump(self.spec(), handle, indent=1)
+            handle.write("\n")
+
+    def encoding(self, name: str) -> Encoding:
+        """How attribute ``name``'s column is coded (:mod:`projmech.encodings`)."""
+        return self._encodings[self.position(name)]
+
+    @property
+    def encodings(self) -> tuple[Encoding, ...]:
+        return self._encodings
+
+    def labels(self, name: str) -> tuple[str, ...]:
+        """The printable label of each code of attribute ``name``: its categories, its bins
+        (``[18, 25)``), or the codes themselves."""
+        return self._encodings[self.position(name)].labels()
+
+    @property
+    def is_coded(self) -> bool:
+        """Whether every attribute is plain integer codes (no categories or bins declared)."""
+        return all(isinstance(encoding, Codes) for encoding in self._encodings)
+
+    @classmethod
+    def infer(cls, frame: Any, *, max_categories: int = 100, bins: int = 10) -> Domain:
+        """Propose a domain from a data frame's columns (any engine :meth:`Dataset.from_frame`
+        accepts), with a :class:`DomainInferenceWarning`: **a domain read off private data is not
+        private** — its categories, sizes and bin edges reveal the rows (a category held by one
+        person names that person). Use it to draft a domain file, then declare it from public
+        knowledge (a code book, a census form, the value ranges a survey allows) and release
+        with the declared one.
+
+        Text and categorical columns become their sorted distinct values (refused above
+        ``max_categories``); integer columns of non-negative values codes ``0 .. max``; other
+        numeric columns ``bins`` equal-width bins between their rounded minimum and maximum.
+
+        Raises
+        ------
+        TypeError
+            For an object of no supported engine, or a column of another type.
+        ValueError
+            For an empty frame, a column with missing values or more than ``max_categories``
+            categories, a negative integer column.
+        """
+        from .frames import infer_encodings
+
+        check_positive_int("max_categories", max_categories)
+        check_positive_int("bins", bins)
+        warnings.warn(
+            "Domain.infer reads the domain off the data: its categories, sizes and bin edges depend on "
+            "the private rows, and no privacy guarantee covers them. Declare the domain from public "
+            "knowledge for a private release (see the README, 'Your own data').",
+            DomainInferenceWarning, stacklevel=2)
+        attributes, encodings = infer_encodings(frame, max_categories=max_categories, bins=bins)
+        return cls._of_encodings(attributes, encodings)
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -190,7 +292,8 @@ class Domain:
     def project(self, attributes: Iterable[str]) -> Domain:
         """The sub-domain on ``attributes``, in the order given (unique, known names)."""
         attributes = _as_tuple("attributes", attributes)
-        return Domain(attributes, [self._sizes[self._position("attributes", name)] for name in attributes])
+        return Domain._of_encodings(attributes, [self._encodings[self._position("attributes", name)]
+                                                 for name in attributes])
 
     def index(self, rows: Any) -> np.ndarray:
         """Universe indices of integer rows (an ``(n, d)`` array) in row-major order.
@@ -235,14 +338,19 @@ class Domain:
         return (
             isinstance(other, Domain)
             and self._attributes == other._attributes
-            and self._sizes == other._sizes
+            and self._encodings == other._encodings
         )
 
     def __hash__(self) -> int:
-        return hash((self._attributes, self._sizes))
+        return hash((self._attributes, self._encodings))
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{a}: {s}" for a, s in zip(self._attributes, self._sizes))
+        def entry(name: str, encoding: Encoding) -> str:
+            if isinstance(encoding, Codes):
+                return f"{name}: {encoding.size}"
+            return f"{name}: {encoding.spec()!r}"
+
+        inner = ", ".join(entry(a, e) for a, e in zip(self._attributes, self._encodings))
         return f"Domain({inner})"
 
 

@@ -22,7 +22,6 @@ from functools import cached_property
 import numpy as np
 
 from ._sparse import QueryMatrix
-from .counting import table_counts
 from .data import Dataset
 from .domain import Domain
 from .factorization import Factorization
@@ -259,7 +258,7 @@ class ResidualQueries(Workload):
         for subset, coefficient, _ in self._blocks():
             cover = self._covers.get(subset, subset)
             if cover not in tables:
-                tables[cover] = table_counts(data.records, self._sizes, cover).astype(float)
+                tables[cover] = data.table(cover).astype(float)
             table = tables[cover].sum(axis=tuple(axis for axis, i in enumerate(cover) if i not in subset))
             results.append(self._residual_of_table(subset, coefficient, table))
         return np.concatenate(results)

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import shutil
+import sys
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -147,3 +151,36 @@ def laplace_difference_tail(z: float, b: float) -> float:
     """``Pr[N1 - N2 > z]`` for independent ``Lap(b)``, ``z >= 0`` (the density of the difference
     is ``(1/(4b)) (1 + |u|/b) e^{-|u|/b}``)."""
     return 0.5 * math.exp(-z / b) * (1 + z / (2 * b))
+
+
+# --- real dataframe engines, started once per session ---------------------------------------
+
+@pytest.fixture(scope="session")
+def spark():
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java (17), and this machine has none: no java on PATH, no JAVA_HOME")
+    pyspark = pytest.importorskip("pyspark")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # PySpark's note on pandas 3
+        session = (SparkSession.builder.master("local[2]").appName("projmech-tests")
+                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+                   .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    assert pyspark is not None
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+

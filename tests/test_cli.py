@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -589,3 +590,81 @@ def test_factorization_on_twenty_attributes_of_ten_values(tmp_path, workload, ex
     table = pd.read_csv(out, keep_default_na=False)
     assert len(table) == queries
     assert table["query"].iloc[0] == ("x0=0 & x1=0" if workload == "marginals:2" else "x0<=0 & 0<=x1<=0")
+
+
+# --------------------------------------------------------------------------------------------
+# Engines, Parquet and labelled domains
+# --------------------------------------------------------------------------------------------
+
+LABELLED = {"vote": ["Clinton", "Dole", "Perot"], "age": {"bins": [18, 30, 50, 100]}, "c": 2}
+
+
+@pytest.fixture
+def labelled(tmp_path: Path):
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"vote": rng.choice(LABELLED["vote"], 80), "age": rng.uniform(18, 100, 80).round(),
+                          "c": rng.integers(0, 2, 80)})
+    frame.to_parquet(tmp_path / "part-0.parquet")
+    frame.iloc[:0].to_parquet(tmp_path / "part-1.parquet")  # an empty part: globs take every file
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    (tmp_path / "domain.json").write_text(json.dumps(LABELLED), encoding="utf-8")
+    return tmp_path, frame
+
+
+def _run(directory: Path, data: str, *extra: str, out: str = "out.csv") -> tuple[int, pd.DataFrame]:
+    code = main(["release", "--data", str(directory / data) if not data.startswith("/") else data,
+                 "--domain", str(directory / "domain.json"), "--workload", "marginals:2", "--mechanism", "gaussian",
+                 "--rho", "1", "--noise", "continuous", "--seed", "5", "--out", str(directory / out), *extra])
+    return code, pd.read_csv(directory / out, keep_default_na=False)
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars", "duckdb", "dask"])
+def test_every_engine_releases_the_same_bits_from_parquet(labelled, engine, capsys):
+    pytest.importorskip("polars")
+    directory, _ = labelled
+    code, memory = _run(directory, "rows.csv", out="memory.csv")
+    assert code == 0
+    code, table = _run(directory, "part-*.parquet", "--engine", engine)
+    assert code == 0
+    pd.testing.assert_frame_equal(table, memory)
+    assert "vote=Dole & age=[30, 50)" in set(table["query"])
+    if engine != "pandas":
+        assert f"counted in {engine}" in capsys.readouterr().out
+
+
+def test_spark_release_from_parquet(labelled, spark):
+    directory, _ = labelled
+    _, memory = _run(directory, "rows.csv", out="memory.csv")
+    code, table = _run(directory, "part-0.parquet", "--engine", "spark")
+    assert code == 0
+    pd.testing.assert_frame_equal(table, memory)
+
+
+@pytest.mark.parametrize("data, engine, message", [
+    ("nothing-*.parquet", "auto", r"--data: no file matches"),
+    ("missing.parquet", "polars", r"--data: .*missing.parquet does not exist"),
+])
+def test_data_flag_errors(labelled, data, engine, message, capsys):
+    directory, _ = labelled
+    code = main(["release", "--data", str(directory / data), "--domain", str(directory / "domain.json"),
+                 "--rho", "1", "--engine", engine, "--out", str(directory / "out.csv")])
+    assert code != 0
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_bad_value_in_parquet_names_flag_file_column_and_row(labelled, capsys):
+    directory, frame = labelled
+    frame.assign(vote=frame["vote"].where(frame.index != 9, "Nader")).to_parquet(directory / "bad.parquet")
+    for engine in ("pandas", "polars"):
+        code = main(["release", "--data", str(directory / "bad.parquet"), "--domain", str(directory / "domain.json"),
+                     "--rho", "1", "--engine", engine, "--out", str(directory / "out.csv")])
+        assert code != 0
+        assert re.search(r"--data: .*bad.parquet: column 'vote': value 'Nader' at row 9", capsys.readouterr().err)
+
+
+def test_output_never_overwrites_a_globbed_input(labelled, capsys):
+    directory, _ = labelled
+    code = main(["release", "--data", str(directory / "part-*.parquet"), "--domain", str(directory / "domain.json"),
+                 "--rho", "1", "--out", str(directory / "part-0.parquet"), "--force"])
+    assert code != 0
+    assert "refusing to overwrite an input" in capsys.readouterr().err

@@ -340,7 +340,7 @@ def test_boolean_records_are_codes_0_and_1():
 def test_dataframe_records_point_to_from_dataframe():
     # Columns in another order than the domain's would be matched by position, silently.
     frame = pd.DataFrame(ROWS[:, ::-1], columns=["c", "b", "a"])
-    with pytest.raises(TypeError, match="from_dataframe"):
+    with pytest.raises(TypeError, match="from_frame"):
         Dataset(frame, DOMAIN)
     np.testing.assert_array_equal(Dataset.from_dataframe(frame, DOMAIN).records, ROWS)
 

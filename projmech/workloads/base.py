@@ -145,7 +145,7 @@ class Workload:
         self._labels: tuple[str, ...] | None = labels
         self._column_distance: float | None = None
         # Builders of per-attribute workloads set it: each query's label part on an attribute.
-        self._term_maker: Callable[[str], Sequence[str]] | None = None
+        self._term_maker: Callable[[str, Sequence[str]], Sequence[str]] | None = None
         self.domain = domain
         self.name = name or "workload"
 
@@ -220,14 +220,15 @@ class Workload:
 
     def _default_labels(self) -> Sequence[str]:
         if self._term_maker is not None:
-            return [term or "total" for term in self._term_maker("x")]
+            return [term or "total" for term in self._term_maker("x", [str(u) for u in range(self._shape[1])])]
         return [f"q{i}" for i in range(self._shape[0])]
 
-    def _terms(self, attribute: str) -> Sequence[str]:
+    def _terms(self, attribute: str, values: Sequence[str]) -> Sequence[str]:
         """Each query's part of a label inside a Kronecker product, where this workload acts on
-        ``attribute``; ``""`` for a query that constrains nothing (a total)."""
+        ``attribute`` whose values print as ``values`` (its categories, bins or codes); ``""``
+        for a query that constrains nothing (a total)."""
         if self._term_maker is not None:
-            return self._term_maker(attribute)
+            return self._term_maker(attribute, values)
         return self.labels
 
     def _uniform_column_norm(self, ord: float) -> float | None:
@@ -493,7 +494,7 @@ class Workload:
         """:meth:`answer_counts` on a checked data set: a dense count vector where the universe
         is small (cheaper than a sparse histogram), else the sparse histogram."""
         if not self.is_implicit and self.universe_size <= DENSE_COUNTS_UNIVERSE:
-            counts = np.bincount(data.domain.index(data.records), minlength=self.universe_size).astype(float)
+            counts = data.table(range(len(data.domain))).ravel().astype(float)
             return self._matvec(counts)
         return self.answer(histogram(data, sparse=True, normalize=False))
 

@@ -14,7 +14,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import operators
-from ..counting import marginal_counts
 from ..data import Dataset
 from ..domain import Domain
 from ..operators import _marginal_cells, _marginal_rows
@@ -71,7 +70,7 @@ class Marginals(_Structured):
 
     def _default_labels(self) -> list[str]:
         assert self.domain is not None
-        terms = [[f"{name}={value}" for value in range(size)] for name, size in zip(self.domain.attributes, self._sizes)]
+        terms = [[f"{name}={value}" for value in self.domain.labels(name)] for name in self.domain.attributes]
         return [" & ".join(cell) or "total" for subset in self.subsets
                 for cell in itertools.product(*(terms[i] for i in subset))]
 
@@ -132,7 +131,7 @@ class Marginals(_Structured):
         return sp.csr_array((np.ones(row_index.size), (row_index, column_index)), shape=self.shape)
 
     def _answer_counts(self, data: Dataset) -> np.ndarray:
-        return marginal_counts(data.records, self._sizes, self.way)
+        return data.marginal_counts(self.way)
 
     def _kind(self) -> str:
         return "marginals" + (", implicit" if self.is_implicit else "")

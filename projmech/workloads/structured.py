@@ -21,7 +21,6 @@ import scipy.sparse as sp
 
 from .._sparse import issparse
 
-from ..counting import table_counts
 from ..data import Dataset
 from ..domain import Domain
 from ..validation import DEFAULT_MAX_ENTRIES, InstanceOf, OrNone, format_count
@@ -123,10 +122,17 @@ class Kron(_Structured):
         return tuple(f"x{i}" for i in range(len(self.factors)))
 
     def _default_labels(self) -> list[str]:
-        terms = [factor._terms(attribute) for factor, attribute in zip(self.factors, self.attributes)]
+        terms = [factor._terms(attribute, self._values(axis)) for axis, (factor, attribute)
+                 in enumerate(zip(self.factors, self.attributes))]
         return [_join_terms(parts) for parts in itertools.product(*terms)]
 
-    def _terms(self, attribute: str) -> list[str]:
+    def _values(self, axis: int) -> list[str]:
+        """How the values of the factor at ``axis`` print: the domain's labels, else the codes."""
+        if self.domain is not None:
+            return list(self.domain.labels(self.domain.attributes[axis]))
+        return [str(u) for u in range(self.factors[axis].universe_size)]
+
+    def _terms(self, attribute: str, values: Sequence[str]) -> list[str]:
         return list(self.labels)
 
     def _apply(self, vector: np.ndarray, adjoint: bool) -> np.ndarray:
@@ -199,9 +205,11 @@ class Kron(_Structured):
     def _answer_counts(self, data: Dataset) -> np.ndarray:
         """From the table of the attributes whose factor is not a constant row (a total sums
         its attribute out), with each remaining factor applied along its axis."""
+        if data.domain.sizes != tuple(f.universe_size for f in self.factors):
+            return super()._answer_counts(data)  # the data's attributes are not the factors'
         constants = [factor._constant_row() for factor in self.factors]
         kept = [axis for axis, constant in enumerate(constants) if constant is None]
-        tensor = table_counts(data.records, [f.universe_size for f in self.factors], kept).astype(float)
+        tensor = data.table(kept).astype(float)
         for position, axis in enumerate(kept):
             tensor = _along_axis(self.factors[axis], tensor, position, adjoint=False)
         scale = math.prod(constant for constant in constants if constant is not None)
@@ -243,8 +251,8 @@ class Stack(_Structured):
     def _default_labels(self) -> list[str]:
         return [label for part in self.parts for label in part.labels]
 
-    def _terms(self, attribute: str) -> list[str]:
-        return [term for part in self.parts for term in part._terms(attribute)]
+    def _terms(self, attribute: str, values: Sequence[str]) -> list[str]:
+        return [term for part in self.parts for term in part._terms(attribute, values)]
 
     def _matvec(self, vector: np.ndarray) -> np.ndarray:
         return np.concatenate([part._matvec(vector) for part in self.parts])

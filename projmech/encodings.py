@@ -1,0 +1,369 @@
+"""How one column's values become an attribute's codes ``0 .. size - 1``.
+
+An attribute of a :class:`~projmech.domain.Domain` is declared in one of three ways, each an
+:class:`Encoding`:
+
+- :class:`Codes` — the column already holds the integer codes (a size in the domain file);
+- :class:`Categories` — the column holds category labels, coded by their position in a declared
+  list (``["Clinton", "Dole"]``), for string, categorical or integer-labelled columns;
+- :class:`Bins` — a numeric column, coded by declared bin edges (``{"bins": [18, 25, 35]}``).
+
+Each encoding codes values two ways that agree exactly: :meth:`Encoding.encode` on a NumPy array
+(in-process frames, with the first bad row named), and :meth:`Encoding.code` /
+:meth:`Encoding.invalid` as engine expressions (Narwhals), so that a lazy or distributed frame is
+coded inside its engine. Bins are declared, never computed from the data: edges taken from the
+data's quantiles would themselves depend on the private rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import narwhals as nw
+
+__all__ = ["Encoding", "Codes", "Categories", "Bins", "encoding_from_spec"]
+
+
+class Encoding:
+    """The values an attribute's column may hold, and their codes ``0 .. size - 1``."""
+
+    size: int
+
+    def labels(self) -> tuple[str, ...]:
+        """One printable label per code, used in released query labels (``vote=Dole``)."""
+        raise NotImplementedError
+
+    def spec(self) -> Any:
+        """This encoding as a domain file entry (the inverse of :func:`encoding_from_spec`)."""
+        raise NotImplementedError
+
+    def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        """The int64 codes of a column's values; a ValueError names ``column``, the first bad
+        value and its row."""
+        raise NotImplementedError
+
+    def code(self, column: nw.Expr) -> nw.Expr:
+        """The codes as an engine expression (valid only on rows where :meth:`invalid` is false)."""
+        raise NotImplementedError
+
+    def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        """An engine expression, true on every row whose value has no code (``floating``: the
+        engine column is floating point, so NaN and fractional values need checking)."""
+        raise NotImplementedError
+
+    def accepts_dtype(self, dtype: Any) -> bool:
+        """Whether an engine column of Narwhals ``dtype`` can hold this encoding's values."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """What the column must hold, for error messages."""
+        raise NotImplementedError
+
+    def _key(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+
+class Codes(Encoding):
+    """Integer codes ``0 .. size - 1`` (integral floats and numeric strings are read as codes)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def labels(self) -> tuple[str, ...]:
+        return tuple(str(code) for code in range(self.size))
+
+    def spec(self) -> int:
+        return self.size
+
+    def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        values = _numeric(values, column, "integer codes")
+        if values.dtype.kind in "iu":
+            outside = (values < 0) | (values >= self.size)
+        else:
+            missing = ~np.isfinite(values)
+            if missing.any():
+                row = _first(missing)
+                raise ValueError(f"column {column!r}: missing or non-finite value {values[row]} at row {row}")
+            fractional = values != np.round(values)
+            if fractional.any():
+                row = _first(fractional)
+                raise ValueError(f"column {column!r}: non-integer code {values[row]} at row {row}")
+            outside = (values < 0) | (values >= self.size)
+        if outside.any():
+            row = _first(outside)
+            value = values[row]
+            shown = f"{value:.15g}" if values.dtype.kind == "f" else str(value)
+            raise ValueError(f"column {column!r}: value {shown} at row {row} is outside the domain 0..{self.size - 1}")
+        return values.astype(np.int64)
+
+    def code(self, column: nw.Expr) -> nw.Expr:
+        import narwhals as nw
+
+        return column.cast(nw.Int64)
+
+    def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        outside = column.is_null() | ((column < 0) | (column >= self.size)).fill_null(False)
+        if not floating:
+            return outside
+        # A float code must be integral, and a NaN is neither below 0 nor above the size.
+        return outside | (column.is_nan() | (column != column.round(0))).fill_null(False)
+
+    def accepts_dtype(self, dtype: Any) -> bool:
+        return bool(dtype.is_numeric()) and not _is_decimal_or_complex(dtype) or _is_boolean(dtype)
+
+    def describe(self) -> str:
+        return f"integer codes 0..{self.size - 1}"
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.size,)
+
+    def __repr__(self) -> str:
+        return f"Codes({self.size})"
+
+
+class Categories(Encoding):
+    """Category labels, coded by their position in ``labels`` (all str, or all int)."""
+
+    def __init__(self, labels: Sequence[str | int]) -> None:
+        labels = tuple(labels)
+        if not labels:
+            raise ValueError("labels: an attribute needs at least one category")
+        kinds = {type(label) for label in labels}
+        if not (kinds <= {str} or (all(isinstance(label, (int, np.integer)) and not isinstance(label, bool)
+                                       for label in labels))):
+            raise TypeError(f"labels: categories must be all str or all int, got {list(labels)!r}")
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"labels: categories must be distinct, got {list(labels)!r}")
+        self.categories = tuple(label if isinstance(label, str) else int(label) for label in labels)
+        self.size = len(labels)
+        self._text = isinstance(self.categories[0], str)
+
+    def labels(self) -> tuple[str, ...]:
+        return tuple(str(label) for label in self.categories)
+
+    def spec(self) -> list[str | int]:
+        return list(self.categories)
+
+    def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        import pandas as pd
+
+        if not self._text:
+            values = _numeric(values, column, f"integer labels {_shown(self.categories)}")
+        # pandas' categorical coding is a hash lookup, and gives -1 for values outside the
+        # categories and for missing values alike.
+        codes = np.asarray(pd.Categorical(values, categories=list(self.categories)).codes, dtype=np.int64)
+        unknown = codes < 0
+        if unknown.any():
+            row = _first(unknown)
+            value = values[row]
+            shown = value.item() if isinstance(value, np.generic) else value
+            raise ValueError(f"column {column!r}: value {shown!r} at row {row} is not one of the domain's "
+                             f"categories {_shown(self.categories)}")
+        return codes
+
+    def code(self, column: nw.Expr) -> nw.Expr:
+        import narwhals as nw
+
+        return column.replace_strict(list(self.categories), list(range(self.size)), default=-1,
+                                     return_dtype=nw.Int64)
+
+    def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        return column.is_null() | ~column.is_in(list(self.categories)).fill_null(False)
+
+    def accepts_dtype(self, dtype: Any) -> bool:
+        if self._text:
+            return _is_text(dtype)
+        return bool(dtype.is_integer())
+
+    def describe(self) -> str:
+        return f"one of the categories {_shown(self.categories)}"
+
+    def _key(self) -> tuple[Any, ...]:
+        return self.categories
+
+    def __repr__(self) -> str:
+        return f"Categories({list(self.categories)!r})"
+
+
+class Bins(Encoding):
+    """A numeric column cut at declared ``edges`` ``e_0 < e_1 < ... < e_k``: code ``i`` holds
+    ``e_i <= x < e_{i+1}``, and the last bin also its right edge; values below ``e_0`` or above
+    ``e_k`` are outside the domain."""
+
+    def __init__(self, edges: Sequence[float]) -> None:
+        edges = tuple(edges)
+        for edge in edges:
+            if isinstance(edge, bool) or not isinstance(edge, (int, float, np.integer, np.floating)):
+                raise TypeError(f"bins: edges must be numbers, got {edge!r}")
+            if not math.isfinite(edge):
+                raise ValueError(f"bins: edges must be finite, got {edge!r}")
+        if len(edges) < 2:
+            raise ValueError(f"bins: need at least two edges (one bin), got {list(edges)!r}")
+        if any(b <= a for a, b in zip(edges, edges[1:])):
+            raise ValueError(f"bins: edges must increase strictly, got {list(edges)!r}")
+        self.edges = tuple(edge.item() if isinstance(edge, np.generic) else edge for edge in edges)
+        self.size = len(edges) - 1
+
+    def labels(self) -> tuple[str, ...]:
+        closing = [")"] * (self.size - 1) + ["]"]
+        return tuple(f"[{_number(low)}, {_number(high)}{close}"
+                     for low, high, close in zip(self.edges, self.edges[1:], closing))
+
+    def spec(self) -> dict[str, list[float]]:
+        return {"bins": list(self.edges)}
+
+    def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        values = _numeric(values, column, f"numbers in [{_number(self.edges[0])}, {_number(self.edges[-1])}]")
+        with np.errstate(invalid="ignore"):
+            outside = ~((values >= self.edges[0]) & (values <= self.edges[-1]))  # NaN included
+        if outside.any():
+            row = _first(outside)
+            value = values[row].item()
+            what = "missing value" if math.isnan(value) else f"value {value!r}"
+            raise ValueError(f"column {column!r}: {what} at row {row} is outside the domain's bins "
+                             f"[{_number(self.edges[0])}, {_number(self.edges[-1])}]")
+        inner = np.asarray(self.edges[1:-1], dtype=float)
+        return np.searchsorted(inner, values, side="right").astype(np.int64)
+
+    def code(self, column: nw.Expr) -> nw.Expr:
+        import narwhals as nw
+
+        # The number of inner edges at or below the value: plain comparisons, which every
+        # engine evaluates identically to NumPy's searchsorted.
+        code = nw.lit(0, dtype=nw.Int64)
+        for edge in self.edges[1:-1]:
+            code = code + (column >= edge).cast(nw.Int64)
+        return code
+
+    def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        inside = ((column >= self.edges[0]) & (column <= self.edges[-1])).fill_null(False)
+        invalid = column.is_null() | ~inside
+        return invalid | column.is_nan().fill_null(False) if floating else invalid
+
+    def accepts_dtype(self, dtype: Any) -> bool:
+        return bool(dtype.is_numeric()) and not _is_decimal_or_complex(dtype)
+
+    def describe(self) -> str:
+        return f"numbers in [{_number(self.edges[0])}, {_number(self.edges[-1])}]"
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(float(edge) for edge in self.edges)
+
+    def __repr__(self) -> str:
+        return f"Bins({list(self.edges)!r})"
+
+
+def encoding_from_spec(name: str, spec: Any) -> Encoding:
+    """One domain file entry: a size (int), a list of category labels, or ``{"bins": edges}``
+    (``{"size": k}`` and ``{"categories": [...]}`` are accepted too).
+
+    Raises
+    ------
+    TypeError
+        For an entry of another kind (a float or bool size, labels of mixed types ...).
+    ValueError
+        For a size below 1, no or repeated categories, fewer than two or non-increasing edges.
+    """
+    if isinstance(spec, Encoding):
+        return spec
+    if isinstance(spec, dict):
+        keys = set(spec)
+        if keys == {"bins"}:
+            spec = spec["bins"]
+            if not isinstance(spec, (list, tuple)):
+                raise TypeError(f"attribute {name!r}: 'bins' must be a list of edges, got {spec!r}")
+            return _named(name, lambda: Bins(spec))
+        if keys == {"categories"}:
+            return encoding_from_spec(name, list(spec["categories"]) if isinstance(spec["categories"], (list, tuple))
+                                      else spec["categories"])
+        if keys == {"size"}:
+            return encoding_from_spec(name, spec["size"])
+        raise ValueError(f"attribute {name!r}: expected a size, a list of categories, {{'bins': [...]}}, "
+                         f"{{'categories': [...]}} or {{'size': k}}, got keys {sorted(keys)}")
+    if isinstance(spec, (list, tuple)):
+        return _named(name, lambda: Categories(spec))
+    from .validation import check_positive_int
+
+    return Codes(check_positive_int(f"sizes: size of {name!r}", spec))
+
+
+def _named(name: str, build: Any) -> Encoding:
+    try:
+        encoding: Encoding = build()
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"attribute {name!r}: {error}") from None
+    return encoding
+
+
+def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
+    """A column's values as a real NumPy array (an object column of numbers or numeric strings
+    parsed), or a ValueError naming the first entry that is not a number."""
+    values = np.asarray(values)
+    if values.dtype.kind in "cmM" or (values.dtype.kind == "V"):
+        raise TypeError(f"column {column!r}: expected {expected}, got dtype {values.dtype}")
+    if values.dtype.kind == "b":
+        return values.astype(np.int64)
+    if values.dtype.kind in "iuf":
+        return values
+    import pandas as pd
+
+    # An object or string column (a CSV column with one stray word) may still hold numbers or
+    # numeric strings: parse it, and report the first entry that is not one.
+    series = pd.Series(values, dtype=object)
+    complex_entry = series.map(lambda value: isinstance(value, (complex, np.complexfloating))).to_numpy(dtype=bool)
+    if complex_entry.any():
+        row = _first(complex_entry)
+        raise TypeError(f"column {column!r}: expected {expected}, found complex {values[row]!r} at row {row}")
+    parsed = pd.to_numeric(series, errors="coerce")
+    unparsable = (parsed.isna() & series.notna()).to_numpy(dtype=bool)
+    if unparsable.any():
+        row = _first(unparsable)
+        value = values[row]
+        shown = value.item() if isinstance(value, np.generic) else value
+        raise ValueError(f"column {column!r}: expected {expected}, found {shown!r} at row {row}")
+    return parsed.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _shown(categories: Sequence[Any], limit: int = 8) -> str:
+    shown = ", ".join(repr(c) for c in categories[:limit])
+    return f"[{shown}{', ...' if len(categories) > limit else ''}] ({len(categories)})" if len(categories) > limit \
+        else f"[{shown}]"
+
+
+def _narwhals() -> Any:
+    import narwhals as nw
+
+    return nw
+
+
+def _is_text(dtype: Any) -> bool:
+    """Whether a Narwhals dtype holds text: strings, categoricals, enums."""
+    nw = _narwhals()
+    return any(dtype == kind for kind in (nw.String, nw.Categorical, nw.Enum))
+
+
+def _is_decimal_or_complex(dtype: Any) -> bool:
+    return bool(dtype.is_decimal())
+
+
+def _is_boolean(dtype: Any) -> bool:
+    return bool(dtype.is_boolean())

@@ -1,0 +1,260 @@
+"""Counting in real dataframe engines: pandas, PyArrow, Polars (eager, and lazy scans of Parquet),
+DuckDB, Dask (a LocalCluster) and Spark (local mode), each compared cell by cell with counts
+computed here by plain Python (no projmech code), on random data and on the embedded Adult data.
+
+Spark needs Java; its tests skip, saying so, where there is none. The Spark and Dask fixtures
+start once per session.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import projmech as pm
+from projmech import Dataset, Domain, datasets, workloads
+from projmech.counting import marginal_counts
+
+pl = pytest.importorskip("polars")
+duckdb = pytest.importorskip("duckdb")
+pa = pytest.importorskip("pyarrow")
+
+LABELS = ["Clinton", "Dole", "Perot"]
+EDGES = [18, 25, 35, 50, 65, 100]
+DOMAIN = Domain.from_dict({"vote": LABELS, "age": {"bins": EDGES}, "x": 4, "y": 3, "flag": 2, "z": 5})
+
+
+def _random_frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    ages = rng.uniform(18, 100, n).round(1)
+    ages[:3] = [18, 25, 100]  # the edges themselves: left-closed bins, the last closed on the right
+    return pd.DataFrame({
+        "vote": rng.choice(LABELS, n), "age": ages, "x": rng.integers(0, 4, n),
+        "y": rng.integers(0, 3, n).astype(float), "flag": rng.integers(0, 2, n),
+        "z": rng.integers(0, 5, n), "ignored": "text",
+    })
+
+
+def _oracle_codes(frame: pd.DataFrame) -> list[tuple[int, ...]]:
+    """Each row's codes by plain Python: the category's position, the number of inner edges at or
+    below the age, and the integer codes."""
+    position = {label: i for i, label in enumerate(LABELS)}
+    rows = []
+    for vote, age, x, y, flag, z in zip(*(frame[c].tolist() for c in ["vote", "age", "x", "y", "flag", "z"])):
+        rows.append((position[vote], sum(age >= edge for edge in EDGES[1:-1]), int(x), int(y), int(flag), int(z)))
+    return rows
+
+
+def _oracle_marginals(rows: list[tuple[int, ...]], sizes: tuple[int, ...], way: int) -> np.ndarray:
+    """Every ``way``-way table's cells in the marginals layout (subsets in order, cells
+    row-major), counted with a Counter."""
+    out = []
+    for subset in itertools.combinations(range(len(sizes)), way):
+        counter = collections.Counter(tuple(row[i] for i in subset) for row in rows)
+        out.extend(counter.get(cell, 0) for cell in itertools.product(*(range(sizes[i]) for i in subset)))
+    return np.array(out, dtype=float)
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    return _random_frame(3000, seed=7)
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory, frame) -> str:
+    path = str(tmp_path_factory.mktemp("frames") / "rows.parquet")
+    frame.to_parquet(path)
+    return path
+
+
+ENGINES = ["pandas", "pyarrow", "polars", "polars-lazy", "duckdb", "dask", "spark"]
+
+
+@pytest.fixture
+def make_frame(request, frame, parquet):
+    """The test's random frame in the engine ``kind``."""
+    def make(kind: str):
+        if kind == "pandas":
+            return frame
+        if kind == "pyarrow":
+            return pa.Table.from_pandas(frame)
+        if kind == "polars":
+            return pl.from_pandas(frame)
+        if kind == "polars-lazy":
+            return pl.scan_parquet(parquet)
+        if kind == "duckdb":
+            return duckdb.read_parquet(parquet)
+        if kind == "dask":
+            request.getfixturevalue("dask_client")
+            import dask.dataframe as dd
+
+            return dd.read_parquet(parquet).repartition(npartitions=3)
+        if kind == "spark":
+            return request.getfixturevalue("spark").createDataFrame(frame).repartition(3)
+        raise AssertionError(kind)
+    return make
+
+
+@pytest.mark.parametrize("kind", ENGINES)
+def test_counts_match_plain_python_in_every_engine(kind, make_frame, frame):
+    """1- and 2-way marginals (15 tables: one pass over the partitions), 3-way marginals of
+    three attributes (one group-by), a Kronecker product (one group-by), the histogram: every
+    cell equal to the Counter's, so every engine gives the same bits."""
+    dataset = Dataset.from_frame(make_frame(kind), DOMAIN)
+    rows = _oracle_codes(frame)
+    assert dataset.n == len(rows)
+    assert dataset.engine == {"pandas": "numpy", "pyarrow": "numpy", "polars": "numpy"}.get(kind, dataset.engine)
+    for way in (1, 2):
+        np.testing.assert_array_equal(workloads.marginals(DOMAIN, way).answer_counts(dataset),
+                                      _oracle_marginals(rows, DOMAIN.sizes, way))
+    small = DOMAIN.project(["vote", "age", "z"])
+    projected_rows = [(r[0], r[1], r[5]) for r in rows]
+    np.testing.assert_array_equal(workloads.marginals(small, 3).answer_counts(dataset.project(["vote", "age", "z"])),
+                                  _oracle_marginals(projected_rows, small.sizes, 3))
+    kron = workloads.kron([workloads.prefix(3), workloads.all_range(5)] + [workloads.total(s) for s in DOMAIN.sizes[2:]],
+                          domain=DOMAIN)
+    table = np.zeros((3, 5))
+    for row in rows:
+        table[row[0], row[1]] += 1
+    expected = np.cumsum(table, axis=0) @ np.array([[1.0 if a <= u <= b else 0.0 for a, b in
+                                                     zip(*np.triu_indices(5))] for u in range(5)])
+    np.testing.assert_array_equal(kron.answer_counts(dataset), expected.ravel())
+    counter = collections.Counter(rows)
+    cells, counts = dataset.cell_counts()
+    assert dict(zip(DOMAIN.index(np.array(list(counter))).tolist(), counter.values())) == \
+        dict(zip(cells.tolist(), counts.tolist()))
+
+
+@pytest.mark.parametrize("kind", ["polars-lazy", "duckdb", "dask", "spark"])
+def test_the_partition_pass_and_the_group_by_agree(kind, make_frame):
+    """Both routes of a lazy frame: many tables by one pass over the partitions, a few by
+    group-by queries, on the same tables."""
+    dataset = Dataset.from_frame(make_frame(kind), DOMAIN)
+    sizes = DOMAIN.sizes
+    one_pass = dataset._rows.reduce(functools.partial(marginal_counts, sizes=sizes, way=2))
+    by_group = np.concatenate([dataset.table(subset).ravel() for subset in itertools.combinations(range(6), 2)])
+    np.testing.assert_array_equal(one_pass, by_group)
+
+
+@pytest.mark.parametrize("kind", ["polars-lazy", "duckdb", "dask", "spark"])
+def test_adult_counts_in_engines_equal_numpy(kind, request, tmp_path):
+    """The embedded Adult data (14 attributes: 91 two-way tables, one pass over the partitions)."""
+    adult = datasets.adult()
+    frame = adult.to_dataframe()
+    path = str(tmp_path / "adult.parquet")
+    frame.to_parquet(path)
+    native = {"polars-lazy": lambda: pl.scan_parquet(path), "duckdb": lambda: duckdb.read_parquet(path)}.get(kind)
+    if kind == "dask":
+        request.getfixturevalue("dask_client")
+        import dask.dataframe as dd
+
+        native = lambda: dd.read_parquet(path).repartition(npartitions=4)  # noqa: E731
+    if kind == "spark":
+        session = request.getfixturevalue("spark")
+        native = lambda: session.read.parquet(path)  # noqa: E731
+    dataset = Dataset.from_frame(native(), adult.domain)
+    workload = workloads.marginals(adult.domain, 2, implicit=True)
+    # Oracle: one bincount per pair of columns, from the pandas frame.
+    expected = []
+    for a, b in itertools.combinations(adult.domain.attributes, 2):
+        expected.append(np.bincount(frame[a] * adult.domain[b] + frame[b],
+                                    minlength=adult.domain[a] * adult.domain[b]))
+    np.testing.assert_array_equal(workload.answer_counts(dataset), np.concatenate(expected))
+
+
+def test_lazy_rows_stay_in_the_engine(parquet, frame):
+    dataset = Dataset.from_frame(pl.scan_parquet(parquet), DOMAIN)
+    assert dataset.engine == "polars" and "engine='polars'" in repr(dataset)
+    with pytest.raises(TypeError, match=r"^records: the rows of this data set stay in its polars engine.*collect"):
+        dataset.records
+    with pytest.raises(TypeError, match="^subsample: "):
+        dataset.subsample(10, 0)
+    collected = dataset.collect()
+    assert collected.engine == "numpy"
+    np.testing.assert_array_equal(collected.records, np.array(_oracle_codes(frame)))
+
+
+def test_a_release_from_a_lazy_frame_is_the_release_from_memory(parquet, frame):
+    """Same counts, same seeded continuous noise, same solver: the same released bits."""
+    workload = workloads.marginals(DOMAIN, 2)
+    mechanism = pm.ProjectionMechanism(workload, pm.ZCDP(1.0), noise="continuous", body="hull")
+    lazy = mechanism.release(Dataset.from_frame(pl.scan_parquet(parquet), DOMAIN), rng=np.random.default_rng(3))
+    memory = mechanism.release(Dataset.from_frame(frame, DOMAIN), rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(lazy.answers, memory.answers)
+    assert lazy.labels[0] == "vote=Clinton & age=[18, 25)"
+
+
+# --- bad values: named with the column, the value and, where there is a row order, the row --------
+
+def _bad(frame: pd.DataFrame, column: str, row: int, value) -> pd.DataFrame:
+    bad = frame.copy()
+    bad[column] = bad[column].astype(object) if not isinstance(value, (int, float)) else bad[column]
+    bad.loc[row, column] = value
+    return bad
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("vote", "Nader", r"column 'vote': value 'Nader' at row 11 is not one of the domain's categories"),
+    ("age", 17.5, r"column 'age': value 17.5 at row 11 is outside the domain's bins \[18, 100\]"),
+    ("x", 4, r"column 'x': value 4 at row 11 is outside the domain 0..3"),
+    ("y", 1.5, r"column 'y': non-integer code 1.5 at row 11"),
+])
+def test_in_memory_errors_name_column_value_and_row(frame, column, value, message):
+    for native in (_bad(frame, column, 11, value), pl.from_pandas(_bad(frame, column, 11, value))):
+        with pytest.raises(ValueError, match=message):
+            Dataset.from_frame(native, DOMAIN)
+
+
+@pytest.mark.parametrize("column, value, shown", [
+    ("vote", "Nader", "value 'Nader'"), ("age", 130.0, "value 130.0"), ("x", -1, "value -1"),
+    ("y", 2.5, "value 2.5"), ("age", None, "missing value"),
+])
+def test_lazy_errors_name_column_value_and_row(frame, tmp_path, column, value, shown):
+    path = str(tmp_path / "bad.parquet")
+    _bad(frame, column, 11, value).to_parquet(path)
+    with pytest.raises(ValueError, match=rf"^column '{column}': {shown} at row 11 is not .*1 row of the column"):
+        Dataset.from_frame(pl.scan_parquet(path), DOMAIN)
+    with pytest.raises(ValueError, match=rf"^column '{column}': {shown} \(duckdb keeps no row order"):
+        Dataset.from_frame(duckdb.read_parquet(path), DOMAIN)
+
+
+def test_engine_type_errors_say_what_to_declare(frame, parquet):
+    as_text = frame.assign(x=frame["x"].astype(str))
+    with pytest.raises(TypeError, match=r"column 'x': expected integer codes 0..3, got dtype String; declare"):
+        Dataset.from_frame(pl.from_pandas(as_text).lazy(), DOMAIN)
+    with pytest.raises(ValueError, match=r"column 'x': expected integer codes, found '0'|column 'x'"):
+        Dataset.from_frame(as_text.assign(x="a"), DOMAIN)
+    with pytest.raises(TypeError, match=r"column 'vote': expected one of the categories"):
+        Dataset.from_frame(pl.from_pandas(frame.assign(vote=1)).lazy(), DOMAIN)
+    with pytest.raises(ValueError, match=r"^frame: columns \['z'\] of the domain are missing"):
+        Dataset.from_frame(pl.scan_parquet(parquet).drop("z"), DOMAIN)
+    with pytest.raises(TypeError, match="^frame: expected a data frame"):
+        Dataset.from_frame({"vote": ["Dole"]}, DOMAIN)
+
+
+def test_categorical_columns_are_coded_by_label_not_by_their_own_codes(frame):
+    """A pandas Categorical whose own category order differs from the domain's: its labels count."""
+    reordered = frame.assign(vote=pd.Categorical(frame["vote"], categories=["Perot", "Dole", "Clinton"]))
+    expected = np.array(_oracle_codes(frame))
+    np.testing.assert_array_equal(Dataset.from_frame(reordered, DOMAIN).records, expected)
+    enum = pl.from_pandas(frame).with_columns(pl.col("vote").cast(pl.Enum(["Perot", "Dole", "Clinton"])))
+    dataset = Dataset.from_frame(enum.lazy(), DOMAIN)
+    np.testing.assert_array_equal(dataset.collect().records, expected)
+
+
+@pytest.mark.slow
+def test_dask_on_a_process_cluster(parquet, frame):
+    """Worker processes: the counting function and its arguments travel by pickle."""
+    distributed = pytest.importorskip("distributed")
+    import dask.dataframe as dd
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        dataset = Dataset.from_frame(dd.read_parquet(parquet).repartition(npartitions=4), DOMAIN)
+        np.testing.assert_array_equal(workloads.marginals(DOMAIN, 2).answer_counts(dataset),
+                                      _oracle_marginals(_oracle_codes(frame), DOMAIN.sizes, 2))
