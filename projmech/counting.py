@@ -99,7 +99,8 @@ def pair_counts(records: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     block = max(1, BLOCK_ENTRIES // width)
     moments = np.zeros((width, width))
     for start in range(0, n, block):
-        chunk = records[start:start + block]
+        # Row-major within the block: the scatter below writes each row's ones together.
+        chunk = np.ascontiguousarray(records[start:start + block])
         indicators = np.zeros((chunk.shape[0], width), dtype=np.float32)
         # A value-0 code sets column 0, which holds ones anyway: one scatter, no mask of rows.
         np.put_along_axis(indicators, np.where(chunk > 0, reduced + chunk - 1, 0), 1.0, axis=1)

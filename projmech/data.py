@@ -159,13 +159,15 @@ class Dataset:
         if frame is None or isinstance(frame, (str, bytes, Mapping, np.ndarray, list, tuple)):
             raise TypeError(f"frame: expected a data frame (pandas, Polars, PyArrow, DuckDB, PySpark or Dask), "
                             f"got {type(frame).__name__}; for a code matrix use Dataset(records, domain)")
-        if not is_lazy_frame(frame):
-            return cls(frame_records(frame, domain), domain)
         dataset = cls.__new__(cls)
-        dataset._rows = FrameRows(frame, domain)
-        dataset._records = None
         dataset._domain = domain
-        dataset._n = dataset._rows.n
+        if is_lazy_frame(frame):
+            dataset._rows = FrameRows(frame, domain)
+            dataset._records = None
+            dataset._n = dataset._rows.n
+        else:
+            dataset._records = frame_records(frame, domain)  # coded and checked
+            dataset._n = int(dataset._records.shape[0])
         return dataset
 
     @classmethod
@@ -569,9 +571,10 @@ def _validate_codes(array: np.ndarray, domain: Domain) -> np.ndarray:
     if array.dtype.kind in "cmMV":
         # Complex codes would lose their imaginary part in the cast, datetimes become integers.
         raise TypeError(f"records: expected integer codes, got dtype {array.dtype}")
-    if not array.shape[0]:
-        return array.astype(np.int64) if array.dtype != object else np.zeros(array.shape, dtype=np.int64)
     # One rule for codes, whatever they come from: the Codes encoding of each attribute's size
-    # (the records are codes even where the domain declares categories or bins).
-    return np.column_stack([Codes(size).encode(array[:, i], name)
-                            for i, (name, size) in enumerate(zip(domain.attributes, domain.sizes))])
+    # (the records are codes even where the domain declares categories or bins). Column-major,
+    # so that each attribute's codes are checked and later counted contiguously.
+    records = np.empty(array.shape, dtype=np.int64, order="F")
+    for i, (name, size) in enumerate(zip(domain.attributes, domain.sizes)):
+        records[:, i] = Codes(size).encode(array[:, i], name)
+    return records

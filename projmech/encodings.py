@@ -43,12 +43,14 @@ class Encoding:
         raise NotImplementedError
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
-        """The int64 codes of a column's values; a ValueError names ``column``, the first bad
-        value and its row."""
+        """The codes of a column's values (an array of integers, or of integral floats, in
+        ``0 .. size - 1``: the caller casts them where it stores them); a ValueError names
+        ``column``, the first bad value and its row."""
         raise NotImplementedError
 
-    def code(self, column: nw.Expr) -> nw.Expr:
-        """The codes as an engine expression (valid only on rows where :meth:`invalid` is false)."""
+    def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
+        """The codes as an engine expression of integer Narwhals ``dtype`` (valid only on rows
+        where :meth:`invalid` is false)."""
         raise NotImplementedError
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
@@ -88,7 +90,9 @@ class Codes(Encoding):
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
         values = _numeric(values, column, "integer codes")
-        if values.dtype.kind in "iu":
+        if values.dtype.kind == "u":
+            outside = values >= self.size
+        elif values.dtype.kind == "i":
             outside = (values < 0) | (values >= self.size)
         else:
             missing = ~np.isfinite(values)
@@ -105,12 +109,10 @@ class Codes(Encoding):
             value = values[row]
             shown = f"{value:.15g}" if values.dtype.kind == "f" else str(value)
             raise ValueError(f"column {column!r}: value {shown} at row {row} is outside the domain 0..{self.size - 1}")
-        return values.astype(np.int64)
+        return values
 
-    def code(self, column: nw.Expr) -> nw.Expr:
-        import narwhals as nw
-
-        return column.cast(nw.Int64)
+    def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
+        return column.cast(dtype)
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
         outside = column.is_null() | ((column < 0) | (column >= self.size)).fill_null(False)
@@ -172,11 +174,8 @@ class Categories(Encoding):
                              f"categories {_shown(self.categories)}")
         return codes
 
-    def code(self, column: nw.Expr) -> nw.Expr:
-        import narwhals as nw
-
-        return column.replace_strict(list(self.categories), list(range(self.size)), default=-1,
-                                     return_dtype=nw.Int64)
+    def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
+        return column.replace_strict(list(self.categories), list(range(self.size)), default=-1, return_dtype=dtype)
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
         return column.is_null() | ~column.is_in(list(self.categories)).fill_null(False)
@@ -234,16 +233,16 @@ class Bins(Encoding):
             raise ValueError(f"column {column!r}: {what} at row {row} is outside the domain's bins "
                              f"[{_number(self.edges[0])}, {_number(self.edges[-1])}]")
         inner = np.asarray(self.edges[1:-1], dtype=float)
-        return np.searchsorted(inner, values, side="right").astype(np.int64)
+        return np.searchsorted(inner, values, side="right")
 
-    def code(self, column: nw.Expr) -> nw.Expr:
+    def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
         import narwhals as nw
 
         # The number of inner edges at or below the value: plain comparisons, which every
         # engine evaluates identically to NumPy's searchsorted.
-        code = nw.lit(0, dtype=nw.Int64)
+        code = nw.lit(0, dtype=dtype)
         for edge in self.edges[1:-1]:
-            code = code + (column >= edge).cast(nw.Int64)
+            code = code + (column >= edge).cast(dtype)
         return code
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:

@@ -107,17 +107,16 @@ def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.nda
     if isinstance(wrapped, nw.LazyFrame):
         raise TypeError(f"{argument}: a lazy frame keeps its rows in its engine; pass it to Dataset.from_frame")
     _check_columns(wrapped.columns, domain, argument)
-    columns = []
-    for name, encoding in zip(domain.attributes, domain.encodings):
+    # Column-major: each attribute's codes are written, and later counted, contiguously.
+    records = np.empty((wrapped.shape[0], len(domain)), dtype=np.int64, order="F")
+    for i, (name, encoding) in enumerate(zip(domain.attributes, domain.encodings)):
         series = wrapped[name]
         dtype = series.dtype
         if dtype.is_temporal():
-            # Datetimes would become integers and complex values lose their imaginary part.
+            # Datetimes would become integers.
             raise TypeError(f"column {name!r}: expected {encoding.describe()}, got dtype {dtype}")
-        columns.append(encoding.encode(series.to_numpy(), name))
-    if not columns[0].size:
-        return np.zeros((0, len(domain)), dtype=np.int64)
-    return np.column_stack(columns)
+        records[:, i] = encoding.encode(series.to_numpy(), name)
+    return records
 
 
 class FrameRows:
@@ -155,7 +154,11 @@ class FrameRows:
         for name, encoding in zip(domain.attributes, domain.encodings):
             if summary[name]:
                 self._raise_invalid(name, encoding, int(summary[name]))
-        self._coded = wrapped.select(*[encoding.code(nw.col(name)).alias(name)
+        # The narrowest integer type that holds every code: the coded rows are what the engine
+        # materializes batch by batch, so their width sets the memory of an out-of-core count.
+        largest = max(domain.sizes)
+        dtype = nw.Int16 if largest <= 2**15 else nw.Int32 if largest <= 2**31 else nw.Int64
+        self._coded = wrapped.select(*[encoding.code(nw.col(name), dtype).alias(name)
                                        for name, encoding in zip(domain.attributes, domain.encodings)])
 
     def _raise_invalid(self, name: str, encoding: Encoding, count: int) -> None:
@@ -224,9 +227,13 @@ class FrameRows:
 
 
 def _stack(columns: Sequence[np.ndarray], d: int) -> np.ndarray:
-    if not len(columns) or not columns[0].size:
-        return np.zeros((0, d), dtype=np.int64)
-    return np.column_stack([np.asarray(column, dtype=np.int64) for column in columns])
+    """Code columns as an ``(r, d)`` int64 matrix, column-major (each column written
+    contiguously; the kernels take row blocks of it)."""
+    rows = len(columns[0]) if len(columns) else 0
+    records = np.empty((rows, d), dtype=np.int64, order="F")
+    for i, column in enumerate(columns):
+        records[:, i] = column
+    return records
 
 
 def _total(parts: Iterator[np.ndarray], kernel: Callable[[np.ndarray], np.ndarray], d: int) -> np.ndarray:

@@ -1,0 +1,227 @@
+"""Counting: all 2-way marginals (3,240 tables) of 81 attributes, sizes cycling 2..10.
+
+Counting is the only step of a release that reads the rows (projmech.frames). Three parts:
+
+- ``inprocess``: 10^6 rows in a pandas frame, coded and validated by ``Dataset.from_frame`` and
+  counted by ``marginals(domain, 2).answer_counts``, with 1 and 2 BLAS threads; beside it, in the
+  same run, Private-PGM's counting (``mbi.Dataset.project(pair).datavector()`` for each of the
+  3,240 pairs, JAX on the CPU). Target: <= 5 s (Private-PGM's own benchmark: 51.7 s).
+- ``outofcore``: 10^8 rows in Parquet on disk (written once into ``--dir``), scanned lazily by
+  Polars (``pl.scan_parquet``) and DuckDB (``duckdb.read_parquet``) and counted in their
+  streamed batches; time and peak resident memory of the process. Target: <= 2 GB.
+- ``distributed``: 10^7 rows in Parquet, counted by Spark ``local[2]`` and a Dask
+  ``LocalCluster`` of 2 worker processes, beside the in-process count of the same file.
+
+Every measurement runs in a fresh process; every count vector's SHA-256 is compared with the
+first one's, so "identical" means bit for bit. Writes results/counting.csv.
+
+Usage: python benchmarks/counting.py [--parts inprocess,outofcore,distributed] [--rows 1000000]
+       [--outofcore-rows 100000000] [--distributed-rows 10000000] [--dir DIR]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from _common import RESULTS, argument_parser, int_list, markdown, name_list, run_in_process, usage_error, write_csv
+
+ATTRIBUTES = 81
+#: Rows per Parquet row group and per generated chunk.
+CHUNK = 1_000_000
+
+
+def sizes() -> list[int]:
+    return [2 + i % 9 for i in range(ATTRIBUTES)]
+
+
+def names() -> list[str]:
+    return [f"a{i}" for i in range(ATTRIBUTES)]
+
+
+def chunk_columns(index: int, rows: int) -> dict[str, np.ndarray]:
+    """Chunk ``index`` of the synthetic data: independent uniform codes, seeded by the chunk."""
+    rng = np.random.default_rng([2026, index])
+    return {name: rng.integers(0, size, rows, dtype=np.uint8) for name, size in zip(names(), sizes())}
+
+
+def frame(rows: int) -> Any:
+    import pandas as pd
+
+    parts = [pd.DataFrame(chunk_columns(i, min(CHUNK, rows - i * CHUNK))) for i in range(math.ceil(rows / CHUNK))]
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
+def write_parquet(path: Path, rows: int) -> Path:
+    """``rows`` rows in one Parquet file of row groups of :data:`CHUNK` rows (kept if present)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    writer = None
+    for i in range(math.ceil(rows / CHUNK)):
+        table = pa.table(chunk_columns(i, min(CHUNK, rows - i * CHUNK)))
+        writer = writer or pq.ParquetWriter(partial, table.schema)
+        writer.write_table(table, row_group_size=CHUNK)
+    assert writer is not None
+    writer.close()
+    partial.rename(path)
+    return path
+
+
+def digest(counts: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(counts, dtype=np.float64).tobytes()).hexdigest()[:16]
+
+
+def peak_memory_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9  # kilobytes on Linux
+
+
+# --- one measurement (in a fresh process) ----------------------------------------------------------
+
+def worker(job: dict[str, Any]) -> dict[str, Any]:
+    import projmech as pm
+
+    domain = pm.Domain(names(), sizes())
+    workload = pm.workloads.marginals(domain, 2, implicit=True)
+    method, rows = job["method"], job["rows"]
+    if method == "mbi":
+        import warnings
+
+        warnings.simplefilter("ignore")
+        import itertools
+
+        import mbi
+
+        data = frame(rows)
+        start = time.perf_counter()
+        dataset = mbi.Dataset({name: data[name].to_numpy() for name in names()},
+                              mbi.Domain(names(), sizes()))
+        tables = [np.asarray(dataset.project(list(pair)).datavector(flatten=True))
+                  for pair in itertools.combinations(names(), 2)]
+        seconds = time.perf_counter() - start
+        return {"load_s": 0.0, "count_s": seconds, "digest": digest(np.concatenate(tables)),
+                "memory_gb": peak_memory_gb()}
+    if method == "pandas":
+        native = frame(rows)
+    elif method == "polars":
+        import polars as pl
+
+        native = pl.scan_parquet(job["path"])
+    elif method == "duckdb":
+        import duckdb
+
+        native = duckdb.read_parquet(job["path"])
+    elif method == "dask":
+        import dask.dataframe as dd
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+        native = dd.read_parquet(job["path"])
+    elif method == "spark":
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from pyspark.sql import SparkSession
+
+        session = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+                   .config("spark.driver.memory", "2g").getOrCreate())
+        session.sparkContext.setLogLevel("ERROR")
+        native = session.read.parquet(job["path"])
+    else:
+        raise ValueError(method)
+    start = time.perf_counter()
+    dataset = pm.Dataset.from_frame(native, domain)
+    loaded = time.perf_counter()
+    counts = workload.answer_counts(dataset)
+    done = time.perf_counter()
+    assert counts.sum() == math.comb(ATTRIBUTES, 2) * rows
+    result = {"load_s": loaded - start, "count_s": done - loaded, "digest": digest(counts),
+              "memory_gb": peak_memory_gb(), "engine": dataset.engine}
+    if method == "dask":
+        client.close()
+        cluster.close()
+    return result
+
+
+# --- the parts -------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argument_parser(__doc__)
+    parser.add_argument("--parts", type=name_list, default=["inprocess", "outofcore", "distributed"])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--outofcore-rows", type=int, default=100_000_000)
+    parser.add_argument("--distributed-rows", type=int, default=10_000_000)
+    parser.add_argument("--threads", type=int_list, default=[1, 2])
+    parser.add_argument("--dir", type=Path, default=RESULTS / "counting_data",
+                        help="where the Parquet files are written (kept for later runs)")
+    parser.add_argument("--skip-mbi", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS / "counting.csv")
+    parser.add_argument("--worker", help=argparse_suppress())
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    unknown = set(args.parts) - {"inprocess", "outofcore", "distributed"}
+    if unknown:
+        return usage_error(f"--parts: unknown {sorted(unknown)}")
+    script = str(Path(__file__).resolve())
+    jobs: list[tuple[str, dict[str, Any], int]] = []
+    if "inprocess" in args.parts:
+        for threads in args.threads:
+            jobs.append(("inprocess", {"method": "pandas", "rows": args.rows}, threads))
+        if not args.skip_mbi:
+            jobs.append(("inprocess", {"method": "mbi", "rows": args.rows}, max(args.threads)))
+    if "distributed" in args.parts:
+        path = str(write_parquet(args.dir / f"rows_{args.distributed_rows}.parquet", args.distributed_rows))
+        for method in ("polars", "spark", "dask"):
+            jobs.append(("distributed", {"method": method, "rows": args.distributed_rows, "path": path}, 1))
+    if "outofcore" in args.parts:
+        start = time.perf_counter()
+        path = str(write_parquet(args.dir / f"rows_{args.outofcore_rows}.parquet", args.outofcore_rows))
+        print(f"parquet of {args.outofcore_rows:,} rows: {os.path.getsize(path) / 1e9:.2f} GB "
+              f"(ready after {time.perf_counter() - start:.0f} s)")
+        for method in ("polars", "duckdb"):
+            jobs.append(("outofcore", {"method": method, "rows": args.outofcore_rows, "path": path}, 2))
+    records = []
+    reference: dict[int, str] = {}
+    for part, job, threads in jobs:
+        result = run_in_process(script, job, threads)
+        total = result.get("load_s", math.nan) + result.get("count_s", math.nan)
+        reference.setdefault(job["rows"], result.get("digest", ""))
+        record = {"part": part, "method": job["method"], "rows": job["rows"], "blas_threads": threads,
+                  "status": result["status"], "load_s": result.get("load_s"), "count_s": result.get("count_s"),
+                  "total_s": total, "peak_memory_gb": result.get("memory_gb"),
+                  "identical": result.get("digest") == reference[job["rows"]]}
+        records.append(record)
+        print(f"{part:12s} {job['method']:7s} rows={job['rows']:>11,} threads={threads} {result['status']:>4s} "
+              f"load {record['load_s'] or math.nan:7.2f} s  count {record['count_s'] or math.nan:7.2f} s  "
+              f"peak {record['peak_memory_gb'] or math.nan:5.2f} GB  identical={record['identical']}", flush=True)
+    import pandas as pd
+
+    table = pd.DataFrame(records)
+    write_csv(table, args.out)
+    print(markdown(list(table.columns), [[f"{v:.3g}" if isinstance(v, float) else str(v) for v in row]
+                                         for row in table.itertuples(index=False)]))
+    return 0
+
+
+def argparse_suppress() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+if __name__ == "__main__":
+    sys.exit(main())
