@@ -89,7 +89,11 @@ class Codes(Encoding):
         return self.size
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
-        values = _numeric(values, column, "integer codes")
+        try:
+            values = _numeric(values, column, "integer codes")
+        except ValueError as error:
+            raise ValueError(f"{error}; to code text, declare the attribute's categories in the domain "
+                             f"(e.g. {column!r}: [\"label 0\", \"label 1\", ...])") from None
         if values.dtype.kind == "u":
             outside = values >= self.size
         elif values.dtype.kind == "i":

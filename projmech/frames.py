@@ -271,8 +271,12 @@ def _dask_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain: 
 
 
 def _partition_counts(partition: Any, kernel: Callable[[np.ndarray], np.ndarray], d: int) -> np.ndarray:
-    """One pandas partition's counts (run by a Dask worker)."""
-    return kernel(_stack([partition[column].to_numpy() for column in partition.columns], d))
+    """One pandas partition's counts (run by a Dask worker), :data:`BATCH_ROWS` rows at a time:
+    a partition may be a whole file, and its int64 codes several times its own size."""
+    columns = [partition[column].to_numpy() for column in partition.columns]
+    rows = len(partition)
+    return _total((kernel(_stack([column[start:start + BATCH_ROWS] for column in columns], d))
+                   for start in range(0, rows, BATCH_ROWS)), kernel, d)
 
 
 def _spark_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain: Domain) -> np.ndarray:

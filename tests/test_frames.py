@@ -130,7 +130,8 @@ def test_counts_match_plain_python_in_every_engine(kind, make_frame, frame):
         dict(zip(cells.tolist(), counts.tolist()))
 
 
-@pytest.mark.parametrize("kind", ["polars-lazy", "duckdb", "dask", "spark"])
+@pytest.mark.parametrize("kind", ["polars-lazy", "duckdb", pytest.param("dask", marks=pytest.mark.slow),
+                                  pytest.param("spark", marks=pytest.mark.slow)])
 def test_the_partition_pass_and_the_group_by_agree(kind, make_frame):
     """Both routes of a lazy frame: many tables by one pass over the partitions, a few by
     group-by queries, on the same tables."""
@@ -249,12 +250,40 @@ def test_categorical_columns_are_coded_by_label_not_by_their_own_codes(frame):
 
 @pytest.mark.slow
 def test_dask_on_a_process_cluster(parquet, frame):
-    """Worker processes: the counting function and its arguments travel by pickle."""
+    """Worker processes: the counting function and its arguments travel by pickle; one
+    partition of many rows is counted a batch at a time."""
     distributed = pytest.importorskip("distributed")
     import dask.dataframe as dd
 
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster):
-        dataset = Dataset.from_frame(dd.read_parquet(parquet).repartition(npartitions=4), DOMAIN)
-        np.testing.assert_array_equal(workloads.marginals(DOMAIN, 2).answer_counts(dataset),
-                                      _oracle_marginals(_oracle_codes(frame), DOMAIN.sizes, 2))
+        expected = _oracle_marginals(_oracle_codes(frame), DOMAIN.sizes, 2)
+        for partitions in (4, 1):
+            dataset = Dataset.from_frame(dd.read_parquet(parquet).repartition(npartitions=partitions), DOMAIN)
+            np.testing.assert_array_equal(workloads.marginals(DOMAIN, 2).answer_counts(dataset), expected)
+
+
+@pytest.mark.parametrize("kind", ["polars-lazy", "duckdb", "dask"])
+def test_counting_in_batches_smaller_than_a_partition(kind, make_frame, frame, monkeypatch):
+    """Batches of 700 rows (3000 rows in all, one partition for Polars and DuckDB): the partial
+    counts of every batch add up to the counts."""
+    import projmech.frames
+
+    import projmech.data
+
+    monkeypatch.setattr(projmech.frames, "BATCH_ROWS", 700)
+    batches = []
+
+    def counted(records, sizes, way):
+        batches.append(records.shape[0])
+        return marginal_counts(records, sizes, way)
+
+    monkeypatch.setattr(projmech.data, "marginal_counts", counted)
+    native = make_frame(kind)
+    if kind == "dask":
+        native = native.repartition(npartitions=1)
+    dataset = Dataset.from_frame(native, DOMAIN)
+    np.testing.assert_array_equal(workloads.marginals(DOMAIN, 2).answer_counts(dataset),
+                                  _oracle_marginals(_oracle_codes(frame), DOMAIN.sizes, 2))
+    if kind != "dask":  # Dask's tasks run on copies of the kernel: their calls are not seen here
+        assert max(batches) <= 700 and sum(batches) == 3000
