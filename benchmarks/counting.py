@@ -11,11 +11,14 @@ Counting is the only step of a release that reads the rows (projmech.frames). Th
   streamed batches; time and peak resident memory of the process. Target: <= 2 GB.
 - ``distributed``: 10^7 rows in Parquet, counted by Spark ``local[2]`` and a Dask
   ``LocalCluster`` of 2 worker processes, beside the in-process count of the same file.
+- ``cli``: ``projmech release`` end to end from that Parquet file (the projection mechanism on
+  the 2-way marginals of its first 8 attributes, continuous noise seeded alike) with each
+  ``--engine``: wall time of the command, and the released answers compared bit for bit.
 
 Every measurement runs in a fresh process; every count vector's SHA-256 is compared with the
 first one's, so "identical" means bit for bit. Writes results/counting.csv.
 
-Usage: python benchmarks/counting.py [--parts inprocess,outofcore,distributed] [--rows 1000000]
+Usage: python benchmarks/counting.py [--parts inprocess,outofcore,distributed,cli] [--rows 1000000]
        [--outofcore-rows 100000000] [--distributed-rows 10000000] [--dir DIR]
 """
 
@@ -159,7 +162,7 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argument_parser(__doc__)
-    parser.add_argument("--parts", type=name_list, default=["inprocess", "outofcore", "distributed"])
+    parser.add_argument("--parts", type=name_list, default=["inprocess", "outofcore", "distributed", "cli"])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--outofcore-rows", type=int, default=100_000_000)
     parser.add_argument("--distributed-rows", type=int, default=10_000_000)
@@ -173,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
-    unknown = set(args.parts) - {"inprocess", "outofcore", "distributed"}
+    unknown = set(args.parts) - {"inprocess", "outofcore", "distributed", "cli"}
     if unknown:
         return usage_error(f"--parts: unknown {sorted(unknown)}")
     script = str(Path(__file__).resolve())
@@ -209,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{part:12s} {job['method']:7s} rows={job['rows']:>11,} threads={threads} {result['status']:>4s} "
               f"load {shown['load_s']:7.2f} s  count {shown['count_s']:7.2f} s  "
               f"peak {shown['peak_memory_gb']:5.2f} GB  identical={record['identical']}", flush=True)
+    if "cli" in args.parts:
+        path = write_parquet(args.dir / f"rows_{args.distributed_rows}.parquet", args.distributed_rows)
+        records.extend(cli_releases(path, args.distributed_rows, args.dir))
     import pandas as pd
 
     table = pd.DataFrame(records)
@@ -216,6 +222,36 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(list(table.columns), [[f"{v:.3g}" if isinstance(v, float) else str(v) for v in row]
                                          for row in table.itertuples(index=False)]))
     return 0
+
+
+def cli_releases(path: Path, rows: int, directory: Path) -> list[dict[str, Any]]:
+    """``projmech release`` on ``path`` with each engine, timed as a whole command."""
+    import subprocess
+
+    domain = directory / "domain_8.json"
+    domain.write_text(json.dumps(dict(zip(names()[:8], sizes()[:8]))), encoding="utf-8")
+    projmech = str(Path(sys.executable).with_name("projmech"))
+    records, reference = [], None
+    for engine in ("pandas", "polars", "duckdb", "spark", "dask"):
+        out = directory / f"released_{engine}.csv"
+        for stale in (out, out.with_suffix(".json")):
+            stale.unlink(missing_ok=True)
+        command = [projmech, "release", "--data", str(path), "--domain", str(domain), "--workload", "marginals:2",
+                   "--mechanism", "projection", "--rho", "1", "--noise", "continuous", "--seed", "1",
+                   "--engine", engine, "--out", str(out)]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True,
+                              env={**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"})
+        seconds = time.perf_counter() - start
+        status = "ok" if done.returncode == 0 else f"failed: {done.stderr.strip().splitlines()[-1:]}"
+        answers = out.read_bytes() if done.returncode == 0 else b""
+        reference = reference or answers
+        records.append({"part": "cli", "method": engine, "rows": rows, "blas_threads": 2, "status": status,
+                        "load_s": None, "count_s": None, "total_s": seconds, "peak_memory_gb": None,
+                        "identical": bool(answers) and answers == reference})
+        print(f"cli          {engine:7s} rows={rows:>11,} {status:>4s} whole command {seconds:7.2f} s  "
+              f"identical answers={records[-1]['identical']}  {done.stdout.strip()[:160]}", flush=True)
+    return records
 
 
 def argparse_suppress() -> str:
