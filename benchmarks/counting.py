@@ -170,9 +170,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=RESULTS / "counting_data",
                         help="where the Parquet files are written (kept for later runs)")
     parser.add_argument("--skip-mbi", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 20,000 rows in process, 10^6 out of core, 2 x 10^5 distributed")
     parser.add_argument("--out", type=Path, default=RESULTS / "counting.csv")
     parser.add_argument("--worker", help=argparse_suppress())
     args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.outofcore_rows, args.distributed_rows = 20_000, 1_000_000, 200_000
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0

@@ -223,7 +223,7 @@ def data_files(pattern: str) -> list[str]:
     """The files ``--data`` names: a file, a glob (``part-*.parquet``) or a folder of Parquet
     files; a ValueError naming the flag if there are none."""
     if glob.has_magic(pattern):
-        files = sorted(glob.glob(pattern))
+        files = sorted(file for file in glob.glob(pattern) if os.path.isfile(file))
         if not files:
             raise ValueError(f"--data: no file matches {pattern}")
         return files
@@ -231,7 +231,7 @@ def data_files(pattern: str) -> list[str]:
     if not path.exists():
         raise ValueError(f"--data: {path} does not exist")
     if path.is_dir():
-        files = sorted(str(file) for file in path.glob("*.parquet"))
+        files = sorted(str(file) for file in path.iterdir() if _is_parquet(str(file)))
         if not files:
             raise ValueError(f"--data: {path} is a directory with no .parquet files; give a CSV or Parquet file")
         return files
@@ -242,9 +242,10 @@ def _is_parquet(file: str) -> bool:
     return file.lower().endswith((".parquet", ".pq"))
 
 
-#: Above this many bytes of input, ``--engine auto`` scans the data out of core (Polars, else
-#: DuckDB) instead of reading it into memory with pandas.
-IN_MEMORY_BYTES = 2**30
+#: Above this many bytes of input files, ``--engine auto`` scans the data out of core (Polars,
+#: else DuckDB) instead of reading it into memory with pandas: in memory each value becomes an
+#: 8-byte code, several times its size in a CSV or Parquet file.
+IN_MEMORY_BYTES = 2**28
 
 
 def choose_engine(engine: str, files: Sequence[str]) -> str:
@@ -257,7 +258,7 @@ def choose_engine(engine: str, files: Sequence[str]) -> str:
     for candidate in ("polars", "duckdb"):
         if importlib.util.find_spec(candidate) is not None:
             return candidate
-    raise ValueError(f"--engine: the --data files hold over {IN_MEMORY_BYTES / 2**30:g} GiB, too much to read into "
+    raise ValueError(f"--engine: the --data files hold over {IN_MEMORY_BYTES // 2**20} MiB, too much to read into "
                      "memory, and neither polars nor duckdb is installed to scan them (pip install polars)")
 
 
@@ -282,9 +283,13 @@ def _read_inputs(args: argparse.Namespace) -> Dataset:
     try:
         if engine == "pandas" and len(files) == 1 and not _is_parquet(files[0]):
             return Dataset.from_csv(files[0], domain)  # row numbers in errors count the CSV's rows
-        return Dataset.from_frame(read_frame(args.data, engine), domain)
+        return Dataset.from_frame(read_frame(files, engine, domain), domain)
     except (ValueError, TypeError, OSError) as error:
         raise ValueError(f"--data: {args.data}: {error}") from None
+    except Exception as error:  # an engine's own error (a CSV Polars cannot parse, Spark's analysis ...)
+        message = " ".join(str(error).split())[:500]
+        raise ValueError(f"--data: {args.data}: {engine} could not read it ({type(error).__name__}: {message})") \
+            from None
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -324,7 +329,9 @@ def _release(args: argparse.Namespace) -> int:
     projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
     noise = (f"{released.noise.name} noise of std {released.noise.std:.3g} on each measured count "
              f"(answers: counts / {released.size_source} size {released.size:g})")
-    counted = "" if dataset.engine == "numpy" else f", counted in {dataset.engine}"
+    # Only an engine the user named is printed: auto's choice follows the files' size, which
+    # depends on the private row count.
+    counted = f", counted in {args.engine}" if args.engine != "auto" else ""
     print(f"released {len(released.answers)} answers with {released.privacy} ({released.neighbouring.value} "
           f"neighbours), {noise}{projected}{counted}: {out}; summary: {summary_path}")
     return 0
@@ -399,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     release.add_argument("--engine", choices=("auto",) + ENGINES, default="auto",
                          help="what reads and counts --data: pandas (in memory), polars or duckdb (out of core, "
                               "streaming), spark (the active or a local session) or dask (the active client or "
-                              f"local threads); auto: pandas up to {IN_MEMORY_BYTES // 2**30} GiB of files, else "
+                              f"local threads); auto: pandas up to {IN_MEMORY_BYTES // 2**20} MiB of files, else "
                               "polars or duckdb")
     release.add_argument("--workload", default="marginals:2", help=WORKLOAD_FORMS)
     release.add_argument("--ranges", help="for range-marginals:WAY: ATTR=prefix|all_range[,...], the ordinal "

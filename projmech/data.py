@@ -21,8 +21,8 @@ import scipy.sparse as sp
 from ._sparse import issparse
 from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
 from .domain import Domain
-from .encodings import Codes
-from .frames import GROUP_BY_TABLES, FrameRows, frame_records, is_lazy_frame
+from .encodings import Categories, Codes
+from .frames import CHANGED_ROWS, GROUP_BY_TABLES, FrameRows, frame_records, is_lazy_frame
 from .privacy import Neighbouring, SizePolicy
 from .validation import (
     FLAG,
@@ -35,6 +35,7 @@ from .validation import (
     as_array,
     check_real_array,
     check_real_dtype,
+    first_true,
     validate_params,
 )
 
@@ -213,8 +214,11 @@ class Dataset:
         shown = os.fspath(data_path)
         if os.path.isdir(data_path):
             raise ValueError(f"{shown}: is a directory; expected a CSV file")
+        # Text categories are read as text: labels such as "01" would otherwise become numbers.
+        text = {name: str for name, encoding in zip(domain.attributes, domain.encodings)
+                if isinstance(encoding, Categories) and encoding.is_text}
         try:
-            frame = pd.read_csv(data_path)
+            frame = pd.read_csv(data_path, dtype=text or None)
         except pd.errors.EmptyDataError:
             raise ValueError(f"{shown}: is empty; expected a header row naming {list(domain.attributes)}") from None
         except ValueError as error:  # pandas' ParserError, UnicodeDecodeError: neither names the file
@@ -271,7 +275,13 @@ class Dataset:
         """The contingency table of the attributes at positions ``axes`` (in that order): an
         int64 array of shape ``[sizes[a] for a in axes]``, refused above ``DEFAULT_MAX_ENTRIES``
         cells; ``axes=()`` gives the row count."""
+        d = len(self._domain)
+        if isinstance(axes, (str, bytes)) or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                                                     for a in axes):
+            raise TypeError(f"axes: expected attribute positions (ints), got {axes!r}")
         axes = [int(a) for a in axes]
+        if any(not 0 <= a < d for a in axes) or len(set(axes)) != len(axes):
+            raise ValueError(f"axes: expected distinct positions in 0..{d - 1}, got {axes}")
         if self._rows is None:
             return table_counts(self._in_memory("table"), self._domain.sizes, axes)
         check_table_cells(self._domain.sizes, axes)
@@ -281,13 +291,17 @@ class Dataset:
         """The cell counts of every ``way``-way table, in the layout of
         :func:`~projmech.workloads.marginals` (float64, exact integers)."""
         sizes = self._domain.sizes
+        way = cast(int, Interval(Integral, 0, len(sizes)).check("way", way))  # 0: the total
         if self._rows is None:
             return marginal_counts(self._in_memory("marginal_counts"), sizes, way)
         check_marginal_cells(sizes, way)
         subsets = list(itertools.combinations(range(len(sizes)), way))
         if len(subsets) <= GROUP_BY_TABLES:
             return np.concatenate([self._rows.table(subset).ravel() for subset in subsets]).astype(float)
-        return self._rows.reduce(functools.partial(marginal_counts, sizes=sizes, way=way))
+        counts = self._rows.reduce(functools.partial(marginal_counts, sizes=sizes, way=way))
+        if counts.sum() != len(subsets) * self.n:  # every table counts every row once
+            raise ValueError(CHANGED_ROWS)
+        return counts
 
     def cell_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """The occupied universe cells (row-major indices, increasing) and their int64 counts."""
@@ -466,7 +480,7 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
     # Tolerance: h = c/n in float64 makes n*h off by at most a few ulps of c.
     fractional = np.abs(counts - np.rint(counts)) > 1e-6 + 1e-9 * counts
     if fractional.any():
-        cell = _first_row(fractional)
+        cell = first_true(fractional)
         raise ValueError(
             f"histogram, n: n * histogram must be the integer counts of n={n} rows, but cell {cell} "
             f"holds {h[cell]:.6g}, i.e. {counts[cell]:.6g} rows; pass the n the histogram was computed from"
@@ -553,10 +567,6 @@ def _as_dataset(data: Any, domain: Domain | None) -> Dataset:
     if _is_dataframe(data):
         return Dataset.from_dataframe(data, domain)
     return Dataset(data, domain)
-
-
-def _first_row(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask)[0])
 
 
 def _is_number(text: Any) -> bool:

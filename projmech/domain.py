@@ -216,16 +216,17 @@ class Domain:
         with the declared one.
 
         Text and categorical columns become their sorted distinct values (refused above
-        ``max_categories``); integer columns of non-negative values codes ``0 .. max``; other
-        numeric columns ``bins`` equal-width bins between their rounded minimum and maximum.
+        ``max_categories``); booleans codes 0/1; integral columns of non-negative values below
+        10,000 codes ``0 .. max``; other numeric columns ``bins`` equal-width bins between their
+        rounded minimum and maximum (integer edges for integral columns).
 
         Raises
         ------
         TypeError
-            For an object of no supported engine, or a column of another type.
+            For an object of no supported engine, or a column of another type (dates ...).
         ValueError
-            For an empty frame, a column with missing values or more than ``max_categories``
-            categories, a negative integer column.
+            For an empty frame, a column with missing values, or more than ``max_categories``
+            categories.
         """
         from .frames import infer_encodings
 
@@ -335,6 +336,8 @@ class Domain:
             )
 
     def __eq__(self, other: object) -> bool:
+        """Same attributes, in order, with the same encodings: a labelled domain differs from
+        the plain one of the same sizes (data coded through one is not data of the other)."""
         return (
             isinstance(other, Domain)
             and self._attributes == other._attributes

@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .validation import first_true
+
 if TYPE_CHECKING:
     import narwhals as nw
 
-__all__ = ["Encoding", "Codes", "Categories", "Bins", "encoding_from_spec"]
+__all__ = ["Encoding", "Codes", "Categories", "Bins", "NotANumberError", "encoding_from_spec"]
 
 
 class Encoding:
@@ -89,11 +91,7 @@ class Codes(Encoding):
         return self.size
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
-        try:
-            values = _numeric(values, column, "integer codes")
-        except ValueError as error:
-            raise ValueError(f"{error}; to code text, declare the attribute's categories in the domain "
-                             f"(e.g. {column!r}: [\"label 0\", \"label 1\", ...])") from None
+        values = _numeric(values, column, "integer codes")
         if values.dtype.kind == "u":
             outside = values >= self.size
         elif values.dtype.kind == "i":
@@ -101,15 +99,15 @@ class Codes(Encoding):
         else:
             missing = ~np.isfinite(values)
             if missing.any():
-                row = _first(missing)
+                row = first_true(missing)
                 raise ValueError(f"column {column!r}: missing or non-finite value {values[row]} at row {row}")
             fractional = values != np.round(values)
             if fractional.any():
-                row = _first(fractional)
+                row = first_true(fractional)
                 raise ValueError(f"column {column!r}: non-integer code {values[row]} at row {row}")
             outside = (values < 0) | (values >= self.size)
         if outside.any():
-            row = _first(outside)
+            row = first_true(outside)
             value = values[row]
             shown = f"{value:.15g}" if values.dtype.kind == "f" else str(value)
             raise ValueError(f"column {column!r}: value {shown} at row {row} is outside the domain 0..{self.size - 1}")
@@ -126,7 +124,7 @@ class Codes(Encoding):
         return outside | (column.is_nan() | (column != column.round(0))).fill_null(False)
 
     def accepts_dtype(self, dtype: Any) -> bool:
-        return bool(dtype.is_numeric()) and not _is_decimal_or_complex(dtype) or _is_boolean(dtype)
+        return bool(dtype.is_numeric()) and not _is_decimal(dtype) or _is_boolean(dtype)
 
     def describe(self) -> str:
         return f"integer codes 0..{self.size - 1}"
@@ -145,15 +143,20 @@ class Categories(Encoding):
         labels = tuple(labels)
         if not labels:
             raise ValueError("labels: an attribute needs at least one category")
-        kinds = {type(label) for label in labels}
-        if not (kinds <= {str} or (all(isinstance(label, (int, np.integer)) and not isinstance(label, bool)
-                                       for label in labels))):
+        text = all(isinstance(label, str) for label in labels)
+        if not (text or all(isinstance(label, (int, np.integer)) and not isinstance(label, (bool, np.bool_))
+                            for label in labels)):
             raise TypeError(f"labels: categories must be all str or all int, got {list(labels)!r}")
         if len(set(labels)) != len(labels):
             raise ValueError(f"labels: categories must be distinct, got {list(labels)!r}")
-        self.categories = tuple(label if isinstance(label, str) else int(label) for label in labels)
+        self.categories = tuple(str(label) if isinstance(label, str) else int(label) for label in labels)
         self.size = len(labels)
         self._text = isinstance(self.categories[0], str)
+
+    @property
+    def is_text(self) -> bool:
+        """Whether the categories are text (else integers)."""
+        return self._text
 
     def labels(self) -> tuple[str, ...]:
         return tuple(str(label) for label in self.categories)
@@ -171,18 +174,27 @@ class Categories(Encoding):
         codes = np.asarray(pd.Categorical(values, categories=list(self.categories)).codes, dtype=np.int64)
         unknown = codes < 0
         if unknown.any():
-            row = _first(unknown)
+            row = first_true(unknown)
             value = values[row]
             shown = value.item() if isinstance(value, np.generic) else value
             raise ValueError(f"column {column!r}: value {shown!r} at row {row} is not one of the domain's "
                              f"categories {_shown(self.categories)}")
         return codes
 
+    def _comparable(self, column: nw.Expr) -> nw.Expr:
+        # Compared as plain strings or int64 whatever the column's own type: a categorical or
+        # enum column lacking one of the domain's categories, or a narrow integer column, would
+        # otherwise make the engine refuse the lookup.
+        import narwhals as nw
+
+        return column.cast(nw.String if self._text else nw.Int64)
+
     def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
-        return column.replace_strict(list(self.categories), list(range(self.size)), default=-1, return_dtype=dtype)
+        return self._comparable(column).replace_strict(list(self.categories), list(range(self.size)), default=-1,
+                                                       return_dtype=dtype)
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
-        return column.is_null() | ~column.is_in(list(self.categories)).fill_null(False)
+        return column.is_null() | ~self._comparable(column).is_in(list(self.categories)).fill_null(False)
 
     def accepts_dtype(self, dtype: Any) -> bool:
         if self._text:
@@ -227,11 +239,14 @@ class Bins(Encoding):
         return {"bins": list(self.edges)}
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        # Compared in float64, as the engines compare: a float32 value just below an edge must
+        # fall in the same bin everywhere.
         values = _numeric(values, column, f"numbers in [{_number(self.edges[0])}, {_number(self.edges[-1])}]")
+        values = values.astype(np.float64)
         with np.errstate(invalid="ignore"):
             outside = ~((values >= self.edges[0]) & (values <= self.edges[-1]))  # NaN included
         if outside.any():
-            row = _first(outside)
+            row = first_true(outside)
             value = values[row].item()
             what = "missing value" if math.isnan(value) else f"value {value!r}"
             raise ValueError(f"column {column!r}: {what} at row {row} is outside the domain's bins "
@@ -244,18 +259,22 @@ class Bins(Encoding):
 
         # The number of inner edges at or below the value: plain comparisons, which every
         # engine evaluates identically to NumPy's searchsorted.
+        column = column.cast(nw.Float64)  # compared in float64, like NumPy's path
         code = nw.lit(0, dtype=dtype)
         for edge in self.edges[1:-1]:
             code = code + (column >= edge).cast(dtype)
         return code
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        import narwhals as nw
+
+        column = column.cast(nw.Float64)
         inside = ((column >= self.edges[0]) & (column <= self.edges[-1])).fill_null(False)
         invalid = column.is_null() | ~inside
         return invalid | column.is_nan().fill_null(False) if floating else invalid
 
     def accepts_dtype(self, dtype: Any) -> bool:
-        return bool(dtype.is_numeric()) and not _is_decimal_or_complex(dtype)
+        return bool(dtype.is_numeric()) and not _is_decimal(dtype)
 
     def describe(self) -> str:
         return f"numbers in [{_number(self.edges[0])}, {_number(self.edges[-1])}]"
@@ -309,6 +328,10 @@ def _named(name: str, build: Any) -> Encoding:
     return encoding
 
 
+class NotANumberError(ValueError):
+    """A value that should be a number (a code, an integer category, a value to bin) is not."""
+
+
 def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
     """A column's values as a real NumPy array (an object column of numbers or numeric strings
     parsed), or a ValueError naming the first entry that is not a number."""
@@ -326,24 +349,24 @@ def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
     series = pd.Series(values, dtype=object)
     complex_entry = series.map(lambda value: isinstance(value, (complex, np.complexfloating))).to_numpy(dtype=bool)
     if complex_entry.any():
-        row = _first(complex_entry)
+        row = first_true(complex_entry)
         raise TypeError(f"column {column!r}: expected {expected}, found complex {values[row]!r} at row {row}")
     parsed = pd.to_numeric(series, errors="coerce")
     unparsable = (parsed.isna() & series.notna()).to_numpy(dtype=bool)
     if unparsable.any():
-        row = _first(unparsable)
+        row = first_true(unparsable)
         value = values[row]
         shown = value.item() if isinstance(value, np.generic) else value
-        raise ValueError(f"column {column!r}: expected {expected}, found {shown!r} at row {row}")
+        raise NotANumberError(f"column {column!r}: expected {expected}, found {shown!r} at row {row}")
     return parsed.to_numpy(dtype=float, na_value=np.nan)
 
 
-def _first(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask)[0])
-
-
 def _number(value: float) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """An edge as it prints in labels: exact (the shortest repr that reads back as the same
+    float), so that two edges never print alike."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
 
 
 def _shown(categories: Sequence[Any], limit: int = 8) -> str:
@@ -364,7 +387,7 @@ def _is_text(dtype: Any) -> bool:
     return any(dtype == kind for kind in (nw.String, nw.Categorical, nw.Enum))
 
 
-def _is_decimal_or_complex(dtype: Any) -> bool:
+def _is_decimal(dtype: Any) -> bool:
     return bool(dtype.is_decimal())
 
 

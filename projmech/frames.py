@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encodings import Bins, Categories, Codes, Encoding, _is_text
+from .encodings import Bins, Categories, Codes, Encoding, NotANumberError, _is_text, _narwhals
 
 if TYPE_CHECKING:
     import narwhals as nw
@@ -51,14 +53,6 @@ GROUP_BY_TABLES = 8
 
 _COUNT = "__projmech_count__"
 _ROW = "__projmech_row__"
-
-
-def _narwhals() -> Any:
-    try:
-        import narwhals as nw
-    except ImportError:  # pragma: no cover - narwhals is a dependency
-        raise ImportError("reading data frames needs narwhals (pip install narwhals)") from None
-    return nw
 
 
 def _as_narwhals(frame: Any, argument: str = "frame") -> Any:
@@ -102,8 +96,9 @@ def _check_columns(columns: Sequence[str], domain: Domain, argument: str) -> Non
 def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.ndarray:
     """The ``(n, d)`` int64 codes of an in-memory frame's domain columns, taken by name (extra
     columns ignored) and coded by the domain's encodings; errors name the column and row."""
-    wrapped = _as_narwhals(frame, argument)
     nw = _narwhals()
+    frame = _without_repeated_extra_columns(frame, domain, argument)
+    wrapped = _as_narwhals(frame, argument)
     if isinstance(wrapped, nw.LazyFrame):
         raise TypeError(f"{argument}: a lazy frame keeps its rows in its engine; pass it to Dataset.from_frame")
     _check_columns(wrapped.columns, domain, argument)
@@ -112,11 +107,31 @@ def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.nda
     for i, (name, encoding) in enumerate(zip(domain.attributes, domain.encodings)):
         series = wrapped[name]
         dtype = series.dtype
-        if dtype.is_temporal():
-            # Datetimes would become integers.
+        # One rule with lazy frames for declared categories and bins (an object column may hold
+        # them too); integer codes in memory also parse numeric text, as CSV files hold it.
+        if dtype.is_temporal() or not (isinstance(encoding, Codes) or encoding.accepts_dtype(dtype)
+                                       or dtype == nw.Object):
             raise TypeError(f"column {name!r}: expected {encoding.describe()}, got dtype {dtype}")
-        records[:, i] = encoding.encode(series.to_numpy(), name)
+        try:
+            records[:, i] = encoding.encode(series.to_numpy(), name)
+        except NotANumberError as error:
+            if not isinstance(encoding, Codes):
+                raise
+            raise NotANumberError(f"{error}; to code text, declare the attribute's categories in the domain "
+                                  f"(e.g. {name!r}: [\"label 0\", \"label 1\", ...])") from None
     return records
+
+
+def _without_repeated_extra_columns(frame: Any, domain: Domain, argument: str) -> Any:
+    """A pandas frame without repeated columns the domain does not name (they are ignored, and
+    Narwhals refuses repeated names); a repeated domain column stays an error."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None or not isinstance(frame, pandas.DataFrame) or not frame.columns.has_duplicates:
+        return frame
+    repeated = sorted({name for name in frame.columns[frame.columns.duplicated()] if name in domain})
+    if repeated:
+        raise ValueError(f"{argument}: columns {repeated} appear more than once; which one holds the codes is ambiguous")
+    return frame[[name for name in domain.attributes]]
 
 
 class FrameRows:
@@ -130,8 +145,8 @@ class FrameRows:
     def __init__(self, frame: Any, domain: Domain, argument: str = "frame") -> None:
         nw = _narwhals()
         wrapped = _as_narwhals(frame, argument)
-        if isinstance(wrapped, nw.DataFrame):
-            wrapped = wrapped.lazy()
+        if not isinstance(wrapped, nw.LazyFrame):
+            raise TypeError(f"{argument}: an in-memory frame is coded into memory (frame_records), not kept in an engine")
         schema = wrapped.collect_schema()
         _check_columns(list(schema.names()), domain, argument)
         self.engine = engine_name(frame)
@@ -153,7 +168,7 @@ class FrameRows:
         self.n = int(summary[_COUNT])
         for name, encoding in zip(domain.attributes, domain.encodings):
             if summary[name]:
-                self._raise_invalid(name, encoding, int(summary[name]))
+                self._raise_invalid(name, encoding)
         # The narrowest integer type that holds every code: the coded rows are what the engine
         # materializes batch by batch, so their width sets the memory of an out-of-core count.
         largest = max(domain.sizes)
@@ -161,7 +176,7 @@ class FrameRows:
         self._coded = wrapped.select(*[encoding.code(nw.col(name), dtype).alias(name)
                                        for name, encoding in zip(domain.attributes, domain.encodings)])
 
-    def _raise_invalid(self, name: str, encoding: Encoding, count: int) -> None:
+    def _raise_invalid(self, name: str, encoding: Encoding) -> None:
         nw = _narwhals()
         invalid = encoding.invalid(nw.col(name), self._floating[name])
         where = ""
@@ -176,8 +191,7 @@ class FrameRows:
             where = f" ({self.engine} keeps no row order, so no row number)"
         what = "missing value" if value is None or (isinstance(value, float) and math.isnan(value)) \
             else f"value {value!r}"
-        raise ValueError(f"column {name!r}: {what}{where} is not {encoding.describe()}; "
-                         f"{count:,} row{'s' if count != 1 else ''} of the column have no code in the domain")
+        raise ValueError(f"column {name!r}: {what}{where} has no code: expected {encoding.describe()}")
 
     # --- counting -------------------------------------------------------------------------------
 
@@ -195,6 +209,8 @@ class FrameRows:
         index = np.ravel_multi_index(tuple(columns[name] for name in names), sizes) if grouped.shape[0] else \
             np.zeros(0, dtype=np.int64)
         np.add.at(table, index, columns[_COUNT])
+        if table.sum() != self.n:
+            raise ValueError(CHANGED_ROWS)
         return table.reshape(sizes)
 
     def cell_counts(self) -> tuple[np.ndarray, np.ndarray]:
@@ -223,7 +239,22 @@ class FrameRows:
         if adapter is None:
             raise TypeError(f"frame: counting many tables at once is not supported for {self.engine} frames; "
                             f"supported: {sorted(_PARTITION_SUMS)}")
-        return adapter(native, kernel, self.domain)
+        return adapter(native, functools.partial(_checked, kernel=kernel, sizes=self.domain.sizes), self.domain)
+
+
+def _checked(records: np.ndarray, kernel: Callable[[np.ndarray], np.ndarray], sizes: Sequence[int]) -> np.ndarray:
+    """``kernel(records)`` after checking that every code is inside the domain: the rows were
+    checked by an earlier query, and a frame that reads differently the second time (a growing
+    table, an unseeded sample) must fail, not be miscounted."""
+    if records.shape[0] and ((records.min(axis=0) < 0).any() or (records.max(axis=0) >= np.asarray(sizes)).any()):
+        raise ValueError(CHANGED_ROWS)
+    return kernel(records)
+
+
+#: The error when the rows counted differ from the rows checked.
+CHANGED_ROWS = ("frame: the rows counted are not the rows checked (a code outside the domain, or another row "
+                "count); a frame must give the same rows every time it is read (no growing table, no unseeded "
+                "sample): collect it first, or write it to a file")
 
 
 def _stack(columns: Sequence[np.ndarray], d: int) -> np.ndarray:
@@ -266,8 +297,13 @@ def _dask_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain: 
     # Each partition is counted by a task where it lives (on a distributed cluster's workers,
     # under an active dask.distributed Client); only the count vectors come back.
     tasks = [dask.delayed(_partition_counts)(partition, kernel, len(domain)) for partition in native.to_delayed()]
-    (parts,) = dask.compute(tasks)
-    return _total(iter(parts), kernel, len(domain))
+    while len(tasks) > 1:  # summed in a tree on the workers: two count vectors per task
+        tasks = [dask.delayed(np.add)(*tasks[i:i + 2]) if i + 1 < len(tasks) else tasks[i]
+                 for i in range(0, len(tasks), 2)]
+    if not tasks:
+        return _total(iter(()), kernel, len(domain))
+    (total,) = dask.compute(tasks[0])
+    return np.asarray(total)
 
 
 def _partition_counts(partition: Any, kernel: Callable[[np.ndarray], np.ndarray], d: int) -> np.ndarray:
@@ -284,7 +320,7 @@ def _spark_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain:
     # counts leave them as one binary value. The executors need projmech installed.
     d = len(domain)
     rows = native.mapInArrow(functools.partial(_arrow_partition_counts, kernel=kernel, d=d),
-                             "counts binary").collect()
+                             "counts binary").toLocalIterator()  # one partition's counts at a time
     dtype = kernel(np.zeros((0, d), dtype=np.int64)).dtype
     return _total((np.frombuffer(row[0], dtype=dtype) for row in rows), kernel, d)
 
@@ -342,13 +378,10 @@ def infer_encodings(frame: Any, *, max_categories: int, bins: int) -> tuple[list
                 .collect().rows()[0]
             integral = dtype.is_integer() or lazy.select((nw.col(name) != nw.col(name).round(0)).cast(nw.Int64)
                                                         .sum()).collect().item() == 0
-            if integral and low >= 0 and high < 2**31:
+            if integral and low >= 0 and high < MAX_INFERRED_CODES:
                 encodings.append(Codes(int(high) + 1))
             else:
-                start, stop = math.floor(low), math.ceil(high)
-                stop = stop if stop > start else start + 1
-                edges = np.linspace(start, stop, bins + 1).tolist()
-                encodings.append(Bins([int(e) if float(e).is_integer() else e for e in edges]))
+                encodings.append(Bins(_round_edges(low, high, bins, integral)))
         else:
             raise TypeError(f"column {name!r}: cannot propose an encoding for dtype {dtype}")
     return names, encodings
@@ -356,44 +389,68 @@ def infer_encodings(frame: Any, *, max_categories: int, bins: int) -> tuple[list
 
 # --- reading files -----------------------------------------------------------------------------
 
-def read_frame(path: str, engine: str, *, spark: Any = None) -> Any:
-    """A frame over a CSV or Parquet file (or a glob of them) in ``engine``: pandas reads it into
-    memory; Polars and DuckDB scan it lazily (out-of-core); Spark and Dask read it as a
-    distributed frame (Spark in the active session, else a ``local[*]`` one)."""
-    import glob as globbing
-    import os
+#: Integral columns of non-negative values up to this are proposed as codes by ``Domain.infer``;
+#: beyond it (or with negative values), as bins.
+MAX_INFERRED_CODES = 10_000
 
-    parquet = path.lower().endswith((".parquet", ".pq")) or (os.path.isdir(path) and bool(
-        globbing.glob(os.path.join(path, "*.parquet"))))
+
+def _round_edges(low: float, high: float, bins: int, integral: bool) -> list[float]:
+    """``bins`` equal-width bins over ``[floor(low), ceil(high)]``, their edges rounded to 10
+    significant digits (integers for an integral column, fewer bins where they would repeat)."""
+    start, stop = math.floor(low), math.ceil(high)
+    stop = stop if stop > start else start + 1
+    edges = np.linspace(start, stop, bins + 1)
+    if integral:
+        return [int(edge) for edge in np.unique(np.round(edges))]
+    return [float(f"{edge:.10g}") for edge in edges]
+
+
+def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any = None) -> Any:
+    """A frame over CSV or Parquet ``files`` (all of one kind, by suffix) in ``engine``: pandas
+    reads them into memory; Polars and DuckDB scan them lazily (out of core); Spark and Dask read
+    them as a distributed frame (Spark in the active session, else a local one).
+
+    Text-category columns of a CSV are read as text in every engine, so that labels such as
+    ``"01"`` keep their leading zeros instead of being inferred as numbers.
+    """
+    files = list(files)
+    parquet = all(file.lower().endswith((".parquet", ".pq")) for file in files)
+    text = [name for name, encoding in zip(domain.attributes, domain.encodings)
+            if isinstance(encoding, Categories) and encoding.is_text]
     if engine == "pandas":
         import pandas as pd
 
-        files = sorted(globbing.glob(path)) if globbing.has_magic(path) else [path]
-        if not files:
-            raise FileNotFoundError(f"{path}: no file matches")
-        frames = [pd.read_parquet(file) if parquet else pd.read_csv(file) for file in files]
+        frames = [pd.read_parquet(file) if parquet else pd.read_csv(file, dtype={name: str for name in text})
+                  for file in files]
         return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     if engine == "polars":
         import polars as pl
 
-        return pl.scan_parquet(path) if parquet else pl.scan_csv(path)
+        return pl.scan_parquet(files) if parquet else \
+            pl.scan_csv(files, schema_overrides={name: pl.String for name in text})
     if engine == "duckdb":
         import duckdb
 
-        return duckdb.read_parquet(path) if parquet else duckdb.read_csv(path, header=True)
+        return duckdb.read_parquet(files) if parquet else \
+            duckdb.read_csv(files, header=True, dtype={name: "VARCHAR" for name in text})
     if engine == "dask":
         import dask.dataframe as dd
 
-        return dd.read_parquet(path) if parquet else dd.read_csv(path)
+        return dd.read_parquet(files) if parquet else dd.read_csv(files, dtype={name: str for name in text})
     if engine == "spark":
-        import sys
-
         from pyspark.sql import SparkSession
 
         # A local session's Python workers count the partitions, with projmech: they must run the
         # interpreter this process runs unless the user chose another.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        session = spark or SparkSession.builder.getOrCreate()
-        reader = session.read
-        return reader.parquet(path) if parquet else reader.csv(path, header=True, inferSchema=True)
+        reader = (spark or SparkSession.builder.getOrCreate()).read
+        if parquet:
+            return reader.parquet(*files)
+        # Inference would read labels such as "01" as numbers: name every column's type, the
+        # text categories and unknown columns as text, the others as numbers.
+        header = reader.csv(files, header=True, inferSchema=False).columns
+        kinds = {name: "STRING" if name in text else "BIGINT" if isinstance(encoding, Categories) else "DOUBLE"
+                 for name, encoding in zip(domain.attributes, domain.encodings)}
+        schema = ", ".join(f"`{name}` {kinds.get(name, 'STRING')}" for name in header)
+        return reader.csv(files, header=True, schema=schema)
     raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")

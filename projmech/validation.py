@@ -29,6 +29,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 __all__ = [
+    "first_true",
     "DEFAULT_MAX_ENTRIES",
     "FLAG",
     "NONNEGATIVE",
@@ -472,6 +473,11 @@ def check_query_row(name: str, row: Any, length: int) -> np.ndarray:
     if low < 0 or high > 1:
         raise ValueError(f"{name}: values must lie in [0, 1] (averaging queries), got [{low:g}, {high:g}]")
     return vector
+
+
+def first_true(mask: np.ndarray) -> int:
+    """The index of the first true entry of a boolean vector (the row an error names)."""
+    return int(np.flatnonzero(mask)[0])
 
 
 def format_count(value: int) -> str:

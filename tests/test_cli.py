@@ -668,3 +668,18 @@ def test_output_never_overwrites_a_globbed_input(labelled, capsys):
                  "--rho", "1", "--out", str(directory / "part-0.parquet"), "--force"])
     assert code != 0
     assert "refusing to overwrite an input" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars", "duckdb", "dask", "spark"])
+def test_numeric_looking_labels_stay_text_in_every_engine(tmp_path, engine, request, capsys):
+    """Labels "01", "02" in a CSV: read as text (an engine inferring numbers would lose the zero)."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    (tmp_path / "domain.json").write_text(json.dumps({"zip": ["01", "02", "10"], "c": 2}), encoding="utf-8")
+    (tmp_path / "rows.csv").write_text("zip,c\n01,0\n02,1\n10,1\n01,1\n", encoding="utf-8")
+    code = main(["release", "--data", str(tmp_path / "rows.csv"), "--domain", str(tmp_path / "domain.json"),
+                 "--workload", "marginals:1", "--mechanism", "gaussian", "--rho", "1", "--noise", "continuous",
+                 "--seed", "2", "--engine", engine, "--out", str(tmp_path / "out.csv")])
+    assert code == 0, capsys.readouterr().err
+    table = pd.read_csv(tmp_path / "out.csv", keep_default_na=False)
+    assert list(table["query"][:3]) == ["zip=01", "zip=02", "zip=10"]
