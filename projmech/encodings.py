@@ -44,6 +44,21 @@ class Encoding:
         """This encoding as a domain file entry (the inverse of :func:`encoding_from_spec`)."""
         raise NotImplementedError
 
+    def equals(self, attribute: str, code: int) -> str:
+        """The label of the query ``attribute = code`` (``vote=Dole``)."""
+        return f"{attribute}={self.labels()[code]}"
+
+    def at_most(self, attribute: str, code: int) -> str:
+        """The label of the prefix query ``attribute <= code`` (``PID<=6``; for bins, the edge:
+        ``age<35``)."""
+        return f"{attribute}<={self.labels()[code]}"
+
+    def between(self, attribute: str, low: int, high: int) -> str:
+        """The label of the range query ``low <= attribute <= high`` (for bins, by edges:
+        ``18<=age<35``)."""
+        labels = self.labels()
+        return f"{labels[low]}<={attribute}<={labels[high]}"
+
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
         """The codes of a column's values (an array of integers, or of integral floats, in
         ``0 .. size - 1``: the caller casts them where it stores them); a ValueError names
@@ -237,6 +252,16 @@ class Bins(Encoding):
 
     def spec(self) -> dict[str, list[float]]:
         return {"bins": list(self.edges)}
+
+    def _below(self, code: int) -> str:
+        """``< e_{code+1}``, or ``<= e_k`` for the last bin (closed on the right)."""
+        return f"{'<=' if code == self.size - 1 else '<'}{_number(self.edges[code + 1])}"
+
+    def at_most(self, attribute: str, code: int) -> str:
+        return f"{attribute}{self._below(code)}"
+
+    def between(self, attribute: str, low: int, high: int) -> str:
+        return f"{_number(self.edges[low])}<={attribute}{self._below(high)}"
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
         # Compared in float64, as the engines compare: a float32 value just below an edge must

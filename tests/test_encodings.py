@@ -98,9 +98,15 @@ def test_released_labels_use_the_category_names():
     assert "vote=Dole & PID=6" in workloads.marginals(domain, 2).labels
     prefix = workloads.kron([workloads.total(2), workloads.prefix(7)], domain=domain)
     assert prefix.labels[5] == "PID<=6"
-    age = Domain.from_dict({"age": {"bins": [18, 40, 100]}})
-    ranges = workloads.kron([workloads.all_range(2)], domain=age)
-    assert list(ranges.labels) == ["[18, 40)<=age<=[18, 40)", "[18, 40)<=age<=[40, 100]", "[40, 100]<=age<=[40, 100]"]
+    age = Domain.from_dict({"age": {"bins": [18, 40, 100]}, "vote": ["Clinton", "Dole"]})
+    ranges = workloads.kron([workloads.all_range(2), workloads.identity(2)], domain=age)
+    assert list(ranges.labels) == ["18<=age<40 & vote=Clinton", "18<=age<40 & vote=Dole",
+                                   "18<=age<=100 & vote=Clinton", "18<=age<=100 & vote=Dole",
+                                   "40<=age<=100 & vote=Clinton", "40<=age<=100 & vote=Dole"]
+    thresholds = workloads.kron([workloads.prefix(2), workloads.total(2)], domain=age)
+    assert list(thresholds.labels) == ["age<40", "age<=100"]
+    assert Domain.from_dict({"v": {"bins": [0, 0.1234561, 0.1234562, 1e6, 1e6 + 1]}}).labels("v") == \
+        ("[0, 0.1234561)", "[0.1234561, 0.1234562)", "[0.1234562, 1000000)", "[1000000, 1000001]")
 
 
 def test_infer_warns_and_proposes_a_domain():

@@ -20,6 +20,7 @@ from .._sparse import QueryMatrix, issparse
 
 from ..data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
 from ..domain import Domain
+from ..encodings import Codes, Encoding
 from ..privacy import Neighbouring
 from .kronecker_gram import KroneckerGram
 from ..validation import (
@@ -145,7 +146,7 @@ class Workload:
         self._labels: tuple[str, ...] | None = labels
         self._column_distance: float | None = None
         # Builders of per-attribute workloads set it: each query's label part on an attribute.
-        self._term_maker: Callable[[str, Sequence[str]], Sequence[str]] | None = None
+        self._term_maker: Callable[[str, Encoding], Sequence[str]] | None = None
         self.domain = domain
         self.name = name or "workload"
 
@@ -220,15 +221,15 @@ class Workload:
 
     def _default_labels(self) -> Sequence[str]:
         if self._term_maker is not None:
-            return [term or "total" for term in self._term_maker("x", [str(u) for u in range(self._shape[1])])]
+            return [term or "total" for term in self._term_maker("x", Codes(self._shape[1]))]
         return [f"q{i}" for i in range(self._shape[0])]
 
-    def _terms(self, attribute: str, values: Sequence[str]) -> Sequence[str]:
+    def _terms(self, attribute: str, encoding: Encoding) -> Sequence[str]:
         """Each query's part of a label inside a Kronecker product, where this workload acts on
-        ``attribute`` whose values print as ``values`` (its categories, bins or codes); ``""``
-        for a query that constrains nothing (a total)."""
+        ``attribute`` coded by ``encoding`` (its labels name the values: categories, bins or
+        codes); ``""`` for a query that constrains nothing (a total)."""
         if self._term_maker is not None:
-            return self._term_maker(attribute, values)
+            return self._term_maker(attribute, encoding)
         return self.labels
 
     def _uniform_column_norm(self, ord: float) -> float | None:

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._sparse import issparse
+from ..encodings import Encoding
 
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
@@ -31,7 +32,7 @@ __all__ = ["identity", "total", "prefix", "all_range", "identity_total", "repeat
 
 
 
-def _with_terms(workload: Workload, terms: Callable[[str, Sequence[str]], Sequence[str]]) -> Workload:
+def _with_terms(workload: Workload, terms: Callable[[str, Encoding], Sequence[str]]) -> Workload:
     workload._term_maker = terms
     return workload
 
@@ -41,14 +42,14 @@ def identity(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     """The ``m`` point queries ``h[u]`` (F = I)."""
     check_matrix_entries("m", "identity", m, m, m, max_entries)
     workload = MatrixWorkload(sp.eye_array(m, format="csr"), name=f"identity({m})")
-    return _with_terms(workload, lambda attribute, values: [f"{attribute}={u}" for u in values])
+    return _with_terms(workload, lambda attribute, encoding: [encoding.equals(attribute, u) for u in range(m)])
 
 
 @validate_params(m=POSITIVE_INT)
 def total(m: int) -> Workload:
     """The single query ``sum_u h[u]`` (F = 1^T): inside a Kronecker product it sums its attribute
     out, and its label part is empty (``total`` alone)."""
-    return _with_terms(MatrixWorkload(np.ones((1, m)), name=f"total({m})"), lambda attribute, values: [""])
+    return _with_terms(MatrixWorkload(np.ones((1, m)), name=f"total({m})"), lambda attribute, encoding: [""])
 
 
 @validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT)
@@ -57,17 +58,17 @@ def identity_total(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workloa
     check_matrix_entries("m", "identity_total", 2 * m, m + 1, m, max_entries)
     matrix = sp.vstack([sp.eye_array(m, format="csr"), sp.csr_array(np.ones((1, m)))], format="csr")
     workload = MatrixWorkload(matrix, name=f"identity_total({m})")
-    return _with_terms(workload, lambda attribute, values: [f"{attribute}={u}" for u in values] + [""])
+    return _with_terms(workload, lambda attribute, encoding: [encoding.equals(attribute, u) for u in range(m)] + [""])
 
 
-def _prefix_terms(m: int) -> Callable[[str, Sequence[str]], list[str]]:
-    return lambda attribute, values: [f"{attribute}<={t}" for t in values]
+def _prefix_terms(m: int) -> Callable[[str, Encoding], list[str]]:
+    return lambda attribute, encoding: [encoding.at_most(attribute, t) for t in range(m)]
 
 
-def _range_terms(m: int) -> Callable[[str, Sequence[str]], list[str]]:
-    def terms(attribute: str, values: Sequence[str]) -> list[str]:
+def _range_terms(m: int) -> Callable[[str, Encoding], list[str]]:
+    def terms(attribute: str, encoding: Encoding) -> list[str]:
         lows, highs = np.triu_indices(m)
-        return [f"{values[a]}<={attribute}<={values[b]}" for a, b in zip(lows.tolist(), highs.tolist())]
+        return [encoding.between(attribute, a, b) for a, b in zip(lows.tolist(), highs.tolist())]
 
     return terms
 

@@ -70,7 +70,8 @@ class Marginals(_Structured):
 
     def _default_labels(self) -> list[str]:
         assert self.domain is not None
-        terms = [[f"{name}={value}" for value in self.domain.labels(name)] for name in self.domain.attributes]
+        terms = [[encoding.equals(name, code) for code in range(encoding.size)]
+                 for name, encoding in zip(self.domain.attributes, self.domain.encodings)]
         return [" & ".join(cell) or "total" for subset in self.subsets
                 for cell in itertools.product(*(terms[i] for i in subset))]
 

@@ -23,6 +23,7 @@ from .._sparse import issparse
 
 from ..data import Dataset
 from ..domain import Domain
+from ..encodings import Codes, Encoding
 from ..validation import DEFAULT_MAX_ENTRIES, InstanceOf, OrNone, format_count
 from .base import Matrix, Workload, check_matrix_entries
 from .kronecker_gram import KroneckerGram
@@ -126,13 +127,13 @@ class Kron(_Structured):
                  in enumerate(zip(self.factors, self.attributes))]
         return [_join_terms(parts) for parts in itertools.product(*terms)]
 
-    def _values(self, axis: int) -> list[str]:
-        """How the values of the factor at ``axis`` print: the domain's labels, else the codes."""
+    def _values(self, axis: int) -> Encoding:
+        """How the values of the factor at ``axis`` print: the domain's encoding, else codes."""
         if self.domain is not None:
-            return list(self.domain.labels(self.domain.attributes[axis]))
-        return [str(u) for u in range(self.factors[axis].universe_size)]
+            return self.domain.encodings[axis]
+        return Codes(self.factors[axis].universe_size)
 
-    def _terms(self, attribute: str, values: Sequence[str]) -> list[str]:
+    def _terms(self, attribute: str, encoding: Encoding) -> list[str]:
         return list(self.labels)
 
     def _apply(self, vector: np.ndarray, adjoint: bool) -> np.ndarray:
@@ -251,8 +252,8 @@ class Stack(_Structured):
     def _default_labels(self) -> list[str]:
         return [label for part in self.parts for label in part.labels]
 
-    def _terms(self, attribute: str, values: Sequence[str]) -> list[str]:
-        return [term for part in self.parts for term in part._terms(attribute, values)]
+    def _terms(self, attribute: str, encoding: Encoding) -> list[str]:
+        return [term for part in self.parts for term in part._terms(attribute, encoding)]
 
     def _matvec(self, vector: np.ndarray) -> np.ndarray:
         return np.concatenate([part._matvec(vector) for part in self.parts])
