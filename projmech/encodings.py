@@ -204,9 +204,20 @@ class Categories(Encoding):
 
         return column.cast(nw.String if self._text else nw.Int64)
 
-    def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
-        return self._comparable(column).replace_strict(list(self.categories), list(range(self.size)), default=-1,
-                                                       return_dtype=dtype)
+    def code(self, column: nw.Expr, dtype: Any, *, lookup: bool = True) -> nw.Expr:
+        """With ``lookup``, the engine's hash lookup (``replace_strict``); without, the sum of
+        ``code * (value == label)``, for engines whose Narwhals backend has no lookup (Spark
+        Connect). Both give the same codes on valid rows."""
+        import narwhals as nw
+
+        comparable = self._comparable(column)
+        if lookup:
+            return comparable.replace_strict(list(self.categories), list(range(self.size)), default=-1,
+                                             return_dtype=dtype)
+        code = nw.lit(0, dtype=dtype)
+        for position, label in enumerate(self.categories[1:], start=1):
+            code = code + (comparable == label).cast(dtype) * position
+        return code
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
         return column.is_null() | ~self._comparable(column).is_in(list(self.categories)).fill_null(False)

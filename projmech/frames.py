@@ -81,7 +81,7 @@ def is_lazy_frame(frame: Any) -> bool:
 
 def engine_name(frame: Any) -> str:
     """The engine a frame belongs to, as Narwhals names it (``polars``, ``pyspark`` ...)."""
-    return str(_as_narwhals(frame).implementation).lower().replace("implementation.", "")
+    return str(_as_narwhals(frame).implementation.name).lower()
 
 
 def _check_columns(columns: Sequence[str], domain: Domain, argument: str) -> None:
@@ -173,8 +173,15 @@ class FrameRows:
         # materializes batch by batch, so their width sets the memory of an out-of-core count.
         largest = max(domain.sizes)
         dtype = nw.Int16 if largest <= 2**15 else nw.Int32 if largest <= 2**31 else nw.Int64
-        self._coded = wrapped.select(*[encoding.code(nw.col(name), dtype).alias(name)
-                                       for name, encoding in zip(domain.attributes, domain.encodings)])
+        self._coded = wrapped.select(*[self._code(encoding, name, dtype) for name, encoding
+                                       in zip(domain.attributes, domain.encodings)])
+
+    def _code(self, encoding: Encoding, name: str, dtype: Any) -> Any:
+        nw = _narwhals()
+        if isinstance(encoding, Categories):
+            # Narwhals has no lookup (replace_strict) for Spark Connect.
+            return encoding.code(nw.col(name), dtype, lookup=self.engine != "pyspark_connect").alias(name)
+        return encoding.code(nw.col(name), dtype).alias(name)
 
     def _raise_invalid(self, name: str, encoding: Encoding) -> None:
         nw = _narwhals()

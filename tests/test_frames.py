@@ -360,3 +360,41 @@ def test_table_arguments_are_checked(frame):
             data.marginal_counts(7)
         with pytest.raises(ValueError, match=r"^way: "):
             data.marginal_counts(-1)
+
+
+SPARK_CONNECT_SCRIPT = """
+import functools, os, sys, warnings
+warnings.simplefilter("ignore")
+os.environ["PYSPARK_PYTHON"] = sys.executable
+import numpy as np, pandas as pd
+from pyspark.sql import SparkSession
+import projmech as pm
+from projmech.counting import marginal_counts
+spark = SparkSession.builder.remote("local[2]").getOrCreate()
+rng = np.random.default_rng(0)
+frame = pd.DataFrame({"vote": rng.choice(["Clinton", "Dole", "Perot"], 400), "x": rng.integers(0, 3, 400),
+                      "age": rng.uniform(18, 100, 400)})
+domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole", "Perot"], "x": 3, "age": {"bins": [18, 40, 100]}})
+remote = pm.Dataset.from_frame(spark.createDataFrame(frame), domain)
+memory = pm.Dataset.from_frame(frame, domain)
+assert remote.engine == "pyspark_connect", remote.engine
+workload = pm.workloads.marginals(domain, 2)
+assert np.array_equal(workload.answer_counts(remote), workload.answer_counts(memory))
+one_pass = remote._rows.reduce(functools.partial(marginal_counts, sizes=domain.sizes, way=2))
+assert np.array_equal(one_pass, workload.answer_counts(memory))
+print("spark connect ok")
+"""
+
+
+@pytest.mark.slow
+def test_spark_connect(tmp_path):
+    """Spark Connect (a local server): the DataFrame API alone, so the same counts as in memory,
+    by group-by and by mapInArrow. In a process of its own: one JVM holds one Spark context."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("pyspark.sql.connect.session", reason="Spark Connect needs pyspark[connect]")
+    script = tmp_path / "connect.py"
+    script.write_text(SPARK_CONNECT_SCRIPT, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "spark connect ok" in done.stdout, done.stderr[-2000:]
