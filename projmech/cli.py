@@ -262,6 +262,15 @@ def choose_engine(engine: str, files: Sequence[str]) -> str:
                      "memory, and neither polars nor duckdb is installed to scan them (pip install polars)")
 
 
+def _in_flag(flag: str, path: str, error: BaseException) -> str:
+    """An input's error in CLI words: the flag and the file once (the loaders name the file
+    themselves), and no API argument name (``frame:``)."""
+    message = str(error)
+    for prefix in (f"{path}: ", "frame: "):
+        message = message.removeprefix(prefix)
+    return f"{flag}: {path}: {message}"
+
+
 def _read_inputs(args: argparse.Namespace) -> Dataset:
     """The data set from ``--data`` and ``--domain``, with every failure naming the flag and file."""
     domain_path = Path(args.domain)
@@ -273,7 +282,7 @@ def _read_inputs(args: argparse.Namespace) -> Dataset:
     try:
         domain = Domain.from_json(args.domain)
     except (ValueError, TypeError, OSError) as error:
-        raise ValueError(f"--domain: {args.domain}: {error}") from None
+        raise ValueError(_in_flag("--domain", args.domain, error)) from None
     engine = choose_engine(args.engine, files)
     if importlib.util.find_spec("pyspark" if engine == "spark" else engine) is None:
         raise ValueError(f"--engine: {engine} is not installed (pip install 'projmech[engines]')")
@@ -285,7 +294,7 @@ def _read_inputs(args: argparse.Namespace) -> Dataset:
             return Dataset.from_csv(files[0], domain)  # row numbers in errors count the CSV's rows
         return Dataset.from_frame(read_frame(files, engine, domain), domain)
     except (ValueError, TypeError, OSError) as error:
-        raise ValueError(f"--data: {args.data}: {error}") from None
+        raise ValueError(_in_flag("--data", args.data, error)) from None
     except Exception as error:  # an engine's own error (a CSV Polars cannot parse, Spark's analysis ...)
         message = " ".join(str(error).split())[:500]
         raise ValueError(f"--data: {args.data}: {engine} could not read it ({type(error).__name__}: {message})") \

@@ -87,7 +87,7 @@ def engine_name(frame: Any) -> str:
 def _check_columns(columns: Sequence[str], domain: Domain, argument: str) -> None:
     missing = [name for name in domain.attributes if name not in columns]
     if missing:
-        raise ValueError(f"{argument}: columns {missing} of the domain are missing; the frame has {list(columns)}")
+        raise ValueError(f"{argument}: columns {missing} of the domain are missing; the data has columns {list(columns)}")
     repeated = [name for name in domain.attributes if list(columns).count(name) > 1]
     if repeated:
         raise ValueError(f"{argument}: columns {repeated} appear more than once; which one holds the codes is ambiguous")

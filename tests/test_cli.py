@@ -683,3 +683,17 @@ def test_numeric_looking_labels_stay_text_in_every_engine(tmp_path, engine, requ
     assert code == 0, capsys.readouterr().err
     table = pd.read_csv(tmp_path / "out.csv", keep_default_na=False)
     assert list(table["query"][:3]) == ["zip=01", "zip=02", "zip=10"]
+
+
+def test_input_errors_name_flag_and_file_once_in_cli_words(tmp_path, capsys):
+    (tmp_path / "rows.csv").write_text("a,b\n0,1\n1,0\n", encoding="utf-8")
+    (tmp_path / "domain.json").write_text('{"a": 2, "c": 2}', encoding="utf-8")
+    (tmp_path / "broken.json").write_text('{"a": 2, ', encoding="utf-8")
+    for domain, expected in (("domain.json", r"^projmech release: error: --data: \S*rows.csv: columns \['c'\] of the "
+                                             r"domain are missing; the data has columns \['a', 'b'\]$"),
+                             ("broken.json", r"^projmech release: error: --domain: \S*broken.json: is not valid JSON")):
+        code = main(["release", "--data", str(tmp_path / "rows.csv"), "--domain", str(tmp_path / domain),
+                     "--rho", "1", "--out", str(tmp_path / "out.csv")])
+        error = capsys.readouterr().err.strip()
+        assert code != 0 and re.search(expected, error), error
+        assert error.count(str(tmp_path)) == 1 and "frame:" not in error
