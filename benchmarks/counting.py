@@ -24,6 +24,7 @@ Usage: python benchmarks/counting.py [--parts inprocess,outofcore,distributed,cl
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import math
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: 20,000 rows in process, 10^6 out of core, 2 x 10^5 distributed")
     parser.add_argument("--out", type=Path, default=RESULTS / "counting.csv")
-    parser.add_argument("--worker", help=argparse_suppress())
+    parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement, as JSON
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.outofcore_rows, args.distributed_rows = 20_000, 1_000_000, 200_000
@@ -256,12 +257,6 @@ def cli_releases(path: Path, rows: int, directory: Path) -> list[dict[str, Any]]
         print(f"cli          {engine:7s} rows={rows:>11,} {status:>4s} whole command {seconds:7.2f} s  "
               f"identical answers={records[-1]['identical']}  {done.stdout.strip()[:160]}", flush=True)
     return records
-
-
-def argparse_suppress() -> str:
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import numpy as np
 from . import datasets, workloads
 from .data import Dataset
 from .domain import Domain
-from .frames import ENGINES, read_frame
+from .frames import ENGINES, is_parquet, read_frame
 from .experiments import error_vs_n, format_table, plot_error_vs_n
 from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation
 from .bodies.cost import HULL_PREFERENCE
@@ -231,15 +231,11 @@ def data_files(pattern: str) -> list[str]:
     if not path.exists():
         raise ValueError(f"--data: {path} does not exist")
     if path.is_dir():
-        files = sorted(str(file) for file in path.iterdir() if _is_parquet(str(file)))
+        files = sorted(str(file) for file in path.iterdir() if is_parquet(str(file)))
         if not files:
             raise ValueError(f"--data: {path} is a directory with no .parquet files; give a CSV or Parquet file")
         return files
     return [pattern]
-
-
-def _is_parquet(file: str) -> bool:
-    return file.lower().endswith((".parquet", ".pq"))
 
 
 #: Above this many bytes of input files, ``--engine auto`` scans the data out of core (Polars,
@@ -286,11 +282,11 @@ def _read_inputs(args: argparse.Namespace) -> Dataset:
     engine = choose_engine(args.engine, files)
     if importlib.util.find_spec("pyspark" if engine == "spark" else engine) is None:
         raise ValueError(f"--engine: {engine} is not installed (pip install 'projmech[engines]')")
-    kinds = {_is_parquet(file) for file in files}
+    kinds = {is_parquet(file) for file in files}
     if len(kinds) > 1:
         raise ValueError(f"--data: {args.data} mixes CSV and Parquet files")
     try:
-        if engine == "pandas" and len(files) == 1 and not _is_parquet(files[0]):
+        if engine == "pandas" and len(files) == 1 and not is_parquet(files[0]):
             return Dataset.from_csv(files[0], domain)  # row numbers in errors count the CSV's rows
         return Dataset.from_frame(read_frame(files, engine, domain), domain)
     except (ValueError, TypeError, OSError) as error:

@@ -22,7 +22,7 @@ from ._sparse import issparse
 from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
 from .domain import Domain
 from .encodings import Categories, Codes
-from .frames import CHANGED_ROWS, GROUP_BY_TABLES, FrameRows, frame_records, is_lazy_frame
+from .frames import CHANGED_ROWS, GROUP_BY_TABLES, FrameRows, frame_records, is_frame, is_lazy_frame
 from .privacy import Neighbouring, SizePolicy
 from .validation import (
     FLAG,
@@ -64,13 +64,6 @@ MW_MAX_UNIVERSE = 2**22
 _DOMAIN = InstanceOf(Domain, what="a Domain")
 
 
-def _is_frame(value: Any) -> bool:
-    """Whether ``value`` is a data frame of an engine Narwhals knows (imported already)."""
-    import narwhals as nw
-
-    return isinstance(nw.from_native(value, pass_through=True), (nw.DataFrame, nw.LazyFrame))
-
-
 def _is_dataframe(value: Any) -> bool:
     """Whether ``value`` is a pandas DataFrame, without importing pandas (if pandas was never
     imported, nothing can be one)."""
@@ -108,7 +101,8 @@ class Dataset:
 
     @validate_params(domain=_DOMAIN)
     def __init__(self, records: Any, domain: Domain) -> None:
-        if _is_dataframe(records) or _is_frame(records):
+        # Arrays and lists, the usual records, are told apart without asking Narwhals.
+        if not isinstance(records, (np.ndarray, list, tuple)) and is_frame(records):
             raise TypeError(
                 f"records: got a {type(records).__name__}, whose columns would be matched by position; "
                 "use Dataset.from_frame(frame, domain), which matches them by name"

@@ -107,11 +107,7 @@ class Codes(Encoding):
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
         values = _numeric(values, column, "integer codes")
-        if values.dtype.kind == "u":
-            outside = values >= self.size
-        elif values.dtype.kind == "i":
-            outside = (values < 0) | (values >= self.size)
-        else:
+        if values.dtype.kind == "f":
             missing = ~np.isfinite(values)
             if missing.any():
                 row = first_true(missing)
@@ -120,7 +116,8 @@ class Codes(Encoding):
             if fractional.any():
                 row = first_true(fractional)
                 raise ValueError(f"column {column!r}: non-integer code {values[row]} at row {row}")
-            outside = (values < 0) | (values >= self.size)
+        # Unsigned codes cannot be negative (and comparing them with 0 would only cost a pass).
+        outside = values >= self.size if values.dtype.kind == "u" else (values < 0) | (values >= self.size)
         if outside.any():
             row = first_true(outside)
             value = values[row]
@@ -139,7 +136,7 @@ class Codes(Encoding):
         return outside | (column.is_nan() | (column != column.round(0))).fill_null(False)
 
     def accepts_dtype(self, dtype: Any) -> bool:
-        return bool(dtype.is_numeric()) and not _is_decimal(dtype) or _is_boolean(dtype)
+        return bool(dtype.is_numeric()) and not dtype.is_decimal() or bool(dtype.is_boolean())
 
     def describe(self) -> str:
         return f"integer codes 0..{self.size - 1}"
@@ -277,16 +274,14 @@ class Bins(Encoding):
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
         # Compared in float64, as the engines compare: a float32 value just below an edge must
         # fall in the same bin everywhere.
-        values = _numeric(values, column, f"numbers in [{_number(self.edges[0])}, {_number(self.edges[-1])}]")
-        values = values.astype(np.float64)
+        values = _numeric(values, column, self.describe()).astype(np.float64)
         with np.errstate(invalid="ignore"):
             outside = ~((values >= self.edges[0]) & (values <= self.edges[-1]))  # NaN included
         if outside.any():
             row = first_true(outside)
             value = values[row].item()
             what = "missing value" if math.isnan(value) else f"value {value!r}"
-            raise ValueError(f"column {column!r}: {what} at row {row} is outside the domain's bins "
-                             f"[{_number(self.edges[0])}, {_number(self.edges[-1])}]")
+            raise ValueError(f"column {column!r}: {what} at row {row} is outside the domain's bins {self._span()}")
         inner = np.asarray(self.edges[1:-1], dtype=float)
         return np.searchsorted(inner, values, side="right")
 
@@ -310,10 +305,13 @@ class Bins(Encoding):
         return invalid | column.is_nan().fill_null(False) if floating else invalid
 
     def accepts_dtype(self, dtype: Any) -> bool:
-        return bool(dtype.is_numeric()) and not _is_decimal(dtype)
+        return bool(dtype.is_numeric()) and not dtype.is_decimal()
 
     def describe(self) -> str:
-        return f"numbers in [{_number(self.edges[0])}, {_number(self.edges[-1])}]"
+        return f"numbers in {self._span()}"
+
+    def _span(self) -> str:
+        return f"[{_number(self.edges[0])}, {_number(self.edges[-1])}]"
 
     def _key(self) -> tuple[Any, ...]:
         return tuple(float(edge) for edge in self.edges)
@@ -422,10 +420,3 @@ def _is_text(dtype: Any) -> bool:
     nw = _narwhals()
     return any(dtype == kind for kind in (nw.String, nw.Categorical, nw.Enum))
 
-
-def _is_decimal(dtype: Any) -> bool:
-    return bool(dtype.is_decimal())
-
-
-def _is_boolean(dtype: Any) -> bool:
-    return bool(dtype.is_boolean())

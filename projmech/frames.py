@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
     from .domain import Domain
 
-__all__ = ["ENGINES", "FrameRows", "engine_name", "frame_records", "infer_encodings", "is_lazy_frame",
-           "read_frame"]
+__all__ = ["ENGINES", "FrameRows", "engine_name", "frame_records", "infer_encodings", "is_frame", "is_lazy_frame",
+           "is_parquet", "read_frame"]
 
 #: The engines :func:`read_frame` reads files with (``auto`` picks one).
 ENGINES = ("pandas", "polars", "duckdb", "spark", "dask")
@@ -74,6 +74,18 @@ def _as_narwhals(frame: Any, argument: str = "frame") -> Any:
     return wrapped
 
 
+def is_frame(value: Any) -> bool:
+    """Whether ``value`` is a data frame of an engine Narwhals knows (a frame with repeated
+    column names included)."""
+    try:
+        _as_narwhals(value)
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
 def is_lazy_frame(frame: Any) -> bool:
     """Whether ``frame`` is a lazy or distributed frame whose rows stay in its engine."""
     return isinstance(_as_narwhals(frame), _narwhals().LazyFrame)
@@ -81,7 +93,16 @@ def is_lazy_frame(frame: Any) -> bool:
 
 def engine_name(frame: Any) -> str:
     """The engine a frame belongs to, as Narwhals names it (``polars``, ``pyspark`` ...)."""
-    return str(_as_narwhals(frame).implementation.name).lower()
+    return _engine(_as_narwhals(frame))
+
+
+def _engine(wrapped: Any) -> str:
+    return str(wrapped.implementation.name).lower()
+
+
+def is_parquet(path: str) -> bool:
+    """Whether a file is Parquet, by its suffix (else it is read as CSV)."""
+    return path.lower().endswith((".parquet", ".pq"))
 
 
 def _check_columns(columns: Sequence[str], domain: Domain, argument: str) -> None:
@@ -128,10 +149,8 @@ def _without_repeated_extra_columns(frame: Any, domain: Domain, argument: str) -
     pandas = sys.modules.get("pandas")
     if pandas is None or not isinstance(frame, pandas.DataFrame) or not frame.columns.has_duplicates:
         return frame
-    repeated = sorted({name for name in frame.columns[frame.columns.duplicated()] if name in domain})
-    if repeated:
-        raise ValueError(f"{argument}: columns {repeated} appear more than once; which one holds the codes is ambiguous")
-    return frame[[name for name in domain.attributes]]
+    _check_columns(list(frame.columns), domain, argument)
+    return frame[list(domain.attributes)]
 
 
 class FrameRows:
@@ -149,7 +168,7 @@ class FrameRows:
             raise TypeError(f"{argument}: an in-memory frame is coded into memory (frame_records), not kept in an engine")
         schema = wrapped.collect_schema()
         _check_columns(list(schema.names()), domain, argument)
-        self.engine = engine_name(frame)
+        self.engine = _engine(wrapped)
         self.domain = domain
         self.native = frame
         self._frame = wrapped
@@ -205,17 +224,12 @@ class FrameRows:
     def table(self, axes: Sequence[int]) -> np.ndarray:
         """The int64 count table of the attributes at ``axes`` (in that order), by one group-by
         query; only the occupied cells leave the engine."""
-        nw = _narwhals()
-        sizes = [self.domain.sizes[a] for a in axes]
-        table = np.zeros(math.prod(sizes), dtype=np.int64)
         if not axes:
             return np.array(self.n, dtype=np.int64)
-        names = [self.domain.attributes[a] for a in axes]
-        grouped = self._coded.group_by(*names).agg(nw.len().alias(_COUNT)).collect()
-        columns = {name: grouped[name].to_numpy().astype(np.int64) for name in names + [_COUNT]}
-        index = np.ravel_multi_index(tuple(columns[name] for name in names), sizes) if grouped.shape[0] else \
-            np.zeros(0, dtype=np.int64)
-        np.add.at(table, index, columns[_COUNT])
+        sizes = [self.domain.sizes[a] for a in axes]
+        codes, counts = self._grouped(axes)
+        table = np.zeros(math.prod(sizes), dtype=np.int64)
+        np.add.at(table, np.ravel_multi_index(tuple(codes.T), sizes), counts)
         if table.sum() != self.n:
             raise ValueError(CHANGED_ROWS)
         return table.reshape(sizes)
@@ -223,13 +237,18 @@ class FrameRows:
     def cell_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """The occupied universe cells (row-major indices) and their counts, by one group-by over
         every attribute."""
+        codes, counts = self._grouped(range(len(self.domain)))
+        return self.domain.index(codes), counts
+
+    def _grouped(self, axes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """One group-by query on the attributes at ``axes``: the occupied cells' codes (an
+        ``(r, len(axes))`` int64 matrix) and their int64 counts, the only result that leaves the
+        engine."""
         nw = _narwhals()
-        names = list(self.domain.attributes)
+        names = [self.domain.attributes[a] for a in axes]
         grouped = self._coded.group_by(*names).agg(nw.len().alias(_COUNT)).collect()
-        if not grouped.shape[0]:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        codes = np.column_stack([grouped[name].to_numpy().astype(np.int64) for name in names])
-        return self.domain.index(codes), grouped[_COUNT].to_numpy().astype(np.int64)
+        codes = _stack([grouped[name].to_numpy() for name in names], len(names))
+        return codes, grouped[_COUNT].to_numpy().astype(np.int64)
 
     def collect_codes(self) -> np.ndarray:
         """The coded rows, brought into memory as an ``(n, d)`` int64 matrix."""
@@ -293,9 +312,12 @@ def _polars_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain
 
 def _duckdb_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain: Domain) -> np.ndarray:
     d = len(domain)
-    reader = native.to_arrow_reader(BATCH_ROWS)
-    return _total((kernel(_stack([batch.column(i).to_numpy(zero_copy_only=False) for i in range(d)], d))
-                   for batch in reader), kernel, d)
+    return _total((kernel(_arrow_codes(batch, d)) for batch in native.to_arrow_reader(BATCH_ROWS)), kernel, d)
+
+
+def _arrow_codes(batch: Any, d: int) -> np.ndarray:
+    """An Arrow record batch of ``d`` code columns as an int64 code matrix."""
+    return _stack([batch.column(i).to_numpy(zero_copy_only=False) for i in range(d)], d)
 
 
 def _dask_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain: Domain) -> np.ndarray:
@@ -339,7 +361,7 @@ def _arrow_partition_counts(batches: Iterator[Any], kernel: Callable[[np.ndarray
 
     total: np.ndarray | None = None
     for batch in batches:
-        part = kernel(_stack([batch.column(i).to_numpy(zero_copy_only=False) for i in range(d)], d))
+        part = kernel(_arrow_codes(batch, d))
         total = part if total is None else total + part
     if total is not None:
         yield pa.RecordBatch.from_arrays([pa.array([total.tobytes()], type=pa.binary())], names=["counts"])
@@ -421,7 +443,7 @@ def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any 
     ``"01"`` keep their leading zeros instead of being inferred as numbers.
     """
     files = list(files)
-    parquet = all(file.lower().endswith((".parquet", ".pq")) for file in files)
+    parquet = all(is_parquet(file) for file in files)
     text = [name for name, encoding in zip(domain.attributes, domain.encodings)
             if isinstance(encoding, Categories) and encoding.is_text]
     if engine == "pandas":

@@ -123,11 +123,11 @@ class Kron(_Structured):
         return tuple(f"x{i}" for i in range(len(self.factors)))
 
     def _default_labels(self) -> list[str]:
-        terms = [factor._terms(attribute, self._values(axis)) for axis, (factor, attribute)
+        terms = [factor._terms(attribute, self._encoding(axis)) for axis, (factor, attribute)
                  in enumerate(zip(self.factors, self.attributes))]
         return [_join_terms(parts) for parts in itertools.product(*terms)]
 
-    def _values(self, axis: int) -> Encoding:
+    def _encoding(self, axis: int) -> Encoding:
         """How the values of the factor at ``axis`` print: the domain's encoding, else codes."""
         if self.domain is not None:
             return self.domain.encodings[axis]
