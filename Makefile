@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all benchmarks clean
+.PHONY: demo test test-all docs benchmarks clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q
+
+# The documentation site into docs/_build/html; any warning fails the build.
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(BIN)/python -m sphinx -W --keep-going -b html -q docs docs/_build/html
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''
@@ -37,4 +42,4 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/noise.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache docs/_build docs/api
