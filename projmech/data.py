@@ -86,15 +86,38 @@ class Dataset:
         Row ``j`` is the ``j``-th individual; column ``i`` holds codes of ``domain.attributes[i]``.
         Integral floats (``2.0``), booleans (codes 0/1) and numeric strings are read as codes.
     domain : Domain
+        The universe the rows belong to; its attributes name the columns of ``records``.
 
     Raises
     ------
     TypeError
-        For a DataFrame (its columns would be taken by position, not by name: use
-        :meth:`from_frame`), ``None``, a str or mapping, or complex or datetime values.
+        For ``records`` that is a DataFrame (its columns would be taken by position, not by
+        name: use :meth:`from_frame`), ``None``, a str or mapping, or holds complex or datetime
+        values; for a ``domain`` that is not a :class:`~projmech.domain.Domain`.
     ValueError
-        On a wrong shape, NaN or a code outside ``0 .. size - 1``; the message names the column
-        and the first bad row.
+        On a wrong shape of ``records``, NaN or a code outside ``0 .. size - 1``; the message
+        names the column and the first bad row.
+
+    See Also
+    --------
+    histogram : The data set's histogram over the universe.
+    projmech.domain.Domain : The universe.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["sex", "PID"], [2, 7])
+    >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], domain)
+    >>> data
+    Dataset(n=4, domain=Domain(sex: 2, PID: 7))
+    >>> data.table([0])  # rows per value of sex
+    array([2, 2])
+    >>> data.cell_counts()  # occupied universe cells, row-major, and their counts
+    (array([ 0,  6, 10]), array([1, 1, 2]))
+    >>> pm.Dataset([[0, 7]], domain)
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'PID': value 7 at row 0 is outside the domain 0..6
     """
 
     _rows: FrameRows | None = None
@@ -124,8 +147,7 @@ class Dataset:
     @classmethod
     @validate_params(domain=_DOMAIN)
     def from_frame(cls, frame: Any, domain: Domain) -> Dataset:
-        """The domain's columns of a data frame of any engine, by name (extra columns ignored),
-        coded by the domain's encodings (codes, categories or bins).
+        """A data set from the domain's columns of a data frame of any engine.
 
         An in-memory frame (pandas or Polars DataFrame, PyArrow Table) is coded into a NumPy
         code matrix. A lazy or distributed frame (a Polars LazyFrame such as
@@ -133,11 +155,24 @@ class Dataset:
         in its engine: one aggregate query checks every value and counts the rows, and every
         later count is a query whose result alone leaves the engine.
 
+        Parameters
+        ----------
+        frame : data frame
+            Holds a column named after each attribute (extra columns are ignored).
+        domain : Domain
+            The universe; its encodings (codes, categories or bins) code the columns.
+
+        Returns
+        -------
+        Dataset
+            In memory (:attr:`engine` ``"numpy"``) or kept in the frame's engine.
+
         Raises
         ------
         TypeError
-            For an object of no supported engine, or a column whose type cannot hold the
-            attribute's values (text for integer codes, numbers for text categories ...).
+            For a ``frame`` of no supported engine (an array, a dict ...), a column whose type
+            cannot hold the attribute's values (text for integer codes, numbers for text
+            categories ...), or a ``domain`` that is not a Domain.
         ValueError
             For a missing or repeated column, and a value with no code: outside ``0 .. size - 1``,
             not one of the categories, outside the bins, missing. The message names the column,
@@ -168,7 +203,19 @@ class Dataset:
     @classmethod
     @validate_params(domain=_DOMAIN)
     def from_dataframe(cls, frame: pd.DataFrame, domain: Domain) -> Dataset:
-        """:meth:`from_frame` for a pandas DataFrame (kept for code written before it).
+        """A data set from a pandas DataFrame, as :meth:`from_frame` (kept for code written before it).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Holds a column named after each attribute (extra columns are ignored).
+        domain : Domain
+            The universe; its encodings code the columns.
+
+        Returns
+        -------
+        Dataset
+            The coded rows, in memory.
 
         Raises
         ------
@@ -184,9 +231,23 @@ class Dataset:
 
     @classmethod
     def from_csv(cls, data_path: str | PathLike[str], domain: Domain | str | PathLike[str]) -> Dataset:
-        """Read a CSV with a header row into memory; ``domain`` is a :class:`Domain` or a JSON
-        domain file. (For a file larger than memory, scan it with Polars or DuckDB and use
-        :meth:`from_frame`.)
+        """Read a CSV file with a header row into memory.
+
+        For a file larger than memory, scan it with Polars or DuckDB and use :meth:`from_frame`.
+
+        Parameters
+        ----------
+        data_path : str or os.PathLike
+            The CSV file; its header row names the columns (extra columns are ignored).
+        domain : Domain, str or os.PathLike
+            The universe, or the path of its JSON domain file (:meth:`Domain.from_json
+            <projmech.domain.Domain.from_json>`). Columns of text categories are read as text,
+            so that labels such as ``"01"`` stay labels.
+
+        Returns
+        -------
+        Dataset
+            The coded rows, in memory.
 
         Raises
         ------
@@ -254,10 +315,12 @@ class Dataset:
 
     @property
     def domain(self) -> Domain:
+        """The universe the rows belong to."""
         return self._domain
 
     @property
     def n(self) -> int:
+        """The number of rows."""
         return self._n
 
     def __len__(self) -> int:
@@ -266,9 +329,27 @@ class Dataset:
     # --- counting: the only access to the rows a release needs ---------------------------------
 
     def table(self, axes: Sequence[int]) -> np.ndarray:
-        """The contingency table of the attributes at positions ``axes`` (in that order): an
-        int64 array of shape ``[sizes[a] for a in axes]``, refused above ``DEFAULT_MAX_ENTRIES``
-        cells; ``axes=()`` gives the row count."""
+        """The contingency table of some attributes: the rows counted per combination of codes.
+
+        Parameters
+        ----------
+        axes : sequence of int
+            Distinct attribute positions, in the order of the table's axes; ``()`` gives the
+            row count.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            The counts, of shape ``[sizes[a] for a in axes]``.
+
+        Raises
+        ------
+        TypeError
+            For ``axes`` that are not ints (a str, attribute names ...).
+        ValueError
+            For ``axes`` out of range or repeated, or a table of more than
+            ``DEFAULT_MAX_ENTRIES`` cells.
+        """
         d = len(self._domain)
         if isinstance(axes, (str, bytes)) or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
                                                      for a in axes):
@@ -282,8 +363,27 @@ class Dataset:
         return self._rows.table(axes)
 
     def marginal_counts(self, way: int) -> np.ndarray:
-        """The cell counts of every ``way``-way table, in the layout of
-        :func:`~projmech.workloads.marginals` (float64, exact integers)."""
+        """The cell counts of every ``way``-way marginal table, concatenated.
+
+        Parameters
+        ----------
+        way : int
+            The number of attributes of each table, ``0 .. d`` (``0``: the row count).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Exact integer counts, in the layout of :func:`~projmech.workloads.marginals`: the
+            tables of the attribute subsets in ``itertools.combinations`` order, each
+            row-major.
+
+        Raises
+        ------
+        TypeError
+            For a ``way`` that is not an int.
+        ValueError
+            For a ``way`` outside ``0 .. d``, or more than ``DEFAULT_MAX_ENTRIES`` counts.
+        """
         sizes = self._domain.sizes
         way = cast(int, Interval(Integral, 0, len(sizes)).check("way", way))  # 0: the total
         if self._rows is None:
@@ -298,7 +398,16 @@ class Dataset:
         return counts
 
     def cell_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """The occupied universe cells (row-major indices, increasing) and their int64 counts."""
+        """The occupied universe cells and the number of rows in each.
+
+        Returns
+        -------
+        cells : numpy.ndarray of int64
+            The row-major universe indices (:meth:`Domain.index
+            <projmech.domain.Domain.index>`) holding at least one row, increasing.
+        counts : numpy.ndarray of int64
+            The number of rows in each.
+        """
         if self._rows is None:
             cells, counts = np.unique(self._domain.index(self._in_memory("cell_counts")), return_counts=True)
             return cells, counts.astype(np.int64)
@@ -307,13 +416,38 @@ class Dataset:
         return cells[order], counts[order]
 
     def collect(self) -> Dataset:
-        """This data set with its coded rows in memory (itself if they are already)."""
+        """This data set with its coded rows in memory.
+
+        Returns
+        -------
+        Dataset
+            Itself if its rows are in memory already; else a new data set of the rows its
+            engine codes.
+        """
         if self._rows is None:
             return self
         return Dataset(self._rows.collect_codes(), self._domain)
 
     def project(self, attributes: list[str]) -> Dataset:
-        """The data set restricted to ``attributes`` (its histogram is the marginal)."""
+        """The data set restricted to some attributes.
+
+        Parameters
+        ----------
+        attributes : list of str
+            Unique names of the domain's attributes, in the order wanted.
+
+        Returns
+        -------
+        Dataset
+            The same rows over :meth:`Domain.project <projmech.domain.Domain.project>`; its
+            histogram is the marginal on ``attributes``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For ``attributes`` that :meth:`Domain.project <projmech.domain.Domain.project>`
+            refuses (an unknown or repeated name ...).
+        """
         projected = self._domain.project(attributes)  # checks the names before any copy
         if self._rows is not None:
             return Dataset.from_frame(self._rows.native, projected)
@@ -322,8 +456,27 @@ class Dataset:
 
     @validate_params(rng=SEED)
     def subsample(self, n: int, rng: np.random.Generator | int | None) -> Dataset:
-        """``n`` rows drawn without replacement (for experiments that sweep the data size);
-        ``rng`` as for :func:`projmech.validation.as_generator`."""
+        """Rows drawn uniformly without replacement, for experiments that sweep the data size.
+
+        Parameters
+        ----------
+        n : int
+            The number of rows, ``1 .. self.n``.
+        rng : numpy.random.Generator, int or None
+            The randomness, as for :func:`projmech.validation.as_generator`.
+
+        Returns
+        -------
+        Dataset
+            ``n`` of the rows, over the same domain.
+
+        Raises
+        ------
+        TypeError
+            For data kept in an engine (:meth:`collect` first), or an ``n`` that is not an int.
+        ValueError
+            For an ``n`` outside ``1 .. self.n``.
+        """
         records = self._in_memory("subsample")
         n = cast(int, Interval(Integral, 1, self.n).check("n", n))  # an Integral interval returns an int
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
@@ -331,7 +484,18 @@ class Dataset:
         return Dataset(records[chosen], self._domain)
 
     def to_dataframe(self) -> pd.DataFrame:
-        """The codes as a pandas DataFrame, one column per attribute."""
+        """The codes as a pandas DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One int64 column of codes per attribute, named after it.
+
+        Raises
+        ------
+        TypeError
+            For data kept in an engine (:meth:`collect` first).
+        """
         import pandas as pd
 
         return pd.DataFrame(self._in_memory("to_dataframe"), columns=list(self._domain.attributes))
@@ -365,9 +529,11 @@ def histogram(
     sparse: bool = False,
     max_universe: int = DEFAULT_MAX_UNIVERSE,
 ) -> np.ndarray | sp.csr_array:
-    """The histogram of a data set over the universe (seed 001, eq. 7).
+    """The histogram of a data set over the universe.
 
-    ``h[u] = #{j : x_j = u} / n`` with ``normalize=True`` (the default), raw counts otherwise.
+    ``h[u] = #{j : x_j = u} / n`` with ``normalize=True`` (the default), raw counts otherwise:
+    the representation of a database as a vector over the universe (:cite:p:`DR14`) that the
+    linear queries of a workload act on, ``W h``.
 
     Parameters
     ----------
@@ -386,14 +552,39 @@ def histogram(
     Returns
     -------
     numpy.ndarray of shape (m,) or scipy.sparse.csr_array of shape (1, m)
+        The histogram over the ``m = domain.size`` universe elements, in row-major order
+        (:meth:`Domain.index <projmech.domain.Domain.index>`).
 
     Raises
     ------
     TypeError
-        For ``data`` of no accepted kind, a ``domain`` that is not a Domain, non-bool flags.
+        For ``data`` of no accepted kind, a ``domain`` that is not a Domain (or missing beside
+        a DataFrame or array), non-bool ``normalize`` or ``sparse``.
     ValueError
-        For bad records (see :class:`Dataset`), and a dense histogram over more than
+        For bad records in ``data`` (see :class:`Dataset`), a ``domain`` other than the
+        Dataset's own, ``normalize`` with no rows, and a dense histogram over more than
         ``max_universe`` elements (refused before allocating).
+
+    References
+    ----------
+    :cite:t:`DR14`, Chapter 2 (databases as histograms over the universe).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> import projmech as pm
+    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
+    >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "age": [23, 71, 40, 35],
+    ...                       "PID": [0, 6, 3, 3]})
+    >>> data = pm.Dataset.from_frame(frame, domain)
+    >>> h = pm.histogram(data)
+    >>> h.shape, float(h.sum())
+    ((42,), 1.0)
+    >>> np.flatnonzero(h), h[np.flatnonzero(h)]
+    (array([20, 21, 31]), array([0.25, 0.25, 0.5 ]))
+    >>> pm.histogram(data, normalize=False, sparse=True).data
+    array([1., 1., 2.])
     """
     dataset = _as_dataset(data, domain)
     universe = dataset.domain.size
@@ -418,27 +609,52 @@ def histogram(
 
 @validate_params(size=OrNone(POSITIVE_INT))
 def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
-    """A user-given normalized histogram and its data size ``n``, validated.
+    """Validate a user-given normalized histogram and its data size ``n``.
 
     The one check of every mechanism that accepts a histogram instead of a Dataset: ``n`` cannot
-    be recovered from ``h``, so it is required and must be a positive integer; ``h`` (dense or
-    sparse; a vector, or a matrix of one row or one column) must hold real, finite,
-    non-negative entries summing to 1 and, where ``size`` is given, have ``size`` entries (the
-    workload's universe). And ``n * h`` must be (to rounding) the integer counts of ``n`` rows:
-    ``h = [.5, .5]`` cannot come from ``n = 3`` rows, and a mechanism calibrated to that ``n``
-    would release the wrong noise.
+    be recovered from ``h``, so it is required. And ``n * h`` must be (to rounding) the integer
+    counts of ``n`` rows: ``h = [.5, .5]`` cannot come from ``n = 3`` rows, and a mechanism
+    calibrated to that ``n`` would release the wrong noise.
+
+    Parameters
+    ----------
+    histogram : array_like or scipy.sparse array
+        A vector, or a matrix of one row or one column, of real, finite, non-negative entries
+        summing to 1 (dense or sparse).
+    n : int
+        The number of rows the histogram counts, a positive integer.
+    size : int, optional
+        The number of entries the histogram must have (the workload's universe).
 
     Returns
     -------
-    (ndarray of shape (m,), int)
+    h : numpy.ndarray of float64, shape (m,)
+        The histogram, flattened and dense.
+    n : int
+        The row count.
 
     Raises
     ------
     TypeError
-        For an ``n`` that is not an int, or complex, string or other non-real entries.
+        For an ``n`` that is not an int, or complex, string or other non-real entries of
+        ``histogram``.
     ValueError
-        For a missing or non-positive ``n``, a wrong shape or size, NaN, negative entries, a
-        sum other than 1, or counts ``n * h`` that are not integers.
+        For a missing or non-positive ``n``, a wrong shape or size of ``histogram``, NaN,
+        negative entries, a sum other than 1, or counts ``n * h`` that are not integers.
+
+    See Also
+    --------
+    histogram_counts : The counts ``n h``, as exact integers.
+
+    Examples
+    --------
+    >>> from projmech.data import check_normalized_histogram
+    >>> check_normalized_histogram([0.25, 0.75, 0.0], 4)
+    (array([0.25, 0.75, 0.  ]), 4)
+    >>> check_normalized_histogram([0.5, 0.5], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: histogram, n: n * histogram must be the integer counts of n=3 rows, but cell 0 holds 0.5, ...
     """
     if n is None:
         raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
@@ -483,9 +699,38 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
 
 
 def histogram_counts(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
-    """The counts ``n h`` of a user-given normalized histogram, as exact integers, and ``n``:
+    """The counts ``n h`` of a user-given normalized histogram, as exact integers.
+
     :func:`check_normalized_histogram` checks that they are counts up to rounding, and rounding
-    makes them exactly so (the mechanisms measure counts)."""
+    makes them exactly so (the mechanisms measure counts).
+
+    Parameters
+    ----------
+    histogram : array_like or scipy.sparse array
+        A normalized histogram, as for :func:`check_normalized_histogram`.
+    n : int
+        The number of rows it counts.
+    size : int, optional
+        The number of entries it must have.
+
+    Returns
+    -------
+    counts : numpy.ndarray of float64, shape (m,)
+        The integer counts ``n h``.
+    n : int
+        The row count.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_normalized_histogram`, for a bad ``histogram``, ``n`` or ``size``.
+
+    Examples
+    --------
+    >>> from projmech.data import histogram_counts
+    >>> histogram_counts([0.25, 0.75, 0.0], 4)
+    (array([1., 3., 0.]), 4)
+    """
     h, n = check_normalized_histogram(histogram, n, size=size)
     return np.rint(n * h), n
 
@@ -527,8 +772,20 @@ def resolve_rows(data_or_histogram: Any, n: Any, *, universe_size: int | None = 
     Raises
     ------
     TypeError, ValueError
-        As :func:`check_normalized_histogram` and :meth:`SizePolicy.check_dataset_n`; a
-        ValueError for a universe other than ``universe_size`` or above ``max_universe``.
+        As :func:`check_normalized_histogram` and :meth:`SizePolicy.check_dataset_n
+        <projmech.privacy.SizePolicy.check_dataset_n>`, for a bad ``data_or_histogram`` or
+        ``n``; a ValueError for a universe other than ``universe_size`` or above
+        ``max_universe``.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.data import resolve_rows
+    >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], pm.Domain(["sex", "PID"], [2, 7]))
+    >>> resolve_rows(data, None)
+    (Dataset(n=4, domain=Domain(sex: 2, PID: 7)), 4)
+    >>> resolve_rows([0.25, 0.75, 0.0], 4)
+    (array([1., 3., 0.]), 4)
     """
     resolved: Dataset | np.ndarray
     if isinstance(data_or_histogram, Dataset):

@@ -19,8 +19,29 @@ __all__ = ["Domain", "UnknownAttributeError", "DomainInferenceWarning"]
 
 
 class DomainInferenceWarning(UserWarning):
-    """A domain was read off the data: its sizes, categories and bins depend on the private rows,
-    which no privacy guarantee covers (:meth:`Domain.infer`)."""
+    """A domain was read off the data, so its sizes, categories and bins are not private.
+
+    :meth:`Domain.infer` warns with it every time: the proposed domain depends on the private
+    rows, and no privacy guarantee covers it. Declare the domain from public knowledge before
+    a private release.
+
+    See Also
+    --------
+    Domain.infer : The method that warns.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import projmech as pm
+    >>> from projmech.domain import DomainInferenceWarning
+    >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "PID": [0, 6, 3, 3]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     domain = pm.Domain.infer(frame)
+    >>> [warning.category is DomainInferenceWarning for warning in caught]
+    [True]
+    """
 
 
 class UnknownAttributeError(KeyError, ValueError):
@@ -28,7 +49,21 @@ class UnknownAttributeError(KeyError, ValueError):
 
     A ``KeyError`` for the mapping-style lookups (``domain[name]``, :meth:`Domain.position`)
     and a ``ValueError`` for argument checks (:meth:`Domain.project`, a predicate of
-    :func:`projmech.from_predicates`), so that either ``except`` catches it.
+    :func:`projmech.from_predicates`), so that either ``except`` catches it. Its message names
+    the argument, the unknown name and the domain's attributes.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "PID": 7})
+    >>> try:
+    ...     domain.position("age")
+    ... except KeyError as error:
+    ...     print(error)
+    name: unknown attribute 'age'; the domain has ['vote', 'PID']
+    >>> from projmech.domain import UnknownAttributeError
+    >>> issubclass(UnknownAttributeError, ValueError)
+    True
     """
 
     def __str__(self) -> str:
@@ -60,13 +95,31 @@ class Domain:
     ValueError
         For mismatched lengths, no attributes, an empty or repeated name, a size below 1.
 
+    See Also
+    --------
+    Domain.from_dict : A domain with categories or bins declared.
+    projmech.data.Dataset : Rows over a domain.
+
     Examples
     --------
-    >>> d = Domain(["a", "b"], [2, 3])
+    >>> import projmech as pm
+    >>> d = pm.Domain(["a", "b"], [2, 3])
     >>> d.size
     6
     >>> d.index([[1, 2]])
     array([5])
+
+    With labelled attributes, declared from a code book:
+
+    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
+    >>> domain
+    Domain(vote: ['Clinton', 'Dole'], age: {'bins': [18, 35, 65, 100]}, PID: 7)
+    >>> domain.sizes, domain.size
+    ((2, 3, 7), 42)
+    >>> domain.labels("age")
+    ('[18, 35)', '[35, 65)', '[65, 100]')
+    >>> domain.project(["PID", "vote"])
+    Domain(PID: 7, vote: ['Clinton', 'Dole'])
     """
 
     def __init__(self, attributes: Iterable[str], sizes: Iterable[int]) -> None:
@@ -101,15 +154,32 @@ class Domain:
     def from_dict(cls, mapping: Mapping[str, Any]) -> Domain:
         """Build a domain from ``{name: entry}``, keeping the mapping's order.
 
-        Each entry declares one attribute: a size (integer codes ``0 .. size - 1``), a list of
-        category labels (``["Clinton", "Dole"]``: strings or integers, coded by position), or
-        ``{"bins": [e_0, ..., e_k]}`` (a numeric column cut at declared edges; code ``i`` holds
-        ``e_i <= x < e_{i+1}``, the last bin also ``e_k``). See :mod:`projmech.encodings`.
+        Parameters
+        ----------
+        mapping : mapping of str to int, list or dict
+            One entry per attribute: a size (integer codes ``0 .. size - 1``), a list of
+            category labels (``["Clinton", "Dole"]``: strings or integers, coded by position),
+            or ``{"bins": [e_0, ..., e_k]}`` (a numeric column cut at declared edges; code ``i``
+            holds ``e_i <= x < e_{i+1}``, the last bin also ``e_k``). See
+            :mod:`projmech.encodings`.
+
+        Returns
+        -------
+        Domain
+            The attributes in the mapping's order, each with its encoding.
 
         Raises
         ------
-        TypeError, ValueError
-            For an entry of no such kind, naming the attribute.
+        TypeError
+            If ``mapping`` is not a mapping, a name is not a str, or an entry is of no such
+            kind, naming the attribute.
+        ValueError
+            For ``mapping`` empty, or an entry that its encoding refuses (a size below 1,
+            repeated categories, non-increasing edges), naming the attribute.
+
+        See Also
+        --------
+        spec : The inverse, ``Domain.from_dict(domain.spec()) == domain``.
 
         Examples
         --------
@@ -127,8 +197,18 @@ class Domain:
 
     @classmethod
     def from_json(cls, path: str | PathLike[str]) -> Domain:
-        """Read a JSON object ``{name: entry, ...}``, each entry as in :meth:`from_dict`: a size
-        (the format of the Adult domain file), a list of category labels, or ``{"bins": [...]}``.
+        """Read a domain file: a JSON object ``{name: entry, ...}``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file. Each entry is as in :meth:`from_dict`: a size (the format of the Adult
+            domain file), a list of category labels, or ``{"bins": [...]}``.
+
+        Returns
+        -------
+        Domain
+            The attributes in the file's order.
 
         Raises
         ------
@@ -174,31 +254,93 @@ class Domain:
             raise ValueError(f"{shown}: {error}") from None
 
     def to_dict(self) -> dict[str, int]:
-        """``{name: size}`` (the encodings dropped; :meth:`spec` keeps them)."""
+        """The attributes' sizes by name, the encodings dropped (:meth:`spec` keeps them).
+
+        Returns
+        -------
+        dict of str to int
+            ``{name: size}``, in the domain's order.
+        """
         return dict(zip(self._attributes, self._sizes))
 
     def spec(self) -> dict[str, Any]:
-        """``{name: entry}`` as in :meth:`from_dict`, so that ``Domain.from_dict(d.spec()) == d``."""
+        """The domain as :meth:`from_dict` reads it, encodings included.
+
+        Returns
+        -------
+        dict
+            ``{name: entry}`` of plain JSON values, so that ``Domain.from_dict(d.spec()) == d``.
+        """
         return {name: encoding.spec() for name, encoding in zip(self._attributes, self._encodings)}
 
     def to_json(self, path: str | PathLike[str]) -> None:
-        """Write :meth:`spec` as a JSON domain file (refusing to overwrite an existing file)."""
+        """Write :meth:`spec` as a JSON domain file, which :meth:`from_json` reads back.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to create; an existing file is not overwritten.
+
+        Raises
+        ------
+        TypeError
+            If ``path`` is not a str or ``os.PathLike``.
+        FileExistsError
+            If the file ``path`` exists.
+        """
         InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
         with open(path, "x", encoding="utf-8") as handle:
             json.dump(self.spec(), handle, indent=1)
             handle.write("\n")
 
     def encoding(self, name: str) -> Encoding:
-        """How attribute ``name``'s column is coded (:mod:`projmech.encodings`)."""
+        """How an attribute's column is coded.
+
+        Parameters
+        ----------
+        name : str
+            The attribute.
+
+        Returns
+        -------
+        Encoding
+            A :class:`~projmech.encodings.Codes`, :class:`~projmech.encodings.Categories` or
+            :class:`~projmech.encodings.Bins`.
+
+        Raises
+        ------
+        TypeError
+            If ``name`` is not a str.
+        UnknownAttributeError
+            If the domain has no attribute ``name``.
+        """
         return self._encodings[self.position(name)]
 
     @property
     def encodings(self) -> tuple[Encoding, ...]:
+        """Each attribute's :class:`~projmech.encodings.Encoding`, in order."""
         return self._encodings
 
     def labels(self, name: str) -> tuple[str, ...]:
-        """The printable label of each code of attribute ``name``: its categories, its bins
-        (``[18, 25)``), or the codes themselves."""
+        """The printable label of each code of an attribute.
+
+        Parameters
+        ----------
+        name : str
+            The attribute.
+
+        Returns
+        -------
+        tuple of str
+            Its categories, its bins (``[18, 25)``), or the codes themselves.
+
+        Raises
+        ------
+        TypeError
+            If ``name`` is not a str.
+        UnknownAttributeError
+            If the domain has no attribute ``name``.
+        """
         return self._encodings[self.position(name)].labels()
 
     @property
@@ -208,25 +350,52 @@ class Domain:
 
     @classmethod
     def infer(cls, frame: Any, *, max_categories: int = 100, bins: int = 10) -> Domain:
-        """Propose a domain from a data frame's columns (any engine :meth:`Dataset.from_frame`
-        accepts), with a :class:`DomainInferenceWarning`: **a domain read off private data is not
-        private** — its categories, sizes and bin edges reveal the rows (a category held by one
-        person names that person). Use it to draft a domain file, then declare it from public
-        knowledge (a code book, a census form, the value ranges a survey allows) and release
-        with the declared one.
+        """Propose a domain from a data frame's columns, with a :class:`DomainInferenceWarning`.
 
-        Text and categorical columns become their sorted distinct values (refused above
-        ``max_categories``); booleans codes 0/1; integral columns of non-negative values below
-        10,000 codes ``0 .. max``; other numeric columns ``bins`` equal-width bins between their
-        rounded minimum and maximum (integer edges for integral columns).
+        **A domain read off private data is not private**: its categories, sizes and bin edges
+        reveal the rows (a category held by one person names that person). Use it to draft a
+        domain file, then declare it from public knowledge (a code book, a census form, the
+        value ranges a survey allows) and release with the declared one.
+
+        Parameters
+        ----------
+        frame : data frame
+            A frame of any engine :meth:`Dataset.from_frame <projmech.data.Dataset.from_frame>`
+            accepts; every column becomes an attribute.
+        max_categories : int
+            A text or categorical column with more distinct values is refused.
+        bins : int
+            The number of equal-width bins of a numeric column that is not read as codes.
+
+        Returns
+        -------
+        Domain
+            Text and categorical columns become their sorted distinct values; booleans codes
+            0/1; integral columns of non-negative values below 10,000 codes ``0 .. max``; other
+            numeric columns ``bins`` equal-width bins between their rounded minimum and maximum
+            (integer edges for integral columns).
 
         Raises
         ------
         TypeError
             For an object of no supported engine, or a column of another type (dates ...).
         ValueError
-            For an empty frame, a column with missing values, or more than ``max_categories``
-            categories.
+            For an empty ``frame``, a column with missing values, more than ``max_categories``
+            categories, or ``max_categories`` or ``bins`` below 1.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import pandas as pd
+        >>> import projmech as pm
+        >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "PID": [0, 6, 3, 3]})
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", pm.domain.DomainInferenceWarning)
+        ...     draft = pm.Domain.infer(frame)
+        >>> draft
+        Domain(vote: ['Clinton', 'Dole'], PID: 7)
+        >>> draft.spec()  # a draft of the domain file, to check against public knowledge
+        {'vote': ['Clinton', 'Dole'], 'PID': 7}
         """
         from .frames import infer_encodings
 
@@ -242,10 +411,12 @@ class Domain:
 
     @property
     def attributes(self) -> tuple[str, ...]:
+        """The attribute names, in order."""
         return self._attributes
 
     @property
     def sizes(self) -> tuple[int, ...]:
+        """The number of codes of each attribute, in order."""
         return self._sizes
 
     @property
@@ -268,7 +439,17 @@ class Domain:
         return self._sizes[self.position(name)]
 
     def position(self, name: str) -> int:
-        """Index of attribute ``name``.
+        """The position of an attribute among the domain's attributes.
+
+        Parameters
+        ----------
+        name : str
+            The attribute.
+
+        Returns
+        -------
+        int
+            Its index in :attr:`attributes`.
 
         Raises
         ------
@@ -291,21 +472,55 @@ class Domain:
             ) from None
 
     def project(self, attributes: Iterable[str]) -> Domain:
-        """The sub-domain on ``attributes``, in the order given (unique, known names)."""
+        """The sub-domain on some attributes, in the order given.
+
+        Parameters
+        ----------
+        attributes : sequence of str
+            Unique names of the domain's attributes.
+
+        Returns
+        -------
+        Domain
+            Those attributes with their encodings.
+
+        Raises
+        ------
+        TypeError
+            For ``attributes`` that is a str, a set or a mapping, or holds a name that is not a
+            str.
+        ValueError
+            For ``attributes`` empty or repeating a name (:class:`UnknownAttributeError` for an
+            unknown name).
+        """
         attributes = _as_tuple("attributes", attributes)
         return Domain._of_encodings(attributes, [self._encodings[self._position("attributes", name)]
                                                  for name in attributes])
 
     def index(self, rows: Any) -> np.ndarray:
-        """Universe indices of integer rows (an ``(n, d)`` array) in row-major order.
+        """The universe indices of rows of codes, in row-major order.
+
+        Parameters
+        ----------
+        rows : array_like of int, shape (n, d)
+            Row ``j`` holds one code per attribute.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (n,)
+            The index of each row in the universe (the last attribute varies fastest).
 
         Raises
         ------
         TypeError
-            Unless the codes are integers (floats, bools, strings ... are refused).
+            Unless the codes in ``rows`` are integers (floats, bools, strings ... are refused).
         ValueError
-            On a wrong shape, a code outside its attribute's range, or a universe of ``2^63``
-            elements or more (its indices do not fit in int64).
+            On a wrong shape of ``rows``, a code outside its attribute's range, or a universe
+            of ``2^63`` elements or more (its indices do not fit in int64).
+
+        See Also
+        --------
+        rows : The inverse.
         """
         rows = as_array("rows", rows)
         if rows.size and not np.issubdtype(rows.dtype, np.integer):
@@ -318,7 +533,26 @@ class Domain:
         return np.ravel_multi_index(tuple(rows.T.astype(np.int64)), self._sizes).astype(np.int64)
 
     def rows(self, indices: Any) -> np.ndarray:
-        """Integer rows (``(len(indices), d)``) of universe indices, inverse of :meth:`index`."""
+        """The rows of codes of universe indices, the inverse of :meth:`index`.
+
+        Parameters
+        ----------
+        indices : array_like of int, shape (m,)
+            Universe indices in ``0 .. size - 1``.
+
+        Returns
+        -------
+        numpy.ndarray of int, shape (m, d)
+            One row of codes per index.
+
+        Raises
+        ------
+        TypeError
+            Unless ``indices`` are integers.
+        ValueError
+            For ``indices`` that are not 1-d or lie outside ``0 .. size - 1``, or a universe of
+            ``2^63`` elements or more.
+        """
         indices = as_array("indices", indices)
         if indices.size and not np.issubdtype(indices.dtype, np.integer):
             raise TypeError(f"indices: expected integer universe indices, got dtype {indices.dtype}")

@@ -32,55 +32,194 @@ __all__ = ["Encoding", "Codes", "Categories", "Bins", "NotANumberError", "encodi
 
 
 class Encoding:
-    """The values an attribute's column may hold, and their codes ``0 .. size - 1``."""
+    """The values an attribute's column may hold, and their codes ``0 .. size - 1``.
+
+    The base class of :class:`Codes`, :class:`Categories` and :class:`Bins`; a
+    :class:`~projmech.domain.Domain` holds one per attribute (:meth:`Domain.encoding
+    <projmech.domain.Domain.encoding>`). Two encodings are equal when they are of the same kind
+    and code the same values alike.
+
+    Attributes
+    ----------
+    size : int
+        The number of codes.
+
+    See Also
+    --------
+    encoding_from_spec : An encoding from its domain file entry.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
+    >>> domain.encodings
+    (Categories(['Clinton', 'Dole']), Bins([18, 35, 65, 100]), Codes(7))
+    >>> [encoding.size for encoding in domain.encodings]
+    [2, 3, 7]
+    >>> domain.encoding("age").between("age", 0, 1)
+    '18<=age<65'
+    """
 
     size: int
 
     def labels(self) -> tuple[str, ...]:
-        """One printable label per code, used in released query labels (``vote=Dole``)."""
+        """One printable label per code, used in released query labels (``vote=Dole``).
+
+        Returns
+        -------
+        tuple of str
+            ``size`` labels, the label of code ``i`` at position ``i``.
+        """
         raise NotImplementedError
 
     def spec(self) -> Any:
-        """This encoding as a domain file entry (the inverse of :func:`encoding_from_spec`)."""
+        """This encoding as a domain file entry (the inverse of :func:`encoding_from_spec`).
+
+        Returns
+        -------
+        int, list or dict
+            A size, a list of categories, or ``{"bins": edges}``: plain JSON values.
+        """
         raise NotImplementedError
 
     def equals(self, attribute: str, code: int) -> str:
-        """The label of the query ``attribute = code`` (``vote=Dole``)."""
+        """The label of the query ``attribute = code`` (``vote=Dole``).
+
+        Parameters
+        ----------
+        attribute : str
+            The attribute's name, as it prints in the label.
+        code : int
+            A code in ``0 .. size - 1``.
+
+        Returns
+        -------
+        str
+            ``attribute=label``, with the code's label from :meth:`labels`.
+        """
         return f"{attribute}={self.labels()[code]}"
 
     def at_most(self, attribute: str, code: int) -> str:
-        """The label of the prefix query ``attribute <= code`` (``PID<=6``; for bins, the edge:
-        ``age<35``)."""
+        """The label of the prefix query ``attribute <= code``.
+
+        Parameters
+        ----------
+        attribute : str
+            The attribute's name, as it prints in the label.
+        code : int
+            The largest code the query counts, in ``0 .. size - 1``.
+
+        Returns
+        -------
+        str
+            ``attribute<=label`` (``PID<=6``; :class:`Bins` print the bin's right edge instead:
+            ``age<35``).
+        """
         return f"{attribute}<={self.labels()[code]}"
 
     def between(self, attribute: str, low: int, high: int) -> str:
-        """The label of the range query ``low <= attribute <= high`` (for bins, by edges:
-        ``18<=age<35``)."""
+        """The label of the range query ``low <= attribute <= high``.
+
+        Parameters
+        ----------
+        attribute : str
+            The attribute's name, as it prints in the label.
+        low, high : int
+            The smallest and largest codes the query counts, ``0 <= low <= high < size``.
+
+        Returns
+        -------
+        str
+            ``label_low<=attribute<=label_high`` (:class:`Bins` print edges instead:
+            ``18<=age<35``).
+        """
         labels = self.labels()
         return f"{labels[low]}<={attribute}<={labels[high]}"
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
-        """The codes of a column's values (an array of integers, or of integral floats, in
-        ``0 .. size - 1``: the caller casts them where it stores them); a ValueError names
-        ``column``, the first bad value and its row."""
+        """The codes of a column's values, computed in NumPy.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            One column's values, of any dtype pandas or NumPy gives it.
+        column : str
+            The column's name, for error messages.
+
+        Returns
+        -------
+        numpy.ndarray
+            An array of integers, or of integral floats, in ``0 .. size - 1`` (the caller casts
+            them where it stores them).
+
+        Raises
+        ------
+        TypeError
+            For values of a type that cannot hold the encoding's values (complex, dates ...).
+        ValueError
+            For a value with no code; the message names ``column``, the first bad value and
+            its row.
+        """
         raise NotImplementedError
 
     def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
-        """The codes as an engine expression of integer Narwhals ``dtype`` (valid only on rows
-        where :meth:`invalid` is false)."""
+        """The codes as an engine expression.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        dtype : narwhals dtype
+            The integer type of the codes.
+
+        Returns
+        -------
+        narwhals.Expr
+            The codes, valid only on rows where :meth:`invalid` is false.
+        """
         raise NotImplementedError
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
-        """An engine expression, true on every row whose value has no code (``floating``: the
-        engine column is floating point, so NaN and fractional values need checking)."""
+        """An engine expression, true on every row whose value has no code.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        floating : bool
+            Whether the engine column is floating point, so that NaN and fractional values need
+            checking.
+
+        Returns
+        -------
+        narwhals.Expr
+            A boolean expression, true where :meth:`encode` would refuse the value.
+        """
         raise NotImplementedError
 
     def accepts_dtype(self, dtype: Any) -> bool:
-        """Whether an engine column of Narwhals ``dtype`` can hold this encoding's values."""
+        """Whether an engine column of a Narwhals dtype can hold this encoding's values.
+
+        Parameters
+        ----------
+        dtype : narwhals dtype
+            The column's type in its engine.
+
+        Returns
+        -------
+        bool
+            False for a type whose column is refused outright (text for integer codes ...).
+        """
         raise NotImplementedError
 
     def describe(self) -> str:
-        """What the column must hold, for error messages."""
+        """What the column must hold, for error messages.
+
+        Returns
+        -------
+        str
+            A phrase such as ``integer codes 0..6`` or ``numbers in [18, 100]``.
+        """
         raise NotImplementedError
 
     def _key(self) -> tuple[Any, ...]:
@@ -94,18 +233,81 @@ class Encoding:
 
 
 class Codes(Encoding):
-    """Integer codes ``0 .. size - 1`` (integral floats and numeric strings are read as codes)."""
+    """A column that already holds the integer codes ``0 .. size - 1``.
+
+    Integral floats (``2.0``), booleans and numeric strings are read as codes. A domain file
+    declares it by a size (``"PID": 7``).
+
+    Parameters
+    ----------
+    size : int
+        The number of codes, at least 1 (:func:`encoding_from_spec` checks it).
+
+    See Also
+    --------
+    Categories, Bins : The other encodings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.encodings import Codes
+    >>> codes = Codes(7)
+    >>> codes.labels()
+    ('0', '1', '2', '3', '4', '5', '6')
+    >>> codes.encode(np.array([0, 6, 3]), "PID")
+    array([0, 6, 3])
+    >>> codes.at_most("PID", 5), codes.spec()
+    ('PID<=5', 7)
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
 
     def labels(self) -> tuple[str, ...]:
+        """The codes themselves, as text.
+
+        Returns
+        -------
+        tuple of str
+            ``("0", "1", ..., str(size - 1))``.
+        """
         return tuple(str(code) for code in range(self.size))
 
     def spec(self) -> int:
+        """This encoding as a domain file entry: its size.
+
+        Returns
+        -------
+        int
+            ``size``.
+        """
         return self.size
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        """The codes of a column's values: the values themselves, checked.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            Integers, integral floats, booleans, or an object column of numbers or numeric
+            strings.
+        column : str
+            The column's name, for error messages.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values, as integers or integral floats in ``0 .. size - 1``.
+
+        Raises
+        ------
+        TypeError
+            For complex, datetime or structured values.
+        ValueError
+            Naming ``column``, the first bad value and its row: a missing, non-finite,
+            fractional or out-of-range value (:class:`NotANumberError` for text that is no
+            number).
+        """
         values = _numeric(values, column, "integer codes")
         if values.dtype.kind == "f":
             missing = ~np.isfinite(values)
@@ -126,9 +328,38 @@ class Codes(Encoding):
         return values
 
     def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
+        """The codes as an engine expression: the column cast to ``dtype``.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        dtype : narwhals dtype
+            The integer type of the codes.
+
+        Returns
+        -------
+        narwhals.Expr
+            The codes, valid only on rows where :meth:`invalid` is false.
+        """
         return column.cast(dtype)
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        """An engine expression, true on every row that is missing or outside ``0 .. size - 1``.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        floating : bool
+            Whether the engine column is floating point: NaN and fractional values are then
+            invalid too.
+
+        Returns
+        -------
+        narwhals.Expr
+            A boolean expression, true where :meth:`encode` would refuse the value.
+        """
         outside = column.is_null() | ((column < 0) | (column >= self.size)).fill_null(False)
         if not floating:
             return outside
@@ -136,9 +367,28 @@ class Codes(Encoding):
         return outside | (column.is_nan() | (column != column.round(0))).fill_null(False)
 
     def accepts_dtype(self, dtype: Any) -> bool:
+        """Whether an engine column of a Narwhals dtype can hold codes.
+
+        Parameters
+        ----------
+        dtype : narwhals dtype
+            The column's type in its engine.
+
+        Returns
+        -------
+        bool
+            True for integer, floating point and boolean columns.
+        """
         return bool(dtype.is_numeric()) and not dtype.is_decimal() or bool(dtype.is_boolean())
 
     def describe(self) -> str:
+        """What the column must hold, for error messages.
+
+        Returns
+        -------
+        str
+            ``integer codes 0..size-1``.
+        """
         return f"integer codes 0..{self.size - 1}"
 
     def _key(self) -> tuple[Any, ...]:
@@ -149,7 +399,49 @@ class Codes(Encoding):
 
 
 class Categories(Encoding):
-    """Category labels, coded by their position in ``labels`` (all str, or all int)."""
+    """A column of category labels, coded by their position in a declared list.
+
+    A domain file declares it by the list (``"vote": ["Clinton", "Dole"]``). The column may be
+    of strings, a categorical or enum type, or integers (for integer labels such as survey
+    codes ``[1, 2, 9]``).
+
+    Parameters
+    ----------
+    labels : sequence of str or sequence of int
+        The categories, all str or all int, distinct; category ``labels[i]`` has code ``i``.
+
+    Attributes
+    ----------
+    categories : tuple of str or tuple of int
+        The categories, in code order.
+    size : int
+        The number of categories.
+
+    Raises
+    ------
+    TypeError
+        If ``labels`` mixes types or holds something other than str or int (a bool, a float).
+    ValueError
+        If ``labels`` is empty or repeats a category.
+
+    See Also
+    --------
+    Codes, Bins : The other encodings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.encodings import Categories
+    >>> vote = Categories(["Clinton", "Dole"])
+    >>> vote.encode(np.array(["Dole", "Clinton", "Dole"], dtype=object), "vote")
+    array([1, 0, 1])
+    >>> vote.equals("vote", 1)
+    'vote=Dole'
+    >>> vote.encode(np.array(["Perot"], dtype=object), "vote")
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'vote': value 'Perot' at row 0 is not one of the domain's categories ['Clinton', 'Dole']
+    """
 
     def __init__(self, labels: Sequence[str | int]) -> None:
         labels = tuple(labels)
@@ -171,19 +463,57 @@ class Categories(Encoding):
         return self._text
 
     def labels(self) -> tuple[str, ...]:
+        """The categories, as text.
+
+        Returns
+        -------
+        tuple of str
+            ``str(category)`` for each category, in code order.
+        """
         return tuple(str(label) for label in self.categories)
 
     def spec(self) -> list[str | int]:
+        """This encoding as a domain file entry: the list of categories.
+
+        Returns
+        -------
+        list of str or list of int
+            The categories, in code order.
+        """
         return list(self.categories)
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        """The codes of a column's values: each value's position among the categories.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            The labels: strings (an object array) for text categories, numbers or numeric
+            strings for integer ones.
+        column : str
+            The column's name, for error messages.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 codes in ``0 .. size - 1``.
+
+        Raises
+        ------
+        TypeError
+            For complex or datetime values where the categories are integers.
+        ValueError
+            Naming ``column``, the first bad value and its row: a value that is not one of the
+            categories, or missing.
+        """
         import pandas as pd
 
         if not self._text:
             values = _numeric(values, column, f"integer labels {_shown(self.categories)}")
-        # pandas' categorical coding is a hash lookup, and gives -1 for values outside the
-        # categories and for missing values alike.
-        codes = np.asarray(pd.Categorical(values, categories=list(self.categories)).codes, dtype=np.int64)
+        # A hash lookup in the (distinct) categories, -1 for values outside them and for missing
+        # values alike. (pd.Categorical gave the same codes, but warns of values outside its
+        # categories, and pandas 4 will refuse them.)
+        codes = np.asarray(pd.Index(list(self.categories)).get_indexer(pd.Index(values)), dtype=np.int64)
         unknown = codes < 0
         if unknown.any():
             row = first_true(unknown)
@@ -202,9 +532,24 @@ class Categories(Encoding):
         return column.cast(nw.String if self._text else nw.Int64)
 
     def code(self, column: nw.Expr, dtype: Any, *, lookup: bool = True) -> nw.Expr:
-        """With ``lookup``, the engine's hash lookup (``replace_strict``); without, the sum of
-        ``code * (value == label)``, for engines whose Narwhals backend has no lookup (Spark
-        Connect). Both give the same codes on valid rows."""
+        """The codes as an engine expression: each value's position among the categories.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        dtype : narwhals dtype
+            The integer type of the codes.
+        lookup : bool
+            Use the engine's hash lookup (``replace_strict``); otherwise the sum of
+            ``code * (value == label)``, for engines whose Narwhals backend has no lookup
+            (Spark Connect). Both give the same codes on valid rows.
+
+        Returns
+        -------
+        narwhals.Expr
+            The codes, valid only on rows where :meth:`invalid` is false.
+        """
         import narwhals as nw
 
         comparable = self._comparable(column)
@@ -217,14 +562,49 @@ class Categories(Encoding):
         return code
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        """An engine expression, true on every row that is missing or not a category.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        floating : bool
+            Whether the engine column is floating point (unused: :meth:`accepts_dtype` refuses
+            such columns for categories).
+
+        Returns
+        -------
+        narwhals.Expr
+            A boolean expression, true where :meth:`encode` would refuse the value.
+        """
         return column.is_null() | ~self._comparable(column).is_in(list(self.categories)).fill_null(False)
 
     def accepts_dtype(self, dtype: Any) -> bool:
+        """Whether an engine column of a Narwhals dtype can hold the categories.
+
+        Parameters
+        ----------
+        dtype : narwhals dtype
+            The column's type in its engine.
+
+        Returns
+        -------
+        bool
+            For text categories, true for string, categorical and enum columns; for integer
+            categories, true for integer columns.
+        """
         if self._text:
             return _is_text(dtype)
         return bool(dtype.is_integer())
 
     def describe(self) -> str:
+        """What the column must hold, for error messages.
+
+        Returns
+        -------
+        str
+            ``one of the categories [...]`` (the first eight, and their number beyond that).
+        """
         return f"one of the categories {_shown(self.categories)}"
 
     def _key(self) -> tuple[Any, ...]:
@@ -235,9 +615,54 @@ class Categories(Encoding):
 
 
 class Bins(Encoding):
-    """A numeric column cut at declared ``edges`` ``e_0 < e_1 < ... < e_k``: code ``i`` holds
-    ``e_i <= x < e_{i+1}``, and the last bin also its right edge; values below ``e_0`` or above
-    ``e_k`` are outside the domain."""
+    """A numeric column cut into bins at declared edges.
+
+    With edges ``e_0 < e_1 < ... < e_k``, code ``i`` holds the values ``e_i <= x < e_{i+1}``,
+    and the last bin also its right edge ``e_k``; values below ``e_0`` or above ``e_k`` are
+    outside the domain. A domain file declares it by ``{"bins": [e_0, ..., e_k]}``. Values are
+    compared in float64 in every engine, so a value falls in the same bin everywhere.
+
+    Parameters
+    ----------
+    edges : sequence of float
+        At least two finite numbers, strictly increasing.
+
+    Attributes
+    ----------
+    edges : tuple of float
+        The edges, as Python numbers.
+    size : int
+        The number of bins, ``len(edges) - 1``.
+
+    Raises
+    ------
+    TypeError
+        If an entry of ``edges`` is not a number (a bool or a str).
+    ValueError
+        If ``edges`` has fewer than two entries, a non-finite one, or does not increase
+        strictly.
+
+    See Also
+    --------
+    Codes, Categories : The other encodings.
+
+    Notes
+    -----
+    Declare the edges from public knowledge (the ranges a survey allows): edges computed from
+    the data, such as its quantiles, depend on the private rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.encodings import Bins
+    >>> age = Bins([18, 35, 65, 100])
+    >>> age.labels()
+    ('[18, 35)', '[35, 65)', '[65, 100]')
+    >>> age.encode(np.array([18, 34.5, 35, 100]), "age")
+    array([0, 0, 1, 2])
+    >>> age.at_most("age", 1), age.between("age", 1, 2)
+    ('age<65', '35<=age<=100')
+    """
 
     def __init__(self, edges: Sequence[float]) -> None:
         edges = tuple(edges)
@@ -254,11 +679,25 @@ class Bins(Encoding):
         self.size = len(edges) - 1
 
     def labels(self) -> tuple[str, ...]:
+        """The bins as intervals, ``[18, 35)``, the last one closed: ``[65, 100]``.
+
+        Returns
+        -------
+        tuple of str
+            One interval per code; each edge prints exactly, so no two bins print alike.
+        """
         closing = [")"] * (self.size - 1) + ["]"]
         return tuple(f"[{_number(low)}, {_number(high)}{close}"
                      for low, high, close in zip(self.edges, self.edges[1:], closing))
 
     def spec(self) -> dict[str, list[float]]:
+        """This encoding as a domain file entry: ``{"bins": edges}``.
+
+        Returns
+        -------
+        dict
+            ``{"bins": list(edges)}``.
+        """
         return {"bins": list(self.edges)}
 
     def _below(self, code: int) -> str:
@@ -266,12 +705,62 @@ class Bins(Encoding):
         return f"{'<=' if code == self.size - 1 else '<'}{_number(self.edges[code + 1])}"
 
     def at_most(self, attribute: str, code: int) -> str:
+        """The label of the prefix query ``attribute <= code``, by the bin's right edge.
+
+        Parameters
+        ----------
+        attribute : str
+            The attribute's name, as it prints in the label.
+        code : int
+            The last bin the query counts, in ``0 .. size - 1``.
+
+        Returns
+        -------
+        str
+            ``age<35``, or ``age<=100`` for the last bin (closed on the right).
+        """
         return f"{attribute}{self._below(code)}"
 
     def between(self, attribute: str, low: int, high: int) -> str:
+        """The label of the range query ``low <= attribute <= high``, by edges.
+
+        Parameters
+        ----------
+        attribute : str
+            The attribute's name, as it prints in the label.
+        low, high : int
+            The first and last bins the query counts, ``0 <= low <= high < size``.
+
+        Returns
+        -------
+        str
+            ``18<=age<35``, or ``35<=age<=100`` when ``high`` is the last bin.
+        """
         return f"{_number(self.edges[low])}<={attribute}{self._below(high)}"
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
+        """The codes of a column's values: the bin each value falls in.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            Numbers, or an object column of numbers or numeric strings.
+        column : str
+            The column's name, for error messages.
+
+        Returns
+        -------
+        numpy.ndarray
+            Integer codes in ``0 .. size - 1``.
+
+        Raises
+        ------
+        TypeError
+            For complex, datetime or structured values.
+        ValueError
+            Naming ``column``, the first bad value and its row: a value outside
+            ``[e_0, e_k]`` or missing (:class:`NotANumberError` for text that is no number).
+        """
         # Compared in float64, as the engines compare: a float32 value just below an edge must
         # fall in the same bin everywhere.
         values = _numeric(values, column, self.describe()).astype(np.float64)
@@ -286,6 +775,20 @@ class Bins(Encoding):
         return np.searchsorted(inner, values, side="right")
 
     def code(self, column: nw.Expr, dtype: Any) -> nw.Expr:
+        """The codes as an engine expression: the number of inner edges at or below the value.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        dtype : narwhals dtype
+            The integer type of the codes.
+
+        Returns
+        -------
+        narwhals.Expr
+            The codes, valid only on rows where :meth:`invalid` is false.
+        """
         import narwhals as nw
 
         # The number of inner edges at or below the value: plain comparisons, which every
@@ -297,6 +800,20 @@ class Bins(Encoding):
         return code
 
     def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+        """An engine expression, true on every row that is missing or outside ``[e_0, e_k]``.
+
+        Parameters
+        ----------
+        column : narwhals.Expr
+            The column's values.
+        floating : bool
+            Whether the engine column is floating point, so that NaN needs checking.
+
+        Returns
+        -------
+        narwhals.Expr
+            A boolean expression, true where :meth:`encode` would refuse the value.
+        """
         import narwhals as nw
 
         column = column.cast(nw.Float64)
@@ -305,9 +822,28 @@ class Bins(Encoding):
         return invalid | column.is_nan().fill_null(False) if floating else invalid
 
     def accepts_dtype(self, dtype: Any) -> bool:
+        """Whether an engine column of a Narwhals dtype can hold numbers to bin.
+
+        Parameters
+        ----------
+        dtype : narwhals dtype
+            The column's type in its engine.
+
+        Returns
+        -------
+        bool
+            True for integer and floating point columns.
+        """
         return bool(dtype.is_numeric()) and not dtype.is_decimal()
 
     def describe(self) -> str:
+        """What the column must hold, for error messages.
+
+        Returns
+        -------
+        str
+            ``numbers in [e_0, e_k]``.
+        """
         return f"numbers in {self._span()}"
 
     def _span(self) -> str:
@@ -321,15 +857,49 @@ class Bins(Encoding):
 
 
 def encoding_from_spec(name: str, spec: Any) -> Encoding:
-    """One domain file entry: a size (int), a list of category labels, or ``{"bins": edges}``
-    (``{"size": k}`` and ``{"categories": [...]}`` are accepted too).
+    """The encoding that one domain file entry declares.
+
+    Parameters
+    ----------
+    name : str
+        The attribute's name, for error messages.
+    spec : int, list, dict or Encoding
+        A size (integer codes ``0 .. size - 1``), a list of category labels, or
+        ``{"bins": edges}``; ``{"size": k}`` and ``{"categories": [...]}`` are accepted too,
+        and an :class:`Encoding` is returned as is.
+
+    Returns
+    -------
+    Encoding
+        A :class:`Codes`, :class:`Categories` or :class:`Bins`.
 
     Raises
     ------
     TypeError
-        For an entry of another kind (a float or bool size, labels of mixed types ...).
+        For a ``spec`` of another kind (a float or bool size, labels of mixed types, bins that
+        are not a list ...), naming the attribute.
     ValueError
-        For a size below 1, no or repeated categories, fewer than two or non-increasing edges.
+        For a ``spec`` with a size below 1, no or repeated categories, fewer than two or
+        non-increasing edges, or a dict with other keys, naming the attribute.
+
+    See Also
+    --------
+    Encoding.spec : The inverse: an encoding's domain file entry.
+    projmech.domain.Domain.from_dict : A domain from one entry per attribute.
+
+    Examples
+    --------
+    >>> from projmech.encodings import encoding_from_spec
+    >>> encoding_from_spec("vote", ["Clinton", "Dole"])
+    Categories(['Clinton', 'Dole'])
+    >>> encoding_from_spec("age", {"bins": [18, 35, 65, 100]})
+    Bins([18, 35, 65, 100])
+    >>> encoding_from_spec("PID", 7)
+    Codes(7)
+    >>> encoding_from_spec("PID", 7.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: sizes: size of 'PID': expected an int, got 7.0
     """
     if isinstance(spec, Encoding):
         return spec
@@ -363,7 +933,21 @@ def _named(name: str, build: Any) -> Encoding:
 
 
 class NotANumberError(ValueError):
-    """A value that should be a number (a code, an integer category, a value to bin) is not."""
+    """A value that should be a number (a code, an integer category, a value to bin) is not.
+
+    A ``ValueError``, raised by :meth:`Encoding.encode` for an object or text column holding an
+    entry that does not parse as a number; its message names the column, the entry and its row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.encodings import Codes, NotANumberError
+    >>> try:
+    ...     Codes(7).encode(np.array(["1", "x"], dtype=object), "PID")
+    ... except NotANumberError as error:
+    ...     print(error)
+    column 'PID': expected integer codes, found 'x' at row 1
+    """
 
 
 def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:

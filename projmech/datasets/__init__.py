@@ -2,7 +2,8 @@
 
 ``adult()`` is the discretized UCI Adult census extract (48,842 rows, 14 attributes), the standard
 benchmark of the marginal-release literature. See ``ATTRIBUTION.md`` in this folder: UCI Machine
-Learning Repository (Becker & Kohavi, 1996, CC BY 4.0); discretization from Private-PGM (Apache-2.0).
+Learning Repository (:cite:t:`BK96`, CC BY 4.0); discretization from Private-PGM (:cite:t:`MSM19`,
+Apache-2.0).
 """
 
 from __future__ import annotations
@@ -82,18 +83,49 @@ def _adult_frame() -> tuple[pd.DataFrame, dict[str, int]]:
 def adult(binary: bool = False, attributes: Sequence[str] | None = None) -> Dataset:
     """The discretized Adult data set (48,842 rows).
 
+    The UCI Adult census extract (:cite:p:`BK96`), each attribute discretized to small integer
+    codes as in Private-PGM (:cite:p:`MSM19`): the standard benchmark of private marginal
+    release.
+
     Parameters
     ----------
     binary : bool
         If true, each attribute ``a`` becomes ``1`` where its code is at least
         ``ADULT_BINARY_THRESHOLDS[a]`` and ``0`` otherwise, giving a data set over ``{0,1}^d``
-        for the conjunction / 2-way marginal experiments of the seeds.
+        for experiments with conjunctions and 2-way marginals of binary attributes.
     attributes : sequence of str, optional
         Keep only these attributes, in this order. Default: all 14.
 
     Returns
     -------
     Dataset
+        The rows in memory, over a domain of plain integer codes (of size 2 each if
+        ``binary``).
+
+    Raises
+    ------
+    TypeError
+        For ``binary`` that is not a bool, or ``attributes`` given as a single str.
+    ValueError
+        For ``attributes`` that are not Adult attributes, or repeated.
+
+    References
+    ----------
+    :cite:t:`BK96` (the data); :cite:t:`MSM19` (the discretization).
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> adult = pm.datasets.adult()
+    >>> adult.records.shape
+    (48842, 14)
+    >>> adult.domain.attributes[:3]
+    ('age', 'workclass', 'fnlwgt')
+    >>> small = pm.datasets.adult(binary=True, attributes=["sex", "income>50K"])
+    >>> small.domain
+    Domain(sex: 2, income>50K: 2)
+    >>> small.table([0, 1]).tolist()  # rows by sex and income
+    [[14423, 1769], [22732, 9918]]
     """
     frame, sizes = _adult_frame()
     if isinstance(attributes, str):

@@ -1,7 +1,8 @@
 """The :class:`Workload` base: ``k`` linear queries over a universe of ``m`` elements.
 
-Answers are fractions: for a normalized histogram ``h`` (seed 001, eq. 7) the true answers are
-``F @ h`` (seed 001, eq. 10). Every workload type (an explicit matrix, an implicit operator, a
+Answers are fractions: for the normalized histogram ``h`` of a data set (``h[u]`` the fraction of
+its rows equal to universe element ``u``) the true answers are ``F @ h``; the counts are
+``F @ c = n F @ h`` (:cite:p:`LHRMM10`, :cite:p:`NTZ13`). Every workload type (an explicit matrix, an implicit operator, a
 Kronecker product, a stack) implements a few kernels (products, columns, Gram matrix, column
 norms, entry facts); everything a caller sees (validation, labels, answers to histograms and
 records, sensitivity) is written once here on top of them.
@@ -9,6 +10,7 @@ records, sensitivity) is written once here on top of them.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -61,15 +63,39 @@ PAIRWISE_UNIVERSE = 4096
 
 
 def max_column_distance(gram: np.ndarray, terms: int) -> float:
-    """An upper bound, tight to rounding, on ``max over u != v of ||A_u - A_v||_2`` from the Gram
-    matrix ``G = A^T A`` of a matrix A with ``terms`` rows.
+    """Bound the largest distance between two columns of a matrix from its Gram matrix.
 
-    ``||A_u - A_v||^2 = G_uu + G_vv - 2 G_uv`` cancels: with ``|A_u| ~ 1e8`` and a distance of 1,
-    float64 returns 0. Each Gram entry computed from ``terms`` products is within
-    ``terms * eps * ||A_u|| ||A_v||`` of the truth, so the sum is within
-    ``2 (terms + 4) eps (G_uu + G_vv)``; that margin is added before the maximum, making the
-    result an upper bound whatever the rounding. Computed in row blocks, so that no second
-    ``m x m`` array is built; 0 for a single column.
+    Returns an upper bound, tight to rounding, on ``max over u != v of ||A_u - A_v||_2`` for a
+    matrix ``A`` with ``terms`` rows, given ``G = A^T A``. The squared distance
+    ``G_uu + G_vv - 2 G_uv`` cancels catastrophically in floating point, so a margin of
+    ``2 (terms + 4) eps (G_uu + G_vv)`` is added to each pair before the maximum: the result is
+    an upper bound whatever the rounding. The derivation of the margin is in the theory page
+    *Workloads* (``docs/theory/workloads.md``). The pairs are visited in row blocks, so that no
+    second ``m x m`` array is built.
+
+    Parameters
+    ----------
+    gram : array_like, shape (m, m)
+        The Gram matrix ``A^T A``.
+    terms : int
+        The number of rows of ``A`` (the number of products summed in each Gram entry).
+
+    Returns
+    -------
+    float
+        The bound on the largest column distance; 0 for a single column.
+
+    See Also
+    --------
+    Workload.column_distance : this bound for a workload's query matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.workloads import max_column_distance
+    >>> A = np.eye(3)  # columns e_0, e_1, e_2: every pair is sqrt(2) apart
+    >>> round(max_column_distance(A.T @ A, terms=3), 6)
+    1.414214
     """
     gram = np.asarray(gram, dtype=float)
     m = gram.shape[0]
@@ -85,13 +111,29 @@ def max_column_distance(gram: np.ndarray, terms: int) -> float:
     return math.sqrt(max(best, 0.0))
 
 
-class Workload:
-    """``k`` linear queries over a universe of ``m`` elements: a ``k x m`` query matrix F.
+class _ConstructorSignature:
+    """The signature ``inspect.signature(Workload)`` reports (and so the documentation shows):
+    that of :class:`MatrixWorkload`, which ``Workload(...)`` builds. ``Workload.__new__`` takes
+    ``*args, **kwargs`` only to pass a subclass's arguments on; subclasses see None here, and so
+    their own constructors' signatures."""
 
-    ``Workload(matrix, labels)`` builds an explicit matrix (:class:`MatrixWorkload`; the
-    base class constructs it, as :class:`scipy.sparse.linalg.LinearOperator` does for its own
-    callbacks); :meth:`implicit` a workload known through its products; :func:`kron` and
-    :func:`stack` compose workloads without building their matrices.
+    def __get__(self, instance: object, owner: type) -> inspect.Signature | None:
+        if instance is not None or owner is not Workload:
+            return None
+        from .explicit import MatrixWorkload
+
+        return inspect.signature(MatrixWorkload)
+
+
+class Workload:
+    """A workload: ``k`` linear queries over a universe of ``m`` elements, a ``k x m`` matrix F.
+
+    ``Workload(matrix, labels)`` builds an explicit matrix (a :class:`MatrixWorkload`: the base
+    class constructs it, as :class:`scipy.sparse.linalg.LinearOperator` does for its own
+    callbacks); :meth:`implicit` builds a workload known through its products; :func:`kron` and
+    :func:`stack` compose workloads without building their matrices. Query ``i`` of a data set
+    with normalized histogram ``h`` is ``(F @ h)[i]``, a fraction of its rows
+    (:cite:p:`LHRMM10`).
 
     Parameters
     ----------
@@ -122,7 +164,28 @@ class Workload:
     --------
     Workload.implicit : a workload known only through its products and Gram matrix.
     kron, stack : Kronecker products and unions of workloads, kept structured.
+    marginals : the cells of marginal tables.
+
+    Examples
+    --------
+    Two queries over a universe of three elements, answered on a histogram and on records:
+
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> W = pm.Workload([[1, 1, 0], [0, 1, 1]], ["left", "right"])
+    >>> W.shape, W.labels
+    ((2, 3), ('left', 'right'))
+    >>> W.answer([0.5, 0.25, 0.25])
+    array([0.75, 0.5 ])
+    >>> domain = pm.Domain(["x"], [3])
+    >>> data = pm.Dataset(np.array([[0], [1], [1], [2]]), domain)
+    >>> W.answer_counts(data), W.answer_data(data)
+    (array([3., 3.]), array([0.75, 0.75]))
+    >>> W.sensitivity(), W.is_integer, W.is_nonnegative
+    (1.4142135623730951, True, True)
     """
+
+    __signature__ = _ConstructorSignature()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Workload:
         if cls is Workload:
@@ -153,8 +216,35 @@ class Workload:
     @classmethod
     def implicit(cls, shape: tuple[int, int], matvec: Callable[[np.ndarray], np.ndarray],
                  gram: Callable[[], np.ndarray], **options: Any) -> Workload:
-        """A workload whose ``k x m`` matrix is never built (see :class:`ImplicitWorkload`,
-        which takes the same arguments)."""
+        """Build a workload whose ``k x m`` matrix is never built.
+
+        The same as :class:`ImplicitWorkload`, which documents every option.
+
+        Parameters
+        ----------
+        shape : (int, int)
+            ``(k, m)``, the number of queries and the universe size.
+        matvec : callable
+            ``F @ v`` for a dense length-``m`` vector ``v``.
+        gram : callable
+            Called with no arguments, returns the ``m x m`` Gram matrix ``F^T F``.
+        **options
+            The keywords of :class:`ImplicitWorkload`: ``labels``, ``domain``, ``name``,
+            ``column_norm``, ``rmatvec``, ``columns``, ``integer``, ``nonnegative``.
+
+        Returns
+        -------
+        ImplicitWorkload
+            The workload.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import projmech as pm
+        >>> P = pm.Workload.implicit((3, 3), np.cumsum, lambda: np.array([[3., 2, 1], [2, 2, 1], [1, 1, 1]]))
+        >>> P.is_implicit, P.answer([0.5, 0.25, 0.25])
+        (True, array([0.5 , 0.75, 1.  ]))
+        """
         from .explicit import ImplicitWorkload
 
         return ImplicitWorkload(shape, matvec, gram, **options)
@@ -297,6 +387,7 @@ class Workload:
 
     @property
     def is_sparse(self) -> bool:
+        """Whether :attr:`matrix` is a ``scipy.sparse`` array (False for an implicit workload)."""
         return not self.is_implicit and issparse(self.matrix)
 
     # --- shape and labels ----------------------------------------------------------------------
@@ -327,18 +418,32 @@ class Workload:
 
     @property
     def num_queries(self) -> int:
+        """``k``, the number of queries (rows of F)."""
         return self._shape[0]
 
     @property
     def universe_size(self) -> int:
+        """``m``, the number of universe elements (columns of F)."""
         return self._shape[1]
 
     # --- products, checked at the boundary -----------------------------------------------------
 
     @validate_params(max_entries=POSITIVE_INT)
     def gram(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """The Gram matrix ``F^T F`` as a dense ``m x m`` ndarray. The factorization norm
-        depends on F only through it.
+        """Compute the Gram matrix ``F^T F`` as a dense ``m x m`` ndarray.
+
+        The factorization norm, and so the factorization mechanism's error, depends on F only
+        through it (:cite:p:`ENU20`). Structured workloads use a closed form.
+
+        Parameters
+        ----------
+        max_entries : int, default DEFAULT_MAX_ENTRIES
+            The largest ``m * m`` accepted.
+
+        Returns
+        -------
+        ndarray, shape (m, m)
+            ``F^T F``.
 
         Raises
         ------
@@ -351,17 +456,45 @@ class Workload:
         return self._gram()
 
     def kronecker_gram(self) -> KroneckerGram:
-        """``F^T F`` as a sum of Kronecker products of per-attribute matrices
-        (:class:`~projmech.workloads.kronecker_gram.KroneckerGram`): one term per Kronecker
-        product of a union, so its size is that of the attributes, not of the universe. A
-        workload without that structure gives one term, its dense :meth:`gram` (refused where
-        that does not fit)."""
+        """Express ``F^T F`` as a sum of Kronecker products of per-attribute matrices.
+
+        A union of Kronecker products gives one term per product, each the product of its
+        factors' Gram matrices, so its size is that of the attributes, not of the universe. A
+        workload without that structure gives one term, its dense :meth:`gram`.
+
+        Returns
+        -------
+        KroneckerGram
+            The Gram matrix, kept factored.
+
+        Raises
+        ------
+        ValueError
+            For an unstructured workload whose dense Gram matrix would exceed
+            ``DEFAULT_MAX_ENTRIES`` entries.
+        """
         return KroneckerGram([(1.0, (self.gram(),))])
 
     @validate_params(max_entries=POSITIVE_INT)
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """F as a dense ndarray (a copy); refused above ``max_entries`` entries (a sparse
-        ``identity(10**7)`` holds 10^7 entries, its dense form 10^14)."""
+        """Return F as a dense ndarray (a copy).
+
+        Parameters
+        ----------
+        max_entries : int, default DEFAULT_MAX_ENTRIES
+            The largest ``k * m`` accepted (a sparse ``identity(10**7)`` stores 10^7 entries, its
+            dense form would hold 10^14).
+
+        Returns
+        -------
+        ndarray, shape (k, m)
+            The query matrix.
+
+        Raises
+        ------
+        ValueError
+            For an implicit workload, or if ``k * m`` exceeds ``max_entries``.
+        """
         if self.is_implicit:
             self.matrix  # raises, naming the workload
         k, m = self._shape
@@ -371,7 +504,18 @@ class Workload:
         return matrix.toarray() if issparse(matrix) else np.array(matrix, dtype=float)
 
     def answer(self, histogram: Any) -> np.ndarray:
-        """The answers ``F @ h`` to a (dense or sparse) histogram of length ``m``.
+        """Answer the queries on a histogram: ``F @ h``.
+
+        Parameters
+        ----------
+        histogram : array_like or scipy.sparse array, shape (m,)
+            A histogram over the universe, dense or sparse (a ``(1, m)`` or ``(m, 1)`` sparse
+            array); normalized (summing to 1) for answers as fractions.
+
+        Returns
+        -------
+        ndarray, shape (k,)
+            The answers.
 
         Raises
         ------
@@ -410,14 +554,42 @@ class Workload:
         return self._matvec(check_real_vector("histogram", histogram, m))
 
     def matvec(self, vector: Any) -> np.ndarray:
-        """``F @ vector`` for a length-``m`` vector: the same product as :meth:`answer`, under the
-        name :class:`scipy.sparse.linalg.LinearOperator` uses."""
+        """Compute ``F @ vector``: :meth:`answer` under the name that SciPy's operators use.
+
+        Parameters
+        ----------
+        vector : array_like, shape (m,)
+            A real vector over the universe.
+
+        Returns
+        -------
+        ndarray, shape (k,)
+            ``F @ vector``.
+
+        Raises
+        ------
+        TypeError
+            For non-real entries.
+        ValueError
+            As for :meth:`answer`.
+        """
         return self.answer(vector)
 
     def rmatvec(self, values: Any) -> np.ndarray:
-        """``F.T @ values`` for a length-``k`` vector: at each universe element, the values of the
-        queries weighted by that element's entries (the gradient of ``(1/2)||F w - y||^2`` is
-        ``F.T @ (F w - y)``).
+        """Compute ``F.T @ values``, the adjoint product.
+
+        At each universe element, the sum of the query values weighted by that element's
+        entries: the gradient of ``(1/2)||F w - y||^2`` is ``F.T @ (F w - y)``.
+
+        Parameters
+        ----------
+        values : array_like, shape (k,)
+            One real value per query.
+
+        Returns
+        -------
+        ndarray, shape (m,)
+            ``F.T @ values``.
 
         Raises
         ------
@@ -436,8 +608,26 @@ class Workload:
         return self._rmatvec(vector)
 
     def columns(self, indices: Any) -> np.ndarray:
-        """``F[:, indices]`` as a dense ``(k, len(indices))`` ndarray, for integer universe indices;
-        refused above ``DEFAULT_MAX_ENTRIES`` entries."""
+        """Return the columns ``F[:, indices]`` as a dense ndarray.
+
+        Parameters
+        ----------
+        indices : array_like of int
+            Universe indices, each in ``[0, m)``.
+
+        Returns
+        -------
+        ndarray, shape (k, len(indices))
+            The columns.
+
+        Raises
+        ------
+        TypeError
+            If ``indices`` is not a 1-d array of integers.
+        ValueError
+            For an index outside ``[0, m)``, a result above ``DEFAULT_MAX_ENTRIES`` entries, or a
+            workload without an adjoint (:attr:`has_adjoint`).
+        """
         index = as_array("indices", indices)
         if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
             raise TypeError(f"indices: expected a 1-d array of integers, got dtype {index.dtype}, shape {index.shape}")
@@ -451,7 +641,19 @@ class Workload:
         return self._columns(index)
 
     def as_linear_operator(self) -> Any:
-        """F as a :class:`scipy.sparse.linalg.LinearOperator` (``matvec`` and ``rmatvec``)."""
+        """Wrap F as a :class:`scipy.sparse.linalg.LinearOperator`.
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator
+            An operator of shape ``(k, m)`` whose ``matvec`` and ``rmatvec`` are :meth:`matvec`
+            and :meth:`rmatvec`.
+
+        Raises
+        ------
+        ValueError
+            For a workload without an adjoint (:attr:`has_adjoint`).
+        """
         from scipy.sparse.linalg import LinearOperator
 
         self._require_adjoint("as_linear_operator")
@@ -468,8 +670,21 @@ class Workload:
     # --- answers on records --------------------------------------------------------------------
 
     def check_data(self, data: Dataset) -> None:
-        """Raise unless ``data``'s rows index this workload's universe (same domain, if the
-        workload has one; same universe size in any case)."""
+        """Check that a data set's rows index this workload's universe.
+
+        Parameters
+        ----------
+        data : Dataset
+            The records; their domain must be the workload's, if it has one, and in any case
+            have ``m`` elements.
+
+        Raises
+        ------
+        TypeError
+            If ``data`` is not a :class:`~projmech.data.Dataset`.
+        ValueError
+            If its domain differs from the workload's, or its universe size from ``m``.
+        """
         if not isinstance(data, Dataset):
             raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
         if self.domain is not None and data.domain != self.domain:
@@ -481,12 +696,27 @@ class Workload:
             )
 
     def answer_counts(self, data: Dataset) -> np.ndarray:
-        """The counts ``F c`` on a data set's records, ``c`` its histogram of counts.
+        """Answer the queries as counts on a data set's records: ``F c``, ``c`` its histogram of counts.
 
         Structured workloads (Kronecker products, stacks, marginals) count from the records'
         group-by tables and never index the universe, so ``d = 150`` binary attributes
         (``2^150`` elements) work. Others answer the histogram of counts. For an integer
         workload (:attr:`is_integer`) the counts are exact integers.
+
+        Parameters
+        ----------
+        data : Dataset
+            The records, over the workload's universe (see :meth:`check_data`).
+
+        Returns
+        -------
+        ndarray, shape (k,)
+            The counts.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As for :meth:`check_data`.
         """
         self.check_data(data)
         return self._answer_counts(data)
@@ -500,8 +730,27 @@ class Workload:
         return self.answer(histogram(data, sparse=True, normalize=False))
 
     def answer_data(self, data: Dataset) -> np.ndarray:
-        """The answers on a data set's records, as fractions of its ``n``: :meth:`answer_counts`
-        divided by ``n`` (``F @ histogram(data)``)."""
+        """Answer the queries on a data set's records, as fractions of its ``n`` rows.
+
+        The same as :meth:`answer_counts` divided by ``n``, i.e. ``F @ histogram(data)``.
+
+        Parameters
+        ----------
+        data : Dataset
+            The records, over the workload's universe (see :meth:`check_data`).
+
+        Returns
+        -------
+        ndarray, shape (k,)
+            The answers.
+
+        Raises
+        ------
+        TypeError
+            If ``data`` is not a :class:`~projmech.data.Dataset`.
+        ValueError
+            As for :meth:`check_data`, or for a data set with no rows.
+        """
         counts = self.answer_counts(data)
         if data.n == 0:
             raise ValueError("data: the data set has no rows, so its answers as fractions of n are undefined "
@@ -511,15 +760,19 @@ class Workload:
     # --- norms and sensitivity -----------------------------------------------------------------
 
     def column_distance(self) -> float | None:
-        """``max over u != v of ||F_u - F_v||_2`` (to rounding, from above): the l2 sensitivity of
-        the counts ``F c`` under replace-one neighbours (one row moves from element ``u`` to
-        ``v``), by :func:`max_column_distance`; ``None`` above :data:`PAIRWISE_UNIVERSE`
-        elements, where the mechanisms use the bound of
-        :meth:`~projmech.privacy.Neighbouring.count_sensitivity` instead.
+        """Compute the largest distance between two columns, ``max over u != v of ||F_u - F_v||_2``.
 
-        An explicit matrix's Gram matrix is computed from the matrix itself here, never taken
-        from a ``gram=`` closed form: a wrong closed form must not lower the noise. An implicit
-        workload is defined by its products and Gram matrix, which it is trusted to give.
+        This is the l2 sensitivity of the counts ``F c`` under replace-one neighbours (one row
+        moves from element ``u`` to ``v``), bounded from above to rounding by
+        :func:`max_column_distance`. An explicit matrix's Gram matrix is computed from the
+        matrix itself here, never taken from a ``gram=`` closed form: a wrong closed form must
+        not lower the noise. An implicit workload is trusted to give its Gram matrix.
+
+        Returns
+        -------
+        float or None
+            The distance; None above :data:`PAIRWISE_UNIVERSE` elements, where the mechanisms
+            use the bound of :meth:`~projmech.privacy.Neighbouring.count_sensitivity` instead.
         """
         if self.universe_size > PAIRWISE_UNIVERSE:
             return None
@@ -532,10 +785,32 @@ class Workload:
         return self.gram()
 
     def count_sensitivity(self, neighbouring: Neighbouring | str, ord: float = 2) -> float:
-        """The l_p sensitivity (``ord`` 1 or 2) of the counts ``F c`` under ``neighbouring``: the
-        one computation behind every mechanism's noise and every planning figure
-        (:meth:`projmech.privacy.Neighbouring.count_sensitivity` with this workload's column norm,
-        sign and, under replace-one in l2, :meth:`column_distance`)."""
+        """Compute the ``l_p`` sensitivity of the counts ``F c`` under a neighbouring relation.
+
+        The one computation behind every mechanism's noise and every planning figure:
+        :meth:`projmech.privacy.Neighbouring.count_sensitivity` with this workload's column
+        norm, its sign and, under replace-one in l2, :meth:`column_distance`. Under add/remove
+        it is ``||F||_{1->p}``; under replace-one at most twice that (``sqrt(2)`` times in l2
+        for a nonnegative F), as the theory page *Workloads* (``docs/theory/workloads.md``)
+        shows.
+
+        Parameters
+        ----------
+        neighbouring : Neighbouring or {"add-remove", "replace-one"}
+            The neighbouring relation.
+        ord : {1, 2}, default 2
+            The norm: 1 for the Laplace mechanism, 2 for the Gaussian.
+
+        Returns
+        -------
+        float
+            The sensitivity of the counts (divide by ``n`` for the answers as fractions).
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an unknown relation or order.
+        """
         relation = Neighbouring.parse(neighbouring)
         exact = self.column_distance() if relation is Neighbouring.REPLACE_ONE and ord == 2 else None
         return relation.count_sensitivity(self.column_norm(ord), ord, nonnegative=self.is_nonnegative,
@@ -543,26 +818,55 @@ class Workload:
 
     @property
     def is_integer(self) -> bool:
-        """Whether every entry of F is an integer, so that the counts ``F c`` are integers and the
-        mechanisms can add exact discrete noise (for an implicit workload: its builder's claim)."""
+        """Whether every entry of F is an integer (for an implicit workload: its builder's claim).
+
+        The counts ``F c`` are then integers, and the mechanisms can add exact discrete noise.
+        """
         return self._facts()[0]
 
     @property
     def is_nonnegative(self) -> bool:
-        """Whether F has no negative entry, which makes the l2 sensitivity of its counts under
-        replace-one ``sqrt(2) ||F||_{1->2}`` instead of ``2 ||F||_{1->2}`` (for an implicit
-        workload: its builder's claim)."""
+        """Whether F has no negative entry (for an implicit workload: its builder's claim).
+
+        The l2 sensitivity of the counts under replace-one is then at most
+        ``sqrt(2) ||F||_{1->2}`` instead of ``2 ||F||_{1->2}``.
+        """
         return self._facts()[1]
 
     @validate_params(ord=ORD)
     def column_norm(self, ord: float = 2) -> float:
-        """``||F||_{1->p}``: the largest ``l_p`` norm of a column (``ord`` 1, 2 or ``inf``)."""
+        """Compute ``||F||_{1->p}``, the largest ``l_p`` norm of a column.
+
+        Parameters
+        ----------
+        ord : {1, 2, inf}, default 2
+            The order ``p``.
+
+        Returns
+        -------
+        float
+            The largest column norm.
+
+        Raises
+        ------
+        ValueError
+            For another order; for an implicit workload, any order but 2; where the ``m``
+            column norms are too many to compute (above ``DEFAULT_MAX_ENTRIES`` and no closed
+            form).
+        """
         return self._column_norm(ord)
 
     def sensitivity(self) -> float:
-        """``||F||_{1->2}``, the largest column l2 norm (seed 001, eq. 16): the l2 sensitivity of
-        the counts ``F c`` under add/remove neighbours (see
-        :meth:`projmech.privacy.Neighbouring.count_sensitivity` for replace-one)."""
+        """Compute ``||F||_{1->2}``, the largest column l2 norm.
+
+        It is the l2 sensitivity of the counts ``F c`` under add/remove neighbours
+        (:cite:p:`LHRMM10`, :cite:p:`NTZ13`); see :meth:`count_sensitivity` for replace-one.
+
+        Returns
+        -------
+        float
+            The largest column l2 norm.
+        """
         return self.column_norm(2)
 
     def _kind(self) -> str:
@@ -574,17 +878,45 @@ class Workload:
 
 
 def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matrix:
-    """Validate a ``k x m`` query matrix: real, 2-d, non-empty, finite; sparse input becomes
-    CSR, dense input a float ndarray (a pandas DataFrame gives its values, by position).
+    """Validate a ``k x m`` query matrix: real, 2-d, non-empty and finite.
 
     The one check shared by :class:`Workload` and the solvers that accept a bare matrix.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        The query matrix (a pandas DataFrame gives its values, by position).
+    name : str, default "F"
+        The argument's name, used in error messages.
+    copy : bool, default False
+        Copy the entries even when no conversion is needed.
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_array
+        The matrix as float64: sparse input becomes CSR, dense input an ndarray.
 
     Raises
     ------
     TypeError
-        For complex, string, object or other non-real entries.
+        For complex, string, object or other non-real entries, or a :class:`Workload` (pass its
+        :attr:`~Workload.matrix`).
     ValueError
         For a ragged nested list, a shape other than 2-d, an empty matrix, NaN or inf.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from projmech.workloads import as_query_matrix
+    >>> as_query_matrix([[1, 0], [1, 1]])
+    array([[1., 0.],
+           [1., 1.]])
+    >>> as_query_matrix(sp.eye(2)).format
+    'csr'
+    >>> as_query_matrix([[1, float("nan")]])
+    Traceback (most recent call last):
+    ...
+    ValueError: F: ...
     """
     if isinstance(matrix, Workload):
         raise TypeError(f"{name}: expected a matrix, got a Workload (pass its .matrix)")
@@ -607,8 +939,33 @@ def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matr
 
 @validate_params(ord=ORD)
 def column_norm(matrix: Matrix, ord: float = 2) -> float:
-    """``||A||_{1->p}``, the largest ``l_p`` norm of a column of a dense or sparse matrix
-    (``ord`` 1, 2 or ``inf``)."""
+    """Compute ``||A||_{1->p}``, the largest ``l_p`` norm of a column of a matrix.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        A real, finite matrix, dense or sparse.
+    ord : {1, 2, inf}, default 2
+        The order ``p``.
+
+    Returns
+    -------
+    float
+        The largest column norm.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid matrix (see :func:`as_query_matrix`) or another order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.workloads import column_norm
+    >>> A = np.array([[3.0, 1.0], [4.0, 1.0]])
+    >>> column_norm(A), column_norm(A, ord=1), column_norm(A, ord=np.inf)
+    (5.0, 7.0, 4.0)
+    """
     return float(np.max(matrix_column_norms(as_query_matrix(matrix, "matrix"), ord)))
 
 

@@ -34,8 +34,49 @@ _DOMAIN = OrNone(InstanceOf(Domain, what="a Domain"))
 
 
 class MatrixWorkload(Workload):
-    """A workload given by its ``k x m`` matrix (dense or sparse); ``Workload(matrix, ...)``
-    builds one. The parameters are those of :class:`Workload`."""
+    """A workload given by its ``k x m`` query matrix, dense or sparse.
+
+    ``Workload(matrix, ...)`` builds one; the matrix is copied.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        Row ``i`` holds query ``i``'s value on each universe element. Entries must be finite.
+        Sparse input is kept sparse (CSR).
+    labels : sequence of str, optional
+        One label per query; default ``"q0", "q1", ...``.
+    domain : Domain, optional
+        The universe the columns index (row-major order); ``domain.size`` must equal ``m``.
+    name : str, optional
+        A short description, e.g. ``"marginals(way=2)"``.
+    gram : callable, optional
+        A closed form for the Gram matrix ``F^T F`` (called with no arguments, returns an
+        ``m x m`` ndarray), used by :meth:`~Workload.gram`; sensitivity is always computed from
+        the matrix itself.
+
+    Raises
+    ------
+    TypeError
+        For complex, string or other non-real entries, labels that are not str, a ``domain``
+        that is not a Domain, a ``name`` that is not a str, a ``gram`` that is not callable.
+    ValueError
+        For a matrix that is not 2-d or is empty, NaN or infinite entries, a number of labels
+        other than ``k``, a domain whose universe is not ``m``.
+
+    See Also
+    --------
+    ImplicitWorkload : a workload whose matrix is never built.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from projmech.workloads import MatrixWorkload
+    >>> W = MatrixWorkload(sp.eye(3, format="csr"), name="points")
+    >>> W, W.is_sparse
+    (Workload(points, k=3, m=3, sparse), True)
+    >>> W.answer([0.2, 0.3, 0.5])
+    array([0.2, 0.3, 0.5])
+    """
 
     @validate_params(domain=_DOMAIN, name=OrNone(InstanceOf(str)), gram=OrNone(_GRAM))
     def __init__(
@@ -55,6 +96,7 @@ class MatrixWorkload(Workload):
 
     @property
     def matrix(self) -> Matrix:
+        """The query matrix F (a float64 ndarray, or a ``scipy.sparse.csr_array``)."""
         return self._matrix
 
     def _matvec(self, vector: np.ndarray) -> np.ndarray:
@@ -150,9 +192,41 @@ class ImplicitWorkload(Workload):
     columns : callable, optional
         ``F[:, indices]`` as a dense ``(k, len(indices))`` array for an integer array of
         universe indices; needed by :meth:`columns` (the ``"fast"`` projection).
-    integer, nonnegative : bool
+    integer, nonnegative : bool, default False
         What the builder knows of F's entries (see :attr:`is_integer`, :attr:`is_nonnegative`);
         an implicit workload cannot be inspected, so the default claims nothing.
+
+    Raises
+    ------
+    TypeError
+        For a ``shape`` that is not a pair of ints, a callback that is not callable, a
+        ``domain`` that is not a Domain, a ``name`` that is not a str.
+    ValueError
+        For a ``shape`` of other than two entries or with an entry below 1, a
+        ``column_norm`` that is not positive, labels of the wrong number, a domain whose
+        universe is not ``m``. A callback that returns the wrong shape or non-real values
+        raises a ValueError when called.
+
+    See Also
+    --------
+    Workload.implicit : the same constructor, from the base class.
+
+    Examples
+    --------
+    The ``m`` prefix sums ``h[0] + ... + h[t]``, known by their product and Gram matrix:
+
+    >>> import numpy as np
+    >>> from projmech.workloads import ImplicitWorkload
+    >>> m = 4
+    >>> cells = np.arange(m)
+    >>> P = ImplicitWorkload((m, m), np.cumsum, lambda: (m - np.maximum.outer(cells, cells)).astype(float),
+    ...                      name="prefix sums", integer=True, nonnegative=True)
+    >>> P.answer([0.1, 0.2, 0.3, 0.4])
+    array([0.1, 0.3, 0.6, 1. ])
+    >>> P.sensitivity()  # from the diagonal of the Gram matrix
+    2.0
+    >>> P.has_adjoint  # no rmatvec or columns given
+    False
     """
 
     @validate_params(matvec=IsCallable(), gram=_GRAM, domain=_DOMAIN, name=OrNone(InstanceOf(str)),
@@ -188,6 +262,7 @@ class ImplicitWorkload(Workload):
 
     @property
     def is_implicit(self) -> bool:
+        """Always True: the matrix of an implicit workload is never built."""
         return True
 
     @property

@@ -22,22 +22,49 @@ __all__ = ["KroneckerGram"]
 
 
 class KroneckerGram:
-    """``sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``, with the same factor
-    sizes in every term (:attr:`sizes`). Get one from :meth:`Workload.kronecker_gram`.
+    """A Gram matrix kept as a weighted sum of Kronecker products of small square matrices.
+
+    ``G = sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``, with the same factor
+    sizes in every term (:attr:`sizes`). For a union of Kronecker products
+    ``F = [W_1^(t) ⊗ ... ⊗ W_d^(t)]_t``, ``F^T F = sum_t G_1^(t) ⊗ ... ⊗ G_d^(t)`` with
+    ``G_i^(t) = W_i^(t)T W_i^(t)``, so nothing of size ``m x m`` is built (:cite:p:`MMHM18`).
+    Get one from :meth:`Workload.kronecker_gram`.
 
     Parameters
     ----------
     terms : sequence of (float, sequence of ndarray)
         Each term's weight and its ``d`` square factors, the ``i``-th of size ``sizes[i]``.
 
+    Attributes
+    ----------
+    terms : tuple of (float, tuple of ndarray)
+        The terms, as float64 arrays.
+    sizes : tuple of int
+        The factor sizes ``(m_1, ..., m_d)``; ``m`` is their product.
+
+    Raises
+    ------
+    ValueError
+        For no term, or a term whose factors are not square of sizes :attr:`sizes` (those of
+        the first term).
+
+    References
+    ----------
+    :cite:t:`MMHM18` (Gram matrices of unions of Kronecker products, in HDMM).
+
     Examples
     --------
+    >>> import numpy as np
     >>> from projmech.workloads import kron, prefix, identity
     >>> gram = kron([prefix(3), identity(2)]).kronecker_gram()
     >>> gram.sizes, len(gram.terms)
     ((3, 2), 1)
     >>> gram.trace()
     12.0
+    >>> gram.matvec(np.ones(6))
+    array([6., 6., 5., 5., 3., 3.])
+    >>> np.allclose(gram.toarray(), kron([prefix(3), identity(2)]).gram())
+    True
     """
 
     def __init__(self, terms: Sequence[tuple[float, Sequence[np.ndarray]]]) -> None:
@@ -55,11 +82,28 @@ class KroneckerGram:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(m, m)``, with ``m`` the product of :attr:`sizes`."""
         m = math.prod(self.sizes)
         return m, m
 
     def matvec(self, vector: np.ndarray) -> np.ndarray:
-        """``G @ vector``, each factor applied along its own axis of the reshaped vector."""
+        """Compute ``G @ vector``, each factor applied along its own axis of the reshaped vector.
+
+        Parameters
+        ----------
+        vector : array_like, shape (m,)
+            A vector over the universe (row-major in the factors).
+
+        Returns
+        -------
+        ndarray, shape (m,)
+            ``G @ vector``.
+
+        Raises
+        ------
+        ValueError
+            If ``vector`` does not have shape ``(m,)``.
+        """
         vector = np.asarray(vector, dtype=float)
         if vector.shape != (self.shape[1],):
             raise ValueError(f"vector: expected shape ({self.shape[1]},), got {vector.shape}")
@@ -75,25 +119,69 @@ class KroneckerGram:
         return self.matvec(vector)
 
     def trace(self) -> float:
-        """``tr(G) = ||F||_F^2``, from the factors' traces."""
+        """Compute the trace ``tr(G) = ||F||_F^2`` from the factors' traces.
+
+        Returns
+        -------
+        float
+            The trace: the sum over terms of the weight times the product of the factors' traces.
+        """
         return float(sum(weight * math.prod(float(np.trace(f)) for f in factors) for weight, factors in self.terms))
 
     def diagonal(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """The ``m`` diagonal entries (the squared column norms of F); refused above ``max_entries``."""
+        """Compute the ``m`` diagonal entries of ``G``: the squared column norms of F.
+
+        Parameters
+        ----------
+        max_entries : int, default DEFAULT_MAX_ENTRIES
+            The largest ``m`` accepted.
+
+        Returns
+        -------
+        ndarray, shape (m,)
+            The diagonal.
+
+        Raises
+        ------
+        ValueError
+            If ``m`` exceeds ``max_entries``.
+        """
         check_entries("max_entries", self.shape[0], max_entries,
                       f"the diagonal of a Gram matrix (m={format_count(self.shape[0])})")
         return sum((weight * functools.reduce(np.kron, [np.diag(f) for f in factors])
                     for weight, factors in self.terms), np.zeros(self.shape[0]))
 
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """The dense ``m x m`` matrix; refused above ``max_entries`` entries."""
+        """Build the dense ``m x m`` matrix ``G``.
+
+        Parameters
+        ----------
+        max_entries : int, default DEFAULT_MAX_ENTRIES
+            The largest ``m * m`` accepted.
+
+        Returns
+        -------
+        ndarray, shape (m, m)
+            The Gram matrix.
+
+        Raises
+        ------
+        ValueError
+            If ``m * m`` exceeds ``max_entries``.
+        """
         m = self.shape[0]
         check_entries("max_entries", m * m, max_entries, f"a dense Gram matrix (m={format_count(m)})")
         return sum((weight * functools.reduce(np.kron, factors) for weight, factors in self.terms),
                    np.zeros((m, m)))
 
     def aslinearoperator(self) -> LinearOperator:
-        """``G`` as a symmetric :class:`scipy.sparse.linalg.LinearOperator`."""
+        """Wrap ``G`` as a symmetric :class:`scipy.sparse.linalg.LinearOperator`.
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator
+            An ``m x m`` operator whose ``matvec`` and ``rmatvec`` are :meth:`matvec`.
+        """
         return LinearOperator(self.shape, matvec=self.matvec, rmatvec=self.matvec, dtype=float)
 
     def __add__(self, other: KroneckerGram) -> KroneckerGram:
@@ -104,7 +192,22 @@ class KroneckerGram:
         return KroneckerGram(self.terms + other.terms)
 
     def kron(self, other: KroneckerGram) -> KroneckerGram:
-        """``self ⊗ other``, expanded term by term: the Gram matrix of a Kronecker product."""
+        """Compute ``self ⊗ other``, expanded term by term: the Gram matrix of a Kronecker product.
+
+        ``(A ⊗ B)^T (A ⊗ B) = A^T A ⊗ B^T B``, so the Gram matrix of ``W_1 ⊗ W_2`` is the
+        Kronecker product of theirs.
+
+        Parameters
+        ----------
+        other : KroneckerGram
+            The Gram matrix of the second factor.
+
+        Returns
+        -------
+        KroneckerGram
+            A sum of ``len(self.terms) * len(other.terms)`` terms, with factor sizes
+            ``self.sizes + other.sizes``.
+        """
         return KroneckerGram([(w1 * w2, f1 + f2) for (w1, f1), (w2, f2) in itertools.product(self.terms, other.terms)])
 
     def __repr__(self) -> str:

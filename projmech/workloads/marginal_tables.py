@@ -33,13 +33,47 @@ RANGE_BLOCKS = {"prefix": prefix, "all_range": all_range, "identity": identity}
 
 
 class Marginals(_Structured):
-    """Every cell of every ``way``-way marginal table of a domain: the union over attribute
-    subsets ``S`` of size ``way`` of the Kronecker product with identity on ``S`` and total
-    elsewhere (:attr:`parts`). Build it with :func:`marginals`.
+    """Every cell of every ``way``-way marginal table of a domain.
+
+    The union over attribute subsets ``S`` of size ``way`` of the Kronecker product with
+    identity on ``S`` and total elsewhere (:attr:`parts`). Build it with :func:`marginals`,
+    which checks the size of the explicit matrix first.
 
     The products run on the domain's shape (:mod:`projmech.operators`), the counts come from
-    the records' tables (:func:`projmech.counting.marginal_counts`), and the Gram matrix and
-    norms have closed forms, so the universe may be astronomically large (``2^150``).
+    the records' tables, and the Gram matrix and norms have closed forms, so the universe may
+    be astronomically large (``2^150``).
+
+    Parameters
+    ----------
+    domain : Domain
+        The attributes.
+    way : int
+        The size of the attribute subsets, between 0 and the number of attributes.
+    implicit : bool
+        Never build the ``k x m`` matrix.
+
+    Attributes
+    ----------
+    way : int
+        The size of the attribute subsets.
+
+    Raises
+    ------
+    ValueError
+        If ``way`` exceeds the number of attributes.
+
+    See Also
+    --------
+    marginals : the builder.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> W = pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), 2)
+    >>> isinstance(W, pm.workloads.Marginals), W.marginal_way, list(W.subsets)
+    (True, 2, [(0, 1), (0, 2), (1, 2)])
+    >>> [part.name for part in W.parts][0]
+    'kron(identity(2), identity(3), total(2))'
     """
 
     def __init__(self, domain: Domain, way: int, *, implicit: bool) -> None:
@@ -53,6 +87,7 @@ class Marginals(_Structured):
 
     @property
     def marginal_way(self) -> int:
+        """``way``: the size of the attribute subsets whose tables this workload holds."""
         return self.way
 
     @property
@@ -89,7 +124,16 @@ class Marginals(_Structured):
         return self._column_gram(universe, universe)
 
     def kronecker_gram(self) -> KroneckerGram:
-        # Subset S's table: identity on S, the all-ones matrix (a total's Gram) elsewhere.
+        """Express ``F^T F`` as one Kronecker product per table.
+
+        Subset ``S``'s table contributes identity on the attributes of ``S`` and the all-ones
+        matrix (a total's Gram matrix) on the others.
+
+        Returns
+        -------
+        KroneckerGram
+            ``C(d, way)`` terms with factor sizes the domain's.
+        """
         return KroneckerGram([(1.0, [np.eye(size) if i in subset else np.ones((size, size))
                                      for i, size in enumerate(self._sizes)])
                               for subset in map(set, self.subsets)])
@@ -142,39 +186,79 @@ class Marginals(_Structured):
                  implicit=FLAG)
 def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | None = None,
               max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
-    """Every cell of every ``way``-way marginal table of ``domain``; with ``ways``, of every
-    table of each of those sizes (``ways=(0, 1, 2, 3)``: the total, then all 1-, 2- and 3-way
-    tables).
+    """Build every cell of every ``way``-way marginal table of a domain.
 
-    Rows are ordered by attribute subset (lexicographic in attribute position), then by cell
-    (row-major within the subset's table). On ``{0,1}^d`` these are exactly the seed's
-    ``C(d, way) * 2^way`` conjunction queries (seed 000, Definition 9). F is sparse: each
-    universe element falls in exactly one cell of each table, so ``||F||_{1->2} = sqrt(C(d, way))``.
+    With ``ways`` instead of ``way``: every table of each of those sizes (``ways=(0, 1, 2, 3)``:
+    the total, then all 1-, 2- and 3-way tables). Rows are ordered by attribute subset
+    (lexicographic in attribute position), then by cell (row-major within the subset's table).
+    On ``{0,1}^d`` these are the ``C(d, way) * 2^way`` ``way``-wise conjunctions
+    (:cite:p:`DNT15`). F is sparse: each universe element falls in exactly one cell of each
+    table, so ``||F||_{1->2} = sqrt(C(d, way))``.
 
     Parameters
     ----------
     domain : Domain
-    way : int
-        Between 1 and the number of attributes.
+        The attributes; the universe is their product, in row-major order.
+    way : int, optional
+        The table size, between 1 and the number of attributes.
     ways : sequence of int, optional
         Instead of ``way``: several sizes, each between 0 and the number of attributes, in
         increasing order, each once.
-    max_entries : int
-        Cap on the stored entries of the explicit matrix (``m * C(d, way)``).
-    implicit : bool
+    max_entries : int, default DEFAULT_MAX_ENTRIES
+        Cap on the stored entries of the explicit matrix (``m * C(d, way)``), checked before
+        anything is allocated.
+    implicit : bool, default False
         Never build the ``k x m`` matrix: answers to a histogram by summing its tensor over the
         other attributes, to records by counting (:meth:`Workload.answer_data`), the
         closed-form Gram matrix and sensitivity, labels on first use. The universe may then be
         astronomically large (``2^150``), as long as nothing asks for a histogram over it.
 
+    Returns
+    -------
+    Workload
+        A :class:`Marginals` for ``way``; for ``ways``, a :class:`Stack` of them.
+
+    Raises
+    ------
+    TypeError
+        For a ``domain`` that is not a Domain, both or neither of ``way`` and ``ways``, a
+        ``ways`` that is not a sequence of ints, a ``way`` or ``max_entries`` that is not an
+        int, an ``implicit`` that is not a bool.
+    ValueError
+        For a size above the number of attributes (or a ``way`` below 1), sizes in ``ways``
+        that are not distinct and increasing, or an explicit matrix above ``max_entries``
+        stored entries.
+
+    See Also
+    --------
+    range_marginals : prefix or range blocks on ordinal attributes.
+    table_terms : a workload as a union of tables.
+
+    References
+    ----------
+    :cite:t:`DNT15` (releasing marginals); :cite:t:`NTZ13` (the projection mechanism's error
+    on them).
+
     Examples
     --------
+    >>> import numpy as np
     >>> import projmech as pm
-    >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
-    >>> pm.marginals(domain, 2).labels[:2]
-    ('a=0 & b=0', 'a=0 & b=1')
-    >>> pm.marginals(domain, ways=(0, 1)).shape
-    (8, 12)
+    >>> domain = pm.Domain(["a", "b"], [2, 3])
+    >>> W = pm.marginals(domain, way=1)
+    >>> W.shape, W.labels
+    ((5, 6), ('a=0', 'a=1', 'b=0', 'b=1', 'b=2'))
+    >>> data = pm.Dataset(np.array([[0, 0], [0, 2], [1, 2], [1, 1]]), domain)
+    >>> W.answer_data(data)
+    array([0.5 , 0.5 , 0.25, 0.25, 0.5 ])
+    >>> pm.marginals(domain, ways=(0, 1)).labels[:2]
+    ('total', 'a=0')
+
+    Over 150 binary attributes (``2^150`` elements), nothing of the universe's size is built:
+
+    >>> big = pm.Domain([f"x{i}" for i in range(150)], [2] * 150)
+    >>> W = pm.marginals(big, 2, implicit=True)
+    >>> W.num_queries, round(W.sensitivity(), 3)
+    (44700, 105.712)
     """
     if (way is None) == (ways is None):
         raise TypeError("marginals: give exactly one of way (an int) and ways (a sequence of ints)")
@@ -204,25 +288,51 @@ def _marginals_of_way(argument: str, domain: Domain, way: int, max_entries: int,
 
 @validate_params(domain=_DOMAIN, way=POSITIVE_INT, implicit=FLAG)
 def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, implicit: bool = True) -> Workload:
-    """The union over attribute subsets of size ``way`` of Kronecker products with the block
-    named in ``ranges`` on each ordinal attribute of the subset (``"prefix"``, ``"all_range"``),
-    identity on its other attributes, and total outside it (HDMM's "DimKKrons").
+    """Build marginal tables with prefix or range queries on ordinal attributes.
+
+    The union over attribute subsets of size ``way`` of Kronecker products with the block
+    named in ``ranges`` on each ordinal attribute of the subset (``"prefix"``,
+    ``"all_range"``), identity on its other attributes, and total outside it: HDMM's
+    "DimKKrons" workloads (:cite:p:`MMHM18`).
 
     Parameters
     ----------
     domain : Domain
+        The attributes.
     way : int
-        Between 1 and the number of attributes.
-    ranges : mapping of attribute name to ``"prefix"``, ``"all_range"`` or ``"identity"``
-    implicit : bool
-        Never build the explicit matrix (the default: the union of ``C(d, way)`` products is
-        answered factor by factor).
+        The number of attributes in each table, between 1 and the number of attributes.
+    ranges : mapping of str to str
+        Attribute name to block: ``"prefix"``, ``"all_range"`` or ``"identity"``. Attributes
+        not named get ``"identity"``.
+    implicit : bool, default True
+        Never build the explicit matrix: the union of ``C(d, way)`` products is answered
+        factor by factor.
+
+    Returns
+    -------
+    Stack
+        The union of the ``C(d, way)`` Kronecker products.
+
+    Raises
+    ------
+    TypeError
+        For a ``domain`` that is not a Domain, a ``ranges`` that is not a mapping, a ``way``
+        that is not an int, an ``implicit`` that is not a bool.
+    ValueError
+        For an unknown block name, an attribute the domain does not have, a ``way`` below 1 or
+        above the number of attributes.
+
+    References
+    ----------
+    :cite:t:`MMHM18` (the HDMM workload families).
 
     Examples
     --------
     >>> import projmech as pm
     >>> domain = pm.Domain(["age", "sex", "hours"], [4, 2, 3])
     >>> W = pm.workloads.range_marginals(domain, 2, {"age": "prefix", "hours": "all_range"})
+    >>> W.shape, W.is_implicit
+    ((44, 24), True)
     >>> W.labels[0]
     'age<=0 & sex=0'
     """
@@ -247,9 +357,37 @@ def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, impl
 
 @dataclass(frozen=True)
 class TableTerms:
-    """A workload as a union of tables: term ``t`` applies, on each attribute of ``subsets[t]``,
-    that attribute's block (the same in every term), sums the other attributes out, and weights
-    the cells by ``weights[t]``; see :func:`table_terms`."""
+    """A workload as a union of weighted tables, one block per attribute.
+
+    Term ``t`` applies, on each attribute of ``subsets[t]``, that attribute's block (the same
+    in every term), sums the other attributes out, and weights the cells by ``weights[t]``.
+    Get one from :func:`table_terms`.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The attributes' sizes.
+    blocks : tuple of (Workload or None)
+        Each attribute's block; None for an attribute that no term keeps.
+    subsets : tuple of tuple of int
+        Each term's attributes (positions, increasing).
+    weights : tuple of float
+        Each term's weight.
+
+    See Also
+    --------
+    table_terms : the decomposition of a workload.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.workloads import table_terms
+    >>> terms = table_terms(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
+    >>> terms.sizes, terms.subsets, terms.weights
+    ((2, 3), ((), (0,), (1,)), (1.0, 1.0, 1.0))
+    >>> terms.is_marginal
+    True
+    """
 
     sizes: tuple[int, ...]
     blocks: tuple[Workload | None, ...]
@@ -258,6 +396,7 @@ class TableTerms:
 
     @property
     def terms(self) -> list[tuple[tuple[int, ...], float]]:
+        """The pairs ``(subsets[t], weights[t])``, one per term."""
         return list(zip(self.subsets, self.weights))
 
     @property
@@ -267,10 +406,35 @@ class TableTerms:
 
 
 def table_terms(workload: Workload) -> TableTerms | None:
-    """``workload`` as a union of tables (:class:`TableTerms`), or None: a :class:`Marginals`, a
-    Kronecker product, or a stack of them, each factor a constant row (a total, its constant a
-    weight), a scaled identity (identity, its scale a weight) or a block, every attribute with one
-    block (the same workload object, or an equal matrix) in all terms."""
+    """Decompose a workload as a union of weighted tables, if it is one.
+
+    A :class:`Marginals`, a Kronecker product, or a stack of them decomposes when each factor is
+    a constant row (a total: its constant becomes a weight), a scaled identity (an identity:
+    its scale becomes a weight) or a block, and every attribute has one block (the same
+    workload object, or an equal matrix) in all terms. The structured factorizations rest on
+    this form (the theory page *Structured factorizations*,
+    ``docs/theory/structured_factorization.md``).
+
+    Parameters
+    ----------
+    workload : Workload
+        The workload to decompose.
+
+    Returns
+    -------
+    TableTerms or None
+        The terms; None if the workload has no such structure.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.workloads import identity, kron, prefix, table_terms, total
+    >>> terms = table_terms(kron([prefix(4), total(2), identity(3)]))
+    >>> terms.subsets, terms.weights, terms.is_marginal
+    (((0, 2),), (1.0,), False)
+    >>> table_terms(pm.Workload([[1, 0], [1, 1]])) is None
+    True
+    """
     parts = _products(workload)
     if parts is None or not parts:
         return None

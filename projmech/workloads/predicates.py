@@ -67,7 +67,7 @@ def from_predicates(
     *,
     max_entries: int = DEFAULT_MAX_ENTRIES,
 ) -> Workload:
-    """Queries given as vectorized predicates over the universe.
+    """Build queries from vectorized predicates over the universe.
 
     Each predicate receives a mapping ``{attribute: codes}`` of arrays covering every universe
     element and returns, per element, a value in ``[0, 1]`` (booleans count as 0/1), e.g.
@@ -76,10 +76,17 @@ def from_predicates(
     Parameters
     ----------
     domain : Domain
-    predicates : mapping of str label to callable, or sequence of callables (labels ``q0, q1, ...``)
-    max_entries : int
+        The attributes; the universe is their product, in row-major order.
+    predicates : mapping of str to callable, or sequence of callable
+        The queries: label to predicate, or predicates alone (labelled ``q0, q1, ...``).
+    max_entries : int, default DEFAULT_MAX_ENTRIES
         Cap on the ``k x m`` matrix, and on the attribute codes handed to the predicates (``m``
         per attribute read).
+
+    Returns
+    -------
+    Workload
+        A dense ``k x m`` workload over ``domain``.
 
     Raises
     ------
@@ -90,6 +97,20 @@ def from_predicates(
         Naming the predicate, if it reads an attribute the domain does not have, raises, or
         returns a wrong shape, non-numeric values, NaN, or values outside ``[0, 1]``; and for
         a matrix above ``max_entries`` (refused before anything is allocated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 3])
+    >>> W = pm.workloads.from_predicates(domain, {"a=1": lambda x: x["a"] == 1,
+    ...                                           "b>=1": lambda x: x["b"] >= 1})
+    >>> W.toarray()
+    array([[0., 0., 0., 1., 1., 1.],
+           [0., 1., 1., 0., 1., 1.]])
+    >>> data = pm.Dataset(np.array([[0, 0], [0, 2], [1, 2], [1, 1]]), domain)
+    >>> W.answer_data(data)
+    array([0.5 , 0.75])
     """
     if isinstance(predicates, Mapping):
         items = list(predicates.items())

@@ -99,9 +99,46 @@ class _Structured(Workload):
 
 
 class Kron(_Structured):
-    """The Kronecker product ``W_1 ⊗ ... ⊗ W_d``: query ``(i_1, ..., i_d)`` is the product of
-    query ``i_j`` of ``W_j`` on attribute ``j`` (queries and universe elements in row-major
-    order, as :func:`numpy.kron`). Build it with :func:`kron`."""
+    """The Kronecker product ``W_1 ⊗ ... ⊗ W_d`` of per-attribute workloads, kept structured.
+
+    Query ``(i_1, ..., i_d)`` is the product of query ``i_j`` of ``W_j`` on attribute ``j``
+    (queries and universe elements in row-major order, as :func:`numpy.kron`). Build it with
+    :func:`kron`.
+
+    Parameters
+    ----------
+    factors : sequence of Workload
+        ``W_j`` acts on attribute ``j``: its universe is that attribute's values.
+    domain : Domain, optional
+        The attributes, whose sizes must be the factors' universe sizes.
+    name : str, optional
+        A short description; default ``"kron(...)"`` of the factors' names.
+    implicit : bool, optional
+        True: never build the explicit matrix; False: build it when asked, refusing now if it
+        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
+        (None): build it on demand when it fits and no part is implicit.
+
+    Attributes
+    ----------
+    factors : tuple of Workload
+        The factors, one per attribute.
+
+    Raises
+    ------
+    TypeError
+        For ``factors`` that are not a sequence of Workload objects, a ``domain`` that is not a
+        Domain.
+    ValueError
+        For no factor, a domain whose sizes are not the factors' universe sizes, or
+        ``implicit=False`` where the matrix cannot be built.
+
+    Examples
+    --------
+    >>> from projmech.workloads import Kron, identity, prefix
+    >>> W = Kron([prefix(3), identity(2)])
+    >>> W.attributes, [factor.name for factor in W.factors]
+    (('x0', 'x1'), ['prefix(3)', 'identity(2)'])
+    """
 
     def __init__(self, factors: Sequence[Workload], *, domain: Domain | None = None, name: str | None = None,
                  implicit: bool | None = None) -> None:
@@ -152,6 +189,7 @@ class Kron(_Structured):
 
     @property
     def has_adjoint(self) -> bool:
+        """Whether every factor has an adjoint (:meth:`~Workload.rmatvec`, :meth:`~Workload.columns`)."""
         return all(factor.has_adjoint for factor in self.factors)
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
@@ -181,7 +219,15 @@ class Kron(_Structured):
         return functools.reduce(np.kron, [factor._trusted_gram() for factor in self.factors])
 
     def kronecker_gram(self) -> KroneckerGram:
-        # (A ⊗ B)^T (A ⊗ B) = A^T A ⊗ B^T B, expanded over the factors' own terms.
+        """Express ``F^T F`` as the Kronecker product of the factors' Gram matrices.
+
+        ``(A ⊗ B)^T (A ⊗ B) = A^T A ⊗ B^T B``, expanded over the factors' own terms.
+
+        Returns
+        -------
+        KroneckerGram
+            The Gram matrix, with one factor per attribute of each factor.
+        """
         return functools.reduce(KroneckerGram.kron, [factor.kronecker_gram() for factor in self.factors])
 
     def _column_norms(self, ord: float) -> np.ndarray:
@@ -223,8 +269,43 @@ class Kron(_Structured):
 
 
 class Stack(_Structured):
-    """The union of workloads over one universe, queries in the order given. Build it with
-    :func:`stack`."""
+    """The union of workloads over one universe, queries in the order given.
+
+    Build it with :func:`stack`.
+
+    Parameters
+    ----------
+    parts : sequence of Workload
+        The workloads, over the same universe and the same domain (or none).
+    domain : Domain, optional
+        The universe's attributes; default: the parts' common domain, if they all have it.
+    name : str, optional
+        A short description; default: the parts' names joined by ``" + "``.
+    implicit : bool, optional
+        True: never build the explicit matrix; False: build it when asked, refusing now if it
+        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
+        (None): build it on demand when it fits and no part is implicit.
+
+    Attributes
+    ----------
+    parts : tuple of Workload
+        The workloads, in order.
+
+    Raises
+    ------
+    TypeError
+        For ``parts`` that are not a sequence of Workload objects.
+    ValueError
+        For no part, parts over universes of different sizes or different domains, or
+        ``implicit=False`` where the matrix cannot be built.
+
+    Examples
+    --------
+    >>> from projmech.workloads import Stack, prefix, total
+    >>> W = Stack([total(3), prefix(3)])
+    >>> W.shape, len(W.parts)
+    ((4, 3), 2)
+    """
 
     def __init__(self, parts: Sequence[Workload], *, domain: Domain | None = None, name: str | None = None,
                  implicit: bool | None = None) -> None:
@@ -269,6 +350,7 @@ class Stack(_Structured):
 
     @property
     def has_adjoint(self) -> bool:
+        """Whether every part has an adjoint (:meth:`~Workload.rmatvec`, :meth:`~Workload.columns`)."""
         return all(part.has_adjoint for part in self.parts)
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
@@ -287,7 +369,19 @@ class Stack(_Structured):
         return _sum([part._trusted_gram() for part in self.parts])
 
     def kronecker_gram(self) -> KroneckerGram:
-        """The parts' terms together when they act on the same attributes; else one dense term."""
+        """Express ``F^T F``, the sum of the parts' Gram matrices, as Kronecker products.
+
+        Returns
+        -------
+        KroneckerGram
+            The parts' terms together when they act on attributes of the same sizes; else one
+            dense term (:meth:`~Workload.gram`).
+
+        Raises
+        ------
+        ValueError
+            In the dense case, if the ``m x m`` Gram matrix exceeds ``DEFAULT_MAX_ENTRIES``.
+        """
         grams = [part.kronecker_gram() for part in self.parts]
         if len({gram.sizes for gram in grams}) == 1:
             return functools.reduce(KroneckerGram.__add__, grams)
@@ -300,11 +394,10 @@ class Stack(_Structured):
         return _sum(norms) if ord == 1 else np.max(norms, axis=0)
 
     def _column_norm(self, ord: float) -> float:
-        """Column by column up to :data:`COLUMN_NORMS_UNIVERSE` elements; beyond, for a stack of
-        Kronecker products over the same attributes whose factors share, attribute by
-        attribute, a column where each is largest (identity and total everywhere, prefix at
-        the first column): then every term is largest at one universe element, and the norm
-        is the sum of their largest values."""
+        """Column by column up to :data:`COLUMN_NORMS_UNIVERSE` elements; beyond, from the
+        factors of a stack of Kronecker products whose largest columns coincide, attribute by
+        attribute (:func:`_common_peak`; the argument is in the theory page *Workloads*,
+        ``docs/theory/workloads.md``)."""
         uniform = self._uniform_column_norm(ord)
         if uniform is not None:
             return uniform
@@ -398,7 +491,14 @@ def _common_peak(terms: Sequence[Kron], ord: float) -> float | None:
 
 def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str | None = None,
          implicit: bool | None = None) -> Kron:
-    """The Kronecker product of per-attribute workloads, kept structured.
+    """Build the Kronecker product of per-attribute workloads, kept structured.
+
+    Query ``(i_1, ..., i_d)`` of ``W_1 ⊗ ... ⊗ W_d`` is the product of query ``i_j`` of
+    ``W_j`` on attribute ``j``; queries and universe elements are in row-major order, as in
+    :func:`numpy.kron`. Products, columns, the Gram matrix and column norms are computed factor
+    by factor (column norms of a Kronecker product multiply), and counts on records from the
+    group-by table of the attributes not summed out, so nothing of size ``k x m`` is built
+    (:cite:p:`MMHM18`).
 
     Parameters
     ----------
@@ -408,37 +508,104 @@ def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str
         The attributes, whose sizes must be the factors' universe sizes; it names the labels
         (``"age<=3 & sex=1"``) and lets records be answered.
     name : str, optional
+        A short description; default ``"kron(...)"`` of the factors' names.
     implicit : bool, optional
-        ``True``: never build the explicit matrix; ``False``: it must fit in
-        ``DEFAULT_MAX_ENTRIES`` stored entries; default: built on demand when it fits.
+        True: never build the explicit matrix; False: build it when asked, refusing now if it
+        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
+        (None): build it on demand when it fits and no part is implicit.
+
+    Returns
+    -------
+    Kron
+        The product, a ``prod k_j x prod m_j`` workload.
+
+    Raises
+    ------
+    TypeError
+        For ``factors`` that are not a sequence of Workload objects, a ``domain`` that is not a
+        Domain.
+    ValueError
+        For no factor, a domain whose sizes are not the factors' universe sizes, or
+        ``implicit=False`` where the matrix cannot be built.
+
+    See Also
+    --------
+    stack : the union of workloads.
+
+    References
+    ----------
+    :cite:t:`MMHM18` (Kronecker-product workloads and strategies).
 
     Examples
     --------
+    >>> import numpy as np
     >>> import projmech as pm
-    >>> from projmech.workloads import kron, prefix, identity
+    >>> from projmech.workloads import identity, kron, prefix
     >>> W = kron([prefix(3), identity(2)])
-    >>> W.shape
-    (6, 6)
+    >>> W.shape, W.labels[:2]
+    ((6, 6), ('x0<=0 & x1=0', 'x0<=0 & x1=1'))
+    >>> np.array_equal(W.toarray(), np.kron(prefix(3).toarray(), identity(2).toarray()))
+    True
+
+    With a domain, the labels name the attributes and records can be counted:
+
+    >>> domain = pm.Domain(["age", "sex"], [3, 2])
+    >>> W = kron([prefix(3), identity(2)], domain=domain)
     >>> W.labels[:2]
-    ('x0<=0 & x1=0', 'x0<=0 & x1=1')
+    ('age<=0 & sex=0', 'age<=0 & sex=1')
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 0], [2, 1]]), domain)
+    >>> W.answer_counts(data)
+    array([0., 1., 1., 1., 1., 2.])
     """
     return Kron(factors, domain=domain, name=name, implicit=implicit)
 
 
 def stack(workloads: Sequence[Workload], *, name: str | None = None, implicit: bool | None = None) -> Workload:
-    """The union of workloads over the same universe, queries in the order given.
+    """Build the union of workloads over the same universe, queries in the order given.
 
     Structured parts stay structured (a stack of Kronecker products is answered, counted and
-    normed factor by factor). The result has the workloads' common domain; ``None`` where some
+    normed factor by factor). The result has the workloads' common domain; None where some
     have none. Workloads with different domains are refused (their columns index different
     universes, even of one size).
 
     Parameters
     ----------
     workloads : sequence of Workload
+        The parts, over universes of the same size.
     name : str, optional
-        Default: the parts' names joined by ``" + "``.
+        A short description; default: the parts' names joined by ``" + "``.
     implicit : bool, optional
-        As for :func:`kron`.
+        True: never build the explicit matrix; False: build it when asked, refusing now if it
+        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
+        (None): build it on demand when it fits and no part is implicit.
+
+    Returns
+    -------
+    Stack
+        The union: ``sum k_j`` queries over the common universe.
+
+    Raises
+    ------
+    TypeError
+        For ``workloads`` that are not a sequence of Workload objects.
+    ValueError
+        For no workload, workloads over universes of different sizes or different domains, or
+        ``implicit=False`` where the matrix cannot be built.
+
+    See Also
+    --------
+    kron : the Kronecker product of workloads.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.workloads import identity, prefix, stack, total
+    >>> W = stack([total(3), identity(3), prefix(3)])
+    >>> W.shape, W.labels[:4]
+    ((7, 3), ('total', 'x=0', 'x=1', 'x=2'))
+    >>> W.answer([0.2, 0.3, 0.5])
+    array([1. , 0.2, 0.3, 0.5, 0.2, 0.5, 1. ])
+    >>> round(W.sensitivity(), 3)  # sqrt(1 + 1 + 3), at the first element
+    2.236
     """
     return Stack(workloads, name=name, implicit=implicit)
