@@ -2,61 +2,43 @@
 
 Every function takes plain numbers, so a bound can be evaluated with an estimated width
 (:func:`projmech.geometry.gaussian_width`) or a worst-case one over a finite universe (the
-``universe_size=`` keyword, or :func:`projmech.geometry.gaussian_width_bound`), and one generic
+``universe_size=`` keyword, or :func:`projmech.geometry.gaussian_width_bound`). One generic
 search, :func:`min_n`, inverts any of them: the smallest data size ``n`` for a target error
-``alpha``. The inequalities are the explicit ones of the proofs in the seeds, not their
-``≪`` / ``O(·)`` summaries.
+``alpha``; :func:`projection_min_n` gives the smallest ``n`` that any of the projection
+mechanism's valid bounds certifies, and names the bound. The constants are explicit, not
+``O(·)`` summaries. Statements, derivations and constants are in the theory page *Error bounds*
+(``docs/theory/bounds.md``); the user guide's *How much data does each mechanism need?*
+(``docs/guide/how_much_data.md``) shows them in use.
 
 Error measure
 -------------
-The bounds bound the seed's *average error* (seed 000, Definition 3; seed 001, eq. 5),
-``alpha = sqrt(E (1/k) ||M(X) - Q(X)||_2^2)``, the root of the expected mean squared error over
-the ``k`` queries. By Jensen's inequality this also bounds ``E[(1/√k) ||M(X) - Q(X)||_2]``, the
-mean of the per-release RMSE that :func:`projmech.evaluation.evaluate` reports (``rmse_mean``)
-and the quantity on the left of seed 001, eq. (51). For the Gaussian mechanism both are known
-exactly; :func:`gaussian_mechanism_error` gives either (``measure``).
+Each bound bounds the *average error* ``alpha = sqrt(E (1/k) ||M(X) - Q(X)||_2^2)``, the root of
+the expected mean squared error over the ``k`` queries. By Jensen's inequality it also bounds
+``E[(1/√k) ||M(X) - Q(X)||_2]``, the mean of the per-release RMSE that
+:func:`projmech.evaluation.evaluate` reports (``rmse_mean``).
 
 Noise and data size
 -------------------
-The bounds take the noise's standard deviation ``sigma`` (e.g.
-:meth:`projmech.mechanisms.GaussianMechanism.noise_scale`). The inverse needs ``sigma`` as a
-function of ``n``: it is calibrated to the l2 sensitivity ``(2/n) ||F||_{1->2}`` (seed 001,
-eq. 16; ``(1/n) ||F||_{1->2}`` for add/remove neighbours), and for fixed privacy parameters every
-calibration of :func:`projmech.privacy.gaussian_sigma` is proportional to the sensitivity (for
-zCDP and the classical bound by formula; for the analytic (epsilon, delta) calibration because
-the privacy profile depends on ``sigma`` and the sensitivity only through their ratio, Balle &
-Wang 2018, Theorem 8). So ``sigma(n) = sigma_times_n / n`` with the constant
-``sigma_times_n = n sigma(n)`` of :func:`noise_constant`, and
-``min_n(bound, alpha, sigma_times_n=..., k=..., ...)`` returns the smallest integer ``n >= 1`` at
-which the bound, evaluated at ``sigma_times_n / n``, is at most ``alpha``.
+The bounds take the noise's standard deviation ``sigma`` per answer. For fixed privacy
+parameters every Gaussian calibration is proportional to the sensitivity, which is proportional
+to ``1/n``, so ``sigma(n) = sigma_times_n / n`` with the constant of :func:`noise_constant`.
 
 The bounds
 ----------
-=====================================================  ==========================================
-:func:`gaussian_mechanism_error`                       ``alpha = sigma`` exactly (``"rms"``), or
-                                                       ``E[(1/√k)||Z||] = sigma c_k / √k``
-                                                       (``measure="mean"``)
-:func:`projection_error` ``(width=l*)``                seed 000, Theorem 8 (proof, §3):
-                                                       ``E (1/k)||Ŷ - y||² <= sigma l*(K_Q) / k``
-:func:`projection_error` ``(universe_size=|X|)``       the same with ``l*(K_Q) <= R √(2 ln |X|)``,
-                                                       ``R = √k`` by default (seed 000,
-                                                       Theorem 4 and its proof)
-:func:`ntz_projection_error` ``(width=w_±)``           seed 001, Theorem 3.1 (proof, eqs. 45–51):
-                                                       ``E (1/k)||ã - a||² <= 2 sigma w_±(C) / k``
-:func:`ntz_projection_error` ``(universe_size=m)``     the same with ``w_±(C) <= R √(2 ln (2m))``
-=====================================================  ==========================================
-
-Each returns the bound on ``alpha`` (the square root of the mean-squared bound), and
-:func:`min_n` is the inverse of each. Seed 001's Theorem 3.1 and seed 000's Theorem 8 analyse the
-same mechanism; Theorem 8's inequality is the sharper (``l*(K_Q) <= w_±(C)``, and no factor 2),
-and Theorem 3.1's is kept as the seed states it. Neither takes into account that projection never
-increases the error (seed 001, eq. 43), so ``min(sigma, bound)`` bounds ``alpha`` as well.
+- :func:`gaussian_mechanism_error`: the Gaussian mechanism's error, ``sigma``, exactly.
+- :func:`projection_error`: the projection mechanism's bound :cite:p:`NTZ13`,
+  ``sqrt(sigma l*(K) / k)`` with ``l*(K)`` the Gaussian width of the body projected onto.
+- :func:`ntz_projection_error`: the weaker form ``sqrt(2 sigma w(C) / k)`` with the width
+  ``w(C)`` of the symmetric hull of the columns.
+- :func:`projection_min_n`: the smaller ``n`` of the first two, since projection never increases
+  the error of the Gaussian answers it starts from.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .evaluation import gaussian_expected_rmse
@@ -66,16 +48,19 @@ from .validation import check_nonnegative_number, check_positive_int, check_posi
 
 __all__ = [
     "MEASURES",
+    "MinimumSize",
     "check_measure",
     "noise_constant",
     "gaussian_mechanism_error",
     "projection_error",
     "ntz_projection_error",
     "min_n",
+    "projection_min_n",
 ]
 
 #: Error measures of :func:`gaussian_mechanism_error`: ``"rms"`` is
-#: ``sqrt(E (1/k) ||error||²)`` (seed 000, Definition 3), ``"mean"`` is ``E (1/√k) ||error||``.
+#: ``sqrt(E (1/k) ||error||²)``, the average error every bound here bounds, ``"mean"`` is
+#: ``E (1/√k) ||error||``.
 MEASURES = ("rms", "mean")
 
 #: Where :func:`min_n` gives up: the largest power of two that is a float. Beyond it
@@ -84,20 +69,45 @@ _LARGEST_N = 2**1023
 
 
 def check_measure(measure: Any) -> str:
-    """``measure`` if it is one of :data:`MEASURES`, else a ValueError naming it."""
+    """Check that ``measure`` is one of :data:`MEASURES`.
+
+    Parameters
+    ----------
+    measure : object
+        The value to check.
+
+    Returns
+    -------
+    str
+        ``measure`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``measure`` is not ``"rms"`` or ``"mean"``; the message names ``measure``.
+
+    Examples
+    --------
+    >>> from projmech.bounds import check_measure
+    >>> check_measure("mean")
+    'mean'
+    >>> check_measure("max")
+    Traceback (most recent call last):
+    ...
+    ValueError: measure: expected one of ('rms', 'mean'), got 'max'
+    """
     if measure not in MEASURES:
         raise ValueError(f"measure: expected one of {MEASURES}, got {measure!r}")
     return measure
 
 
 def _width(k: int, width: Any, universe_size: Any, radius: Any, points_per_element: int) -> float:
-    """The width a bound uses: ``width`` as given, or, with ``universe_size``, the finite-class
+    """The width a bound uses: ``width`` as given, or, with ``universe_size``, the finite-set
     bound ``R √(2 ln |S|)`` (:func:`finite_set_width_bound`) for ``|S| = points_per_element *
     universe_size`` points of norm at most ``R`` (``radius``, default ``√k``: the norm of a point of
-    ``[0, 1]^k`` or ``[-1, 1]^k``; seed 000, proof of Theorem 4, fact 1; seed 001, Theorem 3.1's
-    hypothesis). 1 point per element for ``K_Q``, 2 (``±c_j``) for the symmetric width of
-    Theorem 3.1. Exactly one of ``width`` and ``universe_size`` is given; ``radius`` goes with the
-    latter only."""
+    ``[0, 1]^k`` or ``[-1, 1]^k``). One point per element for ``K_Q``, two (``±c_j``) for the
+    symmetric width of :func:`ntz_projection_error`. Exactly one of ``width`` and
+    ``universe_size`` is given; ``radius`` goes with the latter only."""
     if universe_size is None:
         if width is None:
             raise TypeError("width: give the width, or universe_size= for the worst case over a finite universe")
@@ -120,33 +130,66 @@ def noise_constant(
     nonnegative: bool = False,
     discrete: bool = False,
 ) -> float:
-    """``n · sigma(n)``, the same for every public size ``n``: the Gaussian mechanism's noise on counts.
+    """Return ``n · sigma(n)``, the Gaussian mechanism's noise constant, the same for every ``n``.
 
-    The mechanisms add noise to counts, calibrated to their sensitivity
+    The mechanisms add noise to counts, calibrated to their l2 sensitivity
     (:meth:`projmech.privacy.Neighbouring.count_sensitivity`: ``sqrt(2) ||F||_{1->2}`` under
     replace-one for a workload without negative entries, ``2 ||F||_{1->2}`` otherwise,
-    ``||F||_{1->2}`` under add/remove), and divide by the public size ``n``, so
-    ``sigma(n) = noise_constant(...) / n`` exactly as
+    ``||F||_{1->2}`` under add/remove), and divide by the public size ``n``. Every calibration is
+    proportional to the sensitivity, so ``sigma(n) = noise_constant(...) / n`` exactly as
     :meth:`projmech.mechanisms.GaussianMechanism.noise_scale` computes it; this is the
-    ``sigma_times_n`` that :func:`min_n` takes.
+    ``sigma_times_n`` that :func:`min_n` and :func:`projection_min_n` take.
 
     Parameters
     ----------
     privacy : ZCDP or ApproxDP
+        The privacy guarantee: ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)``.
     column_norm : float
-        ``||F||_{1->2}``, the largest column norm of the workload (:meth:`Workload.sensitivity`).
+        ``||F||_{1->2} > 0``, the largest column norm of the workload
+        (:meth:`projmech.workloads.Workload.sensitivity`).
     neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation (default replace-one).
     calibration : {"analytic", "classical"}
         As for :func:`projmech.privacy.gaussian_sigma`.
     nonnegative : bool
-        The workload has no negative entry (:attr:`Workload.is_nonnegative`).
+        Whether the workload has no negative entry (:attr:`Workload.is_nonnegative`).
     discrete : bool
-        The discrete Gaussian (the mechanisms' default on integer counts, see
-        :mod:`projmech.noise`).
+        Whether the noise is the discrete Gaussian (the mechanisms' default on integer counts,
+        see :mod:`projmech.noise`).
 
     Returns
     -------
     float
+        ``n sigma(n)``.
+
+    Raises
+    ------
+    TypeError
+        If ``privacy`` is neither ``ZCDP`` nor ``ApproxDP``.
+    ValueError
+        If ``column_norm`` is not positive and finite, or ``neighbouring`` or ``calibration`` is
+        unknown.
+
+    See Also
+    --------
+    projmech.privacy.gaussian_sigma : The calibration itself.
+
+    Notes
+    -----
+    Under zCDP, ``sigma = Δ / sqrt(2 rho)``; the classical ``(epsilon, delta)`` calibration is
+    ``Δ sqrt(2 ln(1.25/delta)) / epsilon`` :cite:p:`DR14`; the analytic one :cite:p:`BW18`
+    depends on ``Δ`` and ``sigma`` only through their ratio, so it is proportional to ``Δ`` too.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.bounds import noise_constant
+    >>> noise_constant(pm.ZCDP(0.5), 1.0)  # 2 / sqrt(2 * 0.5): replace-one doubles the sensitivity
+    2.0
+    >>> noise_constant(pm.ZCDP(0.5), 1.0, neighbouring="add-remove")
+    1.0
+    >>> round(noise_constant(pm.ApproxDP(1.0, 1e-6), 1.0), 3)
+    8.449
     """
     column_norm = check_positive_number("column_norm", column_norm)
     sensitivity = Neighbouring.parse(neighbouring).count_sensitivity(column_norm, 2, nonnegative=nonnegative)
@@ -154,30 +197,47 @@ def noise_constant(
 
 
 def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
-    """The error of the Gaussian mechanism ``F h + Z``, ``Z ~ N(0, sigma² I_k)``: exact, not a bound.
+    """Return the Gaussian mechanism's error for noise ``N(0, sigma² I_k)``: exact, not a bound.
 
-    - ``measure="rms"``: the average error of seed 000, Definition 3,
-      ``sqrt(E (1/k) ||Z||²) = sigma``, the measure every other function here bounds;
-    - ``measure="mean"``: ``E[(1/√k) ||Z||] = sigma c_k / √k``
-      (:func:`projmech.evaluation.gaussian_expected_rmse`), the left side of seed 001, eq. (17),
-      and what :func:`projmech.evaluation.evaluate` averages; at most ``sigma`` by Jensen.
-
-    Its inverse, ``min_n(gaussian_mechanism_error, alpha, sigma_times_n=..., k=...)``, is
-    ``n >= sigma_times_n / alpha`` (``"rms"``) or ``n >= sigma_times_n c_k / (√k alpha)``
-    (``"mean"``). (Seed 000, §1 states ``n ≫ √(k log k) √(log 1/δ) / (α ε)`` for the worst
-    query's error; the average error needs no ``√(log k)``.)
+    With ``measure="rms"`` it is the average error ``sqrt(E (1/k) ||Z||²) = sigma``, the measure
+    every other bound here bounds; with ``measure="mean"`` it is ``E[(1/√k) ||Z||] = sigma c_k / √k``
+    (:func:`projmech.evaluation.gaussian_expected_rmse`, ``c_k`` of
+    :func:`projmech.geometry.gaussian_norm_mean`), what :func:`projmech.evaluation.evaluate`
+    averages, at most ``sigma``. Its inverse, ``min_n(gaussian_mechanism_error, alpha,
+    sigma_times_n=C, k=k)``, is ``ceil(C / alpha)`` (``"rms"``).
 
     Parameters
     ----------
     sigma : float
-        The noise's standard deviation, ``>= 0``.
+        The noise's standard deviation per answer, ``>= 0``.
     k : int
         The number of queries.
     measure : {"rms", "mean"}
+        The error measure (default ``"rms"``).
 
     Returns
     -------
     float
+        The error.
+
+    Raises
+    ------
+    TypeError
+        If ``sigma`` is not a real number or ``k`` not an int.
+    ValueError
+        If ``sigma`` is negative or not finite, ``k < 1``, or ``measure`` is unknown.
+
+    References
+    ----------
+    :cite:t:`DR14`, the Gaussian mechanism.
+
+    Examples
+    --------
+    >>> from projmech.bounds import gaussian_mechanism_error
+    >>> gaussian_mechanism_error(0.02, 180)
+    0.02
+    >>> round(gaussian_mechanism_error(0.02, 180, measure="mean"), 6)  # slightly less (Jensen)
+    0.019972
     """
     sigma = check_nonnegative_number("sigma", sigma)
     k = check_positive_int("k", k)
@@ -188,38 +248,25 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
 
 def projection_error(sigma: float, k: int, *, width: float | None = None, universe_size: int | None = None,
                      radius: float | None = None) -> float:
-    """Seed 000, Theorem 8: the projection mechanism's average error is at most ``√(sigma l*(K) / k)``.
+    """Bound the projection mechanism's average error by ``sqrt(sigma l*(K) / k)``.
 
-    The proof (seed 000, §3) shows, for ``Ŷ`` the projection of ``Ỹ = y + Z``, ``Z = sigma G``,
-    onto a convex ``K`` containing the true answers ``y``: ``||Ŷ - y||² <= <Ŷ - y, Z>`` (the angle at
-    ``Ŷ`` is obtuse), and then, since ``E <y, Z> = 0`` and ``<Ŷ, G> <= h_K(G)``,
+    The projection mechanism adds ``N(0, sigma² I_k)`` noise to the true answers ``y`` and
+    projects onto a convex body ``K`` that contains them (``K_Q``, or a relaxation ``L ⊇ K_Q``);
+    its average error satisfies ``E (1/k) ||Ŷ - y||² <= sigma l*(K) / k`` :cite:p:`NTZ13`, with
+    ``l*(K)`` the Gaussian width of ``K``. The square root of that is returned.
 
-        ``E (1/k) ||Ŷ - y||² <= (1/k) E <Ŷ, Z> = (sigma/k) E <Ŷ, G> <= sigma l*(K) / k``.
-
-    (The seed writes the factor ``sigma / k`` as ``1 / (√k n √ρ)``, with its ``sigma = √k / (n √ρ)``;
-    the argument holds for any ``sigma``.) The width is that of ``K`` itself, not of ``K - K``, and
-    ``K`` may be any convex body containing ``K_Q`` onto which one projects (e.g. the relaxation
-    ``L``), with ``l*(L)``. Returned: the square root, the bound on the average error
-    (Definition 3). In mean-width form ``l*(K) = c_k M*(K)``
-    (:func:`projmech.geometry.gaussian_width_from_mean`).
-
-    **Worst case** (``universe_size=`` instead of ``width=``): seed 000, Theorem 4, explicit. Its
-    proof bounds ``l*(K_Q) <= (1/λ) ln |X| + λ R² / 2`` for every ``λ > 0``
-    (:func:`projmech.geometry.finite_set_width_bound`), at best ``R √(2 ln |X|)``, where ``R``
-    bounds the norms of the columns; for queries with values in ``[0, 1]``, ``R = √k`` and
-    ``l*(K_Q) <= √(2 k ln |X|)``. Hence
-
-        ``E (1/k) ||Ŷ - y||² <= sigma R √(2 ln |X|) / k``  (``<= sigma √(2 ln |X| / k)`` for ``R = √k``).
-
-    Inverse: ``min_n(projection_error, alpha, sigma_times_n=..., k=..., width=...)`` is the
-    smallest ``n`` with ``n >= sigma_times_n l*(K) / (k alpha²)``, the explicit form of Theorem 8's
-    ``n ≫ l*(K_Q) √(log 1/δ) / (√k α² ε)`` (there ``sigma_times_n = √(k/ρ)``); with
-    ``universe_size=`` it is Theorem 4's ``n ≫ √(log |X|) √(log 1/δ) / (α² ε)`` with its constant.
+    With ``universe_size=|X|`` instead of ``width=``, ``l*(K_Q)`` is replaced by its worst case
+    over ``|X|`` points of norm at most ``R``, ``R sqrt(2 ln |X|)``
+    (:func:`projmech.geometry.finite_set_width_bound`); with ``R = √k`` (queries with values in
+    ``[0, 1]``) the bound is ``(sigma sqrt(2 ln |X| / k))^(1/2)``. The inverse
+    ``min_n(projection_error, alpha, sigma_times_n=C, k=k, width=w)`` is
+    ``ceil(C w / (k alpha²))``; :func:`projection_min_n` also takes the Gaussian bound into
+    account. The derivation is in the theory page *Error bounds* (``docs/theory/bounds.md``).
 
     Parameters
     ----------
     sigma : float
-        The noise's standard deviation per query, ``>= 0``.
+        The noise's standard deviation per answer, ``>= 0``.
     k : int
         The number of queries (the dimension of ``K``).
     width : float, optional
@@ -234,6 +281,25 @@ def projection_error(sigma: float, k: int, *, width: float | None = None, univer
     Returns
     -------
     float
+        The bound on ``sqrt(E (1/k) ||Ŷ - y||²)``.
+
+    Raises
+    ------
+    TypeError
+        If neither or both of ``width`` and ``universe_size`` are given, ``radius`` is given
+        with ``width``, or an argument has the wrong type.
+    ValueError
+        If ``sigma``, ``width`` or ``radius`` is negative or not finite, or ``k`` or
+        ``universe_size`` is below 1.
+
+    See Also
+    --------
+    projection_min_n : The smallest ``n`` for a target error, with the Gaussian bound as well.
+    projmech.mechanisms.ProjectionMechanism.error_bound : This bound for a mechanism.
+
+    References
+    ----------
+    :cite:t:`NTZ13`, the projection mechanism and its error in terms of the Gaussian width.
 
     Examples
     --------
@@ -253,51 +319,27 @@ def projection_error(sigma: float, k: int, *, width: float | None = None, univer
 
 def ntz_projection_error(sigma: float, k: int, *, width: float | None = None, universe_size: int | None = None,
                          radius: float | None = None) -> float:
-    """Seed 001, Theorem 3.1 ([NTZ13]), explicit: average error at most ``√(2 sigma w_±(C) / k)``.
+    """Bound the projection mechanism's average error by ``sqrt(2 sigma w(C) / k)``.
 
-    The proof projects ``â = a + Z``, ``Z ~ N(0, sigma² I_k)``, onto ``C = conv(columns c_j of F)``
-    and shows, for ``ã = Π_C(â)``, eqs. (45)–(50),
+    A weaker form of :func:`projection_error`, for the projection onto ``C = conv(columns c_j of
+    F)``: ``E (1/k) ||ã - a||² <= 2 sigma w(C) / k`` with ``w(C) = E max_j |<c_j, G>|``, the
+    Gaussian width of the symmetric hull ``conv(±c_j)``. It follows from the same argument as
+    :func:`projection_error` :cite:p:`NTZ13`, bounded less tightly (absolute values and a factor
+    2); since ``w(C) >= l*(C)``, :func:`projection_error` is always at least ``sqrt(2)`` times
+    smaller. It is kept to compare with statements of this form.
 
-        ``||ã - a||² <= <ã - a, â - a> <= |<ã, Z>| + |<a, Z>| <= 2 max_{v in C} |<v, Z>|``,
-
-    so, with ``max_{v in C} |<v, Z>| = sigma max_j |<c_j, G>|`` (eq. 53, ``G`` standard),
-
-        ``E (1/k) ||ã - a||² <= 2 sigma w_±(C) / k``,  ``w_±(C) = E max_j |<c_j, G>|``;
-
-    eq. (51) then takes the square root (Jensen) for ``E (1/√k) ||ã - a||``. The first line
-    already bounds the average error of seed 000, Definition 3, which is what is returned. The
-    theorem's hypothesis (entries of F in ``[-1, 1]``) is used only in the worst-case bound on
-    ``w_±``.
-
-    ``width`` here is ``w_±(C)``, the Gaussian width of the symmetric hull ``conv(±c_j)``; it is at
-    least ``l*(C)`` (so :func:`projection_error` is always the smaller bound) and, unlike ``l*``,
-    depends on where ``C`` lies relative to the origin. Estimate it with
-    ``gaussian_width(lambda G: np.maximum(support_function(F, G), support_function(F, -G)), k, s, rng)``
-    (``max_j |<c_j, g>| = max(h_C(g), h_C(-g))``).
-
-    **Worst case** (``universe_size=`` instead of ``width=``): eq. (55) bounds
-    ``E max_j |<c_j, Z>|`` by ``O(sigma k^{1/2} log^{1/2} m)`` ("tails of Gaussian random variables
-    and a union bound"). The explicit constant used here is the finite-class bound of seed 000
-    (proof of Theorem 4; :func:`projmech.geometry.finite_set_width_bound`) applied to the ``2m``
-    points ``±c_j``, each of norm at most ``R``: ``w_±(C) <= R √(2 ln (2m))``. So
-
-        ``E (1/k) ||ã - a||² <= 2 sigma R √(2 ln (2m)) / k``.
-
-    Under the theorem's hypothesis (entries in ``[-1, 1]``, so ``R <= √k``) and with
-    ``sigma = c_{ε,δ} (2/n) √k`` this is ``4 √2 c_{ε,δ} √(ln 2m) / n``, and its root is the stated
-    ``O((c_{ε,δ} log^{1/2} m / n)^{1/2})``. (Seed 001's eq. (44) writes ``sigma² = c² k / n²``,
-    without the factor 2 of the sensitivity, eq. (4); ``sigma`` here is the actual noise.)
-
-    Inverse: ``min_n(ntz_projection_error, alpha, sigma_times_n=..., k=..., width=...)``, the
-    smallest ``n >= 2 sigma_times_n w_±(C) / (k alpha²)``.
+    With ``universe_size=m`` instead of ``width=``, ``w(C)`` is replaced by its worst case over the
+    ``2m`` points ``±c_j`` of norm at most ``R``, ``R sqrt(2 ln (2m))``. The derivation is in the
+    theory page *Error bounds* (``docs/theory/bounds.md``).
 
     Parameters
     ----------
     sigma : float
-        ``>= 0``.
+        The noise's standard deviation per answer, ``>= 0``.
     k : int
+        The number of queries.
     width : float, optional
-        ``w_±(C) = E max_j |<c_j, G>| >= 0``. Give this or ``universe_size``.
+        ``w(C) = E max_j |<c_j, G>| >= 0``. Give this or ``universe_size``.
     universe_size : int, optional
         The worst case instead: ``m``, the number of columns of ``F``.
     radius : float, optional
@@ -306,6 +348,28 @@ def ntz_projection_error(sigma: float, k: int, *, width: float | None = None, un
     Returns
     -------
     float
+        The bound on ``sqrt(E (1/k) ||ã - a||²)``.
+
+    Raises
+    ------
+    TypeError
+        If neither or both of ``width`` and ``universe_size`` are given, ``radius`` is given
+        with ``width``, or an argument has the wrong type.
+    ValueError
+        If ``sigma``, ``width`` or ``radius`` is negative or not finite, or ``k`` or
+        ``universe_size`` is below 1.
+
+    References
+    ----------
+    :cite:t:`NTZ13`, the projection mechanism's error.
+
+    Examples
+    --------
+    >>> from projmech.bounds import ntz_projection_error, projection_error
+    >>> round(ntz_projection_error(0.01, 180, width=20.0), 6)   # sqrt(2 * 0.01 * 20 / 180)
+    0.04714
+    >>> ntz_projection_error(0.7, 12, universe_size=4096) > projection_error(0.7, 12, universe_size=4096)
+    True
     """
     sigma = check_nonnegative_number("sigma", sigma)
     k = check_positive_int("k", k)
@@ -315,7 +379,7 @@ def ntz_projection_error(sigma: float, k: int, *, width: float | None = None, un
 
 def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | None = None,
           **arguments: Any) -> int:
-    """The smallest integer ``n >= 1`` at which a bound that decreases in ``n`` is at most ``alpha``.
+    """Return the smallest ``n >= 1`` at which a bound that decreases in ``n`` is at most ``alpha``.
 
     With ``sigma_times_n``, ``error`` is a bound of this module, which takes the noise ``sigma``
     first, and is evaluated as ``error(sigma_times_n / n, **arguments)``: the noise of a Gaussian
@@ -326,8 +390,7 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
     The search doubles ``n`` until the bound is met and then bisects, so the answer is exactly
     consistent with the forward bound as computed in floating point: ``error`` at ``n`` is at most
     ``alpha`` and at ``n - 1`` above it. It needs only that ``error`` does not increase with ``n``,
-    which holds for every bound here (each is increasing in ``sigma``); it takes about
-    ``2 log2(n)`` evaluations.
+    and takes about ``2 log2(n)`` evaluations.
 
     Parameters
     ----------
@@ -345,12 +408,19 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
     Returns
     -------
     int
+        The smallest ``n``.
 
     Raises
     ------
+    TypeError
+        If ``error`` is not callable.
     ValueError
         If ``alpha`` is so small that the data size it needs overflows a float (``n > 2^1023``),
         or an argument is invalid.
+
+    See Also
+    --------
+    projection_min_n : The smallest ``n`` for the projection mechanism, from its best bound.
 
     Examples
     --------
@@ -384,3 +454,128 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
         else:
             low = middle
     return high
+
+
+@dataclass(frozen=True)
+class MinimumSize:
+    """The smallest data size that meets a target error, and the bound that certifies it.
+
+    Returned by :func:`projection_min_n`. Read ``size.n`` for the number of rows; ``size.bound``
+    says which valid bound gave it.
+
+    Parameters
+    ----------
+    n : int
+        The smallest public size ``n >= 1`` at which ``bound`` is at most the target error.
+    bound : {"projection", "gaussian"}
+        ``"projection"``: the projection mechanism's own bound (:func:`projection_error`);
+        ``"gaussian"``: the Gaussian mechanism's error (:func:`gaussian_mechanism_error`), which
+        bounds the projection mechanism's too, since projection never moves the noisy answers
+        away from the true ones.
+
+    See Also
+    --------
+    projection_min_n : Computes it.
+
+    Examples
+    --------
+    >>> from projmech.bounds import projection_min_n
+    >>> size = projection_min_n(0.2, sigma_times_n=10.0, k=180, width=16.5)
+    >>> size
+    MinimumSize(n=23, bound='projection')
+    >>> size.n
+    23
+    """
+
+    n: int
+    bound: Literal["projection", "gaussian"]
+
+
+def projection_min_n(alpha: float, *, sigma_times_n: float, k: int, width: float | None = None,
+                     universe_size: int | None = None, radius: float | None = None,
+                     measure: Literal["rms", "mean"] = "rms") -> MinimumSize:
+    """Return the smallest data size at which the projection mechanism's error is provably at most ``alpha``.
+
+    Two bounds hold for the projection mechanism, and the smaller ``n`` of the two is returned
+    with the name of the bound that gave it:
+
+    - ``"projection"``: its own bound, :func:`projection_error` :cite:p:`NTZ13`,
+      ``sqrt(sigma l*(K) / k)``, which needs ``n >= sigma_times_n l*(K) / (k alpha²)``;
+    - ``"gaussian"``: the error of the Gaussian answers it starts from,
+      :func:`gaussian_mechanism_error`, which needs ``n >= sigma_times_n / alpha`` (``"rms"``).
+      Projecting onto a convex body that contains the true answers never increases the distance
+      to them, so this bounds the projected answers' error too.
+
+    The projection bound gives the smaller ``n`` exactly when ``alpha > l*(K) / k`` (for
+    ``"rms"``): for loose targets on workloads of small width. On a tie the Gaussian bound is
+    named. The derivation is in the theory page *Error bounds* (``docs/theory/bounds.md``).
+
+    Parameters
+    ----------
+    alpha : float
+        Target error, ``> 0``.
+    sigma_times_n : float
+        ``n sigma(n) >= 0``, from :func:`noise_constant` (or ``n * mechanism.noise_scale(n)``).
+    k : int
+        The number of queries.
+    width : float, optional
+        ``l*(K) >= 0``, the Gaussian width of the body projected onto, as for
+        :func:`projection_error`. Give this or ``universe_size``.
+    universe_size : int, optional
+        The worst case instead: ``|X|``, or the number of distinct columns of ``F``.
+    radius : float, optional
+        With ``universe_size``: ``R >= ||F||_{1->2}``; default ``√k``.
+    measure : {"rms", "mean"}
+        The error measure the target is in (default ``"rms"``). For ``"mean"`` the Gaussian
+        error is ``E (1/√k) ||Z||``, which bounds the projected answers' mean RMSE pathwise, and
+        the projection bound holds by Jensen's inequality.
+
+    Returns
+    -------
+    MinimumSize
+        ``n``, and ``bound``, ``"projection"`` or ``"gaussian"``.
+
+    Raises
+    ------
+    TypeError
+        If neither or both of ``width`` and ``universe_size`` are given, or an argument has the
+        wrong type.
+    ValueError
+        If ``alpha`` is not positive, or needs more than ``2^1023`` rows; if ``sigma_times_n``,
+        ``width`` or ``radius`` is negative or not finite; if ``k`` or ``universe_size`` is
+        below 1; or if ``measure`` is unknown.
+
+    See Also
+    --------
+    min_n : The smallest ``n`` for any one bound.
+    projmech.mechanisms.ProjectionMechanism.error_bound : The same minimum of the two, forward.
+
+    References
+    ----------
+    :cite:t:`NTZ13`, the projection mechanism's error; :cite:t:`DR14`, the Gaussian mechanism.
+
+    Examples
+    --------
+    A workload of ``k = 180`` queries whose body has Gaussian width 16.5, so the bounds cross at
+    ``alpha = 16.5 / 180 ≈ 0.092``:
+
+    >>> from projmech.bounds import projection_min_n
+    >>> projection_min_n(0.05, sigma_times_n=10.0, k=180, width=16.5)   # ceil(10 / 0.05)
+    MinimumSize(n=200, bound='gaussian')
+    >>> projection_min_n(0.2, sigma_times_n=10.0, k=180, width=16.5)    # ceil(10 * 16.5 / (180 * 0.2**2))
+    MinimumSize(n=23, bound='projection')
+
+    Without a width estimate, the worst case over the ``2^10`` rows of 10 binary attributes, with
+    the column norm ``sqrt(45)`` of their 2-way marginals:
+
+    >>> projection_min_n(0.2, sigma_times_n=10.0, k=180, universe_size=1024, radius=45 ** 0.5)
+    MinimumSize(n=35, bound='projection')
+    """
+    sigma_times_n = check_nonnegative_number("sigma_times_n", sigma_times_n)
+    check_measure(measure)
+    projection = min_n(projection_error, alpha, sigma_times_n=sigma_times_n, k=k, width=width,
+                       universe_size=universe_size, radius=radius)
+    gaussian = min_n(gaussian_mechanism_error, alpha, sigma_times_n=sigma_times_n, k=k, measure=measure)
+    if projection < gaussian:
+        return MinimumSize(projection, "projection")
+    return MinimumSize(gaussian, "gaussian")

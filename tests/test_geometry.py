@@ -149,8 +149,8 @@ def test_ratio_interval_covers_at_its_level():
     assert 272 <= covered <= 297  # Binomial(300, 0.95): 285 ± 3.4 sd
 
 
-def test_width_bound_of_the_seed():
-    # seed 000, proof of Theorem 4: l*(K_Q) <= sqrt(2 ln m) max column norm <= sqrt(2 k ln m)
+def test_finite_set_width_bound():
+    # the finite-set bound (docs/theory/geometry.md): l*(K_Q) <= sqrt(2 ln m) max column norm <= sqrt(2 k ln m)
     k = 5
     vertices = cube_vertices(k)
     assert gaussian_width_bound(vertices) == pytest.approx(math.sqrt(2 * math.log(2**k)) * math.sqrt(k))
@@ -298,7 +298,7 @@ def test_mean_width_closed_forms_and_direct_sphere_sampling(body):
     vertices, unit_support, gaussian_exact, mean_exact = BODIES[body]
     k = 6
     exact = mean_exact(k)
-    # M* = l* / c_k: the seed's relation between the two closed forms
+    # M* = l* / c_k: the relation between the two closed forms
     assert exact == pytest.approx(gaussian_exact(k) / gaussian_norm_mean(k), rel=1e-9)
     estimate = mean_width(vertices(k), k, 20_000, np.random.default_rng(10), confidence=0.99)
     assert estimate.kind == "mean" and estimate.summary()["width"] == "mean"
