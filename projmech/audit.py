@@ -4,59 +4,28 @@ A leaf module (numpy, scipy and the leaf :mod:`projmech.validation` only), so th
 origin can be audited: a mechanism is any callable ``mechanism(data, rng) -> output`` that draws
 all its randomness from the generator it is given.
 
-What is estimated
------------------
-A mechanism ``M`` is (epsilon, delta)-differentially private only if, for every pair of
-neighbouring data sets ``(D, D')`` and every event ``E`` of its output space,
-``p <= exp(epsilon) q + delta`` with ``p = Pr[M(D) in E]`` and ``q = Pr[M(D') in E]`` (and with
-the roles of ``D`` and ``D'`` exchanged). Hence every event ``E`` gives
+A mechanism is (epsilon, delta)-DP only if ``p <= exp(epsilon) q + delta`` for every pair of
+neighbouring data sets ``(D, D')`` and every event ``E``, where ``p = Pr[M(D) in E]`` and
+``q = Pr[M(D') in E]``. The auditor, in the way of :cite:t:`DWWZK18` and :cite:t:`JUO20`, draws
+``releases`` outputs of ``M(D)`` and of ``M(D')`` for each given pair, maps every output to a
+number (the *statistic*), chooses one event per pair and direction on a *selection half* of the
+releases, and bounds its probabilities on the other, *estimation* half by one-sided
+Clopper–Pearson bounds :cite:p:`CP34`: ``p_lower <= p`` and ``q_upper >= q``. It reports
 
-    epsilon >= ln((p - delta) / q)        and        delta(epsilon) >= p - exp(epsilon) q.
+    epsilon >= ln((p_lower - delta) / q_upper)        and        delta(epsilon) >= p_lower - exp(epsilon) q_upper
 
-The auditor (in the way of StatDP, Ding, Wang, Wang, Zhang & Kifer 2018; Jagielski, Ullman &
-Oprea 2020; Nasr, Song, Thakurta, Papernot & Carlini 2021; DP-Auditorium, Kong, Muñoz Medina,
-Ribero & Syed 2024) draws ``releases`` outputs of ``M(D)`` and of ``M(D')`` for each given pair,
-maps every output to a real number (the *statistic*), and splits each sample in two halves:
+(clipped at 0). With probability at least ``confidence``, every reported bound holds at once,
+provided the releases are independent and identically distributed given the data: every release
+gets its own child generator, so the mechanism must only keep no state between calls.
 
-1. on the **selection half** it chooses, for each pair and each direction (``p`` under ``D`` and
-   ``q`` under ``D'``, and the reverse), one event among threshold sets ``{s > t}`` and
-   ``{s < t}`` (``t`` at quantiles of the pooled statistic, denser in the tails) and, when the
-   statistic takes at most :data:`DISCRETE_VALUES` distinct values, also the sets ``{s = v}``,
-   the threshold sets between distinct values and the sets of values ranked by their estimated
-   likelihood ratio; the score of a candidate is the bound below computed from its selection-half
-   frequencies as if they had been observed on the estimation half (a conservative prediction);
-2. on the **estimation half** it evaluates only the chosen events: with ``k_p`` and ``k_q`` the
-   counts of the event among the ``n`` estimation releases under each data set, ``p_lower`` is the
-   one-sided Clopper–Pearson (1934) lower bound on ``p`` and ``q_upper`` the one-sided upper bound
-   on ``q``; the reported bounds are ``max(0, ln((p_lower - delta) / q_upper))`` and
-   ``max(0, p_lower - exp(epsilon) q_upper)``.
-
-Guarantee and confidence split
-------------------------------
-Let ``c`` be ``confidence``, ``alpha = 1 - c`` and ``m`` the number of pairs. Exactly ``2 m``
-events are evaluated on estimation halves (one per pair and direction) and each gives two
-Clopper–Pearson bounds, each computed at the one-sided level ``alpha / (4 m)`` (Bonferroni). The
-events are functions of the selection halves only, which are independent of the estimation halves
-whenever the outputs are independent and identically distributed given the data — which holds
-for non-adaptive releases with fresh randomness: every release gets its own child generator, so
-the mechanism must only keep no state between calls. Then, with probability at least ``c``,
-simultaneously for every evaluated event, ``p_lower <= p`` and ``q_upper >= q``, hence
-
-* every reported ``epsilon`` lower bound (the best one and every pair's own) is at most the
-  smallest epsilon for which ``M`` is (epsilon, delta)-DP on these pairs, and
-* ``lower_bound_on_delta(epsilon)`` is at most ``M``'s true ``delta(epsilon)`` for every epsilon
-  at once.
-
-Limits
-------
 An audit is a *lower* bound from finitely many pairs and one family of events of one statistic:
-a mechanism that passes (bound at most the claimed epsilon) may still violate its claim on other
-pairs, other events or other statistics; passing an audit is evidence, not proof. A failed audit,
-on the other hand, is a proof of a violation at the stated confidence — provided the outputs
-really are i.i.d. given the data (a stateful mechanism, a generator shared between releases or a
-statistic that depends on earlier releases voids the guarantee). With ``n`` estimation releases
-the bound cannot exceed about ``ln(n)``, and deltas much below ``1/n`` are invisible; floating-
-point artefacts (Mironov 2012) are found only by a statistic that looks at them.
+passing is evidence, not proof; failing proves a violation at the stated confidence. With ``n``
+estimation releases the bound cannot exceed about ``ln(n)``, and deltas much below ``1/n`` are
+invisible.
+
+The events, the confidence split and the proof of the guarantee are in the theory page *Privacy:
+definitions, sensitivity and calibration* (``docs/theory/privacy.md``, section *Auditing*); the
+user guide *Auditing a mechanism* (``docs/guide/audit.md``) shows how to use it.
 """
 
 from __future__ import annotations
@@ -110,7 +79,21 @@ _SPAWN_CHUNK = 1024
 
 
 class AuditError(RuntimeError):
-    """The audited mechanism or statistic raised; the message names the pair and the release."""
+    """The audited mechanism or statistic raised; the message names the pair and the release.
+
+    The original exception is chained as ``__cause__``.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> def broken(data, rng):
+    ...     raise ZeroDivisionError("oops")
+    >>> try:
+    ...     pm.audit.audit(broken, (0, 1), releases=10, rng=0)
+    ... except pm.audit.AuditError as error:
+    ...     print(error)
+    mechanism: raised ZeroDivisionError: oops (pair 0, data, release 0)
+    """
 
 
 # --------------------------------------------------------------------------------------------- #
@@ -148,7 +131,7 @@ _DELTA = Interval(Real, 0, 1, closed="left")
 
 @validate_params(successes=Interval(Integral, 0, None), trials=POSITIVE_INT, confidence=OPEN_UNIT)
 def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[float, float]:
-    """The exact (Clopper & Pearson 1934) two-sided confidence interval of a binomial proportion.
+    """The exact two-sided confidence interval of a binomial proportion :cite:p:`CP34`.
 
     Parameters
     ----------
@@ -167,6 +150,15 @@ def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[flo
         Quantiles of beta distributions: ``lower = Beta(k, n - k + 1).ppf(alpha / 2)`` and
         ``upper = Beta(k + 1, n - k).ppf(1 - alpha / 2)``, exactly 0 when ``k = 0`` and exactly 1
         when ``k = n``.
+
+    Raises
+    ------
+    ValueError
+        If ``successes`` exceeds ``trials``, or an argument is out of range.
+
+    References
+    ----------
+    :cite:t:`CP34`.
 
     Examples
     --------
@@ -191,14 +183,45 @@ def _format_value(value: float) -> str:
 
 @dataclass(frozen=True)
 class Event:
-    """A test event on the statistic ``s``: ``{s > threshold}``, ``{s < threshold}`` or ``{s in values}``."""
+    """A test event on the statistic ``s``: ``{s > threshold}``, ``{s < threshold}`` or ``{s in values}``.
+
+    Parameters
+    ----------
+    kind : {"greater", "less", "in"}
+        The event's form.
+    threshold : float, optional
+        The threshold of a ``"greater"`` or ``"less"`` event.
+    values : tuple of float, default ()
+        The values of an ``"in"`` event.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.audit import Event
+    >>> event = Event("greater", 0.5)
+    >>> event.contains(np.array([0.2, 0.7]))
+    array([False,  True])
+    >>> print(event, "|", Event("in", values=(0.0, 2.0)))
+    statistic > 0.5 | statistic in {0, 2}
+    """
 
     kind: Literal["greater", "less", "in"]
     threshold: float | None = None
     values: tuple[float, ...] = ()
 
     def contains(self, statistics: np.ndarray) -> np.ndarray:
-        """Boolean array: which of ``statistics`` lie in the event."""
+        """Which statistics lie in the event.
+
+        Parameters
+        ----------
+        statistics : array_like of float
+            Values of the statistic.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One entry per statistic.
+        """
         statistics = np.asarray(statistics, dtype=float)
         if self.kind == "greater":
             return statistics > self.threshold
@@ -217,7 +240,24 @@ class Event:
 
 
 class Counts(NamedTuple):
-    """Counts of an event on the estimation half: under the ``p`` data set, under the ``q`` one, and trials of each."""
+    """Counts of an event on the estimation half: under the ``p`` data set, under the ``q`` one, and trials of each.
+
+    Parameters
+    ----------
+    p_successes : int
+        Releases on the data set favoured by the event that fall in it.
+    q_successes : int
+        Releases on the other data set that fall in it.
+    trials : int
+        Estimation releases per data set.
+
+    Examples
+    --------
+    >>> from projmech.audit import Counts
+    >>> counts = Counts(750, 250, 1000)
+    >>> counts.p_successes / counts.trials
+    0.75
+    """
 
     p_successes: int
     q_successes: int
@@ -226,10 +266,37 @@ class Counts(NamedTuple):
 
 @dataclass(frozen=True)
 class EventEstimate:
-    """One evaluated event: pair ``pair``, ``p`` under data set ``favoured`` (0: the data, 1: the neighbour).
+    """One evaluated event of an audit, with its Clopper–Pearson bounds.
 
-    ``p_lower`` and ``q_upper`` are its one-sided Clopper–Pearson bounds (each at level
-    ``1 - alpha / (4 m)`` in an audit of ``m`` pairs).
+    Parameters
+    ----------
+    pair : int
+        The index of the pair.
+    favoured : {0, 1}
+        The data set whose probability of the event is ``p``: 0 the pair's data, 1 its neighbour.
+    event : Event
+        The event, chosen on the selection half.
+    counts : Counts
+        Its counts on the estimation half.
+    p_lower : float
+        One-sided Clopper–Pearson lower bound on ``p`` (at level ``1 - alpha / (4 m)`` in an
+        audit of ``m`` pairs, ``alpha = 1 - confidence``).
+    q_upper : float
+        One-sided Clopper–Pearson upper bound on ``q``, at the same level.
+
+    Examples
+    --------
+    750 of 1,000 releases on the data and 250 on the neighbour fall in the event; one-sided 99 %
+    bounds are the ends of two-sided 98 % intervals:
+
+    >>> from projmech.audit import Counts, Event, EventEstimate, clopper_pearson
+    >>> p_lower = clopper_pearson(750, 1000, 0.98)[0]
+    >>> q_upper = clopper_pearson(250, 1000, 0.98)[1]
+    >>> estimate = EventEstimate(0, 0, Event("greater", 0.5), Counts(750, 250, 1000), p_lower, q_upper)
+    >>> round(estimate.lower_bound_on_epsilon(), 3), round(estimate.lower_bound_on_delta(0.5), 3)
+    (0.928, 0.25)
+    >>> estimate.describe()
+    'statistic > 0.5, p on data, q on neighbour (pair 0)'
     """
 
     pair: int
@@ -240,17 +307,45 @@ class EventEstimate:
     q_upper: float
 
     def lower_bound_on_epsilon(self, delta: float = 0.0) -> float:
-        """``max(0, ln((p_lower - delta) / q_upper))``: the bound on epsilon at the given delta."""
+        """The bound on epsilon at the given delta: ``max(0, ln((p_lower - delta) / q_upper))``.
+
+        Parameters
+        ----------
+        delta : float, default 0.0
+            The delta, in ``[0, 1)``.
+
+        Returns
+        -------
+        float
+            The lower bound on epsilon, ``>= 0``.
+        """
         if self.p_lower <= delta:
             return 0.0
         return max(0.0, math.log((self.p_lower - delta) / self.q_upper))
 
     def lower_bound_on_delta(self, epsilon: float) -> float:
-        """``max(0, p_lower - exp(epsilon) q_upper)``: the bound on delta at the given epsilon."""
+        """The bound on delta at the given epsilon: ``max(0, p_lower - exp(epsilon) q_upper)``.
+
+        Parameters
+        ----------
+        epsilon : float
+            The epsilon, ``>= 0``.
+
+        Returns
+        -------
+        float
+            The lower bound on delta, ``>= 0``.
+        """
         return max(0.0, self.p_lower - math.exp(epsilon) * self.q_upper)
 
     def describe(self) -> str:
-        """The event and its direction, e.g. ``"statistic > 0.731, p on data, q on neighbour (pair 0)"``."""
+        """The event and its direction.
+
+        Returns
+        -------
+        str
+            E.g. ``"statistic > 0.731, p on data, q on neighbour (pair 0)"``.
+        """
         p_side, q_side = ("data", "neighbour") if self.favoured == 0 else ("neighbour", "data")
         return f"{self.event}, p on {p_side}, q on {q_side} (pair {self.pair})"
 
@@ -271,7 +366,7 @@ class AuditResult:
     Every bound it reports (the best, each pair's own, ``lower_bound_on_delta`` at any epsilon)
     holds simultaneously with probability at least ``confidence``.
 
-    Attributes
+    Parameters
     ----------
     name : str
         The mechanism's name (for tables).
@@ -281,12 +376,37 @@ class AuditResult:
     estimates : tuple of EventEstimate
         Every event evaluated on an estimation half: two per pair (one per direction), in order.
     confidence : float
+        The probability that every bound holds.
     releases : int
         Releases per data set per pair (selection and estimation halves together).
     selection_releases : int
         Of which used to choose the events.
-    claimed_epsilon, claimed_delta : float or None
-        The claim audited; for :func:`audit`, ``claimed_delta`` is its ``delta`` (0 for pure DP).
+    claimed_epsilon : float or None
+        The epsilon claimed (for :func:`audit_delta`, the epsilon at which delta is bounded).
+    claimed_delta : float or None
+        The delta claimed; for :func:`audit`, its ``delta`` (0 for pure DP).
+
+    See Also
+    --------
+    format_audit_table : A table of several results.
+
+    Examples
+    --------
+    The Laplace mechanism of scale 1 on a count is 1-DP:
+
+    >>> import projmech as pm
+    >>> def laplace_count(count, rng, size):
+    ...     return count + rng.laplace(0.0, 1.0, size)
+    >>> result = pm.audit.audit(laplace_count, (0, 1), releases=20_000, batch=20_000,
+    ...                         claimed_epsilon=1.0, rng=0)
+    >>> round(result.epsilon_lower_bound, 3), result.passed, result.pairs
+    (0.897, True, 1)
+    >>> result.event
+    'statistic > 1.15023, p on neighbour, q on data (pair 0)'
+    >>> result.counts
+    Counts(p_successes=4231, q_successes=1565, trials=10000)
+    >>> print(result.summary())
+    laplace_count: epsilon >= 0.8966 (claimed epsilon 1, delta 0; confidence 0.99; 20,000 releases per data set, 1 pair): passed
     """
 
     name: str
@@ -313,14 +433,17 @@ class AuditResult:
 
     @property
     def p_lower(self) -> float:
+        """The best event's lower bound on ``p``."""
         return self.best.p_lower
 
     @property
     def q_upper(self) -> float:
+        """The best event's upper bound on ``q``."""
         return self.best.q_upper
 
     @property
     def counts(self) -> Counts:
+        """The best event's counts on the estimation half."""
         return self.best.counts
 
     # -- bounds ----------------------------------------------------------------------------------
@@ -338,12 +461,36 @@ class AuditResult:
         return self.lower_bound_on_delta(self.claimed_epsilon)
 
     def lower_bound_on_epsilon(self, delta: float = 0.0) -> float:
-        """The bound on epsilon at ``delta`` (largest over every evaluated event)."""
+        """The bound on epsilon at ``delta``, the largest over every evaluated event.
+
+        Parameters
+        ----------
+        delta : float, default 0.0
+            The delta, in ``[0, 1)``.
+
+        Returns
+        -------
+        float
+            The lower bound on epsilon, ``>= 0``.
+        """
         delta = _DELTA.check("delta", delta)
         return max(estimate.lower_bound_on_epsilon(delta) for estimate in self.estimates)
 
     def lower_bound_on_delta(self, epsilon: float) -> float:
-        """The bound on delta at ``epsilon`` (largest over every evaluated event); valid for all epsilon at once."""
+        """The bound on delta at ``epsilon``, the largest over every evaluated event.
+
+        The bounds at all epsilons hold simultaneously (with the result's confidence).
+
+        Parameters
+        ----------
+        epsilon : float
+            The epsilon, ``>= 0``.
+
+        Returns
+        -------
+        float
+            The lower bound on delta, ``>= 0``.
+        """
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         return max(estimate.lower_bound_on_delta(epsilon) for estimate in self.estimates)
 
@@ -379,7 +526,13 @@ class AuditResult:
     # -- reporting -------------------------------------------------------------------------------
 
     def summary(self) -> str:
-        """One line: the bound, the claim, the confidence, the releases and the verdict."""
+        """The bound, the claim, the confidence, the releases and the verdict, in one line.
+
+        Returns
+        -------
+        str
+            E.g. ``"laplace_count: epsilon >= 0.8966 (claimed epsilon 1, ...): passed"``.
+        """
         verdict = {True: "passed", False: "FAILED", None: "no claim"}[self.passed]
         sample = f"{self.releases:,} releases per data set, {self.pairs} pair{'s' if self.pairs != 1 else ''}"
         if self.target == "epsilon":
@@ -393,7 +546,14 @@ class AuditResult:
     __str__ = summary
 
     def as_row(self) -> dict[str, Any]:
-        """The result as a dict of plain values (str, int, float, bool, None), e.g. for a table or JSON."""
+        """The result as a dict of plain values, e.g. for a table or JSON.
+
+        Returns
+        -------
+        dict
+            str, int, float, bool or None values: the claim, the bounds, the verdict and the best
+            event with its bounds and counts.
+        """
         best = self.best
         return {
             "mechanism": self.name,
@@ -418,8 +578,34 @@ class AuditResult:
 def format_audit_table(results: Sequence[AuditResult]) -> str:
     """A plain-text table of audit results, one row per result (for the command line).
 
-    Columns: mechanism, claimed epsilon and delta, the epsilon lower bound, the delta lower bound
-    at the claimed epsilon, confidence, releases per data set, pairs, verdict and the best event.
+    Parameters
+    ----------
+    results : sequence of AuditResult
+        The results, one row each.
+
+    Returns
+    -------
+    str
+        Columns: mechanism, claimed epsilon and delta, the epsilon lower bound, the delta lower
+        bound at the claimed epsilon, confidence, releases per data set, pairs, verdict and the
+        best event.
+
+    Raises
+    ------
+    TypeError
+        If ``results`` is not a sequence of AuditResult.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> def laplace_count(count, rng, size):
+    ...     return count + rng.laplace(0.0, 1.0, size)
+    >>> result = pm.audit.audit(laplace_count, (0, 1), releases=20_000, batch=20_000,
+    ...                         claimed_epsilon=1.0, rng=0)
+    >>> print(pm.audit.format_audit_table([result]))
+    mechanism      claimed eps  claimed delta  eps >=  delta >=  confidence  releases  pairs  result  event
+    -------------  ...
+    laplace_count            1              0  0.8966         0        0.99    20,000      1  passed  statistic > 1.15023, ...
     """
     if isinstance(results, AuditResult) or not isinstance(results, Sequence):
         raise TypeError(f"results: expected a sequence of AuditResult, got {type(results).__name__}")
@@ -757,7 +943,8 @@ def audit(
 
     Samples the mechanism on each pair of neighbouring data sets, chooses a test event per pair
     and direction on a selection half and bounds its probabilities on the other half with
-    Clopper–Pearson intervals (see the module docstring for the exact procedure and guarantee).
+    Clopper–Pearson bounds :cite:p:`CP34`. With probability at least ``confidence`` the bound is at
+    most the smallest epsilon for which the mechanism is (epsilon, delta)-DP on these pairs.
 
     Parameters
     ----------
@@ -809,6 +996,20 @@ def audit(
     AuditError
         When the mechanism or the statistic raises (the message names the pair and the release).
 
+    See Also
+    --------
+    audit_delta : The same audit, bounding delta at a given epsilon.
+    projmech.self_audit.audit_cases : Audits of projmech's own mechanisms.
+
+    Notes
+    -----
+    The procedure and the proof of its guarantee are in the theory page *Privacy: definitions,
+    sensitivity and calibration* (``docs/theory/privacy.md``, section *Auditing*).
+
+    References
+    ----------
+    :cite:t:`DWWZK18` and :cite:t:`JUO20` (statistical auditing); :cite:t:`CP34`.
+
     Examples
     --------
     Randomized response on one bit is exactly ln(3)-DP:
@@ -830,7 +1031,7 @@ def audit(
 
     >>> def noisy_count(count, rng):
     ...     return ("count", count + rng.laplace(0.0, 1.0))
-    >>> result = audit(noisy_count, [(0, 1), (1, 0)], releases=10_000, claimed_epsilon=1.0,
+    >>> result = audit(noisy_count, [(0, 1), (1, 0)], releases=2_000, claimed_epsilon=1.0,
     ...                statistic=lambda transcript: transcript[1], rng=2)
     >>> result.passed
     True
@@ -875,6 +1076,13 @@ def audit_delta(
     -------
     AuditResult
         With ``target == "delta"``, ``claimed_epsilon == epsilon``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid argument (the message names it), as in :func:`audit`.
+    AuditError
+        When the mechanism or the statistic raises.
 
     Examples
     --------

@@ -4,10 +4,10 @@ Two families, each Gaussian or Laplace:
 
 - **continuous**: numpy's floating-point samplers, driven by the caller's explicit
   ``numpy.random.Generator`` (reproducible from a seed). Like most research code they are open to
-  the floating-point attacks on textbook samplers (Mironov, CCS 2012): the low-order bits of a
+  the floating-point attacks on textbook samplers :cite:p:`Mir12`: the low-order bits of a
   released float can reveal the value the noise was added to.
 - **discrete**: the discrete Gaussian ``N_Z(0, sigma^2)`` (pmf proportional to
-  ``exp(-x^2 / (2 sigma^2))`` on the integers; Canonne, Kamath & Steinke, NeurIPS 2020) and the
+  ``exp(-x^2 / (2 sigma^2))`` on the integers :cite:p:`CKS20`) and the
   discrete Laplace (pmf proportional to ``exp(-|x| / b)``), added to integer values. Sampled
   exactly by OpenDP (``opendp.measurements.make_gaussian`` / ``make_laplace`` on integer vectors,
   which OpenDP ships behind its ``"contrib"`` feature flag) from OpenDP's own cryptographically
@@ -18,7 +18,8 @@ Two families, each Gaussian or Laplace:
 The non-interactive mechanisms choose discrete noise wherever the values they measure are integers
 (counts of a workload or strategy with integer entries), see :func:`choose_discrete`; the
 sparse-vector mechanisms take it on request for 0/1 queries, whose counts are integers (their
-queries arrive one at a time, after the noise family is fixed).
+queries arrive one at a time, after the noise family is fixed). The user guide *Privacy*
+(``docs/guide/privacy.md``) compares the two families.
 """
 
 from __future__ import annotations
@@ -49,14 +50,42 @@ _NOISE_KIND = Options(*NOISE_KINDS)
 class Noise:
     """I.i.d. noise of one distribution, scale and family, added coordinate-wise.
 
-    Attributes
+    Parameters
     ----------
     distribution : {"gaussian", "laplace"}
+        The distribution.
     scale : float
-        ``sigma`` of the (discrete) Gaussian, ``b`` of the (discrete) Laplace, in the units of
-        the values noise is added to (counts, in the mechanisms).
+        ``sigma`` of the (discrete) Gaussian, ``b`` of the (discrete) Laplace, ``>= 0``, in the
+        units of the values noise is added to (counts, in the mechanisms); 0 is no noise.
     discrete : bool
         Integer noise from OpenDP (exact, not seedable) rather than numpy floats.
+
+    Raises
+    ------
+    ValueError
+        If ``distribution`` is neither name, or ``scale`` is negative.
+    TypeError
+        If ``discrete`` is not a bool or ``scale`` not a real number.
+
+    See Also
+    --------
+    calibrate : The noise of a measurement of a given sensitivity.
+
+    Examples
+    --------
+    Continuous noise is reproducible from a seeded generator:
+
+    >>> import numpy as np, projmech as pm
+    >>> noise = pm.Noise("gaussian", 2.0, discrete=False)
+    >>> noise.name, noise.std
+    ('gaussian', 2.0)
+    >>> noise.sample(3, np.random.default_rng(0)).round(3)
+    array([ 0.251, -0.264,  1.281])
+
+    The discrete Laplace's standard deviation is below the continuous one's ``sqrt(2) b``:
+
+    >>> round(pm.Noise("laplace", 1.0, discrete=True).std, 4)
+    1.357
     """
 
     distribution: Distribution
@@ -92,9 +121,19 @@ class Noise:
         return math.sqrt(float(pmf @ support.astype(float) ** 2))
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` draws as a float array (integers for discrete noise).
+        """Independent draws of the noise.
 
-        ``rng`` drives continuous noise only; discrete noise comes from OpenDP's own generator.
+        Parameters
+        ----------
+        size : int
+            The number of draws.
+        rng : numpy.random.Generator
+            Drives continuous noise only; discrete noise comes from OpenDP's own generator.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``size`` draws as floats (integers for discrete noise).
         """
         if self.scale == 0:
             return np.zeros(size)
@@ -105,7 +144,13 @@ class Noise:
         return rng.laplace(0.0, self.scale, size=size)
 
     def summary(self) -> dict[str, Any]:
-        """Plain values for a release summary."""
+        """Plain values for a release summary.
+
+        Returns
+        -------
+        dict
+            ``distribution`` (:attr:`name`), ``scale``, ``std`` and ``sampler``.
+        """
         return {
             "distribution": self.name,
             "scale": self.scale,
@@ -117,9 +162,32 @@ class Noise:
 def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") -> bool:
     """Whether a mechanism measuring values that are (or are not) integers uses discrete noise.
 
-    ``"auto"``: discrete exactly when the measured values are integers; ``"discrete"`` demands
-    integers (a ValueError otherwise: integer noise on a fractional value would publish the
-    fraction); ``"continuous"``: numpy's floats.
+    Parameters
+    ----------
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"``: discrete exactly when the measured values are integers; ``"discrete"``
+        demands integers; ``"continuous"``: numpy's floats.
+    integer_valued : bool
+        Whether the measured values are integers.
+    name : str, default "noise"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    bool
+        Whether to use discrete noise.
+
+    Raises
+    ------
+    ValueError
+        If ``noise`` names no choice, or is ``"discrete"`` for values that are not integers
+        (integer noise on a fractional value would publish the fraction).
+
+    Examples
+    --------
+    >>> from projmech.noise import choose_discrete
+    >>> choose_discrete("auto", True), choose_discrete("auto", False), choose_discrete("continuous", True)
+    (True, False, False)
     """
     noise = _NOISE_KIND.check(name, noise)
     if noise == "discrete" and not integer_valued:
@@ -135,19 +203,53 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
     """The noise of a measurement of this sensitivity, and of the size estimate if the policy asks.
 
     Gaussian noise for ``ZCDP``/``ApproxDP`` (``sensitivity`` in l2), Laplace for ``PureDP`` (l1).
-    With a size estimate the budget is split by ``policy.share``: for the Gaussian, a block of
-    sensitivity ``Delta`` gets ``sigma = r Delta / sqrt(share)``, ``r`` the noise-to-sensitivity
-    ratio of the whole budget, so the joint measurement's whitened sensitivity
-    ``sqrt(sum Delta_b^2 / sigma_b^2)`` is ``1 / r``: exactly the whole budget, for zCDP, for
-    the analytic (and classical) (epsilon, delta) calibration, whose privacy profile depends on
-    the whitened sensitivity alone, and for the discrete Gaussian through zCDP. For the Laplace,
-    ``b = Delta_1 / (share epsilon)`` per block; the epsilons add up to the budget. The size is a
-    count: sensitivity 1 under add/remove.
+    With a size estimate (a count of sensitivity 1) the budget is split by ``policy.share`` so that
+    the measurement and the estimate together satisfy exactly the whole budget: for the Gaussian
+    each block of sensitivity ``Delta`` gets ``sigma = r Delta / sqrt(share)``, ``r`` the
+    noise-to-sensitivity ratio of the whole budget; for the Laplace
+    ``b = Delta_1 / (share epsilon)``.
+
+    Parameters
+    ----------
+    privacy : ZCDP, ApproxDP or PureDP
+        The whole budget.
+    sensitivity : float
+        The measurement's sensitivity, ``>= 0``, in counts (l2 for Gaussian noise, l1 for Laplace).
+    policy : SizePolicy
+        Whether (and with which share of the budget) the size is estimated.
+    discrete : bool
+        Calibrate discrete noise (see :func:`choose_discrete`).
+    calibration : {"analytic", "classical"}, default "analytic"
+        The Gaussian's (epsilon, delta) calibration (:func:`projmech.privacy.gaussian_sigma`).
 
     Returns
     -------
     (Noise, Noise or None)
         The measurement's noise and the size estimate's (``None`` without an estimate).
+
+    Raises
+    ------
+    TypeError
+        If ``privacy`` is not a ZCDP, ApproxDP or PureDP.
+
+    Notes
+    -----
+    Why the split spends exactly the budget (the whitened sensitivity of the joint measurement)
+    is in the theory page *Privacy: definitions, sensitivity and calibration*
+    (``docs/theory/privacy.md``).
+
+    Examples
+    --------
+    Under 0.5-zCDP, 5 % of the budget for the size raises the counts' sigma by ``1/sqrt(0.95)``:
+
+    >>> import projmech as pm
+    >>> from projmech.noise import calibrate
+    >>> policy = pm.SizePolicy.parse("add-remove", "estimate")
+    >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, policy, discrete=False)
+    >>> round(noise.scale, 4), round(size_noise.scale, 4)
+    (1.026, 4.4721)
+    >>> calibrate(pm.PureDP(1.0), 2.0, pm.SizePolicy("replace-one"), discrete=True)
+    (Noise(distribution='laplace', scale=2.0, discrete=True), None)
     """
     shares = [policy.main_share()] + ([policy.share] if policy.estimated else [])
     if isinstance(privacy, PureDP):
@@ -166,10 +268,32 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
 
 @validate_params(sigma=POSITIVE, tail=POSITIVE)
 def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray, np.ndarray]:
-    """Support ``-T..T`` and probabilities of ``N_Z(0, sigma^2)``, ``T = ceil(tail * sigma) + 1``.
+    """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``.
 
-    The mass beyond ``tail`` standard deviations is below ``exp(-tail^2 / 2)`` (1e-347 at the
-    default), far under float64's resolution of the probabilities.
+    The support is truncated at ``T = ceil(tail * sigma) + 1``; the mass beyond ``tail``
+    standard deviations is below ``exp(-tail^2 / 2)`` (1e-347 at the default), far under
+    float64's resolution of the probabilities.
+
+    Parameters
+    ----------
+    sigma : float
+        The scale, ``> 0``.
+    tail : float, default 40.0
+        The truncation, in multiples of ``sigma``.
+
+    Returns
+    -------
+    support : numpy.ndarray of int
+        ``-T, ..., T``.
+    pmf : numpy.ndarray of float
+        The probabilities, proportional to ``exp(-x^2 / (2 sigma^2))``, summing to 1.
+
+    Examples
+    --------
+    >>> from projmech.noise import discrete_gaussian_pmf
+    >>> support, pmf = discrete_gaussian_pmf(1.0)
+    >>> int(support[-1]), round(float(pmf[support == 0][0]), 4), round(float(pmf.sum()), 12)
+    (41, 0.3989, 1.0)
     """
     bound = int(math.ceil(tail * sigma)) + 1
     support = np.arange(-bound, bound + 1)
@@ -179,7 +303,30 @@ def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray,
 
 @validate_params(scale=POSITIVE, tail=POSITIVE)
 def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray, np.ndarray]:
-    """Support ``-T..T`` and probabilities of the discrete Laplace, ``T = ceil(tail * scale) + 1``."""
+    """The support and probabilities of the discrete Laplace of scale ``b``.
+
+    Parameters
+    ----------
+    scale : float
+        ``b > 0``.
+    tail : float, default 800.0
+        The truncation, in multiples of ``b``: the support is ``-T..T``,
+        ``T = ceil(tail * b) + 1``.
+
+    Returns
+    -------
+    support : numpy.ndarray of int
+        ``-T, ..., T``.
+    pmf : numpy.ndarray of float
+        The probabilities, proportional to ``exp(-|x| / b)``, summing to 1.
+
+    Examples
+    --------
+    >>> from projmech.noise import discrete_laplace_pmf
+    >>> support, pmf = discrete_laplace_pmf(1.0)
+    >>> round(float(pmf[support == 0][0]), 4)  # (1 - q) / (1 + q), q = exp(-1/b)
+    0.4621
+    """
     bound = int(math.ceil(tail * scale)) + 1
     support = np.arange(-bound, bound + 1)
     weights = np.exp(-np.abs(support) / scale)

@@ -18,8 +18,12 @@ and pairs of sizes 1 and 2 (where dividing by the true row count leaked most).
 
 Which pairs reach a mechanism's claim matters for power: an audit can only find a bound as large
 as the mechanism's loss on its pair. The sparse-vector mechanisms claim ``4 epsilon`` per copy
-(seed 004, Lemma 1), but one query alone loses at most ``2 epsilon``; their cases ask several
-queries in the order of the lemma's proof (:func:`_interactive_case`).
+(:class:`projmech.sparse_vector.Threshold`; the sparse vector analysis of :cite:t:`DR14` and
+:cite:t:`LSL17`), but one query alone loses at most ``2 epsilon``; their cases ask several
+queries in the order of that guarantee's proof (:func:`_interactive_case`).
+
+The command ``projmech audit`` runs these cases; the user guide *Auditing a mechanism*
+(``docs/guide/audit.md``) explains the results.
 """
 
 from __future__ import annotations
@@ -64,11 +68,18 @@ _DOMAIN = Domain(["x"], [2])
 class AuditCase:
     """One mechanism, one neighbouring relation, one pair, one statistic.
 
-    Attributes
+    Built by :func:`audit_cases`.
+
+    Parameters
     ----------
-    mechanism, neighbouring : str
-    claimed_epsilon, claimed_delta : float
-        The guarantee the mechanism states (for zCDP-free mechanisms ``claimed_delta`` is 0).
+    mechanism : str
+        The mechanism's name, from :data:`MECHANISMS`.
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation.
+    claimed_epsilon : float
+        The epsilon the mechanism states.
+    claimed_delta : float
+        The delta it states (0 for pure DP).
     pair : tuple of Dataset
         Two neighbouring data sets.
     release : callable
@@ -76,8 +87,17 @@ class AuditCase:
     statistic : callable
         ``statistic(output) -> float``: the log-likelihood ratio of the published output between
         the pair's second and first data set (or a monotone proxy of it, see each builder).
-    planted_bug : bool
+    planted_bug : bool, default False
         Every noise scale halved while the claim stays.
+
+    Examples
+    --------
+    >>> from projmech.self_audit import audit_cases
+    >>> case = audit_cases(["laplace"], ["replace-one"], noise="continuous")[0]
+    >>> case.name, case.claimed_epsilon, case.pair[0].n
+    ('laplace, replace-one', 1.0, 1)
+    >>> case.run(releases=500, rng=0).passed
+    True
     """
 
     mechanism: str
@@ -91,12 +111,28 @@ class AuditCase:
 
     @property
     def name(self) -> str:
+        """The mechanism and relation, e.g. ``"laplace, add-remove, planted 2x bug"``."""
         bug = ", planted 2x bug" if self.planted_bug else ""
         return f"{self.mechanism}, {self.neighbouring}{bug}"
 
     def run(self, releases: int = 100_000, confidence: float = 0.99, *,
             rng: np.random.Generator | int | None = None) -> AuditResult:
-        """The audit of this case (:func:`projmech.audit.audit`)."""
+        """The audit of this case (:func:`projmech.audit.audit`).
+
+        Parameters
+        ----------
+        releases : int, default 100_000
+            Releases per data set, at least 2.
+        confidence : float, default 0.99
+            The probability that the bound holds.
+        rng : numpy.random.Generator, int or None
+            The auditor's randomness (a seed makes continuous-noise audits reproducible).
+
+        Returns
+        -------
+        AuditResult
+            The bound on epsilon at ``claimed_delta``, checked against ``claimed_epsilon``.
+        """
         return audit(self.release, self.pair, releases=releases, confidence=confidence, statistic=self.statistic,
                      delta=self.claimed_delta, claimed_epsilon=self.claimed_epsilon, rng=rng, name=self.name)
 
@@ -269,13 +305,13 @@ _RISING_QUERIES = 6
 
 
 def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str) -> AuditCase:
-    """The sparse-vector mechanisms' worst case (the proof of seed 004's Lemma 1, read backwards):
+    """The sparse-vector mechanisms' worst case (the proof of their guarantee, read backwards):
     queries whose count rises from the first data set to the second, answered below the threshold
     (which the second makes less likely), then a query whose count falls, answered with a number
     (which the second makes less likely again). Replace-one moves a row from the last cell to cell
     0, so the rising queries ask for cell 0 and the falling one for the last cell; add/remove can
     only add, so there every query asks for cell 0 and only the threshold and the release leak."""
-    # The guarantee is PureDP(4 k epsilon) with k = 1 (Lemma 1): epsilon = 0.25 claims 1-DP. With
+    # The guarantee is PureDP(4 k epsilon) with k = 1: epsilon = 0.25 claims 1-DP. With
     # a size estimate the claim is 4 k epsilon / (1 - size_share).
     epsilon = 0.25
     arguments = _size_arguments(neighbouring)
@@ -322,21 +358,49 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
                 planted_bug: bool = False, noise: str = "auto", delta: float = AUDIT_DELTA) -> list[AuditCase]:
     """The audit cases of the given mechanisms under the given relations.
 
+    Each case is a pair of tiny neighbouring data sets on which the mechanism's calibration is
+    tight, with the log-likelihood ratio of the release as the statistic. Under add/remove the
+    size is estimated privately (``size="estimate"``), so the estimate is audited too.
+
     Parameters
     ----------
-    mechanisms : sequence of str
+    mechanisms : sequence of str, default MECHANISMS
         Names from :data:`MECHANISMS`.
-    neighbourings : sequence of {"replace-one", "add-remove"}
-    planted_bug : bool
+    neighbourings : sequence of {"replace-one", "add-remove"}, default both
+        The relations.
+    planted_bug : bool, default False
         Halve every noise scale while keeping the claim (to show an audit's power).
-    noise : {"auto", "discrete", "continuous"}
+    noise : {"auto", "discrete", "continuous"}, default "auto"
         The noise of the mechanisms that take one (interactive mechanisms: ``"discrete"`` or
-        continuous).
-    delta : float
+        continuous). Only continuous noise makes an audit reproducible from a seed.
+    delta : float, default 1e-5
         The delta of the (epsilon, delta)-DP mechanisms (Gaussian, projection, factorization),
         which all claim epsilon = 1. An audit resolves epsilon at small delta only with many
         releases (events of probability well above delta are needed): at 100,000 releases a
         planted bug shows at ``delta = 1e-3`` but barely at 1e-5.
+
+    Returns
+    -------
+    list of AuditCase
+        One case per mechanism and relation, mechanisms first.
+
+    Raises
+    ------
+    TypeError
+        If ``mechanisms`` is a str rather than a sequence of names.
+    ValueError
+        If a name is not in :data:`MECHANISMS` or a relation is unknown.
+
+    See Also
+    --------
+    run_audits : Runs the cases.
+
+    Examples
+    --------
+    >>> from projmech.self_audit import audit_cases
+    >>> cases = audit_cases(["gaussian", "laplace"], ["add-remove"], planted_bug=True)
+    >>> [case.name for case in cases]
+    ['gaussian, add-remove, planted 2x bug', 'laplace, add-remove, planted 2x bug']
     """
     if isinstance(mechanisms, str):
         # A str would be read one character at a time.
@@ -360,7 +424,36 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
 @validate_params(rng=SEED)
 def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, *, confidence: float = 0.99,
                rng: np.random.Generator | int | None = None) -> list[AuditResult]:
-    """Run every case with its own child generator of ``rng`` (as for
-    :func:`projmech.validation.as_generator`)."""
+    """Run every case with its own child generator of ``rng``.
+
+    Parameters
+    ----------
+    cases : sequence of AuditCase
+        The cases, e.g. from :func:`audit_cases`.
+    releases : int, default 100_000
+        Releases per data set of each case.
+    confidence : float, default 0.99
+        The probability that each case's bound holds.
+    rng : numpy.random.Generator, int or None
+        The auditor's randomness, split into one child generator per case.
+
+    Returns
+    -------
+    list of AuditResult
+        One per case, in order.
+
+    Examples
+    --------
+    >>> from projmech.audit import format_audit_table
+    >>> from projmech.self_audit import audit_cases, run_audits
+    >>> cases = audit_cases(["laplace"], ["replace-one"], noise="continuous")
+    >>> results = run_audits(cases, 500, rng=0)
+    >>> [result.passed for result in results]
+    [True]
+    >>> print(format_audit_table(results))  # doctest: +ELLIPSIS
+    mechanism              claimed eps  claimed delta  eps >=  ...
+    ...
+    laplace, replace-one             1              0  ...  passed  ...
+    """
     assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
     return [case.run(releases, confidence, rng=child) for case, child in zip(cases, rng.spawn(len(cases)))]
