@@ -3,9 +3,10 @@
 Every expected value comes from a computation that shares nothing with the library (no CVXPY,
 no Frank–Wolfe gap):
 
-* closed forms: a single count query projects to ``clip(y, 0, 1)``; the two threshold queries of
-  seed 001, eq. 40, have K_Q = the triangle {0 <= a1 <= a2 <= 1}, projected onto exactly by
-  comparing the point, its projections onto the three edges and the three vertices;
+* closed forms: a single count query projects to ``clip(y, 0, 1)``; the two threshold queries
+  ``x <= 0`` and ``x <= 1`` over {0, 1, 2} (``THRESHOLD_F``) have K_Q = the triangle
+  {0 <= a1 <= a2 <= 1}, projected onto exactly by comparing the point, its projections onto the
+  three edges and the three vertices;
 * brute force over faces (tiny universes): the projection lies in the relative interior of
   conv(F_S) for some affinely independent support S, where it is the projection of y onto
   aff(F_S); enumerating every S, solving that affine least-squares problem and keeping the
@@ -159,7 +160,7 @@ def test_single_count_query_is_clipping(row):
 
 
 def test_two_threshold_queries_project_onto_the_triangle():
-    """Seed 001, eq. 40-42: K_Q is the triangle {0 <= a1 <= a2 <= 1}; every region of the plane."""
+    """Two threshold queries: K_Q is the triangle {0 <= a1 <= a2 <= 1}; every region of the plane."""
     rng = np.random.default_rng(1)
     points = list(rng.uniform(-1.5, 2.5, size=(150, 2)))
     points += [
@@ -367,7 +368,8 @@ def instances(draw):
 @settings(max_examples=30, deadline=None)
 @given(instances())
 def test_projection_never_increases_the_error(instance):
-    """Seed 001, eq. 43: ||Pi(y) - a|| <= ||y - a|| for every a in K_Q and every y."""
+    """Projection onto a convex set never moves away from its points (NTZ13):
+    ||Pi(y) - a|| <= ||y - a|| for every a in K_Q and every y."""
     F, a, y = instance
     result = project_to_hull(F, y)
     assert np.linalg.norm(result.answers - a) <= np.linalg.norm(y - a) + 1e-7
@@ -376,7 +378,8 @@ def test_projection_never_increases_the_error(instance):
 @settings(max_examples=30, deadline=None)
 @given(instances())
 def test_obtuse_angle_at_the_projection(instance):
-    """Seed 000, eq. 2: <Y_hat - a, Y_hat - Y_tilde> <= 0 for a in K_Q."""
+    """The obtuse angle at the projection (the first step of NTZ13's error bound):
+    <Y_hat - a, Y_hat - Y_tilde> <= 0 for a in K_Q."""
     F, a, y = instance
     y_hat = project_to_hull(F, y).answers
     assert (y_hat - a) @ (y_hat - y) <= 1e-7

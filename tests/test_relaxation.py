@@ -1,10 +1,15 @@
 """Projection onto the moment relaxation L of 2-way marginals, against the exact hull on small d."""
 
+import re
+import warnings
+
 import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation
+from projmech.bodies import NegativeCellsWarning
+from projmech.bodies.relaxation import (ADMM_FEASIBILITY_TOL, CVXPY_FEASIBILITY_TOL, RELAXATIONS, MomentEncoding,
+                                        RelaxationError, project_to_relaxation)
 
 BINARY = pm.Domain(["a", "b", "c", "d"], [2, 2, 2, 2])
 CATEGORICAL = pm.Domain(["a", "b", "c"], [3, 2, 4])
@@ -46,6 +51,7 @@ def test_true_answers_are_fixed_points(domain, relaxation, support):
         assert result.constraint_violation < 1e-7
 
 
+@pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
 @pytest.mark.parametrize("d", [3, 5])
 def test_distance_to_relaxation_never_exceeds_distance_to_hull(d):
     domain = pm.Domain([f"x{i}" for i in range(d)], [2] * d)
@@ -61,6 +67,7 @@ def test_distance_to_relaxation_never_exceeds_distance_to_hull(d):
         assert distances["sdp+local"] >= max(distances["sdp"], distances["local"]) - 1e-6
 
 
+@pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
 @pytest.mark.parametrize("relaxation", RELAXATIONS)
 def test_result_satisfies_the_constraints(relaxation):
     rng = np.random.default_rng(7)
@@ -79,6 +86,7 @@ def test_result_satisfies_the_constraints(relaxation):
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y))
 
 
+@pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
 @pytest.mark.parametrize("relaxation", RELAXATIONS)
 def test_binary_and_one_hot_encodings_agree(relaxation):
     rng = np.random.default_rng(3)
@@ -98,8 +106,63 @@ def test_sdp_alone_admits_a_negative_cell():
     assert np.linalg.eigvalsh(moments).min() > -1e-15  # PSD (singular: on the boundary)
     y = MomentEncoding.of(domain).answers(moments)
     assert y[-1] == pytest.approx(-0.125)
-    assert project_to_relaxation(domain, y, relaxation="sdp", solver="CLARABEL").distance < 1e-6
+    with pytest.warns(NegativeCellsWarning, match=r"1 of 4 projected cells are negative \(minimum -0\.125\)"):
+        assert project_to_relaxation(domain, y, relaxation="sdp", solver="CLARABEL").distance < 1e-6
     assert project_to_relaxation(domain, y, relaxation="sdp+local", solver="CLARABEL").distance > 0.05
+
+
+def small_data_answers(seed):
+    """Noisy 2-way marginals of a data set with 3 distinct rows: most true cells are 0, so the
+    noise pushes many below 0, and the SDP alone keeps some of them there."""
+    workload = pm.marginals(BINARY, 2)
+    noise = np.random.default_rng(seed).normal(0, 0.05, workload.num_queries)
+    return workload.answer(random_histogram(BINARY, seed, support=3)) + noise
+
+
+NEGATIVE = re.compile(r"(\d+) of (\d+) projected cells are negative \(minimum (\S+)\): relaxation='sdp' .*"
+                      r"relaxation='sdp\+local' \(command line: --relaxation sdp\+local\) keeps every cell nonnegative")
+
+
+@pytest.mark.parametrize("solver, tolerance", [("admm", ADMM_FEASIBILITY_TOL), ("CLARABEL", CVXPY_FEASIBILITY_TOL)])
+def test_sdp_alone_warns_of_its_negative_cells(solver, tolerance):
+    y = small_data_answers(2)
+    with pytest.warns(NegativeCellsWarning) as caught:
+        result = project_to_relaxation(BINARY, y, relaxation="sdp", solver=solver)
+    assert len(caught) == 1 and caught[0].filename == __file__  # points at the caller
+    count, total, minimum = NEGATIVE.fullmatch(str(caught[0].message)).groups()
+    negative = result.answers < -tolerance
+    assert int(count) == np.count_nonzero(negative) >= 2 and int(total) == y.size
+    assert float(minimum) == pytest.approx(result.answers.min(), rel=1e-2)
+    assert result.answers.min() < -0.005  # measured -0.0093, 3 cells: far beyond any solver tolerance
+
+
+def test_the_warning_fires_exactly_when_a_cell_is_below_the_tolerance():
+    fired = []
+    for seed in range(12):
+        y = small_data_answers(seed) + np.random.default_rng(100 + seed).normal(0, 0.05, 24) * (seed % 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = project_to_relaxation(BINARY, y, relaxation="sdp")
+        warned = any(issubclass(w.category, NegativeCellsWarning) for w in caught)
+        assert warned == bool(result.answers.min() < -ADMM_FEASIBILITY_TOL), seed
+        fired.append(warned)
+    assert any(fired)
+
+
+@pytest.mark.parametrize("relaxation", ["sdp+local", "local"])
+def test_the_local_constraints_keep_cells_nonnegative_without_a_warning(relaxation):
+    y = small_data_answers(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NegativeCellsWarning)
+        result = project_to_relaxation(BINARY, y, relaxation=relaxation)
+    assert result.answers.min() >= -(ADMM_FEASIBILITY_TOL if relaxation == "sdp+local" else CVXPY_FEASIBILITY_TOL)
+
+
+def test_negative_cells_warning_is_a_user_warning():
+    # pyproject turns projmech's RuntimeWarnings into errors; this one must stay a warning.
+    assert issubclass(NegativeCellsWarning, UserWarning)
+    assert not issubclass(NegativeCellsWarning, RuntimeWarning)
+    assert "NegativeCellsWarning" in pm.bodies.__all__
 
 
 @pytest.mark.parametrize("domain, y, match", [

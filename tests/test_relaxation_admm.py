@@ -150,7 +150,7 @@ def test_true_marginals_are_fixed_points(name):
 
 
 def test_local_constraints_bind_where_the_sdp_alone_does_not():
-    """The seed's point m_i = m_j = C_ij = -1/2 (±1 form) is in the elliptope but has a (1,1)
+    """The point m_i = m_j = C_ij = -1/2 (±1 form) is in the elliptope but has a (1,1)
     cell of -1/8: "sdp" keeps it, "sdp+local" moves it."""
     domain = pm.Domain(["a", "b"], [2, 2])
     m, c = -0.5, -0.5

@@ -1,7 +1,17 @@
-"""Convex bodies that noisy answers are projected onto, each compiled into a CVXPY problem.
+"""The convex bodies noisy answers are projected onto, and synthetic rows from a projection.
+
+- :func:`project_to_hull`: the projection onto ``K_Q = conv(columns of F)``, with a witness
+  distribution and a certified Frank–Wolfe gap (theory page :doc:`/theory/projection`).
+- :func:`project_to_relaxation`: for 2-way marginals, the projection onto the moment
+  relaxation ``L ⊇ K_Q``, polynomial in the number of attributes, with its moment matrix and a
+  certified gap; :func:`relaxation_support` evaluates L's support function (theory page
+  :doc:`/theory/relaxation`). ``relaxation="sdp"`` warns with
+  :class:`NegativeCellsWarning` when it releases negative cells.
+- :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
-:class:`~projmech.solve.SolveError` (:mod:`projmech.solve`, re-exported here).
+:class:`~projmech.solve.SolveError` (:mod:`projmech.solve`, re-exported here). The user guide
+page :doc:`/guide/projection` says when to use which body.
 """
 
 from ..solve import ProgressBar, SolveError, SolveStats, Status
@@ -9,6 +19,7 @@ from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to
 from .relaxation import (
     RELAXATIONS,
     MomentEncoding,
+    NegativeCellsWarning,
     RelaxationError,
     RelaxationResult,
     RelaxationSupport,
@@ -30,6 +41,7 @@ __all__ = [
     "MomentEncoding",
     "RelaxationError",
     "RelaxationResult",
+    "NegativeCellsWarning",
     "project_to_relaxation",
     "RelaxationSupport",
     "relaxation_support",

@@ -1,41 +1,22 @@
 """Projection onto K_Q from products with F alone: column generation over the universe, with
-Wolfe's minimum-norm-point method on the columns generated.
+Wolfe's minimum-norm-point method (:cite:p:`Wol76`) on the columns generated.
 
-The problem is that of :mod:`projmech.bodies.hull`,
+The problem is that of :mod:`projmech.bodies.hull`, ``min (1/2)||F w - y||^2`` over the simplex,
+with the universe ``m`` far larger than the rank of F (``1 + d + C(d, 2)`` for 2-way marginals of
+``d`` binary attributes: 211 at ``d = 20``, where ``m = 2^20``). Each outer iteration takes one
+gradient ``F^T (F w - y)`` over the universe (:meth:`~projmech.workloads.Workload.rmatvec`), whose
+Frank–Wolfe gap certifies the current point (:cite:p:`Jag13`); if the gap is above the
+tolerance, the elements of smallest gradient join a small pool, and the problem restricted to
+the pool is solved exactly by Wolfe's method, whose corral (:mod:`projmech.bodies.corral`)
+keeps at most ``rank + 1`` points: a sparse witness. The algorithm, why it ends and why its
+witness is sparse are in the theory page *Projection onto K_Q* (``docs/theory/projection.md``,
+section *The active-set solver*).
 
-    minimize  f(w) = (1/2) ||F w - y||^2   over the simplex  {w >= 0, sum(w) = 1},
-
-with ``m`` (the universe) far larger than the rank of F (``1 + d + C(d, 2)`` for 2-way marginals
-of ``d`` binary attributes: 211 at ``d = 20``, where ``m = 2^20``). A minimizer needs at most
-``rank + 1`` universe elements (Carathéodory), so the solver keeps a small *support* ``S`` and
-its columns ``F[:, S]`` explicitly, and touches the universe only through the gradient
-``g = F^T (F w - y)``, one :meth:`~projmech.Workload.rmatvec` per iteration:
-
-1. ``g`` over the whole universe. Its minimum gives the Frank–Wolfe duality gap
-   ``gap = w.g - min_j g_j``; by convexity ``f(w) - f(w*) <= g.(w - w*) <= gap``, a certificate
-   that needs no dual solution. Stop when it is within the tolerance.
-2. Otherwise add the ``batch`` elements of smallest ``g_j`` (the most violated optimality
-   conditions; one is the Frank–Wolfe vertex) to ``S``.
-3. Solve the problem restricted to ``S`` exactly by Wolfe's minimum-norm-point algorithm (Wolfe
-   1976), an active-set method on the points ``F_j - y``: it keeps a *corral* of affinely
-   independent points whose affine minimizer has positive weights, so the support never
-   exceeds ``rank + 1``, and finishes in finitely many steps. Up to ``_ENTERING`` points enter
-   per major cycle; the corral's Cholesky factor is updated, never recomputed
-   (:mod:`projmech.bodies.corral`), so a step costs ``O(s^2)`` for a corral of ``s`` points
-   rather than a fresh ``O(s^3)`` solve. The corral and its factor persist from one outer
-   iteration to the next.
-
-This is simplicial decomposition (column generation) with an exact master problem: each outer
-iteration costs one gradient over the universe, which the implicit marginal operators
-(:mod:`projmech.operators`) compute in ``O(m)`` memory. The explicit work is on the pool's
-columns: their inner products come from the workload's closed form where it has one
-(marginals: from the attributes two elements agree on; Kronecker products: factor by factor),
-and the products ``p_j . x`` from the pool's sparse columns (``C(d, way)`` entries each for
-marginals), so no ``k``-long vector per pair is formed. Pairwise Frank–Wolfe, by contrast,
-converges linearly but leaves thousands of elements with tiny weights; Wolfe's corral keeps the
-witness sparse.
-
-The dense kernels (triangular solves of the corral's size) run on one BLAS thread
+The explicit work is on the pool's columns: their inner products come from the workload's
+closed form where it has one (marginals: from the attributes two elements agree on; Kronecker
+products: factor by factor), and the products ``p_j . x`` from the pool's sparse columns
+(``C(d, way)`` entries each for marginals), so no ``k``-long vector per pair is formed. The
+dense kernels (triangular solves of the corral's size) run on one BLAS thread
 (:func:`projmech.bodies.hull.project_to_hull` sets it, and reports it in the statistics).
 """
 
@@ -132,8 +113,8 @@ def active_set_projection(
     Parameters
     ----------
     workload : Workload
-        Needs :meth:`~projmech.Workload.rmatvec` and the columns' inner products
-        (:meth:`~projmech.Workload.columns`, or a closed form).
+        Needs :meth:`~projmech.workloads.Workload.rmatvec` and the columns' inner products
+        (:meth:`~projmech.workloads.Workload.columns`, or a closed form).
     y : ndarray, shape (k,)
     threshold : callable
         ``threshold(objective_lower_bound) -> float``: the gap accepted once the objective is

@@ -1,23 +1,13 @@
 """Wolfe's corral with an updated factorization: the affine minimizer in ``O(s^2)`` per step.
 
-Wolfe's minimum-norm-point method (:mod:`projmech.bodies.active_set`) moves, after every change
-of its corral ``C`` of ``s`` points ``p_j = F_j - y``, to the corral's *affine minimizer*: the
-point of least norm on its affine hull, ``x = P_C w`` with ``w = u / sum(u)`` and
-``M_CC u = 1``, ``M = Q + c 1 1^T``, ``Q = P^T P`` the points' Gram matrix and ``c > 0`` any
-constant. (``M_CC`` is positive definite exactly when the points are affinely independent: the
-points lifted to ``(p_j, sqrt(c))``, whose Gram matrix it is, are then linearly independent.)
-
-Solving ``M_CC u = 1`` afresh costs ``O(s^3)``; with a rank of a few thousand and thousands of
-corral changes that is hours. This class keeps the Cholesky factor ``R^T R = M_CC`` instead:
-
-* a point **enters** at the end: one triangular solve for its column of ``R``, ``O(s^2)``;
-* a point **leaves** as a *ghost*: it stays in the factor, and its weight is held at zero by a
-  constraint. With ``E`` the ghosts' unit vectors, ``Z = R^{-T} E`` and ``t = R^{-T} 1``, the
-  constrained solution is ``u = R^{-1} (t - Z (Z^T Z)^{-1} Z^T t)`` (a Schur complement), so a
-  departure costs one triangular solve and each affine minimizer one more, plus ``O(s g)`` for
-  ``g`` ghosts;
-* once the ghosts are many, the corral is **compacted**: ``R`` is refactored from the live
-  points, ``O(s^3 / 3)`` at BLAS-3 speed, amortized over those departures.
+Wolfe's minimum-norm-point method (:cite:p:`Wol76`; :mod:`projmech.bodies.active_set`) moves,
+after every change of its corral ``C`` of ``s`` points ``p_j = F_j - y``, to the corral's affine
+minimizer ``x = P_C w``, ``w = u / sum(u)``, ``M_CC u = 1`` with ``M = Q + c 1 1^T`` (``Q`` the
+points' Gram matrix, ``c > 0``). Solving afresh costs ``O(s^3)``; this class keeps the Cholesky
+factor ``R^T R = M_CC`` instead: a point *enters* by one triangular solve, a point *leaves* as a
+*ghost* held at zero weight by a constraint (a Schur complement), and the corral is *compacted*
+(refactored from the live points) once the ghosts are many. The formulas are in the theory page
+*Projection onto K_Q* (``docs/theory/projection.md``, *The corral's factorization*).
 
 ``R`` lives in a Fortran array with spare capacity, padded with the identity, so that every
 triangular solve runs on the whole array in place (a slice would be copied, ``O(s^2)`` again).

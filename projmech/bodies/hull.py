@@ -5,24 +5,19 @@ The projection of noisy answers ``y`` is ``F w*`` where ``w*`` solves
 
     minimize  (1/2) ||F w - y||_2^2   subject to  w >= 0,  sum(w) = 1,
 
-(seed 000, Algorithm 1, step 2; seed 001, eq. 42). The solver's raw output is never trusted:
-a CVXPY solver's ``w`` is made exactly feasible (clipped at 0 and renormalized), and every
-witness, the active-set solver's included, passes one final check before it is returned
-(:func:`_check_projection`): ``w >= 0``, ``sum(w) = 1``, the answers recomputed as ``F w``
-through the workload's own products, and the Frank–Wolfe duality gap of ``w`` from a fresh
-gradient over the whole universe, which bounds its suboptimality whatever solver produced it.
-A witness that fails is a failed attempt, like a solver error: the next solver is tried.
+the projection step of the projection mechanism (:cite:p:`NTZ13`). The solver's raw output is
+never trusted: a CVXPY solver's ``w`` is made exactly feasible (clipped at 0 and renormalized),
+and every witness passes one final check before it is returned (:func:`_check_projection`):
+feasibility, the answers recomputed as ``F w`` through the workload's own products, and the
+Frank–Wolfe duality gap of ``w`` (:cite:p:`Jag13`) from a fresh gradient over the whole
+universe, which bounds its suboptimality whatever solver produced it. A witness that fails is a
+failed attempt, like a solver error: the next solver is tried.
 
-Tolerance: every solver is held to the same rule, ``gap <= tol * max(f_low, scale)`` with
-``f_low = f(w) - gap`` a certified lower bound on the optimal objective: ``tol`` bounds the
-certified suboptimality relative to the objective, or to ``scale`` when the objective is smaller.
-``scale`` is ``(k/2) sigma^2`` when the caller gives the noise level ``sigma`` of ``y`` (the size
-the objective has for noisy answers; at least 1e-8, so that near-noiseless answers stay
-certifiable in floating point), else 1. With ``sigma`` given the default is ``tol = 1e-4``:
-then ``||F w - Pi(y)||_2 <= sqrt(2 gap) <= 0.01 max(sigma sqrt(k), ||F w - y||)``. For noisy
-answers the distance to K_Q is at most the noise's norm, which concentrates at ``sigma sqrt(k)``,
-so this is an RMS deviation from the exact projection of about 1 % of the noise per query at most, far below the projection's own error;
-optimizing further buys nothing statistically.
+Every solver is held to the same rule, ``gap <= tol * max(f_low, scale)``, with ``f_low`` the
+certified lower bound ``f(w) - gap`` on the optimum and ``scale = (k/2) sigma^2`` when the caller
+gives the noise level ``sigma`` of ``y`` (else 1). Why this ties the solver's accuracy to the
+noise, and the certificate's derivation, are in the theory page *Projection onto K_Q*
+(``docs/theory/projection.md``).
 """
 
 from __future__ import annotations
@@ -62,7 +57,9 @@ MODELLED_SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
 #: Default certified tolerance of :func:`project_to_hull` without a noise level (see its ``tol``).
 DEFAULT_TOL = 1e-8
 
-#: Default tolerance given the noise level ``sigma``: relative to ``(k/2) sigma^2`` (module docstring).
+#: Default tolerance given the noise level ``sigma``, relative to ``(k/2) sigma^2``: the answers are
+#: then within about 1 % of the noise (RMS per query) of the exact projection
+#: (``docs/theory/projection.md``, *A tolerance tied to the noise*).
 NOISE_TOL = 1e-4
 
 #: Least ``scale`` of the tolerance: as ``sigma -> 0`` (nearly noiseless answers) the threshold
@@ -94,12 +91,12 @@ _SOLVER_OPTIONS: MappingProxyType[str, MappingProxyType[str, Any]] = MappingProx
 
 @dataclass(frozen=True, repr=False)
 class ProjectionResult(SolveResult):
-    """A certified projection onto K_Q.
+    """A certified projection onto ``K_Q``, as :func:`project_to_hull` returns it.
 
-    Attributes
+    Parameters
     ----------
     answers : ndarray, shape (k,)
-        ``F @ weights``: a point of K_Q by construction.
+        ``F @ weights``: a point of ``K_Q`` by construction.
     weights : ndarray or 1-d scipy.sparse.csr_array, shape (m,)
         The witness distribution over the universe (the certificate): ``weights >= 0``,
         ``sum(weights) == 1`` (up to floating-point rounding of the renormalization). Sparse from
@@ -115,6 +112,27 @@ class ProjectionResult(SolveResult):
         certified upper bound on ``(1/2)||answers - y||^2 - (1/2) dist(y, K_Q)^2``, which also
         bounds the distance to the exact projection, ``||answers - Pi(y)||_2 <= sqrt(2 gap)``;
         ``stats.tolerance`` is the threshold it was checked against.
+
+    See Also
+    --------
+    projmech.bodies.RelaxationResult : A projection onto the relaxation L, with moments.
+    synthetic_data : Rows rounded from the witness.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> workload = pm.marginals(domain, way=2)
+    >>> truth = workload.answer(np.full(domain.size, 1 / domain.size))
+    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, workload.num_queries)
+    >>> result = pm.project_to_hull(workload, y, solver="fast", noise_scale=0.05)
+    >>> round(float(result.weights.sum()), 12), result.support.size <= workload.num_queries + 1
+    (1.0, True)
+    >>> bool(np.sqrt(2 * result.stats.gap) <= 0.01 * 0.05 * np.sqrt(12))  # close to the exact projection
+    True
+    >>> result.summary()["body"], result.summary()["status"]
+    ('hull', 'optimal')
     """
 
     answers: np.ndarray
@@ -144,7 +162,14 @@ class ProjectionResult(SolveResult):
         return 0.5 * self.distance**2
 
     def summary(self) -> dict[str, Any]:
-        """The projection and its solver statistics as plain JSON-serializable values."""
+        """The projection and its solver statistics as plain JSON-serializable values.
+
+        Returns
+        -------
+        dict
+            ``body`` (``"hull"``), ``distance``, ``objective``, ``raw_feasibility_error``,
+            ``support_size`` and the entries of ``stats.summary()``.
+        """
         return {
             "body": "hull",
             "distance": self.distance,
@@ -162,17 +187,79 @@ class ProjectionResult(SolveResult):
 class ProjectionError(SolveError):
     """No solver produced a projection that passed the feasibility and optimality checks.
 
-    ``attempts`` holds every solver's outcome; ``best`` the :class:`ProjectionResult` of the
-    feasible witness with the smallest certified gap above the tolerance (e.g. the ``"fast"``
-    solver's at its iteration limit), or None.
+    Raised by :func:`project_to_hull`. The point in ``best`` is never returned as a projection.
+
+    Parameters
+    ----------
+    message : str
+        What failed.
+    attempts : iterable of Attempt
+        Every solver's outcome, in the order tried (kept as the tuple ``attempts``).
+    best : ProjectionResult or None
+        The feasible witness with the smallest certified gap above the tolerance (e.g. the
+        ``"fast"`` solver's at its iteration limit), or None.
+
+    See Also
+    --------
+    projmech.solve.SolveError : The base class of every solver's error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), way=2)
+    >>> y = np.random.default_rng(0).normal(0.25, 0.1, workload.num_queries)
+    >>> try:
+    ...     pm.project_to_hull(workload, y, solver="fast", tol=1e-30, max_iterations=1)
+    ... except pm.ProjectionError as error:
+    ...     print(error.attempts[0].status, error.best.stats.gap > 0)
+    iteration_limit True
     """
 
 
 def frank_wolfe_gap(F: Any, y: np.ndarray, weights: np.ndarray) -> float:
     """Frank–Wolfe gap of a simplex point ``w`` for ``f(w) = (1/2)||F w - y||^2``.
 
-    With ``g = F^T (F w - y)``, ``gap = g.w - min_j g_j``. By convexity, for the optimum ``w*``,
-    ``f(w) - f(w*) <= g.(w - w*) <= g.w - min_j g_j``, so the gap certifies suboptimality.
+    With ``g = F^T (F w - y)``, ``gap = g.w - min_j g_j`` (:cite:p:`Jag13`). By convexity it bounds
+    the suboptimality ``f(w) - min f`` over the simplex, and ``||F w - Pi(y)||_2 <= sqrt(2 gap)``
+    for the exact projection ``Pi(y)`` onto ``K_Q`` (theory page *Projection onto K_Q*,
+    ``docs/theory/projection.md``).
+
+    Parameters
+    ----------
+    F : ndarray or scipy sparse matrix, shape (k, m)
+        The query matrix (anything with ``F @ w`` and ``F.T @ r``).
+    y : ndarray, shape (k,)
+        The point projected.
+    weights : ndarray, shape (m,)
+        A point of the simplex (``w >= 0``, ``sum(w) = 1``).
+
+    Returns
+    -------
+    float
+        The gap, ``>= 0`` for a point of the simplex.
+
+    See Also
+    --------
+    project_to_hull : Certifies its witness by this gap.
+
+    References
+    ----------
+    :cite:t:`Jag13` (the duality gap of Frank–Wolfe methods).
+
+    Examples
+    --------
+    A point of ``K_Q`` is its own projection: its witness has gap 0; the uniform witness of a
+    point outside does not.
+
+    >>> import numpy as np
+    >>> from projmech.bodies import frank_wolfe_gap
+    >>> F = np.array([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])  # two threshold queries
+    >>> w = np.array([0.5, 0.25, 0.25])
+    >>> frank_wolfe_gap(F, F @ w, w)
+    0.0
+    >>> round(frank_wolfe_gap(F, np.array([1.0, 1.0]), np.full(3, 1 / 3)), 4)
+    0.5556
     """
     residual = np.asarray(F @ weights).ravel() - y
     return _gap(weights, np.asarray(F.T @ residual).ravel())
@@ -219,17 +306,24 @@ def project_to_hull(
 ) -> ProjectionResult:
     """Project ``y`` onto K_Q = conv(columns of F) in the Euclidean norm.
 
+    ``K_Q`` holds the answers of every distribution over the universe, so the true answers of
+    any data set stay put and the projection is never farther from them than ``y`` is: the
+    projection mechanism's step (:cite:p:`NTZ13`). The result carries a witness distribution and
+    a certified Frank–Wolfe gap; the certificate, the tolerance's tie to the noise and the
+    active-set solver are derived in the theory page *Projection onto K_Q*
+    (``docs/theory/projection.md``).
+
     Parameters
     ----------
     F : Workload, ndarray or scipy sparse matrix, shape (k, m)
         An implicit workload (e.g. ``marginals(domain, 2, implicit=True)``) works with the
-        ``"fast"`` solver, which needs only :meth:`~projmech.Workload.rmatvec` and
-        :meth:`~projmech.Workload.columns`.
+        ``"fast"`` solver, which needs only :meth:`~projmech.workloads.Workload.rmatvec` and
+        :meth:`~projmech.workloads.Workload.columns`.
     y : array_like, shape (k,)
         The point to project (typically noisy answers).
     solver : {"auto", "fast", "CLARABEL", "ECOS", "OSQP", "SCS"}
         ``"fast"``: the active-set solver of :mod:`projmech.bodies.active_set` (column
-        generation with Wolfe's minimum-norm-point method; a sparse witness). A CVXPY solver
+        generation with Wolfe's minimum-norm-point method, :cite:p:`Wol76`; a sparse witness). A CVXPY solver
         name builds the problem over the explicit matrix. ``"auto"`` tries the solvers that
         apply in the order of their estimated time (:func:`auto_solver_order`, from the cost
         model of :mod:`projmech.bodies.cost`; ``"fast"`` only, for an implicit workload), moving on
@@ -273,6 +367,35 @@ def project_to_hull(
         If no solver produced a certified projection; it carries every attempt's outcome (for
         ``"fast"``, the gap it stopped at) and, as ``best``, the feasible witness with the
         smallest gap, if any.
+
+    See Also
+    --------
+    projmech.bodies.project_to_relaxation : The projection onto the relaxation L of 2-way
+        marginals, for domains whose universe is too large for ``K_Q``.
+    frank_wolfe_gap : The certificate.
+
+    References
+    ----------
+    :cite:t:`NTZ13` (the projection mechanism); :cite:t:`Jag13` (the Frank–Wolfe gap);
+    :cite:t:`Wol76` (the minimum-norm-point method of the ``"fast"`` solver).
+
+    Examples
+    --------
+    An implicit workload (products only, no matrix) goes to the ``"fast"`` solver:
+
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> workload = pm.marginals(domain, way=2, implicit=True)
+    >>> truth = workload.answer(np.full(domain.size, 1 / domain.size))
+    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, workload.num_queries)
+    >>> result = pm.project_to_hull(workload, y, noise_scale=0.05)
+    >>> result.stats.solver, str(result.stats.status), result.stats.gap <= result.stats.tolerance
+    ('fast', 'optimal', True)
+    >>> bool(np.linalg.norm(result.answers - truth) <= np.linalg.norm(y - truth))
+    True
+    >>> [(attempt.solver, str(attempt.status)) for attempt in result.stats.attempts]
+    [('fast', 'optimal')]
     """
     if isinstance(F, Workload):
         workload: Workload | None = F
@@ -483,9 +606,12 @@ def _check_projection(operator: Workload, y: np.ndarray, weights: np.ndarray | s
 
 
 def check_solver(solver: Any) -> str:
-    """``solver`` as :func:`project_to_hull` takes it: ``"auto"``, ``"fast"`` or a CVXPY name of
-    :data:`SOLVERS` (upper-cased); a TypeError or ValueError naming it otherwise. Whether it is
-    installed and fits the workload is checked when projecting (:func:`_solver_order`)."""
+    """``solver`` as :func:`project_to_hull` takes it: ``"auto"``, ``"fast"`` or a CVXPY name.
+
+    CVXPY names are those of :data:`SOLVERS`, upper-cased; a TypeError or ValueError names
+    ``solver`` otherwise. Whether it is installed and fits the workload is checked when
+    projecting (:func:`_solver_order`).
+    """
     if not isinstance(solver, str):
         raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
     if solver in ("auto", FAST):
@@ -496,12 +622,15 @@ def check_solver(solver: Any) -> str:
 
 
 def auto_solver_order(workload: Workload) -> list[str]:
-    """The solvers ``solver="auto"`` tries on ``workload``, in order: those of the cost model
-    that apply (``"fast"`` with products both ways, :data:`MODELLED_SOLVERS` with the explicit
-    matrix, when installed) from the fastest estimate to the slowest
-    (:func:`~projmech.bodies.cost.by_estimated_time`), then the other installed CVXPY solvers.
-    Every one stays as a fallback: the active-set solver certifies badly scaled problems (columns
-    of norm 1e8) that every CVXPY solver fails, and a CVXPY solver may certify where it stops."""
+    """The solvers ``solver="auto"`` tries on ``workload``, in order.
+
+    Those of the cost model that apply (``"fast"`` with products both ways,
+    :data:`MODELLED_SOLVERS` with the explicit matrix, when installed) from the fastest estimate
+    to the slowest (:func:`~projmech.bodies.cost.by_estimated_time`), then the other installed
+    CVXPY solvers. Every one stays as a fallback: the active-set solver certifies badly scaled
+    problems (columns of norm 1e8) that every CVXPY solver fails, and a CVXPY solver may certify
+    where it stops.
+    """
     explicit = not workload.is_implicit
     # Only an explicit matrix takes a CVXPY solver: an implicit one needs no lookup (nor CVXPY's import).
     installed = set(installed_solvers()) if explicit else set()

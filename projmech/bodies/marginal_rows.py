@@ -3,8 +3,8 @@
 A point of the relaxation L is a set of consistent 2-way tables (with a PSD moment matrix), not
 a distribution, so there is no witness to sample from. Two steps turn the tables into rows:
 
-1. **A tree to start.** The maximum spanning tree of the tables' mutual informations (Chow &
-   Liu 1968) is a distribution whose 2-way marginals on the tree's edges are the released tables
+1. **A tree to start.** The maximum spanning tree of the tables' mutual informations
+   (:cite:p:`CL68`) is a distribution whose 2-way marginals on the tree's edges are the released tables
    exactly; ``n`` rows are drawn from it, attribute by attribute along the tree.
 2. **Local search on the rows.** The rows' own tables miss the released ones off the tree. Each
    pass visits every (row, attribute) once, in random batches: a row's value is changed to the

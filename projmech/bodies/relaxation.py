@@ -1,52 +1,26 @@
-"""Projection of noisy 2-way marginals onto a convex relaxation L of K_Q (seed 000, last section).
+"""Projection of noisy 2-way marginals onto a convex relaxation L of K_Q.
 
-For 2-way marginals, projecting onto ``K_Q`` is NP-hard; the seeds project onto a body
-``L ⊇ K_Q`` with an efficient separation oracle instead. The error analysis of the projection
-mechanism needs only that the true answers lie in the body and uses its Gaussian width.
+Projecting onto ``K_Q`` itself takes time proportional to the universe, exponential in the
+number of attributes; the relaxation L is a convex body that contains ``K_Q``, is described by
+a moment matrix of polynomial size, and has an efficient separation oracle
+(:cite:p:`DNT15`). Since the error analysis of the projection mechanism (:cite:p:`NTZ13`) needs
+only a convex body that contains the true answers, it holds for L with L's Gaussian width.
 
-Encoding. A row ``x`` is written as a vector ``z`` of indicators; every 2-way marginal cell is
-then an entry of the second-moment matrix ``E[z z^T]``, and every answer vector in ``K_Q`` is a
-linear image of a point of the moment body ``conv{(1, z)(1, z)^T}``. The relaxation replaces
-that hull by a convex superset over the moment matrix ``Y = [[1, mu^T], [mu, P]]``:
+A row is encoded as a vector ``z`` of indicators (one per binary attribute, or the one-hot
+indicators of every value), and every 2-way marginal cell is an entry of the moment matrix
+``Y = E[(1, z)(1, z)^T]``. L is the set of matrices ``Y`` that satisfy the equalities every such
+matrix satisfies, plus the constraints ``relaxation`` selects:
 
-- binary domains: ``z = x in {0, 1}^d``, ``diag(P) = mu`` (``x_i^2 = x_i``); the cells of the
-  pair ``(i, j)`` are ``(0,0) = 1 - mu_i - mu_j + P_ij``, ``(0,1) = mu_j - P_ij``,
-  ``(1,0) = mu_i - P_ij``, ``(1,1) = P_ij``;
-- categorical domains: ``z`` holds the one-hot indicators of every attribute; within an
-  attribute the indicators are exclusive (its block of P is ``diag(mu_a)``) and sum to one, and
-  summing an attribute's rows of Y gives its first row (``sum_v z_{a,v} = 1`` times anything).
-  The cells of the pair ``(a, b)`` are the block ``P[a, b]``.
-
-``relaxation`` selects the constraints on top of those equalities:
-
-- ``"sdp"``: ``Y`` positive semidefinite (the first level of the moment hierarchy; for binary
-  data with ``s = 2x - 1`` it is the elliptope);
+- ``"sdp"``: ``Y`` positive semidefinite (the first level of the moment hierarchy,
+  :cite:p:`Las01`);
 - ``"local"``: every cell of every 2-way table nonnegative (the local-consistency polytope);
-- ``"sdp+local"`` (default): both. The SDP alone admits negative cells (in ±1 form
-  ``m_i = m_j = C_ij = -1/2`` is PSD yet gives a ``(1,1)`` cell of ``-1/8``).
+- ``"sdp+local"`` (default): both. The SDP alone admits negative cells, which
+  :func:`project_to_relaxation` reports with a :class:`NegativeCellsWarning`.
 
-Every data set's exact marginals satisfy all of these (``Y`` is then an average of
-``(1, z)(1, z)^T``), so ``K_Q ⊆ L`` and the projection onto L never moves a true answer vector.
-
-What is guaranteed: a width, not a sandwich
--------------------------------------------
-The error analysis (seed 000, Theorem 8) needs only a convex body containing the true answers,
-so it holds with ``l*(L)`` in place of ``l*(K_Q)``. For binary attributes Grothendieck's
-inequality gives ``l*(L) <= 2 K_G l*(K_Q) < 3.57 l*(K_Q)`` for ``"sdp"`` and ``"sdp+local"``
-(proof in :mod:`projmech.geometry`); measured for d = 4..10 (``benchmarks/widths.py``, paired
-Monte Carlo): 1.0002-1.0007 for ``"sdp+local"``, 1.020-1.043 for ``"sdp"``, 1.011-1.145 for
-``"local"``, whose ratio grows like ``sqrt(d)`` (``l*(local) >= C(d,2)/sqrt(2 pi)``). The sandwich
-``(1/C)·L ⊆ K_Q ⊆ L`` of seed 002 (slide 15; the OCR reads "1 • 10 L", probably C = 10) holds for
-no absolute C: scaled about the origin for no C > 1 (every point has tables summing to 1), and
-about any centre only with C = Θ(log d) for both semidefinite relaxations -- the Grothendieck
-constant of the complete graph (Alon, Makarychev, Makarychev & Naor 2006) -- which confirms the
-issue's claim. What the seeds need, and what holds, is the width comparison.
-
-Solvers
--------
-:func:`project_to_relaxation` solves the projection either with the certified ADMM of
-:mod:`projmech.bodies.relaxation_admm` (default for the semidefinite relaxations) or with the
-CVXPY model below, which the tests use as the reference.
+The encoding, the constraints, the width comparison ``l*(L) / l*(K_Q)`` and the certificates of
+both solvers (the ADMM of :mod:`projmech.bodies.relaxation_admm`, default for the semidefinite
+relaxations, and the CVXPY model below, which the tests use as the reference) are derived in the
+theory page *The moment relaxation of 2-way marginals* (``docs/theory/relaxation.md``).
 """
 
 from __future__ import annotations
@@ -68,9 +42,10 @@ from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveSt
     solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
 
-__all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "project_to_relaxation",
-           "relaxation_support", "MomentEncoding", "moment_dimension", "check_solver"]
+__all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "NegativeCellsWarning",
+           "project_to_relaxation", "relaxation_support", "MomentEncoding", "moment_dimension", "check_solver"]
 
+#: The constraints L may have, as ``relaxation=`` takes them (module docstring).
 RELAXATIONS = ("sdp+local", "sdp", "local")
 
 #: Default certified relative gap of the ADMM projection (see :func:`project_to_relaxation`).
@@ -95,12 +70,73 @@ _BOUND_SLACK = 1e-9
 
 
 class RelaxationError(SolveError):
-    """The solver did not return an optimal projection onto the relaxation (or, from
-    :func:`relaxation_support`, an optimal support value).
+    """The solver returned no optimal projection onto the relaxation, or no optimal support value.
 
-    ``attempts`` holds the solver's outcome; ``best`` the feasible point found, with its
-    certified gap, where ADMM stopped at ``max_iterations`` (a :class:`RelaxationResult` whose
-    ``stats.status`` is ``iteration_limit``), else None. It is never returned as a projection.
+    Raised by :func:`project_to_relaxation` and :func:`relaxation_support`. The point in
+    ``best`` is never returned as a projection.
+
+    Parameters
+    ----------
+    message : str
+        What failed.
+    attempts : iterable of Attempt
+        The solver's outcome (kept as the tuple ``attempts``).
+    best : RelaxationResult or None
+        The feasible point found, with its certified gap, where ADMM stopped at
+        ``max_iterations`` (its ``stats.status`` is ``iteration_limit``), else None.
+
+    See Also
+    --------
+    projmech.solve.SolveError : The base class of every solver's error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> y = np.random.default_rng(0).normal(0.25, 0.1, 12)
+    >>> try:
+    ...     pm.project_to_relaxation(domain, y, tol=1e-9, max_iterations=10)
+    ... except pm.RelaxationError as error:
+    ...     print(error.best.stats.status, error.best.stats.gap > 1e-9)
+    iteration_limit True
+    """
+
+
+class NegativeCellsWarning(UserWarning):
+    """Answers projected onto a relaxation without the local constraints have negative cells.
+
+    :func:`project_to_relaxation` warns with it when ``relaxation="sdp"`` returns a cell below
+    ``-feasibility_tol``: the positive semidefinite constraint alone does not keep the cells of a
+    2-way table nonnegative. The message gives the number of such cells and the smallest one.
+    ``relaxation="sdp+local"`` (the default; on the command line ``--relaxation sdp+local``)
+    keeps every cell nonnegative; it is contained in ``"sdp"``, so its Gaussian width, and with
+    it the projection mechanism's error bound, is no larger.
+
+    See Also
+    --------
+    project_to_relaxation : The projection that warns.
+
+    Examples
+    --------
+    The point below lies in the ``"sdp"`` relaxation (its moment matrix is positive
+    semidefinite), yet its ``(1, 1)`` cell is ``-1/8``; projecting onto ``"sdp"`` leaves it there.
+
+    >>> import warnings
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies import NegativeCellsWarning
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> y = np.array([0.375, 0.375, 0.375, -0.125])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     result = pm.project_to_relaxation(domain, y, relaxation="sdp")
+    >>> [issubclass(w.category, NegativeCellsWarning) for w in caught]
+    [True]
+    >>> round(float(result.answers.min()), 3)
+    -0.125
+    >>> bool(pm.project_to_relaxation(domain, y).answers.min() >= 0)  # "sdp+local": no warning
+    True
     """
 
 
@@ -110,9 +146,11 @@ def _is_binary(sizes: Sequence[int], encoding: str) -> bool:
 
 
 def moment_dimension(sizes: Sequence[int], encoding: str = "auto") -> int:
-    """``D``, the indicators ``z`` of a row over attributes of ``sizes`` (the moment matrix is
-    ``(D + 1) x (D + 1)``): one per attribute in the binary encoding, one per value in the one-hot
-    one; ``encoding`` as :meth:`MomentEncoding.of` takes it."""
+    """``D``, the number of indicators ``z`` of a row over attributes of ``sizes``.
+
+    The moment matrix is ``(D + 1) x (D + 1)``: one indicator per attribute in the binary
+    encoding, one per value in the one-hot one; ``encoding`` as :meth:`MomentEncoding.of` takes it.
+    """
     return len(sizes) if _is_binary(sizes, encoding) else int(sum(sizes))
 
 
@@ -121,18 +159,43 @@ class MomentEncoding:
     """The linear map from a moment matrix ``Y`` (``(D+1) x (D+1)``) to 2-way marginal answers.
 
     Answers follow ``marginals(domain, 2)``: attribute pairs in lexicographic order, cells
-    row-major within each pair's table. ``cells @ vec(Y)`` (row-major ``vec``) gives them.
+    row-major within each pair's table. ``cells @ vec(Y)`` (row-major ``vec``) gives them. Build
+    one with :meth:`of`; the cells of each encoding are written out in the theory page *The
+    moment relaxation of 2-way marginals* (``docs/theory/relaxation.md``).
 
-    Attributes
+    Parameters
     ----------
     domain : Domain
+        The domain whose 2-way marginals are encoded.
     binary : bool
         ``z = x`` (one indicator per binary attribute) or one-hot indicators.
     offsets : ndarray of int
-        Where each attribute's indicators start in ``z`` (one-hot encoding).
+        Where each attribute's indicators start in ``z``.
     size : int
-        ``D + 1``, the order of Y.
+        ``D + 1``, the order of ``Y``.
     cells : scipy.sparse.csr_array, shape (k, (D+1)^2)
+        The map itself: row ``i`` picks (and for binary cells, adds and subtracts) the entries
+        of ``Y`` that make cell ``i``.
+
+    See Also
+    --------
+    project_to_relaxation : Returns the moment matrix of the projected answers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies import MomentEncoding
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> encoding = MomentEncoding.of(domain)
+    >>> encoding.binary, encoding.size, encoding.num_queries
+    (True, 4, 12)
+    >>> uniform = np.full(domain.size, 1 / domain.size)
+    >>> moments = encoding.moments_of(uniform)  # [[1, mu^T], [mu, P]]
+    >>> float(moments[0, 1]), float(moments[1, 2])  # mu_a, P_ab
+    (0.5, 0.25)
+    >>> np.allclose(encoding.answers(moments), pm.marginals(domain, way=2).answer(uniform))
+    True
     """
 
     domain: Domain
@@ -143,8 +206,29 @@ class MomentEncoding:
 
     @classmethod
     def of(cls, domain: Domain, encoding: str = "auto") -> MomentEncoding:
-        """The encoding of ``domain``: ``"binary"`` (every attribute of size 2), ``"one-hot"``,
-        or ``"auto"`` (binary where possible)."""
+        """The encoding of ``domain``'s 2-way marginals.
+
+        Parameters
+        ----------
+        domain : Domain
+            At least 2 attributes, each with at least 2 values.
+        encoding : {"auto", "binary", "one-hot"}
+            ``"binary"`` (every attribute of size 2), ``"one-hot"``, or ``"auto"`` (binary where
+            possible).
+
+        Returns
+        -------
+        MomentEncoding
+            Its ``cells`` map in the layout of ``marginals(domain, 2)``.
+
+        Raises
+        ------
+        TypeError
+            If ``domain`` is not a :class:`~projmech.domain.Domain`.
+        ValueError
+            If ``domain`` has fewer than 2 attributes or an attribute with fewer than 2 values,
+            if ``encoding`` is unknown, or ``"binary"`` for a non-binary domain.
+        """
         if not isinstance(domain, Domain):
             raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
         sizes = list(domain.sizes)
@@ -189,14 +273,37 @@ class MomentEncoding:
 
     @property
     def num_queries(self) -> int:
+        """The number ``k`` of 2-way marginal cells."""
         return self.cells.shape[0]
 
     def answers(self, moments: np.ndarray) -> np.ndarray:
-        """The 2-way marginal answers of a moment matrix."""
+        """The 2-way marginal answers of a moment matrix.
+
+        Parameters
+        ----------
+        moments : array_like, shape (D+1, D+1)
+            A moment matrix of this encoding.
+
+        Returns
+        -------
+        ndarray, shape (k,)
+            ``cells @ vec(moments)``, in the layout of ``marginals(domain, 2)``.
+        """
         return self.cells @ np.asarray(moments, dtype=float).ravel()
 
     def moments_of(self, histogram: np.ndarray) -> np.ndarray:
-        """The exact moment matrix ``E[(1, z)(1, z)^T]`` of a distribution over the universe."""
+        """The exact moment matrix ``E[(1, z)(1, z)^T]`` of a distribution over the universe.
+
+        Parameters
+        ----------
+        histogram : array_like, shape (m,)
+            Weights over the universe of the domain (a distribution, for a point of ``K_Q``).
+
+        Returns
+        -------
+        ndarray, shape (D+1, D+1)
+            ``sum_x histogram[x] (1, z(x))(1, z(x))^T``.
+        """
         h = np.asarray(histogram, dtype=float).ravel()
         codes = np.unravel_index(np.arange(self.domain.size), self.domain.sizes)
         lifted = np.zeros((self.domain.size, self.size))
@@ -211,18 +318,19 @@ class MomentEncoding:
 
 @dataclass(frozen=True, repr=False)
 class RelaxationResult(SolveResult):
-    """A projection onto the relaxation L.
+    """A projection onto the relaxation L, as :func:`project_to_relaxation` returns it.
 
-    Attributes
+    Parameters
     ----------
     answers : ndarray, shape (k,)
         The projected 2-way marginal answers (the image of ``moments``).
     moments : ndarray, shape (D+1, D+1)
-        The moment matrix ``Y = [[1, mu^T], [mu, P]]`` found (the certificate that ``answers``
-        lie in L).
+        The moment matrix ``Y = [[1, mu^T], [mu, P]]`` found: the certificate that ``answers``
+        lie in L.
     distance : float
         ``||answers - y||_2``.
     relaxation : str
+        The constraints of L, one of :data:`RELAXATIONS`.
     constraint_violation : float
         The largest violation, in the returned moments, of L's constraints: equalities,
         ``-min eigenvalue(Y)`` for the SDP, ``-min cell`` for the local constraints.
@@ -233,6 +341,25 @@ class RelaxationResult(SolveResult):
         ``sqrt(gap) * distance`` of ``answers``; ``stats.iterations`` counts ADMM iterations.
         For a CVXPY solver ``stats.gap`` is None and ``stats.tolerance_met`` False: its accuracy
         is its own status.
+
+    See Also
+    --------
+    projmech.bodies.ProjectionResult : A projection onto ``K_Q``, with a witness distribution.
+    synthetic_data : Rows whose 2-way marginals approach ``answers``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> workload = pm.marginals(domain, way=2)
+    >>> truth = workload.answer(np.full(domain.size, 1 / domain.size))
+    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, workload.num_queries)
+    >>> result = pm.project_to_relaxation(domain, y)
+    >>> result.moments.shape, result.witness is None
+    ((4, 4), True)
+    >>> result.summary()["body"], result.summary()["status"]
+    ('relaxation/sdp+local', 'optimal')
     """
 
     answers: np.ndarray
@@ -247,7 +374,14 @@ class RelaxationResult(SolveResult):
     witness = None
 
     def summary(self) -> dict[str, Any]:
-        """The projection and its solver statistics as plain JSON-serializable values."""
+        """The projection and its solver statistics as plain JSON-serializable values.
+
+        Returns
+        -------
+        dict
+            ``body`` (``"relaxation/<relaxation>"``), ``distance``, ``constraint_violation``
+            and the entries of ``stats.summary()``.
+        """
         return {
             "body": f"relaxation/{self.relaxation}",
             "distance": self.distance,
@@ -358,40 +492,40 @@ def project_to_relaxation(
 ) -> RelaxationResult:
     """Euclidean projection of 2-way marginal answers ``y`` onto the relaxation L.
 
-    ``min ||cells(Y) - y||_2`` over the moment matrices Y of L (module docstring): polynomial in
-    the number of attributes, never touching the ``prod(sizes)`` universe. Guarantee:
-    ``K_Q ⊆ L``, so the true answers are feasible and the projection's distance to them is at
-    most that of ``y`` (projection onto a convex set containing the point); the error bound of
-    seed 000, Theorem 8, holds with ``l*(L)`` in place of ``l*(K_Q)``.
-
-    Two solvers:
-
-    - ``"admm"`` (:mod:`projmech.bodies.relaxation_admm`; relaxations ``"sdp+local"`` and
-      ``"sdp"``): closed-form ADMM steps in orthogonal contrast coordinates. It returns a point
-      of L (feasible by construction, up to rounding) whose relative suboptimality
-      ``(||answers - y||^2 - min) / ||answers - y||^2`` is certified below ``tol`` by a
-      Lagrangian lower bound; then ``||answers - exact projection|| <= sqrt(tol) * distance``.
-      ``d = 150`` binary attributes take about 0.1 s, ``d = 500`` about 8 s (README).
-    - a CVXPY solver name (``"SCS"``, ``"CLARABEL"``, ...): the reference model, one matrix
-      variable, a handful of vectorized constraints; trusted when its status is ``optimal``.
+    Minimizes ``||cells(Y) - y||_2`` over the moment matrices ``Y`` of L: polynomial in the
+    number of attributes, never touching the ``prod(sizes)`` universe. ``K_Q ⊆ L``, so the true
+    answers are feasible, the projection is never farther from them than ``y`` is, and the
+    projection mechanism's error bound (:cite:p:`NTZ13`) holds with the Gaussian width of L in
+    place of that of ``K_Q`` (:cite:p:`DNT15`). The relaxation, the bound and the solvers'
+    certificates are derived in the theory page *The moment relaxation of 2-way marginals*
+    (``docs/theory/relaxation.md``).
 
     Parameters
     ----------
     domain : Domain
-        Every attribute has at least 2 values; at least 2 attributes.
+        At least 2 attributes, each with at least 2 values.
     y : array_like, shape (k,)
         Answers in the layout of ``marginals(domain, 2)``.
     relaxation : {"sdp+local", "sdp", "local"}
+        The constraints of L on the moment matrix ``Y``: ``"sdp"``, ``Y`` positive
+        semidefinite; ``"local"``, every cell nonnegative; ``"sdp+local"``, both. ``"sdp"``
+        alone can return negative cells, with a :class:`NegativeCellsWarning`.
     solver : str
-        ``"auto"``: ``"admm"`` for the semidefinite relaxations, SCS for ``"local"``.
+        ``"admm"``: the certified first-order solver of :mod:`projmech.bodies.relaxation_admm`
+        (``"sdp+local"`` and ``"sdp"``; ``d = 150`` binary attributes take about 0.1 s,
+        ``d = 500`` about 8 s). A CVXPY solver name (``"SCS"``, ``"CLARABEL"``, ...): the
+        reference model, trusted when its status is ``optimal``. ``"auto"``: ``"admm"`` for the
+        semidefinite relaxations, SCS for ``"local"``.
     solver_options : dict, optional
-        Options of a CVXPY solver (none for ``"admm"``, which takes ``tol``, ``max_iterations``).
+        Options of a CVXPY solver (none for ``"admm"``, which takes ``tol`` and
+        ``max_iterations``).
     encoding : {"auto", "binary", "one-hot"}
         Of the returned moment matrix; ``"auto"`` is binary when every attribute has 2 values.
     tol : float
-        The certified relative gap at which ADMM stops (default 1e-4: the returned answers are
-        then within ``0.01 * distance`` of the exact projection, far below the noise that
-        ``distance`` mostly consists of). CVXPY solvers use their own tolerances.
+        The certified relative gap ``(||answers - y||^2 - min) / ||answers - y||^2`` at which
+        ADMM stops, in ``(0, 1)``. The returned answers are then within ``sqrt(tol) * distance``
+        of the exact projection: with the default 1e-4, ``0.01 * distance``, far below the noise
+        that ``distance`` mostly consists of. CVXPY solvers use their own tolerances.
     max_iterations : int
         ADMM iterations before giving up with :class:`RelaxationError`.
     callback : callable, optional
@@ -400,22 +534,62 @@ def project_to_relaxation(
     feasibility_tol : float, optional
         The largest constraint violation a returned point may have: default
         ``ADMM_FEASIBILITY_TOL`` (1e-9) for ADMM, whose point is feasible by construction, and
-        ``CVXPY_FEASIBILITY_TOL`` (1e-4, SCS's default accuracy) for a CVXPY solver.
+        ``CVXPY_FEASIBILITY_TOL`` (1e-4, SCS's default accuracy) for a CVXPY solver. Cells
+        below ``-feasibility_tol`` are the negative cells a :class:`NegativeCellsWarning` counts.
 
-    Every point passes one final check before it is returned, whatever solver produced it
-    (:func:`_check_relaxation`): the answers are recomputed from the returned moment matrix, its
-    constraint violation must be at most ``feasibility_tol``, and for ADMM the relative gap is
-    recomputed from the returned answers and the solver's Lagrangian lower bound.
+    Returns
+    -------
+    RelaxationResult
+        The projected answers, their moment matrix and the solver's statistics. Whatever solver
+        produced it, the point passed one final check: the answers recomputed from the moment
+        matrix, its constraint violation at most ``feasibility_tol`` and, for ADMM, the relative
+        gap recomputed from the answers and the solver's Lagrangian lower bound.
 
     Raises
     ------
+    TypeError
+        If ``domain`` is not a :class:`~projmech.domain.Domain`, or ``tol`` or ``solver`` has the wrong
+        type.
     ValueError
-        On a ``y`` of the wrong length or with NaN, an unknown relaxation, solver or encoding, a
-        non-positive ``tol``, ``max_iterations`` or ``feasibility_tol``; before any solve.
+        On a ``y`` of the wrong length or with NaN, an unknown ``relaxation``, ``solver`` or
+        ``encoding``, ``solver_options`` given to ``"admm"``, a ``tol`` outside ``(0, 1)``, or a
+        non-positive ``max_iterations`` or ``feasibility_tol``; before any solve.
     RelaxationError
         If the solver does not report an optimal solution (``optimal_inaccurate`` included),
         ADMM does not certify ``tol`` within ``max_iterations`` (the best point is attached as
         ``best``), or the returned point fails the final check (``Status.REJECTED``).
+
+    Warns
+    -----
+    NegativeCellsWarning
+        When a relaxation without the local constraints (``"sdp"``) returns cells below
+        ``-feasibility_tol``.
+
+    See Also
+    --------
+    projmech.bodies.project_to_hull : The projection onto ``K_Q`` itself.
+    relaxation_support : The support function of L.
+
+    References
+    ----------
+    :cite:t:`NTZ13` (the projection mechanism); :cite:t:`DNT15` (projecting onto a convex
+    relaxation of the marginals' body).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> workload = pm.marginals(domain, way=2)
+    >>> truth = workload.answer(np.full(domain.size, 1 / domain.size))
+    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, workload.num_queries)
+    >>> result = pm.project_to_relaxation(domain, y)
+    >>> str(result.stats.status), result.stats.gap <= 1e-4
+    ('optimal', True)
+    >>> bool(np.linalg.norm(result.answers - truth) <= np.linalg.norm(y - truth))
+    True
+    >>> bool(result.answers.min() >= 0)  # "sdp+local": every table is a distribution
+    True
     """
     if relaxation not in RELAXATIONS:
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
@@ -460,13 +634,31 @@ def project_to_relaxation(
 
     result, _, _ = solve_in_order(plan, RelaxationError, f"projection onto the relaxation L ({relaxation}) failed",
                                   finish)
+    if "local" not in relaxation:
+        _warn_negative_cells(result, feasibility)
     return result
 
 
+def _warn_negative_cells(result: RelaxationResult, tolerance: float) -> None:
+    """Warn (:class:`NegativeCellsWarning`) when ``result`` has cells below ``-tolerance``."""
+    # Reads nothing but the projected answers, which are released: post-processing, so the
+    # warning costs no privacy.
+    negative = result.answers < -tolerance
+    count = int(np.count_nonzero(negative))
+    if count:
+        warnings.warn(
+            f"{count} of {result.answers.size} projected cells are negative (minimum "
+            f"{float(result.answers.min()):.3g}): relaxation={result.relaxation!r} lacks the local "
+            "constraints; relaxation='sdp+local' (command line: --relaxation sdp+local) keeps every cell "
+            "nonnegative", NegativeCellsWarning, stacklevel=3)
+
+
 def check_solver(solver: Any, relaxation: str) -> str:
-    """The solver :func:`project_to_relaxation` runs for ``solver`` on ``relaxation`` (``"auto"``
-    resolved: ADMM for the semidefinite relaxations, SCS for ``"local"``); a TypeError or
-    ValueError naming it when it cannot."""
+    """The solver :func:`project_to_relaxation` runs for ``solver`` on ``relaxation``.
+
+    ``"auto"`` is resolved: ADMM for the semidefinite relaxations, SCS for ``"local"``. A
+    TypeError or ValueError names ``solver`` when it cannot run.
+    """
     if not isinstance(solver, str):
         raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
     if solver == "auto":
@@ -592,19 +784,26 @@ def _check_relaxation(model: MomentEncoding, relaxation: str, target: np.ndarray
 
 @dataclass(frozen=True)
 class RelaxationSupport:
-    """The support function ``h_L(g) = max {<g, cells(Y)> : Y in L}`` of the relaxation in many
-    directions (seed 000, Definition 5, with L in place of K_Q).
+    """The support function ``h_L(g) = max {<g, cells(Y)> : Y in L}`` of L in many directions.
 
-    Attributes
+    As :func:`relaxation_support` returns it. ``K_Q ⊆ L``, so ``h_{K_Q}(g) <= h_L(g)`` in every
+    direction, and the mean of ``upper_bounds`` over Gaussian directions estimates an upper
+    bound on the Gaussian width ``l*(L) >= l*(K_Q)`` that the projection mechanism's error bound
+    uses.
+
+    Parameters
     ----------
     values : ndarray, shape (s,)
         ``<g, cells(Y_g)>`` at the solver's maximizer ``Y_g`` (symmetrized), one per direction.
     upper_bounds : ndarray, shape (s,)
         Certified ``h_L(g) <= upper_bounds``, whatever the solver's accuracy: weak duality with
-        the solver's multipliers (see :func:`relaxation_support`). The side that matters for the
-        error bound of seed 000, Theorem 8, which uses ``l*(L)`` as an upper bound.
+        the solver's multipliers (theory page *The moment relaxation of 2-way marginals*,
+        ``docs/theory/relaxation.md``). The side that matters for the error bound, which uses
+        ``l*(L)`` as an upper bound.
     relaxation : str
+        The constraints of L, one of :data:`RELAXATIONS`.
     solver : str
+        The CVXPY solver that solved each direction.
     encoding : str
         ``"binary"`` or ``"one-hot"``.
     max_violation : float
@@ -619,6 +818,20 @@ class RelaxationSupport:
         Seconds for all directions, model building (once) included.
     moments : ndarray, shape (s, D+1, D+1), or None
         The maximizers, when asked for (``return_moments=True``).
+
+    See Also
+    --------
+    projmech.geometry : Gaussian widths and support functions of the bodies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies import relaxation_support
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> support = relaxation_support(domain, np.ones(12))  # every cell: the three tables' sums
+    >>> round(float(support.values[0]), 6), bool(support.upper_bounds[0] >= support.values[0])
+    (3.0, True)
     """
 
     values: np.ndarray
@@ -638,12 +851,9 @@ def _support_upper_bound(encoding: MomentEncoding, relaxation: str, body: _Cvxpy
     """A certified upper bound on ``max {<objective, vec Y> : Y in L}`` from the solver's
     multipliers ``lam`` (equalities) and ``nu`` (local cells, clipped to ``>= 0``).
 
-    For every ``Y`` in L, ``A vec Y = b`` and ``cells vec Y >= 0`` (local) give
-    ``<objective, vec Y> <= b.lam + <Z, Y>`` with ``Z = sym(objective - A^T lam + cells^T nu)``, and
-    ``<Z, Y>`` is bounded over L: by ``max(lambda_max(Z), 0) trace(Y)`` where ``Y`` is PSD
-    (``trace Y = 1 + sum(mu) <= 1 + #attributes``), by ``sum(max(Z, 0))`` under the local
-    constraints (every entry of ``Y`` is then in ``[0, 1]``), and by ``sum |Z|`` under the SDP
-    (``|Y_ij| <= sqrt(Y_ii Y_jj) <= 1``). Valid for any multipliers; tight when they are optimal.
+    Weak duality: ``b.lam`` plus a bound on ``<Z, Y>`` over L, ``Z = sym(objective - A^T lam +
+    cells^T nu)``; valid for any multipliers, tight when they are optimal. The derivation is in
+    the theory page *The moment relaxation of 2-way marginals* (``docs/theory/relaxation.md``).
     """
     lam = body.equality.dual_value
     if lam is None or (body.local is not None and body.local.dual_value is None):
@@ -690,38 +900,43 @@ def relaxation_support(
 ) -> RelaxationSupport:
     """The support function ``h_L(g)`` of the relaxation L, for each row ``g`` of ``directions``.
 
-    ``h_L(g) = max <g, cells(Y)>`` over the moment matrices ``Y`` of L (module docstring): a
-    linear SDP (``"sdp"``, ``"sdp+local"``) or LP (``"local"``) over the same CVXPY model of L as
+    ``h_L(g) = max <g, cells(Y)>`` over the moment matrices ``Y`` of L: a linear SDP (``"sdp"``,
+    ``"sdp+local"``) or LP (``"local"``) over the same CVXPY model of L as
     :func:`project_to_relaxation`. The problem is built once with the direction as a
-    ``cp.Parameter``; it is DPP, so CVXPY compiles it on the first solve and only substitutes the
-    parameter afterwards (one solve per direction, about 1-10 ms for d <= 10 with Clarabel).
-
-    Since ``K_Q ⊆ L``, ``h_{K_Q}(g) <= h_L(g)`` for every ``g`` (seed 000, property 3 of the
-    support function), so ``l*(K_Q) <= l*(L)``.
+    ``cp.Parameter``; CVXPY compiles it on the first solve and only substitutes the parameter
+    afterwards (one solve per direction, about 1-10 ms for d <= 10 with Clarabel). Since
+    ``K_Q ⊆ L``, ``h_{K_Q}(g) <= h_L(g)`` for every ``g``, so ``l*(K_Q) <= l*(L)``.
 
     Parameters
     ----------
     domain : Domain
-        Every attribute has at least 2 values; at least 2 attributes.
+        At least 2 attributes, each with at least 2 values.
     directions : array_like, shape (s, k) or (k,)
         Directions in the answer space of ``marginals(domain, 2)`` (``k`` queries); a 1-d array
         is one direction (``s = 1``).
     relaxation : {"sdp+local", "sdp", "local"}
-    solver, solver_options
-        An installed CVXPY solver and its options. Default: Clarabel (interior point) with
-        :data:`SUPPORT_CLARABEL_OPTIONS`, whose values agree with their certified upper bounds to
-        within 4.1e-5 for d <= 10 (values about 1-25); a first-order solver such as SCS can be off by its
-        tolerance in either direction (its values can fall below ``h_{K_Q}``).
+        The constraints of L.
+    solver : str
+        An installed CVXPY solver. Default: Clarabel (interior point) with
+        ``SUPPORT_CLARABEL_OPTIONS``, whose values agree with their certified upper bounds to
+        within 4.1e-5 for d <= 10 (values about 1-25); a first-order solver such as SCS can be
+        off by its tolerance in either direction (its values can fall below ``h_{K_Q}``).
+    solver_options : dict, optional
+        The solver's options (default: ``SUPPORT_CLARABEL_OPTIONS`` for Clarabel, none
+        otherwise).
     encoding : {"auto", "binary", "one-hot"}
+        Of the moment matrices; ``"auto"`` is binary when every attribute has 2 values.
     return_moments : bool
         Keep the maximizer of each direction in :attr:`RelaxationSupport.moments`.
-    retry, retry_options
+    retry : bool
         Whether a direction whose solve ends in a status other than ``optimal`` is solved once
-        more, with ``retry_options`` (default: :data:`SUPPORT_CLARABEL_RETRY_OPTIONS` for
-        Clarabel, ``solver_options`` otherwise). Interior-point solvers occasionally stall just
-        above their tolerances on these degenerate problems (the maximizer is typically a
-        low-rank moment matrix with many zero cells); the count is reported in
+        more, with ``retry_options``. Interior-point solvers occasionally stall just above their
+        tolerances on these degenerate problems (the maximizer is typically a low-rank moment
+        matrix with many zero cells); the count is reported in
         :attr:`RelaxationSupport.retries`, and the values are certified either way.
+    retry_options : dict, optional
+        The options of the retry (default: ``SUPPORT_CLARABEL_RETRY_OPTIONS`` for Clarabel,
+        ``solver_options`` otherwise).
 
     Returns
     -------
@@ -730,9 +945,33 @@ def relaxation_support(
 
     Raises
     ------
+    TypeError
+        If ``domain`` is not a :class:`~projmech.domain.Domain`.
+    ValueError
+        On an unknown ``relaxation``, ``solver`` or ``encoding``, or ``directions`` of the wrong
+        shape or not finite.
     RelaxationError
         If the solver fails, or reports anything but ``optimal`` (``optimal_inaccurate``
         included) for a direction (after the retry, if any); no value is returned then.
+
+    See Also
+    --------
+    projmech.geometry : Gaussian widths estimated from support functions.
+
+    Examples
+    --------
+    The support of L in a direction that rewards only the ``(1, 1)`` cell of the first table,
+    with the true distribution putting all mass on ``a = b = 1``:
+
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies import relaxation_support
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> g = np.zeros(12)
+    >>> g[3] = 1.0
+    >>> support = relaxation_support(domain, g)
+    >>> round(float(support.values[0]), 6), support.retries
+    (1.0, 0)
     """
     import cvxpy as cp
 

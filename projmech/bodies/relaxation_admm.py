@@ -1,55 +1,25 @@
 """A certified first-order solver for the projection onto the moment relaxation L.
 
 :func:`~projmech.bodies.relaxation.project_to_relaxation` states the problem as a CVXPY model;
-this module solves the same problem (relaxations ``"sdp+local"`` and ``"sdp"``) by ADMM whose
-every step is closed form, so that ``d = 500`` binary attributes (half a million queries) fit in
-seconds instead of minutes.
+this module solves the same problem (relaxations ``"sdp+local"`` and ``"sdp"``) by ADMM
+(:cite:p:`BPCPE11`) whose every step is closed form, so that ``d = 500`` binary attributes (half a
+million queries) fit in seconds instead of minutes.
 
-Orthogonal contrast coordinates
--------------------------------
-For an attribute with ``r`` values let ``U`` be an orthogonal ``r x r`` matrix whose first column
-is ``1/sqrt(r)`` (the Helmert basis) and ``V = U[:, 1:]``. The one-hot vector ``z_a`` of a row
-satisfies ``1^T z_a = 1``, so it is determined by its contrasts ``c_a = V^T z_a`` (``r - 1``
-numbers): ``z_a = 1/r + V c_a``. Write ``w = (1, c_1, ..., c_d)`` (length
-``N = 1 + sum(r_a - 1)``) and ``Y' = E[w w^T]``. Then, for every distribution,
+In brief (the derivations are in the theory page *The moment relaxation of 2-way marginals*,
+``docs/theory/relaxation.md``, section *The certified ADMM*):
 
-- the first row of ``Y'`` holds ``m_a = E[c_a]``, the off-diagonal blocks ``X_ab = E[c_a c_b^T]``;
-- the diagonal blocks are fixed by ``m_a`` (a row has exactly one value):
-  ``E[c_a c_a^T] = V^T diag(1/r + V m_a) V = I/r + D_a(m_a)``;
-- the 2-way table of ``(a, b)`` is ``U_a [[1/sqrt(r_a r_b), m_b^T/sqrt(r_a)],
-  [m_a/sqrt(r_b), X_ab]] U_b^T``, an *isometric* image of that small matrix.
-
-``Y'`` is a congruence of the one-hot moment matrix ``Y`` of the CVXPY model (``Y = Lift Y'
-Lift^T`` with ``Lift`` injective), so ``Y ⪰ 0`` iff ``Y' ⪰ 0``, and the relaxation L is the set
-of tables of the ``Y'(x)``, ``x = (m, X)`` free, with ``Y'(x) ⪰ 0`` (``"sdp"``) and, for
-``"sdp+local"``, every table in the probability simplex. Binary domains are the case ``r = 2``
-(``c_a = ±(2 x_a - 1)/sqrt(2)``: the elliptope, rescaled).
-
-The splitting
--------------
-``min 1/2 ||T - y||^2`` s.t. ``T = cells(x)``, ``Y'(x) = Z``, ``T`` in the simplices, ``Z ⪰ 0``.
-ADMM alternates (i) ``x``: a least-squares fit to ``T - U`` and ``Z - V`` that is *separable*
-(cells are an isometry; each cross entry ``X_ab[v, w]`` is its own unknown; each attribute's
-``m_a`` solves an ``(r-1) x (r-1)`` system fixed once), (ii) ``T``: one projection onto the
-simplex per table, ``Z``: one eigendecomposition of the ``N x N`` matrix, (iii) the scaled duals,
-with the penalty adapted by residual balancing (Boyd et al. 2011, §3.4.1).
-
-The certificate
----------------
-Every ``check_every`` iterations the solver builds a *feasible* point and a *lower bound*:
-
-- feasible: the current ``x`` mixed with the independent uniform point (``m = 0, X = 0``, whose
-  ``Y'`` is positive definite and whose cells are all positive) just enough to satisfy every
-  constraint; its objective is an upper bound ``f_up`` on the optimum and it is what is returned;
-- lower bound (Lagrangian duality): for the multipliers ``lambda`` of ``T = cells(x)`` and
-  ``Lambda`` of ``Y'(x) = Z``, corrected so that the free ``x`` drops out
-  (``C^T lambda + Y'^T Lambda = 0``),
-  ``f* >= min_T [1/2 ||T - y||^2 - <lambda, T>] + <lambda, c_0> + <Lambda, Y'_0>
-  - tau * lambda_max(Lambda)``, where ``tau = trace Y' = 1 + sum (r_a - 1)/r_a`` is the same
-  for every point of the affine set (so bounding ``Z``'s trace by it cuts off nothing).
-
-The solver stops when ``(f_up - f_low) <= tol * f_up``: the returned point is then within
-``sqrt(2 tol f_up) = sqrt(tol) * distance`` of the exact projection (strong convexity).
+- *Orthogonal contrast coordinates.* Each attribute's one-hot vector ``z_a`` is written by its
+  Helmert contrasts ``c_a = V^T z_a``; ``Y' = E[w w^T]`` with ``w = (1, c_1, ..., c_d)`` is a
+  congruence of the one-hot moment matrix, and each 2-way table is an isometric image of the
+  small matrix ``[[1/sqrt(r_a r_b), m_b^T/sqrt(r_a)], [m_a/sqrt(r_b), X_ab]]``.
+- *The splitting.* ``min 1/2 ||T - y||^2`` s.t. ``T = cells(x)``, ``Y'(x) = Z``, ``T`` in the
+  simplices (``"sdp+local"``), ``Z ⪰ 0``: a separable least-squares step in ``x = (m, X)``, one
+  simplex projection per table and one eigendecomposition, with residual balancing and
+  over-relaxation.
+- *The certificate.* Every ``check_every`` iterations, a feasible point (``x`` mixed with the
+  independent uniform point just enough to lie in L; it is what is returned) and a Lagrangian
+  lower bound ``f_low``. The solver stops when ``(f_up - f_low) <= tol * f_up``; the returned
+  point is then within ``sqrt(tol) * distance`` of the exact projection.
 """
 
 from __future__ import annotations
@@ -65,7 +35,7 @@ from ..solve import Callback
 
 __all__ = ["AdmmProjection", "admm_projection", "one_hot_lift", "relative_gap"]
 
-#: Over-relaxation factor alpha (Boyd et al. 2011, §3.4.3) and the residual-balancing ratio
+#: Over-relaxation factor alpha (BPCPE11, §3.4.3) and the residual-balancing ratio
 #: (§3.4.1): on 2-way marginals of 300-500 synthetic binary attributes, (1.6, 2) reached a gap of
 #: 1e-4 in 260 iterations where plain ADMM with the textbook (1, 10) needed 570.
 OVER_RELAXATION = 1.6
@@ -432,7 +402,7 @@ def admm_projection(
         answers = model.cells(m, cross)
         Y = model.moments(m, cross)
         previous_T, previous_Z = T, Z
-        # Over-relaxation (Boyd et al. 2011, §3.4.3): feed alpha Ax + (1 - alpha) z to the z-step.
+        # Over-relaxation (BPCPE11, §3.4.3): feed alpha Ax + (1 - alpha) z to the z-step.
         relaxed_answers = OVER_RELAXATION * answers + (1 - OVER_RELAXATION) * T
         relaxed_Y = OVER_RELAXATION * Y + (1 - OVER_RELAXATION) * Z
         target = (y + rho_cells * (relaxed_answers + U)) / (1.0 + rho_cells)
@@ -491,7 +461,7 @@ def one_hot_lift(domain: Domain) -> np.ndarray:
 
 
 def _balance(primal: float | np.floating, dual: float | np.floating) -> float:
-    """Residual balancing (Boyd et al. 2011, §3.4.1): the factor to multiply a penalty by."""
+    """Residual balancing (:cite:p:`BPCPE11`, §3.4.1): the factor to multiply a penalty by."""
     if primal > BALANCE * dual:
         return 2.0
     if dual > BALANCE * primal:
@@ -537,7 +507,8 @@ def _clip_cells(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -
 
 def _lower_bound(model: _ContrastModel, y: np.ndarray, multiplier: np.ndarray, matrix: np.ndarray,
                  local: bool) -> float:
-    """Lagrangian lower bound from ``lambda`` (cells) and ``Lambda`` (moments), module docstring."""
+    """Lagrangian lower bound from ``lambda`` (cells) and ``Lambda`` (moments): the formula of the
+    theory page (``docs/theory/relaxation.md``, *The certified ADMM*)."""
     Lambda = (matrix + matrix.T) / 2
     # Correct Lambda so that C^T lambda + Y'^T Lambda = 0 (x then drops out of the Lagrangian).
     m_c, cross_c = model.cells_adjoint(multiplier)

@@ -1,18 +1,16 @@
-"""Synthetic rows from a projection: rows over any domain from the 2-way tables of a point of the
-relaxation L (a Chow–Liu tree, then local search on the rows: :mod:`.marginal_rows`), binary rows
-from its moment matrix by Gaussian rounding, and rows over any domain from the witness
-distribution of a projection onto K_Q, by rounding its weights to counts.
+"""Synthetic rows from a projection.
 
-A point of L is a moment matrix, not a distribution, so it has no witness to sample from. In the
-±1 form ``s = 2x - 1`` its second moments are ``M = [[1, m^T], [m, C]]`` (``diag(C) = 1``).
-Hyperplane rounding draws ``g ~ N(0, I)`` and sets ``s_i = sign(<u_i, g>) sign(<u_0, g>)``
-for unit vectors ``u``; by Grothendieck's identity ``E[s_i s_j] = (2/pi) arcsin <u_i, u_j>``.
-Choosing the Gram matrix of the ``u`` as ``sin(pi M / 2)`` (entrywise; Krivine's transform)
-therefore reproduces every first and second moment of M exactly in expectation, whenever that
-matrix is positive semidefinite. When it is not, it is replaced by the nearest correlation-like
-matrix (eigenvalues clipped at 0, diagonal rescaled to 1), the moments are reproduced only
-approximately, and :func:`gaussian_rounding` reports by how much (the rows' own marginals are
-what they are: compare them with the projected answers).
+Rows over any domain from the 2-way tables of a point of the relaxation L (a Chow–Liu tree,
+:cite:p:`CL68`, then local search on the rows: :mod:`.marginal_rows`); binary rows from its
+moment matrix by Gaussian (hyperplane) rounding (:cite:p:`GW95`); and rows over any domain from
+the witness distribution of a projection onto K_Q, by rounding its weights to counts.
+
+A point of L is a moment matrix, not a distribution, so it has no witness to sample from.
+Hyperplane rounding with Krivine's transform of the moment matrix reproduces its first and
+second moments exactly in expectation whenever the transformed matrix is positive
+semidefinite; otherwise the matrix is repaired and :func:`gaussian_rounding` reports by how
+much. The derivation is in the theory page *The moment relaxation of 2-way marginals*
+(``docs/theory/relaxation.md``, section *From L to rows*).
 """
 
 from __future__ import annotations
@@ -51,10 +49,49 @@ def _check_binary_moments(moments: Any) -> np.ndarray:
 def rounding_covariance(moments: Any) -> tuple[np.ndarray, float]:
     """The Gram matrix of the rounding vectors and how far it had to be repaired.
 
-    Returns ``(S, repair)``: ``S`` is ``sin(pi M / 2)`` made PSD with unit diagonal, ``M`` the ±1
-    form of the binary moment matrix ``moments`` (``[[1, mu^T], [mu, P]]``, as from
-    :func:`~projmech.bodies.relaxation.project_to_relaxation` with the binary encoding), and
-    ``repair`` the largest entry change (0 when the transform was already PSD).
+    ``M`` is the ±1 form of the binary moment matrix (``E[s s^T]`` for ``s = (1, 2x - 1)``), and
+    the Gram matrix is Krivine's transform ``sin(pi M / 2)`` (entrywise), made positive
+    semidefinite with unit diagonal when it is not (eigenvalues clipped at 0, diagonal rescaled
+    to 1).
+
+    Parameters
+    ----------
+    moments : array_like, shape (d+1, d+1)
+        A binary moment matrix ``[[1, mu^T], [mu, P]]``, as from
+        :func:`~projmech.bodies.relaxation.project_to_relaxation` with the binary encoding.
+
+    Returns
+    -------
+    covariance : ndarray, shape (d+1, d+1)
+        The Gram matrix of the rounding vectors: positive semidefinite, unit diagonal.
+    repair : float
+        The largest entry change the repair made; 0 when the transform was already positive
+        semidefinite (the rounding then reproduces the moments exactly in expectation).
+
+    Raises
+    ------
+    ValueError
+        If ``moments`` is not square of order at least 2, is not finite, or has
+        ``moments[0, 0] != 1``.
+
+    See Also
+    --------
+    gaussian_rounding : Draws rows with this Gram matrix.
+
+    References
+    ----------
+    :cite:t:`GW95` (hyperplane rounding).
+
+    Examples
+    --------
+    Two independent fair bits: their ±1 moments are the identity, and so is the transform.
+
+    >>> import numpy as np
+    >>> from projmech.bodies import rounding_covariance
+    >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
+    >>> covariance, repair = rounding_covariance(moments)
+    >>> np.allclose(covariance, np.eye(3)), repair
+    (True, 0.0)
     """
     Y = _check_binary_moments(moments)
     mu = np.clip(np.diag(Y)[1:], 0.0, 1.0)
@@ -81,6 +118,10 @@ def rounding_covariance(moments: Any) -> tuple[np.ndarray, float]:
 def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """``n`` synthetic rows over ``{0, 1}^d`` whose moments match ``moments`` in expectation.
 
+    Hyperplane rounding (:cite:p:`GW95`): each row draws ``g ~ N(0, I)`` and sets
+    ``s_i = sign(<u_i, g>) sign(<u_0, g>)``, the vectors ``u`` having the Gram matrix of
+    :func:`rounding_covariance`; the row is ``x = (s + 1) / 2``.
+
     Parameters
     ----------
     moments : array_like, shape (d+1, d+1)
@@ -88,13 +129,40 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
     n : int
         Rows to draw.
     rng : numpy.random.Generator
+        The source of the Gaussian draws.
 
     Returns
     -------
     rows : ndarray of int64, shape (n, d)
+        The rows, one 0/1 value per attribute.
     repair : float
         See :func:`rounding_covariance`; 0 means the rows reproduce the moments exactly in
         expectation, otherwise only approximately.
+
+    Raises
+    ------
+    ValueError
+        If ``moments`` is not a binary moment matrix (see :func:`rounding_covariance`) or
+        ``n`` is not positive.
+
+    See Also
+    --------
+    synthetic_data : Rows from a projection, with their distance to its answers.
+
+    References
+    ----------
+    :cite:t:`GW95` (hyperplane rounding).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies import gaussian_rounding
+    >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
+    >>> rows, repair = gaussian_rounding(moments, 10_000, np.random.default_rng(0))
+    >>> rows.shape, repair
+    ((10000, 2), 0.0)
+    >>> bool(np.all(np.abs(rows.mean(axis=0) - 0.5) < 0.02))
+    True
     """
     n = check_positive_int("n", n)
     GENERATOR.check("rng", rng)
@@ -111,7 +179,9 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
 class SyntheticData:
     """Synthetic rows drawn from a projection, and how far their answers are from its answers.
 
-    Attributes
+    As :func:`synthetic_data` returns it.
+
+    Parameters
     ----------
     data : Dataset
         The rows, over the projection's domain.
@@ -126,6 +196,21 @@ class SyntheticData:
         (at most ``support / n`` in any answer).
     method : str
         ``"search"`` or ``"gaussian"`` (rows from L), ``"witness"`` (rows from K_Q).
+
+    See Also
+    --------
+    synthetic_data : Draws them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> workload = pm.marginals(domain, way=2)
+    >>> projection = pm.project_to_hull(workload, workload.answer(np.full(8, 1 / 8)), solver="fast")
+    >>> rows = pm.synthetic_data(domain, projection, 80, np.random.default_rng(0), workload=workload)
+    >>> rows.method, len(rows.data), rows.marginal_max_error <= 1e-12
+    ('witness', 80, True)
     """
 
     data: Dataset
@@ -140,12 +225,12 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
 
     From a projection onto L (:class:`RelaxationResult`, any domain): ``method="search"`` (the
-    default, ``"auto"``) draws rows from the Chow–Liu tree of the projected 2-way tables and
-    changes their values by local search until their own tables stop approaching the projected
-    ones (:mod:`projmech.bodies.marginal_rows`); ``"gaussian"`` (binary domains) draws them by
-    :func:`gaussian_rounding`, which reproduces the moments in expectation only where no repair
-    was needed (on binarized Adult its rows' marginals are 14x farther from the truth than the
-    projected answers; the search's 1.05x). From a projection onto K_Q
+    default, ``"auto"``) draws rows from the Chow–Liu tree (:cite:p:`CL68`) of the projected
+    2-way tables and changes their values by local search until their own tables stop
+    approaching the projected ones (:mod:`projmech.bodies.marginal_rows`); ``"gaussian"`` (binary
+    domains) draws them by :func:`gaussian_rounding`, which reproduces the moments in expectation
+    only where no repair was needed (on binarized Adult its rows' marginals are 14x farther from
+    the truth than the projected answers; the search's 1.05x). From a projection onto K_Q
     (:class:`ProjectionResult`, any domain): its witness ``w`` is a distribution over the
     universe; each element gets ``floor(n w_j)`` rows and the remaining rows go to the largest
     remainders (ties broken by ``rng``), so every count is within 1 of ``n w_j`` and the rows'
@@ -158,21 +243,56 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     Parameters
     ----------
     domain : Domain
+        The domain of the projection's workload.
     result : RelaxationResult or ProjectionResult
+        A projection onto L (2-way marginals of ``domain``) or onto ``K_Q``.
     n : int
         Rows to draw.
     rng : numpy.random.Generator
+        The randomness of the drawing (tree sampling and search, Gaussian draws, or ties and the
+        rows' order).
     workload : Workload, optional
         For a :class:`ProjectionResult`, the workload it projected (required): the rows'
         answers are computed from their counts with it and compared with ``result.answers``.
     method : {"auto", "search", "gaussian"}
         For a :class:`RelaxationResult` (see above); a witness is always rounded.
 
+    Returns
+    -------
+    SyntheticData
+        The rows, as a :class:`~projmech.data.Dataset`, and the RMSE and largest error of their
+        answers against ``result.answers``.
+
     Raises
     ------
+    TypeError
+        If ``domain``, ``result``, ``method`` or ``workload`` has the wrong type.
     ValueError
         For moments or a witness that do not match the domain, a projection result without its
         workload, an unknown ``method``, or ``"gaussian"`` on a non-binary domain.
+
+    See Also
+    --------
+    gaussian_rounding : Binary rows from a moment matrix.
+
+    References
+    ----------
+    :cite:t:`CL68` (the tree the search starts from); :cite:t:`GW95` (hyperplane rounding).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    >>> workload = pm.marginals(domain, way=2)
+    >>> truth = workload.answer(np.full(domain.size, 1 / domain.size))
+    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, workload.num_queries)
+    >>> projection = pm.project_to_relaxation(domain, y)
+    >>> rows = pm.synthetic_data(domain, projection, 200, np.random.default_rng(1))
+    >>> rows.method, rows.data.records.shape
+    ('search', (200, 3))
+    >>> bool(rows.marginal_rmse < 0.05)
+    True
     """
     if not isinstance(domain, Domain):
         raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
