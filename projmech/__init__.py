@@ -2,7 +2,7 @@
 
 ``import projmech as pm`` gives the public API: data and workloads, privacy definitions, the
 mechanisms, the projections and factorizations with their solver statistics. Helpers of one
-topic are reached through their module: ``pm.bounds`` (the seeds' error bounds),
+topic are reached through their module: ``pm.bounds`` (the error bounds and the data sizes they need),
 ``pm.geometry`` (support functions and widths), ``pm.privacy`` (calibration formulas),
 ``pm.multiplicative_weights`` and ``pm.online_pmw`` (their update and accuracy bounds),
 ``pm.evaluation`` (error measures), ``pm.bodies`` (the bodies and rounding), ``pm.audit``.
@@ -31,8 +31,8 @@ _NAMES = {
     "multiplicative_weights": ("OfflinePMW",),
     "online_pmw": ("OnlinePMW",),
     "sparse_vector": ("BOTTOM", "MechanismHalted", "Threshold", "ThresholdK"),
-    "bodies": ("ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult", "project_to_hull",
-               "project_to_relaxation", "synthetic_data"),
+    "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
+               "project_to_hull", "project_to_relaxation", "synthetic_data"),
     "factorization": ("Factorization", "hierarchical_strategy", "identity_strategy", "total_strategy"),
     "optimal_factorization": ("FactorizationError", "approximate_factorization_norm", "factorization_lower_bound",
                               "factorization_norm"),
@@ -66,8 +66,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import (audit, bodies, bounds, datasets, evaluation, geometry, multiplicative_weights, online_pmw,
                    optimal_factorization, privacy, self_audit, solve, workloads)
-    from .bodies import (ProjectionError, ProjectionResult, RelaxationError, RelaxationResult, project_to_hull,
-                         project_to_relaxation, synthetic_data)
+    from .bodies import (NegativeCellsWarning, ProjectionError, ProjectionResult, RelaxationError, RelaxationResult,
+                         project_to_hull, project_to_relaxation, synthetic_data)
     from .data import Dataset, histogram
     from .domain import Domain
     from .evaluation import evaluate, max_error, rmse
