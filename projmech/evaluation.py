@@ -1,7 +1,8 @@
 """Error measures and repeated trials with confidence intervals.
 
-The seeds' average error is the root mean squared error over the ``k`` queries,
-``(1/sqrt k) ||a - a*||_2`` (seed 001, eq. 5; seed 000, Definition 3).
+The average error of a release is the root-mean-square error over its ``k`` queries,
+``(1/sqrt k) ||a - a*||_2``, the measure the error bounds of the projection and factorization
+mechanisms are stated in :cite:p:`NTZ13,ENU20`; the worst query's error is ``||a - a*||_inf``.
 """
 
 from __future__ import annotations
@@ -40,24 +41,106 @@ def _pair(estimate: Any, truth: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rmse(estimate: Any, truth: Any) -> float:
-    """``(1/sqrt k) ||estimate - truth||_2`` (seed 001, eq. 5)."""
+    """The root-mean-square error ``(1/sqrt k) ||estimate - truth||_2`` of ``k`` answers.
+
+    Parameters
+    ----------
+    estimate : array_like, shape (k,)
+        The released answers.
+    truth : array_like, shape (k,)
+        The true answers.
+
+    Returns
+    -------
+    float
+        The error.
+
+    Raises
+    ------
+    ValueError
+        If the two are not 1-d arrays of the same nonzero length.
+
+    See Also
+    --------
+    max_error : The worst query's error.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> pm.rmse([0.5, 0.25, 0.0, 1.0], [0.5, 0.25, 1.0, 0.0])  # sqrt(2 / 4)
+    0.7071067811865476
+    """
     a, b = _pair(estimate, truth)
     return float(np.linalg.norm(a - b) / math.sqrt(a.size))
 
 
 def max_error(estimate: Any, truth: Any) -> float:
-    """``||estimate - truth||_inf``, the worst query's error."""
+    """The worst query's error ``||estimate - truth||_inf``.
+
+    Parameters
+    ----------
+    estimate : array_like, shape (k,)
+        The released answers.
+    truth : array_like, shape (k,)
+        The true answers.
+
+    Returns
+    -------
+    float
+        The largest absolute difference.
+
+    Raises
+    ------
+    ValueError
+        If the two are not 1-d arrays of the same nonzero length.
+
+    See Also
+    --------
+    rmse : The average query's error.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> pm.max_error([0.5, 0.2, 0.0], [0.5, 0.25, 0.1])
+    0.1
+    """
     a, b = _pair(estimate, truth)
     return float(np.abs(a - b).max())
 
 
 @validate_params(sigma=NONNEGATIVE, k=POSITIVE_INT)
 def gaussian_expected_rmse(sigma: float, k: int) -> float:
-    """Exact ``E[(1/sqrt k) ||Z||_2]`` for ``Z ~ N(0, sigma^2 I_k)``.
+    """The exact expected root-mean-square error ``E[(1/sqrt k) ||Z||_2]`` of Gaussian noise.
 
-    ``E||G||_2 = c_k = sqrt(2) Gamma((k+1)/2) / Gamma(k/2)`` for a standard Gaussian ``G`` in
-    ``R^k`` (seed 000, §2.3; :func:`projmech.geometry.gaussian_norm_mean`), so the expectation is
-    ``sigma c_k / sqrt k``, slightly below ``sigma``, the root of the mean squared error.
+    For ``Z ~ N(0, sigma^2 I_k)``, ``||Z|| / sigma`` has the chi distribution with ``k`` degrees
+    of freedom, whose mean is ``c_k = sqrt(2) Gamma((k+1)/2) / Gamma(k/2)``
+    (:func:`projmech.geometry.gaussian_norm_mean`); so the expectation is ``sigma c_k / sqrt k``,
+    slightly below ``sigma``, the root of the mean squared error.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise's standard deviation, ``>= 0``.
+    k : int
+        The number of answers, ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``sigma c_k / sqrt(k)``.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` is negative or ``k`` is not a positive integer.
+
+    Examples
+    --------
+    >>> from projmech.evaluation import gaussian_expected_rmse
+    >>> round(gaussian_expected_rmse(1.0, 1), 4)  # E|Z| = sqrt(2 / pi)
+    0.7979
+    >>> round(gaussian_expected_rmse(1.0, 100), 4)
+    0.9975
     """
     c_k = gaussian_norm_mean(k)
     return sigma * c_k / math.sqrt(k)
@@ -65,7 +148,34 @@ def gaussian_expected_rmse(sigma: float, k: int) -> float:
 
 @validate_params(confidence=OPEN_UNIT)
 def mean_confidence_interval(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Sample mean with a Student-t confidence interval: ``(mean, low, high)``."""
+    """The sample mean with a Student-t confidence interval.
+
+    Parameters
+    ----------
+    values : array_like, shape (t,)
+        At least two observations.
+    confidence : float, default 0.95
+        The interval's confidence level, in ``(0, 1)``.
+
+    Returns
+    -------
+    mean : float
+        The sample mean.
+    low, high : float
+        The interval ``mean -+ t_{t-1} s / sqrt(t)``, ``s`` the sample standard deviation.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than two values or ``confidence`` is not in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> from projmech.evaluation import mean_confidence_interval
+    >>> mean, low, high = mean_confidence_interval([1.0, 2.0, 3.0, 4.0])
+    >>> mean, round(low, 3), round(high, 3)
+    (2.5, 0.446, 4.554)
+    """
     sample = check_real_array("values", values, finite=False)
     if sample.ndim != 1 or sample.size < 2:
         raise ValueError(f"values: need at least 2 values for an interval, got {sample.size}")
@@ -82,7 +192,40 @@ class _Mechanism(Protocol):
 
 @dataclass(frozen=True)
 class TrialSummary:
-    """Error of a mechanism over repeated independent releases."""
+    """The error of a mechanism over repeated independent releases, from :func:`evaluate`.
+
+    Parameters
+    ----------
+    mechanism : str
+        The mechanism's name.
+    trials : int
+        The number of releases.
+    n : int
+        The number of records.
+    rmse_mean : float
+        The mean of the releases' root-mean-square errors (:func:`rmse`).
+    rmse_low, rmse_high : float
+        Its Student-t confidence interval (:func:`mean_confidence_interval`).
+    max_error_mean : float
+        The mean of the releases' worst errors (:func:`max_error`).
+    time_mean : float
+        The mean wall-clock seconds of one release.
+    confidence : float
+        The interval's confidence level.
+    rmse_values : ndarray, shape (trials,)
+        Each release's root-mean-square error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> mechanism = pm.GaussianMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
+    >>> summary = pm.evaluate(mechanism, np.full(8, 1 / 8), trials=20, rng=np.random.default_rng(0), n=1000)
+    >>> summary.rmse_low <= summary.rmse_mean <= summary.rmse_high, summary.rmse_values.shape
+    (True, (20,))
+    >>> sorted(summary.row())[:3]
+    ['max_error_mean', 'mechanism', 'n']
+    """
 
     mechanism: str
     trials: int
@@ -96,6 +239,14 @@ class TrialSummary:
     rmse_values: np.ndarray
 
     def row(self) -> dict[str, Any]:
+        """The summary as one table row, without the per-trial values.
+
+        Returns
+        -------
+        dict
+            ``mechanism``, ``n``, ``trials``, ``rmse_mean``, ``rmse_ci_low``, ``rmse_ci_high``,
+            ``max_error_mean`` and ``time_mean_s``.
+        """
         return {
             "mechanism": self.mechanism,
             "n": self.n,
@@ -126,16 +277,47 @@ def evaluate(
     Parameters
     ----------
     mechanism : object with ``workload`` and ``release(data, n, rng=rng)``
-    data : Dataset or normalized histogram (then ``n`` is required)
-        A Dataset's true answers are counted from its records (``workload.answer_data``) and the
-        mechanism releases on the Dataset itself, so universes too large for a histogram (an
-        implicit 2-way marginal workload over categorical Adult or 150 binary attributes) work.
-        A histogram is checked (:func:`projmech.data.resolve_rows`) before the first trial; its
-        true answers are those of its counts ``n h``, divided by ``n``.
-    trials : int, at least 2
+        The mechanism, e.g. a :class:`~projmech.mechanisms.GaussianMechanism`.
+    data : Dataset or array_like, shape (m,)
+        A Dataset, or a normalized histogram (then ``n`` is required). A Dataset's true answers
+        are counted from its records (``workload.answer_data``) and the mechanism releases on
+        the Dataset itself, so universes too large for a histogram (an implicit 2-way marginal
+        workload over categorical Adult or 150 binary attributes) work. A histogram is checked
+        (:func:`projmech.data.resolve_rows`) before the first trial; its true answers are those
+        of its counts ``n h``, divided by ``n``.
+    trials : int
+        The number of releases, at least 2 (for a confidence interval).
     rng : numpy.random.Generator
+        The source of every release's noise.
+    n : int, optional
+        The number of records, for a histogram.
+    confidence : float, default 0.95
+        The confidence level of the interval on the mean error.
     progress : callable, optional
         Called once per finished trial (e.g. a ``tqdm`` instance's ``update``).
+
+    Returns
+    -------
+    TrialSummary
+        The mean root-mean-square error with its confidence interval, the mean worst error and
+        the mean release time.
+
+    Raises
+    ------
+    ValueError
+        If ``trials`` is below 2, ``confidence`` is not in ``(0, 1)``, or the data do not fit
+        the workload's universe (or a histogram comes without ``n``).
+    TypeError
+        If ``rng`` is not a numpy Generator or ``progress`` is not callable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> mechanism = pm.GaussianMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
+    >>> summary = pm.evaluate(mechanism, np.full(8, 1 / 8), trials=20, rng=np.random.default_rng(0), n=1000)
+    >>> round(summary.rmse_mean, 5), round(mechanism.expected_error(1000, measure="mean"), 5)
+    (0.00251, 0.00256)
     """
     resolved, size = resolve_rows(data, n, universe_size=mechanism.workload.universe_size)
     if isinstance(resolved, Dataset):

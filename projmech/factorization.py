@@ -1,17 +1,20 @@
-"""Factorizations F = R M of a workload (the matrix / factorization mechanism).
+"""Factorizations F = R M of a workload: the factorization (matrix) mechanism's value.
 
-Measure the strategy ``M h`` with Gaussian noise, reconstruct ``R (M h + Z)`` (seed 001, §2.1).
-The noise on the answers is ``R Z``, so with ``sigma`` calibrated to the strategy's sensitivity
-``(2/n) ||M||_{1->2}`` the expected squared error is ``sigma^2 ||R||_F^2`` (seed 001, eq. 24-29),
-and the factorization norm ``gamma = ||R||_F ||M||_{1->2} / sqrt(k)`` is the quantity to minimize.
+The factorization mechanism measures the strategy queries ``M h`` with Gaussian noise ``Z`` and
+answers ``R (M h + Z) = F h + R Z`` :cite:p:`LHRMM10,ENU20`. With ``sigma`` calibrated to the
+strategy's sensitivity (at most ``(2/n) ||M||_{1->2}`` on a normalized histogram of ``n``
+records), the root-mean-square error over the ``k`` queries is ``sigma ||R||_F / sqrt(k)``, so
+the factorization norm ``gamma = ||R||_F ||M||_{1->2} / sqrt(k)`` is the quantity to minimize.
+The derivation is in the theory page *The factorization mechanism and gamma(F)*
+(``docs/theory/factorization.md``).
 
-This module holds the :class:`Factorization` value and the fixed strategies; the optimal
-``gamma(F)`` is in :mod:`projmech.optimal_factorization`.
+This module holds the :class:`Factorization` value and the fixed strategies (identity, total,
+hierarchical :cite:p:`HRMS10`); the optimal ``gamma(F)`` is in
+:mod:`projmech.optimal_factorization`.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from functools import cached_property
 from typing import Any
@@ -42,7 +45,32 @@ def _dense(matrix: Any) -> np.ndarray:
 
 
 def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
-    """A :class:`Workload` as given, or one wrapping a bare ``k x m`` query matrix."""
+    """Take a workload as given, or wrap a bare ``k x m`` query matrix in one.
+
+    Parameters
+    ----------
+    workload : Workload or array_like, shape (k, m)
+        A workload, or its query matrix (dense or scipy sparse).
+    name : str, default "workload"
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    Workload
+        ``workload`` itself, or a :class:`~projmech.workloads.Workload` of the matrix.
+
+    Raises
+    ------
+    ValueError
+        If the matrix is not 2-d, or has a non-finite entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.factorization import as_workload
+    >>> as_workload(np.ones((2, 3))).shape
+    (2, 3)
+    """
     return workload if isinstance(workload, Workload) else Workload(as_query_matrix(workload, name))
 
 
@@ -50,10 +78,10 @@ class Factorization(SolveResult):
     """A factorization ``R M = F + E`` of a ``k x m`` workload F (``E = 0`` for an exact one).
 
     The factorization mechanism measures ``M h`` with Gaussian noise ``Z`` and answers
-    ``R (M h + Z)`` (seed 001, eq. 24-29). ``Factorization(workload, strategy, ...)`` builds one
-    from an explicit strategy matrix (:class:`DenseFactorization`, which takes these
-    parameters); the optimizers return structured ones for Kronecker and marginal workloads
-    (:mod:`projmech.structured_factorization`), whose strategy is a structured
+    ``R (M h + Z)`` :cite:p:`LHRMM10,ENU20`; its error is proportional to :attr:`gamma`.
+    ``Factorization(workload, strategy, ...)`` builds one from an explicit strategy matrix: a
+    :class:`DenseFactorization`, whose parameters it takes. The optimizers also return
+    structured ones for Kronecker and marginal workloads, whose strategy is a structured
     :class:`~projmech.workloads.Workload` and whose R is applied factor by factor.
 
     Every factorization offers :attr:`strategy` (M as a workload over F's universe, whose
@@ -63,25 +91,38 @@ class Factorization(SolveResult):
 
     Parameters
     ----------
-    workload : Workload or array_like, shape (k, m)
+    *args, **kwargs
+        Those of :class:`DenseFactorization`: ``workload, strategy, reconstruction=None, *,
+        strategy_pinv=None, perturbation=None, lower_bound=None, stats=None, gram=None``.
+
+    Attributes
+    ----------
+    workload : Workload
         F.
-    strategy : array_like, shape (l, m)
-        M, the queries measured with noise.
-    reconstruction : array_like, shape (k, l), optional
-        An explicit R. Required with ``perturbation``; by default ``R = F M^+``.
-    strategy_pinv : array_like, shape (m, l), optional
-        ``M^+`` when the caller already has it (the optimizers do); computed otherwise.
-    perturbation : array_like, shape (k, m), optional
-        E, for an approximate factorization (seed 001, Definition 2.5).
-    lower_bound : float, optional
+    strategy : Workload
+        M, over F's universe.
+    lower_bound : float or None
         A certified lower bound on the optimum this factorization approximates (``gamma(F)``,
-        or ``gamma_alpha(F)`` for an approximate one); see :attr:`relative_gap`.
-    stats : SolveStats, optional
-        How the factorization was obtained: the optimizer's statistics
-        (:func:`~projmech.optimal_factorization.factorization_norm`), or by default a given
-        strategy (solver ``"given"``, :attr:`~projmech.solve.Status.GIVEN`, no gap).
-    gram : ndarray, shape (m, m), optional
-        ``F^T F`` when the caller already has it; otherwise ``workload.gram()`` on first use.
+        or ``gamma_alpha(F)`` for an approximate one), or None.
+    stats : SolveStats
+        How the factorization was obtained (solver ``"given"`` for a given strategy).
+
+    See Also
+    --------
+    projmech.optimal_factorization.factorization_norm : The optimal factorization.
+    projmech.mechanisms.FactorizationMechanism : Releases answers through a factorization.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> F = pm.prefix(16)
+    >>> tree = pm.Factorization(F, pm.hierarchical_strategy(16))
+    >>> type(tree).__name__, tree.num_measurements
+    ('DenseFactorization', 31)
+    >>> round(tree.gamma, 3), round(pm.Factorization(F, pm.identity_strategy(16)).gamma, 3)
+    (1.938, 2.915)
+    >>> tree.lower_bound is None, tree.stats.status
+    (True, <Status.GIVEN: 'given'>)
     """
 
     workload: Workload
@@ -124,7 +165,23 @@ class Factorization(SolveResult):
 
     @classmethod
     def from_strategy(cls, workload: Workload | Any, strategy: Any, *, rtol: float = 1e-7) -> Factorization:
-        """The least-squares reconstruction ``R = F M^+`` for a given strategy ``M``.
+        """The factorization with the least-squares reconstruction ``R = F M^+`` of a strategy.
+
+        Unlike the constructor, it checks that the strategy answers the workload exactly.
+
+        Parameters
+        ----------
+        workload : Workload or array_like, shape (k, m)
+            F.
+        strategy : array_like, shape (l, m)
+            M.
+        rtol : float, default 1e-7
+            Tolerance on ``||F M^+ M - F||_{1->2} / ||F||_{1->2}``.
+
+        Returns
+        -------
+        Factorization
+            The exact factorization ``(F M^+) M = F``.
 
         Raises
         ------
@@ -140,16 +197,9 @@ class Factorization(SolveResult):
                              "no reconstruction R gives R M = F")
         return fact
 
-    def _solved(self, stats: SolveStats) -> Factorization:
-        """The same factorization with an optimizer's ``stats``, for the optimizer that checked it
-        before its statistics were known: a copy sharing the factors and every value already
-        derived from them."""
-        twin = copy.copy(self)
-        twin.stats = stats
-        return twin
-
     @property
     def num_queries(self) -> int:
+        """``k``, the number of workload queries answered."""
         return self.workload.num_queries
 
     @property
@@ -158,7 +208,23 @@ class Factorization(SolveResult):
         return self.strategy.num_queries
 
     def reconstruct(self, measurements: Any) -> np.ndarray:
-        """``R y`` for a vector of ``l`` (noisy) measurements ``y``."""
+        """Apply R to a vector of measurements.
+
+        Parameters
+        ----------
+        measurements : array_like, shape (l,)
+            ``y``, the (noisy) answers to the strategy's queries.
+
+        Returns
+        -------
+        ndarray, shape (k,)
+            ``R y``, the workload's answers.
+
+        Raises
+        ------
+        ValueError
+            If ``measurements`` does not have shape ``(l,)``.
+        """
         y = np.asarray(measurements, dtype=float)
         if y.shape != (self.num_measurements,):
             raise ValueError(f"measurements: expected shape ({self.num_measurements},), got {y.shape}")
@@ -171,7 +237,7 @@ class Factorization(SolveResult):
 
     @property
     def gamma(self) -> float:
-        """``||R||_F ||M||_{1->2} / sqrt(k)`` (seed 001, eq. 29-30)."""
+        """The factorization norm ``||R||_F ||M||_{1->2} / sqrt(k)`` :cite:p:`ENU20`."""
         return self.reconstruction_norm * self.strategy_sensitivity / math.sqrt(self.num_queries)
 
     def _workload_norm(self) -> float:
@@ -191,8 +257,13 @@ class Factorization(SolveResult):
 
         Parameters
         ----------
-        rtol : float
+        rtol : float, default RESIDUAL_RTOL
             Tolerance on ``||R M - F - E||_{1->2} / ||F||_{1->2}``.
+
+        Returns
+        -------
+        str or None
+            Why the factorization fails the check, or None when it passes.
         """
         if not self._finite_factors():
             return "non-finite factors"
@@ -221,9 +292,16 @@ class Factorization(SolveResult):
         return False
 
     def summary(self) -> dict[str, Any]:
-        """The factorization (gamma, its lower bound, residual, strategy shape) and its solver
-        statistics as plain JSON-serializable values; ``gap`` is ``stats.gap``, the relative gap
-        of ``gamma^2`` the optimizer certified."""
+        """The factorization and its solver statistics as plain JSON-serializable values.
+
+        Returns
+        -------
+        dict
+            The workload's name, the strategy's shape, whether it is approximate, ``gamma``,
+            ``lower_bound`` and ``residual``, and :meth:`SolveStats.summary
+            <projmech.solve.SolveStats.summary>`'s entries (``gap`` is ``stats.gap``, the
+            relative gap of ``gamma^2`` the optimizer certified).
+        """
         return {
             "workload": self.workload.name,
             "strategy_shape": [self.strategy.num_queries, self.strategy.universe_size],
@@ -241,13 +319,55 @@ class Factorization(SolveResult):
 
 
 class DenseFactorization(Factorization):
-    """A factorization with an explicit ``l x m`` strategy matrix; ``Factorization(workload,
-    strategy, ...)`` builds one (the parameters are those of :class:`Factorization`).
+    """A factorization with an explicit ``l x m`` strategy matrix.
 
-    Everything that matters for its error (``||R||_F``, the residual, ``gamma``) is computed
-    from the Gram matrix ``F^T F``; the reconstruction of an exact factorization is kept
-    implicit, ``R = F M^+``, and applied on demand (:meth:`reconstruct`), so a workload of
-    millions of queries never needs a ``k x l`` matrix.
+    ``Factorization(workload, strategy, ...)`` builds one. Everything that matters for its
+    error (``||R||_F``, the residual, ``gamma``) is computed from the Gram matrix ``F^T F``; the
+    reconstruction of an exact factorization is kept implicit, ``R = F M^+``, and applied on
+    demand (:meth:`reconstruct`), so a workload of millions of queries never needs a ``k x l``
+    matrix. The constructor checks shapes, not ``R M = F``: :meth:`Factorization.from_strategy`
+    and :meth:`~Factorization.defect` do.
+
+    Parameters
+    ----------
+    workload : Workload or array_like, shape (k, m)
+        F.
+    strategy : array_like, shape (l, m)
+        M, the queries measured with noise.
+    reconstruction : array_like, shape (k, l), optional
+        An explicit R. Required with ``perturbation``; by default ``R = F M^+``.
+    strategy_pinv : array_like, shape (m, l), optional
+        ``M^+`` when the caller already has it (the optimizers do); computed otherwise.
+    perturbation : array_like, shape (k, m), optional
+        E, for an approximate factorization ``R M = F + E``.
+    lower_bound : float, optional
+        A certified lower bound on the optimum this factorization approximates (``gamma(F)``,
+        or ``gamma_alpha(F)`` for an approximate one); see :attr:`relative_gap`.
+    stats : SolveStats, optional
+        How the factorization was obtained: the optimizer's statistics
+        (:func:`~projmech.optimal_factorization.factorization_norm`), or by default a given
+        strategy (solver ``"given"``, :attr:`~projmech.solve.Status.GIVEN`, no gap).
+    gram : ndarray, shape (m, m), optional
+        ``F^T F`` when the caller already has it; otherwise ``workload.gram()`` on first use.
+
+    Raises
+    ------
+    ValueError
+        If a matrix has the wrong shape or a non-finite entry, ``perturbation`` comes without
+        ``reconstruction``, or ``lower_bound`` is negative or not finite.
+    TypeError
+        If ``stats`` is not a :class:`~projmech.solve.SolveStats`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> query = np.array([1.0, 1.0, 0.0])
+    >>> fact = pm.Factorization(pm.repeated(query, 4), query[None, :])  # measure once, copy 4 times
+    >>> round(fact.gamma, 6), fact.reconstruct([0.5])
+    (1.0, array([0.5, 0.5, 0.5, 0.5]))
+    >>> fact.defect() is None  # R M = F holds
+    True
     """
 
     def __init__(
@@ -326,6 +446,7 @@ class DenseFactorization(Factorization):
 
     @property
     def strategy_sensitivity(self) -> float:
+        """``||M||_{1->2}``, from the explicit matrix."""
         return column_norm(self.strategy_matrix)
 
     @cached_property
@@ -377,12 +498,64 @@ class DenseFactorization(Factorization):
 
 
 def identity_strategy(m: int) -> np.ndarray:
-    """``M = I``: measure every cell (the Gaussian mechanism on the histogram)."""
+    """The identity strategy ``M = I``: measure every cell.
+
+    With it the factorization mechanism is the Gaussian mechanism on the histogram, followed by
+    the answers ``R = F``.
+
+    Parameters
+    ----------
+    m : int
+        The universe size, ``>= 1``.
+
+    Returns
+    -------
+    ndarray, shape (m, m)
+        The identity matrix.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is not a positive integer.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> fact = pm.Factorization(pm.prefix(16), pm.identity_strategy(16))
+    >>> round(fact.gamma, 3)  # sqrt((m + 1) / 2) on prefix(m)
+    2.915
+    """
     return np.eye(check_positive_int("m", m))
 
 
 def total_strategy(m: int) -> np.ndarray:
-    """``M = 1^T``: measure only the total (enough for a repeated total query)."""
+    """The total strategy ``M = 1^T``: measure only the number of records.
+
+    Enough for a workload whose queries are all multiples of the total.
+
+    Parameters
+    ----------
+    m : int
+        The universe size, ``>= 1``.
+
+    Returns
+    -------
+    ndarray, shape (1, m)
+        One row of ones.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is not a positive integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> fact = pm.Factorization(pm.repeated(np.ones(5), 3), pm.total_strategy(5))
+    >>> round(fact.gamma, 6)  # measure the total once, copy it three times
+    1.0
+    """
     return np.ones((1, check_positive_int("m", m)))
 
 
@@ -391,8 +564,42 @@ def hierarchical_strategy(m: int, branching: int = 2) -> np.ndarray:
 
     One row per tree node: the indicator of the node's interval. The root covers ``[0, m)``;
     each node of width ``w > 1`` splits into ``branching`` children of near-equal widths, down to
-    single cells. With ``branching=2`` this is the binary tree mechanism written as a
-    factorization (seed 001, Exercise 2.1; seed 003).
+    single cells :cite:p:`HRMS10`. With ``branching=2`` this is the binary tree mechanism of
+    continual counting :cite:p:`DNPR10` written as a factorization: every prefix or range is a
+    sum of ``O(log m)`` nodes, and ``gamma`` of prefix and range workloads grows as
+    ``O(log m)``, against ``sqrt((m + 1) / 2)`` for the identity strategy on prefixes.
+
+    Parameters
+    ----------
+    m : int
+        The universe size, ``>= 1``.
+    branching : int, default 2
+        The number of children of each node, ``>= 2``.
+
+    Returns
+    -------
+    ndarray, shape (l, m)
+        One 0/1 row per node, level by level from the root (``l = 2m - 1`` for a binary tree
+        over ``m`` a power of two).
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is not a positive integer or ``branching`` is not an integer ``>= 2``.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> pm.hierarchical_strategy(4)
+    array([[1., 1., 1., 1.],
+           [1., 1., 0., 0.],
+           [0., 0., 1., 1.],
+           [1., 0., 0., 0.],
+           [0., 1., 0., 0.],
+           [0., 0., 1., 0.],
+           [0., 0., 0., 1.]])
+    >>> round(pm.Factorization(pm.prefix(16), pm.hierarchical_strategy(16)).gamma, 3)
+    1.938
     """
     m = check_positive_int("m", m)
     if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:

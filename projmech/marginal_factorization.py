@@ -15,12 +15,13 @@ is at one value for every subset). Minimizing the first at a fixed second gives
 ``c_A^2 ∝ sqrt(a_A / s_A)`` and ``k gamma^2 = (sum_A sqrt(a_A s_A))^2``.
 
 For marginals (``B_i = I``) the Helmert contrasts make this the optimum over all strategies: the
-Gram matrix is diagonal on the residual basis (Xiao, Wang & Kifer, NeurIPS 2023), the symmetry
-of the problem puts an optimal strategy there, and gamma equals the singular-value bound. For
-range blocks the contrasts ``C_i`` are the optimal strategy of ``B_i (I - 1 1^T / n_i)`` (whose
-rows the row-space method keeps orthogonal to ``1``); the result is optimal within this class,
-and :func:`grouped_lower_bound` certifies how far it may be from the optimum over all strategies.
-docs/theory/structured_factorization.md derives both.
+Gram matrix is diagonal on the residual basis (the residual planning of :cite:t:`XHZK23`), the
+symmetry of the problem puts an optimal strategy there, and gamma equals the singular-value
+bound. For range blocks the contrasts ``C_i`` are the optimal strategy of
+``B_i (I - 1 1^T / n_i)`` (whose rows the row-space method keeps orthogonal to ``1``); the result
+is optimal within this class, and :func:`grouped_lower_bound` certifies how far it may be from
+the optimum over all strategies. The theory page *Structured factorizations*
+(``docs/theory/structured_factorization.md``) derives both.
 """
 
 from __future__ import annotations

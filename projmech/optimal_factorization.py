@@ -1,42 +1,24 @@
 """The optimal factorization norm gamma(F), with a certified lower bound, and gamma_alpha(F).
 
-Seed 001 (Definition 2.2, eq. 30): ``gamma(F) = min ||R||_F ||M||_{1->2} / sqrt(k)`` over exact
-factorizations ``R M = F``. With ``X = M^T M`` the strategy's sensitivity is
-``||M||_{1->2}^2 = max_i X_ii`` and the best reconstruction ``R = F M^+`` has
-``||R||_F^2 = tr(F X^+ F^T)``, so (scaling M so that ``max_i X_ii = 1``)::
+``gamma(F) = min ||R||_F ||M||_{1->2} / sqrt(k)`` over exact factorizations ``R M = F`` of a
+``k x m`` workload is the error of the best factorization mechanism, up to the noise scale
+:cite:p:`ENU20`; minimizing it over strategies is the matrix mechanism's problem
+:cite:p:`LHRMM10`. In ``X = M^T M`` it is a convex semidefinite program that sees F only through
+its Gram matrix ``G = F^T F``. Its dual gives, for every weight vector ``q`` in the probability
+simplex, the lower bound ``gamma(F) >= ||F diag(q)^1/2||_* / sqrt(k)`` (nuclear norm), tight at
+the optimal ``q``.
 
-    k gamma(F)^2 = min { tr(G X^+) : diag(X) <= 1, X >= 0, range(X) contains the rows of F },
+The iterative method ascends that dual with a multiplicative update on ``q`` (accelerated by
+safeguarded Anderson mixing), forming the strategy ``X*(q)`` of each iterate from one
+eigendecomposition, so that every iterate certifies its own relative gap on ``gamma^2``. It runs
+in F's row space, so ``R = F M^+`` always satisfies ``R M = F``; for prefix and all-range
+workloads ``G^-1`` is tridiagonal and each step costs ``O(m^2)`` instead of ``O(m^3)``. Whatever
+the method, the reported ``gamma`` is recomputed from the returned M and R, ``R M = F`` is
+checked, and the lower bound comes from the final weights alone.
 
-with ``G = F^T F``. The problem sees F only through its Gram matrix G.
-
-**The dual and the lower bound.** For weights ``lambda >= 0`` on the constraints ``X_ii <= 1``,
-``min_X tr(G X^-1) + sum_i lambda_i (X_ii - 1)`` is attained at
-``X(lambda) = L^-1/2 (L^1/2 G L^1/2)^1/2 L^-1/2`` (``L = diag(lambda)``; set the gradient
-``-X^-1 G X^-1 + L`` to zero), where both terms equal ``tr((L^1/2 G L^1/2)^1/2) =
-||F L^1/2||_*`` (the nuclear norm). So every ``lambda >= 0`` gives
-``k gamma^2 >= 2 ||F L^1/2||_* - sum(lambda)``; writing ``lambda = t q`` with ``q`` in the
-probability simplex and maximizing over ``t`` (``sqrt(t) = ||F diag(q)^1/2||_*``)::
-
-    k gamma(F)^2 >= ||F diag(q)^1/2||_*^2        for every q in the simplex,
-
-with equality at the optimal ``q`` (the problem is a convex SDP with a strictly feasible point,
-so strong duality holds). The uniform ``q = 1/m`` gives the classical singular-value bound
-``gamma(F) >= ||F||_* / sqrt(k m)``.
-
-**The iterative method** ascends this dual. For a given ``q`` it forms ``X*(q)`` from one
-eigendecomposition, whose diagonal ``x`` is the gradient (up to a factor 1/2) of
-``phi(q) = ||F diag(q)^1/2||_*``; the scaled primal point ``X*(q) / max(x)`` is feasible and
-has objective ``max(x) * phi(q)``, while ``phi(q)^2`` is the dual bound, so
-``max(x) / phi(q) - 1`` is the certified relative gap of ``k gamma^2`` at every iterate. The
-update ``q_i <- q_i (x_i / phi)^2`` (multiplicative; ``sum_i q_i x_i = phi``, so it is a fixed
-point exactly at optimality) is accelerated by safeguarded Anderson mixing on q. When F is
-rank-deficient or rectangular the iteration runs in F's row space (``G = B^T B`` with ``B`` of
-full row rank ``r``): ``X*(q) = B^T (B diag(q) B^T)^-1/2 B`` has exactly that range, so
-``R = F M^+`` always satisfies ``R M = F`` and the value reported is attained. Whatever the
-route, the reported ``gamma`` is recomputed from the returned M and R, and ``R M = F`` is
-checked; the lower bound comes from the final ``q`` alone. For prefix and all-range workloads
-``G^-1`` is tridiagonal, and each step is the ``O(m^2)`` tridiagonal eigenproblem of
-``D^-1/2 G^-1 D^-1/2`` instead of a dense ``O(m^3)`` one.
+The derivations (the program, its dual and the lower bound, the iteration's fixed point and
+gap, ``gamma_alpha`` and its bound) are in the theory page *The factorization mechanism and
+gamma(F)* (``docs/theory/factorization.md``).
 """
 
 from __future__ import annotations
@@ -51,8 +33,8 @@ import scipy.sparse as sp
 
 from ._threads import one_blas_thread
 from .factorization import Factorization, as_workload
-from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, solve_in_order, \
-    status_from_cvxpy
+from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, record_total_time, \
+    solve_in_order, status_from_cvxpy
 from .workloads import Workload
 
 __all__ = [
@@ -91,11 +73,29 @@ _WEIGHT_FLOOR = 1e-12
 
 
 class FactorizationError(SolveError):
-    """An optimizer stopped without certifying its tolerance.
+    """A factorization optimizer stopped without certifying its tolerance.
 
     ``attempts`` holds every method tried (an :class:`~projmech.solve.Attempt` each), ``best``
     the factorization with the smallest relative gap among those that passed the final check
-    (a valid factorization, with its bound and gap), or None.
+    (a valid factorization, with its bound, gap and statistics), or None.
+
+    Parameters
+    ----------
+    message : str
+        What failed; the attempts are appended to it.
+    attempts : iterable of Attempt, default ()
+        Every method tried, in order.
+    best : Factorization, optional
+        The best factorization that passed the final check.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> try:
+    ...     pm.factorization_norm(pm.prefix(64), method="iterative", tol=1e-12, max_iterations=2)
+    ... except pm.FactorizationError as error:
+    ...     print(error.attempts[0].status, error.best.lower_bound <= error.best.gamma)
+    iteration_limit True
     """
 
 
@@ -133,17 +133,51 @@ def _dual_value(gram: np.ndarray, q: np.ndarray) -> float:
 
 
 def factorization_lower_bound(workload: Workload | Any, weights: Any = None) -> float:
-    """A lower bound on ``gamma(F)``: ``||F diag(q)^1/2||_* / sqrt(k)`` for weights ``q``.
+    """A certified lower bound on ``gamma(F)`` from weights on the universe.
 
-    Valid for every ``q`` in the probability simplex (see the module docstring for the
-    derivation from the dual of the SDP); the default uniform ``q`` is the singular-value
-    bound ``||F||_* / sqrt(k m)``, and the optimal ``q`` makes it tight.
+    For every ``q`` in the probability simplex, ``gamma(F) >= ||F diag(q)^1/2||_* / sqrt(k)``
+    (``||.||_*`` the nuclear norm, the sum of the singular values), with equality at the optimal
+    ``q`` :cite:p:`ENU20`. The default uniform ``q`` gives the singular-value bound
+    ``||F||_* / sqrt(k m)``. The derivation, from the dual of the semidefinite program for
+    ``gamma(F)``, is in the theory page *The factorization mechanism and gamma(F)*
+    (``docs/theory/factorization.md``).
+
+    The bound is a plain number, computed at once (one ``m x m`` eigendecomposition): it has
+    no solver statistics.
 
     Parameters
     ----------
     workload : Workload or array_like, shape (k, m)
+        F; only its Gram matrix ``F^T F`` is used.
     weights : array_like, shape (m,), optional
-        Nonnegative; normalized to sum to one. Default uniform.
+        ``q``: nonnegative and finite, with a positive sum; normalized to sum to one. Default
+        uniform.
+
+    Returns
+    -------
+    float
+        The bound, rounded down: computed eigenvalues are lowered by their error bound before
+        their square roots are summed, so rounding cannot lift it above ``gamma(F)``.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` does not have shape ``(m,)``, has a negative or non-finite entry, or sums
+        to zero.
+
+    See Also
+    --------
+    factorization_norm : The optimum, whose ``lower_bound`` is this bound at the optimal weights.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> F = pm.prefix(16)
+    >>> round(pm.factorization_lower_bound(F), 3)  # the singular-value bound
+    1.628
+    >>> fact = pm.factorization_norm(F)
+    >>> pm.factorization_lower_bound(F) <= fact.lower_bound <= fact.gamma
+    True
     """
     workload = as_workload(workload)
     k, m = workload.shape
@@ -373,8 +407,8 @@ def _finish(tol: float | None) -> Callable[[tuple[Factorization, int | None], At
     def finish(draft: tuple[Factorization, int | None], attempt: Attempt,
                attempts: tuple[Attempt, ...]) -> Factorization:
         fact, iterations = draft
-        return fact._solved(SolveStats.from_attempt(attempt, attempts, iterations=iterations, gap=fact.relative_gap,
-                                                   relative_gap=True, tolerance=tol))
+        return fact._with_stats(SolveStats.from_attempt(attempt, attempts, iterations=iterations, gap=fact.relative_gap,
+                                                       relative_gap=True, tolerance=tol))
 
     return finish
 
@@ -447,6 +481,7 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, tol: float, solver: str,
     return _judge(fact, tol, note=note)
 
 
+@record_total_time
 def factorization_norm(
     workload: Workload | Any,
     *,
@@ -459,16 +494,19 @@ def factorization_norm(
 ) -> Factorization:
     """The optimal exact factorization ``R M = F``: ``gamma(F)`` with a certified lower bound.
 
-    Seed 001, Definition 2.2 and Theorem 2.3; the SDP and its dual are derived in the module
-    docstring. The result's ``gamma`` is computed from its own M and R (``R = F M^+``, applied
-    implicitly), its ``residual`` ``||R M - F||_{1->2}`` is checked, and ``lower_bound`` is the
-    dual bound ``||F diag(q)^1/2||_* / sqrt(k)`` at the final weights, so ``relative_gap``
-    (on ``gamma^2``) bounds how far it is from optimal.
+    ``gamma(F) = min ||R||_F ||M||_{1->2} / sqrt(k)`` over ``R M = F`` :cite:p:`ENU20`, the
+    matrix mechanism's optimal strategy :cite:p:`LHRMM10`. The result's ``gamma`` is computed
+    from its own M and R (``R = F M^+``, applied implicitly), its ``residual``
+    ``||R M - F||_{1->2}`` is checked, and ``lower_bound`` is the dual bound
+    ``||F diag(q)^1/2||_* / sqrt(k)`` at the final weights
+    (:func:`factorization_lower_bound`), so ``relative_gap`` (on ``gamma^2``) bounds how far it is
+    from optimal. The program, its dual and the iterative method are derived in the theory page
+    *The factorization mechanism and gamma(F)* (``docs/theory/factorization.md``).
 
     Parameters
     ----------
     workload : Workload or array_like, shape (k, m)
-        Only its Gram matrix ``F^T F`` (``m x m``) is used: implicit workloads such as
+        F. Only its Gram matrix ``F^T F`` (``m x m``) is used: implicit workloads such as
         ``all_range(4096, implicit=True)`` work.
     method : {"auto", "structured", "iterative", "sdp"}
         ``"structured"``: for a marginal workload (a union of Kronecker products of scaled
@@ -481,21 +519,24 @@ def factorization_norm(
         strategy by block coordinate descent (``"kron-strategy"``). Those two are optimal within
         their class only: their gap to a certified (but loose) bound is reported and not held to
         ``tol`` (``stats.tolerance_met`` says whether it met it). The strategy is never
-        densified (:mod:`projmech.structured_factorization`). ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
+        densified (derivations in ``docs/theory/structured_factorization.md``).
+        ``"iterative"``: dual ascent, one ``m x m`` (or ``r x r`` for rank ``r < m``)
         eigendecomposition per iteration. ``"sdp"``: the CVXPY semidefinite program
         ``min tr(U) s.t. [[U, B], [B^T, X]] >= 0, diag(X) <= 1`` (``B^T B = F^T F``), for
         ``m`` up to about a hundred. ``"auto"``: iterative, then the SDP if that did not certify
         ``tol`` and ``m <= 64``; where the workload's type has a structured method, that method
         instead (a union that is not a marginal workload only above ``DENSE_UNION_UNIVERSE``
         cells); every attempt is recorded.
-    tol : float
+    tol : float, default 1e-3
         Target relative gap on ``gamma^2``.
-    max_iterations : int
+    max_iterations : int, default 200
         For the iterative method: the number of eigendecompositions.
-    solver, solver_options
-        The CVXPY solver for the SDP and its keyword options. SCS (first-order) is the default:
-        an interior-point solver such as ``"CLARABEL"`` is more accurate but factors a dense
-        system in the ``m(m+1)/2`` entries of X (about 200 s at m = 64 on 2 cores, SCS 1.4 s).
+    solver : str, default "SCS"
+        The CVXPY solver for the SDP. SCS (first-order) is the default: an interior-point solver
+        such as ``"CLARABEL"`` is more accurate but factors a dense system in the ``m(m+1)/2``
+        entries of X (about 200 s at m = 64 on 2 cores, SCS 1.4 s).
+    solver_options : dict, optional
+        Keyword options for ``problem.solve``.
     callback : callable, optional
         ``callback(iteration, gap)`` after each step of the iterative method, with the best
         relative gap so far (:class:`~projmech.solve.ProgressBar` draws a bar).
@@ -503,17 +544,52 @@ def factorization_norm(
     Returns
     -------
     Factorization
-        With ``stats``: the method (``"iterative"`` or ``"sdp/<solver>"``), the relative gap
-        certified against ``tol`` and every attempt, the accepted one last.
+        With ``stats``: the method (``"iterative"``, ``"sdp/<solver>"``, ``"residual"``,
+        ``"kron"``...), the relative gap certified against ``tol``, every attempt (the accepted
+        one last), ``solve_time`` (the accepted attempt, its final check included) and
+        ``total_time`` (the whole call: the Gram matrix, every attempt, the checks and the
+        certificate).
 
     Raises
     ------
+    ValueError
+        If ``method``, ``tol`` or ``max_iterations`` is invalid, the workload's Gram matrix is
+        not finite or F is zero, or ``method="structured"`` is asked of a workload without
+        structure.
+    TypeError
+        If ``callback`` is neither None nor callable.
     FactorizationError
         If no method certified ``tol`` and passed the final check
-        (:meth:`~projmech.Factorization.defect`: ``||R M - F||_{1->2} <= 1e-6 ||F||_{1->2}``, a
-        finite ``gamma`` recomputed from the factors, ``lower_bound <= gamma``); every attempt
-        is in ``error.attempts``, and the best factorization that passed the check is attached
-        as ``error.best``.
+        (:meth:`~projmech.factorization.Factorization.defect`: ``||R M - F||_{1->2} <= 1e-6
+        ||F||_{1->2}``, a finite ``gamma`` recomputed from the factors, ``lower_bound <=
+        gamma``); every attempt is in ``error.attempts``, and the best factorization that passed
+        the check is attached as ``error.best``.
+
+    See Also
+    --------
+    factorization_lower_bound : The dual bound at any weights.
+    projmech.mechanisms.FactorizationMechanism : Releases answers through a factorization.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> fact = pm.factorization_norm(pm.prefix(16))
+    >>> round(fact.gamma, 3), round(fact.lower_bound, 3)
+    (1.69, 1.689)
+    >>> fact.relative_gap <= 1e-3, fact.stats.solver
+    (True, 'iterative')
+
+    Marginal workloads have a closed form, certified by the singular-value bound:
+
+    >>> domain = pm.Domain(["age", "sex", "education"], [10, 2, 5])
+    >>> fact = pm.factorization_norm(pm.marginals(domain, 2))
+    >>> fact.stats.solver, round(fact.gamma, 3), fact.relative_gap < 1e-9
+    ('residual', 1.446, True)
+
+    ``stats.total_time`` covers the whole call, ``stats.solve_time`` the accepted attempt:
+
+    >>> fact.stats.solve_time <= fact.stats.total_time
+    True
     """
     workload = as_workload(workload)
     if method not in METHODS:
@@ -667,12 +743,9 @@ def _check_alpha(alpha: Any) -> float:
 
 
 def approximate_lower_bound(matrix: np.ndarray, alpha: float, q: np.ndarray) -> float:
-    """A lower bound on ``gamma_alpha(F)`` from weights ``q`` in the simplex.
-
-    For any E with column norms ``<= alpha sqrt(k)`` and ``Y = U V^T`` from the SVD of
-    ``F D^1/2`` (``||Y|| <= 1``): ``||(F+E) D^1/2||_* >= <Y, (F+E) D^1/2> >=
-    ||F D^1/2||_* - alpha sqrt(k) sum_j sqrt(q_j) ||Y e_j||``; square, divide by k, and apply
-    the exact bound to ``F + E``.
+    """A lower bound on ``gamma_alpha(F)`` from weights ``q`` in the simplex:
+    ``(||F D^1/2||_* - alpha sqrt(k) sum_j sqrt(q_j) ||Y e_j||)_+ / sqrt(k)``, with ``D = diag(q)``
+    and ``Y = U V^T`` from the SVD of ``F D^1/2`` (derived in ``docs/theory/factorization.md``).
     """
     k = matrix.shape[0]
     left, singular, right = np.linalg.svd(matrix * np.sqrt(q)[None, :], full_matrices=False)
@@ -681,6 +754,7 @@ def approximate_lower_bound(matrix: np.ndarray, alpha: float, q: np.ndarray) -> 
     return max(0.0, float(singular.sum()) - slack) / math.sqrt(k)
 
 
+@record_total_time
 def approximate_factorization_norm(
     workload: Workload | Any,
     alpha: float,
@@ -691,34 +765,57 @@ def approximate_factorization_norm(
 ) -> Factorization:
     """The optimal approximate factorization ``R M = F + E``, ``||E||_{1->2} <= alpha sqrt(k)``.
 
-    Seed 001, Definition 2.5 (eq. 38) and Theorem 2.6: the error is at most
-    ``alpha + c gamma_alpha(F) / n`` (eq. 35). Solved as the SDP of :func:`factorization_norm`
-    with F replaced by ``F + E`` and a second-order-cone constraint on each column of E, which
-    keeps it convex. The result carries E (``perturbation``, the realized ``R M - F``), an
-    explicit R, and a lower bound from the dual weights (:func:`approximate_lower_bound`) at the
+    Its value ``gamma_alpha(F)`` trades a bias for noise: the factorization mechanism on it has
+    root-mean-square error at most ``alpha + sigma ||R||_F / sqrt(k)`` on a normalized histogram.
+    Solved as the semidefinite program of :func:`factorization_norm` with F replaced by ``F + E``
+    and a second-order-cone constraint on each column of E, which keeps it convex. The result carries E (``perturbation``, the
+    realized ``R M - F``), an explicit R, and a lower bound from the dual weights at the
     ``alpha`` the result satisfies: the solver meets the column constraint only to its
     tolerance, so ``residual`` (``||R M - F||_{1->2}``) may exceed ``alpha sqrt(k)`` by that much
-    and is reported, never hidden. ``alpha = 0`` is ``gamma(F)``.
+    and is reported, never hidden. ``alpha = 0`` is ``gamma(F)``. The error bound and the lower
+    bound are derived in the theory page *The factorization mechanism and gamma(F)*
+    (``docs/theory/factorization.md``).
 
     Parameters
     ----------
     workload : Workload or array_like, shape (k, m)
-        Needs the explicit matrix (E has its shape): ``k * m`` at most ``max_entries``.
+        F. Needs the explicit matrix (E has its shape): ``k * m`` at most ``max_entries``.
     alpha : float
-        ``>= 0``.
+        The bias allowed per query, ``>= 0``.
+    solver : str, default "SCS"
+        The CVXPY solver.
+    solver_options : dict, optional
+        Keyword options for ``problem.solve``.
+    max_entries : int, default 20000
+        The largest ``k * m`` accepted.
 
     Returns
     -------
     Factorization
         With ``stats`` (solver ``"approximate-sdp/<solver>"``): its relative gap is reported
-        against no tolerance (``stats.tolerance_met`` is False).
+        against no tolerance (``stats.tolerance_met`` is False); ``stats.total_time`` covers the
+        whole call, CVXPY's import on first use included.
 
     Raises
     ------
+    TypeError
+        If ``alpha`` is not a number.
+    ValueError
+        If ``alpha`` is negative or not finite, or ``k * m`` exceeds ``max_entries``.
     FactorizationError
         If the solver returns no solution, or its factorization fails the final check
-        (:meth:`~projmech.Factorization.defect`: ``R M = F + E``, a finite ``gamma`` from the
-        factors, ``lower_bound <= gamma``).
+        (:meth:`~projmech.factorization.Factorization.defect`: ``R M = F + E``, a finite
+        ``gamma`` from the factors, ``lower_bound <= gamma``).
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> F = pm.prefix(4)
+    >>> approx = pm.approximate_factorization_norm(F, alpha=0.1)
+    >>> round(approx.gamma, 2), round(pm.factorization_norm(F).gamma, 2)
+    (1.12, 1.31)
+    >>> round(approx.residual / 2, 2)  # ||E||_{1->2} / sqrt(k): the bias alpha
+    0.1
     """
     import cvxpy as cp
 

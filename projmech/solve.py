@@ -11,12 +11,15 @@ imports nothing from projmech, and tqdm only when a progress bar is asked for.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import functools
 import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 __all__ = [
     "Attempt",
@@ -38,17 +41,60 @@ Callback = Callable[[int, float], None]
 
 Point = TypeVar("Point")
 Result = TypeVar("Result")
+Solved = TypeVar("Solved", bound="SolveResult")
+Arguments = ParamSpec("Arguments")
 
 
 def check_callback(callback: Any) -> Callback | None:
-    """``callback`` if it is None or callable, else a TypeError (checked before any solve)."""
+    """Check an optimizer's ``callback`` argument before any solve starts.
+
+    Parameters
+    ----------
+    callback : callable or None
+        ``callback(iteration, gap)``, or None for no progress report.
+
+    Returns
+    -------
+    callable or None
+        ``callback`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``callback`` is neither None nor callable.
+
+    Examples
+    --------
+    >>> from projmech.solve import check_callback
+    >>> check_callback(None) is None
+    True
+    >>> check_callback("progress")
+    Traceback (most recent call last):
+    ...
+    TypeError: callback: expected callback(iteration, gap) or None, got 'progress'
+    """
     if callback is not None and not callable(callback):
         raise TypeError(f"callback: expected callback(iteration, gap) or None, got {callback!r}")
     return callback
 
 
-class Status(str, Enum):
-    """How a solve ended. A str, so it compares equal to and serializes as its value."""
+# The signature numpydoc sees is Enum's functional API (value, names, module, ...): Status("optimal")
+# only looks a member up, so there is no parameter to document.
+class Status(str, Enum):  # numpydoc ignore=PR01
+    """How a solve ended.
+
+    A ``str``, so it compares equal to, and serializes as, its value.
+
+    Examples
+    --------
+    >>> from projmech.solve import Status
+    >>> Status("optimal") is Status.OPTIMAL
+    True
+    >>> Status.ITERATION_LIMIT == "iteration_limit"
+    True
+    >>> print(Status.GIVEN)
+    given
+    """
 
     #: Solved: the solver's stopping rule was met and projmech's final check of the point passed
     #: (whether a gap was certified is ``SolveStats.tolerance_met``).
@@ -85,16 +131,55 @@ _CVXPY_STATUS = {
 
 
 def status_from_cvxpy(status: Any) -> Status:
-    """Map a CVXPY status string to :class:`Status` (a backend's ``"optimal"`` is a claim: the
-    caller still runs its final check, and reports :attr:`Status.REJECTED` if it fails).
-    Unknown strings (a CVXPY release adding one) are :attr:`Status.SOLVER_ERROR`."""
+    """Map a CVXPY status string to a :class:`Status`.
+
+    A backend's ``"optimal"`` is a claim: the caller still runs its final check, and reports
+    :attr:`Status.REJECTED` if it fails. The ``_inaccurate`` variants of infeasible and unbounded
+    map to the accurate ones (either way there is no point to use).
+
+    Parameters
+    ----------
+    status : str
+        ``problem.status`` after a CVXPY solve.
+
+    Returns
+    -------
+    Status
+        The status; :attr:`Status.SOLVER_ERROR` for a string it does not know (a CVXPY release
+        adding one).
+
+    Examples
+    --------
+    >>> from projmech.solve import status_from_cvxpy
+    >>> status_from_cvxpy("optimal_inaccurate")
+    <Status.OPTIMAL_INACCURATE: 'optimal_inaccurate'>
+    >>> status_from_cvxpy("infeasible_inaccurate")
+    <Status.INFEASIBLE: 'infeasible'>
+    """
     return _CVXPY_STATUS.get(str(status), Status.SOLVER_ERROR)
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """One solver tried: its name, how it ended, a line of detail (the gap it reached, the check
-    it failed) and its wall-clock seconds."""
+    """One solver tried, and how it ended.
+
+    Parameters
+    ----------
+    solver : str
+        The solver's name (``"iterative"``, ``"sdp/SCS"``, ...).
+    status : Status
+        How the attempt ended.
+    detail : str, default ""
+        A line of detail: the gap it reached, the check it failed.
+    seconds : float, default 0.0
+        Its wall-clock seconds.
+
+    Examples
+    --------
+    >>> from projmech.solve import Attempt, Status
+    >>> print(Attempt("iterative", Status.ITERATION_LIMIT, "relative gap 2.1e-02 > tol=0.001", 0.4))
+    iterative: iteration_limit, relative gap 2.1e-02 > tol=0.001
+    """
 
     solver: str
     status: Status
@@ -108,32 +193,56 @@ class Attempt:
 
 @dataclass(frozen=True)
 class SolveStats:
-    """What one solve did, the same record for every optimizer (after CVXPY's ``SolverStats``).
+    """What one solve did: the same record for every optimizer.
 
-    Attributes
+    Modelled on CVXPY's ``SolverStats``. Two times are kept: ``solve_time``, the accepted
+    attempt alone, and ``total_time``, the whole call that returned the result (every attempt,
+    the preparation before the first, the final checks and the certificate after the last), for
+    the optimizers that measure it. ``str(stats)`` shows ``total_time`` first when there is one.
+
+    Parameters
     ----------
     solver : str
         The solver whose point was returned (``"fast"``, ``"admm"``, ``"iterative"``, a CVXPY
         solver name...).
     status : Status
+        How the accepted (or best) attempt ended.
     solve_time : float
-        Wall-clock seconds of the accepted attempt, model building and the final check included.
-    iterations : int or None
+        Wall-clock seconds of the accepted attempt, model building and its final check included.
+    iterations : int or None, optional
         Iterations of an iterative solver; None for a CVXPY backend.
-    gap : float or None
+    gap : float or None, optional
         The certified suboptimality of the returned point (None where there is no certificate).
-    relative_gap : bool
+    relative_gap : bool, default False
         Whether ``gap`` is relative to the objective (relaxation, factorization) or absolute
         (the hull's Frank–Wolfe gap).
-    tolerance : float or None
+    tolerance : float or None, optional
         The gap the point had to reach.
-    tolerance_met : bool
+    tolerance_met : bool, default False
         Whether ``gap <= tolerance`` (and every other check) held.
-    attempts : tuple of Attempt
+    attempts : tuple of Attempt, default ()
         Every solver tried, in order, the accepted one last.
-    blas_threads : int or None
+    blas_threads : int or None, optional
         The BLAS threads the solver's dense kernels were held to (so that its time and its
         point do not depend on the machine's default); None where the solver does not set it.
+    total_time : float or None, optional
+        Wall-clock seconds of the whole call (at least ``solve_time``); None where the optimizer
+        does not measure it. The factorization optimizers
+        (:func:`~projmech.optimal_factorization.factorization_norm`,
+        :func:`~projmech.optimal_factorization.approximate_factorization_norm`) do.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> stats = pm.factorization_norm(pm.prefix(16)).stats
+    >>> stats.solver, stats.status, stats.tolerance_met
+    ('iterative', <Status.OPTIMAL: 'optimal'>, True)
+    >>> stats.gap <= stats.tolerance
+    True
+    >>> stats.solve_time <= stats.total_time
+    True
+    >>> [attempt.solver for attempt in stats.attempts]
+    ['iterative']
     """
 
     solver: str
@@ -146,14 +255,40 @@ class SolveStats:
     tolerance_met: bool = False
     attempts: tuple[Attempt, ...] = field(default=())
     blas_threads: int | None = None
+    total_time: float | None = None
 
     @classmethod
     def from_attempt(cls, attempt: Attempt, attempts: Iterable[Attempt], *, iterations: int | None = None,
                      gap: float | None = None, relative_gap: bool = False,
                      tolerance: float | None = None, blas_threads: int | None = None) -> SolveStats:
-        """The statistics of the point ``attempt`` produced: its solver, status and seconds, with
-        every attempt. ``tolerance_met`` holds when the attempt was accepted with a certified
-        ``gap <= tolerance``."""
+        """The statistics of the point one attempt produced.
+
+        ``tolerance_met`` holds when the attempt was accepted (:attr:`Status.OPTIMAL`) with a
+        certified ``gap <= tolerance``; ``total_time`` is left to the optimizer, which times the
+        whole call.
+
+        Parameters
+        ----------
+        attempt : Attempt
+            The attempt whose point is reported: its solver, status and seconds.
+        attempts : iterable of Attempt
+            Every attempt, in order, ``attempt`` among them.
+        iterations : int, optional
+            The iterations of an iterative solver.
+        gap : float, optional
+            The point's certified gap.
+        relative_gap : bool, default False
+            Whether ``gap`` is relative.
+        tolerance : float, optional
+            The gap the point had to reach.
+        blas_threads : int, optional
+            The BLAS threads the solver was held to.
+
+        Returns
+        -------
+        SolveStats
+            The statistics, ``solve_time`` being the attempt's seconds.
+        """
         met = attempt.status is Status.OPTIMAL and gap is not None and tolerance is not None and gap <= tolerance
         return cls(solver=attempt.solver, status=attempt.status, solve_time=attempt.seconds,
                    iterations=None if iterations is None else int(iterations),
@@ -162,11 +297,19 @@ class SolveStats:
                    attempts=tuple(attempts), blas_threads=blas_threads)
 
     def summary(self) -> dict[str, Any]:
-        """Plain JSON-serializable values."""
+        """The statistics as plain JSON-serializable values.
+
+        Returns
+        -------
+        dict
+            One entry per field; times in seconds (``solve_time_s``, ``total_time_s``), the status
+            as its string and each attempt as its one-line ``str``.
+        """
         return {
             "solver": self.solver,
             "status": self.status.value,
             "solve_time_s": self.solve_time,
+            "total_time_s": self.total_time,
             "iterations": self.iterations,
             "gap": self.gap,
             "relative_gap": self.relative_gap,
@@ -185,18 +328,40 @@ class SolveStats:
         iterations = "" if self.iterations is None else f", {self.iterations} iterations"
         threads = "" if self.blas_threads is None else \
             f", {self.blas_threads} BLAS thread{'s' if self.blas_threads != 1 else ''}"
-        return f"{self.solver} {self.status.value}: {gap}{iterations}, {self.solve_time:.3g} s{threads}"
+        seconds = f"{self.solve_time:.3g} s" if self.total_time is None else \
+            f"{self.total_time:.3g} s ({self.solve_time:.3g} s in the accepted attempt)"
+        return f"{self.solver} {self.status.value}: {gap}{iterations}, {seconds}{threads}"
 
 
 class SolveResult:
-    """What every optimizer's result shares: its :class:`SolveStats` as ``stats``, and a short
-    ``repr`` (one line) and ``str`` (that line and the statistics) built from the result's own
-    ``_description()``, never from its arrays (a witness may have millions of entries)."""
+    """The base of every optimizer's result: its :class:`SolveStats` as ``stats``.
+
+    A result's ``repr`` is one line and its ``str`` that line and the statistics, both built from
+    the result's own ``_description()``, never from its arrays (a witness may have millions of
+    entries).
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.solve import SolveResult
+    >>> fact = pm.factorization_norm(pm.prefix(8))
+    >>> isinstance(fact, SolveResult)
+    True
+    >>> print(repr(fact))
+    <DenseFactorization R M = F of prefix(8): strategy 8x8; iterative optimal: relative gap ...>
+    """
 
     stats: SolveStats
 
     def _description(self) -> str:
         raise NotImplementedError
+
+    def _with_stats(self: Solved, stats: SolveStats) -> Solved:
+        """The same result with other ``stats``: a shallow copy, sharing its arrays and every
+        value already derived from them."""
+        twin = copy.copy(self)
+        twin.stats = stats
+        return twin
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self._description()}; {self.stats}>"
@@ -208,13 +373,35 @@ class SolveResult:
 class SolveError(RuntimeError):
     """No solver produced a point that passed the checks.
 
+    Each optimizer raises its own subclass
+    (:class:`~projmech.optimal_factorization.FactorizationError`, ...).
+
+    Parameters
+    ----------
+    message : str
+        What failed; the attempts are appended to it.
+    attempts : iterable of Attempt, default ()
+        Every solver tried, in order, with how it ended.
+    best : object, optional
+        The best point found that passed the final feasibility check but not the tolerance (a
+        result of the optimizer's own type).
+
     Attributes
     ----------
     attempts : tuple of Attempt
         Every solver tried, in order, with how it ended.
     best : object or None
-        The best point found that passed the final feasibility check but not the tolerance (a
-        result of the optimizer's own type), or None.
+        The best point found that passed the final feasibility check but not the tolerance, or
+        None.
+
+    Examples
+    --------
+    >>> from projmech.solve import Attempt, SolveError, Status
+    >>> error = SolveError("no solver converged", [Attempt("admm", Status.ITERATION_LIMIT, "gap 3.0e-02")])
+    >>> print(error)
+    no solver converged (admm: iteration_limit, gap 3.0e-02)
+    >>> error.best is None
+    True
     """
 
     def __init__(self, message: str, attempts: Iterable[Attempt] = (), best: Any = None) -> None:
@@ -228,9 +415,23 @@ class SolveError(RuntimeError):
 class Outcome(Generic[Point]):
     """What one attempt of :func:`solve_in_order` produced.
 
-    ``status`` is :attr:`Status.OPTIMAL` for a point to return; any other status rejects the
-    attempt, keeping ``point`` (if any) as a candidate for the error's ``best``, the one with the
-    smallest ``score`` (e.g. its gap).
+    Parameters
+    ----------
+    status : Status
+        :attr:`Status.OPTIMAL` for a point to return; any other status rejects the attempt.
+    point : object, optional
+        The attempt's point; a rejected attempt's point is a candidate for the error's ``best``.
+    detail : str, default ""
+        A line of detail for the attempt's record.
+    score : float, default inf
+        How good a rejected point is (smaller is better, e.g. its gap): the error's ``best`` is
+        the candidate with the smallest score.
+
+    Examples
+    --------
+    >>> from projmech.solve import Outcome, Status
+    >>> Outcome(Status.REJECTED, point=[0.5, 0.5], detail="gap 1e-2 > tol", score=1e-2).score
+    0.01
     """
 
     status: Status
@@ -255,13 +456,46 @@ def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], err
                    ) -> tuple[Point | Result, tuple[Attempt, ...], float]:
     """Run the attempts of ``plan`` in order until one is :attr:`Status.OPTIMAL`.
 
-    Returns the accepted point, every attempt (the accepted one last) and the accepted attempt's
-    seconds. With ``finish``, the point returned, and the error's ``best``, is
-    ``finish(point, its attempt, every attempt)``: the one place where the caller builds its
-    result, with its :class:`SolveStats` (see :meth:`SolveStats.from_attempt`).
     An attempt that raises ``error`` (or any :class:`SolveError`) is recorded with its own
-    attempts, and its ``best`` (taken as it is) kept as a candidate. When none is accepted,
-    raises ``error`` with ``message``, the attempts and the best candidate.
+    attempts, and its ``best`` (taken as it is) kept as a candidate.
+
+    Parameters
+    ----------
+    plan : iterable of (str, callable)
+        ``(solver name, run)`` pairs; ``run()`` returns an :class:`Outcome`. Each call is timed
+        into its :class:`Attempt`.
+    error : type
+        The :class:`SolveError` subclass to raise when no attempt is accepted.
+    message : str
+        The error's message.
+    finish : callable, optional
+        ``finish(point, its attempt, every attempt)``: builds the returned result, and the
+        error's ``best``, from a point; the one place where the caller attaches its
+        :class:`SolveStats` (see :meth:`SolveStats.from_attempt`).
+
+    Returns
+    -------
+    point : object
+        The accepted point, or ``finish``'s result for it.
+    attempts : tuple of Attempt
+        Every attempt, the accepted one last.
+    seconds : float
+        The accepted attempt's wall-clock seconds.
+
+    Raises
+    ------
+    SolveError
+        ``error(message, attempts, best)`` when no attempt is accepted, ``best`` being the
+        candidate with the smallest score (built by ``finish``), or None.
+
+    Examples
+    --------
+    >>> from projmech.solve import Outcome, SolveError, Status, solve_in_order
+    >>> plan = [("rough", lambda: Outcome(Status.ITERATION_LIMIT, "x0", "gap 0.1", score=0.1)),
+    ...         ("exact", lambda: Outcome(Status.OPTIMAL, "x1", "gap 0"))]
+    >>> point, attempts, seconds = solve_in_order(plan, SolveError, "no solver converged")
+    >>> point, [str(attempt) for attempt in attempts]
+    ('x1', ['rough: iteration_limit, gap 0.1', 'exact: optimal, gap 0'])
     """
     attempts: list[Attempt] = []
     best: tuple[float, Any, Attempt | None] | None = None
@@ -290,13 +524,26 @@ def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], err
 
 
 class ProgressBar:
-    """A ``callback(iteration, gap)`` that draws a tqdm progress bar; the one adapter from the
-    solvers' callbacks to a display.
+    """A ``callback(iteration, gap)`` that draws a tqdm progress bar.
 
-    Use it as a context manager, so that the bar is closed however the solve ends::
+    The one adapter from the solvers' callbacks to a display. Use it as a context manager, so
+    that the bar is closed however the solve ends.
 
-        with ProgressBar("projection onto K_Q", total=500) as bar:
-            project_to_hull(F, y, callback=bar)
+    Parameters
+    ----------
+    description : str
+        The bar's label.
+    total : int, optional
+        The number of iterations the bar spans (the solver's iteration limit).
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.solve import ProgressBar
+    >>> with ProgressBar("gamma(prefix)", total=200) as bar:  # drawn on stderr
+    ...     fact = pm.factorization_norm(pm.prefix(32), method="iterative", callback=bar)
+    >>> fact.stats.tolerance_met
+    True
     """
 
     def __init__(self, description: str, total: int | None = None) -> None:
@@ -319,3 +566,28 @@ class ProgressBar:
     def __exit__(self, *exc_info: object) -> None:
         self._bar.close()
         self._bar = None
+
+
+def record_total_time(solve: Callable[Arguments, Solved]) -> Callable[Arguments, Solved]:
+    """Wrap an optimizer so that its result's ``stats.total_time`` is the whole call's seconds.
+
+    The timer starts before the arguments are checked and stops after the last check of the
+    result, so it covers the preparation (a Gram matrix), every attempt and the certificate. The
+    ``best`` result of a :class:`SolveError` the optimizer raises gets the same time.
+    """
+    @functools.wraps(solve)
+    def timed(*args: Arguments.args, **kwargs: Arguments.kwargs) -> Solved:
+        start = time.perf_counter()
+        try:
+            result = solve(*args, **kwargs)
+        except SolveError as failure:
+            if isinstance(failure.best, SolveResult):
+                failure.best = _with_total_time(failure.best, start)
+            raise
+        return _with_total_time(result, start)
+
+    return timed
+
+
+def _with_total_time(result: Solved, start: float) -> Solved:
+    return result._with_stats(dataclasses.replace(result.stats, total_time=time.perf_counter() - start))

@@ -2,13 +2,15 @@
 
 **Kronecker products.** For ``F = F_1 ⊗ ... ⊗ F_d`` the optimal factorization norm multiplies,
 ``gamma(F) = prod_i gamma(F_i)``, with strategy ``M_1 ⊗ ... ⊗ M_d`` and reconstruction
-``R_1 ⊗ ... ⊗ R_d``: ``||R||_F``, ``||M||_{1->2}`` and ``k`` all multiply, and so does the dual
-bound ``||F diag(q)^1/2||_* / sqrt(k)`` at the product weights ``q = q_1 ⊗ ... ⊗ q_d`` (nuclear
-norms of Kronecker products multiply), so the per-factor certificates certify the product.
+``R_1 ⊗ ... ⊗ R_d``, and the per-factor certificates certify the product (Kronecker strategies
+are those of HDMM, :cite:p:`MMHM18`).
 
 **Marginal workloads** (unions of Kronecker products of scaled identities and totals): optimal
-over all strategies in closed form on the residual basis; see
-:mod:`projmech.marginal_factorization` for the derivation and docs/theory for both proofs.
+over all strategies in closed form on the residual basis :cite:p:`XHZK23`
+(:mod:`projmech.marginal_factorization`).
+
+Both proofs are in the theory page *Structured factorizations*
+(``docs/theory/structured_factorization.md``).
 """
 
 from __future__ import annotations

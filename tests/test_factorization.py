@@ -10,7 +10,7 @@ from projmech.factorization import Factorization, hierarchical_strategy, identit
 
 
 def test_repeated_query_has_gamma_one():
-    # Seed 001 eq. 18-19: measure the query once, copy it k times: ||R||_F = sqrt(k), ||M|| = 1.
+    # Measure the query once, copy it k times: ||R||_F = sqrt(k), ||M|| = 1.
     query = np.array([1.0, 1.0, 0.0, 0.0, 1.0])
     fact = Factorization.from_strategy(pm.repeated(query, 4), query[None, :])
     assert fact.gamma == pytest.approx(1.0, rel=1e-12)

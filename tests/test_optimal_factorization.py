@@ -2,14 +2,16 @@
 
 import json
 import math
+import time
 
 import numpy as np
 import pytest
 from scipy import optimize
 
 import projmech as pm
-from projmech.optimal_factorization import approximate_lower_bound
+from projmech.optimal_factorization import approximate_factorization_norm, approximate_lower_bound, factorization_norm
 from projmech.solve import Status
+from projmech.workloads import kron, range_marginals
 
 TIGHT_SCS = {"eps_abs": 1e-8, "eps_rel": 1e-8}
 
@@ -23,7 +25,7 @@ def gamma_of(F, **kwargs):
 
 @pytest.mark.parametrize("method", ["iterative", "sdp"])
 def test_repeated_query_gamma_is_one(method):
-    # Seed 001 eq. 18-19 and 37: measure the query once, copy it k times.
+    # Measure the query once, copy it k times: ||R||_F = sqrt(k), ||M||_{1->2} = 1.
     fact = pm.factorization_norm(pm.repeated(np.array([1.0, 1.0, 0.0, 1.0, 0.0]), 6), method=method, tol=1e-7)
     assert fact.gamma == pytest.approx(1.0, rel=1e-6)
     assert fact.lower_bound <= fact.gamma * (1 + 1e-9)
@@ -168,6 +170,7 @@ def test_sdp_after_an_uncertified_iterative_attempt_records_both_in_order():
     assert fact.stats.solver == "sdp/SCS" and fact.stats.iterations is None
     assert fact.stats.gap == fact.relative_gap <= 1e-2
     assert fact.stats.solve_time == last.seconds
+    assert fact.stats.total_time >= first.seconds + last.seconds  # the rejected attempt counts too
 
 
 def test_callback_gets_increasing_iterations():
@@ -201,6 +204,62 @@ def test_summary_is_a_json_dict_and_repr_is_short():
     given = pm.Factorization.from_strategy(pm.prefix(16), pm.identity_strategy(16))
     assert given.stats.status is Status.GIVEN and given.stats.solver == "given"
     assert given.summary()["status"] == "given" and given.summary()["gap"] is None
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def _timed(call):
+    start = time.perf_counter()
+    result = call()
+    return result, time.perf_counter() - start
+
+
+@pytest.mark.parametrize("build, method", [
+    (lambda: pm.prefix(128), "iterative"),
+    (lambda: kron([pm.prefix(256), pm.all_range(128)]), "kron"),
+    (lambda: range_marginals(pm.Domain(["a", "b", "c", "d"], [64, 32, 8, 8]), 2,
+                             {"a": "prefix", "b": "all_range"}), "range-residual"),
+], ids=["iterative", "kron", "range-residual"])
+def test_total_time_is_the_wall_time_of_the_whole_call(build, method):
+    """What a user measures around the call is what ``stats.total_time`` reports: within 10 %
+    (or 5 ms on a short call; the difference is a function call and a copy), never above."""
+    workload = build()
+    fact, wall = _timed(lambda: factorization_norm(workload))
+    stats = fact.stats
+    assert stats.solver == method
+    assert sum(attempt.seconds for attempt in stats.attempts) <= stats.total_time <= wall
+    assert stats.solve_time <= stats.total_time
+    assert wall - stats.total_time <= max(0.1 * wall, 0.005)
+    assert "s in the accepted attempt" in str(stats) and stats.summary()["total_time_s"] == stats.total_time
+
+
+def test_total_time_counts_the_preparation_before_the_first_attempt(monkeypatch):
+    """The Gram matrix is built before any attempt starts: outside ``solve_time``, inside
+    ``total_time``."""
+    workload = pm.prefix(32)
+    gram = workload.gram
+
+    def slow_gram():
+        time.sleep(0.2)
+        return gram()
+
+    monkeypatch.setattr(workload, "gram", slow_gram)
+    fact, wall = _timed(lambda: factorization_norm(workload, method="iterative"))
+    assert fact.stats.total_time - fact.stats.solve_time >= 0.2
+    assert fact.stats.total_time <= wall
+
+
+def test_approximate_total_time_is_the_wall_time_of_the_whole_call():
+    fact, wall = _timed(lambda: approximate_factorization_norm(pm.prefix(4), 0.1))
+    stats = fact.stats
+    assert stats.solve_time <= stats.total_time <= wall
+    assert wall - stats.total_time <= max(0.1 * wall, 0.005)
+
+
+def test_a_given_strategy_has_no_time():
+    stats = pm.Factorization(pm.prefix(4), pm.identity_strategy(4)).stats
+    assert stats.total_time is None and str(stats) == "given: no solve"
 
 
 # ----------------------------------------------------------------------------- the dual bound
@@ -267,9 +326,9 @@ def test_approximate_alpha_zero_is_exact():
     assert approximate.residual < 1e-6
 
 
-def test_approximate_seed_example():
-    # Seed 001 eq. 36-37: entries 1 +- alpha are within alpha of the all-ones matrix, which has
-    # gamma 1, so gamma_alpha <= 1.
+def test_approximate_near_an_all_ones_workload():
+    # Entries 1 +- alpha are within alpha of the all-ones matrix, which has gamma 1, so
+    # gamma_alpha <= 1.
     rng = np.random.default_rng(1)
     alpha = 0.1
     F = 1.0 + alpha * rng.choice([-1.0, 1.0], size=(3, 5))
@@ -361,6 +420,7 @@ def test_uncertified_result_is_an_error_with_the_best_attached():
     assert best.stats.attempts == error.attempts and best.stats.iterations == 2
     assert best.relative_gap > 1e-12 and best.stats.gap == best.relative_gap
     assert best.gamma >= best.lower_bound
+    assert best.stats.total_time >= best.stats.solve_time
 
 
 def test_approximate_refuses_large_explicit_problems():

@@ -1,6 +1,7 @@
 """The solver contract: status vocabulary, statistics, trying solvers in order, progress."""
 
 import json
+import time
 
 import pytest
 
@@ -9,9 +10,11 @@ from projmech.solve import (
     Outcome,
     ProgressBar,
     SolveError,
+    SolveResult,
     SolveStats,
     Status,
     check_callback,
+    record_total_time,
     solve_in_order,
     status_from_cvxpy,
 )
@@ -129,3 +132,41 @@ def test_callback_must_be_callable():
     assert check_callback(print) is print
     with pytest.raises(TypeError, match="callback"):
         check_callback(True)
+
+
+class _Result(SolveResult):
+    def __init__(self, seconds):
+        self.stats = SolveStats("fast", Status.OPTIMAL, seconds)
+
+    def _description(self):
+        return "test"
+
+
+def test_total_time_covers_the_whole_call_and_the_errors_best():
+    """``record_total_time`` times everything the optimizer does, not only its accepted attempt,
+    and gives the same time to the best point of the error it raises."""
+
+    @record_total_time
+    def optimizer(fail=False):
+        time.sleep(0.05)  # preparation outside any attempt
+        result = _Result(0.0)
+        if fail:
+            raise _Error("failed", [], result)
+        return result
+
+    start = time.perf_counter()
+    result = optimizer()
+    wall = time.perf_counter() - start
+    assert 0.05 <= result.stats.total_time <= wall and result.stats.solve_time == 0.0
+    assert "s in the accepted attempt" in str(result.stats)
+    assert json.loads(json.dumps(result.stats.summary()))["total_time_s"] == result.stats.total_time
+    with pytest.raises(_Error) as caught:
+        optimizer(fail=True)
+    assert caught.value.best.stats.total_time >= 0.05
+    assert optimizer.__name__ == "optimizer"  # the wrapper keeps the optimizer's name and docstring
+
+
+def test_stats_without_a_total_time_show_the_solve_time():
+    stats = SolveStats("fast", Status.OPTIMAL, 0.25)
+    assert stats.total_time is None and stats.summary()["total_time_s"] is None
+    assert str(stats).endswith("no certificate, 0.25 s")
