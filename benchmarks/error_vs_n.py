@@ -1,4 +1,4 @@
-"""Error against data size: every mechanism of projmech beside its theoretical bound (seed 001, §3).
+"""Error against data size: every mechanism of projmech beside its theoretical bound (docs/theory/bounds.md).
 
 Binarized Adult restricted to ``ADULT_DEMO_ATTRIBUTES`` (10 binary attributes, 1024 cells), the
 workload of all 2-way marginals (180 queries) and a sweep of the data size ``n`` by subsampling
@@ -18,11 +18,11 @@ mean RMSE with a 95% Student-t interval and the mean time per release
 
 Bounds (the column ``bound``; drawn dashed in the plot), each an upper bound on ``E[RMSE]``:
 
-* ``gaussian``: ``sigma`` (the RMS error exactly; seed 000, Definition 3);
-* ``projection``: seed 000, Theorem 8, ``sqrt(sigma l*(K_Q) / k)``, with the upper end of a 95%
+* ``gaussian``: ``sigma`` (the RMS error exactly);
+* ``projection``: the projection mechanism's bound [NTZ13], ``sqrt(sigma l*(K_Q) / k)``, with the upper end of a 95%
   Monte Carlo interval of ``l*(K_Q)`` (``--width-samples`` directions);
 * ``relaxed``: the same with ``l*(L)`` (Theorem 8 needs only a convex body containing the truth);
-* ``factorization``: ``sigma ||R||_F / sqrt(k)``, its RMS error exactly (seed 001, Theorem 2.3);
+* ``factorization``: ``sigma ||R||_F / sqrt(k)``, its RMS error exactly [ENU20];
 * ``offline_pmw``: the max-error bound of :func:`projmech.offline_pmw_error_bound` (probability
   95%), capped at 1 (every answer lies in [0, 1]);
 * ``online_pmw``: ``4 alpha`` (:func:`projmech.online_pmw_accuracy`, probability 95%).

@@ -1,8 +1,8 @@
-"""Gaussian widths of K_Q and of its relaxations L for 2-way marginals (issue 4; seed 000 §2.3–3).
+"""Gaussian widths of K_Q and of its relaxations L for 2-way marginals (issue 4; the geometry of [NTZ13], [DNT15]).
 
 For ``d`` binary attributes (``--dims``, default 4 … 10), the workload ``F = marginals(domain, 2)``
 (``k = 4 C(d, 2)`` queries, ``m = 2^d`` cells) and ``K_Q = conv(columns of F)``, a Monte Carlo
-estimate of the Gaussian width ``l*(K) = E h_K(G)``, ``G ~ N(0, I_k)`` (seed 000, Definition 7),
+estimate of the Gaussian width ``l*(K) = E h_K(G)``, ``G ~ N(0, I_k)`` [Ver18],
 of ``K_Q`` and of each relaxation L (``--relaxations``, default ``sdp+local,sdp,local``;
 :mod:`projmech.bodies.relaxation`). All bodies of one ``d`` share the same ``--samples`` draws
 (common random numbers), so each ratio ``l*(L) / l*(K_Q)`` has its own paired interval
@@ -11,12 +11,12 @@ of ``K_Q`` and of each relaxation L (``--relaxations``, default ``sdp+local,sdp,
 (:func:`projmech.bodies.relaxation.relaxation_support`, Clarabel by default), each with a
 certified upper bound from its multipliers.
 
-Columns beside the widths: the bound of seed 000 (proof of Theorem 4)
+Columns beside the widths: the finite-class bound (docs/theory/geometry.md)
 ``l*(K_Q) <= √(2 ln m) · max_u ||F[:, u]||_2`` and its stated form ``√(2 k ln |X|)`` (twice the
 former here: every column of F has ``C(d, 2)`` ones); the constant ``2 K_G < 3.565`` that bounds
 ``l*(L) / l*(K_Q)`` for the SDP relaxations (module docstring of :mod:`projmech.geometry`); and
-the lower bound ``C(d, 2) / √(2π)`` on ``l*(L)`` for ``local``. Seed 002 (slide 15) promises
-``(1/C)·L ⊆ K_Q ⊆ L`` (the slide's text reads ``C = 10``), hence a width ratio at most ``C``.
+the lower bound ``C(d, 2) / √(2π)`` on ``l*(L)`` for ``local``. [DNT15] promises
+``(1/C)·L ⊆ K_Q ⊆ L`` for a constant ``C``, hence a width ratio at most ``C``.
 
 A relaxation whose solver fails is a row with status ``failed: <reason>`` (``retries`` counts
 the draws solved a second time after a non-optimal first status). Checks, printed: for every

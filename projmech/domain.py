@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .encodings import Codes, Encoding, encoding_from_spec
-from .validation import InstanceOf, as_array, check_positive_int
+from .validation import Flag, InstanceOf, as_array, check_positive_int
 
 __all__ = ["Domain", "UnknownAttributeError", "DomainInferenceWarning"]
 
@@ -273,23 +273,27 @@ class Domain:
         """
         return {name: encoding.spec() for name, encoding in zip(self._attributes, self._encodings)}
 
-    def to_json(self, path: str | PathLike[str]) -> None:
+    def to_json(self, path: str | PathLike[str], *, overwrite: bool = False) -> None:
         """Write :meth:`spec` as a JSON domain file, which :meth:`from_json` reads back.
 
         Parameters
         ----------
         path : str or os.PathLike
-            The file to create; an existing file is not overwritten.
+            The file to create.
+        overwrite : bool, default False
+            Replace an existing file; by default an existing file is refused, so a domain file
+            (an input of every release) is never replaced by accident.
 
         Raises
         ------
         TypeError
-            If ``path`` is not a str or ``os.PathLike``.
+            If ``path`` is not a str or ``os.PathLike``, or ``overwrite`` not a bool.
         FileExistsError
-            If the file ``path`` exists.
+            If the file ``path`` exists and ``overwrite`` is False.
         """
         InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
-        with open(path, "x", encoding="utf-8") as handle:
+        Flag().check("overwrite", overwrite)
+        with open(path, "w" if overwrite else "x", encoding="utf-8") as handle:
             json.dump(self.spec(), handle, indent=1)
             handle.write("\n")
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-#: Two threshold queries (seed 001, eq. 40): K_Q is the triangle {0 <= a1 <= a2 <= 1}.
+#: Two threshold queries (the textbook two-threshold example): K_Q is the triangle {0 <= a1 <= a2 <= 1}.
 THRESHOLD_F = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
 
 

@@ -29,7 +29,11 @@ def test_domain_file_with_labels_and_bins_round_trips(tmp_path):
     domain.to_json(tmp_path / "copy.json")
     assert Domain.from_json(tmp_path / "copy.json") == domain
     with pytest.raises(FileExistsError):
-        domain.to_json(path)  # never overwrites
+        domain.to_json(path)  # never overwrites unless asked
+    Domain(["x"], [3]).to_json(path, overwrite=True)
+    assert Domain.from_json(path) == Domain(["x"], [3])
+    with pytest.raises(TypeError, match="overwrite"):
+        domain.to_json(path, overwrite="yes")
 
 
 def test_labels_are_part_of_the_domain():
