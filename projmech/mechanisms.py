@@ -54,18 +54,20 @@ class Release:
     """Privately released answers and everything needed to interpret them.
 
     Every field is a function of the noisy measurements and public parameters only: never of the
-    true answers, the histogram or (under add/remove neighbours) the true row count.
+    true answers, the histogram or (under add/remove neighbours) the true row count. Releases are
+    made by the mechanisms' ``release`` methods, not by hand.
 
-    Attributes
+    Parameters
     ----------
     answers : ndarray, shape (k,)
         The released answers, as fractions of ``size``.
     noisy_answers : ndarray, shape (k,)
         The noisy answers before any post-processing (equal to ``answers`` without projection).
-    labels : tuple of str
-        One label per query, built on first access from ``label_source`` (a release of 21
+    label_source : callable
+        Returns one label per query; called on first access to :attr:`labels` (a release of 21
         million marginal cells need not hold 21 million strings until someone reads them).
     mechanism : str
+        The mechanism's name (``"gaussian"``, ``"factorization+projection"``, ...).
     privacy : ZCDP, ApproxDP or PureDP
         The guarantee the release satisfies (the size estimate's share included).
     neighbouring : Neighbouring
@@ -75,6 +77,7 @@ class Release:
         (public by that relation's definition); under add/remove the declared size, or the
         private estimate (at least 1).
     size_source : {"public n", "declared", "estimated"}
+        Where ``size`` comes from.
     noise : Noise
         The noise added to each measured count (the answers themselves, or the strategy's
         measurements ``M c`` for the factorization mechanism, whose answers carry the correlated
@@ -88,6 +91,32 @@ class Release:
         distribution) or onto the relaxation L of 2-way marginals (with the moment matrix).
     factorization : Factorization or None
         The strategy and reconstruction, for the factorization mechanism.
+    answer_sigma_rms : float or None
+        The noise on the answers before any projection, as a fraction of ``size``: the root
+        mean square over the ``k`` answers of each answer's standard deviation. For the
+        factorization mechanism ``sigma ||R||_F / sqrt(k)``, the strategy's ``sigma`` (:attr:`sigma`)
+        spread by the reconstruction ``R``; for the Gaussian, Laplace and projection mechanisms
+        it equals :attr:`sigma`; ``None`` where the answers carry no per-answer noise (MWEM).
+
+    See Also
+    --------
+    GaussianMechanism.release : How a release is made (every mechanism has ``release``).
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
+    >>> mechanism = pm.GaussianMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5), noise="continuous")
+    >>> release = mechanism.release(data, rng=np.random.default_rng(0))
+    >>> release.labels
+    ('a=0', 'a=1', 'b=0', 'b=1')
+    >>> release.answers.round(3)
+    array([0.417, 0.579, 0.76 , 0.737])
+    >>> release.size, release.size_source, round(release.sigma, 4)
+    (3.0, 'public n', 0.6667)
+    >>> release.summary()["guarantee"]
+    '0.5-zCDP'
     """
 
     answers: np.ndarray
@@ -103,9 +132,11 @@ class Release:
     size_noise: Noise | None = None
     projection: ProjectionResult | RelaxationResult | None = None
     factorization: Factorization | None = None
+    answer_sigma_rms: float | None = None
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
+        """One label per query, built from ``label_source`` on first access."""
         return self.label_source()
 
     @property
@@ -115,19 +146,28 @@ class Release:
 
     @property
     def sigma(self) -> float:
-        """The noise's standard deviation on the released fractions (see ``noise``)."""
+        """The standard deviation of the noise on each measured count, over ``size``.
+
+        For the Gaussian, Laplace and projection mechanisms, the noise of each (unprojected)
+        answer; for the factorization mechanism, of each measurement of the strategy: the
+        answers' noise is :attr:`answer_sigma_rms`.
+        """
         return self.noise.std / self.size
 
     @property
     def witness(self) -> np.ndarray | sp.csr_array | None:
-        """Distribution ``w`` over the universe with ``F @ witness == answers`` (projection onto
-        ``K_Q`` only; a point of the relaxation L need not have one)."""
+        """A distribution ``w`` over the universe with ``F @ witness == answers``, if any.
+
+        Set by projection onto ``K_Q`` only; a point of the relaxation L need not have one.
+        """
         return None if self.projection is None else self.projection.witness
 
     @property
     def moments(self) -> np.ndarray | None:
-        """The moment matrix ``[[1, mu^T], [mu, P]]`` whose image the answers are (projection
-        onto the relaxation L only)."""
+        """The moment matrix ``[[1, mu^T], [mu, P]]`` whose image the answers are, if any.
+
+        Set by projection onto the relaxation L only.
+        """
         return None if self.projection is None else self.projection.moments
 
     @property
@@ -136,12 +176,30 @@ class Release:
         return self.size * self.answers
 
     def to_frame(self) -> pd.DataFrame:
+        """The answers as a table, one row per query.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``query`` (the label), ``answer`` and ``noisy_answer``.
+        """
         import pandas as pd  # only here: a release needs no pandas until it becomes a frame
 
         return pd.DataFrame({"query": list(self.labels), "answer": self.answers, "noisy_answer": self.noisy_answers})
 
     def summary(self) -> dict[str, Any]:
-        """JSON-serializable description: guarantee, relation, size, noise, solver statistics."""
+        """A JSON-serializable description: guarantee, relation, size, noise, solver statistics.
+
+        Returns
+        -------
+        dict
+            ``mechanism``, ``guarantee`` (as text), ``privacy`` (its parameters),
+            ``neighbouring``, ``size``, ``size_source``, ``num_queries``, ``noise``,
+            ``sensitivity`` and ``sigma`` (:attr:`sigma`); ``size_noise`` with a size estimate;
+            ``solver`` and ``body`` after a projection; for the factorization mechanism
+            ``factorization`` and ``answer_sigma_rms`` (:attr:`answer_sigma_rms`: the answers'
+            noise, where ``sigma`` is the strategy's).
+        """
         summary: dict[str, Any] = {
             "mechanism": self.mechanism,
             "guarantee": str(self.privacy),
@@ -161,9 +219,17 @@ class Release:
             summary["body"] = summary["solver"]["body"]
         if self.factorization is not None:
             summary["factorization"] = self.factorization.summary()
+            summary["answer_sigma_rms"] = self.answer_sigma_rms
         return summary
 
     def to_json(self) -> str:
+        """The :meth:`summary` as indented JSON text.
+
+        Returns
+        -------
+        str
+            ``json.dumps(summary(), indent=2)``.
+        """
         return json.dumps(self.summary(), indent=2)
 
     def __repr__(self) -> str:
@@ -172,13 +238,20 @@ class Release:
                 f"{self.neighbouring.value}, size {self.size:g} ({self.size_source}), "
                 f"{self.noise.name} std {self.noise.std:.4g}{projected})")
 
+    def _answer_noise(self) -> str:
+        """The answers' noise in words: the correlated noise ``R Z`` of a factorization is not
+        the strategy's ``sigma``."""
+        if self.factorization is not None and self.answer_sigma_rms is not None:
+            return f"{self.sigma:.4g} per measurement, RMS {self.answer_sigma_rms:.4g} on the answers"
+        return f"{self.sigma:.4g} on the answers"
+
     def __str__(self) -> str:
         lines = [
             f"{self.mechanism} release of {len(self.answers):,} answers",
             f"  guarantee   {self.privacy}, {self.neighbouring.value} neighbours",
             f"  size        {self.size:g} ({self.size_source})",
             f"  noise       {self.noise.name}, std {self.noise.std:.4g} per measured count "
-            f"(sensitivity {self.sensitivity:.4g}); {self.sigma:.4g} on the answers",
+            f"(sensitivity {self.sensitivity:.4g}); {self._answer_noise()}",
         ]
         if self.factorization is not None:
             lines.append(f"  strategy    {self.factorization}")
@@ -314,6 +387,12 @@ class _CountingMechanism:
             fresh OS entropy (never global state). Discrete noise is drawn by OpenDP from its own
             cryptographically secure generator (see :mod:`projmech.noise`).
 
+        Returns
+        -------
+        Release
+            The answers, the noisy answers before any projection, and what is needed to
+            interpret them.
+
         Notes
         -----
         The noisy answers are fractions of the public size, so the body projected onto is
@@ -328,17 +407,18 @@ class _CountingMechanism:
             measurements = measured + self.noise.sample(measured.size, generator)
             size = self._public_size(rows, generator)
             noisy = self._reconstruct(measurements) / size
+        std = self._answer_std(size)
         if self.body is None:
-            return self._release(noisy, noisy, size)
+            return self._release(noisy, noisy, size, answer_sigma_rms=std)
         # One tolerance rule for every projection: relative to the answers' own noise. A
         # discrete Gaussian far below one count is the constant 0: then there is no noise level
         # for the tolerance to refer to, and the body's absolute default applies.
-        std = self._answer_std(size)
         result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None)
-        return self._release(result.answers, noisy, size, projection=result)
+        return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std)
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
-                 projection: ProjectionResult | RelaxationResult | None = None) -> Release:
+                 projection: ProjectionResult | RelaxationResult | None = None,
+                 answer_sigma_rms: float | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -353,6 +433,7 @@ class _CountingMechanism:
             size_noise=self.size_noise,
             projection=projection,
             factorization=self.factorization,
+            answer_sigma_rms=answer_sigma_rms,
         )
 
     def _size_repr(self) -> str:
@@ -395,7 +476,7 @@ class _GaussianMeasurement(_CountingMechanism):
 
 
 class GaussianMechanism(_GaussianMeasurement):
-    """The Gaussian mechanism: ``(F c + Z) / size``, ``Z`` Gaussian (seed 001, eq. 11).
+    """The Gaussian mechanism: ``(F c + Z) / size``, ``Z`` Gaussian.
 
     Guarantee: the given ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` with respect to the given
     neighbouring relation (default replace-one). The noise is on the counts ``F c``, calibrated to
@@ -403,17 +484,21 @@ class GaussianMechanism(_GaussianMeasurement):
     distance between two columns of F, exact up to :data:`~projmech.workloads.PAIRWISE_UNIVERSE`
     elements, else ``sqrt(2) ||F||_{1->2}`` for a workload without negative entries and
     ``2 ||F||_{1->2}`` otherwise; ``||F||_{1->2}`` under add/remove) by
-    :func:`~projmech.noise.calibrate`: exact analytic
-    calibration (Balle & Wang 2018, Theorem 8) for (epsilon, delta) with continuous noise,
-    ``Delta / sqrt(2 rho)`` for zCDP, and the discrete Gaussian's zCDP converted by
+    :func:`~projmech.noise.calibrate`: ``Delta / sqrt(2 rho)`` for zCDP :cite:p:`BS16`, the
+    exact analytic calibration of :cite:t:`BW18` for (epsilon, delta) with continuous noise, and
+    the discrete Gaussian's zCDP :cite:p:`CKS20` converted by
     :func:`~projmech.privacy.zcdp_delta` for (epsilon, delta) with discrete noise. The answers
     are the noisy counts divided by the public size (:class:`~projmech.privacy.SizePolicy`).
+    The calibration is derived in the theory page *Privacy* (``docs/theory/privacy.md``).
 
     Parameters
     ----------
     workload : Workload
+        The queries ``F``.
     privacy : ZCDP or ApproxDP
+        The guarantee (use :class:`LaplaceMechanism` for ``PureDP``).
     neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for.
     calibration : {"analytic", "classical"}
         ``"classical"`` uses the loose ``sqrt(2 ln(1.25/delta))/epsilon`` bound (epsilon < 1,
         continuous noise only).
@@ -429,15 +514,29 @@ class GaussianMechanism(_GaussianMeasurement):
         integers (then the counts are), numpy's continuous Gaussian otherwise (see
         :mod:`projmech.noise`).
 
+    Raises
+    ------
+    TypeError
+        If ``workload`` is not a Workload or ``privacy`` is not ZCDP or ApproxDP.
+    ValueError
+        If ``calibration``, ``noise``, ``neighbouring``, ``size`` or ``size_share`` is invalid.
+
+    See Also
+    --------
+    ProjectionMechanism : The same noise, then projected (never less accurate).
+    FactorizationMechanism : Measures a strategy instead of the workload itself.
+
     Examples
     --------
     >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 2])
     >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
-    >>> mechanism = pm.GaussianMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5))
-    >>> release = mechanism.release(data)
-    >>> release.noise.name, release.size
-    ('discrete_gaussian', 3.0)
+    >>> mechanism = pm.GaussianMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5), noise="continuous")
+    >>> mechanism.sensitivity(), round(mechanism.expected_error(3), 4)
+    (2.0, 0.6667)
+    >>> release = mechanism.release(data, rng=np.random.default_rng(0))
+    >>> release.answers.round(3)
+    array([0.417, 0.579, 0.76 , 0.737])
     """
 
     mechanism_name = "gaussian"
@@ -455,10 +554,20 @@ class GaussianMechanism(_GaussianMeasurement):
     def expected_error(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
         """The expected error of the answers at public size ``n``, exact (not a bound).
 
-        ``measure="rms"``: ``sqrt(E (1/k) ||Z||^2) / n = std / n``; ``measure="mean"``:
-        ``E[(1/sqrt k) ||Z||] / n`` (:func:`projmech.bounds.gaussian_mechanism_error`). For
-        discrete noise, the same formulas with its standard deviation (:attr:`Noise.std`), which
-        ``"mean"`` matches to far below 1e-6 relative from sigma = 1 on.
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms", "mean"}
+            ``"rms"``: ``sqrt(E (1/k) ||Z||^2) / n = std / n``; ``"mean"``:
+            ``E[(1/sqrt k) ||Z||] / n`` (:func:`projmech.bounds.gaussian_mechanism_error`).
+
+        Returns
+        -------
+        float
+            The error, a fraction of ``n``. For discrete noise, the same formulas with its
+            standard deviation (:attr:`Noise.std`), which ``"mean"`` matches to far below 1e-6
+            relative from sigma = 1 on.
         """
         return self._gaussian_error(n, measure)
 
@@ -466,11 +575,52 @@ class GaussianMechanism(_GaussianMeasurement):
 class LaplaceMechanism(_CountingMechanism):
     """The Laplace mechanism: ``(F c + Lap(b)^k) / size`` with ``b = Delta_1 / epsilon``.
 
-    Guarantee: pure ``PureDP(epsilon)`` w.r.t. the given neighbouring relation, with the l1
-    sensitivity of the counts ``2 ||F||_{1->1}`` (replace-one) or ``||F||_{1->1}`` (add/remove)
-    (Dwork, McSherry, Nissim & Smith 2006); the discrete Laplace on integer counts has the same
-    guarantee with the same ``b``. ``size``, ``size_share`` and ``noise`` as for
-    :class:`GaussianMechanism`.
+    Guarantee: ``PureDP(epsilon)`` w.r.t. the given neighbouring relation :cite:p:`DMNS06`, with
+    the l1 sensitivity of the counts ``2 ||F||_{1->1}`` (replace-one) or ``||F||_{1->1}``
+    (add/remove); the discrete Laplace on integer counts has the same guarantee with the same
+    ``b``. The answers are the noisy counts divided by the public size.
+
+    Parameters
+    ----------
+    workload : Workload
+        The queries ``F``.
+    privacy : PureDP
+        The guarantee.
+    neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for.
+    size : int or "estimate", optional
+        As for :class:`GaussianMechanism`.
+    size_share : float, optional
+        As for :class:`GaussianMechanism`.
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"`` (default): the discrete Laplace when the workload's entries are integers,
+        the continuous Laplace otherwise.
+
+    Raises
+    ------
+    TypeError
+        If ``workload`` is not a Workload or ``privacy`` is not PureDP.
+    ValueError
+        If ``noise``, ``neighbouring``, ``size`` or ``size_share`` is invalid.
+
+    See Also
+    --------
+    GaussianMechanism : Gaussian noise, for zCDP or (epsilon, delta); less error on many queries.
+
+    Examples
+    --------
+    The four 1-way marginal cells of two attributes have l1 sensitivity 4 under replace-one
+    (one row moves one count down and one up in each marginal): ``b = 4`` counts at ``epsilon = 1``.
+
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
+    >>> mechanism = pm.LaplaceMechanism(pm.marginals(domain, 1), pm.PureDP(1.0), noise="continuous")
+    >>> mechanism.sensitivity(), mechanism.noise.scale
+    (4.0, 4.0)
+    >>> release = mechanism.release(data, rng=np.random.default_rng(0))
+    >>> release.answers.shape, round(mechanism.expected_error(3), 3)
+    ((4,), 1.886)
     """
 
     mechanism_name = "laplace"
@@ -485,9 +635,27 @@ class LaplaceMechanism(_CountingMechanism):
         self._calibrate(workload.count_sensitivity(self.neighbouring, 1), workload.is_integer, noise)
 
     def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
-        """``sqrt(E (1/k) ||noise||^2) / n = std / n`` at public size ``n`` (``sqrt(2) b / n`` for
-        the continuous Laplace), exact. ``measure="mean"`` has no closed form for Laplace noise
-        and is refused (the rms figure bounds it, by Jensen)."""
+        """The expected root mean square error of the answers at public size ``n``, exact.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms"}
+            Only ``"rms"``: ``"mean"`` has no closed form for Laplace noise and is refused (the
+            rms figure bounds it, by Jensen).
+
+        Returns
+        -------
+        float
+            ``sqrt(E (1/k) ||noise||^2) / n = std / n`` (``sqrt(2) b / n`` for the continuous
+            Laplace).
+
+        Raises
+        ------
+        ValueError
+            For ``measure="mean"``, or ``n`` not positive.
+        """
         n = check_positive_int("n", n)
         if check_measure(measure) != "rms":
             raise ValueError("measure: 'mean' has no closed form for Laplace noise; 'rms' bounds it from above")
@@ -495,9 +663,9 @@ class LaplaceMechanism(_CountingMechanism):
 
 
 class ProjectionMechanism(_GaussianMeasurement):
-    """The projection mechanism (seed 000, Algorithm 1; Nikolov, Talwar & Zhang 2013).
+    """The projection mechanism: Gaussian answers projected onto a convex body.
 
-    Releases ``Pi_B(F h + Z)``: Gaussian noise calibrated exactly as in
+    The projection mechanism of :cite:t:`NTZ13`. It releases ``Pi_B(F h + Z)``: Gaussian noise calibrated exactly as in
     :class:`GaussianMechanism` (the same ``sigma``, the same draws for the same ``rng``), then
     the Euclidean projection onto a convex body ``B`` that contains the true answers:
 
@@ -521,18 +689,24 @@ class ProjectionMechanism(_GaussianMeasurement):
       to project onto ``K_Q`` regardless, or use :class:`GaussianMechanism`.
 
     Guarantee: the projection is post-processing, so the release satisfies the Gaussian
-    mechanism's guarantee (seed 000, Theorem 2). Since ``B`` is convex and contains the true
-    answers, the error never exceeds the Gaussian mechanism's on the same noise (seed 001,
-    eq. 43) — when the public size is the row count (replace-one, or a declared size equal to
-    it); with another size the answers aim at ``(n / size) F h``, which ``B`` need not contain. Error bound: seed 000, Theorem 8, ``E (1/k)||Y_hat - y||^2 <= sigma * l*(B) / k``;
-    for the relaxation ``l*(L)`` takes the place of ``l*(K_Q)``: the proof needs only that the
-    body is convex and contains the true answers, and ``K_Q ⊆ L`` (every data set's exact
-    marginals are points of L). The price of the relaxation is ``l*(L) / l*(K_Q) >= 1``.
+    mechanism's guarantee. Since ``B`` is convex and contains the true answers, the error never
+    exceeds the Gaussian mechanism's on the same noise, and it obeys the projection mechanism's
+    error bound :cite:p:`NTZ13`, ``E (1/k) ||Y_hat - y||^2 <= sigma l*(B) / k`` with ``l*(B)``
+    the Gaussian width of ``B`` — both when the public size is the row count (replace-one, or a
+    declared size equal to it); with another size the answers aim at ``(n / size) F h``, which
+    ``B`` need not contain. For the relaxation, ``l*(L)`` takes the place of ``l*(K_Q)``: the
+    proof needs only that the body is convex and contains the true answers, and ``K_Q ⊆ L``
+    (every data set's exact marginals are points of L) :cite:p:`DNT15`; the price of the
+    relaxation is ``l*(L) / l*(K_Q) >= 1``. Both results are derived in the theory page *Error
+    bounds* (``docs/theory/bounds.md``). The projected answers have no closed-form error:
+    :meth:`error_bound` gives an upper bound (there is no ``expected_error``).
 
     Parameters
     ----------
     workload : Workload
+        The queries ``F``.
     privacy : ZCDP or ApproxDP
+        The guarantee, as for :class:`GaussianMechanism`.
     body : {"auto", "hull", "relaxed"}
         The body projected onto (above, :func:`~projmech.bodies.body.choose_body`);
         :attr:`body` holds the one chosen.
@@ -540,7 +714,6 @@ class ProjectionMechanism(_GaussianMeasurement):
         Passed to the projection: :func:`project_to_hull` ("auto", "fast", "CLARABEL", "ECOS",
         "OSQP", "SCS") or :func:`project_to_relaxation` ("auto", "admm", or a CVXPY solver that
         handles semidefinite cones, e.g. "CLARABEL").
-    neighbouring : {"replace-one", "add-remove"}
     tol : float, optional
         The certified tolerance of the projection: for the hull relative to ``(k/2) sigma^2``,
         ``1e-4`` by default, which keeps the answers within ``0.01 sigma`` RMS of the exact
@@ -548,15 +721,48 @@ class ProjectionMechanism(_GaussianMeasurement):
         :func:`project_to_hull`); for the relaxation the ADMM's relative gap,
         ``1e-4`` by default (see :func:`project_to_relaxation`; CVXPY solvers use their own
         tolerances).
-    calibration : {"analytic", "classical"}
-        As for :class:`GaussianMechanism`.
     relaxation : {"sdp+local", "sdp", "local"}
         The relaxation L, for ``body="relaxed"`` (see :func:`project_to_relaxation`).
-    size, size_share, noise
+    neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for.
+    calibration : {"analytic", "classical"}
+        As for :class:`GaussianMechanism`.
+    size : int or "estimate", optional
+        As for :class:`GaussianMechanism`.
+    size_share : float, optional
+        As for :class:`GaussianMechanism`.
+    noise : {"auto", "discrete", "continuous"}
         As for :class:`GaussianMechanism`.
 
-    The projected answers have no closed-form error: :meth:`error_bound` gives an upper bound
-    (there is no ``expected_error``).
+    Raises
+    ------
+    TypeError
+        If ``workload`` is not a Workload or ``privacy`` is not ZCDP or ApproxDP.
+    ValueError
+        If ``body="auto"`` finds no body for the workload, or an option is invalid.
+
+    See Also
+    --------
+    GaussianMechanism : The same noise without the projection.
+    projmech.bounds.projection_error : The error bound.
+
+    Examples
+    --------
+    The projected answers are consistent: each marginal's cells are non-negative and sum to 1.
+    (``solver="fast"`` is the active-set solver that ``"auto"`` picks here.)
+
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
+    >>> workload = pm.marginals(domain, 1)
+    >>> mechanism = pm.ProjectionMechanism(workload, pm.ZCDP(0.5), solver="fast", noise="continuous")
+    >>> release = mechanism.release(data, rng=np.random.default_rng(0))
+    >>> release.noisy_answers.round(3)
+    array([0.417, 0.579, 0.76 , 0.737])
+    >>> release.answers.round(3)
+    array([0.419, 0.581, 0.512, 0.488])
+    >>> mechanism.body, round(mechanism.error_bound(3), 3), round(release.sigma, 3)
+    (Hull(solver='fast'), 0.626, 0.667)
     """
 
     mechanism_name = "projection"
@@ -577,22 +783,53 @@ class ProjectionMechanism(_GaussianMeasurement):
 
     @classmethod
     def needs_matrix(cls, *, body: str = "auto", solver: str = "auto", **options: Any) -> bool:
-        # A named CVXPY solver builds the problem over the hull's explicit matrix; the active-set
-        # solver and the relaxation need products only.
+        """Whether the mechanism, with these options, needs the workload's explicit matrix.
+
+        A named CVXPY solver builds the problem over the hull's explicit matrix; the active-set
+        solver and the relaxation need products only.
+
+        Parameters
+        ----------
+        body : {"auto", "hull", "relaxed"}
+            As for the constructor.
+        solver : str
+            As for the constructor.
+        **options
+            The constructor's other options, which do not matter here.
+
+        Returns
+        -------
+        bool
+            ``True`` when a caller (such as the CLI) must build the workload explicitly.
+        """
         return body != "relaxed" and Hull(solver=solver).needs_matrix
 
     def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms", width: float | None = None) -> float:
         """An upper bound on the expected error of the projected answers at public size ``n``.
 
         The smaller of the Gaussian mechanism's exact error on the same noise (projection onto a
-        convex body containing the true answers never increases the distance to them, seed 001,
-        eq. 43) and seed 000, Theorem 8, ``sqrt(sigma l*(B) / k)``
-        (:func:`projmech.bounds.projection_error`), with ``l*(B)`` the body's Gaussian width:
-        ``width`` if given (an upper bound on it), else the body's certified bound
-        (:meth:`Body.width_bound`: the finite-class bound for the hull; none for the relaxation,
-        which then has the Gaussian figure alone). For ``measure="mean"`` the rms bound applies
-        by Jensen. Valid when the public size is the row count (replace-one, or a declared size
-        equal to it), where the body contains the true answers.
+        convex body containing the true answers never increases the distance to them) and the
+        projection mechanism's bound ``sqrt(sigma l*(B) / k)`` :cite:p:`NTZ13`
+        (:func:`projmech.bounds.projection_error`), with ``l*(B)`` the body's Gaussian width.
+        Both are derived in the theory page *Error bounds* (``docs/theory/bounds.md``). Valid
+        when the public size is the row count (replace-one, or a declared size equal to it),
+        where the body contains the true answers.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms", "mean"}
+            The error measure; for ``"mean"`` the rms bound applies by Jensen.
+        width : float, optional
+            An upper bound on ``l*(B)``; default the body's certified bound
+            (:meth:`Body.width_bound`: the finite-class bound for the hull; none for the
+            relaxation, which then has the Gaussian figure alone).
+
+        Returns
+        -------
+        float
+            The bound, a fraction of ``n``.
         """
         gaussian = self._gaussian_error(n, measure)
         if width is None:
@@ -605,40 +842,84 @@ class ProjectionMechanism(_GaussianMeasurement):
 class FactorizationMechanism(_GaussianMeasurement):
     """The factorization (matrix) mechanism, optionally followed by projection.
 
-    For a factorization ``R M = F`` it measures ``M h + Z`` with ``Z ~ N(0, sigma^2 I)`` and
-    releases ``R (M h + Z) = F h + R Z`` (seed 001, eq. 24-29; Theorem 2.3 with the optimal
-    factorization). Guarantee: the given ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` w.r.t. the
-    given neighbouring relation, because ``sigma`` is calibrated exactly as in
-    :class:`GaussianMechanism` but to the l2 sensitivity of the strategy's counts ``M c``
-    (:meth:`Workload.count_sensitivity` of M: under replace-one the largest distance between
-    two columns of M; under add/remove ``||M||_{1->2}``), and ``R`` is post-processing; the
-    answers are ``R (M c + Z) / size``. The expected squared error is
-    ``sigma^2 ||R||_F^2 / size^2`` (:meth:`expected_error`).
+    The matrix mechanism :cite:p:`LHRMM10`, with the factorization-norm optimal strategy of
+    :cite:t:`ENU20` by default. For a factorization ``R M = F`` it measures ``M h + Z`` with
+    ``Z ~ N(0, sigma^2 I)`` and releases ``R (M h + Z) = F h + R Z``. Guarantee: the given
+    ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` w.r.t. the given neighbouring relation,
+    because ``sigma`` is calibrated exactly as in :class:`GaussianMechanism` but to the l2
+    sensitivity of the strategy's counts ``M c`` (:meth:`Workload.count_sensitivity` of M:
+    under replace-one the largest distance between two columns of M; under add/remove
+    ``||M||_{1->2}``), and ``R`` is post-processing; the answers are ``R (M c + Z) / size``.
 
-    With ``project=True`` the reconstructed answers are then projected onto ``K_Q`` (seed 001,
-    §2.3, "combined seamlessly with the factorization approaches"): post-processing again, so the
-    same guarantee, and the error never exceeds the unprojected one on the same noise (seed 001,
-    eq. 43). The projection is the same step as :class:`ProjectionMechanism`'s onto the hull,
-    with the same tolerance rule, relative to the answers' noise (here the root mean square of
-    ``R Z`` per answer).
+    The answers' noise ``R Z`` is correlated and differs from the strategy's ``sigma``: its root
+    mean square per answer is ``sigma ||R||_F / sqrt(k)`` (over the size), the exact rms error
+    (:meth:`expected_error`), which a release reports as ``answer_sigma_rms`` beside the
+    strategy's ``sigma``.
+
+    With ``project=True`` the reconstructed answers are then projected onto ``K_Q``:
+    post-processing again, so the same guarantee, and the error never exceeds the unprojected
+    one on the same noise. The projection is the same step as :class:`ProjectionMechanism`'s
+    onto the hull, with the same tolerance rule, relative to the answers' noise (here the root
+    mean square of ``R Z`` per answer). The error, the approximate factorizations and the
+    projection are derived in the theory page *The factorization mechanism and γ(F)*
+    (``docs/theory/factorization.md``).
 
     The factorization depends only on the public workload, never on the data.
 
     Parameters
     ----------
     workload : Workload
+        The queries ``F``.
     privacy : ZCDP or ApproxDP
+        The guarantee, as for :class:`GaussianMechanism`.
     factorization : Factorization, optional
         An exact factorization of ``workload``; default the optimal one,
         :func:`~projmech.optimal_factorization.factorization_norm` (``workload``) with its defaults.
         An approximate factorization (``R M = F + E``) is accepted; its answers carry the bias
-        ``E h`` (at most ``||E||_{1->2}`` per query in l2, seed 001 eq. 35).
+        ``E h`` (at most ``||E||_{1->2}`` per query in l2).
     project : bool
         Project the reconstructed answers onto ``K_Q`` (:class:`~projmech.bodies.body.Hull`).
-    solver, tol
+    solver : str
         For the projection, as for :class:`ProjectionMechanism` onto the hull.
-    neighbouring, calibration, size, size_share, noise
+    tol : float, optional
+        For the projection, as for :class:`ProjectionMechanism` onto the hull.
+    neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for.
+    calibration : {"analytic", "classical"}
         As for :class:`GaussianMechanism`.
+    size : int or "estimate", optional
+        As for :class:`GaussianMechanism`.
+    size_share : float, optional
+        As for :class:`GaussianMechanism`.
+    noise : {"auto", "discrete", "continuous"}
+        As for :class:`GaussianMechanism` (``"auto"`` decides from the strategy's entries).
+
+    Raises
+    ------
+    TypeError
+        If ``workload``, ``privacy``, ``factorization`` or ``project`` has the wrong type.
+    ValueError
+        If ``factorization`` does not factorize ``workload``, or an option is invalid.
+
+    See Also
+    --------
+    projmech.optimal_factorization.factorization_norm : The default strategy.
+    GaussianMechanism : The identity strategy's mechanism.
+
+    Examples
+    --------
+    The 8 prefix queries of an ordered attribute. The strategy's measurements carry
+    ``sigma = 0.017`` (fractions of 80 rows); the answers, sums of measurements, carry more:
+    ``sigma ||R||_F / sqrt(k) = 0.0254`` RMS.
+
+    >>> import numpy as np, projmech as pm
+    >>> data = pm.Dataset(np.arange(8).repeat(10)[:, None], pm.Domain(["x"], [8]))
+    >>> mechanism = pm.FactorizationMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
+    >>> release = mechanism.release(data, rng=np.random.default_rng(0))
+    >>> round(release.sigma, 4), round(release.answer_sigma_rms, 4), round(mechanism.expected_error(80), 4)
+    (0.017, 0.0254, 0.0254)
+    >>> release.answers[:3].round(3)
+    array([0.125, 0.246, 0.363])
     """
 
     mechanism_name = "factorization"
@@ -685,8 +966,25 @@ class FactorizationMechanism(_GaussianMeasurement):
 
     @classmethod
     def needs_matrix(cls, *, project: bool = False, solver: str = "auto", **options: Any) -> bool:
-        # The optimizer sees the workload through its structure or its Gram matrix; only the
-        # projection with a named CVXPY solver needs the explicit matrix.
+        """Whether the mechanism, with these options, needs the workload's explicit matrix.
+
+        The optimizer sees the workload through its structure or its Gram matrix; only the
+        projection with a named CVXPY solver needs the explicit matrix.
+
+        Parameters
+        ----------
+        project : bool
+            As for the constructor.
+        solver : str
+            As for the constructor.
+        **options
+            The constructor's other options, which do not matter here.
+
+        Returns
+        -------
+        bool
+            ``True`` when a caller (such as the CLI) must build the workload explicitly.
+        """
         return project and Hull(solver=solver).needs_matrix
 
     def _kernel_threads(self) -> AbstractContextManager[Any]:
@@ -695,16 +993,33 @@ class FactorizationMechanism(_GaussianMeasurement):
         return one_blas_thread()
 
     def _answer_std(self, n: float) -> float:
-        # The answers' noise R Z is correlated: its root mean square per answer.
+        # The answers' noise R Z is correlated: its root mean square per answer. The one formula
+        # behind expected_error, error_bound, the projection's tolerance and answer_sigma_rms.
         return self.noise.std / n * self.factorization.reconstruction_norm / math.sqrt(self.workload.num_queries)
 
     def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
-        """``sqrt(E (1/k) ||R Z||^2) / n = std ||R||_F / (n sqrt(k))`` at public size ``n``, exact
-        (seed 001, eq. 29), for the reconstructed answers (``project=False``).
+        """The exact rms error of the reconstructed answers at public size ``n``.
 
-        Refused with ``project=True`` (the projected answers have no closed form; see
-        :meth:`error_bound`) and for ``measure="mean"`` (no closed form for correlated noise;
-        the rms figure bounds it, by Jensen).
+        ``sqrt(E (1/k) ||R Z||^2) / n = std ||R||_F / (n sqrt(k))``, for ``project=False``.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms"}
+            Only ``"rms"``: ``"mean"`` has no closed form for correlated noise (the rms figure
+            bounds it, by Jensen).
+
+        Returns
+        -------
+        float
+            The error, a fraction of ``n``.
+
+        Raises
+        ------
+        ValueError
+            With ``project=True`` (the projected answers have no closed form; see
+            :meth:`error_bound`), for ``measure="mean"``, or ``n`` not positive.
         """
         n = check_positive_int("n", n)
         if check_measure(measure) != "rms":
@@ -714,9 +1029,24 @@ class FactorizationMechanism(_GaussianMeasurement):
         return self._answer_std(n)
 
     def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
-        """An upper bound on the expected error at public size ``n``: the reconstructed answers'
-        exact rms error, which projection can only lower (seed 001, eq. 43) and which bounds the
-        ``"mean"`` measure by Jensen. Valid when the public size is the row count."""
+        """An upper bound on the expected error at public size ``n``.
+
+        The reconstructed answers' exact rms error, ``std ||R||_F / (n sqrt(k))``, which
+        projection can only lower and which bounds the ``"mean"`` measure by Jensen. Valid when
+        the public size is the row count.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms", "mean"}
+            The error measure.
+
+        Returns
+        -------
+        float
+            The bound, a fraction of ``n``.
+        """
         check_measure(measure)
         return self._answer_std(check_positive_int("n", n))
 

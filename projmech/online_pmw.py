@@ -1,7 +1,13 @@
-"""The Hardt–Rothblum interactive mechanism: online private multiplicative weights (seed 004, §4).
+"""Interactive private multiplicative weights: the Hardt–Rothblum mechanism.
 
-Hardt & Rothblum, "A multiplicative weights mechanism for privacy-preserving data analysis",
-FOCS 2010; here in the form of seed 004 (Dwork & Roth 2014, ch. 4, and Ullman's lecture notes).
+:class:`OnlinePMW` is the online private multiplicative weights mechanism of :cite:t:`HR10`, in
+the form of :cite:t:`DR14` (§4.2): a public multiplicative weights distribution answers each
+query, and a sparse-vector test (:mod:`projmech.sparse_vector`) decides, privately, when its
+answer is too far from the data's and a noisy answer must be released and the distribution
+updated. Its privacy cost grows with the number of updates, which the multiplicative weights
+mistake bound caps, not with the number of queries. The privacy accounting, the mistake bound
+and the accuracy statement are derived in the theory page *Online private multiplicative
+weights* (``docs/theory/online_pmw.md``).
 """
 
 from __future__ import annotations
@@ -29,14 +35,23 @@ _ALPHA = Interval(Real, 0, ONLINE_MAX_ALPHA, closed="right", reason="the update 
 
 @dataclass(frozen=True)
 class OnlineAccuracy:
-    """What :class:`OnlinePMW` promises (see :func:`online_pmw_accuracy`).
+    """What :class:`OnlinePMW` promises: an error bound and the probability it fails.
 
-    Attributes
+    Returned by :func:`online_pmw_accuracy` and :meth:`OnlinePMW.accuracy`.
+
+    Parameters
     ----------
     error : float
         Every answer given is within ``error`` of the truth (a fraction of ``n``)...
     failure_probability : float
         ...except with probability at most this (capped at 1).
+
+    Examples
+    --------
+    >>> from projmech.online_pmw import OnlineAccuracy, online_pmw_accuracy
+    >>> promise = online_pmw_accuracy(0.05, 1.0, 2000, 100, 20)
+    >>> promise.error, promise.failure_probability < 1e-19
+    (0.2, True)
     """
 
     error: float
@@ -45,40 +60,68 @@ class OnlineAccuracy:
 
 @validate_params(alpha=_ALPHA, epsilon=POSITIVE, n=POSITIVE, num_queries=POSITIVE_INT, k=POSITIVE_INT)
 def online_pmw_accuracy(alpha: float, epsilon: float, n: float, num_queries: int, k: int) -> OnlineAccuracy:
-    """Accuracy of :class:`OnlinePMW` over ``num_queries`` (adaptively chosen) queries.
+    """Accuracy of :class:`OnlinePMW` over ``num_queries`` adaptively chosen queries.
 
-    ``n`` is the public size the answers are fractions of; the statement is about the data's
-    fractions ``q(x)`` when that size is the row count (replace-one, or a declared size equal to
-    it). With another size the mechanism answers ``(rows / size) q(x)``, which need not be a
-    distribution's answer, and Theorem 3's bound on the number of updates no longer applies.
-
-    **Statement.** With ``b = 1/(epsilon n)`` and ``Q = num_queries``, ``K = min(Q, k)``: except
-    with probability at most
+    With ``Q = num_queries`` and ``K = min(Q, k)``: except with probability at most
 
     ``(Q + K) exp(-alpha epsilon n / 2) + K exp(-2 alpha epsilon n)``,
 
     every answer is within ``4 alpha`` of the truth (the numerical ones within ``2 alpha``), and
-    at most ``floor(ln|D| / alpha^2)`` updates happen, so with ``k`` above that (the default)
-    the mechanism never halts.
+    at most ``floor(ln|D| / alpha^2)`` updates happen
+    (:func:`~projmech.multiplicative_weights.mw_update_bound`), so with ``k`` above that (the
+    default) the mechanism never halts. This is the accuracy
+    statement of :cite:t:`HR10` with explicit constants; the proof (a union bound over the
+    Laplace draws, on whose complement the noisy checker is the exact one the mistake bound needs)
+    is in the theory page *Online private multiplicative weights* (``docs/theory/online_pmw.md``).
 
-    **Proof.** ``Pr[|Lap(b)| >= s] = exp(-s/b) = exp(-s epsilon n)``. Let G be the event that
-    each noisy threshold and each comparison noise used is below ``alpha/2`` in absolute value
-    (at most ``K`` thresholds, ``Q`` comparisons: probability ``exp(-alpha epsilon n / 2)``
-    each) and each release noise is below ``2 alpha`` (at most ``K``:
-    ``exp(-2 alpha epsilon n)`` each); the union bound gives the failure probability above.
-    On G, with ``a = q(y)`` the public estimate and ``T = 3 alpha + N``:
-
-    - ⊥ means ``|q(x) - a| + N_i < T``, so ``|q(x) - a| < 3 alpha + |N| + |N_i| < 4 alpha``;
-      the answer ``a`` is within ``4 alpha``.
-    - A number means ``|q(x) - a| >= T - N_i > 2 alpha``; the answer ``q(x) + N'`` is within
-      ``2 alpha``, and since ``|N'| < 2 alpha < |q(x) - a|`` the update direction (the sign of
-      ``q(x) + N' - a``) is the exact checker's. So G turns the noisy checker into one whose
-      verdicts are right and given only when ``|q(x) - q(y)| >= 2 alpha``: seed 004's Theorem 3
-      applies, at most ``floor(ln|D| / alpha^2)`` updates.
+    Parameters
+    ----------
+    alpha : float
+        The mechanism's step and band, ``0 < alpha <= 1/2`` (:data:`ONLINE_MAX_ALPHA`).
+    epsilon : float
+        The mechanism's noise parameter: Laplace scale ``1/epsilon`` on counts.
+    n : float
+        The public size the answers are fractions of. The statement is about the data's
+        fractions ``q(x)`` when that size is the row count (replace-one, or a declared size equal
+        to it); with another size the mechanism answers ``(rows / size) q(x)``, which need not be
+        a distribution's answer, and the bound on the number of updates no longer applies.
+    num_queries : int
+        ``Q``, the number of queries asked.
+    k : int
+        The mechanism's number of copies (updates before it halts).
 
     Returns
     -------
     OnlineAccuracy
+        ``error = 4 alpha`` and the failure probability above, capped at 1.
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` is not in ``(0, 1/2]``, or ``epsilon``, ``n``, ``num_queries`` or ``k`` is
+        not positive.
+    TypeError
+        If ``num_queries`` or ``k`` is not an int, or an argument is not a number.
+
+    See Also
+    --------
+    OnlinePMW.accuracy : The same for a mechanism's own parameters.
+
+    References
+    ----------
+    :cite:t:`HR10`, the accuracy of the private multiplicative weights mechanism;
+    :cite:t:`DR14`, §4.2.
+
+    Examples
+    --------
+    At ``alpha = 0.05``, ``epsilon = 1`` and ``n = 2000``, 100 queries are all answered within
+    ``0.2`` except with negligible probability; at ``n = 100`` the promise is void.
+
+    >>> from projmech.online_pmw import online_pmw_accuracy
+    >>> online_pmw_accuracy(0.05, 1.0, 2000, 100, 20).failure_probability < 1e-19
+    True
+    >>> online_pmw_accuracy(0.05, 1.0, 100, 100, 20).failure_probability
+    1.0
     """
     copies = min(num_queries, k)
     rate = alpha * epsilon * n
@@ -87,57 +130,43 @@ def online_pmw_accuracy(alpha: float, epsilon: float, n: float, num_queries: int
 
 
 class OnlinePMW(_SparseVectorMechanism):
-    """The Hardt–Rothblum mechanism (seed 004, §4): interactive private multiplicative weights.
+    """The Hardt–Rothblum mechanism: interactive private multiplicative weights.
 
-    Components, as in the seed's diagram:
+    The online private multiplicative weights mechanism of :cite:t:`HR10`, as presented by
+    :cite:t:`DR14` (§4.2). Its components:
 
-    - **MW** (public, seed 004 §3): a distribution ``y`` over the universe, uniform at first;
-      its guess for query ``q`` is ``a = q(y)``. Anyone can maintain it from the queries and the
-      transcript (:attr:`public_distribution`).
-    - **Noisy estimate checker and Apx** (private): the threshold mechanism of seed 004 §1
-      applied to the queries ``|q(x) - a|`` with threshold ``t = 3 alpha``: each copy draws
-      ``T = 3 alpha + N``; a query is "correct" when ``|q(x) - a| + N_i < T``, and the answer is
-      then ⊥; otherwise the copy releases ``q(x) + N'_i`` and halts. All draws are Laplace of
-      scale ``b = 1/epsilon`` on counts (the seed's ``Lap(1/epsilon)``); the comparison and
-      the release run on counts (``q(x) N``, ``a N``, threshold ``3 alpha N`` for the public
-      size ``N``), and the released number is divided by ``N``.
-      ``Apx^k`` restarts a fresh copy after each numerical answer and halts after ``k``.
-    - After a numerical answer ``v`` the public MW step (:func:`multiplicative_weights_update`)
-      is taken with step ``alpha``: "too low" if ``v > a``, "too high" otherwise.
+    - **MW** (public): a distribution ``y`` over the universe, uniform at first; its guess for
+      query ``q`` is ``a = q(y)``. Anyone can maintain it from the queries and the transcript
+      (:attr:`public_distribution`).
+    - **Sparse-vector checker** (private): the threshold mechanism
+      (:class:`~projmech.sparse_vector.ThresholdK`) applied to the distances ``|q(x) - a|``
+      with threshold ``t = 3 alpha``: each copy draws ``T = 3 alpha + N``; a query is "correct"
+      when ``|q(x) - a| + N_i < T``, and the answer is then ⊥; otherwise the copy releases
+      ``q(x) + N'_i`` and halts, and a fresh copy starts, ``k`` copies in all. All draws are
+      Laplace of scale ``b = 1/epsilon`` on counts; the comparison and the release run on
+      counts (``q(x) N``, ``a N``, threshold ``3 alpha N`` for the public size ``N``), and the
+      released number is divided by ``N``.
+    - After a numerical answer ``v`` the public MW step
+      (:func:`~projmech.multiplicative_weights.multiplicative_weights_update`) is taken with step
+      ``alpha``: "too low" if ``v > a``, "too high" otherwise.
 
-    :meth:`answer` returns ``a`` after ⊥ and ``v`` otherwise; after ``k`` updates it raises
-    :class:`MechanismHalted`.
+    :meth:`answer` returns ``a`` after ⊥ and ``v`` otherwise, clipped to ``[0, 1]``; after ``k``
+    updates it raises :class:`~projmech.sparse_vector.MechanismHalted`.
 
-    **Departure from the notes.** The seed's checker ``N(x)`` compares ``q(x) + N/n`` with the
-    band ``a ± 3 alpha`` against a fixed threshold, and its ``Apx`` draws a noisy threshold
-    ``T = t + N`` that it never uses. As written, every ⊥ would then cost privacy (each
-    comparison is a fresh Laplace test of the data), and Theorem 5 could not hold. The
-    construction here is the one the seed's Theorem 5 is about (Hardt–Rothblum via the sparse
-    vector technique, Dwork & Roth 2014, §4.2): the noisy threshold is used, the comparison is
-    of the distance ``|q(x) - a|``, and the direction of the update is read off the released
-    number (post-processing).
-
-    **Privacy: PureDP(4 k epsilon)** (:attr:`privacy`), w.r.t. either neighbouring relation
-    (under add/remove the public size is declared or estimated first; an estimate's share is
-    added, see :attr:`privacy`).
-    *Per copy of Apx, 4 epsilon* (the analogue of Lemma 1): fix the inquirer (w.l.o.g.
-    deterministic). ``y`` and hence every ``a_i`` are functions of the past transcript, so the
-    compared values ``f_i(x) = |q_i(x) - a_i|`` are, for each fixed past, ``1``-Lipschitz in
-    counts (``|q_i(x) - q_i(x')| <= 1/n`` for rows in ``[0, 1]`` and ``||a| - |b|| <= |a - b|``),
-    as is their running maximum ``m(x)``, and the released ``q_h(x)`` is ``1``-Lipschitz too.
-    Lemma 1's proof uses nothing else: halting at ``h`` with answer ``v`` has density
-    ``E[Pr[T > m(x), N_h >= T - f_h(x)] * p_b(v - q_h(x))]``; the first factor changes by at
-    most ``e^{3 epsilon}`` (shift ``T`` by one count), the second by ``e^epsilon``.
-    *Over k copies, 4 k epsilon* by Theorem 2 (the k-fold product). The MW component and the
-    answers ``a`` are post-processing. With the seed's ``Lap(epsilon n)`` reading (noise of
-    scale ``epsilon`` on averages) this is Theorem 5's ``O(k/(epsilon n))``, constant 4.
+    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`), w.r.t. either neighbouring relation.
+    Given the past transcript, the compared distances and the released value are 1-Lipschitz in
+    counts, so each copy of the checker is ``4 epsilon``-DP as the threshold mechanism is, and the
+    ``k`` copies compose; the MW component, the answers ``a`` and the clipping are
+    post-processing. Under add/remove the public size is declared or estimated first; an
+    estimate's share is added (see :attr:`privacy`).
 
     **Accuracy**: :func:`online_pmw_accuracy` (every answer within ``4 alpha`` except with an
-    explicit probability). **k**: by default ``floor(ln|D| / alpha^2) + 1``. The seed sets
-    ``k = ln|D| / epsilon^2``; the ``epsilon`` there is a typo for ``alpha``: ``k`` counts MW
-    updates, which Theorem 3 bounds by ``ln|D| / alpha^2`` whenever the checker is right (the
-    accuracy event), so one more than that means the mechanism never halts on that event
-    (``k`` is an integer; ``ln|D| / alpha^2`` is not).
+    explicit probability). **k**: by default ``floor(ln|D| / alpha^2) + 1``, one more than the
+    mistake bound of multiplicative weights (:func:`~projmech.multiplicative_weights.mw_update_bound`),
+    so that the mechanism never halts on the event where the accuracy statement holds.
+
+    The derivations of these three statements are in the theory page *Online private
+    multiplicative weights* (``docs/theory/online_pmw.md``).
 
     Parameters
     ----------
@@ -147,7 +176,8 @@ class OnlinePMW(_SparseVectorMechanism):
         The MW step and the checker's band ``3 alpha``, ``0 < alpha <= 1/2``.
     epsilon : float
         The noise parameter: Laplace scale ``1/epsilon`` on counts (``1/(epsilon size)`` on the
-        answers). The guarantee is ``4 k epsilon``.
+        answers). The guarantee is ``4 k epsilon``: for a target ``PureDP(eps)`` pass
+        ``epsilon = eps / (4 k)``.
     k : int, optional
         Number of updates (numerical answers) before halting; default above.
     n : int, optional
@@ -158,11 +188,47 @@ class OnlinePMW(_SparseVectorMechanism):
         The relation the guarantee is stated for.
     max_universe : int
         Larger universes are refused (dense vectors over it are held).
-    size, size_share
+    size : int or "estimate", optional
+        Under add/remove, as for :class:`~projmech.sparse_vector.ThresholdK`.
+    size_share : float, optional
         As for :class:`~projmech.sparse_vector.ThresholdK`.
 
+    Raises
+    ------
+    ValueError
+        If ``alpha`` is not in ``(0, 1/2]``, ``epsilon`` or ``k`` is not positive, or the data is
+        not a Dataset or a normalized histogram.
+    TypeError
+        If an argument has the wrong type, or an option is passed by position.
+
+    See Also
+    --------
+    projmech.multiplicative_weights.OfflinePMW : The non-interactive counterpart (MWEM).
+    projmech.sparse_vector.ThresholdK : The sparse-vector test it is built on.
+
+    Notes
+    -----
     The noise is continuous: the compared distance ``|q(x) N - a N|`` is not an integer, so
     discrete noise would publish its fractional part.
+
+    Examples
+    --------
+    At most ``k = 5`` updates at ``epsilon = 0.05`` each cost ``PureDP(4 * 5 * 0.05)``. A query
+    the public distribution answers well costs nothing (⊥ in the transcript); one it answers
+    badly gets a noisy answer and an update.
+
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.repeat([[1, 0], [0, 1], [1, 1]], [10000, 5000, 5000], axis=0), domain)
+    >>> mechanism = pm.OnlinePMW(data, alpha=0.05, epsilon=0.05, k=5, rng=np.random.default_rng(0))
+    >>> print(mechanism.privacy)
+    1-DP
+    >>> mechanism.answer(lambda x: x["b"] == 1)  # truth 0.5; the uniform guess is 0.5
+    0.5
+    >>> round(mechanism.answer(lambda x: x["a"] == 1), 3)  # truth 0.75; the guess was 0.5
+    0.747
+    >>> mechanism.transcript[0], mechanism.updates, mechanism.accuracy(100).error
+    (⊥, 1, 0.2)
     """
 
     @validate_params(alpha=_ALPHA, k=OrNone(POSITIVE_INT), **_SPARSE_VECTOR_PARAMETERS)
@@ -191,7 +257,19 @@ class OnlinePMW(_SparseVectorMechanism):
         return y
 
     def accuracy(self, num_queries: int) -> OnlineAccuracy:
-        """:func:`online_pmw_accuracy` for this mechanism's parameters."""
+        """What the mechanism promises over ``num_queries`` queries.
+
+        Parameters
+        ----------
+        num_queries : int
+            The number of queries to be asked.
+
+        Returns
+        -------
+        OnlineAccuracy
+            :func:`online_pmw_accuracy` for this mechanism's ``alpha``, ``epsilon``, public size
+            and ``k``.
+        """
         return online_pmw_accuracy(self.alpha, self.epsilon, self.size, num_queries, self.k)
 
     def answer(self, query: Query) -> float:
@@ -207,7 +285,10 @@ class OnlinePMW(_SparseVectorMechanism):
         -------
         float
             ``q(y)`` when the checker finds it correct (the transcript records ⊥), else the
-            noisy answer (recorded), after which ``y`` is updated.
+            noisy answer (the transcript records it as released), after which ``y`` is updated;
+            in both cases clipped to ``[0, 1]``, the range of every averaging query. The
+            clipping is post-processing, so it costs no privacy, and it can only bring an
+            answer closer to the truth.
 
         Raises
         ------
@@ -224,13 +305,24 @@ class OnlinePMW(_SparseVectorMechanism):
         released_count = self._engine.step(abs(count - estimate * self.size), count)
         if released_count is None:
             self._transcript.append(BOTTOM)
-            return estimate
+            return _clip_to_unit(estimate)  # in [0, 1] already, up to rounding
         released = released_count / self.size
         self._transcript.append(released)
-        # The public MW step; the direction is read off the released number (post-processing).
+        # The public MW step; the direction is read off the released number (post-processing),
+        # unclipped: the accuracy proof compares q(x) + N' with q(y), and a number clipped to 1
+        # would tie with an estimate of 1.
         self._log_y = _mw_log_step(self._log_y, row, released > estimate, self.alpha)
-        return released
+        return _clip_to_unit(released)
 
     def __repr__(self) -> str:
         return (f"OnlinePMW(alpha={self.alpha:g}, epsilon={self.epsilon:g}, k={self.k}, size={self.size:g}, "
                 f"updates={self.updates})")
+
+
+def _clip_to_unit(answer: float) -> float:
+    """``answer`` clipped to ``[0, 1]``, where every averaging query's answer lies.
+
+    Post-processing of a released number (no privacy cost), and never farther from a truth in
+    ``[0, 1]``: Laplace noise alone can take a fraction below 0 or above 1.
+    """
+    return min(1.0, max(0.0, answer))

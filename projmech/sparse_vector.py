@@ -1,21 +1,30 @@
-"""The threshold mechanism ``Thr_t`` and its k-fold product ``Thr_t^k`` (seed 004, §1).
+"""The sparse vector technique: the threshold mechanism ``Thr_t`` and its k-fold product ``Thr_t^k``.
+
+The sparse vector technique :cite:p:`DNRRV09` answers many queries while paying only for those
+whose answer lies above a threshold. :class:`Threshold` is AboveThreshold :cite:p:`DR14`
+(§3.6) with the number released: it answers ⊥ (:data:`BOTTOM`) to every query below a noisy
+threshold and a noisy number to the first one above it, then halts; :class:`ThresholdK` runs
+``k`` fresh copies one after the other. The variants of the technique and their (sometimes
+wrong) analyses are surveyed by :cite:t:`LSL17`.
 
 Interactive: the mechanism holds the private data and answers one query at a time; what the
-inquirer sees (its *transcript*) is, per query, either the symbol ⊥ (:data:`BOTTOM`) or a noisy
-number, and after the last number the mechanism halts (:class:`MechanismHalted`). Its privacy
-deteriorates with the number ``k`` of numerical answers, not with the number of queries.
+inquirer sees (its *transcript*) is, per query, either the symbol ⊥ or a noisy number, and after
+the last number the mechanism halts (:class:`MechanismHalted`). Its privacy deteriorates with
+the number ``k`` of numerical answers, not with the number of queries.
 
 Units: queries are averaging queries (rows with values in ``[0, 1]`` over the universe, or
 predicates), answered as fractions of a public size ``N`` as everywhere in the library: ``n``
 under replace-one, a declared or privately estimated size under add/remove
-(:class:`~projmech.privacy.SizePolicy`). The seed states ``Thr_t`` on counts with
-``Lap(1/epsilon)`` noise; the mechanism here runs it on counts (threshold ``t N``) and divides
-every released number by the public ``N``, a bijection of transcripts, so Lemma 1 and Theorem 2
-carry over unchanged. One row replaced, added or removed moves every count by at most 1.
+(:class:`~projmech.privacy.SizePolicy`). The mechanism runs on counts, with Laplace noise of
+scale ``1/epsilon`` and threshold ``t N``, and divides every released number by the public
+``N``, a bijection of transcripts; one row replaced, added or removed moves every count by at
+most 1. The privacy accounting (``4 epsilon`` per copy, ``4 k epsilon`` in all) is derived in the
+theory page *Online private multiplicative weights* (``docs/theory/online_pmw.md``).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, cast
@@ -43,9 +52,36 @@ __all__ = ["BOTTOM", "Bottom", "MechanismHalted", "Threshold", "ThresholdK"]
 
 
 class Bottom(Enum):
-    """The type of :data:`BOTTOM`, the seed's symbol ⊥ ("below the threshold" / "estimate correct")."""
+    """The type of :data:`BOTTOM`, the symbol ⊥ of a transcript.
+
+    ⊥ stands for "below the threshold" in :class:`ThresholdK` and for "the public estimate is
+    correct" in :class:`~projmech.online_pmw.OnlinePMW`. It has one member, so test for it by
+    identity (``entry is BOTTOM``).
+
+    Parameters
+    ----------
+    value : {"⊥"}
+        The member's value: looking it up returns the one member, ``Bottom("⊥") is BOTTOM``.
+
+    See Also
+    --------
+    ThresholdK.transcript : The entries a sparse-vector mechanism has released.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.sparse_vector import Bottom
+    >>> Bottom("⊥") is pm.BOTTOM
+    True
+    >>> print(pm.BOTTOM)
+    ⊥
+    """
 
     BOTTOM = "⊥"
+
+    # An Enum's inferred signature is that of its functional API (names, module, ...); a member is
+    # looked up by its value alone.
+    __signature__ = inspect.Signature([inspect.Parameter("value", inspect.Parameter.POSITIONAL_ONLY)])
 
     def __repr__(self) -> str:
         return "⊥"
@@ -58,7 +94,25 @@ BOTTOM = Bottom.BOTTOM
 
 
 class MechanismHalted(RuntimeError):
-    """Raised by an interactive mechanism asked a query after it halted."""
+    """Raised by an interactive mechanism asked a query after it halted.
+
+    :class:`ThresholdK` halts after its ``k`` numerical answers, and
+    :class:`~projmech.online_pmw.OnlinePMW` after its ``k`` updates: answering more would spend
+    privacy beyond the mechanism's guarantee.
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
+    >>> mechanism = pm.Threshold(data, threshold=0.5, epsilon=0.5, rng=np.random.default_rng(0))
+    >>> answer = mechanism.answer(lambda x: x["a"] == 1)  # far above 0.5: a number, then halt
+    >>> try:
+    ...     mechanism.answer(lambda x: x["b"] == 1)
+    ... except pm.MechanismHalted as error:
+    ...     print(error)
+    the threshold mechanism halted after its k=1 numerical answers
+    """
 
 
 class _PrivateData:
@@ -111,11 +165,12 @@ class _SparseVector:
     ``N'_i``) and halts, and the next copy starts with a fresh threshold, until ``k`` copies
     have halted. The compared value ``c`` and the released ``v`` are the same query's count in
     ``Thr_t``; the Hardt–Rothblum mechanism compares ``|q(x) - q(y)|`` and releases ``q(x)``
-    (in counts). Lemma 1's proof (seed 004) uses only that the compared values, their running
-    maximum and the released value are each 1-Lipschitz in counts, with Laplace noise of scale
-    ``1/epsilon``: ``e^{3 epsilon}`` from the comparisons and the threshold, ``e^epsilon`` from
-    the release, ``4 epsilon`` per copy. The discrete Laplace serves as well on integer counts:
-    the proof shifts the threshold by one count, which keeps it on its lattice.
+    (in counts). The privacy proof (``docs/theory/online_pmw.md``) uses only that the compared
+    values, their running maximum and the released value are each 1-Lipschitz in counts, with
+    Laplace noise of scale ``1/epsilon``: ``e^{3 epsilon}`` from the comparisons and the
+    threshold, ``e^epsilon`` from the release, ``4 epsilon`` per copy. The discrete Laplace serves
+    as well on integer counts: the proof shifts the threshold by one count, which keeps it on its
+    lattice.
 
     All state is private: nothing here is meant to be shown to the inquirer but the returns of
     :meth:`step`.
@@ -160,8 +215,8 @@ Query = np.ndarray | Callable[..., Any]
 class _SparseVectorMechanism:
     """What :class:`ThresholdK` and :class:`~projmech.online_pmw.OnlinePMW` share: the private
     data, Laplace noise of scale ``1/epsilon`` on counts, the public size, ``k`` copies of a
-    sparse-vector test, the transcript and the guarantee (``4 epsilon`` per copy, Theorem 2 over
-    k, plus the size estimate's share)."""
+    sparse-vector test, the transcript and the guarantee (``4 epsilon`` per copy, composed over
+    the k copies, plus the size estimate's share)."""
 
     def _start(self, data_or_histogram: Any, epsilon: float, k: int | None, n: int | None,
                generator: np.random.Generator, neighbouring: Neighbouring | str, max_universe: int,
@@ -201,9 +256,12 @@ class _SparseVectorMechanism:
 
     @property
     def privacy(self) -> PureDP:
-        """``PureDP(4 k epsilon)``: ``4 epsilon`` per copy (seed 004, Lemma 1, or its analogue in
-        the class docstring) and Theorem 2 of seed 004 over ``k`` copies; with a size estimate,
-        ``4 k epsilon / (1 - size_share)``: the estimate takes ``size_share`` of the total."""
+        """The guarantee, ``PureDP(4 k epsilon)``.
+
+        ``4 epsilon`` per copy of the threshold test, composed over the ``k`` copies (derived in
+        ``docs/theory/online_pmw.md``); with a size estimate, ``4 k epsilon / (1 - size_share)``:
+        the estimate takes ``size_share`` of the total.
+        """
         return PureDP(self._sparse_vector_epsilon / self.size_policy.main_share())
 
     @property
@@ -218,6 +276,7 @@ class _SparseVectorMechanism:
 
     @property
     def universe_size(self) -> int:
+        """The number of elements of the universe the queries are rows over."""
         return self._data.universe_size
 
     @property
@@ -227,11 +286,17 @@ class _SparseVectorMechanism:
 
     @property
     def halted(self) -> bool:
+        """Whether the mechanism has given its ``k`` numerical answers and answers no more."""
         return self._engine.halted
 
     @property
     def transcript(self) -> tuple[float | Bottom, ...]:
-        """What the inquirer has seen: one entry per query, :data:`BOTTOM` or a noisy number."""
+        """The mechanism's outputs, one per query: :data:`BOTTOM` or the noisy number released.
+
+        The number is recorded as released, before any post-processing:
+        :meth:`OnlinePMW.answer <projmech.online_pmw.OnlinePMW.answer>` returns it clipped to
+        ``[0, 1]``, while the public distribution is updated from the recorded number.
+        """
         return tuple(self._transcript)
 
     def _check_discrete_row(self, row: np.ndarray) -> None:
@@ -241,9 +306,13 @@ class _SparseVectorMechanism:
 
 
 class ThresholdK(_SparseVectorMechanism):
-    """``Thr_t^k``: the k-fold product of the threshold mechanism (seed 004, §1, Theorem 2).
+    """``Thr_t^k``: ``k`` copies of the threshold mechanism, one after the other.
 
-    It emulates a fresh, independent copy of ``Thr_t`` until that copy halts, ``k`` times:
+    The sparse vector technique :cite:p:`DNRRV09` with numerical answers: AboveThreshold
+    :cite:p:`DR14` (§3.6), each copy releasing a noisy value of the query that crossed the
+    threshold, restarted with a fresh threshold until ``k`` copies have halted. It emulates a
+    fresh, independent copy of ``Thr_t`` (:class:`Threshold`) until that copy halts, ``k``
+    times:
 
     - each copy draws a private noisy threshold ``T = t + N``, ``N ~ Lap(b)``;
     - on query ``q``: if ``q(x) + N_i < T`` (fresh ``N_i ~ Lap(b)``) the answer is ⊥;
@@ -251,16 +320,18 @@ class ThresholdK(_SparseVectorMechanism):
     - after the ``k``-th number the mechanism halts: :meth:`answer` raises
       :class:`MechanismHalted`.
 
-    with ``b = 1/epsilon`` on counts (the seed's ``Lap(1/epsilon)``), the threshold ``t N`` on
-    counts and every released number divided by the public size ``N``.
+    with ``b = 1/epsilon`` on counts, the threshold ``t N`` on counts and every released number
+    divided by the public size ``N``.
 
     **What the inquirer sees** (:attr:`transcript`): per query ⊥ or a noisy number; the noisy
     thresholds and the true answers stay in private (underscore) state with no accessor.
 
-    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`). A query's count moves by at most 1
-    between neighbours (its row lies in ``[0, 1]``; replace-one or add/remove), which is all
-    Lemma 1 needs: each copy of ``Thr_t`` is ``4 epsilon``-DP (seed 004, Lemma 1), and the
-    ``k``-fold product of an ``epsilon'``-DP online mechanism is ``k epsilon'``-DP (Theorem 2).
+    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`) w.r.t. either neighbouring relation.
+    A query's count moves by at most 1 between neighbours (its row lies in ``[0, 1]``), so each
+    copy is ``4 epsilon``-DP (``3 epsilon`` for the noisy threshold and comparisons, as in the
+    proof for AboveThreshold :cite:p:`DR14,LSL17`, and ``epsilon`` for the released number),
+    and ``k`` copies run one after the other compose to ``4 k epsilon``. The derivation is in
+    the theory page *Online private multiplicative weights* (``docs/theory/online_pmw.md``).
     Under add/remove the public size is declared or estimated first (its share added to the
     guarantee), never the row count.
 
@@ -283,11 +354,44 @@ class ThresholdK(_SparseVectorMechanism):
         The relation the guarantee is stated for.
     max_universe : int
         Larger universes are refused (the histogram is held densely).
-    size, size_share
-        As for :class:`~projmech.mechanisms.GaussianMechanism`; ``size_share`` is the share of
-        the total guarantee spent on the size estimate.
+    size : int or "estimate", optional
+        Under add/remove, the declared public size or ``"estimate"``, as for
+        :class:`~projmech.mechanisms.GaussianMechanism`.
+    size_share : float, optional
+        With ``size="estimate"``, the share of the total guarantee spent on the size estimate.
     noise : {"continuous", "discrete"}
         ``"discrete"``: OpenDP's discrete Laplace, for 0/1 queries (predicates) only.
+
+    Raises
+    ------
+    ValueError
+        If ``threshold``, ``epsilon``, ``k``, ``max_universe``, ``size`` or ``size_share`` is out
+        of range, or the data is not a Dataset or a normalized histogram.
+    TypeError
+        If an argument has the wrong type (for instance ``k`` not an int).
+
+    See Also
+    --------
+    Threshold : The case ``k = 1``.
+    projmech.online_pmw.OnlinePMW : Interactive private multiplicative weights, built on this test.
+
+    Examples
+    --------
+    Ask which values of ``a`` hold for more than half of the rows; a query below the threshold
+    is answered ⊥, and only the numerical answers (at most ``k = 2``) cost privacy.
+
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
+    >>> mechanism = pm.ThresholdK(data, threshold=0.5, epsilon=0.5, k=2, rng=np.random.default_rng(0))
+    >>> print(mechanism.privacy)
+    4-DP
+    >>> mechanism.answer(lambda x: x["a"] == 0)  # 20 % of the rows
+    ⊥
+    >>> round(mechanism.answer(lambda x: x["a"] == 1), 3)  # 80 % of the rows, plus noise
+    0.766
+    >>> mechanism.remaining, mechanism.transcript[0] is pm.BOTTOM
+    (1, True)
     """
 
     @validate_params(threshold=Interval(Real, None, None), k=POSITIVE_INT,
@@ -317,6 +421,13 @@ class ThresholdK(_SparseVectorMechanism):
             vectorized predicate as in :func:`~projmech.workloads.from_predicates` (it receives
             ``{attribute: codes}`` and returns one value in ``[0, 1]`` per element).
 
+        Returns
+        -------
+        float or Bottom
+            :data:`BOTTOM` when the noisy count falls below the copy's noisy threshold, else the
+            noisy count divided by the public size (which may lie outside ``[0, 1]``); both are
+            recorded in :attr:`transcript`.
+
         Raises
         ------
         MechanismHalted
@@ -342,11 +453,53 @@ class ThresholdK(_SparseVectorMechanism):
 
 
 class Threshold(ThresholdK):
-    """``Thr_t`` (seed 004, §1): the threshold mechanism, halting after one numerical answer.
+    """``Thr_t``: the threshold mechanism, halting after one numerical answer.
 
-    ``Thr_t`` is ``Thr_t^k`` with ``k = 1`` (one copy); see :class:`ThresholdK` for the
-    mechanism, the transcript and the parameters. Privacy: ``PureDP(4 epsilon)`` (Lemma 1), with
-    every Laplace draw (threshold, comparisons, release) of scale ``1/epsilon`` on counts.
+    AboveThreshold :cite:p:`DR14` (§3.6) releasing the noisy value of the first query above the
+    threshold: ``Thr_t`` is :class:`ThresholdK` with ``k = 1`` (one copy), which describes the
+    mechanism and the transcript. Privacy: ``PureDP(4 epsilon)``, with every Laplace draw
+    (threshold, comparisons, release) of scale ``1/epsilon`` on counts.
+
+    Parameters
+    ----------
+    data_or_histogram : Dataset or array_like of shape (m,)
+        The private data; a histogram must be normalized and needs ``n``.
+    threshold : float
+        The public threshold ``t``, as a fraction of the public size.
+    epsilon : float
+        The noise parameter (Laplace scale ``1/epsilon`` on counts); the guarantee is
+        ``4 epsilon``.
+    n : int, optional
+        The data's row count; taken from a Dataset.
+    rng : numpy.random.Generator, int or None
+        Source of continuous noise (``None``: fresh OS entropy).
+    neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for.
+    max_universe : int
+        Larger universes are refused.
+    size : int or "estimate", optional
+        Under add/remove, as for :class:`ThresholdK`.
+    size_share : float, optional
+        As for :class:`ThresholdK`.
+    noise : {"continuous", "discrete"}
+        As for :class:`ThresholdK`.
+
+    See Also
+    --------
+    ThresholdK : ``k`` numerical answers.
+
+    Examples
+    --------
+    Find the first attribute value held by more than half of the rows.
+
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
+    >>> mechanism = pm.Threshold(data, threshold=0.5, epsilon=0.5, rng=np.random.default_rng(1))
+    >>> [mechanism.answer(lambda x: x["b"] == 1), mechanism.halted]
+    [⊥, False]
+    >>> round(mechanism.answer(lambda x: x["b"] == 0), 3), mechanism.halted
+    (0.823, True)
     """
 
     def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, *, n: int | None = None,

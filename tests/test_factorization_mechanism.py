@@ -88,6 +88,34 @@ def test_release_is_reproducible_and_described():
     assert summary["factorization"]["gamma"] == pytest.approx(mech.factorization.gamma)
 
 
+@pytest.mark.parametrize("project", [False, True], ids=["plain", "projected"])
+def test_summary_reports_the_answers_noise_beside_the_strategys_sigma(project):
+    """sigma is the noise of each strategy measurement; the answers carry R Z, whose root mean
+    square per answer is sigma ||R||_F / sqrt(k): computed here from R and sigma directly."""
+    workload = pm.prefix(8)
+    mech = pm.FactorizationMechanism(workload, pm.ZCDP(0.5), project=project, noise="continuous")
+    n = 80
+    release = mech.release(random_histogram(8, n=n), n=n, rng=0)
+    summary = release.summary()
+    R = np.asarray(mech.factorization.reconstruction)
+    sigma = mech.noise.std / n  # per strategy measurement, on the answers' scale
+    by_hand = sigma * np.sqrt(np.sum(R**2) / workload.num_queries)
+    assert summary["sigma"] == pytest.approx(sigma, rel=1e-12)
+    assert summary["answer_sigma_rms"] == pytest.approx(by_hand, rel=1e-10)
+    assert release.answer_sigma_rms == summary["answer_sigma_rms"] == mech.error_bound(n)
+    assert summary["answer_sigma_rms"] > 1.2 * summary["sigma"]  # not the strategy's sigma
+    # ...and empirically: the reconstructed answers' noise has that root mean square.
+    if not project:
+        h = random_histogram(8, n=n)
+        noise = np.array([mech.release(h, n=n, rng=seed).answers - workload.answer(h) for seed in range(2000)])
+        assert np.sqrt(np.mean(noise**2)) == pytest.approx(by_hand, rel=0.05)
+    assert f"RMS {by_hand:.4g} on the answers" in str(release)
+    # Mechanisms whose answers carry the measured noise itself do not add the field.
+    gaussian = pm.GaussianMechanism(workload, pm.ZCDP(0.5), noise="continuous").release(
+        random_histogram(8, n=n), n=n, rng=0)
+    assert "answer_sigma_rms" not in gaussian.summary() and gaussian.answer_sigma_rms == gaussian.sigma
+
+
 def test_bad_inputs():
     workload = pm.prefix(6)
     with pytest.raises(TypeError, match="factorization"):
@@ -122,7 +150,7 @@ def test_factors_that_do_not_reproduce_the_workload_are_refused():
 
 
 def test_approximate_factorization_bias_is_bounded():
-    # Seed 001 eq. 32-35: with R M = F + E the answers carry E h, and ||E h|| <= ||E||_{1->2}.
+    # Approximate factorizations (ENU20): with R M = F + E the answers carry E h, and ||E h|| <= ||E||_{1->2}.
     rng = np.random.default_rng(1)
     alpha = 0.1
     F = 1.0 + alpha * rng.choice([-1.0, 1.0], size=(3, 5))

@@ -1,13 +1,15 @@
-"""Multiplicative weights (seed 004, §3, Theorem 3) and the offline private MW mechanism (MWEM).
+"""Multiplicative weights (the update and its mistake bound) and the offline private MW mechanism (MWEM).
 
-Expected values are computed by hand: the update in linear space from the seed's rule, the
+Expected values are computed by hand: the update in linear space from its definition, the
 exponential mechanism's selection probabilities as a softmax, noise scales from the split
 ``epsilon/(2T)`` or ``rho/(2T)``, and the error bound from its formula.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -35,7 +37,7 @@ from projmech.workloads import Workload, all_range, marginals
 # --------------------------------------------------------------------------------------------
 
 
-def test_update_is_the_seed_rule():
+def test_update_is_the_multiplicative_weights_rule():
     rng = np.random.default_rng(0)
     y = rng.dirichlet(np.ones(12))
     y[3] = 0.0
@@ -72,7 +74,7 @@ def divergence(x: np.ndarray, y: np.ndarray) -> float:
 
 @pytest.mark.parametrize("alpha", [0.05, 0.1, 0.3])
 @pytest.mark.parametrize("universe", [2, 8, 64])
-def test_theorem_3_at_most_ln_d_over_alpha_squared_updates(alpha, universe):
+def test_mistake_bound_at_most_ln_d_over_alpha_squared_updates(alpha, universe):
     """MW with the exact checker E(x) (band 2 alpha): random and worst-case predicates."""
     rng = np.random.default_rng(int(alpha * 100) + universe)
     bound = math.log(universe) / alpha**2
@@ -122,7 +124,7 @@ def test_update_rejects_bad_input(arguments, error, match):
         multiplicative_weights_update(*arguments)
 
 
-def test_update_bound_rejects_alpha_beyond_lemma_4():
+def test_update_bound_rejects_alpha_beyond_its_inequality():
     assert mw_update_bound(64, MW_MAX_ALPHA) == math.floor(math.log(64) / 1.79**2)
     with pytest.raises(ValueError, match="alpha"):
         mw_update_bound(64, 1.8)
@@ -180,7 +182,7 @@ def test_privacy_split_composes_to_the_request(privacy, rounds):
 
 
 def test_rmse_decreases_with_n_and_beats_the_uniform_answer():
-    mechanism = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=100, noise="continuous")
+    mechanism = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=100, updates_per_round=1, noise="continuous")
     means, halves = [], []
     for index, n in enumerate([100, 1000, 100_000]):
         rng = np.random.default_rng(index)
@@ -198,7 +200,7 @@ def test_rmse_decreases_with_n_and_beats_the_uniform_answer():
 @pytest.mark.parametrize("privacy", [PureDP(1.0), ZCDP(0.5)], ids=["pure", "zcdp"])
 def test_one_round_selects_by_the_exponential_mechanism_and_measures_with_calibrated_noise(privacy):
     n, runs = 40, 3000
-    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=1, noise="continuous")
+    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=1, updates_per_round=1, noise="continuous")
     epsilon_0 = mechanism.round_budget.selection_epsilon
     scores = np.abs(TRUTH - WORKLOAD.toarray() @ np.full(16, 1 / 16))
     probabilities = special.softmax(epsilon_0 * scores / (2 / n))
@@ -247,7 +249,7 @@ def test_error_bound_formula_holds_and_inverts(privacy):
     n, rounds, p = 200_000, 100, 0.05
     bound = offline_pmw_error_bound(n, 16, 24, rounds, privacy, failure_probability=p)
     assert bound == pytest.approx(error_bound_by_hand(n, 16, 24, rounds, privacy, p), rel=1e-9)
-    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=rounds, noise="continuous")
+    mechanism = OfflinePMW(WORKLOAD, privacy, rounds=rounds, updates_per_round=1, noise="continuous")
     assert mechanism.error_bound(n, p) == bound
     runs = 15
     rng = np.random.default_rng(3)
@@ -296,17 +298,37 @@ def test_implicit_marginals_and_more_updates_per_round():
     np.testing.assert_allclose(explicit.answers, from_implicit.answers, rtol=1e-10)
     heuristic = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=20, updates_per_round=5, noise="continuous")
     errors = [rmse_by_hand(heuristic.release(H, n=100_000, rng=s).answers) for s in range(3)]
-    plain = [rmse_by_hand(OfflinePMW(WORKLOAD, PureDP(1.0), rounds=20, noise="continuous").release(H, n=100_000, rng=s).answers)
-             for s in range(3)]
+    plain = [rmse_by_hand(OfflinePMW(WORKLOAD, PureDP(1.0), rounds=20, updates_per_round=1, noise="continuous")
+                          .release(H, n=100_000, rng=s).answers) for s in range(3)]
     assert max(errors) < min(plain)  # post-processing that uses the measurements harder
     with pytest.raises(ValueError, match="updates_per_round"):
         heuristic.error_bound(1000)
 
 
+def test_default_updates_per_round_is_the_documented_value():
+    """10 updates per round: the value the guide's measurement chose and the docstring states."""
+    default = inspect.signature(OfflinePMW).parameters["updates_per_round"].default
+    assert default == 10 == OfflinePMW(WORKLOAD, PureDP(1.0), rounds=3).updates_per_round
+    guide = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "guide" / "multiplicative_weights.md").read_text()
+    assert f"default `updates_per_round={default}`" in guide
+    assert f"Default {default} (chosen by the measurement above)" in OfflinePMW.__doc__
+
+
+def test_default_beats_one_update_per_round_at_the_same_privacy():
+    """The extra updates reuse the noisy measurements (post-processing): the same guarantee and
+    noise, a smaller error. Seeded, continuous noise: deterministic."""
+    default = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=10, noise="continuous")
+    single = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=10, updates_per_round=1, noise="continuous")
+    assert default.privacy_spent == single.privacy_spent and default.noise == single.noise
+    errors = {name: np.mean([rmse_by_hand(mechanism.release(H, n=10_000, rng=seed).answers) for seed in range(5)])
+              for name, mechanism in (("default", default), ("single", single))}
+    assert errors["default"] < 0.7 * errors["single"], errors
+
+
 def test_discrete_noise_is_the_default_for_counting_queries():
     """0/1 rows count integers: OpenDP's discrete Laplace (pure DP) or Gaussian (zCDP), calibrated
     to the same per-measurement budget; its error bound uses the discrete tails."""
-    pure = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=4)
+    pure = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=4, updates_per_round=1)
     assert pure.noise.name == "discrete_laplace" and pure.noise.scale == pytest.approx(8.0, rel=1e-12)
     zcdp = OfflinePMW(WORKLOAD, ZCDP(0.5), rounds=4)
     # rho / (2T) = 1/16 per measurement: sigma = 1 / sqrt(2 / 16).
@@ -314,7 +336,7 @@ def test_discrete_noise_is_the_default_for_counting_queries():
     run = pure.run(H, n=200, rng=0)
     assert np.allclose(run.measurements * 200, np.round(run.measurements * 200))  # integer counts
     # Discrete tails are heavier than the continuous ones the bound otherwise uses.
-    continuous = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=4, noise="continuous")
+    continuous = OfflinePMW(WORKLOAD, PureDP(1.0), rounds=4, updates_per_round=1, noise="continuous")
     assert pure.error_bound(10_000) > continuous.error_bound(10_000)
     with pytest.raises(ValueError, match="noise"):
         OfflinePMW(Workload(0.5 * np.eye(4)), PureDP(1.0), 4, noise="discrete")
@@ -392,7 +414,7 @@ def test_mw_step_arguments_follow_one_rule():
         multiplicative_weights_update(uniform, row, 1, 0.1)
     with pytest.raises(TypeError, match="^alpha: expected a number"):
         multiplicative_weights_update(uniform, row, True, "0.1")
-    with pytest.raises(ValueError, match=r"^alpha: must lie in \(0, 1.79\] \(seed 004, Lemma 4\)"):
+    with pytest.raises(ValueError, match=r"^alpha: must lie in \(0, 1.79\] \(the mistake bound needs"):
         mw_update_bound(16, 2.0)
     with pytest.raises(TypeError, match="^universe_size: expected an int"):
         mw_update_bound(16.0, 0.5)

@@ -1,4 +1,4 @@
-"""The Hardt–Rothblum mechanism (seed 004, §4): OnlinePMW.
+"""The Hardt–Rothblum mechanism (interactive private multiplicative weights): OnlinePMW.
 
 Reference values are computed here: true answers with numpy, the checker's probabilities from
 the distribution of a difference of two Laplace variables, the accuracy bound from its formula,
@@ -72,7 +72,7 @@ def test_adaptive_answers_are_within_the_promised_error_with_the_stated_probabil
     assert stats.binomtest(successes, RUNS, 1 - promise.failure_probability, alternative="less").pvalue > 1e-6
     # The numerical answers carry Lap(1/(epsilon n)) noise, independent of the decision to release.
     assert len(released_noise) > 500 and stats.kstest(np.array(released_noise) / b, "laplace").pvalue > 1e-4
-    # Updates happened, and never more than Theorem 3 allows.
+    # Updates happened, and never more than the mistake bound ln|D| / alpha^2 allows.
     assert np.mean(update_counts) > 10 and max(update_counts) <= math.log(M) / ALPHA**2
 
 
@@ -180,7 +180,8 @@ def test_transcript_holds_only_bottoms_and_numbers_and_y_is_public():
         if entry is BOTTOM:
             assert answer == pytest.approx(estimate, abs=1e-12)
         else:
-            assert answer == entry and entry != row @ h  # a noisy number, never the private value
+            # A noisy number, never the private value, returned clipped to [0, 1].
+            assert answer == min(1.0, max(0.0, entry)) and entry != row @ h
             y = multiplicative_weights_update(y, row, bool(entry > estimate), ALPHA)
     np.testing.assert_allclose(mechanism.public_distribution, y, rtol=1e-9, atol=1e-15)
     assert not mechanism.public_distribution.flags.writeable
@@ -189,6 +190,40 @@ def test_transcript_holds_only_bottoms_and_numbers_and_y_is_public():
         value = getattr(mechanism, name) if not name.startswith("_") else None
         if isinstance(value, np.ndarray):
             assert not np.allclose(value, h)
+
+
+def test_answers_are_clipped_to_the_unit_interval_after_the_sparse_vector_test():
+    """Noisy numbers far outside [0, 1] (b = 0.5 on fractions) come back clipped, while the
+    comparisons, the released numbers (the transcript) and the MW update directions are those of
+    an independent replay of the unclipped mechanism with the same draws: clipping is applied to
+    what is returned only, after the privacy-relevant test."""
+    h, n, epsilon, alpha = np.array([0.9, 0.1]), 10, 0.2, 0.1
+    b = 1 / epsilon  # on counts
+    rows = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0])]
+    mechanism = OnlinePMW(h, alpha, epsilon, n=n, rng=np.random.default_rng(11))
+    draws = np.random.default_rng(11)  # the replay draws the same Laplace variables in the same order
+
+    def laplace() -> float:
+        return float(draws.laplace(0.0, b, size=1)[0])
+
+    y, threshold = np.full(2, 0.5), 3 * alpha * n + laplace()
+    outside = 0
+    for step in range(60):
+        row = rows[step % 3]
+        estimate, count = row @ y, row @ h * n
+        answer = mechanism.answer(row)
+        assert 0.0 <= answer <= 1.0
+        if abs(count - estimate * n) + laplace() < threshold:
+            assert mechanism.transcript[-1] is BOTTOM and answer == pytest.approx(estimate, abs=1e-12)
+            continue
+        released = (count + laplace()) / n
+        assert mechanism.transcript[-1] == pytest.approx(released, abs=1e-12)  # recorded unclipped
+        assert answer == pytest.approx(min(1.0, max(0.0, released)), abs=1e-12)
+        outside += not 0 <= released <= 1
+        y = multiplicative_weights_update(y, row, bool(released > estimate), alpha)
+        threshold = 3 * alpha * n + laplace()
+    assert outside >= 5  # clipping did happen
+    np.testing.assert_allclose(mechanism.public_distribution, y, rtol=1e-9)
 
 
 def test_predicates_on_a_dataset():

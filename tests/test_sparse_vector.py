@@ -1,9 +1,9 @@
-"""The threshold mechanism Thr_t and its k-fold product (seed 004, §1, Lemma 1 and Theorem 2).
+"""The threshold mechanism Thr_t (AboveThreshold, Dwork & Roth 2014, §3.6) and its k-fold product.
 
 Probabilities are computed independently of the code under test: the Laplace CDF from scipy and
 the mechanism's halting probability by numerical integration over the noisy threshold. The
-privacy test estimates an event's probability on two neighbouring data sets and checks Lemma 1's
-``p(x) <= e^{4 epsilon} p(x')`` with Clopper–Pearson margins; the same check is shown to reject
+privacy test estimates an event's probability on two neighbouring data sets and checks the
+per-copy guarantee ``p(x) <= e^{4 epsilon} p(x')`` with Clopper–Pearson margins; the same check is shown to reject
 a variant without noise on the threshold.
 """
 
@@ -127,7 +127,7 @@ def test_first_comparison_has_the_documented_distribution(distance_in_scales):
 
 
 # --------------------------------------------------------------------------------------------
-# Privacy: Lemma 1 on a pair of neighbouring data sets
+# Privacy: 4 epsilon per copy, on a pair of neighbouring data sets
 # --------------------------------------------------------------------------------------------
 
 # Ten rows, universe {0, 1}: x has 3 rows at element 0, its neighbour x' has 4 (one row
@@ -168,7 +168,7 @@ def simulate_event(h: np.ndarray, runs: int, seed: int) -> int:
     return hits
 
 
-def test_lemma_1_holds_statistically_for_neighbouring_data():
+def test_four_epsilon_per_copy_holds_statistically_for_neighbouring_data():
     factor = math.exp(4 * EPSILON)
     hits_x = simulate_event(H_X, RUNS, seed=100)
     hits_neighbour = simulate_event(H_NEIGHBOUR, RUNS, seed=200)
@@ -179,7 +179,7 @@ def test_lemma_1_holds_statistically_for_neighbouring_data():
         exact = exact_event_probability(low_value, noisy_threshold=True)
         assert stats.binomtest(hits, RUNS, exact).pvalue > 1e-6, (hits / RUNS, exact)
 
-    # Lemma 1, both directions, with Clopper-Pearson margins (fails with probability < 4e-6
+    # 4 epsilon-DP, both directions, with Clopper-Pearson margins (fails with probability < 4e-6
     # for a 4 epsilon-DP mechanism).
     assert not dp_refuted(hits_x, hits_neighbour, RUNS, factor)
     assert not dp_refuted(hits_neighbour, hits_x, RUNS, factor)
@@ -204,7 +204,7 @@ def test_the_privacy_check_rejects_a_threshold_without_noise():
         return int(np.sum(below.all(axis=1) & (1.0 + noise[:, REPEATS] >= THRESHOLD)))
 
     assert dp_refuted(simulate_broken(0.3, 1), simulate_broken(0.4, 2), RUNS, factor)
-    # ...while the exact probabilities of the real mechanism respect Lemma 1.
+    # ...while the exact probabilities of the real mechanism respect the 4 epsilon guarantee.
     real = exact_event_probability(0.3, True) / exact_event_probability(0.4, True)
     assert 1 < real <= factor
 
