@@ -37,6 +37,12 @@ bibtex_default_style = "alpha"
 bibtex_reference_style = "label"
 
 autodoc_member_order = "bysource"
+# Members a class inherits from projmech's own (private) bases are part of its API — every
+# mechanism's `release` comes from one — but not those of Python's or other libraries' classes.
+autodoc_default_options = {
+    "inherited-members": "object,BaseException,Exception,Warning,UserWarning,ValueError,TypeError,RuntimeError,"
+                         "KeyError,Enum,IntEnum,str,int,float,tuple,dict,list,LinearOperator",
+}
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

@@ -26,7 +26,7 @@ def public_objects() -> Iterator[tuple[str, Any]]:
     """Yield ``(qualified name, object)`` for every public function, class, method and property.
 
     A name is qualified by the module that defines it (``projmech.mechanisms.Release.summary``),
-    and each object is yielded once however many modules re-export it. Constants are skipped: their
+    and each object is yielded once however many modules re-export it or classes inherit it. Constants are skipped: their
     documentation is the ``#:`` comment beside them.
     """
     seen: set[int] = set()
@@ -40,14 +40,19 @@ def public_objects() -> Iterator[tuple[str, Any]]:
             qualified = f"{value.__module__}.{value.__qualname__}"
             yield qualified, value
             if inspect.isclass(value):
-                yield from _members(qualified, value)
+                yield from _members(qualified, value, seen)
 
 
-def _members(qualified: str, cls: type) -> Iterator[tuple[str, Any]]:
-    """The public methods and properties a class defines itself (not those it inherits)."""
-    for name, member in vars(cls).items():
-        if name.startswith("_"):
+def _members(qualified: str, cls: type, seen: set[int]) -> Iterator[tuple[str, Any]]:
+    """The public methods and properties of a class, its own and those it inherits from
+    projmech's classes (a mechanism's ``release`` comes from a private base), each once."""
+    for base in cls.__mro__:
+        if not base.__module__.startswith("projmech"):
             continue
-        function = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
-        if isinstance(function, property) or inspect.isfunction(function):
-            yield f"{qualified}.{name}", member
+        for name, member in vars(base).items():
+            function = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+            if name.startswith("_") or id(function) in seen:
+                continue
+            if isinstance(function, property) or inspect.isfunction(function):
+                seen.add(id(function))
+                yield f"{qualified}.{name}", member

@@ -295,8 +295,21 @@ class _CountingMechanism:
 
     @classmethod
     def needs_matrix(cls, **options: Any) -> bool:
-        """Whether this mechanism, with these constructor options, needs the workload's explicit
-        matrix (so a caller such as the CLI can build an implicit workload otherwise)."""
+        """Whether this mechanism, with these constructor options, needs the workload's explicit matrix.
+
+        A caller such as the CLI builds an implicit workload otherwise.
+
+        Parameters
+        ----------
+        **options
+            The constructor's keyword options; the Gaussian and Laplace mechanisms' answer does
+            not depend on them.
+
+        Returns
+        -------
+        bool
+            True when the explicit matrix is needed.
+        """
         return cls._needs_matrix
 
     def _calibrate(self, sensitivity: float, integer_valued: bool, noise: str, calibration: str = "analytic") -> None:
@@ -307,12 +320,36 @@ class _CountingMechanism:
                                                 calibration=calibration)
 
     def sensitivity(self) -> float:
-        """The sensitivity of the measured counts (l2 for Gaussian noise, l1 for Laplace)."""
+        """The sensitivity of the measured counts (l2 for Gaussian noise, l1 for Laplace).
+
+        Returns
+        -------
+        float
+            The largest change of the measured counts between neighbouring data sets.
+        """
         return self._sensitivity
 
     def noise_scale(self, n: int) -> float:
-        """The noise's scale on the answers of a data set of public size ``n``:
-        ``noise.scale / n`` (a planning figure; the noise itself is on counts)."""
+        """The noise's scale on the answers of a data set of public size ``n``.
+
+        A planning figure: the noise itself is added to counts, and the answers are the counts
+        divided by ``n``.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+
+        Returns
+        -------
+        float
+            ``noise.scale / n``.
+
+        Raises
+        ------
+        ValueError
+            If ``n`` is not a positive integer.
+        """
         return self.noise.scale / check_positive_int("n", n)
 
     def _answer_std(self, n: float) -> float:

@@ -76,6 +76,7 @@ class _Structured(Workload):
 
     @property
     def is_implicit(self) -> bool:
+        """Whether :attr:`matrix` is unavailable (asked never to be built, too large, or a part is implicit)."""
         return self._implicit
 
     @property
