@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import glob
 import importlib.util
+import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,9 +26,10 @@ from .data import Dataset
 from .domain import Domain
 from .frames import ENGINES, is_parquet, read_frame
 from .experiments import error_vs_n, format_table, plot_error_vs_n
-from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation
+from .bodies import hull as hull_module
+from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Relaxation, choose_body
 from .bodies.cost import HULL_PREFERENCE
-from .bodies.relaxation import RELAXATIONS
+from .bodies.relaxation import RELAXATIONS, NegativeCellsWarning
 from .mechanisms import (
     FactorizationMechanism,
     GaussianMechanism,
@@ -36,9 +39,11 @@ from .mechanisms import (
 )
 from .audit import format_audit_table
 from .noise import NOISE_KINDS
-from .privacy import ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
+from .privacy import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
 from .self_audit import MECHANISMS, audit_cases, run_audits
+from .validation import DEFAULT_MAX_ENTRIES, format_count
 from .workloads import Workload
+from .workloads.marginal_tables import RANGE_BLOCKS
 
 __all__ = ["main", "parse_workload", "parse_ranges", "WORKLOAD_FORMS"]
 
@@ -69,6 +74,8 @@ def parse_workload(spec: str, domain: Domain, implicit: bool = False, *,
     if ranges and name != "range-marginals":
         raise ValueError(f"--ranges: applies only to --workload range-marginals:WAY, not {spec!r}")
     structure = True if implicit else None
+    attributes = len(domain)
+    has = f"--domain has {'only ' if attributes > 1 else ''}{attributes} attribute{'s' if attributes > 1 else ''}"
     if name == "marginals":
         low, _, high = argument.partition("-")
         try:
@@ -76,18 +83,30 @@ def parse_workload(spec: str, domain: Domain, implicit: bool = False, *,
         except ValueError:
             raise ValueError(f"--workload: expected marginals:WAY or marginals:LOW-HIGH with integers, got {spec!r}") \
                 from None
-        if len(ways) == 1 and ways[0] >= 1:
-            return workloads.marginals(domain, ways[0], implicit=implicit)
         if not ways:
             raise ValueError(f"--workload: marginals:LOW-HIGH needs LOW <= HIGH, got {spec!r}")
+        if ways[-1] > attributes:
+            raise ValueError(f"--workload: {spec!r} asks for {ways[-1]}-way tables, but {has}; use "
+                             f"{'HIGH' if high else 'WAY'} <= {attributes}")
+        if len(ways) == 1 and ways[0] >= 1:
+            return workloads.marginals(domain, ways[0], implicit=implicit)
         return workloads.marginals(domain, ways=ways, implicit=implicit)
     if name == "range-marginals":
         try:
             way = int(argument)
         except ValueError:
             raise ValueError(f"--workload: expected range-marginals:WAY with an integer WAY, got {spec!r}") from None
+        if not 1 <= way <= attributes:
+            raise ValueError(f"--workload: {spec!r}: WAY must lie between 1 and the number of attributes ({has})")
         if not ranges:
             raise ValueError("--ranges: range-marginals:WAY needs --ranges ATTR=prefix|all_range[,...]")
+        for attribute, block in ranges.items():
+            if attribute not in domain:
+                raise ValueError(f"--ranges: {attribute!r} names no attribute of the domain "
+                                 f"({', '.join(domain.attributes)})")
+            if block not in RANGE_BLOCKS:
+                raise ValueError(f"--ranges: {attribute}={block}: expected one of {', '.join(sorted(RANGE_BLOCKS))} "
+                                 "after the '='")
         return workloads.range_marginals(domain, way, ranges, implicit=bool(implicit))
     if name in ("prefix", "all_range"):
         if not argument and len(domain) > 1:
@@ -114,41 +133,121 @@ def parse_ranges(text: str | None) -> dict[str, str] | None:
         return None
     ranges: dict[str, str] = {}
     for item in text.split(","):
-        attribute, sign, block = item.partition("=")
+        attribute, sign, block = (part.strip() for part in item.partition("="))
         if not sign or not attribute or not block:
             raise ValueError(f"--ranges: expected ATTR=BLOCK[,ATTR=BLOCK...], got {text!r}")
         if attribute in ranges:
             raise ValueError(f"--ranges: {attribute!r} is given twice")
-        ranges[attribute.strip()] = block.strip()
+        ranges[attribute] = block
     return ranges
+
+
+def _positive(flag: str, value: float) -> float:
+    """A flag's value that must be a positive finite number."""
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{flag}: must be a positive finite number, got {value:g}")
+    return value
+
+
+def _fraction(flag: str, value: float) -> float:
+    """A flag's value that must lie strictly between 0 and 1."""
+    if not 0 < value < 1:  # NaN fails too
+        raise ValueError(f"{flag}: must lie strictly between 0 and 1, got {value:g}")
+    return value
+
+
+def _check_seed(seed: int | None) -> None:
+    """``--seed``: numpy takes only a non-negative integer."""
+    if seed is not None and seed < 0:
+        raise ValueError(f"--seed: expected a non-negative integer, got {seed}")
 
 
 def _privacy(args: argparse.Namespace, mechanism: str) -> ZCDP | ApproxDP | PureDP:
     if args.rho is not None:
         if args.epsilon is not None or args.delta is not None:
             raise ValueError("--rho: give either --rho or --epsilon/--delta, not both")
-        return ZCDP(args.rho)
+        if mechanism == "laplace":
+            raise ValueError("--rho: the Laplace mechanism is pure epsilon-DP; give --epsilon alone (or use "
+                             "--mechanism gaussian for zCDP)")
+        return ZCDP(_positive("--rho", args.rho))
     if args.epsilon is None:
         raise ValueError("--epsilon: required (or --rho for zCDP)")
+    epsilon = _positive("--epsilon", args.epsilon)
     if mechanism == "laplace":
         if args.delta is not None:
             raise ValueError("--delta: the Laplace mechanism is pure epsilon-DP; omit --delta")
-        return PureDP(args.epsilon)
+        return PureDP(epsilon)
     if args.delta is None:
         raise ValueError("--delta: required for the Gaussian, projection and factorization mechanisms (or use --rho)")
-    return ApproxDP(args.epsilon, args.delta)
+    return ApproxDP(epsilon, _fraction("--delta", args.delta))
 
 
-def _body(args: argparse.Namespace) -> str | None:
-    """The projection mechanism's ``body`` (``None`` for the other mechanisms)."""
-    if args.mechanism != "projection":
-        for flag, value in (("--body", args.body), ("--relaxation", args.relaxation)):
-            if value is not None:
-                raise ValueError(f"{flag}: applies only to --mechanism projection, not {args.mechanism}")
+#: ``--solver``'s values for each body, as the help lists them and the command accepts them (case
+#: aside): the hull K_Q takes the active-set solver and the CVXPY solvers of ``project_to_hull``;
+#: the relaxation L, the solvers that solve its problems (``admm`` only the semidefinite ones;
+#: ECOS and OSQP fail on those, OSQP and HiGHS on ``local``).
+HULL_SOLVERS: tuple[str, ...] = ("auto", hull_module.FAST, *hull_module.SOLVERS)
+RELAXATION_SOLVERS: dict[str, tuple[str, ...]] = {
+    "sdp+local": ("auto", "admm", "CLARABEL", "SCS"),
+    "sdp": ("auto", "admm", "CLARABEL", "SCS"),
+    "local": ("auto", "CLARABEL", "ECOS", "SCS"),
+}
+
+#: Bytes per universe element that projecting onto K_Q by the active-set solver holds at its peak
+#: (a few vectors over the universe: 0.76 GB measured for 2^24 elements), to refuse up front a
+#: universe this machine cannot hold.
+HULL_BYTES_PER_ELEMENT = 48
+
+
+class _Projection(NamedTuple):
+    """What ``--body``, ``--relaxation`` and ``--solver`` ask of a mechanism that projects."""
+
+    body: str  # "auto", "hull" or "relaxed", as ProjectionMechanism's body takes it
+    solver: str
+    relaxation: str
+    flag: str  # the flag(s) that chose the body, which its errors name
+
+
+def _canonical_solver(solver: str) -> str:
+    lowered = solver.lower()
+    return lowered if lowered in ("auto", hull_module.FAST, "admm") else solver.upper()
+
+
+def _projection(args: argparse.Namespace) -> _Projection | None:
+    """``--body``, ``--relaxation`` and ``--solver``, refused where the mechanism does not project
+    (``None`` then) or the body does not take the solver. ``--relaxation`` without ``--body``
+    projects onto L, and with ``--body auto`` a solver that only one body runs picks that body."""
+    for flag, value in (("--body", args.body), ("--relaxation", args.relaxation), ("--solver", args.solver)):
+        projects_onto = ("projection", "factorization+projection") if flag == "--solver" else ("projection",)
+        if value is not None and args.mechanism not in projects_onto:
+            raise ValueError(f"{flag}: applies only to --mechanism {' or '.join(projects_onto)}, not {args.mechanism}")
+    if args.mechanism not in ("projection", "factorization+projection"):
         return None
-    if args.body == "hull" and args.relaxation is not None:
+    relaxation = args.relaxation or RELAXATIONS[0]
+    if args.mechanism == "factorization+projection":
+        body, flag = "hull", "--mechanism factorization+projection"
+    elif args.body == "hull" and args.relaxation is not None:
         raise ValueError("--relaxation: applies only with --body relaxed or auto, not hull")
-    return args.body or "auto"
+    elif args.body is not None:
+        body, flag = args.body, f"--body {args.body}"
+    elif args.relaxation is not None:
+        body, flag = "relaxed", f"--relaxation {args.relaxation}"
+    else:
+        body, flag = "auto", "--body auto"
+    solver = "auto" if args.solver is None else _canonical_solver(args.solver)
+    offered = {"hull": HULL_SOLVERS, "relaxed": RELAXATION_SOLVERS[relaxation]}
+    takers = [name for name, solvers in offered.items() if body in ("auto", name) and solver in solvers]
+    if not takers:
+        accepted = offered[body] if body != "auto" else tuple(dict.fromkeys(HULL_SOLVERS + offered["relaxed"]))
+        onto = {"hull": "the hull K_Q", "relaxed": f"the relaxation L ({relaxation})",
+                "auto": f"the hull K_Q or the relaxation L ({relaxation})"}[body]
+        raise ValueError(f"--solver: {flag} projects onto {onto}, which takes {', '.join(accepted)}; "
+                         f"got {args.solver!r}")
+    if body == "auto" and len(takers) == 1:
+        # A solver only one body runs picks it (as for the library's body "auto"), and errors
+        # below then speak of that body.
+        body, flag = takers[0], f"--solver {solver}"
+    return _Projection(body, solver, relaxation, flag)
 
 
 def _size(args: argparse.Namespace) -> int | str | None:
@@ -156,40 +255,103 @@ def _size(args: argparse.Namespace) -> int | str | None:
     if args.size is None:
         if args.size_share is not None:
             raise ValueError("--size-share: applies only with --size estimate")
+        if args.neighbouring == "add-remove":
+            raise ValueError("--size: --neighbouring add-remove keeps the row count private; give --size N (a public "
+                             "size, e.g. a published total: answers are counts / N) or --size estimate (a noisy count, "
+                             f"spending --size-share, default {DEFAULT_SIZE_SHARE:g}, of the budget)")
         return None
     if args.neighbouring != "add-remove":
         raise ValueError("--size: applies only with --neighbouring add-remove (under replace-one n is public)")
     if args.size == ESTIMATE_SIZE:
+        if args.size_share is not None:
+            _fraction("--size-share", args.size_share)
         return ESTIMATE_SIZE
     try:
         size = int(args.size)
     except ValueError:
-        raise ValueError(f"--size: expected a positive integer or {ESTIMATE_SIZE!r}, got {args.size!r}") from None
+        size = 0
+    if size < 1:
+        raise ValueError(f"--size: expected a positive integer or {ESTIMATE_SIZE!r}, got {args.size!r}")
     if args.size_share is not None:
         raise ValueError("--size-share: applies only with --size estimate, not to a declared size")
     return size
 
 
-def _solver(args: argparse.Namespace, body: str | None) -> str:
-    """``--solver``, refused where the mechanism solves nothing."""
-    if args.solver is None:
-        return "auto"
-    if args.mechanism not in ("projection", "factorization+projection"):
-        raise ValueError(
-            f"--solver: applies only to --mechanism projection or factorization+projection, not {args.mechanism}"
-        )
-    # The bodies say which solvers they take: the hull's for factorization+projection and
-    # --body hull, the relaxation's for --body relaxed, either for auto.
-    bodies = {"hull": (Hull,), "relaxed": (Relaxation,)}.get(body or "hull", (Hull, Relaxation))
-    refusals = []
-    for candidate in bodies:
-        try:
-            candidate(solver=args.solver)
-        except ValueError as error:
-            refusals.append(str(error))
-        else:
-            return args.solver
-    raise ValueError("--" + "; ".join(refusals))
+def _hull_out_of_memory(universe_size: int) -> str | None:
+    """Why projecting onto K_Q over ``universe_size`` elements cannot run on this machine, or None."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows): nothing to tell
+        return None
+    needed = HULL_BYTES_PER_ELEMENT * universe_size
+    if needed <= memory:
+        return None
+    return (f"projecting onto the hull K_Q holds vectors over the universe of {format_count(universe_size)} "
+            f"elements, about {needed / 2**30:.3g} GiB, more than this machine's {memory / 2**30:.3g} GiB of memory")
+
+
+def _workload(args: argparse.Namespace, domain: Domain, mechanism_class: type[_CountingMechanism],
+              options: Mapping[str, Any], projection: _Projection | None) -> Workload:
+    """``--workload`` over ``domain``, with its explicit matrix only where the mechanism needs it;
+    every refusal in the command's words."""
+    ranges = parse_ranges(args.ranges)
+    # Without its matrix first: cheap, and it checks the spec; a failure to build the matrix
+    # below then can only be its size.
+    workload = parse_workload(args.workload, domain, implicit=True, ranges=ranges)
+    k, m = workload.shape
+    if k > DEFAULT_MAX_ENTRIES:
+        raise ValueError(f"--workload: {args.workload} has {format_count(k)} queries, more than the "
+                         f"{DEFAULT_MAX_ENTRIES:,} answers the command counts and writes; use marginals:WAY, or "
+                         "fewer or coarser attributes in --domain")
+    if not mechanism_class.needs_matrix(**options):
+        return workload
+    cvxpy = projection is not None and projection.solver in hull_module.SOLVERS
+    try:
+        explicit: Workload | None = parse_workload(args.workload, domain, ranges=ranges)
+    except ValueError:
+        explicit = None
+    # A Kronecker workload too large for its matrix is built implicit instead of refused.
+    if explicit is not None and not (cvxpy and explicit.is_implicit):
+        return explicit
+    matrix = f"the explicit matrix of --workload {args.workload} ({format_count(k)} x {format_count(m)})"
+    if projection is not None and cvxpy:
+        relaxed = projection.body == "auto" and Relaxation().blocker(workload) is None
+        raise ValueError(f"--solver {projection.solver}: a CVXPY solver projects onto the hull K_Q through {matrix}, "
+                         "which is too large to build; use --solver fast or auto, which need only products with it"
+                         + (f", or --body relaxed --solver {projection.solver} (the relaxation L)" if relaxed else ""))
+    raise ValueError(f"--mechanism {args.mechanism}: needs {matrix}, which is too large to build; use --mechanism "
+                     "gaussian, projection or factorization, which never build it")
+
+
+def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
+    """Refuse, in the command's words, a projection no body takes (before any long computation)."""
+    m = workload.universe_size
+    unprojected = "--mechanism gaussian or factorization (answers without projection)"
+    if projection.body == "hull":
+        why = _hull_out_of_memory(m)
+        if why is not None:
+            relaxed = "" if Relaxation().blocker(workload) is not None else (
+                ", or --mechanism projection --body relaxed" if projection.flag.startswith("--mechanism")
+                else ", or --body relaxed") + " (the relaxation L)"
+            raise ValueError(f"{projection.flag}: {why}; use {unprojected}{relaxed}")
+    try:
+        choose_body(workload, projection.body, solver=projection.solver, relaxation=projection.relaxation)
+    except ValueError:  # the flags were checked above: what is left is a body that cannot take the workload
+        pass
+    else:
+        return
+    hull_fits = _hull_out_of_memory(m) is None
+    if projection.body == "relaxed":
+        hull = {"--solver": "--solver auto or fast", "--relaxation": "--body hull without --relaxation"}.get(
+            projection.flag.split()[0], "--body hull") + " (the hull K_Q), or "
+        raise ValueError(f"{projection.flag}: the relaxation L holds only all 2-way marginals of a domain "
+                         f"(--workload marginals:2), not {spec}; use {hull if hull_fits else ''}{unprojected}")
+    if projection.body == "auto":
+        hull = ", or --body hull to project onto the hull K_Q regardless" if hull_fits else ""
+        raise ValueError(f"--body auto: no body to project {spec} onto: the hull K_Q is chosen only up to "
+                         f"{HULL_MAX_UNIVERSE:,} universe elements (--domain has {format_count(m)}), and the "
+                         f"relaxation L holds only --workload marginals:2; use {unprojected}{hull}")
+    raise ValueError(f"{projection.flag}: the hull K_Q cannot take {spec}; use {unprojected}")
 
 
 def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -260,9 +422,10 @@ def choose_engine(engine: str, files: Sequence[str]) -> str:
 
 def _in_flag(flag: str, path: str, error: BaseException) -> str:
     """An input's error in CLI words: the flag and the file once (the loaders name the file
-    themselves), and no API argument name (``frame:``)."""
+    themselves), and no API argument name (``frame:``, and the Domain constructor's
+    ``sizes:``, ``attributes:``)."""
     message = str(error)
-    for prefix in (f"{path}: ", "frame: "):
+    for prefix in (f"{path}: ", "frame: ", "sizes: ", "attributes: "):
         message = message.removeprefix(prefix)
     return f"{flag}: {path}: {message}"
 
@@ -298,10 +461,10 @@ def _read_inputs(args: argparse.Namespace) -> Dataset:
 
 
 def _release(args: argparse.Namespace) -> int:
-    body = _body(args)
-    solver = _solver(args, body)
+    projection = _projection(args)
     size = _size(args)
     privacy = _privacy(args, args.mechanism)
+    _check_seed(args.seed)
     if args.noise == "discrete" and args.seed is not None:
         raise ValueError("--seed: --noise discrete is drawn by OpenDP from OS entropy, which no seed reproduces")
     out, summary_path = _output_paths(args)
@@ -309,31 +472,54 @@ def _release(args: argparse.Namespace) -> int:
     if dataset.n == 0 and args.neighbouring == "replace-one":
         raise ValueError(f"--data: {args.data} has no rows; under replace-one neighbours n is public and must be "
                          "at least 1 (--neighbouring add-remove with --size releases an empty data set)")
+    # "discrete" is asked of the mechanism as "auto" (discrete exactly on integer counts) and
+    # checked below: whether a factorization's strategy is integral is known only once it is built.
     options: dict[str, Any] = {"neighbouring": args.neighbouring, "size": size, "size_share": args.size_share,
-                               "noise": args.noise}
+                               "noise": "auto" if args.noise == "discrete" else args.noise}
     if args.mechanism == "projection":
-        options.update(body=body, solver=solver)
-        if args.relaxation is not None:
-            options["relaxation"] = args.relaxation
+        assert projection is not None
+        options.update(body=projection.body, solver=projection.solver, relaxation=projection.relaxation)
     elif args.mechanism.startswith("factorization"):
-        options.update(project=args.mechanism == "factorization+projection", solver=solver)
+        options.update(project=projection is not None, solver=projection.solver if projection else "auto")
     mechanism_class = MECHANISMS_BY_NAME[args.mechanism]
-    # Workloads are built without their k x m matrix wherever the mechanism says it never needs it.
-    implicit = not mechanism_class.needs_matrix(**options)
-    workload = parse_workload(args.workload, dataset.domain, implicit=implicit, ranges=parse_ranges(args.ranges))
+    workload = _workload(args, dataset.domain, mechanism_class, options, projection)
+    if projection is not None:
+        _check_body(workload, args.workload, projection)
     mechanism = mechanism_class(workload, privacy, **options)
+    if args.noise == "discrete" and not mechanism.noise.discrete:
+        raise ValueError(f"--noise: discrete noise needs integer counts, and the {args.mechanism} mechanism measures "
+                         "an optimized strategy's counts, which are not; use --noise auto or continuous")
     if mechanism.noise.discrete and args.seed is not None:
         raise ValueError(
             "--seed: the counts are integers, so the noise is OpenDP's exact discrete noise (--noise "
             f"{args.noise}), drawn from OS entropy, which no seed reproduces; add --noise continuous for a "
             "reproducible release"
         )
-    released = mechanism.release(dataset, rng=np.random.default_rng(args.seed))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NegativeCellsWarning)
+        released = mechanism.release(dataset, rng=np.random.default_rng(args.seed))
+    for warning in caught:
+        if issubclass(warning.category, NegativeCellsWarning):  # said in the command's words
+            negative = released.answers[released.answers < 0]
+            print(f"projmech release: warning: {negative.size} of {len(released.answers)} released cells are "
+                  f"negative (minimum {negative.min(initial=0.0):.3g}): --relaxation sdp lacks the local "
+                  "constraints; --relaxation sdp+local (the default) keeps every cell nonnegative", file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     released.to_frame()[["query", "answer"]].to_csv(out, index=False)
     summary_path.write_text(released.to_json() + "\n", encoding="utf-8")
     projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
-    noise = (f"{released.noise.name} noise of std {released.noise.std:.3g} on each measured count "
-             f"(answers: counts / {released.size_source} size {released.size:g})")
+    scale = f"answers: counts / {released.size_source} size {released.size:g}"
+    if isinstance(mechanism, FactorizationMechanism):
+        # The answers' noise R Z is the strategy's noise mixed by R: its root mean square per
+        # answer, at public size 1 in counts, then on the answers.
+        rms = mechanism.error_bound(1)
+        noise = (f"the strategy's {released.noise.name} noise of std sigma = {released.noise.std:.3g} on each of "
+                 f"its {mechanism.factorization.strategy.num_queries} measured counts, the answers' RMS noise"
+                 f"{' before projection' if projected else ''} sigma ||R||_F / sqrt(k) = {rms:.3g} per count, "
+                 f"{rms / released.size:.3g} on the answers ({scale})")
+    else:
+        noise = f"{released.noise.name} noise of std {released.noise.std:.3g} on each measured count ({scale})"
     # Only an engine the user named is printed: auto's choice follows the files' size, which
     # depends on the private row count.
     counted = f", counted in {args.engine}" if args.engine != "auto" else ""
@@ -343,10 +529,16 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    if args.trials < 2:
+        raise ValueError(f"--trials: must be at least 2 (for a confidence interval), got {args.trials}")
+    privacy = ApproxDP(_positive("--epsilon", args.epsilon), _fraction("--delta", args.delta))
+    _check_seed(args.seed)
+    out_dir = Path(args.out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"--out-dir: {out_dir} is a file; give a folder (created if missing)")
     start = time.perf_counter()
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
     workload = workloads.marginals(data.domain, 2)
-    privacy = ApproxDP(args.epsilon, args.delta)
     gaussian = GaussianMechanism(workload, privacy)
     projection = ProjectionMechanism(workload, privacy)
     mechanisms = {"gaussian": gaussian, "projection": projection}
@@ -356,7 +548,6 @@ def _demo(args: argparse.Namespace) -> int:
           f"{'the relaxation L' if isinstance(projection.body, Relaxation) else 'K_Q'} (body 'auto')")
     results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
     print(format_table(results))
-    out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     results.to_csv(out_dir / "error_vs_n.csv", index=False)
     # The measured figure is the mean over trials of each release's RMSE: the "mean" measure.
@@ -374,6 +565,8 @@ def _audit(args: argparse.Namespace) -> int:
         raise ValueError(f"--releases: must be at least 2, got {args.releases}")
     if not 0 < args.confidence < 1:
         raise ValueError(f"--confidence: must lie in (0, 1), got {args.confidence}")
+    _fraction("--delta", args.delta)
+    _check_seed(args.seed)
     out = Path(args.out) if args.out else None
     if out is not None:
         _check_new_file("--out", out, args.force)
@@ -395,11 +588,65 @@ def _audit(args: argparse.Namespace) -> int:
     return 1 if exceeded and not args.planted_bug else 0
 
 
+#: ``projmech release --help``'s worked examples: what each does, and its flags besides the files
+#: (one per workload form and per mechanism; the tests run every one).
+RELEASE_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("2-way marginals, projection mechanism, (epsilon, delta)-DP",
+     "--workload marginals:2 --mechanism projection --epsilon 1 --delta 1e-6"),
+    ("the total and every 1- and 2-way marginal, Gaussian mechanism, zCDP",
+     "--workload marginals:0-2 --mechanism gaussian --rho 0.5"),
+    ("every cell of the universe, Laplace mechanism (pure epsilon-DP: no --delta)",
+     "--workload identity --mechanism laplace --epsilon 1"),
+    ("the CDF of an ordinal attribute, optimal factorization",
+     "--workload prefix:age --mechanism factorization --rho 0.5"),
+    ("every range of an ordinal attribute, factorization then projection onto K_Q",
+     "--workload all_range:age --mechanism factorization+projection --epsilon 1 --delta 1e-6"),
+    ("2-way tables with range queries on the ordinal attributes",
+     "--workload range-marginals:2 --ranges age=prefix,hours=all_range --mechanism factorization --rho 0.5"),
+    ("2-way marginals projected onto the relaxation L (for many attributes)",
+     "--workload marginals:2 --mechanism projection --body relaxed --rho 0.5"),
+    ("add/remove neighbours (the row count stays private): answers divided by a published total",
+     "--neighbouring add-remove --size 1000 --mechanism gaussian --rho 0.5"),
+    ("... or by a private estimate of the row count (5% of the budget unless --size-share)",
+     "--neighbouring add-remove --size estimate --mechanism projection --epsilon 1 --delta 1e-6"),
+    ("a reproducible release: continuous noise with a seed",
+     "--mechanism gaussian --rho 0.5 --noise continuous --seed 7"),
+)
+
+#: The input and output files of every example.
+EXAMPLE_FILES = "--data rows.csv --domain domain.json --out answers.csv"
+
+
+def _release_epilog() -> str:
+    examples = "\n\n".join(f"  # {what}\n  projmech release {EXAMPLE_FILES} \\\n      {flags}"
+                            for what, flags in RELEASE_EXAMPLES)
+    return ("examples: rows.csv has a header row and one row per person; domain.json declares its columns,\n"
+            'e.g. {"age": {"bins": [18, 30, 45, 65, 100]}, "hours": {"bins": [0, 20, 40, 60, 100]}, "sex": ["F", "M"]}'
+            f"\n\n{examples}\n\n"
+            "Every error names the flag (and the file) at fault; an existing output is overwritten only with --force.")
+
+
+def _solver_help() -> str:
+    hull, sdp, local = HULL_SOLVERS, RELAXATION_SOLVERS["sdp+local"], RELAXATION_SOLVERS["local"]
+    assert RELAXATION_SOLVERS["sdp"] == sdp
+    return (f"the projection's solver (--mechanism projection or factorization+projection; any case): onto the "
+            f"hull K_Q (--body hull, factorization+projection) one of {', '.join(hull)} (fast: the active-set "
+            f"solver, which needs no matrix; the others are CVXPY's, on the workload's explicit matrix); onto the "
+            f"relaxation L (--body relaxed) one of {', '.join(sdp)}, or with --relaxation local one of "
+            f"{', '.join(local)}; --body auto (default) takes all of these, and a solver only one body runs "
+            "picks that body (with the default relaxation: fast, ECOS and OSQP pick K_Q, admm picks L). "
+            "Default: auto")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="projmech", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    release = commands.add_parser("release", help="privately release a workload's answers on a CSV or Parquet data set")
+    release = commands.add_parser("release", help="privately release a workload's answers on a CSV or Parquet data set",
+                                  description="Privately release a workload's answers on a CSV or Parquet data set: "
+                                              "a CSV of query labels and answers (--out) and a JSON summary of the "
+                                              "guarantee, the noise and the solver (--summary).",
+                                  epilog=_release_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     release.add_argument("--data", required=True,
                          help="CSV file with a header row naming the attributes, or Parquet file; a glob "
                               "('part-*.parquet') or a folder of Parquet files; one row per person, each "
@@ -416,10 +663,15 @@ def build_parser() -> argparse.ArgumentParser:
     release.add_argument("--workload", default="marginals:2", help=WORKLOAD_FORMS)
     release.add_argument("--ranges", help="for range-marginals:WAY: ATTR=prefix|all_range[,...], the ordinal "
                                           "attributes and their range queries (identity on the others)")
-    release.add_argument("--mechanism", default="projection",
-                         choices=list(MECHANISMS_BY_NAME))
-    release.add_argument("--epsilon", type=float)
-    release.add_argument("--delta", type=float)
+    release.add_argument("--mechanism", default="projection", choices=list(MECHANISMS_BY_NAME),
+                         help="gaussian; laplace (pure epsilon-DP); projection (default: Gaussian noise, then the "
+                              "nearest consistent answers, on the body --body names); factorization (the matrix "
+                              "mechanism with an optimized strategy: less noise on correlated queries such as "
+                              "ranges); factorization+projection (then projected onto the hull K_Q)")
+    release.add_argument("--epsilon", type=float,
+                         help="privacy parameter epsilon: (epsilon, delta)-DP with --delta, pure epsilon-DP for "
+                              "--mechanism laplace")
+    release.add_argument("--delta", type=float, help="privacy parameter delta, in (0, 1), with --epsilon")
     release.add_argument("--rho", type=float, help="zCDP parameter, instead of --epsilon/--delta")
     release.add_argument("--neighbouring", choices=["replace-one", "add-remove"], default="replace-one",
                          help="replace-one (n public; default) or add-remove (n private: needs --size)")
@@ -431,15 +683,19 @@ def build_parser() -> argparse.ArgumentParser:
     release.add_argument("--noise", choices=NOISE_KINDS, default="auto",
                          help="auto (default): exact discrete noise from OpenDP on integer counts, numpy's "
                               "continuous noise otherwise; discrete; continuous (reproducible with --seed)")
-    release.add_argument("--solver", default=None,
-                         help="projection only: auto (default), fast (the active-set solver for K_Q), admm "
-                              "(the relaxation L), or a CVXPY solver: CLARABEL, ECOS, OSQP, SCS")
+    release.add_argument("--solver", default=None, help=_solver_help())
     release.add_argument("--body", choices=BODIES, default=None,
-                         help="projection mechanism: the hull K_Q, the relaxation L of 2-way marginals, or auto "
-                              f"(default: the hull up to {HULL_MAX_UNIVERSE} universe elements unless its estimated "
-                              f"time is over {HULL_PREFERENCE:g}x L's; L for 2-way marginals otherwise)")
+                         help="--mechanism projection projects onto: hull (K_Q, the convex hull of every data "
+                              "set's answers), relaxed (the relaxation L, which contains K_Q: --workload marginals:2 "
+                              f"only), or auto (default: the hull up to {HULL_MAX_UNIVERSE:,} universe elements "
+                              f"unless its estimated time is over {HULL_PREFERENCE:g}x L's, L for marginals:2 "
+                              "beyond; other workloads beyond are refused); --relaxation alone means relaxed")
     release.add_argument("--relaxation", choices=RELAXATIONS, default=None,
-                         help="projection onto L: its constraints (default: ProjectionMechanism's, sdp+local)")
+                         help="the constraints of the relaxation L (implies --body relaxed unless --body auto): "
+                              "sdp+local (default), sdp (positive semidefinite moments only: it can release "
+                              "negative cells, and warns when it does), local (every 2-way table nonnegative, "
+                              "summing to 1; solved by a CVXPY solver, not admm); sdp+local and local keep every "
+                              "cell nonnegative")
     release.add_argument("--seed", type=int, default=None,
                          help="seed of continuous noise (--noise continuous; default: fresh OS entropy)")
     release.add_argument("--out", required=True, help="CSV of query labels and released answers (a new file)")

@@ -6,6 +6,7 @@ import itertools
 import json
 import math
 import re
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,10 @@ import pandas as pd
 import pytest
 
 from projmech import workloads
-from projmech.cli import main, parse_ranges, parse_workload
+from projmech.cli import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
 from projmech.domain import Domain
+from projmech.mechanisms import FactorizationMechanism
+from projmech.privacy import ZCDP
 
 from conftest import marginal_truth, oracle_sigma
 
@@ -268,37 +271,71 @@ def test_release_seed_is_reproducible(files):
     (["--mechanism", "gaussian", "--rho", "0.5", "--delta", "1e-6"], "--rho"),
     (["--mechanism", "gaussian"], "--epsilon"),
     (["--mechanism", "laplace"], "--epsilon"),
-    (["--mechanism", "gaussian", "--epsilon", "-1", "--delta", "1e-6"], "epsilon"),
-    (["--mechanism", "gaussian", "--epsilon", "nan", "--delta", "1e-6"], "epsilon"),
-    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1.5"], "delta"),
-    (["--mechanism", "gaussian", "--rho", "0"], "rho"),
-    (["--mechanism", "laplace", "--epsilon", "0"], "epsilon"),
+    (["--mechanism", "gaussian", "--epsilon", "-1", "--delta", "1e-6"],
+     "--epsilon: must be a positive finite number, got -1"),
+    (["--mechanism", "gaussian", "--epsilon", "nan", "--delta", "1e-6"],
+     "--epsilon: must be a positive finite number, got nan"),
+    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1.5"], "--delta: must lie strictly between 0 and 1, got 1.5"),
+    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "0"], "--delta: must lie strictly between 0 and 1, got 0"),
+    (["--mechanism", "gaussian", "--rho", "0"], "--rho: must be a positive finite number, got 0"),
+    (["--mechanism", "gaussian", "--rho", "inf"], "--rho: must be a positive finite number, got inf"),
+    (["--mechanism", "laplace", "--epsilon", "0"], "--epsilon: must be a positive finite number, got 0"),
     (["--workload", "marginals:x", "--rho", "1"], "--workload"),
     (["--workload", "marginals", "--rho", "1"], "--workload"),
     (["--workload", "foo", "--rho", "1"], "--workload"),
     (["--workload", "identity:3", "--rho", "1"], "--workload"),
-    (["--workload", "marginals:4", "--rho", "1"], "way"),
+    (["--workload", "marginals:4", "--rho", "1"], "--workload: 'marginals:4' asks for 4-way tables, but --domain has only "
+                                                  "3 attributes; use WAY <= 3"),
+    (["--workload", "marginals:1-5", "--rho", "1"], "--workload: 'marginals:1-5' asks for 5-way tables, but --domain "
+                                                    "has only 3 attributes; use HIGH <= 3"),
     (["--workload", "marginals:2-1", "--rho", "1"], "--workload"),
     (["--workload", "prefix", "--rho", "1"], "--workload: prefix over 3 attributes"),
     (["--workload", "prefix:nope", "--rho", "1"], "--workload"),
     (["--workload", "range-marginals:2", "--rho", "1"], "--ranges"),
-    (["--workload", "range-marginals:2", "--ranges", "a=suffix", "--rho", "1"], "ranges"),
+    (["--workload", "range-marginals:2", "--ranges", "a=suffix", "--rho", "1"],
+     "--ranges: a=suffix: expected one of all_range, identity, prefix"),
+    (["--workload", "range-marginals:2", "--ranges", "b=prefix,zz=prefix", "--rho", "1"],
+     "--ranges: 'zz' names no attribute of the domain (a, b, c)"),
+    (["--workload", "range-marginals:2", "--ranges", "b=prefix, b=all_range", "--rho", "1"], "--ranges: 'b' is given twice"),
+    (["--workload", "range-marginals:4", "--ranges", "b=prefix", "--rho", "1"],
+     "--workload: 'range-marginals:4': WAY must lie between 1 and the number of attributes (--domain has only 3 "
+     "attributes)"),
+    (["--workload", "range-marginals:0", "--ranges", "b=prefix", "--rho", "1"], "WAY must lie between 1"),
     (["--workload", "range-marginals:2", "--ranges", "a", "--rho", "1"], "--ranges"),
     (["--workload", "marginals:2", "--ranges", "a=prefix", "--rho", "1"], "--ranges"),
-    (["--solver", "NOPE", "--rho", "1"], "solver"),
+    (["--solver", "NOPE", "--rho", "1"], "--solver: --body auto projects onto the hull K_Q or the relaxation L "
+                                         "(sdp+local), which takes auto, fast, CLARABEL, ECOS, OSQP, SCS, admm; got 'NOPE'"),
     (["--mechanism", "gaussian", "--body", "relaxed", "--rho", "1"], "--body"),
     (["--mechanism", "laplace", "--relaxation", "sdp", "--epsilon", "1"], "--relaxation"),
     (["--body", "hull", "--relaxation", "sdp", "--rho", "1"], "--relaxation"),
-    (["--body", "relaxed", "--workload", "identity", "--rho", "1"], "body: 'relaxed'"),
-    (["--body", "relaxed", "--workload", "marginals:1", "--rho", "1"], "body: 'relaxed'"),
+    (["--body", "relaxed", "--workload", "identity", "--rho", "1"],
+     "--body relaxed: the relaxation L holds only all 2-way marginals of a domain (--workload marginals:2), not "
+     "identity; use --body hull (the hull K_Q), or --mechanism gaussian or factorization"),
+    (["--body", "relaxed", "--workload", "marginals:1", "--rho", "1"], "--body relaxed: the relaxation L holds only"),
+    (["--relaxation", "sdp", "--workload", "prefix:b", "--rho", "1"],
+     "--relaxation sdp: the relaxation L holds only all 2-way marginals of a domain (--workload marginals:2), not "
+     "prefix:b; use --body hull without --relaxation (the hull K_Q)"),
+    (["--mechanism", "laplace", "--rho", "1"], "--rho: the Laplace mechanism is pure epsilon-DP; give --epsilon alone"),
 ])
 def test_release_errors(files, capsys, args, message):
     code, out = release(files, *args)
     assert code == 2
     printed = capsys.readouterr()
-    assert printed.err.startswith("projmech release: error:")
+    assert printed.err.startswith("projmech release: error: --")
     assert message in printed.err
+    assert_speaks_cli(printed.err)
     assert not out.exists() and not out.with_suffix(".json").exists()
+
+
+#: What the library's messages say and the command line's must not: argument names and Python reprs.
+API_WORDS = re.compile(r"\w+=(True|False|'|\")|(?<![-\w])(max_entries|size_share|implicit|body|noise|solver|relaxation|"
+                       r"ways?|ranges|sizes|attributes|domain|data|frame|privacy|epsilon|delta|rho|size|seed)"
+                       r"[:=]|Workload\(|Mechanism\b")
+
+
+def assert_speaks_cli(err: str) -> None:
+    """The message names flags (``--size``), never the library's arguments (``size:``, ``body='hull'``)."""
+    assert not API_WORDS.search(err), err
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -409,6 +446,7 @@ def one_line_error(capsys, *flags_and_files: str) -> str:
     err = capsys.readouterr().err
     assert err.startswith("projmech release: error:") and err.count("\n") == 1, err
     assert "Traceback" not in err
+    assert_speaks_cli(err)
     for text in flags_and_files:
         assert text in err, (text, err)
     return err
@@ -499,10 +537,34 @@ def test_bad_domain_files(files, capsys, content, text):
 @pytest.mark.parametrize("args, message", [
     (["--mechanism", "gaussian", "--solver", "NOPE", "--rho", "1"], "--solver: applies only"),
     (["--mechanism", "laplace", "--solver", "SCS", "--epsilon", "1"], "--solver: applies only"),
-    (["--solver", "admm", "--body", "hull", "--rho", "1"], "--solver"),
-    (["--neighbouring", "add-remove", "--rho", "1"], "size"),
+    # --solver: exactly the values --help lists for the body, case aside
+    (["--solver", "admm", "--body", "hull", "--rho", "1"],
+     "--solver: --body hull projects onto the hull K_Q, which takes auto, fast, CLARABEL, ECOS, OSQP, SCS; got 'admm'"),
+    (["--solver", "fast", "--body", "relaxed", "--rho", "1"],
+     "--solver: --body relaxed projects onto the relaxation L (sdp+local), which takes auto, admm, CLARABEL, SCS; "
+     "got 'fast'"),
+    (["--solver", "ECOS", "--body", "relaxed", "--rho", "1"], "which takes auto, admm, CLARABEL, SCS; got 'ECOS'"),
+    (["--solver", "admm", "--relaxation", "local", "--rho", "1"],
+     "--solver: --relaxation local projects onto the relaxation L (local), which takes auto, CLARABEL, ECOS, SCS; "
+     "got 'admm'"),
+    (["--solver", "admm", "--mechanism", "factorization+projection", "--rho", "1"],
+     "--solver: --mechanism factorization+projection projects onto the hull K_Q, which takes auto, fast"),
+    (["--solver", "admm", "--workload", "identity", "--rho", "1"],
+     "--solver admm: the relaxation L holds only all 2-way marginals of a domain (--workload marginals:2), not "
+     "identity; use --solver auto or fast (the hull K_Q)"),
+    (["--neighbouring", "add-remove", "--rho", "1"],
+     "--size: --neighbouring add-remove keeps the row count private; give --size N"),
     (["--size", "100", "--rho", "1"], "--size: applies only"),
     (["--neighbouring", "add-remove", "--size", "lots", "--rho", "1"], "--size"),
+    (["--neighbouring", "add-remove", "--size", "0", "--rho", "1"],
+     "--size: expected a positive integer or 'estimate', got '0'"),
+    (["--neighbouring", "add-remove", "--size", "-5", "--rho", "1"], "--size: expected a positive integer"),
+    (["--neighbouring", "add-remove", "--size", "estimate", "--size-share", "1.5", "--rho", "1"],
+     "--size-share: must lie strictly between 0 and 1, got 1.5"),
+    (["--rho", "1", "--noise", "continuous", "--seed", "-1"], "--seed: expected a non-negative integer, got -1"),
+    (["--mechanism", "factorization", "--workload", "prefix:b", "--noise", "discrete", "--rho", "1"],
+     "--noise: discrete noise needs integer counts, and the factorization mechanism measures an optimized "
+     "strategy's counts, which are not; use --noise auto or continuous"),
     (["--neighbouring", "add-remove", "--size", "100", "--size-share", "0.1", "--rho", "1"], "--size-share"),
     (["--size-share", "0.1", "--rho", "1"], "--size-share"),
     (["--mechanism", "gaussian", "--rho", "1", "--seed", "3"], "--seed: the counts are integers"),
@@ -512,6 +574,40 @@ def test_release_flag_errors(files, capsys, args, message):
     code, out = release(files, *args)
     assert code == 2 and not out.exists()
     one_line_error(capsys, message)
+
+
+@pytest.mark.parametrize("args, body", [
+    (["--solver", "scs", "--body", "relaxed"], "relaxation/sdp+local"),  # solver names in any case
+    (["--solver", "Clarabel", "--body", "hull"], "hull"),
+    (["--relaxation", "local"], "relaxation/local"),  # --relaxation alone projects onto L
+    (["--relaxation", "local", "--solver", "ECOS"], "relaxation/local"),
+    (["--solver", "admm"], "relaxation/sdp+local"),  # a solver only L runs picks L under --body auto
+    (["--solver", "fast"], "hull"),
+])
+def test_release_solver_and_body_choices(files, args, body):
+    code, out = release(files, *args, "--rho", "1")
+    assert code == 0
+    assert read_outputs(out)[1]["body"] == body
+
+
+def test_negative_cells_warning_in_cli_words(files, capsys):
+    """--relaxation sdp can release negative cells: the command says so in one line of its own."""
+    warned = []
+    for seed in range(1, 6):
+        code, out = release(files, "--relaxation", "sdp", "--rho", "0.01", "--noise", "continuous", "--seed",
+                            str(seed), out=f"sdp{seed}.csv")
+        assert code == 0
+        err = capsys.readouterr().err
+        answers = pd.read_csv(out)["answer"].to_numpy()
+        if err:
+            assert re.fullmatch(r"projmech release: warning: (\d+) of 16 released cells are negative \(minimum -[\d.e-]+\): "
+                                r"--relaxation sdp lacks the local constraints; --relaxation sdp\+local \(the default\) "
+                                r"keeps every cell nonnegative\n", err), err
+            assert int(err.split("warning: ")[1].split()[0]) == int((answers < 0).sum()) >= 1
+            warned.append(seed)
+        else:
+            assert answers.min() >= 0
+    assert warned  # at rho = 0.01 the noise (std 0.29 per cell) leaves some projection a negative cell
 
 
 def test_seed_with_an_optimized_strategy_is_allowed(files):
@@ -697,3 +793,186 @@ def test_input_errors_name_flag_and_file_once_in_cli_words(tmp_path, capsys):
         error = capsys.readouterr().err.strip()
         assert code != 0 and re.search(expected, error), error
         assert error.count(str(tmp_path)) == 1 and "frame:" not in error
+
+
+# --------------------------------------------------------------------------------------------
+# Large universes: refused up front, in the command's words, with a fix that exists
+# --------------------------------------------------------------------------------------------
+
+
+def binary_files(tmp_path: Path, d: int, n: int = 40) -> list[str]:
+    """A CSV of ``d`` binary attributes and its domain; the release arguments reading them."""
+    rng = np.random.default_rng(d)
+    pd.DataFrame(rng.integers(0, 2, size=(n, d)), columns=[f"x{i}" for i in range(d)]).to_csv(
+        tmp_path / "data.csv", index=False)
+    (tmp_path / "domain.json").write_text(json.dumps({f"x{i}": 2 for i in range(d)}), encoding="utf-8")
+    return ["release", "--data", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
+            "--out", str(tmp_path / "out.csv")]
+
+
+@pytest.mark.parametrize("d, args, message", [
+    # 2^20 elements: the explicit matrices would hold over 1e8 entries
+    (20, ["--mechanism", "laplace", "--workload", "marginals:3", "--epsilon", "1"],
+     "--mechanism laplace: needs the explicit matrix of --workload marginals:3 (9,120 x 1,048,576), which is too "
+     "large to build; use --mechanism gaussian, projection or factorization, which never build it"),
+    (20, ["--solver", "CLARABEL", "--rho", "1"],
+     "--solver CLARABEL: a CVXPY solver projects onto the hull K_Q through the explicit matrix of --workload "
+     "marginals:2 (760 x 1,048,576), which is too large to build; use --solver fast or auto, which need only "
+     "products with it, or --body relaxed --solver CLARABEL (the relaxation L)"),
+    (20, ["--solver", "CLARABEL", "--mechanism", "factorization+projection", "--rho", "1"],
+     "--solver CLARABEL: a CVXPY solver projects onto the hull K_Q through the explicit matrix"),
+    # 2^23 elements: above what --body auto projects onto K_Q, and not 2-way marginals
+    (23, ["--workload", "marginals:1", "--rho", "1"],
+     "--body auto: no body to project marginals:1 onto: the hull K_Q is chosen only up to 4,194,304 universe "
+     "elements (--domain has 8,388,608), and the relaxation L holds only --workload marginals:2; use --mechanism "
+     "gaussian or factorization (answers without projection)"),
+    # 2^40 elements: no vector over the universe fits in memory, no table of every cell either
+    (40, ["--workload", "prefix:x0", "--rho", "1"], "--body auto: no body to project prefix:x0 onto"),
+    (40, ["--body", "hull", "--workload", "marginals:3", "--rho", "1"],
+     "--body hull: projecting onto the hull K_Q holds vectors over the universe of 1,099,511,627,776 elements"),
+    (40, ["--workload", "marginals:2", "--body", "hull", "--rho", "1"],
+     "use --mechanism gaussian or factorization (answers without projection), or --body relaxed (the relaxation L)"),
+    (40, ["--mechanism", "factorization+projection", "--workload", "prefix:x0", "--rho", "1"],
+     "--mechanism factorization+projection: projecting onto the hull K_Q holds vectors over the universe"),
+    (40, ["--solver", "fast", "--workload", "prefix:x0", "--rho", "1"], "--solver fast: projecting onto the hull K_Q"),
+    (40, ["--mechanism", "gaussian", "--workload", "identity", "--rho", "1"],
+     "--workload: identity has 1,099,511,627,776 queries, more than the 100,000,000 answers the command counts and "
+     "writes; use marginals:WAY, or fewer or coarser attributes in --domain"),
+])
+def test_large_universe_errors(tmp_path, capsys, d, args, message):
+    assert main([*binary_files(tmp_path, d), *args]) == 2
+    err = one_line_error(capsys, message)
+    # Every message ends with fixes; the hull is among them only where this machine can hold it
+    # (2^23 elements: 400 MB; never 2^40).
+    fixes = err.split("; use ", 1)[1]
+    assert ("--body hull" in fixes) == (d == 23)
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_body_hull_beyond_auto_limit_runs(files, capsys, monkeypatch):
+    """What the --body auto refusal suggests works (with the limit lowered to below the fixture's
+    12 elements, so that the projection takes no time; 2^23 elements take 10 s)."""
+    import projmech.bodies.body
+    import projmech.cli
+
+    for module in (projmech.bodies.body, projmech.cli):
+        monkeypatch.setattr(module, "HULL_MAX_UNIVERSE", 8)
+    assert release(files, "--workload", "marginals:1", "--rho", "1")[0] == 2
+    assert "or --body hull to project onto the hull K_Q regardless" in one_line_error(capsys, "--body auto")
+    code, out = release(files, "--workload", "marginals:1", "--rho", "1", "--body", "hull")
+    assert code == 0 and read_outputs(out)[1]["body"] == "hull"
+
+
+# --------------------------------------------------------------------------------------------
+# The factorization mechanism's printed noise
+# --------------------------------------------------------------------------------------------
+
+NUMBER = r"([-+\d.e]+)"
+
+
+@pytest.mark.parametrize("mechanism", ["factorization", "factorization+projection"])
+def test_factorization_prints_the_answers_rms_noise_beside_the_strategy_sigma(files, capsys, mechanism):
+    code, out = release(files, "--mechanism", mechanism, "--workload", "marginals:2", "--rho", "1", "--noise",
+                        "continuous", "--seed", "0")
+    assert code == 0
+    printed = capsys.readouterr().out
+    before = " before projection" if mechanism.endswith("projection") else ""
+    match = re.search(rf"the strategy's gaussian noise of std sigma = {NUMBER} on each of its (\d+) measured counts, "
+                      rf"the answers' RMS noise{before} sigma \|\|R\|\|_F / sqrt\(k\) = {NUMBER} per count, {NUMBER} "
+                      r"on the answers \(answers: counts / public n size 60\)", printed)
+    assert match, printed
+    sigma, measured, per_count, on_answers = (float(value) for value in match.groups())
+    summary = read_outputs(out)[1]
+    expected = FactorizationMechanism(workloads.marginals(Domain.from_dict(SIZES), 2), ZCDP(1.0), noise="continuous",
+                                      project=bool(before))
+    printed_to_3_digits = {"rel": 5e-3}
+    assert sigma == pytest.approx(summary["noise"]["std"], **printed_to_3_digits)
+    assert measured == summary["factorization"]["strategy_shape"][0]
+    assert per_count == pytest.approx(expected.error_bound(1), **printed_to_3_digits)
+    assert on_answers == pytest.approx(expected.error_bound(N), **printed_to_3_digits)
+    # Here the answers' noise is a third above the strategy's sigma: not the same figure.
+    assert on_answers > 1.2 * sigma / N
+
+
+# --------------------------------------------------------------------------------------------
+# --help: every worked example parses, and runs
+# --------------------------------------------------------------------------------------------
+
+
+def help_examples(capsys) -> tuple[list[list[str]], dict, str]:
+    """The example commands of ``projmech release --help`` (argv after ``projmech``), its example
+    domain, and the whole help text."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["release", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out.replace("\\\n", " ")
+    commands = [shlex.split(line)[1:] for line in text.splitlines() if line.startswith("  projmech release ")]
+    domain = json.loads(re.search(r"^e\.g\. (\{.*\})$", text, flags=re.M).group(1))
+    return commands, domain, text
+
+
+def test_help_examples_parse_and_cover_every_workload_and_mechanism(capsys):
+    commands, domain, text = help_examples(capsys)
+    assert len(commands) >= 10
+    parser = build_parser()
+    seen = {"--workload": set(), "--mechanism": set()}
+    for argv in commands:
+        args = parser.parse_args(argv)
+        assert (args.data, args.domain, args.out) == ("rows.csv", "domain.json", "answers.csv")
+        seen["--workload"].add(args.workload.partition(":")[0])
+        seen["--mechanism"].add(args.mechanism)
+        if args.neighbouring == "add-remove":
+            assert args.size is not None
+    assert seen["--workload"] == {"marginals", "range-marginals", "identity", "prefix", "all_range"}
+    assert seen["--mechanism"] == set(MECHANISMS_BY_NAME)
+    assert {"age", "hours"} <= set(domain)
+    words = " ".join(text.split())
+    assert "sdp (positive semidefinite moments only: it can release negative cells" in words
+    # --solver lists exactly what each body accepts (the errors above refuse the rest).
+    assert ("onto the hull K_Q (--body hull, factorization+projection) one of auto, fast, CLARABEL, ECOS, OSQP, SCS"
+            in words)
+    assert ("onto the relaxation L (--body relaxed) one of auto, admm, CLARABEL, SCS, or with --relaxation local one "
+            "of auto, CLARABEL, ECOS, SCS" in words)
+
+
+def test_help_examples_run_end_to_end(tmp_path, capsys, monkeypatch):
+    commands, domain, _ = help_examples(capsys)
+    rng = np.random.default_rng(0)
+    rows = pd.DataFrame({"age": rng.integers(18, 100, 200), "hours": rng.integers(0, 100, 200),
+                         "sex": rng.choice(["F", "M"], 200)})
+    for number, argv in enumerate(commands):
+        folder = tmp_path / f"example{number}"
+        folder.mkdir()
+        rows.to_csv(folder / "rows.csv", index=False)
+        (folder / "domain.json").write_text(json.dumps(domain), encoding="utf-8")
+        monkeypatch.chdir(folder)
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+        assert len(pd.read_csv(folder / "answers.csv")) >= 1 and (folder / "answers.json").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# demo and audit: their flags in the same words
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, message", [
+    (["demo", "--trials", "1"], "projmech demo: error: --trials: must be at least 2 (for a confidence interval), got 1"),
+    (["demo", "--epsilon", "-1"], "projmech demo: error: --epsilon: must be a positive finite number, got -1"),
+    (["demo", "--delta", "2"], "projmech demo: error: --delta: must lie strictly between 0 and 1, got 2"),
+    (["demo", "--seed", "-3"], "projmech demo: error: --seed: expected a non-negative integer, got -3"),
+    (["audit", "--delta", "0"], "projmech audit: error: --delta: must lie strictly between 0 and 1, got 0"),
+    (["audit", "--seed", "-1"], "projmech audit: error: --seed: expected a non-negative integer, got -1"),
+])
+def test_demo_and_audit_flag_errors(tmp_path, capsys, args, message):
+    extra = ["--out-dir", str(tmp_path / "demo")] if args[0] == "demo" else []
+    assert main([*args, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert_speaks_cli(err)
+    assert not (tmp_path / "demo").exists()
+
+
+def test_demo_out_dir_must_be_a_folder(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main(["demo", "--out-dir", str(tmp_path / "file")]) == 2
+    assert "--out-dir: " in capsys.readouterr().err
