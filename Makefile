@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/projmech demo
+# --force: each run replaces the previous results in demo_output/.
+	$(BIN)/projmech demo --force
 
 test: $(STAMP)
 	$(BIN)/python -m mypy

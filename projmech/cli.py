@@ -48,6 +48,9 @@ from .workloads.marginal_tables import RANGE_BLOCKS
 __all__ = ["main", "parse_workload", "parse_ranges", "WORKLOAD_FORMS"]
 
 
+#: What ``projmech demo`` writes into ``--out-dir``.
+DEMO_OUTPUTS = ("error_vs_n.csv", "error_vs_n.png")
+
 #: ``--mechanism``'s choices and the class of each.
 MECHANISMS_BY_NAME: dict[str, type[_CountingMechanism]] = {
     "gaussian": GaussianMechanism,
@@ -367,7 +370,10 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
                 raise ValueError(f"{flag}: {path} is the {input_flag} file; refusing to overwrite an input")
         _check_new_file(flag, path, args.force)
     if out.resolve() == summary.resolve():
-        raise ValueError(f"--summary: {summary} is also the --out file")
+        if args.summary:
+            raise ValueError(f"--summary: {summary} is also the --out file; give another path")
+        raise ValueError(f"--out: {out} ends in .json, the suffix its summary takes; give --out a .csv path, "
+                         "or --summary another path")
     return out, summary
 
 
@@ -523,7 +529,8 @@ def _release(args: argparse.Namespace) -> int:
     # Only an engine the user named is printed: auto's choice follows the files' size, which
     # depends on the private row count.
     counted = f", counted in {args.engine}" if args.engine != "auto" else ""
-    print(f"released {len(released.answers)} answers with {released.privacy} ({released.neighbouring.value} "
+    count = len(released.answers)
+    print(f"released {count} answer{'s' if count != 1 else ''} with {released.privacy} ({released.neighbouring.value} "
           f"neighbours), {noise}{projected}{counted}: {out}; summary: {summary_path}")
     return 0
 
@@ -536,6 +543,8 @@ def _demo(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"--out-dir: {out_dir} is a file; give a folder (created if missing)")
+    for name in DEMO_OUTPUTS:  # checked before the minute of work, like every output
+        _check_new_file("--out-dir", out_dir / name, args.force)
     start = time.perf_counter()
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
     workload = workloads.marginals(data.domain, 2)
@@ -549,12 +558,12 @@ def _demo(args: argparse.Namespace) -> int:
     results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
     print(format_table(results))
     out_dir.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out_dir / "error_vs_n.csv", index=False)
+    results.to_csv(out_dir / DEMO_OUTPUTS[0], index=False)
     # The measured figure is the mean over trials of each release's RMSE: the "mean" measure.
     expected = [gaussian.expected_error(n, measure="mean") for n in sizes]
-    plot_error_vs_n(results, str(out_dir / "error_vs_n.png"),
+    plot_error_vs_n(results, str(out_dir / DEMO_OUTPUTS[1]),
                     f"Adult 2-way marginals, {privacy}", bounds={"Gaussian E[RMSE] (closed form)": (sizes, expected)})
-    print(f"wrote {out_dir / 'error_vs_n.csv'} and {out_dir / 'error_vs_n.png'} "
+    print(f"wrote {out_dir / DEMO_OUTPUTS[0]} and {out_dir / DEMO_OUTPUTS[1]} "
           f"in {time.perf_counter() - start:.1f} s")
     return 0
 
@@ -639,7 +648,10 @@ def _solver_help() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="projmech", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="projmech", description="Differentially private release of linear queries. Every error is one line "
+        "naming the flag (and the file) at fault, with a non-zero exit status; no output overwrites an input, and "
+        "an existing output is replaced only with --force. 'projmech COMMAND --help' describes each command.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     release = commands.add_parser("release", help="privately release a workload's answers on a CSV or Parquet data set",
@@ -724,7 +736,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--epsilon", type=float, default=1.0)
     demo.add_argument("--delta", type=float, default=1e-6)
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--out-dir", default="demo_output")
+    demo.add_argument("--out-dir", default="demo_output",
+                      help=f"folder of the results ({' and '.join(DEMO_OUTPUTS)}; default demo_output)")
+    demo.add_argument("--force", action="store_true", help="overwrite the results of an earlier run")
     demo.set_defaults(handler=_demo)
     return parser
 

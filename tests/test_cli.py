@@ -666,6 +666,33 @@ def test_demo(tmp_path, capsys):
     # sigma is proportional to 1/n: from n = 100 to n = 48842 the error falls by orders of magnitude.
     assert gaussian[0] > 50 * gaussian[-1]
     assert "error_vs_n.png" in capsys.readouterr().out
+    # A second run refuses to replace the results, before any work, unless told to.
+    before = (tmp_path / "error_vs_n.csv").read_bytes()
+    assert main(["demo", "--trials", "2", "--out-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("projmech demo: error: --out-dir:") and "--force" in err and err.count("\n") == 1, err
+    assert (tmp_path / "error_vs_n.csv").read_bytes() == before
+
+
+def test_out_ending_in_json_is_refused_in_cli_words(files, capsys):
+    code = main(["release", "--data", str(files["data"]), "--domain", str(files["domain"]),
+                 "--out", str(files["dir"] / "answers.json"), "--rho", "1"])
+    assert code == 2
+    err = one_line_error(capsys, "--out", "answers.json", "--summary")
+    assert "is also the --out file" not in err  # --summary was never given
+
+
+def test_one_answer_is_singular(files, capsys):
+    code, _ = release(files, "--rho", "1", "--workload", "marginals:0", "--mechanism", "gaussian")
+    assert code == 0
+    assert "released 1 answer with" in capsys.readouterr().out
+
+
+def test_top_level_help_names_commands_in_plain_words(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out and "release" in out and "audit" in out and "COMMAND --help" in out
 
 
 @pytest.mark.parametrize("workload, extra, queries", [
