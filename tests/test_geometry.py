@@ -466,6 +466,8 @@ def test_local_support_is_at_least_the_explicit_point():
     assert np.all(values >= explicit - 1e-6)
 
 
+# The sdp relaxation may release negative cells here; NegativeCellsWarning says so, by design.
+@pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")
 def test_support_and_projection_describe_the_same_body():
     # projection p of y onto L maximizes <y - p, x> over L: h_L(y - p) = <y - p, p>
     domain = binary_domain(4)
