@@ -491,12 +491,14 @@ _WIDTH_PARAMETERS: dict[str, Constraint] = dict(
 
 
 def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rng: np.random.Generator,
-                   confidence: float, kind: _WidthKind) -> dict[str, WidthEstimate]:
-    """The Monte Carlo machinery shared by :func:`gaussian_widths` and :func:`mean_widths`, on
-    arguments they checked."""
+                   confidence: float, kind: _WidthKind, *, single: bool = False) -> dict[str, WidthEstimate]:
+    """The Monte Carlo machinery shared by :func:`gaussian_widths` and :func:`mean_widths` (and,
+    with ``single``, the one-body versions whose argument is ``support``), on arguments they
+    checked."""
     if not isinstance(supports, Mapping) or not supports:
         raise ValueError("supports: expected a non-empty mapping of names to support functions")
-    functions = {name: _as_support(f"supports[{name!r}]", body, dimension) for name, body in supports.items()}
+    labels = {name: "support" if single else f"supports[{name!r}]" for name in supports}
+    functions = {name: _as_support(labels[name], body, dimension) for name, body in supports.items()}
     G = rng.standard_normal((samples, dimension))
     draws = hashlib.sha256(np.asarray(G.shape).tobytes() + G.tobytes()).hexdigest()[:16]
     # G / ||G|| is uniform on the sphere (the Gaussian is rotation invariant); a zero row has
@@ -507,10 +509,10 @@ def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rn
     for name, support in functions.items():
         values = np.asarray(support(directions), dtype=float)
         if values.shape != (samples,):
-            raise ValueError(f"supports[{name!r}]: returned shape {values.shape} for {samples} directions, "
+            raise ValueError(f"{labels[name]}: returned shape {values.shape} for {samples} directions, "
                              f"expected ({samples},)")
         if not np.all(np.isfinite(values)):
-            raise ValueError(f"supports[{name!r}]: returned NaN or infinite values")
+            raise ValueError(f"{labels[name]}: returned NaN or infinite values")
         estimates[name] = _estimate(values.copy(), confidence, draws, kind)
     return estimates
 
@@ -646,7 +648,8 @@ def gaussian_width(
     >>> round(estimate.estimate, 1), estimate.high < 24.98
     (16.5, True)
     """
-    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "gaussian")["support"]
+    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "gaussian",
+                          single=True)["support"]
 
 
 @validate_params(**_WIDTH_PARAMETERS)
@@ -757,7 +760,8 @@ def mean_width(
     >>> estimate.low <= 0.25 <= estimate.high
     True
     """
-    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "mean")["support"]
+    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "mean",
+                          single=True)["support"]
 
 
 _Width = TypeVar("_Width", float, WidthEstimate)

@@ -544,3 +544,13 @@ def test_width_options_are_keyword_only():
         compare_widths(estimate, estimate, confidence="0.9")
     with pytest.raises(TypeError, match="^block_entries: expected an int"):
         support_function(np.eye(2), np.ones(2), block_entries=1e6)
+
+
+def test_one_body_width_errors_name_its_argument():
+    """The one-body estimators take ``support``; their errors say so (not ``supports['support']``)."""
+    workload = pm.marginals(pm.Domain(["a", "b"], [2, 2]), way=1)
+    for estimator in (pm.geometry.gaussian_width, pm.geometry.mean_width):
+        with pytest.raises(ValueError, match=r"^support: K_Q lives in R\^4 .* but dimension is 3"):
+            estimator(workload, 3, 10, np.random.default_rng(0))
+        with pytest.raises(ValueError, match=r"^support: returned NaN"):
+            estimator(lambda G: np.full(len(G), np.nan), 3, 10, np.random.default_rng(0))
