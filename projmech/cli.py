@@ -717,16 +717,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit = commands.add_parser(
         "audit", help="statistical lower bounds on the epsilon of projmech's own mechanisms (projmech.self_audit)")
-    audit.add_argument("--mechanism", choices=("all", *MECHANISMS), default="all")
+    audit.add_argument("--mechanism", choices=("all", *MECHANISMS), default="all",
+                       help="the mechanism to audit, each on its own pair of neighbouring data sets (default: all)")
     audit.add_argument("--neighbouring", choices=("both", "replace-one", "add-remove"), default="both")
     audit.add_argument("--releases", type=int, default=100_000, help="releases per data set (default 100,000)")
     audit.add_argument("--confidence", type=float, default=0.99, help="of every bound (default 0.99)")
     audit.add_argument("--planted-bug", action="store_true",
                        help="halve every noise scale while keeping the claim: shows the audit's power")
-    audit.add_argument("--noise", choices=NOISE_KINDS, default="auto")
+    audit.add_argument("--noise", choices=NOISE_KINDS, default="auto",
+                       help="the audited mechanisms' noise, as for release --noise (default auto: exact discrete "
+                            "noise on counts, drawn from OS entropy)")
     audit.add_argument("--delta", type=float, default=1e-5,
                        help="delta of the (epsilon, delta) mechanisms audited (default 1e-5)")
-    audit.add_argument("--seed", type=int, default=None, help="seed of the auditor's own randomness")
+    audit.add_argument("--seed", type=int, default=None,
+                       help="seed of the auditor's own randomness and of continuous noise; discrete noise draws "
+                            "from OS entropy, so a run repeats exactly only with --noise continuous")
     audit.add_argument("--out", default=None, help="CSV of the results (a new file)")
     audit.add_argument("--force", action="store_true", help="overwrite --out")
     audit.set_defaults(handler=_audit)
