@@ -229,7 +229,9 @@ class SolveStats:
         Wall-clock seconds of the whole call (at least ``solve_time``); None where the optimizer
         does not measure it. The factorization optimizers
         (:func:`~projmech.optimal_factorization.factorization_norm`,
-        :func:`~projmech.optimal_factorization.approximate_factorization_norm`) do.
+        :func:`~projmech.optimal_factorization.approximate_factorization_norm`) and the
+        projections (:func:`~projmech.bodies.project_to_hull`,
+        :func:`~projmech.bodies.project_to_relaxation`) do.
 
     Examples
     --------
@@ -360,7 +362,7 @@ class SolveResult:
         """The same result with other ``stats``: a shallow copy, sharing its arrays and every
         value already derived from them."""
         twin = copy.copy(self)
-        twin.stats = stats
+        object.__setattr__(twin, "stats", stats)  # results that are frozen dataclasses too
         return twin
 
     def __repr__(self) -> str:

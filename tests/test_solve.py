@@ -170,3 +170,23 @@ def test_stats_without_a_total_time_show_the_solve_time():
     stats = SolveStats("fast", Status.OPTIMAL, 0.25)
     assert stats.total_time is None and stats.summary()["total_time_s"] is None
     assert str(stats).endswith("no certificate, 0.25 s")
+
+
+@pytest.mark.parametrize("body, solver", [("hull", "fast"), ("hull", "CLARABEL"), ("relaxation", "auto")])
+def test_projections_report_the_whole_call(body, solver):
+    """The projections' ``total_time`` covers the call (model building, checks), not only the attempt."""
+    import numpy as np
+
+    import projmech as pm
+
+    workload = pm.marginals(pm.Domain([f"x{i}" for i in range(6)], [2] * 6), way=2)
+    noisy = workload.answer(np.full(64, 1 / 64)) + np.random.default_rng(0).normal(0, 0.05, workload.num_queries)
+    start = time.perf_counter()
+    if body == "hull":
+        stats = pm.project_to_hull(workload, noisy, solver=solver).stats
+    else:
+        stats = pm.project_to_relaxation(workload.domain, noisy, solver=solver).stats
+    wall = time.perf_counter() - start
+    assert stats.solve_time <= stats.total_time <= wall
+    assert sum(attempt.seconds for attempt in stats.attempts) <= stats.total_time
+    assert stats.summary()["total_time_s"] == stats.total_time

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from .._sparse import issparse
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
-    solve_in_order, status_from_cvxpy
+    record_total_time, solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
 from ..workloads import Workload, as_query_matrix
 from .cost import WorkloadSize, by_estimated_time
@@ -292,6 +292,7 @@ def _options_by_solver(options: dict[str, Any] | None, order: list[str], auto: b
     return {str(key).upper(): value for key, value in options.items()}
 
 
+@record_total_time
 def project_to_hull(
     F: Workload | np.ndarray | sp.sparray,
     y: Any,

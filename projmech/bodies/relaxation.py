@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from ..domain import Domain
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
-    solve_in_order, status_from_cvxpy
+    record_total_time, solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "NegativeCellsWarning",
@@ -477,6 +477,7 @@ def _cvxpy_body(encoding: MomentEncoding, relaxation: str) -> _CvxpyBody:
     )
 
 
+@record_total_time
 def project_to_relaxation(
     domain: Domain,
     y: Any,
@@ -650,7 +651,7 @@ def _warn_negative_cells(result: RelaxationResult, tolerance: float) -> None:
             f"{count} of {result.answers.size} projected cells are negative (minimum "
             f"{float(result.answers.min()):.3g}): relaxation={result.relaxation!r} lacks the local "
             "constraints; relaxation='sdp+local' (command line: --relaxation sdp+local) keeps every cell "
-            "nonnegative", NegativeCellsWarning, stacklevel=3)
+            "nonnegative", NegativeCellsWarning, stacklevel=4)  # past project_to_relaxation and its timer
 
 
 def check_solver(solver: Any, relaxation: str) -> str:
