@@ -30,6 +30,16 @@ if TYPE_CHECKING:
 
 __all__ = ["Encoding", "Codes", "Categories", "Bins", "NotANumberError", "encoding_from_spec"]
 
+#: What a missing value's error suggests: the domain is public and fixed, so what "missing" means
+#: is the data holder's decision, made before the release.
+MISSING_VALUE_HINT = ("a domain has no code for missing values: give them a category of their own (such as "
+                      "'missing') or drop those rows before the release")
+
+
+def is_missing(value: Any) -> bool:
+    """Whether one value read from a column is missing (None, or a floating-point NaN)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
 
 class Encoding:
     """The values an attribute's column may hold, and their codes ``0 .. size - 1``.
@@ -313,7 +323,9 @@ class Codes(Encoding):
             missing = ~np.isfinite(values)
             if missing.any():
                 row = first_true(missing)
-                raise ValueError(f"column {column!r}: missing or non-finite value {values[row]} at row {row}")
+                if np.isnan(values[row]):
+                    raise ValueError(f"column {column!r}: missing value at row {row}; {MISSING_VALUE_HINT}")
+                raise ValueError(f"column {column!r}: non-finite value {values[row]} at row {row}")
             fractional = values != np.round(values)
             if fractional.any():
                 row = first_true(fractional)
@@ -519,6 +531,8 @@ class Categories(Encoding):
             row = first_true(unknown)
             value = values[row]
             shown = value.item() if isinstance(value, np.generic) else value
+            if is_missing(shown):
+                raise ValueError(f"column {column!r}: missing value at row {row}; {MISSING_VALUE_HINT}")
             raise ValueError(f"column {column!r}: value {shown!r} at row {row} is not one of the domain's "
                              f"categories {_shown(self.categories)}")
         return codes
@@ -769,8 +783,10 @@ class Bins(Encoding):
         if outside.any():
             row = first_true(outside)
             value = values[row].item()
-            what = "missing value" if math.isnan(value) else f"value {value!r}"
-            raise ValueError(f"column {column!r}: {what} at row {row} is outside the domain's bins {self._span()}")
+            if math.isnan(value):
+                raise ValueError(f"column {column!r}: missing value at row {row}; {MISSING_VALUE_HINT}")
+            raise ValueError(f"column {column!r}: value {value!r} at row {row} is outside the domain's bins "
+                             f"{self._span()}")
         inner = np.asarray(self.edges[1:-1], dtype=float)
         return np.searchsorted(inner, values, side="right")
 

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encodings import Bins, Categories, Codes, Encoding, NotANumberError, _is_text, _narwhals
+from .encodings import MISSING_VALUE_HINT, Bins, Categories, Codes, Encoding, NotANumberError, _is_text, _narwhals, \
+    is_missing
 
 if TYPE_CHECKING:
     import narwhals as nw
@@ -215,9 +216,9 @@ class FrameRows:
         else:
             (value,) = self._frame.filter(invalid).select(name).head(1).collect().rows()[0]
             where = f" ({self.engine} keeps no row order, so no row number)"
-        what = "missing value" if value is None or (isinstance(value, float) and math.isnan(value)) \
-            else f"value {value!r}"
-        raise ValueError(f"column {name!r}: {what}{where} has no code: expected {encoding.describe()}")
+        if is_missing(value):
+            raise ValueError(f"column {name!r}: missing value{where}; {MISSING_VALUE_HINT}")
+        raise ValueError(f"column {name!r}: value {value!r}{where} has no code: expected {encoding.describe()}")
 
     # --- counting -------------------------------------------------------------------------------
 
@@ -393,7 +394,7 @@ def infer_encodings(frame: Any, *, max_categories: int, bins: int) -> tuple[list
     for name in names:
         dtype = schema[name]
         if summary[name]:
-            raise ValueError(f"column {name!r}: has {summary[name]:,} missing values; a domain has no code for them")
+            raise ValueError(f"column {name!r}: has {summary[name]:,} missing values; {MISSING_VALUE_HINT}")
         if _is_text(dtype) or dtype.is_boolean():
             values = lazy.select(nw.col(name)).unique().head(max_categories + 1).collect()[name].to_list()
             if len(values) > max_categories:

@@ -112,7 +112,8 @@ def test_from_csv_with_json_domain(tmp_path):
 BAD_CSV = [
     pytest.param(["0,0,0", "1,2,3", "1,3,0", "1,5,0"], r"column 'b'.*value 3 at row 2.*outside.*0\.\.2", id="outside"),
     pytest.param(["0,0,0", "0,0,-1", "0,0,-2"], r"column 'c'.*value -1 at row 1.*outside", id="negative"),
-    pytest.param(["0,0,0", "1,1,1", "0,,1", "0,,1"], r"column 'b'.*missing.*nan at row 2", id="missing-value"),
+    pytest.param(["0,0,0", "1,1,1", "0,,1", "0,,1"], r"column 'b': missing value at row 2; a domain has no code",
+                 id="missing-value"),
     pytest.param(["0,0,0", "1,1.5,1", "0,2.5,1"], r"column 'b'.*non-integer code 1\.5 at row 1", id="fraction"),
     pytest.param(["0,0,0", "1,1,1", "0,1,x", "0,1,y"], r"column 'c'.*expected integer codes.*'x'.*at row 2", id="string"),
 ]
@@ -145,7 +146,8 @@ def test_from_csv_no_rows(tmp_path):
 BAD_FRAMES = [
     pytest.param({"a": [0, 1, 2, 5], "b": [0, 0, 0, 0], "c": [0, 0, 0, 0]}, r"column 'a'.*value 2 at row 2.*0\.\.1", id="outside"),
     pytest.param({"a": [0, 0], "b": [0, -3], "c": [0, 0]}, r"column 'b'.*value -3 at row 1", id="negative"),
-    pytest.param({"a": [0, 0, 0], "b": [0, 0, 0], "c": [0.0, np.nan, 1.0]}, r"column 'c'.*nan at row 1", id="nan"),
+    pytest.param({"a": [0, 0, 0], "b": [0, 0, 0], "c": [0.0, np.nan, 1.0]},
+                 r"column 'c': missing value at row 1; a domain has no code", id="nan"),
     pytest.param({"a": [0, 0, 0], "b": [0, 0, 0], "c": [0.0, 1.0, np.inf]}, r"column 'c'.*inf at row 2", id="inf"),
     pytest.param({"a": [0, 0], "b": [0, 0], "c": [0.0, 2.25]}, r"column 'c'.*non-integer code 2\.25 at row 1", id="fraction"),
     pytest.param({"a": [0, 1, 1], "b": ["0", "1", "x"], "c": [0, 0, 0]}, r"column 'b'.*expected integer codes.*'x'.*at row 2", id="string"),
@@ -176,7 +178,7 @@ def test_from_dataframe_empty():
 BAD_ARRAYS = [
     pytest.param([[0, 0, 0], [0, 3, 0]], r"column 'b'.*value 3 at row 1.*0\.\.2", id="outside"),
     pytest.param([[0, 0, 0], [0, 0, 0], [-1, 0, 0]], r"column 'a'.*value -1 at row 2", id="negative"),
-    pytest.param([[0, 0, 0.0], [0, 0, np.nan]], r"column 'c'.*nan at row 1", id="nan"),
+    pytest.param([[0, 0, 0.0], [0, 0, np.nan]], r"column 'c': missing value at row 1; a domain has no code", id="nan"),
     pytest.param([[0, 0, 0.5], [0, 0, 1.5]], r"column 'c'.*non-integer code 0\.5 at row 0", id="fraction"),
     pytest.param([[0, 0, 0], [0, 1, 1e30]], r"column 'c'.*value 1e\+30 at row 1.*outside", id="huge-float"),
     pytest.param(np.array([["0", "0", "0"], ["1", "x", "0"]]), r"column 'b'.*'x'.*at row 1", id="string"),

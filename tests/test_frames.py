@@ -214,7 +214,7 @@ def test_in_memory_errors_name_column_value_and_row(frame, column, value, messag
 
 @pytest.mark.parametrize("column, value, shown", [
     ("vote", "Nader", "value 'Nader'"), ("age", 130.0, "value 130.0"), ("x", -1, "value -1"),
-    ("y", 2.5, "value 2.5"), ("age", None, "missing value"),
+    ("y", 2.5, "value 2.5"),
 ])
 def test_lazy_errors_name_column_value_and_row(frame, tmp_path, column, value, shown):
     path = str(tmp_path / "bad.parquet")
@@ -222,6 +222,24 @@ def test_lazy_errors_name_column_value_and_row(frame, tmp_path, column, value, s
     with pytest.raises(ValueError, match=rf"^column '{column}': {shown} at row 11 has no code: expected "):
         Dataset.from_frame(pl.scan_parquet(path), DOMAIN)
     with pytest.raises(ValueError, match=rf"^column '{column}': {shown} \(duckdb keeps no row order"):
+        Dataset.from_frame(duckdb.read_parquet(path), DOMAIN)
+
+
+MISSING = r"missing value at row 11; a domain has no code for missing values: give them a category of their own"
+
+
+@pytest.mark.parametrize("column", ["vote", "age", "x"])
+def test_missing_values_say_what_to_do_in_memory_and_in_engines(frame, tmp_path, column):
+    """One message for a missing value, whatever the encoding and the engine: what to decide."""
+    bad = _bad(frame, column, 11, None)
+    for native in (bad, pl.from_pandas(bad)):
+        with pytest.raises(ValueError, match=rf"^column '{column}': {MISSING}"):
+            Dataset.from_frame(native, DOMAIN)
+    path = str(tmp_path / "bad.parquet")
+    bad.to_parquet(path)
+    with pytest.raises(ValueError, match=rf"^column '{column}': {MISSING}"):
+        Dataset.from_frame(pl.scan_parquet(path), DOMAIN)
+    with pytest.raises(ValueError, match=rf"^column '{column}': missing value \(duckdb keeps no row order"):
         Dataset.from_frame(duckdb.read_parquet(path), DOMAIN)
 
 
