@@ -131,8 +131,9 @@ def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.nda
         dtype = series.dtype
         # One rule with lazy frames for declared categories and bins (an object column may hold
         # them too); integer codes in memory also parse numeric text, as CSV files hold it.
-        if dtype.is_temporal() or not (isinstance(encoding, Codes) or encoding.accepts_dtype(dtype)
-                                       or dtype == nw.Object):
+        # A frame with no rows holds no value to refuse (a header-only CSV reads as text columns).
+        if len(records) and (dtype.is_temporal() or not (isinstance(encoding, Codes)
+                                                         or encoding.accepts_dtype(dtype) or dtype == nw.Object)):
             raise TypeError(f"column {name!r}: expected {encoding.describe()}, got dtype {dtype}")
         try:
             records[:, i] = encoding.encode(series.to_numpy(), name)

@@ -629,6 +629,19 @@ def test_empty_data_needs_add_remove(files, capsys):
     assert code == 0 and len(pd.read_csv(out)) == 16
 
 
+def test_header_only_csv_with_labels_and_bins_says_no_rows(tmp_path, capsys):
+    """A header-only CSV reads as text columns; with no rows there is no value to refuse by type."""
+    (tmp_path / "data.csv").write_text("color,age,region\n")
+    (tmp_path / "domain.json").write_text(json.dumps({"color": ["red", "green"], "age": {"bins": [18, 30, 90]},
+                                                       "region": 5}))
+    args = ["release", "--data", str(tmp_path / "data.csv"), "--domain", str(tmp_path / "domain.json"),
+            "--rho", "1", "--mechanism", "gaussian"]
+    assert main([*args, "--out", str(tmp_path / "a.csv")]) == 2
+    assert "no rows" in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "b.csv"), "--neighbouring", "add-remove", "--size", "100"]) == 0
+    assert len(pd.read_csv(tmp_path / "b.csv")) == 2 * 2 + 2 * 5 + 2 * 5
+
+
 def test_solver_failure_is_one_line_and_nonzero(files, capsys, monkeypatch):
     """A certified projection that no solver reaches ends the command with one line, not a
     traceback (the library raises ProjectionError with every attempt's outcome)."""
