@@ -245,12 +245,26 @@ def test_mechanisms_say_whether_they_need_the_matrix():
     from projmech import FactorizationMechanism, LaplaceMechanism
 
     assert not GaussianMechanism.needs_matrix(noise="auto")
-    assert LaplaceMechanism.needs_matrix() and FactorizationMechanism.needs_matrix(project=True, solver="ECOS")
+    assert not LaplaceMechanism.needs_matrix() and FactorizationMechanism.needs_matrix(project=True, solver="ECOS")
     # The optimizer needs structure or the Gram matrix only; the active-set projection, products.
     assert not FactorizationMechanism.needs_matrix() and not FactorizationMechanism.needs_matrix(project=True)
     assert not ProjectionMechanism.needs_matrix(body="auto", solver="auto")
     assert not ProjectionMechanism.needs_matrix(body="relaxed", solver="SCS")
     assert ProjectionMechanism.needs_matrix(body="hull", solver="ECOS")
+
+
+def test_laplace_calibrates_from_an_implicit_workload_as_from_its_matrix():
+    """The Laplace mechanism's l1 sensitivity without the matrix equals the largest column l1 norm of
+    the matrix itself (add/remove), and releases as many answers."""
+    from projmech import LaplaceMechanism, PureDP
+
+    data = binary_data(5, 40, seed=3)
+    implicit = marginals(data.domain, 3, implicit=True)
+    matrix = marginals(data.domain, 3).matrix
+    dense = matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
+    mechanism = LaplaceMechanism(implicit, PureDP(1.0), neighbouring="add-remove", size=40)
+    assert mechanism.sensitivity() == np.abs(dense).sum(axis=0).max()
+    assert mechanism.release(data, rng=0).answers.shape == (dense.shape[0],)
 
 
 def test_projection_error_bound_holds_and_is_not_the_gaussian_figure():
