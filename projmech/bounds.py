@@ -132,13 +132,16 @@ def noise_constant(
 ) -> float:
     """Return ``n · sigma(n)``, the Gaussian mechanism's noise constant, the same for every ``n``.
 
-    The mechanisms add noise to counts, calibrated to their l2 sensitivity
-    (:meth:`projmech.privacy.Neighbouring.count_sensitivity`: ``sqrt(2) ||F||_{1->2}`` under
-    replace-one for a workload without negative entries, ``2 ||F||_{1->2}`` otherwise,
-    ``||F||_{1->2}`` under add/remove), and divide by the public size ``n``. Every calibration is
-    proportional to the sensitivity, so ``sigma(n) = noise_constant(...) / n`` exactly as
-    :meth:`projmech.mechanisms.GaussianMechanism.noise_scale` computes it; this is the
-    ``sigma_times_n`` that :func:`min_n` and :func:`projection_min_n` take.
+    The mechanisms add noise to counts, calibrated to their l2 sensitivity, and divide by the
+    public size ``n``. From the column norm alone the sensitivity is at most
+    ``sqrt(2) ||F||_{1->2}`` under replace-one for a workload without negative entries,
+    ``2 ||F||_{1->2}`` otherwise, and exactly ``||F||_{1->2}`` under add/remove
+    (:meth:`projmech.privacy.Neighbouring.count_sensitivity`). Every calibration is proportional
+    to the sensitivity, so ``sigma(n) = noise_constant(...) / n``: the ``sigma_times_n`` that
+    :func:`min_n` and :func:`projection_min_n` take. Under replace-one the mechanisms use the
+    exact largest distance between two columns where they can compute it, which can be smaller
+    (``prefix(1024)``: ``sqrt(1023)`` against ``sqrt(2048)``), so this constant is an upper bound
+    on theirs; ``n * mechanism.noise_scale(n)`` is a mechanism's own.
 
     Parameters
     ----------

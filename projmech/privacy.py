@@ -558,6 +558,10 @@ class SizePolicy:
 _ROW_COUNT = Interval(Integral, 0, None)
 
 
+#: A share of a budget: more than nothing, at most all of it.
+_BUDGET_SHARE = Interval(Real, 0, 1, closed="right")
+
+
 @overload
 def scale_budget(privacy: PureDP, share: float) -> PureDP: ...
 
@@ -581,7 +585,7 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
     privacy : PureDP or ZCDP
         The whole budget.
     share : float
-        The share of it, ``> 0``.
+        The share of it, in ``(0, 1]``.
 
     Returns
     -------
@@ -592,7 +596,9 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
     ------
     TypeError
         If ``privacy`` is not a PureDP or ZCDP (an (epsilon, delta) budget does not split
-        additively).
+        additively), or ``share`` is not a real number.
+    ValueError
+        If ``share`` is not in ``(0, 1]``: a share above 1 would spend more than the budget.
 
     Examples
     --------
@@ -600,6 +606,7 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
     >>> print(pm.privacy.scale_budget(pm.ZCDP(1.0), 0.25), pm.privacy.scale_budget(pm.PureDP(1.0), 0.05))
     0.25-zCDP 0.05-DP
     """
+    share = _BUDGET_SHARE.check("share", share)
     if isinstance(privacy, PureDP):
         return PureDP(privacy.epsilon * share)
     if isinstance(privacy, ZCDP):
@@ -826,7 +833,7 @@ def gaussian_sigma(
     TypeError
         If ``privacy`` is not a ZCDP or ApproxDP (pure DP needs the Laplace mechanism).
     ValueError
-        If the privacy parameters make sigma overflow (e.g. ``ZCDP(1e-320)``), or
+        If sigma overflows (e.g. a sensitivity of 1e300 under ``ZCDP(1e-300)``), or
         ``method="classical"`` is asked with ``epsilon >= 1`` or discrete noise.
 
     See Also
@@ -885,7 +892,14 @@ def gaussian_sigma(
     log_ratio = optimize.brentq(
         lambda t: _log_gaussian_delta(math.exp(t), epsilon) - target, lower, upper, xtol=1e-14, rtol=1e-15
     )
-    return _finite_scale(sensitivity * math.exp(log_ratio), "epsilon", privacy)
+    # brentq's root may sit a rounding step on the unsafe side (a profile a hair above delta);
+    # step sigma up until the profile of the sigma returned is at most delta, as
+    # zcdp_for_approx_dp steps rho down.
+    sigma = sensitivity * math.exp(log_ratio)
+    while _log_gaussian_delta(sigma / sensitivity, epsilon) > target or \
+            gaussian_delta(sigma, sensitivity, epsilon) > delta:  # the public profile, evaluated its own way
+        sigma *= 1.0 + 1e-12
+    return _finite_scale(sigma, "epsilon", privacy)
 
 
 def _finite_scale(scale: float, parameter: str, privacy: Privacy) -> float:

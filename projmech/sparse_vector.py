@@ -166,7 +166,7 @@ class _SparseVector:
     have halted. The compared value ``c`` and the released ``v`` are the same query's count in
     ``Thr_t``; the Hardt–Rothblum mechanism compares ``|q(x) - q(y)|`` and releases ``q(x)``
     (in counts). The privacy proof (``docs/theory/online_pmw.md``) uses only that the compared
-    values, their running maximum and the released value are each 1-Lipschitz in counts, with
+    values and the released value are each 1-Lipschitz in counts, with
     Laplace noise of scale ``1/epsilon``: ``e^{3 epsilon}`` from the comparisons and the
     threshold, ``e^epsilon`` from the release, ``4 epsilon`` per copy. The discrete Laplace serves
     as well on integer counts: the proof shifts the threshold by one count, which keeps it on its

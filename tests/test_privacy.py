@@ -410,3 +410,26 @@ def test_size_policy_built_directly_is_checked_in_its_constructor():
             ({"neighbouring": "add-remove", "declared": 10, "share": 0.1}, ValueError, "declared")]:
         with pytest.raises(error, match=f"^{named}"):
             SizePolicy(**arguments)
+
+
+def test_analytic_sigma_errs_only_on_the_safe_side():
+    """The root finder's last rounding step never leaves the privacy profile above delta (it did by
+    up to 6e-13 relative in 37 of 66 cases before sigma was stepped up)."""
+    for epsilon in np.geomspace(0.01, 20, 9):
+        for delta in np.geomspace(1e-12, 1e-2, 5):
+            for sensitivity in (1.0, math.sqrt(2.0), 3.7):
+                sigma = gaussian_sigma(sensitivity, ApproxDP(float(epsilon), float(delta)))
+                assert gaussian_delta(sigma, sensitivity, float(epsilon)) <= delta
+                # and only a hair above the least safe sigma
+                assert gaussian_delta(sigma * (1 - 1e-9), sensitivity, float(epsilon)) > delta
+
+
+def test_a_budget_share_lies_in_the_unit_interval():
+    from projmech.privacy import scale_budget
+
+    assert scale_budget(ZCDP(1.0), 1.0) == ZCDP(1.0)
+    for share in (0.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=r"^share: must lie in \(0, 1\]"):
+            scale_budget(ZCDP(1.0), share)
+    with pytest.raises(TypeError, match="^share"):
+        scale_budget(PureDP(1.0), "half")
