@@ -321,9 +321,10 @@ class Factorization(SolveResult):
 class DenseFactorization(Factorization):
     """A factorization with an explicit ``l x m`` strategy matrix.
 
-    ``Factorization(workload, strategy, ...)`` builds one. Everything that matters for its
-    error (``||R||_F``, the residual, ``gamma``) is computed from the Gram matrix ``F^T F``; the
-    reconstruction of an exact factorization is kept implicit, ``R = F M^+``, and applied on
+    ``Factorization(workload, strategy, ...)`` builds one. What matters for its error
+    (``||R||_F``, the residual, ``gamma``) comes from the Gram matrix ``F^T F`` when the
+    reconstruction is implicit (from ``R`` itself when it is given); the reconstruction of an
+    exact factorization is kept implicit, ``R = F M^+``, and applied on
     demand (:meth:`reconstruct`), so a workload of millions of queries never needs a ``k x l``
     matrix. The constructor checks shapes, not ``R M = F``: :meth:`Factorization.from_strategy`
     and :meth:`~Factorization.defect` do.

@@ -128,7 +128,9 @@ def test_answer_accepts_sparse_histogram(sparse_F):
     expected = [0.25 * F[i, 1] + 0.75 * F[i, 4] for i in range(3)]
     row = sp.csr_array(h.reshape(1, 6))
     col = sp.csc_array(h.reshape(6, 1))
-    for hs in (row, col):
+    flat = sp.csr_array(h)  # 1-d, as a projection's witness comes
+    assert flat.shape == (6,)
+    for hs in (row, col, flat):
         out = w.answer(hs)
         assert isinstance(out, np.ndarray) and out.shape == (3,)
         np.testing.assert_allclose(out, expected, rtol=1e-12)

@@ -540,7 +540,7 @@ class Workload:
         if sp.issparse(histogram):
             # The stubs know no sparse attribute after the test; the input is a real sparse array.
             sparse: Any = histogram
-            if sparse.shape not in ((1, m), (m, 1)):
+            if sparse.shape not in ((m,), (1, m), (m, 1)):  # 1-d: a projection's sparse witness
                 raise ValueError(f"histogram: expected {m} entries, got sparse shape {sparse.shape}")
             check_real_dtype("histogram", sparse.dtype)
             if self.is_implicit:  # an implicit product takes dense vectors
