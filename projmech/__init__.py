@@ -33,7 +33,8 @@ _NAMES = {
     "sparse_vector": ("BOTTOM", "MechanismHalted", "Threshold", "ThresholdK"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
                "project_to_hull", "project_to_relaxation", "synthetic_data"),
-    "factorization": ("Factorization", "hierarchical_strategy", "identity_strategy", "total_strategy"),
+    "factorization": ("Factorization", "hierarchical_strategy", "identity_strategy", "square_root_strategy",
+                      "total_strategy"),
     "optimal_factorization": ("FactorizationError", "approximate_factorization_norm", "factorization_lower_bound",
                               "factorization_norm"),
     "solve": ("ProgressBar", "SolveError", "SolveStats", "Status"),
@@ -71,7 +72,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .data import Dataset, histogram
     from .domain import Domain
     from .evaluation import evaluate, max_error, rmse
-    from .factorization import Factorization, hierarchical_strategy, identity_strategy, total_strategy
+    from .factorization import (Factorization, hierarchical_strategy, identity_strategy, square_root_strategy,
+                                total_strategy)
     from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
     from .multiplicative_weights import OfflinePMW
     from .noise import Noise

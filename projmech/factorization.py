@@ -27,7 +27,7 @@ from .validation import check_positive_int
 from .workloads import Workload, as_query_matrix, column_norm
 
 __all__ = ["Factorization", "DenseFactorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
-           "RESIDUAL_RTOL"]
+           "square_root_strategy", "RESIDUAL_RTOL"]
 
 #: Default tolerance of :meth:`Factorization.defect` on ``R M = F + E``, relative to
 #: ``||F||_{1->2}``: an implicit workload's residual comes from its Gram matrix and resolves
@@ -618,3 +618,58 @@ def hierarchical_strategy(m: int, branching: int = 2) -> np.ndarray:
                 children += [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
         intervals = children
     return np.vstack(rows)
+
+
+def square_root_strategy(m: int) -> np.ndarray:
+    """The square-root factorization of prefix sums over ``m`` time steps.
+
+    The lower-triangular Toeplitz matrix ``L`` with ``L[i, j] = c_(i-j)``, ``c_t = binom(2t, t) / 4^t``,
+    the coefficients of ``(1 - x)^(-1/2)``, squares to the prefix-sum matrix: ``L @ L = prefix(m)``
+    :cite:p:`FHU23`. As a strategy ``M = L`` its reconstruction is ``R = L`` too, both
+    lower-triangular, so each prefix is released as soon as its last step arrives (a *streaming*
+    factorization). Its worst query's standard deviation per unit of sensitivity,
+    ``||R||_(2->inf) ||M||_(1->2) = sum_(t < m) c_t^2``, is at most ``1 + (1 + ln(m - 1)) / pi``
+    for ``m >= 2`` (from ``c_t^2 < 1 / (pi t)``) and grows as ``ln(m) / pi``.
+
+    Parameters
+    ----------
+    m : int
+        The number of time steps (the universe size), ``>= 1``.
+
+    Returns
+    -------
+    ndarray, shape (m, m)
+        ``L``, lower-triangular.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is not a positive integer.
+
+    See Also
+    --------
+    hierarchical_strategy : The binary tree, the other classical streaming strategy.
+
+    References
+    ----------
+    :cite:t:`FHU23`; continual counting :cite:p:`DNPR10`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> L = pm.square_root_strategy(4)
+    >>> L[:, 0]
+    array([1.    , 0.5   , 0.375 , 0.3125])
+    >>> bool(np.allclose(L @ L, np.tril(np.ones((4, 4)))))
+    True
+    >>> round(pm.Factorization(pm.prefix(1024), pm.square_root_strategy(1024)).gamma, 3)  # optimum: 2.956
+    3.11
+    """
+    m = check_positive_int("m", m)
+    # c_t = c_(t-1) (2t - 1) / (2t): a product of ratios below 1, with no overflow for any m.
+    coefficients = np.ones(m)
+    t = np.arange(1, m)
+    coefficients[1:] = np.cumprod((2 * t - 1) / (2 * t))
+    index = np.subtract.outer(np.arange(m), np.arange(m))
+    return np.where(index >= 0, coefficients[np.clip(index, 0, None)], 0.0)

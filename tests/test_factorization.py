@@ -139,3 +139,36 @@ def test_expected_error_matches_monte_carlo():
     add_remove = pm.FactorizationMechanism(pm.Workload(F), pm.ZCDP(rho), factorization=fact,
                                            neighbouring="add-remove", size=n)
     assert add_remove.expected_error(n) == pytest.approx(expected * largest / pair, rel=1e-9)
+
+
+# --- the square-root factorization of prefix sums (Fichtenberger, Henzinger & Upadhyay) ---------
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 64, 513])
+def test_square_root_strategy_squares_to_prefix_sums_and_streams(m):
+    L = pm.square_root_strategy(m)
+    # Coefficients from the closed form, in exact integers, independent of the code's recurrence.
+    expected = [math.comb(2 * t, t) / 4 ** t for t in range(min(m, 60))]
+    np.testing.assert_allclose(L[: len(expected), 0], expected, rtol=1e-14)
+    np.testing.assert_allclose(L @ L, np.tril(np.ones((m, m))), atol=1e-12)  # prefix sums
+    assert np.array_equal(L, np.tril(L))  # lower-triangular: a streaming strategy
+    assert all(np.allclose(np.diag(L, -t), L[t, 0]) for t in range(m))  # Toeplitz
+    fact = pm.Factorization(pm.prefix(m), L)
+    assert fact.residual < 1e-9
+    # R = prefix L^{-1} = L: the worst query's row norm and the strategy's sensitivity are both
+    # sqrt(sum c_t^2), and gamma is never below the certified optimum.
+    column = (L[:, 0] ** 2).sum()
+    np.testing.assert_allclose(fact.strategy_sensitivity ** 2, column, rtol=1e-12)
+    np.testing.assert_allclose(fact.reconstruction_norm ** 2, (L ** 2).sum(), rtol=1e-9)
+    if m >= 2:
+        assert column <= 1 + (1 + np.log(m - 1)) / np.pi
+    if m >= 64:
+        assert fact.gamma >= pm.factorization_norm(pm.prefix(m)).lower_bound
+
+
+def test_square_root_strategy_checks_m():
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="^m"):
+            pm.square_root_strategy(bad)
+    with pytest.raises(TypeError, match="^m"):
+        pm.square_root_strategy(2.5)
