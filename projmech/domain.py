@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .encodings import Codes, Encoding, encoding_from_spec
-from .validation import Flag, InstanceOf, as_array, check_positive_int
+from .validation import FLAG, InstanceOf, as_array, check_positive_int
 
 __all__ = ["Domain", "UnknownAttributeError", "DomainInferenceWarning"]
 
@@ -292,7 +292,7 @@ class Domain:
             If the file ``path`` exists and ``overwrite`` is False.
         """
         InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
-        Flag().check("overwrite", overwrite)
+        FLAG.check("overwrite", overwrite)
         with open(path, "w" if overwrite else "x", encoding="utf-8") as handle:
             json.dump(self.spec(), handle, indent=1)
             handle.write("\n")

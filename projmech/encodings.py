@@ -323,7 +323,7 @@ class Codes(Encoding):
             missing = ~np.isfinite(values)
             if missing.any():
                 row = first_true(missing)
-                if np.isnan(values[row]):
+                if is_missing(values[row]):
                     raise ValueError(f"column {column!r}: missing value at row {row}; {MISSING_VALUE_HINT}")
                 raise ValueError(f"column {column!r}: non-finite value {values[row]} at row {row}")
             fractional = values != np.round(values)
@@ -783,7 +783,7 @@ class Bins(Encoding):
         if outside.any():
             row = first_true(outside)
             value = values[row].item()
-            if math.isnan(value):
+            if is_missing(value):
                 raise ValueError(f"column {column!r}: missing value at row {row}; {MISSING_VALUE_HINT}")
             raise ValueError(f"column {column!r}: value {value!r} at row {row} is outside the domain's bins "
                              f"{self._span()}")

@@ -15,7 +15,6 @@ and calibration* (``docs/theory/privacy.md``). Depends on numpy and scipy only.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from .validation import (
+    ENUM_LOOKUP_SIGNATURE,
     FLAG,
     NONNEGATIVE,
     OPEN_UNIT,
@@ -248,9 +248,7 @@ class Neighbouring(str, Enum):
     REPLACE_ONE = "replace-one"
     ADD_REMOVE = "add-remove"
 
-    # The call users make is Neighbouring(value); Enum's functional-API parameters (names, module,
-    # ...) are not this class's, and introspection (help, the docstring check) should not show them.
-    __signature__ = inspect.Signature([inspect.Parameter("value", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    __signature__ = ENUM_LOOKUP_SIGNATURE
 
     @validate_params(column_norm=NONNEGATIVE, ord=_SENSITIVITY_ORD, nonnegative=FLAG)
     def count_sensitivity(self, column_norm: float, ord: float = 2, *, nonnegative: bool = False,

@@ -24,7 +24,6 @@ theory page *Online private multiplicative weights* (``docs/theory/online_pmw.md
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, cast
@@ -36,6 +35,7 @@ from .domain import Domain
 from .noise import Noise, calibrate
 from .privacy import Neighbouring, PureDP, SizePolicy, laplace_scale
 from .validation import (
+    ENUM_LOOKUP_SIGNATURE,
     POSITIVE,
     POSITIVE_INT,
     SEED,
@@ -79,9 +79,7 @@ class Bottom(Enum):
 
     BOTTOM = "⊥"
 
-    # An Enum's inferred signature is that of its functional API (names, module, ...); a member is
-    # looked up by its value alone.
-    __signature__ = inspect.Signature([inspect.Parameter("value", inspect.Parameter.POSITIONAL_ONLY)])
+    __signature__ = ENUM_LOOKUP_SIGNATURE
 
     def __repr__(self) -> str:
         return "⊥"

@@ -256,6 +256,11 @@ FLAG = Flag()
 SEED = Seed()
 GENERATOR = InstanceOf(np.random.Generator, what="a numpy.random.Generator")
 
+#: The signature of an Enum whose members are looked up by value (``Neighbouring("add-remove")``):
+#: what introspection (help, the documentation, the docstring check) should show, instead of the
+#: parameters of Enum's functional API (names, module, ...), which are not the class's.
+ENUM_LOOKUP_SIGNATURE = inspect.Signature([inspect.Parameter("value", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+
 
 def validate_params(**spec: Constraint) -> Callable[[_F], _F]:
     """Check a function's arguments against ``spec`` (argument name to constraint) before its
