@@ -15,7 +15,7 @@ from typing import Any
 #: Modules whose ``__all__`` is public, in the order the API reference shows them.
 PUBLIC_MODULES = (
     "projmech.data", "projmech.domain", "projmech.encodings", "projmech.datasets", "projmech.workloads",
-    "projmech.privacy", "projmech.noise", "projmech.mechanisms", "projmech.multiplicative_weights",
+    "projmech.privacy", "projmech.noise", "projmech.mechanisms", "projmech.intervals", "projmech.multiplicative_weights",
     "projmech.online_pmw", "projmech.sparse_vector", "projmech.bodies", "projmech.factorization",
     "projmech.optimal_factorization", "projmech.solve", "projmech.evaluation", "projmech.bounds",
     "projmech.geometry", "projmech.audit", "projmech.self_audit",

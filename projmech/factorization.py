@@ -27,7 +27,15 @@ from .validation import check_positive_int
 from .workloads import Workload, as_query_matrix, column_norm
 
 __all__ = ["Factorization", "DenseFactorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
-           "square_root_strategy", "RESIDUAL_RTOL"]
+           "square_root_strategy", "RESIDUAL_RTOL", "OBJECTIVES"]
+
+#: What a factorization norm measures: ``"mean"``, the root mean square of the queries' noise
+#: (``gamma``); ``"max"``, the largest (``gamma_2``).
+OBJECTIVES = ("mean", "max")
+
+#: Entries of ``R`` formed at once when :attr:`Factorization.query_norms` applies R to blocks of
+#: unit measurements (64 MB of float64).
+_QUERY_NORM_BLOCK = 8_000_000
 
 #: Default tolerance of :meth:`Factorization.defect` on ``R M = F + E``, relative to
 #: ``||F||_{1->2}``: an implicit workload's residual comes from its Gram matrix and resolves
@@ -42,6 +50,35 @@ _BOUND_SLACK = 1e-9
 
 def _dense(matrix: Any) -> np.ndarray:
     return matrix.toarray() if issparse(matrix) else np.asarray(matrix, dtype=float)
+
+
+def check_objective(objective: Any) -> str:
+    """``objective`` if it is one of :data:`OBJECTIVES`, else a ValueError naming it.
+
+    Parameters
+    ----------
+    objective : str
+        ``"mean"`` or ``"max"``.
+
+    Returns
+    -------
+    str
+        ``objective``.
+
+    Raises
+    ------
+    ValueError
+        If it is neither.
+
+    Examples
+    --------
+    >>> from projmech.factorization import check_objective
+    >>> check_objective("max")
+    'max'
+    """
+    if not isinstance(objective, str) or objective not in OBJECTIVES:
+        raise ValueError(f"objective: expected one of {OBJECTIVES}, got {objective!r}")
+    return objective
 
 
 def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
@@ -103,7 +140,12 @@ class Factorization(SolveResult):
         M, over F's universe.
     lower_bound : float or None
         A certified lower bound on the optimum this factorization approximates (``gamma(F)``,
-        or ``gamma_alpha(F)`` for an approximate one), or None.
+        ``gamma_2(F)`` for the ``"max"`` objective, or ``gamma_alpha(F)`` for an approximate
+        one), or None.
+    objective : {"mean", "max"}
+        The norm the factorization was optimized for, which :attr:`value`, :attr:`lower_bound`
+        and :attr:`relative_gap` refer to: :attr:`gamma` (root-mean-square error) or
+        :attr:`gamma_2` (worst query).
     stats : SolveStats
         How the factorization was obtained (solver ``"given"`` for a given strategy).
 
@@ -129,6 +171,7 @@ class Factorization(SolveResult):
     strategy: Workload
     lower_bound: float | None
     stats: SolveStats
+    objective: str = "mean"
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Factorization:
         return super().__new__(DenseFactorization if cls is Factorization else cls)
@@ -160,6 +203,18 @@ class Factorization(SolveResult):
 
     def _description(self) -> str:
         raise NotImplementedError
+
+    def _query_norms(self) -> np.ndarray:
+        """``||r_i||`` for every row of R: R applied to blocks of unit measurements, unless a kind
+        has a faster route."""
+        k, ell = self.num_queries, self.num_measurements
+        squares = np.zeros(k)
+        step = max(1, _QUERY_NORM_BLOCK // max(k, 1))
+        for start in range(0, ell, step):
+            units = np.zeros((ell, min(step, ell - start)))
+            units[np.arange(start, start + units.shape[1]), np.arange(units.shape[1])] = 1.0
+            squares += np.sum(self._reconstruct_block(units) ** 2, axis=1)
+        return np.sqrt(squares)
 
     # --- shared ------------------------------------------------------------------------------
 
@@ -237,8 +292,27 @@ class Factorization(SolveResult):
 
     @property
     def gamma(self) -> float:
-        """The factorization norm ``||R||_F ||M||_{1->2} / sqrt(k)`` :cite:p:`ENU20`."""
+        """The factorization norm ``||R||_F ||M||_{1->2} / sqrt(k)`` :cite:p:`ENU20`: the
+        root-mean-square error factor over the queries."""
         return self.reconstruction_norm * self.strategy_sensitivity / math.sqrt(self.num_queries)
+
+    @cached_property
+    def query_norms(self) -> np.ndarray:
+        """``||r_i||``, the norm of each row of R: query ``i``'s noise ``r_i^T Z`` has standard
+        deviation ``sigma ||r_i||`` when ``Z`` has ``sigma`` per measurement."""
+        return self._query_norms()
+
+    @property
+    def gamma_2(self) -> float:
+        """The factorization norm ``||R||_{2->inf} ||M||_{1->2}`` :cite:p:`MNT20`: the largest
+        row norm of R times the largest column norm of M, the worst query's error factor."""
+        return float(np.max(self.query_norms)) * self.strategy_sensitivity
+
+    @property
+    def value(self) -> float:
+        """The norm of :attr:`objective`: :attr:`gamma` for ``"mean"``, :attr:`gamma_2` for
+        ``"max"``; what :attr:`lower_bound` bounds."""
+        return self.gamma_2 if self.objective == "max" else self.gamma
 
     def _workload_norm(self) -> float:
         return self.workload.column_norm(2)
@@ -271,22 +345,24 @@ class Factorization(SolveResult):
         residual = self._defect_residual()
         if not residual <= rtol * norm:
             return f"||R M - F||_1->2 = {residual:.3e} > {rtol:g} ||F||_1->2 = {rtol * norm:.3e}"
-        if not math.isfinite(self.gamma):
-            return f"gamma recomputed from the factors is {self.gamma}"
+        name = "gamma_2" if self.objective == "max" else "gamma"
+        if not math.isfinite(self.value):
+            return f"{name} recomputed from the factors is {self.value}"
         gap = self.relative_gap
         if gap is not None and not gap >= -_BOUND_SLACK:
-            return f"lower bound {self.lower_bound:.12g} exceeds gamma {self.gamma:.12g} of the factors"
+            return f"lower bound {self.lower_bound:.12g} exceeds {name} {self.value:.12g} of the factors"
         return None
 
     @property
     def relative_gap(self) -> float | None:
-        """``gamma^2 / lower_bound^2 - 1``: how far ``gamma^2`` (the objective ``k gamma^2 =
-        tr(F X^+ F^T)`` divided by ``k``) may be above the optimum; ``None`` without a bound."""
+        """``value^2 / lower_bound^2 - 1``: how far the squared norm of :attr:`objective` may be
+        above the optimum (for ``"mean"``, ``gamma^2``, the objective ``tr(F X^+ F^T)`` divided
+        by ``k``); ``None`` without a bound."""
         if self.lower_bound is None:
             return None
         if self.lower_bound == 0:
-            return math.inf if self.gamma > 0 else 0.0
-        return self.gamma**2 / self.lower_bound**2 - 1.0
+            return math.inf if self.value > 0 else 0.0
+        return self.value**2 / self.lower_bound**2 - 1.0
 
     def _is_approximate(self) -> bool:
         return False
@@ -297,24 +373,27 @@ class Factorization(SolveResult):
         Returns
         -------
         dict
-            The workload's name, the strategy's shape, whether it is approximate, ``gamma``,
+            The workload's name, the strategy's shape, whether it is approximate, the
+            ``objective``, ``gamma`` (and ``gamma_2`` for the ``"max"`` objective),
             ``lower_bound`` and ``residual``, and :meth:`SolveStats.summary
             <projmech.solve.SolveStats.summary>`'s entries (``gap`` is ``stats.gap``, the
-            relative gap of ``gamma^2`` the optimizer certified).
+            relative gap of the squared objective the optimizer certified).
         """
-        return {
+        summary = {
             "workload": self.workload.name,
             "strategy_shape": [self.strategy.num_queries, self.strategy.universe_size],
             "approximate": self._is_approximate(),
+            "objective": self.objective,
             "gamma": self.gamma,
-            "lower_bound": self.lower_bound,
-            "residual": self.residual,
-            **self.stats.summary(),
         }
+        if self.objective == "max":
+            summary["gamma_2"] = self.gamma_2
+        return {**summary, "lower_bound": self.lower_bound, "residual": self.residual, **self.stats.summary()}
 
     def __str__(self) -> str:
         bound = "" if self.lower_bound is None else f" (lower bound {self.lower_bound:.6g})"
-        return (f"Factorization {self._description()}, gamma {self.gamma:.6g}{bound}, residual {self.residual:.1e}"
+        name = "gamma_2" if self.objective == "max" else "gamma"
+        return (f"Factorization {self._description()}, {name} {self.value:.6g}{bound}, residual {self.residual:.1e}"
                 f"\n  {self.stats}")
 
 
@@ -350,12 +429,16 @@ class DenseFactorization(Factorization):
         strategy (solver ``"given"``, :attr:`~projmech.solve.Status.GIVEN`, no gap).
     gram : ndarray, shape (m, m), optional
         ``F^T F`` when the caller already has it; otherwise ``workload.gram()`` on first use.
+    objective : {"mean", "max"}, default "mean"
+        What ``lower_bound`` bounds: ``gamma`` or ``gamma_2`` (see
+        :attr:`Factorization.objective`).
 
     Raises
     ------
     ValueError
         If a matrix has the wrong shape or a non-finite entry, ``perturbation`` comes without
-        ``reconstruction``, or ``lower_bound`` is negative or not finite.
+        ``reconstruction``, ``lower_bound`` is negative or not finite, or ``objective`` is not
+        one of :data:`OBJECTIVES`.
     TypeError
         If ``stats`` is not a :class:`~projmech.solve.SolveStats`.
 
@@ -382,7 +465,9 @@ class DenseFactorization(Factorization):
         lower_bound: float | None = None,
         stats: SolveStats | None = None,
         gram: np.ndarray | None = None,
+        objective: str = "mean",
     ) -> None:
+        self.objective = check_objective(objective)
         self.workload = as_workload(workload)
         k, m = self.workload.shape
         self.strategy_matrix = _dense(as_query_matrix(strategy, "strategy"))
@@ -472,6 +557,66 @@ class DenseFactorization(Factorization):
             return column_norm(_dense(self.workload.matrix @ complement))
         squares = np.sum(complement * (self._gram @ complement), axis=0)
         return float(np.sqrt(max(0.0, squares.max())))
+
+    def lower_triangular(self) -> DenseFactorization:
+        """The same factorization in streaming form: a lower-triangular strategy.
+
+        For a strategy Gram matrix ``X = M^T M`` of full rank, the Cholesky form ``X = L^T L``
+        with ``L`` lower-triangular (the Cholesky factor of ``X`` with rows and columns reversed)
+        gives the strategy ``L`` and the reconstruction ``R = F L^-1``. ``L`` has the same
+        column norms as M and ``R R^T = F X^-1 F^T``, so :attr:`gamma`, :attr:`gamma_2`, every
+        query's noise and the certificate are unchanged. When F is lower-triangular (prefix
+        sums over time) so is R: measurement ``t`` and answer ``t`` need only the data up to time
+        ``t``, which is what answering online needs :cite:p:`FHU23`.
+
+        Returns
+        -------
+        DenseFactorization
+            With the same workload, lower bound, objective and statistics.
+
+        Raises
+        ------
+        ValueError
+            If the factorization is approximate, or its strategy Gram matrix ``M^T M`` is
+            singular (the strategy has fewer than ``m`` independent rows).
+
+        Examples
+        --------
+        >>> import numpy as np, projmech as pm
+        >>> fact = pm.factorization_norm(pm.prefix(8)).lower_triangular()
+        >>> bool(np.all(np.triu(fact.strategy_matrix, 1) == 0))
+        True
+        >>> bool(np.allclose(np.triu(fact.reconstruction, 1), 0, atol=1e-12))
+        True
+        """
+        import scipy.linalg as sl
+
+        if self.perturbation is not None:
+            raise ValueError("lower_triangular: an approximate factorization R M = F + E keeps its explicit R; "
+                             "only an exact one has a streaming form")
+        gram = self.strategy_matrix.T @ self.strategy_matrix
+        reverse = slice(None, None, -1)
+        try:
+            # J X J = C C^T, so X = (J C^T J)^T (J C^T J): L = J C^T J is lower-triangular.
+            factor = sl.cholesky(gram[reverse, reverse], lower=True)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"lower_triangular: the strategy Gram matrix M^T M of rank below {gram.shape[0]} has no "
+                             "Cholesky factor; a streaming form needs a strategy of full column rank") from None
+        strategy = factor.T[reverse, reverse]
+        inverse = sl.solve_triangular(strategy, np.eye(strategy.shape[0]), lower=True)
+        return DenseFactorization(self.workload, strategy, strategy_pinv=inverse, lower_bound=self.lower_bound,
+                                  stats=self.stats, gram=self.__dict__.get("_gram"), objective=self.objective)
+
+    def _query_norms(self) -> np.ndarray:
+        if self._reconstruction is not None:
+            return np.linalg.norm(self._reconstruction, axis=1)
+        # R = F M^+, a block of M^+'s columns at a time (F may be implicit, with millions of rows).
+        pinv = self.strategy_pinv
+        squares = np.zeros(self.num_queries)
+        step = max(1, _QUERY_NORM_BLOCK // max(self.num_queries, 1))
+        for start in range(0, pinv.shape[1], step):
+            squares += np.sum(_dense(self.workload._matmat(pinv[:, start:start + step])) ** 2, axis=1)
+        return np.sqrt(squares)
 
     def _finite_factors(self) -> bool:
         return bool(np.all(np.isfinite(self.strategy_matrix)) and (

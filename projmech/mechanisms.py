@@ -35,7 +35,8 @@ from .bodies.hull import ProjectionResult
 from .bodies.relaxation import RelaxationResult
 from .bounds import check_measure, gaussian_mechanism_error, projection_error
 from .data import Dataset, resolve_rows
-from .factorization import Factorization
+from .factorization import Factorization, check_objective
+from .intervals import ConfidenceIntervals, confidence_intervals
 from .noise import NOISE_KINDS, Noise, calibrate, choose_discrete
 from .privacy import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
 from .validation import as_generator, check_positive_int, format_count
@@ -97,6 +98,8 @@ class Release:
         factorization mechanism ``sigma ||R||_F / sqrt(k)``, the strategy's ``sigma`` (:attr:`sigma`)
         spread by the reconstruction ``R``; for the Gaussian, Laplace and projection mechanisms
         it equals :attr:`sigma`; ``None`` where the answers carry no per-answer noise (MWEM).
+    workload : Workload or None
+        The workload answered (public), for the intervals of projected answers.
 
     See Also
     --------
@@ -133,6 +136,7 @@ class Release:
     projection: ProjectionResult | RelaxationResult | None = None
     factorization: Factorization | None = None
     answer_sigma_rms: float | None = None
+    workload: Workload | None = None
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
@@ -174,6 +178,35 @@ class Release:
     def counts(self) -> np.ndarray:
         """The released answers as counts, ``size * answers``."""
         return self.size * self.answers
+
+    def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
+        """Per-query confidence intervals for the true answers, with the method named.
+
+        Exact for the unprojected answers of the Gaussian, Laplace and factorization mechanisms
+        with continuous noise (each interval covers its true answer with probability ``level``;
+        for the factorization mechanism each query's variance comes from R); at least ``level``
+        with discrete noise; for projected answers, simultaneous intervals of the noisy answers
+        (Bonferroni), clipped to each query's range over ``K_Q`` when the size is the public row
+        count: valid, wider. The true answers are the true counts over :attr:`size`.
+
+        Parameters
+        ----------
+        level : float, default 0.95
+            The confidence level, in ``(0, 1)``.
+
+        Returns
+        -------
+        ConfidenceIntervals
+            ``lower``, ``upper``, ``method``, whether ``exact`` and ``simultaneous``.
+
+        Raises
+        ------
+        TypeError
+            If ``level`` is not a number.
+        ValueError
+            If ``level`` is not in ``(0, 1)``, or the release has no per-answer noise (MWEM).
+        """
+        return confidence_intervals(self, level)
 
     def to_frame(self) -> pd.DataFrame:
         """The answers as a table, one row per query.
@@ -471,6 +504,7 @@ class _CountingMechanism:
             projection=projection,
             factorization=self.factorization,
             answer_sigma_rms=answer_sigma_rms,
+            workload=self.workload,
         )
 
     def _size_repr(self) -> str:
@@ -915,10 +949,15 @@ class FactorizationMechanism(_GaussianMeasurement):
     privacy : ZCDP or ApproxDP
         The guarantee, as for :class:`GaussianMechanism`.
     factorization : Factorization, optional
-        An exact factorization of ``workload``; default the optimal one,
-        :func:`~projmech.optimal_factorization.factorization_norm` (``workload``) with its defaults.
-        An approximate factorization (``R M = F + E``) is accepted; its answers carry the bias
-        ``E h`` (at most ``||E||_{1->2}`` per query in l2).
+        An exact factorization of ``workload``; default the optimal one for ``objective``,
+        :func:`~projmech.optimal_factorization.factorization_norm` (``workload``,
+        ``objective=objective``) with its other defaults. An approximate factorization
+        (``R M = F + E``) is accepted; its answers carry the bias ``E h`` (at most
+        ``||E||_{1->2}`` per query in l2).
+    objective : {"mean", "max"}, optional
+        What the default factorization minimizes: ``"mean"`` (the default), the root-mean-square
+        error ``gamma``; ``"max"``, the worst query's error ``gamma_2``. With a given
+        ``factorization`` it must be omitted or match the factorization's own.
     project : bool
         Project the reconstructed answers onto ``K_Q`` (:class:`~projmech.bodies.body.Hull`).
     solver : str
@@ -941,7 +980,8 @@ class FactorizationMechanism(_GaussianMeasurement):
     TypeError
         If ``workload``, ``privacy``, ``factorization`` or ``project`` has the wrong type.
     ValueError
-        If ``factorization`` does not factorize ``workload``, or an option is invalid.
+        If ``factorization`` does not factorize ``workload``, ``objective`` contradicts it, or an
+        option is invalid.
 
     See Also
     --------
@@ -969,7 +1009,7 @@ class FactorizationMechanism(_GaussianMeasurement):
     factorization: Factorization
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
-                 factorization: Factorization | None = None, project: bool = False,
+                 factorization: Factorization | None = None, objective: str | None = None, project: bool = False,
                  solver: str = "auto", tol: float | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
@@ -980,13 +1020,18 @@ class FactorizationMechanism(_GaussianMeasurement):
             raise TypeError(f"project: expected a bool, got {project!r}")
         if factorization is not None and not isinstance(factorization, Factorization):
             raise TypeError(f"factorization: expected a Factorization, got {type(factorization).__name__}")
+        if objective is not None:
+            check_objective(objective)
+            if factorization is not None and factorization.objective != objective:
+                raise ValueError(f"objective: {objective!r} differs from the given factorization's "
+                                 f"{factorization.objective!r}; omit it, or omit the factorization")
         body = choose_body(workload, "hull", solver=solver, tol=tol) if project else None
         noise = self._gaussian_options(calibration, noise)
         # Every argument is valid: only now the (possibly long) optimization.
         if factorization is None:
             from .optimal_factorization import factorization_norm
 
-            factorization = factorization_norm(workload)
+            factorization = factorization_norm(workload, objective=objective or "mean")
         else:
             _check_factorizes(factorization, workload)
         self.factorization = factorization

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import scipy.linalg as sl
 import scipy.sparse as sp
 
 from ._threads import one_blas_thread
-from .factorization import Factorization, as_workload
+from .factorization import Factorization, as_workload, check_objective
 from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, record_total_time, \
     solve_in_order, status_from_cvxpy
 from .workloads import Workload
@@ -65,11 +65,12 @@ UNION_STEP_TOL = 1e-6
 #: The fewest iterations a step of a structured method gets, whatever the caller's budget.
 STEP_MIN_ITERATIONS = 2000
 
+#: The largest ``k * m`` the ``"max"`` objective's dense methods accept (its iteration forms
+#: ``F^T diag(p) F`` and ``F Z`` at each step).
+MAX_OBJECTIVE_ENTRIES = 20_000_000
+
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10
-
-# Weights are kept above this fraction of the largest, so that B diag(q) B^T stays invertible.
-_WEIGHT_FLOOR = 1e-12
 
 
 class FactorizationError(SolveError):
@@ -105,12 +106,12 @@ def _check_tolerance(tol: float) -> float:
     return float(tol)
 
 
-def _check_weights(weights: Any, m: int) -> np.ndarray:
+def _check_weights(weights: Any, m: int, name: str = "weights") -> np.ndarray:
     q = np.asarray(weights, dtype=float)
     if q.shape != (m,):
-        raise ValueError(f"weights: expected shape ({m},), got {q.shape}")
+        raise ValueError(f"{name}: expected shape ({m},), got {q.shape}")
     if not np.all(np.isfinite(q)) or q.min() < 0 or q.sum() <= 0:
-        raise ValueError("weights: expected finite, nonnegative weights with a positive sum")
+        raise ValueError(f"{name}: expected finite, nonnegative weights with a positive sum")
     return q / q.sum()
 
 
@@ -132,38 +133,43 @@ def _dual_value(gram: np.ndarray, q: np.ndarray) -> float:
     return _sum_of_square_roots(np.linalg.eigvalsh(root[:, None] * gram * root[None, :]))
 
 
-def factorization_lower_bound(workload: Workload | Any, weights: Any = None) -> float:
-    """A certified lower bound on ``gamma(F)`` from weights on the universe.
+def factorization_lower_bound(workload: Workload | Any, weights: Any = None, *, query_weights: Any = None) -> float:
+    """A certified lower bound on ``gamma(F)``, or on ``gamma_2(F)``, from weights.
 
     For every ``q`` in the probability simplex, ``gamma(F) >= ||F diag(q)^1/2||_* / sqrt(k)``
     (``||.||_*`` the nuclear norm, the sum of the singular values), with equality at the optimal
     ``q`` :cite:p:`ENU20`. The default uniform ``q`` gives the singular-value bound
-    ``||F||_* / sqrt(k m)``. The derivation, from the dual of the semidefinite program for
-    ``gamma(F)``, is in the theory page *The factorization mechanism and gamma(F)*
-    (``docs/theory/factorization.md``).
+    ``||F||_* / sqrt(k m)``. With weights ``p`` on the queries as well, the bound is on the
+    max-error norm: ``gamma_2(F) >= ||diag(p)^1/2 F diag(q)^1/2||_*``, with equality at the optimal
+    pair :cite:p:`MNT20` (uniform ``p`` gives the mean bound again, as ``gamma_2 >= gamma``). The
+    derivations, from the duals of the semidefinite programs, are in the theory page *The
+    factorization mechanism and gamma(F)* (``docs/theory/factorization.md``).
 
-    The bound is a plain number, computed at once (one ``m x m`` eigendecomposition): it has
-    no solver statistics.
+    The bound is a plain number, computed at once (one eigendecomposition): it has no solver
+    statistics.
 
     Parameters
     ----------
     workload : Workload or array_like, shape (k, m)
-        F; only its Gram matrix ``F^T F`` is used.
+        F; only its Gram matrix ``F^T F`` is used without ``query_weights``, the explicit matrix
+        with them.
     weights : array_like, shape (m,), optional
-        ``q``: nonnegative and finite, with a positive sum; normalized to sum to one. Default
-        uniform.
+        ``q``, on the cells: nonnegative and finite, with a positive sum; normalized to sum to
+        one. Default uniform.
+    query_weights : array_like, shape (k,), optional
+        ``p``, on the queries, likewise: the bound is then on ``gamma_2(F)``.
 
     Returns
     -------
     float
         The bound, rounded down: computed eigenvalues are lowered by their error bound before
-        their square roots are summed, so rounding cannot lift it above ``gamma(F)``.
+        their square roots are summed, so rounding cannot lift it above the norm.
 
     Raises
     ------
     ValueError
-        If ``weights`` does not have shape ``(m,)``, has a negative or non-finite entry, or sums
-        to zero.
+        If ``weights`` does not have shape ``(m,)`` (``query_weights`` shape ``(k,)``), has a
+        negative or non-finite entry, or sums to zero.
 
     See Also
     --------
@@ -178,11 +184,21 @@ def factorization_lower_bound(workload: Workload | Any, weights: Any = None) -> 
     >>> fact = pm.factorization_norm(F)
     >>> pm.factorization_lower_bound(F) <= fact.lower_bound <= fact.gamma
     True
+
+    The max-error norm's bound at the optimal weights of its own optimizer:
+
+    >>> worst = pm.factorization_norm(F, objective="max")
+    >>> round(worst.lower_bound, 4), round(worst.gamma_2, 4)
+    (1.7045, 1.7045)
     """
     workload = as_workload(workload)
     k, m = workload.shape
-    q = np.full(m, 1.0 / m) if weights is None else _check_weights(weights, m)
-    return _dual_value(workload.gram(), q) / math.sqrt(k)
+    q = np.full(m, 1.0 / m) if weights is None else _check_weights(weights, m, "weights")
+    if query_weights is None:
+        return _dual_value(workload.gram(), q) / math.sqrt(k)
+    from .max_factorization import max_lower_bound
+
+    return max_lower_bound(workload.toarray(), _check_weights(query_weights, k, "query_weights"), q)
 
 
 def _row_space(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -281,18 +297,26 @@ class _RowSpaceDual:
         """``(M, M^+)`` with ``M^T M = X*(q) / peak`` (so ``max diag = 1`` when peak = max x)."""
         eigenvalues, eigenvectors = eigen
         if self.basis is None:
-            positive = eigenvalues > RANK_RTOL * eigenvalues[-1]
-            values, vectors = eigenvalues[positive], eigenvectors[:, positive]
-            root = np.sqrt(q)
-            strategy = (values[:, None] ** 0.25 * vectors.T) / root[None, :] / math.sqrt(peak)
-            pinv = (root[:, None] * vectors) * values[None, :] ** -0.25 * math.sqrt(peak)
-        else:
-            quarter = eigenvalues ** -0.25
-            strategy = (quarter[:, None] * (eigenvectors.T @ self.basis)) / math.sqrt(peak)
-            # M = C B with C invertible, so M^+ = B^+ C^-1 and B^+ = U S^-1/2 (U = directions).
-            pinv = (self.directions / self.scales[None, :]) @ (eigenvectors * (1.0 / quarter)[None, :])
-            pinv *= math.sqrt(peak)
+            return strategy_from_eigen(q, peak, eigenvalues, eigenvectors)
+        quarter = eigenvalues ** -0.25
+        strategy = (quarter[:, None] * (eigenvectors.T @ self.basis)) / math.sqrt(peak)
+        # M = C B with C invertible, so M^+ = B^+ C^-1 and B^+ = U S^-1/2 (U = directions).
+        pinv = (self.directions / self.scales[None, :]) @ (eigenvectors * (1.0 / quarter)[None, :])
+        pinv *= math.sqrt(peak)
         return _canonical_signs(strategy, pinv)
+
+
+def strategy_from_eigen(q: np.ndarray, peak: float, eigenvalues: np.ndarray,
+                        eigenvectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, M^+)`` with ``M^T M = D^-1/2 A^1/2 D^-1/2 / peak`` from the eigendecomposition of
+    ``A = D^1/2 G D^1/2`` (``D = diag(q)``): the strategy of weights ``q`` on the Gram matrix G,
+    its eigenvalues below ``RANK_RTOL`` times the largest dropped (F's row space)."""
+    positive = eigenvalues > RANK_RTOL * eigenvalues[-1]
+    values, vectors = eigenvalues[positive], eigenvectors[:, positive]
+    root = np.sqrt(q)
+    strategy = (values[:, None] ** 0.25 * vectors.T) / root[None, :] / math.sqrt(peak)
+    pinv = (root[:, None] * vectors) * values[None, :] ** -0.25 * math.sqrt(peak)
+    return _canonical_signs(strategy, pinv)
 
 
 class _Point:
@@ -305,55 +329,74 @@ class _Point:
     """
 
     def __init__(self, dual: _RowSpaceDual, q: np.ndarray) -> None:
-        self.q = _normalize(q)
+        self.x = self.q = normalize_weights(q)
         self.value, diagonal, self.eigen = dual.step(self.q)
         self.peak = float(diagonal.max())
         self.gap = self.peak / self.value - 1.0
-        self.target = _normalize(self.q * (np.clip(diagonal, 0.0, None) / self.value) ** 2)
+        self.target = normalize_weights(self.q * (np.clip(diagonal, 0.0, None) / self.value) ** 2)
         self.residual = self.target - self.q
         self.residual_norm = float(np.linalg.norm(self.residual))
 
 
-def _normalize(q: np.ndarray) -> np.ndarray:
-    """Into the simplex, every weight at least ``_WEIGHT_FLOOR`` times the largest (so the
-    row-space form stays well defined and a weight can come back)."""
-    q = np.maximum(q, _WEIGHT_FLOOR * float(np.max(q)))
+def normalize_weights(q: np.ndarray, floor: float = 1e-12) -> np.ndarray:
+    """Into the simplex, every weight at least ``floor`` times the largest (so the row-space
+    form stays well defined and a weight can come back)."""
+    q = np.maximum(q, floor * float(np.max(q)))
     return q / q.sum()
 
 
-def _iterate(dual: _RowSpaceDual, tol: float, max_iterations: int, memory: int = 6,
-             callback: Callback | None = None) -> tuple[_Point, int]:
-    """Safeguarded Anderson-accelerated multiplicative ascent on the dual weights q.
+class IteratePoint(Protocol):
+    """What :func:`iterate` needs of one evaluation at a point ``x`` of the dual weights: the
+    certified relative ``gap`` of its factorization, the plain update ``target = T(x)`` and the
+    fixed-point ``residual = T(x) - x`` with its norm."""
 
-    The plain update ``q <- T(q)`` (module docstring) is extrapolated from the last
-    ``memory`` residuals; an extrapolated point whose residual is not smaller than the current
-    one is rejected (one extra evaluation) in favour of the plain step, and the history restarts.
-    Returns the point with the smallest gap and the number of evaluations; ``callback`` gets
-    both after each step.
+    x: np.ndarray
+    value: float
+    gap: float
+    target: np.ndarray
+    residual: np.ndarray
+    residual_norm: float
+
+
+Evaluated = TypeVar("Evaluated", bound=IteratePoint)
+
+
+def iterate(evaluate: Callable[[np.ndarray], Evaluated], start: np.ndarray, tol: float, max_iterations: int,
+            memory: int = 6, callback: Callback | None = None, monotone: bool = False) -> tuple[Evaluated, int]:
+    """Safeguarded Anderson-accelerated fixed-point ascent on dual weights, from ``start``.
+
+    The plain update ``x <- T(x)`` (a multiplicative step, see the module docstring) is
+    extrapolated from the last ``memory`` residuals; an extrapolated point that fails the
+    safeguard is rejected (one extra evaluation) in favour of the plain step, and the history
+    restarts. The safeguard asks for a smaller residual, or with ``monotone`` for a dual value
+    no lower than the current one (the max objective's joint ascent on ``(p, q)``, where the
+    residual test lets the extrapolation cycle). Returns the point with the smallest gap and the
+    number of evaluations; ``callback`` gets both after each step.
     """
-    m = dual.gram.shape[0]
-    current = _Point(dual, np.full(m, 1.0 / m))
+    current = evaluate(start)
     best = current
     evaluations = 1
     points: list[np.ndarray] = []
     residuals: list[np.ndarray] = []
     while best.gap > tol and evaluations < max_iterations:
-        points.append(current.q)
+        points.append(current.x)
         residuals.append(current.residual)
         del points[:-memory], residuals[:-memory]
         if len(residuals) > 1:
             d_residual = np.diff(np.array(residuals), axis=0).T
             d_point = np.diff(np.array(points), axis=0).T
             mixing, *_ = np.linalg.lstsq(d_residual, current.residual, rcond=None)
-            proposal = _Point(dual, current.q + current.residual - (d_point + d_residual) @ mixing)
+            proposal = evaluate(current.x + current.residual - (d_point + d_residual) @ mixing)
             evaluations += 1
-            if proposal.residual_norm >= current.residual_norm and evaluations < max_iterations:
+            rejected = (proposal.value < current.value if monotone
+                        else proposal.residual_norm >= current.residual_norm)
+            if rejected and evaluations < max_iterations:
                 points.clear()
                 residuals.clear()
-                proposal = _Point(dual, current.target)
+                proposal = evaluate(current.target)
                 evaluations += 1
         else:
-            proposal = _Point(dual, current.target)
+            proposal = evaluate(current.target)
             evaluations += 1
         current = proposal
         if current.gap < best.gap:
@@ -368,7 +411,9 @@ def _solve_iterative(workload: Workload, gram: np.ndarray, tol: float, max_itera
     """The dual ascent's factorization, its iterations and whether it stopped at
     ``max_iterations`` short of ``tol`` (by its own gap; :func:`_judge` recomputes it)."""
     dual = _RowSpaceDual(gram)
-    best, iterations = _iterate(dual, tol, max_iterations, callback=callback)
+    m = gram.shape[0]
+    best, iterations = iterate(lambda q: _Point(dual, q), np.full(m, 1.0 / m), tol, max_iterations,
+                               callback=callback)
     strategy, pinv = dual.recover(best.q, best.peak, best.eigen)
     k = workload.num_queries
     # The tridiagonal path works on the computed G^-1; the certificate uses G itself.
@@ -485,6 +530,7 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, tol: float, solver: str,
 def factorization_norm(
     workload: Workload | Any,
     *,
+    objective: str = "mean",
     method: str = "auto",
     tol: float = 1e-3,
     max_iterations: int = 200,
@@ -508,6 +554,16 @@ def factorization_norm(
     workload : Workload or array_like, shape (k, m)
         F. Only its Gram matrix ``F^T F`` (``m x m``) is used: implicit workloads such as
         ``all_range(4096, implicit=True)`` work.
+    objective : {"mean", "max"}, default "mean"
+        ``"mean"``: ``gamma(F)``, the root-mean-square error over the queries. ``"max"``:
+        ``gamma_2(F) = min ||R||_{2->inf} ||M||_{1->2}``, the worst query's error
+        :cite:p:`MNT20`, certified by its dual ``max_{p, q} ||D_p^1/2 F D_q^1/2||_*``
+        (:func:`factorization_lower_bound` with ``query_weights``); the result's ``value`` is
+        then ``gamma_2`` and ``relative_gap`` is on ``gamma_2^2``. It works on the explicit
+        matrix (``k m`` at most ``MAX_OBJECTIVE_ENTRIES``), solved from its smaller side; its
+        structured method is the Kronecker product's, factor by factor. The iterative method
+        is the same dual ascent on the pair ``(p, q)``, with ``k + m`` weights; the SDP is
+        ``min t s.t. [[W, F], [F^T, X]] >= 0, diag(W) <= t, diag(X) <= t``.
     method : {"auto", "structured", "iterative", "sdp"}
         ``"structured"``: for a marginal workload (a union of Kronecker products of scaled
         identities and totals, :func:`~projmech.workloads.table_terms`), the closed-form
@@ -553,9 +609,9 @@ def factorization_norm(
     Raises
     ------
     ValueError
-        If ``method``, ``tol`` or ``max_iterations`` is invalid, the workload's Gram matrix is
-        not finite or F is zero, or ``method="structured"`` is asked of a workload without
-        structure.
+        If ``objective``, ``method``, ``tol`` or ``max_iterations`` is invalid, the workload's
+        Gram matrix is not finite or F is zero, ``method="structured"`` is asked of a workload
+        without structure, or ``objective="max"`` of a matrix above ``MAX_OBJECTIVE_ENTRIES``.
     TypeError
         If ``callback`` is neither None nor callable.
     FactorizationError
@@ -590,8 +646,16 @@ def factorization_norm(
 
     >>> fact.stats.solve_time <= fact.stats.total_time
     True
+
+    The worst query's error instead of the mean, inside the published bounds on prefix sums,
+    ``(2 + ln((2m+1)/3)) / pi <= gamma_2 <= 1 + ln(m) / pi``:
+
+    >>> worst = pm.factorization_norm(pm.prefix(64), objective="max")
+    >>> round(worst.gamma_2, 4), round(worst.lower_bound, 4), worst.relative_gap <= 1e-3
+    (2.1124, 2.1114, True)
     """
     workload = as_workload(workload)
+    objective = check_objective(objective)
     if method not in METHODS:
         raise ValueError(f"method: expected one of {METHODS}, got {method!r}")
     tol = _check_tolerance(tol)
@@ -599,7 +663,7 @@ def factorization_norm(
         raise ValueError(f"max_iterations: expected an int >= 1, got {max_iterations!r}")
     callback = check_callback(callback)
     if method in ("auto", "structured"):
-        structured = _structured_plan(workload, tol, max_iterations)
+        structured = _structured_plan(workload, tol, max_iterations, objective)
         if (structured is not None and structured[0] in UNCERTIFIED_METHODS and method == "auto"
                 and workload.universe_size <= DENSE_UNION_UNIVERSE):
             structured = None  # small enough for the dense method, which certifies tol
@@ -612,8 +676,10 @@ def factorization_norm(
                                             f"a relative gap <= {tol:g}", _finish(tol))
             return fact
         if method == "structured":
-            raise ValueError(f"method: 'structured' needs a Kronecker product or a marginal workload, "
-                             f"got {workload.name}")
+            needs = "a Kronecker product" if objective == "max" else "a Kronecker product or a marginal workload"
+            raise ValueError(f"method: 'structured' with objective={objective!r} needs {needs}, got {workload.name}")
+    if objective == "max":
+        return _max_factorization(workload, method, tol, max_iterations, solver, solver_options, callback)
     gram = workload.gram()
     if not np.all(np.isfinite(gram)):
         raise ValueError("workload: its Gram matrix F^T F is not finite")
@@ -635,20 +701,56 @@ def factorization_norm(
     return fact
 
 
-def _structured_plan(workload: Workload, tol: float, max_iterations: int
+def _max_factorization(workload: Workload, method: str, tol: float, max_iterations: int, solver: str,
+                       solver_options: dict[str, Any] | None, callback: Callback | None) -> Factorization:
+    """:func:`factorization_norm` for ``objective="max"`` on the explicit matrix: the dual
+    ascent on ``(p, q)``, then the SDP where both sides are small."""
+    from .max_factorization import solve_max_iterative, solve_max_sdp
+
+    k, m = workload.shape
+    if k * m > MAX_OBJECTIVE_ENTRIES:
+        raise ValueError(f"objective: 'max' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
+                         f"{MAX_OBJECTIVE_ENTRIES:,} entries; a Kronecker product of small factors is solved factor "
+                         "by factor")
+    matrix = workload.toarray()
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("workload: F has a non-finite entry")
+    if not np.any(matrix):
+        raise ValueError("workload: F is zero; there is nothing to factorize")
+
+    def iterative() -> Outcome[tuple[Factorization, int | None]]:
+        fact, iterations, stopped = solve_max_iterative(workload, tol, max_iterations, callback)
+        return _judge(fact, tol, iterations, stopped)
+
+    plan: list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]] = []
+    if method in ("auto", "iterative"):
+        plan.append(("iterative", iterative))
+    if method == "sdp" or (method == "auto" and max(k, m) <= SDP_MAX_UNIVERSE):
+        plan.append((f"sdp/{solver}", lambda: solve_max_sdp(workload, tol, solver, solver_options)))
+    fact, _, _ = solve_in_order(plan, FactorizationError,
+                                f"factorization_norm: no method certified a relative gap <= {tol:g} on gamma_2^2",
+                                _finish(tol))
+    return fact
+
+
+def _structured_plan(workload: Workload, tol: float, max_iterations: int, objective: str = "mean",
                      ) -> tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]] | None:
     """The structured method for ``workload``'s type, or None: the residual strategy for a union
     of tables (closed form for marginals, range contrasts for range blocks); for a Kronecker
     product, the optimum of each factor (to a tolerance whose product meets ``tol``: relative
-    gaps compound as ``prod (1 + gap_i) - 1``); for another union, one Kronecker strategy."""
+    gaps compound as ``prod (1 + gap_i) - 1``); for another union, one Kronecker strategy. For
+    the ``"max"`` objective, only the Kronecker product (``gamma_2`` and its dual bound multiply
+    over factors)."""
     from .marginal_factorization import AttributeBasis, grouped_lower_bound, helmert
     from .structured_factorization import (KronFactorization, ResidualFactorization, UnionKronFactorization,
                                            optimize_kron_strategy)
     from .workloads import Kron, KroneckerGram, table_terms
     from .workloads.structured import kron_terms
 
+    if objective == "max" and not isinstance(workload, Kron):
+        return None
     tables = table_terms(workload)
-    if tables is not None and (tables.is_marginal or not isinstance(workload, Kron)):
+    if objective == "mean" and tables is not None and (tables.is_marginal or not isinstance(workload, Kron)):
         def residual() -> Outcome[tuple[Factorization, int | None]]:
             assert tables is not None
             bases: list[AttributeBasis | None] = []
@@ -678,7 +780,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
                     # Small factors are solved tightly, at little cost: the product is then within
                     # UNION_STEP_TOL of the optimum (CPS W2: 6.97554, not 6.97655 at tol=1e-3).
                     tight = min(share, UNION_STEP_TOL) if factor.universe_size <= DENSE_UNION_UNIVERSE else share
-                    solved[id(factor)] = _solve_step(factor, tight, max_iterations)
+                    solved[id(factor)] = _solve_step(factor, tight, max_iterations, objective)
             factors = [solved[id(factor)] for factor in workload.factors]
             iterations = sum(fact.stats.iterations or 0 for fact in solved.values())
             return _judge(KronFactorization(workload, factors), tol, iterations)
@@ -708,10 +810,12 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int
     return None
 
 
-def _solve_step(workload: Workload | np.ndarray, tol: float, max_iterations: int) -> Factorization:
+def _solve_step(workload: Workload | np.ndarray, tol: float, max_iterations: int,
+                objective: str = "mean") -> Factorization:
     """One small step of a structured method, solved to ``tol``: tight steps may need more
     iterations than the caller allowed for the whole (at least ``STEP_MIN_ITERATIONS``)."""
-    return factorization_norm(workload, tol=tol, max_iterations=max(max_iterations, STEP_MIN_ITERATIONS))
+    return factorization_norm(workload, objective=objective, tol=tol,
+                              max_iterations=max(max_iterations, STEP_MIN_ITERATIONS))
 
 
 def _range_basis(block: Workload, max_iterations: int) -> Any:

@@ -74,6 +74,12 @@ class KronFactorization(Factorization):
         self.workload = workload
         self.factors = factors
         self.strategy = Kron([fact.strategy for fact in factors], domain=workload.domain, name="strategy")
+        objectives = {fact.objective for fact in factors}
+        if len(objectives) > 1:
+            raise ValueError(f"factors: optimized for different objectives {sorted(objectives)}; their product's "
+                             "lower bound would bound neither norm")
+        # gamma_2 multiplies over Kronecker factors as gamma does, and so do the dual bounds.
+        self.objective = objectives.pop()
         bounds = [fact.lower_bound for fact in factors if fact.lower_bound is not None]
         self.lower_bound = math.prod(bounds) if len(bounds) == len(factors) else None
         self.stats = SolveStats("given", Status.GIVEN, 0.0) if stats is None else stats
@@ -87,6 +93,10 @@ class KronFactorization(Factorization):
     @property
     def reconstruction_norm(self) -> float:
         return math.prod(fact.reconstruction_norm for fact in self.factors)
+
+    def _query_norms(self) -> np.ndarray:
+        # The rows of R_1 ⊗ ... ⊗ R_d are Kronecker products of rows, whose norms multiply.
+        return functools.reduce(np.kron, [fact.query_norms for fact in self.factors])
 
     @property
     def strategy_sensitivity(self) -> float:

@@ -1,0 +1,152 @@
+"""The max-error factorization norm gamma_2(F), with a certified lower bound.
+
+``gamma_2(F) = min ||R||_{2->inf} ||M||_{1->2}`` over exact factorizations ``R M = F`` is the
+worst query's error factor of the factorization mechanism: query ``i`` has noise of standard
+deviation ``sigma ||r_i||``. It is the classical factorization norm of continual counting and
+of every max-error guarantee :cite:p:`MNT20`. Its dual is
+
+    gamma_2(F) = max over distributions p (on queries), q (on cells) of ||D_p^1/2 F D_q^1/2||_*,
+
+so every pair ``(p, q)`` certifies a lower bound. The function
+``Phi(p, q) = ||D_p^1/2 F D_q^1/2||_*`` is a minimum of linear functions of ``(p, q)``, hence
+concave, and at ``(p, q)`` the factorization ``D_p^-1/2 U S^1/2, S^1/2 V^T D_q^-1/2`` (from the
+SVD ``U S V^T`` of the weighted matrix) has squared row norms ``a_i`` and squared column norms
+``b_j`` with ``sum_i p_i a_i = sum_j q_j b_j = Phi``: the gap ``max a max b / Phi^2 - 1`` of that
+factorization closes exactly at the optimum. The iteration is the multiplicative fixed point
+``p <- p (a / Phi)^2, q <- q (b / Phi)^2`` with the same Anderson acceleration as the mean
+objective (:func:`~projmech.optimal_factorization.iterate`), safeguarded by ascent: an
+extrapolation that lowers ``Phi`` is replaced by the plain step. The derivation is in the theory
+page *The factorization mechanism and gamma(F)* (``docs/theory/factorization.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .factorization import Factorization
+from .optimal_factorization import (RANK_RTOL, _canonical_signs, _judge, _solve_cvxpy,
+                                    _strategy_from_gram_matrix, _weights_from_dual, iterate, normalize_weights)
+from .solve import Callback, Outcome
+from .workloads import Workload
+
+# Reached through factorization_norm(objective="max") and factorization_lower_bound.
+__all__: list[str] = []
+
+#: Weights are kept above this fraction of the largest: the factors divide by their square
+#: roots, so rounding in the SVD (``eps ||A||``) reaches ``R M - F`` amplified by at most
+#: ``1 / WEIGHT_FLOOR`` (``2e-7`` relative), inside the final check's ``1e-6``.
+WEIGHT_FLOOR = 1e-9
+
+#: The iteration's exponent: ``p <- p (a / Phi)^STEP_POWER``; 2 converges in about half the
+#: evaluations of 1 on prefix and range workloads, as for the mean objective.
+STEP_POWER = 2.0
+
+
+def max_lower_bound(matrix: np.ndarray, query_weights: np.ndarray, cell_weights: np.ndarray) -> float:
+    """``||D_p^1/2 F D_q^1/2||_*`` for distributions ``p`` (queries) and ``q`` (cells), rounded
+    down: a certified lower bound on ``gamma_2(F)``.
+
+    From the singular values of the weighted matrix, each lowered by the backward error bound of
+    the SVD, ``min(k, m) eps`` times the largest: the absolute error of a singular value, not the
+    square root of an eigenvalue's (which would cap the certificate near ``1e-8`` relative).
+    """
+    singular = np.linalg.svd(np.sqrt(query_weights)[:, None] * matrix * np.sqrt(cell_weights)[None, :],
+                             compute_uv=False)
+    slack = min(matrix.shape) * np.finfo(float).eps * float(singular[0])
+    return float(np.clip(singular - slack, 0.0, None).sum())
+
+
+class _MaxPoint:
+    """One evaluation at ``x = (p, q)``: ``Phi``, the squared row norms ``a`` of R and column
+    norms ``b`` of M of the factorization the weights define, its gap, and the update.
+
+    From the SVD ``U S V^T`` of ``A = D_p^1/2 F D_q^1/2`` rather than an eigendecomposition of
+    ``A^T A``: ``a_i = (U S U^T)_ii / p_i`` and ``b_j = (V S V^T)_jj / q_j`` need no negative
+    power of a singular value, and small singular values keep their accuracy, however extreme
+    the weights.
+    """
+
+    def __init__(self, matrix: np.ndarray, rank: int, x: np.ndarray) -> None:
+        k = matrix.shape[0]
+        self.p = normalize_weights(x[:k], WEIGHT_FLOOR)
+        self.q = normalize_weights(x[k:], WEIGHT_FLOOR)
+        self.x = np.concatenate([self.p, self.q])
+        left, singular, right = np.linalg.svd(np.sqrt(self.p)[:, None] * matrix * np.sqrt(self.q)[None, :],
+                                              full_matrices=False)
+        # A has F's rank for positive weights.
+        self.left, self.singular, self.right = left[:, :rank], singular[:rank], right[:rank]
+        self.value = float(self.singular.sum())
+        rows = (self.left**2) @ self.singular / self.p
+        columns = self.singular @ self.right**2 / self.q
+        self.peak = float(columns.max())
+        self.gap = float(rows.max()) * self.peak / self.value**2 - 1.0
+        self.target = np.concatenate([normalize_weights(self.p * (rows / self.value) ** STEP_POWER, WEIGHT_FLOOR),
+                                      normalize_weights(self.q * (columns / self.value) ** STEP_POWER, WEIGHT_FLOOR)])
+        self.residual = self.target - self.x
+        self.residual_norm = float(np.linalg.norm(self.residual))
+
+    def factors(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(R, M)`` with ``R M = F``: ``D_p^-1/2 U S^1/2`` and ``S^1/2 V^T D_q^-1/2``, balanced so
+        that ``max_j ||m_j|| = 1``."""
+        root = np.sqrt(self.singular)
+        scale = math.sqrt(self.peak)
+        reconstruction = self.left * root[None, :] / np.sqrt(self.p)[:, None] * scale
+        strategy = root[:, None] * self.right / np.sqrt(self.q)[None, :] / scale
+        strategy, reconstruction = _canonical_signs(strategy, reconstruction)
+        return reconstruction, strategy
+
+
+def solve_max_iterative(workload: Workload, tol: float, max_iterations: int,
+                        callback: Callback | None) -> tuple[Factorization, int, bool]:
+    """The dual ascent's factorization for ``gamma_2``, its evaluations and whether it stopped at
+    ``max_iterations`` short of ``tol`` (by its own gap; :func:`_judge` recomputes it).
+
+    Works on the explicit matrix, on its smaller side: ``gamma_2(F) = gamma_2(F^T)``, so a wide F
+    is solved transposed and the factorization transposed back (``F = M'^T R'^T``).
+    """
+    matrix = workload.toarray()
+    transposed = matrix.shape[0] < matrix.shape[1]
+    solved = matrix.T if transposed else matrix
+    k, m = solved.shape
+    singular = np.linalg.svd(solved, compute_uv=False)
+    rank = int(np.sum(singular > RANK_RTOL * singular[0]))
+    start = np.concatenate([np.full(k, 1.0 / k), np.full(m, 1.0 / m)])
+    best, evaluations = iterate(lambda x: _MaxPoint(solved, rank, x), start, tol, max_iterations, callback=callback,
+                                monotone=True)
+    reconstruction, strategy = best.factors()
+    if transposed:
+        # F^T = R' M', so F = M'^T R'^T: the strategy is R'^T, the reconstruction M'^T.
+        strategy, reconstruction = _canonical_signs(reconstruction.T, strategy.T)
+        bound = max_lower_bound(matrix, best.q, best.p)
+    else:
+        bound = max_lower_bound(matrix, best.p, best.q)
+    fact = Factorization(workload, strategy, reconstruction, lower_bound=bound, objective="max")
+    return fact, evaluations, best.gap > tol
+
+
+def solve_max_sdp(workload: Workload, tol: float, solver: str,
+                  solver_options: dict[str, Any] | None) -> Outcome[tuple[Factorization, int | None]]:
+    """The reference semidefinite program for ``gamma_2``:
+    ``min t s.t. [[W, F], [F^T, X]] >= 0, diag(W) <= t, diag(X) <= t``, whose value is
+    ``gamma_2(F)``; the strategy comes from X, the lower bound from the two diagonal constraints'
+    dual weights."""
+    import cvxpy as cp
+
+    matrix = workload.toarray()
+    k, m = matrix.shape
+    W = cp.Variable((k, k), symmetric=True)
+    X = cp.Variable((m, m), symmetric=True)
+    t = cp.Variable()
+    rows, columns = cp.diag(W) <= t, cp.diag(X) <= t
+    problem = cp.Problem(cp.Minimize(t), [cp.bmat([[W, matrix], [matrix.T, X]]) >> 0, rows, columns])
+    note, failed = _solve_cvxpy(problem, solver, solver_options, (X,))
+    if failed is not None:
+        return failed
+    assert X.value is not None  # _solve_cvxpy reports a variable without a value as failed
+    strategy, pinv = _strategy_from_gram_matrix(X.value)
+    bound = max_lower_bound(matrix, _weights_from_dual(rows.dual_value, k), _weights_from_dual(columns.dual_value, m))
+    fact = Factorization(workload, strategy, strategy_pinv=pinv, lower_bound=bound, objective="max")
+    return _judge(fact, tol, note=note)

@@ -1,0 +1,204 @@
+"""The max-error factorization norm gamma_2: closed forms, published bounds, the SDP as reference,
+the dual certificate, Kronecker products, the mechanism's objective and the streaming form."""
+
+import math
+
+import numpy as np
+import pytest
+
+import projmech as pm
+from projmech.optimal_factorization import MAX_OBJECTIVE_ENTRIES
+from projmech.workloads import kron
+
+SDP = {"method": "sdp", "solver": "CLARABEL"}
+
+
+def gamma_2(F, **kwargs):
+    return pm.factorization_norm(F, objective="max", **kwargs)
+
+
+def explicit_gamma_2(fact):
+    """||R||_{2->inf} ||M||_{1->2} from explicit R = F M^+, independently of the class's code."""
+    F = fact.workload.toarray()
+    M = fact.strategy.toarray()
+    R = F @ np.linalg.pinv(M)
+    assert np.allclose(R @ M, F, atol=1e-8)
+    return np.linalg.norm(R, axis=1).max() * np.linalg.norm(M, axis=0).max()
+
+
+# ----------------------------------------------------------------------------- closed forms
+
+
+@pytest.mark.parametrize("method", ["iterative", "sdp"])
+def test_identity_gamma_2_is_one(method):
+    fact = gamma_2(pm.identity(7), method=method, tol=1e-7)
+    assert fact.value == pytest.approx(1.0, rel=1e-6)
+    assert fact.lower_bound <= fact.value * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("method", ["iterative", "sdp"])
+def test_rank_one_gamma_2_is_product_of_sup_norms(method):
+    # gamma_2(u v^T) = ||u||_inf ||v||_inf: measure v^T h once, scale by u.
+    rng = np.random.default_rng(3)
+    u, v = rng.uniform(0.2, 2.0, 6), rng.uniform(-1.5, 1.5, 5)
+    fact = gamma_2(np.outer(u, v), method=method, tol=1e-7)
+    assert fact.value == pytest.approx(np.abs(u).max() * np.abs(v).max(), rel=1e-5)
+
+
+def test_repeated_query_gamma_2_is_one():
+    fact = gamma_2(pm.repeated(np.array([1.0, 1.0, 0.0, 1.0]), 5), tol=1e-7)
+    assert fact.value == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("m", [4, 16, 64, 256])
+def test_prefix_gamma_2_inside_published_bounds(m):
+    # Matousek, Nikolov & Talwar's lower bound and Mathias' upper bound on gamma_2(prefix_m).
+    fact = gamma_2(pm.prefix(m), tol=1e-6)
+    assert (2 + math.log((2 * m + 1) / 3)) / math.pi <= fact.lower_bound
+    assert fact.value <= 1 + math.log(m) / math.pi
+    assert fact.relative_gap <= 1e-6
+
+
+# ----------------------------------------------------------------------------- the SDP as reference
+
+
+@pytest.mark.parametrize("make", [
+    lambda: pm.prefix(12),
+    lambda: pm.all_range(6),
+    lambda: np.random.default_rng(0).standard_normal((5, 11)),   # wide: solved transposed
+    lambda: np.random.default_rng(1).standard_normal((14, 6)),
+    lambda: np.hstack([np.random.default_rng(2).standard_normal((9, 4))] * 2),  # rank 4 of 8 columns
+], ids=["prefix", "all_range", "wide", "tall", "rank_deficient"])
+def test_iterative_matches_sdp(make):
+    F = make()
+    fact = gamma_2(F, method="iterative", tol=1e-8, max_iterations=5000)
+    reference = gamma_2(F, **SDP, tol=1e-3)
+    assert fact.value == pytest.approx(reference.value, rel=1e-5)
+    assert fact.value == pytest.approx(explicit_gamma_2(fact), rel=1e-9)
+    # Each certificate bounds the other's value: both are lower bounds on the same gamma_2.
+    assert fact.lower_bound <= reference.value * (1 + 1e-7)
+    assert reference.lower_bound <= fact.value * (1 + 1e-9)
+
+
+def test_certificate_never_above_gamma_2_at_any_weights():
+    rng = np.random.default_rng(4)
+    F = rng.standard_normal((8, 6))
+    value = gamma_2(F, **SDP).value
+    for _ in range(30):
+        p, q = rng.dirichlet(np.full(8, 0.3)), rng.dirichlet(np.full(6, 0.3))
+        assert pm.factorization_lower_bound(F, q, query_weights=p) <= value * (1 + 1e-6)
+    # Uniform query weights give the mean bound again, and gamma_2 >= gamma.
+    uniform = pm.factorization_lower_bound(F, np.full(6, 1 / 6), query_weights=np.full(8, 1 / 8))
+    assert uniform == pytest.approx(pm.factorization_lower_bound(F), rel=1e-10)
+    assert pm.factorization_norm(F, tol=1e-6).gamma <= value * (1 + 1e-6)
+
+
+def test_gamma_2_at_least_gamma_and_each_optimum_wins_its_own_norm():
+    F = pm.prefix(32)
+    mean, worst = pm.factorization_norm(F, tol=1e-7), gamma_2(F, tol=1e-7)
+    assert worst.gamma_2 <= mean.gamma_2 * (1 + 1e-6)
+    assert mean.gamma <= worst.gamma * (1 + 1e-6)
+    assert mean.gamma <= worst.gamma_2
+
+
+# ----------------------------------------------------------------------------- structure
+
+
+def test_kron_gamma_2_is_product_and_matches_dense():
+    F = kron([pm.prefix(4), pm.all_range(3)])
+    structured = gamma_2(F, tol=1e-8)
+    assert structured.stats.solver == "kron"
+    assert structured.objective == "max"
+    dense = gamma_2(F.toarray(), method="iterative", tol=1e-8, max_iterations=5000)
+    assert structured.value == pytest.approx(dense.value, rel=1e-6)
+    assert structured.value == pytest.approx(explicit_gamma_2(structured), rel=1e-9)
+    parts = [gamma_2(factor, tol=1e-9).value for factor in F.factors]
+    assert structured.value == pytest.approx(math.prod(parts), rel=1e-6)
+
+
+def test_query_norms_match_explicit_reconstruction():
+    domain = pm.Domain(["a", "b", "c"], [3, 2, 4])
+    for fact in (pm.factorization_norm(pm.prefix(9)), pm.factorization_norm(kron([pm.prefix(3), pm.identity(4)])),
+                 pm.factorization_norm(pm.marginals(domain, 2))):
+        F = fact.workload.toarray()
+        R = np.stack([fact.reconstruct(unit) for unit in np.eye(fact.num_measurements)], axis=1)
+        assert np.allclose(R @ fact.strategy.toarray(), F, atol=1e-8)
+        assert np.allclose(fact.query_norms, np.linalg.norm(R, axis=1), rtol=1e-9, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- refusals
+
+
+def test_refusals_name_the_argument():
+    with pytest.raises(ValueError, match="objective"):
+        pm.factorization_norm(pm.prefix(4), objective="worst")
+    domain = pm.Domain(["a", "b"], [3, 3])
+    with pytest.raises(ValueError, match="structured.*objective='max'.*Kronecker"):
+        pm.factorization_norm(pm.marginals(domain, 1), objective="max", method="structured")
+    big = pm.all_range(2 ** 12, implicit=True)
+    assert big.num_queries * big.universe_size > MAX_OBJECTIVE_ENTRIES
+    with pytest.raises(ValueError, match="objective: 'max' works on the explicit"):
+        pm.factorization_norm(big, objective="max")
+    with pytest.raises(ValueError, match="query_weights: expected shape"):
+        pm.factorization_lower_bound(pm.prefix(4), query_weights=np.ones(3))
+    with pytest.raises(ValueError, match="factors: optimized for different objectives"):
+        from projmech.structured_factorization import KronFactorization
+        KronFactorization(kron([pm.prefix(2), pm.prefix(3)]),
+                          [pm.factorization_norm(pm.prefix(2)), gamma_2(pm.prefix(3))])
+
+
+def test_iteration_limit_reports_best_with_valid_bound():
+    with pytest.raises(pm.FactorizationError) as error:
+        gamma_2(pm.prefix(64), method="iterative", tol=1e-12, max_iterations=3)
+    best = error.value.best
+    assert best.objective == "max" and best.lower_bound <= best.value
+
+
+# ----------------------------------------------------------------------------- mechanism
+
+
+def test_mechanism_objective():
+    F = pm.prefix(32)
+    worst = pm.FactorizationMechanism(F, pm.ZCDP(0.5), objective="max", noise="continuous")
+    mean = pm.FactorizationMechanism(F, pm.ZCDP(0.5), noise="continuous")
+    assert worst.factorization.objective == "max" and mean.factorization.objective == "mean"
+    # The worst query's noise is smaller under the max objective, the average larger.
+    assert worst.factorization.gamma_2 < mean.factorization.gamma_2
+    assert worst.factorization.gamma > mean.factorization.gamma
+    with pytest.raises(ValueError, match="objective: 'max' differs from the given factorization's 'mean'"):
+        pm.FactorizationMechanism(F, pm.ZCDP(0.5), factorization=mean.factorization, objective="max")
+    with pytest.raises(ValueError, match="objective"):
+        pm.FactorizationMechanism(F, pm.ZCDP(0.5), objective="median")
+
+
+# ----------------------------------------------------------------------------- streaming form
+
+
+@pytest.mark.parametrize("objective", ["mean", "max"])
+def test_lower_triangular_form_keeps_norms_and_is_triangular(objective):
+    F = pm.prefix(40)
+    fact = pm.factorization_norm(F, objective=objective, tol=1e-6)
+    streaming = fact.lower_triangular()
+    M = streaming.strategy_matrix
+    assert np.all(np.triu(M, 1) == 0)
+    R = streaming.reconstruction
+    assert np.abs(np.triu(R, 1)).max() <= 1e-10 * np.abs(R).max()
+    assert np.allclose(R @ M, F.toarray(), atol=1e-9)
+    assert np.allclose(M.T @ M, fact.strategy_matrix.T @ fact.strategy_matrix, atol=1e-10)
+    assert streaming.gamma == pytest.approx(fact.gamma, rel=1e-9)
+    assert streaming.gamma_2 == pytest.approx(fact.gamma_2, rel=1e-9)
+    assert streaming.lower_bound == fact.lower_bound and streaming.defect() is None
+
+
+def test_lower_triangular_refuses_rank_deficient_strategy():
+    fact = pm.factorization_norm(pm.repeated(np.array([1.0, 1.0, 0.0]), 3))
+    with pytest.raises(ValueError, match="lower_triangular: the strategy Gram matrix"):
+        fact.lower_triangular()
+
+
+def test_square_root_baseline_is_above_the_optimum():
+    m = 64
+    optimum = gamma_2(pm.prefix(m), tol=1e-6)
+    baseline = pm.Factorization(pm.prefix(m), pm.square_root_strategy(m))
+    assert optimum.lower_bound <= baseline.gamma_2
+    assert baseline.gamma_2 <= 1 + (1 + math.log(m - 1)) / math.pi
