@@ -473,6 +473,11 @@ def _release(args: argparse.Namespace) -> int:
     _check_seed(args.seed)
     if args.noise == "discrete" and args.seed is not None:
         raise ValueError("--seed: --noise discrete is drawn by OpenDP from OS entropy, which no seed reproduces")
+    if args.objective is not None and not args.mechanism.startswith("factorization"):
+        raise ValueError(f"--objective: only --mechanism factorization or factorization+projection optimizes a "
+                         f"strategy; --mechanism {args.mechanism} has none")
+    if args.intervals is not None:
+        _fraction("--intervals", args.intervals)
     out, summary_path = _output_paths(args)
     dataset = _read_inputs(args)
     if dataset.n == 0 and args.neighbouring == "replace-one":
@@ -486,7 +491,8 @@ def _release(args: argparse.Namespace) -> int:
         assert projection is not None
         options.update(body=projection.body, solver=projection.solver, relaxation=projection.relaxation)
     elif args.mechanism.startswith("factorization"):
-        options.update(project=projection is not None, solver=projection.solver if projection else "auto")
+        options.update(project=projection is not None, solver=projection.solver if projection else "auto",
+                       objective=args.objective)
     mechanism_class = MECHANISMS_BY_NAME[args.mechanism]
     workload = _workload(args, dataset.domain, mechanism_class, options, projection)
     if projection is not None:
@@ -512,7 +518,13 @@ def _release(args: argparse.Namespace) -> int:
                   "constraints; --relaxation sdp+local (the default) keeps every cell nonnegative", file=sys.stderr)
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
-    released.to_frame()[["query", "answer"]].to_csv(out, index=False)
+    table = released.to_frame()[["query", "answer"]]
+    intervals = ""
+    if args.intervals is not None:
+        bounds = released.confidence_intervals(args.intervals)
+        table["lower"], table["upper"] = bounds.lower, bounds.upper
+        intervals = f"; {args.intervals:g} intervals ({bounds.method}), mean width {bounds.mean_width:.3g}"
+    table.to_csv(out, index=False)
     summary_path.write_text(released.to_json() + "\n", encoding="utf-8")
     projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
     scale = f"answers: counts / {released.size_source} size {released.size:g}"
@@ -531,7 +543,7 @@ def _release(args: argparse.Namespace) -> int:
     counted = f", counted in {args.engine}" if args.engine != "auto" else ""
     count = len(released.answers)
     print(f"released {count} answer{'s' if count != 1 else ''} with {released.privacy} ({released.neighbouring.value} "
-          f"neighbours), {noise}{projected}{counted}: {out}; summary: {summary_path}")
+          f"neighbours), {noise}{projected}{counted}{intervals}: {out}; summary: {summary_path}")
     return 0
 
 
@@ -608,6 +620,8 @@ RELEASE_EXAMPLES: tuple[tuple[str, str], ...] = (
      "--workload identity --mechanism laplace --epsilon 1"),
     ("the CDF of an ordinal attribute, optimal factorization",
      "--workload prefix:age --mechanism factorization --rho 0.5"),
+    ("the CDF with the worst query's error minimized, and each answer's 95% confidence interval",
+     "--workload prefix:age --mechanism factorization --objective max --rho 0.5 --intervals 0.95"),
     ("every range of an ordinal attribute, factorization then projection onto K_Q",
      "--workload all_range:age --mechanism factorization+projection --epsilon 1 --delta 1e-6"),
     ("2-way tables with range queries on the ordinal attributes",
@@ -680,6 +694,13 @@ def build_parser() -> argparse.ArgumentParser:
                               "nearest consistent answers, on the body --body names); factorization (the matrix "
                               "mechanism with an optimized strategy: less noise on correlated queries such as "
                               "ranges); factorization+projection (then projected onto the hull K_Q)")
+    release.add_argument("--objective", choices=("mean", "max"), default=None,
+                         help="--mechanism factorization[+projection]: the strategy minimizes the root-mean-square "
+                              "error over the queries (mean, the default) or the worst query's error (max)")
+    release.add_argument("--intervals", type=float, default=None, metavar="LEVEL",
+                         help="add columns lower and upper to --out: per-query confidence intervals for the true "
+                              "answers at LEVEL (e.g. 0.95), exact for unprojected Gaussian, Laplace and "
+                              "factorization answers, valid bounds after projection (the summary names the method)")
     release.add_argument("--epsilon", type=float,
                          help="privacy parameter epsilon: (epsilon, delta)-DP with --delta, pure epsilon-DP for "
                               "--mechanism laplace")

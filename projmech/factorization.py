@@ -551,7 +551,7 @@ class DenseFactorization(Factorization):
         with ``P = M^+ M``, which resolves it only down to about ``1e-8 ||F||_{1->2}``.
         """
         if self._reconstruction is not None:
-            return column_norm(self._reconstruction @ self.strategy_matrix - _dense(self.workload.matrix))
+            return column_norm(self._reconstruction @ self.strategy_matrix - self._workload_matrix())
         complement = np.eye(self.strategy_matrix.shape[1]) - self.strategy_pinv @ self.strategy_matrix
         if not self.workload.is_implicit:
             return column_norm(_dense(self.workload.matrix @ complement))
@@ -607,6 +607,12 @@ class DenseFactorization(Factorization):
         return DenseFactorization(self.workload, strategy, strategy_pinv=inverse, lower_bound=self.lower_bound,
                                   stats=self.stats, gram=self.__dict__.get("_gram"), objective=self.objective)
 
+    def _workload_matrix(self) -> np.ndarray:
+        """F as a dense array: an implicit workload's from its products with the identity."""
+        if self.workload.is_implicit:
+            return np.asarray(self.workload._matmat(np.eye(self.workload.universe_size)))
+        return _dense(self.workload.matrix)
+
     def _query_norms(self) -> np.ndarray:
         if self._reconstruction is not None:
             return np.linalg.norm(self._reconstruction, axis=1)
@@ -632,7 +638,7 @@ class DenseFactorization(Factorization):
         if self.perturbation is None:
             return self.residual
         assert self._reconstruction is not None  # a perturbation comes with an explicit R
-        target = _dense(self.workload.matrix) + self.perturbation
+        target = self._workload_matrix() + self.perturbation
         return column_norm(self._reconstruction @ self.strategy_matrix - target)
 
     def _is_approximate(self) -> bool:

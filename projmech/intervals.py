@@ -115,10 +115,13 @@ def _noise_half_widths(release: Release, level: float) -> tuple[np.ndarray, str,
     noise = release.noise
     k = len(release.answers)
     if release.factorization is None:
-        half = np.full(k, noise.half_width(level))
         if noise.discrete:
+            # Integer noise on integer counts: every half-width in [t, t + 1) covers the same
+            # counts. t + 1/2 keeps a truth at distance exactly t inside after the division by
+            # the size rounds (at t itself, a tenth of the ends' mass fell out to rounding).
+            half = np.full(k, noise.half_width(level) + 0.5 if noise.scale > 0 else 0.0)
             return half, f"{noise.name} quantile (coverage at least the level: integer noise)", False
-        return half, f"exact: {noise.name} quantile", True
+        return np.full(k, noise.half_width(level)), f"exact: {noise.name} quantile", True
     norms = release.factorization.query_norms
     if not noise.discrete:
         # r_i^T Z ~ N(0, sigma^2 ||r_i||^2) exactly.

@@ -99,15 +99,15 @@ class _MaxPoint:
         return reconstruction, strategy
 
 
-def solve_max_iterative(workload: Workload, tol: float, max_iterations: int,
+def solve_max_iterative(workload: Workload, matrix: np.ndarray, tol: float, max_iterations: int,
                         callback: Callback | None) -> tuple[Factorization, int, bool]:
     """The dual ascent's factorization for ``gamma_2``, its evaluations and whether it stopped at
     ``max_iterations`` short of ``tol`` (by its own gap; :func:`_judge` recomputes it).
 
     Works on the explicit matrix, on its smaller side: ``gamma_2(F) = gamma_2(F^T)``, so a wide F
-    is solved transposed and the factorization transposed back (``F = M'^T R'^T``).
+    is solved transposed and the factorization transposed back (``F = M'^T R'^T``). ``matrix``
+    is F, explicit.
     """
-    matrix = workload.toarray()
     transposed = matrix.shape[0] < matrix.shape[1]
     solved = matrix.T if transposed else matrix
     k, m = solved.shape
@@ -127,7 +127,7 @@ def solve_max_iterative(workload: Workload, tol: float, max_iterations: int,
     return fact, evaluations, best.gap > tol
 
 
-def solve_max_sdp(workload: Workload, tol: float, solver: str,
+def solve_max_sdp(workload: Workload, matrix: np.ndarray, tol: float, solver: str,
                   solver_options: dict[str, Any] | None) -> Outcome[tuple[Factorization, int | None]]:
     """The reference semidefinite program for ``gamma_2``:
     ``min t s.t. [[W, F], [F^T, X]] >= 0, diag(W) <= t, diag(X) <= t``, whose value is
@@ -135,7 +135,6 @@ def solve_max_sdp(workload: Workload, tol: float, solver: str,
     dual weights."""
     import cvxpy as cp
 
-    matrix = workload.toarray()
     k, m = matrix.shape
     W = cp.Variable((k, k), symmetric=True)
     X = cp.Variable((m, m), symmetric=True)

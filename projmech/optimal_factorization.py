@@ -65,6 +65,10 @@ UNION_STEP_TOL = 1e-6
 #: The fewest iterations a step of a structured method gets, whatever the caller's budget.
 STEP_MIN_ITERATIONS = 2000
 
+#: From this universe size ``method="auto"`` factorizes prefix and all-range workloads by the
+#: resolvent method (``O(m)`` memory and ``O(N m)`` per step) instead of the dense ones.
+RESOLVENT_MIN_UNIVERSE = 2048
+
 #: The largest ``k * m`` the ``"max"`` objective's dense methods accept (its iteration forms
 #: ``F^T diag(p) F`` and ``F Z`` at each step).
 MAX_OBJECTIVE_ENTRIES = 20_000_000
@@ -664,6 +668,9 @@ def factorization_norm(
     callback = check_callback(callback)
     if method in ("auto", "structured"):
         structured = _structured_plan(workload, tol, max_iterations, objective)
+        if structured is None:
+            structured = _resolvent_plan(workload, objective, tol, max_iterations, callback,
+                                         force=method == "structured")
         if (structured is not None and structured[0] in UNCERTIFIED_METHODS and method == "auto"
                 and workload.universe_size <= DENSE_UNION_UNIVERSE):
             structured = None  # small enough for the dense method, which certifies tol
@@ -701,6 +708,29 @@ def factorization_norm(
     return fact
 
 
+def _resolvent_plan(workload: Workload, objective: str, tol: float, max_iterations: int, callback: Callback | None,
+                    force: bool) -> tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]] | None:
+    """The resolvent method for a workload with a closed-form tridiagonal inverse (prefix sums,
+    all ranges), from ``RESOLVENT_MIN_UNIVERSE`` cells (at any size when ``force``); else None."""
+    from .resolvent_factorization import solve_resolvent, structure_of
+
+    structure = structure_of(workload)
+    if structure is None or not (force or workload.universe_size >= RESOLVENT_MIN_UNIVERSE):
+        return None
+    if objective == "max" and structure.inverse is None:
+        if force:
+            raise ValueError(f"method: 'structured' with objective='max' needs a square workload with a bidiagonal "
+                             f"inverse (prefix sums), got {workload.name}")
+        return None
+
+    def resolvent() -> Outcome[tuple[Factorization, int | None]]:
+        assert structure is not None
+        fact, iterations, stopped = solve_resolvent(workload, structure, objective, tol, max_iterations, callback)
+        return _judge(fact, tol, iterations, stopped)
+
+    return "resolvent", resolvent
+
+
 def _max_factorization(workload: Workload, method: str, tol: float, max_iterations: int, solver: str,
                        solver_options: dict[str, Any] | None, callback: Callback | None) -> Factorization:
     """:func:`factorization_norm` for ``objective="max"`` on the explicit matrix: the dual
@@ -712,21 +742,22 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
         raise ValueError(f"objective: 'max' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
                          f"{MAX_OBJECTIVE_ENTRIES:,} entries; a Kronecker product of small factors is solved factor "
                          "by factor")
-    matrix = workload.toarray()
+    # An implicit workload's matrix from its products, column by column of the identity.
+    matrix = np.asarray(workload._matmat(np.eye(m))) if workload.is_implicit else workload.toarray()
     if not np.all(np.isfinite(matrix)):
         raise ValueError("workload: F has a non-finite entry")
     if not np.any(matrix):
         raise ValueError("workload: F is zero; there is nothing to factorize")
 
     def iterative() -> Outcome[tuple[Factorization, int | None]]:
-        fact, iterations, stopped = solve_max_iterative(workload, tol, max_iterations, callback)
+        fact, iterations, stopped = solve_max_iterative(workload, matrix, tol, max_iterations, callback)
         return _judge(fact, tol, iterations, stopped)
 
     plan: list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]] = []
     if method in ("auto", "iterative"):
         plan.append(("iterative", iterative))
     if method == "sdp" or (method == "auto" and max(k, m) <= SDP_MAX_UNIVERSE):
-        plan.append((f"sdp/{solver}", lambda: solve_max_sdp(workload, tol, solver, solver_options)))
+        plan.append((f"sdp/{solver}", lambda: solve_max_sdp(workload, matrix, tol, solver, solver_options)))
     fact, _, _ = solve_in_order(plan, FactorizationError,
                                 f"factorization_norm: no method certified a relative gap <= {tol:g} on gamma_2^2",
                                 _finish(tol))

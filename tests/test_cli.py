@@ -1027,3 +1027,39 @@ def test_demo_out_dir_must_be_a_folder(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     assert main(["demo", "--out-dir", str(tmp_path / "file")]) == 2
     assert "--out-dir: " in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# --objective and --intervals
+# --------------------------------------------------------------------------------------------
+
+
+def test_objective_max_and_intervals(files, capsys):
+    code, out = release(files, "--workload", "prefix:b", "--mechanism", "factorization", "--objective", "max",
+                        "--rho", "0.5", "--noise", "continuous", "--seed", "3", "--intervals", "0.9")
+    assert code == 0
+    table, summary = read_outputs(out)
+    assert list(table.columns) == ["query", "answer", "lower", "upper"]
+    assert summary["factorization"]["objective"] == "max"
+    assert "gamma_2" in summary["factorization"]
+    # Unprojected answers: each interval is centred on its answer, at z(0.95) standard deviations.
+    assert np.allclose((table["lower"] + table["upper"]) / 2, table["answer"], atol=1e-12)
+    half = (table["upper"] - table["lower"]) / 2
+    sigma = summary["noise"]["std"] / summary["size"]
+    # ||r_i|| >= max_j |F_ij| = 1, since F = R M and M's columns have norm at most 1.
+    assert np.all(half >= 1.6448536 * sigma * 0.999)
+    printed = capsys.readouterr().out
+    assert "0.9 intervals (exact: gaussian, each query's variance from R)" in printed
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--mechanism", "gaussian", "--rho", "0.5", "--objective", "max"],
+     "--objective: only --mechanism factorization or factorization+projection optimizes a strategy; "
+     "--mechanism gaussian has none"),
+    (["--mechanism", "gaussian", "--rho", "0.5", "--intervals", "1.5"],
+     "--intervals: must lie strictly between 0 and 1, got 1.5"),
+])
+def test_objective_and_intervals_refusals(files, capsys, extra, message):
+    code, out = release(files, *extra)
+    assert code == 2 and not out.exists()  # refused before anything is read or written
+    assert message in capsys.readouterr().err

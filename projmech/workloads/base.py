@@ -210,6 +210,9 @@ class Workload:
         self._column_distance: float | None = None
         # Builders of per-attribute workloads set it: each query's label part on an attribute.
         self._term_maker: Callable[[str, Encoding], Sequence[str]] | None = None
+        # Closed-form tridiagonal inverses (prefix and all-range builders set it): what the
+        # factorization optimizer's resolvent method needs.
+        self._tridiagonal_inverse: Callable[[], dict[str, Any]] | None = None
         self.domain = domain
         self.name = name or "workload"
 

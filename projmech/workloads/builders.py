@@ -158,6 +158,32 @@ def identity_total(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workloa
     return _with_terms(workload, lambda attribute, encoding: [encoding.equals(attribute, u) for u in range(m)] + [""])
 
 
+#: A workload's tridiagonal-inverse structure (see :func:`_prefix_inverse`): the bands of
+#: ``(F^T F)^-1`` under ``"gram_inverse"``, those of a lower-bidiagonal ``F^-1`` (or None) under
+#: ``"inverse"``; read by the factorization optimizer's resolvent method.
+TridiagonalBands = dict[str, Any]
+
+
+def _prefix_inverse(m: int) -> Callable[[], TridiagonalBands]:
+    """The prefix sums' inverses in closed form: ``F^-1 = I - S`` (S the shift down) and
+    ``(F^T F)^-1 = F^-1 F^-T``, tridiagonal with diagonal ``1, 2, ..., 2`` and off-diagonal -1."""
+    def bands() -> TridiagonalBands:
+        diagonal = np.full(m, 2.0)
+        diagonal[0] = 1.0
+        return {"gram_inverse": (diagonal, -np.ones(m - 1)), "inverse": (np.ones(m), -np.ones(m - 1))}
+
+    return bands
+
+
+def _range_inverse(m: int) -> Callable[[], TridiagonalBands]:
+    """The all-range Gram matrix ``(min(i,j)+1)(m-max(i,j))`` is ``m + 1`` times the Green's
+    function of the second difference with zero ends: its inverse is ``tridiag(-1, 2, -1) / (m+1)``."""
+    def bands() -> TridiagonalBands:
+        return {"gram_inverse": (np.full(m, 2.0 / (m + 1)), np.full(m - 1, -1.0 / (m + 1))), "inverse": None}
+
+    return bands
+
+
 def _prefix_terms(m: int) -> Callable[[str, Encoding], list[str]]:
     return lambda attribute, encoding: [encoding.at_most(attribute, t) for t in range(m)]
 
@@ -230,6 +256,7 @@ def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
     else:
         check_matrix_entries("m", "prefix", m * m, m, m, max_entries, implicit=True)
         workload = MatrixWorkload(np.tril(np.ones((m, m))), name=f"prefix({m})", gram=gram)
+    workload._tridiagonal_inverse = _prefix_inverse(m)
     return _with_terms(workload, _prefix_terms(m))
 
 
@@ -293,14 +320,17 @@ def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool 
             lows, highs = np.triu_indices(m)
             return sums[highs + 1] - sums[lows]
 
+        # Cell i lies in (i + 1)(m - i) ranges, most at the middle cell.
+        middle = (m - 1) // 2
         workload: Workload = ImplicitWorkload((k, m), matvec, gram, name=f"all_range({m})", integer=True,
-                                              nonnegative=True)
+                                              nonnegative=True, column_norm=float(np.sqrt((middle + 1) * (m - middle))))
     else:
         check_matrix_entries("m", "all_range", k * m, k, m, max_entries, implicit=True)
         lows, highs = np.triu_indices(m)
         columns = np.arange(m)
         matrix = ((columns >= lows[:, None]) & (columns <= highs[:, None])).astype(float)
         workload = MatrixWorkload(matrix, name=f"all_range({m})", gram=gram)
+    workload._tridiagonal_inverse = _range_inverse(m)
     return _with_terms(workload, _range_terms(m))
 
 
