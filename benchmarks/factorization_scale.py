@@ -5,13 +5,13 @@ Rows, each timed in a fresh process (``--threads`` BLAS threads, peak memory fro
 maximum resident set):
 
 * ``projmech``: ``factorization_norm(workload, objective=...)`` with its defaults (tol 1e-3;
-  the resolvent method from 2,048 values, the dense iterative method below), for
+  the resolvent method from 512 values, the dense iterative method below), for
   ``objective="mean"`` (gamma) and ``"max"`` (gamma_2), on ``prefix(m, implicit=True)`` and
   ``all_range(m, implicit=True)``. The value, the certified lower bound and the relative gap (on
   the squared norm) are the optimizer's own, its value recomputed from its factors.
 * ``jax-privacy``: ``jax_privacy.matrix_factorization.dense.optimize(m, reduction_fn=jnp.mean or
   jnp.max)`` (LBFGS on the strategy Gram matrix, its default 10,000 steps and stopping rule) on the
-  prefix sums (``--jax-sizes``). Its strategy C is evaluated by projmech's own formulas,
+  prefix sums (``--jax-sizes``, ``--jax-objectives``, ``--jax-steps``). Its strategy C is evaluated by projmech's own formulas,
   ``Factorization(prefix(m), C)``: gamma and gamma_2 of ``R = F C^+``. Its "gap" column is the gap
   of that value to projmech's certified bound for the same objective.
 * ``square root``: the square-root factorization of Fichtenberger, Henzinger & Upadhyay (prefix
@@ -80,7 +80,8 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
         from jax_privacy.matrix_factorization import dense
 
         start = time.perf_counter()
-        strategy = np.asarray(dense.optimize(m, reduction_fn=jnp.mean if objective == "mean" else jnp.max))
+        strategy = np.asarray(dense.optimize(m, reduction_fn=jnp.mean if objective == "mean" else jnp.max,
+                                             max_optimizer_steps=job["jax_steps"]))
         seconds = time.perf_counter() - start
     else:  # the square-root factorization
         start = time.perf_counter()
@@ -99,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jax-sizes", type=int_list, default=list(DEFAULT_JAX_SIZES),
                         help="prefix sizes for jax-privacy (default 1024; empty: none)")
     parser.add_argument("--objectives", type=name_list, default=list(OBJECTIVES), help="mean,max (default both)")
+    parser.add_argument("--jax-objectives", type=name_list, default=list(OBJECTIVES),
+                        help="the objectives jax-privacy runs (default mean,max)")
+    parser.add_argument("--jax-steps", type=int, default=10_000,
+                        help="jax-privacy's max_optimizer_steps (default 10000, its own default)")
     parser.add_argument("--threads", type=int_list, default=[2], help="BLAS threads, e.g. 1,2 (default 2)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per measurement (default 1800)")
     parser.add_argument("--quick", action="store_true", help="prefix 1024 and 4096, all ranges 4096, no jax-privacy")
@@ -114,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     for m in args.sizes:
         for objective in args.objectives:
             jobs.append({"family": "prefix", "m": m, "objective": objective, "method": "projmech"})
-            if m in args.jax_sizes:
-                jobs.append({"family": "prefix", "m": m, "objective": objective, "method": "jax-privacy"})
+            if m in args.jax_sizes and objective in args.jax_objectives:
+                jobs.append({"family": "prefix", "m": m, "objective": objective, "method": "jax-privacy",
+                             "jax_steps": args.jax_steps})
             if m <= 4096:
                 jobs.append({"family": "prefix", "m": m, "objective": objective, "method": "square root"})
     for m in args.range_sizes:

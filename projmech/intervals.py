@@ -49,7 +49,8 @@ class ConfidenceIntervals:
         How the intervals were obtained, in words.
     exact : bool
         Whether each interval covers its true answer with probability exactly ``level``
-        (otherwise at least ``level``).
+        (otherwise at least ``level``). With a size estimated under add/remove neighbours the true
+        answer meant is the true count over that estimate (see above).
     simultaneous : bool
         Whether all ``k`` intervals hold at once with probability at least ``level``.
 
@@ -216,8 +217,8 @@ def confidence_intervals(release: Release, level: float = 0.95) -> ConfidenceInt
         method, exact = f"{method}, widened by the bias bound max_j |E_ij|", False
     lower, upper = release.noisy_answers - half, release.noisy_answers + half
     if not projected:
-        return ConfidenceIntervals(lower, upper, level, method, exact, simultaneous=(k == 1 and exact))
-    method = f"bonferroni over the {k:,} noisy answers ({method})"
+        return ConfidenceIntervals(lower, upper, level, method, exact, simultaneous=k == 1)
+    method = f"bonferroni over the {k:,} noisy answers, each from its {method.removeprefix('exact: ')}"
     ranges = _query_ranges(release)
     if ranges is not None:
         # Both ends into the range: an interval wholly outside it becomes the nearest end point

@@ -49,13 +49,16 @@ def max_lower_bound(matrix: np.ndarray, query_weights: np.ndarray, cell_weights:
     """``||D_p^1/2 F D_q^1/2||_*`` for distributions ``p`` (queries) and ``q`` (cells), rounded
     down: a certified lower bound on ``gamma_2(F)``.
 
-    From the singular values of the weighted matrix, each lowered by the backward error bound of
-    the SVD, ``min(k, m) eps`` times the largest: the absolute error of a singular value, not the
-    square root of an eigenvalue's (which would cap the certificate near ``1e-8`` relative).
+    From the singular values of the weighted matrix, each lowered (Weyl) by a bound on the
+    spectral norm of the rounding: the SVD's backward error, taken as ``2 max(k, m) eps`` times
+    the largest singular value, and forming the weighted matrix (3 roundings per entry, at most
+    ``3 eps ||A||_F <= 3 eps sqrt(min(k, m))`` times the largest). The absolute error of a singular
+    value, not the square root of an eigenvalue's, which would cap the certificate near ``1e-8``.
     """
     singular = np.linalg.svd(np.sqrt(query_weights)[:, None] * matrix * np.sqrt(cell_weights)[None, :],
                              compute_uv=False)
-    slack = min(matrix.shape) * np.finfo(float).eps * float(singular[0])
+    k, m = matrix.shape
+    slack = (2 * max(k, m) + 3 * math.sqrt(min(k, m))) * np.finfo(float).eps * float(singular[0])
     return float(np.clip(singular - slack, 0.0, None).sum())
 
 

@@ -191,8 +191,9 @@ class Noise:
         centre = int(np.flatnonzero(support == 0)[0])
         # P(|X| <= t) = pmf[0] + 2 (pmf[1] + ... + pmf[t]) by symmetry.
         inside = pmf[centre] + 2.0 * np.cumsum(np.concatenate([[0.0], pmf[centre + 1:]]))
-        # A probability computed as level may round a hair below it: one ulp of slack.
-        return float(np.argmax(inside >= level * (1.0 - 4 * np.finfo(float).eps)))
+        # No slack for rounding: a probability that rounds below the level moves to the next
+        # integer, the wider (safe) side.
+        return float(np.argmax(inside >= level))
 
     def summary(self) -> dict[str, Any]:
         """Plain values for a release summary.

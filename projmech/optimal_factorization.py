@@ -67,7 +67,7 @@ STEP_MIN_ITERATIONS = 2000
 
 #: From this universe size ``method="auto"`` factorizes prefix and all-range workloads by the
 #: resolvent method (``O(m)`` memory and ``O(N m)`` per step) instead of the dense ones.
-RESOLVENT_MIN_UNIVERSE = 2048
+RESOLVENT_MIN_UNIVERSE = 512
 
 #: The largest ``k * m`` the ``"max"`` objective's dense methods accept (its iteration forms
 #: ``F^T diag(p) F`` and ``F Z`` at each step).
@@ -694,18 +694,30 @@ def factorization_norm(
     if not np.any(gram):
         raise ValueError("workload: F is zero; there is nothing to factorize")
 
-    def iterative() -> Outcome[tuple[Factorization, int | None]]:
-        fact, iterations, stopped = _solve_iterative(workload, gram, tol, max_iterations, callback)
-        return _judge(fact, tol, iterations, stopped)
-
-    plan: list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]] = []
-    if method in ("auto", "iterative"):
-        plan.append(("iterative", iterative))
-    if method == "sdp" or (method == "auto" and m <= SDP_MAX_UNIVERSE):
-        plan.append((f"sdp/{solver}", lambda: _solve_sdp(workload, gram, tol, solver, solver_options)))
+    plan = _dense_plan(method, m <= SDP_MAX_UNIVERSE, tol,
+                       lambda: _solve_iterative(workload, gram, tol, max_iterations, callback),
+                       (f"sdp/{solver}", lambda: _solve_sdp(workload, gram, tol, solver, solver_options)))
     fact, _, _ = solve_in_order(plan, FactorizationError,
                                 f"factorization_norm: no method certified a relative gap <= {tol:g}", _finish(tol))
     return fact
+
+
+Plan = list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]]
+
+
+def _dense_plan(method: str, small: bool, tol: float, iterative: Callable[[], tuple[Factorization, int, bool]],
+                sdp: tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]) -> Plan:
+    """The dense methods to try, in order: the iterative one (``iterative()`` returns the
+    factorization, its iterations and whether it stopped at its limit), then the SDP where
+    ``method`` asks for it or, under ``"auto"``, where the problem is ``small``."""
+    def attempt() -> Outcome[tuple[Factorization, int | None]]:
+        fact, iterations, stopped = iterative()
+        return _judge(fact, tol, iterations, stopped)
+
+    plan: Plan = [("iterative", attempt)] if method in ("auto", "iterative") else []
+    if method == "sdp" or (method == "auto" and small):
+        plan.append(sdp)
+    return plan
 
 
 def _resolvent_plan(workload: Workload, objective: str, tol: float, max_iterations: int, callback: Callback | None,
@@ -749,15 +761,9 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
     if not np.any(matrix):
         raise ValueError("workload: F is zero; there is nothing to factorize")
 
-    def iterative() -> Outcome[tuple[Factorization, int | None]]:
-        fact, iterations, stopped = solve_max_iterative(workload, matrix, tol, max_iterations, callback)
-        return _judge(fact, tol, iterations, stopped)
-
-    plan: list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]] = []
-    if method in ("auto", "iterative"):
-        plan.append(("iterative", iterative))
-    if method == "sdp" or (method == "auto" and max(k, m) <= SDP_MAX_UNIVERSE):
-        plan.append((f"sdp/{solver}", lambda: solve_max_sdp(workload, matrix, tol, solver, solver_options)))
+    plan = _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol,
+                       lambda: solve_max_iterative(workload, matrix, tol, max_iterations, callback),
+                       (f"sdp/{solver}", lambda: solve_max_sdp(workload, matrix, tol, solver, solver_options)))
     fact, _, _ = solve_in_order(plan, FactorizationError,
                                 f"factorization_norm: no method certified a relative gap <= {tol:g} on gamma_2^2",
                                 _finish(tol))

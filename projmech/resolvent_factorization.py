@@ -64,10 +64,14 @@ class TridiagonalInverse:
     inverse : (ndarray, ndarray) or None
         For a square F with a lower-bidiagonal inverse, its diagonal and subdiagonal (the
         prefix sums: ones and minus ones); None otherwise.
+    ranges : bool
+        Whether F is all the ranges ``[a, b]`` in the order of ``np.triu_indices(m)``, each the
+        difference of two of the ``m + 1`` prefix sums (the empty one first).
     """
 
     gram_inverse: tuple[np.ndarray, np.ndarray]
     inverse: tuple[np.ndarray, np.ndarray] | None = None
+    ranges: bool = False
 
 
 def quadrature(low: float, high: float, accuracy: float = QUADRATURE_ACCURACY) -> tuple[np.ndarray, np.ndarray]:
@@ -142,11 +146,32 @@ def _eigenvalues(diagonal: np.ndarray, off: np.ndarray) -> np.ndarray:
     return np.sort(values)
 
 
+def pivot_errors(diagonal: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """A first-order bound on the relative error of each pivot ``D_i`` of ``T = L D L^T`` as
+    computed (``D_i = T_ii - e_{i-1}^2 / D_{i-1}``): ``delta_i = (eps T_ii + (e_{i-1}^2 / D_{i-1})
+    (delta_{i-1} + 3 eps)) / D_i + eps``. The subtraction cancels where ``e^2 / D`` is close to
+    ``T_ii`` (very uneven weights); this is how much. A positive shift only lowers it."""
+    eps = np.finfo(float).eps
+    pivots, _ = _ldl(diagonal, off, np.zeros(1))
+    pivots = pivots[:, 0]
+    errors = np.empty_like(pivots)
+    errors[0] = 2 * eps
+    for i in range(1, pivots.size):
+        carried = off[i - 1] ** 2 / pivots[i - 1]
+        errors[i] = (eps * diagonal[i] + carried * (errors[i - 1] + 3 * eps)) / pivots[i] + eps
+    return errors
+
+
 def certified_trace_inverse_sqrt(diagonal: np.ndarray, off: np.ndarray) -> float:
-    """``tr(T^-1/2) = sum_k mu_k^-1/2``, rounded down: each eigenvalue raised by its relative error
-    bound (``8 m eps``, generous for ``dpteqr``'s high relative accuracy) before the sum."""
+    """``tr(T^-1/2) = sum_k mu_k^-1/2``, rounded down.
+
+    ``dpteqr`` computes the eigenvalues of its factor ``L D L^T`` to high relative accuracy
+    (``8 m eps`` is generous); the factor itself differs from T's exact one by the pivots' errors
+    (:func:`pivot_errors`), which perturb the bidiagonal factor's entries relatively and so each
+    eigenvalue by at most twice their sum. Every eigenvalue is raised by both before the sum.
+    """
     values = _eigenvalues(diagonal, off)
-    slack = 8.0 * values.size * np.finfo(float).eps
+    slack = 8.0 * values.size * np.finfo(float).eps + 2.0 * float(pivot_errors(diagonal, off).sum())
     return float(np.sum((values * (1.0 + slack)) ** -0.5))
 
 
@@ -225,12 +250,13 @@ def _bands(structure: TridiagonalInverse, query_weights: np.ndarray | None, cell
 
 
 def structure_of(workload: Workload) -> TridiagonalInverse | None:
-    """The workload's declared tridiagonal-inverse structure, or None."""
+    """The workload's declared tridiagonal-inverse structure, or None (also for a single cell,
+    which has no tridiagonal to speak of)."""
     bands = getattr(workload, "_tridiagonal_inverse", None)
-    if bands is None:
+    if bands is None or workload.universe_size < 2:
         return None
     declared = bands()
-    return TridiagonalInverse(declared["gram_inverse"], declared["inverse"])
+    return TridiagonalInverse(declared["gram_inverse"], declared["inverse"], bool(declared.get("ranges", False)))
 
 
 class ResolventFactorization(Factorization):
@@ -333,10 +359,32 @@ class ResolventFactorization(Factorization):
         return math.sqrt(self.peak * float(self.rational.diagonal(*self._t).sum()))
 
     def _query_norms(self) -> np.ndarray:
+        if self._t_other is None and self.structure.ranges:
+            return self._range_norms()
         if self._t_other is None:
             return super()._query_norms()
         weights = np.ones(self.q.size) if self.p is None else self.p
-        return np.sqrt(self.peak * self.rational.diagonal(*self._t_other) / weights)
+        # Raised by the rounding bound of the factorizations behind them (the pivots' errors of
+        # T' for the diagonals, and of T for the strategy they assume), so the reported gamma_2
+        # stays an upper bound on the factorization's own however uneven the weights.
+        other = pivot_errors(*self._t_other)
+        accumulated = np.cumsum((2 * other + 3 * np.finfo(float).eps)[::-1])[::-1]
+        inflation = 1.0 + accumulated + 2.0 * float(pivot_errors(*self._t).max())
+        return np.sqrt(self.peak * self.rational.diagonal(*self._t_other) * inflation / weights)
+
+    def _range_norms(self) -> np.ndarray:
+        """Row norms of R for all ranges: with ``P`` the ``m + 1`` prefix sums (the empty one first)
+        and ``K = P X^-1 P^T``, range ``[a, b]`` has ``||r||^2 = K[b+1, b+1] + K[a, a] - 2 K[a, b+1]``:
+        ``O(N m^2)`` for the ``(m+1)^2`` matrix K instead of R applied to every measurement."""
+        m = self.workload.universe_size
+        prefixes = np.tril(np.ones((m + 1, m)), -1)  # row t sums cells < t
+        root = np.sqrt(self.q)[:, None]
+        inner = self.peak * root * self.rational.inverse_apply(*self._t, root * prefixes.T)
+        gram = prefixes @ inner
+        lows, highs = np.triu_indices(m)
+        squares = np.diag(gram)[highs + 1] + np.diag(gram)[lows] - 2.0 * gram[lows, highs + 1]
+        inflation = 1.0 + 2.0 * float(pivot_errors(*self._t).max())
+        return np.sqrt(np.clip(squares, 0.0, None) * inflation)
 
     @property
     def strategy_sensitivity(self) -> float:

@@ -10,7 +10,7 @@ import scipy.linalg as sl
 
 import projmech as pm
 from projmech.optimal_factorization import RESOLVENT_MIN_UNIVERSE
-from projmech.resolvent_factorization import (ResolventFactorization, _RationalInverse, _inverse_diagonals, _ldl,
+from projmech.resolvent_factorization import (ResolventFactorization, _bands, _RationalInverse, _inverse_diagonals, _ldl,
                                               certified_trace_inverse_sqrt, quadrature, structure_of)
 
 
@@ -162,10 +162,45 @@ def test_prefix_at_scale_inside_published_bounds():
     assert fact.gamma_2 <= 1 + math.log(m) / math.pi
 
 
+def test_certificate_and_row_norms_stay_on_their_safe_sides_for_uneven_weights():
+    # Weights over twelve orders of magnitude make the factorization of T cancel (a review's
+    # counterexample): the bound must still lie below the exact nuclear norm, and the reported
+    # row norms above those of R = F M^+ computed densely.
+    m = 24
+    rng = np.random.default_rng(0)
+    workload = pm.prefix(m)
+    F = workload.toarray()
+    structure = structure_of(workload)
+    for _ in range(10):
+        p, q = 10 ** rng.uniform(-12, 0, m), 10 ** rng.uniform(-12, 0, m)
+        p, q = p / p.sum(), q / q.sum()
+        cells, _ = _bands(structure, p, q)
+        exact = np.linalg.svd(np.sqrt(p)[:, None] * F * np.sqrt(q)[None, :], compute_uv=False).sum()
+        assert certified_trace_inverse_sqrt(*cells) <= exact
+    for _ in range(5):
+        p, q = 10 ** rng.uniform(-6, 0, m), 10 ** rng.uniform(-6, 0, m)
+        fact = ResolventFactorization(workload, structure, q / q.sum(), p / p.sum(), objective="max", lower_bound=0.0)
+        R = F @ np.linalg.pinv(fact.strategy._matmat(np.eye(m)))
+        assert np.all(fact.query_norms >= np.linalg.norm(R, axis=1))
+
+
+def test_all_range_row_norms_from_prefix_differences():
+    fact = pm.factorization_norm(pm.all_range(20), method="structured")
+    R = fact._reconstruct_block(np.eye(fact.num_measurements))
+    assert np.allclose(fact.query_norms, np.linalg.norm(R, axis=1), rtol=1e-9)
+
+
+def test_single_cell_has_no_resolvent_structure():
+    assert structure_of(pm.prefix(1)) is None
+    assert pm.factorization_norm(pm.prefix(1)).gamma == pytest.approx(1.0)
+
+
 def test_lower_bound_uses_dpteqr_not_eigvalsh():
     # dpteqr keeps relative accuracy where a standard tridiagonal eigensolver loses it.
     diagonal, off = random_tridiagonal(400, seed=7)
     dense = np.linalg.eigvalsh(np.linalg.inv(tridiagonal(diagonal, off)))
     standard = np.sum(np.sort(sl.eigvalsh_tridiagonal(diagonal, off)) ** -0.5)
-    assert certified_trace_inverse_sqrt(diagonal, off) == pytest.approx(np.sum(dense.clip(0) ** 0.5), rel=1e-10)
-    assert standard == pytest.approx(np.sum(dense.clip(0) ** 0.5), rel=1e-3)
+    exact = np.sum(dense.clip(0) ** 0.5)
+    certified = certified_trace_inverse_sqrt(diagonal, off)
+    assert certified <= exact and certified == pytest.approx(exact, rel=1e-9)
+    assert standard == pytest.approx(exact, rel=1e-3)

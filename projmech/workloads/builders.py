@@ -160,7 +160,8 @@ def identity_total(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workloa
 
 #: A workload's tridiagonal-inverse structure (see :func:`_prefix_inverse`): the bands of
 #: ``(F^T F)^-1`` under ``"gram_inverse"``, those of a lower-bidiagonal ``F^-1`` (or None) under
-#: ``"inverse"``; read by the factorization optimizer's resolvent method.
+#: ``"inverse"``, and ``"ranges": True`` for all the ranges (differences of prefix sums); read by
+#: the factorization optimizer's resolvent method.
 TridiagonalBands = dict[str, Any]
 
 
@@ -179,7 +180,8 @@ def _range_inverse(m: int) -> Callable[[], TridiagonalBands]:
     """The all-range Gram matrix ``(min(i,j)+1)(m-max(i,j))`` is ``m + 1`` times the Green's
     function of the second difference with zero ends: its inverse is ``tridiag(-1, 2, -1) / (m+1)``."""
     def bands() -> TridiagonalBands:
-        return {"gram_inverse": (np.full(m, 2.0 / (m + 1)), np.full(m - 1, -1.0 / (m + 1))), "inverse": None}
+        return {"gram_inverse": (np.full(m, 2.0 / (m + 1)), np.full(m - 1, -1.0 / (m + 1))), "inverse": None,
+                "ranges": True}
 
     return bands
 
