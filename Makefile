@@ -35,6 +35,8 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/solvers.py
 	$(BIN)/python benchmarks/error_vs_n.py
 	$(BIN)/python benchmarks/factorization.py
+	$(BIN)/python benchmarks/factorization_scale.py --jax-objectives mean
+	$(BIN)/python benchmarks/intervals.py
 	$(BIN)/python benchmarks/widths.py
 	$(BIN)/python benchmarks/relaxation.py
 	$(BIN)/python benchmarks/synthetic.py
