@@ -2,7 +2,7 @@
 16,384 values, beside jax-privacy's dense optimizer and the square-root factorization.
 
 Rows, each timed in a fresh process (``--threads`` BLAS threads, peak memory from the process's
-maximum resident set):
+resident high-water mark, ``peak_memory_mb``):
 
 * ``projmech``: ``factorization_norm(workload, objective=...)`` with its defaults (tol 1e-3;
   the resolvent method from 512 values, the dense iterative method below), for
@@ -31,24 +31,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import resource
 import sys
 import time
 from typing import Any
 
 import pandas as pd
 
-from _common import RESULTS, argument_parser, int_list, markdown, name_list, run_in_process, write_csv
+from _common import RESULTS, argument_parser, int_list, markdown, name_list, peak_memory_mb, run_in_process, write_csv
 
 OBJECTIVES = ("mean", "max")
 DEFAULT_SIZES = (1024, 4096, 16384)
 DEFAULT_RANGE_SIZES = (16384,)
 DEFAULT_JAX_SIZES = (1024,)
-
-
-def peak_memory_gb() -> float:
-    """The process's peak resident memory (Linux reports kilobytes)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
 
 
 def prefix_bounds(m: int) -> tuple[float, float]:
@@ -70,7 +64,7 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
         seconds = time.perf_counter() - start
         return {"value": fact.value, "lower_bound": fact.lower_bound, "relative_gap": fact.relative_gap,
                 "solver": fact.stats.solver, "iterations": fact.stats.iterations, "seconds": seconds,
-                "memory_gb": peak_memory_gb()}
+                "memory_gb": peak_memory_mb() / 1000}
     workload = build(m)
     if method == "jax-privacy":
         import jax
@@ -89,7 +83,7 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
         seconds = time.perf_counter() - start
     fact = pm.Factorization(workload, strategy)
     return {"value": fact.gamma if objective == "mean" else fact.gamma_2, "lower_bound": None, "relative_gap": None,
-            "solver": method, "iterations": None, "seconds": seconds, "memory_gb": peak_memory_gb()}
+            "solver": method, "iterations": None, "seconds": seconds, "memory_gb": peak_memory_mb() / 1000}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -114,8 +114,8 @@ from projmech.validation import DEFAULT_MAX_ENTRIES
 from projmech.evaluation import rmse
 from projmech.experiments import format_number
 
-from _common import Timer, argument_parser, binary_domain, cell, chain_records, int_list, name_list, ruled, \
-    run_in_process, usage_error, write_csv
+from _common import Timer, argument_parser, binary_domain, cell, chain_records, int_list, name_list, peak_memory_mb, \
+    ruled, run_in_process, usage_error, vm_status_mb, write_csv
 
 PARTS: tuple[str, ...] = ("small", "scaling", "auto")
 #: The parts run without --parts: "auto" times every choice on two dozen problems (about 15 minutes).
@@ -343,18 +343,6 @@ class Estimate:
     support_size: float
 
 
-def _vm_status_mb(field: str) -> float | None:
-    """A ``Vm*`` line of ``/proc/self/status`` (kernel kB) in MB (10^6 bytes); None off Linux."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024 / 1e6
-    except OSError:
-        pass
-    return None
-
-
 def reset_peak_memory() -> bool:
     """Set the kernel's high-water mark of this process's resident memory to its current size
     (Linux >= 4.0: ``/proc/self/clear_refs``), so the peak measured next is that of the solves,
@@ -365,22 +353,6 @@ def reset_peak_memory() -> bool:
         return True
     except OSError:
         return False
-
-
-def peak_memory_mb() -> float:
-    """Peak resident memory of this process in MB (10^6 bytes): ``VmHWM`` on Linux.
-
-    Not ``ru_maxrss`` there: the kernel carries the parent's high-water mark across fork and exec
-    into it (measured: a worker of a 1.2 GB parent read 1.2 GB), so a worker would report the
-    main process's size. It is the fallback elsewhere (bytes on macOS, KiB on other systems).
-    """
-    peak = _vm_status_mb("VmHWM")
-    if peak is not None:
-        return peak
-    import resource  # POSIX only, and only needed off Linux
-
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return maxrss / 1e6 if sys.platform == "darwin" else maxrss * 1024 / 1e6
 
 
 def _hull_estimate(result: ProjectionResult) -> Estimate:
@@ -475,7 +447,7 @@ def run_job(job: Job) -> dict[str, Any]:
     except Exception as error:  # noqa: BLE001 - reported in the row, the run goes on
         return {**row, "status": f"failed: {type(error).__name__}: {error}"}
     gc.collect()
-    row["rss_inputs_mb"] = _vm_status_mb("VmRSS")
+    row["rss_inputs_mb"] = vm_status_mb("VmRSS")
     row["peak_scope"] = "solves" if reset_peak_memory() else "process"
     solver = FAST if job.method == FAST_DEFAULT else job.method  # the solver named in ProjectionError.attempts
     times: list[float] = []

@@ -52,6 +52,14 @@ def _dense(matrix: Any) -> np.ndarray:
     return matrix.toarray() if issparse(matrix) else np.asarray(matrix, dtype=float)
 
 
+def dense_matrix(workload: Workload) -> np.ndarray:
+    """F as a dense array: an implicit workload's from its products with the identity (which
+    :meth:`Workload.toarray` refuses), for the checks and methods that need every entry."""
+    if workload.is_implicit:
+        return np.asarray(workload._matmat(np.eye(workload.universe_size)))
+    return _dense(workload.matrix)
+
+
 def check_objective(objective: Any) -> str:
     """``objective`` if it is one of :data:`OBJECTIVES`, else a ValueError naming it.
 
@@ -204,16 +212,21 @@ class Factorization(SolveResult):
     def _description(self) -> str:
         raise NotImplementedError
 
+    def _reconstruction_columns(self, start: int, stop: int) -> np.ndarray:
+        """Columns ``start:stop`` of R, ``(k, stop - start)``: R applied to unit measurements,
+        unless a kind has a faster route."""
+        units = np.zeros((self.num_measurements, stop - start))
+        units[np.arange(start, stop), np.arange(stop - start)] = 1.0
+        return self._reconstruct_block(units)
+
     def _query_norms(self) -> np.ndarray:
-        """``||r_i||`` for every row of R: R applied to blocks of unit measurements, unless a kind
-        has a faster route."""
-        k, ell = self.num_queries, self.num_measurements
-        squares = np.zeros(k)
-        step = max(1, _QUERY_NORM_BLOCK // max(k, 1))
-        for start in range(0, ell, step):
-            units = np.zeros((ell, min(step, ell - start)))
-            units[np.arange(start, start + units.shape[1]), np.arange(units.shape[1])] = 1.0
-            squares += np.sum(self._reconstruct_block(units) ** 2, axis=1)
+        """``||r_i||`` for every row of R, from blocks of its columns small enough to hold (a
+        workload may have millions of queries), unless a kind has a faster route."""
+        squares = np.zeros(self.num_queries)
+        step = max(1, _QUERY_NORM_BLOCK // max(self.num_queries, 1))
+        for start in range(0, self.num_measurements, step):
+            stop = min(start + step, self.num_measurements)
+            squares += np.sum(_dense(self._reconstruction_columns(start, stop)) ** 2, axis=1)
         return np.sqrt(squares)
 
     # --- shared ------------------------------------------------------------------------------
@@ -551,7 +564,7 @@ class DenseFactorization(Factorization):
         with ``P = M^+ M``, which resolves it only down to about ``1e-8 ||F||_{1->2}``.
         """
         if self._reconstruction is not None:
-            return column_norm(self._reconstruction @ self.strategy_matrix - self._workload_matrix())
+            return column_norm(self._reconstruction @ self.strategy_matrix - dense_matrix(self.workload))
         complement = np.eye(self.strategy_matrix.shape[1]) - self.strategy_pinv @ self.strategy_matrix
         if not self.workload.is_implicit:
             return column_norm(_dense(self.workload.matrix @ complement))
@@ -607,22 +620,10 @@ class DenseFactorization(Factorization):
         return DenseFactorization(self.workload, strategy, strategy_pinv=inverse, lower_bound=self.lower_bound,
                                   stats=self.stats, gram=self.__dict__.get("_gram"), objective=self.objective)
 
-    def _workload_matrix(self) -> np.ndarray:
-        """F as a dense array: an implicit workload's from its products with the identity."""
-        if self.workload.is_implicit:
-            return np.asarray(self.workload._matmat(np.eye(self.workload.universe_size)))
-        return _dense(self.workload.matrix)
-
-    def _query_norms(self) -> np.ndarray:
+    def _reconstruction_columns(self, start: int, stop: int) -> np.ndarray:
         if self._reconstruction is not None:
-            return np.linalg.norm(self._reconstruction, axis=1)
-        # R = F M^+, a block of M^+'s columns at a time (F may be implicit, with millions of rows).
-        pinv = self.strategy_pinv
-        squares = np.zeros(self.num_queries)
-        step = max(1, _QUERY_NORM_BLOCK // max(self.num_queries, 1))
-        for start in range(0, pinv.shape[1], step):
-            squares += np.sum(_dense(self.workload._matmat(pinv[:, start:start + step])) ** 2, axis=1)
-        return np.sqrt(squares)
+            return self._reconstruction[:, start:stop]
+        return self.workload._matmat(self.strategy_pinv[:, start:stop])  # R = F M^+, by columns of M^+
 
     def _finite_factors(self) -> bool:
         return bool(np.all(np.isfinite(self.strategy_matrix)) and (
@@ -638,7 +639,7 @@ class DenseFactorization(Factorization):
         if self.perturbation is None:
             return self.residual
         assert self._reconstruction is not None  # a perturbation comes with an explicit R
-        target = self._workload_matrix() + self.perturbation
+        target = dense_matrix(self.workload) + self.perturbation
         return column_norm(self._reconstruction @ self.strategy_matrix - target)
 
     def _is_approximate(self) -> bool:

@@ -32,7 +32,7 @@ import scipy.linalg as sl
 import scipy.sparse as sp
 
 from ._threads import one_blas_thread
-from .factorization import Factorization, as_workload, check_objective
+from .factorization import Factorization, as_workload, check_objective, dense_matrix
 from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, record_total_time, \
     solve_in_order, status_from_cvxpy
 from .workloads import Workload
@@ -754,8 +754,7 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
         raise ValueError(f"objective: 'max' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
                          f"{MAX_OBJECTIVE_ENTRIES:,} entries; a Kronecker product of small factors is solved factor "
                          "by factor")
-    # An implicit workload's matrix from its products, column by column of the identity.
-    matrix = np.asarray(workload._matmat(np.eye(m))) if workload.is_implicit else workload.toarray()
+    matrix = dense_matrix(workload)
     if not np.all(np.isfinite(matrix)):
         raise ValueError("workload: F has a non-finite entry")
     if not np.any(matrix):
