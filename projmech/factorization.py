@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._sparse import issparse
+from .range_forms import is_all_range, prefix_form, range_squares, range_squares_slack
 from .solve import SolveResult, SolveStats, Status
 from .validation import check_positive_int
 from .workloads import Workload, as_query_matrix, column_norm
@@ -619,6 +620,14 @@ class DenseFactorization(Factorization):
         inverse = sl.solve_triangular(strategy, np.eye(strategy.shape[0]), lower=True)
         return DenseFactorization(self.workload, strategy, strategy_pinv=inverse, lower_bound=self.lower_bound,
                                   stats=self.stats, gram=self.__dict__.get("_gram"), objective=self.objective)
+
+    def _query_norms(self) -> np.ndarray:
+        if self._reconstruction is None and is_all_range(self.workload):
+            # R = F M^+: ||r_i||^2 = f_i^T M^+ M^+T f_i, for all m(m+1)/2 ranges in O(m^2 l).
+            pinv = self.strategy_pinv
+            squares = range_squares(prefix_form(pinv @ pinv.T)) + range_squares_slack(pinv)
+            return np.sqrt(np.clip(squares, 0.0, None))
+        return super()._query_norms()
 
     def _reconstruction_columns(self, start: int, stop: int) -> np.ndarray:
         if self._reconstruction is not None:

@@ -29,6 +29,7 @@ import numpy as np
 from .factorization import Factorization
 from .optimal_factorization import (RANK_RTOL, _canonical_signs, _judge, _solve_cvxpy,
                                     _strategy_from_gram_matrix, _weights_from_dual, iterate, normalize_weights)
+from .range_forms import prefix_form, range_gram, range_squares
 from .solve import Callback, Outcome
 from .workloads import Workload
 
@@ -127,6 +128,77 @@ def solve_max_iterative(workload: Workload, matrix: np.ndarray, tol: float, max_
     else:
         bound = max_lower_bound(matrix, best.p, best.q)
     fact = Factorization(workload, strategy, reconstruction, lower_bound=bound, objective="max")
+    return fact, evaluations, best.gap > tol
+
+
+def eigenvalue_lower_bound(eigenvalues: np.ndarray, forming: float) -> float:
+    """``sum_i lambda_i^1/2`` of a positive semidefinite matrix from its computed eigenvalues,
+    rounded down: each lowered (Weyl) by ``m eps`` (the symmetric eigensolver's backward error)
+    plus ``forming`` (the relative error of forming the matrix, in its spectral norm), both
+    times the largest eigenvalue. The error of an eigenvalue, not of its square root: the small
+    ones keep their absolute accuracy."""
+    slack = (eigenvalues.size * np.finfo(float).eps + forming) * float(np.max(eigenvalues))
+    return float(np.sqrt(np.clip(eigenvalues - slack, 0.0, None)).sum())
+
+
+class _RangeMaxPoint:
+    """One evaluation at ``x = (p, q)`` for the all-range workload, from the ``m x m`` Gram form
+    instead of the ``k x m`` matrix: with ``G = F^T D_p F`` (:func:`~projmech.range_forms.range_gram`)
+    and ``D_q^1/2 G D_q^1/2 = V diag(lambda) V^T``, ``Phi = sum lambda^1/2``, the column norms
+    ``b = diag(V lambda^1/2 V^T) / q`` and the row norms ``a_i = f_i^T Y f_i`` with
+    ``Y = W W^T``, ``W = D_q^1/2 V lambda^-1/4`` (:func:`~projmech.range_forms.range_squares`):
+    ``O(m^3)`` a step, where the matrix's SVD is ``O(m^4)``."""
+
+    def __init__(self, m: int, x: np.ndarray) -> None:
+        k = m * (m + 1) // 2
+        self.m = m
+        self.p = normalize_weights(x[:k], WEIGHT_FLOOR)
+        self.q = normalize_weights(x[k:], WEIGHT_FLOOR)
+        self.x = np.concatenate([self.p, self.q])
+        root = np.sqrt(self.q)
+        # F has full column rank (its Gram inverse is a second difference), so with positive
+        # weights every eigenvalue is positive; clipping only guards rounding below zero.
+        self.eigenvalues, self.vectors = np.linalg.eigh(root[:, None] * range_gram(self.p, m) * root[None, :])
+        self.eigenvalues = np.clip(self.eigenvalues, np.finfo(float).tiny, None)
+        self.value = float(np.sqrt(self.eigenvalues).sum())
+        columns = self.vectors**2 @ np.sqrt(self.eigenvalues) / self.q
+        self.peak = float(columns.max())
+        factor = root[:, None] * self.vectors * self.eigenvalues[None, :] ** -0.25
+        rows = range_squares(prefix_form(factor @ factor.T))
+        self.gap = float(rows.max()) * self.peak / self.value**2 - 1.0
+        self.target = np.concatenate([normalize_weights(self.p * (np.clip(rows, 0.0, None) / self.value) ** STEP_POWER,
+                                                        WEIGHT_FLOOR),
+                                      normalize_weights(self.q * (columns / self.value) ** STEP_POWER, WEIGHT_FLOOR)])
+        self.residual = self.target - self.x
+        self.residual_norm = float(np.linalg.norm(self.residual))
+
+    def factors(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(M, M^-1)``: ``M = (D_q^1/2 G D_q^1/2)^1/4 D_q^-1/2`` scaled to ``max_j ||m_j|| = 1``
+        (its Gram matrix is ``X = D_q^-1/2 (D_q^1/2 G D_q^1/2)^1/2 D_q^-1/2 / peak``)."""
+        root = np.sqrt(self.q)
+        quarter = self.eigenvalues ** 0.25
+        scale = math.sqrt(self.peak)
+        strategy = (self.vectors * quarter[None, :]) @ self.vectors.T / root[None, :] / scale
+        inverse = root[:, None] * (self.vectors / quarter[None, :]) @ self.vectors.T * scale
+        return strategy, inverse
+
+
+def solve_range_max(workload: Workload, tol: float, max_iterations: int,
+                    callback: Callback | None) -> tuple[Factorization, int, bool]:
+    """The dual ascent for ``gamma_2`` of the all-range workload on its ``m x m`` Gram form
+    (:class:`_RangeMaxPoint`), its factorization with the certified bound, the evaluations and
+    whether it stopped at ``max_iterations`` short of ``tol`` (by its own gap)."""
+    m = workload.universe_size
+    k = m * (m + 1) // 2
+    start = np.concatenate([np.full(k, 1.0 / k), np.full(m, 1.0 / m)])
+    best, evaluations = iterate(lambda x: _RangeMaxPoint(m, x), start, tol, max_iterations, callback=callback,
+                                monotone=True)
+    strategy, inverse = best.factors()
+    # Forming D_q^1/2 G D_q^1/2: G's entries are sums of nonnegative weights (2 m eps relative,
+    # range_gram), then two products and a square root; for a nonnegative matrix that bounds the
+    # spectral norm of the error by the same factor times the largest eigenvalue.
+    bound = eigenvalue_lower_bound(best.eigenvalues, (2 * m + 3) * np.finfo(float).eps)
+    fact = Factorization(workload, strategy, strategy_pinv=inverse, lower_bound=bound, objective="max")
     return fact, evaluations, best.gap > tol
 
 

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 from ._threads import one_blas_thread
 from .factorization import Factorization, as_workload, check_objective, dense_matrix
+from .range_forms import is_all_range
 from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, record_total_time, \
     solve_in_order, status_from_cvxpy
 from .workloads import Workload
@@ -72,6 +73,11 @@ RESOLVENT_MIN_UNIVERSE = 512
 #: The largest ``k * m`` the ``"max"`` objective's dense methods accept (its iteration forms
 #: ``F^T diag(p) F`` and ``F Z`` at each step).
 MAX_OBJECTIVE_ENTRIES = 20_000_000
+
+#: The largest universe of the all-range workload the ``"max"`` objective accepts: its method
+#: (on the ``m x m`` Gram form) costs an ``m x m`` eigendecomposition a step, about 80 s in all
+#: at 2,048 cells on 2 cores, some 10 minutes at 4,096.
+RANGE_MAX_UNIVERSE = 4096
 
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10
@@ -565,7 +571,9 @@ def factorization_norm(
         (:func:`factorization_lower_bound` with ``query_weights``); the result's ``value`` is
         then ``gamma_2`` and ``relative_gap`` is on ``gamma_2^2``. It works on the explicit
         matrix (``k m`` at most ``MAX_OBJECTIVE_ENTRIES``), solved from its smaller side; its
-        structured method is the Kronecker product's, factor by factor. The iterative method
+        structured methods are the Kronecker product's, factor by factor, the resolvent method
+        for prefix sums, and for all ranges the ``m x m`` Gram form (``m`` at most
+        ``RANGE_MAX_UNIVERSE``), which ``"auto"`` and ``"iterative"`` use too. The iterative method
         is the same dual ascent on the pair ``(p, q)``, with ``k + m`` weights; the SDP is
         ``min t s.t. [[W, F], [F^T, X]] >= 0, diag(W) <= t, diag(X) <= t``.
     method : {"auto", "structured", "iterative", "sdp"}
@@ -615,7 +623,8 @@ def factorization_norm(
     ValueError
         If ``objective``, ``method``, ``tol`` or ``max_iterations`` is invalid, the workload's
         Gram matrix is not finite or F is zero, ``method="structured"`` is asked of a workload
-        without structure, or ``objective="max"`` of a matrix above ``MAX_OBJECTIVE_ENTRIES``.
+        without structure, or ``objective="max"`` of a matrix above ``MAX_OBJECTIVE_ENTRIES``
+        (all ranges: above ``RANGE_MAX_UNIVERSE`` cells).
     TypeError
         If ``callback`` is neither None nor callable.
     FactorizationError
@@ -682,6 +691,8 @@ def factorization_norm(
                                             f"factorization_norm: the {structured[0]} factorization did not certify "
                                             f"a relative gap <= {tol:g}", _finish(tol))
             return fact
+        if method == "structured" and objective == "max" and is_all_range(workload):
+            return _max_factorization(workload, "iterative", tol, max_iterations, solver, solver_options, callback)
         if method == "structured":
             needs = "a Kronecker product" if objective == "max" else "a Kronecker product or a marginal workload"
             raise ValueError(f"method: 'structured' with objective={objective!r} needs {needs}, got {workload.name}")
@@ -730,6 +741,8 @@ def _resolvent_plan(workload: Workload, objective: str, tol: float, max_iteratio
     if structure is None or not (force or workload.universe_size >= RESOLVENT_MIN_UNIVERSE):
         return None
     if objective == "max" and structure.inverse is None:
+        if structure.ranges:
+            return None  # the all-range max objective has its own method (_max_factorization)
         if force:
             raise ValueError(f"method: 'structured' with objective='max' needs a square workload with a bidiagonal "
                              f"inverse (prefix sums), got {workload.name}")
@@ -747,22 +760,32 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
                        solver_options: dict[str, Any] | None, callback: Callback | None) -> Factorization:
     """:func:`factorization_norm` for ``objective="max"`` on the explicit matrix: the dual
     ascent on ``(p, q)``, then the SDP where both sides are small."""
-    from .max_factorization import solve_max_iterative, solve_max_sdp
+    from .max_factorization import solve_max_iterative, solve_max_sdp, solve_range_max
 
     k, m = workload.shape
-    if k * m > MAX_OBJECTIVE_ENTRIES:
-        raise ValueError(f"objective: 'max' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
-                         f"{MAX_OBJECTIVE_ENTRIES:,} entries; a Kronecker product of small factors is solved factor "
-                         "by factor")
-    matrix = dense_matrix(workload)
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError("workload: F has a non-finite entry")
-    if not np.any(matrix):
-        raise ValueError("workload: F is zero; there is nothing to factorize")
+    iterative: Callable[[], tuple[Factorization, int, bool]]
+    if is_all_range(workload):
+        if m > RANGE_MAX_UNIVERSE:
+            raise ValueError(f"objective: 'max' of {workload.name} takes an m x m eigendecomposition a step (O(m^3): "
+                             f"about 80 s in all at 2,048 cells, 10 minutes at 4,096); above {RANGE_MAX_UNIVERSE:,} cells it "
+                             "is refused (the mean objective scales to 16,384 cells and beyond)")
+        iterative = lambda: solve_range_max(workload, tol, max_iterations, callback)
+        explicit = lambda: dense_matrix(workload)  # formed only for the small SDP
+    else:
+        if k * m > MAX_OBJECTIVE_ENTRIES:
+            raise ValueError(f"objective: 'max' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
+                             f"{MAX_OBJECTIVE_ENTRIES:,} entries; a Kronecker product of small factors is solved "
+                             "factor by factor, all ranges on their Gram form")
+        matrix = dense_matrix(workload)
+        if not np.all(np.isfinite(matrix)):
+            raise ValueError("workload: F has a non-finite entry")
+        if not np.any(matrix):
+            raise ValueError("workload: F is zero; there is nothing to factorize")
+        iterative = lambda: solve_max_iterative(workload, matrix, tol, max_iterations, callback)
+        explicit = lambda: matrix
 
-    plan = _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol,
-                       lambda: solve_max_iterative(workload, matrix, tol, max_iterations, callback),
-                       (f"sdp/{solver}", lambda: solve_max_sdp(workload, matrix, tol, solver, solver_options)))
+    plan = _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol, iterative,
+                       (f"sdp/{solver}", lambda: solve_max_sdp(workload, explicit(), tol, solver, solver_options)))
     fact, _, _ = solve_in_order(plan, FactorizationError,
                                 f"factorization_norm: no method certified a relative gap <= {tol:g} on gamma_2^2",
                                 _finish(tol))

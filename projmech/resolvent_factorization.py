@@ -37,6 +37,7 @@ from scipy.linalg import lapack
 
 from .factorization import Factorization
 from .optimal_factorization import iterate, normalize_weights
+from .range_forms import range_squares
 from .solve import Callback, SolveStats, Status
 from .workloads import Workload
 
@@ -380,9 +381,7 @@ class ResolventFactorization(Factorization):
         prefixes = np.tril(np.ones((m + 1, m)), -1)  # row t sums cells < t
         root = np.sqrt(self.q)[:, None]
         inner = self.peak * root * self.rational.inverse_apply(*self._t, root * prefixes.T)
-        gram = prefixes @ inner
-        lows, highs = np.triu_indices(m)
-        squares = np.diag(gram)[highs + 1] + np.diag(gram)[lows] - 2.0 * gram[lows, highs + 1]
+        squares = range_squares(prefixes @ inner)
         inflation = 1.0 + 2.0 * float(pivot_errors(*self._t).max())
         return np.sqrt(np.clip(squares, 0.0, None) * inflation)
 

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.optimal_factorization import MAX_OBJECTIVE_ENTRIES
-from projmech.workloads import kron
+from projmech.optimal_factorization import MAX_OBJECTIVE_ENTRIES, RANGE_MAX_UNIVERSE
+from projmech.range_forms import prefix_form, range_gram, range_squares
+from projmech.workloads import identity_total, kron
 
 SDP = {"method": "sdp", "solver": "CLARABEL"}
 
@@ -126,6 +127,59 @@ def test_query_norms_match_explicit_reconstruction():
         assert np.allclose(fact.query_norms, np.linalg.norm(R, axis=1), rtol=1e-9, atol=1e-12)
 
 
+# ----------------------------------------------------------------------------- all ranges
+
+
+def test_range_gram_and_quadratic_forms_match_the_explicit_matrix():
+    rng = np.random.default_rng(5)
+    F = pm.all_range(7).toarray()
+    weights = rng.random(F.shape[0])
+    assert np.allclose(range_gram(weights, 7), F.T @ (weights[:, None] * F), rtol=1e-14, atol=0)
+    inner = rng.standard_normal((7, 7))
+    inner = inner + inner.T
+    assert np.allclose(range_squares(prefix_form(inner)), np.einsum("ij,jk,ik->i", F, inner, F), atol=1e-12)
+
+
+def test_all_range_gram_method_matches_the_explicit_matrix():
+    # The all-range workload goes to the m x m Gram form; the same matrix without the declared
+    # structure to the SVD of the k x m matrix. Same gamma_2, and each bound below the other's value.
+    ranges = pm.all_range(16)
+    structured = gamma_2(ranges, tol=1e-8, max_iterations=5000)
+    dense = gamma_2(pm.Workload(ranges.toarray()), method="iterative", tol=1e-8, max_iterations=5000)
+    assert structured.value == pytest.approx(dense.value, rel=1e-6)
+    assert structured.value == pytest.approx(explicit_gamma_2(structured), rel=1e-9)
+    assert structured.lower_bound <= dense.value * (1 + 1e-9)
+    assert dense.lower_bound <= structured.value * (1 + 1e-9)
+    assert gamma_2(ranges, method="structured", tol=1e-6).relative_gap <= 1e-6
+
+
+def test_all_range_query_norms_from_prefix_forms_match_explicit_reconstruction():
+    rng = np.random.default_rng(6)
+    workload = pm.all_range(9)
+    strategy = rng.standard_normal((12, 9))
+    fact = pm.Factorization(workload, strategy)
+    explicit = np.linalg.norm(workload.toarray() @ np.linalg.pinv(strategy), axis=1)
+    assert np.all(fact.query_norms >= explicit)  # the rounding slack lifts them
+    assert np.allclose(fact.query_norms, explicit, rtol=1e-10, atol=0)
+
+
+def test_all_range_beyond_the_explicit_matrix_limit():
+    # 80,200 x 400: above MAX_OBJECTIVE_ENTRIES, refused before the Gram form.
+    ranges = pm.all_range(400, implicit=True)
+    assert ranges.num_queries * ranges.universe_size > MAX_OBJECTIVE_ENTRIES
+    fact = gamma_2(ranges)
+    assert fact.relative_gap <= 1e-3 and fact.lower_bound <= fact.value
+    # Every prefix sum is a range, so gamma_2 of the ranges is at least the prefix sums'.
+    assert fact.value >= gamma_2(pm.prefix(400)).lower_bound
+    assert fact.value <= 2 * gamma_2(pm.prefix(400)).value  # a range is a difference of two
+
+
+@pytest.mark.slow
+def test_all_range_1024_certified():
+    fact = gamma_2(pm.all_range(1024, implicit=True))
+    assert fact.relative_gap <= 1e-3 and fact.value >= gamma_2(pm.prefix(1024, implicit=True)).lower_bound
+
+
 # ----------------------------------------------------------------------------- refusals
 
 
@@ -135,10 +189,12 @@ def test_refusals_name_the_argument():
     domain = pm.Domain(["a", "b"], [3, 3])
     with pytest.raises(ValueError, match="structured.*objective='max'.*Kronecker"):
         pm.factorization_norm(pm.marginals(domain, 1), objective="max", method="structured")
-    big = pm.all_range(2 ** 12, implicit=True)
+    big = identity_total(4500)
     assert big.num_queries * big.universe_size > MAX_OBJECTIVE_ENTRIES
     with pytest.raises(ValueError, match="objective: 'max' works on the explicit"):
         pm.factorization_norm(big, objective="max")
+    with pytest.raises(ValueError, match=f"objective: 'max' of all_range.*above {RANGE_MAX_UNIVERSE:,} cells"):
+        pm.factorization_norm(pm.all_range(RANGE_MAX_UNIVERSE + 1, implicit=True), objective="max")
     with pytest.raises(ValueError, match="query_weights: expected shape"):
         pm.factorization_lower_bound(pm.prefix(4), query_weights=np.ones(3))
     with pytest.raises(ValueError, match="factors: optimized for different objectives"):
