@@ -29,6 +29,7 @@ import numpy as np
 from .factorization import Factorization
 from .optimal_factorization import (RANK_RTOL, _canonical_signs, _judge, _solve_cvxpy,
                                     _strategy_from_gram_matrix, _weights_from_dual, iterate, normalize_weights)
+from .marginal_factorization import subsets_of
 from .range_forms import prefix_form, range_gram, range_squares
 from .solve import Callback, Outcome
 from .workloads import Workload
@@ -200,6 +201,62 @@ def solve_range_max(workload: Workload, tol: float, max_iterations: int,
     bound = eigenvalue_lower_bound(best.eigenvalues, (2 * m + 3) * np.finfo(float).eps)
     fact = Factorization(workload, strategy, strategy_pinv=inverse, lower_bound=bound, objective="max")
     return fact, evaluations, best.gap > tol
+
+
+class _MarginalMaxPoint:
+    """One evaluation for a marginal workload at table weights ``x`` (a distribution over its
+    tables, spread evenly over each table's queries; the cells' weights uniform), where the
+    weighted Gram matrix is diagonal on the residual subspaces ``A``: eigenvalue
+    ``lambda_A = sum_{t: S_t ⊇ A} x_t w_t^2 / |t|^2`` of multiplicity ``d_A = prod_{i in A} (n_i - 1)``.
+    Then ``Phi = sum_A d_A lambda_A^1/2``, every cell's column norm is ``Phi`` and every query of
+    table ``t`` has row norm ``a_t = (w_t^2 / |t|^2) sum_{A ⊆ S_t} d_A lambda_A^-1/2``."""
+
+    def __init__(self, incidence: np.ndarray, dimensions: np.ndarray, x: np.ndarray) -> None:
+        self.x = normalize_weights(x, WEIGHT_FLOOR)
+        self.eigenvalues = self.x @ incidence
+        self.value = float(dimensions @ np.sqrt(self.eigenvalues))
+        rows = incidence @ (dimensions / np.sqrt(self.eigenvalues))
+        self.gap = float(rows.max()) / self.value - 1.0
+        self.target = normalize_weights(self.x * (rows / self.value) ** STEP_POWER, WEIGHT_FLOOR)
+        self.residual = self.target - self.x
+        self.residual_norm = float(np.linalg.norm(self.residual))
+
+
+def solve_marginal_max(sizes: tuple[int, ...], terms: list[tuple[tuple[int, ...], float]], tol: float,
+                       max_iterations: int, callback: Callback | None
+                       ) -> tuple[dict[tuple[int, ...], float], float, int, bool]:
+    """``gamma_2`` of a marginal workload (tables ``(S_t, w_t)`` with identity blocks on
+    attributes of ``sizes``): the residual strategy's coefficients ``c_A``, the certified lower
+    bound, the evaluations and whether the ascent stopped short of ``tol``.
+
+    The problem is invariant under permuting each attribute's values, which moves every table's
+    queries among themselves and the cells among themselves; ``Phi`` is concave, so averaging an
+    optimal ``(p, q)`` over these permutations stays optimal: there is an optimum with ``p``
+    even within each table and ``q`` uniform, and the ascent runs on one weight per table
+    (:class:`_MarginalMaxPoint`). Its strategy ``X = D_q^-1/2 (D_q^1/2 G D_q^1/2)^1/2 D_q^-1/2`` is
+    ``m sum_A lambda_A^1/2 Pi_A / Phi``, which the Helmert contrasts measure with
+    ``c_A^2 = lambda_A^1/2 prod_{i in A} n_i / Phi``.
+    """
+    parts = sorted({part for subset, weight in terms if weight != 0 for part in subsets_of(subset)
+                    if all(sizes[i] > 1 for i in part)})
+    index = {part: column for column, part in enumerate(parts)}
+    incidence = np.zeros((len(terms), len(parts)))
+    for row, (subset, weight) in enumerate(terms):
+        size = math.prod(sizes[i] for i in subset)
+        for part in subsets_of(subset):
+            if part in index:
+                incidence[row, index[part]] = weight**2 / size**2
+    dimensions = np.array([math.prod(sizes[i] - 1 for i in part) for part in parts], dtype=float)
+    start = np.full(len(terms), 1.0 / len(terms))
+    best, evaluations = iterate(lambda x: _MarginalMaxPoint(incidence, dimensions, x), start, tol, max_iterations,
+                                callback=callback, monotone=True)
+    # Phi is a sum of square roots of sums of nonnegative terms (and the weights sum to 1 within
+    # rounding): each step is off by a few eps relative, all of them by at most this.
+    slack = (len(terms) + len(parts) + 8) * np.finfo(float).eps
+    bound = best.value * (1.0 - 2.0 * slack)
+    coefficients = {part: math.sqrt(math.sqrt(float(best.eigenvalues[column])) * math.prod(sizes[i] for i in part)
+                                    / best.value) for part, column in index.items()}
+    return coefficients, bound, evaluations, best.gap > tol
 
 
 def solve_max_sdp(workload: Workload, matrix: np.ndarray, tol: float, solver: str,

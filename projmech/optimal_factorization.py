@@ -694,7 +694,8 @@ def factorization_norm(
         if method == "structured" and objective == "max" and is_all_range(workload):
             return _max_factorization(workload, "iterative", tol, max_iterations, solver, solver_options, callback)
         if method == "structured":
-            needs = "a Kronecker product" if objective == "max" else "a Kronecker product or a marginal workload"
+            needs = ("a Kronecker product, a marginal workload or all ranges" if objective == "max"
+                     else "a Kronecker product or a marginal workload")
             raise ValueError(f"method: 'structured' with objective={objective!r} needs {needs}, got {workload.name}")
     if objective == "max":
         return _max_factorization(workload, method, tol, max_iterations, solver, solver_options, callback)
@@ -798,17 +799,33 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int, object
     of tables (closed form for marginals, range contrasts for range blocks); for a Kronecker
     product, the optimum of each factor (to a tolerance whose product meets ``tol``: relative
     gaps compound as ``prod (1 + gap_i) - 1``); for another union, one Kronecker strategy. For
-    the ``"max"`` objective, only the Kronecker product (``gamma_2`` and its dual bound multiply
-    over factors)."""
+    the ``"max"`` objective, the Kronecker product (``gamma_2`` and its dual bound multiply over
+    factors) and the marginal workload (the ascent on one weight per table, the residual
+    strategy)."""
     from .marginal_factorization import AttributeBasis, grouped_lower_bound, helmert
     from .structured_factorization import (KronFactorization, ResidualFactorization, UnionKronFactorization,
                                            optimize_kron_strategy)
     from .workloads import Kron, KroneckerGram, table_terms
     from .workloads.structured import kron_terms
 
+    tables = table_terms(workload)
+    if objective == "max" and tables is not None and tables.is_marginal and not isinstance(workload, Kron):
+        def marginal_max() -> Outcome[tuple[Factorization, int | None]]:
+            from .max_factorization import solve_marginal_max
+
+            assert tables is not None
+            coefficients, bound, evaluations, stopped = solve_marginal_max(tables.sizes, tables.terms, tol,
+                                                                           max_iterations, None)
+            bases = [None if block is None else AttributeBasis(np.eye(block.universe_size),
+                                                               helmert(block.universe_size))
+                     for block in tables.blocks]
+            fact = ResidualFactorization(workload, tables, bases, lower_bound=bound, coefficients=coefficients,
+                                         objective="max")
+            return _judge(fact, tol, evaluations, stopped)
+
+        return "residual", marginal_max
     if objective == "max" and not isinstance(workload, Kron):
         return None
-    tables = table_terms(workload)
     if objective == "mean" and tables is not None and (tables.is_marginal or not isinstance(workload, Kron)):
         def residual() -> Outcome[tuple[Factorization, int | None]]:
             assert tables is not None

@@ -26,7 +26,7 @@ import numpy as np
 from ._sparse import QueryMatrix
 from .data import Dataset
 from .domain import Domain
-from .factorization import Factorization
+from .factorization import Factorization, check_objective
 from .marginal_factorization import AttributeBasis, Subset, residual_weights, subsets_of
 from .solve import SolveStats, Status
 from .validation import DEFAULT_MAX_ENTRIES, format_count
@@ -293,17 +293,29 @@ class ResidualFactorization(Factorization):
     bases : sequence of AttributeBasis or None
         Each attribute's block and contrasts (None for one no table contains).
     lower_bound : float
-        A certified lower bound on ``gamma(F)`` (:func:`~projmech.marginal_factorization.grouped_lower_bound`).
+        A certified lower bound on ``gamma(F)`` (:func:`~projmech.marginal_factorization.grouped_lower_bound`),
+        or on ``gamma_2(F)`` for the ``"max"`` objective.
+    coefficients : mapping of subset to float, optional
+        ``c_A`` for each measured subset, with ``||M||_{1->2} = 1``; by default the mean
+        objective's closed form (:func:`~projmech.marginal_factorization.residual_weights`).
+    objective : {"mean", "max"}, default "mean"
+        What ``lower_bound`` bounds.
     stats : SolveStats, optional
     """
 
     def __init__(self, workload: Workload, tables: TableTerms, bases: Sequence[AttributeBasis | None], *,
-                 lower_bound: float, stats: SolveStats | None = None) -> None:
+                 lower_bound: float, coefficients: Mapping[Subset, float] | None = None, objective: str = "mean",
+                 stats: SolveStats | None = None) -> None:
         self.workload = workload
+        self.objective = check_objective(objective)
         self._tables = tables
         self._bases = list(bases)
         self._terms = tables.terms
-        _, coefficients, self._errors = residual_weights(self._bases, self._terms)
+        _, optimal, self._errors = residual_weights(self._bases, self._terms)
+        if coefficients is None:
+            coefficients = optimal
+        elif set(coefficients) != set(optimal):
+            raise ValueError(f"coefficients: expected the measured subsets {sorted(optimal)}, got {sorted(coefficients)}")
         covers = {part: subset for subset, _ in self._terms for part in subsets_of(subset)}
         self._queries = ResidualQueries([None if basis is None else basis.contrasts for basis in self._bases],
                                         coefficients, domain=workload.domain, sizes=tables.sizes, covers=covers)
@@ -348,6 +360,27 @@ class ResidualFactorization(Factorization):
         ``X = M^T M`` both split."""
         return math.sqrt(sum(self._errors[subset] / coefficient**2
                              for subset, coefficient in self._queries.coefficients.items()))
+
+    def _query_norms(self) -> np.ndarray:
+        """Each query's ``||r_i||`` from the strategy's coefficients: query ``v`` of table ``t``
+        takes from subset ``A`` the row ``w_t (⊗_{i in A} (B_i C_i^+)[v_i] ⊗_{i in t \\ A} (B_i 1 / n_i)[v_i]) / c_A``
+        (see :meth:`_reconstruct`), and the subsets' measurements are separate, so
+        ``||r_i||^2 = w_t^2 sum_A prod_{i in A} ||(B_i C_i^+)[v_i]||^2 prod_{i in t \\ A} (B_i 1 / n_i)[v_i]^2 / c_A^2``:
+        an outer product per subset, no row of R formed."""
+        rows = {i: np.sum(maps[0] ** 2, axis=1) for i, maps in self._maps.items()}
+        means = {i: maps[1] ** 2 for i, maps in self._maps.items()}
+        coefficients = self._queries.coefficients
+        norms = []
+        for subset, weight in self._terms:
+            squares = np.zeros([len(means[i]) for i in subset])
+            for part in subsets_of(subset):
+                if part in coefficients:
+                    piece = np.ones(())
+                    for i in subset:
+                        piece = np.multiply.outer(piece, rows[i] if i in part else means[i])
+                    squares = squares + piece / coefficients[part] ** 2
+            norms.append(abs(weight) * np.sqrt(squares.ravel()))
+        return np.concatenate(norms)
 
     @cached_property
     def residual(self) -> float:
