@@ -134,11 +134,11 @@ def solve_max_iterative(workload: Workload, matrix: np.ndarray, tol: float, max_
 
 def eigenvalue_lower_bound(eigenvalues: np.ndarray, forming: float) -> float:
     """``sum_i lambda_i^1/2`` of a positive semidefinite matrix from its computed eigenvalues,
-    rounded down: each lowered (Weyl) by ``m eps`` (the symmetric eigensolver's backward error)
-    plus ``forming`` (the relative error of forming the matrix, in its spectral norm), both
-    times the largest eigenvalue. The error of an eigenvalue, not of its square root: the small
-    ones keep their absolute accuracy."""
-    slack = (eigenvalues.size * np.finfo(float).eps + forming) * float(np.max(eigenvalues))
+    rounded down: each lowered (Weyl) by ``2 m eps`` (the symmetric eigensolver's backward error,
+    taken as :func:`max_lower_bound` takes the SVD's) plus ``forming`` (the relative error of
+    forming the matrix, in its spectral norm), both times the largest eigenvalue. The error of
+    an eigenvalue, not of its square root: the small ones keep their absolute accuracy."""
+    slack = (2 * eigenvalues.size * np.finfo(float).eps + forming) * float(np.max(eigenvalues))
     return float(np.sqrt(np.clip(eigenvalues - slack, 0.0, None)).sum())
 
 
@@ -199,6 +199,9 @@ def solve_range_max(workload: Workload, tol: float, max_iterations: int,
     # range_gram), then two products and a square root; for a nonnegative matrix that bounds the
     # spectral norm of the error by the same factor times the largest eigenvalue.
     bound = eigenvalue_lower_bound(best.eigenvalues, (2 * m + 3) * np.finfo(float).eps)
+    # Phi is homogeneous of degree 1/2 in each of p and q: weights summing to 1 + delta in
+    # floating point would lift it by about delta / 2.
+    bound /= math.sqrt(math.fsum(best.p) * math.fsum(best.q))
     fact = Factorization(workload, strategy, strategy_pinv=inverse, lower_bound=bound, objective="max")
     return fact, evaluations, best.gap > tol
 
@@ -208,8 +211,8 @@ class _MarginalMaxPoint:
     tables, spread evenly over each table's queries; the cells' weights uniform), where the
     weighted Gram matrix is diagonal on the residual subspaces ``A``: eigenvalue
     ``lambda_A = sum_{t: S_t ⊇ A} x_t w_t^2 / |t|^2`` of multiplicity ``d_A = prod_{i in A} (n_i - 1)``.
-    Then ``Phi = sum_A d_A lambda_A^1/2``, every cell's column norm is ``Phi`` and every query of
-    table ``t`` has row norm ``a_t = (w_t^2 / |t|^2) sum_{A ⊆ S_t} d_A lambda_A^-1/2``."""
+    Then ``Phi = sum_A d_A lambda_A^1/2``, every cell's squared column norm is ``Phi`` and every
+    query of table ``t`` has squared row norm ``a_t = (w_t^2 / |t|^2) sum_{A ⊆ S_t} d_A lambda_A^-1/2``."""
 
     def __init__(self, incidence: np.ndarray, dimensions: np.ndarray, x: np.ndarray) -> None:
         self.x = normalize_weights(x, WEIGHT_FLOOR)
@@ -237,23 +240,27 @@ def solve_marginal_max(sizes: tuple[int, ...], terms: list[tuple[tuple[int, ...]
     ``m sum_A lambda_A^1/2 Pi_A / Phi``, which the Helmert contrasts measure with
     ``c_A^2 = lambda_A^1/2 prod_{i in A} n_i / Phi``.
     """
-    parts = sorted({part for subset, weight in terms if weight != 0 for part in subsets_of(subset)
-                    if all(sizes[i] > 1 for i in part)})
+    # A table of weight zero has no error to bound: it takes no dual weight (kept at the floor,
+    # it would hold the gap near the floor).
+    active = [(subset, weight) for subset, weight in terms if weight != 0]
+    parts = sorted({part for subset, _ in active for part in subsets_of(subset) if all(sizes[i] > 1 for i in part)})
+    if not parts:
+        raise ValueError("workload: F is zero; there is nothing to factorize")
     index = {part: column for column, part in enumerate(parts)}
-    incidence = np.zeros((len(terms), len(parts)))
-    for row, (subset, weight) in enumerate(terms):
+    incidence = np.zeros((len(active), len(parts)))
+    for row, (subset, weight) in enumerate(active):
         size = math.prod(sizes[i] for i in subset)
         for part in subsets_of(subset):
             if part in index:
                 incidence[row, index[part]] = weight**2 / size**2
     dimensions = np.array([math.prod(sizes[i] - 1 for i in part) for part in parts], dtype=float)
-    start = np.full(len(terms), 1.0 / len(terms))
+    start = np.full(len(active), 1.0 / len(active))
     best, evaluations = iterate(lambda x: _MarginalMaxPoint(incidence, dimensions, x), start, tol, max_iterations,
                                 callback=callback, monotone=True)
-    # Phi is a sum of square roots of sums of nonnegative terms (and the weights sum to 1 within
-    # rounding): each step is off by a few eps relative, all of them by at most this.
-    slack = (len(terms) + len(parts) + 8) * np.finfo(float).eps
-    bound = best.value * (1.0 - 2.0 * slack)
+    # Phi is a sum of square roots of sums of nonnegative terms: each step is off by a few eps
+    # relative, all of them by at most this; and it is homogeneous of degree 1/2 in x.
+    slack = (len(active) + len(parts) + 8) * np.finfo(float).eps
+    bound = best.value * (1.0 - 2.0 * slack) / math.sqrt(math.fsum(best.x))
     coefficients = {part: math.sqrt(math.sqrt(float(best.eigenvalues[column])) * math.prod(sizes[i] for i in part)
                                     / best.value) for part, column in index.items()}
     return coefficients, bound, evaluations, best.gap > tol

@@ -676,7 +676,7 @@ def factorization_norm(
         raise ValueError(f"max_iterations: expected an int >= 1, got {max_iterations!r}")
     callback = check_callback(callback)
     if method in ("auto", "structured"):
-        structured = _structured_plan(workload, tol, max_iterations, objective)
+        structured = _structured_plan(workload, tol, max_iterations, objective, callback)
         if structured is None:
             structured = _resolvent_plan(workload, objective, tol, max_iterations, callback,
                                          force=method == "structured")
@@ -694,8 +694,8 @@ def factorization_norm(
         if method == "structured" and objective == "max" and is_all_range(workload):
             return _max_factorization(workload, "iterative", tol, max_iterations, solver, solver_options, callback)
         if method == "structured":
-            needs = ("a Kronecker product, a marginal workload or all ranges" if objective == "max"
-                     else "a Kronecker product or a marginal workload")
+            needs = ("a Kronecker product, a marginal workload (identity blocks), prefix sums or all ranges"
+                     if objective == "max" else "a Kronecker product or a marginal workload")
             raise ValueError(f"method: 'structured' with objective={objective!r} needs {needs}, got {workload.name}")
     if objective == "max":
         return _max_factorization(workload, method, tol, max_iterations, solver, solver_options, callback)
@@ -718,15 +718,16 @@ Plan = list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]]
 
 
 def _dense_plan(method: str, small: bool, tol: float, iterative: Callable[[], tuple[Factorization, int, bool]],
-                sdp: tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]) -> Plan:
+                sdp: tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]], name: str = "iterative") -> Plan:
     """The dense methods to try, in order: the iterative one (``iterative()`` returns the
-    factorization, its iterations and whether it stopped at its limit), then the SDP where
-    ``method`` asks for it or, under ``"auto"``, where the problem is ``small``."""
+    factorization, its iterations and whether it stopped at its limit; ``name`` in the
+    statistics), then the SDP where ``method`` asks for it or, under ``"auto"``, where the
+    problem is ``small``."""
     def attempt() -> Outcome[tuple[Factorization, int | None]]:
         fact, iterations, stopped = iterative()
         return _judge(fact, tol, iterations, stopped)
 
-    plan: Plan = [("iterative", attempt)] if method in ("auto", "iterative") else []
+    plan: Plan = [(name, attempt)] if method in ("auto", "iterative") else []
     if method == "sdp" or (method == "auto" and small):
         plan.append(sdp)
     return plan
@@ -770,8 +771,12 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
             raise ValueError(f"objective: 'max' of {workload.name} takes an m x m eigendecomposition a step (O(m^3): "
                              f"about 80 s in all at 2,048 cells, 10 minutes at 4,096); above {RANGE_MAX_UNIVERSE:,} cells it "
                              "is refused (the mean objective scales to 16,384 cells and beyond)")
+        if method == "sdp" and k * m > MAX_OBJECTIVE_ENTRIES:
+            raise ValueError(f"method: 'sdp' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
+                             f"{MAX_OBJECTIVE_ENTRIES:,} entries; method='auto' solves it on its Gram form")
         iterative = lambda: solve_range_max(workload, tol, max_iterations, callback)
-        explicit = lambda: dense_matrix(workload)  # formed only for the small SDP
+        explicit = lambda: dense_matrix(workload)  # formed only for the SDP, within MAX_OBJECTIVE_ENTRIES
+        name = "range-gram"
     else:
         if k * m > MAX_OBJECTIVE_ENTRIES:
             raise ValueError(f"objective: 'max' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
@@ -784,9 +789,10 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
             raise ValueError("workload: F is zero; there is nothing to factorize")
         iterative = lambda: solve_max_iterative(workload, matrix, tol, max_iterations, callback)
         explicit = lambda: matrix
+        name = "iterative"
 
     plan = _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol, iterative,
-                       (f"sdp/{solver}", lambda: solve_max_sdp(workload, explicit(), tol, solver, solver_options)))
+                       (f"sdp/{solver}", lambda: solve_max_sdp(workload, explicit(), tol, solver, solver_options)), name)
     fact, _, _ = solve_in_order(plan, FactorizationError,
                                 f"factorization_norm: no method certified a relative gap <= {tol:g} on gamma_2^2",
                                 _finish(tol))
@@ -794,6 +800,7 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
 
 
 def _structured_plan(workload: Workload, tol: float, max_iterations: int, objective: str = "mean",
+                     callback: Callback | None = None,
                      ) -> tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]] | None:
     """The structured method for ``workload``'s type, or None: the residual strategy for a union
     of tables (closed form for marginals, range contrasts for range blocks); for a Kronecker
@@ -815,7 +822,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int, object
 
             assert tables is not None
             coefficients, bound, evaluations, stopped = solve_marginal_max(tables.sizes, tables.terms, tol,
-                                                                           max_iterations, None)
+                                                                           max_iterations, callback)
             bases = [None if block is None else AttributeBasis(np.eye(block.universe_size),
                                                                helmert(block.universe_size))
                      for block in tables.blocks]

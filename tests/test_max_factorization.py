@@ -9,7 +9,7 @@ import pytest
 import projmech as pm
 from projmech.optimal_factorization import MAX_OBJECTIVE_ENTRIES, RANGE_MAX_UNIVERSE
 from projmech.range_forms import prefix_form, range_gram, range_squares
-from projmech.workloads import identity_total, kron
+from projmech.workloads import identity, identity_total, kron, stack, table_terms, total
 
 SDP = {"method": "sdp", "solver": "CLARABEL"}
 
@@ -153,6 +153,16 @@ def test_all_range_gram_method_matches_the_explicit_matrix():
     assert gamma_2(ranges, method="structured", tol=1e-6).relative_gap <= 1e-6
 
 
+def test_all_range_gram_method_at_the_smallest_sizes():
+    # One cell: gamma_2 = 1. Two cells, ranges [0], [1], [0, 1]: 2 / sqrt(3) (the SDP's value).
+    assert gamma_2(pm.all_range(1), tol=1e-9).value == pytest.approx(1.0, rel=1e-9)
+    pair = gamma_2(pm.all_range(2), tol=1e-9, max_iterations=5000)
+    assert pair.stats.solver == "range-gram"
+    assert pair.lower_bound <= 2 / math.sqrt(3) <= pair.value <= 2 / math.sqrt(3) * (1 + 1e-9)
+    with pytest.raises(ValueError, match="method: 'sdp' works on the explicit"):
+        gamma_2(pm.all_range(400, implicit=True), method="sdp")
+
+
 def test_all_range_query_norms_from_prefix_forms_match_explicit_reconstruction():
     rng = np.random.default_rng(6)
     workload = pm.all_range(9)
@@ -192,6 +202,38 @@ def test_marginal_gamma_2_matches_the_explicit_matrix(ways):
     assert structured.value == pytest.approx(dense.value, rel=1e-8)
     assert structured.value == pytest.approx(explicit_gamma_2(structured), rel=1e-12)
     assert structured.lower_bound <= dense.value and dense.lower_bound <= structured.value
+
+
+def test_marginal_gamma_2_of_weighted_and_degenerate_tables_matches_the_explicit_matrix():
+    # Weights 3, 1, -2 and a zero-weight table (no dual weight: tol 1e-10 is reachable), a
+    # size-1 attribute, tables of one size that are not interchangeable.
+    domain = pm.Domain(["a", "b", "c", "d"], [3, 4, 1, 2])
+    sizes = domain.sizes
+
+    def identity_or_total(sizes, inside, weight):
+        # The weight on the table's first attribute of more than one value; identity elsewhere in it.
+        first = min(i for i in inside if sizes[i] > 1)
+        return kron([(pm.Workload(weight * np.eye(n)) if i == first else identity(n)) if i in inside else total(n)
+                     for i, n in enumerate(sizes)], domain=domain)
+
+    workload = stack([identity_or_total(sizes, {0, 2}, 3.0), identity_or_total(sizes, {0, 1}, 1.0),
+                      identity_or_total(sizes, {1, 3}, -2.0), identity_or_total(sizes, {3}, 0.0)])
+    assert table_terms(workload).weights == (3.0, 1.0, -2.0, 0.0)
+    structured = gamma_2(workload, tol=1e-10, max_iterations=5000)
+    assert structured.stats.solver == "residual"
+    dense = gamma_2(workload.toarray(), method="iterative", tol=1e-8, max_iterations=50000)
+    assert structured.value == pytest.approx(dense.value, rel=1e-8)
+    assert structured.lower_bound <= dense.value and dense.lower_bound <= structured.value
+    assert structured.value == pytest.approx(explicit_gamma_2(structured), rel=1e-12)
+    chain = pm.marginals(pm.Domain(list("abcd"), [2, 2, 2, 2]), 2)
+    chain = stack([kron([identity(2) if i in pair else total(2) for i in range(4)], domain=chain.domain)
+                   for pair in ({0, 1}, {1, 2}, {2, 3})])
+    worst, mean = gamma_2(chain, tol=1e-10), pm.factorization_norm(chain, tol=1e-10)
+    assert worst.value == pytest.approx(1.38266, abs=1e-5) and mean.gamma_2 == pytest.approx(1.40091, abs=1e-5)
+    assert worst.value == pytest.approx(gamma_2(chain.toarray(), **SDP, tol=1e-3).value, rel=1e-5)
+    zero = stack([identity_or_total(sizes, {0}, 0.0), identity_or_total(sizes, {1}, 0.0)])
+    with pytest.raises(ValueError, match="workload: F is zero"):
+        gamma_2(zero)
 
 
 def test_marginal_gamma_2_at_scale_beats_the_mean_optimum_on_the_worst_query():
@@ -237,7 +279,7 @@ def test_residual_factorization_refuses_foreign_coefficients():
 def test_refusals_name_the_argument():
     with pytest.raises(ValueError, match="objective"):
         pm.factorization_norm(pm.prefix(4), objective="worst")
-    with pytest.raises(ValueError, match="structured.*objective='max'.*Kronecker product, a marginal workload or all"):
+    with pytest.raises(ValueError, match="structured.*objective='max'.*Kronecker product, a marginal workload.*prefix sums or all ranges"):
         pm.factorization_norm(np.random.default_rng(0).standard_normal((5, 4)), objective="max", method="structured")
     big = identity_total(4500)
     assert big.num_queries * big.universe_size > MAX_OBJECTIVE_ENTRIES

@@ -135,7 +135,7 @@ def test_auto_uses_resolvent_from_threshold_and_dense_below():
 def test_all_range_max_has_no_resolvent_method_but_the_gram_form():
     # No tridiagonal form for the ranges' dual weights: "structured" means the m x m Gram form.
     fact = pm.factorization_norm(pm.all_range(8), objective="max", method="structured")
-    assert fact.stats.solver == "iterative" and type(fact).__name__ == "DenseFactorization"
+    assert fact.stats.solver == "range-gram" and type(fact).__name__ == "DenseFactorization"
     assert fact.relative_gap <= 1e-3
 
 
