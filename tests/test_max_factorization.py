@@ -350,3 +350,25 @@ def test_square_root_baseline_is_above_the_optimum():
     baseline = pm.Factorization(pm.prefix(m), pm.square_root_strategy(m))
     assert optimum.lower_bound <= baseline.gamma_2
     assert baseline.gamma_2 <= 1 + (1 + math.log(m - 1)) / math.pi
+
+
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+@pytest.mark.parametrize("make", [lambda: pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 4]), ways=(0, 1, 2)),
+                                  lambda: pm.all_range(12)], ids=["marginals", "all_range"])
+def test_mechanism_calibrates_to_the_max_strategy_exact_sensitivity(make, neighbouring):
+    # The noise must cover the strategy actually measured (the residual strategy with the max
+    # objective's coefficients; the Gram form's M): its largest column distance (replace-one)
+    # or column norm (add/remove), computed here from the explicit M.
+    workload = make()
+    fact = gamma_2(workload)
+    M = fact.strategy.toarray()
+    m = M.shape[1]
+    if neighbouring == "replace-one":
+        expected = max(np.linalg.norm(M[:, u] - M[:, v]) for u in range(m) for v in range(u))
+        mechanism = pm.FactorizationMechanism(workload, pm.ZCDP(0.5), factorization=fact)
+    else:
+        expected = np.linalg.norm(M, axis=0).max()
+        mechanism = pm.FactorizationMechanism(workload, pm.ZCDP(0.5), factorization=fact, neighbouring="add-remove",
+                                              size=100)
+    assert mechanism.sensitivity() == pytest.approx(expected, rel=1e-9)
+    assert pm.FactorizationMechanism(workload, pm.ZCDP(0.5), objective="max").factorization.objective == "max"
