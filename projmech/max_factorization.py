@@ -47,6 +47,24 @@ WEIGHT_FLOOR = 1e-9
 STEP_POWER = 2.0
 
 
+def _step(weights: np.ndarray, norms: np.ndarray, value: float) -> np.ndarray:
+    """The ascent's plain update of one side's weights, ``w (a / Phi)^STEP_POWER`` into the
+    simplex (squared norms below zero by rounding count as zero)."""
+    return normalize_weights(weights * (np.clip(norms, 0.0, None) / value) ** STEP_POWER, WEIGHT_FLOOR)
+
+
+class _AscentPoint:
+    """What :func:`~projmech.optimal_factorization.iterate` reads of an evaluation besides its
+    value and gap: the plain update ``target`` and the fixed-point residual."""
+
+    x: np.ndarray
+
+    def _aim(self, target: np.ndarray) -> None:
+        self.target = target
+        self.residual = target - self.x
+        self.residual_norm = float(np.linalg.norm(self.residual))
+
+
 def max_lower_bound(matrix: np.ndarray, query_weights: np.ndarray, cell_weights: np.ndarray) -> float:
     """``||D_p^1/2 F D_q^1/2||_*`` for distributions ``p`` (queries) and ``q`` (cells), rounded
     down: a certified lower bound on ``gamma_2(F)``.
@@ -64,7 +82,7 @@ def max_lower_bound(matrix: np.ndarray, query_weights: np.ndarray, cell_weights:
     return float(np.clip(singular - slack, 0.0, None).sum())
 
 
-class _MaxPoint:
+class _MaxPoint(_AscentPoint):
     """One evaluation at ``x = (p, q)``: ``Phi``, the squared row norms ``a`` of R and column
     norms ``b`` of M of the factorization the weights define, its gap, and the update.
 
@@ -88,10 +106,7 @@ class _MaxPoint:
         columns = self.singular @ self.right**2 / self.q
         self.peak = float(columns.max())
         self.gap = float(rows.max()) * self.peak / self.value**2 - 1.0
-        self.target = np.concatenate([normalize_weights(self.p * (rows / self.value) ** STEP_POWER, WEIGHT_FLOOR),
-                                      normalize_weights(self.q * (columns / self.value) ** STEP_POWER, WEIGHT_FLOOR)])
-        self.residual = self.target - self.x
-        self.residual_norm = float(np.linalg.norm(self.residual))
+        self._aim(np.concatenate([_step(self.p, rows, self.value), _step(self.q, columns, self.value)]))
 
     def factors(self) -> tuple[np.ndarray, np.ndarray]:
         """``(R, M)`` with ``R M = F``: ``D_p^-1/2 U S^1/2`` and ``S^1/2 V^T D_q^-1/2``, balanced so
@@ -142,7 +157,7 @@ def eigenvalue_lower_bound(eigenvalues: np.ndarray, forming: float) -> float:
     return float(np.sqrt(np.clip(eigenvalues - slack, 0.0, None)).sum())
 
 
-class _RangeMaxPoint:
+class _RangeMaxPoint(_AscentPoint):
     """One evaluation at ``x = (p, q)`` for the all-range workload, from the ``m x m`` Gram form
     instead of the ``k x m`` matrix: with ``G = F^T D_p F`` (:func:`~projmech.range_forms.range_gram`)
     and ``D_q^1/2 G D_q^1/2 = V diag(lambda) V^T``, ``Phi = sum lambda^1/2``, the column norms
@@ -167,11 +182,7 @@ class _RangeMaxPoint:
         factor = root[:, None] * self.vectors * self.eigenvalues[None, :] ** -0.25
         rows = range_squares(prefix_form(factor @ factor.T))
         self.gap = float(rows.max()) * self.peak / self.value**2 - 1.0
-        self.target = np.concatenate([normalize_weights(self.p * (np.clip(rows, 0.0, None) / self.value) ** STEP_POWER,
-                                                        WEIGHT_FLOOR),
-                                      normalize_weights(self.q * (columns / self.value) ** STEP_POWER, WEIGHT_FLOOR)])
-        self.residual = self.target - self.x
-        self.residual_norm = float(np.linalg.norm(self.residual))
+        self._aim(np.concatenate([_step(self.p, rows, self.value), _step(self.q, columns, self.value)]))
 
     def factors(self) -> tuple[np.ndarray, np.ndarray]:
         """``(M, M^-1)``: ``M = (D_q^1/2 G D_q^1/2)^1/4 D_q^-1/2`` scaled to ``max_j ||m_j|| = 1``
@@ -206,7 +217,7 @@ def solve_range_max(workload: Workload, tol: float, max_iterations: int,
     return fact, evaluations, best.gap > tol
 
 
-class _MarginalMaxPoint:
+class _MarginalMaxPoint(_AscentPoint):
     """One evaluation for a marginal workload at table weights ``x`` (a distribution over its
     tables, spread evenly over each table's queries; the cells' weights uniform), where the
     weighted Gram matrix is diagonal on the residual subspaces ``A``: eigenvalue
@@ -220,9 +231,7 @@ class _MarginalMaxPoint:
         self.value = float(dimensions @ np.sqrt(self.eigenvalues))
         rows = incidence @ (dimensions / np.sqrt(self.eigenvalues))
         self.gap = float(rows.max()) / self.value - 1.0
-        self.target = normalize_weights(self.x * (rows / self.value) ** STEP_POWER, WEIGHT_FLOOR)
-        self.residual = self.target - self.x
-        self.residual_norm = float(np.linalg.norm(self.residual))
+        self._aim(_step(self.x, rows, self.value))
 
 
 def solve_marginal_max(sizes: tuple[int, ...], terms: list[tuple[tuple[int, ...], float]], tol: float,

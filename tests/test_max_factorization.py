@@ -353,15 +353,18 @@ def test_square_root_baseline_is_above_the_optimum():
 
 
 @pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
-@pytest.mark.parametrize("make", [lambda: pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 4]), ways=(0, 1, 2)),
-                                  lambda: pm.all_range(12)], ids=["marginals", "all_range"])
-def test_mechanism_calibrates_to_the_max_strategy_exact_sensitivity(make, neighbouring):
+@pytest.mark.parametrize("make, method", [
+    (lambda: pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 4]), ways=(0, 1, 2)), "auto"),
+    (lambda: pm.all_range(12), "auto"),
+    (lambda: pm.prefix(24), "structured"),   # the resolvent strategy
+], ids=["marginals", "all_range", "prefix-resolvent"])
+def test_mechanism_calibrates_to_the_max_strategy_exact_sensitivity(make, method, neighbouring):
     # The noise must cover the strategy actually measured (the residual strategy with the max
-    # objective's coefficients; the Gram form's M): its largest column distance (replace-one)
-    # or column norm (add/remove), computed here from the explicit M.
+    # objective's coefficients; the Gram form's M; the resolvent blocks): its largest column
+    # distance (replace-one) or column norm (add/remove), computed here from the explicit M.
     workload = make()
-    fact = gamma_2(workload)
-    M = fact.strategy.toarray()
+    fact = gamma_2(workload, method=method)
+    M = fact.strategy._matmat(np.eye(workload.universe_size))
     m = M.shape[1]
     if neighbouring == "replace-one":
         expected = max(np.linalg.norm(M[:, u] - M[:, v]) for u in range(m) for v in range(u))
