@@ -377,6 +377,16 @@ def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     return out, summary
 
 
+def _check_output_folder(flag: str, folder: Path) -> None:
+    """A folder that outputs go into, created when they are written if missing: refused only
+    where a file stands in its place or on its way (``--out-dir results.csv/run1``)."""
+    for part in (folder, *folder.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"{flag}: {part} is a file; give a folder (created if missing)")
+            return
+
+
 def _check_new_file(flag: str, path: Path, force: bool) -> None:
     """An output path: a file (not a folder) in an existing folder, not there yet unless --force."""
     if path.is_dir():
@@ -553,10 +563,10 @@ def _demo(args: argparse.Namespace) -> int:
     privacy = ApproxDP(_positive("--epsilon", args.epsilon), _fraction("--delta", args.delta))
     _check_seed(args.seed)
     out_dir = Path(args.out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ValueError(f"--out-dir: {out_dir} is a file; give a folder (created if missing)")
-    for name in DEMO_OUTPUTS:  # checked before the minute of work, like every output
-        _check_new_file("--out-dir", out_dir / name, args.force)
+    _check_output_folder("--out-dir", out_dir)
+    if out_dir.is_dir():  # a folder still to be created holds no earlier results
+        for name in DEMO_OUTPUTS:  # checked before the minute of work, like every output
+            _check_new_file("--out-dir", out_dir / name, args.force)
     start = time.perf_counter()
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
     workload = workloads.marginals(data.domain, 2)

@@ -1027,6 +1027,23 @@ def test_demo_out_dir_must_be_a_folder(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     assert main(["demo", "--out-dir", str(tmp_path / "file")]) == 2
     assert "--out-dir: " in capsys.readouterr().err
+    # A file on the way to the folder is refused too, before any work, and nothing is created.
+    assert main(["demo", "--out-dir", str(tmp_path / "file" / "run1")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("projmech demo: error: --out-dir: ") and "is a file" in err and err.count("\n") == 1, err
+    assert (tmp_path / "file").read_text() == ""
+
+
+def test_demo_from_nothing(tmp_path, monkeypatch, capsys):
+    """As the README's `make demo` runs it on a fresh clone: the default --out-dir (demo_output)
+    does not exist yet, and the demo creates it (with --force, as the Makefile passes)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--trials", "2", "--force"]) == 0
+    assert sorted(path.name for path in (tmp_path / "demo_output").iterdir()) == ["error_vs_n.csv", "error_vs_n.png"]
+    # A folder several levels deep is created as well.
+    assert main(["demo", "--trials", "2", "--out-dir", str(tmp_path / "a" / "b")]) == 0
+    assert (tmp_path / "a" / "b" / "error_vs_n.csv").is_file()
+    assert "wrote" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------------------------
