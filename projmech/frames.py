@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -350,10 +351,30 @@ def _spark_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain:
     # mapInArrow runs on the executors (DataFrame API, so Spark Connect too): each partition's
     # counts leave them as one binary value. The executors need projmech installed.
     d = len(domain)
-    rows = native.mapInArrow(functools.partial(_arrow_partition_counts, kernel=kernel, d=d),
-                             "counts binary").toLocalIterator()  # one partition's counts at a time
     dtype = kernel(np.zeros((0, d), dtype=np.int64)).dtype
-    return _total((np.frombuffer(row[0], dtype=dtype) for row in rows), kernel, d)
+    try:
+        rows = native.mapInArrow(functools.partial(_arrow_partition_counts, kernel=kernel, d=d),
+                                 "counts binary").toLocalIterator()  # one partition's counts at a time
+        return _total((np.frombuffer(row[0], dtype=dtype) for row in rows), kernel, d)
+    except Exception as error:
+        message = _spark_worker_hint(str(error))
+        if message is None:
+            raise
+        # The Java stack trace (thousands of characters) buries the one line that matters.
+        raise RuntimeError(message) from None
+
+
+def _spark_worker_hint(error: str) -> str | None:
+    """What to do when Spark's Python workers could not import a module (their interpreter is not
+    this one: a session started without ``PYSPARK_PYTHON`` runs the system ``python3``), or None
+    when ``error`` (a Spark job's error text) says no such thing."""
+    missing = re.search(r"ModuleNotFoundError: No module named '([^']+)'", error)
+    if missing is None:
+        return None
+    return (f"frame: Spark's Python workers cannot import {missing.group(1)!r}: they run another Python than this "
+            f"one ({sys.executable}). Set the environment variable PYSPARK_PYTHON to an interpreter that has "
+            f"projmech and pyarrow (this one: PYSPARK_PYTHON={sys.executable}) before the SparkSession starts, "
+            f"or set spark.pyspark.python when building it; a cluster's executors need both installed")
 
 
 def _arrow_partition_counts(batches: Iterator[Any], kernel: Callable[[np.ndarray], np.ndarray],

@@ -11,6 +11,8 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import os
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -416,3 +418,60 @@ def test_spark_connect(tmp_path):
     script.write_text(SPARK_CONNECT_SCRIPT, encoding="utf-8")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "spark connect ok" in done.stdout, done.stderr[-2000:]
+
+
+SPARK_WORKERS_SCRIPT = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np, pandas as pd
+from pyspark.sql import SparkSession
+import projmech as pm
+# The user's own session, its Python workers running an interpreter without pyarrow or projmech
+# (as the system python3 runs them when PYSPARK_PYTHON is not set).
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.pyspark.python", sys.argv[1]).getOrCreate())
+spark.sparkContext.setLogLevel("OFF")
+domain = pm.Domain.from_dict({f"a{i}": 2 for i in range(8)})  # 28 tables: counted by the workers
+rows = np.random.default_rng(0).integers(0, 2, (20, 8))
+frame = spark.createDataFrame(pd.DataFrame(rows, columns=domain.attributes))
+try:
+    pm.Dataset.from_frame(frame, domain).marginal_counts(2)
+except RuntimeError as error:
+    print("ERROR " + str(error))
+"""
+
+
+@pytest.mark.slow
+def test_spark_workers_without_projmech_get_one_clear_error(tmp_path):
+    """A SparkSession whose Python workers run another interpreter: one error naming
+    PYSPARK_PYTHON and this interpreter, not Spark's Java stack trace. In a process of its own:
+    one JVM holds one Spark context."""
+    import subprocess
+    import sys
+    import venv
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java (17), and this machine has none")
+    pytest.importorskip("pyspark")
+    venv.create(tmp_path / "bare", with_pip=False)  # a Python with neither pyarrow nor projmech
+    script = tmp_path / "workers.py"
+    script.write_text(SPARK_WORKERS_SCRIPT, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "PYSPARK_PYTHON"}
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "bare" / "bin" / "python")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("ERROR ")]
+    assert len(lines) == 1, (done.stdout[-2000:], done.stderr[-2000:])
+    error = lines[0]
+    assert "PYSPARK_PYTHON" in error and sys.executable in error and "cannot import" in error, error
+    assert len(error) < 600 and "Py4J" not in error and "at org.apache" not in error, error
+
+
+def test_spark_worker_hint_reads_the_missing_module():
+    from projmech.frames import _spark_worker_hint
+
+    trace = ("py4j.protocol.Py4JJavaError: An error occurred while calling o52.collectToPython.\n"
+             "  File \"/usr/lib/python3/pyspark/worker.py\", line 1, in main\n"
+             "ModuleNotFoundError: No module named 'pyarrow'\n\tat org.apache.spark.api.python")
+    hint = _spark_worker_hint(trace)
+    assert hint is not None and "cannot import 'pyarrow'" in hint and "PYSPARK_PYTHON" in hint
+    assert _spark_worker_hint("py4j.protocol.Py4JJavaError: java.lang.OutOfMemoryError") is None
