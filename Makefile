@@ -1,37 +1,44 @@
-# Two entry points: `make demo` and `make test`. Both create .venv on first use.
+# Three entry points: `make demo`, `make test` and `make docs`. Each creates .venv on first use and
+# installs exactly the versions in constraints.txt, the lock file the suite was last green with:
+# a fresh machine gets what CI tested. `make upgrade-lock` moves the lock to the newest versions
+# pyproject.toml's ranges allow and runs the suite on them: upgrades are a deliberate, tested step.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+LOCK := constraints.txt
 STAMP := $(VENV)/.installed
+# pip and setuptools come from the lock too; the package is built with the locked setuptools
+# (no isolated build environment, which would fetch the newest).
+PIP := $(BIN)/python -m pip install --quiet --constraint $(LOCK)
 
-.PHONY: demo test test-all docs benchmarks clean
+.PHONY: demo test test-all docs benchmarks upgrade-lock clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(PIP) pip setuptools
+	$(PIP) --no-build-isolation -e '.[test]'  # test includes the engines and docs extras
 	touch $(STAMP)
 
 demo: $(STAMP)
-# --force: each run replaces the previous results in demo_output/.
+# --force: each run replaces the previous results in demo_output/ (created if missing).
 	$(BIN)/projmech demo --force
 
 test: $(STAMP)
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q
 
-# The documentation site into docs/_build/html; any warning fails the build.
+# The documentation site into docs/_build/html; any warning fails the build, and so does a page
+# that loads anything from another host (docs/conf.py: the site must read the same offline).
 docs: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[docs]'
 	$(BIN)/python -m sphinx -W --keep-going -b html -q docs docs/_build/html
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''
 
 benchmarks: $(STAMP)
-# Private-PGM (mbi) for the comparisons in solvers.py and relaxation.py; if it cannot be
-# installed, those rows are skipped.
-	-$(BIN)/python -m pip install --quiet -e '.[benchmarks]'
+# Private-PGM (mbi) and jax-privacy for the comparisons; if they cannot be installed, those rows
+# are skipped.
+	-$(PIP) --no-build-isolation -e '.[benchmarks]'
 	$(BIN)/python benchmarks/solvers.py
 	$(BIN)/python benchmarks/error_vs_n.py
 	$(BIN)/python benchmarks/factorization.py
@@ -44,5 +51,21 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/audit.py
 	$(BIN)/python benchmarks/noise.py
 
+# Re-resolve every extra the targets install (test, engines, docs, benchmarks) to the newest
+# versions the ranges allow, in a throwaway environment; write the lock; rebuild .venv from it and
+# run the demo, the suite and the docs. Commit constraints.txt only if all three pass.
+upgrade-lock:
+	rm -rf $(VENV)-lock
+	$(PYTHON) -m venv $(VENV)-lock
+	$(VENV)-lock/bin/python -m pip install --quiet --upgrade pip setuptools
+	$(VENV)-lock/bin/python -m pip install --quiet '.[test,docs,benchmarks]'
+	$(VENV)-lock/bin/python -m pip check
+	{ echo "# The versions the suite was last green with (make upgrade-lock wrote this; do not edit by hand)."; \
+	  echo "# Resolved for Python $$($(VENV)-lock/bin/python -c 'import platform; print(platform.python_version(), platform.machine())') on $$(date -u +%Y-%m-%d): every extra the Makefile installs."; \
+	  $(VENV)-lock/bin/python -m pip freeze --all --exclude projmech; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf $(VENV)-lock $(VENV)
+	$(MAKE) demo test docs
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache docs/_build docs/api
+	rm -rf $(VENV) $(VENV)-lock build *.egg-info .pytest_cache .mypy_cache docs/_build docs/api demo_output
