@@ -31,7 +31,7 @@ import numpy as np
 import scipy.linalg as sl
 import scipy.sparse as sp
 
-from ._threads import one_blas_thread
+from ._threads import on_one_blas_thread
 from .factorization import Factorization, as_workload, check_objective, dense_matrix
 from .range_forms import is_all_range
 from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, record_total_time, \
@@ -537,6 +537,7 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, tol: float, solver: str,
 
 
 @record_total_time
+@on_one_blas_thread
 def factorization_norm(
     workload: Workload | Any,
     *,
@@ -558,6 +559,8 @@ def factorization_norm(
     (:func:`factorization_lower_bound`), so ``relative_gap`` (on ``gamma^2``) bounds how far it is
     from optimal. The program, its dual and the iterative method are derived in the theory page
     *The factorization mechanism and gamma(F)* (``docs/theory/factorization.md``).
+    It runs on one BLAS thread: 1 and 2 threads round its dense products differently, and a
+    strategy, and the answers a seed gives with it, must not depend on the machine.
 
     Parameters
     ----------
@@ -684,12 +687,9 @@ def factorization_norm(
                 and workload.universe_size <= DENSE_UNION_UNIVERSE):
             structured = None  # small enough for the dense method, which certifies tol
         if structured is not None:
-            # Small dense problems, on one BLAS thread: the strategy must not depend on the count
-            # (1 and 2 threads round eigendecompositions differently, and a release follows).
-            with one_blas_thread():
-                fact, _, _ = solve_in_order([structured], FactorizationError,
-                                            f"factorization_norm: the {structured[0]} factorization did not certify "
-                                            f"a relative gap <= {tol:g}", _finish(tol))
+            fact, _, _ = solve_in_order([structured], FactorizationError,
+                                        f"factorization_norm: the {structured[0]} factorization did not certify "
+                                        f"a relative gap <= {tol:g}", _finish(tol))
             return fact
         if method == "structured" and objective == "max" and is_all_range(workload):
             return _max_factorization(workload, "iterative", tol, max_iterations, solver, solver_options, callback)
@@ -942,6 +942,7 @@ def approximate_lower_bound(matrix: np.ndarray, alpha: float, q: np.ndarray) -> 
 
 
 @record_total_time
+@on_one_blas_thread
 def approximate_factorization_norm(
     workload: Workload | Any,
     alpha: float,
