@@ -298,3 +298,25 @@ def test_clipped_cells_keep_the_marginals_and_lower_the_mixture_needed():
     assert _feasible(model, m, clipped)[0] < _feasible(model, m, cross)[0]
     best = _upper_bound(model, m, cross, y)[0]
     assert best == min(_mixed(model, m, cross, y)[0], _mixed(model, m, clipped, y)[0])
+
+
+def test_admm_runs_on_one_blas_thread(monkeypatch):
+    """Its eigendecompositions are small: two threads oversubscribe a busy 2-core machine (digits'
+    10 x 17 values, 2-way: 8.6 s against 0.42 s, benchmarks/threads.py), so it pins one."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from projmech.bodies import relaxation_admm
+
+    seen = []
+    eigh = np.linalg.eigh
+
+    def counting_eigh(matrix):
+        seen.append({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+        return eigh(matrix)
+
+    monkeypatch.setattr(relaxation_admm.np.linalg, "eigh", counting_eigh)
+    domain = DOMAINS["binary"]
+    _, _, y = _noisy(domain, np.random.default_rng(4))
+    with threadpool_limits(2, user_api="blas"):
+        relaxation_admm.admm_projection(domain, y)
+    assert seen and all(threads == {1} for threads in seen), seen

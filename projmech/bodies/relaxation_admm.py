@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from .._threads import on_one_blas_thread
 from ..domain import Domain
 from ..solve import Callback
 
@@ -341,6 +342,7 @@ def _feasible(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> 
     return min(theta, 1.0), Y
 
 
+@on_one_blas_thread  # small eigendecompositions, oversubscribed by 2 threads on a busy machine
 def admm_projection(
     domain: Domain,
     y: np.ndarray,

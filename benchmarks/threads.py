@@ -1,0 +1,79 @@
+"""BLAS threads where small dense kernels dominate: one pinned thread against the default.
+
+The relaxation's ADMM (eigendecompositions of moment blocks of a few hundred rows) and the dense
+factorization optimizer (``prefix(m)``, iterative method) run on one pinned BLAS thread
+(``projmech._threads``). Here each kernel also runs unpinned (its ``__wrapped__`` function) under
+``threadpoolctl`` limits of 1 and 2 threads, several times, beside the pinned call: on a busy
+2-core machine two threads oversubscribe the cores and their time spreads, while one thread's
+does not. The load average is recorded with each row.
+
+Usage::
+
+    .venv/bin/python benchmarks/threads.py              # 7 repeats of each
+    .venv/bin/python benchmarks/threads.py --repeats 3  # quick
+
+Writes ``results/threads.csv``.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+import projmech as pm
+from projmech.bodies.relaxation_admm import admm_projection
+from projmech.optimal_factorization import factorization_norm
+
+from _common import RESULTS, Timer, argument_parser, markdown, write_csv
+
+
+def _relaxation_case(sizes: list[int], rows: int, sigma: float, seed: int) -> tuple[pm.Domain, np.ndarray]:
+    """2-way marginals of a domain like 10 pixels of sklearn's digits (17 values each), noisy."""
+    domain = pm.Domain([f"p{i}" for i in range(len(sizes))], sizes)
+    rng = np.random.default_rng(seed)
+    records = np.minimum(rng.poisson(3.0, (rows, len(sizes))), np.asarray(sizes) - 1)  # skewed, like pixels
+    workload = pm.marginals(domain, 2, implicit=True)
+    return domain, workload.answer_data(pm.Dataset(records, domain)) + rng.normal(0.0, sigma, workload.num_queries)
+
+
+def main() -> None:
+    parser = argument_parser(__doc__)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    domain, noisy = _relaxation_case([17] * 10, 1797, 0.02, 0)
+    kernels = {
+        "ADMM sdp+local, 10 x 17 values, 2-way": lambda function: function(domain, noisy, local=True),
+        "factorization prefix(512), iterative": lambda function: function(pm.prefix(512), method="iterative"),
+        "factorization prefix(1024), iterative": lambda function: function(pm.prefix(1024), method="iterative"),
+    }
+    functions = {"ADMM": admm_projection, "factorization": factorization_norm}
+    rows = []
+    warnings.simplefilter("ignore")
+    for name, run in kernels.items():
+        pinned = functions[name.split()[0]]
+        for setting, function, threads in (("pinned (library)", pinned, None),
+                                           ("unpinned, 1 thread", pinned.__wrapped__, 1),
+                                           ("unpinned, 2 threads", pinned.__wrapped__, 2)):
+            seconds = []
+            for _ in range(args.repeats):
+                with threadpool_limits(threads, user_api="blas") if threads else threadpool_limits(None):
+                    with Timer() as timer:
+                        run(function)
+                seconds.append(timer.seconds)
+            rows.append({"kernel": name, "setting": setting, "median_s": float(np.median(seconds)),
+                         "max_s": float(np.max(seconds)), "load_1min": os.getloadavg()[0]})
+            print(f"{name:42s} {setting:22s} median {rows[-1]['median_s']:.3f} s  max {rows[-1]['max_s']:.3f} s  "
+                  f"load {rows[-1]['load_1min']:.2f}", flush=True)
+    frame = pd.DataFrame(rows)
+    print(markdown(["kernel", "setting", "median s", "max s", "load"],
+                   [[r.kernel, r.setting, f"{r.median_s:.3f}", f"{r.max_s:.3f}", f"{r.load_1min:.2f}"]
+                    for r in frame.itertuples()]))
+    print(f"wrote {write_csv(frame, RESULTS / 'threads.csv')}")
+
+
+if __name__ == "__main__":
+    main()
