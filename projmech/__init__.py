@@ -24,7 +24,7 @@ _NAMES = {
     "domain": ("Domain",),
     "workloads": ("Workload", "all_range", "from_predicates", "identity", "marginals", "prefix",
                   "random_queries", "repeated", "stack"),
-    "privacy": ("ApproxDP", "Neighbouring", "PureDP", "SizePolicy", "ZCDP"),
+    "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "PureDP", "SizePolicy", "ZCDP"),
     "noise": ("Noise",),
     "mechanisms": ("FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "ProjectionMechanism",
                    "Release"),
@@ -80,7 +80,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .online_pmw import OnlinePMW
     from .optimal_factorization import (FactorizationError, approximate_factorization_norm,
                                         factorization_lower_bound, factorization_norm)
-    from .privacy import ZCDP, ApproxDP, Neighbouring, PureDP, SizePolicy
+    from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, PureDP, SizePolicy
     from .solve import ProgressBar, SolveError, SolveStats, Status
     from .sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
     from .workloads import (Workload, all_range, from_predicates, identity, marginals, prefix, random_queries,

@@ -463,6 +463,13 @@ class _CountingMechanism:
             The answers, the noisy answers before any projection, and what is needed to
             interpret them.
 
+        Warns
+        -----
+        LargeDeltaWarning
+            Under ``ApproxDP``, if delta is at least ``1/n`` for the public size ``n`` (the row
+            count under replace-one, a declared size under add/remove): such a delta allows
+            releasing a row outright (:meth:`~projmech.privacy.SizePolicy.check_delta`).
+
         Notes
         -----
         The noisy answers are fractions of the public size, so the body projected onto is
@@ -472,6 +479,8 @@ class _CountingMechanism:
         """
         generator = as_generator(rng)
         data, rows = self._rows(data_or_histogram, n)
+        # A delta of 1/n or more for a public n warns (LargeDeltaWarning); a private n is never compared.
+        self.size_policy.check_delta(self.privacy, rows)
         with self._kernel_threads():
             measured = self._measured_counts(data)
             measurements = measured + self.noise.sample(measured.size, generator)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -46,6 +47,45 @@ Distribution = Literal["gaussian", "laplace"]
 
 _NOISE_KIND = Options(*NOISE_KINDS)
 
+#: How far out a draw may fall, in scales: 40 standard deviations of the (discrete) Gaussian, 800
+#: scales b of the (discrete) Laplace. Each tail beyond has probability below exp(-800) ~ 1e-348
+#: per draw (the Gaussian's is below 2 exp(-40^2 / 2)), so that even 2^64 draws, far more than
+#: any use makes, reach it with probability below 1e-328: never, in any meaningful sense. The same
+#: truncation as discrete_gaussian_pmf and discrete_laplace_pmf.
+_TAIL = {"gaussian": 40.0, "laplace": 800.0}
+
+#: Where the tail of a discrete draw may reach. OpenDP draws int64 noise and saturates at
+#: +-2^63 (ZCDP(1e-40) released exactly +-2^63 while its summary stated sigma = 7e19), and the
+#: draws are then added to float64 counts, whose integers are exact only up to 2^53 in magnitude.
+#: Below 2^52, the noise is never clipped and the noisy counts stay exact integers for counts up
+#: to 2^52 too: what is stated is what is drawn. It allows sigma up to 1.1e14 counts (b up to 5.6e12).
+_DISCRETE_REACH = 2.0**52
+
+#: Where the tail of a continuous draw may reach: 2^24 below float64's largest number (2^1024),
+#: room for the counts added to the noise and for a reconstruction's sums of noisy measurements
+#: to stay finite (sigma up to 2.7e299, b up to 1.3e298; beyond, the draws became inf).
+_CONTINUOUS_REACH = 2.0**1000
+
+
+def largest_scale(distribution: Distribution, discrete: bool) -> float:
+    """The largest scale whose draws are represented exactly (see ``_DISCRETE_REACH``,
+    ``_CONTINUOUS_REACH``): every draw stays within ``_TAIL`` scales of 0."""
+    return (_DISCRETE_REACH if discrete else _CONTINUOUS_REACH) / _TAIL[distribution]
+
+
+def _scale_problem(distribution: Distribution, scale: float, discrete: bool) -> str | None:
+    """Why noise of this scale cannot be drawn as stated, or None if it can."""
+    limit = largest_scale(distribution, discrete)
+    name = f"discrete_{distribution}" if discrete else distribution
+    if scale > limit:
+        sampler = ("the exact integer sampler (int64 draws added to float64 counts, exact below 2^53)" if discrete
+                   else "numpy's floating-point sampler (its draws would overflow float64)")
+        return f"{name} noise of scale {scale:.3g} is above {limit:.3g}, the largest that {sampler} draws as stated"
+    if not discrete and 0 < scale < sys.float_info.min:
+        return (f"{name} noise of scale {scale:.3g} is below float64's smallest normal number "
+                f"({sys.float_info.min:.3g}): its draws would be rounded to a coarse grid")
+    return None
+
 
 @dataclass(frozen=True)
 class Noise:
@@ -64,7 +104,11 @@ class Noise:
     Raises
     ------
     ValueError
-        If ``distribution`` is neither name, or ``scale`` is negative.
+        If ``distribution`` is neither name, or ``scale`` is negative or beyond what the sampler
+        draws as stated: above ``2^52 / 40`` (Gaussian) or ``2^52 / 800`` (Laplace) for discrete
+        noise, whose 40-sigma (800-b) tail must stay where int64 draws added to float64 counts
+        are exact; above ``2^1000 / 40`` (``2^1000 / 800``) or below float64's smallest normal
+        number for continuous noise.
     TypeError
         If ``discrete`` is not a bool or ``scale`` not a real number.
 
@@ -99,6 +143,11 @@ class Noise:
         # Scale 0 is no noise: what a query of sensitivity 0 (e.g. the total under replace-one)
         # needs.
         object.__setattr__(self, "scale", NONNEGATIVE.check("scale", self.scale))
+        # What is stated must be what is drawn (the mechanisms refuse such budgets earlier, in
+        # calibrate, naming them; this guards every other maker of noise).
+        problem = _scale_problem(self.distribution, self.scale, self.discrete)
+        if problem is not None:
+            raise ValueError(f"scale: {problem}")
 
     @property
     def name(self) -> str:
@@ -111,9 +160,10 @@ class Noise:
         if not self.discrete or self.scale == 0:
             return self.scale if self.distribution == "gaussian" else math.sqrt(2.0) * self.scale
         if self.distribution == "laplace":
-            # Var = 2 q / (1 - q)^2 with q = exp(-1/b) (a difference of two geometric variables).
+            # Var = 2 q / (1 - q)^2 with q = exp(-1/b) (a difference of two geometric variables);
+            # 1 - q by expm1, which 1.0 - q computed to 3 digits only at b = 1e12.
             q = math.exp(-1.0 / self.scale)
-            return math.sqrt(2.0 * q) / (1.0 - q)
+            return math.sqrt(2.0 * q) / -math.expm1(-1.0 / self.scale)
         if self.scale >= 3.0:
             # Var N_Z(0, sigma^2) differs from sigma^2 by a term of order exp(-2 pi^2 sigma^2)
             # (Poisson summation; Canonne, Kamath & Steinke 2020), below 1e-70 relative here.
@@ -283,6 +333,11 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
     ------
     TypeError
         If ``privacy`` is not a ZCDP, ApproxDP or PureDP.
+    ValueError
+        If the budget is so small that the noise exceeds what its sampler draws as stated (see
+        :class:`Noise`; the message gives the smallest budget that fits, or says to use
+        continuous noise), or the calibration itself fails (see
+        :func:`projmech.privacy.gaussian_sigma`).
 
     Notes
     -----
@@ -314,8 +369,43 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
         distribution = "gaussian"
     else:
         raise TypeError(f"privacy: expected ZCDP, ApproxDP or PureDP, got {type(privacy).__name__}")
+    _check_scales(privacy, distribution, max(scales), discrete)
     noises = [Noise(distribution, scale, discrete) for scale in scales]
     return noises[0], (noises[1] if policy.estimated else None)
+
+
+def _check_scales(privacy: Privacy, distribution: Distribution, scale: float, discrete: bool) -> None:
+    """A ValueError naming the budget when the largest calibrated scale cannot be drawn as stated,
+    with the smallest budget that fits (the scale is proportional to 1/sqrt(rho) and to
+    1/epsilon) or, for discrete noise, the continuous noise that has room."""
+    problem = _scale_problem(distribution, scale, discrete)
+    if problem is None:
+        return
+    ratio = scale / largest_scale(distribution, discrete)
+    remedies = ["noise='continuous'"] if discrete and ratio > 1 else []
+    if ratio < 1:  # the scale is too small: a larger budget cannot help
+        remedies.append("a smaller budget, or the workload scaled up (multiply F by c > 1, divide the answers by c)")
+    else:
+        # A hair above the least budget, against the rounding of the product.
+        needed = ((1.0 + 1e-9) * privacy.rho * ratio * ratio if isinstance(privacy, ZCDP)
+                  else (1.0 + 1e-9) * privacy.epsilon * ratio if isinstance(privacy, PureDP) else None)
+        if needed is None:
+            remedies.append("a larger epsilon or delta")
+        elif math.isfinite(needed):
+            remedies.append(f"a budget of at least {'rho' if isinstance(privacy, ZCDP) else 'epsilon'} = "
+                            f"{_rounded_up(needed)}")
+        else:
+            remedies.append("the workload scaled down (multiply F by c < 1, divide the answers by c)")
+    raise ValueError(f"privacy: at {privacy}, {problem}; use {' or '.join(remedies)}")
+
+
+def _rounded_up(value: float) -> str:
+    """``value`` to 3 significant digits, rounded up: a smallest budget shown must suffice."""
+    shown = f"{value:.3g}"
+    if float(shown) < value:
+        unit = 10.0 ** (math.floor(math.log10(value)) - 2)
+        shown = f"{(math.floor(value / unit) + 1) * unit:.3g}"
+    return shown
 
 
 @validate_params(sigma=POSITIVE, tail=POSITIVE)

@@ -15,7 +15,10 @@ and calibration* (``docs/theory/privacy.md``). Depends on numpy and scipy only.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -45,6 +48,8 @@ __all__ = [
     "ApproxDP",
     "PureDP",
     "Privacy",
+    "LargeDeltaWarning",
+    "LARGE_DELTA",
     "Neighbouring",
     "gaussian_sigma",
     "gaussian_delta",
@@ -106,6 +111,56 @@ class ZCDP:
         return f"{self.rho:g}-zCDP"
 
 
+#: The largest delta accepted without a :class:`LargeDeltaWarning` when an :class:`ApproxDP` is built.
+LARGE_DELTA = 1e-3
+
+#: A delta: 1 would allow a total failure of privacy with certainty.
+_DELTA = Interval(Real, 0, 1, closed="neither",
+                  reason="delta is the probability of a total failure of privacy; at 1 nothing is protected")
+
+
+class LargeDeltaWarning(UserWarning):
+    """An (epsilon, delta) guarantee whose delta protects too little.
+
+    delta is the probability with which the guarantee may fail completely: a mechanism that
+    publishes each row outright with probability delta is (0, delta)-DP. With ``n`` rows, a
+    delta of ``1/n`` or more therefore allows releasing a whole row (the one drawn at random is
+    (0, 1/n)-DP), and the usual advice is delta well below ``1/n``, such as ``1/n^2`` or less.
+    :class:`ApproxDP` warns with it when delta exceeds :data:`LARGE_DELTA` (``1e-3``); the
+    mechanisms warn with it at release when delta is at least ``1/n`` for a size ``n`` that is
+    public (the row count under replace-one, a declared size under add/remove; an estimated size
+    is private and is never compared). delta ``>= 1`` is refused outright.
+
+    See Also
+    --------
+    ApproxDP : The guarantee that warns.
+    SizePolicy.check_delta : The warning at release.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import projmech as pm
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     privacy = pm.ApproxDP(1.0, 0.01)
+    >>> [issubclass(w.category, pm.LargeDeltaWarning) for w in caught]
+    [True]
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error")  # no warning at a small delta
+    ...     privacy = pm.ApproxDP(1.0, 1e-6)
+    """
+
+
+def _large_delta_advice(delta: float, n: float | None = None) -> str:
+    """Why a delta is too large and what to choose instead (``n``: a public size, if any)."""
+    if n is None:
+        advice = "choose delta well below 1/n for the n rows of the data, e.g. 1/n^2 or less"
+    else:
+        advice = f"choose delta well below 1/n = {1.0 / n:.3g}, e.g. 1/n^2 = {1.0 / n**2:.3g} or less"
+    return ("delta is the probability of a total failure of privacy: with n rows, delta >= 1/n allows "
+            f"releasing a row outright (publishing one row drawn at random is (0, 1/n)-DP); {advice}")
+
+
 @dataclass(frozen=True)
 class ApproxDP:
     """Approximate (epsilon, delta)-differential privacy.
@@ -118,7 +173,9 @@ class ApproxDP:
     epsilon : float
         ``> 0``.
     delta : float
-        In ``(0, 1)``.
+        In ``(0, 1)``; well below ``1/n`` for ``n`` rows (e.g. ``1/n^2``). Above
+        :data:`LARGE_DELTA` (``1e-3``) it draws a :class:`LargeDeltaWarning`, and the mechanisms
+        warn again at release if it is at least ``1/n`` for a public size ``n``.
 
     Raises
     ------
@@ -126,6 +183,11 @@ class ApproxDP:
         If ``epsilon`` or ``delta`` is not a real number.
     ValueError
         If ``epsilon`` is not positive or ``delta`` is outside ``(0, 1)``.
+
+    Warns
+    -----
+    LargeDeltaWarning
+        If ``delta`` exceeds :data:`LARGE_DELTA`.
 
     See Also
     --------
@@ -150,7 +212,11 @@ class ApproxDP:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", POSITIVE.check("epsilon", self.epsilon))
-        object.__setattr__(self, "delta", OPEN_UNIT.check("delta", self.delta))
+        object.__setattr__(self, "delta", _DELTA.check("delta", self.delta))
+        if self.delta > LARGE_DELTA:
+            # stacklevel 3: the caller of the dataclass's __init__, which called this.
+            warnings.warn(LargeDeltaWarning(f"delta: {self.delta:g} is above {LARGE_DELTA:g}; "
+                                            + _large_delta_advice(self.delta)), stacklevel=3)
 
     def __str__(self) -> str:
         return f"({self.epsilon:g}, {self.delta:g})-DP"
@@ -518,6 +584,41 @@ class SizePolicy:
         if _ROW_COUNT.check("n", n) != rows:
             raise ValueError(f"n: given {n} but the data set has {rows} rows")
 
+    def check_delta(self, privacy: Privacy, rows: int) -> None:
+        """Warn when an (epsilon, delta) guarantee's delta is at least ``1/n`` for a public size ``n``.
+
+        ``n`` is the row count under replace-one (public by the relation's definition) and the
+        declared size under add/remove. An estimated size is private, and the row count under
+        add/remove too: then nothing is compared, so that whether the warning appears tells
+        nothing about the data.
+
+        Parameters
+        ----------
+        privacy : ZCDP, ApproxDP or PureDP
+            The guarantee; only an ApproxDP has a delta to check.
+        rows : int
+            The data's row count, compared under replace-one only.
+
+        Warns
+        -----
+        LargeDeltaWarning
+            If ``delta >= 1/n``: publishing one row drawn at random is ``(0, 1/n)``-DP, so such
+            a guarantee allows releasing a row outright.
+        """
+        if not isinstance(privacy, ApproxDP):
+            return
+        if self.neighbouring is Neighbouring.REPLACE_ONE:
+            n = float(rows)
+        elif self.declared is not None:
+            n = float(self.declared)
+        else:
+            return
+        if n >= 1 and privacy.delta >= 1.0 / n:
+            # stacklevel 3: the caller of the mechanism's release, which called this.
+            warnings.warn(LargeDeltaWarning(f"delta: {privacy.delta:g} is at least 1/n for the public size "
+                                            f"n = {n:g} ({self.source}); " + _large_delta_advice(privacy.delta, n)),
+                          stacklevel=3)
+
     def resolve(self, rows: int, draw_size_noise: Callable[[], float]) -> float:
         """The public size for data of ``rows`` rows.
 
@@ -620,7 +721,9 @@ def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float
     :cite:p:`BW18`: ``delta = Phi(a) - e^epsilon Phi(b)`` with
     ``a = Delta/(2 sigma) - epsilon sigma/Delta`` and ``b = -Delta/(2 sigma) - epsilon sigma/Delta``,
     ``Phi`` the standard normal distribution function. It is evaluated in log space, so it stays
-    accurate when both terms are tiny.
+    accurate when both terms are tiny, and where the two terms nearly cancel (a tiny epsilon with
+    a sigma far above ``Delta``, e.g. epsilon = 1e-12 at delta = 1e-100) as the integral of a
+    positive function, so it stays accurate there too.
 
     Parameters
     ----------
@@ -658,27 +761,106 @@ def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float
     >>> round(pm.privacy.gaussian_delta(sigma, 1.0, 1.0) / 1e-6, 6)
     1.0
     """
-    return math.exp(_log_gaussian_delta(sigma / l2_sensitivity, epsilon))
+    return math.exp(_log_gaussian_delta(sigma / l2_sensitivity, epsilon)[0])
 
 
-def _log_gaussian_delta(ratio: float, epsilon: float) -> float:
-    # ratio = sigma / Delta; the privacy profile depends on sigma and Delta only through it.
+#: float64's unit roundoff, the unit of the error bounds of the profiles below.
+_ROUNDOFF = sys.float_info.epsilon / 2
+
+#: ``log`` of about the largest and the smallest normal float64: the range the calibrations
+#: search for ``sigma / Delta`` and ``rho`` in.
+_LOG_LARGEST, _LOG_SMALLEST = 709.0, -708.0
+
+#: Where ``-log`` of the ratio of the Gaussian profile's two terms falls below this (they agree
+#: to within 10 %), their difference is integrated rather than subtracted.
+_NEAR_TERMS = 0.1
+
+
+@functools.cache
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    """16-point Gauss-Legendre nodes on ``[-1, 1]`` and the logarithms of their weights."""
+    nodes, weights = np.polynomial.legendre.leggauss(16)
+    return nodes, np.log(weights)
+
+
+def _log_mills_slope(t: np.ndarray) -> np.ndarray:
+    """``log R'(t)`` for ``R = Phi / phi``, the Mills ratio of the lower tail, at ``t <= 1``.
+
+    ``R'(t) = 1 + t R(t) > 0``. From ``t = -3`` up it is computed as written (the cancellation
+    costs at most a factor 12 at ``t = -3``); below, where it would cost a factor ``t^2``, from
+    Laplace's continued fraction ``R(-x) = 1 / (x + K)``, ``K = 1 / (x + 2 / (x + 3 / (x + ...)))``,
+    which gives ``R'(-x) = K / (x + K)`` with no cancellation. ``12 + 640 / x^2`` levels (83 at
+    ``x = 3``) are exact to an ulp: measured against mpmath, an ulp needs 54 levels at ``x = 3``,
+    35 at 4, 16 at 8 and 9 at 20.
+    """
+    from scipy import special
+
+    t = np.asarray(t, dtype=float)
+    result = np.empty_like(t)
+    near = t >= -3.0
+    direct = t[near]
+    result[near] = np.log1p(direct * math.sqrt(math.pi / 2.0) * special.erfcx(-direct / math.sqrt(2.0)))
+    x = -t[~near]
+    tail = np.zeros_like(x)
+    # The smallest x converges slowest: its depth serves all.
+    for level in range(12 + math.ceil(640.0 / float(x.min()) ** 2) if x.size else 1, 1, -1):
+        tail = level / (x + tail)
+    k = 1.0 / (x + tail)
+    result[~near] = np.log(k) - np.log(x + k)
+    return result
+
+
+def _log_gaussian_delta(ratio: float, epsilon: float) -> tuple[float, float]:
+    """``log delta`` of the Gaussian's privacy profile at ``ratio = sigma / Delta`` (it depends on
+    sigma and Delta only through it), and a bound on that logarithm's absolute error.
+
+    ``delta = Phi(a) - e^epsilon Phi(b) = phi(a) (R(a) - R(b))`` with ``R = Phi / phi``, because
+    ``e^epsilon phi(b) = phi(a)`` (``b^2 - a^2 = 2 epsilon``). Where the terms differ by 10 % or
+    more, ``log Phi(a) + log(1 - R(b) / R(a))`` (the ratio from erfcx or log_ndtr, never from two
+    numbers of size ``x^2 / 2``: at epsilon = 1e5 that lost every digit). Where they nearly cancel
+    (a sigma far above Delta with a tiny epsilon: at epsilon = 1e-12, delta = 1e-100 the
+    subtraction was 13 % off, and below epsilon = 1e-300 it returned sigma = 3.6e15 whatever
+    delta), ``R(a) - R(b)`` is the integral of ``R' > 0`` over the short interval ``[b, a]``, by
+    Gauss-Legendre quadrature: no cancellation at all.
+
+    The error bound counts the rounding of ``a`` and ``b`` (each within a few ulps of ``|b|``: a
+    difference of ``Delta / (2 sigma)`` and ``epsilon sigma / Delta``) times the profile's
+    derivatives in them (``|a|`` for ``log phi(a)``, at most about 2 for the rest), and the special
+    functions' own error (a few hundred ulps of their logarithms at worst, which grow like ``a^2``
+    and ``b^2``), with a factor 64 to spare, and divided by ``1 - R(b) / R(a)`` where that
+    difference is taken. It is what :func:`gaussian_sigma` adds before comparing with delta.
+    """
     from scipy import special  # imported where needed: it costs a tenth of a second at import
 
-    a = 0.5 / ratio - epsilon * ratio
-    b = -0.5 / ratio - epsilon * ratio
-    log_phi_a = special.log_ndtr(a)
+    h = 1.0 / ratio if ratio > 0 else math.inf  # Delta / sigma
+    centre = -epsilon * ratio  # (a + b) / 2
+    if centre == -math.inf or h == 0:  # sigma / Delta beyond float64: delta underflows
+        return -math.inf, 0.0
+    if h == math.inf:  # sigma / Delta below float64: delta = 1
+        return 0.0, 0.0
+    a, b = centre + 0.5 * h, centre - 0.5 * h
+    error = 64.0 * _ROUNDOFF * (4.0 + a * a + abs(b) * (2.0 + abs(a)))
     if a < 0:
-        # delta = Phi(a) (1 - e^epsilon Phi(b) / Phi(a)). With Phi(x) = erfcx(-x/sqrt 2) e^{-x^2/2} / 2
-        # and b^2 - a^2 = 2 epsilon exactly, the ratio's logarithm is a difference of erfcx
-        # logarithms: no cancellation between two numbers of size x^2/2, which at epsilon = 1e5
-        # (log Phi ~ -3.7e10) loses every digit and turned delta into NaN.
-        exponent = math.log(special.erfcx(-b / math.sqrt(2.0))) - math.log(special.erfcx(-a / math.sqrt(2.0)))
+        # log(R(b) / R(a)) from R(x) = sqrt(pi / 2) erfcx(-x / sqrt 2).
+        log_ratio = math.log(special.erfcx(-b / math.sqrt(2.0))) - math.log(special.erfcx(-a / math.sqrt(2.0)))
     else:
-        exponent = epsilon + special.log_ndtr(b) - log_phi_a
-    if exponent >= 0:  # the two tails agree to rounding: delta is below what float64 resolves
-        return -math.inf
-    return float(log_phi_a + np.log(-np.expm1(exponent)))
+        log_ratio = epsilon + special.log_ndtr(b) - special.log_ndtr(a)
+        error += 64.0 * _ROUNDOFF * b * b  # log_ndtr(b) is about -b^2 / 2, to a few ulps of that
+    if log_ratio <= -_NEAR_TERMS:
+        gap = -math.expm1(log_ratio)
+        value = float(special.log_ndtr(a)) + math.log(gap)
+        return value, (0.0 if value == -math.inf else error / gap)
+    nodes, log_weights = _gauss_legendre()
+    logs = log_weights + _log_mills_slope(centre + 0.5 * h * nodes)
+    top = float(logs.max())
+    log_difference = math.log(0.5 * h) + top + math.log(float(np.exp(logs - top).sum()))
+    return -0.5 * a * a - 0.5 * math.log(2.0 * math.pi) + log_difference, error
+
+
+def _log_gaussian_delta_bound(ratio: float, epsilon: float) -> float:
+    """An upper bound on ``log delta`` of the Gaussian's profile: the value plus its error bound."""
+    value, error = _log_gaussian_delta(ratio, epsilon)
+    return value if value == -math.inf else min(0.0, value + error)
 
 
 @validate_params(rho=POSITIVE, epsilon=NONNEGATIVE)
@@ -687,8 +869,10 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
     The conversion from concentrated to approximate DP of :cite:t:`CKS20`:
     ``delta = inf over alpha > 1 of exp((alpha - 1)(alpha rho - epsilon)) / alpha *
-    (1 - 1/alpha)^(alpha - 1)``, minimized numerically to about 1e-10 relative. It is tighter
-    than the classical ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` of :cite:t:`BS16`.
+    (1 - 1/alpha)^(alpha - 1)``, at the one alpha where the exponent's derivative
+    ``(2 alpha - 1) rho - epsilon + log(1 - 1/alpha)`` vanishes (it increases in alpha), found to
+    rounding. It is tighter than the classical ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` of
+    :cite:t:`BS16`.
 
     Parameters
     ----------
@@ -721,23 +905,64 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     >>> round(pm.privacy.zcdp_delta(0.5, 3.0), 5)
     0.00514
     """
-    return math.exp(_log_zcdp_delta(rho, epsilon))
+    return math.exp(_log_zcdp_delta(rho, epsilon)[0])
 
 
-def _log_zcdp_delta(rho: float, epsilon: float) -> float:
+#: The largest ``log(alpha - 1)`` the conversion tries: alpha = 1 + e^700 is as good as any
+#: larger one wherever float64 can tell (a larger optimum needs epsilon / rho above 1e304).
+_LOG_ALPHA_CAP = 700.0
+
+
+def _log1p_exp_minus(t: float) -> float:
+    """``log(1 + e^-t)`` without overflow or cancellation, for any t."""
+    return math.log1p(math.exp(-t)) if t > 0 else -t + math.log1p(math.exp(t))
+
+
+def _log_zcdp_delta(rho: float, epsilon: float) -> tuple[float, float]:
+    """``log delta`` of the conversion of :func:`zcdp_delta`, and a bound on its absolute error.
+
+    With ``alpha = 1 + e^t``: ``log delta(t) = e^t ((1 + e^t) rho - epsilon) - log alpha -
+    e^t log(1 + e^-t)`` (``(alpha - 1) log(1 - 1/alpha)`` written without the cancellation of
+    ``t - log alpha``, which cost a tenth of its value at t = 30). Every t gives a valid bound
+    (the conversion holds at every alpha), so the root finder's tolerance costs tightness only;
+    the error bound is rounding: a few ulps of the terms' magnitudes, with a factor 16 to spare.
+    """
     from scipy import optimize
 
-    def log_delta(t: float) -> float:
-        # With alpha = 1 + e^t: (alpha - 1) log(1 - 1/alpha) = e^t (t - log alpha), finite even
-        # where alpha rounds to 1.
-        excess = math.exp(min(t, 700.0))
-        log_alpha = math.log1p(excess)
-        return excess * ((1.0 + excess) * rho - epsilon) - log_alpha + excess * (t - log_alpha)
+    def slope(t: float) -> float:
+        # The derivative of log delta in alpha: increasing in t, from -inf to +inf.
+        return (1.0 + 2.0 * math.exp(min(t, _LOG_ALPHA_CAP))) * rho - epsilon - _log1p_exp_minus(t)
 
-    # The minimizing alpha is about (epsilon + rho) / (2 rho); search around it in log(alpha - 1).
-    centre = math.log(max((epsilon + rho) / (2.0 * rho) - 1.0, 1e-12))
-    result = optimize.minimize_scalar(log_delta, bracket=(centre - 1.0, centre + 1.0), tol=1e-12)
-    return min(0.0, float(result.fun), log_delta(centre))
+    def terms(t: float) -> tuple[float, float, float, float]:
+        excess = math.exp(t)
+        log_alpha = math.log1p(excess) if t <= 0 else t + _log1p_exp_minus(t)
+        return excess * ((1.0 + excess) * rho), -excess * epsilon, -log_alpha, -excess * _log1p_exp_minus(t)
+
+    # The root is near alpha ~ ((rho + epsilon) + sqrt((rho + epsilon)^2 + 8 rho)) / (4 rho), the
+    # stationary point of the expansion log(1 - 1/alpha) ~ -1/alpha - 1/(2 alpha^2); bracket it.
+    total = rho + epsilon
+    guess = (total + math.sqrt(total * total + 8.0 * rho)) / (4.0 * rho) - 1.0
+    centre = min(math.log(guess), _LOG_ALPHA_CAP) if guess > 0 else -1.0
+    lower, upper, step = centre - 1.0, min(centre + 1.0, _LOG_ALPHA_CAP), 1.0
+    while slope(lower) > 0:
+        lower, step = lower - step, 2.0 * step
+    step = 1.0
+    while slope(upper) < 0 and upper < _LOG_ALPHA_CAP:
+        upper, step = min(upper + step, _LOG_ALPHA_CAP), 2.0 * step
+    best = upper if slope(upper) <= 0 else optimize.brentq(slope, lower, upper, xtol=1e-12, rtol=1e-15)
+    parts = terms(best)
+    value = math.fsum(parts)
+    if value == -math.inf:  # the epsilon term alone overflowed: delta underflows
+        return value, 0.0
+    if value >= 0 or math.isnan(value):  # delta >= 1 (or a term overflowed to infinity): nothing certified
+        return 0.0, 0.0
+    return value, 16.0 * _ROUNDOFF * (1.0 + sum(abs(part) for part in parts))
+
+
+def _log_zcdp_delta_bound(rho: float, epsilon: float) -> float:
+    """An upper bound on ``log delta`` of :func:`zcdp_delta`: the value plus its error bound."""
+    value, error = _log_zcdp_delta(rho, epsilon)
+    return min(0.0, value + error)
 
 
 @validate_params(privacy=InstanceOf(ApproxDP, what="ApproxDP"))
@@ -762,6 +987,9 @@ def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
     ------
     TypeError
         If ``privacy`` is not an ApproxDP.
+    ValueError
+        If epsilon and delta are so small that rho would be below float64's normal range
+        (``e^-708``; delta = 1e-300 at a tiny epsilon needs about 1e-600).
 
     Examples
     --------
@@ -772,21 +1000,33 @@ def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
     """
     from scipy import optimize
 
-    target = math.log(privacy.delta)
-    # log delta increases in rho; bracket the root in log rho, then solve.
-    lower, upper = -1.0, 1.0
-    while _log_zcdp_delta(math.exp(lower), privacy.epsilon) > target:
-        lower -= 1.0
-    while _log_zcdp_delta(math.exp(upper), privacy.epsilon) < target:
-        upper += 1.0
-    log_rho = optimize.brentq(lambda t: _log_zcdp_delta(math.exp(t), privacy.epsilon) - target,
-                              lower, upper, xtol=1e-13, rtol=1e-15)
-    # brentq's root may sit a rounding step on the wrong side; step down until it is on the safe
-    # one. (Every delta computed here is attained at some alpha, so it is an upper bound on the
-    # infimum whatever the minimizer's accuracy: the calibration errs only on the safe side.)
-    rho = math.exp(log_rho)
-    while math.exp(_log_zcdp_delta(rho, privacy.epsilon)) > privacy.delta:
-        rho *= 1.0 - 1e-12
+    target, epsilon = math.log(privacy.delta), privacy.epsilon
+
+    def excess(log_rho: float) -> float:
+        return _log_zcdp_delta_bound(math.exp(log_rho), epsilon) - target
+
+    # log delta increases in rho; bracket the root in log rho (by growing steps), then solve.
+    lower, upper, step = -1.0, 1.0, 1.0
+    while excess(lower) > 0:
+        if lower <= _LOG_SMALLEST:
+            # (A ZeroDivisionError here before: rho underflowed to 0.)
+            raise ValueError(
+                f"privacy: epsilon={epsilon:g} with delta={privacy.delta:g} is too small to calibrate the discrete "
+                f"Gaussian: its zCDP conversion needs rho below e^{_LOG_SMALLEST:g}, about float64's smallest "
+                "normal number (sigma above 1e153 times the sensitivity); use a larger epsilon or delta"
+            )
+        lower, step = max(lower - step, _LOG_SMALLEST), 2.0 * step
+    step = 1.0
+    while excess(upper) < 0 and upper < _LOG_LARGEST:
+        upper, step = min(upper + step, _LOG_LARGEST), 2.0 * step
+    if excess(upper) <= 0:  # even rho = e^709 converts within delta: no larger rho is needed
+        return math.exp(upper)
+    log_rho = optimize.brentq(excess, lower, upper, xtol=1e-13, rtol=1e-15)
+    # brentq's root may sit a rounding step on the wrong side; step down (by growing steps) until
+    # the bound, the value plus its rounding error, is within delta.
+    rho, step = math.exp(log_rho), 1e-12
+    while _log_zcdp_delta_bound(rho, epsilon) > target:
+        rho, step = rho * (1.0 - step), min(2.0 * step, 0.5)
     return rho
 
 
@@ -803,7 +1043,8 @@ def gaussian_sigma(
     For ``ZCDP(rho)``, ``sigma = Delta / sqrt(2 rho)``, continuous :cite:p:`BS16` or discrete
     :cite:p:`CKS20`. For ``ApproxDP(epsilon, delta)`` with continuous noise, the least sigma whose
     exact privacy profile (:func:`gaussian_delta`) is at most delta :cite:p:`BW18`, solved to about
-    1e-12 relative; with discrete noise, the sigma of the largest rho that :func:`zcdp_delta`
+    1e-12 relative, with the profile's rounding error added before comparing: the delta achieved
+    never exceeds the delta claimed, at any epsilon and delta float64 holds; with discrete noise, the sigma of the largest rho that :func:`zcdp_delta`
     converts to ``(epsilon, delta)`` (:func:`zcdp_for_approx_dp`; about 7 % more noise at
     ``(1, 1e-6)``).
 
@@ -831,8 +1072,10 @@ def gaussian_sigma(
     TypeError
         If ``privacy`` is not a ZCDP or ApproxDP (pure DP needs the Laplace mechanism).
     ValueError
-        If sigma overflows (e.g. a sensitivity of 1e300 under ``ZCDP(1e-300)``), or
-        ``method="classical"`` is asked with ``epsilon >= 1`` or discrete noise.
+        If sigma overflows (e.g. a sensitivity of 1e300 under ``ZCDP(1e-300)``), epsilon and
+        delta are too small to calibrate (a sigma beyond float64's range, or for discrete noise a
+        rho below it), or ``method="classical"`` is asked with ``epsilon >= 1`` or discrete
+        noise. Each names ``privacy`` (or ``method``).
 
     See Also
     --------
@@ -881,29 +1124,39 @@ def gaussian_sigma(
     if discrete:
         return _finite_scale(sensitivity / math.sqrt(2.0 * zcdp_for_approx_dp(privacy)), "epsilon", privacy)
     target = math.log(delta)
-    # log delta(ratio) decreases in ratio = sigma / Delta; bracket the root, then solve in log ratio.
-    lower, upper = -1.0, 1.0
-    while _log_gaussian_delta(math.exp(lower), epsilon) < target:
-        lower -= 1.0
-    while _log_gaussian_delta(math.exp(upper), epsilon) > target:
-        upper += 1.0
-    log_ratio = optimize.brentq(
-        lambda t: _log_gaussian_delta(math.exp(t), epsilon) - target, lower, upper, xtol=1e-14, rtol=1e-15
-    )
-    # brentq's root may sit a rounding step on the unsafe side (a profile a hair above delta);
-    # step sigma up until the profile of the sigma returned is at most delta, as
-    # zcdp_for_approx_dp steps rho down.
-    sigma = sensitivity * math.exp(log_ratio)
-    while _log_gaussian_delta(sigma / sensitivity, epsilon) > target or \
-            gaussian_delta(sigma, sensitivity, epsilon) > delta:  # the public profile, evaluated its own way
-        sigma *= 1.0 + 1e-12
+
+    def excess(log_ratio: float) -> float:
+        # The bound on log delta (value plus rounding error) over the target; kept finite, for brentq.
+        return max(_log_gaussian_delta_bound(math.exp(log_ratio), epsilon), -2.0 * _LOG_LARGEST) - target
+
+    # The bound decreases in ratio = sigma / Delta; bracket the root in log ratio (by growing
+    # steps), then solve. Toward ratio 0 the profile tends to 1, above any delta: the first loop ends.
+    lower, upper, step = -1.0, 1.0, 1.0
+    while excess(lower) < 0:
+        lower, step = lower - step, 2.0 * step
+    step = 1.0
+    while excess(upper) > 0:
+        if upper >= _LOG_LARGEST:
+            raise ValueError(
+                f"privacy: epsilon={epsilon:g} with delta={delta:g} is too small to calibrate: the Gaussian "
+                f"needs sigma above e^{_LOG_LARGEST:g} (8e307) times the sensitivity, beyond float64; use a larger "
+                "epsilon or delta"
+            )
+        upper, step = min(upper + step, _LOG_LARGEST), 2.0 * step
+    log_ratio = optimize.brentq(excess, lower, upper, xtol=1e-14, rtol=1e-15)
+    # brentq's root may sit a rounding step on the unsafe side; step sigma up (by growing steps)
+    # until the bound on the profile of the sigma returned, computed from sigma and Delta, is at
+    # most delta: what is claimed is then at least what is achieved, whatever the rounding.
+    sigma, step = sensitivity * math.exp(log_ratio), 1e-12
+    while math.isfinite(sigma) and _log_gaussian_delta_bound(sigma / sensitivity, epsilon) > target:
+        sigma, step = sigma * (1.0 + step), 2.0 * step
     return _finite_scale(sigma, "epsilon", privacy)
 
 
 def _finite_scale(scale: float, parameter: str, privacy: Privacy) -> float:
     """``scale``, or a ValueError naming the privacy parameter that made it overflow."""
     if not math.isfinite(scale):
-        raise ValueError(f"{parameter}: {privacy} needs noise of infinite scale (the parameter is too small)")
+        raise ValueError(f"privacy: {privacy} needs noise of infinite scale ({parameter} is too small)")
     return scale
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -236,3 +237,40 @@ def test_empty_data_under_add_remove():
     assert estimated.release(empty).size >= 1.0
     with pytest.raises(ValueError, match="no rows"):
         pm.GaussianMechanism(pm.marginals(DOMAIN, 1), pm.ZCDP(1.0)).release(empty)
+
+
+def large_delta_warnings(release) -> list[str]:
+    """The LargeDeltaWarning messages that ``release()`` emits."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        release()
+    return [str(w.message) for w in caught if issubclass(w.category, pm.LargeDeltaWarning)]
+
+
+@pytest.mark.parametrize("kind", [pm.GaussianMechanism, pm.ProjectionMechanism, pm.FactorizationMechanism])
+def test_a_delta_of_at_least_one_over_a_public_size_warns_at_release(kind):
+    """delta >= 1/n allows releasing a row outright. The warning compares delta with a public size
+    only: the row count under replace-one, the declared size under add/remove; never the private
+    row count under add/remove (whether it warned would tell about it)."""
+    workload = pm.marginals(DOMAIN, 1)
+    privacy = pm.ApproxDP(1.0, 1e-3)  # the largest delta accepted in silence at construction
+    replace_one = kind(workload, privacy)
+    assert large_delta_warnings(lambda: replace_one.release(data_of(999))) == []
+    [message] = large_delta_warnings(lambda: replace_one.release(data_of(1000)))  # delta = 1/1000
+    assert message.startswith("delta: 0.001 is at least 1/n for the public size n = 1000 (public n)")
+    assert "total failure of privacy" in message and "1/n^2 = 1e-06" in message
+    declared = kind(workload, privacy, neighbouring="add-remove", size=1000)
+    assert len(large_delta_warnings(lambda: declared.release(data_of(10)))) == 1  # the declared size counts
+    small = kind(workload, privacy, neighbouring="add-remove", size=999)
+    assert large_delta_warnings(lambda: small.release(data_of(5000))) == []  # the rows are private
+    estimated = kind(workload, privacy, neighbouring="add-remove", size="estimate")
+    assert large_delta_warnings(lambda: estimated.release(data_of(5000))) == []
+
+
+def test_the_audited_large_delta_warns_at_construction_and_at_release():
+    """ApproxDP(1, 0.5) on 4 rows was accepted in silence."""
+    with pytest.warns(pm.LargeDeltaWarning, match="^delta: 0.5 is above 0.001"):
+        privacy = pm.ApproxDP(1.0, 0.5)
+    mechanism = pm.GaussianMechanism(pm.marginals(DOMAIN, 1), privacy)
+    [message] = large_delta_warnings(lambda: mechanism.release(data_of(4)))
+    assert "n = 4" in message and "1/n = 0.25, e.g. 1/n^2 = 0.0625 or less" in message

@@ -22,6 +22,7 @@ from scipy import stats
 
 from projmech.data import Dataset
 from projmech.domain import Domain
+from projmech.factorization import Factorization
 from projmech.mechanisms import (
     FactorizationMechanism,
     GaussianMechanism,
@@ -31,7 +32,7 @@ from projmech.mechanisms import (
 )
 from projmech.privacy import ApproxDP, Neighbouring, PureDP, ZCDP
 from projmech.validation import as_generator
-from projmech.workloads import Workload, identity, marginals
+from projmech.workloads import Workload, identity, kron, marginals, stack
 
 import conftest
 from conftest import oracle_sigma
@@ -533,3 +534,93 @@ def test_expected_error_on_marginals_tracks_n():
         mechanism.expected_error(10, measure="max")
     with pytest.raises(TypeError, match="positional"):
         mechanism.expected_error(10, "mean")
+
+
+# --------------------------------------------------------------------------------------------
+# Sensitivity of workloads far from unit scale
+# --------------------------------------------------------------------------------------------
+
+# A unit-scale workload; the workloads below are it times a scale v, so their sensitivities are
+# v times its own, found here by brute force over columns and pairs of columns.
+G_UNIT = np.array([[1.0, 0.0, 0.5], [0.0, 2.0, 0.5]])
+
+
+def brute_l2_sensitivity(matrix: np.ndarray, relation: str) -> float:
+    columns = range(matrix.shape[1])
+    if relation == "add-remove":
+        return max(np.linalg.norm(matrix[:, u]) for u in columns)
+    return max(np.linalg.norm(matrix[:, u] - matrix[:, v]) for u in columns for v in columns)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e-160, 1e200])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
+def test_sensitivity_of_a_workload_far_from_unit_scale(scale, sparse, relation):
+    """Norms and column distances are computed scale-safely: at 1e-200 the squares underflowed and
+    the sensitivity, and so the noise, was 0 (at 1e-160 slightly low, 9.99994e-161 for 1e-160);
+    at 1e200 they overflowed to inf and the mechanism was refused."""
+    matrix = scale * G_UNIT
+    workload = Workload(sp.csr_array(matrix) if sparse else matrix)
+    size = {"size": 10} if relation == "add-remove" else {}
+    gaussian = GaussianMechanism(workload, ZCDP(0.5), neighbouring=relation, noise="continuous", **size)
+    expected = scale * brute_l2_sensitivity(G_UNIT, relation)
+    assert gaussian.sensitivity() == pytest.approx(expected, rel=1e-12, abs=0)
+    assert gaussian.noise.scale == pytest.approx(expected, rel=1e-12, abs=0)  # Delta / sqrt(2 rho), rho = 1/2
+    # l1 (Laplace): the largest column's l1 norm, 2 v, doubled under replace-one.
+    laplace = LaplaceMechanism(workload, PureDP(1.0), neighbouring=relation, noise="continuous", **size)
+    assert laplace.sensitivity() == pytest.approx(L1_FACTOR[relation] * 2.0 * scale, rel=1e-12, abs=0)
+    # The factorization mechanism measures a strategy: here v I, reconstructed by G_UNIT.
+    factorization = FactorizationMechanism(workload, ZCDP(0.5), factorization=Factorization(workload, scale * np.eye(3), G_UNIT),
+                                           neighbouring=relation, noise="continuous", **size)
+    expected = scale * (math.sqrt(2.0) if relation == "replace-one" else 1.0)
+    assert factorization.sensitivity() == pytest.approx(expected, rel=1e-12, abs=0)
+    assert factorization.noise.scale == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_the_audited_tiny_workload_is_released_with_noise():
+    """The audit's case: F = [[1e-200, 0]] released 1e-200 on [[0]] and 0 on [[1]], exactly."""
+    domain = Domain(["a"], [2])
+    workload = Workload(np.array([[1e-200, 0.0]]), domain=domain)
+    for relation, size in (("replace-one", {}), ("add-remove", {"size": 1})):
+        mechanism = GaussianMechanism(workload, ZCDP(0.5), neighbouring=relation, **size)
+        assert mechanism.sensitivity() == pytest.approx(1e-200, rel=1e-12, abs=0)  # |1e-200 - 0|, and ||F||_{1->2}
+        assert mechanism.noise.scale == pytest.approx(1e-200, rel=1e-12, abs=0)
+        for row, truth in ((0, 1e-200), (1, 0.0)):
+            answers = mechanism.release(Dataset(np.array([[row]]), domain), rng=row).answers
+            assert answers[0] != truth and abs(answers[0] - truth) < 10e-200
+
+
+@pytest.mark.parametrize("value", [5e-324, 1e-310])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
+def test_a_nonzero_workload_whose_sensitivity_is_subnormal_is_refused(value, sparse, relation):
+    """Below float64's smallest normal number (2.2e-308) the sensitivity is refused, naming the
+    workload, where it came out 0 (no noise at all) before."""
+    matrix = np.array([[value, 0.0], [0.0, 0.0]])
+    workload = Workload(sp.csr_array(matrix) if sparse else matrix)
+    size = {"size": 10} if relation == "add-remove" else {}
+    for build in (lambda: GaussianMechanism(workload, ZCDP(0.5), neighbouring=relation, **size),
+                  lambda: LaplaceMechanism(workload, PureDP(1.0), neighbouring=relation, **size)):
+        with pytest.raises(ValueError, match=r"^workload: .* sensitivity .* below float64's smallest normal"):
+            build()
+
+
+def test_an_all_zero_workload_keeps_sensitivity_zero():
+    """Zero queries have zero sensitivity: no noise is needed, and nothing is refused."""
+    for workload in (Workload(np.zeros((2, 3))), Workload(sp.csr_array((2, 3)))):
+        for relation, size in (("replace-one", {}), ("add-remove", {"size": 5})):
+            mechanism = GaussianMechanism(workload, ZCDP(0.5), neighbouring=relation, **size)
+            assert mechanism.sensitivity() == 0.0 and mechanism.noise.scale == 0.0
+            assert LaplaceMechanism(workload, PureDP(1.0), neighbouring=relation, **size).sensitivity() == 0.0
+
+
+@pytest.mark.parametrize("relation", ["replace-one", "add-remove"])
+def test_structured_workloads_far_from_unit_scale(relation):
+    """Stacks and Kronecker products combine their parts' norms and Gram matrices scale-safely
+    (each part 1e-200 I: their squares underflowed to a sensitivity of 0)."""
+    tiny = Workload(1e-200 * np.eye(2))
+    for structured, unit in ((stack([tiny, tiny]), np.vstack([np.eye(2), np.eye(2)])),
+                             (kron([tiny, identity(2)]), np.kron(np.eye(2), np.eye(2))),
+                             (stack([tiny, Workload(1e-250 * np.ones((1, 2)))]), np.vstack([np.eye(2), 1e-50 * np.ones((1, 2))]))):
+        expected = 1e-200 * brute_l2_sensitivity(unit, relation)
+        assert structured.count_sensitivity(relation, 2) == pytest.approx(expected, rel=1e-12, abs=0)

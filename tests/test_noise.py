@@ -9,14 +9,18 @@ is what these tests check.
 from __future__ import annotations
 
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from projmech.mechanisms import GaussianMechanism, LaplaceMechanism
 from projmech.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
 from projmech.privacy import (
     ApproxDP,
+    LargeDeltaWarning,
     PureDP,
     SizePolicy,
     ZCDP,
@@ -25,6 +29,7 @@ from projmech.privacy import (
     zcdp_delta,
     zcdp_for_approx_dp,
 )
+from projmech.workloads import Workload, identity
 
 dp = pytest.importorskip("opendp.prelude")
 dp.enable_features("contrib")
@@ -51,8 +56,13 @@ def test_zcdp_delta_matches_opendp_conversion(rho, epsilon):
     assert zcdp_delta(rho, epsilon) == pytest.approx(expected, rel=1e-7, abs=1e-300)
 
 
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", LargeDeltaWarning)  # a large delta is calibrated too, by design
+    LARGE_DELTA_PRIVACY = ApproxDP(0.01, 0.5)
+
+
 @pytest.mark.parametrize("privacy", [ApproxDP(1.0, 1e-6), ApproxDP(0.1, 1e-9), ApproxDP(5.0, 1e-3),
-                                     ApproxDP(50.0, 1e-6), ApproxDP(1e5, 1e-6), ApproxDP(0.01, 0.5)])
+                                     ApproxDP(50.0, 1e-6), ApproxDP(1e5, 1e-6), LARGE_DELTA_PRIVACY])
 @pytest.mark.parametrize("sensitivity", [1.0, math.sqrt(190.0)])
 def test_discrete_gaussian_approx_dp_calibration_is_tight_by_opendp(privacy, sensitivity):
     """OpenDP's accountant, at the sigma projmech calibrates, gives delta <= the target; at a
@@ -80,6 +90,7 @@ def test_discrete_laplace_pure_dp_calibration_by_opendp(epsilon, sensitivity):
     assert opendp_laplace(scale).map(sensitivity) == pytest.approx(epsilon, rel=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::projmech.privacy.LargeDeltaWarning")  # delta = 0.01, by design
 def test_zcdp_for_approx_dp_inverts_zcdp_delta():
     for privacy in (ApproxDP(1.0, 1e-6), ApproxDP(0.3, 1e-10), ApproxDP(8.0, 0.01)):
         rho = zcdp_for_approx_dp(privacy)
@@ -258,6 +269,83 @@ def test_noise_options_are_keyword_only():
         choose_discrete("auto", True, "noise")
     noise, _ = calibrate(ApproxDP(0.5, 1e-6), 1.0, policy, False, calibration="classical")
     assert noise.scale == pytest.approx(math.sqrt(2 * math.log(1.25 / 1e-6)) / 0.5)  # Dwork & Roth, Thm A.1
+
+
+# --- scales the samplers cannot draw as stated -------------------------------------------------
+
+# The documented limits, written out: a draw may fall 40 sigma (Gaussian) or 800 b (Laplace) from
+# 0, and must then stay below 2^52 (discrete: int64 draws added to float64 counts, exact below
+# 2^53) or 2^1000 (continuous: 2^24 below float64's largest number).
+DISCRETE_SIGMA_LIMIT, DISCRETE_B_LIMIT = 2.0**52 / 40, 2.0**52 / 800
+CONTINUOUS_SIGMA_LIMIT, CONTINUOUS_B_LIMIT = 2.0**1000 / 40, 2.0**1000 / 800
+
+
+def smallest_budget_in(error: pytest.ExceptionInfo, name: str) -> float:
+    match = re.search(rf"a budget of at least {name} = ([0-9.e+-]+)", str(error.value))
+    assert match is not None, str(error.value)
+    return float(match.group(1))
+
+
+@pytest.mark.parametrize("rho", [1e-40, 1e-300])
+def test_discrete_gaussian_beyond_its_sampler_is_refused_with_the_smallest_budget(rho):
+    """ZCDP(1e-40) (sigma = 1e20 counts here) and ZCDP(1e-300) released exactly +-2^63 / n, the
+    int64 sampler saturated, while the summary stated sigma = 1e20 or 1e150. identity(2) under
+    replace-one has l2 sensitivity sqrt(2), so sigma = 1 / sqrt(rho), and the least rho that fits
+    is 1 / DISCRETE_SIGMA_LIMIT^2."""
+    with pytest.raises(ValueError, match=r"^privacy: at .*discrete_gaussian noise of scale .*use noise='continuous' or") as error:
+        GaussianMechanism(identity(2), ZCDP(rho))
+    smallest, least = smallest_budget_in(error, "rho"), 1.0 / DISCRETE_SIGMA_LIMIT**2
+    assert least <= smallest <= 1.01 * least
+    assert GaussianMechanism(identity(2), ZCDP(smallest)).noise.scale <= DISCRETE_SIGMA_LIMIT
+    continuous = GaussianMechanism(identity(2), ZCDP(rho), noise="continuous")
+    assert continuous.noise.scale == pytest.approx(1.0 / math.sqrt(rho), rel=1e-12)
+
+
+def test_discrete_laplace_beyond_its_sampler_is_refused_with_the_smallest_budget():
+    # l1 sensitivity 2 under replace-one: b = 2 / epsilon; the least epsilon is 2 / DISCRETE_B_LIMIT.
+    with pytest.raises(ValueError, match=r"^privacy: at 1e-20-DP, discrete_laplace noise of scale 2e\+20 is above") as error:
+        LaplaceMechanism(identity(2), PureDP(1e-20))
+    smallest, least = smallest_budget_in(error, "epsilon"), 2.0 / DISCRETE_B_LIMIT
+    assert least <= smallest <= 1.01 * least
+    assert LaplaceMechanism(identity(2), PureDP(smallest)).noise.scale <= DISCRETE_B_LIMIT
+
+
+def test_continuous_noise_that_would_overflow_is_refused():
+    """sigma = sqrt(2) 1e299 / sqrt(0.02) = 1e300 was accepted, and its draws overflowed to inf."""
+    with pytest.raises(ValueError, match=r"^privacy: at 0.01-zCDP, gaussian noise of scale 1e\+300 is above") as error:
+        GaussianMechanism(Workload(1e299 * np.eye(2)), ZCDP(0.01), noise="continuous")
+    smallest = smallest_budget_in(error, "rho")
+    assert (1e299 / CONTINUOUS_SIGMA_LIMIT) ** 2 <= smallest  # Delta^2 / (2 sigma^2), Delta = sqrt(2) 1e299
+    mechanism = GaussianMechanism(Workload(1e299 * np.eye(2)), ZCDP(smallest), noise="continuous")
+    assert np.all(np.isfinite(mechanism.release(np.array([0.5, 0.5]), n=2, rng=0).answers))
+    with pytest.raises(ValueError, match=r"^privacy: at 1e-300-DP, laplace noise of scale 2e\+300 is above"):
+        LaplaceMechanism(identity(2), PureDP(1e-300), noise="continuous")
+    # And noise too small to be represented: sigma = 1e-315, subnormal.
+    with pytest.raises(ValueError, match=r"^privacy: .*below float64's smallest normal number.*use a smaller budget"):
+        GaussianMechanism(Workload(1e-300 * np.eye(2)), ZCDP(1e30), noise="continuous")
+
+
+@pytest.mark.parametrize("distribution, scale, discrete", [
+    ("gaussian", 1e20, True), ("gaussian", DISCRETE_SIGMA_LIMIT * 1.001, True), ("laplace", 1e16, True),
+    ("gaussian", 1e300, False), ("laplace", 1e299, False), ("gaussian", 1e-310, False),
+])
+def test_noise_the_sampler_cannot_draw_as_stated_is_refused_naming_scale(distribution, scale, discrete):
+    with pytest.raises(ValueError, match="^scale: "):
+        Noise(distribution, scale, discrete)
+
+
+@pytest.mark.parametrize("distribution, scale", [("gaussian", DISCRETE_SIGMA_LIMIT), ("laplace", DISCRETE_B_LIMIT)])
+def test_discrete_draws_at_the_largest_scale_are_exact_and_unclipped(distribution, scale):
+    """At the largest scale allowed the draws are integers far inside int64 (none saturated at
+    +-2^63), stay exact when added to a count, and have the stated standard deviation (sigma, or
+    sqrt(2) b to 1e-25 relative at this b): 16384 draws give it to 6 % (5 to 7 standard errors)."""
+    noise = Noise(distribution, scale, discrete=True)
+    draws = noise.sample(16384, np.random.default_rng(0))
+    assert np.all(np.abs(draws) < 2.0**52) and np.all(draws == np.round(draws))
+    assert np.array_equal((draws + 12345.0) - 12345.0, draws)
+    expected = scale if distribution == "gaussian" else math.sqrt(2.0) * scale
+    assert noise.std == pytest.approx(expected, rel=1e-9)
+    assert abs(float(np.sqrt(np.mean(draws**2))) / expected - 1) < 0.06
 
 
 # --- the pool of discrete draws hands every draw out once ---------------------------------------

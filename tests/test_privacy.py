@@ -11,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 
+
 from projmech.privacy import (
     ApproxDP,
+    LargeDeltaWarning,
     Neighbouring,
     PureDP,
     SizePolicy,
@@ -24,11 +27,17 @@ from projmech.privacy import (
     gaussian_delta,
     gaussian_sigma,
     laplace_scale,
+    zcdp_delta,
     zcdp_for_approx_dp,
 )
 
 plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
 common = pytest.importorskip("dp_accounting.pld.common")
+mp = pytest.importorskip("mpmath")
+
+# The calibration is checked at large deltas too (0.1, 0.5, 0.999), which warn by design; the
+# warning itself is tested below, where warnings are recorded whatever this filter says.
+pytestmark = pytest.mark.filterwarnings("ignore::projmech.privacy.LargeDeltaWarning")
 
 EPSILONS = [0.01, 0.05, 0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
 DELTAS = [1e-12, 1e-9, 1e-6, 1e-3, 0.1]
@@ -433,3 +442,159 @@ def test_a_budget_share_lies_in_the_unit_interval():
             scale_budget(ZCDP(1.0), share)
     with pytest.raises(TypeError, match="^share"):
         scale_budget(PureDP(1.0), "half")
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration at the extremes, against arbitrary precision (mpmath)
+# --------------------------------------------------------------------------------------------
+
+
+def mp_gaussian_delta(sigma: float, sensitivity: float, epsilon: float):
+    """``Phi(a) - e^epsilon Phi(b)`` for the exact sigma / Delta of the floats given, in mpmath,
+    the precision doubled until two evaluations agree to 25 digits (the two terms can agree to
+    600 digits: epsilon = 1e-300 with sigma = 1e299)."""
+    def at(dps: int):
+        with mp.workdps(dps):
+            h, e = mp.mpf(sensitivity) / mp.mpf(sigma), mp.mpf(epsilon)
+            return mp.ncdf(h / 2 - e / h) - mp.exp(e) * mp.ncdf(-h / 2 - e / h)
+
+    dps, previous = 40, at(40)
+    while True:
+        dps *= 2
+        current = at(dps)
+        if current != 0 and abs(current - previous) <= abs(current) * mp.mpf(10) ** -25:
+            return current
+        assert dps < 10_000, (sigma, sensitivity, epsilon)
+        previous = current
+
+
+def mp_zcdp_delta(rho: float, epsilon: float):
+    """The conversion of Canonne, Kamath & Steinke (2020) from rho-zCDP to (epsilon, delta):
+    ``inf over alpha > 1 of exp((alpha - 1)(alpha rho - epsilon) - log alpha + (alpha - 1)
+    log(1 - 1/alpha))``, in mpmath, at the alpha where the derivative
+    ``(2 alpha - 1) rho - epsilon + log(1 - 1/alpha)`` (increasing in alpha) vanishes, found by
+    bisection in ``log(alpha - 1)``."""
+    with mp.workdps(60):
+        rho, epsilon = mp.mpf(rho), mp.mpf(epsilon)
+
+        def slope(t):
+            alpha = 1 + mp.exp(t)
+            return (2 * alpha - 1) * rho - epsilon + mp.log1p(-1 / alpha)
+
+        low, high = mp.mpf(-50), mp.mpf(50)
+        while slope(low) > 0:
+            low *= 2
+        while slope(high) < 0:
+            high *= 2
+        for _ in range(200):
+            middle = (low + high) / 2
+            low, high = (low, middle) if slope(middle) > 0 else (middle, high)
+        alpha = 1 + mp.exp(low)
+        return mp.exp((alpha - 1) * (alpha * rho - epsilon) - mp.log(alpha) + (alpha - 1) * mp.log1p(-1 / alpha))
+
+
+EXTREME_EPSILONS = [5e-324, 1e-300, 1e-100, 1e-12, 1e-3, 1.0, 30.0, 1e3, 1e5, 1e10]
+EXTREME_DELTAS = [1e-300, 1e-100, 1e-12, 1e-6, 0.3]
+
+
+@pytest.mark.parametrize("epsilon", EXTREME_EPSILONS)
+def test_analytic_calibration_at_the_extremes_never_exceeds_delta(epsilon):
+    """At every (epsilon, delta) of a grid from 5e-324 to 1e10 and from 1e-300 to 0.3, the delta
+    the returned sigma achieves (by mpmath) is at most the delta claimed, and within 1e-5 of it
+    (the rounding allowance the calibration adds grows with epsilon: 3e-6 at 1e10). Before, every
+    epsilon <= 1e-300 got sigma = 3.6e15 whatever delta (achieved 1.1e-16 at a claimed 1e-300),
+    and (1e-12, 1e-100) achieved 1.129e-100."""
+    for delta, sensitivity in itertools.product(EXTREME_DELTAS, [1.0, 3.7]):
+        sigma = gaussian_sigma(sensitivity, ApproxDP(epsilon, delta))
+        achieved = mp_gaussian_delta(sigma, sensitivity, epsilon)
+        assert achieved <= delta, (epsilon, delta, sensitivity, sigma, float(achieved / delta))
+        assert achieved >= delta * (1 - 1e-5), (epsilon, delta, sensitivity, sigma, float(achieved / delta))
+
+
+@pytest.mark.parametrize("sigma, sensitivity, epsilon", [
+    (1.9628979117860810e13, 1.0, 1e-12),  # the sigma the old calibration gave (1e-12, 1e-100): 1.129e-100
+    (3.6e15, 1.0, 1e-300), (4e299, 1.0, 1e-300), (2.5e13, 1.0, 1e-12), (3.6e7, 1.0, 1e-6),
+    (1e5, 3.0, 1e-4), (30.0, 1.0, 0.01), (0.9, 1.0, 1e-300), (5.0, 1.0, 0.01), (0.03, 1.0, 1e3),
+])
+def test_gaussian_delta_where_the_terms_nearly_cancel(sigma, sensitivity, epsilon):
+    """The profile against mpmath where Phi(a) and e^epsilon Phi(b) agree to many digits (a sigma
+    far above Delta with a tiny epsilon), and at ordinary points: 1e-10 relative."""
+    expected = mp_gaussian_delta(sigma, sensitivity, epsilon)
+    got = gaussian_delta(sigma, sensitivity, epsilon)
+    assert abs(got - expected) <= 1e-10 * expected, (got, float(expected))
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-300, 1e-100, 1e-12, 1e-3, 1.0, 30.0, 1e3, 1e5])
+def test_discrete_calibration_at_the_extremes_never_exceeds_delta(epsilon):
+    """The rho of the discrete Gaussian's calibration converts (by mpmath) to at most the delta
+    claimed, and within 1e-6 of it; where the rho needed is below float64's normal range (delta
+    = 1e-300 at a tiny epsilon: about (e^0.5 delta)^2 / 2 = 1e-600), a ValueError naming privacy,
+    where a bare ZeroDivisionError was raised before."""
+    for delta in EXTREME_DELTAS:
+        privacy = ApproxDP(epsilon, delta)
+        try:
+            rho = zcdp_for_approx_dp(privacy)
+        except ValueError as error:
+            assert str(error).startswith("privacy: ") and "too small to calibrate" in str(error)
+            # The refusal is right: even the smallest normal rho converts to more than delta.
+            assert mp_zcdp_delta(2.3e-308, epsilon) > delta, (epsilon, delta)
+            with pytest.raises(ValueError, match="^privacy: "):
+                gaussian_sigma(1.0, privacy, discrete=True)
+            continue
+        achieved = mp_zcdp_delta(rho, epsilon)
+        assert achieved <= delta, (epsilon, delta, rho, float(achieved / delta))
+        assert achieved >= delta * (1 - 1e-6), (epsilon, delta, rho, float(achieved / delta))
+        # The conversion as the library evaluates it agrees with mpmath's.
+        assert zcdp_delta(rho, epsilon) == pytest.approx(float(achieved), rel=1e-9, abs=0)
+
+
+def test_calibration_beyond_float64_is_refused_naming_privacy():
+    # sigma / Delta would be about 0.4 / delta = 8e322: beyond float64.
+    with pytest.raises(ValueError, match=r"^privacy: epsilon=4.94066e-324 with delta=4.94066e-324 is too small"):
+        gaussian_sigma(1.0, ApproxDP(5e-324, 5e-324))
+    with pytest.raises(ValueError, match=r"^privacy: .*infinite scale \(rho is too small\)"):
+        gaussian_sigma(1e300, ZCDP(1e-300))
+
+
+# --------------------------------------------------------------------------------------------
+# A delta that protects nobody
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("delta", [0.5, 1 - 1e-16, 0.0011])
+def test_a_large_delta_warns_at_construction_saying_why_and_what_to_do(delta):
+    with pytest.warns(LargeDeltaWarning) as caught:
+        privacy = ApproxDP(1.0, delta)
+    assert privacy.delta == delta  # a warning, not a refusal
+    message = str(caught[0].message)
+    assert message.startswith("delta: ") and "total failure of privacy" in message
+    assert "releasing a row outright" in message and "1/n^2" in message
+    assert caught[0].filename == __file__  # points at the caller, not at the dataclass
+
+
+def test_a_small_delta_does_not_warn_and_delta_one_is_refused():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ApproxDP(1.0, 1e-3)
+        ApproxDP(1.0, 1e-6)
+    for bad in (1, 1.0, 1 - 1e-17):  # 1 - 1e-17 rounds to 1.0
+        with pytest.raises(ValueError, match=r"^delta: must lie in \(0, 1\) \(delta is the probability of a total failure"):
+            ApproxDP(1.0, bad)
+
+
+def test_size_policy_check_delta_compares_only_a_public_size():
+    def caught(policy, privacy, rows):
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always")
+            policy.check_delta(privacy, rows)
+        return [record for record in records if issubclass(record.category, LargeDeltaWarning)]
+
+    privacy = ApproxDP(1.0, 1e-3)
+    replace_one = SizePolicy("replace-one")
+    assert caught(replace_one, privacy, 999) == []
+    [warning] = caught(replace_one, privacy, 1000)  # delta = 1/n exactly
+    assert "n = 1000 (public n)" in str(warning.message) and "1/n^2 = 1e-06" in str(warning.message)
+    assert len(caught(SizePolicy("add-remove", declared=5000), privacy, 3)) == 1  # the declared size, not the rows
+    assert caught(SizePolicy("add-remove", declared=10), privacy, 10**6) == []
+    assert caught(SizePolicy("add-remove", share=0.05), privacy, 10**6) == []  # estimated: private, never compared
+    assert caught(replace_one, ZCDP(0.5), 10**6) == [] and caught(replace_one, PureDP(1.0), 10**6) == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -780,12 +781,29 @@ class Workload:
         if self.universe_size > PAIRWISE_UNIVERSE:
             return None
         if self._column_distance is None:
-            self._column_distance = max_column_distance(self._trusted_gram(), self.num_queries)
+            gram, scale = self._scaled_trusted_gram()
+            self._column_distance = scale * max_column_distance(gram, self.num_queries)
         return self._column_distance
 
     def _trusted_gram(self) -> np.ndarray:
         """The Gram matrix that sensitivity may rest on (see :meth:`column_distance`)."""
         return self.gram()
+
+    def _scaled_trusted_gram(self) -> tuple[np.ndarray, float]:
+        """``(G, s)`` with ``s^2 G`` the trusted Gram matrix and ``G`` the Gram matrix of ``F / s``.
+
+        Types that compute ``F^T F`` from entries scale them first (``s``: the largest magnitude),
+        so that ``G`` neither underflows nor overflows: the products of entries of 1e-200 are 0 in
+        float64 (and of 1e200, inf), which made the column distance, and with it the noise, 0.
+        By default ``s = 1``: a closed form is its builder's.
+        """
+        return self._trusted_gram(), 1.0
+
+    def _has_nonzero_entry(self) -> bool:
+        """Whether some entry of F is not 0. Types that can tell say so; the others are assumed
+        to have one, so that a sensitivity of 0 is refused rather than trusted (see
+        :meth:`count_sensitivity`)."""
+        return True
 
     def count_sensitivity(self, neighbouring: Neighbouring | str, ord: float = 2) -> float:
         """Compute the ``l_p`` sensitivity of the counts ``F c`` under a neighbouring relation.
@@ -813,11 +831,26 @@ class Workload:
         ------
         TypeError, ValueError
             For an unknown relation or order.
+        ValueError
+            If F is not all zero but its sensitivity is 0 or below float64's smallest normal
+            number (2.2e-308): noise calibrated to it would be none, or rounded away. (Norms and
+            distances are computed scale-safely, so this happens only for entries near 1e-308 or
+            below; scale such a workload up.)
         """
         relation = Neighbouring.parse(neighbouring)
         exact = self.column_distance() if relation is Neighbouring.REPLACE_ONE and ord == 2 else None
-        return relation.count_sensitivity(self.column_norm(ord), ord, nonnegative=self.is_nonnegative,
-                                          column_distance=exact)
+        sensitivity = relation.count_sensitivity(self.column_norm(ord), ord, nonnegative=self.is_nonnegative,
+                                                 column_distance=exact)
+        if sensitivity < sys.float_info.min and (sensitivity > 0 or self._has_nonzero_entry()):
+            # A zero sensitivity is right for a zero F (its counts are 0 whatever the data); for
+            # any other it is an underflow, and no noise at all would publish the counts exactly.
+            raise ValueError(
+                f"workload: the {relation.value} l{ord:g} sensitivity of {self.name} is {sensitivity:.3g}, below "
+                f"float64's smallest normal number ({sys.float_info.min:.3g}) though its queries are not all zero: "
+                "noise calibrated to it would be none, or rounded away; scale the queries up (multiply F by c, "
+                "e.g. 1 / max|F|, and divide the answers by c)"
+            )
+        return sensitivity
 
     @property
     def is_integer(self) -> bool:
@@ -973,18 +1006,46 @@ def column_norm(matrix: Matrix, ord: float = 2) -> float:
 
 
 def matrix_column_norms(matrix: Matrix, ord: float) -> np.ndarray:
-    """The ``l_p`` norm of every column of a checked dense or sparse matrix."""
+    """The ``l_p`` norm of every column of a checked dense or sparse matrix.
+
+    Scale-safe: in l2 each column is divided by its largest magnitude before its entries are
+    squared, and the norm multiplied back (the squares of 1e-200 are 0 in float64, of 1e200
+    inf: the sensitivity, and so the noise, came out 0 or inf). A sum of magnitudes (l1) needs
+    no scaling: it underflows only where every term is 0 and overflows only where the norm
+    itself does.
+    """
     if issparse(matrix):
-        magnitudes = abs(matrix)
-        if ord == 2:
-            return np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=0)).ravel())
+        csr = sp.csr_array(matrix)
+        if not csr.has_canonical_format:  # duplicates of an entry add up: sum them first (in a copy)
+            csr = csr.copy()
+            csr.sum_duplicates()
+        magnitudes = np.abs(csr.data)
+        columns, m = csr.indices, csr.shape[1]
         if ord == 1:
-            return np.asarray(magnitudes.sum(axis=0)).ravel()
-        return magnitudes.max(axis=0).toarray().ravel()
-    dense = np.abs(matrix)
+            return np.bincount(columns, weights=magnitudes, minlength=m)
+        peaks = np.zeros(m)
+        np.maximum.at(peaks, columns, magnitudes)
+        if ord != 2:
+            return peaks
+        scaled = magnitudes / np.where(peaks > 0, peaks, 1.0)[columns]  # a column of stored zeros has peak 0
+        return peaks * np.sqrt(np.bincount(columns, weights=scaled * scaled, minlength=m))
     if ord == 2:
-        return np.sqrt((dense * dense).sum(axis=0))
+        return root_sum_squares(matrix)
+    dense = np.abs(matrix)
     return dense.sum(axis=0) if ord == 1 else dense.max(axis=0)
+
+
+def root_sum_squares(parts: Any) -> np.ndarray:
+    """``sqrt(sum of squares)`` along the first axis, scale-safely: the l2 norms of the columns
+    of a matrix, or of the entries at each position of a sequence of arrays (the column norms
+    of a stack's parts). Each position is divided by its largest magnitude before squaring and
+    the result multiplied back, so that neither 1e-200 (whose square is 0) nor 1e200 (inf) is
+    lost."""
+    magnitudes = np.abs(np.asarray(parts, dtype=float))  # a new array: scaled and squared in place
+    peaks = magnitudes.max(axis=0)
+    magnitudes /= np.where(peaks > 0, peaks, 1.0)
+    np.square(magnitudes, out=magnitudes)
+    return peaks * np.sqrt(magnitudes.sum(axis=0))
 
 
 def check_matrix_entries(argument: str, builder: str, stored: int, k: int, m: int, max_entries: int, *,

@@ -127,8 +127,28 @@ class MatrixWorkload(Workload):
 
     def _trusted_gram(self) -> np.ndarray:
         # From the matrix itself, never from a closed form: see Workload.column_distance.
-        product = self._matrix.T @ self._matrix
-        return product.toarray() if issparse(product) else np.asarray(product)
+        return _gram_of(self._matrix)
+
+    def _scaled_trusted_gram(self) -> tuple[np.ndarray, float]:
+        # The matrix divided by its largest magnitude (not multiplied by its reciprocal, which
+        # overflows for a subnormal one), so that no product of entries underflows or overflows.
+        # Between 2^-300 and 2^300 no product that matters can (their squares and the rounding
+        # margins stay normal), and the copy is spared.
+        matrix = self._matrix
+        scale = float(np.abs(matrix.data if issparse(matrix) else matrix).max(initial=0.0))
+        if scale == 0 or 2.0**-300 <= scale <= 2.0**300:
+            return self._trusted_gram(), 1.0
+        scaled: Matrix
+        if issparse(matrix):
+            scaled = sp.csr_array(matrix, copy=True)
+            scaled.data /= scale
+        else:
+            scaled = np.asarray(matrix) / scale
+        return _gram_of(scaled), scale
+
+    def _has_nonzero_entry(self) -> bool:
+        matrix = self._matrix
+        return bool(np.any(matrix.data if issparse(matrix) else matrix))
 
     def _column_norms(self, ord: float) -> np.ndarray:
         return matrix_column_norms(self._matrix, ord)
@@ -306,6 +326,12 @@ class ImplicitWorkload(Workload):
 
     def _facts(self) -> tuple[bool, bool]:
         return self._entry_facts
+
+
+def _gram_of(matrix: Matrix) -> np.ndarray:
+    """``A^T A`` as a dense ndarray, for a dense or sparse matrix."""
+    product = matrix.T @ matrix
+    return product.toarray() if issparse(product) else np.asarray(product)
 
 
 def _checked_gram(closed_form: Callable[[], np.ndarray], m: int) -> np.ndarray:

@@ -25,7 +25,7 @@ from ..data import Dataset
 from ..domain import Domain
 from ..encodings import Codes, Encoding
 from ..validation import DEFAULT_MAX_ENTRIES, InstanceOf, OrNone, format_count
-from .base import Matrix, Workload, check_matrix_entries
+from .base import Matrix, Workload, check_matrix_entries, root_sum_squares
 from .kronecker_gram import KroneckerGram
 
 __all__ = ["Kron", "Stack", "kron", "stack", "COLUMN_NORMS_UNIVERSE"]
@@ -219,6 +219,14 @@ class Kron(_Structured):
     def _trusted_gram(self) -> np.ndarray:
         return functools.reduce(np.kron, [factor._trusted_gram() for factor in self.factors])
 
+    def _scaled_trusted_gram(self) -> tuple[np.ndarray, float]:
+        # (A ⊗ B)/(s t) = (A/s) ⊗ (B/t): the factors' scaled Gram matrices multiply, and so do their scales.
+        grams, scales = zip(*(factor._scaled_trusted_gram() for factor in self.factors))
+        return functools.reduce(np.kron, grams), math.prod(scales)
+
+    def _has_nonzero_entry(self) -> bool:
+        return all(factor._has_nonzero_entry() for factor in self.factors)
+
     def kronecker_gram(self) -> KroneckerGram:
         """Express ``F^T F`` as the Kronecker product of the factors' Gram matrices.
 
@@ -369,6 +377,15 @@ class Stack(_Structured):
     def _trusted_gram(self) -> np.ndarray:
         return _sum([part._trusted_gram() for part in self.parts])
 
+    def _scaled_trusted_gram(self) -> tuple[np.ndarray, float]:
+        # F^T F = sum of the parts' s_i^2 G_i = s^2 sum of (s_i / s)^2 G_i with s the largest s_i.
+        grams, scales = zip(*(part._scaled_trusted_gram() for part in self.parts))
+        scale = max(scales)
+        return _sum([(part_scale / scale) ** 2 * gram for gram, part_scale in zip(grams, scales)]), scale
+
+    def _has_nonzero_entry(self) -> bool:
+        return any(part._has_nonzero_entry() for part in self.parts)
+
     def kronecker_gram(self) -> KroneckerGram:
         """Express ``F^T F``, the sum of the parts' Gram matrices, as Kronecker products.
 
@@ -391,7 +408,7 @@ class Stack(_Structured):
     def _column_norms(self, ord: float) -> np.ndarray:
         norms = [part._column_norms(ord) for part in self.parts]
         if ord == 2:
-            return np.sqrt(_sum([norm**2 for norm in norms]))
+            return root_sum_squares(norms)
         return _sum(norms) if ord == 1 else np.max(norms, axis=0)
 
     def _column_norm(self, ord: float) -> float:
@@ -421,7 +438,7 @@ class Stack(_Structured):
             return None
         values = np.array(norms, dtype=float)
         if ord == 2:
-            return float(np.sqrt(np.sum(values**2)))
+            return float(root_sum_squares(values))
         return float(values.sum()) if ord == 1 else float(values.max())
 
     def _facts(self) -> tuple[bool, bool]:
@@ -486,7 +503,7 @@ def _common_peak(terms: Sequence[Kron], ord: float) -> float | None:
             return None
     peaks = [math.prod(float(vector.max()) for vector in norms) for norms in per_term]
     if ord == 2:
-        return math.sqrt(sum(peak**2 for peak in peaks))
+        return float(root_sum_squares(peaks))
     return sum(peaks) if ord == 1 else max(peaks)
 
 
