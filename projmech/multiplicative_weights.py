@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -39,11 +40,13 @@ from .validation import (
     POSITIVE_INT,
     SEED,
     InstanceOf,
+    Integral,
     Interval,
     Options,
     Real,
     check_query_row,
     check_real_array,
+    format_count,
     validate_params,
 )
 from .workloads import Workload
@@ -51,6 +54,8 @@ from .workloads import Workload
 __all__ = [
     "MW_MAX_ALPHA",
     "MW_MAX_UNIVERSE",
+    "OFFLINE_PMW_MAX_ROUNDS",
+    "OFFLINE_PMW_MAX_UPDATES",
     "OfflinePMW",
     "PMWRun",
     "RoundBudget",
@@ -71,6 +76,26 @@ _MW_ALPHA = Interval(Real, 0, MW_MAX_ALPHA, closed="right",
 
 #: The guarantees OfflinePMW composes over its rounds.
 _PRIVACY = InstanceOf(PureDP, ZCDP, what="PureDP (Laplace measurements) or ZCDP (Gaussian)")
+
+#: The most rounds :class:`OfflinePMW` runs. Each round's selection and measurement get
+#: ``1/(2T)`` of the budget, so at ``T = 100,000`` under ``PureDP(epsilon)`` the Laplace noise on
+#: one measured count has scale ``200,000 / epsilon``: every measurement is noise unless
+#: ``epsilon n`` runs to millions. And the rounds alone took about 65 s (0.65 ms per round, one
+#: update each, on the 180 2-way marginals of the binary Adult demo data, ``|D| = 1,024``, on a
+#: shared 2-core machine), a time that grows with the universe and the workload.
+OFFLINE_PMW_MAX_ROUNDS = 10**5
+
+#: The most multiplicative weights updates one :meth:`OfflinePMW.run` applies:
+#: ``T + (u - 1) T (T + 1) / 2`` for ``T`` rounds and ``u = updates_per_round`` (each round
+#: re-applies every measurement so far ``u - 1`` times). One update took 9.5 us over
+#: ``|D| = 1,024`` elements (same machine), so ``10^7`` updates take about 95 s there, in
+#: proportion to ``|D|`` beyond; the settings the user guide measures (``T <= 100``, ``u <= 30``)
+#: apply at most 146,550.
+OFFLINE_PMW_MAX_UPDATES = 10**7
+
+_ROUNDS = Interval(Integral, 1, OFFLINE_PMW_MAX_ROUNDS,
+                   reason="each round gets 1/(2 rounds) of the budget: beyond, the noise swamps every "
+                          "measurement and a run takes minutes or more")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -208,7 +233,9 @@ def mw_update_bound(universe_size: int, alpha: float) -> int:
     >>> mw_update_bound(1024, 0.1)
     693
     """
-    return math.floor(math.log(universe_size) / alpha**2)
+    # In exact rationals: alpha^2 underflows to 0 below alpha = 1e-162, and the quotient passes
+    # float's range before that, where the bound is still an int.
+    return math.floor(Fraction(math.log(universe_size)) / Fraction(alpha) ** 2)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -361,14 +388,17 @@ class OfflinePMW(_CountingMechanism):
     privacy : PureDP or ZCDP
         The total guarantee, split evenly over the ``2T`` selections and measurements.
     rounds : int
-        ``T``, the number of select-measure-update rounds.
+        ``T``, the number of select-measure-update rounds, at most
+        :data:`OFFLINE_PMW_MAX_ROUNDS` (100,000: each round gets ``1/(2T)`` of the budget).
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
     updates_per_round : int
         ``u``: each round applies its own update, then re-applies the update of every
         measurement so far ``u - 1`` times, the practical improvement of :cite:t:`HLM12`'s
         experiments. Default 10 (chosen by the measurement above); ``1`` is MWEM as analysed,
-        the only setting :meth:`error_bound` accepts. The running time grows as ``T^2 u``.
+        the only setting :meth:`error_bound` accepts. The running time grows as ``T^2 u``: a run
+        applies ``T + (u - 1) T (T + 1) / 2`` updates, at most :data:`OFFLINE_PMW_MAX_UPDATES`
+        (``10^7``).
     max_universe : int
         Larger universes are refused (the mechanism holds dense vectors over it).
     size : int or "estimate", optional
@@ -381,8 +411,10 @@ class OfflinePMW(_CountingMechanism):
     Raises
     ------
     ValueError
-        If ``rounds``, ``updates_per_round`` or ``max_universe`` is not positive, the universe
-        exceeds ``max_universe``, or a workload entry lies outside ``[0, 1]``.
+        If ``rounds``, ``updates_per_round`` or ``max_universe`` is not positive, ``rounds``
+        exceeds :data:`OFFLINE_PMW_MAX_ROUNDS` or the updates of a run
+        :data:`OFFLINE_PMW_MAX_UPDATES`, the universe exceeds ``max_universe``, or a workload
+        entry lies outside ``[0, 1]``.
     TypeError
         If ``privacy`` is not PureDP or ZCDP, or an option is passed by position.
 
@@ -408,12 +440,20 @@ class OfflinePMW(_CountingMechanism):
     #: Checked by the constructor: MWEM's budget composes additively.
     privacy: PureDP | ZCDP
 
-    @validate_params(privacy=_PRIVACY, rounds=POSITIVE_INT, updates_per_round=POSITIVE_INT,
+    @validate_params(privacy=_PRIVACY, rounds=_ROUNDS, updates_per_round=POSITIVE_INT,
                      max_universe=POSITIVE_INT, noise=Options(*NOISE_KINDS))
     def __init__(self, workload: Workload, privacy: PureDP | ZCDP, rounds: int, *,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  updates_per_round: int = 10, max_universe: int = MW_MAX_UNIVERSE,
                  size: int | str | None = None, size_share: float | None = None, noise: str = "auto") -> None:
+        updates = _mw_updates(rounds, updates_per_round)
+        if updates > OFFLINE_PMW_MAX_UPDATES:
+            raise ValueError(
+                f"updates_per_round: {updates_per_round} per round over {format_count(rounds)} rounds apply "
+                f"{format_count(updates)} multiplicative weights updates (rounds + (u - 1) rounds (rounds + 1) / 2), "
+                f"above OFFLINE_PMW_MAX_UPDATES={format_count(OFFLINE_PMW_MAX_UPDATES)} (about 95 s over 1,024 "
+                "elements, longer over more); lower updates_per_round (1 is MWEM as analysed) or rounds"
+            )
         super().__init__(workload, privacy, neighbouring, size, size_share)
         self.rounds = rounds
         self.updates_per_round = updates_per_round
@@ -564,6 +604,12 @@ class OfflinePMW(_CountingMechanism):
                 f"{self._size_repr()}, {self.noise.name})")
 
 
+def _mw_updates(rounds: int, updates_per_round: int) -> int:
+    """The multiplicative weights updates a run applies: one per round, then ``u - 1`` more for
+    each measurement so far (``t`` of them in round ``t``)."""
+    return rounds + (updates_per_round - 1) * rounds * (rounds + 1) // 2
+
+
 def _mwem_step(log_y: np.ndarray, row: np.ndarray, measurement: float) -> np.ndarray:
     """MWEM's update ``y ∝ y exp(q (m - q(y)) / 2)`` on log-weights."""
     estimate = float(row @ np.exp(log_y))
@@ -689,13 +735,25 @@ def _error_bound(n: float, universe_size: int, num_queries: int, rounds: int, bu
     delta = 2.0 * math.log(num_queries / eta) / (budget.selection_epsilon * n)
     scale = _measurement_scale(budget, discrete)  # in counts
     if isinstance(budget.measurement, PureDP):
-        beta = scale * (math.log(2.0 / ((1.0 + math.exp(-1.0 / scale)) * eta)) if discrete else math.log(1.0 / eta))
+        # P(|Z| >= beta) <= c e^{-beta / b} = eta.
+        beta = scale * math.log(_laplace_tail_factor(scale, discrete) / eta)
     elif discrete:
         beta = scale * math.sqrt(2.0 * math.log(2.0 / eta))
     else:
         beta = scale * math.sqrt(2.0) * float(special.erfcinv(eta))
     beta /= n
     return math.sqrt(4.0 * math.log(universe_size) / rounds + beta**2) + delta + 1.0 / rounds
+
+
+def _laplace_tail_factor(scale: float, discrete: bool) -> float:
+    """``c`` with ``P(|Z| >= t) <= c e^{-t/b}`` for every ``t > 0``, ``Z`` Laplace of scale ``b``.
+
+    1 for the continuous Laplace (equality). For the discrete Laplace the two-sided tail is
+    ``2 q^{ceil(t)} / (1 + q)`` with ``q = e^{-1/b}``, at most ``2 / (1 + q)`` times
+    ``e^{-t/b}`` (equality at integer ``t``); since that is at least 1 it bounds a continuous
+    draw's tail as well.
+    """
+    return 2.0 / (1.0 + math.exp(-1.0 / scale)) if discrete else 1.0
 
 
 @validate_params(alpha=POSITIVE, universe_size=POSITIVE_INT, num_queries=POSITIVE_INT, rounds=POSITIVE_INT,

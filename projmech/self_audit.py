@@ -321,11 +321,13 @@ def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: st
     queries = [rising] * _RISING_QUERIES + [falling]
 
     def make(data: Dataset, rng: np.random.Generator) -> Any:
+        # The queries are 0/1, so "auto" (the mechanisms' default) draws exact discrete noise.
         if kind == "threshold":
             return Threshold(data, threshold=0.5, epsilon=noise_epsilon, rng=rng, neighbouring=neighbouring,
-                             noise="discrete" if noise == "discrete" else "continuous", **arguments)
+                             noise=noise, **arguments)
         # Threshold 3 alpha = 0.75 on fractions of the size, as the threshold mechanism's 0.5.
-        return OnlinePMW(data, alpha=0.25, epsilon=noise_epsilon, k=1, rng=rng, neighbouring=neighbouring, **arguments)
+        return OnlinePMW(data, alpha=0.25, epsilon=noise_epsilon, k=1, rng=rng, neighbouring=neighbouring,
+                         noise=noise, **arguments)
 
     claimed = make(first, np.random.default_rng(0)).privacy.epsilon * (0.5 if planted_bug else 1.0)
 
@@ -371,8 +373,9 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     planted_bug : bool, default False
         Halve every noise scale while keeping the claim (to show an audit's power).
     noise : {"auto", "discrete", "continuous"}, default "auto"
-        The noise of the mechanisms that take one (interactive mechanisms: ``"discrete"`` or
-        continuous). Only continuous noise makes an audit reproducible from a seed.
+        The noise of the mechanisms (every case's counts are integers, so ``"auto"`` and
+        ``"discrete"`` both audit the exact discrete noise, the mechanisms' default). Only
+        continuous noise makes an audit reproducible from a seed.
     delta : float, default 1e-5
         The delta of the (epsilon, delta)-DP mechanisms (Gaussian, projection, factorization),
         which all claim epsilon = 1. An audit resolves epsilon at small delta only with many

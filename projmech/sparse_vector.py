@@ -20,19 +20,26 @@ scale ``1/epsilon`` and threshold ``t N``, and divides every released number by 
 ``N``, a bijection of transcripts; one row replaced, added or removed moves every count by at
 most 1. The privacy accounting (``4 epsilon`` per copy, ``4 k epsilon`` in all) is derived in the
 theory page *Online private multiplicative weights* (``docs/theory/online_pmw.md``).
+
+Noise: by default (``noise="auto"``) the exact discrete Laplace of :mod:`projmech.noise`
+(OpenDP) on the integer counts of 0/1 queries, so that no released number has low-order bits to
+attack :cite:p:`Mir12`; numpy's continuous Laplace only where the released count is not an
+integer (a query with fractional values), or everywhere with ``noise="continuous"``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable
 from enum import Enum
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from .data import MW_MAX_UNIVERSE, Dataset, histogram, resolve_rows
 from .domain import Domain
-from .noise import Noise, calibrate
+from .noise import NOISE_KINDS, Noise, calibrate
 from .privacy import Neighbouring, PureDP, SizePolicy, laplace_scale
 from .validation import (
     ENUM_LOOKUP_SIGNATURE,
@@ -44,6 +51,7 @@ from .validation import (
     Options,
     Real,
     check_query_row,
+    format_count,
     validate_params,
 )
 from .workloads import from_predicates
@@ -166,9 +174,16 @@ class _SparseVector:
     (in counts). The privacy proof (``docs/theory/online_pmw.md``) uses only that the compared
     values and the released value are each 1-Lipschitz in counts, with
     Laplace noise of scale ``1/epsilon``: ``e^{3 epsilon}`` from the comparisons and the
-    threshold, ``e^epsilon`` from the release, ``4 epsilon`` per copy. The discrete Laplace serves
-    as well on integer counts: the proof shifts the threshold by one count, which keeps it on its
-    lattice.
+    threshold, ``e^epsilon`` from the release, ``4 epsilon`` per copy.
+
+    The discrete Laplace of the same scale serves as well. The proof shifts the threshold's
+    noise by one count and the crossing comparison's by two: whole counts, so each shift maps the
+    integers onto themselves and costs ``e^epsilon`` and ``e^{2 epsilon}`` as for the continuous
+    Laplace, whatever the (real) threshold ``t N`` and compared values; a ⊥ only needs the noise's
+    CDF to be monotone. The release is the one place that needs an integer: an integer count plus
+    integer noise moves by one count between neighbours (``e^epsilon``), whereas integer noise on
+    a fractional count would publish its fractional part. So the threshold and the comparisons
+    take :attr:`noise`, and each release the noise its caller chose for the released value.
 
     All state is private: nothing here is meant to be shown to the inquirer but the returns of
     :meth:`step`.
@@ -182,21 +197,22 @@ class _SparseVector:
         self.halts = 0
         self._noisy_threshold = self._draw_threshold()
 
-    def _draw(self) -> float:
-        return float(self._noise.sample(1, self._rng)[0])
+    def _draw(self, noise: Noise) -> float:
+        return float(noise.sample(1, self._rng)[0])
 
     def _draw_threshold(self) -> float:
-        return self._threshold + self._draw()
+        return self._threshold + self._draw(self._noise)
 
     @property
     def halted(self) -> bool:
         return self.halts >= self._k
 
-    def step(self, compared: float, released: float) -> float | None:
-        """``None`` (⊥) or the noisy release; the caller checks :attr:`halted` first."""
-        if compared + self._draw() < self._noisy_threshold:
+    def step(self, compared: float, released: float, release_noise: Noise) -> float | None:
+        """``None`` (⊥) or ``released`` plus a draw of ``release_noise`` (of the engine's scale);
+        the caller checks :attr:`halted` first."""
+        if compared + self._draw(self._noise) < self._noisy_threshold:
             return None
-        answer = released + self._draw()
+        answer = released + self._draw(release_noise)
         self.halts += 1
         if not self.halted:
             self._noisy_threshold = self._draw_threshold()  # a fresh, independent copy of Thr_t
@@ -204,7 +220,8 @@ class _SparseVector:
 
 
 #: The arguments every sparse-vector mechanism checks in its constructor, before the data is read.
-_SPARSE_VECTOR_PARAMETERS: dict[str, Constraint] = dict(epsilon=POSITIVE, rng=SEED, max_universe=POSITIVE_INT)
+_SPARSE_VECTOR_PARAMETERS: dict[str, Constraint] = dict(epsilon=POSITIVE, rng=SEED, max_universe=POSITIVE_INT,
+                                                        noise=Options(*NOISE_KINDS))
 
 
 Query = np.ndarray | Callable[..., Any]
@@ -212,30 +229,37 @@ Query = np.ndarray | Callable[..., Any]
 
 class _SparseVectorMechanism:
     """What :class:`ThresholdK` and :class:`~projmech.online_pmw.OnlinePMW` share: the private
-    data, Laplace noise of scale ``1/epsilon`` on counts, the public size, ``k`` copies of a
-    sparse-vector test, the transcript and the guarantee (``4 epsilon`` per copy, composed over
-    the k copies, plus the size estimate's share)."""
+    data, Laplace noise of scale ``1/epsilon`` on counts (exact discrete unless
+    ``noise="continuous"``), the public size, ``k`` copies of a sparse-vector test, the
+    transcript and the guarantee (``4 epsilon`` per copy, composed over the k copies, plus the
+    size estimate's share)."""
 
     def _start(self, data_or_histogram: Any, epsilon: float, k: int | None, n: int | None,
                generator: np.random.Generator, neighbouring: Neighbouring | str, max_universe: int,
                threshold: float, size: int | str | None, size_share: float | None, noise: str,
-               default_k: Callable[[int], int] | None = None) -> None:
+               default_k: Callable[[int], int] | None = None, default_k_source: str = "k") -> None:
         """Set up the state from arguments the constructor checked (the size policy is checked
-        here, before the data is read); ``k=None`` takes ``default_k(universe size)``;
-        ``threshold`` is a fraction of the size."""
+        here, before the data is read); ``k=None`` takes ``default_k(universe size)``, derived
+        from the argument ``default_k_source``; ``threshold`` is a fraction of the size."""
         self.epsilon = epsilon
         self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
+        # One count moves by at most 1 (rows in [0, 1]): b = 1/epsilon on counts. The counts are
+        # integers, so every draw but the release of a fractional count can be exact (see
+        # _SparseVector and _release_noise).
+        self._noise_option = noise
+        discrete = noise != "continuous"
+        self.noise = _noise_of_epsilon(epsilon, lambda: Noise("laplace", laplace_scale(1.0, epsilon), discrete))
+        if k is not None:
+            _check_guarantee("k", f"k = {format_count(k)}", k, epsilon, self.size_policy)
         self._data = _PrivateData(data_or_histogram, n, max_universe, self.size_policy)
         if k is None:
             assert default_k is not None, "k=None needs default_k"
             k = default_k(self._data.universe_size)
+            _check_guarantee(default_k_source, f"the default k = {format_count(k)}", k, epsilon, self.size_policy)
         self.k = k
-        # One count moves by at most 1 (rows in [0, 1]): b = 1/epsilon on counts.
-        discrete = noise == "discrete"
-        self.noise = Noise("laplace", laplace_scale(1.0, self.epsilon), discrete)
-        self.size_noise = calibrate(PureDP(self._sparse_vector_epsilon / self.size_policy.main_share()),
-                                    1.0, self.size_policy, discrete)[1]
+        self.size_noise = _noise_of_epsilon(epsilon, lambda: calibrate(
+            PureDP(self._sparse_vector_epsilon / self.size_policy.main_share()), 1.0, self.size_policy, discrete)[1])
         self.size = self._public_size(generator)
         self._engine = _SparseVector(threshold * self.size, self.noise, self.k, generator)
         self._transcript: list[float | Bottom] = []
@@ -297,10 +321,51 @@ class _SparseVectorMechanism:
         """
         return tuple(self._transcript)
 
-    def _check_discrete_row(self, row: np.ndarray) -> None:
-        """Discrete noise needs integer counts: refuse a row that is not 0/1 before any draw."""
-        if self.noise.discrete and not np.all((row == 0) | (row == 1)):
-            raise ValueError("query: noise='discrete' needs 0/1 queries (predicates), whose counts are integers")
+    def _release_noise(self, row: np.ndarray) -> Noise:
+        """The noise of the query's released count, chosen from the public row before any draw.
+
+        A 0/1 row's count is an integer and takes :attr:`noise`. A fractional row's count is
+        not, and integer noise on it would publish its fractional part: under ``"auto"`` it takes
+        the continuous Laplace of the same scale, under ``"discrete"`` it is refused.
+        """
+        if not self.noise.discrete or np.all((row == 0) | (row == 1)):
+            return self.noise
+        if self._noise_option == "discrete":
+            raise ValueError(
+                "query: noise='discrete' needs 0/1 queries (predicates), whose counts are integers; "
+                "for queries with fractional values use noise='auto' (the default) or 'continuous'"
+            )
+        return dataclasses.replace(self.noise, discrete=False)
+
+
+_T = TypeVar("_T")
+
+
+def _noise_of_epsilon(epsilon: float, make: Callable[[], _T]) -> _T:
+    """``make()``, a noise whose scale ``epsilon`` set; a ValueError it raises (a scale its
+    sampler cannot draw as stated) is reported as one of ``epsilon``, the caller's argument."""
+    try:
+        return make()
+    except ValueError as error:
+        raise ValueError(f"epsilon: {epsilon:g} sets noise that cannot be drawn as stated ({error})") from None
+
+
+def _check_guarantee(name: str, subject: str, k: int, epsilon: float, policy: SizePolicy) -> None:
+    """Refuse ``k`` copies whose guarantee ``4 k epsilon`` (over the size policy's main share) is
+    no finite float; the error names the argument ``name`` that set ``k``.
+
+    Nothing loops over ``k`` (the inquirer's queries drive the copies, one per numerical answer),
+    so a large ``k`` costs no time and is the caller's choice of guarantee; only the float of the
+    guarantee has a limit, which an astronomical ``k`` (an explicit one, or the default of a tiny
+    ``alpha``) would pass.
+    """
+    try:
+        total = 4.0 * float(k) * epsilon / policy.main_share()
+    except OverflowError:  # an int beyond float64's range
+        total = math.inf
+    if not math.isfinite(total):
+        raise ValueError(f"{name}: {subject} copies make the guarantee 4 k epsilon overflow a float; "
+                         "ask for fewer copies")
 
 
 class ThresholdK(_SparseVectorMechanism):
@@ -321,17 +386,33 @@ class ThresholdK(_SparseVectorMechanism):
     with ``b = 1/epsilon`` on counts, the threshold ``t N`` on counts and every released number
     divided by the public size ``N``.
 
+    **Noise** (``noise="auto"``, the default): every draw is OpenDP's exact discrete Laplace of
+    scale ``b`` (:mod:`projmech.noise`): the noisy threshold is ``t N + Z`` with ``Z`` an
+    integer (``t N`` itself may be any real), compared with ``c + Z_i`` for the query's count
+    ``c``, and a 0/1 query's count, an integer, is released as ``c + Z'_i``, an integer, before
+    the division by ``N``. A query with fractional values has a fractional count, which integer
+    noise would not hide: its release (only) takes numpy's continuous Laplace of the same scale.
+    ``noise="discrete"`` refuses such queries instead; ``noise="continuous"`` takes numpy's
+    Laplace for every draw (reproducible from ``rng``, but open to the floating-point attacks
+    of :cite:t:`Mir12`).
+
     **What the inquirer sees** (:attr:`transcript`): per query ⊥ or a noisy number; the noisy
     thresholds and the true answers stay in private (underscore) state with no accessor.
 
-    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`) w.r.t. either neighbouring relation.
-    A query's count moves by at most 1 between neighbours (its row lies in ``[0, 1]``), so each
-    copy is ``4 epsilon``-DP (``3 epsilon`` for the noisy threshold and comparisons, as in the
-    proof for AboveThreshold :cite:p:`DR14,LSL17`, and ``epsilon`` for the released number),
-    and ``k`` copies run one after the other compose to ``4 k epsilon``. The derivation is in
-    the theory page *Online private multiplicative weights* (``docs/theory/online_pmw.md``).
-    Under add/remove the public size is declared or estimated first (its share added to the
-    guarantee), never the row count.
+    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`) w.r.t. either neighbouring relation,
+    with either noise. A query's count moves by at most 1 between neighbours (its row lies in
+    ``[0, 1]``), so each copy is ``4 epsilon``-DP (``3 epsilon`` for the noisy threshold and
+    comparisons, as in the proof for AboveThreshold :cite:p:`DR14,LSL17`, and ``epsilon`` for the
+    released number), and ``k`` copies run one after the other compose to ``4 k epsilon``. This
+    is AboveThreshold's budget split with the same scale ``b = 1/epsilon`` on the threshold and
+    the comparisons (the proof pays ``epsilon`` for the threshold, shifted by one count, and
+    ``2 epsilon`` for the crossing comparison, shifted by two; :cite:t:`DR14` take scales
+    ``2/epsilon_1`` and ``4/epsilon_2`` to pay ``epsilon_1 + epsilon_2``), in counts. For the
+    discrete Laplace the shifts are whole counts, which keep every draw on the integers, so the
+    proof and the costs are the same; the released count is an integer, so a neighbour moves it
+    by one count at the cost ``epsilon``. The derivation is in the theory page *Online private
+    multiplicative weights* (``docs/theory/online_pmw.md``). Under add/remove the public size is
+    declared or estimated first (its share added to the guarantee), never the row count.
 
     Parameters
     ----------
@@ -343,11 +424,14 @@ class ThresholdK(_SparseVectorMechanism):
         The noise parameter: every Laplace draw has scale ``1/epsilon`` on counts. The guarantee
         is ``4 k epsilon``, not ``epsilon``.
     k : int
-        Number of numerical answers before the mechanism halts.
+        Number of numerical answers before the mechanism halts (its guarantee must be a finite
+        float).
     n : int, optional
         The data's row count; taken from a Dataset (private under add/remove: never released).
     rng : numpy.random.Generator, int or None
-        Source of continuous noise (``None``: fresh OS entropy, never global state).
+        Source of the continuous noise (``None``: fresh OS entropy, never global state). The
+        discrete draws come from OpenDP's own cryptographically secure generator, which no seed
+        drives: with the default noise a transcript cannot be reproduced.
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
     max_universe : int
@@ -357,14 +441,19 @@ class ThresholdK(_SparseVectorMechanism):
         :class:`~projmech.mechanisms.GaussianMechanism`.
     size_share : float, optional
         With ``size="estimate"``, the share of the total guarantee spent on the size estimate.
-    noise : {"continuous", "discrete"}
-        ``"discrete"``: OpenDP's discrete Laplace, for 0/1 queries (predicates) only.
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"`` (default): the exact discrete Laplace for the thresholds, the comparisons, the
+        size estimate and the release of 0/1 queries (predicates), numpy's continuous Laplace
+        for the release of a query with fractional values. ``"discrete"``: the same, refusing
+        fractional queries. ``"continuous"``: numpy's Laplace throughout, reproducible from
+        ``rng``. See **Noise** above.
 
     Raises
     ------
     ValueError
-        If ``threshold``, ``epsilon``, ``k``, ``max_universe``, ``size`` or ``size_share`` is out
-        of range, or the data is not a Dataset or a normalized histogram.
+        If ``threshold``, ``epsilon``, ``k``, ``max_universe``, ``size``, ``size_share`` or
+        ``noise`` is out of range, ``k`` copies make the guarantee overflow, or the data is not
+        a Dataset or a normalized histogram.
     TypeError
         If an argument has the wrong type (for instance ``k`` not an int).
 
@@ -376,29 +465,35 @@ class ThresholdK(_SparseVectorMechanism):
     Examples
     --------
     Ask which values of ``a`` hold for more than half of the rows; a query below the threshold
-    is answered ⊥, and only the numerical answers (at most ``k = 2``) cost privacy.
+    is answered ⊥, and only the numerical answers (at most ``k = 2``) cost privacy. The noise
+    is exact: a released number is an integer count over the 200 rows, whatever the draw.
 
     >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 2])
     >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
-    >>> mechanism = pm.ThresholdK(data, threshold=0.5, epsilon=0.5, k=2, rng=np.random.default_rng(0))
-    >>> print(mechanism.privacy)
-    4-DP
+    >>> mechanism = pm.ThresholdK(data, threshold=0.5, epsilon=0.5, k=2)
+    >>> print(mechanism.privacy, mechanism.noise.name)
+    4-DP discrete_laplace
     >>> mechanism.answer(lambda x: x["a"] == 0)  # 20 % of the rows
     ⊥
-    >>> round(mechanism.answer(lambda x: x["a"] == 1), 3)  # 80 % of the rows, plus noise
-    0.766
-    >>> mechanism.remaining, mechanism.transcript[0] is pm.BOTTOM
-    (1, True)
+    >>> answer = mechanism.answer(lambda x: x["a"] == 1)  # 80 % of the rows, plus noise
+    >>> round(answer * 200, 9).is_integer(), mechanism.remaining, mechanism.transcript[0] is pm.BOTTOM
+    (True, 1, True)
+
+    With ``noise="continuous"`` the transcript is reproducible from a seed:
+
+    >>> seeded = pm.ThresholdK(data, threshold=0.5, epsilon=0.5, k=2, rng=np.random.default_rng(0),
+    ...                        noise="continuous")
+    >>> seeded.answer(lambda x: x["a"] == 0), round(seeded.answer(lambda x: x["a"] == 1), 3)
+    (⊥, 0.766)
     """
 
-    @validate_params(threshold=Interval(Real, None, None), k=POSITIVE_INT,
-                     noise=Options("continuous", "discrete"), **_SPARSE_VECTOR_PARAMETERS)
+    @validate_params(threshold=Interval(Real, None, None), k=POSITIVE_INT, **_SPARSE_VECTOR_PARAMETERS)
     def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, k: int, *,
                  n: int | None = None, rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
-                 size_share: float | None = None, noise: str = "continuous") -> None:
+                 size_share: float | None = None, noise: str = "auto") -> None:
         self.threshold = threshold
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, self.threshold,
@@ -423,24 +518,25 @@ class ThresholdK(_SparseVectorMechanism):
         -------
         float or Bottom
             :data:`BOTTOM` when the noisy count falls below the copy's noisy threshold, else the
-            noisy count divided by the public size (which may lie outside ``[0, 1]``); both are
-            recorded in :attr:`transcript`.
+            noisy count divided by the public size (which may lie outside ``[0, 1]``; with
+            discrete noise, an integer over the size); both are recorded in :attr:`transcript`.
 
         Raises
         ------
         MechanismHalted
             After ``k`` numerical answers.
         ValueError, TypeError
-            On an invalid query (checked before any noise is drawn).
+            On an invalid query, or one with fractional values under ``noise="discrete"``
+            (checked before any noise is drawn).
         """
         if self.halted:
             raise MechanismHalted(
                 f"the threshold mechanism halted after its k={self.k} numerical answers"
             )
         row = self._data.row(query)
-        self._check_discrete_row(row)
+        release_noise = self._release_noise(row)
         count = self._data.count(row)
-        result = self._engine.step(count, count)
+        result = self._engine.step(count, count, release_noise)
         entry: float | Bottom = BOTTOM if result is None else result / self.size
         self._transcript.append(entry)
         return entry
@@ -455,8 +551,9 @@ class Threshold(ThresholdK):
 
     AboveThreshold :cite:p:`DR14` (§3.6) releasing the noisy value of the first query above the
     threshold: ``Thr_t`` is :class:`ThresholdK` with ``k = 1`` (one copy), which describes the
-    mechanism and the transcript. Privacy: ``PureDP(4 epsilon)``, with every Laplace draw
-    (threshold, comparisons, release) of scale ``1/epsilon`` on counts.
+    mechanism, its noise and the transcript. Privacy: ``PureDP(4 epsilon)``, with every Laplace
+    draw (threshold, comparisons, release) of scale ``1/epsilon`` on counts, exact discrete by
+    default.
 
     Parameters
     ----------
@@ -470,7 +567,8 @@ class Threshold(ThresholdK):
     n : int, optional
         The data's row count; taken from a Dataset.
     rng : numpy.random.Generator, int or None
-        Source of continuous noise (``None``: fresh OS entropy).
+        Source of the continuous noise (``None``: fresh OS entropy); discrete draws come from
+        OpenDP, which no seed drives.
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
     max_universe : int
@@ -479,8 +577,8 @@ class Threshold(ThresholdK):
         Under add/remove, as for :class:`ThresholdK`.
     size_share : float, optional
         As for :class:`ThresholdK`.
-    noise : {"continuous", "discrete"}
-        As for :class:`ThresholdK`.
+    noise : {"auto", "discrete", "continuous"}
+        As for :class:`ThresholdK` (default ``"auto"``: exact discrete Laplace on counts).
 
     See Also
     --------
@@ -493,18 +591,25 @@ class Threshold(ThresholdK):
     >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 2])
     >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
-    >>> mechanism = pm.Threshold(data, threshold=0.5, epsilon=0.5, rng=np.random.default_rng(1))
+    >>> mechanism = pm.Threshold(data, threshold=0.5, epsilon=0.5)
     >>> [mechanism.answer(lambda x: x["b"] == 1), mechanism.halted]
     [⊥, False]
-    >>> round(mechanism.answer(lambda x: x["b"] == 0), 3), mechanism.halted
-    (0.823, True)
+    >>> answer = mechanism.answer(lambda x: x["b"] == 0)  # 0.8 plus exact discrete noise
+    >>> round(answer * 200, 9).is_integer(), mechanism.halted
+    (True, True)
+
+    Seeded continuous noise reproduces its draws:
+
+    >>> seeded = pm.Threshold(data, threshold=0.5, epsilon=0.5, rng=np.random.default_rng(1), noise="continuous")
+    >>> seeded.answer(lambda x: x["b"] == 1), round(seeded.answer(lambda x: x["b"] == 0), 3)
+    (⊥, 0.823)
     """
 
     def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, *, n: int | None = None,
                  rng: np.random.Generator | int | None = None,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
-                 size_share: float | None = None, noise: str = "continuous") -> None:
+                 size_share: float | None = None, noise: str = "auto") -> None:
         super().__init__(data_or_histogram, threshold, epsilon, 1, n=n, rng=rng,
                          neighbouring=neighbouring, max_universe=max_universe, size=size,
                          size_share=size_share, noise=noise)

@@ -22,6 +22,8 @@ from projmech.evaluation import evaluate
 from projmech.mechanisms import Release
 from projmech.multiplicative_weights import (
     MW_MAX_ALPHA,
+    OFFLINE_PMW_MAX_ROUNDS,
+    OFFLINE_PMW_MAX_UPDATES,
     OfflinePMW,
     PMWRun,
     multiplicative_weights_update,
@@ -130,6 +132,19 @@ def test_update_bound_rejects_alpha_beyond_its_inequality():
         mw_update_bound(64, 1.8)
     with pytest.raises(ValueError, match="universe_size"):
         mw_update_bound(0, 0.1)
+
+
+def test_update_bound_is_exact_for_a_tiny_alpha():
+    """``floor(ln|D| / alpha^2)`` as an int however small alpha is: alpha^2 underflows below
+    1e-162 and the quotient overflows a float before (ZeroDivisionError and OverflowError before)."""
+    from decimal import Decimal, localcontext
+
+    for alpha in (1e-150, 1e-200, 1e-300):
+        with localcontext() as context:
+            context.prec = 800
+            expected = int(Decimal(math.log(8)) / Decimal(alpha) ** 2)  # exact decimals of the floats
+        assert mw_update_bound(8, alpha) == expected
+    assert mw_update_bound(8, 0.3) == math.floor(math.log(8) / 0.09)
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,6 +411,27 @@ def test_offline_pmw_checks_every_option_at_construction():
         arguments = {"privacy": PureDP(1.0), "rounds": 5, **kwargs}
         with pytest.raises(error, match=f"^{match}: "):
             OfflinePMW(WORKLOAD, **arguments)
+
+
+def test_rounds_and_updates_are_bounded_before_any_work():
+    """``rounds=10**9`` hung (a billion rounds of exponential mechanism and update); now it is
+    refused at construction with the reason, as is a run whose re-applied updates
+    (``T + (u - 1) T (T + 1) / 2``) would exceed OFFLINE_PMW_MAX_UPDATES, naming
+    updates_per_round; the largest accepted settings construct at once."""
+    with pytest.raises(ValueError, match=r"^rounds: must lie in \[1, 100000\] \(each round gets 1/\(2 rounds\)"):
+        OfflinePMW(WORKLOAD, PureDP(1.0), rounds=10**9)
+    with pytest.raises(ValueError, match="^rounds: "):
+        OfflinePMW(WORKLOAD, PureDP(1.0), rounds=OFFLINE_PMW_MAX_ROUNDS + 1, updates_per_round=1)
+    with pytest.raises(ValueError, match="^updates_per_round: 10 per round over 100,000 rounds apply 45,000,550,000"):
+        OfflinePMW(WORKLOAD, PureDP(1.0), rounds=OFFLINE_PMW_MAX_ROUNDS)
+    with pytest.raises(ValueError, match="^updates_per_round: .* above OFFLINE_PMW_MAX_UPDATES"):
+        OfflinePMW(WORKLOAD, ZCDP(1.0), rounds=5, updates_per_round=10**9)
+    assert OfflinePMW(WORKLOAD, PureDP(1.0), rounds=OFFLINE_PMW_MAX_ROUNDS, updates_per_round=1).rounds == 10**5
+    # The largest T at u = 10 with T + 9 T (T + 1) / 2 <= 10^7: 1,490.
+    largest = max(t for t in range(1, 2000) if t + 9 * t * (t + 1) // 2 <= OFFLINE_PMW_MAX_UPDATES)
+    assert largest == 1490 and OfflinePMW(WORKLOAD, PureDP(1.0), rounds=largest).rounds == largest
+    with pytest.raises(ValueError, match="^updates_per_round: "):
+        OfflinePMW(WORKLOAD, PureDP(1.0), rounds=largest + 1)
 
 
 def test_offline_pmw_options_are_keyword_only():

@@ -1,8 +1,12 @@
 """The Hardt–Rothblum mechanism (interactive private multiplicative weights): OnlinePMW.
 
 Reference values are computed here: true answers with numpy, the checker's probabilities from
-the distribution of a difference of two Laplace variables, the accuracy bound from its formula,
-and the public distribution by replaying the transcript with the public MW step.
+the distribution of a difference of two Laplace (or discrete Laplace) variables, the accuracy
+bound from its formula, and the public distribution by replaying the transcript with the public
+MW step.
+
+The default noise is OpenDP's exact discrete Laplace, which no seed drives: the tests that replay
+seeded draws ask for ``noise="continuous"``, and the tests of the default are statistical.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from projmech.privacy import PureDP
 from projmech.sparse_vector import BOTTOM, MechanismHalted
 
 from conftest import laplace_difference_tail
+from test_sparse_vector import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf
 
 
 # --------------------------------------------------------------------------------------------
@@ -50,28 +55,37 @@ def ask_adaptively(mechanism: OnlinePMW, pool: np.ndarray, count: int) -> list[t
     return asked
 
 
-def test_adaptive_answers_are_within_the_promised_error_with_the_stated_probability():
+@pytest.mark.parametrize("noise", ["continuous", "auto"])
+def test_adaptive_answers_are_within_the_promised_error_with_the_stated_probability(noise):
     pool = (np.random.default_rng(0).random((64, M)) < 0.5).astype(float)
     b = 1 / (EPSILON * N)
-    promise = online_pmw_accuracy(ALPHA, EPSILON, N, QUERIES, math.floor(math.log(M) / ALPHA**2) + 1)
+    promise = online_pmw_accuracy(ALPHA, EPSILON, N, QUERIES, math.floor(math.log(M) / ALPHA**2) + 1, noise=noise)
     assert promise.error == 4 * ALPHA and 0 < promise.failure_probability < 0.2
     rng = np.random.default_rng(1)
     successes, released_noise, update_counts = 0, [], []
     for run in range(RUNS):
         h = skewed_histogram(run)
-        mechanism = OnlinePMW(h, ALPHA, EPSILON, n=N, rng=rng)
+        mechanism = OnlinePMW(h, ALPHA, EPSILON, n=N, rng=rng, noise=noise)
         assert mechanism.accuracy(QUERIES) == promise
         asked = ask_adaptively(mechanism, pool, QUERIES)
         errors = np.array([answer - row @ h for row, answer in asked])
         successes += bool(np.all(np.abs(errors) < promise.error))
-        numeric = [entry is not BOTTOM for entry in mechanism.transcript]
-        released_noise.extend(errors[numeric])
+        # The noise of each released number, as recorded (before the clipping of the answer).
+        released_noise.extend(entry - row @ h for (row, _), entry in zip(asked, mechanism.transcript)
+                              if entry is not BOTTOM)
         update_counts.append(mechanism.updates)
         assert not mechanism.halted
     # One-sided binomial test of "success probability >= 1 - failure_probability".
     assert stats.binomtest(successes, RUNS, 1 - promise.failure_probability, alternative="less").pvalue > 1e-6
-    # The numerical answers carry Lap(1/(epsilon n)) noise, independent of the decision to release.
-    assert len(released_noise) > 500 and stats.kstest(np.array(released_noise) / b, "laplace").pvalue > 1e-4
+    # The numerical answers carry Lap(1/(epsilon n)) noise, independent of the decision to release:
+    # continuous, or (the default) integer noise on the count, discrete Laplace of scale 1/epsilon.
+    assert len(released_noise) > 500
+    if noise == "continuous":
+        assert stats.kstest(np.array(released_noise) / b, "laplace").pvalue > 1e-4
+    else:
+        counts_noise = np.array(released_noise) * N
+        assert np.all(np.abs(counts_noise - np.round(counts_noise)) < 1e-9)
+        assert chi_square_pvalue(np.round(counts_noise), 1 / EPSILON, 3) > 1e-9
     # Updates happened, and never more than the mistake bound ln|D| / alpha^2 allows.
     assert np.mean(update_counts) > 10 and max(update_counts) <= math.log(M) / ALPHA**2
 
@@ -80,9 +94,10 @@ def test_accuracy_formula():
     alpha, epsilon, n, queries, k = 0.1, 0.5, 400, 1000, 50
     rate = alpha * epsilon * n
     expected = (queries + k) * math.exp(-rate / 2) + k * math.exp(-2 * rate)
-    assert online_pmw_accuracy(alpha, epsilon, n, queries, k) == OnlineAccuracy(4 * alpha, pytest.approx(expected))
+    assert online_pmw_accuracy(alpha, epsilon, n, queries, k, noise="continuous") == \
+        OnlineAccuracy(4 * alpha, pytest.approx(expected))
     # K = min(Q, k): fewer queries than copies.
-    few = online_pmw_accuracy(alpha, epsilon, n, 10, k)
+    few = online_pmw_accuracy(alpha, epsilon, n, 10, k, noise="continuous")
     assert few.failure_probability == pytest.approx(20 * math.exp(-rate / 2) + 10 * math.exp(-2 * rate))
     assert online_pmw_accuracy(alpha, epsilon, 10, queries, k).failure_probability == 1.0  # capped
     for arguments, match in [((0.0, 1.0, 10, 5, 5), "alpha"), ((0.6, 1.0, 10, 5, 5), "alpha"),
@@ -90,6 +105,35 @@ def test_accuracy_formula():
                              ((0.1, 1.0, 10, 0, 5), "num_queries"), ((0.1, 1.0, 10, 5, 0), "k")]:
         with pytest.raises(ValueError, match=match):
             online_pmw_accuracy(*arguments)
+    with pytest.raises(ValueError, match="^noise: "):
+        online_pmw_accuracy(alpha, epsilon, n, queries, k, noise="exact")
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.5, 2.0])
+def test_accuracy_with_discrete_noise_bounds_the_discrete_laplace_tails(epsilon):
+    """With discrete noise (the default) each draw's tail ``P(|Z| >= s)``, ``s`` in counts, is
+    bounded by ``c e^{-s epsilon}``, ``c = 2 / (1 + e^{-epsilon})``, tightly at integer ``s``
+    (the pmf's sums, computed here); the promise carries the factor ``c``, and covers the
+    continuous tails too (``c >= 1``)."""
+    b = 1 / epsilon
+    support, pmf = discrete_laplace_pmf(b, int(80 * b) + 10)
+    factor = 2 / (1 + math.exp(-epsilon))
+    for s in [0.3, 1.0, 2.5, 4.0, 7.2, 10.0]:
+        tail = float(pmf[np.abs(support) >= s].sum())
+        assert tail <= factor * math.exp(-s * epsilon) * (1 + 1e-12)
+        if float(s).is_integer():
+            assert tail == pytest.approx(factor * math.exp(-s * epsilon), rel=1e-9)
+    alpha, n, queries, k = 0.1, 400, 1000, 50
+    continuous = online_pmw_accuracy(alpha, epsilon, n, queries, k, noise="continuous").failure_probability
+    for noise in ("auto", "discrete"):
+        promise = online_pmw_accuracy(alpha, epsilon, n, queries, k, noise=noise)
+        assert promise.failure_probability == pytest.approx(min(1.0, factor * continuous), rel=1e-12)
+    # The mechanism's own promise uses its noise.
+    h = np.array([0.25, 0.75])
+    assert OnlinePMW(h, alpha, epsilon, n=n, k=k).accuracy(queries) == online_pmw_accuracy(
+        alpha, epsilon, n, queries, k, noise="auto")
+    assert OnlinePMW(h, alpha, epsilon, n=n, k=k, noise="continuous").accuracy(queries).failure_probability == \
+        continuous
 
 
 # --------------------------------------------------------------------------------------------
@@ -109,13 +153,69 @@ def test_first_check_has_the_documented_distribution(mass, expected_kind):
     rng = np.random.default_rng(int(mass * 100))
     numbers = 0
     for _ in range(runs):
-        mechanism = OnlinePMW(np.array([mass, 1 - mass]), alpha, epsilon, n=n, rng=rng)
+        mechanism = OnlinePMW(np.array([mass, 1 - mass]), alpha, epsilon, n=n, rng=rng, noise="continuous")
         answer = mechanism.answer(np.array([1.0, 0.0]))
         if mechanism.transcript[0] is BOTTOM:
             assert answer == 0.5  # the public estimate q(y)
         else:
             numbers += 1
     assert stats.binomtest(numbers, runs, expected).pvalue > 1e-5, (numbers / runs, expected)
+
+
+@pytest.mark.parametrize("count, expected_at_least", [(63, 1), (64, 0), (3, 0)])
+def test_default_first_check_is_discrete_on_a_real_distance(count, expected_at_least):
+    """The default noise is integer, the compared distance is not: with ``y`` uniform over three
+    elements and ``q = [1, 0, 0]`` the estimate is a third, so ``|c - N/3|`` with ``N = 100`` is
+    29.67, 30.67 or 30.33 counts against the threshold ``3 alpha N = 30``. A number iff
+    ``Z_i - Z >= 30 - |c - N/3|``, two discrete Laplace of scale ``1/epsilon``, i.e. iff the
+    integer ``Z_i - Z`` is at least 1 or 0; and a released number is an integer count over N."""
+    alpha, n, epsilon, runs = 0.1, 100, 1.0, 4000
+    h = np.array([count, n - count, 0]) / n
+    distance = abs(count - n / 3)
+    assert math.ceil(3 * alpha * n - distance - 1e-9) == expected_at_least
+    expected = discrete_difference_tail(expected_at_least, 1 / epsilon)
+    rng = np.random.default_rng(count)  # drives nothing here: the draws are OpenDP's
+    numbers = 0
+    for _ in range(runs):
+        mechanism = OnlinePMW(h, alpha, epsilon, n=n, rng=rng)
+        answer = mechanism.answer(np.array([1.0, 0.0, 0.0]))
+        if mechanism.transcript[0] is BOTTOM:
+            assert answer == pytest.approx(1 / 3, abs=1e-12)
+        else:
+            numbers += 1
+            released = mechanism.transcript[0] * n
+            assert abs(released - round(released)) < 1e-9
+    # Continuous noise would give 0.42 (at 29.67) and 0.66 (at 30.67) where these give 0.36 and 0.64.
+    assert stats.binomtest(numbers, runs, expected).pvalue > 1e-9, (numbers / runs, expected)
+
+
+def test_noise_options_fractional_queries_and_copies():
+    """"auto" releases a fractional query's count with continuous noise (the only draw from the
+    generator) and a 0/1 query's with integer noise; "discrete" refuses a fractional query before
+    any draw. A tiny alpha whose default k makes the guarantee overflow is refused naming alpha (it
+    raised ZeroDivisionError), an explicit such k naming k; a huge k costs no work."""
+    # Count 42.5 against the estimate 0.375 * 100: 5 counts apart, above the threshold 3 alpha N
+    # = 3 by 40 noise scales (b = 1/20), so the answer is a number.
+    h, n, epsilon = np.array([0.3, 0.7]), 100, 20.0
+    row = np.array([0.25, 0.5])
+    rng, replay = np.random.default_rng(3), np.random.default_rng(3)
+    mechanism = OnlinePMW(h, 0.01, epsilon, n=n, k=3, rng=rng)
+    assert mechanism.noise.name == "discrete_laplace"
+    mechanism.answer(row)
+    assert mechanism.transcript[0] * n == pytest.approx(42.5 + replay.laplace(0.0, 1 / epsilon), abs=1e-9)
+    assert rng.bit_generator.state == replay.bit_generator.state  # the release's draw, only
+    mechanism.answer(np.array([0.0, 1.0]))  # 0/1: nothing from the generator
+    assert rng.bit_generator.state == replay.bit_generator.state
+    strict = OnlinePMW(h, 0.01, epsilon, n=n, k=3, rng=rng, noise="discrete")
+    with pytest.raises(ValueError, match="^query: noise='discrete' needs 0/1 queries"):
+        strict.answer(row)
+    assert strict.transcript == () and rng.bit_generator.state == replay.bit_generator.state
+
+    with pytest.raises(ValueError, match="^alpha: the default k = .* overflow"):
+        OnlinePMW(h, 1e-300, epsilon, n=n)
+    with pytest.raises(ValueError, match="^k: "):
+        OnlinePMW(h, 0.1, 1e10, n=n, k=10**300)
+    assert OnlinePMW(h, 0.1, epsilon, n=n, k=10**9).remaining == 10**9
 
 
 @pytest.mark.parametrize("query", ["element", "complement"])
@@ -167,7 +267,9 @@ def test_default_k_and_privacy():
 def test_transcript_holds_only_bottoms_and_numbers_and_y_is_public():
     h = skewed_histogram(7)
     pool = (np.random.default_rng(3).random((64, M)) < 0.5).astype(float)
-    mechanism = OnlinePMW(h, ALPHA, EPSILON, n=N, rng=5)
+    # Continuous noise: a released number is then never the private value (a discrete draw is 0
+    # with probability 0.46 here).
+    mechanism = OnlinePMW(h, ALPHA, EPSILON, n=N, rng=5, noise="continuous")
     asked = ask_adaptively(mechanism, pool, 80)
     transcript = mechanism.transcript
     assert len(transcript) == 80
@@ -200,7 +302,7 @@ def test_answers_are_clipped_to_the_unit_interval_after_the_sparse_vector_test()
     h, n, epsilon, alpha = np.array([0.9, 0.1]), 10, 0.2, 0.1
     b = 1 / epsilon  # on counts
     rows = [np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0])]
-    mechanism = OnlinePMW(h, alpha, epsilon, n=n, rng=np.random.default_rng(11))
+    mechanism = OnlinePMW(h, alpha, epsilon, n=n, rng=np.random.default_rng(11), noise="continuous")
     draws = np.random.default_rng(11)  # the replay draws the same Laplace variables in the same order
 
     def laplace() -> float:
@@ -230,8 +332,8 @@ def test_predicates_on_a_dataset():
     domain = Domain(["age", "sex"], [4, 2])
     records = np.random.default_rng(0).integers(0, [4, 2], size=(200, 2))
     data = Dataset(records, domain)
-    by_predicate = OnlinePMW(data, 0.1, 1.0, rng=8)
-    by_row = OnlinePMW(histogram(data), 0.1, 1.0, n=200, rng=8)
+    by_predicate = OnlinePMW(data, 0.1, 1.0, rng=8, noise="continuous")
+    by_row = OnlinePMW(histogram(data), 0.1, 1.0, n=200, rng=8, noise="continuous")
     predicate = lambda x: (x["age"] >= 2) & (x["sex"] == 0)  # noqa: E731
     row = np.array([0, 0, 0, 0, 1, 0, 1, 0], dtype=float)  # index = age * 2 + sex
     for _ in range(5):
@@ -261,6 +363,8 @@ def test_predicates_on_a_dataset():
         ({"neighbouring": "nope"}, ValueError, "neighbouring"),
         ({"data_or_histogram": np.array([0.2, 0.2])}, ValueError, "histogram"),
         ({"max_universe": 1}, ValueError, "max_universe"),
+        ({"noise": "exact"}, ValueError, "noise"),
+        ({"noise": None}, TypeError, "noise"),
     ],
 )
 def test_bad_arguments_raise_naming_them(kwargs, error, match):

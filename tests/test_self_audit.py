@@ -60,6 +60,24 @@ def test_dividing_by_the_true_row_count_is_caught():
     assert fixed.passed, fixed.summary()
 
 
+@pytest.mark.parametrize("mechanism", ["threshold", "online_pmw"])
+def test_interactive_cases_audit_the_default_exact_discrete_noise(mechanism):
+    """The sparse-vector mechanisms' default is now OpenDP's discrete Laplace, and their cases
+    audit it: under replace-one the public size is 1, so every released number is an integer
+    count; with noise="continuous" they are not. A short audit of the default passes."""
+    (case,) = audit_cases([mechanism], ["replace-one"])
+    numbers = [entry for seed in range(100) for entry in case.release(case.pair[0], np.random.default_rng(seed))
+               if entry is not pm.BOTTOM]
+    assert len(numbers) > 20 and all(float(entry).is_integer() for entry in numbers)
+    (continuous,) = audit_cases([mechanism], ["replace-one"], noise="continuous")
+    numbers = [entry for seed in range(100)
+               for entry in continuous.release(continuous.pair[0], np.random.default_rng(seed))
+               if entry is not pm.BOTTOM]
+    assert numbers and not any(float(entry).is_integer() for entry in numbers)
+    result = case.run(releases=2000, rng=0)
+    assert result.passed, result.summary()
+
+
 def test_cases_cover_every_mechanism_and_relation():
     cases = audit_cases()
     assert [(c.mechanism, c.neighbouring) for c in cases] == [

@@ -1,10 +1,15 @@
 """The threshold mechanism Thr_t (AboveThreshold, Dwork & Roth 2014, §3.6) and its k-fold product.
 
-Probabilities are computed independently of the code under test: the Laplace CDF from scipy and
-the mechanism's halting probability by numerical integration over the noisy threshold. The
+Probabilities are computed independently of the code under test: the Laplace CDF from scipy, the
+discrete Laplace's from its closed-form pmf, and the mechanism's halting probability by numerical
+integration (continuous noise) or summation (discrete noise) over the noisy threshold. The
 privacy test estimates an event's probability on two neighbouring data sets and checks the
 per-copy guarantee ``p(x) <= e^{4 epsilon} p(x')`` with Clopper–Pearson margins; the same check is shown to reject
 a variant without noise on the threshold.
+
+The default noise is OpenDP's exact discrete Laplace, which no seed drives: the tests of it are
+statistical, at thresholds a correct mechanism misses with probability below 1e-9, and the tests
+that replay seeded draws ask for ``noise="continuous"``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from scipy import integrate, stats
 
 from projmech.data import Dataset
 from projmech.domain import Domain
+from projmech.noise import Noise
 from projmech.privacy import Neighbouring, PureDP
 from projmech.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
 
@@ -73,7 +79,7 @@ def test_threshold_k_halts_after_exactly_k_numerical_answers(k):
 
 
 def test_threshold_is_the_one_fold_product():
-    mechanism = Threshold(np.array([0.0, 1.0]), threshold=0.5, epsilon=0.7, n=1000, rng=3)
+    mechanism = Threshold(np.array([0.0, 1.0]), threshold=0.5, epsilon=0.7, n=1000, rng=3, noise="continuous")
     assert mechanism.k == 1 and mechanism.privacy == PureDP(4 * 0.7)
     assert mechanism.answer(LOW) is BOTTOM
     value = mechanism.answer(ALL)
@@ -81,7 +87,7 @@ def test_threshold_is_the_one_fold_product():
     with pytest.raises(MechanismHalted, match="halted"):
         mechanism.answer(LOW)
     # Same draws as ThresholdK with k = 1.
-    twin = ThresholdK(np.array([0.0, 1.0]), threshold=0.5, epsilon=0.7, k=1, n=1000, rng=3)
+    twin = ThresholdK(np.array([0.0, 1.0]), threshold=0.5, epsilon=0.7, k=1, n=1000, rng=3, noise="continuous")
     assert twin.answer(LOW) is BOTTOM and twin.answer(ALL) == value
 
 
@@ -104,7 +110,8 @@ def test_noise_scale_and_released_values_are_laplace():
     rng = np.random.default_rng(11)
     errors = []
     for _ in range(runs):
-        mechanism = Threshold(h, threshold=-1.0, epsilon=epsilon, n=n, rng=rng)  # far below: always above
+        # Far below: always above.
+        mechanism = Threshold(h, threshold=-1.0, epsilon=epsilon, n=n, rng=rng, noise="continuous")
         assert mechanism.scale == pytest.approx(b, rel=1e-12)
         errors.append(mechanism.answer(LOW) - 0.25)
     assert stats.kstest(np.array(errors) / b, "laplace").pvalue > 1e-4
@@ -119,7 +126,8 @@ def test_first_comparison_has_the_documented_distribution(distance_in_scales):
     threshold = value - distance_in_scales * b  # the answer lies above t by that many scales
     rng = np.random.default_rng(int(distance_in_scales * 10))
     above = sum(
-        Threshold(np.array([value, 1 - value]), threshold, epsilon, n=n, rng=rng).answer(LOW) is not BOTTOM
+        Threshold(np.array([value, 1 - value]), threshold, epsilon, n=n, rng=rng, noise="continuous").answer(LOW)
+        is not BOTTOM
         for _ in range(runs)
     )
     expected = 1.0 - laplace_difference_tail(distance_in_scales * b, b)
@@ -156,11 +164,11 @@ def exact_event_probability(low_value: float, noisy_threshold: bool) -> float:
                           limit=400)[0]
 
 
-def simulate_event(h: np.ndarray, runs: int, seed: int) -> int:
+def simulate_event(h: np.ndarray, runs: int, seed: int, noise: str = "continuous") -> int:
     rng = np.random.default_rng(seed)
     hits = 0
     for _ in range(runs):
-        mechanism = Threshold(h, THRESHOLD, EPSILON, n=N_ROWS, rng=rng, neighbouring="replace-one")
+        mechanism = Threshold(h, THRESHOLD, EPSILON, n=N_ROWS, rng=rng, neighbouring="replace-one", noise=noise)
         for position in range(REPEATS + 1):
             if mechanism.answer(LOW if position < REPEATS else ALL) is not BOTTOM:
                 hits += position == REPEATS
@@ -210,6 +218,183 @@ def test_the_privacy_check_rejects_a_threshold_without_noise():
 
 
 # --------------------------------------------------------------------------------------------
+# Exact discrete noise, the default
+# --------------------------------------------------------------------------------------------
+
+
+def discrete_laplace_pmf(b: float, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """The discrete Laplace of scale ``b`` on ``-bound..bound``: ``(1 - q) / (1 + q) q^|x|``,
+    ``q = e^{-1/b}`` (the mass beyond ``bound`` is left out)."""
+    q = math.exp(-1.0 / b)
+    support = np.arange(-bound, bound + 1)
+    return support, (1 - q) / (1 + q) * q ** np.abs(support).astype(float)
+
+
+def discrete_difference_tail(z: float, b: float) -> float:
+    """``Pr[Z_1 - Z_0 >= z]`` for independent discrete Laplace ``Z_0, Z_1`` of scale ``b``:
+    ``Pr[D >= ceil(z)]``, ``D`` an integer, from the convolution of the pmfs."""
+    support, pmf = discrete_laplace_pmf(b, int(60 * b) + 10)
+    difference = np.convolve(pmf, pmf[::-1])  # on -2 bound .. 2 bound
+    values = np.arange(-2 * support[-1], 2 * support[-1] + 1)
+    return float(difference[values >= math.ceil(z)].sum())
+
+
+def chi_square_pvalue(draws: np.ndarray, b: float, bound: int) -> float:
+    """Chi-square test of integer draws against the discrete Laplace of scale ``b``: one cell per
+    value in ``-bound..bound``, one for each tail."""
+    support, pmf = discrete_laplace_pmf(b, bound)
+    tail = (1.0 - pmf.sum()) / 2.0
+    observed = [np.sum(draws < -bound), *[np.sum(draws == value) for value in support], np.sum(draws > bound)]
+    expected = draws.size * np.array([tail, *pmf, tail])
+    return float(stats.chisquare(observed, expected).pvalue)
+
+
+def test_default_noise_is_exact_discrete_laplace_on_counts():
+    """Every released number is an integer count over the public n (threshold, comparisons and
+    release all drawn by OpenDP), the noise is the discrete Laplace of scale 1/epsilon on counts,
+    and nothing is drawn from the generator."""
+    n, epsilon = 50, 0.5
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    mechanism = ThresholdK(np.array([0.4, 0.6]), threshold=-1.0, epsilon=epsilon, k=18, n=n, rng=rng)
+    assert mechanism.noise == Noise("laplace", 1 / epsilon, discrete=True) and mechanism.noise.name == "discrete_laplace"
+    assert mechanism.scale == pytest.approx(1 / (epsilon * n), rel=1e-12)
+    for query in [LOW, ALL, np.array([0.0, 1.0])] * 6:
+        value = mechanism.answer(query)
+        assert value is not BOTTOM and type(value) is float
+        assert abs(value * n - round(value * n)) < 1e-9, value  # an integer count over n
+    assert mechanism.halted and rng.bit_generator.state == state  # OpenDP drew everything
+
+
+def test_discrete_release_noise_is_the_discrete_laplace_of_the_stated_scale():
+    """20,000 releases: ``n v - c`` is integer noise whose histogram matches the discrete Laplace
+    of scale ``b = 1/epsilon = 2`` counts (a correct sampler fails the test with probability 1e-9);
+    the same draws reject the scale 2.4 (epsilon misstated by a sixth)."""
+    n, epsilon, releases = 20, 0.5, 20_000
+    mechanism = ThresholdK(np.array([0.25, 0.75]), threshold=-5.0, epsilon=epsilon, k=releases, n=n)
+    noise = np.array([mechanism.answer(LOW) * n - 5.0 for _ in range(releases)])
+    assert np.all(np.abs(noise - np.round(noise)) < 1e-9)
+    noise = np.round(noise)
+    assert chi_square_pvalue(noise, 1 / epsilon, 10) > 1e-9
+    assert chi_square_pvalue(noise, 1.2 / epsilon, 10) < 1e-9
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.51, 0.5 + 0.001 / 50, 0.46])
+def test_discrete_comparison_against_the_threshold_on_the_count_scale(threshold):
+    """``Pr[c + Z_1 >= t N + Z_0] = Pr[Z_1 - Z_0 >= t N - c]`` for two discrete Laplace draws of
+    scale ``1/epsilon``: the threshold ``t N`` is on the count scale, an integer (25 counts) or a
+    real (25.5, 25.001), and the difference of integers crosses it at ``ceil(t N - c)``."""
+    n, epsilon, runs = 50, 1.0, 4000
+    h = np.array([0.5, 0.5])  # LOW counts 25
+    expected = discrete_difference_tail(threshold * n - 25.0, 1 / epsilon)
+    rng = np.random.default_rng(1)  # drives nothing here: the draws are OpenDP's
+    above = sum(Threshold(h, threshold, epsilon, n=n, rng=rng).answer(LOW) is not BOTTOM for _ in range(runs))
+    # Continuous noise would give 0.5 at the integer threshold (here 0.64) and about 0.5 at
+    # 25.001 (here 0.36): 18 standard deviations away.
+    assert stats.binomtest(above, runs, expected).pvalue > 1e-9, (above / runs, expected)
+
+
+def exact_discrete_event_probability(low_count: int) -> float:
+    """``Pr[⊥ on the 10 LOW queries, a number on ALL]`` with discrete Laplace noise of scale
+    ``b = 1/epsilon`` on counts, summing over the integer threshold noise ``Z_0``: ⊥ is
+    ``c + Z < t N + Z_0``, i.e. ``Z <= t N + Z_0 - c - 1`` (all integers)."""
+    b = 1.0 / EPSILON
+    support, pmf = discrete_laplace_pmf(b, 200)
+    cdf = np.cumsum(pmf)
+
+    def below(limit: int) -> float:  # Pr[Z <= limit]
+        return float(cdf[limit + 200]) if limit >= -200 else 0.0
+
+    threshold = int(THRESHOLD * N_ROWS)  # 4 counts
+    return float(sum(p0 * below(threshold + z0 - low_count - 1) ** REPEATS * (1.0 - below(threshold + z0 - N_ROWS - 1))
+                     for z0, p0 in zip(support[20:-20], pmf[20:-20])))
+
+
+def test_four_epsilon_per_copy_holds_for_discrete_noise():
+    """The previous test's event with the default, discrete noise: the simulation matches the
+    exact probabilities, summed over the integer threshold noise (0.138 and 0.083), and the
+    4 epsilon guarantee is not refuted."""
+    runs = 15_000
+    hits_x = simulate_event(H_X, runs, seed=300, noise="auto")
+    hits_neighbour = simulate_event(H_NEIGHBOUR, runs, seed=400, noise="auto")
+    for hits, low_count in ((hits_x, 3), (hits_neighbour, 4)):
+        exact = exact_discrete_event_probability(low_count)
+        assert stats.binomtest(hits, runs, exact).pvalue > 1e-9, (hits / runs, exact)
+    factor = math.exp(4 * EPSILON)
+    assert not dp_refuted(hits_x, hits_neighbour, runs, factor)
+    assert not dp_refuted(hits_neighbour, hits_x, runs, factor)
+    ratio = exact_discrete_event_probability(3) / exact_discrete_event_probability(4)
+    assert 1 < ratio <= factor
+
+
+def test_fractional_queries_take_continuous_release_noise_or_are_refused():
+    """A query with fractional values has a fractional count (4.25 here): under "auto" its
+    comparison still takes OpenDP's integer noise, and its release, only, numpy's continuous
+    Laplace of the same scale from the generator; "discrete" refuses it before any draw, and
+    "continuous" draws everything from the generator."""
+    n, epsilon = 10, 0.5
+    h, row = np.array([0.3, 0.7]), np.array([0.25, 0.5])  # count 0.25 * 3 + 0.5 * 7 = 4.25
+    rng, replay = np.random.default_rng(5), np.random.default_rng(5)
+    mechanism = ThresholdK(h, threshold=-1.0, epsilon=epsilon, k=2, n=n, rng=rng)
+    value = mechanism.answer(row)
+    assert value * n == pytest.approx(4.25 + replay.laplace(0.0, 1 / epsilon), abs=1e-9)
+    assert rng.bit_generator.state == replay.bit_generator.state  # one draw: the release
+    whole = mechanism.answer(LOW)  # a 0/1 query again: integer noise, nothing from the generator
+    assert abs(whole * n - round(whole * n)) < 1e-9 and rng.bit_generator.state == replay.bit_generator.state
+
+    rng = np.random.default_rng(5)
+    strict = ThresholdK(h, threshold=-1.0, epsilon=epsilon, k=2, n=n, rng=rng, noise="discrete")
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="^query: noise='discrete' needs 0/1 queries"):
+        strict.answer(row)
+    assert strict.transcript == () and rng.bit_generator.state == state
+    assert strict.answer(LOW) is not BOTTOM
+
+    continuous = ThresholdK(h, threshold=-1.0, epsilon=epsilon, k=2, n=n, rng=7, noise="continuous")
+    again = ThresholdK(h, threshold=-1.0, epsilon=epsilon, k=2, n=n, rng=7, noise="continuous")
+    assert not continuous.noise.discrete
+    assert [continuous.answer(row), continuous.answer(LOW)] == [again.answer(row), again.answer(LOW)]
+
+
+def test_seeded_continuous_noise_reproduces_and_discrete_noise_does_not_depend_on_the_seed():
+    """``noise="continuous"``: the same seed, the same transcript. The default draws from OpenDP
+    (a cryptographically secure generator no seed drives), so the generator is left untouched."""
+    h, queries = np.array([0.2, 0.8]), [LOW, ALL, LOW, ALL, LOW, ALL]  # 30 scales below, 30 above
+
+    def session(noise: str, rng: np.random.Generator) -> tuple:
+        mechanism = ThresholdK(h, threshold=0.5, epsilon=1.0, k=3, n=100, rng=rng, noise=noise)
+        return tuple(mechanism.answer(query) for query in queries)
+
+    assert session("continuous", np.random.default_rng(7)) == session("continuous", np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    state = rng.bit_generator.state
+    transcript = session("auto", rng)
+    assert rng.bit_generator.state == state and sum(entry is not BOTTOM for entry in transcript) == 3
+
+
+def test_any_k_is_taken_without_work_but_an_overflowing_guarantee_is_refused():
+    """No loop runs over k (the inquirer's queries drive the copies): a billion copies cost
+    nothing until used. A k whose guarantee 4 k epsilon overflows a float is refused, naming k,
+    before the data is read; so is an epsilon whose noise cannot be drawn, naming epsilon."""
+    mechanism = ThresholdK(np.array([0.3, 0.7]), 0.5, 1.0, k=10**9, n=10)
+    assert mechanism.remaining == 10**9 and mechanism.privacy == PureDP(4e9)
+
+    class Unreadable:
+        def __array__(self, *args, **kwargs):
+            raise AssertionError("the data was read")
+
+    for k, epsilon in [(10**308, 1.0), (10**300, 1e10)]:
+        with pytest.raises(ValueError, match="^k: k = .* copies make the guarantee 4 k epsilon overflow"):
+            ThresholdK(Unreadable(), 0.5, epsilon, k=k, n=10)
+    # An epsilon whose exact noise (scale 1/epsilon = 1e14 counts) the integer sampler cannot draw
+    # as stated (projmech.noise refuses it) is refused naming epsilon, before the data is read;
+    # continuous noise has room for it.
+    with pytest.raises(ValueError, match="^epsilon: 1e-14 sets noise that cannot be drawn as stated"):
+        ThresholdK(Unreadable(), 0.5, 1e-14, k=1, n=10)
+    assert ThresholdK(np.array([0.3, 0.7]), 0.5, 1e-14, k=1, n=10, noise="continuous").noise.scale == 1e14
+
+
+# --------------------------------------------------------------------------------------------
 # Queries given as predicates, private state
 # --------------------------------------------------------------------------------------------
 
@@ -226,8 +411,8 @@ def test_predicate_queries_match_their_rows():
     predicate = lambda x: (x["age"] >= 1) & (x["sex"] == 1)  # noqa: E731
     # Row-major universe: index = age * 2 + sex.
     row = np.array([0, 0, 0, 1, 0, 1], dtype=float)
-    by_predicate = ThresholdK(data, 0.2, 2.0, k=3, rng=5)
-    by_row = ThresholdK(data, 0.2, 2.0, k=3, rng=5)
+    by_predicate = ThresholdK(data, 0.2, 2.0, k=3, rng=5, noise="continuous")
+    by_row = ThresholdK(data, 0.2, 2.0, k=3, rng=5, noise="continuous")
     for _ in range(3):
         assert by_predicate.answer(predicate) == by_row.answer(row)
     assert by_predicate.transcript == by_row.transcript
