@@ -1,29 +1,37 @@
 """Command line: ``projmech release`` on a CSV file, ``projmech demo`` on the embedded Adult data.
 
 Every error reaches the user as one line on stderr, naming the flag (and the file) at fault, and a
-non-zero exit status; ``PROJMECH_TRACEBACK=1`` shows the traceback of an unexpected one. No output
-ever overwrites an input, and an existing file is overwritten only with ``--force``.
+non-zero exit status, argument errors included (with the closest flag or command to a mistyped one);
+``PROJMECH_TRACEBACK=1`` shows the traceback of an unexpected one. Every warning is one line too.
+Inputs must be regular files (a pipe or a device would hang the read). No output ever overwrites an
+input, compared by identity (device and inode), so not through a link either, and an existing file
+is overwritten only with ``--force``. Outputs are written whole or not at all: each to a temporary
+file beside it, all moved into place once all are complete (``projmech._files``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import glob
 import importlib.util
 import math
 import os
+import re
 import sys
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn, TextIO
 
 import numpy as np
 
 from . import datasets, workloads
 from .data import Dataset
 from .domain import Domain
+from ._files import file_identity, non_regular_kind, staged_outputs
 from .frames import ENGINES, is_parquet, read_frame
 from .experiments import error_vs_n, format_table, plot_error_vs_n
 from .bodies import hull as hull_module
@@ -357,24 +365,63 @@ def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
     raise ValueError(f"{projection.flag}: the hull K_Q cannot take {spec}; use {unprojected}")
 
 
-def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
+class _Outputs(NamedTuple):
+    """``projmech release``'s outputs, each with the flag its errors name."""
+
+    out: Path
+    summary: Path
+    summary_flag: str  # --summary, or --out where the summary's path derives from it
+
+
+def _output_paths(args: argparse.Namespace, inputs: Sequence[tuple[str, Path]]) -> _Outputs:
     """The answers' and the summary's paths, checked before anything is computed: never an
-    input file, never each other, an existing folder, and no existing file without --force."""
-    out = Path(args.out)
-    summary = Path(args.summary) if args.summary else out.with_suffix(".json")
-    flags = {"--out": out, "--summary" if args.summary else "--out (its .json summary)": summary}
-    inputs = [("--data", Path(file)) for file in data_files(args.data)] + [("--domain", Path(args.domain))]
-    for flag, path in flags.items():
-        for input_flag, input_path in inputs:
-            if path.resolve() == input_path.resolve():
-                raise ValueError(f"{flag}: {path} is the {input_flag} file; refusing to overwrite an input")
-        _check_new_file(flag, path, args.force)
-    if out.resolve() == summary.resolve():
-        if args.summary:
-            raise ValueError(f"--summary: {summary} is also the --out file; give another path")
+    input file or each other (by identity, so no link to one either), an existing folder, and
+    no existing file without --force."""
+    out = _output_path("--out", args.out)
+    summary = _output_path("--summary", args.summary) if args.summary is not None else out.with_suffix(".json")
+    summary_flag = "--summary" if args.summary is not None else "--out (its .json summary)"
+    outputs = [("--out", out), (summary_flag, summary)]
+    if args.summary is None and summary == out:  # the summary would be the answers' file itself
+        _refuse_overlaps(outputs[:1], inputs)  # an input is the graver fault: named first
         raise ValueError(f"--out: {out} ends in .json, the suffix its summary takes; give --out a .csv path, "
                          "or --summary another path")
-    return out, summary
+    _refuse_overlaps(outputs, inputs)
+    for flag, path in outputs:
+        _check_new_file(flag, path, args.force)
+    return _Outputs(out, summary, summary_flag)
+
+
+def _output_path(flag: str, text: str, what: str = "a file path") -> Path:
+    """An output flag's path: refused when empty (which would name the current folder) or
+    ``-`` (which commands often take for standard output, and which this one does not offer)."""
+    if text == "-":
+        raise ValueError(f"{flag}: '-' (standard output) is not supported; give {what}")
+    if not text.strip():
+        raise ValueError(f"{flag}: empty; give {what}")
+    return Path(text)
+
+
+def _alias(path: Path, other: Path) -> str:
+    """`` <other> under another name (a link)``, where two paths of one file are spelt differently
+    (and lead to one file by different names: not the same name seen through ``..`` or ``./``)."""
+    return "" if path.resolve() == other.resolve() else f" {other} under another name (a link)"
+
+
+def _refuse_overlaps(outputs: Sequence[tuple[str, Path]], inputs: Sequence[tuple[str, Path]]) -> None:
+    """Refuse an output that is an input, or an earlier output, under any name (a hard or
+    symbolic link to it, or a path through a linked folder): files are compared by device and
+    inode, not by name. Each pair is (flag, path)."""
+    seen = {file_identity(path): (flag, path, True) for flag, path in inputs}
+    for flag, path in outputs:
+        identity = file_identity(path)
+        if identity in seen:
+            other_flag, other, is_input = seen[identity]
+            if is_input:
+                raise ValueError(f"{flag}: {path} is the {other_flag} file{_alias(path, other)}; refusing to "
+                                 "overwrite an input")
+            raise ValueError(f"{flag}: {path} is also the {other_flag} file{_alias(path, other)}; give "
+                             f"{flag.split()[0]} another path")
+        seen[identity] = (flag, path, False)
 
 
 def _check_output_folder(flag: str, folder: Path) -> None:
@@ -388,32 +435,60 @@ def _check_output_folder(flag: str, folder: Path) -> None:
 
 
 def _check_new_file(flag: str, path: Path, force: bool) -> None:
-    """An output path: a file (not a folder) in an existing folder, not there yet unless --force."""
+    """An output path: a file (not a folder) in an existing folder, not there yet unless --force,
+    and never a pipe or a device (replacing one would remove it; writing to one is no output)."""
     if path.is_dir():
         raise ValueError(f"{flag}: {path} is a directory; give a file path")
+    kind = non_regular_kind(path)
+    if kind is not None:
+        raise ValueError(f"{flag}: {path} is {kind}, not a regular file; give a file path")
     if not path.parent.is_dir():
         raise ValueError(f"{flag}: the folder {path.parent} does not exist")
     if path.exists() and not force:
         raise ValueError(f"{flag}: {path} exists; pass --force to overwrite it")
 
 
+def _regular_file(flag: str, path: Path, what: str) -> None:
+    """Refuse an input that is not a regular file before it is opened: reading a pipe waits for a
+    writer and a device such as /dev/zero never ends."""
+    kind = non_regular_kind(path)
+    if kind is not None:
+        raise ValueError(f"{flag}: {path} is {kind}, not a regular file; give {what}")
+
+
 def data_files(pattern: str) -> list[str]:
     """The files ``--data`` names: a file, a glob (``part-*.parquet``) or a folder of Parquet
-    files; a ValueError naming the flag if there are none."""
+    files, each a regular file; a ValueError naming the flag if there are none, or if one is a
+    pipe, a device or (matched by a glob) a folder."""
+    what = "CSV or Parquet files"
     if glob.has_magic(pattern):
-        files = sorted(file for file in glob.glob(pattern) if os.path.isfile(file))
+        files = sorted(glob.glob(pattern))
         if not files:
             raise ValueError(f"--data: no file matches {pattern}")
-        return files
-    path = Path(pattern)
-    if not path.exists():
-        raise ValueError(f"--data: {path} does not exist")
-    if path.is_dir():
+    else:
+        path = Path(pattern)
+        if not path.exists():
+            raise ValueError(f"--data: {path} does not exist")
+        if not path.is_dir():
+            _regular_file("--data", path, "a CSV or Parquet file")
+            return [pattern]
         files = sorted(str(file) for file in path.iterdir() if is_parquet(str(file)))
         if not files:
             raise ValueError(f"--data: {path} is a directory with no .parquet files; give a CSV or Parquet file")
-        return files
-    return [pattern]
+    for file in files:
+        _regular_file("--data", Path(file), what)
+    return files
+
+
+def _domain_file(text: str) -> Path:
+    """``--domain``'s path: there, and a regular file."""
+    domain = Path(text)
+    if not domain.exists():
+        raise ValueError(f"--domain: {domain} does not exist")
+    if domain.is_dir():
+        raise ValueError(f"--domain: {domain} is a directory, not a file")
+    _regular_file("--domain", domain, "the domain's JSON file")
+    return domain
 
 
 #: Above this many bytes of input files, ``--engine auto`` scans the data out of core (Polars,
@@ -446,14 +521,9 @@ def _in_flag(flag: str, path: str, error: BaseException) -> str:
     return f"{flag}: {path}: {message}"
 
 
-def _read_inputs(args: argparse.Namespace) -> Dataset:
-    """The data set from ``--data`` and ``--domain``, with every failure naming the flag and file."""
-    domain_path = Path(args.domain)
-    if not domain_path.exists():
-        raise ValueError(f"--domain: {domain_path} does not exist")
-    if domain_path.is_dir():
-        raise ValueError(f"--domain: {domain_path} is a directory, not a file")
-    files = data_files(args.data)
+def _read_inputs(args: argparse.Namespace, files: Sequence[str]) -> Dataset:
+    """The data set from ``--data`` (its ``files``, as :func:`data_files` found them) and
+    ``--domain``, with every failure naming the flag and file."""
     try:
         domain = Domain.from_json(args.domain)
     except (ValueError, TypeError, OSError) as error:
@@ -488,8 +558,10 @@ def _release(args: argparse.Namespace) -> int:
                          f"strategy; --mechanism {args.mechanism} has none")
     if args.intervals is not None:
         _fraction("--intervals", args.intervals)
-    out, summary_path = _output_paths(args)
-    dataset = _read_inputs(args)
+    files = data_files(args.data)
+    inputs = [("--data", Path(file)) for file in files] + [("--domain", _domain_file(args.domain))]
+    out, summary_path, summary_flag = _output_paths(args, inputs)
+    dataset = _read_inputs(args, files)
     if dataset.n == 0 and args.neighbouring == "replace-one":
         raise ValueError(f"--data: {args.data} has no rows; under replace-one neighbours n is public and must be "
                          "at least 1 (--neighbouring add-remove with --size releases an empty data set)")
@@ -534,8 +606,10 @@ def _release(args: argparse.Namespace) -> int:
         bounds = released.confidence_intervals(args.intervals)
         table["lower"], table["upper"] = bounds.lower, bounds.upper
         intervals = f"; {args.intervals:g} intervals ({bounds.method}), mean width {bounds.mean_width:.3g}"
-    table.to_csv(out, index=False)
-    summary_path.write_text(released.to_json() + "\n", encoding="utf-8")
+    with staged_outputs() as outputs:  # both complete, or neither replaced
+        outputs.write("--out", out, lambda path: table.to_csv(path, index=False))
+        outputs.write(summary_flag, summary_path,
+                      lambda path: path.write_text(released.to_json() + "\n", encoding="utf-8"))
     projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
     scale = f"answers: counts / {released.size_source} size {released.size:g}"
     if isinstance(mechanism, FactorizationMechanism):
@@ -562,11 +636,13 @@ def _demo(args: argparse.Namespace) -> int:
         raise ValueError(f"--trials: must be at least 2 (for a confidence interval), got {args.trials}")
     privacy = ApproxDP(_positive("--epsilon", args.epsilon), _fraction("--delta", args.delta))
     _check_seed(args.seed)
-    out_dir = Path(args.out_dir)
+    out_dir = _output_path("--out-dir", args.out_dir, "a folder")
     _check_output_folder("--out-dir", out_dir)
+    outputs = [("--out-dir", out_dir / name) for name in DEMO_OUTPUTS]
+    _refuse_overlaps(outputs, [])  # the demo reads no file of the user's; its two outputs are two files
     if out_dir.is_dir():  # a folder still to be created holds no earlier results
-        for name in DEMO_OUTPUTS:  # checked before the minute of work, like every output
-            _check_new_file("--out-dir", out_dir / name, args.force)
+        for flag, path in outputs:  # checked before the minute of work, like every output
+            _check_new_file(flag, path, args.force)
     start = time.perf_counter()
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
     workload = workloads.marginals(data.domain, 2)
@@ -579,12 +655,14 @@ def _demo(args: argparse.Namespace) -> int:
           f"{'the relaxation L' if isinstance(projection.body, Relaxation) else 'K_Q'} (body 'auto')")
     results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
     print(format_table(results))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out_dir / DEMO_OUTPUTS[0], index=False)
     # The measured figure is the mean over trials of each release's RMSE: the "mean" measure.
     expected = [gaussian.expected_error(n, measure="mean") for n in sizes]
-    plot_error_vs_n(results, str(out_dir / DEMO_OUTPUTS[1]),
-                    f"Adult 2-way marginals, {privacy}", bounds={"Gaussian E[RMSE] (closed form)": (sizes, expected)})
+    bounds = {"Gaussian E[RMSE] (closed form)": (sizes, expected)}
+    with staged_outputs() as staged:  # the folder is created here, and removed again if a write fails
+        staged.write("--out-dir", out_dir / DEMO_OUTPUTS[0], lambda path: results.to_csv(path, index=False))
+        staged.write("--out-dir", out_dir / DEMO_OUTPUTS[1],
+                     lambda path: plot_error_vs_n(results, str(path), f"Adult 2-way marginals, {privacy}",
+                                                  bounds=bounds))
     print(f"wrote {out_dir / DEMO_OUTPUTS[0]} and {out_dir / DEMO_OUTPUTS[1]} "
           f"in {time.perf_counter() - start:.1f} s")
     return 0
@@ -598,7 +676,7 @@ def _audit(args: argparse.Namespace) -> int:
         raise ValueError(f"--confidence: must lie in (0, 1), got {args.confidence}")
     _fraction("--delta", args.delta)
     _check_seed(args.seed)
-    out = Path(args.out) if args.out else None
+    out = _output_path("--out", args.out) if args.out is not None else None
     if out is not None:
         _check_new_file("--out", out, args.force)
     mechanisms = MECHANISMS if args.mechanism == "all" else (args.mechanism,)
@@ -610,7 +688,9 @@ def _audit(args: argparse.Namespace) -> int:
     if out is not None:
         import pandas as pd
 
-        pd.DataFrame([result.as_row() for result in results]).to_csv(out, index=False)
+        table = pd.DataFrame([result.as_row() for result in results])
+        with staged_outputs() as staged:
+            staged.write("--out", out, lambda path: table.to_csv(path, index=False))
         print(f"wrote {out}")
     exceeded = [result.name for result in results if result.passed is False]
     verdict = ("planted bugs detected" if args.planted_bug else "bounds above the claim (privacy violations)")
@@ -671,8 +751,83 @@ def _solver_help() -> str:
             "Default: auto")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _did_you_mean(given: str, offered: Sequence[str]) -> str:
+    """``; did you mean X?`` for the offered word closest to a mistyped one, if any is close."""
+    close = difflib.get_close_matches(given, offered, n=1)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+#: argparse's messages, and the command's own words for them: each error names its flag first.
+_PARSER_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"the following arguments are required: (?P<flags>.*)"), r"\g<flags>: required"),
+    (re.compile(r"argument (?P<flag>\S+): invalid float value: (?P<value>.*)"),
+     r"\g<flag>: expected a number, got \g<value>"),
+    (re.compile(r"argument (?P<flag>\S+): invalid int value: (?P<value>.*)"),
+     r"\g<flag>: expected an integer, got \g<value>"),
+    (re.compile(r"argument (?P<flag>\S+): expected one argument"), r"\g<flag>: expected a value after it"),
+    (re.compile(r"ambiguous option: (?P<flag>\S+?)(=\S*)? could match (?P<flags>.*)"),
+     r"\g<flag>: ambiguous: it abbreviates \g<flags>; give the flag in full"),
+    (re.compile(r"argument (?P<flag>\S+): (?P<message>.*)"), r"\g<flag>: \g<message>"),
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with every error on one line in the command's words (``projmech release: error:
+    --epsilon: expected a number, got 'one'``), naming the flag, and for a mistyped flag, choice
+    or command the closest one, instead of the usage; the subcommands' parsers are of this class
+    too."""
+
+    #: The subcommands' parsers by name (set on the top-level parser by :func:`build_parser`).
+    commands: Mapping[str, _Parser] = {}
+
+    def error(self, message: str) -> NoReturn:
+        if self.commands and message == "the following arguments are required: command":
+            message = (f"give a command: {', '.join(self.commands)} ('{self.prog} COMMAND --help' describes "
+                       "each)")
+        for pattern, words in _PARSER_MESSAGES:
+            if pattern.fullmatch(message):
+                message = pattern.sub(words, message)
+                break
+        self.exit(2, f"{self.prog}: error: {_one_line(message)}\n")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse's check of a value against a flag's choices (or of the command's name), whose
+        # message, lists in quotes with no suggestion, differs from one Python to the next.
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        offered = [str(choice) for choice in choices]
+        if action.dest == "command":
+            raise argparse.ArgumentError(None, f"{value}: no such command{_did_you_mean(str(value), offered)} "
+                                               f"(the commands: {', '.join(offered)})")
+        raise argparse.ArgumentError(action, f"expected one of {', '.join(offered)}, got {value!r}"
+                                             f"{_did_you_mean(str(value), offered)}")
+
+    def parse_command_line(self, argv: Sequence[str] | None) -> argparse.Namespace:
+        """The arguments of ``projmech COMMAND ...``; an unknown flag is refused by its command's
+        parser, which suggests the closest of its own flags."""
+        args, extras = self.parse_known_args(argv)
+        if extras:
+            self.commands.get(getattr(args, "command", None) or "", self).refuse_extras(extras)
+        return args
+
+    def flags(self) -> set[str]:
+        """The parser's long flags (``--epsilon``)."""
+        return {option for option in self._option_string_actions if option.startswith("--")}
+
+    def refuse_extras(self, extras: Sequence[str]) -> NoReturn:
+        """Refuse what the parser did not take: a flag it does not have, or a value no flag took."""
+        flags = [extra for extra in extras if extra.startswith("-") and extra != "-"]
+        if not flags:
+            self.error(f"{extras[0]!r}: a value no flag takes (each flag takes at most one value; quote one "
+                       "with spaces)")
+        flag = flags[0].partition("=")[0]
+        suggestion = _did_you_mean(flag, sorted(self.flags()))
+        self.error(f"{flag}: no such flag{suggestion or f' ({self.prog} --help lists them)'}")
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(
         prog="projmech", description="Differentially private release of linear queries. Every error is one line "
         "naming the flag (and the file) at fault, with a non-zero exit status; no output overwrites an input, and "
         "an existing output is replaced only with --force. 'projmech COMMAND --help' describes each command.")
@@ -776,14 +931,19 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"folder of the results ({' and '.join(DEMO_OUTPUTS)}; default demo_output)")
     demo.add_argument("--force", action="store_true", help="overwrite the results of an earlier run")
     demo.set_defaults(handler=_demo)
+    parser.commands = commands.choices
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_command_line(argv)
     try:
-        return args.handler(args)
+        with _warnings_in_one_line(f"projmech {args.command}", parser.commands[args.command].flags()):
+            return args.handler(args)
+    except KeyboardInterrupt:  # outputs being written were removed, earlier ones left as they were
+        print(f"projmech {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, TypeError, OSError) as error:
         print(f"projmech {args.command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
@@ -795,8 +955,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())
+def _one_line(message: object) -> str:
+    return " ".join(str(message).split())
+
+
+@contextlib.contextmanager
+def _warnings_in_one_line(prog: str, flags: Collection[str]) -> Iterator[None]:
+    """Every warning shown while a command runs as one line on stderr, ``projmech release:
+    warning: <message>``, without Python's file and line (a warning meant for developers, not a
+    UserWarning, keeps its category's name); the command runs on. A message that opens with
+    the library's argument (``delta: ...``) names the command's flag instead (``--delta: ...``),
+    where ``flags`` has it."""
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        kind = "" if issubclass(category, UserWarning) else f"{category.__name__}: "
+        text = _one_line(message)
+        argument, colon, rest = text.partition(": ")
+        flag = "--" + argument.replace("_", "-")
+        if colon and flag in flags:
+            text = f"{flag}: {rest}"
+        print(f"{prog}: warning: {kind}{text}", file=sys.stderr)
+
+    with warnings.catch_warnings():  # restores the previous showwarning on the way out
+        warnings.showwarning = show
+        yield
 
 
 if __name__ == "__main__":

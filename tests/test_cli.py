@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import math
+import os
 import re
 import shlex
+import signal
+import stat
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import projmech
 from projmech import workloads
 from projmech.cli import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
 from projmech.domain import Domain
@@ -373,21 +381,47 @@ def test_release_missing_files(files, capsys):
     assert code == 2 and "nope.json" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args", [
-    ["release", "--rho", "1"],  # --data, --domain, --out missing
-    ["release", "--data", "d", "--domain", "d", "--out", "o", "--mechanism", "exponential"],
-    ["release", "--data", "d", "--domain", "d", "--out", "o", "--neighbouring", "swap"],
-    ["release", "--data", "d", "--domain", "d", "--out", "o", "--epsilon", "one"],
-    ["release", "--data", "d", "--domain", "d", "--out", "o", "--body", "ellipsoid"],
-    ["release", "--data", "d", "--domain", "d", "--out", "o", "--relaxation", "lp"],
-    [],
-    ["frobnicate"],
+FILES = ["--data", "d", "--domain", "d", "--out", "o"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["release", "--rho", "1"], "projmech release: error: --data, --domain, --out: required"),
+    (["release", *FILES, "--mechanism", "exponential"],
+     "projmech release: error: --mechanism: expected one of gaussian, laplace, projection, factorization, "
+     "factorization+projection, got 'exponential'"),
+    (["release", *FILES, "--mechanism", "gausian"],
+     "projmech release: error: --mechanism: expected one of gaussian, laplace, projection, factorization, "
+     "factorization+projection, got 'gausian'; did you mean gaussian?"),
+    (["release", *FILES, "--neighbouring", "swap"], "projmech release: error: --neighbouring: expected one of "
+                                                   "replace-one, add-remove, got 'swap'"),
+    (["release", *FILES, "--epsilon", "one"], "projmech release: error: --epsilon: expected a number, got 'one'"),
+    (["release", *FILES, "--epsilon"], "projmech release: error: --epsilon: expected a value after it"),
+    (["release", *FILES, "--body", "ellipsoid"], "projmech release: error: --body: expected one of"),
+    (["release", *FILES, "--relaxation", "lp"], "projmech release: error: --relaxation: expected one of"),
+    (["release", *FILES, "--epsilom", "1"], "projmech release: error: --epsilom: no such flag; did you mean "
+                                             "--epsilon?"),
+    (["release", *FILES, "--epsilom=1"], "projmech release: error: --epsilom: no such flag; did you mean --epsilon?\n"),
+    (["release", *FILES, "--rho", "1", "2"], "projmech release: error: '2': a value no flag takes"),
+    (["release", *FILES, "--e", "1"], "projmech release: error: --e: ambiguous: it abbreviates --engine, --epsilon"),
+    (["demo", "--trails", "2"], "projmech demo: error: --trails: no such flag; did you mean --trials?"),
+    (["demo", "--outdir", "x"], "projmech demo: error: --outdir: no such flag; did you mean --out-dir?"),
+    (["audit", "--trials", "x"], "projmech audit: error: --trials: no such flag"),
+    (["demo", "--trials", "2.5"], "projmech demo: error: --trials: expected an integer, got '2.5'"),
+    ([], "projmech: error: give a command: release, audit, demo ('projmech COMMAND --help' describes each)"),
+    (["frobnicate"], "projmech: error: frobnicate: no such command (the commands: release, audit, demo)"),
+    (["relase", "--rho", "1"], "projmech: error: relase: no such command; did you mean release? (the commands: "
+                               "release, audit, demo)"),
 ])
-def test_argparse_errors_exit_2(args, capsys):
+def test_argparse_errors_are_one_line_naming_the_flag(args, message, capsys):
+    """The parser's errors in the command's words: one line naming the flag (and the closest flag,
+    choice or command to a mistyped one), not 13 lines of usage; exit status 2."""
     with pytest.raises(SystemExit) as exit_info:
         main(args)
     assert exit_info.value.code == 2
-    assert "usage" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert "usage" not in err and "argument" not in err
+    assert_speaks_cli(err)
 
 
 def test_parse_workload_directly():
@@ -1080,3 +1114,294 @@ def test_objective_and_intervals_refusals(files, capsys, extra, message):
     code, out = release(files, *extra)
     assert code == 2 and not out.exists()  # refused before anything is read or written
     assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# Outputs: never an input under another name, written whole or not at all; inputs that hang
+# --------------------------------------------------------------------------------------------
+
+#: The folder holding the projmech these tests import, for a subprocess to import the same one.
+SOURCE = str(Path(projmech.__file__).resolve().parents[1])
+
+
+def run_cli(argv: list[str], *, fault: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``projmech ARGV`` in a fresh interpreter, after the Python lines ``fault`` (run once the
+    command line is imported); a command that hangs is killed after ``timeout`` seconds and
+    fails the test (subprocess.TimeoutExpired)."""
+    script = "\n".join(["import sys", "from projmech.cli import main", fault, "sys.exit(main(sys.argv[1:]))"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE, os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file in ``folder`` (hidden temporaries included) and its bytes."""
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+@pytest.mark.parametrize("target", ["data", "domain"])
+@pytest.mark.parametrize("flag", ["--out", "--summary"])
+def test_outputs_never_overwrite_an_input_through_a_link(files, capsys, link, target, flag):
+    """``ln data.csv alias.json; --summary alias.json --force`` wrote the summary into the data: a
+    hard link has its own name, so outputs are compared with inputs by device and inode."""
+    alias = files["dir"] / ("alias.json" if flag == "--summary" else "alias.csv")
+    (os.link if link == "hard" else os.symlink)(files[target], alias)
+    before = folder_bytes(files["dir"])
+    outputs = ["--summary", str(alias)] if flag == "--summary" else []
+    code, out = release(files, "--rho", "1", "--force", *outputs, out="alias.csv" if flag == "--out" else "out.csv")
+    assert code == 2
+    one_line_error(capsys, flag, str(alias), f"the --{target} file", "refusing to overwrite an input")
+    assert folder_bytes(files["dir"]) == before
+
+
+@pytest.mark.parametrize("data", ["part-*.parquet", "parts"])
+def test_outputs_never_overwrite_a_globbed_or_folder_input_through_a_hard_link(labelled, capsys, data):
+    directory, _ = labelled
+    (directory / "parts").mkdir()
+    os.link(directory / "part-0.parquet", directory / "parts" / "part-0.parquet")
+    os.link(directory / "part-0.parquet", directory / "answers.csv")
+    before = (directory / "part-0.parquet").read_bytes()
+    code = main(["release", "--data", str(directory / data), "--domain", str(directory / "domain.json"), "--rho", "1",
+                 "--out", str(directory / "answers.csv"), "--force"])
+    assert code == 2
+    one_line_error(capsys, "--out", "answers.csv", "the --data file", "part-0.parquet",
+                   "refusing to overwrite an input")
+    assert (directory / "part-0.parquet").read_bytes() == before
+
+
+def test_out_and_summary_that_are_one_file_are_refused(files, capsys):
+    (files["dir"] / "a.csv").write_text("earlier answers\n")
+    os.link(files["dir"] / "a.csv", files["dir"] / "b.json")
+    code, _ = release(files, "--rho", "1", "--force", "--summary", str(files["dir"] / "b.json"), out="a.csv")
+    assert code == 2
+    one_line_error(capsys, "--summary", "b.json", "is also the --out file", "a.csv")
+    assert (files["dir"] / "a.csv").read_text() == "earlier answers\n"
+
+
+def test_demo_outputs_that_are_one_file_are_refused(tmp_path, capsys):
+    (tmp_path / "error_vs_n.csv").write_text("earlier\n")
+    os.link(tmp_path / "error_vs_n.csv", tmp_path / "error_vs_n.png")
+    assert main(["demo", "--trials", "2", "--out-dir", str(tmp_path), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("projmech demo: error: --out-dir: ") and err.count("\n") == 1, err
+    assert "error_vs_n.png is also the --out-dir file" in err
+    assert (tmp_path / "error_vs_n.csv").read_text() == "earlier\n"
+
+
+#: A release whose answers are seeded, and whose summary is about twice the size of its answers.
+SEEDED = ("--mechanism", "projection", "--rho", "1", "--noise", "continuous")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="RLIMIT_FSIZE is POSIX")
+@pytest.mark.parametrize("failing", ["--out", "--summary"])
+def test_a_full_disk_leaves_the_earlier_outputs_as_they_were(files, failing):
+    """With the file size capped (as a full disk would), the answers' or the summary's write
+    fails: the earlier pair stays byte for byte, no partial or temporary file remains, and the
+    one-line error names the flag and the file. Before, the CSV was truncated in place."""
+    code, out = release(files, *SEEDED, "--seed", "1", "--summary", str(files["dir"] / "out.json"))
+    assert code == 0
+    answers, summary = len(out.read_bytes()), len(out.with_suffix(".json").read_bytes())
+    assert 2 * answers < summary + answers // 2  # the cap below lies between the two sizes
+    before = folder_bytes(files["dir"])
+    cap = 1 if failing == "--out" else (answers + summary) // 2 + answers // 4
+    fault = ("import resource, signal\n"
+             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write raises OSError EFBIG instead\n"
+             f"resource.setrlimit(resource.RLIMIT_FSIZE, ({cap}, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))")
+    result = run_cli(["release", "--data", str(files["data"]), "--domain", str(files["domain"]), *SEEDED, "--seed",
+                      "2", "--out", str(out), "--summary", str(files["dir"] / "out.json"), "--force"], fault=fault)
+    assert result.returncode == 2, result.stderr
+    written = out if failing == "--out" else out.with_suffix(".json")
+    assert result.stderr == (f"projmech release: error: {failing}: {written}: could not write it "
+                             f"({os.strerror(errno.EFBIG)})\n")
+    assert folder_bytes(files["dir"]) == before
+
+
+@pytest.mark.parametrize("fault", [OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), KeyboardInterrupt()],
+                         ids=["disk-full", "interrupted"])
+def test_a_failure_between_the_two_writes_leaves_the_earlier_pair(files, capsys, monkeypatch, fault):
+    """The answers are written, then the summary's write fails halfway (a full disk, or Ctrl-C):
+    before, the new answers sat beside the old summary; now neither is replaced."""
+    code, out = release(files, *SEEDED, "--seed", "1")
+    assert code == 0
+    before = folder_bytes(files["dir"])
+
+    def failing_write(path: Path, text: str, *args, **kwargs) -> int:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text[: len(text) // 2])
+        raise fault
+
+    monkeypatch.setattr(Path, "write_text", failing_write)
+    try:
+        code, _ = release(files, *SEEDED, "--seed", "2", "--force")
+    except KeyboardInterrupt:  # would end the test session itself
+        pytest.fail("the interrupt escaped the command, with its outputs half written")
+    if isinstance(fault, OSError):
+        assert code == 2
+        one_line_error(capsys, "--out (its .json summary)", f"{out.with_suffix('.json')}: could not write it "
+                       "(No space left on device)")
+    else:
+        assert code == 130 and capsys.readouterr().err == "projmech release: interrupted\n"
+    assert folder_bytes(files["dir"]) == before
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32", reason="POSIX signals")
+def test_a_signal_between_the_two_writes_leaves_the_earlier_pair(files):
+    """SIGTERM arriving after the answers are written and before the summary is: the process
+    still ends by the signal, without its temporaries and with the earlier pair untouched."""
+    code, out = release(files, *SEEDED, "--seed", "1")
+    assert code == 0
+    before = folder_bytes(files["dir"])
+    fault = ("import os, pathlib, signal\n"
+             "pathlib.Path.write_text = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGTERM)")
+    result = run_cli(["release", "--data", str(files["data"]), "--domain", str(files["domain"]), *SEEDED, "--seed",
+                      "2", "--out", str(out), "--force"], fault=fault)
+    assert result.returncode == -signal.SIGTERM, (result.returncode, result.stderr)
+    assert folder_bytes(files["dir"]) == before
+
+
+def test_forced_outputs_keep_the_earlier_files_mode(files):
+    code, out = release(files, *SEEDED, "--seed", "1")
+    assert code == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask  # as a plain open would have made it
+    out.chmod(0o640)
+    assert release(files, *SEEDED, "--seed", "2", "--force")[0] == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+@pytest.mark.parametrize("earlier", [True, False], ids=["over-earlier-results", "new-folder"])
+def test_demo_write_failure_leaves_nothing_new(tmp_path, capsys, monkeypatch, earlier):
+    """The figure's write fails after the CSV's: the earlier results stay as they were (or no
+    folder is left where there was none), with one line naming --out-dir and the file."""
+    import projmech.cli as cli
+
+    out_dir = tmp_path / "results" if earlier else tmp_path / "new" / "results"
+    if earlier:
+        out_dir.mkdir()
+        (out_dir / "error_vs_n.csv").write_text("earlier table\n")
+        (out_dir / "error_vs_n.png").write_bytes(b"earlier figure")
+    monkeypatch.setattr(cli, "error_vs_n", lambda *args: pd.DataFrame({"n": [100], "rmse": [0.1]}))
+    monkeypatch.setattr(cli, "format_table", lambda results: "")
+
+    def failing_plot(results, path, *args, **kwargs):
+        Path(path).write_bytes(b"\x89PNG half")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(cli, "plot_error_vs_n", failing_plot)
+    assert main(["demo", "--trials", "2", "--out-dir", str(out_dir), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"projmech demo: error: --out-dir: {out_dir / 'error_vs_n.png'}: could not write it "
+                   "(No space left on device)\n")
+    if earlier:
+        assert folder_bytes(out_dir) == {"error_vs_n.csv": b"earlier table\n", "error_vs_n.png": b"earlier figure"}
+    else:
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_audit_write_failure_names_out(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "audit.csv"
+    out.write_text("earlier audit\n")
+
+    def failing_to_csv(self, path, *args, **kwargs):
+        Path(path).write_text("mechanism,")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", failing_to_csv)
+    code = main(["audit", "--mechanism", "laplace", "--neighbouring", "replace-one", "--releases", "200", "--seed",
+                 "0", "--out", str(out), "--force"])
+    assert code == 2
+    assert capsys.readouterr().err == (f"projmech audit: error: --out: {out}: could not write it (No space left on "
+                                       "device)\n")
+    assert folder_bytes(tmp_path) == {"audit.csv": b"earlier audit\n"}
+
+
+def _fifo(directory: Path, name: str) -> Path:
+    path = directory / name
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="POSIX pipes and devices")
+@pytest.mark.parametrize("flag, make, kind", [
+    ("--data", lambda d: _fifo(d, "rows.csv"), "a named pipe (FIFO)"),
+    ("--data", lambda d: Path("/dev/zero"), "a character device"),
+    ("--domain", lambda d: _fifo(d, "domain-pipe.json"), "a named pipe (FIFO)"),
+    ("--domain", lambda d: Path("/dev/zero"), "a character device"),
+    ("--data", lambda d: (_fifo(d, "more.csv"), d / "*.csv")[1], "a named pipe (FIFO)"),  # a glob
+    ("--data", lambda d: (d / "parts").mkdir() or (_fifo(d / "parts", "part-0.parquet"), d / "parts")[1],
+     "a named pipe (FIFO)"),  # a folder of Parquet files
+], ids=["fifo-data", "dev-zero-data", "fifo-domain", "dev-zero-domain", "glob-with-a-fifo", "folder-with-a-fifo"])
+def test_inputs_that_are_not_regular_files_are_refused_without_hanging(files, flag, make, kind):
+    """Reading a pipe waits for a writer, and /dev/zero never ends: either is refused up front,
+    in one line naming the flag and the path (each run is killed, failing, after 60 s)."""
+    arguments = {"--data": str(files["data"]), "--domain": str(files["domain"])}
+    arguments[flag] = str(make(files["dir"]))
+    result = run_cli(["release", *itertools.chain(*arguments.items()), "--out", str(files["dir"] / "o.csv"),
+                      "--rho", "1"])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"projmech release: error: {flag}: ") and result.stderr.count("\n") == 1
+    assert f"is {kind}, not a regular file" in result.stderr
+    assert not (files["dir"] / "o.csv").exists()
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--out", ""], "--out"),
+    (["--out", "-"], "--out"),
+    (["--out", "o.csv", "--summary", ""], "--summary"),
+    (["--out", "o.csv", "--summary", "-"], "--summary"),
+])
+def test_empty_or_dash_output_paths_are_refused(files, capsys, monkeypatch, args, flag):
+    """``--out ''`` named the current folder and ``--out -`` a file called '-' (or, for
+    ``--summary ''``, silently the default path); '-' does not mean standard output here."""
+    monkeypatch.chdir(files["dir"])
+    code = main(["release", "--data", str(files["data"]), "--domain", str(files["domain"]), "--rho", "1", *args])
+    assert code == 2
+    one_line_error(capsys, f"error: {flag}: ", "give a file path")
+    assert sorted(path.name for path in files["dir"].iterdir()) == ["data.csv", "domain.json"]
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["audit", "--mechanism", "laplace", "--releases", "2", "--out", ""], "--out"),
+    (["audit", "--mechanism", "laplace", "--releases", "2", "--out", "-"], "--out"),
+    (["demo", "--trials", "2", "--out-dir", ""], "--out-dir"),
+    (["demo", "--trials", "2", "--out-dir", "-"], "--out-dir"),
+])
+def test_empty_or_dash_output_paths_are_refused_by_audit_and_demo(tmp_path, capsys, monkeypatch, args, flag):
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"projmech {args[0]}: error: {flag}: ") and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_warnings_are_one_line_and_the_command_runs_on(files, capsys, monkeypatch):
+    """A UserWarning raised while the command runs (a large delta, say) is one line in the
+    command's words, without Python's file and line; the release still completes."""
+    import projmech.cli as cli
+
+    read_inputs = cli._read_inputs
+
+    def warning_read(*args, **kwargs):
+        warnings.warn("the data\n  look odd", UserWarning)
+        warnings.warn("a developer's warning", RuntimeWarning)
+        return read_inputs(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "_read_inputs", warning_read)
+    code, out = release(files, "--mechanism", "gaussian", "--rho", "1")
+    assert code == 0 and len(pd.read_csv(out)) == 16
+    assert capsys.readouterr().err == ("projmech release: warning: the data look odd\n"
+                                       "projmech release: warning: RuntimeWarning: a developer's warning\n")
+
+
+def test_a_large_delta_warns_in_one_line_naming_the_flag(files, capsys):
+    """The library's LargeDeltaWarning (delta above 1e-3 or at least 1/n) in the command's words."""
+    if not hasattr(projmech, "LargeDeltaWarning"):
+        pytest.skip("projmech.LargeDeltaWarning is not in this version of the library")
+    code, _ = release(files, "--mechanism", "gaussian", "--epsilon", "1", "--delta", "0.01")
+    assert code == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines and all(line.startswith("projmech release: warning: --delta: ") for line in lines), err
+    assert "Warning" not in err and "test_cli.py" not in err and "privacy.py" not in err
