@@ -21,8 +21,9 @@ import scipy.sparse as sp
 from ._sparse import issparse
 from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
 from .domain import Domain
-from .encodings import Categories, Codes
-from .frames import CHANGED_ROWS, GROUP_BY_TABLES, FrameRows, frame_records, is_frame, is_lazy_frame
+from .encodings import MISSING_VALUE_HINT, Categories, Codes
+from .frames import CHANGED_ROWS, GROUP_BY_TABLES, FrameRows, check_csv_header, frame_records, is_frame, \
+    is_lazy_frame
 from .privacy import Neighbouring, SizePolicy
 from .validation import (
     FLAG,
@@ -84,7 +85,8 @@ class Dataset:
     ----------
     records : array_like of int, shape (n, d)
         Row ``j`` is the ``j``-th individual; column ``i`` holds codes of ``domain.attributes[i]``.
-        Integral floats (``2.0``), booleans (codes 0/1) and numeric strings are read as codes.
+        Integral floats (``2.0``), booleans (codes 0/1) and numeric strings are read as codes;
+        a masked array's masked entries are missing values, refused.
     domain : Domain
         The universe the rows belong to; its attributes name the columns of ``records``.
 
@@ -95,8 +97,8 @@ class Dataset:
         name: use :meth:`from_frame`), ``None``, a str or mapping, or holds complex or datetime
         values; for a ``domain`` that is not a :class:`~projmech.domain.Domain`.
     ValueError
-        On a wrong shape of ``records``, NaN or a code outside ``0 .. size - 1``; the message
-        names the column and the first bad row.
+        On a wrong shape of ``records``, NaN, a masked entry or a code outside
+        ``0 .. size - 1``; the message names the column and the first bad row.
 
     See Also
     --------
@@ -132,12 +134,19 @@ class Dataset:
             )
         if records is None or isinstance(records, (str, bytes, Mapping)):
             raise TypeError(f"records: expected an (n, d) array of integer codes, got {type(records).__name__}")
+        masked = None
+        if isinstance(records, np.ma.MaskedArray):  # NumPy's asarray would drop the mask silently
+            masked, records = np.ma.getmaskarray(records), np.ma.getdata(records)
         array = as_array("records", records)
         if array.ndim != 2 or array.shape[1] != len(domain):
             raise ValueError(
                 f"records: expected shape (n, {len(domain)}) for domain {domain.attributes}, "
                 f"got {array.shape}"
             )
+        if masked is not None and masked.any():
+            # A masked entry is a missing value, which no code stands for.
+            row, column = (int(i) for i in np.argwhere(masked)[0])
+            raise ValueError(f"column {domain.attributes[column]!r}: masked value at row {row}; {MISSING_VALUE_HINT}")
         # No rows is a data set too: under add/remove neighbours it is the neighbour of every
         # one-row data set, and a mechanism with a declared or estimated size releases it.
         self._records: np.ndarray | None = _validate_codes(array, domain)
@@ -241,8 +250,9 @@ class Dataset:
             The CSV file; its header row names the columns (extra columns are ignored).
         domain : Domain, str or os.PathLike
             The universe, or the path of its JSON domain file (:meth:`Domain.from_json
-            <projmech.domain.Domain.from_json>`). Columns of text categories are read as text,
-            so that labels such as ``"01"`` stay labels.
+            <projmech.domain.Domain.from_json>`). Columns of categories are read as text, so
+            that labels such as ``"01"`` stay labels, and integer categories match text by its
+            exact decimal text (``"01"`` is not the label 1).
 
         Returns
         -------
@@ -258,7 +268,8 @@ class Dataset:
             If there is no such file (the message names the path).
         ValueError
             Naming the file: a directory, an empty file, rows that do not parse, a missing
-            column (a CSV without a header row reads its first row as the header), a bad value.
+            column (a CSV without a header row reads its first row as the header), a header
+            naming an attribute twice, a bad value.
         """
         import pandas as pd
 
@@ -269,9 +280,12 @@ class Dataset:
         shown = os.fspath(data_path)
         if os.path.isdir(data_path):
             raise ValueError(f"{shown}: is a directory; expected a CSV file")
-        # Text categories are read as text: labels such as "01" would otherwise become numbers.
+        # Categories are read as text: labels such as "01" would otherwise become numbers, and
+        # integer categories match text by its exact decimal text ("01" is not 1), as in every
+        # engine (frames.read_frame).
         text = {name: str for name, encoding in zip(domain.attributes, domain.encodings)
-                if isinstance(encoding, Categories) and encoding.is_text}
+                if isinstance(encoding, Categories)}
+        check_csv_header(shown, domain)  # pandas would rename a repeated x to x.1 and count one of them
         try:
             frame = pd.read_csv(data_path, dtype=text or None)
         except pd.errors.EmptyDataError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping
 from os import PathLike
 import warnings
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .encodings import Codes, Encoding, encoding_from_spec
+from .encodings import Codes, Encoding, check_size, encoding_from_spec
 from .validation import FLAG, InstanceOf, as_array, check_positive_int
 
 __all__ = ["Domain", "UnknownAttributeError", "DomainInferenceWarning"]
@@ -81,10 +82,13 @@ class Domain:
     Parameters
     ----------
     attributes : sequence of str
-        Attribute names, unique, in order.
+        Attribute names, unique, in order. A name holds no ``=`` and no `` & `` (query labels
+        read ``vote=Dole & age=[35, 65)``), no control character (a newline ...) and no
+        leading or trailing space, so that every label reads one way.
     sizes : sequence of int
-        Number of values of each attribute, each at least 1; a Python or numpy int (a float,
-        even ``2.0``, and a bool are refused: a size is a count).
+        Number of values of each attribute, each from 1 to ``2**63 - 1`` (the codes are int64);
+        a Python or numpy int (a float, even ``2.0``, and a bool are refused: a size is a
+        count).
 
     Raises
     ------
@@ -93,7 +97,8 @@ class Domain:
         read as one name per character, a set has no order), a name that is not a str, or a
         size that is not an int.
     ValueError
-        For mismatched lengths, no attributes, an empty or repeated name, a size below 1.
+        For mismatched lengths, no attributes, an empty, repeated or ambiguous name, a size
+        below 1 or above ``2**63 - 1``.
 
     See Also
     --------
@@ -133,14 +138,11 @@ class Domain:
         if len(attributes) == 0:
             raise ValueError("attributes: a domain needs at least one attribute")
         for name in attributes:
-            if not isinstance(name, str):
-                raise TypeError(f"attributes: every name must be a non-empty str, got {name!r}")
-            if not name:
-                raise ValueError("attributes: every name must be a non-empty str, got ''")
+            _check_name(name)
         if len(set(attributes)) != len(attributes):
             raise ValueError(f"attributes: names must be unique, got {list(attributes)}")
         self._attributes = attributes
-        self._sizes = tuple(check_positive_int(f"sizes: size of {name!r}", size) for name, size in zip(attributes, sizes))
+        self._sizes = tuple(check_size(name, size) for name, size in zip(attributes, sizes))
         self._encodings: tuple[Encoding, ...] = tuple(Codes(size) for size in self._sizes)
 
     @classmethod
@@ -158,10 +160,11 @@ class Domain:
         ----------
         mapping : mapping of str to int, list or dict
             One entry per attribute: a size (integer codes ``0 .. size - 1``), a list of
-            category labels (``["Clinton", "Dole"]``: strings or integers, coded by position),
-            or ``{"bins": [e_0, ..., e_k]}`` (a numeric column cut at declared edges; code ``i``
-            holds ``e_i <= x < e_{i+1}``, the last bin also ``e_k``). See
-            :mod:`projmech.encodings`.
+            category labels (``["Clinton", "Dole"]``: strings or integers, coded by position;
+            ``{"categories": [...], "ordered": true}`` when their order means something, as
+            prefix and range queries need), or ``{"bins": [e_0, ..., e_k]}`` (a numeric column
+            cut at declared edges; code ``i`` holds ``e_i <= x < e_{i+1}``, the last bin also
+            ``e_k``). See :mod:`projmech.encodings`.
 
         Returns
         -------
@@ -191,8 +194,7 @@ class Domain:
         """
         InstanceOf(Mapping, what="a mapping of name: size, categories or bins").check("mapping", mapping)
         for name in mapping:
-            if not isinstance(name, str):
-                raise TypeError(f"attributes: every name must be a non-empty str, got {name!r}")
+            _check_name(name)  # before an entry's error quotes it
         return cls._of_encodings(list(mapping), [encoding_from_spec(name, spec) for name, spec in mapping.items()])
 
     @classmethod
@@ -219,8 +221,9 @@ class Domain:
             If there is no such file (Python's message names the path).
         ValueError
             Naming the file: a directory, an empty file, text that is not UTF-8 or not JSON,
-            JSON that is not an object, a key given twice (``json`` would keep the last one
-            silently), or an entry that :class:`Domain` refuses (a size that is not an int ...).
+            JSON that is not an object, nested too deeply, a key given twice (``json`` would keep
+            the last one silently), or an entry that :class:`Domain` refuses (a size that is not
+            an int ...).
         """
         InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
         shown = os.fspath(path)
@@ -236,6 +239,9 @@ class Domain:
             raise ValueError(f"{shown}: is empty; a domain file holds a JSON object of name: size, categories or bins")
         try:
             mapping = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+        except RecursionError:
+            raise ValueError(f"{shown}: is nested too deeply to be a domain file (an object of name: size, "
+                             "categories or bins)") from None
         except _DuplicateKey as duplicate:
             raise ValueError(
                 f"{shown}: key {duplicate.key!r} appears more than once; a domain file names each attribute once"
@@ -375,9 +381,12 @@ class Domain:
         -------
         Domain
             Text and categorical columns become their sorted distinct values; booleans codes
-            0/1; integral columns of non-negative values below 10,000 codes ``0 .. max``; other
-            numeric columns ``bins`` equal-width bins between their rounded minimum and maximum
-            (integer edges for integral columns).
+            0/1; integral columns whose values start at 0 or 1 and stay below 100 codes
+            ``0 .. max``; other integer columns of at most 20 distinct values (and at most
+            ``max_categories``) ordered integer categories of exactly those values (years
+            2007-2009: three categories, not 2010 codes); other numeric columns ``bins``
+            equal-width bins between their rounded minimum and maximum (integer edges for
+            integral columns).
 
         Raises
         ------
@@ -392,14 +401,15 @@ class Domain:
         >>> import warnings
         >>> import pandas as pd
         >>> import projmech as pm
-        >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "PID": [0, 6, 3, 3]})
+        >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "PID": [0, 6, 3, 3],
+        ...                       "year": [2008, 2007, 2009, 2008]})
         >>> with warnings.catch_warnings():
         ...     warnings.simplefilter("ignore", pm.domain.DomainInferenceWarning)
         ...     draft = pm.Domain.infer(frame)
-        >>> draft
-        Domain(vote: ['Clinton', 'Dole'], PID: 7)
+        >>> draft.sizes
+        (2, 7, 3)
         >>> draft.spec()  # a draft of the domain file, to check against public knowledge
-        {'vote': ['Clinton', 'Dole'], 'PID': 7}
+        {'vote': ['Clinton', 'Dole'], 'PID': 7, 'year': {'categories': [2007, 2008, 2009], 'ordered': True}}
         """
         from .frames import infer_encodings
 
@@ -593,6 +603,27 @@ class Domain:
 
         inner = ", ".join(entry(a, e) for a, e in zip(self._attributes, self._encodings))
         return f"Domain({inner})"
+
+
+#: What an attribute name may not hold, and why: query labels read ``vote=Dole & age=[35, 65)``.
+_SEPARATORS = {"=": "'=' separates an attribute from its value in query labels (vote=Dole)",
+               " & ": "' & ' separates the terms of query labels (vote=Dole & PID=3)"}
+
+def _check_name(name: Any) -> None:
+    """TypeError or ValueError, naming ``attributes``, for a name that is no str or would make
+    query labels ambiguous."""
+    if not isinstance(name, str):
+        raise TypeError(f"attributes: every name must be a non-empty str, got {name!r}")
+    if not name:
+        raise ValueError("attributes: every name must be a non-empty str, got ''")
+    reason = next((why for separator, why in _SEPARATORS.items() if separator in name), None)
+    if reason is None and any(unicodedata.category(character) == "Cc" for character in name):
+        reason = "a control character (a newline, a tab ...) does not print in labels"
+    if reason is None and name != name.strip():
+        reason = "a leading or trailing space makes two names print alike"
+    if reason is not None:
+        raise ValueError(f"attributes: name {name!r} holds what labels cannot show: {reason}; rename the attribute "
+                         "(and its column)")
 
 
 def _as_tuple(name: str, value: Any) -> tuple[Any, ...]:

@@ -13,17 +13,23 @@ Each encoding codes values two ways that agree exactly: :meth:`Encoding.encode` 
 :meth:`Encoding.invalid` as engine expressions (Narwhals), so that a lazy or distributed frame is
 coded inside its engine. Bins are declared, never computed from the data: edges taken from the
 data's quantiles would themselves depend on the private rows.
+
+Integer categories read from text (a CSV column) match a value only when its text is exactly the
+label's decimal text, ``str(label)``: ``"10"`` is the label 10, ``"01"`` and ``" 1"`` are no
+label, in every engine. Bytes are never text: they are refused, to be decoded by their owner.
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .validation import first_true
+from .validation import check_positive_int, first_true
 
 if TYPE_CHECKING:
     import narwhals as nw
@@ -35,10 +41,23 @@ __all__ = ["Encoding", "Codes", "Categories", "Bins", "NotANumberError", "encodi
 MISSING_VALUE_HINT = ("a domain has no code for missing values: give them a category of their own (such as "
                       "'missing') or drop those rows before the release")
 
+#: What a float column declared as integer categories is told: its floats are no labels.
+FLOAT_LABELS_HINT = ("integer categories take integers or their exact decimal text, not floats; integral floats "
+                     "such as 1.0 are what a column with missing values becomes when read from a CSV: drop or fill "
+                     "the missing values and cast the column to integers, or declare the attribute as a size "
+                     "(integer codes) or as bins")
+
+#: What bytes in a column are told: ``b"a"`` is not the label ``"a"`` (nor ``b"1"`` the code 1)
+#: until someone decodes it, and only its owner knows the encoding.
+BYTES_HINT = "decode the column to text first (e.g. value.decode('utf-8'))"
+
 
 def is_missing(value: Any) -> bool:
-    """Whether one value read from a column is missing (None, or a floating-point NaN)."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """Whether one value read from a column is missing (None, a floating-point NaN, or pandas'
+    ``NA``, which a nullable column's object array holds)."""
+    pandas = sys.modules.get("pandas")  # if pandas was never imported, no value is its NA
+    return value is None or (isinstance(value, float) and math.isnan(value)) or \
+        (pandas is not None and value is pandas.NA)
 
 
 class Encoding:
@@ -53,6 +72,10 @@ class Encoding:
     ----------
     size : int
         The number of codes.
+    ordered : bool
+        Whether the codes' order means something, so that prefix and range queries over them
+        make sense: true for :class:`Codes` and :class:`Bins`, and for :class:`Categories`
+        declared ordered.
 
     See Also
     --------
@@ -71,6 +94,7 @@ class Encoding:
     """
 
     size: int
+    ordered: bool = True
 
     def labels(self) -> tuple[str, ...]:
         """One printable label per code, used in released query labels (``vote=Dole``).
@@ -232,6 +256,10 @@ class Encoding:
         """
         raise NotImplementedError
 
+    def _hint(self, value: Any) -> str:
+        """Why a value with no code has none, where it is not plain (``"; ..."``), else ``""``."""
+        return ""
+
     def _key(self) -> tuple[Any, ...]:
         raise NotImplementedError
 
@@ -245,8 +273,10 @@ class Encoding:
 class Codes(Encoding):
     """A column that already holds the integer codes ``0 .. size - 1``.
 
-    Integral floats (``2.0``), booleans and numeric strings are read as codes. A domain file
-    declares it by a size (``"PID": 7``).
+    Integral floats (``2.0``, exactly the code 2), booleans (``False`` and ``True``: the codes 0
+    and 1, in every engine) and, in memory, numeric strings are read as codes; a fractional float
+    (``1.5``) is refused, named, and so are bytes. A domain file declares it by a size
+    (``"PID": 7``).
 
     Parameters
     ----------
@@ -312,7 +342,7 @@ class Codes(Encoding):
         Raises
         ------
         TypeError
-            For complex, datetime or structured values.
+            For complex, datetime, structured or bytes values.
         ValueError
             Naming ``column``, the first bad value and its row: a missing, non-finite,
             fractional or out-of-range value (:class:`NotANumberError` for text that is no
@@ -413,14 +443,20 @@ class Codes(Encoding):
 class Categories(Encoding):
     """A column of category labels, coded by their position in a declared list.
 
-    A domain file declares it by the list (``"vote": ["Clinton", "Dole"]``). The column may be
-    of strings, a categorical or enum type, or integers (for integer labels such as survey
-    codes ``[1, 2, 9]``).
+    A domain file declares it by the list (``"vote": ["Clinton", "Dole"]``), or by
+    ``{"categories": [...], "ordered": true}`` when the list's order means something (sizes
+    ``["S", "M", "L"]``), so that prefix and range queries over it make sense. The column may be
+    of strings, a categorical or enum type, or, for integer labels such as survey codes
+    ``[1, 2, 9]``, integers or text: text matches an integer label only when it is exactly the
+    label's decimal text, ``str(label)`` (``"9"`` is 9; ``"09"``, ``" 9"`` and ``"9.0"`` are no
+    label), the rule of every engine. Floats, booleans and bytes are no labels.
 
     Parameters
     ----------
     labels : sequence of str or sequence of int
         The categories, all str or all int, distinct; category ``labels[i]`` has code ``i``.
+    ordered : bool, default False
+        Whether the list's order is an order of the values (prefix and range queries need one).
 
     Attributes
     ----------
@@ -428,11 +464,14 @@ class Categories(Encoding):
         The categories, in code order.
     size : int
         The number of categories.
+    ordered : bool
+        As declared.
 
     Raises
     ------
     TypeError
-        If ``labels`` mixes types or holds something other than str or int (a bool, a float).
+        If ``labels`` mixes types or holds something other than str or int (a bool, a float),
+        or ``ordered`` is not a bool.
     ValueError
         If ``labels`` is empty or repeats a category.
 
@@ -453,20 +492,27 @@ class Categories(Encoding):
     Traceback (most recent call last):
     ...
     ValueError: column 'vote': value 'Perot' at row 0 is not one of the domain's categories ['Clinton', 'Dole']
+    >>> Categories([1, 2, 10]).encode(np.array(["10", "1"], dtype=object), "x")
+    array([2, 0])
+    >>> Categories(["S", "M", "L"], ordered=True).spec()
+    {'categories': ['S', 'M', 'L'], 'ordered': True}
     """
 
-    def __init__(self, labels: Sequence[str | int]) -> None:
+    def __init__(self, labels: Sequence[str | int], *, ordered: bool = False) -> None:
         labels = tuple(labels)
         if not labels:
             raise ValueError("labels: an attribute needs at least one category")
         text = all(isinstance(label, str) for label in labels)
         if not (text or all(isinstance(label, (int, np.integer)) and not isinstance(label, (bool, np.bool_))
                             for label in labels)):
-            raise TypeError(f"labels: categories must be all str or all int, got {list(labels)!r}")
+            raise TypeError(f"labels: categories must be all str or all int, got {_brief(list(labels))}")
         if len(set(labels)) != len(labels):
-            raise ValueError(f"labels: categories must be distinct, got {list(labels)!r}")
+            raise ValueError(f"labels: categories must be distinct, got {_brief(list(labels))}")
+        if not isinstance(ordered, (bool, np.bool_)):
+            raise TypeError(f"ordered: expected a bool, got {_brief(ordered)}")
         self.categories = tuple(str(label) if isinstance(label, str) else int(label) for label in labels)
         self.size = len(labels)
+        self.ordered = bool(ordered)
         self._text = isinstance(self.categories[0], str)
 
     @property
@@ -484,14 +530,17 @@ class Categories(Encoding):
         """
         return tuple(str(label) for label in self.categories)
 
-    def spec(self) -> list[str | int]:
+    def spec(self) -> list[str | int] | dict[str, Any]:
         """This encoding as a domain file entry: the list of categories.
 
         Returns
         -------
-        list of str or list of int
-            The categories, in code order.
+        list or dict
+            The categories, in code order; ``{"categories": [...], "ordered": True}`` when
+            they are ordered.
         """
+        if self.ordered:
+            return {"categories": list(self.categories), "ordered": True}
         return list(self.categories)
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
@@ -500,8 +549,8 @@ class Categories(Encoding):
         Parameters
         ----------
         values : numpy.ndarray
-            The labels: strings (an object array) for text categories, numbers or numeric
-            strings for integer ones.
+            The labels: strings (an object or str array) for text categories; integers, or text
+            that is exactly a label's decimal text, for integer ones.
         column : str
             The column's name, for error messages.
 
@@ -513,19 +562,37 @@ class Categories(Encoding):
         Raises
         ------
         TypeError
-            For complex or datetime values where the categories are integers.
+            For an array of a type that holds no labels (floats or booleans for integer
+            categories, numbers for text ones, bytes, dates ...), and for a bytes value.
         ValueError
             Naming ``column``, the first bad value and its row: a value that is not one of the
-            categories, or missing.
+            categories (``"01"`` for the label 1 included), or missing.
         """
         import pandas as pd
 
-        if not self._text:
-            values = _numeric(values, column, f"integer labels {_shown(self.categories)}")
-        # A hash lookup in the (distinct) categories, -1 for values outside them and for missing
-        # values alike. (pd.Categorical gave the same codes, but warns of values outside its
-        # categories, and pandas 4 will refuse them.)
-        codes = np.asarray(pd.Index(list(self.categories)).get_indexer(pd.Index(values)), dtype=np.int64)
+        values = np.asarray(values)
+        kind = values.dtype.kind
+        if kind == "f" and not self._text and np.isnan(values).any():
+            # An integer column with missing values reaches NumPy as floats (pandas' Int64, a
+            # Polars column with nulls): what to say is that a value is missing.
+            row = first_true(np.isnan(values))
+            raise ValueError(f"column {column!r}: missing value at row {row}; {MISSING_VALUE_HINT}")
+        if not (kind in "OU" or (kind in "iu" and not self._text)):
+            hint = {"f": f"; {FLOAT_LABELS_HINT}" if not self._text else "", "S": f"; {BYTES_HINT}"}.get(kind, "")
+            raise TypeError(f"column {column!r}: expected {self.describe()}, got dtype {values.dtype}{hint}")
+        if kind == "O" and not self._text:
+            # Entry by entry: a hash lookup would take 1.0 and True for the label 1 (they hash
+            # alike in Python), and text is matched as text, never parsed ("01" is not 1).
+            by_text, by_value = self._lookup(True), self._lookup(False)
+            codes = np.fromiter((by_text.get(value, -1) if isinstance(value, str)
+                                 else by_value.get(int(value), -1) if _is_int(value) else -1 for value in values),
+                                dtype=np.int64, count=len(values))
+        else:
+            # A hash lookup in the (distinct) categories, -1 for values outside them and for
+            # missing values alike. (pd.Categorical gave the same codes, but warns of values
+            # outside its categories, and pandas 4 will refuse them.)
+            keys = [str(label) for label in self.categories] if kind == "U" else list(self.categories)
+            codes = np.asarray(pd.Index(keys).get_indexer(pd.Index(values)), dtype=np.int64)
         unknown = codes < 0
         if unknown.any():
             row = first_true(unknown)
@@ -533,19 +600,31 @@ class Categories(Encoding):
             shown = value.item() if isinstance(value, np.generic) else value
             if is_missing(shown):
                 raise ValueError(f"column {column!r}: missing value at row {row}; {MISSING_VALUE_HINT}")
+            if isinstance(shown, bytes):
+                raise TypeError(f"column {column!r}: value {shown!r} at row {row} is bytes, not text; {BYTES_HINT}")
             raise ValueError(f"column {column!r}: value {shown!r} at row {row} is not one of the domain's "
-                             f"categories {_shown(self.categories)}")
+                             f"categories {_shown(self.categories)}{self._hint(shown)}")
         return codes
 
-    def _comparable(self, column: nw.Expr) -> nw.Expr:
+    def _lookup(self, text: bool) -> dict[Any, int]:
+        """Each category's code by its key: ``str(label)`` for ``text``, else the label."""
+        return {str(label) if text else label: code for code, label in enumerate(self.categories)}
+
+    def _keys(self, text: bool) -> list[Any]:
+        """What the engine compares a column with: the labels, or, for integer categories and a
+        text column, their exact decimal text."""
+        return [str(label) for label in self.categories] if text and not self._text else list(self.categories)
+
+    def _comparable(self, column: nw.Expr, text: bool) -> nw.Expr:
         # Compared as plain strings or int64 whatever the column's own type: a categorical or
         # enum column lacking one of the domain's categories, or a narrow integer column, would
-        # otherwise make the engine refuse the lookup.
+        # otherwise make the engine refuse the lookup. A text column is compared as text with
+        # integer categories too, so that "01" is no label (parsing it would make it 1).
         import narwhals as nw
 
-        return column.cast(nw.String if self._text else nw.Int64)
+        return column.cast(nw.String if self._text or text else nw.Int64)
 
-    def code(self, column: nw.Expr, dtype: Any, *, lookup: bool = True) -> nw.Expr:
+    def code(self, column: nw.Expr, dtype: Any, *, lookup: bool = True, text: bool = False) -> nw.Expr:
         """The codes as an engine expression: each value's position among the categories.
 
         Parameters
@@ -558,6 +637,9 @@ class Categories(Encoding):
             Use the engine's hash lookup (``replace_strict``); otherwise the sum of
             ``code * (value == label)``, for engines whose Narwhals backend has no lookup
             (Spark Connect). Both give the same codes on valid rows.
+        text : bool
+            Whether the engine column holds text (strings, categoricals, enums): integer
+            categories then match each label's exact decimal text, ``str(label)``.
 
         Returns
         -------
@@ -566,16 +648,16 @@ class Categories(Encoding):
         """
         import narwhals as nw
 
-        comparable = self._comparable(column)
+        comparable = self._comparable(column, text)
+        keys = self._keys(text)
         if lookup:
-            return comparable.replace_strict(list(self.categories), list(range(self.size)), default=-1,
-                                             return_dtype=dtype)
+            return comparable.replace_strict(keys, list(range(self.size)), default=-1, return_dtype=dtype)
         code = nw.lit(0, dtype=dtype)
-        for position, label in enumerate(self.categories[1:], start=1):
-            code = code + (comparable == label).cast(dtype) * position
+        for position, key in enumerate(keys[1:], start=1):
+            code = code + (comparable == key).cast(dtype) * position
         return code
 
-    def invalid(self, column: nw.Expr, floating: bool) -> nw.Expr:
+    def invalid(self, column: nw.Expr, floating: bool, *, text: bool = False) -> nw.Expr:
         """An engine expression, true on every row that is missing or not a category.
 
         Parameters
@@ -585,13 +667,16 @@ class Categories(Encoding):
         floating : bool
             Whether the engine column is floating point (unused: :meth:`accepts_dtype` refuses
             such columns for categories).
+        text : bool
+            Whether the engine column holds text: integer categories then accept exactly each
+            label's decimal text, ``str(label)``.
 
         Returns
         -------
         narwhals.Expr
             A boolean expression, true where :meth:`encode` would refuse the value.
         """
-        return column.is_null() | ~self._comparable(column).is_in(list(self.categories)).fill_null(False)
+        return column.is_null() | ~self._comparable(column, text).is_in(self._keys(text)).fill_null(False)
 
     def accepts_dtype(self, dtype: Any) -> bool:
         """Whether an engine column of a Narwhals dtype can hold the categories.
@@ -604,12 +689,10 @@ class Categories(Encoding):
         Returns
         -------
         bool
-            For text categories, true for string, categorical and enum columns; for integer
-            categories, true for integer columns.
+            True for string, categorical and enum columns; for integer categories, for integer
+            columns too.
         """
-        if self._text:
-            return _is_text(dtype)
-        return bool(dtype.is_integer())
+        return _is_text(dtype) or (not self._text and bool(dtype.is_integer()))
 
     def describe(self) -> str:
         """What the column must hold, for error messages.
@@ -621,11 +704,27 @@ class Categories(Encoding):
         """
         return f"one of the categories {_shown(self.categories)}"
 
+    def _hint(self, value: Any) -> str:
+        if self._text:
+            return ""
+        if isinstance(value, str):
+            try:
+                parsed = int(value)
+            except ValueError:
+                parsed = None
+            if parsed in self.categories:
+                return (f"; text matches integer categories by its exact decimal text: {value!r} is not the label "
+                        f"{parsed}")
+            return "; text matches integer categories by its exact decimal text (such as '1')"
+        if isinstance(value, (bool, np.bool_, float, np.floating)):
+            return f"; integer categories take integers or their exact decimal text, not {type(value).__name__}s"
+        return ""
+
     def _key(self) -> tuple[Any, ...]:
-        return self.categories
+        return (self.categories, self.ordered)
 
     def __repr__(self) -> str:
-        return f"Categories({list(self.categories)!r})"
+        return f"Categories({list(self.categories)!r}{', ordered=True' if self.ordered else ''})"
 
 
 class Bins(Encoding):
@@ -682,13 +781,13 @@ class Bins(Encoding):
         edges = tuple(edges)
         for edge in edges:
             if isinstance(edge, bool) or not isinstance(edge, (int, float, np.integer, np.floating)):
-                raise TypeError(f"bins: edges must be numbers, got {edge!r}")
+                raise TypeError(f"bins: edges must be numbers, got {_brief(edge)}")
             if not math.isfinite(edge):
                 raise ValueError(f"bins: edges must be finite, got {edge!r}")
         if len(edges) < 2:
-            raise ValueError(f"bins: need at least two edges (one bin), got {list(edges)!r}")
+            raise ValueError(f"bins: need at least two edges (one bin), got {_brief(list(edges))}")
         if any(b <= a for a, b in zip(edges, edges[1:])):
-            raise ValueError(f"bins: edges must increase strictly, got {list(edges)!r}")
+            raise ValueError(f"bins: edges must increase strictly, got {_brief(list(edges))}")
         self.edges = tuple(edge.item() if isinstance(edge, np.generic) else edge for edge in edges)
         self.size = len(edges) - 1
 
@@ -882,7 +981,8 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     spec : int, list, dict or Encoding
         A size (integer codes ``0 .. size - 1``), a list of category labels, or
         ``{"bins": edges}``; ``{"size": k}`` and ``{"categories": [...]}`` are accepted too,
-        and an :class:`Encoding` is returned as is.
+        ``{"categories": [...], "ordered": true}`` declares ordered categories, and an
+        :class:`Encoding` is returned as is.
 
     Returns
     -------
@@ -893,7 +993,7 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     ------
     TypeError
         For a ``spec`` of another kind (a float or bool size, labels of mixed types, bins that
-        are not a list ...), naming the attribute.
+        are not a list, an ``ordered`` that is not a bool ...), naming the attribute.
     ValueError
         For a ``spec`` with a size below 1, no or repeated categories, fewer than two or
         non-increasing edges, or a dict with other keys, naming the attribute.
@@ -912,6 +1012,8 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     Bins([18, 35, 65, 100])
     >>> encoding_from_spec("PID", 7)
     Codes(7)
+    >>> encoding_from_spec("size", {"categories": ["S", "M", "L"], "ordered": True})
+    Categories(['S', 'M', 'L'], ordered=True)
     >>> encoding_from_spec("PID", 7.0)
     Traceback (most recent call last):
     ...
@@ -924,20 +1026,38 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
         if keys == {"bins"}:
             spec = spec["bins"]
             if not isinstance(spec, (list, tuple)):
-                raise TypeError(f"attribute {name!r}: 'bins' must be a list of edges, got {spec!r}")
+                raise TypeError(f"attribute {name!r}: 'bins' must be a list of edges, got {_brief(spec)}")
             return _named(name, lambda: Bins(spec))
-        if keys == {"categories"}:
-            return encoding_from_spec(name, list(spec["categories"]) if isinstance(spec["categories"], (list, tuple))
-                                      else spec["categories"])
+        if keys in ({"categories"}, {"categories", "ordered"}):
+            labels, ordered = spec["categories"], spec.get("ordered", False)
+            if not isinstance(labels, (list, tuple)):
+                return encoding_from_spec(name, labels)  # a size or bins under the wrong key: refused there
+            if not isinstance(ordered, bool):
+                raise TypeError(f"attribute {name!r}: 'ordered' must be true or false, got {_brief(ordered)}")
+            return _named(name, lambda: Categories(labels, ordered=ordered))
         if keys == {"size"}:
             return encoding_from_spec(name, spec["size"])
         raise ValueError(f"attribute {name!r}: expected a size, a list of categories, {{'bins': [...]}}, "
-                         f"{{'categories': [...]}} or {{'size': k}}, got keys {sorted(keys)}")
+                         f"{{'categories': [...]}} (with 'ordered': true or false) or {{'size': k}}, got keys "
+                         f"{_brief(sorted(map(str, keys)))}")
     if isinstance(spec, (list, tuple)):
         return _named(name, lambda: Categories(spec))
-    from .validation import check_positive_int
+    return Codes(check_size(name, spec))
 
-    return Codes(check_positive_int(f"sizes: size of {name!r}", spec))
+
+#: The largest size: codes ``0 .. size - 1`` are int64.
+MAX_SIZE = 2**63 - 1
+
+
+def check_size(name: str, size: Any) -> int:
+    """An attribute's size as a Python int from 1 to :data:`MAX_SIZE`."""
+    # Checked first: an int beyond float's range would overflow the positivity check's isfinite.
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size > MAX_SIZE:
+        size = int(size)
+        digits = len(str(size)) if size.bit_length() < 10_000 else f"over {int(size.bit_length() * 0.30103)}"
+        raise ValueError(f"sizes: size of {name!r}: at most 2**63 - 1 (its codes are int64), got an integer of "
+                         f"{digits} digits")
+    return check_positive_int(f"sizes: size of {name!r}", size)
 
 
 def _named(name: str, build: Any) -> Encoding:
@@ -970,8 +1090,9 @@ def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
     """A column's values as a real NumPy array (an object column of numbers or numeric strings
     parsed), or a ValueError naming the first entry that is not a number."""
     values = np.asarray(values)
-    if values.dtype.kind in "cmM" or (values.dtype.kind == "V"):
-        raise TypeError(f"column {column!r}: expected {expected}, got dtype {values.dtype}")
+    if values.dtype.kind in "cmMVS":
+        hint = f"; {BYTES_HINT}" if values.dtype.kind == "S" else ""
+        raise TypeError(f"column {column!r}: expected {expected}, got dtype {values.dtype}{hint}")
     if values.dtype.kind == "b":
         return values.astype(np.int64)
     if values.dtype.kind in "iuf":
@@ -985,6 +1106,12 @@ def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
     if complex_entry.any():
         row = first_true(complex_entry)
         raise TypeError(f"column {column!r}: expected {expected}, found complex {values[row]!r} at row {row}")
+    # pandas parses bytes as it parses text (b"1" would be the code 1): bytes are the owner's to
+    # decode, in an encoding only the owner knows.
+    bytes_entry = series.map(lambda value: isinstance(value, bytes)).to_numpy(dtype=bool)
+    if bytes_entry.any():
+        row = first_true(bytes_entry)
+        raise TypeError(f"column {column!r}: value {values[row]!r} at row {row} is bytes, not text; {BYTES_HINT}")
     parsed = pd.to_numeric(series, errors="coerce")
     unparsable = (parsed.isna() & series.notna()).to_numpy(dtype=bool)
     if unparsable.any():
@@ -993,6 +1120,22 @@ def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
         shown = value.item() if isinstance(value, np.generic) else value
         raise NotANumberError(f"column {column!r}: expected {expected}, found {shown!r} at row {row}")
     return parsed.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _is_int(value: Any) -> bool:
+    """Whether a value is an integer (a bool is not one here: it is no label, and no count)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+#: A short repr for error messages: a few levels, a few entries (a deeply nested or huge value
+#: given as a domain entry must not make the message recurse without end, or fill a screen).
+_BRIEF = reprlib.Repr()  # its keyword arguments are Python 3.12's
+_BRIEF.maxlevel, _BRIEF.maxlist, _BRIEF.maxtuple, _BRIEF.maxdict = 3, 10, 10, 10
+_BRIEF.maxstring, _BRIEF.maxother, _BRIEF.maxlong = 80, 80, 40
+
+
+def _brief(value: Any) -> str:
+    return _BRIEF.repr(value)
 
 
 def _number(value: float) -> str:

@@ -32,16 +32,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encodings import MISSING_VALUE_HINT, Bins, Categories, Codes, Encoding, NotANumberError, _is_text, _narwhals, \
-    is_missing
+from .encodings import BYTES_HINT, FLOAT_LABELS_HINT, MISSING_VALUE_HINT, Bins, Categories, Codes, Encoding, \
+    NotANumberError, _is_text, _narwhals, is_missing
 
 if TYPE_CHECKING:
     import narwhals as nw
 
     from .domain import Domain
 
-__all__ = ["ENGINES", "FrameRows", "engine_name", "frame_records", "infer_encodings", "is_frame", "is_lazy_frame",
-           "is_parquet", "read_frame"]
+__all__ = ["ENGINES", "FrameRows", "check_csv_header", "engine_name", "frame_records", "infer_encodings", "is_frame",
+           "is_lazy_frame", "is_parquet", "read_frame"]
 
 #: The engines :func:`read_frame` reads files with (``auto`` picks one).
 ENGINES = ("pandas", "polars", "duckdb", "spark", "dask")
@@ -116,6 +116,19 @@ def _check_columns(columns: Sequence[str], domain: Domain, argument: str) -> Non
         raise ValueError(f"{argument}: columns {repeated} appear more than once; which one holds the codes is ambiguous")
 
 
+def _dtype_error(name: str, encoding: Encoding, dtype: Any) -> TypeError:
+    """The error for a column whose type cannot hold the attribute's values, with what to do."""
+    nw = _narwhals()
+    hint = ""
+    if isinstance(encoding, Codes) and _is_text(dtype):
+        hint = f"; declare the attribute's categories in the domain to code text (e.g. {name!r}: [...])"
+    elif isinstance(encoding, Categories) and not encoding.is_text and dtype.is_float():
+        hint = f"; {FLOAT_LABELS_HINT}"
+    elif dtype == nw.Binary:
+        hint = f"; {BYTES_HINT}"
+    return TypeError(f"column {name!r}: expected {encoding.describe()}, got dtype {dtype}{hint}")
+
+
 def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.ndarray:
     """The ``(n, d)`` int64 codes of an in-memory frame's domain columns, taken by name (extra
     columns ignored) and coded by the domain's encodings; errors name the column and row."""
@@ -135,7 +148,7 @@ def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.nda
         # A frame with no rows holds no value to refuse (a header-only CSV reads as text columns).
         if len(records) and (dtype.is_temporal() or not (isinstance(encoding, Codes)
                                                          or encoding.accepts_dtype(dtype) or dtype == nw.Object)):
-            raise TypeError(f"column {name!r}: expected {encoding.describe()}, got dtype {dtype}")
+            raise _dtype_error(name, encoding, dtype)
         try:
             records[:, i] = encoding.encode(series.to_numpy(), name)
         except NotANumberError as error:
@@ -169,24 +182,28 @@ class FrameRows:
         wrapped = _as_narwhals(frame, argument)
         if not isinstance(wrapped, nw.LazyFrame):
             raise TypeError(f"{argument}: an in-memory frame is coded into memory (frame_records), not kept in an engine")
-        schema = wrapped.collect_schema()
-        _check_columns(list(schema.names()), domain, argument)
         self.engine = _engine(wrapped)
+        # A lazy scan reads its source here first (a corrupt Parquet file fails in the engine).
+        schema = _engine_call(self.engine, argument, wrapped.collect_schema)
+        _check_columns(list(schema.names()), domain, argument)
         self.domain = domain
         self.native = frame
         self._frame = wrapped
-        floating = {}
+        self._floating: dict[str, bool] = {}
+        self._text: dict[str, bool] = {}
+        self._columns: dict[str, Any] = {}
         for name, encoding in zip(domain.attributes, domain.encodings):
             dtype = schema[name]
             if not encoding.accepts_dtype(dtype):
-                hint = (f"; declare the attribute's categories in the domain to code text (e.g. {name!r}: [...])"
-                        if isinstance(encoding, Codes) and dtype == nw.String else "")
-                raise TypeError(f"column {name!r}: expected {encoding.describe()}, got dtype {dtype}{hint}")
-            floating[name] = bool(dtype.is_float())
-        self._floating = floating
-        checks = [encoding.invalid(nw.col(name), floating[name]).cast(nw.Int64).sum().alias(name)
+                raise _dtype_error(name, encoding, dtype)
+            self._floating[name] = bool(dtype.is_float())
+            self._text[name] = _is_text(dtype)
+            # Booleans are the codes 0 and 1 in every engine: Spark compares no boolean with 0.
+            self._columns[name] = nw.col(name).cast(nw.Int8) if dtype.is_boolean() else nw.col(name)
+        checks = [self._invalid(name, encoding).cast(nw.Int64).sum().alias(name)
                   for name, encoding in zip(domain.attributes, domain.encodings)]
-        summary = wrapped.select(nw.len().alias(_COUNT), *checks).collect().rows(named=True)[0]
+        summary = _engine_call(self.engine, argument,
+                               lambda: wrapped.select(nw.len().alias(_COUNT), *checks).collect().rows(named=True)[0])
         self.n = int(summary[_COUNT])
         for name, encoding in zip(domain.attributes, domain.encodings):
             if summary[name]:
@@ -199,15 +216,23 @@ class FrameRows:
                                        in zip(domain.attributes, domain.encodings)])
 
     def _code(self, encoding: Encoding, name: str, dtype: Any) -> Any:
-        nw = _narwhals()
+        column = self._columns[name]
         if isinstance(encoding, Categories):
             # Narwhals has no lookup (replace_strict) for Spark Connect.
-            return encoding.code(nw.col(name), dtype, lookup=self.engine != "pyspark_connect").alias(name)
-        return encoding.code(nw.col(name), dtype).alias(name)
+            return encoding.code(column, dtype, lookup=self.engine != "pyspark_connect",
+                                 text=self._text[name]).alias(name)
+        return encoding.code(column, dtype).alias(name)
+
+    def _invalid(self, name: str, encoding: Encoding) -> Any:
+        """The engine expression true on the rows of column ``name`` that have no code."""
+        column = self._columns[name]
+        if isinstance(encoding, Categories):
+            return encoding.invalid(column, self._floating[name], text=self._text[name])
+        return encoding.invalid(column, self._floating[name])
 
     def _raise_invalid(self, name: str, encoding: Encoding) -> None:
         nw = _narwhals()
-        invalid = encoding.invalid(nw.col(name), self._floating[name])
+        invalid = self._invalid(name, encoding)
         where = ""
         if self.engine == "polars":
             # Polars keeps the row order of its sources, so the row number means something.
@@ -220,7 +245,10 @@ class FrameRows:
             where = f" ({self.engine} keeps no row order, so no row number)"
         if is_missing(value):
             raise ValueError(f"column {name!r}: missing value{where}; {MISSING_VALUE_HINT}")
-        raise ValueError(f"column {name!r}: value {value!r}{where} has no code: expected {encoding.describe()}")
+        if isinstance(value, bytes):
+            raise TypeError(f"column {name!r}: value {value!r}{where} is bytes, not text; {BYTES_HINT}")
+        raise ValueError(f"column {name!r}: value {value!r}{where} has no code: expected {encoding.describe()}"
+                         f"{encoding._hint(value)}")
 
     # --- counting -------------------------------------------------------------------------------
 
@@ -269,6 +297,26 @@ class FrameRows:
             raise TypeError(f"frame: counting many tables at once is not supported for {self.engine} frames; "
                             f"supported: {sorted(_PARTITION_SUMS)}")
         return adapter(native, functools.partial(_checked, kernel=kernel, sizes=self.domain.sizes), self.domain)
+
+
+def _engine_call(engine: str, argument: str, call: Callable[[], Any]) -> Any:
+    """``call()``, an engine reading a frame's rows, with the engine's own error (a Polars
+    ComputeError for a corrupt Parquet file, Spark's Java exception ...) as a ValueError naming
+    ``argument``: the engine's message names neither the argument nor, often, the file."""
+    try:
+        return call()
+    except ImportError:  # the engine is not installed: not the file's fault
+        raise
+    except Exception as error:  # every engine has exceptions of its own
+        raise ValueError(f"{argument}: {engine} could not read it ({_engine_message(error)})") from None
+
+
+def _engine_message(error: BaseException) -> str:
+    """An engine's error in one short line: its type and the start of its first line (a Spark
+    error continues with thousands of characters of Java stack)."""
+    lines = str(error).strip().splitlines()
+    first = " ".join(lines[0].split()) if lines else ""
+    return f"{type(error).__name__}: {first[:300]}{'...' if len(first) > 300 else ''}"
 
 
 def _checked(records: np.ndarray, kernel: Callable[[np.ndarray], np.ndarray], sizes: Sequence[int]) -> np.ndarray:
@@ -430,8 +478,17 @@ def infer_encodings(frame: Any, *, max_categories: int, bins: int) -> tuple[list
                 .collect().rows()[0]
             integral = dtype.is_integer() or lazy.select((nw.col(name) != nw.col(name).round(0)).cast(nw.Int64)
                                                         .sum()).collect().item() == 0
-            if integral and low >= 0 and high < MAX_INFERRED_CODES:
+            # Few distinct integers far from 0 (years 2007-2009) are categories of exactly those
+            # values: as codes 0..2009 they would make a universe of mostly empty cells. Only an
+            # integer column can hold integer categories (a float column is refused for them).
+            if integral and 0 <= low <= 1 and high < MAX_INFERRED_CODES:
                 encodings.append(Codes(int(high) + 1))
+                continue
+            limit = min(MAX_INFERRED_INTEGER_CATEGORIES, max_categories)
+            values = lazy.select(nw.col(name)).unique().head(limit + 1).collect()[name].to_list() \
+                if dtype.is_integer() else []
+            if values and len(values) <= limit:
+                encodings.append(Categories(sorted(int(value) for value in values), ordered=True))
             else:
                 encodings.append(Bins(_round_edges(low, high, bins, integral)))
         else:
@@ -441,9 +498,13 @@ def infer_encodings(frame: Any, *, max_categories: int, bins: int) -> tuple[list
 
 # --- reading files -----------------------------------------------------------------------------
 
-#: Integral columns of non-negative values up to this are proposed as codes by ``Domain.infer``;
-#: beyond it (or with negative values), as bins.
-MAX_INFERRED_CODES = 10_000
+#: Integral columns whose values start at 0 or 1 and stay below this are proposed as codes by
+#: ``Domain.infer``; others as integer categories (few distinct integers) or bins.
+MAX_INFERRED_CODES = 100
+
+#: An integer column with at most this many distinct values (and at most ``max_categories``),
+#: not proposed as codes, is proposed as ordered integer categories of exactly those values.
+MAX_INFERRED_INTEGER_CATEGORIES = 20
 
 
 def _round_edges(low: float, high: float, bins: int, integral: bool) -> list[float]:
@@ -462,47 +523,108 @@ def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any 
     reads them into memory; Polars and DuckDB scan them lazily (out of core); Spark and Dask read
     them as a distributed frame (Spark in the active session, else a local one).
 
-    Text-category columns of a CSV are read as text in every engine, so that labels such as
-    ``"01"`` keep their leading zeros instead of being inferred as numbers.
+    Category columns of a CSV, text and integer categories alike, are read as text in every
+    engine: labels such as ``"01"`` keep their leading zeros, and integer categories match text by
+    its exact decimal text (``"01"`` is not the label 1), one rule whatever the engine's own
+    inference would make of the column. Before an engine reads them, every CSV header must name
+    each attribute of the domain at most once (engines rename a repeated name, each its own way,
+    and count one of the columns), and every local Parquet file must begin and end as one; an
+    engine's own error reading the files is a ValueError naming them.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     files = list(files)
     parquet = all(is_parquet(file) for file in files)
-    text = [name for name, encoding in zip(domain.attributes, domain.encodings)
-            if isinstance(encoding, Categories) and encoding.is_text]
+    for file in files:
+        if parquet:
+            _check_parquet(file)
+        else:
+            check_csv_header(file, domain)
+    text = [name for name, encoding in zip(domain.attributes, domain.encodings) if isinstance(encoding, Categories)]
+    shown = files[0] if len(files) == 1 else f"{files[0]} (and {len(files) - 1} more files)"
     if engine == "pandas":
         import pandas as pd
 
-        frames = [pd.read_parquet(file) if parquet else pd.read_csv(file, dtype={name: str for name in text})
-                  for file in files]
-        return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    if engine == "polars":
+        def read() -> Any:
+            frames = [pd.read_parquet(file) if parquet else pd.read_csv(file, dtype={name: str for name in text})
+                      for file in files]
+            return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    elif engine == "polars":
         import polars as pl
 
-        return pl.scan_parquet(files) if parquet else \
-            pl.scan_csv(files, schema_overrides={name: pl.String for name in text})
-    if engine == "duckdb":
+        def read() -> Any:
+            scan = pl.scan_parquet(files) if parquet else \
+                pl.scan_csv(files, schema_overrides={name: pl.String for name in text})
+            scan.collect_schema()  # reads the files' footers (or first rows) now, where the error names them
+            return scan
+    elif engine == "duckdb":
         import duckdb
 
-        return duckdb.read_parquet(files) if parquet else \
-            duckdb.read_csv(files, header=True, dtype={name: "VARCHAR" for name in text})
-    if engine == "dask":
+        def read() -> Any:
+            return duckdb.read_parquet(files) if parquet else \
+                duckdb.read_csv(files, header=True, dtype={name: "VARCHAR" for name in text})
+    elif engine == "dask":
         import dask.dataframe as dd
 
-        return dd.read_parquet(files) if parquet else dd.read_csv(files, dtype={name: str for name in text})
-    if engine == "spark":
+        def read() -> Any:
+            return dd.read_parquet(files) if parquet else dd.read_csv(files, dtype={name: str for name in text})
+    else:
         from pyspark.sql import SparkSession
 
         # A local session's Python workers count the partitions, with projmech: they must run the
         # interpreter this process runs unless the user chose another.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         reader = (spark or SparkSession.builder.getOrCreate()).read
-        if parquet:
-            return reader.parquet(*files)
-        # Inference would read labels such as "01" as numbers: name every column's type, the
-        # text categories and unknown columns as text, the others as numbers.
-        header = reader.csv(files, header=True, inferSchema=False).columns
-        kinds = {name: "STRING" if name in text else "BIGINT" if isinstance(encoding, Categories) else "DOUBLE"
-                 for name, encoding in zip(domain.attributes, domain.encodings)}
-        schema = ", ".join(f"`{name}` {kinds.get(name, 'STRING')}" for name in header)
-        return reader.csv(files, header=True, schema=schema)
-    raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
+
+        def read() -> Any:
+            if parquet:
+                return reader.parquet(*files)
+            # Inference would read labels such as "01" as numbers: name every column's type, the
+            # categories and unknown columns as text, the others as numbers.
+            header = reader.csv(files, header=True, inferSchema=False).columns
+            kinds = {name: "STRING" if name in text else "DOUBLE" for name in domain.attributes}
+            schema = ", ".join(f"`{name}` {kinds.get(name, 'STRING')}" for name in header)
+            return reader.csv(files, header=True, schema=schema)
+    return _engine_call(engine, shown, read)
+
+
+def check_csv_header(file: str, domain: Domain) -> None:
+    """A ValueError naming ``file`` if its header row names an attribute of ``domain`` more than
+    once: pandas and Dask rename the second ``x`` to ``x.1``, Polars to ``x_duplicated_0``, DuckDB
+    to ``x_1``, Spark both to ``x0`` and ``x1``, and the first three counted one of the columns.
+    A header that cannot be read is left to the reader, whose own error says why."""
+    import pandas as pd
+
+    try:
+        # header=None: the header row as data, its names as written (no renaming).
+        header = pd.read_csv(file, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
+    except Exception:  # an empty, undecodable or remote file: its reader reports it
+        return
+    repeated = [name for name in domain.attributes if header.count(name) > 1]
+    if repeated:
+        names = ", ".join(repr(name) for name in repeated)
+        raise ValueError(f"{file}: column{'s' if len(repeated) > 1 else ''} {names} "
+                         f"appear{'' if len(repeated) > 1 else 's'} more than once in its header; which one holds "
+                         "the attribute is ambiguous: rename or drop the others")
+
+
+#: The first and last four bytes of a Parquet file (``PARE``: an encrypted footer).
+_PARQUET_MAGIC = (b"PAR1", b"PARE")
+
+
+def _check_parquet(file: str) -> None:
+    """A ValueError naming ``file`` if it is empty or does not begin and end as a Parquet file
+    (each engine words that differently, most without the file's name). A path that is no local
+    file (a Spark cluster's ``s3a://`` ...) is left to its engine."""
+    if not os.path.isfile(file):
+        return
+    size = os.path.getsize(file)
+    if size == 0:
+        raise ValueError(f"{file}: is empty (0 bytes); expected a Parquet file")
+    with open(file, "rb") as handle:
+        head = handle.read(4)
+        handle.seek(max(size - 4, 0))
+        tail = handle.read(4)
+    if size < 12 or head not in _PARQUET_MAGIC or tail not in _PARQUET_MAGIC:
+        raise ValueError(f"{file}: is not a Parquet file (it does not begin and end with the bytes PAR1), or it "
+                         "was cut short")

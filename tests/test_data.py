@@ -513,3 +513,39 @@ def test_data_does_not_need_pandas_to_import():
               f"pkg.__path__ = [{str(Path(__file__).parents[1] / 'projmech')!r}]; sys.modules['projmech'] = pkg; ")
     result = subprocess.run([sys.executable, "-c", loader + code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+# ----------------------------------------------------------------------------- issue 31, items 14 and 15
+
+
+def test_from_csv_codes_integer_categories_by_their_exact_text(tmp_path):
+    """The issue's CSV: "01" is not the label 1 (pandas parsed it as 1); "1", "2", "10" are."""
+    domain = Domain.from_dict({"x": [1, 2, 10]})
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text("x\n1\n10\n2\n10\n", encoding="utf-8")
+    bad.write_text("x\n01\n02\n10\n1\n", encoding="utf-8")
+    np.testing.assert_array_equal(Dataset.from_csv(good, domain).table([0]), [1, 1, 2])  # by hand
+    with pytest.raises(ValueError, match=rf"^{bad}: column 'x': value '01' at row 0 is not one of the domain's "
+                                         r"categories \[1, 2, 10\]"):
+        Dataset.from_csv(bad, domain)
+
+
+def test_from_csv_refuses_a_repeated_domain_column(tmp_path):
+    """pandas renames the second x to x.1 and counted the first x only."""
+    path = tmp_path / "dup.csv"
+    path.write_text("x,y,x\n1,0,0\n0,1,1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}: column 'x' appears more than once in its header"):
+        Dataset.from_csv(path, Domain(["x", "y"], [2, 2]))
+    np.testing.assert_array_equal(Dataset.from_csv(path, Domain(["y"], [2])).records, [[0], [1]])
+
+
+def test_masked_entries_of_records_are_refused_not_dropped():
+    """NumPy's asarray drops a masked array's mask: the masked value counted as if present."""
+    domain = Domain(["a", "b"], [2, 2])
+    masked = np.ma.array([[0, 1], [1, 1]], mask=[[False, False], [False, True]])
+    with pytest.raises(ValueError, match=r"^column 'b': masked value at row 1; a domain has no code for missing"):
+        Dataset(masked, domain)
+    with pytest.raises(ValueError, match=r"^column 'b': masked value at row 1"):
+        histogram(masked, domain)
+    unmasked = np.ma.array([[0, 1], [1, 1]], mask=False)
+    np.testing.assert_array_equal(Dataset(unmasked, domain).table([1]), [0, 2])

@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -334,3 +335,35 @@ def test_from_json_missing_file_and_directory(tmp_path):
         Domain.from_json(tmp_path)
     with pytest.raises(TypeError, match="^path: "):
         Domain.from_json(0)  # would read standard input as file descriptor 0
+
+
+# ----------------------------------------------------------------------------- issue 31, item 15d
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("a & b", "' & ' separates"), ("a=b", "'=' separates"), ("a\nb", "control character"),
+    ("a\tb", "control character"), (" a", "leading or trailing space"), ("a ", "leading or trailing space"),
+])
+def test_attribute_names_that_would_make_labels_ambiguous_are_refused(name, reason):
+    """Query labels read ``a=1 & b=2``: a name holding a separator makes them ambiguous."""
+    for build in (lambda: Domain([name, "c"], [2, 2]), lambda: Domain.from_dict({"c": 2, name: 2})):
+        with pytest.raises(ValueError, match=rf"^attributes: name {re.escape(repr(name))} .*{reason}"):
+            build()
+    assert Domain(["income>50K", "a b", "R&D"], [2, 2, 2]).attributes == ("income>50K", "a b", "R&D")
+
+
+def test_a_size_beyond_int64_codes_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"^sizes: size of 'a': at most 2\*\*63 - 1"):
+        Domain(["a"], [10**400])
+    for size in (2**63, 10**400):
+        with pytest.raises(ValueError, match=r"^sizes: size of 'a': at most 2\*\*63 - 1"):
+            Domain.from_dict({"a": size})
+    assert Domain(["a"], [2**63 - 1]).sizes == (2**63 - 1,)
+
+
+def test_a_deeply_nested_domain_file_is_a_value_error_naming_it(tmp_path):
+    path = tmp_path / "deep.json"
+    for text in ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", '{"a": ' + "[" * 900 + "1" + "]" * 900 + "}"):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=rf"^{path}: "):
+            Domain.from_json(path)

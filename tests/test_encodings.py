@@ -4,6 +4,7 @@ Domain.infer's warning."""
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -100,7 +101,8 @@ def test_text_for_integer_codes_points_to_categories():
 
 
 def test_released_labels_use_the_category_names():
-    domain = Domain.from_dict({"vote": ["Clinton", "Dole"], "PID": [1, 2, 3, 4, 5, 6, 7]})
+    pid = {"categories": [1, 2, 3, 4, 5, 6, 7], "ordered": True}  # prefixes need an order
+    domain = Domain.from_dict({"vote": ["Clinton", "Dole"], "PID": pid})
     assert "vote=Dole & PID=6" in workloads.marginals(domain, 2).labels
     prefix = workloads.kron([workloads.total(2), workloads.prefix(7)], domain=domain)
     assert prefix.labels[5] == "PID<=6"
@@ -132,3 +134,98 @@ def test_infer_warns_and_proposes_a_domain():
             Domain.infer(frame.assign(pid=[0, None, 1]))
         pl = pytest.importorskip("polars")
         assert Domain.infer(pl.from_pandas(frame).lazy()) == domain
+
+
+# --- integer categories and text: one rule (issue 31, item 14) --------------------------------
+
+def test_integer_categories_match_text_by_its_exact_decimal_text():
+    """Text codes against integer labels by str(label) exactly: "10" is 10, "01" is no label."""
+    encoding = Categories([1, 2, 10])
+    for text in (np.array(["10", "1", "2", "1"], dtype=object), np.array(["10", "1", "2", "1"])):
+        np.testing.assert_array_equal(encoding.encode(text, "x"), [2, 0, 1, 0])
+    mixed = np.array([10, "2", np.int64(1)], dtype=object)  # an object column of ints and text
+    np.testing.assert_array_equal(encoding.encode(mixed, "x"), [2, 1, 0])
+    np.testing.assert_array_equal(Categories([-3, 7]).encode(np.array(["-3", "7"], dtype=object), "x"), [0, 1])
+    for bad in ("01", " 1", "+1", "1.0", "1e0", "0x1"):
+        with pytest.raises(ValueError, match=rf"^column 'x': value {re.escape(repr(bad))} at row 1 is not one of "
+                                             r"the domain's categories \[1, 2, 10\]"):
+            encoding.encode(np.array(["2", bad], dtype=object), "x")
+    with pytest.raises(ValueError, match=r"exact decimal text: '01' is not the label 1"):
+        encoding.encode(np.array(["01"], dtype=object), "x")
+
+
+def test_integer_categories_refuse_floats_and_bools_with_a_hint():
+    encoding = Categories([1, 2, 10])
+    with pytest.raises(TypeError, match=r"^column 'x': expected one of the categories \[1, 2, 10\], got dtype "
+                                        r"float64; .*missing values.* size .*bins"):
+        encoding.encode(np.array([1.0, 2.0]), "x")
+    with pytest.raises(TypeError, match=r"^column 'x': .*got dtype bool"):
+        encoding.encode(np.array([True, False]), "x")
+    for value in (1.0, True):  # in an object column: named with its row
+        with pytest.raises(ValueError, match=rf"^column 'x': value {value!r} at row 1 is not one of the domain's"):
+            encoding.encode(np.array([2, value], dtype=object), "x")
+
+
+def test_bytes_are_refused_with_a_hint_to_decode():
+    """b"a" is not the label "a", and b"1" is not the code 1: bytes are decoded by their owner."""
+    with pytest.raises(TypeError, match=r"^column 'v': value b'a' at row 1 is bytes, not text; decode"):
+        Categories(["a", "b"]).encode(np.array(["b", b"a"], dtype=object), "v")
+    with pytest.raises(TypeError, match=r"^column 'v': value b'1' at row 0 is bytes, not text; decode"):
+        Codes(3).encode(np.array([b"1", 0], dtype=object), "v")
+    with pytest.raises(TypeError, match=r"^column 'v': .*got dtype \|S1; decode"):
+        Categories(["a"]).encode(np.array([b"a"]), "v")
+
+
+# --- ordered categories (issue 31, item 15b) ---------------------------------------------------
+
+def test_categories_may_be_declared_ordered():
+    """Ranges need an order: codes and bins have one, categories only when declared."""
+    assert Codes(3).ordered and Bins([0, 1, 2]).ordered
+    assert not Categories(["Adelie", "Gentoo"]).ordered
+    spec = {"size": ["S", "M", "L"]}
+    size = Domain.from_dict({"size": {"categories": ["S", "M", "L"], "ordered": True}})
+    assert size.encoding("size").ordered and size.encoding("size") == Categories(["S", "M", "L"], ordered=True)
+    assert size.spec() == {"size": {"categories": ["S", "M", "L"], "ordered": True}}
+    assert Domain.from_dict(size.spec()) == size and Domain.from_dict(spec) != size  # part of the domain
+    assert Domain.from_dict(spec).spec() == spec  # unordered: the short form, as before
+    assert repr(size.encoding("size")) == "Categories(['S', 'M', 'L'], ordered=True)"
+    assert Domain.from_dict({"v": {"categories": [1, 2], "ordered": False}}) == Domain.from_dict({"v": [1, 2]})
+    with pytest.raises(TypeError, match=r"^attribute 'v': 'ordered' must be true or false, got 'yes'"):
+        Domain.from_dict({"v": {"categories": [1, 2], "ordered": "yes"}})
+    with pytest.raises(ValueError, match=r"^attribute 'v': expected a size"):
+        Domain.from_dict({"v": {"size": 2, "ordered": True}})
+
+
+# --- Domain.infer proposes sizes a user would accept (issue 31, item 15c) ----------------------
+
+def test_infer_proposes_categories_for_few_integers_and_bins_for_many():
+    """Years 2007-2009 are three categories, not 2010 codes; body masses 2700..6300 g are bins,
+    not 6301 codes; a small range from 0 or 1 stays codes."""
+    masses = list(range(2700, 6301, 100))  # 37 distinct values
+    n = len(masses)
+    frame = pd.DataFrame({"year": ([2007, 2008, 2009] * n)[:n], "body_mass_g": masses,
+                          "rating": ([1, 5, 3, 2] * n)[:n], "pid": ([0, 6, 2] * n)[:n],
+                          "rooms": ([1.0, 3.0] * n)[:n]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainInferenceWarning)
+        domain = Domain.infer(frame)
+        pl = pytest.importorskip("polars")
+        assert Domain.infer(pl.from_pandas(frame).lazy()) == domain
+    assert domain.encoding("year") == Categories([2007, 2008, 2009], ordered=True)
+    assert domain.encoding("body_mass_g") == Bins([2700, 3060, 3420, 3780, 4140, 4500, 4860, 5220, 5580, 5940,
+                                                   6300])
+    assert domain.encoding("rating") == Codes(6) and domain.encoding("pid") == Codes(7)
+    assert domain.encoding("rooms") == Codes(4)  # integral floats from 0 or 1: codes (a float column has no labels)
+    assert domain.size == 3 * 10 * 6 * 7 * 4
+    np.testing.assert_array_equal(Dataset.from_frame(frame, domain).table([0]), [13, 12, 12])
+
+
+
+def test_missing_values_of_nullable_columns_are_named_missing():
+    """pandas' nullable columns hold pd.NA (and an integer column with nulls reaches NumPy as
+    floats): each is a missing value, whatever the categories."""
+    for spec, values in (([1, 2, 10], pd.array([1, None, 2], dtype="Int64")),
+                         (["a", "b"], pd.array(["a", None], dtype="string")),
+                         ([1, 2], pd.array(["1", None], dtype="string"))):
+        with pytest.raises(ValueError, match=r"^column 'x': missing value at row 1; a domain has no code"):
+            Dataset.from_frame(pd.DataFrame({"x": values}), Domain.from_dict({"x": spec}))
