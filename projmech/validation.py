@@ -142,7 +142,8 @@ class Interval:
         return number
 
     def _contains(self, number: float) -> bool:
-        if not math.isfinite(number):
+        # An int is always finite, and math.isfinite would overflow on one beyond float64 (10**400).
+        if isinstance(number, float) and not math.isfinite(number):
             return False
         if self.low is not None and (number < self.low or (number == self.low and self.closed in ("right", "neither"))):
             return False

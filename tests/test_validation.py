@@ -538,3 +538,15 @@ def test_a_bad_number_is_a_value_error_everywhere(call):
     for value in (0, -1.0, np.nan, np.inf):
         with pytest.raises(ValueError):
             call(value)
+
+
+def test_an_int_beyond_float64_is_refused_as_a_value_not_an_overflow():
+    """math.isfinite(10**400) raises OverflowError; the interval check compares the int exactly."""
+    import projmech as pm
+    from projmech.validation import Interval
+
+    with pytest.raises(ValueError, match=r"^size: must lie in \[1, 100\], got 1000"):
+        Interval(Integral, 1, 100).check("size", 10**400)
+    assert Interval(Integral, 1, None).check("size", 10**400) == 10**400
+    with pytest.raises(ValueError, match=r"^m: prefix: the explicit matrix"):
+        pm.workloads.prefix(10**400)
