@@ -166,3 +166,13 @@ def test_rows_from_a_hull_witness_are_shuffled_by_the_generator_and_need_the_wor
         pm.synthetic_data(domain, result, 10, 0, workload=workload)
     with pytest.raises(TypeError, match="workload"):
         pm.synthetic_data(domain, result, 10, np.random.default_rng(0), workload="marginals")
+
+
+def test_rows_from_a_hull_witness_refuse_another_workload_of_the_same_shape():
+    """The 2-way marginals and a reordering of their queries have the same shape; only the
+    projected one reproduces the result's answers from its witness."""
+    domain, workload, result = categorical_release()
+    reordered = pm.Workload(workload.toarray()[::-1], domain=domain, name="reversed marginals")
+    assert reordered.shape == workload.shape
+    with pytest.raises(ValueError, match=r"^workload: reversed marginals is not the workload this result projected"):
+        pm.synthetic_data(domain, result, 100, np.random.default_rng(0), workload=reordered)

@@ -343,6 +343,15 @@ def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np
         raise ValueError(f"result: its answers ({result.answers.size}) and the workload "
                          f"({workload.num_queries} queries over {workload.universe_size} cells) must match the "
                          f"domain ({domain.size} cells)")
+    # The shapes cannot tell two workloads of one size apart (2-way marginals of other attribute
+    # pairs, or prefix and all ranges' blocks): the witness's answers under this workload must be
+    # the projected answers, up to the rounding of the product.
+    recomputed = workload.answer(result.weights)
+    scale = 1.0 + float(np.max(np.abs(result.answers), initial=0.0))
+    if not np.allclose(recomputed, result.answers, rtol=0.0, atol=1e-8 * scale):
+        difference = float(np.max(np.abs(recomputed - result.answers)))
+        raise ValueError(f"workload: {workload.name} is not the workload this result projected (its answers of the "
+                         f"witness differ from the result's by up to {difference:.3g}); pass the projected workload")
     support = result.support
     values = result.weights[support]  # the witness's positive weights, never the dense witness
     weights = values.toarray() if issparse(values) else np.asarray(values, dtype=float)
