@@ -118,6 +118,7 @@ def parse_workload(spec: str, domain: Domain, implicit: bool = False, *,
             if block not in RANGE_BLOCKS:
                 raise ValueError(f"--ranges: {attribute}={block}: expected one of {', '.join(sorted(RANGE_BLOCKS))} "
                                  "after the '='")
+            _check_ordered("--ranges", f"{attribute}={block}", attribute, domain)
         return workloads.range_marginals(domain, way, ranges, implicit=bool(implicit))
     if name in ("prefix", "all_range"):
         if not argument and len(domain) > 1:
@@ -126,6 +127,7 @@ def parse_workload(spec: str, domain: Domain, implicit: bool = False, *,
         attribute = argument or domain.attributes[0]
         if attribute not in domain:
             raise ValueError(f"--workload: {spec!r} names no attribute of the domain ({', '.join(domain.attributes)})")
+        _check_ordered("--workload", spec, attribute, domain)
         builder = workloads.prefix if name == "prefix" else workloads.all_range
         blocks = [builder(size) if attribute == other else workloads.total(size)
                   for other, size in zip(domain.attributes, domain.sizes)]
@@ -454,6 +456,15 @@ def _regular_file(flag: str, path: Path, what: str) -> None:
     kind = non_regular_kind(path)
     if kind is not None:
         raise ValueError(f"{flag}: {path} is {kind}, not a regular file; give {what}")
+
+
+def _check_ordered(flag: str, spec: str, attribute: str, domain: Domain) -> None:
+    """Ranges over ``attribute`` need its values in an order: bins, a size, or categories the
+    domain file declares ordered (the library refuses the same, in its own words)."""
+    if not domain.encoding(attribute).ordered:
+        raise ValueError(f"{flag}: {spec!r} takes ranges of {attribute!r}, whose categories have no order; declare "
+                         f"them ordered in the domain file ({{\"{attribute}\": {{\"categories\": [...], \"ordered\": "
+                         f"true}}}}), or give {attribute!r} bins or a size")
 
 
 def data_files(pattern: str) -> list[str]:

@@ -1405,3 +1405,22 @@ def test_a_large_delta_warns_in_one_line_naming_the_flag(files, capsys):
     lines = err.splitlines()
     assert lines and all(line.startswith("projmech release: warning: --delta: ") for line in lines), err
     assert "Warning" not in err and "test_cli.py" not in err and "privacy.py" not in err
+
+
+@pytest.mark.parametrize("flags, flag", [(["--workload", "prefix:species"], "--workload"),
+                                         (["--workload", "all_range:species"], "--workload"),
+                                         (["--workload", "range-marginals:1", "--ranges", "species=prefix"], "--ranges")])
+def test_ranges_over_unordered_categories_are_refused_naming_the_flag(tmp_path, capsys, flags, flag):
+    """Ranges compare values by order; a plain category list has none (declared ordered, it has)."""
+    data = tmp_path / "penguins.csv"
+    pd.DataFrame({"species": ["Adelie", "Gentoo", "Chinstrap"], "x": [0, 2, 1]}).to_csv(data, index=False)
+    domain = tmp_path / "domain.json"
+    domain.write_text(json.dumps({"species": ["Adelie", "Chinstrap", "Gentoo"], "x": 3}))
+    out = tmp_path / "out.csv"
+    command = ["release", "--data", str(data), "--domain", str(domain), "--out", str(out), "--rho", "1", *flags]
+    assert main(command) == 2
+    err = one_line_error(capsys, f"{flag}: ", "'species'", '"ordered": true')
+    assert "no order" in err and not out.exists()
+    domain.write_text(json.dumps({"species": {"categories": ["Adelie", "Chinstrap", "Gentoo"], "ordered": True},
+                                  "x": 3}))
+    assert main(command) == 0

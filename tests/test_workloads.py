@@ -40,7 +40,7 @@ def brute_column_norm(matrix, p):
     for j in range(matrix.shape[1]):
         column = [abs(float(x)) for x in matrix[:, j]]
         if p == 2:
-            value = math.sqrt(sum(x * x for x in column))
+            value = math.hypot(*column)  # scaled: no underflow of tiny entries (1.4e-271 squared is 0)
         elif p == 1:
             value = sum(column)
         else:
@@ -994,3 +994,16 @@ def test_public_products_check_their_argument_and_kernels_do_not():
         workload.matvec([1.0, 2.0])
     # The kernel trusts its caller: NaN goes through as arithmetic does.
     assert np.isnan(workload._rmatvec(np.array([1.0, np.nan, 0.0]))[1])
+
+
+def test_prefix_and_ranges_need_an_order_on_categories():
+    """A prefix over a category list compares labels by the order the file listed them: refused
+    unless the categories are declared ordered; identity and totals need no order."""
+    unordered = pm.Domain.from_dict({"species": ["Adelie", "Chinstrap", "Gentoo"], "x": 3})
+    ordered = pm.Domain.from_dict({"species": {"categories": ["Adelie", "Chinstrap", "Gentoo"], "ordered": True},
+                                   "x": 3})
+    for factor in (pm.workloads.prefix(3), pm.workloads.all_range(3)):
+        with pytest.raises(ValueError, match=r"^factors: .* on 'species' compares its values by order"):
+            pm.workloads.Kron([factor, pm.workloads.identity(3)], domain=unordered)
+        assert pm.workloads.Kron([factor, pm.workloads.identity(3)], domain=ordered).num_queries == factor.num_queries * 3
+    assert pm.workloads.Kron([pm.workloads.identity(3), pm.workloads.prefix(3)], domain=unordered).shape == (9, 9)

@@ -148,6 +148,8 @@ class Kron(_Structured):
         sizes = [factor.universe_size for factor in factors]
         if domain is not None and tuple(domain.sizes) != tuple(sizes):
             raise ValueError(f"domain: its attribute sizes {domain.sizes} differ from the factors' universes {sizes}")
+        if domain is not None:
+            _check_order(factors, domain)
         self.factors = tuple(factors)
         k = math.prod(factor.num_queries for factor in factors)
         self._setup((k, math.prod(sizes)), None, domain, name or "kron(" + ", ".join(f.name for f in factors) + ")")
@@ -627,3 +629,15 @@ def stack(workloads: Sequence[Workload], *, name: str | None = None, implicit: b
     2.236
     """
     return Stack(workloads, name=name, implicit=implicit)
+
+
+def _check_order(factors: Sequence[Workload], domain: Domain) -> None:
+    """Refuse prefix sums and ranges over categories whose list has no declared order: "age <= 30"
+    means something, "species <= Chinstrap" only the order the domain file happened to list.
+    Prefix and range builders mark their factors by the closed-form inverse they attach."""
+    for factor, attribute, encoding in zip(factors, domain.attributes, domain.encodings):
+        if factor._tridiagonal_inverse is not None and factor.universe_size > 1 and not encoding.ordered:
+            raise ValueError(f"factors: {factor.name} on {attribute!r} compares its values by order, but its categories "
+                             f"{list(encoding.labels())[:8]} have none; declare them ordered in the domain "
+                             f"({{\"categories\": [...], \"ordered\": true}}), or give the attribute bins or a size")
+
