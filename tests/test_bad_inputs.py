@@ -645,16 +645,53 @@ CATALOGUE = [
       "n", id="release: a histogram n cannot have"),
     E(lambda: pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0)).release(np.array([0.5, 0.5]), n=2, rng=-1),
       ValueError, "rng", id="release: rng=-1"),
+    # ------------------------------------------------ the audit of issue 31: privacy at the extremes
+    E(lambda: pm.GaussianMechanism(pm.Workload(np.array([[5e-324, 0.0]]), domain=Domain(["a"], [2])), pm.ZCDP(0.5)),
+      ValueError, "workload", id="GaussianMechanism: a subnormal sensitivity (it released with no noise)"),
+    E(lambda: pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1e-40)), ValueError, "privacy",
+      id="GaussianMechanism: discrete sigma 1e20 beyond the sampler (it saturated at 2^63)"),
+    E(lambda: pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1e-300)), ValueError, "privacy",
+      id="LaplaceMechanism: discrete scale 2e300 beyond the sampler"),
+    E(lambda: pm.GaussianMechanism(pm.identity(2), pm.ApproxDP(5e-324, 1e-300)), ValueError, "privacy",
+      id="GaussianMechanism: epsilon 5e-324 (a bare ZeroDivisionError)"),
+    E(lambda: pm.ApproxDP(1.0, 1.0), ValueError, "delta", id="ApproxDP: delta=1 protects nothing"),
+    E(lambda: pm.ApproxDP(1.0, 0.5), pm.LargeDeltaWarning, "delta", id="ApproxDP: delta=0.5 warns"),
+    E(lambda: pm.OfflinePMW(pm.identity(6), pm.PureDP(1.0), rounds=10**9), ValueError, "rounds",
+      id="OfflinePMW: rounds=10**9 (it hung)"),
+    E(lambda: Domain(["a=b"], [2]), ValueError, "attributes", id="Domain: '=' in a name (labels ambiguous)"),
+    E(lambda: Domain(["a\nb"], [2]), ValueError, "attributes", id="Domain: a newline in a name"),
+    E(lambda: Domain([" a"], [2]), ValueError, "attributes", id="Domain: a leading space in a name"),
+    E(lambda: Domain(["a"], [10**400]), ValueError, "size", id="Domain: size=10**400"),
+    E(lambda: Dataset(np.ma.masked_array([[0, 1]], mask=[[0, 1]]), D), ValueError, "column 'b'",
+      id="Dataset: a masked entry"),
+    E(lambda: Dataset.from_frame(pd.DataFrame({"a": [b"0"], "b": [0]}), D), TypeError, "column 'a'",
+      id="Dataset.from_frame: bytes codes"),
+    E(lambda: prefix(10**400), ValueError, "m", id="prefix: m=10**400 (an OverflowError)"),
 ]
+
+#: Seconds an entry may take: every refusal comes before any work of the input's size, and an
+#: entry that hangs (a FIFO, rounds=10**9) fails instead of stalling the suite.
+ENTRY_SECONDS = 30
 
 
 @pytest.mark.parametrize("call, error, named", CATALOGUE)
 def test_bad_input_is_refused_naming_the_argument(call, error, named):
-    with warnings.catch_warnings():
-        # A ComplexWarning (or any other) while refusing means something was cast silently.
-        warnings.simplefilter("error")
-        with pytest.raises(error) as info:
-            call()
+    import signal
+
+    def overran(signum, frame):
+        raise AssertionError(f"took over {ENTRY_SECONDS} s: a refusal must come before any work")
+
+    previous = signal.signal(signal.SIGALRM, overran)
+    signal.alarm(ENTRY_SECONDS)
+    try:
+        with warnings.catch_warnings():
+            # A ComplexWarning (or any other) while refusing means something was cast silently.
+            warnings.simplefilter("error")
+            with pytest.raises(error) as info:
+                call()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
     assert named in str(info.value), f"{type(info.value).__name__}: {info.value}"
 
 
