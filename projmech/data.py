@@ -21,9 +21,9 @@ import scipy.sparse as sp
 from ._sparse import issparse
 from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
 from .domain import Domain
-from .encodings import MISSING_VALUE_HINT, Categories, Codes
+from .encodings import MISSING_VALUE_HINT, Codes
 from .frames import CHANGED_ROWS, GROUP_BY_TABLES, FrameRows, check_csv_header, frame_records, is_frame, \
-    is_lazy_frame
+    is_lazy_frame, pandas_csv_options
 from .privacy import Neighbouring, SizePolicy
 from .validation import (
     FLAG,
@@ -282,12 +282,10 @@ class Dataset:
             raise ValueError(f"{shown}: is a directory; expected a CSV file")
         # Categories are read as text: labels such as "01" would otherwise become numbers, and
         # integer categories match text by its exact decimal text ("01" is not 1), as in every
-        # engine (frames.read_frame).
-        text = {name: str for name, encoding in zip(domain.attributes, domain.encodings)
-                if isinstance(encoding, Categories)}
+        # engine (frames.read_frame); only an empty field is a missing label ("NA" is a label).
         check_csv_header(shown, domain)  # pandas would rename a repeated x to x.1 and count one of them
         try:
-            frame = pd.read_csv(data_path, dtype=text or None)
+            frame = pd.read_csv(data_path, **pandas_csv_options(domain))
         except pd.errors.EmptyDataError:
             raise ValueError(f"{shown}: is empty; expected a header row naming {list(domain.attributes)}") from None
         except ValueError as error:  # pandas' ParserError, UnicodeDecodeError: neither names the file

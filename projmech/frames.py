@@ -546,7 +546,7 @@ def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any 
         import pandas as pd
 
         def read() -> Any:
-            frames = [pd.read_parquet(file) if parquet else pd.read_csv(file, dtype={name: str for name in text})
+            frames = [pd.read_parquet(file) if parquet else pd.read_csv(file, **pandas_csv_options(domain))
                       for file in files]
             return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     elif engine == "polars":
@@ -567,7 +567,7 @@ def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any 
         import dask.dataframe as dd
 
         def read() -> Any:
-            return dd.read_parquet(files) if parquet else dd.read_csv(files, dtype={name: str for name in text})
+            return dd.read_parquet(files) if parquet else dd.read_csv(files, **pandas_csv_options(domain))
     else:
         from pyspark.sql import SparkSession
 
@@ -586,6 +586,21 @@ def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any 
             schema = ", ".join(f"`{name}` {kinds.get(name, 'STRING')}" for name in header)
             return reader.csv(files, header=True, schema=schema)
     return _engine_call(engine, shown, read)
+
+
+#: The strings pandas reads as missing by default (its documented ``na_values`` defaults).
+PANDAS_MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                  "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+
+
+def pandas_csv_options(domain: Domain) -> dict[str, Any]:
+    """``read_csv`` options (pandas, Dask) that read a domain's category columns as text, with
+    only an empty field missing: pandas would read the labels "NA", "None" or "null" as missing,
+    where Polars, DuckDB and Spark read them as the labels they are. Other columns keep pandas'
+    missing strings."""
+    text = {name for name, encoding in zip(domain.attributes, domain.encodings) if isinstance(encoding, Categories)}
+    return {"dtype": {name: str for name in text}, "keep_default_na": False,
+            "na_values": {name: [""] if name in text else list(PANDAS_MISSING) for name in domain.attributes}}
 
 
 def check_csv_header(file: str, domain: Domain) -> None:

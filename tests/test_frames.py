@@ -547,6 +547,26 @@ def test_integer_categories_read_from_a_csv_follow_one_rule_in_every_engine(engi
         Dataset.from_frame(frames_module.read_frame([str(bad)], engine, INTEGER_LABELS), INTEGER_LABELS)
 
 
+@pytest.mark.parametrize("engine", frames_module.ENGINES)
+def test_labels_that_pandas_reads_as_missing_are_labels_in_every_engine(engine, request, tmp_path):
+    """"NA", "None", "null" and "nan" are category labels in every engine (pandas and Dask read
+    them as missing by default, Polars, DuckDB and Spark as text); only an empty field is missing."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    if engine == "dask":
+        request.getfixturevalue("dask_client")
+    domain = Domain.from_dict({"region": ["EU", "NA", "None", "null", "nan"], "x": 2})
+    good, gap = tmp_path / "good.csv", tmp_path / "gap.csv"
+    good.write_text("region,x\nNA,0\nEU,1\nNA,1\nNone,0\nnull,0\nnan,1\n", encoding="utf-8")
+    gap.write_text("region,x\nNA,0\n,1\n", encoding="utf-8")
+    dataset = Dataset.from_frame(frames_module.read_frame([str(good)], engine, domain), domain)
+    np.testing.assert_array_equal(dataset.table([0]), [1, 2, 1, 1, 1])
+    with pytest.raises(ValueError, match=r"^column 'region': missing value"):
+        Dataset.from_frame(frames_module.read_frame([str(gap)], engine, domain), domain)
+    if engine == "pandas":  # Dataset.from_csv reads with the same rule
+        np.testing.assert_array_equal(Dataset.from_csv(good, domain).table([0]), [1, 2, 1, 1, 1])
+
+
 @pytest.mark.parametrize("kind", ENGINES)
 def test_booleans_are_codes_0_and_1_in_every_engine(kind, in_engine):
     """True/False for a size-2 attribute: the codes 1 and 0 everywhere (Spark refused to compare
