@@ -508,6 +508,12 @@ class Categories(Encoding):
             raise TypeError(f"labels: categories must be all str or all int, got {_brief(list(labels))}")
         if len(set(labels)) != len(labels):
             raise ValueError(f"labels: categories must be distinct, got {_brief(list(labels))}")
+        if not text and not all(-2**63 <= int(label) < 2**63 for label in labels):
+            # Engines compare integer columns as int64: a label beyond it matched in pandas and
+            # eager Polars but failed inside lazy Polars and DuckDB with a cast error.
+            outside = next(label for label in labels if not -2**63 <= int(label) < 2**63)
+            raise ValueError(f"labels: integer categories must fit in int64, got {_brief(outside)}; "
+                             "declare such codes as text categories")
         if not isinstance(ordered, (bool, np.bool_)):
             raise TypeError(f"ordered: expected a bool, got {_brief(ordered)}")
         self.categories = tuple(str(label) if isinstance(label, str) else int(label) for label in labels)
