@@ -406,8 +406,9 @@ class ThresholdK(_SparseVectorMechanism):
     released number), and ``k`` copies run one after the other compose to ``4 k epsilon``. This
     is AboveThreshold's budget split with the same scale ``b = 1/epsilon`` on the threshold and
     the comparisons (the proof pays ``epsilon`` for the threshold, shifted by one count, and
-    ``2 epsilon`` for the crossing comparison, shifted by two; :cite:t:`DR14` take scales
-    ``2/epsilon_1`` and ``4/epsilon_2`` to pay ``epsilon_1 + epsilon_2``), in counts. For the
+    ``2 epsilon`` for the crossing comparison, shifted by two; :cite:t:`DR14` split one
+    ``epsilon`` instead, with scales ``2/epsilon`` on the threshold and ``4/epsilon`` on the
+    comparisons), in counts. For the
     discrete Laplace the shifts are whole counts, which keep every draw on the integers, so the
     proof and the costs are the same; the released count is an integer, so a neighbour moves it
     by one count at the cost ``epsilon``. The derivation is in the theory page *Online private
