@@ -35,7 +35,7 @@ from ._files import file_identity, non_regular_kind, staged_outputs
 from .frames import ENGINES, is_parquet, read_frame
 from .experiments import error_vs_n, format_table, plot_error_vs_n
 from .bodies import hull as hull_module
-from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Relaxation, choose_body
+from .bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation, choose_body
 from .bodies.cost import HULL_PREFERENCE
 from .bodies.relaxation import RELAXATIONS, NegativeCellsWarning
 from .mechanisms import (
@@ -206,12 +206,6 @@ RELAXATION_SOLVERS: dict[str, tuple[str, ...]] = {
     "local": ("auto", "CLARABEL", "ECOS", "SCS"),
 }
 
-#: Bytes per universe element that projecting onto K_Q by the active-set solver holds at its peak
-#: (a few vectors over the universe: 0.76 GB measured for 2^24 elements), to refuse up front a
-#: universe this machine cannot hold.
-HULL_BYTES_PER_ELEMENT = 48
-
-
 class _Projection(NamedTuple):
     """What ``--body``, ``--relaxation`` and ``--solver`` ask of a mechanism that projects."""
 
@@ -230,16 +224,15 @@ def _projection(args: argparse.Namespace) -> _Projection | None:
     """``--body``, ``--relaxation`` and ``--solver``, refused where the mechanism does not project
     (``None`` then) or the body does not take the solver. ``--relaxation`` without ``--body``
     projects onto L, and with ``--body auto`` a solver that only one body runs picks that body."""
+    projects_onto = ("projection", "factorization+projection")
     for flag, value in (("--body", args.body), ("--relaxation", args.relaxation), ("--solver", args.solver)):
-        projects_onto = ("projection", "factorization+projection") if flag == "--solver" else ("projection",)
         if value is not None and args.mechanism not in projects_onto:
             raise ValueError(f"{flag}: applies only to --mechanism {' or '.join(projects_onto)}, not {args.mechanism}")
-    if args.mechanism not in ("projection", "factorization+projection"):
+    if args.mechanism not in projects_onto:
         return None
+    # Both mechanisms choose their body alike (the library's body=, auto by default).
     relaxation = args.relaxation or RELAXATIONS[0]
-    if args.mechanism == "factorization+projection":
-        body, flag = "hull", "--mechanism factorization+projection"
-    elif args.body == "hull" and args.relaxation is not None:
+    if args.body == "hull" and args.relaxation is not None:
         raise ValueError("--relaxation: applies only with --body relaxed or auto, not hull")
     elif args.body is not None:
         body, flag = args.body, f"--body {args.body}"
@@ -290,19 +283,6 @@ def _size(args: argparse.Namespace) -> int | str | None:
     return size
 
 
-def _hull_out_of_memory(universe_size: int) -> str | None:
-    """Why projecting onto K_Q over ``universe_size`` elements cannot run on this machine, or None."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # no sysconf (Windows): nothing to tell
-        return None
-    needed = HULL_BYTES_PER_ELEMENT * universe_size
-    if needed <= memory:
-        return None
-    return (f"projecting onto the hull K_Q holds vectors over the universe of {format_count(universe_size)} "
-            f"elements, about {needed / 2**30:.3g} GiB, more than this machine's {memory / 2**30:.3g} GiB of memory")
-
-
 def _workload(args: argparse.Namespace, domain: Domain, mechanism_class: type[_CountingMechanism],
               options: Mapping[str, Any], projection: _Projection | None) -> Workload:
     """``--workload`` over ``domain``, with its explicit matrix only where the mechanism needs it;
@@ -337,23 +317,30 @@ def _workload(args: argparse.Namespace, domain: Domain, mechanism_class: type[_C
 
 
 def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
-    """Refuse, in the command's words, a projection no body takes (before any long computation)."""
+    """Refuse, in the command's words, a projection no body takes or this machine's memory cannot
+    hold (before any long computation), by the library's rules and memory model
+    (``Body.blocker``, ``Body.memory_blocker``)."""
     m = workload.universe_size
     unprojected = "--mechanism gaussian or factorization (answers without projection)"
-    if projection.body == "hull":
-        why = _hull_out_of_memory(m)
-        if why is not None:
-            relaxed = "" if Relaxation().blocker(workload) is not None else (
-                ", or --mechanism projection --body relaxed" if projection.flag.startswith("--mechanism")
-                else ", or --body relaxed") + " (the relaxation L)"
-            raise ValueError(f"{projection.flag}: {why}; use {unprojected}{relaxed}")
+    # The memory of the hull with the solver given, or its automatic one for a solver only L runs.
+    hull_solver = projection.solver if projection.solver in HULL_SOLVERS else "auto"
+    hull_memory = Hull(solver=hull_solver).memory_blocker(workload) if workload.has_adjoint else None
+    relaxed = Relaxation(relaxation=projection.relaxation)
+    relaxed_fits = relaxed.blocker(workload) is None and relaxed.memory_blocker(workload) is None
+    if projection.body == "hull" and hull_memory is not None:
+        alternative = ", or --body relaxed (the relaxation L)" if relaxed_fits else ""
+        raise ValueError(f"{projection.flag}: {hull_memory}; use {unprojected}{alternative}")
+    if projection.body == "relaxed" and relaxed.blocker(workload) is None:
+        relaxed_memory = relaxed.memory_blocker(workload)
+        if relaxed_memory is not None:
+            raise ValueError(f"{projection.flag}: {relaxed_memory}; use {unprojected}")
     try:
         choose_body(workload, projection.body, solver=projection.solver, relaxation=projection.relaxation)
     except ValueError:  # the flags were checked above: what is left is a body that cannot take the workload
         pass
     else:
         return
-    hull_fits = _hull_out_of_memory(m) is None
+    hull_fits = workload.has_adjoint and hull_memory is None
     if projection.body == "relaxed":
         hull = {"--solver": "--solver auto or fast", "--relaxation": "--body hull without --relaxation"}.get(
             projection.flag.split()[0], "--body hull") + " (the hull K_Q), or "
@@ -361,9 +348,12 @@ def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
                          f"(--workload marginals:2), not {spec}; use {hull if hull_fits else ''}{unprojected}")
     if projection.body == "auto":
         hull = ", or --body hull to project onto the hull K_Q regardless" if hull_fits else ""
-        raise ValueError(f"--body auto: no body to project {spec} onto: the hull K_Q is chosen only up to "
-                         f"{HULL_MAX_UNIVERSE:,} universe elements (--domain has {format_count(m)}), and the "
-                         f"relaxation L holds only --workload marginals:2; use {unprojected}{hull}")
+        hull_out = (f"the hull K_Q is chosen only up to {HULL_MAX_UNIVERSE:,} universe elements (--domain has "
+                    f"{format_count(m)})" if m > HULL_MAX_UNIVERSE or hull_memory is None else hull_memory)
+        relaxed_out = ("the relaxation L holds only --workload marginals:2" if relaxed.blocker(workload) is not None
+                       else relaxed.memory_blocker(workload))
+        raise ValueError(f"--body auto: no body to project {spec} onto: {hull_out}, and {relaxed_out}; use "
+                         f"{unprojected}{hull}")
     raise ValueError(f"{projection.flag}: the hull K_Q cannot take {spec}; use {unprojected}")
 
 
@@ -580,12 +570,10 @@ def _release(args: argparse.Namespace) -> int:
     # checked below: whether a factorization's strategy is integral is known only once it is built.
     options: dict[str, Any] = {"neighbouring": args.neighbouring, "size": size, "size_share": args.size_share,
                                "noise": "auto" if args.noise == "discrete" else args.noise}
-    if args.mechanism == "projection":
-        assert projection is not None
+    if projection is not None:
         options.update(body=projection.body, solver=projection.solver, relaxation=projection.relaxation)
-    elif args.mechanism.startswith("factorization"):
-        options.update(project=projection is not None, solver=projection.solver if projection else "auto",
-                       objective=args.objective)
+    if args.mechanism.startswith("factorization"):
+        options.update(project=projection is not None, objective=args.objective)
     mechanism_class = MECHANISMS_BY_NAME[args.mechanism]
     workload = _workload(args, dataset.domain, mechanism_class, options, projection)
     if projection is not None:
@@ -723,7 +711,7 @@ RELEASE_EXAMPLES: tuple[tuple[str, str], ...] = (
      "--workload prefix:age --mechanism factorization --rho 0.5"),
     ("the CDF with the worst query's error minimized, and each answer's 95% confidence interval",
      "--workload prefix:age --mechanism factorization --objective max --rho 0.5 --intervals 0.95"),
-    ("every range of an ordinal attribute, factorization then projection onto K_Q",
+    ("every range of an ordinal attribute, factorization then projection (onto K_Q, which --body auto picks here)",
      "--workload all_range:age --mechanism factorization+projection --epsilon 1 --delta 1e-6"),
     ("2-way tables with range queries on the ordinal attributes",
      "--workload range-marginals:2 --ranges age=prefix,hours=all_range --mechanism factorization --rho 0.5"),
@@ -869,7 +857,8 @@ def build_parser() -> _Parser:
                          help="gaussian; laplace (pure epsilon-DP); projection (default: Gaussian noise, then the "
                               "nearest consistent answers, on the body --body names); factorization (the matrix "
                               "mechanism with an optimized strategy: less noise on correlated queries such as "
-                              "ranges); factorization+projection (then projected onto the hull K_Q)")
+                              "ranges); factorization+projection (then projected as by projection, onto the body "
+                              "--body names)")
     release.add_argument("--objective", choices=("mean", "max"), default=None,
                          help="--mechanism factorization[+projection]: the strategy minimizes the root-mean-square "
                               "error over the queries (mean, the default) or the worst query's error (max)")
@@ -894,11 +883,12 @@ def build_parser() -> _Parser:
                               "continuous noise otherwise; discrete; continuous (reproducible with --seed)")
     release.add_argument("--solver", default=None, help=_solver_help())
     release.add_argument("--body", choices=BODIES, default=None,
-                         help="--mechanism projection projects onto: hull (K_Q, the convex hull of every data "
-                              "set's answers), relaxed (the relaxation L, which contains K_Q: --workload marginals:2 "
-                              f"only), or auto (default: the hull up to {HULL_MAX_UNIVERSE:,} universe elements "
-                              f"unless its estimated time is over {HULL_PREFERENCE:g}x L's, L for marginals:2 "
-                              "beyond; other workloads beyond are refused); --relaxation alone means relaxed")
+                         help="--mechanism projection or factorization+projection projects onto: hull (K_Q, the "
+                              "convex hull of every data set's answers), relaxed (the relaxation L, which contains "
+                              "K_Q: --workload marginals:2 only), or auto (default: the hull up to "
+                              f"{HULL_MAX_UNIVERSE:,} universe elements, and within this machine's memory, unless its "
+                              f"estimated time is over {HULL_PREFERENCE:g}x L's, L for marginals:2 beyond; other "
+                              "workloads beyond are refused); --relaxation alone means relaxed")
     release.add_argument("--relaxation", choices=RELAXATIONS, default=None,
                          help="the constraints of the relaxation L (implies --body relaxed unless --body auto): "
                               "sdp+local (default), sdp (positive semidefinite moments only: it can release "

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 from ._threads import one_blas_thread
-from .bodies.body import Body, Hull, choose_body
+from .bodies.body import BODIES, Body, Hull, ProjectionProgress, choose_body
 from .bodies.hull import ProjectionResult
+from .bodies.memory import memory_shortfall
 from .bodies.relaxation import RelaxationResult
 from .bounds import check_measure, gaussian_mechanism_error, projection_error
 from .data import Dataset, resolve_rows
@@ -491,8 +492,10 @@ class _CountingMechanism:
             return self._release(noisy, noisy, size, answer_sigma_rms=std)
         # One tolerance rule for every projection: relative to the answers' own noise. A
         # discrete Gaussian far below one count is the constant 0: then there is no noise level
-        # for the tolerance to refer to, and the body's absolute default applies.
-        result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None)
+        # for the tolerance to refer to, and the body's absolute default applies. A projection
+        # that runs for seconds shows its progress on a terminal (nowhere else).
+        with ProjectionProgress(f"projecting onto {self.body.name}") as progress:
+            result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None, callback=progress)
         return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std)
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
@@ -823,7 +826,9 @@ class ProjectionMechanism(_GaussianMeasurement):
     TypeError
         If ``workload`` is not a Workload or ``privacy`` is not ZCDP or ApproxDP.
     ValueError
-        If ``body="auto"`` finds no body for the workload, or an option is invalid.
+        If ``body="auto"`` finds no body for the workload, an option is invalid, or projecting
+        onto the body would hold more memory than this machine has available (the message,
+        naming ``workload``, says how much and what to use instead); before any solver runs.
 
     See Also
     --------
@@ -941,13 +946,17 @@ class FactorizationMechanism(_GaussianMeasurement):
     ``answer_sigma_rms`` beside the strategy's ``sigma``. An approximate factorization adds its
     bias ``E h``, which neither figure counts.
 
-    With ``project=True`` the reconstructed answers are then projected onto ``K_Q``:
-    post-processing again, so the same guarantee, and the error never exceeds the unprojected
-    one on the same noise. The projection is the same step as :class:`ProjectionMechanism`'s
-    onto the hull, with the same tolerance rule, relative to the answers' noise (here the root
-    mean square of ``R Z`` per answer). The error, the approximate factorizations and the
-    projection are derived in the theory page *The factorization mechanism and γ(F)*
-    (``docs/theory/factorization.md``).
+    With ``project=True`` the reconstructed answers are then projected onto a convex body that
+    contains the true answers, chosen as :class:`ProjectionMechanism` chooses it (``body``,
+    :func:`~projmech.bodies.body.choose_body`): the hull ``K_Q``, or for all 2-way marginals of
+    a domain the relaxation ``L``; ``"auto"`` decides from the workload alone, within the
+    hull's universe limit and this machine's memory. Post-processing again, so the same
+    guarantee, and the error never exceeds the unprojected one on the same noise. The projection
+    is the same step as :class:`ProjectionMechanism`'s, with the same tolerance rule, relative
+    to the answers' noise (here the root mean square of ``R Z`` per answer), and the release
+    reports it (``Release.projection``: the body, the solver and its certificate). The error,
+    the approximate factorizations and the projection are derived in the theory page *The
+    factorization mechanism and γ(F)* (``docs/theory/factorization.md``).
 
     The factorization depends only on the public workload, never on the data.
 
@@ -968,11 +977,17 @@ class FactorizationMechanism(_GaussianMeasurement):
         error ``gamma``; ``"max"``, the worst query's error ``gamma_2``. With a given
         ``factorization`` it must be omitted or match the factorization's own.
     project : bool
-        Project the reconstructed answers onto ``K_Q`` (:class:`~projmech.bodies.body.Hull`).
+        Project the reconstructed answers onto ``body``.
+    body : {"auto", "hull", "relaxed"}
+        The body projected onto, as for :class:`ProjectionMechanism`; :attr:`body` holds the
+        one chosen. Only with ``project=True``.
     solver : str
-        For the projection, as for :class:`ProjectionMechanism` onto the hull.
+        For the projection, as for :class:`ProjectionMechanism`. Only with ``project=True``.
     tol : float, optional
-        For the projection, as for :class:`ProjectionMechanism` onto the hull.
+        For the projection, as for :class:`ProjectionMechanism`. Only with ``project=True``.
+    relaxation : {"sdp+local", "sdp", "local"}
+        The relaxation L, for ``body="relaxed"``, as for :class:`ProjectionMechanism`. Only
+        with ``project=True``.
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
     calibration : {"analytic", "classical"}
@@ -989,8 +1004,9 @@ class FactorizationMechanism(_GaussianMeasurement):
     TypeError
         If ``workload``, ``privacy``, ``factorization`` or ``project`` has the wrong type.
     ValueError
-        If ``factorization`` does not factorize ``workload``, ``objective`` contradicts it, or an
-        option is invalid.
+        If ``factorization`` does not factorize ``workload``, ``objective`` contradicts it, an
+        option is invalid, a projection option is given without ``project=True``, or no body
+        takes the workload within this machine's memory (all before the strategy is optimized).
 
     See Also
     --------
@@ -1019,8 +1035,8 @@ class FactorizationMechanism(_GaussianMeasurement):
 
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  factorization: Factorization | None = None, objective: str | None = None, project: bool = False,
-                 solver: str = "auto", tol: float | None = None,
-                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto", tol: float | None = None,
+                 relaxation: str = "sdp+local", neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
                  size: int | str | None = None, size_share: float | None = None,
                  noise: str = "auto") -> None:
@@ -1034,7 +1050,13 @@ class FactorizationMechanism(_GaussianMeasurement):
             if factorization is not None and factorization.objective != objective:
                 raise ValueError(f"objective: {objective!r} differs from the given factorization's "
                                  f"{factorization.objective!r}; omit it, or omit the factorization")
-        body = choose_body(workload, "hull", solver=solver, tol=tol) if project else None
+        if project:
+            # The body, like ProjectionMechanism's, before the (possibly long) optimization: a
+            # workload no body takes, or whose projection would not fit in memory, is refused now.
+            chosen: Body | None = choose_body(workload, body, solver=solver, tol=tol, relaxation=relaxation)
+        else:
+            _refuse_projection_options(body=body, solver=solver, tol=tol, relaxation=relaxation)
+            chosen = None
         noise = self._gaussian_options(calibration, noise)
         # Every argument is valid: only now the (possibly long) optimization.
         if factorization is None:
@@ -1045,7 +1067,7 @@ class FactorizationMechanism(_GaussianMeasurement):
             _check_factorizes(factorization, workload)
         self.factorization = factorization
         self.project = project
-        self.body = body
+        self.body = chosen
         if project:
             self.mechanism_name = "factorization+projection"
         # The measured queries are the strategy M, not F: its sensitivity, and whether its counts
@@ -1061,15 +1083,19 @@ class FactorizationMechanism(_GaussianMeasurement):
         return self.factorization.reconstruct(measurements)
 
     @classmethod
-    def needs_matrix(cls, *, project: bool = False, solver: str = "auto", **options: Any) -> bool:
+    def needs_matrix(cls, *, project: bool = False, body: str = "auto", solver: str = "auto",
+                     **options: Any) -> bool:
         """Whether the mechanism, with these options, needs the workload's explicit matrix.
 
         The optimizer sees the workload through its structure or its Gram matrix; only the
-        projection with a named CVXPY solver needs the explicit matrix.
+        projection does, where :meth:`ProjectionMechanism.needs_matrix` does (a named CVXPY
+        solver on the hull).
 
         Parameters
         ----------
         project : bool
+            As for the constructor.
+        body : {"auto", "hull", "relaxed"}
             As for the constructor.
         solver : str
             As for the constructor.
@@ -1081,7 +1107,7 @@ class FactorizationMechanism(_GaussianMeasurement):
         bool
             ``True`` when a caller (such as the CLI) must build the workload explicitly.
         """
-        return project and Hull(solver=solver).needs_matrix
+        return project and ProjectionMechanism.needs_matrix(body=body, solver=solver)
 
     def _kernel_threads(self) -> AbstractContextManager[Any]:
         # The strategy's counts and R y are dense products whose sums OpenBLAS splits differently
@@ -1153,11 +1179,28 @@ class FactorizationMechanism(_GaussianMeasurement):
         return f", strategy {format_count(strategy.num_queries)}x{format_count(strategy.universe_size)}{super()._repr_extra()}"
 
 
+def _refuse_projection_options(*, body: str, solver: str, tol: float | None, relaxation: str) -> None:
+    """A ValueError naming the first projection option given to a mechanism that does not project
+    (``project=False``), which would otherwise be ignored."""
+    if body not in BODIES:
+        raise ValueError(f"body: expected one of {BODIES}, got {body!r}")
+    given = {"body": body != "auto", "solver": solver != "auto", "tol": tol is not None,
+             "relaxation": relaxation != "sdp+local"}
+    for name, is_given in given.items():
+        if is_given:
+            raise ValueError(f"{name}: applies only to the projection; pass project=True, or omit {name}")
+
+
 def _counts_of(workload: Workload, data: Any) -> np.ndarray:
     """``workload``'s true counts on a Dataset's records, or on a vector of counts."""
     if isinstance(data, Dataset):
         return workload.answer_counts(data)
     return workload.answer(data)
+
+
+#: Bytes per universe element of one probe of :func:`_check_factorizes`: the vector, and the
+#: temporaries of the two workloads' products with it.
+_PROBE_BYTES_PER_ELEMENT = 32
 
 
 def _check_factorizes(factorization: Factorization, workload: Workload) -> None:
@@ -1172,10 +1215,19 @@ def _check_factorizes(factorization: Factorization, workload: Workload) -> None:
         agree = True
     elif workload.is_implicit or factorization.workload.is_implicit:
         # Equal workloads agree on every vector; products on a few fixed (public) random vectors
-        # tell different ones apart with probability 1.
-        probes = np.random.default_rng(0).standard_normal((4, workload.universe_size))
+        # tell different ones apart with probability 1. Each probe is a vector over the
+        # universe, drawn one at a time: refused up front where one does not fit.
+        m = workload.universe_size
+        too_large = memory_shortfall(_PROBE_BYTES_PER_ELEMENT * float(m))
+        if too_large is not None:
+            raise ValueError(
+                f"factorization: checking that it factorizes {workload.name} takes products with vectors over the "
+                f"universe of {format_count(m)} elements, {too_large}; pass the factorization built for this very "
+                "workload object (factorization_norm(workload)), which needs no check, or omit it"
+            )
+        probes = np.random.default_rng(0)
         agree = all(np.allclose(workload.matvec(v), factorization.workload.matvec(v), rtol=1e-9, atol=1e-12)
-                    for v in probes)
+                    for v in (probes.standard_normal(m) for _ in range(4)))
     else:
         ours, theirs = workload.toarray(), factorization.workload.toarray()
         agree = bool(np.allclose(ours, theirs, rtol=1e-9, atol=1e-12 * max(1.0, float(np.abs(ours).max()))))

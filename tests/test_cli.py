@@ -581,8 +581,8 @@ def test_bad_domain_files(files, capsys, content, text):
     (["--solver", "admm", "--relaxation", "local", "--rho", "1"],
      "--solver: --relaxation local projects onto the relaxation L (local), which takes auto, CLARABEL, ECOS, SCS; "
      "got 'admm'"),
-    (["--solver", "admm", "--mechanism", "factorization+projection", "--rho", "1"],
-     "--solver: --mechanism factorization+projection projects onto the hull K_Q, which takes auto, fast"),
+    (["--solver", "admm", "--mechanism", "factorization+projection", "--body", "hull", "--rho", "1"],
+     "--solver: --body hull projects onto the hull K_Q, which takes auto, fast"),
     (["--solver", "admm", "--workload", "identity", "--rho", "1"],
      "--solver admm: the relaxation L holds only all 2-way marginals of a domain (--workload marginals:2), not "
      "identity; use --solver auto or fast (the hull K_Q)"),
@@ -903,8 +903,8 @@ def binary_files(tmp_path: Path, d: int, n: int = 40) -> list[str]:
      "--body hull: projecting onto the hull K_Q holds vectors over the universe of 1,099,511,627,776 elements"),
     (40, ["--workload", "marginals:2", "--body", "hull", "--rho", "1"],
      "use --mechanism gaussian or factorization (answers without projection), or --body relaxed (the relaxation L)"),
-    (40, ["--mechanism", "factorization+projection", "--workload", "prefix:x0", "--rho", "1"],
-     "--mechanism factorization+projection: projecting onto the hull K_Q holds vectors over the universe"),
+    (40, ["--mechanism", "factorization+projection", "--body", "hull", "--workload", "prefix:x0", "--rho", "1"],
+     "--body hull: projecting onto the hull K_Q holds vectors over the universe"),
     (40, ["--solver", "fast", "--workload", "prefix:x0", "--rho", "1"], "--solver fast: projecting onto the hull K_Q"),
     (40, ["--mechanism", "gaussian", "--workload", "identity", "--rho", "1"],
      "--workload: identity has 1,099,511,627,776 queries, more than the 100,000,000 answers the command counts and "
@@ -1424,3 +1424,48 @@ def test_ranges_over_unordered_categories_are_refused_naming_the_flag(tmp_path, 
     domain.write_text(json.dumps({"species": {"categories": ["Adelie", "Chinstrap", "Gentoo"], "ordered": True},
                                   "x": 3}))
     assert main(command) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# factorization+projection chooses its body as projection does; one memory model (issue 31)
+# --------------------------------------------------------------------------------------------
+
+
+def test_factorization_projection_takes_the_body_auto_chooses(files, monkeypatch):
+    """With the hull's limit lowered below the fixture's 12 elements, --body auto (the default)
+    projects the marginals:2 answers onto the relaxation L, and the summary says so; --body and
+    --relaxation choose as for --mechanism projection."""
+    import projmech.bodies.body
+
+    monkeypatch.setattr(projmech.bodies.body, "HULL_MAX_UNIVERSE", 8)
+    for flags, body, name in [([], "relaxation/sdp+local", "auto.csv"),
+                              (["--body", "hull"], "hull", "hull.csv"),
+                              (["--relaxation", "local"], "relaxation/local", "local.csv")]:
+        code, out = release(files, "--mechanism", "factorization+projection", "--rho", "1", *flags, out=name)
+        assert code == 0
+        summary = read_outputs(out)[1]
+        assert summary["mechanism"] == "factorization+projection" and summary["body"] == body
+        assert summary["solver"]["status"] == "optimal"
+        if body != "relaxation/local":  # certified by a gap (a CVXPY solver on L reports its own status alone)
+            assert summary["solver"]["tolerance_met"] and summary["solver"]["gap"] <= summary["solver"]["tolerance"]
+
+
+def test_the_command_refuses_by_the_library_memory_model(files, capsys, monkeypatch):
+    """With 1,000 bytes available, projecting the fixture's 16 answers (12 elements) fits neither
+    body: the command says why in the library's own words (one model), with its flags."""
+    import projmech.bodies.memory
+    from projmech.bodies.body import Hull
+
+    monkeypatch.setattr(projmech.bodies.memory, "available_memory", lambda: 1000)
+    workload = workloads.marginals(Domain.from_dict(SIZES), 2)
+    why = Hull().memory_blocker(workload)
+    assert why is not None and why.startswith("projecting onto the hull K_Q holds vectors over the universe of 12 "
+                                              "elements")
+    with pytest.raises(ValueError) as error:
+        projmech.ProjectionMechanism(workload, ZCDP(1.0), body="hull")
+    assert str(error.value).startswith(f"workload: {why}; use ")
+    for mechanism in ("projection", "factorization+projection"):
+        code, out = release(files, "--mechanism", mechanism, "--body", "hull", "--rho", "1")
+        assert code == 2 and not out.exists()
+        one_line_error(capsys, f"--body hull: {why}; use --mechanism gaussian or factorization (answers without "
+                               "projection)")

@@ -127,6 +127,8 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match="project"):
         pm.FactorizationMechanism(workload, pm.ZCDP(1.0), project="yes")
     with pytest.raises(ValueError, match="body: 'hull' .*explicit matrix"):
+        pm.FactorizationMechanism(pm.prefix(6, implicit=True), pm.ZCDP(1.0), project=True, body="hull")
+    with pytest.raises(ValueError, match="body: 'auto' finds no tractable body .*implicit without rmatvec"):
         pm.FactorizationMechanism(pm.prefix(6, implicit=True), pm.ZCDP(1.0), project=True)
     mech = pm.FactorizationMechanism(workload, pm.ZCDP(1.0))
     with pytest.raises(ValueError, match="n"):
@@ -162,3 +164,79 @@ def test_approximate_factorization_bias_is_bounded():
         bias = mech.release(h, n=100, rng=seed).answers - workload.answer(h)
         np.testing.assert_allclose(bias, fact.perturbation @ h, atol=1e-6)
         assert np.linalg.norm(bias) <= fact.residual + 1e-6
+
+
+# --------------------------------------------------------------------------------------------
+# The projection's body: chosen as ProjectionMechanism chooses it (issue 31)
+# --------------------------------------------------------------------------------------------
+
+
+def test_projection_takes_the_body_auto_chooses_and_reports_it():
+    """2-way marginals of 23 binary attributes: 2^23 elements, above what body="auto" projects
+    onto K_Q, so the relaxation L, as for ProjectionMechanism. The release is certified, names the
+    body, and carries the very noise of the unprojected mechanism (the projection is
+    post-processing: the same sigma, the same noisy answers for the same seed)."""
+    d = 23
+    domain = pm.Domain([f"x{i}" for i in range(d)], [2] * d)
+    workload = pm.marginals(domain, 2, implicit=True)
+    plain = pm.FactorizationMechanism(workload, pm.ZCDP(1.0), noise="continuous")
+    projected = pm.FactorizationMechanism(workload, pm.ZCDP(1.0), project=True, noise="continuous",
+                                          factorization=plain.factorization)
+    assert projected.body.name == pm.ProjectionMechanism(workload, pm.ZCDP(1.0)).body.name == "relaxed"
+    assert "Relaxation(" in repr(projected)
+    data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, d)), domain)
+    release, unprojected = projected.release(data, rng=3), plain.release(data, rng=3)
+    assert release.mechanism == "factorization+projection"
+    summary = release.summary()
+    assert summary["body"] == "relaxation/sdp+local"
+    stats_ = release.projection.stats
+    assert str(stats_.status) == "optimal" and stats_.gap <= stats_.tolerance
+    assert release.moments is not None and release.witness is None
+    np.testing.assert_array_equal(release.noisy_answers, unprojected.noisy_answers)
+    assert release.sigma == unprojected.sigma and release.privacy == unprojected.privacy
+    # A point of L: every 2-way table of the 253 pairs is a distribution over its 4 cells.
+    tables = release.answers.reshape(d * (d - 1) // 2, 4)
+    assert tables.min() >= -1e-6
+    np.testing.assert_allclose(tables.sum(axis=1), 1.0, atol=1e-6)
+    # Never farther from the truth than the noisy answers it projected.
+    truth = workload.answer_data(data)
+    assert np.linalg.norm(release.answers - truth) <= np.linalg.norm(release.noisy_answers - truth) + 1e-9
+
+
+def test_body_and_relaxation_options_as_for_the_projection_mechanism():
+    workload = pm.prefix(16)
+    fact = pm.factorization_norm(workload)
+    hull = pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=fact, project=True, body="hull")
+    assert hull.body.name == "hull" == pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=fact,
+                                                                 project=True).body.name
+    domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+    relaxed = pm.FactorizationMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), project=True, body="relaxed",
+                                        relaxation="local", solver="SCS")
+    assert (relaxed.body.name, relaxed.body.relaxation, relaxed.body.solver) == ("relaxed", "local", "SCS")
+    assert not pm.FactorizationMechanism.needs_matrix(project=True, body="relaxed", solver="CLARABEL")
+    assert pm.FactorizationMechanism.needs_matrix(project=True, body="hull", solver="CLARABEL")
+    assert not pm.FactorizationMechanism.needs_matrix(project=False, solver="auto")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"project": True, "body": "nope"}, "body: expected one of"),
+    ({"project": True, "body": "relaxed"}, "body: 'relaxed' needs the workload of all 2-way marginals"),
+    ({"project": True, "relaxation": "tight"}, "relaxation: expected one of"),
+    ({"project": True, "body": "hull", "solver": "admm"}, "solver: expected 'auto', 'fast'"),
+    ({"body": "hull"}, "body: applies only to the projection; pass project=True"),
+    ({"body": "nope"}, "body: expected one of"),
+    ({"solver": "fast"}, "solver: applies only to the projection"),
+    ({"tol": 1e-3}, "tol: applies only to the projection"),
+    ({"relaxation": "local"}, "relaxation: applies only to the projection"),
+])
+def test_projection_options_are_refused_before_the_optimization(monkeypatch, options, message):
+    """Every projection option is checked, and one given without project=True refused (not
+    ignored), before the strategy is optimized."""
+    import projmech.optimal_factorization
+
+    def optimization(*args, **kwargs):
+        raise AssertionError("the strategy was optimized before the options were checked")
+
+    monkeypatch.setattr(projmech.optimal_factorization, "factorization_norm", optimization)
+    with pytest.raises(ValueError, match=f"^{message}"):
+        pm.FactorizationMechanism(pm.prefix(6), pm.ZCDP(1.0), **options)

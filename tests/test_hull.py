@@ -661,3 +661,51 @@ def test_solver_options_defaults_are_read_only():
         hull._SOLVER_OPTIONS["SCS"]["max_iters"] = 1
     with pytest.raises(TypeError):
         hull._SOLVER_OPTIONS["SCS"] = {}
+
+
+# --------------------------------------------------------------------------------------------
+# Memory: a projection that cannot fit is refused before anything is allocated (issue 31)
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_universe_beyond_memory_is_refused_before_any_allocation():
+    """1-way marginals of 10 attributes of 17 values: 17^10 = 2.0e12 elements, whose gradient
+    alone would take 14.7 TiB. A ValueError naming F, within a second (numpy's MemoryError before)."""
+    import time
+
+    domain = pm.Domain([f"p{i}" for i in range(10)], [17] * 10)
+    workload = pm.marginals(domain, 1, implicit=True)
+    y = np.full(workload.num_queries, 1 / 17)
+    for solver in ("auto", "fast"):
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=r"^F: projecting onto the hull K_Q holds vectors over the universe of "
+                                             r"2,015,993,900,449 elements, about [\d.]+ TiB, more than the"):
+            pm.project_to_hull(workload, y, solver=solver)
+        assert time.perf_counter() - start < 5
+
+
+def test_solvers_that_do_not_fit_are_refused_or_left_out(monkeypatch):
+    """With memory for the active-set solver only (by the model's figures), a CVXPY solver named is
+    refused, naming what it would hold, and solver="auto" runs the active-set solver."""
+    import projmech.bodies.memory as memory
+
+    workload = pm.marginals(pm.Domain([f"x{i}" for i in range(8)], [2] * 8), 2)  # 112 x 256, 28 entries a column
+    k, m = workload.shape
+    fast = 48 * m + 48 * k * (1 + 8 + 28 + 1)  # rank 1 + 8 + 28
+    cvxpy = 48 * m + 300 * 28 * m
+    assert hull.solver_memory(workload, "fast") == fast and hull.solver_memory(workload, "CLARABEL") == cvxpy
+    assert fast < cvxpy
+    monkeypatch.setattr(memory, "available_memory", lambda: int(fast / memory.MEMORY_FRACTION) + 1)
+    with pytest.raises(ValueError, match=r"^F: projecting onto the hull K_Q holds CLARABEL's copies of the 7,168 "
+                                         r"stored entries of the explicit matrix, about .*; use .*solver='auto'"):
+        pm.project_to_hull(workload, workload.answer(np.full(m, 1 / m)), solver="CLARABEL")
+    y = workload.answer(np.full(m, 1 / m)) + 0.01
+    result = pm.project_to_hull(workload, y, noise_scale=0.01)
+    assert [attempt.solver for attempt in result.stats.attempts] == ["fast"]
+    # Where the active-set solver fails, the CVXPY fallbacks, all applicable, are left out for
+    # their memory alone: no MemoryError, the failure with the one attempt that could run.
+    assert hull.auto_solver_order(workload) == ["fast", "CLARABEL", "SCS", "ECOS", "OSQP"]
+    monkeypatch.setattr(hull, "_solve_fast", lambda *args: hull.Outcome(Status.SOLVER_ERROR, detail="planted"))
+    with pytest.raises(ProjectionError) as error:
+        pm.project_to_hull(workload, y, noise_scale=0.01)
+    assert [attempt.solver for attempt in error.value.attempts] == ["fast"]

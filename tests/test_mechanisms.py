@@ -624,3 +624,129 @@ def test_structured_workloads_far_from_unit_scale(relation):
                              (stack([tiny, Workload(1e-250 * np.ones((1, 2)))]), np.vstack([np.eye(2), 1e-50 * np.ones((1, 2))]))):
         expected = 1e-200 * brute_l2_sensitivity(unit, relation)
         assert structured.count_sensitivity(relation, 2) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+# --------------------------------------------------------------------------------------------
+# Memory: a projection this machine cannot hold is refused at construction (issue 31)
+# --------------------------------------------------------------------------------------------
+
+#: 10 attributes of 17 values: a universe of 17^10 = 2,015,993,900,449 cells, whose vectors
+#: alone (8 bytes per cell) would take 14.7 TiB.
+HUGE_DOMAIN = Domain([f"p{i}" for i in range(10)], [17] * 10)
+
+
+@pytest.mark.parametrize("make", [
+    lambda w: ProjectionMechanism(w, ZCDP(0.5), body="hull"),
+    lambda w: ProjectionMechanism(w, ZCDP(0.5), body="hull", solver="fast"),
+    lambda w: FactorizationMechanism(w, ZCDP(0.5), project=True, body="hull"),
+], ids=["projection", "projection-fast", "factorization+projection"])
+def test_a_hull_over_a_huge_universe_is_refused_at_once(make):
+    """A ValueError naming the workload, with its size and remedies, within a second: not numpy's
+    MemoryError from the first release (nor a real allocation of tens of GiB)."""
+    import re
+    import time
+
+    workload = marginals(HUGE_DOMAIN, 1, implicit=True)
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as error:
+        make(workload)
+    assert time.perf_counter() - start < 5
+    message = str(error.value)
+    assert message.startswith("workload: projecting onto the hull K_Q holds vectors over the universe of "
+                              "2,015,993,900,449 elements, about ")
+    # 48 bytes per cell at least: beyond any machine's memory, in TiB.
+    assert re.search(r"about (\d+(\.\d+)?) TiB, more than the ", message)
+    assert float(re.search(r"about (\d+(\.\d+)?) TiB", message).group(1)) >= 48 * 17**10 / 2**40 * 0.999
+    assert "fewer or coarser attributes" in message and "without projection" in message
+
+
+def test_body_auto_finds_no_body_over_a_huge_universe_at_once():
+    """The default body refuses the 1-way marginals of the huge domain (the hull is out, and the
+    relaxation holds 2-way marginals only) in the constructor, for both projecting mechanisms."""
+    import time
+
+    workload = marginals(HUGE_DOMAIN, 1, implicit=True)
+    for make in (lambda: ProjectionMechanism(workload, ZCDP(0.5)),
+                 lambda: FactorizationMechanism(workload, ZCDP(0.5), project=True)):
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match="body: 'auto' finds no tractable body"):
+            make()
+        assert time.perf_counter() - start < 5
+    # The 2-way marginals of the same domain have a body that fits: the relaxation, whose size
+    # grows with the attributes (a 171 x 171 moment matrix here), not with the universe.
+    two_way = marginals(HUGE_DOMAIN, 2, implicit=True)
+    assert ProjectionMechanism(two_way, ZCDP(0.5)).body.name == "relaxed"
+    with pytest.raises(ValueError, match="^workload: .* use body='relaxed'"):
+        ProjectionMechanism(two_way, ZCDP(0.5), body="hull")
+
+
+def test_the_memory_model_decides_against_the_available_memory(monkeypatch):
+    """With the memory available set by hand, the hull of 2-way marginals of 12 binary attributes
+    fits or not by the model's own figures (48 bytes per universe element, 48 per entry of the
+    active set's k x (rank + 1) columns), and body="auto" falls back to the relaxation."""
+    import projmech.bodies.memory as memory
+    from projmech.bodies import hull
+
+    workload = marginals(Domain([f"x{i}" for i in range(12)], [2] * 12), 2, implicit=True)
+    k, m = workload.shape  # 264 x 4096; rank 1 + 12 + 66 = 79
+    needed = 48 * m + 48 * k * (1 + 12 + 66 + 1)
+    assert hull.projection_memory(workload) == needed
+    monkeypatch.setattr(memory, "available_memory", lambda: int(needed / memory.MEMORY_FRACTION) + 1)
+    assert ProjectionMechanism(workload, ZCDP(0.5), body="hull").body.name == "hull"
+    monkeypatch.setattr(memory, "available_memory", lambda: int(needed / memory.MEMORY_FRACTION) - 1)
+    with pytest.raises(ValueError, match=r"^workload: projecting onto the hull K_Q holds vectors over the "
+                                         r"universe of 4,096 elements and up to 80 columns of 264 answers .*; "
+                                         r"use body='relaxed'"):
+        ProjectionMechanism(workload, ZCDP(0.5), body="hull")
+    assert ProjectionMechanism(workload, ZCDP(0.5)).body.name == "relaxed"
+    mechanism = FactorizationMechanism(workload, ZCDP(0.5), project=True)
+    assert mechanism.body.name == "relaxed"
+    # Unknown memory (no psutil, no sysconf) refuses nothing.
+    monkeypatch.setattr(memory, "available_memory", lambda: None)
+    assert ProjectionMechanism(workload, ZCDP(0.5), body="hull").body.name == "hull"
+
+
+class _Terminal:
+    """A stand-in for standard error on a terminal, keeping what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "not a terminal"])
+def test_a_slow_projection_shows_progress_on_a_terminal_only(monkeypatch, terminal):
+    """A projection past PROGRESS_DELAY (set to 0 here) draws a progress bar where standard error
+    is a terminal, and nothing anywhere else."""
+    import io
+    import sys
+
+    import projmech.bodies.body as body_module
+
+    monkeypatch.setattr(body_module, "PROGRESS_DELAY", 0.0)
+    stream = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    domain = Domain(["a", "b", "c"], [2, 3, 2])
+    data = Dataset(np.random.default_rng(0).integers(0, 2, size=(40, 3)), domain)
+    # Solvers that report their iterations: the active-set solver, and the ADMM (every 10th).
+    for mechanism in (ProjectionMechanism(marginals(domain, 2), ZCDP(0.05), body="hull", solver="fast",
+                                          noise="continuous"),
+                      FactorizationMechanism(marginals(domain, 2), ZCDP(0.05), project=True, body="relaxed",
+                                             noise="continuous")):
+        release = mechanism.release(data, rng=1)
+        assert release.projection is not None and release.projection.stats.iterations >= 10 ** (
+            mechanism.body.name == "relaxed")
+        written = stream.text if terminal else stream.getvalue()
+        if terminal:
+            assert f"projecting onto {mechanism.body.name}" in written
+        else:
+            assert written == ""

@@ -176,3 +176,22 @@ def test_rows_from_a_hull_witness_refuse_another_workload_of_the_same_shape():
     assert reordered.shape == workload.shape
     with pytest.raises(ValueError, match=r"^workload: reversed marginals is not the workload this result projected"):
         pm.synthetic_data(domain, result, 100, np.random.default_rng(0), workload=reordered)
+
+
+def test_more_rows_than_memory_holds_are_refused_naming_n():
+    """10^12 rows of 3 attributes would take 22 TiB as int64 (numpy's MemoryError before, asking
+    for 7.28 TiB): a ValueError naming n, from either kind of projection, before any row is drawn."""
+    import time
+
+    domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    workload = pm.marginals(domain, 2)
+    truth = workload.answer(np.full(8, 1 / 8))
+    for result, options in ((pm.project_to_hull(workload, truth, solver="fast"), {"workload": workload}),
+                            (pm.project_to_relaxation(domain, truth), {})):
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match=r"^n: 1,000,000,000,000 rows of 3 attributes hold about [\d.]+ TiB, "
+                                             r"more than the .*; draw fewer rows"):
+            pm.synthetic_data(domain, result, 10**12, np.random.default_rng(0), **options)
+        assert time.perf_counter() - start < 5
+        # What fits is drawn as before.
+        assert len(pm.synthetic_data(domain, result, 100, np.random.default_rng(0), **options).data) == 100

@@ -4,27 +4,34 @@ A :class:`Body` is a convex set that contains every data set's true answers to a
 hull ``K_Q`` (:class:`Hull`) or, for 2-way marginals, the moment relaxation ``L``
 (:class:`Relaxation`). Each says whether it can take a workload and why not
 (:meth:`Body.blocker`), whether it needs the workload's explicit matrix
-(:attr:`Body.needs_matrix`), what it knows of its own Gaussian width (:meth:`Body.width_bound`),
-and projects (:meth:`Body.project`), returning a result with ``answers``, ``stats`` and its
-certificate (a witness distribution for the hull, a moment matrix for the relaxation). The
-mechanisms hold a body and never restate its rules; :func:`choose_body` is the one place that
-picks one.
+(:attr:`Body.needs_matrix`), how much memory projecting takes and whether this machine has it
+(:meth:`Body.memory`, :meth:`Body.memory_blocker`), what it knows of its own Gaussian width
+(:meth:`Body.width_bound`), and projects (:meth:`Body.project`), returning a result with
+``answers``, ``stats`` and its certificate (a witness distribution for the hull, a moment matrix
+for the relaxation). The mechanisms hold a body and never restate its rules; :func:`choose_body`
+is the one place that picks one, and refuses, before any solver runs, a body whose projection
+would not fit in memory.
 """
 
 from __future__ import annotations
 
+import sys
+import time
 from typing import Protocol
 
 import numpy as np
 
-from ..validation import check_positive_number
+from ..solve import Callback, ProgressBar
+from ..validation import check_positive_number, format_count
 from ..workloads import Workload
 from . import hull, relaxation as relaxation_module
 from .cost import WorkloadSize, prefers_relaxation
 from .hull import ProjectionResult, project_to_hull
+from .memory import memory_shortfall
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
 
-__all__ = ["BODIES", "HULL_MAX_UNIVERSE", "Body", "Hull", "Relaxation", "choose_body"]
+__all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "ProjectionProgress",
+           "choose_body"]
 
 #: What ``body=`` accepts (``"auto"`` picks one of the others, :func:`choose_body`).
 BODIES = ("auto", "hull", "relaxed")
@@ -34,6 +41,20 @@ BODIES = ("auto", "hull", "relaxed")
 #: m = 2^20 (README, projection benchmark), 1.8 s at m = 2^22 in a single probe. Below it the
 #: cost model decides between the bodies (:func:`choose_body`).
 HULL_MAX_UNIVERSE = 2**22
+
+#: The memory model of the relaxation L (:meth:`Relaxation.memory`), in bytes per entry of its
+#: ``(D+1) x (D+1)`` moment matrix, from the peak resident memory measured: the ADMM holds a few
+#: moment matrices, their eigendecompositions and the cells (240-540 measured, binary and
+#: one-hot domains, D = 200 to 800); a CVXPY solver, ``local``'s linear program (1,600-2,900,
+#: Clarabel and SCS, D = 100 and 150) or, per entry and per unit of ``D + 1``, a semidefinite
+#: relaxation's cone program (about 1,100, Clarabel, D = 40 and 60; SCS far less).
+RELAXATION_ADMM_BYTES = 600
+RELAXATION_LOCAL_BYTES = 4000
+RELAXATION_CONE_BYTES = 1500
+
+#: Seconds a projection runs before it shows its progress (on a terminal only): shorter ones
+#: stay silent (:class:`ProjectionProgress`).
+PROGRESS_DELAY = 5.0
 
 
 class Body(Protocol):
@@ -49,12 +70,21 @@ class Body(Protocol):
     def blocker(self, workload: Workload) -> str | None:
         """Why this body cannot take ``workload`` (a phrase completing "body ..."), or None."""
 
+    def memory(self, workload: Workload) -> float:
+        """Bytes projecting ``workload``'s answers onto this body holds at its peak (for a
+        workload the body takes)."""
+
+    def memory_blocker(self, workload: Workload) -> str | None:
+        """Why projecting ``workload``'s answers onto this body cannot fit in this machine's
+        memory (a phrase naming no argument), or None."""
+
     def width_bound(self, workload: Workload) -> float | None:
         """A certified upper bound on the body's Gaussian width ``l*``, or None if it has none."""
 
-    def project(self, workload: Workload, y: np.ndarray, *,
-                noise_scale: float | None) -> ProjectionResult | RelaxationResult:
-        """The certified projection of ``y`` (noise of standard deviation ``noise_scale`` per answer)."""
+    def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
+                callback: Callback | None = None) -> ProjectionResult | RelaxationResult:
+        """The certified projection of ``y`` (noise of standard deviation ``noise_scale`` per
+        answer), reporting ``callback(iteration, gap)`` as its solver goes."""
 
 
 class Hull:
@@ -84,13 +114,22 @@ class Hull:
                     "and columns (Workload.implicit); use body='relaxed' for 2-way marginals")
         return None
 
+    def memory(self, workload: Workload) -> float:
+        # The model lives beside the solvers it describes.
+        return hull.projection_memory(workload, self.solver)
+
+    def memory_blocker(self, workload: Workload) -> str | None:
+        return hull.memory_blocker(workload, self.solver)
+
     def width_bound(self, workload: Workload) -> float | None:
         from ..geometry import gaussian_width_bound
 
         return gaussian_width_bound(workload)
 
-    def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None) -> ProjectionResult:
-        return project_to_hull(workload, y, solver=self.solver, tol=self.tol, noise_scale=noise_scale)
+    def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
+                callback: Callback | None = None) -> ProjectionResult:
+        return project_to_hull(workload, y, solver=self.solver, tol=self.tol, noise_scale=noise_scale,
+                               callback=callback)
 
     def __repr__(self) -> str:
         return f"Hull(solver={self.solver!r})"
@@ -124,18 +163,44 @@ class Relaxation:
             return f"'relaxed' cannot take {workload.name}: {error}"
         return None
 
+    def memory(self, workload: Workload) -> float:
+        # Polynomial in the attributes (the moment matrix), never the universe: the solver that
+        # runs decides the power (RELAXATION_*_BYTES).
+        side = float(_moment_side(workload))
+        if relaxation_module.check_solver(self.solver, self.relaxation) == "admm":
+            return RELAXATION_ADMM_BYTES * side**2
+        if self.relaxation == "local":
+            return RELAXATION_LOCAL_BYTES * side**2
+        return RELAXATION_CONE_BYTES * side**3
+
+    def memory_blocker(self, workload: Workload) -> str | None:
+        shortfall = memory_shortfall(self.memory(workload))
+        if shortfall is None:
+            return None
+        side = format_count(_moment_side(workload))
+        return f"projecting onto the relaxation L holds moment matrices of {side} x {side} entries, {shortfall}"
+
     def width_bound(self, workload: Workload) -> float | None:
         return None  # l*(L) >= l*(K_Q); no certified bound on it is known here
 
-    def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None) -> RelaxationResult:
+    def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
+                callback: Callback | None = None) -> RelaxationResult:
         domain = workload.domain
         assert domain is not None, "blocker() refuses a workload without a domain"
         if self.tol is None:
-            return project_to_relaxation(domain, y, relaxation=self.relaxation, solver=self.solver)
-        return project_to_relaxation(domain, y, relaxation=self.relaxation, solver=self.solver, tol=self.tol)
+            return project_to_relaxation(domain, y, relaxation=self.relaxation, solver=self.solver, callback=callback)
+        return project_to_relaxation(domain, y, relaxation=self.relaxation, solver=self.solver, tol=self.tol,
+                                     callback=callback)
 
     def __repr__(self) -> str:
         return f"Relaxation(relaxation={self.relaxation!r}, solver={self.solver!r})"
+
+
+def _moment_side(workload: Workload) -> int:
+    """``D + 1``, the side of the moment matrix of the relaxation of ``workload``'s domain."""
+    domain = workload.domain
+    assert domain is not None, "blocker() refuses a workload without a domain"
+    return relaxation_module.moment_dimension(domain.sizes) + 1
 
 
 def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto", tol: float | None = None,
@@ -145,9 +210,10 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     ``"hull"`` and ``"relaxed"`` name one. ``"auto"`` decides from the workload alone (never the
     data, since the body decides which point is released):
 
-    - a workload only one body takes gets it: the hull needs products both ways and at most
-      :data:`HULL_MAX_UNIVERSE` elements (its memory is O(m)); the relaxation, all 2-way
-      marginals of a domain; any other workload is refused;
+    - a workload only one body takes gets it: the hull needs products both ways, at most
+      :data:`HULL_MAX_UNIVERSE` elements (its memory is O(m)) and the memory its projection
+      holds (:meth:`Hull.memory`); the relaxation, all 2-way marginals of a domain and the
+      memory of its moment matrices (:meth:`Relaxation.memory`); any other workload is refused;
     - a solver that only one body runs picks it (``"fast"`` the hull, ``"admm"`` the relaxation;
       a CVXPY name, the hull, which runs it on the explicit matrix);
     - with ``solver="auto"``, where both bodies apply, the hull unless the cost model estimates
@@ -156,6 +222,11 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
       solvers counted are those the workload allows (the CVXPY ones need its explicit matrix,
       so an implicit workload's hull is the active-set solver's). ``relaxation="local"``,
       which the ADMM does not solve and the model does not cover, keeps the hull.
+
+    A body whose projection would hold more memory than this machine has available
+    (:meth:`Body.memory_blocker`) is refused here, with a ValueError naming ``workload``, before
+    any solver runs or any memory over the universe is allocated: the mechanisms call this in
+    their constructors.
 
     ``solver`` and ``tol`` go to the chosen body's projection; ``relaxation`` picks L's constraints.
     """
@@ -172,13 +243,68 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     blocker = chosen.blocker(workload)
     if blocker is not None:
         raise ValueError(f"body: {blocker}")
+    too_large = chosen.memory_blocker(workload)
+    if too_large is not None:
+        raise ValueError(f"workload: {too_large}; use {_memory_remedies(workload, chosen, relaxation)}")
     return chosen
+
+
+def _memory_remedies(workload: Workload, chosen: Hull | Relaxation, relaxation: str) -> str:
+    """What to use instead of a body whose projection does not fit in memory (for
+    :func:`choose_body`'s refusal): the other body where it takes the workload and fits, or the
+    hull's automatic solver where that fits, fewer attributes, or no projection."""
+    remedies = []
+    if isinstance(chosen, Hull):
+        if chosen.solver != "auto" and Hull().memory_blocker(workload) is None:
+            remedies.append("solver='auto' (which runs only the solvers that fit)")
+        if _relaxation_fits(workload, Relaxation(relaxation=relaxation)):
+            remedies.append("body='relaxed' (the relaxation L, whose size does not grow with the universe)")
+    elif _hull_fits(workload, "auto", limit=False):
+        remedies.append("body='hull' (the hull K_Q)")
+    remedies += ["fewer or coarser attributes",
+                 "answers without projection (GaussianMechanism, or FactorizationMechanism with project=False)"]
+    return ", ".join(remedies[:-1]) + ", or " + remedies[-1]
+
+
+def _hull_fits(workload: Workload, solver: str, *, limit: bool = True) -> bool:
+    """Whether the hull takes ``workload`` (products both ways, and within
+    :data:`HULL_MAX_UNIVERSE` where ``limit``, the bound of ``body="auto"``) and its projection
+    with ``solver`` (``"auto"`` for a solver only the relaxation runs) fits in memory."""
+    if not workload.has_adjoint or (limit and workload.universe_size > HULL_MAX_UNIVERSE):
+        return False
+    candidate = Hull(solver=solver if _hull_runs(solver) else "auto")
+    # A solver the workload does not allow (a CVXPY one on an implicit workload) is refused by
+    # the hull's blocker once chosen, in its own words, not here as a matter of memory.
+    return candidate.blocker(workload) is not None or candidate.memory_blocker(workload) is None
+
+
+def _hull_runs(solver: str) -> bool:
+    try:
+        hull.check_solver(solver)
+    except ValueError:
+        return False
+    return True
+
+
+def _relaxation_fits(workload: Workload, candidate: Relaxation) -> bool:
+    return candidate.blocker(workload) is None and candidate.memory_blocker(workload) is None
+
+
+def _relaxation_for(solver: str, relaxation: str) -> Relaxation:
+    """The relaxation ``body="auto"`` would run: with ``solver`` where it runs it, else its own."""
+    try:
+        return Relaxation(relaxation=relaxation, solver=solver)
+    except ValueError:
+        return Relaxation(relaxation=relaxation)
 
 
 def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
     """``"hull"`` or ``"relaxed"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
-    hull_fits = workload.has_adjoint and workload.universe_size <= HULL_MAX_UNIVERSE
-    relaxed_blocker = Relaxation().blocker(workload)
+    hull_fits = _hull_fits(workload, solver)
+    relaxed = _relaxation_for(solver, relaxation)
+    relaxed_blocker = relaxed.blocker(workload)
+    if relaxed_blocker is None:
+        relaxed_blocker = relaxed.memory_blocker(workload)
     if hull_fits and relaxed_blocker is None:
         if solver == "admm":
             return "relaxed"
@@ -190,10 +316,60 @@ def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
         return "hull"
     if relaxed_blocker is None:
         return "relaxed"
-    why = ("it is implicit without rmatvec/columns" if not workload.has_adjoint else
-           f"its universe of {workload.universe_size:,} elements is above HULL_MAX_UNIVERSE = {HULL_MAX_UNIVERSE:,}")
+    if not workload.has_adjoint:
+        why = "it is implicit without rmatvec/columns"
+    elif workload.universe_size > HULL_MAX_UNIVERSE:
+        why = (f"its universe of {format_count(workload.universe_size)} elements is above HULL_MAX_UNIVERSE = "
+               f"{HULL_MAX_UNIVERSE:,}")
+    else:
+        why = str(Hull(solver=solver if _hull_runs(solver) else "auto").memory_blocker(workload))
+    # body="hull" goes beyond HULL_MAX_UNIVERSE, never beyond the memory: suggested only where it fits.
+    regardless = (", or pass body='hull' to project onto K_Q regardless of HULL_MAX_UNIVERSE"
+                  if _hull_fits(workload, solver, limit=False) else "")
     raise ValueError(
         f"body: 'auto' finds no tractable body for {workload!r}: the hull K_Q is out ({why}), and "
-        f"{relaxed_blocker}. Use GaussianMechanism, or pass body='hull' for a workload with rmatvec and "
-        "columns to project onto K_Q regardless of its size"
+        f"{relaxed_blocker}. Use answers without projection (GaussianMechanism, or FactorizationMechanism with "
+        f"project=False){regardless}"
     )
+
+
+class ProjectionProgress:
+    """A ``callback(iteration, gap)`` that shows a projection's progress where it is slow.
+
+    Silent for the first ``delay`` seconds (default :data:`PROGRESS_DELAY`: most projections end
+    sooner) and wherever standard error is not a terminal (a pipe, a log file, a notebook or a
+    test); after that it draws :class:`~projmech.solve.ProgressBar`'s bar with the solver's
+    iteration and gap. Use it as a context manager, so that a bar it opened is closed however
+    the solve ends.
+    """
+
+    def __init__(self, description: str, *, delay: float | None = None) -> None:
+        self.description = description
+        self.delay = PROGRESS_DELAY if delay is None else delay
+        self._start = time.perf_counter()
+        self._bar: ProgressBar | None = None
+
+    def __enter__(self) -> ProjectionProgress:
+        self._start = time.perf_counter()
+        return self
+
+    def __call__(self, iteration: int, gap: float) -> None:
+        if self._bar is None:
+            if time.perf_counter() - self._start < self.delay or not _on_terminal():
+                return
+            self._bar = ProgressBar(self.description).__enter__()
+        self._bar(iteration, gap)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc_info)
+            self._bar = None
+
+
+def _on_terminal() -> bool:
+    """Whether standard error is a terminal, where a progress bar belongs."""
+    stream = sys.stderr
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # a replaced stream without isatty, or a closed one
+        return False

@@ -22,6 +22,7 @@ noise, and the certificate's derivation, are in the theory page *Projection onto
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -35,14 +36,17 @@ from .._sparse import issparse
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
     record_total_time, solve_in_order, status_from_cvxpy
-from ..validation import check_positive_int, check_positive_number, check_real_array
+from ..validation import check_positive_int, check_positive_number, check_real_array, format_count
 from ..workloads import Workload, as_query_matrix
 from .cost import WorkloadSize, by_estimated_time
+from .memory import memory_limit, memory_shortfall
 from .solvers import installed_solvers
 from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 
 __all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS",
-           "DEFAULT_TOL", "NOISE_TOL", "MODELLED_SOLVERS", "check_solver", "auto_solver_order"]
+           "DEFAULT_TOL", "NOISE_TOL", "MODELLED_SOLVERS", "check_solver", "auto_solver_order", "solver_memory",
+           "projection_memory", "memory_blocker", "HULL_BYTES_PER_ELEMENT", "ACTIVE_SET_BYTES_PER_ENTRY",
+           "CVXPY_BYTES_PER_ENTRY"]
 
 #: CVXPY solvers ``project_to_hull`` accepts by name.
 SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "OSQP", "SCS")
@@ -53,6 +57,24 @@ FAST = "fast"
 #: The CVXPY solvers ``solver="auto"`` orders by :mod:`~projmech.bodies.cost` with ``"fast"``;
 #: the others are never faster in ``benchmarks/solvers.py`` and follow them as fallbacks.
 MODELLED_SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
+
+#: The memory model of a projection onto K_Q (:func:`solver_memory`), from the peak resident
+#: memory measured beyond the arrays the caller holds. Bytes per universe element that every
+#: solver holds: the dense witness, gradients and products over the universe (31-36 measured
+#: for the active-set solver on 1- and 2-way marginals of 22 binary attributes; 0.76 GB for
+#: 2^24 elements).
+HULL_BYTES_PER_ELEMENT = 48
+
+#: Bytes per entry of the active-set solver's columns: ``k`` answers for each of the at most
+#: ``rank(F) + 1`` elements of its support (Carathéodory), with the working copies of its
+#: minimum-norm-point steps (37-41 measured for identity and prefix queries over 4,096 elements,
+#: whose support fills the universe).
+ACTIVE_SET_BYTES_PER_ENTRY = 48
+
+#: Bytes per stored entry of the explicit matrix that a CVXPY solver holds: CVXPY's
+#: canonicalization copies the matrix, and the solver builds its own system from the copy
+#: (220-290 measured for Clarabel, ECOS and SCS on 2-way marginals of 14 and 15 binary attributes).
+CVXPY_BYTES_PER_ENTRY = 300
 
 #: Default certified tolerance of :func:`project_to_hull` without a noise level (see its ``tol``).
 DEFAULT_TOL = 1e-8
@@ -633,7 +655,8 @@ def auto_solver_order(workload: Workload) -> list[str]:
     to the slowest (:func:`~projmech.bodies.cost.by_estimated_time`), then the other installed
     CVXPY solvers. Every one stays as a fallback: the active-set solver certifies badly scaled
     problems (columns of norm 1e8) that every CVXPY solver fails, and a CVXPY solver may certify
-    where it stops.
+    where it stops. :func:`project_to_hull` runs those of them that fit in this machine's memory
+    (:func:`solver_memory`): one that does not would end in a ``MemoryError``, not a fallback.
     """
     explicit = not workload.is_implicit
     # Only an explicit matrix takes a CVXPY solver: an implicit one needs no lookup (nor CVXPY's import).
@@ -644,12 +667,93 @@ def auto_solver_order(workload: Workload) -> list[str]:
     return order + [name for name in SOLVERS if explicit and name in installed and name not in order]
 
 
+def solver_memory(workload: Workload, solver: str) -> float:
+    """Bytes that projecting onto ``K_Q`` by one solver holds at its peak, beyond the workload
+    and the noisy answers themselves.
+
+    Every solver holds :data:`HULL_BYTES_PER_ELEMENT` per universe element; the active-set
+    solver (``"fast"``) also :data:`ACTIVE_SET_BYTES_PER_ENTRY` per entry of its columns (``k``
+    for each of at most ``min(rank(F) + 1, m)`` support elements, the rank bounded as
+    :class:`~projmech.bodies.cost.WorkloadSize` bounds it); a CVXPY solver
+    :data:`CVXPY_BYTES_PER_ENTRY` per stored entry of the explicit matrix. ``inf`` beyond
+    floating point.
+    """
+    return _memory_parts(workload, check_solver(solver))[0]
+
+
+def projection_memory(workload: Workload, solver: str = "auto") -> float:
+    """Bytes that :func:`project_to_hull` holds at its peak on ``workload`` with ``solver``.
+
+    A named solver's :func:`solver_memory`; for ``"auto"`` the least among the solvers of
+    :func:`auto_solver_order` (it runs only those that fit).
+    """
+    return _least_memory(workload, check_solver(solver))[0]
+
+
+def memory_blocker(workload: Workload, solver: str = "auto") -> str | None:
+    """Why projecting ``workload``'s answers onto ``K_Q`` with ``solver`` cannot fit in this
+    machine's memory (a phrase without argument names, which the library and the command line
+    each complete with their own remedies), or None if it fits (:func:`projection_memory`,
+    :func:`~projmech.bodies.memory.memory_shortfall`)."""
+    needed, held = _least_memory(workload, check_solver(solver))
+    shortfall = memory_shortfall(needed)
+    return None if shortfall is None else f"projecting onto the hull K_Q holds {held}, {shortfall}"
+
+
+def _fitting(order: list[str], workload: Workload) -> list[str]:
+    """The solvers of ``order`` whose :func:`solver_memory` fits in this machine's memory."""
+    limit = memory_limit()
+    return [name for name in order if limit is None or solver_memory(workload, name) <= limit]
+
+
+def _least_memory(workload: Workload, solver: str) -> tuple[float, str]:
+    """:func:`projection_memory` and what holds it, for a checked ``solver``."""
+    if solver != "auto":
+        return _memory_parts(workload, solver)
+    candidates = [_memory_parts(workload, name) for name in auto_solver_order(workload)]
+    # No solver applies (an implicit workload without products both ways): the projection
+    # refuses it before allocating anything; the universe's vectors are what it would hold.
+    return min(candidates, key=lambda part: part[0], default=_memory_parts(workload, FAST, columns=False))
+
+
+def _memory_parts(workload: Workload, solver: str, *, columns: bool = True) -> tuple[float, str]:
+    """The bytes one solver holds (:func:`solver_memory`) and a phrase naming what holds them."""
+    k, m = workload.shape
+    universe = f"vectors over the universe of {format_count(m)} elements"
+    vectors = _times(HULL_BYTES_PER_ELEMENT, m)
+    if solver != FAST:
+        stored = workload._stored_entries()
+        matrix = _times(CVXPY_BYTES_PER_ENTRY, stored)
+        held = (f"{solver}'s copies of the {format_count(stored)} stored entries of the explicit matrix"
+                if matrix >= vectors else universe)
+        return vectors + matrix, held
+    if not columns:
+        return vectors, universe
+    support = min(WorkloadSize.of(workload).rank + 1, m)
+    active = _times(ACTIVE_SET_BYTES_PER_ENTRY * k, support)
+    held = universe if vectors >= active else (
+        f"{universe} and up to {format_count(support)} columns of {format_count(k)} answers (its active set)")
+    return vectors + active, held
+
+
+def _times(per: int, count: int) -> float:
+    """``per * count`` bytes as a float, ``inf`` beyond floating point (a universe of 2^1100)."""
+    try:
+        return float(per * count)
+    except OverflowError:
+        return math.inf
+
+
 def _solver_order(solver: str, workload: Workload) -> list[str]:
-    """The solvers to try, in order; a ValueError when ``solver`` cannot run on ``workload``."""
+    """The solvers to try, in order; a ValueError when ``solver`` cannot run on ``workload``, or
+    would not fit in memory (checked here, before anything over the universe is allocated)."""
     solver = check_solver(solver)
     explicit = not workload.is_implicit
     if solver == "auto":
         order = auto_solver_order(workload)
+        if order:  # those that fit; none fitting is refused here, naming what it would hold
+            _refuse_memory(workload, solver)
+            order = _fitting(order, workload)
         if not order:
             raise ValueError(
                 "solver: no solver applies: the workload is implicit without rmatvec/columns, "
@@ -659,13 +763,30 @@ def _solver_order(solver: str, workload: Workload) -> list[str]:
     if solver == FAST:
         if not workload.has_adjoint:
             raise ValueError("solver: 'fast' needs the workload's rmatvec and columns (see Workload.implicit)")
+        _refuse_memory(workload, solver)
         return [FAST]
     installed = installed_solvers()
     if solver not in installed:
         raise ValueError(f"solver: {solver} is not installed (installed: {sorted(installed)})")
     if not explicit:
         raise ValueError(f"solver: {solver} needs the explicit matrix; the workload is implicit (use 'fast')")
+    _refuse_memory(workload, solver)
     return [solver]
+
+
+def _refuse_memory(workload: Workload, solver: str) -> None:
+    """A ValueError naming ``F`` where projecting with ``solver`` would not fit in memory."""
+    why = memory_blocker(workload, solver)
+    if why is None:
+        return
+    fixes = ["fewer or coarser attributes"]
+    if solver != "auto" and memory_blocker(workload) is None:
+        fixes.append("solver='auto' (which runs only the solvers that fit)")
+    if workload.marginal_way == 2:
+        fixes.append("project_to_relaxation (the relaxation L of 2-way marginals, whose size does not grow with the "
+                     "universe)")
+    raise ValueError(f"F: {why}; use {', '.join(fixes[:-1])} or {fixes[-1]}" if len(fixes) > 1
+                     else f"F: {why}; use {fixes[0]}")
 
 
 def _warm_support(warm_start: Any, m: int) -> tuple[np.ndarray, np.ndarray]:

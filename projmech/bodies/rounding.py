@@ -22,17 +22,23 @@ import numpy as np
 
 from ..data import Dataset
 from ..domain import Domain
-from ..validation import GENERATOR, check_positive_int
+from ..validation import GENERATOR, check_positive_int, format_count
 from .._sparse import issparse
 from ..workloads import Workload, marginals
 from .hull import ProjectionResult
 from .marginal_rows import search_rows, tree_rows
+from .memory import memory_shortfall
 from .relaxation import MomentEncoding, RelaxationResult
 
 __all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthetic_data", "ROW_METHODS"]
 
 #: How :func:`synthetic_data` draws rows from a projection onto L.
 ROW_METHODS = ("auto", "search", "gaussian")
+
+#: Bytes per value of :func:`synthetic_data`'s rows (``n`` times the attributes): the int64
+#: rows themselves and two working copies of them (the unravelled columns and their stacking,
+#: or the search's candidate rows), checked against memory before any row is drawn.
+ROW_BYTES_PER_VALUE = 3 * 8
 
 
 def _check_binary_moments(moments: Any) -> np.ndarray:
@@ -247,7 +253,8 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     result : RelaxationResult or ProjectionResult
         A projection onto L (2-way marginals of ``domain``) or onto ``K_Q``.
     n : int
-        Rows to draw.
+        Rows to draw: as many as fit in memory (``ROW_BYTES_PER_VALUE`` bytes per value of the
+        rows, checked before any is drawn).
     rng : numpy.random.Generator
         The randomness of the drawing (tree sampling and search, Gaussian draws, or ties and the
         rows' order).
@@ -269,7 +276,8 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
         If ``domain``, ``result``, ``method`` or ``workload`` has the wrong type.
     ValueError
         For moments or a witness that do not match the domain, a projection result without its
-        workload, an unknown ``method``, or ``"gaussian"`` on a non-binary domain.
+        workload, an unknown ``method``, ``"gaussian"`` on a non-binary domain, or ``n`` not
+        positive or more rows than fit in memory.
 
     See Also
     --------
@@ -300,6 +308,7 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
         raise TypeError(f"method: expected a str, got {type(method).__name__}")
     if method not in ROW_METHODS:
         raise ValueError(f"method: expected one of {ROW_METHODS}, got {method!r}")
+    _check_rows_fit(check_positive_int("n", n), domain)
     if isinstance(result, ProjectionResult):
         if method != "auto":
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
@@ -330,6 +339,15 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     data = Dataset(rows, domain)
     difference = marginals(domain, 2, implicit=True).answer_data(data) - result.answers
     return _synthetic(data, repair, difference, "search" if method == "auto" else method)
+
+
+def _check_rows_fit(n: int, domain: Domain) -> None:
+    """A ValueError naming ``n`` where ``n`` rows over ``domain`` would not fit in memory
+    (:data:`ROW_BYTES_PER_VALUE` per value), before anything is drawn."""
+    too_large = memory_shortfall(ROW_BYTES_PER_VALUE * float(n) * len(domain))
+    if too_large is not None:
+        raise ValueError(f"n: {format_count(n)} rows of {len(domain)} attributes hold {too_large}; draw fewer rows "
+                         "(several calls draw more, each from the same projection)")
 
 
 def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np.random.Generator,
