@@ -9,8 +9,11 @@ Outputs are staged: each is written to a temporary file beside its target (in th
 that moving it into place is a rename, which needs no space and cannot be half done), flushed to
 the disk, and only once every output of the command is complete are all of them moved into place
 (:func:`os.replace`, with the usual signals held off between the first move and the last). On any
-failure, a full disk, an exception or a signal, the temporaries are removed and the files that
-were there before are left exactly as they were.
+failure while they are written, a full disk, an exception or a signal, the temporaries are removed
+and the files that were there before are left exactly as they were. Two cases fall outside: a
+move that fails after another succeeded (only if a target changed since it was checked; the error
+names what was replaced), and a kill that cannot be caught (SIGKILL, a power cut), which leaves the
+earlier files intact but a hidden ``.NAME.XXXXXXXX.partial.EXT`` temporary beside them.
 """
 
 from __future__ import annotations
@@ -80,13 +83,16 @@ class StagedOutputs:
         target's suffix, for writers that pick a format by it), then the file is flushed to the
         disk. Missing folders above ``target`` are created (and removed again on failure). An
         OSError, a full disk say, becomes one that names ``name`` (a flag) and ``target``."""
+        # A symbolic link is written through, as a plain write would: the file it points to is
+        # replaced and the link stays (replacing the link itself left its target stale).
+        real = Path(os.path.realpath(target))
         try:
-            self._make_folders(target.parent)
-            temporary = self._create_temporary(name, target)
+            self._make_folders(real.parent)
+            temporary = self._create_temporary(name, real)
             writer(temporary)
             _flush_to_disk(temporary)
             with contextlib.suppress(OSError):  # an output forced over a file keeps that file's mode
-                os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
+                os.chmod(temporary, stat.S_IMODE(os.stat(real).st_mode))
         except OSError as error:
             raise OSError(f"{name}: {target}: could not write it ({error.strerror or error})") from error
 

@@ -751,9 +751,11 @@ def _solver_help() -> str:
 
 
 def _did_you_mean(given: str, offered: Sequence[str]) -> str:
-    """``; did you mean X?`` for the offered word closest to a mistyped one, if any is close."""
-    close = difflib.get_close_matches(given, offered, n=1)
-    return f"; did you mean {close[0]}?" if close else ""
+    """``; did you mean X?``: the offered words that a shortened one begins (flags are never
+    taken abbreviated), else the one closest to a mistyped one, if any is close."""
+    begun = [word for word in offered if word.startswith(given)] if len(given.lstrip("-")) >= 1 else []
+    close = begun[:3] or difflib.get_close_matches(given, offered, n=1)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
 
 
 #: argparse's messages, and the command's own words for them: each error names its flag first.
@@ -764,8 +766,6 @@ _PARSER_MESSAGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"argument (?P<flag>\S+): invalid int value: (?P<value>.*)"),
      r"\g<flag>: expected an integer, got \g<value>"),
     (re.compile(r"argument (?P<flag>\S+): expected one argument"), r"\g<flag>: expected a value after it"),
-    (re.compile(r"ambiguous option: (?P<flag>\S+?)(=\S*)? could match (?P<flags>.*)"),
-     r"\g<flag>: ambiguous: it abbreviates \g<flags>; give the flag in full"),
     (re.compile(r"argument (?P<flag>\S+): (?P<message>.*)"), r"\g<flag>: \g<message>"),
 )
 
@@ -778,6 +778,12 @@ class _Parser(argparse.ArgumentParser):
 
     #: The subcommands' parsers by name (set on the top-level parser by :func:`build_parser`).
     commands: Mapping[str, _Parser] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviated flags: `demo --out x` silently meant --out-dir, and an abbreviation that
+        # a later flag makes ambiguous would break a user's script; a prefix gets "did you mean".
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         if self.commands and message == "the following arguments are required: command":

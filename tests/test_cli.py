@@ -402,7 +402,7 @@ FILES = ["--data", "d", "--domain", "d", "--out", "o"]
                                              "--epsilon?"),
     (["release", *FILES, "--epsilom=1"], "projmech release: error: --epsilom: no such flag; did you mean --epsilon?\n"),
     (["release", *FILES, "--rho", "1", "2"], "projmech release: error: '2': a value no flag takes"),
-    (["release", *FILES, "--e", "1"], "projmech release: error: --e: ambiguous: it abbreviates --engine, --epsilon"),
+    (["release", *FILES, "--e", "1"], "projmech release: error: --e: no such flag; did you mean --engine or --epsilon?"),
     (["demo", "--trails", "2"], "projmech demo: error: --trails: no such flag; did you mean --trials?"),
     (["demo", "--outdir", "x"], "projmech demo: error: --outdir: no such flag; did you mean --out-dir?"),
     (["audit", "--trials", "x"], "projmech audit: error: --trials: no such flag"),
@@ -1469,3 +1469,34 @@ def test_the_command_refuses_by_the_library_memory_model(files, capsys, monkeypa
         assert code == 2 and not out.exists()
         one_line_error(capsys, f"--body hull: {why}; use --mechanism gaussian or factorization (answers without "
                                "projection)")
+
+
+def test_abbreviated_flags_are_refused_with_the_full_name(files, capsys, tmp_path):
+    """argparse took a prefix of a flag for the flag: `demo --out x` meant --out-dir in silence."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--out", str(tmp_path / "x")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "projmech demo: error: --out: no such flag; did you mean --out-dir?\n", err
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(SystemExit):
+        release(files, "--eps", "1")
+    assert not (files["dir"] / "out.csv").exists()
+    err = capsys.readouterr().err
+    assert err.startswith("projmech release: error: --eps: no such flag; did you mean --epsilon?"), err
+
+
+def test_a_symbolic_link_output_is_written_through(files, capsys, tmp_path):
+    """--force over a link to an earlier result replaces the file it points to and keeps the
+    link (replacing the link itself left the linked file stale)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "results.csv").write_text("old\n")
+    link = files["dir"] / "out.csv"
+    link.symlink_to(elsewhere / "results.csv")
+    code, _ = release(files, "--rho", "1", "--force")
+    assert code == 0, capsys.readouterr().err
+    assert link.is_symlink() and os.path.samefile(link, elsewhere / "results.csv")
+    assert (elsewhere / "results.csv").read_text() != "old\n"
+    assert pd.read_csv(link).shape[0] > 0
+    assert not [path for path in elsewhere.iterdir() if path.name.startswith(".")]  # no temporary left
