@@ -9,9 +9,13 @@ Three parts, one table each, and ``results/audit.csv`` with every row:
 2. **power**: the same with every noise scale halved while the claim stays (a planted 2x
    sensitivity bug); the (epsilon, delta) mechanisms at ``delta = 1e-3``, where 100,000 releases
    resolve the tails.
-3. **the old defect**: the add/remove mechanisms of the audited release divided the answers by the
-   true row count. Reproduced here in numpy on the pairs of the audit that found it (Laplace
-   n = 100 vs 101; Gaussian n = 1 vs 2), beside projmech's mechanisms on the same pairs.
+3. **the old defects**: the add/remove mechanisms of the audited release divided the answers by
+   the true row count. Reproduced here in numpy on the pairs of the audit that found it (Laplace
+   n = 100 vs 101; Gaussian n = 1 vs 2), beside projmech's mechanisms on the same pairs. And the
+   sensitivity of a workload of tiny entries (issue 31, item 1): computed as the square root of a
+   sum of squares it was 0 for ``F = [[1e-200, 0]]``, and the Gaussian mechanism released the
+   answer without noise; the ``tiny_gaussian`` case is run with that computation put back
+   (``Workload.count_sensitivity`` patched for the run), under both relations.
 
 Usage::
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ProcessPoolExecutor
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -44,6 +49,28 @@ def _run_case(job: tuple[str, str, bool, float, int, float, int]) -> dict:
     row = result.as_row()
     row.update(part="power" if planted else "validity", relation=relation, kind=mechanism, seconds=timer.seconds)
     return row
+
+
+def _naive_count_sensitivity(self: pm.workloads.Workload, neighbouring: str, ord: float = 2) -> float:
+    """The sensitivity as computed before issue 31 (item 1): the square root of a sum of squares of
+    the entries, unscaled (0 for entries of 1e-200, whose squares underflow), and no refusal of a
+    sensitivity of 0 for a workload that is not zero."""
+    matrix = self.toarray()
+    norm = float(np.sqrt((matrix * matrix).sum(axis=0)).max()) if ord == 2 else float(np.abs(matrix).sum(axis=0).max())
+    return pm.Neighbouring.parse(neighbouring).count_sensitivity(norm, ord, nonnegative=bool((matrix >= 0).all()))
+
+
+def _naive_tiny_rows(releases: int, confidence: float) -> list[dict]:
+    """The tiny_gaussian case with the naive sensitivity put back: no noise, caught."""
+    rows = []
+    for relation in ("replace-one", "add-remove"):
+        # The mechanism calibrates when the case is built: the patch need not outlive that.
+        with mock.patch.object(pm.workloads.Workload, "count_sensitivity", _naive_count_sensitivity):
+            (case,) = audit_cases(["tiny_gaussian"], [relation])
+        result = case.run(releases, confidence, rng=9)
+        rows.append({**result.as_row(), "mechanism": f"tiny_gaussian, {relation}, sensitivity by a sum of squares (old)",
+                     "part": "old defect", "seconds": math.nan})
+    return rows
 
 
 def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
@@ -80,7 +107,7 @@ def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
                        (first, second), releases=releases, confidence=confidence, delta=getattr(mechanism.privacy, "delta", 0.0),
                        claimed_epsilon=1.0, rng=8, name=name)
         rows.append({**result.as_row(), "part": "old defect", "seconds": math.nan})
-    return rows
+    return rows + _naive_tiny_rows(releases, confidence)
 
 
 def main() -> None:
@@ -112,7 +139,7 @@ def main() -> None:
     write_csv(frame, RESULTS / "audit.csv")
     for part, title in (("validity", "claimed epsilon and the audit's lower bound"),
                         ("power", "planted 2x bug (noise halved, claim kept)"),
-                        ("old defect", "the defect the first audit found, and the fix on the same pairs")):
+                        ("old defect", "the defects audits found, and the fix on the same pairs")):
         table = frame[frame["part"] == part]
         if table.empty:
             continue

@@ -15,6 +15,9 @@ mean RMSE with a 95% Student-t interval and the mean time per release
   number of rounds ``T`` minimizing :func:`projmech.offline_pmw_error_bound`, and the smallest
   ``alpha`` on a grid whose accuracy guarantee (:func:`projmech.online_pmw_accuracy`, per-draw
   ``epsilon / (4k)`` so that the total is ``PureDP(epsilon)``) fails with probability at most 5%.
+  Online PMW draws its default noise (``--online-noise auto``: OpenDP's exact discrete Laplace,
+  which no seed drives, so its cells below n = 1000, where it updates, vary from run to run);
+  ``--online-noise continuous`` makes them reproducible from ``--seed``.
 
 Bounds (the column ``bound``; drawn dashed in the plot), each an upper bound on ``E[RMSE]``:
 
@@ -118,8 +121,8 @@ class OnlinePMWOnWorkload:
 
     mechanism_name = "online_pmw"
 
-    def __init__(self, workload: Workload, epsilon: float) -> None:
-        self.workload, self.epsilon = workload, epsilon
+    def __init__(self, workload: Workload, epsilon: float, noise: str = "auto") -> None:
+        self.workload, self.epsilon, self.noise = workload, epsilon, noise
         self.rows = workload.toarray()
 
     def settings(self, n: int) -> tuple[float, int, float, bool]:
@@ -129,7 +132,8 @@ class OnlinePMWOnWorkload:
         for alpha in ALPHA_GRID:
             copies = mw_update_bound(m, float(alpha)) + 1
             per_draw = self.epsilon / (4 * copies)
-            if online_pmw_accuracy(float(alpha), per_draw, n, k_queries, copies).failure_probability \
+            # The guarantee of the noise drawn: discrete draws' tails carry the factor 2/(1+e^-eps).
+            if online_pmw_accuracy(float(alpha), per_draw, n, k_queries, copies, noise=self.noise).failure_probability \
                     <= FAILURE_PROBABILITY:
                 return float(alpha), copies, per_draw, True
         return float(alpha), copies, per_draw, False
@@ -140,7 +144,7 @@ class OnlinePMWOnWorkload:
 
     def release(self, data: Any, n: int | None = None, rng: Any = None) -> Any:
         alpha, copies, per_draw, _ = self.settings(data.n if n is None else n)
-        mechanism = OnlinePMW(data, alpha, per_draw, k=copies, n=n, rng=rng)
+        mechanism = OnlinePMW(data, alpha, per_draw, k=copies, n=n, rng=rng, noise=self.noise)
         answers = []
         for row in self.rows:
             try:
@@ -151,8 +155,10 @@ class OnlinePMWOnWorkload:
 
 
 def build_mechanisms(names: Sequence[str], workload: Workload, privacy: ApproxDP, solver: str,
-                     width_samples: int, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Callable[[int], float]]]:
-    """The mechanisms by name, and each one's bound on ``E[RMSE]`` as a function of ``n``."""
+                     width_samples: int, rng: np.random.Generator, online_noise: str = "auto",
+                     ) -> tuple[dict[str, Any], dict[str, Callable[[int], float]]]:
+    """The mechanisms by name, and each one's bound on ``E[RMSE]`` as a function of ``n``
+    (``online_noise``: online PMW's ``noise``)."""
     k = workload.num_queries
     gaussian = GaussianMechanism(workload, privacy)
     widths: dict[str, float] = {}
@@ -187,7 +193,7 @@ def build_mechanisms(names: Sequence[str], workload: Workload, privacy: ApproxDP
             mechanism = OfflinePMWForN(workload, privacy.epsilon)
             mechanisms[name], bound_of[name] = mechanism, mechanism.bound
         elif name == "online_pmw":
-            mechanism = OnlinePMWOnWorkload(workload, privacy.epsilon)
+            mechanism = OnlinePMWOnWorkload(workload, privacy.epsilon, online_noise)
             mechanisms[name], bound_of[name] = mechanism, mechanism.bound
         else:
             raise ValueError(f"--mechanisms: unknown mechanism {name!r}; expected some of {MECHANISMS}")
@@ -246,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--width-samples", type=int, default=1000,
                         help="Gaussian directions for the widths of K_Q and L in the projection bounds (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--online-noise", choices=("auto", "discrete", "continuous"), default="auto",
+                        help="online PMW's noise (default auto, its default: exact discrete, not reproducible from "
+                             "--seed; continuous is)")
     parser.add_argument("--quick", action="store_true",
                         help=f"sizes {','.join(map(str, QUICK_SIZES))} and 3 trials")
     parser.add_argument("--out", default="results/error_vs_n.csv",
@@ -273,7 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"mechanisms {', '.join(args.mechanisms)}", flush=True)
     timer = Timer()
     rng = np.random.default_rng(args.seed)
-    mechanisms, bound_of = build_mechanisms(args.mechanisms, workload, privacy, args.solver, args.width_samples, rng)
+    mechanisms, bound_of = build_mechanisms(args.mechanisms, workload, privacy, args.solver, args.width_samples, rng,
+                                            args.online_noise)
     results = error_vs_n(data, mechanisms, sizes, trials, rng, progress=not args.no_progress)
     results["bound"] = [bound_of[name](int(n)) for name, n in zip(results["mechanism"], results["n"])]
     if "gaussian" in mechanisms:

@@ -573,8 +573,10 @@ class OfflinePMW(_CountingMechanism):
         for _ in range(self.rounds):
             # The unchecked product: y is this loop's own distribution, not a caller's argument.
             scores = np.abs(truth - self.workload._matvec(y))
-            # Gumbel-max: argmax(logits + Gumbel noise) is an exact draw from softmax(logits),
-            # with no exponentials to overflow for large n.
+            # Gumbel-max: argmax(logits + Gumbel noise) draws from softmax(logits) in exact
+            # arithmetic, with no exponentials to overflow for large n. In floating point it is not
+            # an exact sampler (such exponential mechanisms have been attacked, Ilvento, CCS 2020);
+            # the guide lists it as a known limitation.
             index = int(np.argmax(selection_factor * scores + generator.gumbel(size=scores.size)))
             measurement = float(counts[index] + self.noise.sample(1, generator)[0]) / size
             row = self._row(index)

@@ -24,8 +24,9 @@ gamma(F)* (``docs/theory/factorization.md``).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import numpy as np
 import scipy.linalg as sl
@@ -36,13 +37,14 @@ from .factorization import Factorization, as_workload, check_objective, dense_ma
 from .range_forms import is_all_range
 from .solve import Attempt, Callback, Outcome, SolveError, SolveStats, Status, check_callback, record_total_time, \
     solve_in_order, status_from_cvxpy
-from .workloads import Workload
+from .workloads import Kron, MatrixWorkload, Workload
 
 __all__ = [
     "FactorizationError",
     "factorization_norm",
     "approximate_factorization_norm",
     "factorization_lower_bound",
+    "ScaledFactorization",
     "METHODS",
 ]
 
@@ -81,6 +83,14 @@ RANGE_MAX_UNIVERSE = 4096
 
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10
+
+#: An explicit workload whose largest magnitude lies outside ``[2^-300, 2^300]`` is factorized
+#: divided by a power of two near that magnitude (:class:`ScaledFactorization`): its Gram
+#: matrix ``F^T F`` squares the entries, which underflow to 0 below about 1e-154 (a 1e-200
+#: workload was refused as "F is zero") and overflow above 1e154. Inside the range every
+#: product the methods form stays normal, measured on prefix(8) from 1e-154 to 1e150, and the
+#: result keeps its usual type.
+SAFE_SCALE = 2.0**300
 
 
 class FactorizationError(SolveError):
@@ -204,6 +214,12 @@ def factorization_lower_bound(workload: Workload | Any, weights: Any = None, *, 
     workload = as_workload(workload)
     k, m = workload.shape
     q = np.full(m, 1.0 / m) if weights is None else _check_weights(weights, m, "weights")
+    form = _scaled_form(workload)
+    if form is not None:
+        # The bound is homogeneous: at the same weights, that of F / scale times scale, whose
+        # Gram matrix neither underflows to 0 (a bound of 0) nor overflows.
+        scale, scaled = form
+        return scale * factorization_lower_bound(scaled, q, query_weights=query_weights)
     if query_weights is None:
         return _dual_value(workload.gram(), q) / math.sqrt(k)
     from .max_factorization import max_lower_bound
@@ -536,6 +552,183 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, tol: float, solver: str,
     return _judge(fact, tol, note=note)
 
 
+def _scaled_form(workload: Workload) -> tuple[float, Workload] | None:
+    """``(s, F / s)`` for a workload with entries too small or too large for its Gram matrix,
+    else None (F factorized as it is).
+
+    An explicit matrix whose largest magnitude lies outside ``[2^-300, 2^300]`` is divided by
+    ``s = 2^(e - 1)`` for its largest magnitude ``2^(e - 1) <= |F|_max < 2^e``: F / s has entries
+    at most 2 in magnitude, and dividing by a power of two is exact. A Kronecker product is
+    scaled factor by factor (``(A / s) ⊗ (B / t) = (A ⊗ B) / (s t)``), so that every factor is
+    solved at unit scale and the product's norm and bound, which multiply over the factors, stay
+    in range. The builders' closed forms (prefix sums, ranges, marginals) have unit entries.
+
+    Raises
+    ------
+    ValueError
+        Where the largest entry magnitude (of a factor, or of the product) is below float64's
+        smallest normal number: gamma(F) would have few or no significant digits.
+    """
+    if isinstance(workload, MatrixWorkload):
+        matrix = workload.matrix
+        peak = float(np.abs(matrix.data if sp.issparse(matrix) else matrix).max(initial=0.0))
+        if peak == 0 or 1.0 / SAFE_SCALE <= peak <= SAFE_SCALE:
+            return None
+        if peak < sys.float_info.min:
+            _refuse_subnormal(f"{peak:.3g}")
+        scale = math.ldexp(1.0, math.frexp(peak)[1] - 1)
+        return scale, Workload(matrix / scale, domain=workload.domain, name=workload.name)
+    if isinstance(workload, Kron):
+        forms = [_scaled_form(factor) for factor in workload.factors]
+        if all(form is None for form in forms):
+            return None
+        # The scale 2^exponent, the product of the factors' scales, is about the size of the
+        # product's entries (times the unscaled factors' entries): outside float64's normal range
+        # those entries, and gamma, are lost (the scale itself would underflow or overflow).
+        exponent = sum(0 if form is None else math.frexp(form[0])[1] - 1 for form in forms)
+        if exponent < sys.float_info.min_exp - 1:
+            _refuse_subnormal(f"about 2^{exponent}")
+        if exponent >= sys.float_info.max_exp:
+            raise ValueError(f"workload: its largest entry magnitude, about 2^{exponent}, is beyond float64's range "
+                             f"({sys.float_info.max:.3g}); scale F down (gamma(c F) = |c| gamma(F))")
+        scale = math.ldexp(1.0, exponent)
+        factors = [factor if form is None else form[1] for factor, form in zip(workload.factors, forms)]
+        return scale, Kron(factors, domain=workload.domain, name=workload.name, implicit=workload.is_implicit)
+    return None
+
+
+def _refuse_subnormal(magnitude: str) -> NoReturn:
+    """Refuse a workload whose largest entry magnitude, ``magnitude``, is below float64's normal range."""
+    # Subnormal numbers carry few significant bits, and gamma(F), of their size, would too.
+    raise ValueError(
+        f"workload: its largest entry magnitude, {magnitude}, is below float64's smallest normal number "
+        f"({sys.float_info.min:.3g}): gamma(F) and the answers would have few significant digits; scale F up "
+        "(gamma(c F) = |c| gamma(F))"
+    )
+
+
+class ScaledFactorization(Factorization):
+    """The factorization of ``F = s F'`` made from one of ``F'``, for a power of two ``s``.
+
+    :func:`factorization_norm` divides a workload whose entries are too small or too large for
+    its Gram matrix (an explicit matrix, or a Kronecker product of such factors; see
+    :data:`SAFE_SCALE`) by ``s`` and factorizes the quotient ``F'``. ``gamma`` is homogeneous, ``gamma(s F') = s gamma(F')``, and so is every quantity of
+    the factorization but the strategy: with ``R' M = F'``, ``(s R') M = F``, the same strategy
+    M answers F with the reconstruction ``s R'``, and the dual bound at the same weights is
+    ``s`` times as large (its relative gap, on ``gamma^2``, is unchanged). This wrapper reports
+    them so, computed from ``F'``'s factorization and multiplied by ``s``: computed from F's own
+    entries, ``||R||_F`` and the relative gap would square numbers of F's size, which underflow
+    (or overflow) to 0 (or inf).
+
+    Parameters
+    ----------
+    workload : Workload
+        F.
+    inner : Factorization
+        A factorization of ``F / scale``.
+    scale : float
+        ``s``, a power of two.
+
+    Attributes
+    ----------
+    inner : Factorization
+        The factorization of ``F / scale``.
+    scale : float
+        ``s``.
+
+    Examples
+    --------
+    A workload of entries 1e-200 (whose Gram matrix is 0 in float64) has ``1e-200`` times the
+    norm and bound of prefix sums, the same strategy and relative gap:
+
+    >>> import projmech as pm
+    >>> tiny = pm.factorization_norm(1e-200 * pm.prefix(8).toarray())
+    >>> unit = pm.factorization_norm(pm.prefix(8))
+    >>> type(tiny).__name__, round(tiny.gamma / 1e-200, 4), round(unit.gamma, 4)
+    ('ScaledFactorization', 1.4949, 1.4949)
+    >>> round(tiny.lower_bound / 1e-200, 4), round(tiny.relative_gap, 6) == round(unit.relative_gap, 6)
+    (1.4944, True)
+    """
+
+    def __init__(self, workload: Workload, inner: Factorization, scale: float) -> None:
+        self.workload = workload
+        self.inner = inner
+        self.scale = scale
+        self.strategy = inner.strategy  # M is the same: only R scales
+        self.objective = inner.objective
+        self.lower_bound = None if inner.lower_bound is None else scale * inner.lower_bound
+        self.stats = inner.stats
+
+    def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
+        return self.scale * self.inner._reconstruct(measurements)
+
+    def _reconstruct_block(self, block: np.ndarray) -> np.ndarray:
+        return self.scale * self.inner._reconstruct_block(block)
+
+    def _reconstruction_columns(self, start: int, stop: int) -> np.ndarray:
+        return self.scale * self.inner._reconstruction_columns(start, stop)
+
+    @property
+    def reconstruction_norm(self) -> float:
+        """``||R||_F = s ||R'||_F``."""
+        return self.scale * self.inner.reconstruction_norm
+
+    @property
+    def residual(self) -> float:
+        """``||R M - F||_{1->2} = s ||R' M - F'||_{1->2}``."""
+        return self.scale * self.inner.residual
+
+    @property
+    def strategy_sensitivity(self) -> float:
+        """``||M||_{1->2}``, that of ``F'``'s factorization (the strategy is the same)."""
+        return self.inner.strategy_sensitivity
+
+    def _query_norms(self) -> np.ndarray:
+        return self.scale * self.inner.query_norms
+
+    @property
+    def relative_gap(self) -> float | None:
+        """That of ``F'``'s factorization: the gap on the squared objective does not depend on
+        ``s`` (and squaring F's own values would underflow)."""
+        return self.inner.relative_gap
+
+    def _finite_factors(self) -> bool:
+        return self.inner._finite_factors()
+
+    def _workload_norm(self) -> float:
+        return self.scale * self.inner._workload_norm()
+
+    def _defect_residual(self) -> float:
+        return self.scale * self.inner._defect_residual()
+
+    def _is_approximate(self) -> bool:
+        return self.inner._is_approximate()
+
+    def _description(self) -> str:
+        return f"{self.inner._description()}, solved on F / 2^{math.frexp(self.scale)[1] - 1}"
+
+
+def _factorize_scaled(workload: Workload, scale: float, scaled: Workload,
+                      solve: Callable[[Workload], Factorization]) -> Factorization:
+    """``solve(scaled)``, with ``scaled = F / scale``, as a :class:`ScaledFactorization` of F (the
+    quotient itself where ``scale`` is 1: factors scaled in opposite directions); a
+    FactorizationError's best factorization is scaled back too. Refused where the scaled-back
+    value leaves float64's normal range (it is ``scale`` times that of ``F / scale``)."""
+    try:
+        inner = solve(scaled)
+        if scale == 1.0:
+            return inner
+    except FactorizationError as error:
+        if error.best is not None:
+            error.best = ScaledFactorization(workload, error.best, scale)
+        raise
+    fact = ScaledFactorization(workload, inner, scale)
+    if not sys.float_info.min <= fact.value <= sys.float_info.max:
+        raise ValueError(f"workload: its factorization norm, {fact.value:.3g}, lies outside float64's normal range; "
+                         "scale F (gamma(c F) = |c| gamma(F))")
+    return fact
+
+
 @record_total_time
 @on_one_blas_thread
 def factorization_norm(
@@ -625,7 +818,10 @@ def factorization_norm(
     ------
     ValueError
         If ``objective``, ``method``, ``tol`` or ``max_iterations`` is invalid, the workload's
-        Gram matrix is not finite or F is zero, ``method="structured"`` is asked of a workload
+        Gram matrix is not finite or F is zero, F's largest entry magnitude is outside float64's
+        normal range (an explicit F whose entries lie outside ``[2^-300, 2^300]`` is factorized
+        divided by a power of two and returned as a :class:`ScaledFactorization`; 1e-200 F was
+        refused as zero), ``method="structured"`` is asked of a workload
         without structure, or ``objective="max"`` of a matrix above ``MAX_OBJECTIVE_ENTRIES``
         (all ranges: above ``RANGE_MAX_UNIVERSE`` cells).
     TypeError
@@ -678,6 +874,13 @@ def factorization_norm(
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
         raise ValueError(f"max_iterations: expected an int >= 1, got {max_iterations!r}")
     callback = check_callback(callback)
+    form = _scaled_form(workload)
+    if form is not None:
+        # Entries beyond [2^-300, 2^300]: factorize F / scale, whose Gram matrix neither
+        # underflows nor overflows, and scale R, gamma and the bound back (ScaledFactorization).
+        return _factorize_scaled(workload, *form, lambda scaled: factorization_norm(
+            scaled, objective=objective, method=method, tol=tol, max_iterations=max_iterations, solver=solver,
+            solver_options=solver_options, callback=callback))
     if method in ("auto", "structured"):
         structured = _structured_plan(workload, tol, max_iterations, objective, callback)
         if structured is None:

@@ -16,6 +16,13 @@ epsilon is about twice the claim, and an audit with power finds a bound above th
 Under add/remove the cases use ``size="estimate"``, so the private size estimate is audited too,
 and pairs of sizes 1 and 2 (where dividing by the true row count leaked most).
 
+The ``"tiny_gaussian"`` case is the Gaussian mechanism on one query of entries ``1e-200`` and 0
+(:data:`TINY_ENTRY`), whose sensitivity a sum of squares computed as 0 before it was computed
+scale-safely (the mechanism then released its answer without noise). Its statistic divides every
+deviation by the noise scale before squaring it, so that it resolves counts of size 1e-200; a
+mechanism without noise gets the ratio's limit, an infinite statistic, which the audit reports
+as a bound far above the claim.
+
 Which pairs reach a mechanism's claim matters for power: an audit can only find a bound as large
 as the mechanism's loss on its pair. The sparse-vector mechanisms claim ``4 epsilon`` per copy
 (:class:`projmech.sparse_vector.Threshold`; the sparse vector analysis of :cite:t:`DR14` and
@@ -47,12 +54,13 @@ from .optimal_factorization import factorization_norm
 from .privacy import ApproxDP, Neighbouring, PureDP
 from .sparse_vector import BOTTOM, Threshold
 from .validation import FLAG, OPEN_UNIT, SEED, Options, validate_params
-from .workloads import identity, prefix
+from .workloads import Workload, identity, prefix
 
 __all__ = ["MECHANISMS", "AuditCase", "audit_cases", "run_audits"]
 
 #: The mechanisms the suite audits, in the order of the README's table.
-MECHANISMS = ("gaussian", "laplace", "projection", "factorization", "offline_pmw", "threshold", "online_pmw")
+MECHANISMS = ("gaussian", "tiny_gaussian", "laplace", "projection", "factorization", "offline_pmw", "threshold",
+              "online_pmw")
 
 _MECHANISM = Options(*MECHANISMS)
 
@@ -62,6 +70,14 @@ AUDIT_DELTA = 1e-5
 # Two cells: x = 0 and x = 1. Identity queries make every calibration tight: a column has norm 1
 # (add/remove) and two columns differ by a vector of l2 norm sqrt(2), l1 norm 2 (replace-one).
 _DOMAIN = Domain(["x"], [2])
+
+#: The entry of the ``"tiny_gaussian"`` case's one query, ``F = [[1e-200, 0]]`` over the two cells
+#: (issue 31, item 1): its square underflows to 0 in float64, so a sensitivity computed as the
+#: square root of a sum of squares was 0, and the Gaussian mechanism released the answer with no
+#: noise at all (epsilon infinite). Computed scale-safely it is 1e-200, and the case audits that
+#: the noise, 1e-200 times that of a unit query, is calibrated to it: the pair moves the answer by
+#: exactly 1e-200 under both relations.
+TINY_ENTRY = 1e-200
 
 
 @dataclass(frozen=True)
@@ -155,10 +171,19 @@ def _counts(data: Dataset) -> np.ndarray:
 
 def _log_density(noise: Noise, deviation: np.ndarray) -> np.ndarray:
     """Log density (or pmf) of ``noise`` at ``deviation``, up to a constant: the constants cancel
-    in every ratio below, for discrete and continuous noise alike."""
+    in every ratio below, for discrete and continuous noise alike.
+
+    The deviation is divided by the scale before it is squared: ``deviation**2 / scale**2`` is
+    ``0 / 0`` for the tiny case's deviations and scales of 1e-200 (their squares underflow). No
+    noise at all (a scale of 0, as a sensitivity rounded to 0 gives) is a point mass at 0.
+    """
+    deviation = np.asarray(deviation, dtype=float)
+    if noise.scale == 0:
+        return np.where(deviation == 0, 0.0, -np.inf)
+    standard = deviation / noise.scale
     if noise.distribution == "gaussian":
-        return -(deviation**2) / (2.0 * noise.scale**2)
-    return -np.abs(deviation) / noise.scale
+        return -0.5 * standard**2
+    return -np.abs(standard)
 
 
 def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second: Dataset,
@@ -169,7 +194,13 @@ def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second:
 
     def ratio(output: tuple[np.ndarray, float]) -> float:
         measured, size = output
-        value = float(np.sum(_log_density(noise, measured - mean_second) - _log_density(noise, measured - mean_first)))
+        if noise.scale == 0:
+            # No noise: the ratio's limit as the scale tends to 0, +inf or -inf by which mean each
+            # measurement is nearer (exact equality would fail on the rounding of answers * size).
+            side = np.sign(mean_second - mean_first) * np.sign(measured - (mean_first + mean_second) / 2.0)
+            value = float(np.sum(np.where(side > 0, np.inf, np.where(side < 0, -np.inf, 0.0))))
+        else:
+            value = float(np.sum(_log_density(noise, measured - mean_second) - _log_density(noise, measured - mean_first)))
         if size_noise is not None:
             value += float(_log_density(size_noise, np.array(size - second.n)) - _log_density(size_noise, np.array(size - first.n)))
         return value
@@ -200,13 +231,19 @@ def _noisy_size(release: Any) -> float:
 
 
 def _additive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str, delta: float) -> AuditCase:
-    workload = identity(2)
+    workload = Workload(np.array([[TINY_ENTRY, 0.0]]), name="tiny") if kind == "tiny_gaussian" else identity(2)
+    matrix = workload.toarray()
     if kind == "laplace":
         privacy: Any = PureDP(1.0)
         mechanism: Any = LaplaceMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
     elif kind == "gaussian":
         privacy = ApproxDP(1.0, delta)
         mechanism = GaussianMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
+    elif kind == "tiny_gaussian":
+        privacy = ApproxDP(1.0, delta)
+        # A count of 1e-200 is no integer: "auto" takes continuous noise, "discrete" is refused.
+        mechanism = GaussianMechanism(workload, privacy, neighbouring=neighbouring, noise=noise,
+                                      **_size_arguments(neighbouring))
     else:
         privacy = ApproxDP(1.0, delta)
         mechanism = ProjectionMechanism(workload, privacy, solver="fast", neighbouring=neighbouring, noise=noise,
@@ -214,7 +251,7 @@ def _additive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str, 
     if planted_bug:
         mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
     first, second = _pair(neighbouring)
-    ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: counts)
+    ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: matrix @ counts)
 
     def release(data: Dataset, rng: np.random.Generator) -> Any:
         return mechanism.release(data, rng=rng)
@@ -373,12 +410,14 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     planted_bug : bool, default False
         Halve every noise scale while keeping the claim (to show an audit's power).
     noise : {"auto", "discrete", "continuous"}, default "auto"
-        The noise of the mechanisms (every case's counts are integers, so ``"auto"`` and
-        ``"discrete"`` both audit the exact discrete noise, the mechanisms' default). Only
+        The noise of the mechanisms. ``"auto"`` audits their default: exact discrete noise on
+        integer counts, which is every case's but the factorization's (its strategy has
+        fractional entries) and the tiny Gaussian's (a count of 1e-200), which take continuous
+        noise; ``"discrete"`` is refused by those two cases (ValueError naming ``noise``). Only
         continuous noise makes an audit reproducible from a seed.
     delta : float, default 1e-5
-        The delta of the (epsilon, delta)-DP mechanisms (Gaussian, projection, factorization),
-        which all claim epsilon = 1. An audit resolves epsilon at small delta only with many
+        The delta of the (epsilon, delta)-DP mechanisms (Gaussian, tiny Gaussian, projection,
+        factorization), which all claim epsilon = 1. An audit resolves epsilon at small delta only with many
         releases (events of probability well above delta are needed): at 100,000 releases a
         planted bug shows at ``delta = 1e-3`` but barely at 1e-5.
 
@@ -413,7 +452,7 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     cases = []
     for name in names:
         for relation in relations:
-            if name in ("gaussian", "laplace", "projection"):
+            if name in ("gaussian", "tiny_gaussian", "laplace", "projection"):
                 cases.append(_additive_case(name, relation, planted_bug, noise, delta))
             elif name == "factorization":
                 cases.append(_factorization_case(relation, planted_bug, noise, delta))

@@ -9,7 +9,8 @@ import pytest
 from scipy import optimize
 
 import projmech as pm
-from projmech.optimal_factorization import approximate_factorization_norm, approximate_lower_bound, factorization_norm
+from projmech.optimal_factorization import (ScaledFactorization, approximate_factorization_norm, approximate_lower_bound,
+                                            factorization_norm)
 from projmech.solve import Status
 from projmech.workloads import kron, range_marginals
 
@@ -156,6 +157,7 @@ def test_iterative_matches_sdp_m128():
     iterative = pm.factorization_norm(pm.prefix(128), method="iterative", tol=1e-7, max_iterations=2000)
     sdp = pm.factorization_norm(pm.prefix(128), tol=1e-4, **SDP_TIGHT)
     assert_agree_within_certificates(iterative, sdp)
+    assert iterative.gamma == pytest.approx(sdp.gamma, rel=1e-4)  # both gaps <= 1e-4 on gamma^2
 
 
 def test_optimal_beats_fixed_strategies():
@@ -420,6 +422,54 @@ def test_bad_options(kwargs, match):
 def test_zero_workload_rejected():
     with pytest.raises(ValueError, match="zero"):
         pm.factorization_norm(np.zeros((3, 4)))
+
+
+# ----------------------------------------------------------------------------- extreme scales
+
+
+@pytest.mark.parametrize("c", [1e-200, -1e-200, 1e-300, 1e200, 1e300])
+@pytest.mark.parametrize("objective", ["mean", "max"])
+def test_a_workload_of_extreme_scale_has_c_times_the_norm_of_its_unit_form(c, objective):
+    """gamma(c F) = |c| gamma(F): 1e-200 prefix(8) was refused as "F is zero" (its Gram matrix
+    underflows to 0) and 1e300 prefix(8) as "not finite"; factorized divided by a power of two,
+    the norm, the bound and every answer are |c| (or c) times those of prefix(8), the strategy
+    and the relative gap the same, and R M = F holds."""
+    unit = pm.factorization_norm(pm.prefix(8), objective=objective)
+    fact = pm.factorization_norm(c * pm.prefix(8).toarray(), objective=objective)
+    assert isinstance(fact, ScaledFactorization) and fact.defect() is None
+    assert fact.value == pytest.approx(abs(c) * unit.value, rel=1e-12)
+    assert fact.lower_bound == pytest.approx(abs(c) * unit.lower_bound, rel=1e-12)
+    assert fact.lower_bound <= fact.value and fact.relative_gap == pytest.approx(unit.relative_gap, rel=1e-9)
+    assert fact.residual <= 1e-12 * abs(c)
+    np.testing.assert_allclose(fact.strategy.toarray(), unit.strategy.toarray(), rtol=0, atol=1e-12)
+    x = np.arange(1.0, 9.0)
+    np.testing.assert_allclose(fact.reconstruct(fact.strategy.answer(x)), c * pm.prefix(8).answer(x), rtol=1e-12)
+    np.testing.assert_allclose(fact.query_norms, abs(c) * unit.query_norms, rtol=1e-12)
+    assert pm.factorization_lower_bound(c * pm.prefix(8).toarray()) == pytest.approx(
+        abs(c) * pm.factorization_lower_bound(pm.prefix(8)), rel=1e-12)
+
+
+def test_a_kronecker_factor_of_extreme_scale_is_scaled_too():
+    """Each factor is scaled (a factor of 1e-200 made the product's relative gap 0 / 0)."""
+    unit = pm.factorization_norm(kron([pm.identity(3), pm.prefix(4)]))
+    fact = pm.factorization_norm(kron([pm.Workload(1e-200 * np.eye(3)), pm.prefix(4)]))
+    assert fact.defect() is None and fact.gamma == pytest.approx(1e-200 * unit.gamma, rel=1e-12)
+    assert fact.relative_gap == pytest.approx(unit.relative_gap, rel=1e-6)
+    # Factors scaled in opposite directions: the product is of unit scale again.
+    balanced = pm.factorization_norm(kron([pm.Workload(1e-200 * np.eye(3)), pm.Workload(1e200 * pm.prefix(4).toarray())]))
+    assert balanced.gamma == pytest.approx(unit.gamma, rel=1e-12)
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: 5e-324 * pm.prefix(8).toarray(), r"largest entry magnitude, 4.94e-324, is below float64's smallest normal"),
+    (lambda: kron([pm.Workload(1e-200 * np.eye(3)), pm.Workload(1e-200 * pm.prefix(4).toarray())]),
+     r"largest entry magnitude, about 2\^-1330, is below float64's smallest normal"),
+    (lambda: kron([pm.Workload(1e200 * np.eye(3)), pm.Workload(1e200 * pm.prefix(4).toarray())]),
+     r"largest entry magnitude, about 2\^1328, is beyond float64's range"),
+])
+def test_a_workload_beyond_float64s_normal_range_is_refused_saying_so(build, match):
+    with pytest.raises(ValueError, match=f"^workload: its {match}"):
+        pm.factorization_norm(build())
 
 
 @pytest.mark.parametrize("weights, match", [(np.ones(3), "shape"), (-np.ones(4), "nonnegative"),
