@@ -12,14 +12,21 @@ Two families, each Gaussian or Laplace:
   exactly by OpenDP (``opendp.measurements.make_gaussian`` / ``make_laplace`` on integer vectors,
   which OpenDP ships behind its ``"contrib"`` feature flag) from OpenDP's own cryptographically
   secure generator: an integer plus integer noise has no low-order bits to attack. The price is
-  that these draws cannot be reproduced from a seed: a ``numpy.random.Generator`` does not drive
-  them.
+  that these draws cannot be reproduced from a seed (a ``numpy.random.Generator`` does not drive
+  them), and their time: 7-17 us of CPU per draw against numpy's 0.01-0.02 us, most of it in
+  OpenDP's generator. Draws are fetched in blocks spread over one thread per usable core
+  (OpenDP samples with the GIL released), which divides the wall-clock time by the number of
+  idle cores, not the CPU time (``benchmarks/noise.py --parts draws``).
 
-The non-interactive mechanisms choose discrete noise wherever the values they measure are integers
-(counts of a workload or strategy with integer entries), see :func:`choose_discrete`; the
-sparse-vector mechanisms take it on request for 0/1 queries, whose counts are integers (their
-queries arrive one at a time, after the noise family is fixed). The user guide *Privacy*
-(``docs/guide/privacy.md``) compares the two families.
+With ``noise="auto"``, their default, the non-interactive mechanisms choose discrete noise
+wherever the values they measure are integers (counts of a workload or strategy with integer
+entries), see :func:`choose_discrete`, and the sparse-vector mechanisms
+(:class:`~projmech.sparse_vector.ThresholdK`, :class:`~projmech.sparse_vector.Threshold`,
+:class:`~projmech.online_pmw.OnlinePMW`) draw the discrete Laplace for their thresholds and
+comparisons and for the release of a 0/1 query, whose count is an integer, and numpy's Laplace
+only for the release of a query with fractional values (their queries arrive one at a time,
+after the noise is fixed). The user guide *Privacy* (``docs/guide/privacy.md``) compares the two
+families.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import math
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -199,8 +207,14 @@ class Noise:
 
         Exact for the continuous distributions (``P(|X| <= t) = level``): ``sigma z`` with ``z``
         the normal quantile at ``(1 + level) / 2``, and ``b ln(1 / (1 - level))`` for the Laplace.
-        For the discrete ones an integer, from the probabilities: coverage is then at least
-        ``level``, the least such.
+        For the discrete ones an integer whose coverage is at least ``level``, never narrower
+        than the least such: the discrete Laplace's tail ``P(|X| > t) = 2 q^(t+1) / (1 + q)``,
+        ``q = exp(-1/b)``, in closed form; the discrete Gaussian's tail summed from its
+        probabilities up to ``sigma = 1000``, and above, bounded from above by normal integrals.
+        Each tail is compared with ``1 - level`` after an allowance for its rounding (and the
+        bound's own slack, a relative ``O(1/sigma^2)``), so the width is the least one, or one
+        more where the true tail at the least one is within that allowance of ``1 - level``.
+        Time and memory do not grow with the scale.
 
         Parameters
         ----------
@@ -236,14 +250,23 @@ class Noise:
             from scipy import special  # imported where needed: a tenth of a second at import
 
             return self.scale * math.sqrt(2.0) * float(special.erfinv(level))
-        pmf_of = discrete_gaussian_pmf if self.distribution == "gaussian" else discrete_laplace_pmf
-        support, pmf = pmf_of(self.scale)
-        centre = int(np.flatnonzero(support == 0)[0])
-        # P(|X| <= t) = pmf[0] + 2 (pmf[1] + ... + pmf[t]) by symmetry.
-        inside = pmf[centre] + 2.0 * np.cumsum(np.concatenate([[0.0], pmf[centre + 1:]]))
-        # No slack for rounding: a probability that rounds below the level moves to the next
-        # integer, the wider (safe) side.
-        return float(np.argmax(inside >= level))
+        if self.distribution == "laplace":
+            return float(_least_covering(lambda t: _discrete_laplace_tail_bound(self.scale, t), level,
+                                         math.ceil(_TAIL["laplace"] * self.scale) + 1))
+        if self.scale > _TABLE_SIGMA:
+            return float(_least_covering(lambda t: _discrete_gaussian_tail_bound(self.scale, t), level,
+                                         math.ceil(_TAIL["gaussian"] * self.scale) + 1))
+        support, pmf = discrete_gaussian_pmf(self.scale)
+        # tails[t] = P(|X| > t) = 2 (pmf[t + 1] + ... + pmf[T]) by symmetry, for t = 0..T (the
+        # last 0), summed from the far end, the smallest terms first: each tail is then accurate
+        # to a relative (T + 64) * eps, the bound on the rounding of a sum of T positive terms,
+        # added to the slack. (Summed from the centre as 1 - tail, the coverage rounded below
+        # levels within about 1e-13 of 1, whose widths came out narrower than the true ones, or
+        # 0 where no coverage reached the level: at level 1 - 1e-15, 0 from sigma = 333 on.)
+        positive = pmf[support > 0]
+        tails = np.append(2.0 * np.cumsum(positive[::-1])[::-1], 0.0)
+        slack = _ROUNDING_SLACK + (tails.size + 64) * np.finfo(float).eps
+        return float(np.argmax(tails * (1.0 + slack) <= 1.0 - level))
 
     def summary(self) -> dict[str, Any]:
         """Plain values for a release summary.
@@ -408,6 +431,85 @@ def _rounded_up(value: float) -> str:
     return shown
 
 
+#: Up to this sigma the discrete Gaussian's half-width sums its table of probabilities
+#: (:func:`discrete_gaussian_pmf`, 80 sigma + 3 entries: 80,003 at most); above, it bounds the
+#: tail in closed form (:func:`_discrete_gaussian_tail_bound`). The table grew with sigma (its
+#: support alone 6.4 GB at sigma = 1e7), and so did the discrete Laplace's (1600 b entries, 13 GB
+#: at b = 1e6), whose tail now has its closed form at every scale.
+_TABLE_SIGMA = 1000.0
+
+#: Relative slack on a tail computed in floating point: erf, erfc and exp err by a few units in
+#: the 16th digit (scipy's by at most about 1e-14 relative), far below it. A tail bound is
+#: inflated by it before it is compared with ``1 - level``, so that rounding never makes a
+#: width narrower than the true one.
+_ROUNDING_SLACK = 1e-12
+
+
+def _least_covering(tail_bound: Callable[[int], float], level: float, high: int) -> int:
+    """The least integer ``t`` in ``[0, high]`` whose ``tail_bound(t)`` (an upper bound on
+    ``P(|X| > t)``), inflated by ``_ROUNDING_SLACK``, is at most ``1 - level``; found by bisection
+    (about 50 evaluations at the largest scales). ``high`` must qualify: it lies beyond the
+    tail that ``_TAIL`` truncates, where the bound is 0 in float64."""
+    def covered(t: int) -> bool:
+        return tail_bound(t) * (1.0 + _ROUNDING_SLACK) <= 1.0 - level
+
+    low = -1  # covers nothing
+    while high - low > 1:
+        middle = (low + high) // 2
+        if covered(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _discrete_laplace_tail_bound(scale: float, t: int) -> float:
+    """``P(|X| > t) = 2 q^(t+1) / (1 + q)``, ``q = exp(-1/b)``, for the discrete Laplace of
+    scale ``b``: twice a geometric tail over the total ``(1 + q) / (1 - q)``. Exact up to
+    rounding."""
+    return 2.0 * math.exp(-(t + 1) / scale) / (1.0 + math.exp(-1.0 / scale))
+
+
+def _discrete_gaussian_tail_bound(sigma: float, t: int) -> float:
+    """An upper bound on ``P(|X| > t)`` for ``X ~ N_Z(0, sigma^2)``, within a relative
+    ``O(1/sigma^2)`` of it; for ``sigma >= 1`` and ``t >= 0``.
+
+    With ``f(x) = exp(-x^2 / (2 sigma^2))``, ``P(|X| > t) = 2 S / Z``, ``S = sum_{k > t} f(k)``,
+    ``Z = sum_k f(k)``. ``Z >= sqrt(2 pi) sigma`` (by Poisson summation ``Z = sqrt(2 pi) sigma
+    (1 + 2 sum_{n >= 1} exp(-2 pi^2 sigma^2 n^2))``), and ``S`` is bounded by integrals of ``f``,
+    which is concave on ``[0, sigma]`` and convex beyond: on a convex stretch each term is at
+    most the integral over its unit interval centred on it (the midpoint rule underestimates a
+    convex integral); on a concave one, the trapezoid rule underestimates the integral, so the sum
+    is at most the integral plus half its end terms. With ``2 / (sqrt(2 pi) sigma)`` times the
+    integral of ``f`` from ``x`` on being ``erfc(x / (sigma sqrt 2))``, and ``g(x) = 2 f(x) /
+    (sqrt(2 pi) sigma)`` one term's share, for ``a = t + 1`` and ``m = floor(sigma)``:
+
+    - ``a - 1/2 >= sigma``: ``erfc((a - 1/2) / (sigma sqrt 2))``;
+    - ``m < a < sigma + 1/2``: ``g(a) + erfc((a + 1/2) / (sigma sqrt 2))``;
+    - ``a <= m``: ``erf(m / (sigma sqrt 2)) - erf(a / (sigma sqrt 2)) + (g(a) + g(m)) / 2 + g(m + 1)
+      + erfc((m + 3/2) / (sigma sqrt 2))``.
+
+    The midpoint rule errs by about ``f'' / 24`` per term, a relative ``z^2 / (24 sigma^2)`` of
+    the tail at ``t = z sigma``; the trapezoid rule by ``(f'(m) - f'(a)) / 12`` in all, below
+    ``0.1 / sigma``, a share ``0.08 / sigma^2`` of probability.
+    """
+    from scipy import special  # imported where needed: a tenth of a second at import
+
+    root = sigma * math.sqrt(2.0)
+
+    def share(x: float) -> float:  # g(x): one term over the lower bound of Z
+        return math.sqrt(2.0 / math.pi) / sigma * math.exp(-(x / root) ** 2)
+
+    a = t + 1
+    if a - 0.5 >= sigma:
+        return float(special.erfc((a - 0.5) / root))
+    knee = math.floor(sigma)
+    if a > knee:
+        return share(a) + float(special.erfc((a + 0.5) / root))
+    return (float(special.erf(knee / root) - special.erf(a / root)) + (share(a) + share(knee)) / 2.0
+            + share(knee + 1) + float(special.erfc((knee + 1.5) / root)))
+
+
 @validate_params(sigma=POSITIVE, tail=POSITIVE)
 def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray, np.ndarray]:
     """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``.
@@ -489,13 +591,42 @@ def _opendp_measurement(distribution: str, scale: float) -> Any:
 
 
 #: Discrete draws are fetched from OpenDP this many at a time (or more when one call needs more):
-#: a call into OpenDP costs about 0.4 ms whatever its size, then about 17 us per draw.
+#: a call into OpenDP costs about 0.1 ms whatever its size, then 7-17 us of CPU per draw (the
+#: discrete Laplace 7 us, the discrete Gaussian 11 us at sigma >= 10 and 16 us at sigma = 1,
+#: measured with OpenDP 0.16; ``benchmarks/noise.py --parts draws``). Most of that is OpenDP's
+#: generator: each draw asks OpenSSL's ``RAND_priv_bytes`` for a few bytes about 15 times, and no
+#: setting of OpenDP's measurements (integer type, ``make_noise``, ``make_geometric``) changes it.
 _POOL_CHUNK = 4096
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says, else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no sched_getaffinity off Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: Sampler threads per refill: one per usable core. OpenDP samples with the GIL released (ctypes
+#: calls into its library), so the threads' calls proceed in parallel, and the draws of
+#: independent calls are i.i.d. like those of one call. Only wall-clock time changes (the CPU time
+#: per draw stays the same, the threads adding none measurably), and only where cores are idle; no
+#: draw depends on the thread count, since no seed drives them. 1: a single OpenDP call per refill.
+_SAMPLER_THREADS = _usable_cores()
+
+#: A refill is sampled in blocks of this many draws (about 20 ms of sampling each, against about
+#: 0.1 ms per call into OpenDP), which the sampler threads take in turn until none is left: on a
+#: shared machine, a thread that the system holds back delays the refill by one block at most,
+#: rather than by a fixed half of it.
+_BLOCK = 2048
 
 #: Unused i.i.d. draws per (distribution, scale). Every draw is handed out exactly once: the lock
 #: covers taking and refilling (OpenDP releases the GIL while it samples, so two threads could
-#: otherwise take the same draws), and a forked child starts with no pool (else parent and child
+#: otherwise take the same draws; the sampler threads of a refill only return fresh draws to the
+#: caller that holds the lock), and a forked child starts with no pool (else parent and child
 #: would publish the same noise, whose difference reveals the difference of the true counts).
+#: The sampler threads are started per refill and joined before it returns: no thread outlives
+#: a call, so none is left for a fork to lose.
 _pools: dict[tuple[str, float], np.ndarray] = {}
 _pool_lock = threading.Lock()
 
@@ -509,6 +640,46 @@ def _forget_pools() -> None:
 os.register_at_fork(after_in_child=_forget_pools)
 
 
+def _opendp_draws(distribution: str, scale: float, size: int) -> np.ndarray:
+    """``size`` fresh draws from OpenDP: one call when ``size`` is at most ``_BLOCK`` or
+    ``_SAMPLER_THREADS`` is 1, else blocks of ``_BLOCK`` draws taken in turn by up to
+    ``_SAMPLER_THREADS`` threads (the caller's among them), all joined before it returns."""
+    measurement = _opendp_measurement(distribution, float(scale))
+
+    def draw(count: int) -> np.ndarray:
+        return np.asarray(measurement([0] * count), dtype=np.int64)
+
+    blocks = [min(_BLOCK, size - start) for start in range(0, size, _BLOCK)]
+    workers = min(_SAMPLER_THREADS, len(blocks))
+    if workers <= 1:
+        return draw(size).astype(float)
+    results: list[np.ndarray | None] = [None] * len(blocks)
+    errors: list[Exception] = []
+    remaining = iter(range(len(blocks)))
+    taking = threading.Lock()
+
+    def work() -> None:
+        while not errors:
+            with taking:
+                index = next(remaining, None)
+            if index is None:
+                return
+            try:
+                results[index] = draw(blocks[index])
+            except Exception as error:  # re-raised in the caller, below
+                errors.append(error)
+
+    threads = [threading.Thread(target=work, name=f"projmech-noise-{i}", daemon=True) for i in range(1, workers)]
+    for thread in threads:
+        thread.start()
+    work()  # the caller samples blocks too
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return np.concatenate([block for block in results if block is not None]).astype(float)
+
+
 def _opendp_sample(distribution: str, scale: float, size: int) -> np.ndarray:
     """``size`` draws of the discrete distribution from OpenDP (its measurement applied to
     zeros), served from a pool refilled in chunks so that small releases do not pay OpenDP's
@@ -519,8 +690,7 @@ def _opendp_sample(distribution: str, scale: float, size: int) -> np.ndarray:
     with _pool_lock:
         pool = _pools.get(key, np.zeros(0))
         if pool.size < size:
-            measurement = _opendp_measurement(distribution, float(scale))
-            fresh = np.asarray(measurement([0] * max(_POOL_CHUNK, size - pool.size)), dtype=np.int64).astype(float)
+            fresh = _opendp_draws(distribution, float(scale), max(_POOL_CHUNK, size - pool.size))
             pool = np.concatenate([pool, fresh])
         _pools[key] = pool[size:]
         return pool[:size].copy()
