@@ -78,29 +78,33 @@ def parquet(tmp_path_factory, frame) -> str:
 ENGINES = ["pandas", "pyarrow", "polars", "polars-lazy", "duckdb", "dask", "spark"]
 
 
+def frame_in_engine(request, kind: str, frame: pd.DataFrame, parquet: str, partitions: int):
+    """``frame`` in the engine ``kind``: the lazy ones scan ``parquet`` (the frame written there),
+    the distributed ones split it into ``partitions``."""
+    if kind == "pandas":
+        return frame
+    if kind == "pyarrow":
+        return pa.Table.from_pandas(frame)
+    if kind == "polars":
+        return pl.from_pandas(frame)
+    if kind == "polars-lazy":
+        return pl.scan_parquet(parquet)
+    if kind == "duckdb":
+        return duckdb.read_parquet(parquet)
+    if kind == "dask":
+        request.getfixturevalue("dask_client")
+        import dask.dataframe as dd
+
+        return dd.from_pandas(frame, npartitions=partitions)
+    if kind == "spark":
+        return request.getfixturevalue("spark").createDataFrame(frame).repartition(partitions)
+    raise AssertionError(kind)
+
+
 @pytest.fixture
 def make_frame(request, frame, parquet):
-    """The test's random frame in the engine ``kind``."""
-    def make(kind: str):
-        if kind == "pandas":
-            return frame
-        if kind == "pyarrow":
-            return pa.Table.from_pandas(frame)
-        if kind == "polars":
-            return pl.from_pandas(frame)
-        if kind == "polars-lazy":
-            return pl.scan_parquet(parquet)
-        if kind == "duckdb":
-            return duckdb.read_parquet(parquet)
-        if kind == "dask":
-            request.getfixturevalue("dask_client")
-            import dask.dataframe as dd
-
-            return dd.read_parquet(parquet).repartition(npartitions=3)
-        if kind == "spark":
-            return request.getfixturevalue("spark").createDataFrame(frame).repartition(3)
-        raise AssertionError(kind)
-    return make
+    """The test's random frame in the engine ``kind``, in 3 partitions where it has them."""
+    return lambda kind: frame_in_engine(request, kind, frame, parquet, 3)
 
 
 @pytest.mark.parametrize("kind", ENGINES)
@@ -490,24 +494,7 @@ def in_engine(request, tmp_path):
         path = str(tmp_path / f"{kind}.parquet")
         if kind in ("polars-lazy", "duckdb"):
             frame.to_parquet(path)
-        if kind == "pandas":
-            return frame
-        if kind == "pyarrow":
-            return pa.Table.from_pandas(frame)
-        if kind == "polars":
-            return pl.from_pandas(frame)
-        if kind == "polars-lazy":
-            return pl.scan_parquet(path)
-        if kind == "duckdb":
-            return duckdb.read_parquet(path)
-        if kind == "dask":
-            request.getfixturevalue("dask_client")
-            import dask.dataframe as dd
-
-            return dd.from_pandas(frame, npartitions=2)
-        if kind == "spark":
-            return request.getfixturevalue("spark").createDataFrame(frame)
-        raise AssertionError(kind)
+        return frame_in_engine(request, kind, frame, path, 2)
     return make
 
 
