@@ -203,7 +203,12 @@ def test_discrete_draws_follow_the_exact_pmf(distribution, scale):
     against the closed-form pmf; the same draws reject the pmf of a scale 10 % larger."""
     draws = Noise(distribution, scale, discrete=True).sample(DRAWS, np.random.default_rng(0))
     assert draws.shape == (DRAWS,) and np.all(draws == np.round(draws))
-    assert _binned_p_value(draws, distribution, scale) > P_REJECT
+    p_value = _binned_p_value(draws, distribution, scale)
+    # OpenDP's draws cannot be seeded: on a failure, the counts near 0 are the only record of them
+    # (the sigma = 0.6 case failed twice in full-suite runs on a busy machine, p = 6e-8 and 3e-15,
+    # and never alone).
+    values, counts = np.unique(draws[np.abs(draws) <= 3 * scale + 3], return_counts=True)
+    assert p_value > P_REJECT, (p_value, dict(zip(values.astype(int).tolist(), counts.tolist())))
     assert _binned_p_value(draws, distribution, PLANTED * scale) < P_REJECT
 
 
