@@ -560,9 +560,15 @@ def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any 
     elif engine == "duckdb":
         import duckdb
 
+        # Codes are numbers, so "01" is the code 1 as pandas, Polars, Dask and Spark parse it;
+        # DuckDB's sniffer reads a column with a leading zero as text, so their type is named
+        # (DOUBLE: an integral float such as 1.0 is a code too; a fractional one is refused).
+        numbers = {name: "DOUBLE" for name, encoding in zip(domain.attributes, domain.encodings)
+                   if isinstance(encoding, Codes)}
+
         def read() -> Any:
             return duckdb.read_parquet(files) if parquet else \
-                duckdb.read_csv(files, header=True, dtype={name: "VARCHAR" for name in text})
+                duckdb.read_csv(files, header=True, dtype={**numbers, **{name: "VARCHAR" for name in text}})
     elif engine == "dask":
         import dask.dataframe as dd
 

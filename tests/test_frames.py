@@ -554,6 +554,24 @@ def test_labels_that_pandas_reads_as_missing_are_labels_in_every_engine(engine, 
         np.testing.assert_array_equal(Dataset.from_csv(good, domain).table([0]), [1, 2, 1, 1, 1])
 
 
+@pytest.mark.parametrize("engine", frames_module.ENGINES)
+def test_codes_with_a_leading_zero_are_numbers_in_every_engine(engine, request, tmp_path):
+    """A size-declared column holds numbers: "01" is the code 1 in every engine (DuckDB's sniffer
+    read the column as text and refused it), and a fractional code is refused everywhere."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    if engine == "dask":
+        request.getfixturevalue("dask_client")
+    domain = Domain.from_dict({"x": 3})
+    good, fractional = tmp_path / "good.csv", tmp_path / "fractional.csv"
+    good.write_text("x\n01\n2\n1\n", encoding="utf-8")
+    fractional.write_text("x\n1.5\n2\n", encoding="utf-8")
+    dataset = Dataset.from_frame(frames_module.read_frame([str(good)], engine, domain), domain)
+    np.testing.assert_array_equal(dataset.table([0]), [0, 2, 1])
+    with pytest.raises(ValueError, match=r"^column 'x': .*1\.5"):
+        Dataset.from_frame(frames_module.read_frame([str(fractional)], engine, domain), domain)
+
+
 @pytest.mark.parametrize("kind", ENGINES)
 def test_booleans_are_codes_0_and_1_in_every_engine(kind, in_engine):
     """True/False for a size-2 attribute: the codes 1 and 0 everywhere (Spark refused to compare
