@@ -517,39 +517,41 @@ def test_integer_categories_code_text_by_its_exact_decimal_text_in_every_engine(
         Dataset.from_frame(in_engine(kind, bad), INTEGER_LABELS)
 
 
+def start_engine(engine: str, request) -> None:
+    """The session (Spark) or cluster (Dask) that ``read_frame`` reads into, started once."""
+    if engine in ("spark", "dask"):
+        request.getfixturevalue({"spark": "spark", "dask": "dask_client"}[engine])
+
+
+def read_in_engine(engine: str, request, path, domain: Domain) -> Dataset:
+    """The file at ``path`` read by ``engine`` (``frames.read_frame``) and coded over ``domain``."""
+    start_engine(engine, request)
+    return Dataset.from_frame(frames_module.read_frame([str(path)], engine, domain), domain)
+
+
 @pytest.mark.parametrize("engine", frames_module.ENGINES)
 def test_integer_categories_read_from_a_csv_follow_one_rule_in_every_engine(engine, request, tmp_path):
     """The issue's file: "01" and "02" in a CSV column of integer categories [1, 2, 10] are
     refused by every engine, naming the column and the value; "1", "2", "10" are counted."""
-    if engine == "spark":
-        request.getfixturevalue("spark")
-    if engine == "dask":
-        request.getfixturevalue("dask_client")
     good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
     good.write_text("x\n1\n10\n2\n10\n", encoding="utf-8")
     bad.write_text("x\n01\n02\n10\n1\n", encoding="utf-8")
-    dataset = Dataset.from_frame(frames_module.read_frame([str(good)], engine, INTEGER_LABELS), INTEGER_LABELS)
-    np.testing.assert_array_equal(dataset.table([0]), [1, 1, 2])
+    np.testing.assert_array_equal(read_in_engine(engine, request, good, INTEGER_LABELS).table([0]), [1, 1, 2])
     with pytest.raises(ValueError, match=r"^column 'x': value '0[12]' .*\[1, 2, 10\]"):
-        Dataset.from_frame(frames_module.read_frame([str(bad)], engine, INTEGER_LABELS), INTEGER_LABELS)
+        read_in_engine(engine, request, bad, INTEGER_LABELS)
 
 
 @pytest.mark.parametrize("engine", frames_module.ENGINES)
 def test_labels_that_pandas_reads_as_missing_are_labels_in_every_engine(engine, request, tmp_path):
     """"NA", "None", "null" and "nan" are category labels in every engine (pandas and Dask read
     them as missing by default, Polars, DuckDB and Spark as text); only an empty field is missing."""
-    if engine == "spark":
-        request.getfixturevalue("spark")
-    if engine == "dask":
-        request.getfixturevalue("dask_client")
     domain = Domain.from_dict({"region": ["EU", "NA", "None", "null", "nan"], "x": 2})
     good, gap = tmp_path / "good.csv", tmp_path / "gap.csv"
     good.write_text("region,x\nNA,0\nEU,1\nNA,1\nNone,0\nnull,0\nnan,1\n", encoding="utf-8")
     gap.write_text("region,x\nNA,0\n,1\n", encoding="utf-8")
-    dataset = Dataset.from_frame(frames_module.read_frame([str(good)], engine, domain), domain)
-    np.testing.assert_array_equal(dataset.table([0]), [1, 2, 1, 1, 1])
+    np.testing.assert_array_equal(read_in_engine(engine, request, good, domain).table([0]), [1, 2, 1, 1, 1])
     with pytest.raises(ValueError, match=r"^column 'region': missing value"):
-        Dataset.from_frame(frames_module.read_frame([str(gap)], engine, domain), domain)
+        read_in_engine(engine, request, gap, domain)
     if engine == "pandas":  # Dataset.from_csv reads with the same rule
         np.testing.assert_array_equal(Dataset.from_csv(good, domain).table([0]), [1, 2, 1, 1, 1])
 
@@ -558,18 +560,13 @@ def test_labels_that_pandas_reads_as_missing_are_labels_in_every_engine(engine, 
 def test_codes_with_a_leading_zero_are_numbers_in_every_engine(engine, request, tmp_path):
     """A size-declared column holds numbers: "01" is the code 1 in every engine (DuckDB's sniffer
     read the column as text and refused it), and a fractional code is refused everywhere."""
-    if engine == "spark":
-        request.getfixturevalue("spark")
-    if engine == "dask":
-        request.getfixturevalue("dask_client")
     domain = Domain.from_dict({"x": 3})
     good, fractional = tmp_path / "good.csv", tmp_path / "fractional.csv"
     good.write_text("x\n01\n2\n1\n", encoding="utf-8")
     fractional.write_text("x\n1.5\n2\n", encoding="utf-8")
-    dataset = Dataset.from_frame(frames_module.read_frame([str(good)], engine, domain), domain)
-    np.testing.assert_array_equal(dataset.table([0]), [0, 2, 1])
+    np.testing.assert_array_equal(read_in_engine(engine, request, good, domain).table([0]), [0, 2, 1])
     with pytest.raises(ValueError, match=r"^column 'x': .*1\.5"):
-        Dataset.from_frame(frames_module.read_frame([str(fractional)], engine, domain), domain)
+        read_in_engine(engine, request, fractional, domain)
 
 
 @pytest.mark.parametrize("kind", ENGINES)
@@ -601,8 +598,7 @@ def test_float_column_for_integer_categories_says_what_to_do(kind, in_engine):
 def test_a_repeated_domain_column_in_a_csv_header_is_refused_by_every_engine(engine, request, tmp_path):
     """pandas and Dask rename the second x to x.1, Polars to x_duplicated_0, DuckDB to x_1 and
     all four counted the first x; Spark named them x0, x1. Now one error naming the file."""
-    if engine == "spark":
-        request.getfixturevalue("spark")
+    start_engine(engine, request)
     path = tmp_path / "dup.csv"
     path.write_text("x,y,x\n1,0,2\n2,1,1\n", encoding="utf-8")
     domain = Domain.from_dict({"x": [1, 2], "y": 2})
@@ -615,13 +611,10 @@ def test_a_repeated_domain_column_in_a_csv_header_is_refused_by_every_engine(eng
 @pytest.mark.parametrize("engine", frames_module.ENGINES)
 @pytest.mark.parametrize("content", [b"", b"not a parquet file at all", b"PAR1" + bytes(20) + b"PAR1"])
 def test_unreadable_parquet_files_are_value_errors_naming_the_file(engine, content, request, tmp_path):
-    if engine == "spark":
-        request.getfixturevalue("spark")
     path = tmp_path / "bad.parquet"
     path.write_bytes(content)
-    domain = Domain(["x"], [2])
     with pytest.raises(ValueError, match=rf"^{path}: "):
-        Dataset.from_frame(frames_module.read_frame([str(path)], engine, domain), domain)
+        read_in_engine(engine, request, path, Domain(["x"], [2]))
 
 
 def test_a_polars_scan_that_cannot_be_read_is_a_value_error_naming_the_frame(tmp_path):
