@@ -545,9 +545,10 @@ def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any 
     if engine == "pandas":
         import pandas as pd
 
+        options = pandas_csv_options(domain)
+
         def read() -> Any:
-            frames = [pd.read_parquet(file) if parquet else pd.read_csv(file, **pandas_csv_options(domain))
-                      for file in files]
+            frames = [pd.read_parquet(file) if parquet else pd.read_csv(file, **options) for file in files]
             return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     elif engine == "polars":
         import polars as pl
