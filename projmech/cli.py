@@ -916,7 +916,8 @@ def build_parser() -> _Parser:
     audit.add_argument("--releases", type=int, default=100_000, help="releases per data set (default 100,000)")
     audit.add_argument("--confidence", type=float, default=0.99, help="of every bound (default 0.99)")
     audit.add_argument("--planted-bug", action="store_true",
-                       help="halve every noise scale while keeping the claim: shows the audit's power")
+                       help="divide every noise scale by 2 (4 where the pair attains half the claim) while keeping "
+                            "the claim: shows the audit's power")
     audit.add_argument("--noise", choices=NOISE_KINDS, default="auto",
                        help="the audited mechanisms' noise, as for release --noise (default auto: exact discrete "
                             "noise on counts, drawn from OS entropy)")

@@ -9,9 +9,13 @@ an interactive transcript) between the two data sets of the pair. The auditor th
 stated confidence, the epsilon the mechanism really has on that pair from below
 (:func:`projmech.audit.audit`); a correct mechanism gives a bound at most its claim.
 
-A case with ``planted_bug=True`` runs the same mechanism with every noise scale halved (the
-error of calibrating to half the sensitivity) while claiming the original guarantee: its true
-epsilon is about twice the claim, and an audit with power finds a bound above the claim.
+A case with ``planted_bug=True`` runs the same mechanism with every noise scale divided by the
+case's bug factor (:func:`bug_factor`) while claiming the original guarantee: 2, the error of
+calibrating to half the sensitivity, where the audited pair attains the claim; 4 where the pair
+attains only half of it (under add/remove the sparse-vector mechanisms, whose ``4 epsilon`` claim
+is loose by 2 when every count rises, and offline PMW, whose selection's claim is loose by 2 when
+one score moves). Either way the bug's true epsilon on the pair is about
+twice the claim, and an audit with power finds a bound above the claim.
 
 Under add/remove the cases use ``size="estimate"``, so the private size estimate is audited too,
 and pairs of sizes 1 and 2 (where dividing by the true row count leaked most).
@@ -56,7 +60,7 @@ from .sparse_vector import BOTTOM, Threshold
 from .validation import FLAG, OPEN_UNIT, SEED, Options, validate_params
 from .workloads import Workload, identity, prefix
 
-__all__ = ["MECHANISMS", "AuditCase", "audit_cases", "run_audits"]
+__all__ = ["MECHANISMS", "AuditCase", "audit_cases", "bug_factor", "run_audits"]
 
 #: The mechanisms the suite audits, in the order of the README's table.
 MECHANISMS = ("gaussian", "tiny_gaussian", "laplace", "projection", "factorization", "offline_pmw", "threshold",
@@ -103,8 +107,9 @@ class AuditCase:
     statistic : callable
         ``statistic(output) -> float``: the log-likelihood ratio of the published output between
         the pair's second and first data set (or a monotone proxy of it, see each builder).
-    planted_bug : bool, default False
-        Every noise scale halved while the claim stays.
+    bug_factor : float, default 1
+        The planted bug: every noise scale divided by it (and a selection's epsilon multiplied by
+        it) while the claim stays; 1 is no bug.
 
     Examples
     --------
@@ -123,12 +128,17 @@ class AuditCase:
     pair: tuple[Dataset, Dataset]
     release: Callable[[Dataset, np.random.Generator], Any]
     statistic: Callable[[Any], float]
-    planted_bug: bool = False
+    bug_factor: float = 1.0
+
+    @property
+    def planted_bug(self) -> bool:
+        """Whether the case runs with a planted bug."""
+        return self.bug_factor != 1.0
 
     @property
     def name(self) -> str:
         """The mechanism and relation, e.g. ``"laplace, add-remove, planted 2x bug"``."""
-        bug = ", planted 2x bug" if self.planted_bug else ""
+        bug = f", planted {self.bug_factor:g}x bug" if self.planted_bug else ""
         return f"{self.mechanism}, {self.neighbouring}{bug}"
 
     def run(self, releases: int = 100_000, confidence: float = 0.99, *,
@@ -209,15 +219,38 @@ def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second:
 
 
 @overload
-def _halve(noise: Noise) -> Noise: ...
+def _shrink(noise: Noise, factor: float) -> Noise: ...
 
 
 @overload
-def _halve(noise: None) -> None: ...
+def _shrink(noise: None, factor: float) -> None: ...
 
 
-def _halve(noise: Noise | None) -> Noise | None:
-    return None if noise is None else dataclasses.replace(noise, scale=noise.scale / 2.0)
+def _shrink(noise: Noise | None, factor: float) -> Noise | None:
+    return None if noise is None else dataclasses.replace(noise, scale=noise.scale / factor)
+
+
+def bug_factor(mechanism: str, neighbouring: str) -> float:
+    """The factor by which a planted bug divides the noise of a case (see the module's text).
+
+    2 where the case's pair attains the claim; 4 where it attains about half of it, so that the
+    planted bug's true epsilon on the pair is about twice the claim in every case: under add/remove
+    every count of the pair rises, which halves what the sparse-vector mechanisms' comparisons and
+    offline PMW's selection (one score moves) can lose. Measured at 20,000 releases (2026-11-26)
+    under add/remove with a factor of 2: threshold 0.63, online PMW 0.58, offline PMW 0.89,
+    against claims of 1.05, 1.05 and 1; with a factor of 4: 1.35, 1.33 and 1.99.
+
+    Examples
+    --------
+    >>> from projmech.self_audit import bug_factor
+    >>> bug_factor("laplace", "add-remove"), bug_factor("threshold", "add-remove")
+    (2.0, 4.0)
+    """
+    mechanism = _MECHANISM.check("mechanism", mechanism)
+    neighbouring = Neighbouring.parse(neighbouring).value
+    if neighbouring == "add-remove" and mechanism in ("offline_pmw", "threshold", "online_pmw"):
+        return 4.0
+    return 2.0
 
 
 def _size_arguments(neighbouring: str) -> dict[str, Any]:
@@ -230,7 +263,7 @@ def _noisy_size(release: Any) -> float:
     return float(release.size)
 
 
-def _additive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str, delta: float) -> AuditCase:
+def _additive_case(kind: str, neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
     workload = Workload(np.array([[TINY_ENTRY, 0.0]]), name="tiny") if kind == "tiny_gaussian" else identity(2)
     matrix = workload.toarray()
     if kind == "laplace":
@@ -248,8 +281,7 @@ def _additive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str, 
         privacy = ApproxDP(1.0, delta)
         mechanism = ProjectionMechanism(workload, privacy, solver="fast", neighbouring=neighbouring, noise=noise,
                                         **_size_arguments(neighbouring))
-    if planted_bug:
-        mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
+    mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
     first, second = _pair(neighbouring)
     ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: matrix @ counts)
 
@@ -261,17 +293,16 @@ def _additive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str, 
         return ratio((output.noisy_answers * output.size, _noisy_size(output)))
 
     return AuditCase(kind, neighbouring, privacy.epsilon, getattr(privacy, "delta", 0.0), (first, second),
-                     release, statistic, planted_bug)
+                     release, statistic, factor)
 
 
-def _factorization_case(neighbouring: str, planted_bug: bool, noise: str, delta: float) -> AuditCase:
+def _factorization_case(neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
     workload = prefix(2)  # its optimal strategy is not the identity: R and M are both exercised
     factorization: Factorization = factorization_norm(workload)
     privacy = ApproxDP(1.0, delta)
     mechanism = FactorizationMechanism(workload, privacy, factorization=factorization, neighbouring=neighbouring, noise=noise,
                                        **_size_arguments(neighbouring))
-    if planted_bug:
-        mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
+    mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
     strategy = factorization.strategy.toarray()
     reconstruction = np.column_stack([factorization.reconstruct(unit) for unit in np.eye(strategy.shape[0])])
     first, second = _pair(neighbouring)
@@ -285,40 +316,46 @@ def _factorization_case(neighbouring: str, planted_bug: bool, noise: str, delta:
         measured = np.linalg.lstsq(reconstruction, output.noisy_answers * output.size, rcond=None)[0]
         return ratio((measured, _noisy_size(output)))
 
-    return AuditCase("factorization", neighbouring, 1.0, delta, (first, second), release, statistic, planted_bug)
+    return AuditCase("factorization", neighbouring, 1.0, delta, (first, second), release, statistic, factor)
 
 
-#: Cells of the universe of the PMW and online PMW cases: the uniform start answers 1/64 to each
-#: one-cell query, so moving a row between two cells changes the scores and the compared distances
-#: by nearly a full count (on two cells both would stay at 1/2 and leak nothing).
+#: Cells of the universe of the online PMW and threshold cases: the uniform start answers 1/64 to
+#: each one-cell query, so moving a row between two cells changes the compared distances by nearly
+#: a full count (on two cells both would stay at 1/2 and leak nothing).
 _WIDE = 64
 
+#: Cells of the offline PMW case. Its one round selects a query by the exponential mechanism
+#: among all cells, and only the two cells the pair changes leak: on 64 cells the selection is
+#: nearly uniform at epsilon 1 and picks them 1 time in 32, which left the audit with little to see
+#: (20,000 releases: bound 0.14 for the correct mechanism, 0.76 for a 2x bug); on 4 cells it picks
+#: them about half the time (0.51 and 1.14; measured 2026-11-26).
+_PMW_CELLS = 4
 
-def _wide_pair(neighbouring: str) -> tuple[Dataset, Dataset]:
+
+def _wide_pair(neighbouring: str, cells: int = _WIDE) -> tuple[Dataset, Dataset]:
     """A row at the last cell, and its neighbour: a row added at cell 0, or the row moved there."""
-    domain = Domain(["x"], [_WIDE])
-    last = np.array([[_WIDE - 1]])
-    neighbour = np.array([[_WIDE - 1], [0]]) if neighbouring == "add-remove" else np.array([[0]])
+    domain = Domain(["x"], [cells])
+    last = np.array([[cells - 1]])
+    neighbour = np.array([[cells - 1], [0]]) if neighbouring == "add-remove" else np.array([[0]])
     return Dataset(last, domain), Dataset(neighbour, domain)
 
 
-def _offline_pmw_case(neighbouring: str, planted_bug: bool, noise: str) -> AuditCase:
+def _offline_pmw_case(neighbouring: str, factor: float, noise: str) -> AuditCase:
     privacy = PureDP(1.0)
-    mechanism = OfflinePMW(identity(_WIDE), privacy, rounds=1, neighbouring=neighbouring, noise=noise,
+    mechanism = OfflinePMW(identity(_PMW_CELLS), privacy, rounds=1, neighbouring=neighbouring, noise=noise,
                            **_size_arguments(neighbouring))
-    if planted_bug:
-        mechanism.noise, mechanism.size_noise = _halve(mechanism.noise), _halve(mechanism.size_noise)
-        mechanism.round_budget = dataclasses.replace(
-            mechanism.round_budget, selection_epsilon=2.0 * mechanism.round_budget.selection_epsilon)
-    first, second = _wide_pair(neighbouring)
+    mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
+    mechanism.round_budget = dataclasses.replace(
+        mechanism.round_budget, selection_epsilon=factor * mechanism.round_budget.selection_epsilon)
+    first, second = _wide_pair(neighbouring, _PMW_CELLS)
     selection_epsilon = mechanism.round_budget.selection_epsilon
 
     def counts_of(data: Dataset) -> np.ndarray:
-        return np.bincount(data.records[:, 0], minlength=_WIDE).astype(float)
+        return np.bincount(data.records[:, 0], minlength=_PMW_CELLS).astype(float)
 
     def log_likelihood(data: Dataset, selected: int, measurement: float, size: float) -> float:
         counts = counts_of(data)
-        scores = np.abs(counts / size - 1.0 / _WIDE)  # the uniform start answers 1/64 to each query
+        scores = np.abs(counts / size - 1.0 / _PMW_CELLS)  # the uniform start answers 1/4 to each query
         logits = selection_epsilon * size / 2.0 * scores
         value = float(logits[selected] - np.logaddexp.reduce(logits))
         value += float(_log_density(mechanism.noise, np.array(measurement * size - counts[selected])))
@@ -334,14 +371,19 @@ def _offline_pmw_case(neighbouring: str, planted_bug: bool, noise: str) -> Audit
         size, selected, measurement = run.release.size, run.selected[0], float(run.measurements[0])
         return log_likelihood(second, selected, measurement, size) - log_likelihood(first, selected, measurement, size)
 
-    return AuditCase("offline_pmw", neighbouring, 1.0, 0.0, (first, second), release, statistic, planted_bug)
+    return AuditCase("offline_pmw", neighbouring, 1.0, 0.0, (first, second), release, statistic, factor)
 
 
 #: Queries on the gaining cell before the query on the losing one (see :func:`_interactive_case`).
 _RISING_QUERIES = 6
 
+#: The step between crossing positions in the add/remove statistic of :func:`_interactive_case`,
+#: far above any released count (a discrete Laplace count of scale 4 exceeds 10**6 with
+#: probability exp(-250000)).
+_RANK = 1e6
 
-def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: str) -> AuditCase:
+
+def _interactive_case(kind: str, neighbouring: str, factor: float, noise: str) -> AuditCase:
     """The sparse-vector mechanisms' worst case (the proof of their guarantee, read backwards):
     queries whose count rises from the first data set to the second, answered below the threshold
     (which the second makes less likely), then a query whose count falls, answered with a number
@@ -352,7 +394,7 @@ def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: st
     # a size estimate the claim is 4 k epsilon / (1 - size_share).
     epsilon = 0.25
     arguments = _size_arguments(neighbouring)
-    noise_epsilon = 2.0 * epsilon if planted_bug else epsilon
+    noise_epsilon = factor * epsilon
     first, second = _wide_pair(neighbouring)
     rising, falling = np.eye(_WIDE)[0], np.eye(_WIDE)[_WIDE - 1 if neighbouring == "replace-one" else 0]
     queries = [rising] * _RISING_QUERIES + [falling]
@@ -366,7 +408,7 @@ def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: st
         return OnlinePMW(data, alpha=0.25, epsilon=noise_epsilon, k=1, rng=rng, neighbouring=neighbouring,
                          noise=noise, **arguments)
 
-    claimed = make(first, np.random.default_rng(0)).privacy.epsilon * (0.5 if planted_bug else 1.0)
+    claimed = make(first, np.random.default_rng(0)).privacy.epsilon / factor
 
     def release(data: Dataset, rng: np.random.Generator) -> Any:
         mechanism = make(data, rng)
@@ -374,13 +416,24 @@ def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: st
             if mechanism.halted:
                 break
             mechanism.answer(query)
-        return mechanism.transcript
+        return mechanism.transcript, mechanism.size
 
-    def statistic(transcript: Any) -> float:
+    def statistic(output: Any) -> float:
+        transcript, size = output  # the size, declared or estimated, is published
+        numbers = [i for i, entry in enumerate(transcript) if entry is not BOTTOM]
+        if neighbouring == "add-remove":
+            # Every count rises by one: the second data set crosses earlier and releases a larger
+            # count. Earlier crossings rank higher, the released count (the number times the size)
+            # breaks ties, and no crossing at all, which the first data set makes likeliest, ranks
+            # lowest. The planted bug's loss is in the top tail: a crossing at the first query
+            # with a large count.
+            if not numbers:
+                return -_RANK
+            position = numbers[0]
+            return (len(queries) - position) * _RANK + float(transcript[position]) * size
         # The transcript the first data set makes likeliest: every rising query below the
         # threshold, then a number for the falling one, larger numbers likelier still. Any other
         # transcript ranks below it: the earlier it halted, the lower.
-        numbers = [i for i, entry in enumerate(transcript) if entry is not BOTTOM]
         if not numbers:
             return -2.0 * len(queries)
         position = numbers[0]
@@ -388,7 +441,7 @@ def _interactive_case(kind: str, neighbouring: str, planted_bug: bool, noise: st
             return -float(len(queries) - position)
         return float(transcript[position]) + 1.0
 
-    return AuditCase(kind, neighbouring, claimed, 0.0, (first, second), release, statistic, planted_bug)
+    return AuditCase(kind, neighbouring, claimed, 0.0, (first, second), release, statistic, factor)
 
 
 @validate_params(planted_bug=FLAG, noise=Options(*NOISE_KINDS), delta=OPEN_UNIT)
@@ -408,7 +461,8 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     neighbourings : sequence of {"replace-one", "add-remove"}, default both
         The relations.
     planted_bug : bool, default False
-        Halve every noise scale while keeping the claim (to show an audit's power).
+        Divide every noise scale by the case's :func:`bug_factor` while keeping the claim (to
+        show an audit's power).
     noise : {"auto", "discrete", "continuous"}, default "auto"
         The noise of the mechanisms. ``"auto"`` audits their default: exact discrete noise on
         integer counts, which is every case's but the factorization's (its strategy has
@@ -452,14 +506,15 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     cases = []
     for name in names:
         for relation in relations:
+            factor = bug_factor(name, relation) if planted_bug else 1.0
             if name in ("gaussian", "tiny_gaussian", "laplace", "projection"):
-                cases.append(_additive_case(name, relation, planted_bug, noise, delta))
+                cases.append(_additive_case(name, relation, factor, noise, delta))
             elif name == "factorization":
-                cases.append(_factorization_case(relation, planted_bug, noise, delta))
+                cases.append(_factorization_case(relation, factor, noise, delta))
             elif name == "offline_pmw":
-                cases.append(_offline_pmw_case(relation, planted_bug, noise))
+                cases.append(_offline_pmw_case(relation, factor, noise))
             else:
-                cases.append(_interactive_case(name, relation, planted_bug, noise))
+                cases.append(_interactive_case(name, relation, factor, noise))
     return cases
 
 
