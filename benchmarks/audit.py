@@ -3,12 +3,12 @@
 Three parts, one table each, and ``results/audit.csv`` with every row:
 
 1. **validity**: every mechanism as shipped, replace-one and add/remove (with a private size
-   estimate), its claimed epsilon beside the auditor's lower bound (``projmech.self_audit``;
+   estimate), its claimed epsilon beside the auditor's lower bound (``projmech.audit.self_audit``;
    the (epsilon, delta) mechanisms at ``delta = 1e-5``). A bound above the claim is a proven
    privacy violation at the stated confidence.
 2. **power**: the same with every noise scale divided by the case's bug factor while the claim
    stays (a planted 2x sensitivity bug; 4x where the pair attains only half the claim,
-   ``projmech.self_audit.bug_factor``); the (epsilon, delta) mechanisms at ``delta = 1e-3``, where
+   ``projmech.audit.self_audit.bug_factor``); the (epsilon, delta) mechanisms at ``delta = 1e-3``, where
    100,000 releases resolve the tails.
 3. **the old defects**: the add/remove mechanisms of the audited release divided the answers by
    the true row count. Reproduced here in numpy on the pairs of the audit that found it (Laplace
@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 import projmech as pm
-from projmech.audit import audit
-from projmech.self_audit import MECHANISMS, audit_cases
+from projmech.audit.auditor import audit
+from projmech.audit.self_audit import MECHANISMS, audit_cases
 
 from _common import RESULTS, Timer, argument_parser, write_csv
 

@@ -4,7 +4,7 @@ Binarized Adult restricted to ``ADULT_DEMO_ATTRIBUTES`` (10 binary attributes, 1
 workload of all 2-way marginals (180 queries) and a sweep of the data size ``n`` by subsampling
 without replacement. For each ``n``, ``--trials`` independent releases of each mechanism give the
 mean RMSE with a 95% Student-t interval and the mean time per release
-(:func:`projmech.experiments.error_vs_n`). Mechanisms (``--mechanisms``):
+(:func:`projmech.analysis.experiments.error_vs_n`). Mechanisms (``--mechanisms``):
 
 * ``gaussian``, ``projection`` (onto K_Q), ``relaxed`` (onto the relaxation L, ``sdp+local``),
   ``factorization`` (the optimal strategy of ``factorization_norm``): ``ApproxDP(--epsilon,
@@ -65,10 +65,10 @@ from projmech import (
     marginals,
 )
 from projmech.bodies import relaxation_support
-from projmech.geometry import gaussian_widths
-from projmech.multiplicative_weights import mw_update_bound, offline_pmw_error_bound
-from projmech.online_pmw import online_pmw_accuracy
-from projmech.experiments import error_vs_n, format_table, plot_error_vs_n
+from projmech.analysis.geometry import gaussian_widths
+from projmech.mechanisms.multiplicative_weights import mw_update_bound, offline_pmw_error_bound
+from projmech.mechanisms.online_pmw import online_pmw_accuracy
+from projmech.analysis.experiments import error_vs_n, format_table, plot_error_vs_n
 
 from _common import Timer, argument_parser, int_list, name_list, ruled, usage_error, write_csv
 

@@ -53,7 +53,7 @@ from projmech import (
     marginals,
     prefix,
 )
-from projmech.experiments import format_number
+from projmech.analysis.experiments import format_number
 
 from _common import Timer, argument_parser, binary_domain, int_list, ruled, usage_error, write_csv
 

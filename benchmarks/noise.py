@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 import projmech as pm
-from projmech import noise as noise_module
+from projmech.privacy import noise as noise_module
 
 from _common import (RESULTS, Timer, argument_parser, binary_domain, blas_threads, markdown, name_list, usage_error,
                      write_csv)

@@ -76,8 +76,8 @@ from tqdm.auto import tqdm
 from projmech import ApproxDP, Dataset, Domain, GaussianMechanism, ProjectionMechanism, datasets, marginals
 from projmech.bodies.marginal_rows import pair_tables
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
-from projmech.evaluation import max_error, mean_confidence_interval, rmse
-from projmech.experiments import format_number
+from projmech.analysis.evaluation import max_error, mean_confidence_interval, rmse
+from projmech.analysis.experiments import format_number
 
 from _common import Timer, argument_parser, binary_domain, int_list, markdown, name_list, package_versions, \
     usage_error, write_csv

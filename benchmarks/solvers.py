@@ -111,8 +111,8 @@ from projmech.bodies.hull import NOISE_TOL, SOLVERS
 from projmech.bodies.relaxation import project_to_relaxation
 from projmech.solve import SolveError
 from projmech.validation import DEFAULT_MAX_ENTRIES
-from projmech.evaluation import rmse
-from projmech.experiments import format_number
+from projmech.analysis.evaluation import rmse
+from projmech.analysis.experiments import format_number
 
 from _common import Timer, argument_parser, binary_domain, cell, chain_records, int_list, name_list, peak_memory_mb, \
     ruled, run_in_process, usage_error, vm_status_mb, write_csv

@@ -26,12 +26,7 @@ from threadpoolctl import threadpool_limits
 
 import projmech as pm
 from projmech.bodies.relaxation_admm import admm_projection
-from projmech.optimal_factorization import factorization_norm
-
-from _common import RESULTS, Timer, argument_parser, markdown, write_csv
-
-
-def _relaxation_case(sizes: list[int], rows: int, sigma: float, seed: int) -> tuple[pm.Domain, np.ndarray]:
+from projmech.factorization.mean import factorization_norm  from _common import RESULTS, Timer, argument_parser, markdown, write_csv   def _relaxation_case(sizes: list[int], rows: int, sigma: float, seed: int) -> tuple[pm.Domain, np.ndarray]:
     """2-way marginals of a domain like 10 pixels of sklearn's digits (17 values each), noisy."""
     domain = pm.Domain([f"p{i}" for i in range(len(sizes))], sizes)
     rng = np.random.default_rng(seed)

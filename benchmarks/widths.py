@@ -6,15 +6,15 @@ estimate of the Gaussian width ``l*(K) = E h_K(G)``, ``G ~ N(0, I_k)`` [Ver18],
 of ``K_Q`` and of each relaxation L (``--relaxations``, default ``sdp+local,sdp,local``;
 :mod:`projmech.bodies.relaxation`). All bodies of one ``d`` share the same ``--samples`` draws
 (common random numbers), so each ratio ``l*(L) / l*(K_Q)`` has its own paired interval
-(:func:`projmech.geometry.compare_widths`). ``h_{K_Q}`` is a maximum over the ``2^d`` columns
-(:func:`projmech.geometry.support_function`); ``h_L`` is one SDP/LP per draw
+(:func:`projmech.analysis.geometry.compare_widths`). ``h_{K_Q}`` is a maximum over the ``2^d`` columns
+(:func:`projmech.analysis.geometry.support_function`); ``h_L`` is one SDP/LP per draw
 (:func:`projmech.bodies.relaxation.relaxation_support`, Clarabel by default), each with a
 certified upper bound from its multipliers.
 
 Columns beside the widths: the finite-class bound (docs/theory/geometry.md)
 ``l*(K_Q) <= √(2 ln m) · max_u ||F[:, u]||_2`` and its stated form ``√(2 k ln |X|)`` (twice the
 former here: every column of F has ``C(d, 2)`` ones); the constant ``2 K_G < 3.565`` that bounds
-``l*(L) / l*(K_Q)`` for the SDP relaxations (module docstring of :mod:`projmech.geometry`); and
+``l*(L) / l*(K_Q)`` for the SDP relaxations (module docstring of :mod:`projmech.analysis.geometry`); and
 the lower bound ``C(d, 2) / √(2π)`` on ``l*(L)`` for ``local``. [DNT15] promises
 ``(1/C)·L ⊆ K_Q ⊆ L`` for a constant ``C``, hence a width ratio at most ``C``.
 
@@ -40,8 +40,8 @@ import pandas as pd
 
 from projmech import marginals
 from projmech.bodies.relaxation import RELAXATIONS, RelaxationError, RelaxationSupport, relaxation_support
-from projmech.experiments import format_number
-from projmech.geometry import WidthEstimate, compare_widths, gaussian_width_bound, gaussian_widths, \
+from projmech.analysis.experiments import format_number
+from projmech.analysis.geometry import WidthEstimate, compare_widths, gaussian_width_bound, gaussian_widths, \
     support_function
 
 from _common import Timer, argument_parser, binary_domain, int_list, markdown, name_list, usage_error, write_csv

@@ -80,6 +80,9 @@ def _write_api_pages(app: Any) -> None:
     for module in PUBLIC_MODULES:
         pages[f"{module.removeprefix('projmech.')}.rst"] = (
             f"{module}\n{'=' * len(module)}\n\n.. automodule:: {module}\n   :members:\n")
+    for stale in folder.glob("*.rst"):  # a module moved or dropped from the list leaves no page behind
+        if stale.name not in pages:
+            stale.unlink()
     for name, text in pages.items():
         page = folder / name
         if not page.exists() or page.read_text() != text:  # unchanged pages keep Sphinx's cache

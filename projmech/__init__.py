@@ -6,6 +6,9 @@ topic are reached through their module: ``pm.bounds`` (the error bounds and the 
 ``pm.geometry`` (support functions and widths), ``pm.privacy`` (calibration formulas),
 ``pm.multiplicative_weights`` and ``pm.online_pmw`` (their update and accuracy bounds),
 ``pm.evaluation`` (error measures), ``pm.bodies`` (the bodies and rounding), ``pm.audit``.
+The package has one folder per concept (``data``, ``workloads``, ``privacy``, ``analysis``,
+``bodies``, ``factorization``, ``mechanisms``, ``audit``, ``cli``), each exporting its contract
+from its ``__init__``.
 
 Every name is imported on first use (PEP 562), so ``import projmech`` loads none of numpy's
 heavier neighbours (SciPy's statistics, pandas, CVXPY, OpenDP) until something needs them.
@@ -18,33 +21,35 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# Each public name and the module that defines it.
+# Each public name and the package that exports it.
 _NAMES = {
-    "data": ("Dataset", "histogram"),
-    "domain": ("Domain",),
+    "data": ("Dataset", "Domain", "histogram"),
     "workloads": ("Workload", "all_range", "from_predicates", "identity", "marginals", "prefix",
                   "random_queries", "repeated", "stack"),
-    "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "PureDP", "SizePolicy", "ZCDP"),
-    "noise": ("Noise",),
-    "mechanisms": ("FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "ProjectionMechanism",
-                   "Release"),
-    "multiplicative_weights": ("OfflinePMW",),
-    "online_pmw": ("OnlinePMW",),
-    "sparse_vector": ("BOTTOM", "MechanismHalted", "Threshold", "ThresholdK"),
+    "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "Noise", "PureDP", "SizePolicy", "ZCDP"),
+    "mechanisms": ("BOTTOM", "FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "MechanismHalted",
+                   "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release", "Threshold", "ThresholdK"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
                "project_to_hull", "project_to_relaxation", "synthetic_data"),
-    "factorization": ("Factorization", "hierarchical_strategy", "identity_strategy", "square_root_strategy",
-                      "total_strategy"),
-    "optimal_factorization": ("FactorizationError", "approximate_factorization_norm", "factorization_lower_bound",
-                              "factorization_norm"),
+    "factorization": ("Factorization", "FactorizationError", "approximate_factorization_norm",
+                      "factorization_lower_bound", "factorization_norm", "hierarchical_strategy", "identity_strategy",
+                      "square_root_strategy", "total_strategy"),
     "solve": ("ProgressBar", "SolveError", "SolveStats", "Status"),
-    "evaluation": ("evaluate", "max_error", "rmse"),
+    "analysis": ("evaluate", "max_error", "rmse"),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
 
-#: Submodules reachable as attributes (``pm.bounds``), imported on first use too.
-_SUBMODULES = ("audit", "bodies", "bounds", "datasets", "evaluation", "geometry", "multiplicative_weights",
-               "online_pmw", "optimal_factorization", "privacy", "self_audit", "solve", "workloads")
+#: Packages and topic modules reachable as attributes (``pm.bounds``), imported on first use too:
+#: the attribute and the module it names. The topic modules keep the names they had before the
+#: package was split into folders (``CHANGELOG.md``).
+_SUBMODULES = {
+    "analysis": "analysis", "audit": "audit", "bodies": "bodies", "data": "data", "datasets": "datasets",
+    "factorization": "factorization", "mechanisms": "mechanisms", "privacy": "privacy", "solve": "solve",
+    "workloads": "workloads",
+    "bounds": "analysis.bounds", "evaluation": "analysis.evaluation", "geometry": "analysis.geometry",
+    "multiplicative_weights": "mechanisms.multiplicative_weights", "online_pmw": "mechanisms.online_pmw",
+    "optimal_factorization": "factorization", "self_audit": "audit.self_audit",
+}
 
 __all__ = sorted([*_MODULE_OF, *_SUBMODULES], key=str.lower)
 
@@ -53,7 +58,7 @@ def __getattr__(name: str) -> Any:
     if name in _MODULE_OF:
         value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
     elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
+        value = importlib.import_module(f".{_SUBMODULES[name]}", __name__)
     else:
         raise AttributeError(f"module 'projmech' has no attribute {name!r}")
     globals()[name] = value  # later lookups skip this function
@@ -65,23 +70,21 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
-    from . import (audit, bodies, bounds, datasets, evaluation, geometry, multiplicative_weights, online_pmw,
-                   optimal_factorization, privacy, self_audit, solve, workloads)
+    from . import analysis, audit, bodies, data, datasets, factorization, mechanisms, privacy, solve, workloads
+    from . import factorization as optimal_factorization
+    from .analysis import bounds, evaluation, geometry
+    from .analysis import evaluate, max_error, rmse
+    from .audit import self_audit
     from .bodies import (NegativeCellsWarning, ProjectionError, ProjectionResult, RelaxationError, RelaxationResult,
                          project_to_hull, project_to_relaxation, synthetic_data)
-    from .data import Dataset, histogram
-    from .domain import Domain
-    from .evaluation import evaluate, max_error, rmse
-    from .factorization import (Factorization, hierarchical_strategy, identity_strategy, square_root_strategy,
-                                total_strategy)
-    from .mechanisms import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism, Release
-    from .multiplicative_weights import OfflinePMW
-    from .noise import Noise
-    from .online_pmw import OnlinePMW
-    from .optimal_factorization import (FactorizationError, approximate_factorization_norm,
-                                        factorization_lower_bound, factorization_norm)
-    from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, PureDP, SizePolicy
+    from .data import Dataset, Domain, histogram
+    from .factorization import (Factorization, FactorizationError, approximate_factorization_norm,
+                                factorization_lower_bound, factorization_norm, hierarchical_strategy,
+                                identity_strategy, square_root_strategy, total_strategy)
+    from .mechanisms import (BOTTOM, FactorizationMechanism, GaussianMechanism, LaplaceMechanism, MechanismHalted,
+                             OfflinePMW, OnlinePMW, ProjectionMechanism, Release, Threshold, ThresholdK)
+    from .mechanisms import multiplicative_weights, online_pmw
+    from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, Noise, PureDP, SizePolicy
     from .solve import ProgressBar, SolveError, SolveStats, Status
-    from .sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
     from .workloads import (Workload, all_range, from_predicates, identity, marginals, prefix, random_queries,
                             repeated, stack)

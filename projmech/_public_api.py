@@ -1,6 +1,6 @@
 """The public API: the objects the API reference documents and the docstring check covers.
 
-One list serves both (``docs/api.rst`` is generated from it, and ``tests/test_docstrings.py``
+One list serves both (the pages ``docs/api/*.rst`` are generated from it, and ``tests/test_docstrings.py``
 validates each object), so nothing can be documented without being checked or checked without
 being documented.
 """
@@ -14,18 +14,18 @@ from typing import Any
 
 #: Modules whose ``__all__`` is public, in the order the API reference shows them.
 PUBLIC_MODULES = (
-    "projmech.data", "projmech.domain", "projmech.encodings", "projmech.datasets", "projmech.workloads",
-    "projmech.privacy", "projmech.noise", "projmech.mechanisms", "projmech.intervals", "projmech.multiplicative_weights",
-    "projmech.online_pmw", "projmech.sparse_vector", "projmech.bodies", "projmech.factorization",
-    "projmech.optimal_factorization", "projmech.solve", "projmech.evaluation", "projmech.bounds",
-    "projmech.geometry", "projmech.audit", "projmech.self_audit",
+    "projmech.data.dataset", "projmech.data.domain", "projmech.data.encodings", "projmech.datasets", "projmech.workloads",
+    "projmech.privacy.guarantees", "projmech.privacy.noise", "projmech.mechanisms.additive", "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights",
+    "projmech.mechanisms.online_pmw", "projmech.mechanisms.sparse_vector", "projmech.bodies", "projmech.factorization.base",
+    "projmech.factorization.norm", "projmech.factorization.mean", "projmech.solve", "projmech.analysis.evaluation", "projmech.analysis.bounds",
+    "projmech.analysis.geometry", "projmech.audit.auditor", "projmech.audit.self_audit",
 )
 
 
 def public_objects() -> Iterator[tuple[str, Any]]:
     """Yield ``(qualified name, object)`` for every public function, class, method and property.
 
-    A name is qualified by the module that defines it (``projmech.mechanisms.Release.summary``),
+    A name is qualified by the module that defines it (``projmech.mechanisms.additive.Release.summary``),
     and each object is yielded once however many modules re-export it or classes inherit it. Constants are skipped: their
     documentation is the ``#:`` comment beside them.
     """

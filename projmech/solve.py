@@ -3,7 +3,7 @@ one error, one way to try solvers in order, one progress callback.
 
 Projection onto the hull K_Q (:func:`~projmech.bodies.hull.project_to_hull`), onto the
 relaxation L (:func:`~projmech.bodies.relaxation.project_to_relaxation`) and the optimal
-factorization (:func:`~projmech.optimal_factorization.factorization_norm`) each return a result
+factorization (:func:`~projmech.factorization.norm.factorization_norm`) each return a result
 whose ``.stats`` is a :class:`SolveStats`, raise a subclass of :class:`SolveError` carrying the
 attempts and the best point found, and take ``callback(iteration, gap)``. A leaf module: it
 imports nothing from projmech, and tqdm only when a progress bar is asked for.
@@ -228,8 +228,8 @@ class SolveStats:
     total_time : float or None, optional
         Wall-clock seconds of the whole call (at least ``solve_time``); None where the optimizer
         does not measure it. The factorization optimizers
-        (:func:`~projmech.optimal_factorization.factorization_norm`,
-        :func:`~projmech.optimal_factorization.approximate_factorization_norm`) and the
+        (:func:`~projmech.factorization.norm.factorization_norm`,
+        :func:`~projmech.factorization.mean.approximate_factorization_norm`) and the
         projections (:func:`~projmech.bodies.project_to_hull`,
         :func:`~projmech.bodies.project_to_relaxation`) do.
 
@@ -376,7 +376,7 @@ class SolveError(RuntimeError):
     """No solver produced a point that passed the checks.
 
     Each optimizer raises its own subclass
-    (:class:`~projmech.optimal_factorization.FactorizationError`, ...).
+    (:class:`~projmech.factorization.base.FactorizationError`, ...).
 
     Parameters
     ----------

@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 
 import projmech as pm
-from projmech.privacy import DEFAULT_SIZE_SHARE, SizePolicy
+from projmech.privacy.guarantees import DEFAULT_SIZE_SHARE, SizePolicy
 
 from conftest import marginal_truth
 

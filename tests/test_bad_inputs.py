@@ -26,8 +26,8 @@ import scipy.sparse as sp
 
 import projmech as pm
 from projmech import Dataset, Domain, Workload, histogram
-from projmech.data import check_normalized_histogram
-from projmech.operators import (
+from projmech.data.dataset import check_normalized_histogram
+from projmech.data.tables import (
     marginal_cells,
     marginal_columns,
     marginal_matvec,

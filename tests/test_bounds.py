@@ -9,12 +9,12 @@ import pytest
 from scipy import integrate, stats
 
 import projmech as pm
-from projmech import bounds
-from projmech.bounds import MinimumSize, gaussian_mechanism_error, min_n, noise_constant, ntz_projection_error, \
+from projmech.analysis import bounds
+from projmech.analysis.bounds import MinimumSize, gaussian_mechanism_error, min_n, noise_constant, ntz_projection_error, \
     projection_error, projection_min_n
-from projmech.evaluation import evaluate
-from projmech.geometry import gaussian_width_bound
-from projmech.privacy import gaussian_sigma
+from projmech.analysis.evaluation import evaluate
+from projmech.analysis.geometry import gaussian_width_bound
+from projmech.privacy.guarantees import gaussian_sigma
 
 from conftest import cube_vertices, expected_max_of_gaussians, project_simplex
 

@@ -27,7 +27,7 @@ import pytest
 import scipy.sparse as sp
 
 import projmech as pm
-from projmech import optimal_factorization
+from projmech.factorization import norm as optimal_factorization
 from projmech.bodies import hull, relaxation_admm
 from projmech.bodies.active_set import ActiveSetOutcome
 from projmech.bodies.hull import ProjectionError, project_to_hull

@@ -22,10 +22,10 @@ import pytest
 
 import projmech
 from projmech import workloads
-from projmech.cli import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
-from projmech.domain import Domain
-from projmech.mechanisms import FactorizationMechanism
-from projmech.privacy import ZCDP
+from projmech.cli.commands import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
+from projmech.data.domain import Domain
+from projmech.mechanisms.additive import FactorizationMechanism
+from projmech.privacy.guarantees import ZCDP
 
 from conftest import marginal_truth, oracle_sigma
 
@@ -938,9 +938,9 @@ def test_body_hull_beyond_auto_limit_runs(files, capsys, monkeypatch):
     """What the --body auto refusal suggests works (with the limit lowered to below the fixture's
     12 elements, so that the projection takes no time; 2^23 elements take 10 s)."""
     import projmech.bodies.body
-    import projmech.cli
+    import projmech.cli.commands
 
-    for module in (projmech.bodies.body, projmech.cli):
+    for module in (projmech.bodies.body, projmech.cli.commands):
         monkeypatch.setattr(module, "HULL_MAX_UNIVERSE", 8)
     assert release(files, "--workload", "marginals:1", "--rho", "1")[0] == 2
     assert "or --body hull to project onto the hull K_Q regardless" in one_line_error(capsys, "--body auto")
@@ -1128,7 +1128,7 @@ def run_cli(argv: list[str], *, fault: str = "", timeout: float = 60) -> subproc
     """``projmech ARGV`` in a fresh interpreter, after the Python lines ``fault`` (run once the
     command line is imported); a command that hangs is killed after ``timeout`` seconds and
     fails the test (subprocess.TimeoutExpired)."""
-    script = "\n".join(["import sys", "from projmech.cli import main", fault, "sys.exit(main(sys.argv[1:]))"])
+    script = "\n".join(["import sys", "from projmech.cli.commands import main", fault, "sys.exit(main(sys.argv[1:]))"])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE, os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=timeout,
                           env=env)
@@ -1275,7 +1275,7 @@ def test_forced_outputs_keep_the_earlier_files_mode(files):
 def test_demo_write_failure_leaves_nothing_new(tmp_path, capsys, monkeypatch, earlier):
     """The figure's write fails after the CSV's: the earlier results stay as they were (or no
     folder is left where there was none), with one line naming --out-dir and the file."""
-    import projmech.cli as cli
+    import projmech.cli.commands as cli
 
     out_dir = tmp_path / "results" if earlier else tmp_path / "new" / "results"
     if earlier:
@@ -1379,7 +1379,7 @@ def test_empty_or_dash_output_paths_are_refused_by_audit_and_demo(tmp_path, caps
 def test_warnings_are_one_line_and_the_command_runs_on(files, capsys, monkeypatch):
     """A UserWarning raised while the command runs (a large delta, say) is one line in the
     command's words, without Python's file and line; the release still completes."""
-    import projmech.cli as cli
+    import projmech.cli.commands as cli
 
     read_inputs = cli._read_inputs
 

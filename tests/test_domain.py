@@ -1,4 +1,4 @@
-"""Tests of projmech.domain.Domain against independent computations."""
+"""Tests of projmech.data.domain.Domain against independent computations."""
 
 import itertools
 import json
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projmech import Domain
-from projmech.domain import UnknownAttributeError
+from projmech.data.domain import UnknownAttributeError
 
 
 # ----------------------------------------------------------------------------- construction

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from projmech.data import Dataset
-from projmech.domain import Domain
-from projmech.evaluation import (
+from projmech.data.dataset import Dataset
+from projmech.data.domain import Domain
+from projmech.analysis.evaluation import (
     TrialSummary,
     evaluate,
     gaussian_expected_rmse,
@@ -18,8 +18,8 @@ from projmech.evaluation import (
     mean_confidence_interval,
     rmse,
 )
-from projmech.mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
-from projmech.privacy import ApproxDP, PureDP, ZCDP
+from projmech.mechanisms.additive import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
+from projmech.privacy.guarantees import ApproxDP, PureDP, ZCDP
 from projmech.workloads import Workload, marginals
 
 F = np.array([[1.0, 0.0, 0.5, 0.2], [0.0, 2.0, 0.5, 0.1], [1.0, 1.0, 0.0, 0.3]])

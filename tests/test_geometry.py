@@ -10,7 +10,7 @@ from scipy import integrate
 import projmech as pm
 from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation, \
     relaxation_support
-from projmech.geometry import compare_widths, finite_set_width_bound, gaussian_norm_mean, gaussian_width, \
+from projmech.analysis.geometry import compare_widths, finite_set_width_bound, gaussian_norm_mean, gaussian_width, \
     gaussian_width_bound, gaussian_width_from_mean, gaussian_widths, mean_width, mean_width_from_gaussian, \
     mean_widths, support_function
 

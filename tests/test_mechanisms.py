@@ -20,17 +20,17 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from projmech.data import Dataset
-from projmech.domain import Domain
-from projmech.factorization import Factorization
-from projmech.mechanisms import (
+from projmech.data.dataset import Dataset
+from projmech.data.domain import Domain
+from projmech.factorization.base import Factorization
+from projmech.mechanisms.additive import (
     FactorizationMechanism,
     GaussianMechanism,
     LaplaceMechanism,
     ProjectionMechanism,
     Release,
 )
-from projmech.privacy import ApproxDP, Neighbouring, PureDP, ZCDP
+from projmech.privacy.guarantees import ApproxDP, Neighbouring, PureDP, ZCDP
 from projmech.validation import as_generator
 from projmech.workloads import Workload, identity, kron, marginals, stack
 

@@ -16,11 +16,11 @@ import pytest
 import scipy.sparse as sp
 from scipy import special, stats
 
-from projmech.data import Dataset, histogram
-from projmech.domain import Domain
-from projmech.evaluation import evaluate
-from projmech.mechanisms import Release
-from projmech.multiplicative_weights import (
+from projmech.data.dataset import Dataset, histogram
+from projmech.data.domain import Domain
+from projmech.analysis.evaluation import evaluate
+from projmech.mechanisms.additive import Release
+from projmech.mechanisms.multiplicative_weights import (
     MW_MAX_ALPHA,
     OFFLINE_PMW_MAX_ROUNDS,
     OFFLINE_PMW_MAX_UPDATES,
@@ -31,7 +31,7 @@ from projmech.multiplicative_weights import (
     offline_pmw_error_bound,
     offline_pmw_min_n,
 )
-from projmech.privacy import ApproxDP, Neighbouring, PureDP, ZCDP
+from projmech.privacy.guarantees import ApproxDP, Neighbouring, PureDP, ZCDP
 from projmech.workloads import Workload, all_range, marginals
 
 # --------------------------------------------------------------------------------------------

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from projmech import noise as noise_module
-from projmech.mechanisms import GaussianMechanism, LaplaceMechanism
-from projmech.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
-from projmech.privacy import (
+from projmech.privacy import noise as noise_module
+from projmech.mechanisms.additive import GaussianMechanism, LaplaceMechanism
+from projmech.privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
+from projmech.privacy.guarantees import (
     ApproxDP,
     LargeDeltaWarning,
     PureDP,
@@ -93,7 +93,7 @@ def test_discrete_laplace_pure_dp_calibration_by_opendp(epsilon, sensitivity):
     assert opendp_laplace(scale).map(sensitivity) == pytest.approx(epsilon, rel=1e-12)
 
 
-@pytest.mark.filterwarnings("ignore::projmech.privacy.LargeDeltaWarning")  # delta = 0.01, by design
+@pytest.mark.filterwarnings("ignore::projmech.privacy.guarantees.LargeDeltaWarning")  # delta = 0.01, by design
 def test_zcdp_for_approx_dp_inverts_zcdp_delta():
     for privacy in (ApproxDP(1.0, 1e-6), ApproxDP(0.3, 1e-10), ApproxDP(8.0, 0.01)):
         rho = zcdp_for_approx_dp(privacy)

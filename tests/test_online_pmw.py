@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from projmech.data import Dataset, histogram
-from projmech.domain import Domain
-from projmech.multiplicative_weights import multiplicative_weights_update
-from projmech.online_pmw import OnlineAccuracy, OnlinePMW, online_pmw_accuracy
-from projmech.privacy import PureDP
-from projmech.sparse_vector import BOTTOM, MechanismHalted
+from projmech.data.dataset import Dataset, histogram
+from projmech.data.domain import Domain
+from projmech.mechanisms.multiplicative_weights import multiplicative_weights_update
+from projmech.mechanisms.online_pmw import OnlineAccuracy, OnlinePMW, online_pmw_accuracy
+from projmech.privacy.guarantees import PureDP
+from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted
 
 from conftest import laplace_difference_tail
 from test_sparse_vector import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf

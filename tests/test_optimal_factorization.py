@@ -9,8 +9,8 @@ import pytest
 from scipy import optimize
 
 import projmech as pm
-from projmech.optimal_factorization import (ScaledFactorization, approximate_factorization_norm, approximate_lower_bound,
-                                            factorization_norm)
+from projmech.factorization.norm import ScaledFactorization, factorization_norm
+from projmech.factorization.mean import approximate_factorization_norm, approximate_lower_bound
 from projmech.solve import Status
 from projmech.workloads import kron, range_marginals
 
@@ -508,7 +508,7 @@ def test_approximate_refuses_large_explicit_problems():
     (lambda: pm.stack([pm.prefix(40), pm.identity(40)]), False),
 ])
 def test_tridiagonal_inverse_detection_and_agreement(build, tridiagonal):
-    from projmech.optimal_factorization import _RowSpaceDual, _tridiagonal_inverse
+    from projmech.factorization.mean import _RowSpaceDual, _tridiagonal_inverse
 
     gram = build().gram()
     dual = _RowSpaceDual(gram)

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from projmech.bodies.relaxation import RelaxationResult
-from projmech.data import Dataset
-from projmech.domain import Domain
+from projmech.data.dataset import Dataset
+from projmech.data.domain import Domain
 from projmech.bodies.body import HULL_MAX_UNIVERSE
-from projmech.mechanisms import GaussianMechanism, ProjectionMechanism
-from projmech.privacy import ApproxDP, ZCDP
+from projmech.mechanisms.additive import GaussianMechanism, ProjectionMechanism
+from projmech.privacy.guarantees import ApproxDP, ZCDP
 from projmech.workloads import Workload, all_range, identity, marginals
 
 
@@ -270,7 +270,7 @@ def test_laplace_calibrates_from_an_implicit_workload_as_from_its_matrix():
 def test_projection_error_bound_holds_and_is_not_the_gaussian_figure():
     """error_bound: min(Gaussian exact rms, the projection mechanism's bound (NTZ13) with the finite-class width bound),
     checked against an independent computation of both and against Monte Carlo."""
-    from projmech.geometry import gaussian_width_bound
+    from projmech.analysis.geometry import gaussian_width_bound
     from projmech.workloads import prefix
 
     workload = prefix(32)

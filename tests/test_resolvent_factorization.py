@@ -9,8 +9,8 @@ import pytest
 import scipy.linalg as sl
 
 import projmech as pm
-from projmech.optimal_factorization import RESOLVENT_MIN_UNIVERSE
-from projmech.resolvent_factorization import (ResolventFactorization, _bands, _RationalInverse, _inverse_diagonals, _ldl,
+from projmech.factorization.norm import RESOLVENT_MIN_UNIVERSE
+from projmech.factorization.resolvent import (ResolventFactorization, _bands, _RationalInverse, _inverse_diagonals, _ldl,
                                               certified_trace_inverse_sqrt, quadrature, structure_of)
 
 

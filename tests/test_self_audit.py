@@ -1,4 +1,4 @@
-"""The audits of the library's own mechanisms (projmech.self_audit), and the regression they guard.
+"""The audits of the library's own mechanisms (projmech.audit.self_audit), and the regression they guard.
 
 The default run holds a small slice: the Laplace mechanism (fast, and where an audit has most
 power) under both relations with and without a planted bug, and the add/remove defect the first
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.audit import audit
-from projmech.cli import main
-from projmech.self_audit import MECHANISMS, audit_cases, bug_factor, run_audits
+from projmech.audit.auditor import audit
+from projmech.cli.commands import main
+from projmech.audit.self_audit import MECHANISMS, audit_cases, bug_factor, run_audits
 
 
 def test_laplace_passes_under_both_relations():

@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from projmech.data import Dataset
-from projmech.domain import Domain
-from projmech.noise import Noise
-from projmech.privacy import Neighbouring, PureDP
-from projmech.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
+from projmech.data.dataset import Dataset
+from projmech.data.domain import Domain
+from projmech.privacy.noise import Noise
+from projmech.privacy.guarantees import Neighbouring, PureDP
+from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
 
 from conftest import laplace_difference_tail
 
@@ -387,7 +387,7 @@ def test_any_k_is_taken_without_work_but_an_overflowing_guarantee_is_refused():
         with pytest.raises(ValueError, match="^k: k = .* copies make the guarantee 4 k epsilon overflow"):
             ThresholdK(Unreadable(), 0.5, epsilon, k=k, n=10)
     # An epsilon whose exact noise (scale 1/epsilon = 1e14 counts) the integer sampler cannot draw
-    # as stated (projmech.noise refuses it) is refused naming epsilon, before the data is read;
+    # as stated (projmech.privacy.noise refuses it) is refused naming epsilon, before the data is read;
     # continuous noise has room for it.
     with pytest.raises(ValueError, match="^epsilon: 1e-14 sets noise that cannot be drawn as stated"):
         ThresholdK(Unreadable(), 0.5, 1e-14, k=1, n=10)
@@ -531,7 +531,7 @@ def test_sparse_vector_imports_no_solver():
     import projmech
 
     root = Path(projmech.__file__).parent
-    seen, pending, external = set(), ["sparse_vector"], set()
+    seen, pending, external = set(), ["mechanisms.sparse_vector"], set()
     while pending:
         module = pending.pop()
         if module in seen:
@@ -554,4 +554,10 @@ def test_sparse_vector_imports_no_solver():
             elif isinstance(node, ast.Import):
                 external |= {alias.name.split(".")[0] for alias in node.names}
     assert "cvxpy" not in external
-    assert not seen & {"mechanisms", "bodies", "multiplicative_weights"}, sorted(seen)
+    assert not seen & {"mechanisms.additive", "bodies", "mechanisms.multiplicative_weights"}, sorted(seen)
+    # Run, through its package's __init__: still no solver.
+    import subprocess
+    import sys
+
+    code = "import sys, projmech.mechanisms.sparse_vector; assert 'cvxpy' not in sys.modules, 'cvxpy'"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -645,7 +645,7 @@ def test_answer_data_equals_the_matrix_times_the_histogram(names, sizes, way, mo
     for workload in (marginals(domain, way), marginals(domain, way, implicit=True)):
         np.testing.assert_allclose(workload.answer_data(data), expected, rtol=0, atol=1e-14)
     # Rows are counted in blocks; blocks of a few rows must add up to the same tables.
-    monkeypatch.setattr("projmech.counting.BLOCK_ENTRIES", 16)
+    monkeypatch.setattr("projmech.data.counting.BLOCK_ENTRIES", 16)
     np.testing.assert_allclose(marginals(domain, way).answer_data(data), expected, rtol=0, atol=1e-14)
 
 
@@ -856,7 +856,7 @@ def test_few_large_attributes_count_without_the_pair_matrices(monkeypatch):
     def refuse(*args):
         raise AssertionError("the pair route was taken")
 
-    monkeypatch.setattr("projmech.counting.pair_counts", refuse)
+    monkeypatch.setattr("projmech.data.counting.pair_counts", refuse)
     answers = marginals(domain, 2, implicit=True).answer_data(Dataset(records, domain))
     expected = np.bincount(records[:, 0] * 1000 + records[:, 1], minlength=3 * 10**6) / 500
     np.testing.assert_array_equal(answers, expected)

@@ -131,7 +131,7 @@ def active_set_projection(
     start = time.perf_counter()
     k, m = workload.shape
     batch = min(m, batch or max(_MIN_BATCH, min(int(_BATCH_FRACTION * k), _MAX_BATCH)))
-    linear = workload._rmatvec(y)  # F^T y over the universe: b_j = F_j . y for any pool
+    linear = workload.kernels.rmatvec(y)  # F^T y over the universe: b_j = F_j . y for any pool
     pool = _Pool(workload, y, linear)
     if warm_start is None:
         # At w = 0 the gradient is -F^T y: the elements whose columns point most along y.
@@ -152,11 +152,11 @@ def active_set_projection(
         support = pool.indices[corral.positions]
         dense = np.zeros(m)
         dense[support] = weights
-        answers = workload._matvec(dense)
+        answers = workload.kernels.matvec(dense)
         residual = answers - y
         objective = 0.5 * float(residual @ residual)
         # Inputs were validated once at the boundary (project_to_hull): the unchecked kernel.
-        gradient = workload._rmatvec(residual)
+        gradient = workload.kernels.rmatvec(residual)
         iterations += 1
         lowest = float(gradient.min())
         # w.(g - min g) rather than w.g - min g, which would lose tiny gaps to cancellation.
@@ -217,12 +217,12 @@ class _Pool:
     def extend(self, indices: np.ndarray) -> None:
         new = np.asarray(indices, dtype=np.int64)
         b_old, b_new = self.pool_linear, self.linear[new]
-        cross = self.workload._column_gram(self.indices, new) - b_old[:, None] - b_new[None, :] + self.norm
-        block = self.workload._column_gram(new, new)
+        cross = self.workload.kernels.column_gram(self.indices, new) - b_old[:, None] - b_new[None, :] + self.norm
+        block = self.workload.kernels.column_gram(new, new)
         self.column_norms = np.concatenate([self.column_norms, np.diag(block)])
         block = block - b_new[:, None] - b_new[None, :] + self.norm
         self.points_gram = np.block([[self.points_gram, cross], [cross.T, block]])
-        self.columns = sp.csc_array(sp.hstack([self.columns, self.workload._sparse_columns(new)], format="csc"))
+        self.columns = sp.csc_array(sp.hstack([self.columns, self.workload.kernels.sparse_columns(new)], format="csc"))
         self.indices = np.concatenate([self.indices, new])
         self.pool_linear = np.concatenate([b_old, b_new])
         self._rows = sp.csr_array(self.columns.T)  # F_pool^T, for point_products

@@ -122,7 +122,7 @@ class Hull:
         return hull.memory_blocker(workload, self.solver)
 
     def width_bound(self, workload: Workload) -> float | None:
-        from ..geometry import gaussian_width_bound
+        from ..analysis.geometry import gaussian_width_bound
 
         return gaussian_width_bound(workload)
 

@@ -76,7 +76,7 @@ class WorkloadSize:
             work = _as_float(m) * len(terms.subsets)
             rank = _marginal_rank(terms.sizes, terms.subsets)
         else:
-            work, rank = _as_float(workload._stored_entries()), None
+            work, rank = _as_float(workload.kernels.stored_entries()), None
         moment_dimension = None
         if workload.marginal_way == 2 and workload.domain is not None:
             moment_dimension = relaxation_moment_dimension(workload.domain.sizes)

@@ -26,7 +26,7 @@ import itertools
 import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from ..domain import Domain
+from ..data.domain import Domain
 
 __all__ = ["pair_tables", "tree_rows", "search_rows", "DEFAULT_PASSES", "DEFAULT_BATCH"]
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..domain import Domain
+from ..data.domain import Domain
 from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
     record_total_time, solve_in_order, status_from_cvxpy
 from ..validation import check_positive_int, check_positive_number, check_real_array
@@ -224,7 +224,7 @@ class MomentEncoding:
         Raises
         ------
         TypeError
-            If ``domain`` is not a :class:`~projmech.domain.Domain`.
+            If ``domain`` is not a :class:`~projmech.data.domain.Domain`.
         ValueError
             If ``domain`` has fewer than 2 attributes or an attribute with fewer than 2 values,
             if ``encoding`` is unknown, or ``"binary"`` for a non-binary domain.
@@ -549,7 +549,7 @@ def project_to_relaxation(
     Raises
     ------
     TypeError
-        If ``domain`` is not a :class:`~projmech.domain.Domain`, or ``tol`` or ``solver`` has the wrong
+        If ``domain`` is not a :class:`~projmech.data.domain.Domain`, or ``tol`` or ``solver`` has the wrong
         type.
     ValueError
         On a ``y`` of the wrong length or with NaN, an unknown ``relaxation``, ``solver`` or
@@ -822,7 +822,7 @@ class RelaxationSupport:
 
     See Also
     --------
-    projmech.geometry : Gaussian widths and support functions of the bodies.
+    projmech.analysis.geometry : Gaussian widths and support functions of the bodies.
 
     Examples
     --------
@@ -947,7 +947,7 @@ def relaxation_support(
     Raises
     ------
     TypeError
-        If ``domain`` is not a :class:`~projmech.domain.Domain`.
+        If ``domain`` is not a :class:`~projmech.data.domain.Domain`.
     ValueError
         On an unknown ``relaxation``, ``solver`` or ``encoding``, or ``directions`` of the wrong
         shape or not finite.
@@ -957,7 +957,7 @@ def relaxation_support(
 
     See Also
     --------
-    projmech.geometry : Gaussian widths estimated from support functions.
+    projmech.analysis.geometry : Gaussian widths estimated from support functions.
 
     Examples
     --------

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.linalg
 
 from .._threads import on_one_blas_thread
-from ..domain import Domain
+from ..data.domain import Domain
 from ..solve import Callback
 
 __all__ = ["AdmmProjection", "admm_projection", "one_hot_lift", "relative_gap"]

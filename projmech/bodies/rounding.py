@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Dataset
-from ..domain import Domain
+from ..data.dataset import Dataset
+from ..data.domain import Domain
 from ..validation import GENERATOR, check_positive_int, format_count
 from .._sparse import issparse
 from ..workloads import Workload, marginals
@@ -267,7 +267,7 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     Returns
     -------
     SyntheticData
-        The rows, as a :class:`~projmech.data.Dataset`, and the RMSE and largest error of their
+        The rows, as a :class:`~projmech.data.dataset.Dataset`, and the RMSE and largest error of their
         answers against ``result.answers``.
 
     Raises

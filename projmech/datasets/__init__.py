@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data import Dataset
-from ..domain import Domain
+from ..data.dataset import Dataset
+from ..data.domain import Domain
 from ..validation import FLAG, validate_params
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ import scipy.sparse as sp
 
 from .._sparse import QueryMatrix, issparse
 
-from ..data import DEFAULT_MAX_UNIVERSE, Dataset, histogram
-from ..domain import Domain
-from ..encodings import Codes, Encoding
-from ..privacy import Neighbouring
+from ..data.dataset import DEFAULT_MAX_UNIVERSE, Dataset, histogram
+from ..data.domain import Domain
+from ..data.encodings import Codes, Encoding
+from ..privacy.guarantees import Neighbouring
 from .kronecker_gram import KroneckerGram
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
@@ -41,6 +41,7 @@ from ..validation import (
 
 __all__ = [
     "Workload",
+    "Kernels",
     "DEFAULT_MAX_ENTRIES",
     "as_query_matrix",
     "column_norm",
@@ -112,6 +113,12 @@ def max_column_distance(gram: np.ndarray, terms: int) -> float:
     return math.sqrt(max(best, 0.0))
 
 
+#: The concrete types ``Workload(...)`` and :meth:`Workload.implicit` build, registered by
+#: :mod:`projmech.workloads.explicit` when the package loads, so that this module imports none of
+#: its subclasses (the package's ``__init__`` imports both modules before anything can build one).
+_CONCRETE: dict[str, Any] = {}
+
+
 class _ConstructorSignature:
     """The signature ``inspect.signature(Workload)`` reports (and so the documentation shows):
     that of :class:`MatrixWorkload`, which ``Workload(...)`` builds. ``Workload.__new__`` takes
@@ -121,9 +128,7 @@ class _ConstructorSignature:
     def __get__(self, instance: object, owner: type) -> inspect.Signature | None:
         if instance is not None or owner is not Workload:
             return None
-        from .explicit import MatrixWorkload
-
-        return inspect.signature(MatrixWorkload)
+        return inspect.signature(_CONCRETE["matrix"])
 
 
 class Workload:
@@ -190,9 +195,7 @@ class Workload:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Workload:
         if cls is Workload:
-            from .explicit import MatrixWorkload
-
-            return super().__new__(MatrixWorkload)
+            return super().__new__(_CONCRETE["matrix"])
         return super().__new__(cls)
 
     def _setup(self, shape: tuple[int, int], labels: Labels | None, domain: Domain | None,
@@ -249,9 +252,27 @@ class Workload:
         >>> P.is_implicit, P.answer([0.5, 0.25, 0.25])
         (True, array([0.5 , 0.75, 1.  ]))
         """
-        from .explicit import ImplicitWorkload
+        workload: Workload = _CONCRETE["implicit"](shape, matvec, gram, **options)
+        return workload
 
-        return ImplicitWorkload(shape, matvec, gram, **options)
+    @property
+    def kernels(self) -> Kernels:
+        """The workload's unchecked products, for solver loops that validated their vectors at
+        their own boundary (:class:`Kernels`).
+
+        Returns
+        -------
+        Kernels
+            A view of this workload's kernels.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import projmech as pm
+        >>> pm.prefix(3).kernels.matvec(np.array([1.0, 2.0, 3.0]))
+        array([1., 3., 6.])
+        """
+        return Kernels(self)
 
     # --- the kernels each type implements ------------------------------------------------------
 
@@ -685,7 +706,7 @@ class Workload:
         Raises
         ------
         TypeError
-            If ``data`` is not a :class:`~projmech.data.Dataset`.
+            If ``data`` is not a :class:`~projmech.data.dataset.Dataset`.
         ValueError
             If its domain differs from the workload's, or its universe size from ``m``.
         """
@@ -751,7 +772,7 @@ class Workload:
         Raises
         ------
         TypeError
-            If ``data`` is not a :class:`~projmech.data.Dataset`.
+            If ``data`` is not a :class:`~projmech.data.dataset.Dataset`.
         ValueError
             As for :meth:`check_data`, or for a data set with no rows.
         """
@@ -776,7 +797,7 @@ class Workload:
         -------
         float or None
             The distance; None above :data:`PAIRWISE_UNIVERSE` elements, where the mechanisms
-            use the bound of :meth:`~projmech.privacy.Neighbouring.count_sensitivity` instead.
+            use the bound of :meth:`~projmech.privacy.guarantees.Neighbouring.count_sensitivity` instead.
         """
         if self.universe_size > PAIRWISE_UNIVERSE:
             return None
@@ -809,7 +830,7 @@ class Workload:
         """Compute the ``l_p`` sensitivity of the counts ``F c`` under a neighbouring relation.
 
         The one computation behind every mechanism's noise and every planning figure:
-        :meth:`projmech.privacy.Neighbouring.count_sensitivity` with this workload's column
+        :meth:`projmech.privacy.guarantees.Neighbouring.count_sensitivity` with this workload's column
         norm, its sign and, under replace-one in l2, :meth:`column_distance`. Under add/remove
         it is ``||F||_{1->p}``; under replace-one at most twice that (``sqrt(2)`` times in l2
         for a nonnegative F), as the theory page *Workloads* (``docs/theory/workloads.md``)
@@ -1069,3 +1090,142 @@ def check_labels(labels: Any, k: int) -> tuple[str, ...]:
     if len(labels) != k:
         raise ValueError(f"labels: expected {k} labels (one per query), got {len(labels)}")
     return labels
+
+
+class Kernels:
+    """A workload's unchecked kernels, under public names: the one interface through which the
+    solvers of other packages (bodies, factorizations, multiplicative weights) call them.
+
+    A workload's public products (:meth:`Workload.answer`, :meth:`Workload.rmatvec`, ...) check
+    their arguments; these do not: a solver loop calls them with float64 arrays it built, of the
+    right length, so that no iteration re-validates what the boundary checked. Each type
+    implements the private methods behind them.
+
+    Parameters
+    ----------
+    workload : Workload
+        The workload whose kernels these are.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> kernels = pm.identity(2).kernels
+    >>> kernels.rmatvec(np.array([1.0, 2.0])), kernels.stored_entries()
+    (array([1., 2.]), 2)
+    """
+
+    __slots__ = ("_workload",)
+
+    def __init__(self, workload: Workload) -> None:
+        self._workload = workload
+
+    def matvec(self, vector: np.ndarray) -> np.ndarray:
+        """``F @ vector`` for a float64 vector of length ``m``.
+
+        Parameters
+        ----------
+        vector : numpy.ndarray
+            Float64, length ``m``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``k``.
+        """
+        return self._workload._matvec(vector)
+
+    def rmatvec(self, values: np.ndarray) -> np.ndarray:
+        """``F.T @ values`` for a float64 vector of length ``k`` (needs ``has_adjoint``).
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            Float64, length ``k``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``m``.
+        """
+        return self._workload._rmatvec(values)
+
+    def matmat(self, block: np.ndarray) -> np.ndarray:
+        """``F @ block`` for an ``(m, r)`` float64 array.
+
+        Parameters
+        ----------
+        block : numpy.ndarray
+            Float64, shape ``(m, r)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(k, r)``.
+        """
+        return self._workload._matmat(block)
+
+    def rmatmat(self, block: np.ndarray) -> np.ndarray:
+        """``F.T @ block`` for a ``(k, r)`` float64 array (needs ``has_adjoint``).
+
+        Parameters
+        ----------
+        block : numpy.ndarray
+            Float64, shape ``(k, r)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(m, r)``.
+        """
+        return self._workload._rmatmat(block)
+
+    def sparse_columns(self, index: np.ndarray) -> sp.csc_array:
+        """``F[:, index]`` as a ``scipy.sparse.csc_array`` for int64 universe indices.
+
+        Parameters
+        ----------
+        index : numpy.ndarray
+            Int64 universe indices.
+
+        Returns
+        -------
+        scipy.sparse.csc_array
+            Shape ``(k, len(index))``.
+        """
+        return self._workload._sparse_columns(index)
+
+    def column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """``F[:, left]^T F[:, right]`` for int64 universe indices.
+
+        Parameters
+        ----------
+        left, right : numpy.ndarray
+            Int64 universe indices.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(len(left), len(right))``.
+        """
+        return self._workload._column_gram(left, right)
+
+    def scaled_identity(self) -> float | None:
+        """``c`` when F is ``c I``, else None.
+
+        Returns
+        -------
+        float or None
+            The scale of an identity workload.
+        """
+        return self._workload._scaled_identity()
+
+    def stored_entries(self) -> int:
+        """The entries an explicit form of F would store.
+
+        Returns
+        -------
+        int
+            ``k * m`` for a dense or implicit workload, the nonzeros for a sparse one.
+        """
+        return self._workload._stored_entries()

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._sparse import issparse
-from ..encodings import Encoding
+from ..data.encodings import Encoding
 
 from ..validation import (
     DEFAULT_MAX_ENTRIES,

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from .._sparse import issparse
 
-from ..domain import Domain
+from ..data.domain import Domain
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     FLAG,
@@ -25,7 +25,7 @@ from ..validation import (
     format_count,
     validate_params,
 )
-from .base import Labels, Matrix, Workload, as_query_matrix, matrix_column_norms
+from .base import _CONCRETE, Labels, Matrix, Workload, as_query_matrix, matrix_column_norms
 
 __all__ = ["MatrixWorkload", "ImplicitWorkload"]
 
@@ -340,3 +340,6 @@ def _checked_gram(closed_form: Callable[[], np.ndarray], m: int) -> np.ndarray:
     if gram.shape != (m, m):
         raise ValueError(f"gram: the closed form returned shape {gram.shape}, expected ({m}, {m})")
     return gram
+
+
+_CONCRETE.update(matrix=MatrixWorkload, implicit=ImplicitWorkload)

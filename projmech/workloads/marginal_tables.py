@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .. import operators
-from ..data import Dataset
-from ..domain import Domain
-from ..operators import _marginal_cells, _marginal_rows
+from ..data.dataset import Dataset
+from ..data.domain import Domain
+from ..data.tables import Unchecked
 from ..validation import DEFAULT_MAX_ENTRIES, FLAG, POSITIVE_INT, InstanceOf, Interval, OrNone, validate_params
 from .base import Matrix, Workload, check_matrix_entries
 from .kronecker_gram import KroneckerGram
@@ -39,7 +38,7 @@ class Marginals(_Structured):
     identity on ``S`` and total elsewhere (:attr:`parts`). Build it with :func:`marginals`,
     which checks the size of the explicit matrix first.
 
-    The products run on the domain's shape (:mod:`projmech.operators`), the counts come from
+    The products run on the domain's shape (:mod:`projmech.data.tables`), the counts come from
     the records' tables, and the Gram matrix and norms have closed forms, so the universe may
     be astronomically large (``2^150``).
 
@@ -81,7 +80,7 @@ class Marginals(_Structured):
         _check_way("way", way, d)
         self.way = way
         self._sizes = tuple(domain.sizes)
-        k = _marginal_cells(self._sizes, way)  # total cells, without enumerating the subsets
+        k = Unchecked.marginal_cells(self._sizes, way)  # total cells, without enumerating the subsets
         self._setup((k, domain.size), None, domain, f"marginals(way={way})")
         self._init_structure(implicit, (), domain.size * math.comb(d, way), "marginals")
 
@@ -111,13 +110,13 @@ class Marginals(_Structured):
                 for cell in itertools.product(*(terms[i] for i in subset))]
 
     def _matvec(self, vector: np.ndarray) -> np.ndarray:
-        return operators._matvec(vector, self._sizes, self.way)
+        return Unchecked.marginal_matvec(vector, self._sizes, self.way)
 
     def _rmatvec(self, values: np.ndarray) -> np.ndarray:
-        return operators._rmatvec(values, self._sizes, self.way)
+        return Unchecked.marginal_rmatvec(values, self._sizes, self.way)
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
-        return operators._columns(index, self._sizes, self.way, self.num_queries)
+        return Unchecked.marginal_columns(index, self._sizes, self.way, self.num_queries)
 
     def _gram(self) -> np.ndarray:
         universe = np.arange(self.universe_size, dtype=np.int64)
@@ -140,7 +139,7 @@ class Marginals(_Structured):
 
     def _sparse_columns(self, index: np.ndarray) -> sp.csc_array:
         # Each element is a 1 in one cell of each table: C(d, way) stored entries per column.
-        rows = _marginal_rows(np.unravel_index(index, self._sizes), self._sizes, self.way)
+        rows = Unchecked.marginal_rows(np.unravel_index(index, self._sizes), self._sizes, self.way)
         tables = rows.shape[0]
         return sp.csc_array((np.ones(rows.size), rows.T.ravel(), np.arange(0, tables * index.size + 1, tables)),
                             shape=(self.num_queries, index.size))
@@ -171,7 +170,7 @@ class Marginals(_Structured):
     def _build(self) -> Matrix:
         m, tables = self.universe_size, math.comb(len(self._sizes), self.way)
         codes = np.unravel_index(np.arange(m, dtype=np.int64), self._sizes)
-        row_index = _marginal_rows(codes, self._sizes, self.way).ravel()
+        row_index = Unchecked.marginal_rows(codes, self._sizes, self.way).ravel()
         column_index = np.tile(np.arange(m, dtype=np.int64), tables)
         return sp.csr_array((np.ones(row_index.size), (row_index, column_index)), shape=self.shape)
 
@@ -282,7 +281,7 @@ def _marginals_of_way(argument: str, domain: Domain, way: int, max_entries: int,
     _check_way(argument, way, len(domain))
     if not implicit:
         check_matrix_entries("domain", f"marginals(way={way})", domain.size * math.comb(len(domain), way),
-                             _marginal_cells(domain.sizes, way), domain.size, max_entries, implicit=True)
+                             Unchecked.marginal_cells(domain.sizes, way), domain.size, max_entries, implicit=True)
     return Marginals(domain, way, implicit=implicit)
 
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from .._sparse import issparse
 
-from ..domain import Domain, UnknownAttributeError
+from ..data.domain import Domain, UnknownAttributeError
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     POSITIVE_INT,

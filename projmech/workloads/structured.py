@@ -21,9 +21,9 @@ import scipy.sparse as sp
 
 from .._sparse import issparse
 
-from ..data import Dataset
-from ..domain import Domain
-from ..encodings import Codes, Encoding
+from ..data.dataset import Dataset
+from ..data.domain import Domain
+from ..data.encodings import Codes, Encoding
 from ..validation import DEFAULT_MAX_ENTRIES, InstanceOf, OrNone, format_count
 from .base import Matrix, Workload, check_matrix_entries, root_sum_squares
 from .kronecker_gram import KroneckerGram

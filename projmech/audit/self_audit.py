@@ -1,0 +1,570 @@
+"""Audits of projmech's own mechanisms: worst-case neighbouring pairs, likelihood-ratio
+statistics and planted bugs, run through the generic auditor :mod:`projmech.audit.auditor`.
+
+Each :class:`AuditCase` is one mechanism under one neighbouring relation, on a pair of tiny
+neighbouring data sets chosen where the mechanism's calibration is tight (the pair attains the
+sensitivity the noise is calibrated to), with the statistic that separates the two data sets best:
+the log-likelihood ratio of everything the release publishes (the noisy counts, the size estimate,
+an interactive transcript) between the two data sets of the pair. The auditor then bounds, with a
+stated confidence, the epsilon the mechanism really has on that pair from below
+(:func:`projmech.audit.auditor.audit`); a correct mechanism gives a bound at most its claim.
+
+A case with ``planted_bug=True`` runs the same mechanism with every noise scale divided by the
+case's bug factor (:func:`bug_factor`) while claiming the original guarantee: 2, the error of
+calibrating to half the sensitivity, where the audited pair attains the claim; 4 where the pair
+attains only half of it (under add/remove the sparse-vector mechanisms, whose ``4 epsilon`` claim
+is loose by 2 when every count rises, and offline PMW, whose selection's claim is loose by 2 when
+one score moves). Either way the bug's true epsilon on the pair is about
+twice the claim, and an audit with power finds a bound above the claim.
+
+Under add/remove the cases use ``size="estimate"``, so the private size estimate is audited too,
+and pairs of sizes 1 and 2 (where dividing by the true row count leaked most).
+
+The ``"tiny_gaussian"`` case is the Gaussian mechanism on one query of entries ``1e-200`` and 0
+(:data:`TINY_ENTRY`), whose sensitivity a sum of squares computed as 0 before it was computed
+scale-safely (the mechanism then released its answer without noise). Its statistic divides every
+deviation by the noise scale before squaring it, so that it resolves counts of size 1e-200; a
+mechanism without noise gets the ratio's limit, an infinite statistic, which the audit reports
+as a bound far above the claim.
+
+Which pairs reach a mechanism's claim matters for power: an audit can only find a bound as large
+as the mechanism's loss on its pair. The sparse-vector mechanisms claim ``4 epsilon`` per copy
+(:class:`projmech.mechanisms.sparse_vector.Threshold`; the sparse vector analysis of :cite:t:`DR14` and
+:cite:t:`LSL17`), but one query alone loses at most ``2 epsilon``; their cases ask several
+queries in the order of that guarantee's proof (:func:`_interactive_case`).
+
+The command ``projmech audit`` runs these cases; the user guide *Auditing a mechanism*
+(``docs/guide/audit.md``) explains the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+
+from .auditor import AuditResult, audit
+from ..data.dataset import Dataset
+from ..data.domain import Domain
+from ..factorization.base import Factorization
+from ..mechanisms.additive import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
+from ..mechanisms.multiplicative_weights import OfflinePMW
+from ..privacy.noise import NOISE_KINDS, Noise
+from ..mechanisms.online_pmw import OnlinePMW
+from ..factorization.norm import factorization_norm
+from ..privacy.guarantees import ApproxDP, Neighbouring, PureDP
+from ..mechanisms.sparse_vector import BOTTOM, Threshold
+from ..validation import FLAG, OPEN_UNIT, SEED, Options, validate_params
+from ..workloads import Workload, identity, prefix
+
+__all__ = ["MECHANISMS", "AuditCase", "audit_cases", "bug_factor", "run_audits"]
+
+#: The mechanisms the suite audits, in the order of the README's table.
+MECHANISMS = ("gaussian", "tiny_gaussian", "laplace", "projection", "factorization", "offline_pmw", "threshold",
+              "online_pmw")
+
+_MECHANISM = Options(*MECHANISMS)
+
+#: The default claimed delta of the (epsilon, delta) mechanisms audited.
+AUDIT_DELTA = 1e-5
+
+# Two cells: x = 0 and x = 1. Identity queries make every calibration tight: a column has norm 1
+# (add/remove) and two columns differ by a vector of l2 norm sqrt(2), l1 norm 2 (replace-one).
+_DOMAIN = Domain(["x"], [2])
+
+#: The entry of the ``"tiny_gaussian"`` case's one query, ``F = [[1e-200, 0]]`` over the two cells
+#: (issue 31, item 1): its square underflows to 0 in float64, so a sensitivity computed as the
+#: square root of a sum of squares was 0, and the Gaussian mechanism released the answer with no
+#: noise at all (epsilon infinite). Computed scale-safely it is 1e-200, and the case audits that
+#: the noise, 1e-200 times that of a unit query, is calibrated to it: the pair moves the answer by
+#: exactly 1e-200 under both relations.
+TINY_ENTRY = 1e-200
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One mechanism, one neighbouring relation, one pair, one statistic.
+
+    Built by :func:`audit_cases`.
+
+    Parameters
+    ----------
+    mechanism : str
+        The mechanism's name, from :data:`MECHANISMS`.
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation.
+    claimed_epsilon : float
+        The epsilon the mechanism states.
+    claimed_delta : float
+        The delta it states (0 for pure DP).
+    pair : tuple of Dataset
+        Two neighbouring data sets.
+    release : callable
+        ``release(data, rng) -> output``: one run of the mechanism.
+    statistic : callable
+        ``statistic(output) -> float``: the log-likelihood ratio of the published output between
+        the pair's second and first data set (or a monotone proxy of it, see each builder).
+    bug_factor : float, default 1
+        The planted bug: every noise scale divided by it (and a selection's epsilon multiplied by
+        it) while the claim stays; 1 is no bug.
+
+    Examples
+    --------
+    >>> from projmech.audit.self_audit import audit_cases
+    >>> case = audit_cases(["laplace"], ["replace-one"], noise="continuous")[0]
+    >>> case.name, case.claimed_epsilon, case.pair[0].n
+    ('laplace, replace-one', 1.0, 1)
+    >>> case.run(releases=500, rng=0).passed
+    True
+    """
+
+    mechanism: str
+    neighbouring: str
+    claimed_epsilon: float
+    claimed_delta: float
+    pair: tuple[Dataset, Dataset]
+    release: Callable[[Dataset, np.random.Generator], Any]
+    statistic: Callable[[Any], float]
+    bug_factor: float = 1.0
+
+    @property
+    def planted_bug(self) -> bool:
+        """Whether the case runs with a planted bug."""
+        return self.bug_factor != 1.0
+
+    @property
+    def name(self) -> str:
+        """The mechanism and relation, e.g. ``"laplace, add-remove, planted 2x bug"``."""
+        bug = f", planted {self.bug_factor:g}x bug" if self.planted_bug else ""
+        return f"{self.mechanism}, {self.neighbouring}{bug}"
+
+    def run(self, releases: int = 100_000, confidence: float = 0.99, *,
+            rng: np.random.Generator | int | None = None) -> AuditResult:
+        """The audit of this case (:func:`projmech.audit.auditor.audit`).
+
+        Parameters
+        ----------
+        releases : int, default 100_000
+            Releases per data set, at least 2.
+        confidence : float, default 0.99
+            The probability that the bound holds.
+        rng : numpy.random.Generator, int or None
+            The auditor's randomness (a seed makes continuous-noise audits reproducible).
+
+        Returns
+        -------
+        AuditResult
+            The bound on epsilon at ``claimed_delta``, checked against ``claimed_epsilon``.
+        """
+        return audit(self.release, self.pair, releases=releases, confidence=confidence, statistic=self.statistic,
+                     delta=self.claimed_delta, claimed_epsilon=self.claimed_epsilon, rng=rng, name=self.name)
+
+
+def _data(cells: Sequence[int]) -> Dataset:
+    return Dataset(np.asarray(cells, dtype=np.int64).reshape(-1, 1), _DOMAIN)
+
+
+def _pair(neighbouring: str) -> tuple[Dataset, Dataset]:
+    """One row at x = 1, and its neighbour: a row at x = 0 added (add/remove: sizes 1 and 2), or
+    the row moved to x = 0 (replace-one)."""
+    if neighbouring == "add-remove":
+        return _data([1]), _data([1, 0])
+    return _data([1]), _data([0])
+
+
+def _counts(data: Dataset) -> np.ndarray:
+    return np.bincount(data.records[:, 0], minlength=2).astype(float)
+
+
+def _log_density(noise: Noise, deviation: np.ndarray) -> np.ndarray:
+    """Log density (or pmf) of ``noise`` at ``deviation``, up to a constant: the constants cancel
+    in every ratio below, for discrete and continuous noise alike.
+
+    The deviation is divided by the scale before it is squared: ``deviation**2 / scale**2`` is
+    ``0 / 0`` for the tiny case's deviations and scales of 1e-200 (their squares underflow). No
+    noise at all (a scale of 0, as a sensitivity rounded to 0 gives) is a point mass at 0.
+    """
+    deviation = np.asarray(deviation, dtype=float)
+    if noise.scale == 0:
+        return np.where(deviation == 0, 0.0, -np.inf)
+    standard = deviation / noise.scale
+    if noise.distribution == "gaussian":
+        return -0.5 * standard**2
+    return -np.abs(standard)
+
+
+def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second: Dataset,
+                 measure: Callable[[np.ndarray], np.ndarray]) -> Callable[[tuple[np.ndarray, float]], float]:
+    """The log-likelihood ratio (second over first) of noisy measurements ``measure(counts) + Z``
+    and, with a size estimate, of the noisy size ``n + Z_0``."""
+    mean_first, mean_second = measure(_counts(first)), measure(_counts(second))
+
+    def ratio(output: tuple[np.ndarray, float]) -> float:
+        measured, size = output
+        if noise.scale == 0:
+            # No noise: the ratio's limit as the scale tends to 0, +inf or -inf by which mean each
+            # measurement is nearer (exact equality would fail on the rounding of answers * size).
+            side = np.sign(mean_second - mean_first) * np.sign(measured - (mean_first + mean_second) / 2.0)
+            value = float(np.sum(np.where(side > 0, np.inf, np.where(side < 0, -np.inf, 0.0))))
+        else:
+            value = float(np.sum(_log_density(noise, measured - mean_second) - _log_density(noise, measured - mean_first)))
+        if size_noise is not None:
+            value += float(_log_density(size_noise, np.array(size - second.n)) - _log_density(size_noise, np.array(size - first.n)))
+        return value
+
+    return ratio
+
+
+@overload
+def _shrink(noise: Noise, factor: float) -> Noise: ...
+
+
+@overload
+def _shrink(noise: None, factor: float) -> None: ...
+
+
+def _shrink(noise: Noise | None, factor: float) -> Noise | None:
+    return None if noise is None else dataclasses.replace(noise, scale=noise.scale / factor)
+
+
+def bug_factor(mechanism: str, neighbouring: str) -> float:
+    """The factor by which a planted bug divides the noise of a case (see the module's text).
+
+    Parameters
+    ----------
+    mechanism : str
+        A name from :data:`MECHANISMS`.
+    neighbouring : {"replace-one", "add-remove"}
+        The relation.
+
+    Returns
+    -------
+    float
+        2 where the case's pair attains the claim; 4 where it attains about half of it, so that the
+        planted bug's true epsilon on the pair is about twice the claim in every case.
+
+    Notes
+    -----
+    Under add/remove every count of the pair rises, which halves what the sparse-vector
+    mechanisms' comparisons and offline PMW's selection (one score moves) can lose. Measured at
+    20,000 releases (2026-11-26) under add/remove with a factor of 2: threshold 0.63, online PMW
+    0.58, offline PMW 0.89, against claims of 1.05, 1.05 and 1; with a factor of 4: 1.35, 1.33
+    and 1.99.
+
+    Examples
+    --------
+    >>> from projmech.audit.self_audit import bug_factor
+    >>> bug_factor("laplace", "add-remove"), bug_factor("threshold", "add-remove")
+    (2.0, 4.0)
+    """
+    mechanism = _MECHANISM.check("mechanism", mechanism)
+    neighbouring = Neighbouring.parse(neighbouring).value
+    if neighbouring == "add-remove" and mechanism in ("offline_pmw", "threshold", "online_pmw"):
+        return 4.0
+    return 2.0
+
+
+def _size_arguments(neighbouring: str) -> dict[str, Any]:
+    return {"size": "estimate"} if neighbouring == "add-remove" else {}
+
+
+def _noisy_size(release: Any) -> float:
+    """The size estimate before clamping at 1 is not published; the clamped one is, and at the
+    pair's sizes 1 and 2 clamping changes the likelihood ratio only where both sides clamp."""
+    return float(release.size)
+
+
+def _additive_case(kind: str, neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
+    workload = Workload(np.array([[TINY_ENTRY, 0.0]]), name="tiny") if kind == "tiny_gaussian" else identity(2)
+    matrix = workload.toarray()
+    if kind == "laplace":
+        privacy: Any = PureDP(1.0)
+        mechanism: Any = LaplaceMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
+    elif kind == "gaussian":
+        privacy = ApproxDP(1.0, delta)
+        mechanism = GaussianMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
+    elif kind == "tiny_gaussian":
+        privacy = ApproxDP(1.0, delta)
+        # A count of 1e-200 is no integer: "auto" takes continuous noise, "discrete" is refused.
+        mechanism = GaussianMechanism(workload, privacy, neighbouring=neighbouring, noise=noise,
+                                      **_size_arguments(neighbouring))
+    else:
+        privacy = ApproxDP(1.0, delta)
+        mechanism = ProjectionMechanism(workload, privacy, solver="fast", neighbouring=neighbouring, noise=noise,
+                                        **_size_arguments(neighbouring))
+    mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
+    first, second = _pair(neighbouring)
+    ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: matrix @ counts)
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        return mechanism.release(data, rng=rng)
+
+    def statistic(output: Any) -> float:
+        # Everything published: the noisy counts (size * noisy answers) and the size estimate.
+        return ratio((output.noisy_answers * output.size, _noisy_size(output)))
+
+    return AuditCase(kind, neighbouring, privacy.epsilon, getattr(privacy, "delta", 0.0), (first, second),
+                     release, statistic, factor)
+
+
+def _factorization_case(neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
+    workload = prefix(2)  # its optimal strategy is not the identity: R and M are both exercised
+    factorization: Factorization = factorization_norm(workload)
+    privacy = ApproxDP(1.0, delta)
+    mechanism = FactorizationMechanism(workload, privacy, factorization=factorization, neighbouring=neighbouring, noise=noise,
+                                       **_size_arguments(neighbouring))
+    mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
+    strategy = factorization.strategy.toarray()
+    reconstruction = np.column_stack([factorization.reconstruct(unit) for unit in np.eye(strategy.shape[0])])
+    first, second = _pair(neighbouring)
+    ratio = _count_ratio(mechanism.noise, mechanism.size_noise, first, second, lambda counts: strategy @ counts)
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        return mechanism.release(data, rng=rng)
+
+    def statistic(output: Any) -> float:
+        # The measurements M c + Z, recovered from the published answers R (M c + Z) / size.
+        measured = np.linalg.lstsq(reconstruction, output.noisy_answers * output.size, rcond=None)[0]
+        return ratio((measured, _noisy_size(output)))
+
+    return AuditCase("factorization", neighbouring, 1.0, delta, (first, second), release, statistic, factor)
+
+
+#: Cells of the universe of the online PMW and threshold cases: the uniform start answers 1/64 to
+#: each one-cell query, so moving a row between two cells changes the compared distances by nearly
+#: a full count (on two cells both would stay at 1/2 and leak nothing).
+_WIDE = 64
+
+#: Cells of the offline PMW case. Its one round selects a query by the exponential mechanism
+#: among all cells, and only the two cells the pair changes leak: on 64 cells the selection is
+#: nearly uniform at epsilon 1 and picks them 1 time in 32, which left the audit with little to see
+#: (20,000 releases: bound 0.14 for the correct mechanism, 0.76 for a 2x bug); on 4 cells it picks
+#: them about half the time (0.51 and 1.14; measured 2026-11-26).
+_PMW_CELLS = 4
+
+
+def _wide_pair(neighbouring: str, cells: int = _WIDE) -> tuple[Dataset, Dataset]:
+    """A row at the last cell, and its neighbour: a row added at cell 0, or the row moved there."""
+    domain = Domain(["x"], [cells])
+    last = np.array([[cells - 1]])
+    neighbour = np.array([[cells - 1], [0]]) if neighbouring == "add-remove" else np.array([[0]])
+    return Dataset(last, domain), Dataset(neighbour, domain)
+
+
+def _offline_pmw_case(neighbouring: str, factor: float, noise: str) -> AuditCase:
+    privacy = PureDP(1.0)
+    mechanism = OfflinePMW(identity(_PMW_CELLS), privacy, rounds=1, neighbouring=neighbouring, noise=noise,
+                           **_size_arguments(neighbouring))
+    mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
+    mechanism.round_budget = dataclasses.replace(
+        mechanism.round_budget, selection_epsilon=factor * mechanism.round_budget.selection_epsilon)
+    first, second = _wide_pair(neighbouring, _PMW_CELLS)
+    selection_epsilon = mechanism.round_budget.selection_epsilon
+
+    def counts_of(data: Dataset) -> np.ndarray:
+        return np.bincount(data.records[:, 0], minlength=_PMW_CELLS).astype(float)
+
+    def log_likelihood(data: Dataset, selected: int, measurement: float, size: float) -> float:
+        counts = counts_of(data)
+        scores = np.abs(counts / size - 1.0 / _PMW_CELLS)  # the uniform start answers 1/4 to each query
+        logits = selection_epsilon * size / 2.0 * scores
+        value = float(logits[selected] - np.logaddexp.reduce(logits))
+        value += float(_log_density(mechanism.noise, np.array(measurement * size - counts[selected])))
+        if mechanism.size_noise is not None:
+            value += float(_log_density(mechanism.size_noise, np.array(size - data.n)))
+        return value
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        return mechanism.run(data, rng=rng)
+
+    def statistic(run: Any) -> float:
+        # The selected query and its measurement, both published with the run, and the size.
+        size, selected, measurement = run.release.size, run.selected[0], float(run.measurements[0])
+        return log_likelihood(second, selected, measurement, size) - log_likelihood(first, selected, measurement, size)
+
+    return AuditCase("offline_pmw", neighbouring, 1.0, 0.0, (first, second), release, statistic, factor)
+
+
+#: Queries on the gaining cell before the query on the losing one (see :func:`_interactive_case`).
+_RISING_QUERIES = 6
+
+#: The step between crossing positions in the add/remove statistic of :func:`_interactive_case`,
+#: far above any released count (a discrete Laplace count of scale 4 exceeds 10**6 with
+#: probability exp(-250000)).
+_RANK = 1e6
+
+
+def _interactive_case(kind: str, neighbouring: str, factor: float, noise: str) -> AuditCase:
+    """The sparse-vector mechanisms' worst case (the proof of their guarantee, read backwards):
+    queries whose count rises from the first data set to the second, answered below the threshold
+    (which the second makes less likely), then a query whose count falls, answered with a number
+    (which the second makes less likely again). Replace-one moves a row from the last cell to cell
+    0, so the rising queries ask for cell 0 and the falling one for the last cell; add/remove can
+    only add, so there every query asks for cell 0 and only the threshold and the release leak."""
+    # The guarantee is PureDP(4 k epsilon) with k = 1: epsilon = 0.25 claims 1-DP. With
+    # a size estimate the claim is 4 k epsilon / (1 - size_share).
+    epsilon = 0.25
+    arguments = _size_arguments(neighbouring)
+    noise_epsilon = factor * epsilon
+    first, second = _wide_pair(neighbouring)
+    rising, falling = np.eye(_WIDE)[0], np.eye(_WIDE)[_WIDE - 1 if neighbouring == "replace-one" else 0]
+    queries = [rising] * _RISING_QUERIES + [falling]
+
+    def make(data: Dataset, rng: np.random.Generator) -> Any:
+        # The queries are 0/1, so "auto" (the mechanisms' default) draws exact discrete noise.
+        if kind == "threshold":
+            return Threshold(data, threshold=0.5, epsilon=noise_epsilon, rng=rng, neighbouring=neighbouring,
+                             noise=noise, **arguments)
+        # Threshold 3 alpha = 0.75 on fractions of the size, as the threshold mechanism's 0.5.
+        return OnlinePMW(data, alpha=0.25, epsilon=noise_epsilon, k=1, rng=rng, neighbouring=neighbouring,
+                         noise=noise, **arguments)
+
+    claimed = make(first, np.random.default_rng(0)).privacy.epsilon / factor
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        mechanism = make(data, rng)
+        for query in queries:
+            if mechanism.halted:
+                break
+            mechanism.answer(query)
+        return mechanism.transcript, mechanism.size
+
+    def statistic(output: Any) -> float:
+        transcript, size = output  # the size, declared or estimated, is published
+        numbers = [i for i, entry in enumerate(transcript) if entry is not BOTTOM]
+        if neighbouring == "add-remove":
+            # Every count rises by one: the second data set crosses earlier and releases a larger
+            # count. Earlier crossings rank higher, the released count (the number times the size)
+            # breaks ties, and no crossing at all, which the first data set makes likeliest, ranks
+            # lowest. The planted bug's loss is in the top tail: a crossing at the first query
+            # with a large count.
+            if not numbers:
+                return -_RANK
+            position = numbers[0]
+            return (len(queries) - position) * _RANK + float(transcript[position]) * size
+        # The transcript the first data set makes likeliest: every rising query below the
+        # threshold, then a number for the falling one, larger numbers likelier still. Any other
+        # transcript ranks below it: the earlier it halted, the lower.
+        if not numbers:
+            return -2.0 * len(queries)
+        position = numbers[0]
+        if position < len(queries) - 1:
+            return -float(len(queries) - position)
+        return float(transcript[position]) + 1.0
+
+    return AuditCase(kind, neighbouring, claimed, 0.0, (first, second), release, statistic, factor)
+
+
+@validate_params(planted_bug=FLAG, noise=Options(*NOISE_KINDS), delta=OPEN_UNIT)
+def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
+                neighbourings: Sequence[str] = ("replace-one", "add-remove"), *,
+                planted_bug: bool = False, noise: str = "auto", delta: float = AUDIT_DELTA) -> list[AuditCase]:
+    """The audit cases of the given mechanisms under the given relations.
+
+    Each case is a pair of tiny neighbouring data sets on which the mechanism's calibration is
+    tight, with the log-likelihood ratio of the release as the statistic. Under add/remove the
+    size is estimated privately (``size="estimate"``), so the estimate is audited too.
+
+    Parameters
+    ----------
+    mechanisms : sequence of str, default MECHANISMS
+        Names from :data:`MECHANISMS`.
+    neighbourings : sequence of {"replace-one", "add-remove"}, default both
+        The relations.
+    planted_bug : bool, default False
+        Divide every noise scale by the case's :func:`bug_factor` while keeping the claim (to
+        show an audit's power).
+    noise : {"auto", "discrete", "continuous"}, default "auto"
+        The noise of the mechanisms. ``"auto"`` audits their default: exact discrete noise on
+        integer counts, which is every case's but the factorization's (its strategy has
+        fractional entries) and the tiny Gaussian's (a count of 1e-200), which take continuous
+        noise; ``"discrete"`` is refused by those two cases (ValueError naming ``noise``). Only
+        continuous noise makes an audit reproducible from a seed.
+    delta : float, default 1e-5
+        The delta of the (epsilon, delta)-DP mechanisms (Gaussian, tiny Gaussian, projection,
+        factorization), which all claim epsilon = 1. An audit resolves epsilon at small delta only with many
+        releases (events of probability well above delta are needed): at 100,000 releases a
+        planted bug shows at ``delta = 1e-3`` but barely at 1e-5.
+
+    Returns
+    -------
+    list of AuditCase
+        One case per mechanism and relation, mechanisms first.
+
+    Raises
+    ------
+    TypeError
+        If ``mechanisms`` is a str rather than a sequence of names.
+    ValueError
+        If a name is not in :data:`MECHANISMS` or a relation is unknown.
+
+    See Also
+    --------
+    run_audits : Runs the cases.
+
+    Examples
+    --------
+    >>> from projmech.audit.self_audit import audit_cases
+    >>> cases = audit_cases(["gaussian", "laplace"], ["add-remove"], planted_bug=True)
+    >>> [case.name for case in cases]
+    ['gaussian, add-remove, planted 2x bug', 'laplace, add-remove, planted 2x bug']
+    """
+    if isinstance(mechanisms, str):
+        # A str would be read one character at a time.
+        raise TypeError(f"mechanisms: expected a sequence of names from {MECHANISMS}, got the str {mechanisms!r}")
+    names = [_MECHANISM.check("mechanisms", name) for name in mechanisms]
+    relations = [Neighbouring.parse(relation).value for relation in neighbourings]
+    cases = []
+    for name in names:
+        for relation in relations:
+            factor = bug_factor(name, relation) if planted_bug else 1.0
+            if name in ("gaussian", "tiny_gaussian", "laplace", "projection"):
+                cases.append(_additive_case(name, relation, factor, noise, delta))
+            elif name == "factorization":
+                cases.append(_factorization_case(relation, factor, noise, delta))
+            elif name == "offline_pmw":
+                cases.append(_offline_pmw_case(relation, factor, noise))
+            else:
+                cases.append(_interactive_case(name, relation, factor, noise))
+    return cases
+
+
+@validate_params(rng=SEED)
+def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, *, confidence: float = 0.99,
+               rng: np.random.Generator | int | None = None) -> list[AuditResult]:
+    """Run every case with its own child generator of ``rng``.
+
+    Parameters
+    ----------
+    cases : sequence of AuditCase
+        The cases, e.g. from :func:`audit_cases`.
+    releases : int, default 100_000
+        Releases per data set of each case.
+    confidence : float, default 0.99
+        The probability that each case's bound holds.
+    rng : numpy.random.Generator, int or None
+        The auditor's randomness, split into one child generator per case.
+
+    Returns
+    -------
+    list of AuditResult
+        One per case, in order.
+
+    Examples
+    --------
+    >>> from projmech.audit.auditor import format_audit_table
+    >>> from projmech.audit.self_audit import audit_cases, run_audits
+    >>> cases = audit_cases(["laplace"], ["replace-one"], noise="continuous")
+    >>> results = run_audits(cases, 500, rng=0)
+    >>> [result.passed for result in results]
+    [True]
+    >>> print(format_audit_table(results))  # doctest: +ELLIPSIS
+    mechanism              claimed eps  claimed delta  eps >=  ...
+    ...
+    laplace, replace-one             1              0  ...  passed  ...
+    """
+    assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
+    return [case.run(releases, confidence, rng=child) for case, child in zip(cases, rng.spawn(len(cases)))]

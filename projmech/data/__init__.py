@@ -1,0 +1,23 @@
+"""Data: the domain (what each attribute can hold), the encodings of raw values, the private
+data set and its counts, read through every supported engine.
+
+Its modules, the public ones first (their ``__all__`` is exported here):
+
+- ``dataset``: Data sets over a :class:`~projmech.data.domain.Domain` and their histograms.
+- ``domain``: The data universe: an ordered product of finite attributes, each with its encoding.
+- ``encodings``: How one column's values become an attribute's codes ``0 .
+- ``frames``: Rows in a dataframe engine, counted inside it.
+- ``counting``: Counting from records: the only step of a release that reads the rows.
+- ``tables``: Products with a marginal workload's matrix F without building F.
+"""
+
+from __future__ import annotations
+
+from .dataset import (Dataset, histogram, check_normalized_histogram, histogram_counts, resolve_rows,
+                      DEFAULT_MAX_UNIVERSE, MW_MAX_UNIVERSE)
+from .domain import (Domain, UnknownAttributeError, DomainInferenceWarning)
+from .encodings import (Encoding, Codes, Categories, Bins, NotANumberError, encoding_from_spec)
+
+__all__ = ["Dataset", "histogram", "check_normalized_histogram", "histogram_counts", "resolve_rows",
+           "DEFAULT_MAX_UNIVERSE", "MW_MAX_UNIVERSE", "Domain", "UnknownAttributeError", "DomainInferenceWarning",
+           "Encoding", "Codes", "Categories", "Bins", "NotANumberError", "encoding_from_spec"]

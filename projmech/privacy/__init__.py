@@ -1,0 +1,20 @@
+"""Privacy: guarantees (pure, approximate and zero-concentrated DP), neighbouring relations,
+the public size, calibration and conversions, and the noise the mechanisms draw.
+
+Its modules, the public ones first (their ``__all__`` is exported here):
+
+- ``guarantees``: Privacy definitions, neighbouring relations and noise calibration.
+- ``noise``: Noise distributions and their samplers.
+"""
+
+from __future__ import annotations
+
+from .guarantees import (ZCDP, ApproxDP, PureDP, Privacy, LargeDeltaWarning, LARGE_DELTA, Neighbouring,
+                         gaussian_sigma, gaussian_delta, laplace_scale, zcdp_delta, zcdp_for_approx_dp, SizePolicy,
+                         scale_budget, ESTIMATE_SIZE, DEFAULT_SIZE_SHARE)
+from .noise import (Noise, NOISE_KINDS, calibrate, choose_discrete, discrete_gaussian_pmf, discrete_laplace_pmf)
+
+__all__ = ["ZCDP", "ApproxDP", "PureDP", "Privacy", "LargeDeltaWarning", "LARGE_DELTA", "Neighbouring",
+           "gaussian_sigma", "gaussian_delta", "laplace_scale", "zcdp_delta", "zcdp_for_approx_dp", "SizePolicy",
+           "scale_budget", "ESTIMATE_SIZE", "DEFAULT_SIZE_SHARE", "Noise", "NOISE_KINDS", "calibrate",
+           "choose_discrete", "discrete_gaussian_pmf", "discrete_laplace_pmf"]

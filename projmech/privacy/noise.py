@@ -1,0 +1,696 @@
+"""Noise distributions and their samplers.
+
+Two families, each Gaussian or Laplace:
+
+- **continuous**: numpy's floating-point samplers, driven by the caller's explicit
+  ``numpy.random.Generator`` (reproducible from a seed). Like most research code they are open to
+  the floating-point attacks on textbook samplers :cite:p:`Mir12`: the low-order bits of a
+  released float can reveal the value the noise was added to.
+- **discrete**: the discrete Gaussian ``N_Z(0, sigma^2)`` (pmf proportional to
+  ``exp(-x^2 / (2 sigma^2))`` on the integers :cite:p:`CKS20`) and the
+  discrete Laplace (pmf proportional to ``exp(-|x| / b)``), added to integer values. Sampled
+  exactly by OpenDP (``opendp.measurements.make_gaussian`` / ``make_laplace`` on integer vectors,
+  which OpenDP ships behind its ``"contrib"`` feature flag) from OpenDP's own cryptographically
+  secure generator: an integer plus integer noise has no low-order bits to attack. The price is
+  that these draws cannot be reproduced from a seed (a ``numpy.random.Generator`` does not drive
+  them), and their time: 7-17 us of CPU per draw against numpy's 0.01-0.02 us, most of it in
+  OpenDP's generator. Draws are fetched in blocks spread over one thread per usable core
+  (OpenDP samples with the GIL released), which divides the wall-clock time by the number of
+  idle cores, not the CPU time (``benchmarks/noise.py --parts draws``).
+
+With ``noise="auto"``, their default, the non-interactive mechanisms choose discrete noise
+wherever the values they measure are integers (counts of a workload or strategy with integer
+entries), see :func:`choose_discrete`, and the sparse-vector mechanisms
+(:class:`~projmech.mechanisms.sparse_vector.ThresholdK`, :class:`~projmech.mechanisms.sparse_vector.Threshold`,
+:class:`~projmech.mechanisms.online_pmw.OnlinePMW`) draw the discrete Laplace for their thresholds and
+comparisons and for the release of a 0/1 query, whose count is an integer, and numpy's Laplace
+only for the release of a query with fractional values (their queries arrive one at a time,
+after the noise is fixed). The user guide *Privacy* (``docs/guide/privacy.md``) compares the two
+families.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .guarantees import ApproxDP, Privacy, PureDP, SizePolicy, ZCDP, gaussian_sigma, laplace_scale, scale_budget
+from ..validation import FLAG, NONNEGATIVE, OPEN_UNIT, POSITIVE, Options, validate_params
+
+__all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gaussian_pmf",
+           "discrete_laplace_pmf"]
+
+#: The ``noise=`` choices of the mechanisms.
+NOISE_KINDS = ("auto", "discrete", "continuous")
+
+Distribution = Literal["gaussian", "laplace"]
+
+_NOISE_KIND = Options(*NOISE_KINDS)
+
+#: How far out a draw may fall, in scales: 40 standard deviations of the (discrete) Gaussian, 800
+#: scales b of the (discrete) Laplace. Each tail beyond has probability below exp(-800) ~ 1e-348
+#: per draw (the Gaussian's is below 2 exp(-40^2 / 2)), so that even 2^64 draws, far more than
+#: any use makes, reach it with probability below 1e-328: never, in any meaningful sense. The same
+#: truncation as discrete_gaussian_pmf and discrete_laplace_pmf.
+_TAIL = {"gaussian": 40.0, "laplace": 800.0}
+
+#: Where the tail of a discrete draw may reach. OpenDP draws int64 noise and saturates at
+#: +-2^63 (ZCDP(1e-40) released exactly +-2^63 while its summary stated sigma = 7e19), and the
+#: draws are then added to float64 counts, whose integers are exact only up to 2^53 in magnitude.
+#: Below 2^52, the noise is never clipped and the noisy counts stay exact integers for counts up
+#: to 2^52 too: what is stated is what is drawn. It allows sigma up to 1.1e14 counts (b up to 5.6e12).
+_DISCRETE_REACH = 2.0**52
+
+#: Where the tail of a continuous draw may reach: 2^24 below float64's largest number (2^1024),
+#: room for the counts added to the noise and for a reconstruction's sums of noisy measurements
+#: to stay finite (sigma up to 2.7e299, b up to 1.3e298; beyond, the draws became inf).
+_CONTINUOUS_REACH = 2.0**1000
+
+
+def largest_scale(distribution: Distribution, discrete: bool) -> float:
+    """The largest scale whose draws are represented exactly (see ``_DISCRETE_REACH``,
+    ``_CONTINUOUS_REACH``): every draw stays within ``_TAIL`` scales of 0."""
+    return (_DISCRETE_REACH if discrete else _CONTINUOUS_REACH) / _TAIL[distribution]
+
+
+def _scale_problem(distribution: Distribution, scale: float, discrete: bool) -> str | None:
+    """Why noise of this scale cannot be drawn as stated, or None if it can."""
+    limit = largest_scale(distribution, discrete)
+    name = f"discrete_{distribution}" if discrete else distribution
+    if scale > limit:
+        sampler = ("the exact integer sampler (int64 draws added to float64 counts, exact below 2^53)" if discrete
+                   else "numpy's floating-point sampler (its draws would overflow float64)")
+        return f"{name} noise of scale {scale:.3g} is above {limit:.3g}, the largest that {sampler} draws as stated"
+    if not discrete and 0 < scale < sys.float_info.min:
+        return (f"{name} noise of scale {scale:.3g} is below float64's smallest normal number "
+                f"({sys.float_info.min:.3g}): its draws would be rounded to a coarse grid")
+    return None
+
+
+@dataclass(frozen=True)
+class Noise:
+    """I.i.d. noise of one distribution, scale and family, added coordinate-wise.
+
+    Parameters
+    ----------
+    distribution : {"gaussian", "laplace"}
+        The distribution.
+    scale : float
+        ``sigma`` of the (discrete) Gaussian, ``b`` of the (discrete) Laplace, ``>= 0``, in the
+        units of the values noise is added to (counts, in the mechanisms); 0 is no noise.
+    discrete : bool
+        Integer noise from OpenDP (exact, not seedable) rather than numpy floats.
+
+    Raises
+    ------
+    ValueError
+        If ``distribution`` is neither name, or ``scale`` is negative or beyond what the sampler
+        draws as stated: above ``2^52 / 40`` (Gaussian) or ``2^52 / 800`` (Laplace) for discrete
+        noise, whose 40-sigma (800-b) tail must stay where int64 draws added to float64 counts
+        are exact; above ``2^1000 / 40`` (``2^1000 / 800``) or below float64's smallest normal
+        number for continuous noise.
+    TypeError
+        If ``discrete`` is not a bool or ``scale`` not a real number.
+
+    See Also
+    --------
+    calibrate : The noise of a measurement of a given sensitivity.
+
+    Examples
+    --------
+    Continuous noise is reproducible from a seeded generator:
+
+    >>> import numpy as np, projmech as pm
+    >>> noise = pm.Noise("gaussian", 2.0, discrete=False)
+    >>> noise.name, noise.std
+    ('gaussian', 2.0)
+    >>> noise.sample(3, np.random.default_rng(0)).round(3)
+    array([ 0.251, -0.264,  1.281])
+
+    The discrete Laplace's standard deviation is below the continuous one's ``sqrt(2) b``:
+
+    >>> round(pm.Noise("laplace", 1.0, discrete=True).std, 4)
+    1.357
+    """
+
+    distribution: Distribution
+    scale: float
+    discrete: bool
+
+    def __post_init__(self) -> None:
+        Options("gaussian", "laplace").check("distribution", self.distribution)
+        object.__setattr__(self, "discrete", FLAG.check("discrete", self.discrete))
+        # Scale 0 is no noise: what a query of sensitivity 0 (e.g. the total under replace-one)
+        # needs.
+        object.__setattr__(self, "scale", NONNEGATIVE.check("scale", self.scale))
+        # What is stated must be what is drawn (the mechanisms refuse such budgets earlier, in
+        # calibrate, naming them; this guards every other maker of noise).
+        problem = _scale_problem(self.distribution, self.scale, self.discrete)
+        if problem is not None:
+            raise ValueError(f"scale: {problem}")
+
+    @property
+    def name(self) -> str:
+        """``"gaussian"``, ``"laplace"``, ``"discrete_gaussian"`` or ``"discrete_laplace"``."""
+        return f"discrete_{self.distribution}" if self.discrete else self.distribution
+
+    @property
+    def std(self) -> float:
+        """The standard deviation of one draw (for the discrete Gaussian slightly below sigma)."""
+        if not self.discrete or self.scale == 0:
+            return self.scale if self.distribution == "gaussian" else math.sqrt(2.0) * self.scale
+        if self.distribution == "laplace":
+            # Var = 2 q / (1 - q)^2 with q = exp(-1/b) (a difference of two geometric variables);
+            # 1 - q by expm1, which 1.0 - q computed to 3 digits only at b = 1e12.
+            q = math.exp(-1.0 / self.scale)
+            return math.sqrt(2.0 * q) / -math.expm1(-1.0 / self.scale)
+        if self.scale >= 3.0:
+            # Var N_Z(0, sigma^2) differs from sigma^2 by a term of order exp(-2 pi^2 sigma^2)
+            # (Poisson summation; Canonne, Kamath & Steinke 2020), below 1e-70 relative here.
+            return self.scale
+        support, pmf = discrete_gaussian_pmf(self.scale)
+        return math.sqrt(float(pmf @ support.astype(float) ** 2))
+
+    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Independent draws of the noise.
+
+        Parameters
+        ----------
+        size : int
+            The number of draws.
+        rng : numpy.random.Generator
+            Drives continuous noise only; discrete noise comes from OpenDP's own generator.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``size`` draws as floats (integers for discrete noise).
+        """
+        if self.scale == 0:
+            return np.zeros(size)
+        if self.discrete:
+            return _opendp_sample(self.distribution, self.scale, size)
+        if self.distribution == "gaussian":
+            return rng.normal(0.0, self.scale, size=size)
+        return rng.laplace(0.0, self.scale, size=size)
+
+    def half_width(self, level: float) -> float:
+        """The smallest ``t`` with ``P(|X| <= t) >= level`` for one draw ``X`` of the noise.
+
+        Exact for the continuous distributions (``P(|X| <= t) = level``): ``sigma z`` with ``z``
+        the normal quantile at ``(1 + level) / 2``, and ``b ln(1 / (1 - level))`` for the Laplace.
+        For the discrete ones an integer whose coverage is at least ``level``, never narrower
+        than the least such: the discrete Laplace's tail ``P(|X| > t) = 2 q^(t+1) / (1 + q)``,
+        ``q = exp(-1/b)``, in closed form; the discrete Gaussian's tail summed from its
+        probabilities up to ``sigma = 1000``, and above, bounded from above by normal integrals.
+        Each tail is compared with ``1 - level`` after an allowance for its rounding (and the
+        bound's own slack, a relative ``O(1/sigma^2)``), so the width is the least one, or one
+        more where the true tail at the least one is within that allowance of ``1 - level``.
+        Time and memory do not grow with the scale.
+
+        Parameters
+        ----------
+        level : float
+            The probability, in ``(0, 1)``.
+
+        Returns
+        -------
+        float
+            ``t`` (0 for no noise).
+
+        Raises
+        ------
+        TypeError
+            If ``level`` is not a real number.
+        ValueError
+            If ``level`` is not in ``(0, 1)``.
+
+        Examples
+        --------
+        >>> import projmech as pm
+        >>> round(pm.Noise("gaussian", 2.0, discrete=False).half_width(0.95), 4)  # 1.96 sigma
+        3.9199
+        >>> pm.Noise("gaussian", 2.0, discrete=True).half_width(0.95)
+        4.0
+        """
+        level = float(OPEN_UNIT.check("level", level))
+        if self.scale == 0:
+            return 0.0
+        if not self.discrete:
+            if self.distribution == "laplace":
+                return self.scale * math.log(1.0 / (1.0 - level))
+            from scipy import special  # imported where needed: a tenth of a second at import
+
+            return self.scale * math.sqrt(2.0) * float(special.erfinv(level))
+        if self.distribution == "laplace":
+            return float(_least_covering(lambda t: _discrete_laplace_tail_bound(self.scale, t), level,
+                                         math.ceil(_TAIL["laplace"] * self.scale) + 1))
+        if self.scale > _TABLE_SIGMA:
+            return float(_least_covering(lambda t: _discrete_gaussian_tail_bound(self.scale, t), level,
+                                         math.ceil(_TAIL["gaussian"] * self.scale) + 1))
+        support, pmf = discrete_gaussian_pmf(self.scale)
+        # tails[t] = P(|X| > t) = 2 (pmf[t + 1] + ... + pmf[T]) by symmetry, for t = 0..T (the
+        # last 0), summed from the far end, the smallest terms first: each tail is then accurate
+        # to a relative (T + 64) * eps, the bound on the rounding of a sum of T positive terms,
+        # added to the slack. (Summed from the centre as 1 - tail, the coverage rounded below
+        # levels within about 1e-13 of 1, whose widths came out narrower than the true ones, or
+        # 0 where no coverage reached the level: at level 1 - 1e-15, 0 from sigma = 333 on.)
+        positive = pmf[support > 0]
+        tails = np.append(2.0 * np.cumsum(positive[::-1])[::-1], 0.0)
+        slack = _ROUNDING_SLACK + (tails.size + 64) * np.finfo(float).eps
+        return float(np.argmax(tails * (1.0 + slack) <= 1.0 - level))
+
+    def summary(self) -> dict[str, Any]:
+        """Plain values for a release summary.
+
+        Returns
+        -------
+        dict
+            ``distribution`` (:attr:`name`), ``scale``, ``std`` and ``sampler``.
+        """
+        return {
+            "distribution": self.name,
+            "scale": self.scale,
+            "std": self.std,
+            "sampler": "opendp (OS entropy, exact)" if self.discrete else "numpy (explicit Generator)",
+        }
+
+
+def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") -> bool:
+    """Whether a mechanism measuring values that are (or are not) integers uses discrete noise.
+
+    Parameters
+    ----------
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"``: discrete exactly when the measured values are integers; ``"discrete"``
+        demands integers; ``"continuous"``: numpy's floats.
+    integer_valued : bool
+        Whether the measured values are integers.
+    name : str, default "noise"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    bool
+        Whether to use discrete noise.
+
+    Raises
+    ------
+    ValueError
+        If ``noise`` names no choice, or is ``"discrete"`` for values that are not integers
+        (integer noise on a fractional value would publish the fraction).
+
+    Examples
+    --------
+    >>> from projmech.privacy.noise import choose_discrete
+    >>> choose_discrete("auto", True), choose_discrete("auto", False), choose_discrete("continuous", True)
+    (True, False, False)
+    """
+    noise = _NOISE_KIND.check(name, noise)
+    if noise == "discrete" and not integer_valued:
+        raise ValueError(
+            f"{name}: 'discrete' noise needs integer-valued measurements, but the measured matrix has "
+            "non-integer entries (use noise='continuous')"
+        )
+    return noise == "discrete" or (noise == "auto" and integer_valued)
+
+
+def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete: bool, *,
+              calibration: str = "analytic") -> tuple[Noise, Noise | None]:
+    """The noise of a measurement of this sensitivity, and of the size estimate if the policy asks.
+
+    Gaussian noise for ``ZCDP``/``ApproxDP`` (``sensitivity`` in l2), Laplace for ``PureDP`` (l1).
+    With a size estimate (a count of sensitivity 1) the budget is split by ``policy.share`` so that
+    the measurement and the estimate together satisfy exactly the whole budget: for the Gaussian
+    each block of sensitivity ``Delta`` gets ``sigma = r Delta / sqrt(share)``, ``r`` the
+    noise-to-sensitivity ratio of the whole budget; for the Laplace
+    ``b = Delta_1 / (share epsilon)``.
+
+    Parameters
+    ----------
+    privacy : ZCDP, ApproxDP or PureDP
+        The whole budget.
+    sensitivity : float
+        The measurement's sensitivity, ``>= 0``, in counts (l2 for Gaussian noise, l1 for Laplace).
+    policy : SizePolicy
+        Whether (and with which share of the budget) the size is estimated.
+    discrete : bool
+        Calibrate discrete noise (see :func:`choose_discrete`).
+    calibration : {"analytic", "classical"}, default "analytic"
+        The Gaussian's (epsilon, delta) calibration (:func:`projmech.privacy.guarantees.gaussian_sigma`).
+
+    Returns
+    -------
+    (Noise, Noise or None)
+        The measurement's noise and the size estimate's (``None`` without an estimate).
+
+    Raises
+    ------
+    TypeError
+        If ``privacy`` is not a ZCDP, ApproxDP or PureDP.
+    ValueError
+        If the budget is so small that the noise exceeds what its sampler draws as stated (see
+        :class:`Noise`; the message gives the smallest budget that fits, or says to use
+        continuous noise), or the calibration itself fails (see
+        :func:`projmech.privacy.guarantees.gaussian_sigma`).
+
+    Notes
+    -----
+    Why the split spends exactly the budget (the whitened sensitivity of the joint measurement)
+    is in the theory page *Privacy: definitions, sensitivity and calibration*
+    (``docs/theory/privacy.md``).
+
+    Examples
+    --------
+    Under 0.5-zCDP, 5 % of the budget for the size raises the counts' sigma by ``1/sqrt(0.95)``:
+
+    >>> import projmech as pm
+    >>> from projmech.privacy.noise import calibrate
+    >>> policy = pm.SizePolicy.parse("add-remove", "estimate")
+    >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, policy, discrete=False)
+    >>> round(noise.scale, 4), round(size_noise.scale, 4)
+    (1.026, 4.4721)
+    >>> calibrate(pm.PureDP(1.0), 2.0, pm.SizePolicy("replace-one"), discrete=True)
+    (Noise(distribution='laplace', scale=2.0, discrete=True), None)
+    """
+    shares = [policy.main_share()] + ([policy.share] if policy.estimated else [])
+    if isinstance(privacy, PureDP):
+        scales = [laplace_scale(sensitivity, scale_budget(privacy, shares[0]))] + \
+                 [laplace_scale(1.0, scale_budget(privacy, share)) for share in shares[1:]]
+        distribution: Distribution = "laplace"
+    elif isinstance(privacy, (ZCDP, ApproxDP)):
+        ratio = gaussian_sigma(1.0, privacy, method=calibration, discrete=discrete)  # type: ignore[arg-type]
+        scales = [ratio * sensitivity / math.sqrt(shares[0])] + [ratio / math.sqrt(share) for share in shares[1:]]
+        distribution = "gaussian"
+    else:
+        raise TypeError(f"privacy: expected ZCDP, ApproxDP or PureDP, got {type(privacy).__name__}")
+    _check_scales(privacy, distribution, max(scales), discrete)
+    noises = [Noise(distribution, scale, discrete) for scale in scales]
+    return noises[0], (noises[1] if policy.estimated else None)
+
+
+def _check_scales(privacy: Privacy, distribution: Distribution, scale: float, discrete: bool) -> None:
+    """A ValueError naming the budget when the largest calibrated scale cannot be drawn as stated,
+    with the smallest budget that fits (the scale is proportional to 1/sqrt(rho) and to
+    1/epsilon) or, for discrete noise, the continuous noise that has room."""
+    problem = _scale_problem(distribution, scale, discrete)
+    if problem is None:
+        return
+    ratio = scale / largest_scale(distribution, discrete)
+    remedies = ["noise='continuous'"] if discrete and ratio > 1 else []
+    if ratio < 1:  # the scale is too small: a larger budget cannot help
+        remedies.append("a smaller budget, or the workload scaled up (multiply F by c > 1, divide the answers by c)")
+    else:
+        # A hair above the least budget, against the rounding of the product.
+        needed = ((1.0 + 1e-9) * privacy.rho * ratio * ratio if isinstance(privacy, ZCDP)
+                  else (1.0 + 1e-9) * privacy.epsilon * ratio if isinstance(privacy, PureDP) else None)
+        if needed is None:
+            remedies.append("a larger epsilon or delta")
+        elif math.isfinite(needed):
+            remedies.append(f"a budget of at least {'rho' if isinstance(privacy, ZCDP) else 'epsilon'} = "
+                            f"{_rounded_up(needed)}")
+        else:
+            remedies.append("the workload scaled down (multiply F by c < 1, divide the answers by c)")
+    raise ValueError(f"privacy: at {privacy}, {problem}; use {' or '.join(remedies)}")
+
+
+def _rounded_up(value: float) -> str:
+    """``value`` to 3 significant digits, rounded up: a smallest budget shown must suffice."""
+    shown = f"{value:.3g}"
+    if float(shown) < value:
+        unit = 10.0 ** (math.floor(math.log10(value)) - 2)
+        shown = f"{(math.floor(value / unit) + 1) * unit:.3g}"
+    return shown
+
+
+#: Up to this sigma the discrete Gaussian's half-width sums its table of probabilities
+#: (:func:`discrete_gaussian_pmf`, 80 sigma + 3 entries: 80,003 at most); above, it bounds the
+#: tail in closed form (:func:`_discrete_gaussian_tail_bound`). The table grew with sigma (its
+#: support alone 6.4 GB at sigma = 1e7), and so did the discrete Laplace's (1600 b entries, 13 GB
+#: at b = 1e6), whose tail now has its closed form at every scale.
+_TABLE_SIGMA = 1000.0
+
+#: Relative slack on a tail computed in floating point: erf, erfc and exp err by a few units in
+#: the 16th digit (scipy's by at most about 1e-14 relative), far below it. A tail bound is
+#: inflated by it before it is compared with ``1 - level``, so that rounding never makes a
+#: width narrower than the true one.
+_ROUNDING_SLACK = 1e-12
+
+
+def _least_covering(tail_bound: Callable[[int], float], level: float, high: int) -> int:
+    """The least integer ``t`` in ``[0, high]`` whose ``tail_bound(t)`` (an upper bound on
+    ``P(|X| > t)``), inflated by ``_ROUNDING_SLACK``, is at most ``1 - level``; found by bisection
+    (about 50 evaluations at the largest scales). ``high`` must qualify: it lies beyond the
+    tail that ``_TAIL`` truncates, where the bound is 0 in float64."""
+    def covered(t: int) -> bool:
+        return tail_bound(t) * (1.0 + _ROUNDING_SLACK) <= 1.0 - level
+
+    low = -1  # covers nothing
+    while high - low > 1:
+        middle = (low + high) // 2
+        if covered(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _discrete_laplace_tail_bound(scale: float, t: int) -> float:
+    """``P(|X| > t) = 2 q^(t+1) / (1 + q)``, ``q = exp(-1/b)``, for the discrete Laplace of
+    scale ``b``: twice a geometric tail over the total ``(1 + q) / (1 - q)``. Exact up to
+    rounding."""
+    return 2.0 * math.exp(-(t + 1) / scale) / (1.0 + math.exp(-1.0 / scale))
+
+
+def _discrete_gaussian_tail_bound(sigma: float, t: int) -> float:
+    """An upper bound on ``P(|X| > t)`` for ``X ~ N_Z(0, sigma^2)``, within a relative
+    ``O(1/sigma^2)`` of it; for ``sigma >= 1`` and ``t >= 0``.
+
+    With ``f(x) = exp(-x^2 / (2 sigma^2))``, ``P(|X| > t) = 2 S / Z``, ``S = sum_{k > t} f(k)``,
+    ``Z = sum_k f(k)``. ``Z >= sqrt(2 pi) sigma`` (by Poisson summation ``Z = sqrt(2 pi) sigma
+    (1 + 2 sum_{n >= 1} exp(-2 pi^2 sigma^2 n^2))``), and ``S`` is bounded by integrals of ``f``,
+    which is concave on ``[0, sigma]`` and convex beyond: on a convex stretch each term is at
+    most the integral over its unit interval centred on it (the midpoint rule underestimates a
+    convex integral); on a concave one, the trapezoid rule underestimates the integral, so the sum
+    is at most the integral plus half its end terms. With ``2 / (sqrt(2 pi) sigma)`` times the
+    integral of ``f`` from ``x`` on being ``erfc(x / (sigma sqrt 2))``, and ``g(x) = 2 f(x) /
+    (sqrt(2 pi) sigma)`` one term's share, for ``a = t + 1`` and ``m = floor(sigma)``:
+
+    - ``a - 1/2 >= sigma``: ``erfc((a - 1/2) / (sigma sqrt 2))``;
+    - ``m < a < sigma + 1/2``: ``g(a) + erfc((a + 1/2) / (sigma sqrt 2))``;
+    - ``a <= m``: ``erf(m / (sigma sqrt 2)) - erf(a / (sigma sqrt 2)) + (g(a) + g(m)) / 2 + g(m + 1)
+      + erfc((m + 3/2) / (sigma sqrt 2))``.
+
+    The midpoint rule errs by about ``f'' / 24`` per term, a relative ``z^2 / (24 sigma^2)`` of
+    the tail at ``t = z sigma``; the trapezoid rule by ``(f'(m) - f'(a)) / 12`` in all, below
+    ``0.1 / sigma``, a share ``0.08 / sigma^2`` of probability.
+    """
+    from scipy import special  # imported where needed: a tenth of a second at import
+
+    root = sigma * math.sqrt(2.0)
+
+    def share(x: float) -> float:  # g(x): one term over the lower bound of Z
+        return math.sqrt(2.0 / math.pi) / sigma * math.exp(-(x / root) ** 2)
+
+    a = t + 1
+    if a - 0.5 >= sigma:
+        return float(special.erfc((a - 0.5) / root))
+    knee = math.floor(sigma)
+    if a > knee:
+        return share(a) + float(special.erfc((a + 0.5) / root))
+    return (float(special.erf(knee / root) - special.erf(a / root)) + (share(a) + share(knee)) / 2.0
+            + share(knee + 1) + float(special.erfc((knee + 1.5) / root)))
+
+
+@validate_params(sigma=POSITIVE, tail=POSITIVE)
+def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray, np.ndarray]:
+    """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``.
+
+    The support is truncated at ``T = ceil(tail * sigma) + 1``; the mass beyond ``tail``
+    standard deviations is below ``exp(-tail^2 / 2)`` (1e-347 at the default), far under
+    float64's resolution of the probabilities.
+
+    Parameters
+    ----------
+    sigma : float
+        The scale, ``> 0``.
+    tail : float, default 40.0
+        The truncation, in multiples of ``sigma``.
+
+    Returns
+    -------
+    support : numpy.ndarray of int
+        ``-T, ..., T``.
+    pmf : numpy.ndarray of float
+        The probabilities, proportional to ``exp(-x^2 / (2 sigma^2))``, summing to 1.
+
+    Examples
+    --------
+    >>> from projmech.privacy.noise import discrete_gaussian_pmf
+    >>> support, pmf = discrete_gaussian_pmf(1.0)
+    >>> int(support[-1]), round(float(pmf[support == 0][0]), 4), round(float(pmf.sum()), 12)
+    (41, 0.3989, 1.0)
+    """
+    bound = int(math.ceil(tail * sigma)) + 1
+    support = np.arange(-bound, bound + 1)
+    weights = np.exp(-(support.astype(float) ** 2) / (2.0 * sigma**2))
+    return support, weights / weights.sum()
+
+
+@validate_params(scale=POSITIVE, tail=POSITIVE)
+def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray, np.ndarray]:
+    """The support and probabilities of the discrete Laplace of scale ``b``.
+
+    Parameters
+    ----------
+    scale : float
+        ``b > 0``.
+    tail : float, default 800.0
+        The truncation, in multiples of ``b``: the support is ``-T..T``,
+        ``T = ceil(tail * b) + 1``.
+
+    Returns
+    -------
+    support : numpy.ndarray of int
+        ``-T, ..., T``.
+    pmf : numpy.ndarray of float
+        The probabilities, proportional to ``exp(-|x| / b)``, summing to 1.
+
+    Examples
+    --------
+    >>> from projmech.privacy.noise import discrete_laplace_pmf
+    >>> support, pmf = discrete_laplace_pmf(1.0)
+    >>> round(float(pmf[support == 0][0]), 4)  # (1 - q) / (1 + q), q = exp(-1/b)
+    0.4621
+    """
+    bound = int(math.ceil(tail * scale)) + 1
+    support = np.arange(-bound, bound + 1)
+    weights = np.exp(-np.abs(support) / scale)
+    return support, weights / weights.sum()
+
+
+@functools.lru_cache(maxsize=64)
+def _opendp_measurement(distribution: str, scale: float) -> Any:
+    """OpenDP's exact sampler for integer vectors, built once per distribution and scale."""
+    import opendp.prelude as dp
+
+    # OpenDP gates its noise constructors behind this flag; it only adds to the enabled set.
+    dp.enable_features("contrib")
+    domain = dp.vector_domain(dp.atom_domain(T="i64"))
+    if distribution == "gaussian":
+        return dp.m.make_gaussian(domain, dp.l2_distance(T="f64"), scale=float(scale))
+    return dp.m.make_laplace(domain, dp.l1_distance(T="i64"), scale=float(scale))
+
+
+#: Discrete draws are fetched from OpenDP this many at a time (or more when one call needs more):
+#: a call into OpenDP costs about 0.1 ms whatever its size, then 7-17 us of CPU per draw (the
+#: discrete Laplace 7 us, the discrete Gaussian 11 us at sigma >= 10 and 16 us at sigma = 1,
+#: measured with OpenDP 0.16; ``benchmarks/noise.py --parts draws``). Most of that is OpenDP's
+#: generator: each draw asks OpenSSL's ``RAND_priv_bytes`` for a few bytes about 15 times, and no
+#: setting of OpenDP's measurements (integer type, ``make_noise``, ``make_geometric``) changes it.
+_POOL_CHUNK = 4096
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says, else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no sched_getaffinity off Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: Sampler threads per refill: one per usable core. OpenDP samples with the GIL released (ctypes
+#: calls into its library), so the threads' calls proceed in parallel, and the draws of
+#: independent calls are i.i.d. like those of one call. Only wall-clock time changes (the CPU time
+#: per draw stays the same, the threads adding none measurably), and only where cores are idle; no
+#: draw depends on the thread count, since no seed drives them. 1: a single OpenDP call per refill.
+_SAMPLER_THREADS = _usable_cores()
+
+#: A refill is sampled in blocks of this many draws (about 20 ms of sampling each, against about
+#: 0.1 ms per call into OpenDP), which the sampler threads take in turn until none is left: on a
+#: shared machine, a thread that the system holds back delays the refill by one block at most,
+#: rather than by a fixed half of it.
+_BLOCK = 2048
+
+#: Unused i.i.d. draws per (distribution, scale). Every draw is handed out exactly once: the lock
+#: covers taking and refilling (OpenDP releases the GIL while it samples, so two threads could
+#: otherwise take the same draws; the sampler threads of a refill only return fresh draws to the
+#: caller that holds the lock), and a forked child starts with no pool (else parent and child
+#: would publish the same noise, whose difference reveals the difference of the true counts).
+#: The sampler threads are started per refill and joined before it returns: no thread outlives
+#: a call, so none is left for a fork to lose.
+_pools: dict[tuple[str, float], np.ndarray] = {}
+_pool_lock = threading.Lock()
+
+
+def _forget_pools() -> None:
+    global _pool_lock
+    _pools.clear()
+    _pool_lock = threading.Lock()  # a lock held by another thread at the fork would never be released
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
+def _opendp_draws(distribution: str, scale: float, size: int) -> np.ndarray:
+    """``size`` fresh draws from OpenDP: one call when ``size`` is at most ``_BLOCK`` or
+    ``_SAMPLER_THREADS`` is 1, else blocks of ``_BLOCK`` draws taken in turn by up to
+    ``_SAMPLER_THREADS`` threads (the caller's among them), all joined before it returns."""
+    measurement = _opendp_measurement(distribution, float(scale))
+
+    def draw(count: int) -> np.ndarray:
+        return np.asarray(measurement([0] * count), dtype=np.int64)
+
+    blocks = [min(_BLOCK, size - start) for start in range(0, size, _BLOCK)]
+    workers = min(_SAMPLER_THREADS, len(blocks))
+    if workers <= 1:
+        return draw(size).astype(float)
+    results: list[np.ndarray | None] = [None] * len(blocks)
+    errors: list[Exception] = []
+    remaining = iter(range(len(blocks)))
+    taking = threading.Lock()
+
+    def work() -> None:
+        while not errors:
+            with taking:
+                index = next(remaining, None)
+            if index is None:
+                return
+            try:
+                results[index] = draw(blocks[index])
+            except Exception as error:  # re-raised in the caller, below
+                errors.append(error)
+
+    threads = [threading.Thread(target=work, name=f"projmech-noise-{i}", daemon=True) for i in range(1, workers)]
+    for thread in threads:
+        thread.start()
+    work()  # the caller samples blocks too
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return np.concatenate([block for block in results if block is not None]).astype(float)
+
+
+def _opendp_sample(distribution: str, scale: float, size: int) -> np.ndarray:
+    """``size`` draws of the discrete distribution from OpenDP (its measurement applied to
+    zeros), served from a pool refilled in chunks so that small releases do not pay OpenDP's
+    per-call cost each time."""
+    if size == 0:
+        return np.zeros(0)
+    key = (distribution, float(scale))
+    with _pool_lock:
+        pool = _pools.get(key, np.zeros(0))
+        if pool.size < size:
+            fresh = _opendp_draws(distribution, float(scale), max(_POOL_CHUNK, size - pool.size))
+            pool = np.concatenate([pool, fresh])
+        _pools[key] = pool[size:]
+        return pool[:size].copy()
