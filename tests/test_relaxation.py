@@ -189,3 +189,19 @@ def test_bad_options():
         project_to_relaxation({"a": 2}, y)
     with pytest.raises(RelaxationError):
         project_to_relaxation(BINARY, y, solver="SCS", solver_options={"max_iters": 1})
+
+
+@pytest.mark.parametrize("relaxation, solver", [("sdp", "ECOS"), ("sdp+local", "OSQP"), ("local", "OSQP")])
+def test_a_solver_that_cannot_solve_the_relaxation_is_refused_before_solving(relaxation, solver, monkeypatch):
+    """ECOS and OSQP take no semidefinite constraint and OSQP fails on local's problem: the
+    library refuses them by name before building a model (it used to fail at solve time)."""
+    from projmech.bodies import relaxation as relaxation_module
+
+    def model(*args, **kwargs):
+        raise AssertionError("a model was built")
+
+    monkeypatch.setattr(relaxation_module, "_project_by_cvxpy", model)
+    domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
+    y = pm.marginals(domain, way=2).answer(np.full(8, 1 / 8))
+    with pytest.raises(ValueError, match=re.escape(f"solver: the relaxation '{relaxation}' is solved by")):
+        relaxation_module.project_to_relaxation(domain, y, relaxation=relaxation, solver=solver)

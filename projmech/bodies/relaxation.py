@@ -654,20 +654,35 @@ def _warn_negative_cells(result: RelaxationResult, tolerance: float) -> None:
             "nonnegative", NegativeCellsWarning, stacklevel=4)  # past project_to_relaxation and its timer
 
 
+#: The solvers that solve each relaxation's problem, besides ``"auto"``: the certified ADMM solves
+#: only the semidefinite ones; of the CVXPY solvers, ECOS and OSQP cannot take a semidefinite
+#: constraint, and OSQP and HiGHS fail on ``"local"``'s problem. One list, read by
+#: :func:`check_solver` and by the command line's ``--solver`` help and check.
+SOLVERS: dict[str, tuple[str, ...]] = {
+    "sdp+local": ("admm", "CLARABEL", "SCS"),
+    "sdp": ("admm", "CLARABEL", "SCS"),
+    "local": ("CLARABEL", "ECOS", "SCS"),
+}
+
+
 def check_solver(solver: Any, relaxation: str) -> str:
     """The solver :func:`project_to_relaxation` runs for ``solver`` on ``relaxation``.
 
     ``"auto"`` is resolved: ADMM for the semidefinite relaxations, SCS for ``"local"``. A
-    TypeError or ValueError names ``solver`` when it cannot run.
+    TypeError or ValueError names ``solver`` when it cannot run: not a solver of
+    :data:`SOLVERS` for this relaxation, or not installed.
     """
     if not isinstance(solver, str):
         raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
     if solver == "auto":
         solver = "SCS" if relaxation == "local" else "admm"
-    if solver != "admm" and solver.upper() not in _installed_solvers():
-        raise ValueError(f"solver: expected 'auto', 'admm' or an installed CVXPY solver {_installed_solvers()}, got {solver!r}")
     if solver == "admm" and relaxation == "local":
         raise ValueError("solver: 'admm' projects onto the semidefinite relaxations; use a CVXPY solver for 'local'")
+    allowed = SOLVERS.get(relaxation, ())
+    if solver != "admm" and solver.upper() not in allowed:
+        raise ValueError(f"solver: the relaxation {relaxation!r} is solved by 'auto' or one of {allowed}, got {solver!r}")
+    if solver != "admm" and solver.upper() not in _installed_solvers():
+        raise ValueError(f"solver: {solver!r} is not installed; installed CVXPY solvers: {_installed_solvers()}")
     return solver
 
 

@@ -35,6 +35,7 @@ from ._files import file_identity, non_regular_kind, staged_outputs
 from ..data.frames import ENGINES, is_parquet, read_frame
 from ..analysis.experiments import error_vs_n, format_table, plot_error_vs_n
 from ..bodies import hull as hull_module
+from ..bodies import relaxation as relaxation_module
 from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation, choose_body
 from ..bodies.cost import HULL_PREFERENCE
 from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning
@@ -196,15 +197,11 @@ def _privacy(args: argparse.Namespace, mechanism: str) -> ZCDP | ApproxDP | Pure
 
 
 #: ``--solver``'s values for each body, as the help lists them and the command accepts them (case
-#: aside): the hull K_Q takes the active-set solver and the CVXPY solvers of ``project_to_hull``;
-#: the relaxation L, the solvers that solve its problems (``admm`` only the semidefinite ones;
-#: ECOS and OSQP fail on those, OSQP and HiGHS on ``local``).
+#: aside), from the library's lists: the hull K_Q takes the active-set solver and the CVXPY solvers
+#: of ``project_to_hull``; the relaxation L, the solvers of ``projmech.bodies.relaxation.SOLVERS``.
 HULL_SOLVERS: tuple[str, ...] = ("auto", hull_module.FAST, *hull_module.SOLVERS)
 RELAXATION_SOLVERS: dict[str, tuple[str, ...]] = {
-    "sdp+local": ("auto", "admm", "CLARABEL", "SCS"),
-    "sdp": ("auto", "admm", "CLARABEL", "SCS"),
-    "local": ("auto", "CLARABEL", "ECOS", "SCS"),
-}
+    relaxation: ("auto", *solvers) for relaxation, solvers in relaxation_module.SOLVERS.items()}
 
 class _Projection(NamedTuple):
     """What ``--body``, ``--relaxation`` and ``--solver`` ask of a mechanism that projects."""
