@@ -20,6 +20,8 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
+import projmech as pm
+
 from projmech.data.dataset import Dataset
 from projmech.data.domain import Domain
 from projmech.factorization.base import Factorization
@@ -750,3 +752,18 @@ def test_a_slow_projection_shows_progress_on_a_terminal_only(monkeypatch, termin
             assert f"projecting onto {mechanism.body.name}" in written
         else:
             assert written == ""
+
+
+def test_every_non_interactive_mechanism_follows_the_mechanism_protocol():
+    from projmech.mechanisms import CountingMechanism, Mechanism
+
+    workload = pm.identity(4)
+    mechanisms = [pm.GaussianMechanism(workload, pm.ZCDP(1.0)), pm.LaplaceMechanism(workload, pm.PureDP(1.0)),
+                  pm.ProjectionMechanism(workload, pm.ZCDP(1.0)), pm.FactorizationMechanism(workload, pm.ZCDP(1.0)),
+                  pm.OfflinePMW(workload, pm.PureDP(1.0), rounds=1)]
+    for mechanism in mechanisms:
+        assert isinstance(mechanism, Mechanism) and isinstance(mechanism, CountingMechanism)
+    data = pm.Dataset(np.array([[0], [1], [1], [3]]), pm.Domain(["x"], [4]))
+    for mechanism in mechanisms:  # one release signature: the generator by keyword
+        assert mechanism.release(data, rng=0).answers.shape == (4,)
+    assert not isinstance(pm.Threshold(data, threshold=0.5, epsilon=1.0), Mechanism)

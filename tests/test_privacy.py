@@ -16,6 +16,8 @@ import warnings
 import numpy as np
 import pytest
 
+import projmech as pm
+
 
 from projmech.privacy.guarantees import (
     ApproxDP,
@@ -598,3 +600,36 @@ def test_size_policy_check_delta_compares_only_a_public_size():
     assert caught(SizePolicy("add-remove", declared=10), privacy, 10**6) == []
     assert caught(SizePolicy("add-remove", share=0.05), privacy, 10**6) == []  # estimated: private, never compared
     assert caught(replace_one, ZCDP(0.5), 10**6) == [] and caught(replace_one, PureDP(1.0), 10**6) == []
+
+
+def test_compose_adds_epsilons_and_rhos_and_refuses_a_mix():
+    """Sequential composition by hand: 0.1 + 0.2 + 0.3 and 0.25 + 0.5; the inverse of scale_budget."""
+    from projmech.privacy import compose, scale_budget
+
+    assert compose([pm.PureDP(0.1), pm.PureDP(0.2), pm.PureDP(0.3)]).epsilon == pytest.approx(0.6, rel=1e-15)
+    assert compose([pm.ZCDP(0.25), pm.ZCDP(0.5)]).rho == 0.75
+    parts = [scale_budget(pm.ZCDP(2.0), share) for share in (0.05, 0.45, 0.5)]
+    assert compose(parts).rho == pytest.approx(2.0, rel=1e-15)
+    with pytest.raises(ValueError, match="^guarantees: cannot compose PureDP and ZCDP"):
+        compose([pm.PureDP(1.0), pm.ZCDP(1.0)])
+    with pytest.raises(ValueError, match="^guarantees: nothing to compose"):
+        compose([])
+    with pytest.raises(TypeError, match="^guarantees: expected PureDP or ZCDP guarantees, got ApproxDP"):
+        compose([pm.ApproxDP(1.0, 1e-6)])
+    with pytest.raises(TypeError, match="^guarantees: expected a sequence"):
+        compose(pm.PureDP(1.0))
+
+
+def test_public_size_is_the_row_count_the_declared_size_or_a_noisy_estimate():
+    """Replace-one: the rows; a declared size: itself whatever the rows; an estimate: rows plus
+    one draw of its noise, at least 1 (with continuous noise from a seed, the draw is known)."""
+    from projmech.privacy import Noise, SizePolicy, public_size
+
+    rng = np.random.default_rng(0)
+    assert public_size(SizePolicy.parse("replace-one", None), 7, None, rng) == 7.0
+    assert public_size(SizePolicy.parse("add-remove", 100), 7, None, rng) == 100.0
+    noise = Noise("laplace", 3.0, False)
+    expected = max(1.0, 40 + np.random.default_rng(5).laplace(0.0, 3.0))
+    assert public_size(SizePolicy.parse("add-remove", "estimate"), 40, noise, np.random.default_rng(5)) == expected
+    with pytest.raises(ValueError, match="^size_noise: an estimated size needs the noise"):
+        public_size(SizePolicy.parse("add-remove", "estimate"), 40, None, rng)

@@ -15,8 +15,8 @@ Its modules, the public ones first (their ``__all__`` is exported here):
 
 from __future__ import annotations
 
-from .additive import (Release, CountingMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism,
-                       FactorizationMechanism)
+from .additive import (Release, Mechanism, CountingMechanism, GaussianMechanism, LaplaceMechanism,
+                       ProjectionMechanism, FactorizationMechanism)
 from .intervals import (ConfidenceIntervals, confidence_intervals)
 from .multiplicative_weights import (MW_MAX_ALPHA, MW_MAX_UNIVERSE, OFFLINE_PMW_MAX_ROUNDS, OFFLINE_PMW_MAX_UPDATES,
                                      OfflinePMW, PMWRun, RoundBudget, multiplicative_weights_update, mw_update_bound,
@@ -24,9 +24,9 @@ from .multiplicative_weights import (MW_MAX_ALPHA, MW_MAX_UNIVERSE, OFFLINE_PMW_
 from .online_pmw import (OnlinePMW, OnlineAccuracy, online_pmw_accuracy, ONLINE_MAX_ALPHA)
 from .sparse_vector import (BOTTOM, Bottom, MechanismHalted, Threshold, ThresholdK)
 
-__all__ = ["Release", "CountingMechanism", "GaussianMechanism", "LaplaceMechanism", "ProjectionMechanism",
-           "FactorizationMechanism", "ConfidenceIntervals", "confidence_intervals", "MW_MAX_ALPHA", "MW_MAX_UNIVERSE",
-           "OFFLINE_PMW_MAX_ROUNDS", "OFFLINE_PMW_MAX_UPDATES", "OfflinePMW", "PMWRun", "RoundBudget",
-           "multiplicative_weights_update", "mw_update_bound", "offline_pmw_error_bound", "offline_pmw_min_n",
-           "OnlinePMW", "OnlineAccuracy", "online_pmw_accuracy", "ONLINE_MAX_ALPHA", "BOTTOM", "Bottom",
-           "MechanismHalted", "Threshold", "ThresholdK"]
+__all__ = ["Release", "Mechanism", "CountingMechanism", "GaussianMechanism", "LaplaceMechanism",
+           "ProjectionMechanism", "FactorizationMechanism", "ConfidenceIntervals", "confidence_intervals",
+           "MW_MAX_ALPHA", "MW_MAX_UNIVERSE", "OFFLINE_PMW_MAX_ROUNDS", "OFFLINE_PMW_MAX_UPDATES", "OfflinePMW",
+           "PMWRun", "RoundBudget", "multiplicative_weights_update", "mw_update_bound", "offline_pmw_error_bound",
+           "offline_pmw_min_n", "OnlinePMW", "OnlineAccuracy", "online_pmw_accuracy", "ONLINE_MAX_ALPHA", "BOTTOM",
+           "Bottom", "MechanismHalted", "Threshold", "ThresholdK"]

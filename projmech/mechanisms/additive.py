@@ -21,7 +21,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -38,13 +38,14 @@ from ..analysis.bounds import check_measure, gaussian_mechanism_error, projectio
 from ..data.dataset import Dataset, resolve_rows
 from ..factorization.base import Factorization, check_objective
 from .intervals import ConfidenceIntervals, confidence_intervals
-from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
+from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..privacy.guarantees import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
 from ..validation import as_generator, check_positive_int, format_count
 from ..workloads import Workload
 
 __all__ = [
     "Release",
+    "Mechanism",
     "CountingMechanism",
     "GaussianMechanism",
     "LaplaceMechanism",
@@ -297,6 +298,74 @@ class Release:
         return "\n".join(lines)
 
 
+@runtime_checkable
+class Mechanism(Protocol):
+    """What every non-interactive mechanism offers, whatever it measures: its workload, its
+    guarantee and the relation it is stated for, how it resolves the public size, and one
+    ``release`` signature.
+
+    :class:`GaussianMechanism`, :class:`LaplaceMechanism`, :class:`ProjectionMechanism`,
+    :class:`FactorizationMechanism` and
+    :class:`~projmech.mechanisms.multiplicative_weights.OfflinePMW` follow it (all through
+    :class:`CountingMechanism`); code that takes "a mechanism" can type it with this protocol.
+    The interactive mechanisms (:class:`~projmech.mechanisms.sparse_vector.Threshold`,
+    :class:`~projmech.mechanisms.online_pmw.OnlinePMW`) answer queries one at a time instead.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        None: a protocol is followed, never built.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.mechanisms import Mechanism
+    >>> isinstance(pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1.0)), Mechanism)
+    True
+    """
+
+    # Read-only members: a mechanism may narrow their types (OfflinePMW's privacy is PureDP or ZCDP).
+    @property
+    def workload(self) -> Workload:
+        """The queries the mechanism answers."""
+        ...
+
+    @property
+    def privacy(self) -> Privacy:
+        """The guarantee of one release."""
+        ...
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """The neighbouring relation the guarantee is stated for."""
+        ...
+
+    @property
+    def size_policy(self) -> SizePolicy:
+        """How the public size is resolved (:func:`~projmech.privacy.noise.public_size`)."""
+        ...
+
+    def release(self, data_or_histogram: Any, n: int | None = None, *,
+                rng: np.random.Generator | int | None = None) -> Release:
+        """Release the workload's answers on a data set (see each mechanism).
+
+        Parameters
+        ----------
+        data_or_histogram : Dataset or array_like of shape (m,)
+            The private data, or a normalized histogram with ``n``.
+        n : int, optional
+            The row count of a histogram.
+        rng : numpy.random.Generator, int or None
+            The source of continuous noise.
+
+        Returns
+        -------
+        Release
+            The released answers and what was drawn.
+        """
+        ...
+
+
 class CountingMechanism:
     """What every non-interactive mechanism shares: it measures counts, never fractions, and
     optionally projects.
@@ -451,15 +520,6 @@ class CountingMechanism:
         where dense products sum many terms (see :class:`FactorizationMechanism`)."""
         return contextlib.nullcontext()
 
-    def _public_size(self, rows: int, generator: np.random.Generator) -> float:
-        """The public size (:meth:`SizePolicy.resolve`), drawing the size estimate's noise if any."""
-        def draw_size_noise() -> float:
-            # Drawn only for an estimated size, which calibrate gave its noise.
-            assert self.size_noise is not None
-            return self.size_noise.sample(1, generator)[0]
-
-        return self.size_policy.resolve(rows, draw_size_noise)
-
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
         """Release the workload's answers on a :class:`Dataset` or a normalized histogram.
@@ -510,7 +570,7 @@ class CountingMechanism:
         with self._kernel_threads():
             measured = self._measured_counts(data)
             measurements = measured + self.noise.sample(measured.size, generator)
-            size = self._public_size(rows, generator)
+            size = public_size(self.size_policy, rows, self.size_noise, generator)
             noisy = self._reconstruct(measurements) / size
         std = self._answer_std(size)
         if self.body is None:
@@ -1266,3 +1326,8 @@ def _check_factorizes(factorization: Factorization, workload: Workload) -> None:
     defect = factorization.defect()
     if defect is not None:
         raise ValueError(f"factorization: its factors do not factorize {workload.name}: {defect}")
+
+
+if TYPE_CHECKING:  # the type checker proves that each mechanism follows the protocol
+    _FOLLOW_THE_PROTOCOL: tuple[type[Mechanism], ...] = (GaussianMechanism, LaplaceMechanism, ProjectionMechanism,
+                                                         FactorizationMechanism)

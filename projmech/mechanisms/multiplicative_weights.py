@@ -24,15 +24,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._sparse import issparse
 from ..data.dataset import MW_MAX_UNIVERSE
 from .additive import Release, CountingMechanism
-from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
-from ..privacy.guarantees import Neighbouring, PureDP, ZCDP, gaussian_sigma, laplace_scale, scale_budget
+from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
+from ..privacy.guarantees import Neighbouring, PureDP, ZCDP, compose, gaussian_sigma, laplace_scale, scale_budget
 from ..validation import (
     FLAG,
     OPEN_UNIT,
@@ -481,7 +481,7 @@ class OfflinePMW(CountingMechanism):
         parts = [self.round_budget.selection, self.round_budget.measurement] * self.rounds
         if self.size_policy.estimated:
             parts.append(scale_budget(self.privacy, self.size_policy.share))
-        return _compose(parts)
+        return compose(parts)
 
     def error_bound(self, n: int, failure_probability: float = 0.05) -> float:
         """A bound on the largest error, :func:`offline_pmw_error_bound`, for this mechanism.
@@ -559,7 +559,7 @@ class OfflinePMW(CountingMechanism):
         generator = rng
         data, rows = self._rows(data_or_histogram, n)
         counts = self._counts(data)
-        size = self._public_size(rows, generator)
+        size = public_size(self.size_policy, rows, self.size_noise, generator)
         truth = counts / size
         # exp(epsilon_0 s / (2 Delta)) with Delta = 1/size.
         selection_factor = self.round_budget.selection_epsilon * size / 2.0
@@ -633,17 +633,6 @@ def _check_unit_rows(workload: Workload) -> None:
         raise ValueError(
             f"workload: entries must lie in [0, 1] (averaging queries), got [{values.min():g}, {values.max():g}]"
         )
-
-
-def _compose(guarantees: list[PureDP | ZCDP]) -> PureDP | ZCDP:
-    """Sequential composition: epsilons add (pure DP), rhos add (zCDP, Bun & Steinke 2016)."""
-    pure = [g for g in guarantees if isinstance(g, PureDP)]
-    if len(pure) == len(guarantees):
-        return PureDP(math.fsum(g.epsilon for g in pure))
-    concentrated = [g for g in guarantees if isinstance(g, ZCDP)]
-    if len(concentrated) == len(guarantees):
-        return ZCDP(math.fsum(g.rho for g in concentrated))
-    raise TypeError("guarantees: cannot compose a mix of PureDP and ZCDP here")
 
 
 @validate_params(n=POSITIVE_INT, universe_size=POSITIVE_INT, num_queries=POSITIVE_INT, rounds=POSITIVE_INT,
@@ -820,3 +809,9 @@ def offline_pmw_min_n(alpha: float, universe_size: int, num_queries: int, rounds
     from ..analysis.bounds import min_n
 
     return min_n(bound, alpha)
+
+
+if TYPE_CHECKING:  # the type checker proves that OfflinePMW follows the mechanisms' protocol
+    from .additive import Mechanism
+
+    _FOLLOWS_THE_PROTOCOL: type[Mechanism] = OfflinePMW

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..data.dataset import MW_MAX_UNIVERSE, Dataset, histogram, resolve_rows
 from ..data.domain import Domain
-from ..privacy.noise import NOISE_KINDS, Noise, calibrate
+from ..privacy.noise import NOISE_KINDS, Noise, calibrate, public_size
 from ..privacy.guarantees import Neighbouring, PureDP, SizePolicy, laplace_scale
 from ..validation import (
     ENUM_LOOKUP_SIGNATURE,
@@ -260,17 +260,9 @@ class _SparseVectorMechanism:
         self.k = k
         self.size_noise = _noise_of_epsilon(epsilon, lambda: calibrate(
             PureDP(self._sparse_vector_epsilon / self.size_policy.main_share()), 1.0, self.size_policy, discrete)[1])
-        self.size = self._public_size(generator)
+        self.size = public_size(self.size_policy, self._data.rows, self.size_noise, generator)
         self._engine = _SparseVector(threshold * self.size, self.noise, self.k, generator)
         self._transcript: list[float | Bottom] = []
-
-    def _public_size(self, generator: np.random.Generator) -> float:
-        def draw_size_noise() -> float:
-            # Drawn only for an estimated size, which calibrate gave its noise.
-            assert self.size_noise is not None
-            return self.size_noise.sample(1, generator)[0]
-
-        return self.size_policy.resolve(self._data.rows, draw_size_noise)
 
     @property
     def _sparse_vector_epsilon(self) -> float:

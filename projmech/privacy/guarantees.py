@@ -19,7 +19,7 @@ import functools
 import math
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, overload
@@ -56,6 +56,7 @@ __all__ = [
     "laplace_scale",
     "zcdp_delta",
     "zcdp_for_approx_dp",
+    "compose",
     "SizePolicy",
     "scale_budget",
     "ESTIMATE_SIZE",
@@ -711,6 +712,51 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
     if isinstance(privacy, ZCDP):
         return ZCDP(privacy.rho * share)
     raise TypeError(f"privacy: only PureDP and ZCDP budgets split additively, got {type(privacy).__name__}")
+
+
+def compose(guarantees: Sequence[PureDP | ZCDP]) -> PureDP | ZCDP:
+    """Sequential composition of pure DP or zCDP guarantees: epsilons add, rhos add.
+
+    Mechanisms run one after the other on the same data, each chosen after seeing the earlier
+    ones' outputs, satisfy the sum :cite:p:`DR14,BS16`; the inverse of :func:`scale_budget`.
+
+    Parameters
+    ----------
+    guarantees : sequence of PureDP, or sequence of ZCDP
+        The guarantees of the mechanisms run, all of one kind, at least one.
+
+    Returns
+    -------
+    PureDP or ZCDP
+        ``PureDP(sum of epsilons)`` or ``ZCDP(sum of rhos)``.
+
+    Raises
+    ------
+    TypeError
+        If ``guarantees`` is not a sequence of PureDP and ZCDP guarantees.
+    ValueError
+        If it is empty or mixes PureDP and ZCDP (convert one kind first: a PureDP(eps) mechanism
+        is ``eps**2 / 2``-zCDP).
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> print(pm.privacy.compose([pm.ZCDP(0.25), pm.ZCDP(0.5)]), pm.privacy.compose([pm.PureDP(0.1)] * 3))
+    0.75-zCDP 0.3-DP
+    """
+    if isinstance(guarantees, (str, bytes)) or not isinstance(guarantees, Sequence):
+        raise TypeError(f"guarantees: expected a sequence of PureDP or ZCDP, got {type(guarantees).__name__}")
+    for guarantee in guarantees:
+        if not isinstance(guarantee, (PureDP, ZCDP)):
+            raise TypeError(f"guarantees: expected PureDP or ZCDP guarantees, got {type(guarantee).__name__}")
+    if not guarantees:
+        raise ValueError("guarantees: nothing to compose (an empty sequence)")
+    if all(isinstance(guarantee, PureDP) for guarantee in guarantees):
+        return PureDP(math.fsum(guarantee.epsilon for guarantee in guarantees if isinstance(guarantee, PureDP)))
+    if all(isinstance(guarantee, ZCDP) for guarantee in guarantees):
+        return ZCDP(math.fsum(guarantee.rho for guarantee in guarantees if isinstance(guarantee, ZCDP)))
+    raise ValueError("guarantees: cannot compose PureDP and ZCDP together; convert the PureDP ones first "
+                     "(PureDP(eps) is eps**2 / 2-zCDP)")
 
 
 @validate_params(sigma=POSITIVE, l2_sensitivity=POSITIVE, epsilon=NONNEGATIVE)

@@ -46,7 +46,7 @@ from .guarantees import ApproxDP, Privacy, PureDP, SizePolicy, ZCDP, gaussian_si
 from ..validation import FLAG, NONNEGATIVE, OPEN_UNIT, POSITIVE, Options, validate_params
 
 __all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gaussian_pmf",
-           "discrete_laplace_pmf"]
+           "discrete_laplace_pmf", "public_size"]
 
 #: The ``noise=`` choices of the mechanisms.
 NOISE_KINDS = ("auto", "discrete", "continuous")
@@ -395,6 +395,45 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
     _check_scales(privacy, distribution, max(scales), discrete)
     noises = [Noise(distribution, scale, discrete) for scale in scales]
     return noises[0], (noises[1] if policy.estimated else None)
+
+
+def public_size(policy: SizePolicy, rows: int, size_noise: Noise | None, rng: np.random.Generator) -> float:
+    """The public size a mechanism divides its counts by: :meth:`SizePolicy.resolve`, drawing the
+    size estimate's noise where the size is estimated.
+
+    Every mechanism resolves its size here, so that none can divide by the private row count.
+
+    Parameters
+    ----------
+    policy : SizePolicy
+        The mechanism's size policy.
+    rows : int
+        The data set's row count (private under add/remove: it reaches the result only through
+        the noisy estimate).
+    size_noise : Noise or None
+        The noise of the size estimate, from :func:`calibrate` (None unless the size is estimated).
+    rng : numpy.random.Generator
+        Source of continuous noise (discrete noise comes from OpenDP).
+
+    Returns
+    -------
+    float
+        ``rows`` under replace-one, the declared size, or ``max(1, rows + noise)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.privacy import SizePolicy, public_size
+    >>> public_size(SizePolicy.parse("add-remove", 500), 3, None, np.random.default_rng(0))
+    500.0
+    """
+    def draw_size_noise() -> float:
+        # Drawn only for an estimated size, which calibrate gave its noise.
+        if size_noise is None:
+            raise ValueError("size_noise: an estimated size needs the noise calibrate gave it, got None")
+        return float(size_noise.sample(1, rng)[0])
+
+    return policy.resolve(rows, draw_size_noise)
 
 
 def _check_scales(privacy: Privacy, distribution: Distribution, scale: float, discrete: bool) -> None:
