@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from .._threads import on_one_blas_thread
 from ._kernel import _judge
-from .base import Factorization, FactorizationError, as_workload, check_objective, dense_matrix
+from .base import OBJECTIVES, Factorization, FactorizationError, as_workload, dense_matrix
 from .maximum import max_lower_bound, solve_marginal_max, solve_max_iterative, solve_max_sdp, solve_range_max
 from .mean import _dual_value, _finish, _solve_iterative, _solve_sdp
 from .range_forms import is_all_range
@@ -30,6 +30,7 @@ from .resolvent import solve_resolvent, structure_of
 from .structured import KronFactorization, ResidualFactorization, UnionKronFactorization, optimize_kron_strategy
 from ..solve import Attempt, Callback, Outcome, SolveStats, Status, check_callback, record_total_time, solve_in_order
 from ..workloads import Kron, KroneckerGram, MatrixWorkload, Workload, table_terms
+from ..validation import POSITIVE, POSITIVE_INT, Options, validate_params
 from ..workloads.structured import kron_terms
 
 __all__ = ["factorization_norm", "factorization_lower_bound", "ScaledFactorization", "METHODS"]
@@ -84,12 +85,6 @@ RANGE_MAX_UNIVERSE = 4096
 #: product the methods form stays normal, measured on prefix(8) from 1e-154 to 1e150, and the
 #: result keeps its usual type.
 SAFE_SCALE = 2.0**300
-
-
-def _check_tolerance(tol: float) -> float:
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol <= 0:
-        raise ValueError(f"tol: expected a finite number > 0, got {tol!r}")
-    return float(tol)
 
 
 def _check_weights(weights: Any, m: int, name: str = "weights") -> np.ndarray:
@@ -353,6 +348,7 @@ def _factorize_scaled(workload: Workload, scale: float, scaled: Workload,
 
 @record_total_time
 @on_one_blas_thread
+@validate_params(objective=Options(*OBJECTIVES), method=Options(*METHODS), tol=POSITIVE, max_iterations=POSITIVE_INT)
 def factorization_norm(
     workload: Workload | Any,
     *,
@@ -439,7 +435,8 @@ def factorization_norm(
     Raises
     ------
     ValueError
-        If ``objective``, ``method``, ``tol`` or ``max_iterations`` is invalid, the workload's
+        If ``objective``, ``method``, ``tol`` or ``max_iterations`` has a wrong value (``tol``
+        not a positive finite number, ``max_iterations`` below 1), the workload's
         Gram matrix is not finite or F is zero, F's largest entry magnitude is outside float64's
         normal range (an explicit F whose entries lie outside ``[2^-300, 2^300]`` is factorized
         divided by a power of two and returned as a :class:`ScaledFactorization`; 1e-200 F was
@@ -447,7 +444,8 @@ def factorization_norm(
         without structure, or ``objective="max"`` of a matrix above ``MAX_OBJECTIVE_ENTRIES``
         (all ranges: above ``RANGE_MAX_UNIVERSE`` cells).
     TypeError
-        If ``callback`` is neither None nor callable.
+        If ``callback`` is neither None nor callable, or ``objective``, ``method``, ``tol`` or
+        ``max_iterations`` has a wrong type (``max_iterations=2.0``, ``tol="a"``).
     FactorizationError
         If no method certified ``tol`` and passed the final check
         (:meth:`~projmech.factorization.base.Factorization.defect`: ``||R M - F||_{1->2} <= 1e-6
@@ -489,12 +487,6 @@ def factorization_norm(
     (2.1124, 2.1114, True)
     """
     workload = as_workload(workload)
-    objective = check_objective(objective)
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {METHODS}, got {method!r}")
-    tol = _check_tolerance(tol)
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
-        raise ValueError(f"max_iterations: expected an int >= 1, got {max_iterations!r}")
     callback = check_callback(callback)
     form = _scaled_form(workload)
     if form is not None:
