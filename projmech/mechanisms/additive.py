@@ -33,14 +33,14 @@ from .._threads import one_blas_thread
 from ..bodies.body import BODIES, Body, Hull, ProjectionProgress, choose_body
 from ..bodies.hull import ProjectionResult
 from ..bodies.memory import memory_shortfall
-from ..bodies.relaxation import RelaxationResult
+from ..bodies.relaxation import RELAXATIONS, RelaxationResult
 from ..analysis.bounds import check_measure, gaussian_mechanism_error, projection_error
 from ..data.dataset import Dataset, resolve_rows
 from ..factorization.base import Factorization, check_objective
 from .intervals import ConfidenceIntervals, confidence_intervals
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..privacy.guarantees import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
-from ..validation import as_generator, check_positive_int, format_count
+from ..validation import FLAG, Options, as_generator, check_positive_int, format_count, validate_params
 from ..workloads import Workload
 
 __all__ = [
@@ -296,6 +296,13 @@ class Release:
         preview = ", ".join(f"{label}={answer:.4g}" for label, answer in zip(self.labels[:3], self.answers[:3]))
         lines.append(f"  answers     {preview}{', ...' if len(self.answers) > 3 else ''}")
         return "\n".join(lines)
+
+
+#: The constructors' declared checks (:func:`~projmech.validation.validate_params`).
+_NOISE = Options(*NOISE_KINDS)
+_CALIBRATION = Options("analytic", "classical")
+_BODY = Options(*BODIES)
+_RELAXATION = Options(*RELAXATIONS)
 
 
 @runtime_checkable
@@ -627,12 +634,8 @@ class _GaussianMeasurement(CountingMechanism):
         work), set :attr:`calibration`, and return the noise kind to calibrate."""
         if isinstance(self.privacy, PureDP):
             raise TypeError(f"privacy: {type(self).__name__} needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
-        if calibration not in ("analytic", "classical"):
-            raise ValueError(f"calibration: expected 'analytic' or 'classical', got {calibration!r}")
         if calibration == "classical" and isinstance(self.privacy, ApproxDP) and self.privacy.epsilon >= 1:
             raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got epsilon={self.privacy.epsilon}")
-        if noise not in NOISE_KINDS:
-            raise ValueError(f"noise: expected one of {NOISE_KINDS}, got {noise!r}")
         self.calibration = calibration
         # The classical bound is stated for the continuous Gaussian.
         return "continuous" if calibration == "classical" and noise == "auto" else noise
@@ -710,6 +713,7 @@ class GaussianMechanism(_GaussianMeasurement):
     mechanism_name = "gaussian"
     _needs_matrix = False
 
+    @validate_params(calibration=_CALIBRATION, noise=_NOISE)
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
@@ -797,6 +801,7 @@ class LaplaceMechanism(CountingMechanism):
     # tables, both without the matrix (implicit marginals of 20 attributes: 0.5 s).
     _needs_matrix = False
 
+    @validate_params(noise=_NOISE)
     def __init__(self, workload: Workload, privacy: PureDP, *,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  size: int | str | None = None, size_share: float | None = None,
@@ -943,6 +948,7 @@ class ProjectionMechanism(_GaussianMeasurement):
     #: Always set by the constructor.
     body: Body
 
+    @validate_params(body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto",
                  tol: float | None = None, relaxation: str = "sdp+local",
@@ -1118,6 +1124,7 @@ class FactorizationMechanism(_GaussianMeasurement):
     #: Always set by the constructor.
     factorization: Factorization
 
+    @validate_params(project=FLAG, body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  factorization: Factorization | None = None, objective: str | None = None, project: bool = False,
                  body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto", tol: float | None = None,
@@ -1126,8 +1133,6 @@ class FactorizationMechanism(_GaussianMeasurement):
                  size: int | str | None = None, size_share: float | None = None,
                  noise: str = "auto") -> None:
         super().__init__(workload, privacy, neighbouring, size, size_share)
-        if not isinstance(project, bool):
-            raise TypeError(f"project: expected a bool, got {project!r}")
         if factorization is not None and not isinstance(factorization, Factorization):
             raise TypeError(f"factorization: expected a Factorization, got {type(factorization).__name__}")
         if objective is not None:
@@ -1266,9 +1271,7 @@ class FactorizationMechanism(_GaussianMeasurement):
 
 def _refuse_projection_options(*, body: str, solver: str, tol: float | None, relaxation: str) -> None:
     """A ValueError naming the first projection option given to a mechanism that does not project
-    (``project=False``), which would otherwise be ignored."""
-    if body not in BODIES:
-        raise ValueError(f"body: expected one of {BODIES}, got {body!r}")
+    (``project=False``), which would otherwise be ignored; the constructor checked ``body``."""
     given = {"body": body != "auto", "solver": solver != "auto", "tol": tol is not None,
              "relaxation": relaxation != "sdp+local"}
     for name, is_given in given.items():
