@@ -1080,6 +1080,24 @@ def test_demo_from_nothing(tmp_path, monkeypatch, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
+def test_demo_without_matplotlib_refuses_before_the_work(tmp_path, monkeypatch, capsys):
+    """matplotlib is the optional extra projmech[plot]: without it the demo refuses in one line
+    naming the extra, before the experiment runs and before any output or folder is made."""
+    import sys
+
+    import projmech.cli.commands as commands
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    monkeypatch.setattr(commands, "error_vs_n", lambda *args, **kwargs: pytest.fail("the experiment ran"))
+    assert main(["demo", "--trials", "2", "--out-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "projmech[plot]" in err and "matplotlib" in err, err
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ModuleNotFoundError, match=r"projmech\[plot\]"):
+        projmech.analysis.experiments.pyplot()
+
+
 # --------------------------------------------------------------------------------------------
 # --objective and --intervals
 # --------------------------------------------------------------------------------------------

@@ -73,6 +73,28 @@ def format_table(results: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def pyplot() -> Any:
+    """``matplotlib.pyplot``, imported on first use: matplotlib is an optional dependency (the
+    extra ``projmech[plot]``), needed only to draw.
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If matplotlib is not installed, naming the extra that brings it.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError("matplotlib is not installed: the plots need it; install the extra with "
+                                  "pip install 'projmech[plot]'", name="matplotlib") from error
+    return plt
+
+
 def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, *, bounds: dict[str, Any] | None = None) -> None:
     """Log-log plot of mean RMSE with CI bars against n, one line per mechanism; ``bounds`` maps
     a label to ``(sizes, values)`` drawn dashed (e.g. the closed-form Gaussian expectation).
@@ -80,8 +102,13 @@ def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, *, bounds: dic
     The figure is written to ``path`` and closed, so no window is needed; the backend is
     matplotlib's choice (without a display it picks a non-interactive one): a library does not
     set global state, a script that needs a particular backend sets it itself.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If matplotlib is not installed (the extra ``projmech[plot]`` brings it).
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     figure, axes = plt.subplots(figsize=(6.4, 4.4))
     for name, group in results.groupby("mechanism", sort=False):

@@ -33,7 +33,7 @@ from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ._files import file_identity, non_regular_kind, staged_outputs
 from ..data.frames import ENGINES, is_parquet, read_frame
-from ..analysis.experiments import error_vs_n, format_table, plot_error_vs_n
+from ..analysis.experiments import error_vs_n, format_table, plot_error_vs_n, pyplot
 from ..bodies import hull as hull_module
 from ..bodies import relaxation as relaxation_module
 from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation, choose_body
@@ -632,6 +632,10 @@ def _demo(args: argparse.Namespace) -> int:
         raise ValueError(f"--trials: must be at least 2 (for a confidence interval), got {args.trials}")
     privacy = ApproxDP(_positive("--epsilon", args.epsilon), _fraction("--delta", args.delta))
     _check_seed(args.seed)
+    try:  # the figure is one of the outputs: refuse before the minute of work, not after it
+        pyplot()
+    except ModuleNotFoundError as error:
+        raise ValueError(f"demo: {error}") from None
     out_dir = _output_path("--out-dir", args.out_dir, "a folder")
     _check_output_folder("--out-dir", out_dir)
     outputs = [("--out-dir", out_dir / name) for name in DEMO_OUTPUTS]
