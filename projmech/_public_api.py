@@ -1,6 +1,6 @@
 """The public API: the objects the API reference documents and the docstring check covers.
 
-One list serves both (the pages ``docs/api/*.rst`` are generated from it, and ``tests/test_docstrings.py``
+One list serves both (the pages ``docs/api/*.rst`` are generated from it, and ``tests/contract/test_docstrings.py``
 validates each object), so nothing can be documented without being checked or checked without
 being documented.
 """

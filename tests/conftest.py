@@ -1,156 +1,17 @@
-"""Independent oracles shared by several test files: import them with ``from conftest import ...``.
+"""Fixtures shared by the test folders: the real dataframe engines, started once per session.
 
-Each computes its value without the code under test (closed forms, quadrature, brute force,
-a direct CVXPY model, dp-accounting), so a test that compares the library with one of them
-checks the library and nothing else. Heavy dependencies are imported inside the functions that
-need them.
+The independent oracles the tests compare with live in ``oracles.py`` (an importable module, not
+this pytest plugin).
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 import os
 import shutil
 import sys
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
-import numpy as np
 import pytest
-import scipy.sparse as sp
-
-#: Two threshold queries (the textbook two-threshold example): K_Q is the triangle {0 <= a1 <= a2 <= 1}.
-THRESHOLD_F = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
-
-
-# --- geometry: bodies, projections, widths ----------------------------------------------------
-
-def cube_vertices(k: int) -> np.ndarray:
-    """The 2^k vertices of [0, 1]^k as the columns of a k x 2^k matrix."""
-    return np.array(list(itertools.product([0.0, 1.0], repeat=k))).T
-
-
-def expected_max_of_gaussians(k: int) -> float:
-    """E max_i g_i for k independent standard normals: ∫ x k φ(x) Φ(x)^(k-1) dx, by quadrature."""
-    from scipy import integrate, stats
-
-    value, error = integrate.quad(lambda x: x * k * stats.norm.pdf(x) * stats.norm.cdf(x) ** (k - 1),
-                                  -np.inf, np.inf, epsabs=1e-12)
-    assert error < 1e-9
-    return value
-
-
-def project_simplex(X: np.ndarray) -> np.ndarray:
-    """Onto the probability simplex, a vector or each row of a matrix: sort, find the threshold θ
-    with sum max(x - θ, 0) = 1 (Held, Wolfe & Crowder 1974; Duchi et al. 2008)."""
-    X = np.asarray(X)
-    rows = np.atleast_2d(X)
-    U = -np.sort(-rows, axis=1)
-    cumulative = np.cumsum(U, axis=1) - 1
-    j = np.arange(1, rows.shape[1] + 1)
-    rho = (U - cumulative / j > 0).sum(axis=1)  # the condition holds for j = 1..rho exactly
-    theta = cumulative[np.arange(rows.shape[0]), rho - 1] / rho
-    return np.maximum(rows - theta[:, None], 0.0).reshape(X.shape)
-
-
-def brute_force_projection(F: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Projection onto conv(columns of F) by enumerating affinely independent supports.
-
-    Returns ``(point, weights, distance)``. Exact up to floating-point rounding; meant for m <= 6.
-    """
-    k, m = F.shape
-    best: tuple[np.ndarray, np.ndarray, float] | None = None
-    for size in range(1, min(m, k + 1) + 1):
-        for support in itertools.combinations(range(m), size):
-            columns = F[:, support]
-            base = columns[:, 0]
-            if size == 1:
-                coefficients = np.ones(1)
-            else:
-                directions = columns[:, 1:] - base[:, None]
-                if np.linalg.matrix_rank(directions) < size - 1:
-                    continue  # affinely dependent: covered by a smaller support (Caratheodory)
-                t = np.linalg.lstsq(directions, y - base, rcond=None)[0]
-                coefficients = np.concatenate([[1.0 - t.sum()], t])
-            if coefficients.min() < -1e-12:
-                continue
-            coefficients = np.clip(coefficients, 0.0, None)
-            coefficients /= coefficients.sum()
-            point = columns @ coefficients
-            distance = float(np.linalg.norm(point - y))
-            if best is None or distance < best[2]:
-                weights = np.zeros(m)
-                weights[list(support)] = coefficients
-                best = (point, weights, distance)
-    assert best is not None
-    return best
-
-
-def reference_projection(F: Any, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """``min (1/2)||F w - y||^2`` over the simplex by Clarabel on a direct CVXPY model: the
-    optimum's lower bound (objective minus Clarabel's duality gap) and the projected point."""
-    import cvxpy as cp
-
-    dense = F.toarray() if sp.issparse(F) else np.asarray(F)
-    w = cp.Variable(dense.shape[1], nonneg=True)
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(dense @ w - y)), [cp.sum(w) == 1])
-    problem.solve(solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13, max_iter=500)
-    assert problem.status == cp.OPTIMAL
-    gap = problem.solver_stats.extra_stats.get("dual_gap") if problem.solver_stats.extra_stats else None
-    # Clarabel's point is feasible to 1e-13; its objective is an upper bound up to that, and
-    # the true optimum is no lower than objective - 1e-11 (far below the tolerances tested).
-    lower = float(problem.value) - (abs(gap) if isinstance(gap, float) else 1e-11)
-    return max(lower, 0.0), dense @ np.clip(w.value, 0, None) / np.clip(w.value, 0, None).sum()
-
-
-# --- marginals ---------------------------------------------------------------------------------
-
-def brute_marginals(attributes: Sequence[Any], sizes: Sequence[int], way: int) -> tuple[np.ndarray, list[str]]:
-    """Rows and labels of all way-way marginal queries by explicit loops, from the definition:
-    query (S, cell) is 1 on the elements whose values on S are the cell (row-major universe)."""
-    elements = list(itertools.product(*(range(s) for s in sizes)))
-    rows, labels = [], []
-    for subset in itertools.combinations(range(len(sizes)), way):
-        for cell in itertools.product(*(range(sizes[i]) for i in subset)):
-            rows.append([1.0 if all(u[i] == v for i, v in zip(subset, cell)) else 0.0 for u in elements])
-            labels.append(" & ".join(f"{attributes[i]}={v}" for i, v in zip(subset, cell)))
-    return np.array(rows), labels
-
-
-def marginal_truth(columns: Mapping[str, Any], labels: Iterable[str], *, normalize: bool = True) -> np.ndarray:
-    """The fraction of rows matching each label ``"x=i & y=j"`` (their number with
-    ``normalize=False``), evaluated row by row. ``columns`` maps each attribute to its column of
-    values: a DataFrame, or ``dict(zip(attributes, records.T))``."""
-    values = []
-    for label in labels:
-        mask = None
-        for term in label.split(" & "):
-            name, value = term.split("=")
-            match = np.asarray(columns[name]) == int(value)
-            mask = match if mask is None else mask & match
-        values.append(mask.mean() if normalize else mask.sum())
-    return np.array(values, dtype=float)
-
-
-# --- privacy ------------------------------------------------------------------------------------
-
-def oracle_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """dp-accounting's smallest sigma, computed at a scale where its 1e-7 absolute bisection
-    tolerance is negligible, then rescaled (the profile depends on sigma/Delta only)."""
-    plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
-    common = pytest.importorskip("dp_accounting.pld.common")
-    guarantee = common.DifferentialPrivacyParameters(epsilon, delta)
-    scale = 1e3 / sensitivity
-    loss = plm.GaussianPrivacyLoss.from_privacy_guarantee(guarantee, sensitivity=sensitivity * scale)
-    return loss.standard_deviation / scale
-
-
-def laplace_difference_tail(z: float, b: float) -> float:
-    """``Pr[N1 - N2 > z]`` for independent ``Lap(b)``, ``z >= 0`` (the density of the difference
-    is ``(1/(4b)) (1 + |u|/b) e^{-|u|/b}``)."""
-    return 0.5 * math.exp(-z / b) * (1 + z / (2 * b))
 
 
 # --- real dataframe engines, started once per session ---------------------------------------

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 KERNEL = "python3"
 TIMEOUT_S = 120  # per cell

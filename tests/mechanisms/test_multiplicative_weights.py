@@ -324,7 +324,7 @@ def test_default_updates_per_round_is_the_documented_value():
     """10 updates per round: the value the guide's measurement chose and the docstring states."""
     default = inspect.signature(OfflinePMW).parameters["updates_per_round"].default
     assert default == 10 == OfflinePMW(WORKLOAD, PureDP(1.0), rounds=3).updates_per_round
-    guide = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "guide" / "multiplicative_weights.md").read_text()
+    guide = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "guide" / "multiplicative_weights.md").read_text()
     assert f"default `updates_per_round={default}`" in guide
     assert f"Default {default} (chosen by the measurement above)" in OfflinePMW.__doc__
 

@@ -272,7 +272,7 @@ def test_index_of_no_rows_is_empty_whatever_the_dtype():
 
 
 # ----------------------------------------------------------------------------- bad arguments
-# (the full catalogue of refusals is tests/test_bad_inputs.py; here the wording that matters)
+# (the full catalogue of refusals is tests/contract/test_bad_inputs.py; here the wording that matters)
 
 
 def test_str_attributes_would_be_split_into_characters():

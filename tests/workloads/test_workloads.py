@@ -26,7 +26,7 @@ from projmech.workloads import (
     stack,
 )
 
-from conftest import brute_marginals
+from oracles import brute_marginals
 
 
 def universe(sizes):
@@ -737,7 +737,7 @@ def test_implicit_marginals_and_constructor_arguments_checked():
 
 
 # ----------------------------------------------------------------------------- bad arguments
-# (the full catalogue of refusals is tests/test_bad_inputs.py; here the behaviours around it)
+# (the full catalogue of refusals is tests/contract/test_bad_inputs.py; here the behaviours around it)
 
 
 def test_predicate_reading_an_unknown_attribute_names_it_and_lists_the_domain():

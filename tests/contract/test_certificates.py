@@ -6,7 +6,7 @@ Expected values come from computations that share nothing with the library:
 
 * closed forms: the projection onto ``c * simplex`` (``F = c I``) by sorting (Held, Wolfe &
   Crowder 1974), onto an interval (``k = 1``), onto a point (``m = 1``, ``F = 0``);
-* brute force over faces on tiny universes (``brute_force_projection`` of ``conftest``:
+* brute force over faces on tiny universes (``brute_force_projection`` of ``oracles``:
   affine least squares on every affinely independent support);
 * for 2-way marginals of 10 attributes, a direct CVXPY model solved tightly by Clarabel at scale
   1, scaled (the projection is positively homogeneous: ``Pi_{cK}(c y) = c Pi_K(y)``);
@@ -34,8 +34,8 @@ from projmech.bodies.hull import ProjectionError, project_to_hull
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
 from projmech.solve import Status
 
-from conftest import THRESHOLD_F, brute_force_projection, reference_projection
-from conftest import project_simplex as simplex_projection
+from oracles import THRESHOLD_F, brute_force_projection, reference_projection
+from oracles import project_simplex as simplex_projection
 
 #: Every solver project_to_hull takes by name, and "auto".
 SOLVERS = ("fast", "CLARABEL", "ECOS", "OSQP", "SCS", "auto")

@@ -34,7 +34,7 @@ from projmech.bodies import hull
 from projmech.bodies.hull import SOLVERS, ProjectionError, frank_wolfe_gap, project_to_hull
 from projmech.solve import Attempt, SolveError, SolveStats, Status
 
-from conftest import THRESHOLD_F, brute_force_projection
+from oracles import THRESHOLD_F, brute_force_projection
 
 #: Every solver project_to_hull takes by name: the CVXPY ones and the active-set solver.
 ALL_SOLVERS = (*SOLVERS, "fast")

@@ -111,7 +111,7 @@ def test_auto_body():
     assert ProjectionMechanism(marginals(small.domain, 2), ZCDP(1.0)).body.name == "hull"
     assert ProjectionMechanism(identity(64), ZCDP(1.0)).body.name == "hull"
     # Up to HULL_MAX_UNIVERSE, a workload L cannot take goes to the hull, implicit ones included;
-    # 2-way marginals go where the cost model sends them (tests/test_cost.py): on 13 binary
+    # 2-way marginals go where the cost model sends them (tests/bodies/test_cost.py): on 13 binary
     # attributes to L (measured at d = 14: hull 0.19 s, L 0.015 s); 2-way marginals beyond, to L.
     thirteen = Domain([f"x{i}" for i in range(13)], [2] * 13)
     for workload in (marginals(thirteen, 3), marginals(thirteen, 3, implicit=True)):

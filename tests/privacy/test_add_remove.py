@@ -21,7 +21,7 @@ from scipy import stats
 import projmech as pm
 from projmech.privacy.guarantees import DEFAULT_SIZE_SHARE, SizePolicy
 
-from conftest import marginal_truth
+from oracles import marginal_truth
 
 DOMAIN = pm.Domain(["a", "b"], [2, 3])
 

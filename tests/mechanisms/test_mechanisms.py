@@ -36,8 +36,8 @@ from projmech.privacy.guarantees import ApproxDP, Neighbouring, PureDP, ZCDP
 from projmech.validation import as_generator
 from projmech.workloads import Workload, identity, kron, marginals, stack
 
-import conftest
-from conftest import oracle_sigma
+import oracles
+from oracles import oracle_sigma
 
 # A small dense workload with unequal columns: l2 column norms sqrt(2), sqrt(5), sqrt(0.5), sqrt(0.14)
 # and l1 column norms 2, 3, 1, 0.6, so only the largest column sets the sensitivity.
@@ -91,7 +91,7 @@ def histogram_by_hand(records: np.ndarray) -> np.ndarray:
 
 def marginal_truth(records: np.ndarray, labels) -> np.ndarray:
     """Fraction of rows matching each label "x=i & y=j", evaluated row by row."""
-    return conftest.marginal_truth(dict(zip(DOMAIN.attributes, records.T)), labels)
+    return oracles.marginal_truth(dict(zip(DOMAIN.attributes, records.T)), labels)
 
 
 # --------------------------------------------------------------------------------------------

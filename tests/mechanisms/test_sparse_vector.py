@@ -26,7 +26,7 @@ from projmech.privacy.noise import Noise
 from projmech.privacy.guarantees import Neighbouring, PureDP
 from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
 
-from conftest import laplace_difference_tail
+from oracles import laplace_difference_tail
 
 LOW = np.array([1.0, 0.0])  # the count of element 0
 ALL = np.array([1.0, 1.0])  # always 1

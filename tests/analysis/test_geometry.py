@@ -14,7 +14,7 @@ from projmech.analysis.geometry import compare_widths, finite_set_width_bound, g
     gaussian_width_bound, gaussian_width_from_mean, gaussian_widths, mean_width, mean_width_from_gaussian, \
     mean_widths, support_function
 
-from conftest import cube_vertices, expected_max_of_gaussians
+from oracles import cube_vertices, expected_max_of_gaussians
 
 
 def brute_force_support(F, g):

@@ -9,7 +9,7 @@ import matplotlib
 import matplotlib.pyplot
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 #: A fenced block whose info string is exactly ``python`` (MyST's ``{code-cell}`` is not used).
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)

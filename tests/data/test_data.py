@@ -328,7 +328,7 @@ def test_histogram_max_universe_refusal_and_sparse_accepted():
 
 
 # ----------------------------------------------------------------------------- bad arguments
-# (the full catalogue of refusals is tests/test_bad_inputs.py; here the behaviours around it)
+# (the full catalogue of refusals is tests/contract/test_bad_inputs.py; here the behaviours around it)
 
 
 def test_boolean_records_are_codes_0_and_1():
@@ -510,7 +510,7 @@ def test_data_does_not_need_pandas_to_import():
             "print('pandas' in sys.modules)")
     # projmech/__init__ may import pandas through other modules; load data.py on its own.
     loader = ("import importlib.util, sys, types; pkg = types.ModuleType('projmech'); "
-              f"pkg.__path__ = [{str(Path(__file__).parents[1] / 'projmech')!r}]; sys.modules['projmech'] = pkg; ")
+              f"pkg.__path__ = [{str(Path(__file__).parents[2] / 'projmech')!r}]; sys.modules['projmech'] = pkg; ")
     result = subprocess.run([sys.executable, "-c", loader + code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 

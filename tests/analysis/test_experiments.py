@@ -11,7 +11,7 @@ import pytest
 
 import projmech.analysis.experiments as experiments
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 PLOT = """
 import sys

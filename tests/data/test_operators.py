@@ -25,7 +25,7 @@ from projmech.data.tables import (
     pair_cells,
 )
 
-from conftest import brute_marginals
+from oracles import brute_marginals
 
 DOMAINS = {
     "binary5": [2, 2, 2, 2, 2],
@@ -41,7 +41,7 @@ def domain_of(sizes):
 
 
 def definition_matrix(sizes, way) -> np.ndarray:
-    """F from the definition (conftest's brute_marginals, without the labels)."""
+    """F from the definition (oracles' brute_marginals, without the labels)."""
     return brute_marginals(range(len(sizes)), sizes, way)[0]
 
 

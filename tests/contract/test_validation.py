@@ -1,5 +1,5 @@
 """Tests of projmech.validation, the shared argument checks (their refusals are also in the
-catalogue of tests/test_bad_inputs.py; here: what they accept and return, and their wording)."""
+catalogue of tests/contract/test_bad_inputs.py; here: what they accept and return, and their wording)."""
 
 from __future__ import annotations
 

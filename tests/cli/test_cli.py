@@ -27,7 +27,7 @@ from projmech.data.domain import Domain
 from projmech.mechanisms.additive import FactorizationMechanism
 from projmech.privacy.guarantees import ZCDP
 
-from conftest import marginal_truth, oracle_sigma
+from oracles import marginal_truth, oracle_sigma
 
 SIZES = {"a": 2, "b": 3, "c": 2}
 N = 60

@@ -17,7 +17,7 @@ from collections import defaultdict
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "projmech"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "projmech"
 
 #: The layers, lowest first: a folder imports only from its own layer's folder and the layers below.
 LAYERS = (("privacy",), ("data",), ("workloads", "datasets"), ("analysis",), ("bodies", "factorization"),

@@ -11,7 +11,7 @@ from projmech import Dataset, Domain
 from projmech.datasets import ADULT_BINARY_THRESHOLDS, ADULT_DEMO_ATTRIBUTES, adult
 
 # CI and developers have the design folder beside the checkout: ../shared/data/adult.
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
 
 #: The thresholds as documented in the docstring of projmech.datasets (typed in independently).
 DOCUMENTED_THRESHOLDS = {

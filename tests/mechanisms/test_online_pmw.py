@@ -24,7 +24,7 @@ from projmech.mechanisms.online_pmw import OnlineAccuracy, OnlinePMW, online_pmw
 from projmech.privacy.guarantees import PureDP
 from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted
 
-from conftest import laplace_difference_tail
+from oracles import laplace_difference_tail
 from test_sparse_vector import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf
 
 

@@ -12,7 +12,7 @@ from numpydoc.validate import validate
 
 from projmech._public_api import public_objects
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHECKS = set(parse_config(ROOT)["checks"])
 #: Methods and properties are shown in their class's example; a property is read, not called.
 NOT_FOR_METHODS = {"EX01"}

@@ -16,7 +16,7 @@ from projmech.analysis.evaluation import evaluate
 from projmech.analysis.geometry import gaussian_width_bound
 from projmech.privacy.guarantees import gaussian_sigma
 
-from conftest import cube_vertices, expected_max_of_gaussians, project_simplex
+from oracles import cube_vertices, expected_max_of_gaussians, project_simplex
 
 # --- references computed here, independently of the library ----------------------------------
 

@@ -18,7 +18,7 @@ from projmech.bodies.active_set import active_set_projection
 from projmech.bodies.hull import NOISE_TOL, ProjectionError, project_to_hull
 from projmech.solve import SolveError, Status
 
-from conftest import reference_projection
+from oracles import reference_projection
 
 
 def random_instance(k, m, seed, noise=0.3):
