@@ -21,18 +21,17 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
+# The contract a user reads: statuses, statistics, attempts, errors, the callback and its bar.
+# The plumbing the optimizers share (Outcome, solve_in_order, status_from_cvxpy, check_callback)
+# is importable from here by the library's folders, but is no public API.
 __all__ = [
     "Attempt",
     "Callback",
-    "Outcome",
     "ProgressBar",
     "SolveError",
     "SolveResult",
     "SolveStats",
     "Status",
-    "check_callback",
-    "solve_in_order",
-    "status_from_cvxpy",
 ]
 
 #: ``callback(iteration, gap)``: called by iterative solvers after each iteration with the

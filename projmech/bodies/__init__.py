@@ -10,11 +10,10 @@
 - :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
-:class:`~projmech.solve.SolveError` (:mod:`projmech.solve`, re-exported here). The user guide
-page :doc:`/guide/projection` says when to use which body.
+:class:`~projmech.solve.SolveError` subclasses (both from :mod:`projmech.solve`, and from
+``projmech`` itself). The user guide page :doc:`/guide/projection` says when to use which body.
 """
 
-from ..solve import ProgressBar, SolveError, SolveStats, Status
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
 from .relaxation import (
     RELAXATIONS,
@@ -29,10 +28,6 @@ from .relaxation import (
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 
 __all__ = [
-    "ProgressBar",
-    "SolveError",
-    "SolveStats",
-    "Status",
     "ProjectionError",
     "ProjectionResult",
     "frank_wolfe_gap",

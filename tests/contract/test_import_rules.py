@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import sys
 from collections import defaultdict
 
 import pytest
@@ -219,7 +220,7 @@ def test_the_rules_catch_a_planted_violation(planted, tmp_path, monkeypatch):
             "cycle": "from .dataset import Dataset\n",
             "private": "from ..privacy.noise import _opendp_sample\n"}[planted]
     target.write_text(target.read_text() + "\n\ndef _planted():\n    " + line)
-    monkeypatch.setattr(__import__(__name__), "PACKAGE", copy)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", copy)
     rule = {"layer": test_a_folder_imports_only_its_own_folder_lower_layers_and_leaves,
             "cycle": test_no_import_cycle, "private": test_no_private_name_crosses_a_folder}[planted]
     with pytest.raises(AssertionError):
