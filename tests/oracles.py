@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy import stats
 
 #: Two threshold queries (the textbook two-threshold example): K_Q is the triangle {0 <= a1 <= a2 <= 1}.
 THRESHOLD_F = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
@@ -148,3 +149,32 @@ def laplace_difference_tail(z: float, b: float) -> float:
     """``Pr[N1 - N2 > z]`` for independent ``Lap(b)``, ``z >= 0`` (the density of the difference
     is ``(1/(4b)) (1 + |u|/b) e^{-|u|/b}``)."""
     return 0.5 * math.exp(-z / b) * (1 + z / (2 * b))
+
+
+# --- the discrete Laplace, in closed form -----------------------------------------------------
+
+def discrete_laplace_pmf(b: float, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """The discrete Laplace of scale ``b`` on ``-bound..bound``: ``(1 - q) / (1 + q) q^|x|``,
+    ``q = e^{-1/b}`` (the mass beyond ``bound`` is left out)."""
+    q = math.exp(-1.0 / b)
+    support = np.arange(-bound, bound + 1)
+    return support, (1 - q) / (1 + q) * q ** np.abs(support).astype(float)
+
+
+def discrete_difference_tail(z: float, b: float) -> float:
+    """``Pr[Z_1 - Z_0 >= z]`` for independent discrete Laplace ``Z_0, Z_1`` of scale ``b``:
+    ``Pr[D >= ceil(z)]``, ``D`` an integer, from the convolution of the pmfs."""
+    support, pmf = discrete_laplace_pmf(b, int(60 * b) + 10)
+    difference = np.convolve(pmf, pmf[::-1])  # on -2 bound .. 2 bound
+    values = np.arange(-2 * support[-1], 2 * support[-1] + 1)
+    return float(difference[values >= math.ceil(z)].sum())
+
+
+def chi_square_pvalue(draws: np.ndarray, b: float, bound: int) -> float:
+    """Chi-square test of integer draws against the discrete Laplace of scale ``b``: one cell per
+    value in ``-bound..bound``, one for each tail."""
+    support, pmf = discrete_laplace_pmf(b, bound)
+    tail = (1.0 - pmf.sum()) / 2.0
+    observed = [np.sum(draws < -bound), *[np.sum(draws == value) for value in support], np.sum(draws > bound)]
+    expected = draws.size * np.array([tail, *pmf, tail])
+    return float(stats.chisquare(observed, expected).pvalue)

@@ -25,7 +25,7 @@ from projmech.privacy.guarantees import PureDP
 from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted
 
 from oracles import laplace_difference_tail
-from test_sparse_vector import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf
+from oracles import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from projmech.privacy.noise import Noise
 from projmech.privacy.guarantees import Neighbouring, PureDP
 from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
 
-from oracles import laplace_difference_tail
+from oracles import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf, laplace_difference_tail
 
 LOW = np.array([1.0, 0.0])  # the count of element 0
 ALL = np.array([1.0, 1.0])  # always 1
@@ -220,33 +220,6 @@ def test_the_privacy_check_rejects_a_threshold_without_noise():
 # --------------------------------------------------------------------------------------------
 # Exact discrete noise, the default
 # --------------------------------------------------------------------------------------------
-
-
-def discrete_laplace_pmf(b: float, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """The discrete Laplace of scale ``b`` on ``-bound..bound``: ``(1 - q) / (1 + q) q^|x|``,
-    ``q = e^{-1/b}`` (the mass beyond ``bound`` is left out)."""
-    q = math.exp(-1.0 / b)
-    support = np.arange(-bound, bound + 1)
-    return support, (1 - q) / (1 + q) * q ** np.abs(support).astype(float)
-
-
-def discrete_difference_tail(z: float, b: float) -> float:
-    """``Pr[Z_1 - Z_0 >= z]`` for independent discrete Laplace ``Z_0, Z_1`` of scale ``b``:
-    ``Pr[D >= ceil(z)]``, ``D`` an integer, from the convolution of the pmfs."""
-    support, pmf = discrete_laplace_pmf(b, int(60 * b) + 10)
-    difference = np.convolve(pmf, pmf[::-1])  # on -2 bound .. 2 bound
-    values = np.arange(-2 * support[-1], 2 * support[-1] + 1)
-    return float(difference[values >= math.ceil(z)].sum())
-
-
-def chi_square_pvalue(draws: np.ndarray, b: float, bound: int) -> float:
-    """Chi-square test of integer draws against the discrete Laplace of scale ``b``: one cell per
-    value in ``-bound..bound``, one for each tail."""
-    support, pmf = discrete_laplace_pmf(b, bound)
-    tail = (1.0 - pmf.sum()) / 2.0
-    observed = [np.sum(draws < -bound), *[np.sum(draws == value) for value in support], np.sum(draws > bound)]
-    expected = draws.size * np.array([tail, *pmf, tail])
-    return float(stats.chisquare(observed, expected).pvalue)
 
 
 def test_default_noise_is_exact_discrete_laplace_on_counts():
