@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -495,43 +496,178 @@ def factorization_norm(
         return _factorize_scaled(workload, *form, lambda scaled: factorization_norm(
             scaled, objective=objective, method=method, tol=tol, max_iterations=max_iterations, solver=solver,
             solver_options=solver_options, callback=callback))
-    if method in ("auto", "structured"):
-        structured = _structured_plan(workload, tol, max_iterations, objective, callback)
-        if structured is None:
-            structured = _resolvent_plan(workload, objective, tol, max_iterations, callback,
-                                         force=method == "structured")
-        if (structured is not None and structured[0] in UNCERTIFIED_METHODS and method == "auto"
-                and workload.universe_size <= DENSE_UNION_UNIVERSE):
-            structured = None  # small enough for the dense method, which certifies tol
-        if structured is not None:
-            fact, _, _ = solve_in_order([structured], FactorizationError,
-                                        f"factorization_norm: the {structured[0]} factorization did not certify "
-                                        f"a relative gap <= {tol:g}", _finish(tol))
-            return fact
-        if method == "structured" and objective == "max" and is_all_range(workload):
-            return _max_factorization(workload, "iterative", tol, max_iterations, solver, solver_options, callback)
-        if method == "structured":
-            needs = ("a Kronecker product, a marginal workload (identity blocks), prefix sums or all ranges"
-                     if objective == "max" else "a Kronecker product or a marginal workload")
-            raise ValueError(f"method: 'structured' with objective={objective!r} needs {needs}, got {workload.name}")
-    if objective == "max":
-        return _max_factorization(workload, method, tol, max_iterations, solver, solver_options, callback)
-    gram = workload.gram()
-    if not np.all(np.isfinite(gram)):
-        raise ValueError("workload: its Gram matrix F^T F is not finite")
-    m = workload.universe_size
-    if not np.any(gram):
-        raise ValueError("workload: F is zero; there is nothing to factorize")
-
-    plan = _dense_plan(method, m <= SDP_MAX_UNIVERSE, tol,
-                       lambda: _solve_iterative(workload, gram, tol, max_iterations, callback),
-                       (f"sdp/{solver}", lambda: _solve_sdp(workload, gram, tol, solver, solver_options)))
-    fact, _, _ = solve_in_order(plan, FactorizationError,
-                                f"factorization_norm: no method certified a relative gap <= {tol:g}", _finish(tol))
+    request = Request(objective, method, tol, max_iterations, solver, solver_options, callback)
+    chosen = choose_method(workload, request)
+    plan = chosen.plan(workload, request)
+    fact, _, _ = solve_in_order(plan, FactorizationError, chosen.failure(request, plan), _finish(tol))
     return fact
 
 
 Plan = list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What :func:`factorization_norm` was asked, checked: the objective, the method asked for
+    (``"auto"``, ``"structured"``, ``"iterative"``, ``"sdp"``) and the solvers' settings."""
+
+    objective: str
+    method: str
+    tol: float
+    max_iterations: int
+    solver: str
+    solver_options: dict[str, Any] | None
+    callback: Callback | None
+
+
+class FactorizationMethod(Protocol):
+    """One way to compute a workload's factorization norm, as :func:`choose_method` sees it (the
+    factorizations' counterpart of the bodies' protocol, :class:`projmech.bodies.body.Body`).
+
+    ``name`` is the family (``"structured"``, ``"resolvent"``, ``"max"``, ``"dense"``; each
+    attempt of its plan names itself in the statistics); :meth:`blocker` says why it cannot take
+    a workload, before anything is solved; :meth:`plan` gives the attempts
+    :func:`~projmech.solve.solve_in_order` runs, in order, each judged against the request's
+    tolerance by the same final check; :meth:`failure` words the error when none certifies it.
+    """
+
+    name: str
+
+    def blocker(self, workload: Workload, request: Request) -> str | None:
+        """Why this method cannot take ``workload`` (a phrase), or None."""
+        ...
+
+    def plan(self, workload: Workload, request: Request) -> Plan:
+        """The attempts, in order (a ValueError where the workload's size or values rule it out)."""
+        ...
+
+    def failure(self, request: Request, plan: Plan) -> str:
+        """The message of the FactorizationError raised when no attempt of ``plan`` certifies the
+        tolerance."""
+        ...
+
+
+class _Structured:
+    """The structure's own method: the residual strategy for a union of tables, the product of
+    the factors' optima for a Kronecker product, one Kronecker strategy for another union."""
+
+    name = "structured"
+
+    def blocker(self, workload: Workload, request: Request) -> str | None:
+        if self._attempt(workload, request) is None:
+            return "it is neither a Kronecker product nor a union of tables"
+        return None
+
+    def plan(self, workload: Workload, request: Request) -> Plan:
+        attempt = self._attempt(workload, request)
+        assert attempt is not None, "plan() of a workload blocker() refused"
+        return [attempt]
+
+    def failure(self, request: Request, plan: Plan) -> str:
+        return f"factorization_norm: the {plan[0][0]} factorization did not certify a relative gap <= {request.tol:g}"
+
+    @staticmethod
+    def _attempt(workload: Workload, request: Request) -> tuple[str, Callable[[], Outcome[tuple[Factorization,
+                                                                                           int | None]]]] | None:
+        return _structured_plan(workload, request.tol, request.max_iterations, request.objective, request.callback)
+
+
+class _Resolvent:
+    """Prefix sums and all ranges at scale: the ascent on their closed-form tridiagonal inverses
+    (from ``RESOLVENT_MIN_UNIVERSE`` cells under ``"auto"``; at any size when asked by name)."""
+
+    name = "resolvent"
+
+    def blocker(self, workload: Workload, request: Request) -> str | None:
+        if _resolvent_plan(workload, request.objective, request.tol, request.max_iterations, request.callback,
+                           force=request.method == "structured") is None:
+            return "it is not prefix sums or all ranges at the size the resolvent method is for"
+        return None
+
+    def plan(self, workload: Workload, request: Request) -> Plan:
+        attempt = _resolvent_plan(workload, request.objective, request.tol, request.max_iterations, request.callback,
+                                  force=request.method == "structured")
+        assert attempt is not None, "plan() of a workload blocker() refused"
+        return [attempt]
+
+    def failure(self, request: Request, plan: Plan) -> str:
+        return f"factorization_norm: the {plan[0][0]} factorization did not certify a relative gap <= {request.tol:g}"
+
+
+class _MaxObjective:
+    """The ``"max"`` objective (gamma_2) on the explicit matrix, or all ranges on their Gram form:
+    the dual ascent on ``(p, q)``, then the SDP where both sides are small."""
+
+    name = "max"
+
+    def blocker(self, workload: Workload, request: Request) -> str | None:
+        return None if request.objective == "max" else "it serves the 'max' objective only"
+
+    def plan(self, workload: Workload, request: Request) -> Plan:
+        # Asked for "structured", all ranges take their Gram-form ascent (no SDP).
+        method = "iterative" if request.method == "structured" else request.method
+        return _max_plan(workload, method, request.tol, request.max_iterations, request.solver,
+                         request.solver_options, request.callback)
+
+    def failure(self, request: Request, plan: Plan) -> str:
+        return f"factorization_norm: no method certified a relative gap <= {request.tol:g} on gamma_2^2"
+
+
+class _Dense:
+    """The mean objective on the workload's Gram matrix: the dual ascent, then the SDP where the
+    universe is small (or where it is asked for)."""
+
+    name = "dense"
+
+    def blocker(self, workload: Workload, request: Request) -> str | None:
+        return None if request.objective == "mean" else "it serves the 'mean' objective only"
+
+    def plan(self, workload: Workload, request: Request) -> Plan:
+        gram = workload.gram()
+        if not np.all(np.isfinite(gram)):
+            raise ValueError("workload: its Gram matrix F^T F is not finite")
+        if not np.any(gram):
+            raise ValueError("workload: F is zero; there is nothing to factorize")
+        tol, solver, options = request.tol, request.solver, request.solver_options
+        return _dense_plan(request.method, workload.universe_size <= SDP_MAX_UNIVERSE, tol,
+                           lambda: _solve_iterative(workload, gram, tol, request.max_iterations, request.callback),
+                           (f"sdp/{solver}", lambda: _solve_sdp(workload, gram, tol, solver, options)))
+
+    def failure(self, request: Request, plan: Plan) -> str:
+        return f"factorization_norm: no method certified a relative gap <= {request.tol:g}"
+
+
+#: The methods :func:`choose_method` considers, in its order of preference.
+STRUCTURED, RESOLVENT, MAX_OBJECTIVE, DENSE = _Structured(), _Resolvent(), _MaxObjective(), _Dense()
+
+
+def choose_method(workload: Workload, request: Request) -> FactorizationMethod:
+    """The one place that picks a factorization method, from the workload and the request.
+
+    Under ``"auto"`` and ``"structured"``, the workload's structure first (:data:`STRUCTURED`, then
+    :data:`RESOLVENT`), except that a structured method that does not certify the tolerance
+    (``UNCERTIFIED_METHODS``) gives way to the dense method on a universe of at most
+    ``DENSE_UNION_UNIVERSE`` cells under ``"auto"``; then the ``"max"`` objective's method or the
+    dense one. ``"structured"`` with no structure to use is refused, naming what it needs.
+    """
+    if request.method in ("auto", "structured"):
+        for candidate in (STRUCTURED, RESOLVENT):
+            if candidate.blocker(workload, request) is not None:
+                continue
+            (name, _), = candidate.plan(workload, request)
+            if (name in UNCERTIFIED_METHODS and request.method == "auto"
+                    and workload.universe_size <= DENSE_UNION_UNIVERSE):
+                break  # small enough for the dense method, which certifies tol
+            return candidate
+        else:
+            if request.method == "structured":
+                if request.objective == "max" and is_all_range(workload):
+                    return MAX_OBJECTIVE
+                needs = ("a Kronecker product, a marginal workload (identity blocks), prefix sums or all ranges"
+                         if request.objective == "max" else "a Kronecker product or a marginal workload")
+                raise ValueError(f"method: 'structured' with objective={request.objective!r} needs {needs}, "
+                                 f"got {workload.name}")
+    return MAX_OBJECTIVE if request.objective == "max" else DENSE
 
 
 def _dense_plan(method: str, small: bool, tol: float, iterative: Callable[[], tuple[Factorization, int, bool]],
@@ -560,7 +696,7 @@ def _resolvent_plan(workload: Workload, objective: str, tol: float, max_iteratio
         return None
     if objective == "max" and structure.inverse is None:
         if structure.ranges:
-            return None  # the all-range max objective has its own method (_max_factorization)
+            return None  # the all-range max objective has its own method (the max objective's method)
         if force:
             raise ValueError(f"method: 'structured' with objective='max' needs a square workload with a bidiagonal "
                              f"inverse (prefix sums), got {workload.name}")
@@ -574,10 +710,10 @@ def _resolvent_plan(workload: Workload, objective: str, tol: float, max_iteratio
     return "resolvent", resolvent
 
 
-def _max_factorization(workload: Workload, method: str, tol: float, max_iterations: int, solver: str,
-                       solver_options: dict[str, Any] | None, callback: Callback | None) -> Factorization:
-    """:func:`factorization_norm` for ``objective="max"`` on the explicit matrix: the dual
-    ascent on ``(p, q)``, then the SDP where both sides are small."""
+def _max_plan(workload: Workload, method: str, tol: float, max_iterations: int, solver: str,
+              solver_options: dict[str, Any] | None, callback: Callback | None) -> Plan:
+    """The attempts for ``objective="max"`` on the explicit matrix: the dual ascent on
+    ``(p, q)``, then the SDP where both sides are small."""
 
     k, m = workload.shape
     iterative: Callable[[], tuple[Factorization, int, bool]]
@@ -606,12 +742,8 @@ def _max_factorization(workload: Workload, method: str, tol: float, max_iteratio
         explicit = lambda: matrix
         name = "iterative"
 
-    plan = _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol, iterative,
+    return _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol, iterative,
                        (f"sdp/{solver}", lambda: solve_max_sdp(workload, explicit(), tol, solver, solver_options)), name)
-    fact, _, _ = solve_in_order(plan, FactorizationError,
-                                f"factorization_norm: no method certified a relative gap <= {tol:g} on gamma_2^2",
-                                _finish(tol))
-    return fact
 
 
 def _structured_plan(workload: Workload, tol: float, max_iterations: int, objective: str = "mean",
@@ -727,3 +859,7 @@ def _lower_bound_of(block: Workload, max_iterations: int) -> float:
     bound = _solve_step(block, UNION_STEP_TOL, max_iterations).lower_bound
     assert bound is not None  # every optimized factorization carries its bound
     return bound
+
+
+if TYPE_CHECKING:  # the type checker proves that each method follows the protocol
+    _FOLLOW_THE_PROTOCOL: tuple[FactorizationMethod, ...] = (STRUCTURED, RESOLVENT, MAX_OBJECTIVE, DENSE)

@@ -551,3 +551,29 @@ def test_the_strategy_does_not_depend_on_the_blas_thread_count():
                               check=True, timeout=300)
         digests.add(done.stdout.strip())
     assert len(digests) == 1
+
+
+def test_choose_method_follows_the_structure_then_the_objective():
+    """One chooser, as for bodies: the structure first, the resolvent at scale, the dense method
+    below it, the max objective's own method; each refusal says why, before anything is solved."""
+    from projmech.factorization.norm import (DENSE, MAX_OBJECTIVE, RESOLVENT, RESOLVENT_MIN_UNIVERSE, STRUCTURED,
+                                             Request, choose_method)
+
+    def request(objective="mean", method="auto"):
+        return Request(objective, method, 1e-3, 200, "SCS", None, None)
+
+    domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+    assert choose_method(pm.marginals(domain, way=2), request()) is STRUCTURED
+    assert choose_method(pm.prefix(RESOLVENT_MIN_UNIVERSE), request()) is RESOLVENT
+    assert choose_method(pm.prefix(8), request()) is DENSE  # below the resolvent's size: dense
+    assert choose_method(pm.prefix(8), request(method="structured")) is RESOLVENT  # asked by name: any size
+    assert choose_method(pm.random_queries(5, 6, rng=np.random.default_rng(0)), request("max")) is MAX_OBJECTIVE
+    assert STRUCTURED.blocker(pm.random_queries(5, 6, rng=np.random.default_rng(0)), request()) == (
+        "it is neither a Kronecker product nor a union of tables")
+    assert RESOLVENT.blocker(pm.identity(600), request()) is not None
+    assert DENSE.blocker(pm.prefix(8), request("max")) == "it serves the 'mean' objective only"
+    with pytest.raises(ValueError, match="^method: 'structured' with objective='mean' needs a Kronecker product"):
+        choose_method(pm.random_queries(5, 6, rng=np.random.default_rng(0)), request(method="structured"))
+    # The chosen method's attempts name themselves in the statistics.
+    fact = pm.factorization_norm(pm.marginals(domain, way=2))
+    assert fact.stats.solver == "residual"
