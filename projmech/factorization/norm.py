@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .._threads import on_one_blas_thread
 from ._kernel import _judge
-from .base import OBJECTIVES, Factorization, FactorizationError, as_workload, dense_matrix
+from .base import OBJECTIVES, DenseFactorization, Factorization, FactorizationError, as_workload, dense_matrix
 from .maximum import max_lower_bound, solve_marginal_max, solve_max_iterative, solve_max_sdp, solve_range_max
 from .mean import _dual_value, _finish, _solve_iterative, _solve_sdp
 from .range_forms import is_all_range
@@ -637,19 +637,61 @@ class _Dense:
         return f"factorization_norm: no method certified a relative gap <= {request.tol:g}"
 
 
+class _SingleQuery:
+    """One query ``q`` (a ``1 x m`` workload, such as a Kronecker factor ``total``): its optimal
+    strategy is the query itself (``R = [1]``), ``gamma = max_j |q_j|``, certified by the dual
+    bound at the weights ``e_j`` of its largest entry, which equals it. The strategy keeps the
+    query's exact entries, so a strategy ``kron(..., total, ...)`` still sums that attribute out
+    when it is measured (a numerical optimum's ``1 +- 1e-16`` entries did not, and its counts
+    were taken over the whole universe)."""
+
+    name = "single-query"
+
+    def blocker(self, workload: Workload, request: Request) -> str | None:
+        if workload.num_queries != 1:
+            return "it has more than one query"
+        if request.objective != "mean":
+            return "it serves the 'mean' objective only"
+        if request.method not in ("auto", "structured"):
+            return f"method {request.method!r} was asked for"
+        return None
+
+    def plan(self, workload: Workload, request: Request) -> Plan:
+        row = np.asarray(dense_matrix(workload), dtype=float)[0]
+        if not np.all(np.isfinite(row)):
+            raise ValueError("workload: F has a non-finite entry")
+        if not np.any(row):
+            raise ValueError("workload: F is zero; there is nothing to factorize")
+        weights = np.zeros(row.size)
+        weights[int(np.argmax(np.abs(row)))] = 1.0
+
+        def single() -> Outcome[tuple[Factorization, int | None]]:
+            bound = factorization_lower_bound(workload, weights)
+            return _judge(DenseFactorization(workload, row[None, :], lower_bound=bound), request.tol)
+
+        return [("single-query", single)]
+
+    def failure(self, request: Request, plan: Plan) -> str:
+        return f"factorization_norm: the single query's factorization did not certify a relative gap <= {request.tol:g}"
+
+
 #: The methods :func:`choose_method` considers, in its order of preference.
-STRUCTURED, RESOLVENT, MAX_OBJECTIVE, DENSE = _Structured(), _Resolvent(), _MaxObjective(), _Dense()
+SINGLE_QUERY, STRUCTURED, RESOLVENT, MAX_OBJECTIVE, DENSE = (_SingleQuery(), _Structured(), _Resolvent(),
+                                                             _MaxObjective(), _Dense())
 
 
 def choose_method(workload: Workload, request: Request) -> FactorizationMethod:
     """The one place that picks a factorization method, from the workload and the request.
 
-    Under ``"auto"`` and ``"structured"``, the workload's structure first (:data:`STRUCTURED`, then
+    A single query takes its closed form (:data:`SINGLE_QUERY`). Under ``"auto"`` and
+    ``"structured"``, the workload's structure first (:data:`STRUCTURED`, then
     :data:`RESOLVENT`), except that a structured method that does not certify the tolerance
     (``UNCERTIFIED_METHODS``) gives way to the dense method on a universe of at most
     ``DENSE_UNION_UNIVERSE`` cells under ``"auto"``; then the ``"max"`` objective's method or the
     dense one. ``"structured"`` with no structure to use is refused, naming what it needs.
     """
+    if SINGLE_QUERY.blocker(workload, request) is None:
+        return SINGLE_QUERY
     if request.method in ("auto", "structured"):
         for candidate in (STRUCTURED, RESOLVENT):
             if candidate.blocker(workload, request) is not None:
@@ -862,4 +904,5 @@ def _lower_bound_of(block: Workload, max_iterations: int) -> float:
 
 
 if TYPE_CHECKING:  # the type checker proves that each method follows the protocol
-    _FOLLOW_THE_PROTOCOL: tuple[FactorizationMethod, ...] = (STRUCTURED, RESOLVENT, MAX_OBJECTIVE, DENSE)
+    _FOLLOW_THE_PROTOCOL: tuple[FactorizationMethod, ...] = (SINGLE_QUERY, STRUCTURED, RESOLVENT, MAX_OBJECTIVE,
+                                                             DENSE)

@@ -577,3 +577,37 @@ def test_choose_method_follows_the_structure_then_the_objective():
     # The chosen method's attempts name themselves in the statistics.
     fact = pm.factorization_norm(pm.marginals(domain, way=2))
     assert fact.stats.solver == "residual"
+
+
+@pytest.mark.parametrize("row", [[1.0] * 17, [0.5, -2.0, 1.0], [0.0, 3.0, 3.0, -1.0]])
+def test_a_single_query_is_its_own_optimal_strategy(row):
+    """gamma of one query q is max |q_j| (closed form: R = [1], M = q; the dual bound at e_j of its
+    largest entry equals it), and the SDP agrees within both certificates."""
+    workload = pm.Workload(np.array([row]))
+    fact = pm.factorization_norm(workload)
+    assert fact.stats.solver == "single-query"
+    assert fact.gamma == pytest.approx(max(abs(v) for v in row), rel=1e-12)
+    assert fact.lower_bound == pytest.approx(fact.gamma, rel=1e-12) and fact.lower_bound <= fact.gamma * (1 + 1e-12)
+    np.testing.assert_array_equal(fact.strategy.toarray(), np.array([row]))  # exact entries, not an optimum's
+    sdp = pm.factorization_norm(workload, method="sdp", solver="CLARABEL")
+    assert sdp.lower_bound <= fact.gamma * (1 + 1e-9) and fact.lower_bound <= sdp.gamma * (1 + 1e-9)
+
+
+def test_a_prefix_on_one_attribute_of_a_huge_domain_is_measured_from_its_table():
+    """prefix on one attribute of 10 x 17 values (2.0e12 cells): the strategy's total factors are
+    exact constant rows, so the measured counts come from that attribute's 17-cell table (they
+    were refused as a 2.0e12-entry table), equal to the strategy applied to numpy's bincount."""
+    from projmech.workloads import kron, total
+
+    domain = pm.Domain([f"p{i}" for i in range(10)], [17] * 10)
+    records = np.random.default_rng(0).integers(0, 17, size=(500, 10))
+    data = pm.Dataset(records, domain)
+    workload = kron([pm.prefix(17)] + [total(17)] * 9)
+    mechanism = pm.FactorizationMechanism(workload, pm.ZCDP(1.0), noise="continuous")
+    strategy = mechanism.factorization.strategy
+    assert all(np.array_equal(factor.toarray(), np.ones((1, 17))) for factor in strategy.factors[1:])
+    counts = np.bincount(records[:, 0], minlength=17).astype(float)
+    expected = strategy.factors[0].toarray() @ counts
+    np.testing.assert_allclose(mechanism._measured_counts(data), expected, rtol=1e-12)
+    release = mechanism.release(data, rng=0)
+    assert release.answers.shape == (17,) and np.all(np.isfinite(release.answers))
