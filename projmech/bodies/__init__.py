@@ -7,6 +7,9 @@
   certified gap; :func:`relaxation_support` evaluates L's support function (theory page
   :doc:`/theory/relaxation`). ``relaxation="sdp"`` warns with
   :class:`NegativeCellsWarning` when it releases negative cells.
+- :func:`project_to_tables`: for a workload whose tables are disjoint (all 1-way marginals, a
+  query on one attribute of a large domain), the projection onto ``K_Q`` table by table, over each
+  table's cells instead of the universe (:func:`table_groups` says why a workload has none).
 - :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
@@ -26,6 +29,7 @@ from .relaxation import (
     relaxation_support,
 )
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
+from .tables import TableGroups, TablesResult, project_to_tables, table_groups
 
 __all__ = [
     "ProjectionError",
@@ -44,4 +48,8 @@ __all__ = [
     "rounding_covariance",
     "SyntheticData",
     "synthetic_data",
+    "TableGroups",
+    "TablesResult",
+    "project_to_tables",
+    "table_groups",
 ]

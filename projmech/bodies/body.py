@@ -29,12 +29,13 @@ from .cost import WorkloadSize, prefers_relaxation
 from .hull import ProjectionResult, project_to_hull
 from .memory import memory_shortfall
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
+from .tables import TablesResult, project_to_tables, table_groups
 
 __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "ProjectionProgress",
            "choose_body"]
 
 #: What ``body=`` accepts (``"auto"`` picks one of the others, :func:`choose_body`).
-BODIES = ("auto", "hull", "relaxed")
+BODIES = ("auto", "hull", "relaxed", "tables")
 
 #: Largest universe for which ``body="auto"`` may project onto ``K_Q`` itself, by the active-set
 #: solver, whose gradients over the universe take O(m) memory: 0.64 s for 2-way marginals at
@@ -60,7 +61,7 @@ PROGRESS_DELAY = 5.0
 class Body(Protocol):
     """A convex body containing the true answers of every data set, to project noisy answers onto."""
 
-    #: ``"hull"`` or ``"relaxed"`` (the ``body=`` option that names it).
+    #: ``"hull"``, ``"relaxed"`` or ``"tables"`` (the ``body=`` option that names it).
     name: str
 
     @property
@@ -82,7 +83,7 @@ class Body(Protocol):
         """A certified upper bound on the body's Gaussian width ``l*``, or None if it has none."""
 
     def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
-                callback: Callback | None = None) -> ProjectionResult | RelaxationResult:
+                callback: Callback | None = None) -> ProjectionResult | RelaxationResult | TablesResult:
         """The certified projection of ``y`` (noise of standard deviation ``noise_scale`` per
         answer), reporting ``callback(iteration, gap)`` as its solver goes."""
 
@@ -196,6 +197,48 @@ class Relaxation:
         return f"Relaxation(relaxation={self.relaxation!r}, solver={self.solver!r})"
 
 
+class Tables:
+    """``K_Q`` of a workload whose tables are disjoint: the product of the images of its tables'
+    simplices, projected onto table by table (:func:`~projmech.bodies.tables.project_to_tables`),
+    each over its table's cells, never over the universe. Exact, like the hull."""
+
+    name = "tables"
+    needs_matrix = False
+
+    def __init__(self, *, solver: str = "auto", tol: float | None = None) -> None:
+        self.solver = hull.check_solver(solver)
+        self.tol = None if tol is None else check_positive_number("tol", tol)
+
+    def blocker(self, workload: Workload) -> str | None:
+        groups = table_groups(workload)
+        return f"'tables' cannot take it: {groups}" if isinstance(groups, str) else None
+
+    def memory(self, workload: Workload) -> float:
+        groups = table_groups(workload)
+        if isinstance(groups, str):
+            return 0.0
+        # Each table's dense query matrix, and the hull's projection over its cells, one at a time.
+        matrices = sum(8.0 * matrix.size for matrix in groups.matrices)
+        largest = max((hull.projection_memory(Workload(matrix), self.solver) for matrix in groups.matrices),
+                      default=0.0)
+        return matrices + largest
+
+    def memory_blocker(self, workload: Workload) -> str | None:
+        shortfall = memory_shortfall(self.memory(workload))
+        return None if shortfall is None else f"projecting onto its tables holds their query matrices, {shortfall}"
+
+    def width_bound(self, workload: Workload) -> float | None:
+        return None
+
+    def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
+                callback: Callback | None = None) -> TablesResult:
+        return project_to_tables(workload, y, solver=self.solver, tol=self.tol, noise_scale=noise_scale,
+                                 callback=callback)
+
+    def __repr__(self) -> str:
+        return f"Tables(solver={self.solver!r})"
+
+
 def _moment_side(workload: Workload) -> int:
     """``D + 1``, the side of the moment matrix of the relaxation of ``workload``'s domain."""
     domain = workload.domain
@@ -204,7 +247,7 @@ def _moment_side(workload: Workload) -> int:
 
 
 def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto", tol: float | None = None,
-                relaxation: str = "sdp+local") -> Hull | Relaxation:
+                relaxation: str = "sdp+local") -> Hull | Relaxation | Tables:
     """The body to project ``workload``'s answers onto; a ValueError naming ``body`` if none fits.
 
     ``"hull"`` and ``"relaxed"`` name one. ``"auto"`` decides from the workload alone (never the
@@ -238,8 +281,13 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
     if body == "auto":
         body = _auto_body(workload, solver, relaxation)
-    chosen: Hull | Relaxation = (Hull(solver=solver, tol=tol) if body == "hull"
-                                 else Relaxation(relaxation=relaxation, solver=solver, tol=tol))
+    chosen: Hull | Relaxation | Tables
+    if body == "hull":
+        chosen = Hull(solver=solver, tol=tol)
+    elif body == "tables":
+        chosen = Tables(solver=solver, tol=tol)
+    else:
+        chosen = Relaxation(relaxation=relaxation, solver=solver, tol=tol)
     blocker = chosen.blocker(workload)
     if blocker is not None:
         raise ValueError(f"body: {blocker}")
@@ -249,7 +297,7 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     return chosen
 
 
-def _memory_remedies(workload: Workload, chosen: Hull | Relaxation, relaxation: str) -> str:
+def _memory_remedies(workload: Workload, chosen: Hull | Relaxation | Tables, relaxation: str) -> str:
     """What to use instead of a body whose projection does not fit in memory (for
     :func:`choose_body`'s refusal): the other body where it takes the workload and fits, or the
     hull's automatic solver where that fits, fewer attributes, or no projection."""
@@ -299,7 +347,7 @@ def _relaxation_for(solver: str, relaxation: str) -> Relaxation:
 
 
 def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
-    """``"hull"`` or ``"relaxed"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
+    """``"hull"``, ``"relaxed"`` or ``"tables"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
     hull_fits = _hull_fits(workload, solver)
     relaxed = _relaxation_for(solver, relaxation)
     relaxed_blocker = relaxed.blocker(workload)
@@ -323,12 +371,16 @@ def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
                f"{HULL_MAX_UNIVERSE:,}")
     else:
         why = str(Hull(solver=solver if _hull_runs(solver) else "auto").memory_blocker(workload))
+    # Disjoint tables are K_Q itself over their cells: taken where the hull and L are out.
+    tables = Tables(solver=solver if _hull_runs(solver) else "auto")
+    if tables.blocker(workload) is None and tables.memory_blocker(workload) is None:
+        return "tables"
     # body="hull" goes beyond HULL_MAX_UNIVERSE, never beyond the memory: suggested only where it fits.
     regardless = (", or pass body='hull' to project onto K_Q regardless of HULL_MAX_UNIVERSE"
                   if _hull_fits(workload, solver, limit=False) else "")
     raise ValueError(
-        f"body: 'auto' finds no tractable body for {workload!r}: the hull K_Q is out ({why}), and "
-        f"{relaxed_blocker}. Use answers without projection (GaussianMechanism, or FactorizationMechanism with "
+        f"body: 'auto' finds no tractable body for {workload!r}: the hull K_Q is out ({why}), "
+        f"{relaxed_blocker}, and {tables.blocker(workload) or tables.memory_blocker(workload)}. Use answers without projection (GaussianMechanism, or FactorizationMechanism with "
         f"project=False){regardless}"
     )
 

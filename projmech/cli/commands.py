@@ -36,7 +36,7 @@ from ..data.frames import ENGINES, is_parquet, read_frame
 from ..analysis.experiments import error_vs_n, format_table, plot_error_vs_n, pyplot
 from ..bodies import hull as hull_module
 from ..bodies import relaxation as relaxation_module
-from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation, choose_body
+from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation, Tables, choose_body
 from ..bodies.cost import HULL_PREFERENCE
 from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning
 from ..mechanisms.additive import (
@@ -349,8 +349,12 @@ def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
                     f"{format_count(m)})" if m > HULL_MAX_UNIVERSE or hull_memory is None else hull_memory)
         relaxed_out = ("the relaxation L holds only --workload marginals:2" if relaxed.blocker(workload) is not None
                        else relaxed.memory_blocker(workload))
-        raise ValueError(f"--body auto: no body to project {spec} onto: {hull_out}, and {relaxed_out}; use "
-                         f"{unprojected}{hull}")
+        tables = Tables()
+        tables_out = (f"the tables body takes only disjoint tables (--workload marginals:1, identity or "
+                      f"prefix:ATTR), not {spec}" if tables.blocker(workload) is not None
+                      else tables.memory_blocker(workload))
+        raise ValueError(f"--body auto: no body to project {spec} onto: {hull_out}, {relaxed_out}, and {tables_out}; "
+                         f"use {unprojected}{hull}")
     raise ValueError(f"{projection.flag}: the hull K_Q cannot take {spec}; use {unprojected}")
 
 

@@ -34,6 +34,7 @@ from ..bodies.body import BODIES, Body, Hull, ProjectionProgress, choose_body
 from ..bodies.hull import ProjectionResult
 from ..bodies.memory import memory_shortfall
 from ..bodies.relaxation import RELAXATIONS, RelaxationResult
+from ..bodies.tables import TablesResult
 from ..analysis.bounds import check_measure, gaussian_mechanism_error, projection_error
 from ..data.dataset import Dataset, resolve_rows
 from ..factorization.base import Factorization, check_objective
@@ -136,7 +137,7 @@ class Release:
     noise: Noise
     sensitivity: float
     size_noise: Noise | None = None
-    projection: ProjectionResult | RelaxationResult | None = None
+    projection: ProjectionResult | RelaxationResult | TablesResult | None = None
     factorization: Factorization | None = None
     answer_sigma_rms: float | None = None
     workload: Workload | None = None
@@ -591,7 +592,7 @@ class CountingMechanism:
         return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std)
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
-                 projection: ProjectionResult | RelaxationResult | None = None,
+                 projection: ProjectionResult | RelaxationResult | TablesResult | None = None,
                  answer_sigma_rms: float | None = None) -> Release:
         return Release(
             answers=answers,

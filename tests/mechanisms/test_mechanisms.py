@@ -663,11 +663,13 @@ def test_a_hull_over_a_huge_universe_is_refused_at_once(make):
 
 
 def test_body_auto_finds_no_body_over_a_huge_universe_at_once():
-    """The default body refuses the 1-way marginals of the huge domain (the hull is out, and the
-    relaxation holds 2-way marginals only) in the constructor, for both projecting mechanisms."""
+    """The default body refuses the 3-way marginals of the huge domain (the hull is out, the
+    relaxation holds 2-way marginals only, and the tables overlap) in the constructor, for both
+    projecting mechanisms; its 1-way marginals, disjoint tables, go to the tables body."""
     import time
 
-    workload = marginals(HUGE_DOMAIN, 1, implicit=True)
+    assert ProjectionMechanism(marginals(HUGE_DOMAIN, 1, implicit=True), ZCDP(0.5)).body.name == "tables"
+    workload = marginals(HUGE_DOMAIN, 3, implicit=True)
     for make in (lambda: ProjectionMechanism(workload, ZCDP(0.5)),
                  lambda: FactorizationMechanism(workload, ZCDP(0.5), project=True)):
         start = time.perf_counter()

@@ -1,0 +1,275 @@
+"""Projection over the tables a workload reads, where those tables are disjoint.
+
+A workload that decomposes into tables (:func:`projmech.workloads.table_terms`: marginals,
+Kronecker products with ``total`` on the attributes a term does not read, and unions of them)
+reads the data only through the marginal tables of the attribute sets its terms keep. Merge each
+set into the largest set containing it: when the merged sets are pairwise disjoint, any tuple of
+distributions on them is the marginals of one distribution (their product), so the workload's
+consistent answers are a product of the images of those tables' simplices, and the projection onto
+``K_Q`` splits into one projection per table, each over that table's cells instead of the
+universe. A term that keeps no attribute (the total) answers its weight on every data set: its
+answer is set to it.
+
+This is the first of the tables bodies (the theory page *Projection onto K_Q* gives the
+argument): overlapping tables need a junction tree or the local polytope, not built yet, and
+:func:`table_groups` says so.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..solve import Attempt, Callback, SolveResult, SolveStats, Status
+from ..validation import check_real_vector, format_count
+from ..workloads import Workload, table_terms
+from . import hull
+
+__all__ = ["TableGroups", "TablesResult", "table_groups", "project_to_tables", "TABLE_MAX_CELLS"]
+
+#: The most cells one merged table may hold: each is projected onto with the hull's solvers over
+#: its cells, as the hull is over a universe (``HULL_MAX_UNIVERSE``, 2^22).
+TABLE_MAX_CELLS = 2**22
+
+
+@dataclass(frozen=True)
+class TableGroups:
+    """A workload's queries grouped by the disjoint table each reads (built by :func:`table_groups`).
+
+    Parameters
+    ----------
+    attributes : tuple of tuple of int
+        Each table's attributes (positions in the domain, increasing).
+    rows : tuple of numpy.ndarray
+        Each table's queries (indices into the workload's answers, increasing).
+    matrices : tuple of numpy.ndarray
+        Each table's queries as a dense matrix over its cells (row-major).
+    constant_rows : numpy.ndarray
+        The queries that read no attribute (the total), whose answers are ``constants``.
+    constants : numpy.ndarray
+        Their answers on every data set (each term's weight).
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.bodies.tables import table_groups
+    >>> groups = table_groups(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
+    >>> groups.constant_rows.tolist(), groups.constants.tolist(), [rows.tolist() for rows in groups.rows]
+    ([0], [1.0], [[1, 2], [3, 4, 5]])
+    """
+
+    attributes: tuple[tuple[int, ...], ...]
+    rows: tuple[np.ndarray, ...]
+    matrices: tuple[np.ndarray, ...]
+    constant_rows: np.ndarray
+    constants: np.ndarray
+
+
+def table_groups(workload: Workload) -> TableGroups | str:
+    """The workload's disjoint tables, or why it has none (a phrase).
+
+    Parameters
+    ----------
+    workload : Workload
+        A workload over a domain.
+
+    Returns
+    -------
+    TableGroups or str
+        The groups, or the reason they cannot be formed: no table structure, overlapping tables
+        (which need the junction-tree or local-polytope bodies), or a table above
+        :data:`TABLE_MAX_CELLS` cells.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> from projmech.bodies.tables import table_groups
+    >>> groups = table_groups(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=1))
+    >>> groups.attributes, [matrix.shape for matrix in groups.matrices]
+    (((0,), (1,), (2,)), [(2, 2), (3, 3), (2, 2)])
+    """
+    terms = table_terms(workload)
+    if terms is None:
+        return f"{workload.name} is not a union of tables (marginals, or Kronecker products of blocks and totals)"
+    kept = [set(subset) for subset in terms.subsets if subset]
+    maximal: list[tuple[int, ...]] = []
+    for subset in sorted({tuple(sorted(s)) for s in kept}, key=len, reverse=True):
+        if not any(set(subset) <= set(other) for other in maximal):
+            maximal.append(subset)
+    for first in range(len(maximal)):
+        for second in range(first + 1, len(maximal)):
+            shared = set(maximal[first]) & set(maximal[second])
+            if shared:
+                return (f"the tables of {workload.name} overlap (attributes {sorted(shared)} are read by two "
+                        "tables): their consistent answers need a junction tree or the local polytope, not built yet")
+    sizes = terms.sizes
+    for subset in maximal:
+        cells = math.prod(sizes[i] for i in subset)
+        if cells > TABLE_MAX_CELLS:
+            return f"its table of attributes {list(subset)} holds {format_count(cells)} cells, above {TABLE_MAX_CELLS:,}"
+    blocks: list[np.ndarray] = [np.zeros((0, 0)) if block is None else np.asarray(block.toarray(), dtype=float)
+                                for block in terms.blocks]
+    maximal.sort()
+    group_rows: list[list[np.ndarray]] = [[] for _ in maximal]
+    group_matrices: list[list[np.ndarray]] = [[] for _ in maximal]
+    constant_rows, constants = [], []
+    start = 0
+    for subset, weight in terms.terms:
+        count = math.prod(blocks[i].shape[0] for i in subset)
+        rows = np.arange(start, start + count)
+        start += count
+        if not subset:
+            constant_rows.append(rows)
+            constants.append(np.full(count, weight))
+            continue
+        group = next(index for index, table in enumerate(maximal) if set(subset) <= set(table))
+        matrix: np.ndarray = np.ones((1, 1))
+        for attribute in maximal[group]:  # row-major over the table's attributes, as its cells
+            factor = blocks[attribute] if attribute in subset else np.ones((1, sizes[attribute]))
+            matrix = np.asarray(np.kron(matrix, factor), dtype=float)
+        group_rows[group].append(rows)
+        group_matrices[group].append(weight * matrix)
+    if start != workload.num_queries:
+        return f"its table decomposition does not account for its {workload.num_queries:,} queries"
+    return TableGroups(
+        attributes=tuple(maximal),
+        rows=tuple(np.concatenate(rows) for rows in group_rows),
+        matrices=tuple(np.vstack(matrices) for matrices in group_matrices),
+        constant_rows=np.concatenate(constant_rows) if constant_rows else np.zeros(0, dtype=np.int64),
+        constants=np.concatenate(constants) if constants else np.zeros(0),
+    )
+
+
+@dataclass(frozen=True, repr=False)
+class TablesResult(SolveResult):
+    """The projection onto a product of table simplices: one hull projection per table (made by
+    :func:`project_to_tables`).
+
+    Parameters
+    ----------
+    answers : numpy.ndarray
+        The projected answers, in the workload's order.
+    tables : tuple of tuple of int
+        Each table's attributes.
+    parts : tuple of ProjectionResult
+        Each table's projection (its witness is a distribution over the table's cells).
+    distance : float
+        ``||answers - y||_2``.
+    stats : SolveStats
+        The parts' statistics together: the sum of their absolute Frank–Wolfe gaps, and of their
+        tolerances (each part is held to half the requested tolerance, so the sum meets the
+        hull's rule for the whole problem).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies.tables import project_to_tables
+    >>> result = project_to_tables(pm.marginals(pm.Domain(["a", "b"], [2, 3]), way=1), np.full(5, 0.4))
+    >>> result.tables, len(result.parts), result.stats.tolerance_met
+    (((0,), (1,)), 2, True)
+    """
+
+    answers: np.ndarray
+    tables: tuple[tuple[int, ...], ...]
+    parts: tuple[hull.ProjectionResult, ...]
+    distance: float
+    stats: SolveStats
+
+    @property
+    def witness(self) -> None:
+        """None: the witness is the product of the parts' table distributions (see ``parts``),
+        never a vector over the universe."""
+        return None
+
+    @property
+    def moments(self) -> None:
+        """None: a tables projection has no moment matrix."""
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """The projection and its statistics as plain JSON-serializable values.
+
+        Returns
+        -------
+        dict
+            ``body`` (``"tables"``), ``distance``, ``tables`` (each one's attributes) and the
+            entries of ``stats.summary()``.
+        """
+        return {"body": "tables", "distance": self.distance, "tables": [list(table) for table in self.tables],
+                **self.stats.summary()}
+
+    def _description(self) -> str:
+        return f"onto {len(self.tables)} disjoint tables: {self.answers.size} answers, distance {self.distance:.6g}"
+
+
+def project_to_tables(workload: Workload, y: Any, *, solver: str = "auto", tol: float | None = None,
+                      noise_scale: float | None = None, callback: Callback | None = None) -> TablesResult:
+    """Project ``y`` onto ``K_Q`` table by table, for a workload whose tables are disjoint.
+
+    Parameters
+    ----------
+    workload : Workload
+        A workload :func:`table_groups` takes.
+    y : array_like, shape (k,)
+        The point to project.
+    solver, tol, noise_scale, callback
+        As for :func:`~projmech.bodies.project_to_hull`, for each table (with half of ``tol``,
+        so that the parts' gaps together meet ``tol`` for the whole).
+
+    Returns
+    -------
+    TablesResult
+        The projected answers, each table's projection and the statistics.
+
+    Raises
+    ------
+    ValueError
+        If the workload's tables are not disjoint (or too large), or ``y`` has the wrong length.
+    ProjectionError
+        If a table's projection fails (as :func:`~projmech.bodies.project_to_hull`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies.tables import project_to_tables
+    >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 3]), way=1)
+    >>> result = project_to_tables(workload, np.array([0.7, 0.5, 0.2, 0.2, 0.2]))
+    >>> np.round(result.answers, 6).tolist()
+    [0.6, 0.4, 0.333333, 0.333333, 0.333333]
+    """
+    groups = table_groups(workload)
+    if isinstance(groups, str):
+        raise ValueError(f"workload: {groups}")
+    y = check_real_vector("y", y, workload.num_queries)
+    start = time.perf_counter()
+    part_tol = (tol if tol is not None else (hull.NOISE_TOL if noise_scale is not None else hull.DEFAULT_TOL)) / 2.0
+    answers = np.empty(y.size)
+    answers[groups.constant_rows] = groups.constants
+    parts = []
+    for matrix, rows in zip(groups.matrices, groups.rows):
+        part = hull.project_to_hull(matrix, y[rows], solver=solver, tol=part_tol, noise_scale=noise_scale,
+                                    callback=callback)
+        answers[rows] = part.answers
+        parts.append(part)
+    gaps = [part.stats.gap for part in parts]
+    tolerances = [part.stats.tolerance for part in parts]
+    attempts = tuple(attempt for part in parts for attempt in part.stats.attempts)
+    met = all(part.stats.tolerance_met for part in parts)
+    seconds = time.perf_counter() - start
+    stats = SolveStats(
+        solver="tables/" + "+".join(sorted({part.stats.solver for part in parts})) if parts else "tables",
+        status=Status.OPTIMAL if all(part.stats.status is Status.OPTIMAL for part in parts) else Status.REJECTED,
+        solve_time=sum(part.stats.solve_time for part in parts),
+        iterations=sum(part.stats.iterations or 0 for part in parts),
+        gap=None if any(gap is None for gap in gaps) else float(sum(gaps)),  # type: ignore[arg-type]
+        tolerance=None if any(t is None for t in tolerances) else float(sum(tolerances)),  # type: ignore[arg-type]
+        tolerance_met=met, attempts=attempts or (Attempt("tables", Status.OPTIMAL, "constant answers only", 0.0),),
+        total_time=seconds)
+    return TablesResult(answers=answers, tables=groups.attributes, parts=tuple(parts),
+                        distance=float(np.linalg.norm(answers - y)), stats=stats)
