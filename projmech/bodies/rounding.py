@@ -29,6 +29,7 @@ from .hull import ProjectionResult
 from .marginal_rows import search_rows, tree_rows
 from .memory import memory_shortfall
 from .relaxation import MomentEncoding, RelaxationResult
+from .tables import TablesResult, table_groups
 
 __all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthetic_data", "ROW_METHODS"]
 
@@ -226,7 +227,8 @@ class SyntheticData:
     method: str = "witness"
 
 
-def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, n: int, rng: np.random.Generator,
+def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult | TablesResult, n: int,
+                   rng: np.random.Generator,
                    *, workload: Workload | None = None, method: str = "auto") -> SyntheticData:
     """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
 
@@ -240,8 +242,11 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     (:class:`ProjectionResult`, any domain): its witness ``w`` is a distribution over the
     universe; each element gets ``floor(n w_j)`` rows and the remaining rows go to the largest
     remainders (ties broken by ``rng``), so every count is within 1 of ``n w_j`` and the rows'
-    answers differ from the projected ones only by that rounding, never by sampling noise. Rows
-    come in random order.
+    answers differ from the projected ones only by that rounding, never by sampling noise. From a
+    projection onto disjoint tables (:class:`~projmech.bodies.tables.TablesResult`): each table's
+    witness is rounded so, in its own random order (the tables drawn independently, their product
+    having these tables), and an attribute no query reads takes uniform values. Rows come in
+    random order.
 
     Post-processing of a private release: the rows carry the release's guarantee, provided ``n``
     is public (it is the number of rows drawn, not a statistic of the data).
@@ -250,8 +255,8 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     ----------
     domain : Domain
         The domain of the projection's workload.
-    result : RelaxationResult or ProjectionResult
-        A projection onto L (2-way marginals of ``domain``) or onto ``K_Q``.
+    result : RelaxationResult, ProjectionResult or TablesResult
+        A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, or onto disjoint tables.
     n : int
         Rows to draw: as many as fit in memory (``ROW_BYTES_PER_VALUE`` bytes per value of the
         rows, checked before any is drawn).
@@ -259,8 +264,9 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
         The randomness of the drawing (tree sampling and search, Gaussian draws, or ties and the
         rows' order).
     workload : Workload, optional
-        For a :class:`ProjectionResult`, the workload it projected (required): the rows'
-        answers are computed from their counts with it and compared with ``result.answers``.
+        For a :class:`ProjectionResult` or a tables result, the workload it projected (required):
+        the rows' answers are computed from their counts with it and compared with
+        ``result.answers``.
     method : {"auto", "search", "gaussian"}
         For a :class:`RelaxationResult` (see above); a witness is always rounded.
 
@@ -309,13 +315,17 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult, 
     if method not in ROW_METHODS:
         raise ValueError(f"method: expected one of {ROW_METHODS}, got {method!r}")
     _check_rows_fit(check_positive_int("n", n), domain)
-    if isinstance(result, ProjectionResult):
+    if isinstance(result, (ProjectionResult, TablesResult)):
         if method != "auto":
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
                              "is rounded from its witness (leave method='auto')")
-        return _rows_from_witness(domain, result, check_positive_int("n", n), GENERATOR.check("rng", rng), workload)
+        count, generator = check_positive_int("n", n), GENERATOR.check("rng", rng)
+        if isinstance(result, ProjectionResult):
+            return _rows_from_witness(domain, result, count, generator, workload)
+        return _rows_from_tables(domain, result, count, generator, workload)
     if not isinstance(result, RelaxationResult):
-        raise TypeError(f"result: expected a RelaxationResult or ProjectionResult, got {type(result).__name__}")
+        raise TypeError(f"result: expected a RelaxationResult, ProjectionResult or TablesResult, got "
+                        f"{type(result).__name__}")
     if workload is not None:
         raise ValueError("workload: only for a ProjectionResult (a relaxation's answers are 2-way marginals)")
     n = check_positive_int("n", n)
@@ -375,17 +385,55 @@ def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np
     weights = values.toarray() if issparse(values) else np.asarray(values, dtype=float)
     if weights.size != support.size or weights.size == 0:
         raise ValueError("result: its witness has no positive weight")
+    cells = _rounded_cells(support, weights, n, rng)
+    rows = np.column_stack(np.unravel_index(cells, domain.sizes)).astype(np.int64)
+    data = Dataset(rows, domain)
+    return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "witness")
+
+
+def _rounded_cells(cells: np.ndarray, weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` cells in random order, cell ``cells[j]`` ``floor(n w_j)`` times and the remaining
+    ones to the largest remainders (ties in random order): every count within 1 of ``n w_j``."""
     scaled = n * weights / weights.sum()
     counts = np.floor(scaled).astype(np.int64)
     remainders = scaled - counts
     left = n - int(counts.sum())
-    # Largest remainders first, ties in random order.
-    order = np.lexsort((rng.random(support.size), -remainders))
+    order = np.lexsort((rng.random(cells.size), -remainders))
     counts[order[:left]] += 1
-    cells = np.repeat(support, counts)
-    rows = np.column_stack(np.unravel_index(rng.permutation(cells), domain.sizes)).astype(np.int64)
+    return rng.permutation(np.repeat(cells, counts))
+
+
+def _rows_from_tables(domain: Domain, result: TablesResult, n: int, rng: np.random.Generator,
+                      workload: Workload | None) -> SyntheticData:
+    """Rows from a projection onto disjoint tables (see :func:`synthetic_data`): each table's
+    witness rounded to ``n`` cells as a K_Q witness is, in its own random order, so that the
+    tables are drawn independently (their product is a distribution with these tables)."""
+    if workload is None:
+        raise ValueError("workload: required for a TablesResult (the workload whose answers it projected)")
+    if not isinstance(workload, Workload):
+        raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
+    groups = table_groups(workload)
+    if isinstance(groups, str) or groups.attributes != result.tables or result.answers.shape != (
+            workload.num_queries,) or workload.universe_size != domain.size:
+        raise ValueError(f"workload: {workload.name} is not the workload this result projected over the tables "
+                         f"{[list(table) for table in result.tables]} of this domain; pass the projected workload")
+    # Tables of one shape cannot tell two workloads apart (prefix and identity on one attribute
+    # of 17 values): each part's witness must give this workload's projected answers.
+    for matrix, rows_of, part in zip(groups.matrices, groups.rows, result.parts):
+        weights_of = part.weights.toarray().ravel() if issparse(part.weights) else np.asarray(part.weights, dtype=float)
+        if not np.allclose(matrix @ weights_of, result.answers[rows_of], rtol=0.0, atol=1e-8):
+            raise ValueError(f"workload: {workload.name} is not the workload this result projected (its tables' "
+                             "witnesses give other answers); pass the projected workload")
+    # An attribute no query reads takes uniform values: no answer depends on it.
+    rows = rng.integers(0, np.asarray(domain.sizes), size=(n, len(domain.sizes)), dtype=np.int64)
+    for attributes, part in zip(result.tables, result.parts):
+        support = part.support
+        values = part.weights[support]
+        weights = values.toarray().ravel() if issparse(values) else np.asarray(values, dtype=float)
+        cells = _rounded_cells(support, weights, n, rng)
+        rows[:, list(attributes)] = np.column_stack(np.unravel_index(cells, [domain.sizes[i] for i in attributes]))
     data = Dataset(rows, domain)
-    return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "witness")
+    return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "tables")
 
 
 def _synthetic(data: Dataset, repair: float, difference: np.ndarray, method: str) -> SyntheticData:

@@ -67,3 +67,37 @@ def test_a_huge_domain_is_projected_over_its_tables():
     truth = workload.answer_data(data)
     assert np.linalg.norm(release.answers - truth) <= np.linalg.norm(release.noisy_answers - truth) + 1e-12
     assert release.summary()["solver"]["body"] == "tables"
+
+
+def test_synthetic_rows_from_disjoint_tables_keep_each_table_to_the_rounding():
+    """Rows from the tables body: each table's counts within 1 of n w (as a K_Q witness is
+    rounded), so the rows' 1-way answers are within 1/n of the projected ones, on 2.0e12 cells;
+    an attribute no query reads (prefix on one attribute) takes uniform values."""
+    domain = pm.Domain([f"p{i}" for i in range(10)], [17] * 10)
+    data = pm.Dataset(np.random.default_rng(1).integers(0, 17, size=(400, 10)), domain)
+    workload = pm.marginals(domain, way=1, implicit=True)
+    release = pm.ProjectionMechanism(workload, pm.ZCDP(0.05), noise="continuous").release(data, rng=2)
+    rows = pm.synthetic_data(domain, release.projection, 1000, np.random.default_rng(3), workload=workload)
+    assert rows.method == "tables" and rows.data.n == 1000
+    assert rows.marginal_max_error <= 1 / 1000 + 1e-12
+    np.testing.assert_allclose(workload.answer_data(rows.data), release.answers, atol=1 / 1000 + 1e-12)
+    prefix = kron([pm.prefix(17)] + [total(17)] * 9)
+    projected = pm.ProjectionMechanism(prefix, pm.ZCDP(0.05), noise="continuous").release(data, rng=2).projection
+    drawn = pm.synthetic_data(domain, projected, 2000, np.random.default_rng(4), workload=prefix)
+    assert drawn.marginal_max_error <= 1 / 2000 + 1e-12
+    assert len(np.unique(drawn.data.records[:, 5])) == 17  # unread: uniform over its 17 values
+    with pytest.raises(ValueError, match="^workload: required for a TablesResult"):
+        pm.synthetic_data(domain, projected, 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^workload: .* is not the workload this result projected"):
+        pm.synthetic_data(domain, projected, 10, np.random.default_rng(0), workload=workload)
+
+
+def test_synthetic_rows_refuse_another_workload_of_the_same_tables():
+    """prefix and identity on one attribute have the same table and 17 queries each: the witness's
+    answers tell them apart."""
+    domain = pm.Domain([f"p{i}" for i in range(3)], [17] * 3)
+    data = pm.Dataset(np.random.default_rng(1).integers(0, 17, size=(200, 3)), domain)
+    prefix = kron([pm.prefix(17), total(17), total(17)])
+    result = project_to_tables(prefix, prefix.answer_data(data) + 0.01)
+    with pytest.raises(ValueError, match="its tables' witnesses give other answers"):
+        pm.synthetic_data(domain, result, 10, np.random.default_rng(0), workload=kron([pm.identity(17), total(17), total(17)]))
