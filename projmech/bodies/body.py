@@ -217,10 +217,11 @@ class Tables:
         groups = table_groups(workload)
         if isinstance(groups, str):
             return 0.0
-        # Each table's dense query matrix, and the hull's projection over its cells, one at a time.
-        matrices = sum(8.0 * matrix.size for matrix in groups.matrices)
-        largest = max((hull.projection_memory(Workload(matrix), self.solver) for matrix in groups.matrices),
-                      default=0.0)
+        # Each table's sparse query matrix (a CSR entry: 8 bytes of value, 4 of index), held for
+        # the release, and the hull's projection over one table's cells at a time.
+        matrices = 12.0 * sum(groups.stored_entries)
+        largest = max((hull.projection_memory(Workload(groups.matrix(group)), self.solver)
+                       for group in range(len(groups.attributes))), default=0.0)
         return matrices + largest
 
     def memory_blocker(self, workload: Workload) -> str | None:

@@ -380,20 +380,20 @@ def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np
         difference = float(np.max(np.abs(recomputed - result.answers)))
         raise ValueError(f"workload: {workload.name} is not the workload this result projected (its answers of the "
                          f"witness differ from the result's by up to {difference:.3g}); pass the projected workload")
-    support = result.support
-    values = result.weights[support]  # the witness's positive weights, never the dense witness
-    weights = values.toarray() if issparse(values) else np.asarray(values, dtype=float)
-    if weights.size != support.size or weights.size == 0:
-        raise ValueError("result: its witness has no positive weight")
-    cells = _rounded_cells(support, weights, n, rng)
-    rows = np.column_stack(np.unravel_index(cells, domain.sizes)).astype(np.int64)
+    rows = np.column_stack(np.unravel_index(_witness_cells(result, n, rng), domain.sizes)).astype(np.int64)
     data = Dataset(rows, domain)
     return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "witness")
 
 
-def _rounded_cells(cells: np.ndarray, weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` cells in random order, cell ``cells[j]`` ``floor(n w_j)`` times and the remaining
-    ones to the largest remainders (ties in random order): every count within 1 of ``n w_j``."""
+def _witness_cells(result: ProjectionResult, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` cells of ``result``'s witness in random order, cell ``j`` of its support
+    ``floor(n w_j)`` times and the remaining ones to the largest remainders (ties in random
+    order): every count within 1 of ``n w_j``."""
+    cells = result.support
+    values = result.weights[cells]  # the witness's positive weights, never the dense witness
+    weights = values.toarray().ravel() if issparse(values) else np.asarray(values, dtype=float)
+    if weights.size != cells.size or weights.size == 0:
+        raise ValueError("result: its witness has no positive weight")
     scaled = n * weights / weights.sum()
     counts = np.floor(scaled).astype(np.int64)
     remainders = scaled - counts
@@ -419,18 +419,15 @@ def _rows_from_tables(domain: Domain, result: TablesResult, n: int, rng: np.rand
                          f"{[list(table) for table in result.tables]} of this domain; pass the projected workload")
     # Tables of one shape cannot tell two workloads apart (prefix and identity on one attribute
     # of 17 values): each part's witness must give this workload's projected answers.
-    for matrix, rows_of, part in zip(groups.matrices, groups.rows, result.parts):
+    for group, (rows_of, part) in enumerate(zip(groups.rows, result.parts)):
         weights_of = part.weights.toarray().ravel() if issparse(part.weights) else np.asarray(part.weights, dtype=float)
-        if not np.allclose(matrix @ weights_of, result.answers[rows_of], rtol=0.0, atol=1e-8):
+        if not np.allclose(groups.matrix(group) @ weights_of, result.answers[rows_of], rtol=0.0, atol=1e-8):
             raise ValueError(f"workload: {workload.name} is not the workload this result projected (its tables' "
                              "witnesses give other answers); pass the projected workload")
     # An attribute no query reads takes uniform values: no answer depends on it.
     rows = rng.integers(0, np.asarray(domain.sizes), size=(n, len(domain.sizes)), dtype=np.int64)
     for attributes, part in zip(result.tables, result.parts):
-        support = part.support
-        values = part.weights[support]
-        weights = values.toarray().ravel() if issparse(values) else np.asarray(values, dtype=float)
-        cells = _rounded_cells(support, weights, n, rng)
+        cells = _witness_cells(part, n, rng)
         rows[:, list(attributes)] = np.column_stack(np.unravel_index(cells, [domain.sizes[i] for i in attributes]))
     data = Dataset(rows, domain)
     return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "tables")

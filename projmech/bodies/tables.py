@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..solve import Attempt, Callback, SolveResult, SolveStats, Status
-from ..validation import check_real_vector, format_count
+from ..validation import DEFAULT_MAX_ENTRIES, check_real_vector, format_count
 from ..workloads import Workload, table_terms
 from . import hull
 
@@ -46,12 +48,18 @@ class TableGroups:
         Each table's attributes (positions in the domain, increasing).
     rows : tuple of numpy.ndarray
         Each table's queries (indices into the workload's answers, increasing).
-    matrices : tuple of numpy.ndarray
-        Each table's queries as a dense matrix over its cells (row-major).
+    stored_entries : tuple of int
+        The stored entries of each table's query matrix (:meth:`matrix`), known before it is built.
     constant_rows : numpy.ndarray
         The queries that read no attribute (the total), whose answers are ``constants``.
     constants : numpy.ndarray
         Their answers on every data set (each term's weight).
+    terms : tuple of tuple of (tuple of int, float)
+        Each table's terms: the attributes each keeps, and its weight.
+    blocks : tuple of (Workload or None)
+        Each attribute's block (None for an attribute no term keeps).
+    sizes : tuple of int
+        The attributes' sizes.
 
     Examples
     --------
@@ -64,13 +72,62 @@ class TableGroups:
 
     attributes: tuple[tuple[int, ...], ...]
     rows: tuple[np.ndarray, ...]
-    matrices: tuple[np.ndarray, ...]
+    stored_entries: tuple[int, ...]
     constant_rows: np.ndarray
     constants: np.ndarray
+    terms: tuple[tuple[tuple[tuple[int, ...], float], ...], ...]
+    blocks: tuple[Workload | None, ...]
+    sizes: tuple[int, ...]
+    # Each table's matrix once built: the body's blocker, memory model and projection share it.
+    _built: dict[int, sp.csr_array] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def matrix(self, group: int) -> sp.csr_array:
+        """Table ``group``'s queries as a sparse matrix over its cells (row-major), built on
+        first use (its size, :attr:`stored_entries`, was checked before).
+
+        Parameters
+        ----------
+        group : int
+            The table's position in :attr:`attributes`.
+
+        Returns
+        -------
+        scipy.sparse.csr_array
+            Shape ``(len(rows[group]), cells of the table)``.
+        """
+        if group not in self._built:
+            parts = []
+            for subset, weight in self.terms[group]:
+                matrix = sp.csr_array(np.ones((1, 1)))
+                for attribute in self.attributes[group]:  # row-major over the table's attributes
+                    factor = (_block_matrix(self.blocks[attribute]) if attribute in subset
+                              else sp.csr_array(np.ones((1, self.sizes[attribute]))))
+                    matrix = sp.csr_array(sp.kron(matrix, factor, format="csr"))
+                parts.append(weight * matrix)
+            self._built[group] = sp.csr_array(sp.vstack(parts, format="csr"))
+        return self._built[group]
+
+
+def _block_matrix(block: Workload | None) -> sp.csr_array:
+    """An attribute's block as a sparse matrix: its stored matrix, or an implicit block's columns
+    (:func:`_decompose` refuses an implicit block without them)."""
+    assert block is not None, "a term keeps only attributes that have a block"
+    if block.is_implicit:
+        return sp.csr_array(block.columns(np.arange(block.universe_size)))
+    return sp.csr_array(block.matrix)
+
+
+#: The decomposition of each workload seen, while the workload lives: the tables body asks for it
+#: in its blocker, its memory model and its projection, on one workload.
+_GROUPS: weakref.WeakKeyDictionary[Workload, TableGroups | str] = weakref.WeakKeyDictionary()
 
 
 def table_groups(workload: Workload) -> TableGroups | str:
     """The workload's disjoint tables, or why it has none (a phrase).
+
+    The decomposition reads the workload's structure only (no matrix is built, and a table whose
+    matrix would store more than ``DEFAULT_MAX_ENTRIES`` entries is refused); it is kept for the
+    workload's lifetime, since a workload does not change.
 
     Parameters
     ----------
@@ -82,22 +139,27 @@ def table_groups(workload: Workload) -> TableGroups | str:
     TableGroups or str
         The groups, or the reason they cannot be formed: no table structure, overlapping tables
         (which need the junction-tree or local-polytope bodies), or a table above
-        :data:`TABLE_MAX_CELLS` cells.
+        :data:`TABLE_MAX_CELLS` cells or ``DEFAULT_MAX_ENTRIES`` stored entries.
 
     Examples
     --------
     >>> import projmech as pm
     >>> from projmech.bodies.tables import table_groups
     >>> groups = table_groups(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=1))
-    >>> groups.attributes, [matrix.shape for matrix in groups.matrices]
-    (((0,), (1,), (2,)), [(2, 2), (3, 3), (2, 2)])
+    >>> groups.attributes, [groups.matrix(group).shape for group in range(3)], groups.stored_entries
+    (((0,), (1,), (2,)), [(2, 2), (3, 3), (2, 2)], (2, 3, 2))
     """
+    if workload not in _GROUPS:
+        _GROUPS[workload] = _decompose(workload)
+    return _GROUPS[workload]
+
+
+def _decompose(workload: Workload) -> TableGroups | str:
     terms = table_terms(workload)
     if terms is None:
         return f"{workload.name} is not a union of tables (marginals, or Kronecker products of blocks and totals)"
-    kept = [set(subset) for subset in terms.subsets if subset]
     maximal: list[tuple[int, ...]] = []
-    for subset in sorted({tuple(sorted(s)) for s in kept}, key=len, reverse=True):
+    for subset in sorted({tuple(sorted(s)) for s in terms.subsets if s}, key=len, reverse=True):
         if not any(set(subset) <= set(other) for other in maximal):
             maximal.append(subset)
     for first in range(len(maximal)):
@@ -111,15 +173,19 @@ def table_groups(workload: Workload) -> TableGroups | str:
         cells = math.prod(sizes[i] for i in subset)
         if cells > TABLE_MAX_CELLS:
             return f"its table of attributes {list(subset)} holds {format_count(cells)} cells, above {TABLE_MAX_CELLS:,}"
-    blocks: list[np.ndarray] = [np.zeros((0, 0)) if block is None else np.asarray(block.toarray(), dtype=float)
-                                for block in terms.blocks]
+    blocks = terms.blocks
+    kept = {attribute: block for attribute, block in enumerate(blocks) if block is not None}
+    for attribute, block in kept.items():
+        if block.is_implicit and not block.has_adjoint:
+            return f"the block {block.name} of attribute {attribute} is implicit without columns"
     maximal.sort()
     group_rows: list[list[np.ndarray]] = [[] for _ in maximal]
-    group_matrices: list[list[np.ndarray]] = [[] for _ in maximal]
+    group_terms: list[list[tuple[tuple[int, ...], float]]] = [[] for _ in maximal]
+    stored = [0] * len(maximal)
     constant_rows, constants = [], []
     start = 0
     for subset, weight in terms.terms:
-        count = math.prod(blocks[i].shape[0] for i in subset)
+        count = math.prod(kept[i].num_queries for i in subset)
         rows = np.arange(start, start + count)
         start += count
         if not subset:
@@ -127,20 +193,26 @@ def table_groups(workload: Workload) -> TableGroups | str:
             constants.append(np.full(count, weight))
             continue
         group = next(index for index, table in enumerate(maximal) if set(subset) <= set(table))
-        matrix: np.ndarray = np.ones((1, 1))
-        for attribute in maximal[group]:  # row-major over the table's attributes, as its cells
-            factor = blocks[attribute] if attribute in subset else np.ones((1, sizes[attribute]))
-            matrix = np.asarray(np.kron(matrix, factor), dtype=float)
+        # The stored entries of the term's Kronecker product: each factor's, multiplied.
+        stored[group] += math.prod(kept[a].kernels.stored_entries() if a in subset else sizes[a]
+                                   for a in maximal[group])
         group_rows[group].append(rows)
-        group_matrices[group].append(weight * matrix)
+        group_terms[group].append((subset, weight))
     if start != workload.num_queries:
         return f"its table decomposition does not account for its {workload.num_queries:,} queries"
+    for subset, entries in zip(maximal, stored):
+        if entries > DEFAULT_MAX_ENTRIES:
+            return (f"its table of attributes {list(subset)} has a query matrix of {format_count(entries)} stored "
+                    f"entries, above DEFAULT_MAX_ENTRIES={DEFAULT_MAX_ENTRIES:,}")
     return TableGroups(
         attributes=tuple(maximal),
         rows=tuple(np.concatenate(rows) for rows in group_rows),
-        matrices=tuple(np.vstack(matrices) for matrices in group_matrices),
+        stored_entries=tuple(stored),
         constant_rows=np.concatenate(constant_rows) if constant_rows else np.zeros(0, dtype=np.int64),
         constants=np.concatenate(constants) if constants else np.zeros(0),
+        terms=tuple(tuple(group) for group in group_terms),
+        blocks=tuple(blocks),
+        sizes=tuple(sizes),
     )
 
 
@@ -252,8 +324,8 @@ def project_to_tables(workload: Workload, y: Any, *, solver: str = "auto", tol: 
     answers = np.empty(y.size)
     answers[groups.constant_rows] = groups.constants
     parts = []
-    for matrix, rows in zip(groups.matrices, groups.rows):
-        part = hull.project_to_hull(matrix, y[rows], solver=solver, tol=part_tol, noise_scale=noise_scale,
+    for group, rows in enumerate(groups.rows):
+        part = hull.project_to_hull(groups.matrix(group), y[rows], solver=solver, tol=part_tol, noise_scale=noise_scale,
                                     callback=callback)
         answers[rows] = part.answers
         parts.append(part)

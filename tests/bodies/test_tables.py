@@ -101,3 +101,17 @@ def test_synthetic_rows_refuse_another_workload_of_the_same_tables():
     result = project_to_tables(prefix, prefix.answer_data(data) + 0.01)
     with pytest.raises(ValueError, match="its tables' witnesses give other answers"):
         pm.synthetic_data(domain, result, 10, np.random.default_rng(0), workload=kron([pm.identity(17), total(17), total(17)]))
+
+
+def test_table_matrices_are_sparse_built_once_and_sized_before_they_are_built():
+    """The full table of 2048 x 1024 cells: its query matrix stores 2^21 entries (sparse; dense it
+    would hold 2^42), counted from the blocks before anything is built, built once and shared by
+    the body's memory model and projection; an implicit block without columns is a reason, not a
+    crash."""
+    workload = kron([pm.identity(2048), pm.identity(1024)])
+    groups = table_groups(workload)
+    assert groups.stored_entries == (2**21,) and table_groups(workload) is groups
+    matrix = groups.matrix(0)
+    assert matrix.nnz == 2**21 and groups.matrix(0) is matrix
+    implicit = kron([pm.Workload.implicit((3, 3), np.cumsum, lambda: np.eye(3)), total(2)])
+    assert table_groups(implicit) == "the block workload of attribute 0 is implicit without columns"
