@@ -15,6 +15,7 @@ would not fit in memory.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import Protocol
@@ -29,7 +30,7 @@ from .cost import WorkloadSize, prefers_relaxation
 from .hull import ProjectionResult, project_to_hull
 from .memory import memory_shortfall
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
-from .tables import TablesResult, project_to_tables, table_groups
+from .tables import DENSE_TABLE_ENTRIES, TablesResult, project_to_tables, table_groups
 
 __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "ProjectionProgress",
            "choose_body"]
@@ -217,9 +218,13 @@ class Tables:
         groups = table_groups(workload)
         if isinstance(groups, str):
             return 0.0
-        # Each table's sparse query matrix (a CSR entry: 8 bytes of value, 4 of index), held for
-        # the release, and the hull's projection over one table's cells at a time.
-        matrices = 12.0 * sum(groups.stored_entries)
+        # Each table's query matrix, held for the release (a small one dense, 8 bytes an entry;
+        # else sparse, 8 bytes of value and 4 of index a stored entry), and the hull's projection
+        # over one table's cells at a time.
+        matrices = 0.0
+        for rows, attributes, stored in zip(groups.rows, groups.attributes, groups.stored_entries):
+            entries = rows.size * math.prod(groups.sizes[a] for a in attributes)
+            matrices += 8.0 * entries if entries <= DENSE_TABLE_ENTRIES else 12.0 * stored
         largest = max((hull.projection_memory(Workload(groups.matrix(group)), self.solver)
                        for group in range(len(groups.attributes))), default=0.0)
         return matrices + largest

@@ -112,6 +112,7 @@ def test_table_matrices_are_sparse_built_once_and_sized_before_they_are_built():
     groups = table_groups(workload)
     assert groups.stored_entries == (2**21,) and table_groups(workload) is groups
     matrix = groups.matrix(0)
-    assert matrix.nnz == 2**21 and groups.matrix(0) is matrix
+    assert matrix.nnz == 2**21 and groups.matrix(0) is matrix  # above DENSE_TABLE_ENTRIES: sparse
+    assert isinstance(table_groups(pm.marginals(DOMAIN, way=1)).matrix(1), np.ndarray)  # 3 x 3: dense
     implicit = kron([pm.Workload.implicit((3, 3), np.cumsum, lambda: np.eye(3)), total(2)])
     assert table_groups(implicit) == "the block workload of attribute 0 is implicit without columns"
