@@ -10,6 +10,10 @@
 - :func:`project_to_tables`: for a workload whose tables are disjoint (all 1-way marginals, a
   query on one attribute of a large domain), the projection onto ``K_Q`` table by table, over each
   table's cells instead of the universe (:func:`table_groups` says why a workload has none).
+- :func:`project_to_local`: for marginal tables of any order (all 3-way tables of a large
+  domain), the projection onto their local polytope (consistent, non-negative tables) over the
+  tables' cells; ``K_Q`` itself where the tables are acyclic (:func:`local_tables` says why a
+  workload has no such tables).
 - :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
@@ -28,6 +32,7 @@ from .relaxation import (
     project_to_relaxation,
     relaxation_support,
 )
+from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 from .tables import TableGroups, TablesResult, project_to_tables, table_groups
 
@@ -52,4 +57,9 @@ __all__ = [
     "TablesResult",
     "project_to_tables",
     "table_groups",
+    "LocalError",
+    "LocalResult",
+    "LocalTables",
+    "local_tables",
+    "project_to_local",
 ]

@@ -30,13 +30,14 @@ from .cost import WorkloadSize, prefers_relaxation
 from .hull import ProjectionResult, project_to_hull
 from .memory import memory_shortfall
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
+from .local import LOCAL_BYTES_PER_CELL, LocalResult, local_tables, project_to_local
 from .tables import DENSE_TABLE_ENTRIES, TablesResult, project_to_tables, table_groups
 
-__all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "ProjectionProgress",
-           "choose_body"]
+__all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "Tables", "Local",
+           "ProjectionProgress", "choose_body"]
 
 #: What ``body=`` accepts (``"auto"`` picks one of the others, :func:`choose_body`).
-BODIES = ("auto", "hull", "relaxed", "tables")
+BODIES = ("auto", "hull", "relaxed", "tables", "local")
 
 #: Largest universe for which ``body="auto"`` may project onto ``K_Q`` itself, by the active-set
 #: solver, whose gradients over the universe take O(m) memory: 0.64 s for 2-way marginals at
@@ -62,7 +63,7 @@ PROGRESS_DELAY = 5.0
 class Body(Protocol):
     """A convex body containing the true answers of every data set, to project noisy answers onto."""
 
-    #: ``"hull"``, ``"relaxed"`` or ``"tables"`` (the ``body=`` option that names it).
+    #: ``"hull"``, ``"relaxed"``, ``"tables"`` or ``"local"`` (the ``body=`` option that names it).
     name: str
 
     @property
@@ -84,7 +85,7 @@ class Body(Protocol):
         """A certified upper bound on the body's Gaussian width ``l*``, or None if it has none."""
 
     def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
-                callback: Callback | None = None) -> ProjectionResult | RelaxationResult | TablesResult:
+                callback: Callback | None = None) -> ProjectionResult | RelaxationResult | TablesResult | LocalResult:
         """The certified projection of ``y`` (noise of standard deviation ``noise_scale`` per
         answer), reporting ``callback(iteration, gap)`` as its solver goes."""
 
@@ -245,6 +246,46 @@ class Tables:
         return f"Tables(solver={self.solver!r})"
 
 
+class Local:
+    """The local polytope of a marginal workload's tables: non-negative tables summing to 1 that
+    agree on every marginal two of them share, projected onto over the tables' cells by
+    :func:`~projmech.bodies.local.project_to_local`. It contains ``K_Q`` and equals it when the
+    tables form an acyclic hypergraph (``LocalResult.exact``); elsewhere (all 3-way tables) it is a
+    relaxation, like L. Takes marginal tables of any order (identity blocks), never the universe."""
+
+    name = "local"
+    needs_matrix = False
+
+    def __init__(self, *, solver: str = "auto", tol: float | None = None) -> None:
+        if solver != "auto":
+            raise ValueError(f"solver: body 'local' runs its own dual L-BFGS; expected 'auto', got {solver!r}")
+        self.solver = solver
+        self.tol = None if tol is None else check_positive_number("tol", tol)
+
+    def blocker(self, workload: Workload) -> str | None:
+        model = local_tables(workload)
+        return f"'local' cannot take it: {model}" if isinstance(model, str) else None
+
+    def memory(self, workload: Workload) -> float:
+        model = local_tables(workload)
+        # The dual L-BFGS's vectors over the tables' cells (LOCAL_BYTES_PER_CELL), and the answers.
+        return 0.0 if isinstance(model, str) else LOCAL_BYTES_PER_CELL * model.cells + 24.0 * workload.num_queries
+
+    def memory_blocker(self, workload: Workload) -> str | None:
+        shortfall = memory_shortfall(self.memory(workload))
+        return None if shortfall is None else f"projecting onto the local polytope of its tables {shortfall}"
+
+    def width_bound(self, workload: Workload) -> float | None:
+        return None
+
+    def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
+                callback: Callback | None = None) -> LocalResult:
+        return project_to_local(workload, y, tol=self.tol, noise_scale=noise_scale, callback=callback)
+
+    def __repr__(self) -> str:
+        return "Local()"
+
+
 def _moment_side(workload: Workload) -> int:
     """``D + 1``, the side of the moment matrix of the relaxation of ``workload``'s domain."""
     domain = workload.domain
@@ -253,11 +294,11 @@ def _moment_side(workload: Workload) -> int:
 
 
 def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto", tol: float | None = None,
-                relaxation: str = "sdp+local") -> Hull | Relaxation | Tables:
+                relaxation: str = "sdp+local") -> Hull | Relaxation | Tables | Local:
     """The body to project ``workload``'s answers onto; a ValueError naming ``body`` if none fits.
 
-    ``"hull"`` and ``"relaxed"`` name one. ``"auto"`` decides from the workload alone (never the
-    data, since the body decides which point is released):
+    ``"hull"``, ``"relaxed"``, ``"tables"`` and ``"local"`` name one. ``"auto"`` decides from the
+    workload alone (never the data, since the body decides which point is released):
 
     - a workload only one body takes gets it: the hull needs products both ways, at most
       :data:`HULL_MAX_UNIVERSE` elements (its memory is O(m)) and the memory its projection
@@ -270,7 +311,11 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
       than the relaxation's ADMM (:func:`~projmech.bodies.cost.prefers_relaxation`); the
       solvers counted are those the workload allows (the CVXPY ones need its explicit matrix,
       so an implicit workload's hull is the active-set solver's). ``relaxation="local"``,
-      which the ADMM does not solve and the model does not cover, keeps the hull.
+      which the ADMM does not solve and the model does not cover, keeps the hull;
+    - where neither takes it (a universe above :data:`HULL_MAX_UNIVERSE`, tables that are not
+      all 2-way), the workload's tables: disjoint tables (:class:`Tables`, ``K_Q`` table by
+      table), else, for marginal tables, their local polytope (:class:`Local`, ``K_Q`` itself
+      where the tables are acyclic, a relaxation elsewhere).
 
     A body whose projection would hold more memory than this machine has available
     (:meth:`Body.memory_blocker`) is refused here, with a ValueError naming ``workload``, before
@@ -287,11 +332,13 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
         raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
     if body == "auto":
         body = _auto_body(workload, solver, relaxation)
-    chosen: Hull | Relaxation | Tables
+    chosen: Hull | Relaxation | Tables | Local
     if body == "hull":
         chosen = Hull(solver=solver, tol=tol)
     elif body == "tables":
         chosen = Tables(solver=solver, tol=tol)
+    elif body == "local":
+        chosen = Local(solver=solver, tol=tol)
     else:
         chosen = Relaxation(relaxation=relaxation, solver=solver, tol=tol)
     blocker = chosen.blocker(workload)
@@ -303,7 +350,7 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
     return chosen
 
 
-def _memory_remedies(workload: Workload, chosen: Hull | Relaxation | Tables, relaxation: str) -> str:
+def _memory_remedies(workload: Workload, chosen: Hull | Relaxation | Tables | Local, relaxation: str) -> str:
     """What to use instead of a body whose projection does not fit in memory (for
     :func:`choose_body`'s refusal): the other body where it takes the workload and fits, or the
     hull's automatic solver where that fits, fewer attributes, or no projection."""
@@ -353,7 +400,7 @@ def _relaxation_for(solver: str, relaxation: str) -> Relaxation:
 
 
 def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
-    """``"hull"``, ``"relaxed"`` or ``"tables"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
+    """``"hull"``, ``"relaxed"``, ``"tables"`` or ``"local"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
     hull_fits = _hull_fits(workload, solver)
     relaxed = _relaxation_for(solver, relaxation)
     relaxed_blocker = relaxed.blocker(workload)
@@ -381,12 +428,18 @@ def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
     tables = Tables(solver=solver if _hull_runs(solver) else "auto")
     if tables.blocker(workload) is None and tables.memory_blocker(workload) is None:
         return "tables"
+    # Overlapping marginal tables: their local polytope, K_Q itself where they are acyclic.
+    local = Local()
+    if solver == "auto" and local.blocker(workload) is None and local.memory_blocker(workload) is None:
+        return "local"
     # body="hull" goes beyond HULL_MAX_UNIVERSE, never beyond the memory: suggested only where it fits.
     regardless = (", or pass body='hull' to project onto K_Q regardless of HULL_MAX_UNIVERSE"
                   if _hull_fits(workload, solver, limit=False) else "")
     raise ValueError(
         f"body: 'auto' finds no tractable body for {workload!r}: the hull K_Q is out ({why}), "
-        f"{relaxed_blocker}, and {tables.blocker(workload) or tables.memory_blocker(workload)}. Use answers without projection (GaussianMechanism, or FactorizationMechanism with "
+        f"{relaxed_blocker}, {tables.blocker(workload) or tables.memory_blocker(workload)}, and "
+        f"{local.blocker(workload) or local.memory_blocker(workload) or 'body local runs only solver auto'}. "
+        "Use answers without projection (GaussianMechanism, or FactorizationMechanism with "
         f"project=False){regardless}"
     )
 

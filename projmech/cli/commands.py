@@ -36,7 +36,7 @@ from ..data.frames import ENGINES, is_parquet, read_frame
 from ..analysis.experiments import error_vs_n, format_table, plot_error_vs_n, pyplot
 from ..bodies import hull as hull_module
 from ..bodies import relaxation as relaxation_module
-from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Relaxation, Tables, choose_body
+from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Local, Relaxation, Tables, choose_body
 from ..bodies.cost import HULL_PREFERENCE
 from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning
 from ..mechanisms.additive import (
@@ -206,7 +206,7 @@ RELAXATION_SOLVERS: dict[str, tuple[str, ...]] = {
 class _Projection(NamedTuple):
     """What ``--body``, ``--relaxation`` and ``--solver`` ask of a mechanism that projects."""
 
-    body: str  # "auto", "hull" or "relaxed", as ProjectionMechanism's body takes it
+    body: str  # "auto", "hull", "relaxed", "tables" or "local", as ProjectionMechanism's body takes it
     solver: str
     relaxation: str
     flag: str  # the flag(s) that chose the body, which its errors name
@@ -238,11 +238,20 @@ def _projection(args: argparse.Namespace) -> _Projection | None:
     else:
         body, flag = "auto", "--body auto"
     solver = "auto" if args.solver is None else _canonical_solver(args.solver)
-    offered = {"hull": HULL_SOLVERS, "relaxed": RELAXATION_SOLVERS[relaxation]}
-    takers = [name for name, solvers in offered.items() if body in ("auto", name) and solver in solvers]
+    if body in ("tables", "local") and args.relaxation is not None:
+        raise ValueError(f"--relaxation: applies only with --body relaxed or auto, not {body}")
+    # The bodies "auto" may fall back to (tables, local) run the hull's solvers and their own
+    # solver "auto"; they do not pick the body for a solver.
+    offered = {"hull": HULL_SOLVERS, "relaxed": RELAXATION_SOLVERS[relaxation], "tables": HULL_SOLVERS,
+               "local": ("auto",)}
+    takers = [name for name in ("hull", "relaxed") if body == "auto" and solver in offered[name]]
+    if body != "auto" and solver in offered[body]:
+        takers = [body]
     if not takers:
         accepted = offered[body] if body != "auto" else tuple(dict.fromkeys(HULL_SOLVERS + offered["relaxed"]))
         onto = {"hull": "the hull K_Q", "relaxed": f"the relaxation L ({relaxation})",
+                "tables": "K_Q of disjoint tables, table by table",
+                "local": "the local polytope of the tables (its own dual L-BFGS)",
                 "auto": f"the hull K_Q or the relaxation L ({relaxation})"}[body]
         raise ValueError(f"--solver: {flag} projects onto {onto}, which takes {', '.join(accepted)}; "
                          f"got {args.solver!r}")
@@ -353,8 +362,17 @@ def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
         tables_out = (f"the tables body takes only disjoint tables (--workload marginals:1, identity or "
                       f"prefix:ATTR), not {spec}" if tables.blocker(workload) is not None
                       else tables.memory_blocker(workload))
-        raise ValueError(f"--body auto: no body to project {spec} onto: {hull_out}, {relaxed_out}, and {tables_out}; "
-                         f"use {unprojected}{hull}")
+        local = Local()
+        local_out = (f"the local body takes only marginal tables (--workload marginals:WAY), not {spec}"
+                     if local.blocker(workload) is not None else local.memory_blocker(workload))
+        if local_out is None:
+            local_out = f"the local body runs only --solver auto, not {projection.solver}"
+        raise ValueError(f"--body auto: no body to project {spec} onto: {hull_out}, {relaxed_out}, {tables_out}, "
+                         f"and {local_out}; use {unprojected}{hull}")
+    if projection.body in ("tables", "local"):
+        chosen = Tables() if projection.body == "tables" else Local()
+        why = chosen.blocker(workload) or chosen.memory_blocker(workload)
+        raise ValueError(f"{projection.flag}: {why}; use {unprojected}")
     raise ValueError(f"{projection.flag}: the hull K_Q cannot take {spec}; use {unprojected}")
 
 
@@ -896,10 +914,13 @@ def build_parser() -> _Parser:
     release.add_argument("--body", choices=BODIES, default=None,
                          help="--mechanism projection or factorization+projection projects onto: hull (K_Q, the "
                               "convex hull of every data set's answers), relaxed (the relaxation L, which contains "
-                              "K_Q: --workload marginals:2 only), or auto (default: the hull up to "
+                              "K_Q: --workload marginals:2 only), tables (K_Q of disjoint tables: marginals:1, "
+                              "prefix:ATTR), local (the local polytope of marginal tables of any order: consistent, "
+                              "non-negative tables; K_Q where they are acyclic), or auto (default: the hull up to "
                               f"{HULL_MAX_UNIVERSE:,} universe elements, and within this machine's memory, unless its "
-                              f"estimated time is over {HULL_PREFERENCE:g}x L's, L for marginals:2 beyond; other "
-                              "workloads beyond are refused); --relaxation alone means relaxed")
+                              f"estimated time is over {HULL_PREFERENCE:g}x L's, L for marginals:2 beyond, then "
+                              "tables, then local; other workloads beyond are refused); --relaxation alone means "
+                              "relaxed")
     release.add_argument("--relaxation", choices=RELAXATIONS, default=None,
                          help="the constraints of the relaxation L (implies --body relaxed unless --body auto): "
                               "sdp+local (default), sdp (positive semidefinite moments only: it can release "

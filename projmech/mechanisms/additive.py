@@ -34,6 +34,7 @@ from ..bodies.body import BODIES, Body, Hull, ProjectionProgress, choose_body
 from ..bodies.hull import ProjectionResult
 from ..bodies.memory import memory_shortfall
 from ..bodies.relaxation import RELAXATIONS, RelaxationResult
+from ..bodies.local import LocalResult
 from ..bodies.tables import TablesResult
 from ..analysis.bounds import check_measure, gaussian_mechanism_error, projection_error
 from ..data.dataset import Dataset, resolve_rows
@@ -137,7 +138,7 @@ class Release:
     noise: Noise
     sensitivity: float
     size_noise: Noise | None = None
-    projection: ProjectionResult | RelaxationResult | TablesResult | None = None
+    projection: ProjectionResult | RelaxationResult | TablesResult | LocalResult | None = None
     factorization: Factorization | None = None
     answer_sigma_rms: float | None = None
     workload: Workload | None = None
@@ -592,7 +593,7 @@ class CountingMechanism:
         return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std)
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
-                 projection: ProjectionResult | RelaxationResult | TablesResult | None = None,
+                 projection: ProjectionResult | RelaxationResult | TablesResult | LocalResult | None = None,
                  answer_sigma_rms: float | None = None) -> Release:
         return Release(
             answers=answers,
@@ -858,12 +859,18 @@ class ProjectionMechanism(_GaussianMeasurement):
       attributes: the universe is never materialized, so ``d = 150`` binary attributes
       (``2^150`` elements; use ``marginals(domain, 2, implicit=True)``) work. A Dataset's true
       answers are counted from its records. (:class:`~projmech.bodies.body.Relaxation`.)
+    - ``body="tables"``: ``K_Q`` of a workload whose tables are disjoint (all 1-way marginals, a
+      query on one attribute), projected onto table by table. (:class:`~projmech.bodies.body.Tables`.)
+    - ``body="local"``: for marginal tables of any order, their local polytope (consistent,
+      non-negative tables), over the tables' cells: ``K_Q`` itself where the tables are acyclic
+      (a chain), a relaxation elsewhere (all 3-way tables). (:class:`~projmech.bodies.body.Local`.)
     - ``body="auto"`` (default): decided from the workload alone by
       :func:`~projmech.bodies.body.choose_body`: the hull for a workload with products both ways
       over at most :data:`~projmech.bodies.body.HULL_MAX_UNIVERSE` elements (2^22), unless it
       is 2-way marginals and the cost model (:mod:`projmech.bodies.cost`) estimates the hull
       more than ``HULL_PREFERENCE`` (2) times slower than the relaxation; the relaxation for 2-way
-      marginal workloads beyond; a ``ValueError`` for any other workload: pass ``body="hull"``
+      marginal workloads beyond; then disjoint tables, then the local polytope of marginal
+      tables; a ``ValueError`` for any other workload: pass ``body="hull"``
       to project onto ``K_Q`` regardless, or use :class:`GaussianMechanism`.
 
     Guarantee: the projection is post-processing, so the release satisfies the Gaussian
@@ -885,7 +892,7 @@ class ProjectionMechanism(_GaussianMeasurement):
         The queries ``F``.
     privacy : ZCDP or ApproxDP
         The guarantee, as for :class:`GaussianMechanism`.
-    body : {"auto", "hull", "relaxed"}
+    body : {"auto", "hull", "relaxed", "tables", "local"}
         The body projected onto (above, :func:`~projmech.bodies.body.choose_body`);
         :attr:`body` holds the one chosen.
     solver : str
@@ -951,7 +958,7 @@ class ProjectionMechanism(_GaussianMeasurement):
 
     @validate_params(body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
-                 body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto",
+                 body: Literal["auto", "hull", "relaxed", "tables", "local"] = "auto", solver: str = "auto",
                  tol: float | None = None, relaxation: str = "sdp+local",
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
@@ -971,7 +978,7 @@ class ProjectionMechanism(_GaussianMeasurement):
 
         Parameters
         ----------
-        body : {"auto", "hull", "relaxed"}
+        body : {"auto", "hull", "relaxed", "tables", "local"}
             As for the constructor.
         solver : str
             As for the constructor.
@@ -983,7 +990,7 @@ class ProjectionMechanism(_GaussianMeasurement):
         bool
             ``True`` when a caller (such as the CLI) must build the workload explicitly.
         """
-        return body != "relaxed" and Hull(solver=solver).needs_matrix
+        return body in ("auto", "hull") and Hull(solver=solver).needs_matrix
 
     def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms", width: float | None = None) -> float:
         """An upper bound on the expected error of the projected answers at public size ``n``.
@@ -1070,7 +1077,7 @@ class FactorizationMechanism(_GaussianMeasurement):
         ``factorization`` it must be omitted or match the factorization's own.
     project : bool
         Project the reconstructed answers onto ``body``.
-    body : {"auto", "hull", "relaxed"}
+    body : {"auto", "hull", "relaxed", "tables", "local"}
         The body projected onto, as for :class:`ProjectionMechanism`; :attr:`body` holds the
         one chosen. Only with ``project=True``.
     solver : str
@@ -1128,7 +1135,7 @@ class FactorizationMechanism(_GaussianMeasurement):
     @validate_params(project=FLAG, body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  factorization: Factorization | None = None, objective: str | None = None, project: bool = False,
-                 body: Literal["auto", "hull", "relaxed"] = "auto", solver: str = "auto", tol: float | None = None,
+                 body: Literal["auto", "hull", "relaxed", "tables", "local"] = "auto", solver: str = "auto", tol: float | None = None,
                  relaxation: str = "sdp+local", neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
                  size: int | str | None = None, size_share: float | None = None,
@@ -1186,7 +1193,7 @@ class FactorizationMechanism(_GaussianMeasurement):
         ----------
         project : bool
             As for the constructor.
-        body : {"auto", "hull", "relaxed"}
+        body : {"auto", "hull", "relaxed", "tables", "local"}
             As for the constructor.
         solver : str
             As for the constructor.

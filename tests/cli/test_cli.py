@@ -892,14 +892,17 @@ def binary_files(tmp_path: Path, d: int, n: int = 40) -> list[str]:
      "products with it, or --body relaxed --solver CLARABEL (the relaxation L)"),
     (20, ["--solver", "CLARABEL", "--mechanism", "factorization+projection", "--rho", "1"],
      "--solver CLARABEL: a CVXPY solver projects onto the hull K_Q through the explicit matrix"),
-    # 2^23 elements: above what --body auto projects onto K_Q, and not 2-way marginals
-    (23, ["--workload", "marginals:3", "--rho", "1"],
-     "--body auto: no body to project marginals:3 onto: the hull K_Q is chosen only up to 4,194,304 universe "
-     "elements (--domain has 8,388,608), the relaxation L holds only --workload marginals:2, and the tables body "
-     "takes only disjoint tables (--workload marginals:1, identity or prefix:ATTR), not marginals:3; use --mechanism "
+    # 2^23 elements: above what --body auto projects onto K_Q, not 2-way marginals, overlapping
+    # tables, and prefix queries, which the local polytope does not take
+    (23, ["--workload", "range-marginals:3", "--ranges", "x0=prefix", "--rho", "1"],
+     "--body auto: no body to project range-marginals:3 onto: the hull K_Q is chosen only up to 4,194,304 universe "
+     "elements (--domain has 8,388,608), the relaxation L holds only --workload marginals:2, the tables body "
+     "takes only disjoint tables (--workload marginals:1, identity or prefix:ATTR), not range-marginals:3, and the "
+     "local body takes only marginal tables (--workload marginals:WAY), not range-marginals:3; use --mechanism "
      "gaussian or factorization (answers without projection)"),
     # 2^40 elements: no vector over the universe fits in memory, no table of every cell either
-    (40, ["--workload", "marginals:3", "--rho", "1"], "--body auto: no body to project marginals:3 onto"),
+    (40, ["--workload", "range-marginals:3", "--ranges", "x0=prefix", "--rho", "1"],
+     "--body auto: no body to project range-marginals:3 onto"),
     (40, ["--body", "hull", "--workload", "marginals:3", "--rho", "1"],
      "--body hull: projecting onto the hull K_Q holds vectors over the universe of 1,099,511,627,776 elements"),
     (40, ["--workload", "marginals:2", "--body", "hull", "--rho", "1"],
@@ -943,10 +946,12 @@ def test_body_hull_beyond_auto_limit_runs(files, capsys, monkeypatch):
 
     for module in (projmech.bodies.body, projmech.cli.commands):
         monkeypatch.setattr(module, "HULL_MAX_UNIVERSE", 8)
-    # 0- to 2-way marginals: overlapping tables (no tables body) and not only 2-way ones (no L).
-    assert release(files, "--workload", "marginals:0-2", "--rho", "1")[0] == 2
+    # 2-way tables with prefix queries: overlapping tables (no tables body), not marginal ones
+    # (no local polytope) and not all 2-way marginals (no L).
+    ranged = ("--workload", "range-marginals:2", "--ranges", "b=prefix")
+    assert release(files, *ranged, "--rho", "1")[0] == 2
     assert "or --body hull to project onto the hull K_Q regardless" in one_line_error(capsys, "--body auto")
-    code, out = release(files, "--workload", "marginals:0-2", "--rho", "1", "--body", "hull")
+    code, out = release(files, *ranged, "--rho", "1", "--body", "hull")
     assert code == 0 and read_outputs(out)[1]["body"] == "hull"
 
 

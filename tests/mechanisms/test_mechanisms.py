@@ -663,17 +663,22 @@ def test_a_hull_over_a_huge_universe_is_refused_at_once(make):
 
 
 def test_body_auto_finds_no_body_over_a_huge_universe_at_once():
-    """The default body refuses the 3-way marginals of the huge domain (the hull is out, the
-    relaxation holds 2-way marginals only, and the tables overlap) in the constructor, for both
-    projecting mechanisms; its 1-way marginals, disjoint tables, go to the tables body."""
+    """The default body refuses overlapping tables read through prefix queries over the huge
+    domain (the hull is out, the relaxation holds 2-way marginals only, the tables overlap and the
+    local polytope takes identity blocks only) in the constructor, for both projecting mechanisms;
+    its 1-way marginals, disjoint tables, go to the tables body and its 3-way marginals to their
+    local polytope."""
     import time
 
+    from projmech.workloads import range_marginals
+
     assert ProjectionMechanism(marginals(HUGE_DOMAIN, 1, implicit=True), ZCDP(0.5)).body.name == "tables"
-    workload = marginals(HUGE_DOMAIN, 3, implicit=True)
+    assert ProjectionMechanism(marginals(HUGE_DOMAIN, 3, implicit=True), ZCDP(0.5)).body.name == "local"
+    workload = range_marginals(HUGE_DOMAIN, 2, {"p0": "prefix"})
     for make in (lambda: ProjectionMechanism(workload, ZCDP(0.5)),
                  lambda: FactorizationMechanism(workload, ZCDP(0.5), project=True)):
         start = time.perf_counter()
-        with pytest.raises(ValueError, match="body: 'auto' finds no tractable body"):
+        with pytest.raises(ValueError, match="body: 'auto' finds no tractable body.*'local' cannot take it"):
             make()
         assert time.perf_counter() - start < 5
     # The 2-way marginals of the same domain have a body that fits: the relaxation, whose size

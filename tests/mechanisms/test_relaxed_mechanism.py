@@ -125,11 +125,12 @@ def test_auto_body():
     forty = Domain([f"x{i}" for i in range(40)], [2] * 40)
     assert ProjectionMechanism(marginals(forty, 2, implicit=True), ZCDP(1.0)).body.name == "relaxed"
     # Beyond the hull, disjoint tables (all 1-way marginals) go to the tables body, K_Q over the
-    # tables' cells; anything else that the hull cannot take is refused, naming body.
+    # tables' cells, and other marginal tables to their local polytope; anything else that the
+    # hull cannot take is refused, naming body.
     assert ProjectionMechanism(marginals(forty, 1, implicit=True), ZCDP(1.0)).body.name == "tables"
-    for workload in (all_range(64, implicit=True), marginals(twenty_three, 3, implicit=True)):
-        with pytest.raises(ValueError, match="body: 'auto'"):
-            ProjectionMechanism(workload, ZCDP(1.0))
+    assert ProjectionMechanism(marginals(twenty_three, 3, implicit=True), ZCDP(1.0)).body.name == "local"
+    with pytest.raises(ValueError, match="body: 'auto'"):
+        ProjectionMechanism(all_range(64, implicit=True), ZCDP(1.0))
     # An explicit request for the hull is honoured whatever the universe size.
     assert ProjectionMechanism(marginals(twenty_three, 2, implicit=True), ZCDP(1.0), body="hull").body.name == "hull"
 

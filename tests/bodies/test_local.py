@@ -1,0 +1,222 @@
+"""The local polytope of marginal tables (``body="local"``): against a direct CVXPY model, the
+hull on acyclic tables, brute-force consistency checks, and the refusals."""
+
+from __future__ import annotations
+
+import itertools
+import tracemalloc
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import projmech as pm
+from projmech.bodies import local as local_module
+from projmech.bodies.body import Local, choose_body
+from projmech.bodies.local import LocalError, local_tables, project_to_local
+from projmech.workloads import identity, kron, stack, total
+
+
+def _tables(sizes, subsets, weights=None):
+    """A stack of marginal tables on ``subsets`` (Kronecker products of identities and totals),
+    the table of ``subsets[i]`` scaled by ``weights[i]``."""
+    weights = weights or [1.0] * len(subsets)
+    parts = []
+    for subset, weight in zip(subsets, weights):
+        factors = [identity(size) if a in subset else total(size) for a, size in enumerate(sizes)]
+        first = next(iter(subset))
+        factors[first] = pm.Workload(weight * np.eye(sizes[first]))
+        parts.append(kron(factors))
+    return stack(parts)
+
+
+def _marginal_matrix(shape, attributes, kept):
+    """The 0/1 matrix summing a table of ``attributes`` (row-major, ``shape``) onto ``kept``."""
+    keep_axes = [attributes.index(a) for a in kept]
+    kept_shape = [shape[axis] for axis in keep_axes]
+    matrix = np.zeros((int(np.prod(kept_shape)), int(np.prod(shape))))
+    for flat, cell in enumerate(itertools.product(*(range(n) for n in shape))):
+        matrix[np.ravel_multi_index([cell[axis] for axis in keep_axes], kept_shape), flat] = 1.0
+    return matrix
+
+
+def _cvxpy_local(workload, y):
+    """The projection onto the local polytope as a CVXPY model written from the definition: one
+    non-negative variable per table summing to 1, every two tables agreeing on the marginal of
+    their shared attributes, the objective over the workload's own rows (its explicit matrix
+    restricted to each term). Returns the optimal value of (1/2)||answers - y||^2."""
+    model = local_tables(workload)
+    assert not isinstance(model, str)
+    tables = [cp.Variable(int(np.prod(shape)), nonneg=True) for shape in model.shapes]
+    constraints = [cp.sum(table) == 1 for table in tables]
+    for first, second in itertools.combinations(range(len(tables)), 2):
+        shared = sorted(set(model.attributes[first]) & set(model.attributes[second]))
+        if shared:
+            constraints.append(
+                _marginal_matrix(model.shapes[first], model.attributes[first], shared) @ tables[first]
+                == _marginal_matrix(model.shapes[second], model.attributes[second], shared) @ tables[second])
+    residuals = []
+    for table, row, weight in model.terms:
+        size = int(np.prod(model.shapes[table]))
+        residuals.append(weight * tables[table] - y[row:row + size])
+    constant = float(np.sum((y[model.constant_rows] - model.constants) ** 2))
+    problem = cp.Problem(cp.Minimize(0.5 * sum(cp.sum_squares(r) for r in residuals) + 0.5 * constant), constraints)
+    problem.solve(solver="CLARABEL")
+    assert problem.status == "optimal"
+    return problem.value
+
+
+CASES = {
+    "2-way, 3 attributes (cyclic)": (lambda: pm.marginals(pm.Domain(list("abc"), [2, 3, 2]), 2)),
+    "1- and 2-way with the total": (lambda: pm.marginals(pm.Domain(list("abcd"), [2, 2, 3, 2]), ways=(0, 1, 2))),
+    "3-way, 4 attributes": (lambda: pm.marginals(pm.Domain(list("abcd"), [3, 2, 2, 2]), 3)),
+    "weighted chain": (lambda: _tables([2, 3, 2, 2], [(0, 1), (1, 2), (2, 3)], [2.0, 0.5, 1.0])),
+    "nested tables": (lambda: _tables([2, 3, 2], [(0, 1, 2), (0, 1), (2,)], [1.0, 3.0, 1.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_projection_matches_a_direct_cvxpy_model_and_its_certificate_holds(name):
+    workload = CASES[name]()
+    rng = np.random.default_rng(len(name))
+    dense = workload.toarray()
+    y = dense @ rng.dirichlet(np.ones(dense.shape[1])) + rng.normal(0.0, 0.2, workload.num_queries)
+    result = project_to_local(workload, y, tol=1e-10)
+    value = 0.5 * float(np.sum((result.answers - y) ** 2))
+    optimum = _cvxpy_local(workload, y)
+    assert result.stats.tolerance_met and result.stats.gap <= 1e-10 * max(value, 1.0)
+    # The released point is feasible, so it cannot beat the optimum beyond the oracle's accuracy,
+    # and its certified gap bounds how far above it lies: never optimistic.
+    assert value >= optimum - 1e-7
+    assert value - optimum <= result.stats.gap + 1e-7
+
+
+def _independent_inconsistency(result, workload):
+    """The largest disagreement of two released tables on their shared attributes, or of a table's
+    sum from 1, by explicit marginalization matrices."""
+    model = local_tables(workload)
+    worst = max(abs(result.marginal(table).sum() - 1.0) for table in result.tables)
+    for first, second in itertools.combinations(result.tables, 2):
+        shared = sorted(set(first) & set(second))
+        if shared:
+            one = _marginal_matrix(model.shapes[model.attributes.index(first)], first, shared) @ result.marginal(first).ravel()
+            two = _marginal_matrix(model.shapes[model.attributes.index(second)], second, shared) @ result.marginal(second).ravel()
+            worst = max(worst, float(np.max(np.abs(one - two))))
+    return worst
+
+
+def test_the_released_tables_are_consistent_non_negative_and_give_the_answers():
+    workload = pm.marginals(pm.Domain([f"x{i}" for i in range(5)], [2, 3, 2, 4, 2]), 3)
+    rng = np.random.default_rng(3)
+    y = workload.toarray() @ rng.dirichlet(np.ones(workload.universe_size)) + rng.normal(0, 0.05, workload.num_queries)
+    result = project_to_local(workload, y, noise_scale=0.05)
+    assert result.stats.tolerance_met and not result.exact
+    assert _independent_inconsistency(result, workload) <= 1e-12
+    assert result.inconsistency <= 1e-12
+    assert min(result.marginal(table).min() for table in result.tables) >= 0.0
+    rows = np.concatenate([result.marginal(table).ravel() for table in result.tables])
+    np.testing.assert_array_equal(result.answers, rows)  # 3-way tables, one term each, in order
+    assert result.summary()["body"] == "local" and result.summary()["exact"] is False
+    with pytest.raises(ValueError, match="attributes"):
+        result.marginal((0, 1))
+
+
+ACYCLIC = {
+    "chain of 3-way tables": ([2, 2, 3, 2, 2], [(0, 1, 2), (1, 2, 3), (2, 3, 4)]),
+    "star": ([3, 2, 2, 2], [(0, 1), (0, 2), (0, 3)]),
+    "nested with a 1-way table": ([2, 3, 2], [(0, 1, 2), (1,)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACYCLIC))
+def test_on_acyclic_tables_the_projection_is_the_hull_projection(name):
+    sizes, subsets = ACYCLIC[name]
+    workload = _tables(sizes, subsets)
+    rng = np.random.default_rng(len(name))
+    y = workload.toarray() @ rng.dirichlet(np.ones(workload.universe_size)) + rng.normal(0, 0.2, workload.num_queries)
+    result = project_to_local(workload, y, tol=1e-11)
+    hull = pm.bodies.project_to_hull(workload, y, tol=1e-11)
+    assert result.exact
+    # Both certified: each is within sqrt(2 gap) of the one projection onto K_Q.
+    bound = np.sqrt(2 * result.stats.gap) + np.sqrt(2 * hull.stats.gap) + 1e-9
+    assert np.linalg.norm(result.answers - hull.answers) <= bound
+    assert bound < 1e-4
+
+
+def test_on_cyclic_tables_the_local_polytope_is_a_strict_relaxation():
+    # Three pairwise-consistent 2-way tables no distribution has: x = y, x = z, y != z.
+    workload = pm.marginals(pm.Domain(list("abc"), [2, 2, 2]), 2)
+    y = np.array([0.5, 0, 0, 0.5, 0.5, 0, 0, 0.5, 0, 0.5, 0.5, 0])
+    result = project_to_local(workload, y, tol=1e-10)
+    hull = pm.bodies.project_to_hull(workload, y, tol=1e-10)
+    assert not result.exact
+    assert result.distance <= 1e-5  # the point is in the local polytope
+    assert hull.distance > 0.4  # and far from K_Q (1/sqrt(3) by symmetry; 0.577 measured)
+
+
+@pytest.mark.parametrize("subsets, acyclic", [
+    ([(0, 1, 2), (1, 2, 3), (2, 3, 4)], True),
+    ([(0, 1), (1, 2), (0, 2)], False),
+    ([(0, 1), (1, 2), (2, 3), (0, 3)], False),
+    ([(0, 1), (0, 2), (0, 3)], True),
+    ([(0,), (1,), (2,)], True),
+    ([(0, 1, 2), (0, 1), (2,)], True),
+    ([(0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3)], False),
+    ([(0, 1, 2), (0, 1), (1, 2), (0, 2)], True),  # the 2-way tables lie inside the 3-way one
+])
+def test_acyclicity_follows_the_graham_reduction(subsets, acyclic):
+    assert local_module._acyclic(subsets) is acyclic
+
+
+def test_workloads_without_marginal_tables_are_refused_with_the_reason():
+    domain = pm.Domain(["a", "b", "c"], [4, 3, 2])
+    ranged = pm.workloads.range_marginals(domain, 2, {"a": "prefix"})
+    assert "not all identities" in local_tables(ranged)
+    assert "not a union of tables" in local_tables(pm.Workload(np.eye(4)))
+    with pytest.raises(ValueError, match="body: 'local' cannot take it"):
+        choose_body(ranged, "local")
+    with pytest.raises(ValueError, match="workload:"):
+        project_to_local(pm.Workload(np.eye(4)), np.zeros(4))
+    workload = pm.marginals(domain, 2)
+    with pytest.raises(ValueError, match="y"):
+        project_to_local(workload, np.zeros(3))
+    with pytest.raises(ValueError, match="tol"):
+        project_to_local(workload, np.zeros(workload.num_queries), tol=0.0)
+    with pytest.raises(ValueError, match="solver"):
+        Local(solver="SCS")
+
+
+def test_too_many_cells_are_refused_before_anything_is_built(monkeypatch):
+    monkeypatch.setattr(local_module, "LOCAL_MAX_CELLS", 100)
+    workload = pm.marginals(pm.Domain(["a", "b", "c"], [5, 5, 5]), 2)  # 75 cells: taken
+    assert not isinstance(local_module._decompose(workload), str)
+    workload = pm.marginals(pm.Domain(["a", "b", "c", "d"], [5, 5, 5, 5]), 2)  # 150 cells
+    assert "LOCAL_MAX_CELLS" in local_module._decompose(workload)
+
+
+def test_an_unfinished_projection_is_reported_never_returned():
+    workload = pm.marginals(pm.Domain([f"x{i}" for i in range(5)], [3] * 5), 3)
+    rng = np.random.default_rng(0)
+    y = rng.normal(0, 0.3, workload.num_queries)
+    with pytest.raises(LocalError, match="stopped after 1 iterations") as caught:
+        project_to_local(workload, y, tol=1e-12, max_iterations=1)
+    best = caught.value.best
+    assert best.stats.status == pm.Status.ITERATION_LIMIT and not best.stats.tolerance_met
+    assert best.inconsistency <= 1e-12  # the best point is feasible, only not certified
+
+
+def test_auto_takes_the_local_polytope_where_no_other_body_fits_and_allocates_nothing_of_the_universe():
+    # 12 attributes of 10 values: 10^12 elements; all 3-way tables, 220 of 1,000 cells.
+    domain = pm.Domain([f"x{i}" for i in range(12)], [10] * 12)
+    workload = pm.marginals(domain, 3, implicit=True)
+    assert isinstance(choose_body(workload), Local)
+    data = pm.Dataset(np.random.default_rng(0).integers(0, 10, size=(2_000, 12)), domain)
+    mechanism = pm.ProjectionMechanism(workload, pm.ZCDP(1.0), noise="continuous")
+    tracemalloc.start()
+    release = mechanism.release(data, rng=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 200e6  # the tables hold 220,000 cells; a universe-sized vector would be 8 TB
+    assert release.projection.stats.tolerance_met and release.summary()["body"] == "local"
+    truth = workload.answer_data(data)
+    assert np.linalg.norm(release.answers - truth) < np.linalg.norm(release.noisy_answers - truth)
