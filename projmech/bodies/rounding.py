@@ -2,8 +2,10 @@
 
 Rows over any domain from the 2-way tables of a point of the relaxation L (a Chow–Liu tree,
 :cite:p:`CL68`, then local search on the rows: :mod:`.marginal_rows`); binary rows from its
-moment matrix by Gaussian (hyperplane) rounding (:cite:p:`GW95`); and rows over any domain from
-the witness distribution of a projection onto K_Q, by rounding its weights to counts.
+moment matrix by Gaussian (hyperplane) rounding (:cite:p:`GW95`); rows over any domain from
+the witness distribution of a projection onto K_Q, by rounding its weights to counts; and rows
+from the tables of a projection onto disjoint tables or onto the local polytope, the latter
+along a junction tree of its tables, each table's conditionals rounded to counts.
 
 A point of L is a moment matrix, not a distribution, so it has no witness to sample from.
 Hyperplane rounding with Krivine's transform of the moment matrix reproduces its first and
@@ -15,6 +17,8 @@ much. The derivation is in the theory page *The moment relaxation of 2-way margi
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +30,7 @@ from ..validation import GENERATOR, check_positive_int, format_count
 from .._sparse import issparse
 from ..workloads import Workload, marginals
 from .hull import ProjectionResult
+from .local import LocalResult, local_tables
 from .marginal_rows import search_rows, tree_rows
 from .memory import memory_shortfall
 from .relaxation import MomentEncoding, RelaxationResult
@@ -200,9 +205,11 @@ class SyntheticData:
         L, the projected workload for K_Q) and the projected answers they were drawn from: for a
         search from L what the search could not fit; for Gaussian rounding sampling error (about
         ``1/sqrt(n)``) plus the bias of any repair; for K_Q the rounding of the weights to counts
-        (at most ``support / n`` in any answer).
+        (at most ``support / n`` in any answer); for tables the rounding of their cells' counts
+        (and, on cyclic tables, what the tree of tables does not match).
     method : str
-        ``"search"`` or ``"gaussian"`` (rows from L), ``"witness"`` (rows from K_Q).
+        ``"search"`` or ``"gaussian"`` (rows from L), ``"witness"`` (rows from K_Q),
+        ``"tables"`` (from disjoint tables) or ``"local"`` (from the local polytope's tables).
 
     See Also
     --------
@@ -227,7 +234,7 @@ class SyntheticData:
     method: str = "witness"
 
 
-def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult | TablesResult, n: int,
+def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult | TablesResult | LocalResult, n: int,
                    rng: np.random.Generator,
                    *, workload: Workload | None = None, method: str = "auto") -> SyntheticData:
     """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
@@ -245,8 +252,23 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
     answers differ from the projected ones only by that rounding, never by sampling noise. From a
     projection onto disjoint tables (:class:`~projmech.bodies.tables.TablesResult`): each table's
     witness is rounded so, in its own random order (the tables drawn independently, their product
-    having these tables), and an attribute no query reads takes uniform values. Rows come in
-    random order.
+    having these tables), and an attribute no query reads takes uniform values. From a
+    projection onto the local polytope of overlapping tables
+    (:class:`~projmech.bodies.local.LocalResult`): the maximal tables (a table inside another is
+    its marginal) are drawn along a maximum-weight spanning forest of them, two tables weighted
+    by the attributes they share, in breadth-first order from each tree's largest table. That
+    table is rounded to ``n`` cells as a witness is; each later table's attributes not yet drawn
+    come from its conditional on those already drawn: the ``m_s`` rows with the value ``s`` of
+    them get ``mu(. | s)`` rounded to counts within 1 of ``m_s mu(. | s)``, in random order.
+    When the tables are acyclic (``result.exact``) the forest is a junction tree, the attributes
+    already drawn are a table's separator with its parent, and the rows' distribution is the
+    junction-tree one, ``prod mu_C / prod mu_S``, whose marginals are the tables: each root's
+    counts are within 1 of ``n mu``, and a child's within 1 plus its parent's error on their
+    separator. On cyclic tables (a relaxation: no distribution need have them) the same
+    drawing matches the tables along the tree up to that rounding, while a table whose
+    attributes were all drawn by others, or that conditions on more than its separator, is
+    matched only approximately, and ``marginal_max_error`` says how far. An attribute no table
+    reads takes uniform values. Rows come in random order.
 
     Post-processing of a private release: the rows carry the release's guarantee, provided ``n``
     is public (it is the number of rows drawn, not a statistic of the data).
@@ -255,18 +277,19 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
     ----------
     domain : Domain
         The domain of the projection's workload.
-    result : RelaxationResult, ProjectionResult or TablesResult
-        A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, or onto disjoint tables.
+    result : RelaxationResult, ProjectionResult, TablesResult or LocalResult
+        A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, onto disjoint tables,
+        or onto the local polytope of overlapping tables.
     n : int
         Rows to draw: as many as fit in memory (``ROW_BYTES_PER_VALUE`` bytes per value of the
         rows, checked before any is drawn).
     rng : numpy.random.Generator
         The randomness of the drawing (tree sampling and search, Gaussian draws, or ties and the
-        rows' order).
+        rows' order); one seed gives the same rows.
     workload : Workload, optional
-        For a :class:`ProjectionResult` or a tables result, the workload it projected (required):
-        the rows' answers are computed from their counts with it and compared with
-        ``result.answers``.
+        For a :class:`ProjectionResult`, a tables or a local result, the workload it projected
+        (required, refused when its tables or answers differ): the rows' answers are computed
+        from their counts with it and compared with ``result.answers``.
     method : {"auto", "search", "gaussian"}
         For a :class:`RelaxationResult` (see above); a witness is always rounded.
 
@@ -307,6 +330,17 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
     ('search', (200, 3))
     >>> bool(rows.marginal_rmse < 0.05)
     True
+
+    A chain of two overlapping tables, ``(a, b)`` and ``(b, c)``, is acyclic: the rows' tables
+    are the projected ones up to the rounding of counts.
+
+    >>> from projmech.bodies.local import project_to_local
+    >>> from projmech.workloads import identity, kron, stack, total
+    >>> chain = stack([kron([identity(2), identity(2), total(2)]), kron([total(2), identity(2), identity(2)])])
+    >>> local = project_to_local(chain, np.array([0.4, 0.1, 0.2, 0.3, 0.3, 0.2, 0.1, 0.4]))
+    >>> rows = pm.synthetic_data(domain, local, 1000, np.random.default_rng(1), workload=chain)
+    >>> rows.method, local.exact, bool(rows.marginal_max_error <= 3 / 1000)
+    ('local', True, True)
     """
     if not isinstance(domain, Domain):
         raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
@@ -315,16 +349,18 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
     if method not in ROW_METHODS:
         raise ValueError(f"method: expected one of {ROW_METHODS}, got {method!r}")
     _check_rows_fit(check_positive_int("n", n), domain)
-    if isinstance(result, (ProjectionResult, TablesResult)):
+    if isinstance(result, (ProjectionResult, TablesResult, LocalResult)):
         if method != "auto":
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
-                             "is rounded from its witness (leave method='auto')")
+                             "or onto tables is rounded from its witness or tables (leave method='auto')")
         count, generator = check_positive_int("n", n), GENERATOR.check("rng", rng)
         if isinstance(result, ProjectionResult):
             return _rows_from_witness(domain, result, count, generator, workload)
+        if isinstance(result, LocalResult):
+            return _rows_from_local(domain, result, count, generator, workload)
         return _rows_from_tables(domain, result, count, generator, workload)
     if not isinstance(result, RelaxationResult):
-        raise TypeError(f"result: expected a RelaxationResult, ProjectionResult or TablesResult, got "
+        raise TypeError(f"result: expected a RelaxationResult, ProjectionResult, TablesResult or LocalResult, got "
                         f"{type(result).__name__}")
     if workload is not None:
         raise ValueError("workload: only for a ProjectionResult (a relaxation's answers are 2-way marginals)")
@@ -431,6 +467,138 @@ def _rows_from_tables(domain: Domain, result: TablesResult, n: int, rng: np.rand
         rows[:, list(attributes)] = np.column_stack(np.unravel_index(cells, [domain.sizes[i] for i in attributes]))
     data = Dataset(rows, domain)
     return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "tables")
+
+
+def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random.Generator,
+                     workload: Workload | None) -> SyntheticData:
+    """Rows from a projection onto the local polytope (see :func:`synthetic_data`): the maximal
+    tables sampled along a maximum-weight spanning forest (:func:`_junction_order`), each table's
+    new attributes drawn from its conditional on those already drawn (:func:`_draw_conditional`)."""
+    if workload is None:
+        raise ValueError("workload: required for a LocalResult (the workload whose answers it projected)")
+    if not isinstance(workload, Workload):
+        raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
+    tables = {attributes: result.marginal(attributes) for attributes in result.tables}
+    if any(attributes[-1] >= len(domain) or table.shape != tuple(domain.sizes[a] for a in attributes)
+           for attributes, table in tables.items()):
+        raise ValueError(f"result: its tables {[list(t) for t in result.tables]} of shapes "
+                         f"{[list(table.shape) for table in tables.values()]} do not match the domain's sizes "
+                         f"{list(domain.sizes)}")
+    model = local_tables(workload)
+    if isinstance(model, str) or model.attributes != result.tables or result.answers.shape != (
+            workload.num_queries,) or workload.universe_size != domain.size or (
+            workload.domain is not None and workload.domain != domain):
+        raise ValueError(f"workload: {workload.name} is not the workload this result projected over the tables "
+                         f"{[list(table) for table in result.tables]} of this domain; pass the projected workload")
+    # One layout of tables cannot tell two workloads apart (the terms' weights or order): the
+    # tables read through this workload's terms must give the projected answers.
+    recomputed = np.empty(workload.num_queries)
+    recomputed[model.constant_rows] = model.constants
+    for table, row, weight in model.terms:
+        cells = tables[model.attributes[table]].ravel()
+        recomputed[row:row + cells.size] = weight * cells
+    scale = 1.0 + float(np.max(np.abs(result.answers), initial=0.0))
+    if not np.allclose(recomputed, result.answers, rtol=0.0, atol=1e-8 * scale):
+        raise ValueError(f"workload: {workload.name} is not the workload this result projected (its terms over the "
+                         "result's tables give other answers); pass the projected workload")
+    # An attribute no table reads takes uniform values: no answer depends on it.
+    rows = rng.integers(0, np.asarray(domain.sizes), size=(n, len(domain.sizes)), dtype=np.int64)
+    drawn: set[int] = set()
+    for clique in _junction_order(tables):
+        # On a junction tree (acyclic tables) the attributes drawn before that a clique reads are
+        # exactly its separator with its parent (running intersection); on the tree of a cyclic
+        # set they may be more, and a clique whose attributes are all drawn adds nothing.
+        given = tuple(a for a in clique if a in drawn)
+        new = tuple(a for a in clique if a not in drawn)
+        if new:
+            _draw_conditional(rows, tables[clique], clique, given, new, rng)
+            drawn.update(new)
+    data = Dataset(rows, domain)
+    return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "local")
+
+
+def _junction_order(tables: dict[tuple[int, ...], np.ndarray]) -> list[tuple[int, ...]]:
+    """The maximal tables (a table inside another is its marginal) in breadth-first order of a
+    maximum-weight spanning forest, two tables weighted by the number of attributes they share
+    (Kruskal's algorithm, ties in the tables' order, children in it too). For an acyclic
+    hypergraph such a forest is a junction tree (:cite:p:`BFMY83`, :cite:p:`WJ08`): a table's
+    attributes shared with any table before it lie in its parent. Tables sharing no attribute
+    fall in different trees. Each tree starts at its largest table (most cells; the first of
+    equals), whose rounding is then the closest to its table."""
+    attributes = [set(table) for table in tables]
+    maximal = [table for table, own in zip(tables, attributes) if not any(own < other for other in attributes)]
+    edges = sorted((-len(set(first) & set(second)), j, i) for i, first in enumerate(maximal)
+                   for j, second in enumerate(maximal[:i]) if set(first) & set(second))
+    parent = list(range(len(maximal)))  # union-find over the trees built so far
+
+    def find(node: int) -> int:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    neighbours: list[list[int]] = [[] for _ in maximal]
+    for _, j, i in edges:
+        if find(i) != find(j):
+            parent[find(i)] = find(j)
+            neighbours[i].append(j)
+            neighbours[j].append(i)
+    order: list[tuple[int, ...]] = []
+    visited = [False] * len(maximal)
+    for root in sorted(range(len(maximal)), key=lambda index: (-tables[maximal[index]].size, index)):
+        if visited[root]:
+            continue
+        visited[root] = True
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            order.append(maximal[node])
+            for child in sorted(neighbours[node]):
+                if not visited[child]:
+                    visited[child] = True
+                    queue.append(child)
+    return order
+
+
+def _draw_conditional(rows: np.ndarray, table: np.ndarray, clique: tuple[int, ...], given: tuple[int, ...],
+                      new: tuple[int, ...], rng: np.random.Generator) -> None:
+    """Set the ``new`` attributes of ``rows`` from ``table`` (over ``clique``) given the ``given``
+    ones, in place: the ``m_s`` rows with ``x_given = s`` take the cells of the conditional
+    ``mu(s, .) / mu(s)`` rounded as a witness is (each count within 1 of ``m_s mu(. | s)``, the
+    rest to the largest remainders, ties in random order), in random order among them. With
+    nothing given, all rows share one condition: the table itself is rounded to ``n`` cells."""
+    axes = [clique.index(a) for a in given] + [clique.index(a) for a in new]
+    given_sizes = [table.shape[clique.index(a)] for a in given]
+    # Contiguous, so that the counts' flat view below is the counts (a transposed layout would
+    # make ``reshape`` a copy).
+    joint = np.ascontiguousarray(table.transpose(axes)).reshape(math.prod(given_sizes), -1)
+    conditions, values = joint.shape
+    mass = joint.sum(axis=1)
+    # A condition the table gives no mass, where rows have it (a 1e-17 cell of another table on
+    # a junction tree, or the inconsistent tables of a cyclic set), takes the new attributes'
+    # marginal: any choice keeps this table's other conditions exact.
+    fallback = joint.sum(axis=0)
+    conditional = np.where(mass[:, None] > 0, joint / np.where(mass > 0, mass, 1.0)[:, None], fallback / fallback.sum())
+    conditional /= conditional.sum(axis=1, keepdims=True)
+    condition = (np.ravel_multi_index(tuple(rows[:, list(given)].T), given_sizes) if given
+                 else np.zeros(rows.shape[0], dtype=np.int64))
+    members = np.bincount(condition, minlength=conditions)
+    scaled = members[:, None] * conditional
+    counts = np.floor(scaled).astype(np.int64, order="C")
+    left = members - counts.sum(axis=1)
+    # Largest remainders within each condition: sorted by condition, then remainder (largest
+    # first), then a random key; the first ``left[s]`` of condition s get one more.
+    remainders = (scaled - counts).ravel()
+    group = np.repeat(np.arange(conditions), values)
+    order = np.lexsort((rng.random(remainders.size), -remainders, group))
+    rank = np.arange(remainders.size) - group[order] * values
+    flat = counts.reshape(-1)
+    flat[order[rank < left[group[order]]]] += 1
+    # Both sides ordered by condition: the rows of s (in random order) meet the cells of s.
+    cells = np.repeat(np.tile(np.arange(values), conditions), flat)
+    targets = np.lexsort((rng.random(condition.size), condition))
+    for attribute, column in zip(new, np.unravel_index(cells, [table.shape[clique.index(a)] for a in new])):
+        rows[targets, attribute] = column
 
 
 def _synthetic(data: Dataset, repair: float, difference: np.ndarray, method: str) -> SyntheticData:
