@@ -16,6 +16,7 @@ import contextlib
 import difflib
 import glob
 import importlib.util
+import json
 import math
 import os
 import re
@@ -39,6 +40,7 @@ from ..bodies import relaxation as relaxation_module
 from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Local, Relaxation, Tables, choose_body
 from ..bodies.cost import HULL_PREFERENCE
 from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning
+from ..bodies.rounding import synthetic_data
 from ..mechanisms.additive import (
     FactorizationMechanism,
     GaussianMechanism,
@@ -382,6 +384,7 @@ class _Outputs(NamedTuple):
     out: Path
     summary: Path
     summary_flag: str  # --summary, or --out where the summary's path derives from it
+    synthetic: Path | None  # --synthetic, the rows drawn from the projection
 
 
 def _output_paths(args: argparse.Namespace, inputs: Sequence[tuple[str, Path]]) -> _Outputs:
@@ -396,10 +399,13 @@ def _output_paths(args: argparse.Namespace, inputs: Sequence[tuple[str, Path]]) 
         _refuse_overlaps(outputs[:1], inputs)  # an input is the graver fault: named first
         raise ValueError(f"--out: {out} ends in .json, the suffix its summary takes; give --out a .csv path, "
                          "or --summary another path")
+    synthetic = _output_path("--synthetic", args.synthetic) if args.synthetic is not None else None
+    if synthetic is not None:
+        outputs.append(("--synthetic", synthetic))
     _refuse_overlaps(outputs, inputs)
     for flag, path in outputs:
         _check_new_file(flag, path, args.force)
-    return _Outputs(out, summary, summary_flag)
+    return _Outputs(out, summary, summary_flag, synthetic)
 
 
 def _output_path(flag: str, text: str, what: str = "a file path") -> Path:
@@ -578,9 +584,16 @@ def _release(args: argparse.Namespace) -> int:
                          f"strategy; --mechanism {args.mechanism} has none")
     if args.intervals is not None:
         _fraction("--intervals", args.intervals)
+    if args.synthetic_rows is not None and args.synthetic is None:
+        raise ValueError("--synthetic-rows: applies only with --synthetic FILE")
+    if args.synthetic is not None and projection is None:
+        raise ValueError(f"--synthetic: rows are drawn from a projection; --mechanism {args.mechanism} does not "
+                         "project (use --mechanism projection or factorization+projection)")
+    if args.synthetic_rows is not None and args.synthetic_rows < 1:
+        raise ValueError(f"--synthetic-rows: must be a positive integer, got {args.synthetic_rows}")
     files = data_files(args.data)
     inputs = [("--data", Path(file)) for file in files] + [("--domain", _domain_file(args.domain))]
-    out, summary_path, summary_flag = _output_paths(args, inputs)
+    out, summary_path, summary_flag, synthetic_path = _output_paths(args, inputs)
     dataset = _read_inputs(args, files)
     if dataset.n == 0 and args.neighbouring == "replace-one":
         raise ValueError(f"--data: {args.data} has no rows; under replace-one neighbours n is public and must be "
@@ -624,10 +637,22 @@ def _release(args: argparse.Namespace) -> int:
         bounds = released.confidence_intervals(args.intervals)
         table["lower"], table["upper"] = bounds.lower, bounds.upper
         intervals = f"; {args.intervals:g} intervals ({bounds.method}), mean width {bounds.mean_width:.3g}"
-    with staged_outputs() as outputs:  # both complete, or neither replaced
+    summary = released.summary()
+    rows_note = ""
+    if synthetic_path is not None:
+        rows = _synthetic_rows(args, dataset.domain, workload, released)
+        summary["synthetic"] = {"rows": int(rows.data.n), "method": rows.method,
+                                "marginal_rmse": rows.marginal_rmse, "marginal_max_error": rows.marginal_max_error}
+        rows_note = (f"; {rows.data.n} synthetic rows ({rows.method}, their answers within "
+                     f"{rows.marginal_max_error:.3g} of the released ones, RMSE {rows.marginal_rmse:.3g}): "
+                     f"{synthetic_path}")
+    with staged_outputs() as outputs:  # all complete, or none replaced
         outputs.write("--out", out, lambda path: table.to_csv(path, index=False))
         outputs.write(summary_flag, summary_path,
-                      lambda path: path.write_text(released.to_json() + "\n", encoding="utf-8"))
+                      lambda path: path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
+        if synthetic_path is not None:
+            outputs.write("--synthetic", synthetic_path, lambda path: _labelled_rows(dataset.domain, rows.data.records).to_csv(
+                path, index=False))
     projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
     scale = f"answers: counts / {released.size_source} size {released.size:g}"
     if isinstance(mechanism, FactorizationMechanism):
@@ -645,8 +670,26 @@ def _release(args: argparse.Namespace) -> int:
     counted = f", counted in {args.engine}" if args.engine != "auto" else ""
     count = len(released.answers)
     print(f"released {count} answer{'s' if count != 1 else ''} with {released.privacy} ({released.neighbouring.value} "
-          f"neighbours), {noise}{projected}{counted}{intervals}: {out}; summary: {summary_path}")
+          f"neighbours), {noise}{projected}{counted}{intervals}: {out}; summary: {summary_path}{rows_note}")
     return 0
+
+
+def _synthetic_rows(args: argparse.Namespace, domain: Domain, workload: Workload, released: Any) -> Any:
+    """``--synthetic``: rows drawn from the release's projection (post-processing), as many as
+    ``--synthetic-rows`` or the release's public size (never the private row count)."""
+    count = args.synthetic_rows if args.synthetic_rows is not None else max(1, round(released.size))
+    generator = np.random.default_rng(None if args.seed is None else [args.seed, 1])
+    is_relaxation = released.summary()["body"] == "relaxed"
+    return synthetic_data(domain, released.projection, count, generator,
+                          workload=None if is_relaxation else workload)
+
+
+def _labelled_rows(domain: Domain, rows: np.ndarray) -> Any:
+    """The rows as a table with the attributes' names and each code's label (a category, a bin)."""
+    import pandas as pd
+
+    return pd.DataFrame({name: np.asarray(domain.labels(name), dtype=object)[rows[:, position]]
+                         for position, name in enumerate(domain.attributes)})
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -931,6 +974,12 @@ def build_parser() -> _Parser:
                          help="seed of continuous noise (--noise continuous; default: fresh OS entropy)")
     release.add_argument("--out", required=True, help="CSV of query labels and released answers (a new file)")
     release.add_argument("--summary", help="JSON summary path (default: --out with .json)")
+    release.add_argument("--synthetic", default=None,
+                         help="with a projecting --mechanism: also write synthetic rows drawn from the projection "
+                              "(post-processing, no extra budget) to this CSV, one column per attribute, each value "
+                              "its label; the rows' error against the released answers goes to the summary")
+    release.add_argument("--synthetic-rows", type=int, default=None,
+                         help="how many synthetic rows (default: the release's public size)")
     release.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")
     release.set_defaults(handler=_release)
 

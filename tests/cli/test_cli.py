@@ -1525,3 +1525,69 @@ def test_a_symbolic_link_output_is_written_through(files, capsys, tmp_path):
     assert (elsewhere / "results.csv").read_text() != "old\n"
     assert pd.read_csv(link).shape[0] > 0
     assert not [path for path in elsewhere.iterdir() if path.name.startswith(".")]  # no temporary left
+
+
+# --------------------------------------------------------------------------------------------
+# Synthetic rows (--synthetic)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workload, body", [("marginals:2", "hull"), ("marginals:2", "local"),
+                                            ("marginals:1", "tables")])
+def test_synthetic_rows_are_written_labelled_and_their_error_reported(files, capsys, workload, body):
+    rows_path = files["dir"] / "rows.csv"
+    code, out = release(files, "--mechanism", "projection", "--workload", workload, "--body", body, "--rho", "1",
+                        "--noise", "continuous", "--seed", "3", "--synthetic", str(rows_path))
+    assert code == 0, capsys.readouterr().err
+    assert str(rows_path) in capsys.readouterr().out
+    rows = pd.read_csv(rows_path, keep_default_na=False)
+    table, summary = read_outputs(out)
+    assert list(rows.columns) == list(SIZES) and len(rows) == N == summary["synthetic"]["rows"]
+    for name, size in SIZES.items():
+        assert set(rows[name]) <= set(range(size))
+    # The reported error is the rows' own, recomputed here by counting their tables.
+    counts = []
+    for label in table["query"]:
+        mask = np.ones(len(rows), dtype=bool)
+        for part in label.split(" & "):
+            name, value = part.split("=")
+            mask &= rows[name].to_numpy() == int(value)
+        counts.append(mask.mean())
+    error = np.abs(np.array(counts) - table["answer"].to_numpy())
+    assert summary["synthetic"]["marginal_max_error"] == pytest.approx(error.max(), abs=1e-12)
+    assert summary["synthetic"]["method"] == {"hull": "witness", "local": "local", "tables": "tables"}[body]
+
+
+def test_synthetic_rows_count_can_be_set_and_are_reproducible(files, capsys):
+    paths = [files["dir"] / f"rows{i}.csv" for i in range(2)]
+    for i, path in enumerate(paths):
+        code, _ = release(files, "--mechanism", "projection", "--workload", "marginals:2", "--rho", "1",
+                          "--noise", "continuous", "--seed", "3", "--synthetic", str(path), "--synthetic-rows", "77",
+                          out=f"out{i}.csv")
+        assert code == 0, capsys.readouterr().err
+    assert len(pd.read_csv(paths[0])) == 77
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--mechanism", "gaussian", "--synthetic", "rows.csv"], "--synthetic: rows are drawn from a projection"),
+    (["--mechanism", "projection", "--synthetic-rows", "5"], "--synthetic-rows: applies only with --synthetic"),
+    (["--mechanism", "projection", "--synthetic", "rows.csv", "--synthetic-rows", "0"],
+     "--synthetic-rows: must be a positive integer"),
+    (["--mechanism", "projection", "--synthetic", "out.csv"], "--synthetic:"),
+])
+def test_synthetic_refusals(files, capsys, monkeypatch, extra, message):
+    monkeypatch.chdir(files["dir"])
+    code, out = release(files, "--workload", "marginals:2", "--rho", "1", *extra)
+    assert code == 2
+    one_line_error(capsys, message)
+    assert not (files["dir"] / "rows.csv").exists()
+
+
+def test_synthetic_never_overwrites_an_input(files, capsys):
+    before = files["data"].read_bytes()
+    code, _ = release(files, "--mechanism", "projection", "--workload", "marginals:2", "--rho", "1",
+                      "--synthetic", str(files["data"]), "--force")
+    assert code == 2
+    one_line_error(capsys, "--synthetic", "refusing to overwrite an input")
+    assert files["data"].read_bytes() == before
