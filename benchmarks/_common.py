@@ -27,10 +27,12 @@ in the environment: they must be set before numpy is first imported, so not from
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -236,3 +238,26 @@ def write_csv(frame: pd.DataFrame, path: str | Path, *, index: bool = False) -> 
     frame.to_csv(out, index=index)
     out.with_name(out.stem + ".run.json").write_text(json.dumps(run_record(), indent=2) + "\n")
     return out
+
+
+def import_mbi() -> tuple[Any, str]:
+    """``(mbi module, version)``, or ``(None, why)`` when it cannot be used."""
+    try:
+        import jax
+    except ImportError:
+        return None, "jax is not installed"
+    # Before mbi touches an array: float64 (mbi warns that float32 stalls on large totals) and no
+    # persistent compilation cache (mbi warns it is counterproductive).
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import mbi
+            from mbi import approximate_oracles, estimation, marginal_loss  # noqa: F401
+    except ImportError as error:
+        return None, f"mbi is not installed ({error}); pip install -e '.[benchmarks]'"
+    version = importlib.metadata.version("mbi")
+    if int(version.split(".")[0]) < 2:
+        return None, f"mbi {version} is installed; this script needs the 2.x API (mbi>=2.0)"
+    return mbi, version

@@ -57,13 +57,11 @@ Run from the repository root: ``.venv/bin/python benchmarks/relaxation.py [--qui
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import itertools
 import json
 import math
 import os
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,8 +77,8 @@ from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
 from projmech.analysis.evaluation import max_error, mean_confidence_interval, rmse
 from projmech.analysis.experiments import format_number
 
-from _common import Timer, argument_parser, binary_domain, int_list, markdown, name_list, package_versions, \
-    usage_error, write_csv
+from _common import Timer, argument_parser, binary_domain, import_mbi, int_list, markdown, name_list, \
+    package_versions, usage_error, write_csv
 
 PARTS: tuple[str, ...] = ("adult", "scaling", "pgm")
 RELAXATIONS: tuple[str, ...] = ("sdp+local", "sdp", "local")
@@ -458,29 +456,6 @@ def format_scaling(frame: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------------------------
 # Part c: Private-PGM
 # --------------------------------------------------------------------------------------------
-
-
-def import_mbi() -> tuple[Any, str]:
-    """``(mbi module, version)``, or ``(None, why)`` when it cannot be used."""
-    try:
-        import jax
-    except ImportError:
-        return None, "jax is not installed"
-    # Before mbi touches an array: float64 (mbi warns that float32 stalls on large totals) and no
-    # persistent compilation cache (mbi warns it is counterproductive).
-    jax.config.update("jax_enable_x64", True)
-    jax.config.update("jax_enable_compilation_cache", False)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import mbi
-            from mbi import approximate_oracles, estimation, marginal_loss  # noqa: F401
-    except ImportError as error:
-        return None, f"mbi is not installed ({error}); pip install -e '.[benchmarks]'"
-    version = importlib.metadata.version("mbi")
-    if int(version.split(".")[0]) < 2:
-        return None, f"mbi {version} is installed; this script needs the 2.x API (mbi>=2.0)"
-    return mbi, version
 
 
 class PrivatePGM:

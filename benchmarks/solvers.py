@@ -405,7 +405,8 @@ def prepare_method(method: str, problem: Problem) -> Callable[[], Estimate]:
     if method == MBI:
         # Imported here: only mbi's workers need JAX (it would inflate the others' memory), and
         # relaxation.py owns the mbi glue (cell order checked there, counts and total n).
-        from relaxation import DEFAULT_PGM_ITERS, PrivatePGM, import_mbi
+        from _common import import_mbi
+        from relaxation import DEFAULT_PGM_ITERS, PrivatePGM
 
         mbi, why = import_mbi()
         if mbi is None:
@@ -546,7 +547,8 @@ def skip_reason(method: str, d: int, args: argparse.Namespace, slow: dict[str, t
 def check_mbi() -> str | None:
     """None when mbi can run, else why not (also printed). Checks once, on exact input, that
     mbi's clique marginals come back in our cell order (``relaxation.check_mbi_layout``)."""
-    from relaxation import check_mbi_layout, import_mbi
+    from _common import import_mbi
+    from relaxation import check_mbi_layout
 
     mbi, version = import_mbi()
     if mbi is None:
