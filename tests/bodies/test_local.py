@@ -220,3 +220,18 @@ def test_auto_takes_the_local_polytope_where_no_other_body_fits_and_allocates_no
     assert release.projection.stats.tolerance_met and release.summary()["body"] == "local"
     truth = workload.answer_data(data)
     assert np.linalg.norm(release.answers - truth) < np.linalg.norm(release.noisy_answers - truth)
+
+
+def test_the_memory_model_refuses_before_anything_is_allocated(monkeypatch):
+    import projmech.bodies.memory as memory
+
+    workload = pm.marginals(pm.Domain([f"x{i}" for i in range(12)], [10] * 12), 3, implicit=True)
+    model = local_tables(workload)
+    needed = Local().memory(workload)
+    assert needed == local_module.LOCAL_BYTES_PER_CELL * model.cells + 24.0 * workload.num_queries
+    monkeypatch.setattr(memory, "available_memory", lambda: int(needed / memory.MEMORY_FRACTION) + 1_000_000)
+    assert Local().memory_blocker(workload) is None
+    monkeypatch.setattr(memory, "available_memory", lambda: int(needed / memory.MEMORY_FRACTION) - 1_000_000)
+    assert "local polytope" in Local().memory_blocker(workload)
+    with pytest.raises(ValueError, match="^body: 'auto' finds no tractable body"):
+        choose_body(workload)
