@@ -235,3 +235,48 @@ def test_the_memory_model_refuses_before_anything_is_allocated(monkeypatch):
     assert "local polytope" in Local().memory_blocker(workload)
     with pytest.raises(ValueError, match="^body: 'auto' finds no tractable body"):
         choose_body(workload)
+
+
+NOISY = {
+    "2-way with a constant attribute, noise 50": (pm.marginals(pm.Domain(list("abc"), [2, 1, 3]), 2), 50.0, 0),
+    "2-way, noise 50": (pm.marginals(pm.Domain(list("abcd"), [2, 2, 3, 2]), 2), 50.0, 0),
+    "2-way with two constant attributes, noise 5": (pm.marginals(pm.Domain(list("abcd"), [2, 1, 3, 1]), 2), 5.0, 4),
+    "0- to 2-way on 6 attributes, noise 20": (
+        pm.marginals(pm.Domain([f"x{i}" for i in range(6)], [3, 2, 2, 5, 2, 3]), ways=(0, 1, 2)), 20.0, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOISY))
+def test_answers_far_from_every_table_are_projected_and_certified(name):
+    # Each of these stopped with LocalError before the L-BFGS guards: a curvature pair made of
+    # rounding (a step of 1e17), a line search that gave up for good, and a linear piece of the
+    # dual crawled at the shortest step.
+    workload, sigma, seed = NOISY[name]
+    y = np.random.default_rng(seed).normal(0.0, sigma, workload.num_queries)
+    result = project_to_local(workload, y, noise_scale=sigma)
+    assert result.stats.tolerance_met and result.inconsistency <= 1e-12
+    value = 0.5 * float(np.sum((result.answers - y) ** 2))
+    assert value - result.stats.gap <= _cvxpy_local(workload, y) * (1 + 1e-7) + 1e-7
+
+
+def test_the_lower_bound_is_never_optimistic_even_for_multipliers_rounding_cannot_hold():
+    workload = pm.marginals(pm.Domain(list("abcd"), [2, 3, 2, 2]), 2)
+    rng = np.random.default_rng(5)
+    y = workload.toarray() @ rng.dirichlet(np.ones(workload.universe_size)) + rng.normal(0, 0.3, workload.num_queries)
+    optimum = _cvxpy_local(workload, y)
+    model = local_tables(workload)
+    problem = local_module._Problem(model, y)
+    for size in (1e10, 1e12, 1e14, 1e16):
+        for _ in range(8):
+            multipliers = rng.normal(0, 1.0, model.cells)
+            along = problem.consistent(rng.normal(0, size, model.cells), np.ones(len(model.attributes)), 0.0)
+            assert problem.lower_bound(multipliers + along) <= optimum + 1e-9
+
+
+def test_degenerate_inputs_are_refused_with_the_reason():
+    domain = pm.Domain(list("abc"), [2, 3, 2])
+    zero = stack([kron([pm.Workload(0 * np.eye(2)), identity(3), total(2)]), pm.marginals(domain, 1)])
+    assert "all have weight 0" in local_tables(zero)
+    workload = pm.marginals(domain, 2)
+    with pytest.raises(ValueError, match="^y: its squared norm overflows"):
+        project_to_local(workload, np.full(workload.num_queries, 1e200))
