@@ -15,6 +15,9 @@ a distribution, so there is no witness to sample from. Two steps turn the tables
    same change): a pass that improves the objective by less than ``MIN_IMPROVEMENT`` halves the
    batch, down to ``MIN_BATCH``; the search keeps the best rows seen.
 
+The same search for tables of any order (the local polytope's cyclic tables, after the rows
+drawn along a tree of them): :func:`search_table_rows`.
+
 The rows are post-processing of the released tables (and of ``rng``): they carry the release's
 guarantee, provided ``n`` is public.
 """
@@ -22,13 +25,14 @@ guarantee, provided ``n`` is public.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from ..data.domain import Domain
 
-__all__ = ["pair_tables", "tree_rows", "search_rows", "DEFAULT_PASSES", "DEFAULT_BATCH"]
+__all__ = ["pair_tables", "tree_rows", "search_rows", "search_table_rows", "DEFAULT_PASSES", "DEFAULT_BATCH"]
 
 #: Most passes of the local search.
 DEFAULT_PASSES = 6
@@ -184,4 +188,135 @@ def search_rows(domain: Domain, answers: np.ndarray, rows: np.ndarray, rng: np.r
             batch //= 2
             rows = best.copy()  # the difference tables must follow: recount them
             difference = _differences(domain, answers, rows)
+    return best, history
+
+
+def _table_layout(tables: list[tuple[int, ...]], targets: list[np.ndarray],
+                  d: int) -> tuple[list[tuple[int, ...]], list[int], dict[int, int]]:
+    """The tables as tuples of ints, each table's offset in the concatenated cells (one more at
+    the end: the total), and each attribute's size as the targets' shapes give it (checked to
+    agree between tables and to have as many axes as the table has attributes)."""
+    keys = [tuple(int(a) for a in table) for table in tables]
+    if len(keys) != len(targets):
+        raise ValueError(f"targets: expected one per table ({len(keys)}), got {len(targets)}")
+    sizes: dict[int, int] = {}
+    offsets = [0]
+    for key, target in zip(keys, targets):
+        if target.ndim != len(key) or len(set(key)) != len(key):
+            raise ValueError(f"targets: the table {list(key)} needs one axis per distinct attribute, got shape "
+                             f"{target.shape}")
+        for a, size in zip(key, target.shape):
+            if not 0 <= a < d:
+                raise ValueError(f"tables: attribute {a} is not a column of the rows ({d} columns)")
+            if sizes.setdefault(a, size) != size:
+                raise ValueError(f"targets: attribute {a} has {sizes[a]} values in one table and {size} in another")
+        offsets.append(offsets[-1] + target.size)
+    return keys, offsets, sizes
+
+
+def _table_differences(tables: list[tuple[int, ...]], targets: list[np.ndarray], offsets: list[int],
+                       rows: np.ndarray) -> np.ndarray:
+    """``counts / n - target`` of every table of the rows, the tables' cells concatenated
+    (C order within a table)."""
+    difference = np.empty(offsets[-1])
+    for key, target, start in zip(tables, targets, offsets):
+        cells = (np.ravel_multi_index(tuple(rows[:, list(key)].T), target.shape) if key
+                 else np.zeros(rows.shape[0], dtype=np.int64))
+        counts = np.bincount(cells, minlength=target.size)
+        difference[start:start + target.size] = counts / rows.shape[0] - target.ravel()
+    return difference
+
+
+def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], rows: np.ndarray,
+                      rng: np.random.Generator, *, passes: int = DEFAULT_PASSES,
+                      batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, list[float]]:
+    """Local search on ``rows`` towards target tables of any order: :func:`search_rows` for
+    tables other than all 2-way ones.
+
+    ``tables[k]`` lists the attributes (columns of ``rows``) of a table and ``targets[k]`` is its
+    target distribution, one axis per attribute in that order. The objective is
+    ``sum over tables ||counts / n - target||^2``; each pass visits every (row, attribute) once,
+    attributes in random order and rows in random batches. For attribute ``a`` and a batch, the
+    score of value ``v`` for a row is ``S[v] = sum over tables T holding a of D_T[the row's cell
+    with a := v]`` (``D_T`` the table's counts / n minus its target, gathered for all values at
+    once), and moving the row from ``old`` to ``new`` changes the objective by
+    ``2/n (S[new] - S[old]) + 2 t_a / n^2``, ``t_a`` the number of tables holding ``a``: each
+    row moves to its lowest score where that change is negative. Batches, their halving and the
+    best rows kept are as in :func:`search_rows`. An attribute no table holds is left as it is.
+
+    Returns the best rows seen and the objective before the first pass and after each pass
+    (``passes`` at most; fewer once a pass at ``MIN_BATCH`` stalls).
+
+    Examples
+    --------
+    Two attributes, one table: eight rows at ``(0, 0)`` are moved to the target's counts.
+
+    >>> import numpy as np
+    >>> target = np.array([[0.5, 0.25], [0.0, 0.25]])
+    >>> rows = np.zeros((8, 2), dtype=np.int64)
+    >>> best, history = search_table_rows([(0, 1)], [target], rows, np.random.default_rng(0), batch=1)
+    >>> np.bincount(best[:, 0] * 2 + best[:, 1], minlength=4).tolist(), history[0], history[-1]
+    ([4, 2, 0, 2], 0.375, 0.0)
+    """
+    rows = np.array(rows, dtype=np.int64)
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise ValueError(f"rows: expected a non-empty 2-d array, got shape {rows.shape}")
+    n, d = rows.shape
+    targets = [np.asarray(target, dtype=float) for target in targets]
+    keys, offsets, sizes = _table_layout(list(tables), targets, d)
+    unit = 1.0 / n
+    # Per attribute: the tables holding it, the stride of its axis in each (C order) and the
+    # flat offset of the table's cells in the concatenation.
+    holding = {a: [k for k, key in enumerate(keys) if a in key] for a in sorted(sizes)}
+    strides = {a: np.array([math.prod(targets[k].shape[keys[k].index(a) + 1:]) for k in holding[a]], dtype=np.int64)
+               for a in holding}
+    difference = _table_differences(keys, targets, offsets, rows)
+
+    def objective() -> float:
+        return float(np.sum(difference ** 2))
+
+    def bases(a: int) -> np.ndarray:
+        """Each row's flat cell, with ``a``'s value 0, in every table holding ``a``: shape
+        ``(n, t_a)``. The other attributes do not change while ``a`` is searched."""
+        out = np.empty((n, len(holding[a])), dtype=np.int64)
+        for column, k in enumerate(holding[a]):
+            values = rows[:, list(keys[k])].copy()
+            values[:, keys[k].index(a)] = 0
+            out[:, column] = offsets[k] + np.ravel_multi_index(tuple(values.T), targets[k].shape)
+        return out
+
+    history = [objective()]
+    best = rows.copy()
+    attributes = np.array(sorted(sizes), dtype=np.int64)
+    for _ in range(passes):
+        for a in rng.permutation(attributes).tolist():
+            base, stride = bases(a), strides[a]
+            steps = stride[None, :, None] * np.arange(sizes[a])[None, None, :]  # (1, t_a, size_a)
+            # A move changes the objective by 2/n (S[new] - S[old]) + 2 t_a / n^2: worth it
+            # only where S[new] - S[old] < -t_a / n.
+            threshold = -len(holding[a]) * unit
+            order = rng.permutation(n)
+            for start in range(0, n, batch):
+                chosen = order[start:start + batch]
+                cells = base[chosen][:, :, None] + steps  # (batch, t_a, size_a)
+                scores = difference[cells].sum(axis=1)
+                current = rows[chosen, a]
+                target = scores.argmin(axis=1)
+                index = np.arange(chosen.size)
+                moving = scores[index, target] - scores[index, current] < threshold
+                if not moving.any():
+                    continue
+                moved_cells = base[chosen[moving]]
+                np.add.at(difference, (moved_cells + stride * current[moving, None]).ravel(), -unit)
+                np.add.at(difference, (moved_cells + stride * target[moving, None]).ravel(), unit)
+                rows[chosen[moving], a] = target[moving]
+        history.append(objective())
+        if history[-1] < min(history[:-1]):
+            best = rows.copy()
+        if history[-1] > (1 - MIN_IMPROVEMENT) * min(history[:-1]):
+            if batch // 2 < MIN_BATCH:
+                break
+            batch //= 2
+            rows = best.copy()  # the differences must follow: recount them
+            difference = _table_differences(keys, targets, offsets, rows)
     return best, history

