@@ -178,3 +178,20 @@ def chi_square_pvalue(draws: np.ndarray, b: float, bound: int) -> float:
     observed = [np.sum(draws < -bound), *[np.sum(draws == value) for value in support], np.sum(draws > bound)]
     expected = draws.size * np.array([tail, *pmf, tail])
     return float(stats.chisquare(observed, expected).pvalue)
+
+
+def marginal_tables_workload(sizes: Sequence[int], subsets: Sequence[Sequence[int]],
+                             weights: Sequence[float] | None = None) -> Any:
+    """A stack of marginal tables on ``subsets`` (Kronecker products of identities and totals
+    over attributes of ``sizes``), the table of ``subsets[i]`` scaled by ``weights[i]``."""
+    import projmech as pm
+    from projmech.workloads import identity, kron, stack, total
+
+    weights = list(weights) if weights is not None else [1.0] * len(subsets)
+    parts = []
+    for subset, weight in zip(subsets, weights):
+        factors = [identity(size) if a in subset else total(size) for a, size in enumerate(sizes)]
+        first = next(iter(subset))
+        factors[first] = pm.Workload(weight * np.eye(sizes[first]))
+        parts.append(kron(factors))
+    return stack(parts)

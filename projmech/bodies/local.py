@@ -46,6 +46,7 @@ from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Stat
 from ..validation import check_positive_int, check_positive_number, check_real_vector, format_count
 from ..workloads import Workload, table_terms
 from .hull import DEFAULT_TOL, NOISE_TOL
+from .tables import NOT_TABLES
 
 __all__ = ["LocalTables", "LocalResult", "LocalError", "local_tables", "project_to_local", "LOCAL_MAX_CELLS",
            "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
@@ -248,7 +249,7 @@ def local_tables(workload: Workload) -> LocalTables | str:
 def _decompose(workload: Workload) -> LocalTables | str:
     terms = table_terms(workload)
     if terms is None:
-        return f"{workload.name} is not a union of tables (marginals, or Kronecker products of blocks and totals)"
+        return f"{workload.name} {NOT_TABLES}"
     if not terms.is_marginal:
         blocks = sorted({block.name for block in terms.blocks if block is not None})
         return (f"{workload.name} reads its attributes through blocks ({', '.join(blocks)}) that are not all "

@@ -131,6 +131,17 @@ def _differences(domain: Domain, answers: np.ndarray, rows: np.ndarray) -> dict[
     return difference
 
 
+def _after_pass(history: list[float], rows: np.ndarray, best: np.ndarray, batch: int
+                ) -> tuple[np.ndarray, int | None]:
+    """After a pass of a search: the best rows so far, and the next batch (halved when the pass
+    improved the objective by less than ``MIN_IMPROVEMENT``; None to stop below ``MIN_BATCH``)."""
+    if history[-1] < min(history[:-1]):
+        best = rows.copy()
+    if history[-1] > (1 - MIN_IMPROVEMENT) * min(history[:-1]):
+        return best, None if batch // 2 < MIN_BATCH else batch // 2
+    return best, batch
+
+
 def search_rows(domain: Domain, answers: np.ndarray, rows: np.ndarray, rng: np.random.Generator, *,
                 passes: int = DEFAULT_PASSES, batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, list[float]]:
     """Local search on ``rows`` towards the released tables (module docstring).
@@ -180,13 +191,11 @@ def search_rows(domain: Domain, answers: np.ndarray, rows: np.ndarray, rng: np.r
                         np.add.at(difference[b, a], (other, new), unit)
                 rows[moved, a] = new
         history.append(objective())
-        if history[-1] < min(history[:-1]):
-            best = rows.copy()
-        if history[-1] > (1 - MIN_IMPROVEMENT) * min(history[:-1]):
-            if batch // 2 < MIN_BATCH:
-                break
-            batch //= 2
-            rows = best.copy()  # the difference tables must follow: recount them
+        best, smaller = _after_pass(history, rows, best, batch)
+        if smaller is None:
+            break
+        if smaller < batch:
+            batch, rows = smaller, best.copy()  # the difference tables must follow: recount them
             difference = _differences(domain, answers, rows)
     return best, history
 
@@ -311,12 +320,10 @@ def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], 
                 np.add.at(difference, (moved_cells + stride * target[moving, None]).ravel(), unit)
                 rows[chosen[moving], a] = target[moving]
         history.append(objective())
-        if history[-1] < min(history[:-1]):
-            best = rows.copy()
-        if history[-1] > (1 - MIN_IMPROVEMENT) * min(history[:-1]):
-            if batch // 2 < MIN_BATCH:
-                break
-            batch //= 2
-            rows = best.copy()  # the differences must follow: recount them
+        best, smaller = _after_pass(history, rows, best, batch)
+        if smaller is None:
+            break
+        if smaller < batch:
+            batch, rows = smaller, best.copy()  # the differences must follow: recount them
             difference = _table_differences(keys, targets, offsets, rows)
     return best, history

@@ -38,6 +38,9 @@ __all__ = ["TableGroups", "TablesResult", "table_groups", "project_to_tables", "
 #: sparse ones; larger tables stay sparse, their memory that of their stored entries.
 DENSE_TABLE_ENTRIES = 2**20
 
+#: Why a workload without table structure has no tables body (after its name).
+NOT_TABLES = "is not a union of tables (marginals, or Kronecker products of blocks and totals)"
+
 #: The most cells one merged table may hold: each is projected onto with the hull's solvers over
 #: its cells, as the hull is over a universe (``HULL_MAX_UNIVERSE``, 2^22).
 TABLE_MAX_CELLS = 2**22
@@ -164,7 +167,7 @@ def table_groups(workload: Workload) -> TableGroups | str:
 def _decompose(workload: Workload) -> TableGroups | str:
     terms = table_terms(workload)
     if terms is None:
-        return f"{workload.name} is not a union of tables (marginals, or Kronecker products of blocks and totals)"
+        return f"{workload.name} {NOT_TABLES}"
     maximal: list[tuple[int, ...]] = []
     for subset in sorted({tuple(sorted(s)) for s in terms.subsets if s}, key=len, reverse=True):
         if not any(set(subset) <= set(other) for other in maximal):

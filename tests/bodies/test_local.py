@@ -11,23 +11,11 @@ import numpy as np
 import pytest
 
 import projmech as pm
+from oracles import marginal_tables_workload
 from projmech.bodies import local as local_module
 from projmech.bodies.body import Local, choose_body
 from projmech.bodies.local import LocalError, local_tables, project_to_local
 from projmech.workloads import identity, kron, stack, total
-
-
-def _tables(sizes, subsets, weights=None):
-    """A stack of marginal tables on ``subsets`` (Kronecker products of identities and totals),
-    the table of ``subsets[i]`` scaled by ``weights[i]``."""
-    weights = weights or [1.0] * len(subsets)
-    parts = []
-    for subset, weight in zip(subsets, weights):
-        factors = [identity(size) if a in subset else total(size) for a, size in enumerate(sizes)]
-        first = next(iter(subset))
-        factors[first] = pm.Workload(weight * np.eye(sizes[first]))
-        parts.append(kron(factors))
-    return stack(parts)
 
 
 def _marginal_matrix(shape, attributes, kept):
@@ -70,8 +58,8 @@ CASES = {
     "2-way, 3 attributes (cyclic)": (lambda: pm.marginals(pm.Domain(list("abc"), [2, 3, 2]), 2)),
     "1- and 2-way with the total": (lambda: pm.marginals(pm.Domain(list("abcd"), [2, 2, 3, 2]), ways=(0, 1, 2))),
     "3-way, 4 attributes": (lambda: pm.marginals(pm.Domain(list("abcd"), [3, 2, 2, 2]), 3)),
-    "weighted chain": (lambda: _tables([2, 3, 2, 2], [(0, 1), (1, 2), (2, 3)], [2.0, 0.5, 1.0])),
-    "nested tables": (lambda: _tables([2, 3, 2], [(0, 1, 2), (0, 1), (2,)], [1.0, 3.0, 1.0])),
+    "weighted chain": (lambda: marginal_tables_workload([2, 3, 2, 2], [(0, 1), (1, 2), (2, 3)], [2.0, 0.5, 1.0])),
+    "nested tables": (lambda: marginal_tables_workload([2, 3, 2], [(0, 1, 2), (0, 1), (2,)], [1.0, 3.0, 1.0])),
 }
 
 
@@ -131,7 +119,7 @@ ACYCLIC = {
 @pytest.mark.parametrize("name", sorted(ACYCLIC))
 def test_on_acyclic_tables_the_projection_is_the_hull_projection(name):
     sizes, subsets = ACYCLIC[name]
-    workload = _tables(sizes, subsets)
+    workload = marginal_tables_workload(sizes, subsets)
     rng = np.random.default_rng(len(name))
     y = workload.toarray() @ rng.dirichlet(np.ones(workload.universe_size)) + rng.normal(0, 0.2, workload.num_queries)
     result = project_to_local(workload, y, tol=1e-11)

@@ -12,28 +12,16 @@ import numpy as np
 import pytest
 
 import projmech as pm
+from oracles import marginal_tables_workload
 from projmech.bodies import rounding as rounding_module
 from projmech.bodies.local import project_to_local
-from projmech.workloads import identity, kron, stack, total
-
-
-def _tables(sizes, subsets, weights=None):
-    """A stack of marginal tables on ``subsets`` (as in ``tests/bodies/test_local.py``)."""
-    weights = weights or [1.0] * len(subsets)
-    parts = []
-    for subset, weight in zip(subsets, weights):
-        factors = [identity(size) if a in subset else total(size) for a, size in enumerate(sizes)]
-        first = next(iter(subset))
-        factors[first] = pm.Workload(weight * np.eye(sizes[first]))
-        parts.append(kron(factors))
-    return stack(parts)
 
 
 def _release(sizes, subsets, seed, concentration=0.3, noise=0.05):
     """The domain, workload and projection onto the local polytope of noisy answers of a skewed
     distribution (so that the tables are far from independent)."""
     domain = pm.Domain([f"x{i}" for i in range(len(sizes))], sizes)
-    workload = _tables(sizes, subsets)
+    workload = marginal_tables_workload(sizes, subsets)
     rng = np.random.default_rng(seed)
     truth = workload.toarray() @ rng.dirichlet(np.full(domain.size, concentration))
     result = project_to_local(workload, truth + rng.normal(0.0, noise, truth.size), tol=1e-10)
@@ -220,7 +208,7 @@ def test_a_missing_or_other_workload_and_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="^workload: .* is not the workload this result projected over the tables"):
         pm.synthetic_data(domain, result, 10, rng, workload=pm.marginals(domain, 3))
     # The same tables, another weight: only the answers tell them apart.
-    reweighted = _tables(CHAIN_SIZES, CHAIN, [1.0, 2.0, 1.0])
+    reweighted = marginal_tables_workload(CHAIN_SIZES, CHAIN, [1.0, 2.0, 1.0])
     with pytest.raises(ValueError, match="^workload: .* is not the workload this result projected .*other answers"):
         pm.synthetic_data(domain, result, 10, rng, workload=reweighted)
     with pytest.raises(ValueError, match="^result: its tables"):
@@ -241,7 +229,7 @@ def test_fifty_thousand_rows_of_a_long_chain_take_well_under_a_few_seconds():
     sizes = [21, 20, 21, 19, 21, 20, 21, 19, 21, 20]
     subsets = [(i, i + 1, i + 2) for i in range(8)]
     domain = pm.Domain([f"x{i}" for i in range(10)], sizes)
-    workload = _tables(sizes, subsets)
+    workload = marginal_tables_workload(sizes, subsets)
     rng = np.random.default_rng(0)
     y = np.concatenate([rng.dirichlet(np.full(math.prod(sizes[a] for a in t), 0.5)) for t in subsets])
     result = project_to_local(workload, y, noise_scale=0.01)
@@ -340,7 +328,7 @@ def test_the_change_of_objective_of_one_move_is_the_formula():
     assert history[1] <= history[0]
 
 
-def test_the_search_refuses_targets_that_do_not_fit_the_tables():
+def test_the_search_refuses_targets_that_do_not_fit_themarginal_tables_workload():
     rows = np.zeros((4, 3), dtype=np.int64)
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="^targets: expected one per table"):
