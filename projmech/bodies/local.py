@@ -44,9 +44,9 @@ from scipy.linalg.blas import daxpy, ddot
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
 from ..validation import check_positive_int, check_positive_number, check_real_vector, format_count
-from ..workloads import Workload, table_terms
+from ..workloads import TableTerms, Workload
 from .hull import DEFAULT_TOL, NOISE_TOL
-from .tables import NOT_TABLES
+from .tables import decomposition
 
 __all__ = ["LocalTables", "LocalResult", "LocalError", "local_tables", "project_to_local", "LOCAL_MAX_CELLS",
            "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
@@ -241,15 +241,10 @@ def local_tables(workload: Workload) -> LocalTables | str:
     ... # doctest: +ELLIPSIS
     range_marginals(...) reads its attributes through blocks (...) that are not all identities: ...
     """
-    if workload not in _MODELS:
-        _MODELS[workload] = _decompose(workload)
-    return _MODELS[workload]
+    return decomposition(_MODELS, workload, _decompose)
 
 
-def _decompose(workload: Workload) -> LocalTables | str:
-    terms = table_terms(workload)
-    if terms is None:
-        return f"{workload.name} {NOT_TABLES}"
+def _decompose(workload: Workload, terms: TableTerms) -> LocalTables | str:
     if not terms.is_marginal:
         blocks = sorted({block.name for block in terms.blocks if block is not None})
         return (f"{workload.name} reads its attributes through blocks ({', '.join(blocks)}) that are not all "

@@ -21,14 +21,15 @@ import math
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..solve import Attempt, Callback, SolveResult, SolveStats, Status
 from ..validation import DEFAULT_MAX_ENTRIES, check_real_vector, format_count
-from ..workloads import Workload, table_terms
+from ..workloads import TableTerms, Workload, table_terms
 from . import hull
 
 __all__ = ["TableGroups", "TablesResult", "table_groups", "project_to_tables", "TABLE_MAX_CELLS"]
@@ -159,15 +160,23 @@ def table_groups(workload: Workload) -> TableGroups | str:
     >>> groups.attributes, [groups.matrix(group).shape for group in range(3)], groups.stored_entries
     (((0,), (1,), (2,)), [(2, 2), (3, 3), (2, 2)], (2, 3, 2))
     """
-    if workload not in _GROUPS:
-        _GROUPS[workload] = _decompose(workload)
-    return _GROUPS[workload]
+    return decomposition(_GROUPS, workload, _decompose)
 
 
-def _decompose(workload: Workload) -> TableGroups | str:
-    terms = table_terms(workload)
-    if terms is None:
-        return f"{workload.name} {NOT_TABLES}"
+Decomposed = TypeVar("Decomposed")
+
+
+def decomposition(cache: weakref.WeakKeyDictionary[Workload, Decomposed | str], workload: Workload,
+                  build: Callable[[Workload, TableTerms], Decomposed | str]) -> Decomposed | str:
+    """A tables body's decomposition of ``workload``, built from its table terms once and kept in
+    ``cache`` for the workload's lifetime (a workload does not change), or why there is none."""
+    if workload not in cache:
+        terms = table_terms(workload)
+        cache[workload] = f"{workload.name} {NOT_TABLES}" if terms is None else build(workload, terms)
+    return cache[workload]
+
+
+def _decompose(workload: Workload, terms: TableTerms) -> TableGroups | str:
     maximal: list[tuple[int, ...]] = []
     for subset in sorted({tuple(sorted(s)) for s in terms.subsets if s}, key=len, reverse=True):
         if not any(set(subset) <= set(other) for other in maximal):

@@ -177,9 +177,9 @@ def test_workloads_without_marginal_tables_are_refused_with_the_reason():
 def test_too_many_cells_are_refused_before_anything_is_built(monkeypatch):
     monkeypatch.setattr(local_module, "LOCAL_MAX_CELLS", 100)
     workload = pm.marginals(pm.Domain(["a", "b", "c"], [5, 5, 5]), 2)  # 75 cells: taken
-    assert not isinstance(local_module._decompose(workload), str)
+    assert not isinstance(local_tables(workload), str)
     workload = pm.marginals(pm.Domain(["a", "b", "c", "d"], [5, 5, 5, 5]), 2)  # 150 cells
-    assert "LOCAL_MAX_CELLS" in local_module._decompose(workload)
+    assert "LOCAL_MAX_CELLS" in local_tables(workload)
 
 
 def test_an_unfinished_projection_is_reported_never_returned():
