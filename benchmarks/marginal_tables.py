@@ -21,9 +21,10 @@ Rows (``--rows`` picks some):
   same polytope written as a CVXPY model (Clarabel), the objective compared;
 * ``adult10 3-way``: Adult's 10 attributes other than fnlwgt, capital-gain, capital-loss and
   hours-per-week (120 tables, 443,862 cells), all 3-way marginals at (1, 1e-9)-DP; beside it
-  ``adult10 3-way mbi``: Private-PGM's ``ApproxMirrorDescent`` (mbi 2.x, JAX on the CPU, 1,000
-  steps, step size 2 / Lipschitz) on the same noisy answers (``GaussianMechanism`` draws the
-  same noise for the same seed), its first call (JIT compilation included) and a second, warm one;
+  ``adult10 3-way mbi``: Private-PGM's ``ApproxMirrorDescent`` (mbi 2.x, JAX on the CPU,
+  ``--mbi-iters`` steps, 1,000 by default, of size 2 / Lipschitz) on the same noisy answers
+  (``GaussianMechanism`` draws the same noise for the same seed), its first call (JIT
+  compilation included) and a second, warm one;
 * ``adult10 3-way factorization``: the same tables measured by ``FactorizationMechanism`` (the
   optimal residual strategy), its answers projected onto the local polytope;
 * ``adult 2-way local``, ``adult 2-way L`` and ``adult 2-way mbi``: all 2-way marginals of Adult's
@@ -128,9 +129,9 @@ def _inconsistency(answers: np.ndarray, tables: list[tuple[tuple[int, ...], np.n
     return worst
 
 
-def _job(row: str, repeats: int) -> dict:
+def _job(row: str, repeats: int, mbi_iters: int = 1000) -> dict:
     if row.endswith(" mbi"):
-        return _mbi_job(row)
+        return _mbi_job(row, mbi_iters)
     if row.endswith(" cvxpy"):
         return _cvxpy_job(row)
     import projmech as pm
@@ -215,7 +216,7 @@ def _summing(attributes: tuple[int, ...], kept: list[int], sizes: tuple[int, ...
                         shape=(int(np.prod([sizes[a] for a in kept])), cells.shape[1]))
 
 
-def _mbi_job(row: str) -> dict:
+def _mbi_job(row: str, iters: int) -> dict:
     """Private-PGM's approximate estimator on the row's noisy answers (identity measurements of each
     table, in counts, with the noise's standard deviation): its first call, then a warm one."""
     mbi, version = import_mbi()
@@ -236,12 +237,13 @@ def _mbi_job(row: str) -> dict:
                             for (_, rows), clique in zip(tables, cliques)]
             loss = marginal_loss.from_linear_measurements(measurements, domain)
             estimator = approximate_oracles.ApproxMirrorDescent(stepsize=2.0 / (loss.lipschitz * n))
-            marginals = estimator.estimate(domain, loss, known_total=n, iters=1000)
+            marginals = estimator.estimate(domain, loss, known_total=n, iters=iters)
             answers = np.concatenate([np.asarray(marginals.project(clique).datavector(), dtype=float)
                                       for clique in cliques]) / n
         times.append(timer.seconds)
     return {"row": row, "k": workload.num_queries, "m": float(workload.universe_size),
-            "body": f"mbi {version} ApproxMirrorDescent", "release_s": times[1], "first_call_s": times[0],
+            "body": f"mbi {version} ApproxMirrorDescent", "mbi_iters": iters, "release_s": times[1],
+            "first_call_s": times[0],
             "projection_s": times[1], "inconsistency": _inconsistency(answers, tables, data.domain.sizes),
             "min_cell": float(answers.min()), "objective": 0.5 * float(np.sum((answers - noisy) ** 2)),
             "noise_checksum": float(np.sum(noisy)),
@@ -254,11 +256,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int_list, default=[1, 2])
     parser.add_argument("--rows", type=name_list, default=list(ROWS), help="comma-separated rows (default all)")
+    parser.add_argument("--mbi-iters", type=int, default=1000, help="mbi's mirror-descent steps (default 1000)")
     parser.add_argument("--worker", help="(internal) run one job")
     args = parser.parse_args()
     if args.worker:
         job = json.loads(args.worker)
-        print(json.dumps(_job(job["row"], job["repeats"])))
+        print(json.dumps(_job(job["row"], job["repeats"], job.get("mbi_iters", 1000))))
         return
     unknown = sorted(set(args.rows) - set(ROWS))
     if unknown:
@@ -266,7 +269,8 @@ def main() -> None:
     rows = []
     for threads in args.threads:
         for row in args.rows:
-            result = run_in_process(__file__, {"row": row, "repeats": args.repeats}, threads, timeout=1800)
+            result = run_in_process(__file__, {"row": row, "repeats": args.repeats, "mbi_iters": args.mbi_iters},
+                                    threads, timeout=1800)
             rows.append({"row": row, "threads": threads, **result})
     frame = pd.DataFrame(rows)
     path = write_csv(frame, RESULTS / "marginal_tables.csv")
