@@ -490,21 +490,29 @@ class _Problem:
 
     def simplex(self, values: np.ndarray) -> np.ndarray:
         """Each table of ``values`` projected onto its simplex by Michelot's method, all tables at
-        once: from a threshold below each table's own it rises to it in finitely many steps. The
-        previous call's thresholds start it where they are still below (the dual's successive
-        points are close)."""
+        once: from a threshold below each table's own it rises to it in finitely many steps, each
+        keeping only the cells above the last threshold. The cells above the first threshold are
+        gathered once and the steps run on them alone: noisy tables keep few cells, and on
+        Adult's 3-way tables (20.9 M cells) the steps over every cell took 1.8 s a projection.
+        The previous call's thresholds start it where they are still below (the dual's
+        successive points are close)."""
         threshold = (self.table_sums(values) - 1.0) / self.lengths
         if self._thresholds is not None:
             excess = self.table_sums(np.maximum(values - self.spread(self._thresholds), 0.0)) - 1.0
             threshold = np.where(excess >= 0.0, np.maximum(self._thresholds, threshold), threshold)
-        active_count = np.full(threshold.size, -1.0)
+        index = np.flatnonzero(values > self.spread(threshold))
+        kept = values[index]
+        owner = np.searchsorted(self.model.starts, index, side="right") - 1
+        count = threshold.size
+        members = np.bincount(owner, minlength=count)
         while True:
-            active = values > self.spread(threshold)
-            counts = self.table_sums(active.astype(float))
-            if np.array_equal(counts, active_count):
+            sums = np.bincount(owner, kept, count)
+            threshold = np.maximum(threshold, (sums - 1.0) / np.maximum(members, 1))
+            keep = kept > threshold[owner]
+            if keep.all():
                 break
-            sums = self.table_sums(np.where(active, values, 0.0))
-            threshold, active_count = np.maximum(threshold, (sums - 1.0) / np.maximum(counts, 1.0)), counts
+            kept, owner = kept[keep], owner[keep]
+            members = np.bincount(owner, minlength=count)
         self._thresholds = threshold
         return np.maximum(values - self.spread(threshold), 0.0)
 
