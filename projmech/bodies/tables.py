@@ -11,7 +11,7 @@ universe. A term that keeps no attribute (the total) answers its weight on every
 answer is set to it.
 
 This is the first of the tables bodies (the theory page *Projection onto K_Q* gives the
-argument): overlapping tables need a junction tree or the local polytope, not built yet, and
+argument): overlapping tables go to the local polytope (:mod:`projmech.bodies.local`), and
 :func:`table_groups` says so.
 """
 
@@ -149,7 +149,7 @@ def table_groups(workload: Workload) -> TableGroups | str:
     -------
     TableGroups or str
         The groups, or the reason they cannot be formed: no table structure, overlapping tables
-        (which need the junction-tree or local-polytope bodies), or a table above
+        (which go to the local-polytope body), or a table above
         :data:`TABLE_MAX_CELLS` cells or ``DEFAULT_MAX_ENTRIES`` stored entries.
 
     Examples
@@ -186,7 +186,7 @@ def _decompose(workload: Workload, terms: TableTerms) -> TableGroups | str:
             shared = set(maximal[first]) & set(maximal[second])
             if shared:
                 return (f"the tables of {workload.name} overlap (attributes {sorted(shared)} are read by two "
-                        "tables): their consistent answers need a junction tree or the local polytope, not built yet")
+                        "tables): project them onto their local polytope (body='local'), K_Q itself where they are acyclic")
     sizes = terms.sizes
     for subset in maximal:
         cells = math.prod(sizes[i] for i in subset)

@@ -373,8 +373,14 @@ def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
                          f"and {local_out}; use {unprojected}{hull}")
     if projection.body in ("tables", "local"):
         chosen = Tables() if projection.body == "tables" else Local()
-        why = chosen.blocker(workload) or chosen.memory_blocker(workload)
-        raise ValueError(f"{projection.flag}: {why}; use {unprojected}")
+        if chosen.blocker(workload) is None:
+            raise ValueError(f"{projection.flag}: {chosen.memory_blocker(workload)}; use {unprojected}")
+        if projection.body == "tables":
+            other = ", or --body local (overlapping marginal tables)" if Local().blocker(workload) is None else ""
+            raise ValueError(f"{projection.flag}: takes only disjoint tables (--workload marginals:1, identity or "
+                             f"prefix:ATTR), not {spec}; use {unprojected}{other}")
+        raise ValueError(f"{projection.flag}: takes only marginal tables (--workload marginals:WAY or marginals:LOW-HIGH), "
+                         f"not {spec}; use {unprojected}")
     raise ValueError(f"{projection.flag}: the hull K_Q cannot take {spec}; use {unprojected}")
 
 

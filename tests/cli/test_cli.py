@@ -1591,3 +1591,33 @@ def test_synthetic_never_overwrites_an_input(files, capsys):
     assert code == 2
     one_line_error(capsys, "--synthetic", "refusing to overwrite an input")
     assert files["data"].read_bytes() == before
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--body", "local", "--solver", "fast"], "--solver: --body local projects onto the local polytope"),
+    (["--body", "local", "--relaxation", "sdp"], "--relaxation: applies only with --body relaxed or auto, not local"),
+    (["--body", "tables", "--relaxation", "sdp"], "--relaxation: applies only with --body relaxed or auto, not tables"),
+    (["--body", "tables"], "--body tables: takes only disjoint tables"),
+])
+def test_the_tables_bodies_refuse_what_they_do_not_take(files, capsys, extra, message):
+    assert release(files, "--mechanism", "projection", "--workload", "marginals:2", "--rho", "1", *extra)[0] == 2
+    one_line_error(capsys, message)
+
+
+def test_body_local_releases_consistent_tables(files, capsys):
+    code, out = release(files, "--mechanism", "projection", "--workload", "marginals:0-2", "--body", "local",
+                        "--rho", "1", "--noise", "continuous", "--seed", "2")
+    assert code == 0, capsys.readouterr().err
+    table, summary = read_outputs(out)
+    assert summary["body"] == "local" and summary["solver"]["tolerance_met"] and summary["solver"]["exact"] is False
+    answers = dict(zip(table["query"], table["answer"]))
+    assert answers["total"] == 1.0 and min(table["answer"]) >= 0.0
+    for name, size in SIZES.items():  # each 1-way table is the marginal of every 2-way table holding it
+        for other in SIZES:
+            if other == name:
+                continue
+            first, second = sorted([name, other])
+            for value in range(size):
+                pair = sum(answers[f"{first}={a} & {second}={b}"] for a in range(SIZES[first])
+                           for b in range(SIZES[second]) if (a if name == first else b) == value)
+                assert pair == pytest.approx(answers[f"{name}={value}"], abs=1e-12)

@@ -774,3 +774,10 @@ def test_every_non_interactive_mechanism_follows_the_mechanism_protocol():
     for mechanism in mechanisms:  # one release signature: the generator by keyword
         assert mechanism.release(data, rng=0).answers.shape == (4,)
     assert not isinstance(pm.Threshold(data, threshold=0.5, epsilon=1.0), Mechanism)
+
+
+def test_the_tables_bodies_never_need_the_explicit_matrix():
+    assert ProjectionMechanism.needs_matrix(body="local") is False
+    assert ProjectionMechanism.needs_matrix(body="tables", solver="CLARABEL") is False
+    assert ProjectionMechanism.needs_matrix(body="hull", solver="CLARABEL") is True
+    assert ProjectionMechanism.needs_matrix(body="relaxed", solver="CLARABEL") is False
