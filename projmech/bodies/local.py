@@ -145,6 +145,29 @@ class LocalTables:
         """
         return values[self.starts[index]:self.starts[index + 1]].reshape(self.shapes[index])
 
+    def answers(self, values: np.ndarray, num_queries: int) -> np.ndarray:
+        """The workload's answers from the tables ``values``: each term's table times its weight,
+        and the constant answers.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            A vector over the tables' cells (length :attr:`cells`).
+        num_queries : int
+            The workload's number of queries.
+
+        Returns
+        -------
+        numpy.ndarray
+            The answers, in the workload's order.
+        """
+        answers = np.empty(num_queries)
+        answers[self.constant_rows] = self.constants
+        for table, row, weight in self.terms:
+            answers[row:row + self.starts[table + 1] - self.starts[table]] = \
+                weight * values[self.starts[table]:self.starts[table + 1]]
+        return answers
+
     def plans(self) -> list[_TablePlan]:
         """Each table's shared attribute sets and the axes to sum out for each, built once.
 
@@ -466,13 +489,7 @@ class _Problem:
 
     def answers(self, values: np.ndarray) -> np.ndarray:
         """The workload's answers of the tables ``values``."""
-        model = self.model
-        answers = np.empty(self.y.size)
-        answers[model.constant_rows] = model.constants
-        for table, row, weight in model.terms:
-            answers[row:row + model.starts[table + 1] - model.starts[table]] = \
-                weight * values[model.starts[table]:model.starts[table + 1]]
-        return answers
+        return self.model.answers(values, self.y.size)
 
     def objective(self, values: np.ndarray) -> float:
         """``(1/2)||answers(values) - y||^2``, computed from the answers themselves."""
@@ -594,6 +611,12 @@ class _Problem:
         deviations of each table's shared components from their average, and its sum."""
         return values - self.consistent(values, np.ones(self.lengths.size), 0.0)
 
+    def dual_tables(self, multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The part of ``multipliers`` orthogonal to the consistent directions, and the tables
+        that minimize the Lagrangian at it (each table's simplex projection)."""
+        orthogonal = self.orthogonal(multipliers)
+        return orthogonal, self.simplex(self.target - orthogonal / self.cell_weight)
+
     def lower_bound(self, multipliers: np.ndarray) -> float:
         """A lower bound on the optimum over the local polytope from multipliers ``lambda`` of the
         constraint ``mu = z`` (``mu`` in the simplices, ``z`` consistent and in the simplices):
@@ -604,11 +627,13 @@ class _Problem:
         ``lambda'`` along the consistent directions; and the sums' own rounding is subtracted, so
         the bound holds whatever the rounding (multipliers shifted by 1e12-1e17 along the
         consistent directions gave bounds above the optimum before the last two terms)."""
-        orthogonal = self.orthogonal(multipliers)
+        return self.bound_at(*self.dual_tables(multipliers))
+
+    def bound_at(self, orthogonal: np.ndarray, point: np.ndarray) -> float:
+        """:meth:`lower_bound` from :meth:`dual_tables`' pair, for a caller that has it already."""
         leftover = orthogonal - self.orthogonal(orthogonal)  # rounding along the consistent directions
         starts = self.model.starts[:-1]
         spread = float(np.sum(np.maximum.reduceat(leftover, starts) - np.minimum.reduceat(leftover, starts)))
-        point = self.simplex(self.target - orthogonal / self.cell_weight)
         gradient = self.cell_weight * (point - self.target) + orthogonal
         terms = 0.5 * self.cell_weight * (point - self.target) ** 2 + orthogonal * point
         inner = self.table_sums(terms)
@@ -688,8 +713,7 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     iterations = [0]
 
     def negative_dual(point: np.ndarray) -> tuple[float, np.ndarray]:
-        multipliers = problem.orthogonal(point)
-        tables = problem.simplex(problem.target - multipliers / problem.cell_weight)
+        multipliers, tables = problem.dual_tables(point)
         value = float(np.sum(0.5 * problem.cell_weight * (tables - problem.target) ** 2 + multipliers * tables))
         value += problem.offset - float(multipliers @ problem.uniform)
         return -value, -(problem.orthogonal(tables) - problem.uniform)
@@ -697,9 +721,9 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     stalled = [0]  # certificates in a row that did not improve on the best gap
 
     def certify(multipliers: np.ndarray) -> bool:
-        tables = problem.simplex(problem.target - problem.orthogonal(multipliers) / problem.cell_weight)
+        orthogonal, tables = problem.dual_tables(multipliers)  # shared by the release and the bound
         released = _nonnegative(problem, problem.consistent(tables, problem.weight, 1.0))
-        upper, lower = problem.objective(released), problem.lower_bound(multipliers)
+        upper, lower = problem.objective(released), problem.bound_at(orthogonal, tables)
         gap = max(upper - lower, 0.0)
         if not best or gap < best[0]:
             best[:] = [gap, lower, released]
