@@ -368,6 +368,11 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
                              "or onto tables is rounded from its witness or tables (leave method='auto')")
         count, generator = check_positive_int("n", n), GENERATOR.check("rng", rng)
+        if workload is None:
+            raise ValueError(f"workload: required for a {type(result).__name__} (the workload whose answers it "
+                             "projected)")
+        if not isinstance(workload, Workload):
+            raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
         if isinstance(result, ProjectionResult):
             return _rows_from_witness(domain, result, count, generator, workload)
         if isinstance(result, LocalResult):
@@ -411,12 +416,8 @@ def _check_rows_fit(n: int, domain: Domain) -> None:
 
 
 def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np.random.Generator,
-                       workload: Workload | None) -> SyntheticData:
+                       workload: Workload) -> SyntheticData:
     """Rows by largest-remainder rounding of ``n w`` (see :func:`synthetic_data`)."""
-    if workload is None:
-        raise ValueError("workload: required for a ProjectionResult (the workload whose answers it projected)")
-    if not isinstance(workload, Workload):
-        raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
     if workload.universe_size != domain.size or result.answers.shape != (workload.num_queries,):
         raise ValueError(f"result: its answers ({result.answers.size}) and the workload "
                          f"({workload.num_queries} queries over {workload.universe_size} cells) must match the "
@@ -454,14 +455,10 @@ def _witness_cells(result: ProjectionResult, n: int, rng: np.random.Generator) -
 
 
 def _rows_from_tables(domain: Domain, result: TablesResult, n: int, rng: np.random.Generator,
-                      workload: Workload | None) -> SyntheticData:
+                      workload: Workload) -> SyntheticData:
     """Rows from a projection onto disjoint tables (see :func:`synthetic_data`): each table's
     witness rounded to ``n`` cells as a K_Q witness is, in its own random order, so that the
     tables are drawn independently (their product is a distribution with these tables)."""
-    if workload is None:
-        raise ValueError("workload: required for a TablesResult (the workload whose answers it projected)")
-    if not isinstance(workload, Workload):
-        raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
     groups = table_groups(workload)
     if isinstance(groups, str) or groups.attributes != result.tables or result.answers.shape != (
             workload.num_queries,) or workload.universe_size != domain.size:
@@ -484,16 +481,12 @@ def _rows_from_tables(domain: Domain, result: TablesResult, n: int, rng: np.rand
 
 
 def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random.Generator,
-                     workload: Workload | None) -> SyntheticData:
+                     workload: Workload) -> SyntheticData:
     """Rows from a projection onto the local polytope (see :func:`synthetic_data`): the maximal
     tables sampled along a maximum-weight spanning forest (:func:`_junction_order`), each table's
     new attributes drawn from its conditional on those already drawn (:func:`_draw_conditional`);
     on cyclic tables then local search on the rows towards the maximal tables
     (:func:`~.marginal_rows.search_table_rows`)."""
-    if workload is None:
-        raise ValueError("workload: required for a LocalResult (the workload whose answers it projected)")
-    if not isinstance(workload, Workload):
-        raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
     tables = {attributes: result.marginal(attributes) for attributes in result.tables}
     if any(attributes[-1] >= len(domain) or table.shape != tuple(domain.sizes[a] for a in attributes)
            for attributes, table in tables.items()):
@@ -508,11 +501,7 @@ def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random
                          f"{[list(table) for table in result.tables]} of this domain; pass the projected workload")
     # One layout of tables cannot tell two workloads apart (the terms' weights or order): the
     # tables read through this workload's terms must give the projected answers.
-    recomputed = np.empty(workload.num_queries)
-    recomputed[model.constant_rows] = model.constants
-    for table, row, weight in model.terms:
-        cells = tables[model.attributes[table]].ravel()
-        recomputed[row:row + cells.size] = weight * cells
+    recomputed = model.answers(result.values, workload.num_queries)
     scale = 1.0 + float(np.max(np.abs(result.answers), initial=0.0))
     if not np.allclose(recomputed, result.answers, rtol=0.0, atol=1e-8 * scale):
         raise ValueError(f"workload: {workload.name} is not the workload this result projected (its terms over the "
