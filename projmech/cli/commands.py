@@ -39,7 +39,7 @@ from ..bodies import hull as hull_module
 from ..bodies import relaxation as relaxation_module
 from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Local, Relaxation, Tables, choose_body
 from ..bodies.cost import HULL_PREFERENCE
-from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning
+from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning, RelaxationResult
 from ..bodies.rounding import synthetic_data
 from ..mechanisms.additive import (
     FactorizationMechanism,
@@ -659,7 +659,7 @@ def _release(args: argparse.Namespace) -> int:
         if synthetic_path is not None:
             outputs.write("--synthetic", synthetic_path, lambda path: _labelled_rows(dataset.domain, rows.data.records).to_csv(
                 path, index=False))
-    projected = f", projected onto {released.summary()['body']}" if released.projection is not None else ""
+    projected = f", projected onto {summary['body']}" if released.projection is not None else ""
     scale = f"answers: counts / {released.size_source} size {released.size:g}"
     if isinstance(mechanism, FactorizationMechanism):
         # The answers' noise R Z is the strategy's noise mixed by R: its root mean square per
@@ -685,9 +685,9 @@ def _synthetic_rows(args: argparse.Namespace, domain: Domain, workload: Workload
     ``--synthetic-rows`` or the release's public size (never the private row count)."""
     count = args.synthetic_rows if args.synthetic_rows is not None else max(1, round(released.size))
     generator = np.random.default_rng(None if args.seed is None else [args.seed, 1])
-    is_relaxation = released.summary()["body"] == "relaxed"
+    # L's rows come from its 2-way tables; the other bodies' are checked against the workload.
     return synthetic_data(domain, released.projection, count, generator,
-                          workload=None if is_relaxation else workload)
+                          workload=None if isinstance(released.projection, RelaxationResult) else workload)
 
 
 def _labelled_rows(domain: Domain, rows: np.ndarray) -> Any:
