@@ -814,22 +814,28 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
             slope, restarted = ddot(gradient, direction), True
             if slope == 0.0:
                 break
-        length = 1.0
+        length, doubled, halved = 1.0, False, False
         while True:
             candidate = point + length * direction
             new_value, new_gradient = function(candidate)
             if new_value <= value + 1e-4 * length * slope:
                 change = new_gradient - gradient
-                if not changes and length < 2.0**40 and ddot(change, change) <= 1e-16 * ddot(gradient, gradient):
+                # Doubling only before any halving: a search that halved once and then doubled
+                # again ping-ponged between two lengths forever (a slope of -1e-26, where
+                # rounding decides Armijo's test, on an adaptive mechanism's estimate).
+                if (not changes and not halved and length < 2.0**40
+                        and ddot(change, change) <= 1e-16 * ddot(gradient, gradient)):
                     length *= 2.0  # a linear piece: try a longer step
+                    doubled = True
                     continue
                 break
-            if length > 1.0:  # the doubling went one step too far: take the last step that gained
+            if doubled:  # the doubling went one step too far: take the last step that gained
                 length /= 2.0
                 candidate = point + length * direction
                 new_value, new_gradient = function(candidate)
                 break
             length /= 2.0
+            halved = True
             if length < 1e-12:
                 if restarted:
                     return point
@@ -837,7 +843,7 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
                 differences.clear()
                 inverses.clear()
                 np.multiply(gradient, -1.0 / curvature, out=direction)
-                slope, restarted, length = ddot(gradient, direction), True, 1.0
+                slope, restarted, length, halved = ddot(gradient, direction), True, 1.0, False
         change, difference = candidate - point, new_gradient - gradient
         product = ddot(change, difference)
         if (product > 1e-12 * math.sqrt(ddot(change, change) * ddot(difference, difference))

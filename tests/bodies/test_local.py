@@ -268,3 +268,49 @@ def test_degenerate_inputs_are_refused_with_the_reason():
     workload = pm.marginals(domain, 2)
     with pytest.raises(ValueError, match="^y: its squared norm overflows"):
         project_to_local(workload, np.full(workload.num_queries, 1e200))
+
+
+#: Ten weighted measurements (sizes, attributes, sigma, values as float.hex) of an adaptive run
+#: on which the dual L-BFGS's line search ping-ponged forever between two step lengths.
+_PING_PONG = ((2, 3, 2, 3, 2, 2, 3), 0.03718489006818113, [
+    ((0,), ['0x1.ee99ce4ca87ddp-2', '0x1.08940718670acp-1']),
+    ((1,), ['0x1.d57bf7c87d955p-2', '0x1.e801468d175d3p-2', '0x1.29f9a8f2deb9cp-4']),
+    ((2,), ['0x1.158fc653cb30ep-1', '0x1.0a262a6f6acfcp-1']),
+    ((3,), ['0x1.04e3cb6a8a50ep-1', '0x1.9ee393f4005dap-2', '0x1.834ec71349f5ep-5']),
+    ((4,), ['0x1.0e3ee559a3dccp-1', '0x1.cd597e42eef2bp-2']),
+    ((5,), ['0x1.d5352c63a67c7p-2', '0x1.c9ee2a34a4661p-2']),
+    ((6,), ['0x1.bbbcda6768e61p-2', '0x1.9289de6152e60p-2', '0x1.46b44c59aa8c9p-4']),
+    ((2, 3), ['0x1.a48418057673ap-2', '0x1.cd00e2922dc80p-4', '0x1.ef2c70768a6c6p-4', '0x1.e765d3d2671dbp-4', '0x1.b00713321cffcp-2', '0x1.e86d69b10d535p-5']),
+    ((0, 2), ['0x1.a7b3409b28908p-2', '0x1.9e573f2c753cfp-4', '0x1.cb0243f4df099p-3', '0x1.841b36efd6ac5p-2']),
+    ((4, 5), ['0x1.f6d18f016e511p-2', '0x1.afc291dae0a00p-5', '0x1.272c1cdad39d2p-4', '0x1.8342f0e3ffa6cp-2']),
+]
+)
+
+
+def test_line_search_never_ping_pongs_between_two_lengths():
+    """After a halving the search no longer doubles: the case above used to loop forever at
+    iteration 9 (a slope of -1e-26, Armijo's test decided by rounding); it now certifies in
+    about 10 iterations. An alarm turns a regression into a failure instead of a hang."""
+    import signal
+
+    sizes, sigma, tables = _PING_PONG
+    weight = 1.0 / sigma
+    blocks, targets = [], []
+    for attributes, values in tables:
+        factors = [pm.Workload(weight * np.eye(size)) if a == attributes[0] else
+                   (pm.Workload(np.eye(size)) if a in attributes else pm.workloads.total(size))
+                   for a, size in enumerate(sizes)]
+        blocks.append(pm.workloads.kron(factors))
+        targets.append(weight * np.array([float.fromhex(v) for v in values]))
+
+    def hang(signum, frame):
+        raise TimeoutError("the dual L-BFGS did not finish in 30 s")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(30)
+    try:
+        result = project_to_local(pm.stack(blocks), np.concatenate(targets), noise_scale=1.0)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert result.stats.tolerance_met and result.stats.iterations <= 100
