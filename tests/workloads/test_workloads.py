@@ -1007,3 +1007,19 @@ def test_prefix_and_ranges_need_an_order_on_categories():
             pm.workloads.Kron([factor, pm.workloads.identity(3)], domain=unordered)
         assert pm.workloads.Kron([factor, pm.workloads.identity(3)], domain=ordered).num_queries == factor.num_queries * 3
     assert pm.workloads.Kron([pm.workloads.identity(3), pm.workloads.prefix(3)], domain=unordered).shape == (9, 9)
+
+
+@pytest.mark.parametrize("size", [3, 85, 100])
+@pytest.mark.parametrize("weight", [0.7, 1 / 0.0371, 1.0])
+def test_a_weighted_identity_block_is_a_weighted_table(size, weight):
+    """``c I`` inside a Kronecker product keeps its attribute with weight ``c``, dense or sparse,
+    whatever the rounding of sums of its entries (0.7 I of size 85 was read as a general block,
+    its off-diagonal sum rounding to a nonzero)."""
+    from projmech.workloads.marginal_tables import table_terms
+
+    for block in (pm.Workload(weight * np.eye(size)), pm.Workload(sp.csr_array(weight * np.eye(size)))):
+        terms = table_terms(pm.workloads.kron([block, pm.workloads.total(2)]))
+        assert terms is not None and terms.is_marginal and terms.terms == [((0,), weight)]
+    almost = np.eye(4)
+    almost[0, 1] = 1e-300
+    assert pm.Workload(almost)._scaled_identity() is None
