@@ -4,7 +4,7 @@
 mechanisms, the projections and factorizations with their solver statistics. Helpers of one
 topic are reached through their module: ``pm.bounds`` (the error bounds and the data sizes they need),
 ``pm.geometry`` (support functions and widths), ``pm.privacy`` (calibration formulas),
-``pm.multiplicative_weights`` and ``pm.online_pmw`` (their update and accuracy bounds),
+``pm.adaptive`` (the adaptive mechanism's measurements and estimator), ``pm.multiplicative_weights`` and ``pm.online_pmw`` (their update and accuracy bounds),
 ``pm.evaluation`` (error measures), ``pm.bodies`` (the bodies and rounding), ``pm.audit``.
 The package has one folder per concept (``data``, ``workloads``, ``privacy``, ``analysis``,
 ``bodies``, ``factorization``, ``mechanisms``, ``audit``, ``cli``), each exporting its contract
@@ -27,7 +27,7 @@ _NAMES = {
     "workloads": ("Workload", "all_range", "from_predicates", "identity", "marginals", "prefix",
                   "random_queries", "repeated", "stack"),
     "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "Noise", "PureDP", "SizePolicy", "ZCDP"),
-    "mechanisms": ("BOTTOM", "FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "MechanismHalted",
+    "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "MechanismHalted",
                    "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release", "Threshold", "ThresholdK"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
                "project_to_hull", "project_to_relaxation", "synthetic_data"),
@@ -47,7 +47,7 @@ _SUBMODULES = {
     "factorization": "factorization", "mechanisms": "mechanisms", "privacy": "privacy", "solve": "solve",
     "workloads": "workloads",
     "bounds": "analysis.bounds", "evaluation": "analysis.evaluation", "geometry": "analysis.geometry",
-    "multiplicative_weights": "mechanisms.multiplicative_weights", "online_pmw": "mechanisms.online_pmw",
+    "adaptive": "mechanisms.adaptive", "multiplicative_weights": "mechanisms.multiplicative_weights", "online_pmw": "mechanisms.online_pmw",
     "optimal_factorization": "factorization", "self_audit": "audit.self_audit",
 }
 
@@ -81,9 +81,9 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .factorization import (Factorization, FactorizationError, approximate_factorization_norm,
                                 factorization_lower_bound, factorization_norm, hierarchical_strategy,
                                 identity_strategy, square_root_strategy, total_strategy)
-    from .mechanisms import (BOTTOM, FactorizationMechanism, GaussianMechanism, LaplaceMechanism, MechanismHalted,
+    from .mechanisms import (AdaptiveProjectionMechanism, BOTTOM, FactorizationMechanism, GaussianMechanism, LaplaceMechanism, MechanismHalted,
                              OfflinePMW, OnlinePMW, ProjectionMechanism, Release, Threshold, ThresholdK)
-    from .mechanisms import multiplicative_weights, online_pmw
+    from .mechanisms import adaptive, multiplicative_weights, online_pmw
     from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, Noise, PureDP, SizePolicy
     from .solve import ProgressBar, SolveError, SolveStats, Status
     from .workloads import (Workload, all_range, from_predicates, identity, marginals, prefix, random_queries,

@@ -105,6 +105,9 @@ class Release:
         it equals :attr:`sigma`; ``None`` where the answers carry no per-answer noise (MWEM).
     workload : Workload or None
         The workload answered (public), for the intervals of projected answers.
+    rounds : tuple of AdaptiveRound or None
+        For the adaptive mechanism (:mod:`projmech.mechanisms.adaptive`), each round's table,
+        noise and zCDP cost; ``noise`` is then the first round's, the largest.
 
     See Also
     --------
@@ -142,6 +145,7 @@ class Release:
     factorization: Factorization | None = None
     answer_sigma_rms: float | None = None
     workload: Workload | None = None
+    rounds: tuple[Any, ...] | None = None
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
@@ -258,6 +262,9 @@ class Release:
         if self.factorization is not None:
             summary["factorization"] = self.factorization.summary()
             summary["answer_sigma_rms"] = self.answer_sigma_rms
+        if self.rounds is not None:
+            summary["rounds"] = [{"attributes": list(r.attributes), "sigma": r.sigma, "selection_rho": r.selection_rho,
+                                  "measurement_rho": r.measurement_rho, "annealed": r.annealed} for r in self.rounds]
         return summary
 
     def to_json(self) -> str:
@@ -594,7 +601,7 @@ class CountingMechanism:
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
                  projection: ProjectionResult | RelaxationResult | TablesResult | LocalResult | None = None,
-                 answer_sigma_rms: float | None = None) -> Release:
+                 answer_sigma_rms: float | None = None, rounds: tuple[Any, ...] | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -611,6 +618,7 @@ class CountingMechanism:
             factorization=self.factorization,
             answer_sigma_rms=answer_sigma_rms,
             workload=self.workload,
+            rounds=rounds,
         )
 
     def _size_repr(self) -> str:

@@ -31,6 +31,7 @@ import numpy as np
 from .._sparse import issparse
 from ..data.dataset import MW_MAX_UNIVERSE
 from .additive import Release, CountingMechanism
+from .selection import exponential_mechanism
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..privacy.guarantees import Neighbouring, PureDP, ZCDP, compose, gaussian_sigma, laplace_scale, scale_budget
 from ..validation import (
@@ -561,8 +562,6 @@ class OfflinePMW(CountingMechanism):
         counts = self._counts(data)
         size = public_size(self.size_policy, rows, self.size_noise, generator)
         truth = counts / size
-        # exp(epsilon_0 s / (2 Delta)) with Delta = 1/size.
-        selection_factor = self.round_budget.selection_epsilon * size / 2.0
         m = self.workload.universe_size
         log_y = np.full(m, -math.log(m))
         y = np.exp(log_y)
@@ -573,11 +572,7 @@ class OfflinePMW(CountingMechanism):
         for _ in range(self.rounds):
             # The unchecked product: y is this loop's own distribution, not a caller's argument.
             scores = np.abs(truth - self.workload.kernels.matvec(y))
-            # Gumbel-max: argmax(logits + Gumbel noise) draws from softmax(logits) in exact
-            # arithmetic, with no exponentials to overflow for large n. In floating point it is not
-            # an exact sampler (such exponential mechanisms have been attacked, Ilvento, CCS 2020);
-            # the guide lists it as a known limitation.
-            index = int(np.argmax(selection_factor * scores + generator.gumbel(size=scores.size)))
+            index = exponential_mechanism(scores, self.round_budget.selection_epsilon, 1.0 / size, generator)
             measurement = float(counts[index] + self.noise.sample(1, generator)[0]) / size
             row = self._row(index)
             selected.append(index)

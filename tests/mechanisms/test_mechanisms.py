@@ -234,10 +234,10 @@ def test_global_numpy_state_is_not_used():
 
 DOCUMENTED_FIELDS = ["answers", "noisy_answers", "label_source", "mechanism", "privacy", "neighbouring", "size",
                      "size_source", "noise", "sensitivity", "size_noise", "projection", "factorization",
-                     "answer_sigma_rms", "workload"]
+                     "answer_sigma_rms", "workload", "rounds"]
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "laplace", "projection", "factorization"])
+@pytest.mark.parametrize("kind", ["gaussian", "laplace", "projection", "factorization", "adaptive_projection"])
 def test_release_never_carries_truth(kind):
     data, records = sample_dataset(30, seed=2)
     h = histogram_by_hand(records)
@@ -248,6 +248,7 @@ def test_release_never_carries_truth(kind):
         "laplace": lambda: LaplaceMechanism(workload, PureDP(1.0)),
         "projection": lambda: ProjectionMechanism(workload, ApproxDP(1.0, 1e-6)),
         "factorization": lambda: FactorizationMechanism(workload, ApproxDP(1.0, 1e-6)),
+        "adaptive_projection": lambda: pm.AdaptiveProjectionMechanism(workload, ApproxDP(1.0, 1e-6)),
     }[kind]()
     release = mechanism.release(data, rng=11)
 

@@ -1,0 +1,461 @@
+"""Select, measure, project: an adaptive mechanism for marginal workloads.
+
+:class:`AdaptiveProjectionMechanism` releases a workload of marginal tables by rounds, in the
+select–measure–generate family of MWEM :cite:p:`HLM12` and AIM :cite:p:`MMSM22`. Each round
+
+1. **selects** the candidate table whose current estimate looks worst for the noise a
+   measurement would add, by the exponential mechanism (:mod:`projmech.mechanisms.selection`);
+2. **measures** it with Gaussian noise (discrete on the counts by default);
+3. **projects** every measurement so far onto the local polytope of the measured tables
+   (:func:`~projmech.bodies.project_to_local`, weighted by each measurement's precision): the
+   estimate the next round scores against. A candidate no measured table contains is estimated
+   by the maximum-entropy table agreeing with the estimate on its measured sub-tables
+   (iterative proportional fitting on the candidate's own cells).
+
+Measurements are data (:class:`Measurement`) and the estimator is separate
+(:func:`estimate_tables`, :func:`table_estimate`): every estimate is a function of the
+published measurements alone, which the tests recompute.
+
+**Privacy**: zCDP, composed exactly over the rounds (:attr:`AdaptiveRun.rounds` lists each
+round's selection and measurement cost; they sum to at most the budget, the last round taking
+exactly what is left). Under ``ApproxDP(epsilon, delta)`` the budget is the largest ``rho``
+whose zCDP guarantee converts to it (:func:`~projmech.privacy.guarantees.zcdp_for_approx_dp`).
+A table of counts has l2 sensitivity 1 under add/remove and ``sqrt(2)`` under replace-one; a
+score, an l1 error of counts, moves by 1 or 2 times the candidate's weight.
+
+The schedule follows AIM's published design: ``16 d`` notional rounds set the first noise (nine
+tenths of a round's budget to the measurement, one tenth to the selection), all one-way tables
+are measured first, candidates are bounded in cells by the share of the budget spent, and the
+noise halves when a measurement no longer moves the estimate by more than its own expected
+noise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..bodies.local import LocalError, LocalResult, project_to_local
+from ..data.dataset import Dataset
+from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, zcdp_for_approx_dp
+from ..privacy.noise import NOISE_KINDS, Noise, choose_discrete, public_size, calibrate
+from ..validation import POSITIVE_INT, SEED, InstanceOf, Options, validate_params
+from ..workloads import Workload, kron, stack, total
+from ..workloads.marginal_tables import table_terms
+from .additive import CountingMechanism, Release
+from .selection import exponential_mechanism, exponential_mechanism_rho
+
+__all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "Measurement", "estimate_tables",
+           "table_estimate", "ADAPTIVE_MAX_CELLS"]
+
+#: Default bound on the cells of the measured tables together (and of any one candidate): the
+#: local polytope holds about 400 bytes a cell at its peak, so 10^6 cells is about 400 MB.
+ADAPTIVE_MAX_CELLS = 10**6
+
+#: Share of a round's budget spent on the measurement (the rest selects), as in AIM.
+_MEASUREMENT_SHARE = 0.9
+
+#: Notional rounds per attribute that set the first round's noise, as in AIM.
+_ROUNDS_PER_ATTRIBUTE = 16
+
+#: Sweeps of iterative proportional fitting for a candidate's maximum-entropy estimate, and the
+#: largest relative change of a fitted marginal at which they stop earlier.
+_FIT_SWEEPS = 50
+_FIT_TOLERANCE = 1e-6
+
+_PRIVACY = InstanceOf(ZCDP, ApproxDP, what="ZCDP or ApproxDP (Gaussian measurements)")
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """One noisy table: its attributes, its noisy cells as fractions of the public size
+    (row-major over the attributes), and the standard deviation of their noise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement
+    >>> Measurement((0,), np.array([0.6, 0.4]), 0.01).attributes
+    (0,)
+    """
+
+    attributes: tuple[int, ...]
+    values: np.ndarray
+    sigma: float
+
+
+@dataclass(frozen=True)
+class AdaptiveRound:
+    """What one round spent: the table it measured, the zCDP costs of the selection (0 for the
+    first rounds, which measure the one-way tables without selecting) and of the measurement,
+    the noise's standard deviation on the counts, and whether the noise halved after it."""
+
+    attributes: tuple[int, ...]
+    selection_rho: float
+    measurement_rho: float
+    sigma: float
+    annealed: bool
+
+
+@dataclass(frozen=True, eq=False)
+class AdaptiveRun:
+    """One run of :class:`AdaptiveProjectionMechanism`.
+
+    Attributes
+    ----------
+    release : Release
+        The workload's answers: the final estimate's tables (``answers == noisy_answers``: the
+        workload is never measured as a whole).
+    rounds : tuple of AdaptiveRound
+        Every round, in order.
+    measurements : tuple of Measurement
+        Every noisy table, in order (one per round).
+    estimate : LocalResult
+        The projection of all measurements onto the local polytope of the measured tables.
+    privacy_spent : ZCDP
+        The rounds' costs composed (and the size estimate's, if any).
+    """
+
+    release: Release
+    rounds: tuple[AdaptiveRound, ...]
+    measurements: tuple[Measurement, ...]
+    estimate: LocalResult
+    privacy_spent: ZCDP
+
+
+def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
+                    ) -> LocalResult:
+    """Project the measurements onto the local polytope of the tables they measure, each
+    weighted by its precision: ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent,
+    non-negative tables that sum to 1.
+
+    A projection stopped before its certificate met the tolerance still gives consistent,
+    non-negative tables (:class:`~projmech.bodies.LocalError`'s ``best``): they are used, and
+    their status says so.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one.
+
+    Returns
+    -------
+    LocalResult
+        The projected tables.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables
+    >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
+    ...                                   Measurement((0,), np.array([0.5, 0.5]), 0.1)])
+    >>> np.round(result.marginal((0,)), 6).tolist()
+    [0.6, 0.4]
+    """
+    blocks, targets = [], []
+    for measurement in measurements:
+        weight = 1.0 / measurement.sigma
+        first = min(measurement.attributes)
+        factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
+                   measurement.attributes else total(size)) for a, size in enumerate(sizes)]
+        blocks.append(kron(factors))
+        targets.append(weight * np.asarray(measurement.values, dtype=float))
+    workload = blocks[0] if len(blocks) == 1 else stack(blocks)
+    # After weighting, every target's noise has standard deviation 1: the tolerance's scale.
+    try:
+        return project_to_local(workload, np.concatenate(targets), noise_scale=1.0)
+    except LocalError as error:
+        assert isinstance(error.best, LocalResult)
+        return error.best
+
+
+def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tuple[int, ...]) -> np.ndarray:
+    """The estimate of the table on ``attributes`` (sorted positions): summed from a projected
+    table that contains it, else the maximum-entropy table agreeing with the projection on its
+    largest measured sub-tables, by iterative proportional fitting from the uniform table.
+
+    Parameters
+    ----------
+    estimate : LocalResult
+        The projected measured tables.
+    attributes : tuple of int
+        The table's attributes, increasing.
+    sizes : tuple of int
+        The domain's attribute sizes.
+
+    Returns
+    -------
+    numpy.ndarray
+        The table, of shape ``[sizes[a] for a in attributes]``, summing to 1.
+
+    Examples
+    --------
+    Two independent measured one-way tables give their product:
+
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
+    >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
+    ...                                   Measurement((1,), np.array([0.5, 0.5]), 0.01)])
+    >>> np.round(table_estimate(result, (0, 1), (2, 2)), 6).tolist()
+    [[0.4, 0.4], [0.1, 0.1]]
+    """
+    wanted = set(attributes)
+    for table in estimate.tables:
+        if wanted <= set(table):
+            axes = tuple(axis for axis, a in enumerate(table) if a not in wanted)
+            return estimate.marginal(table).sum(axis=axes) if axes else estimate.marginal(table)
+    shape = tuple(sizes[a] for a in attributes)
+    # The largest parts of the table the measured tables cover, each with its projected marginal.
+    parts = {tuple(a for a in attributes if a in table) for table in estimate.tables}
+    parts = {part for part in parts if part and not any(set(part) < set(other) for other in parts)}
+    constraints = []
+    for part in sorted(parts):
+        source = next(table for table in estimate.tables if set(part) <= set(table))
+        axes = tuple(axis for axis, a in enumerate(source) if a not in part)
+        target = estimate.marginal(source).sum(axis=axes) if axes else estimate.marginal(source)
+        keep = tuple(axis for axis, a in enumerate(attributes) if a not in part)
+        constraints.append((keep, target.reshape([sizes[a] if a in part else 1 for a in attributes])))
+    fitted = np.full(shape, 1.0 / math.prod(shape))
+    for _ in range(_FIT_SWEEPS):
+        change = 0.0
+        for keep, target in constraints:
+            current = fitted.sum(axis=keep, keepdims=True)
+            ratio = np.divide(target, current, out=np.zeros_like(current), where=current > 0)
+            fitted *= ratio
+            change = max(change, float(np.max(np.abs(current - target))))
+        if change <= _FIT_TOLERANCE:
+            break
+    return fitted / fitted.sum()
+
+
+class AdaptiveProjectionMechanism(CountingMechanism):
+    """Select, measure, project: release a marginal workload by adaptive rounds (see the module).
+
+    Parameters
+    ----------
+    workload : Workload
+        A workload of marginal tables (:func:`~projmech.workloads.marginals`, or a stack of
+        Kronecker products of identities and totals), over a domain.
+    privacy : ZCDP or ApproxDP
+        The whole budget.
+    neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for.
+    max_cells : int, default ADAPTIVE_MAX_CELLS
+        The most cells the measured tables may hold together; a candidate's cells count against
+        the share of it that the budget spent so far allows (AIM's rule).
+    size : int or "estimate", optional
+        Under add/remove, as for :class:`~projmech.mechanisms.additive.GaussianMechanism`.
+    size_share : float, optional
+        With ``size="estimate"``, the share of the budget spent on the size.
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"`` and ``"discrete"``: the discrete Gaussian on the counts; ``"continuous"``:
+        numpy's Gaussian (reproducible from ``rng``).
+
+    Raises
+    ------
+    TypeError
+        If ``privacy`` is not ZCDP or ApproxDP.
+    ValueError
+        If the workload is not made of marginal tables, or one of its tables alone holds more
+        than ``max_cells`` cells.
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+    >>> rng = np.random.default_rng(0)
+    >>> data = pm.Dataset(rng.integers(0, 2, size=(500, 3)), domain)
+    >>> mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
+    >>> run = mechanism.run(data, rng=0)
+    >>> bool(run.privacy_spent.rho <= 1.0), run.release.answers.shape
+    (True, (16,))
+    """
+
+    mechanism_name = "adaptive_projection"
+    _needs_matrix = False
+    privacy: ZCDP | ApproxDP
+
+    @validate_params(privacy=_PRIVACY, max_cells=POSITIVE_INT, noise=Options(*NOISE_KINDS))
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, max_cells: int = ADAPTIVE_MAX_CELLS,
+                 size: int | str | None = None, size_share: float | None = None, noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
+        terms = table_terms(workload)
+        if terms is None or not terms.is_marginal or workload.domain is None:
+            raise ValueError(f"workload: {workload.name} is not a workload of marginal tables over a domain "
+                             "(build one with pm.marginals(domain, way))")
+        self.sizes = tuple(int(s) for s in terms.sizes)
+        tables = sorted({subset for subset in terms.subsets if subset}, key=lambda s: (len(s), s))
+        if not tables:
+            raise ValueError("workload: it reads no attribute (only totals): nothing to measure")
+        largest = max(tables, key=lambda t: math.prod(self.sizes[a] for a in t))
+        cells = math.prod(self.sizes[a] for a in largest)
+        if cells > max_cells:
+            raise ValueError(f"max_cells: the workload's table on attributes {list(largest)} alone holds "
+                             f"{cells:,} cells, above max_cells={max_cells:,}")
+        self.tables = tuple(tables)
+        self.max_cells = max_cells
+        self.candidates, self.weights = _candidates(self.tables)
+        self.discrete = choose_discrete(noise, True)
+        self.rho = privacy.rho if isinstance(privacy, ZCDP) else zcdp_for_approx_dp(privacy)
+        # The size estimate, if any, takes its share of the budget; the rounds get the rest.
+        self.rounds_rho = self.rho * self.size_policy.main_share()
+        self.size_noise = calibrate(ZCDP(self.rho), 1.0, self.size_policy, self.discrete)[1]
+        # l2 sensitivity of a table of counts, l1 of its counts (what a score reads).
+        replace = self.size_policy.neighbouring is Neighbouring.REPLACE_ONE
+        self.table_sensitivity = math.sqrt(2.0) if replace else 1.0
+        self.score_sensitivity = 2.0 if replace else 1.0
+        self.attributes = tuple(sorted({a for table in self.tables for a in table}))
+        # The first rounds' noise, public: what the release states (later rounds' are listed).
+        self.noise = Noise("gaussian", _first_schedule(self.table_sensitivity, len(self.attributes),
+                                                       self.rounds_rho)[0], self.discrete)
+        self._sensitivity = self.table_sensitivity
+
+    @property
+    def privacy_spent(self) -> ZCDP:
+        """The budget this mechanism spends by design (a run's :attr:`AdaptiveRun.privacy_spent`
+        recomposes what it drew)."""
+        return ZCDP(self.rho)
+
+    def release(self, data_or_histogram: Any, n: int | None = None,
+                rng: np.random.Generator | int | None = None) -> Release:
+        """Run the rounds and release the workload's answers (see :meth:`run`)."""
+        return self.run(data_or_histogram, n=n, rng=rng).release
+
+    @validate_params(rng=SEED)
+    def run(self, data_or_histogram: Any, n: int | None = None, *,
+            rng: np.random.Generator | int | None = None) -> AdaptiveRun:
+        """Run the select–measure–project rounds on a :class:`~projmech.data.dataset.Dataset`.
+
+        Parameters
+        ----------
+        data_or_histogram : Dataset
+            The data (a histogram over the universe is refused: the tables are counted from
+            the records).
+        n : int, optional
+            Not taken with a Dataset (its row count is its own).
+        rng : numpy.random.Generator, int or None
+            Source of the selections and of continuous noise.
+
+        Returns
+        -------
+        AdaptiveRun
+            The release, the rounds, the measurements and the final estimate.
+        """
+        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
+        if not isinstance(data_or_histogram, Dataset):
+            raise TypeError(f"data_or_histogram: expected a Dataset (the tables are counted from its records), got "
+                            f"{type(data_or_histogram).__name__}")
+        data, rows = self._rows(data_or_histogram, n)
+        self.size_policy.check_delta(self.privacy, rows)
+        size = public_size(self.size_policy, rows, self.size_noise, rng)
+        counts = {table: np.asarray(data.table(list(table)), dtype=float) for table in self.candidates}
+        run = _Rounds(self, counts, size, rng)
+        estimate = run.go()
+        answers = self._answers(estimate)
+        release = self._release(answers, answers, size, projection=estimate, rounds=tuple(run.rounds))
+        spent = sum(r.selection_rho + r.measurement_rho for r in run.rounds)
+        if self.size_policy.estimated:
+            spent += self.rho * self.size_policy.share
+        return AdaptiveRun(release, tuple(run.rounds), tuple(run.measurements), estimate, ZCDP(spent))
+
+    def _answers(self, estimate: LocalResult) -> np.ndarray:
+        """The workload's answers from the estimate's tables, term by term."""
+        terms = table_terms(self.workload)
+        assert terms is not None
+        parts = []
+        for subset, weight in terms.terms:
+            table = table_estimate(estimate, tuple(subset), self.sizes) if subset else np.ones(())
+            parts.append(weight * np.ravel(table))
+        return np.concatenate(parts)
+
+    def _repr_extra(self) -> str:
+        return f", max_cells={self.max_cells:,}"
+
+
+@dataclass
+class _Rounds:
+    """The state of one run: the budget left, the noise, the measurements and the estimate."""
+
+    mechanism: AdaptiveProjectionMechanism
+    counts: dict[tuple[int, ...], np.ndarray]
+    size: float
+    rng: np.random.Generator
+    rounds: list[AdaptiveRound] = field(default_factory=list)
+    measurements: list[Measurement] = field(default_factory=list)
+
+    def measure(self, table: tuple[int, ...], sigma: float) -> None:
+        noise = Noise("gaussian", sigma, self.mechanism.discrete)
+        noisy = self.counts[table].ravel() + noise.sample(self.counts[table].size, self.rng)
+        self.measurements.append(Measurement(table, noisy / self.size, sigma / self.size))
+
+    def measurement_rho(self, sigma: float) -> float:
+        return self.mechanism.table_sensitivity ** 2 / (2.0 * sigma**2)
+
+    def go(self) -> LocalResult:
+        mechanism = self.mechanism
+        sizes, budget = mechanism.sizes, mechanism.rounds_rho
+        sigma, epsilon = _first_schedule(mechanism.table_sensitivity, len(mechanism.attributes), budget)
+        used = 0.0
+        for a in mechanism.attributes:  # the one-way tables first, without selection (d / 16d of the budget)
+            self.measure((a,), sigma)
+            used += self.measurement_rho(sigma)
+            self.rounds.append(AdaptiveRound((a,), 0.0, self.measurement_rho(sigma), sigma, False))
+        estimate = estimate_tables(sizes, self.measurements)
+        final = False
+        while not final and budget - used > 0.0:
+            round_rho = self.measurement_rho(sigma) + exponential_mechanism_rho(epsilon)
+            if budget - used < 2.0 * round_rho:  # the last round takes exactly what is left
+                # A hair below what is left, so that rounding never spends more than the budget.
+                left = (budget - used) * (1.0 - 1e-9)
+                sigma = mechanism.table_sensitivity / math.sqrt(2.0 * _MEASUREMENT_SHARE * left)
+                epsilon = math.sqrt(8.0 * (1.0 - _MEASUREMENT_SHARE) * left)
+                final = True
+            measured_cells = sum(math.prod(sizes[a] for a in m.attributes) for m in self.measurements)
+            allowed = mechanism.max_cells * (used / budget) - measured_cells
+            choices = [c for c in mechanism.candidates if math.prod(sizes[a] for a in c) <= allowed]
+            if not choices:  # nothing fits yet: the smallest candidate keeps the rounds going
+                choices = [min(mechanism.candidates, key=lambda c: math.prod(sizes[a] for a in c))]
+            before = {c: table_estimate(estimate, c, sizes) for c in choices}
+            scores = np.array([mechanism.weights[c] * (np.abs(self.counts[c] - self.size * before[c]).sum()
+                                                       - math.sqrt(2.0 / math.pi) * sigma * before[c].size)
+                               for c in choices])
+            sensitivity = mechanism.score_sensitivity * max(mechanism.weights[c] for c in choices)
+            chosen = choices[exponential_mechanism(scores, epsilon, sensitivity, self.rng)]
+            self.measure(chosen, sigma)
+            spent = self.measurement_rho(sigma) + exponential_mechanism_rho(epsilon)
+            used += spent
+            estimate = estimate_tables(sizes, self.measurements)
+            # The noise halves when the new measurement moved the estimate of its table by less
+            # than the noise it carries (AIM's annealing): a function of noisy quantities only.
+            moved = self.size * np.abs(table_estimate(estimate, chosen, sizes) - before[chosen]).sum()
+            anneal = bool(not final and moved <= math.sqrt(2.0 / math.pi) * sigma * before[chosen].size)
+            self.rounds.append(AdaptiveRound(chosen, exponential_mechanism_rho(epsilon),
+                                             self.measurement_rho(sigma), sigma, anneal))
+            if anneal:
+                sigma, epsilon = sigma / 2.0, epsilon * 2.0
+        return estimate
+
+
+def _first_schedule(sensitivity: float, attributes: int, budget: float) -> tuple[float, float]:
+    """The first rounds' noise ``sigma`` on the counts and selection parameter ``epsilon``: the
+    budget split over ``16 d`` notional rounds, nine tenths of each to the measurement."""
+    notional = _ROUNDS_PER_ATTRIBUTE * attributes
+    sigma = sensitivity * math.sqrt(notional / (2.0 * _MEASUREMENT_SHARE * budget))
+    return sigma, math.sqrt(8.0 * (1.0 - _MEASUREMENT_SHARE) * budget / notional)
+
+
+def _candidates(tables: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, ...], ...], dict[tuple[int, ...], float]]:
+    """The workload's tables and all their non-empty sub-tables, each weighted by how many of the
+    workload's attributes it shares with the workload's tables (AIM's weighting: a sub-table
+    informs every table that contains part of it)."""
+    closure = {subset for table in tables for size in range(1, len(table) + 1)
+               for subset in itertools.combinations(table, size)}
+    weights = {c: float(sum(len(set(c) & set(t)) for t in tables)) for c in closure}
+    return tuple(sorted(closure, key=lambda s: (len(s), s))), weights

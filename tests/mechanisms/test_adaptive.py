@@ -1,0 +1,252 @@
+"""The adaptive select–measure–project mechanism: its accounting, that its choices read only
+noisy quantities, its estimator against independent computations, and its refusals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import projmech as pm
+from projmech.mechanisms import adaptive
+from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
+from projmech.mechanisms.selection import exponential_mechanism, exponential_mechanism_rho
+from projmech.privacy.guarantees import zcdp_for_approx_dp
+
+
+def _data(rows: int = 1500, seed: int = 0) -> pm.Dataset:
+    """Four correlated attributes of sizes 2, 3, 2, 4."""
+    domain = pm.Domain(["a", "b", "c", "d"], [2, 3, 2, 4])
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 2, size=(rows, 4))
+    x[:, 1] = (x[:, 0] + rng.integers(0, 2, rows)) % 3
+    x[:, 3] = (x[:, 1] + x[:, 2]) % 4
+    return pm.Dataset(x, domain)
+
+
+# --- accounting ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("privacy, neighbouring, size", [
+    (pm.ZCDP(0.05), "replace-one", None),
+    (pm.ZCDP(2.0), "replace-one", None),
+    (pm.ApproxDP(1.0, 1e-9), "replace-one", None),
+    (pm.ZCDP(0.3), "add-remove", 1500),
+    (pm.ZCDP(0.3), "add-remove", "estimate"),
+])
+def test_rounds_spend_exactly_the_budget(privacy, neighbouring, size):
+    data = _data()
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), privacy, neighbouring=neighbouring,
+                                               size=size, noise="continuous")
+    run = mechanism.run(data, rng=1)
+    rho = privacy.rho if isinstance(privacy, pm.ZCDP) else zcdp_for_approx_dp(privacy)
+    # Each round's costs recomputed from its stated noise: Delta^2 / (2 sigma^2), Delta^2 = 2
+    # under replace-one (a row leaves one cell, enters another), 1 under add/remove.
+    squared = 2.0 if neighbouring == "replace-one" else 1.0
+    for r in run.rounds:
+        assert r.measurement_rho == pytest.approx(squared / (2.0 * r.sigma**2), rel=1e-12)
+    total = sum(r.selection_rho + r.measurement_rho for r in run.rounds)
+    if size == "estimate":
+        total += rho * mechanism.size_policy.share
+    assert run.privacy_spent.rho == pytest.approx(total, rel=1e-12)
+    assert total <= rho
+    assert total >= rho * (1.0 - 1e-8)  # the last round takes what is left
+    # The first rounds measure every one-way table without selecting.
+    assert [r.attributes for r in run.rounds[:4]] == [(0,), (1,), (2,), (3,)]
+    assert all(r.selection_rho == 0.0 for r in run.rounds[:4])
+    assert all(r.selection_rho > 0.0 for r in run.rounds[4:])
+    assert len(run.measurements) == len(run.rounds)
+
+
+def test_selection_cost_matches_its_epsilon_and_measurement_split():
+    """A selection round's two costs are one tenth and nine tenths of the round's zCDP budget
+    at the first noise level: 16 d notional rounds of rho / (16 d)."""
+    data = _data()
+    rho = 0.5
+    run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(rho), noise="continuous").run(data, rng=2)
+    first = run.rounds[4]
+    per_round = rho / (16 * 4)
+    assert first.measurement_rho == pytest.approx(0.9 * per_round, rel=1e-12)
+    assert first.selection_rho == pytest.approx(0.1 * per_round, rel=1e-12)
+    # Annealing halves sigma (and doubles epsilon): costs times 4 after each annealed round.
+    for before, after in zip(run.rounds[4:-2], run.rounds[5:-1]):
+        factor = 4.0 if before.annealed else 1.0
+        assert after.measurement_rho == pytest.approx(factor * before.measurement_rho, rel=1e-12)
+
+
+def test_release_summary_lists_the_rounds():
+    data = _data()
+    run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 1), pm.ZCDP(0.2), noise="continuous").run(data, rng=0)
+    summary = run.release.summary()
+    assert summary["mechanism"] == "adaptive_projection"
+    assert len(summary["rounds"]) == len(run.rounds)
+    assert summary["noise"]["scale"] == run.rounds[0].sigma
+    assert summary["body"] == "local"
+
+
+# --- the choices read noisy quantities only ---------------------------------------------------------
+
+def test_every_estimate_is_a_function_of_the_measurements_so_far(monkeypatch):
+    """Whatever the estimator is given during a run is a prefix of the published measurements:
+    the estimates the selections score against never see the data."""
+    data = _data()
+    seen: list[int] = []
+    original = adaptive.estimate_tables
+
+    def recording(sizes, measurements):
+        seen.append(len(measurements))
+        return original(sizes, measurements)
+
+    monkeypatch.setattr(adaptive, "estimate_tables", recording)
+    run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous").run(data, rng=3)
+    assert seen == list(range(4, len(run.measurements) + 1))
+    # And the final estimate is recomputed from the published measurements alone.
+    again = original(data.domain.sizes, run.measurements)
+    np.testing.assert_allclose(again.values, run.estimate.values, atol=1e-12)
+
+
+def test_two_neighbouring_data_sets_give_the_same_first_choice_distribution_support():
+    """The candidates offered in a round depend on the budget spent only: on neighbouring data
+    sets with the same seed and continuous noise, the rounds measure tables of the same sizes
+    budget (the noise scales, being public, agree round by round)."""
+    data = _data()
+    records = data.records.copy()
+    records[0] = [1, 2, 1, 3] if tuple(records[0]) != (1, 2, 1, 3) else [0, 0, 0, 0]
+    neighbour = pm.Dataset(records, data.domain)
+    w = pm.marginals(data.domain, 2)
+    first = pm.AdaptiveProjectionMechanism(w, pm.ZCDP(0.5), noise="continuous").run(data, rng=4)
+    second = pm.AdaptiveProjectionMechanism(w, pm.ZCDP(0.5), noise="continuous").run(neighbour, rng=4)
+    # The one-way rounds' noise levels are public and equal.
+    assert [r.sigma for r in first.rounds[:4]] == [r.sigma for r in second.rounds[:4]]
+
+
+# --- the exponential mechanism ------------------------------------------------------------------
+
+def test_exponential_mechanism_draws_its_stated_distribution():
+    scores = np.array([0.0, 1.0, 2.5, -1.0, 2.0])
+    epsilon, sensitivity = 1.3, 0.7
+    rng = np.random.default_rng(5)
+    draws = 40_000
+    counts = np.bincount([exponential_mechanism(scores, epsilon, sensitivity, rng) for _ in range(draws)],
+                         minlength=scores.size)
+    logits = epsilon * scores / (2 * sensitivity)
+    expected = np.exp(logits - logits.max())
+    expected /= expected.sum()
+    # Each frequency within 5 binomial standard errors (a false alarm below 1e-6 per cell).
+    error = np.sqrt(expected * (1 - expected) / draws)
+    assert np.all(np.abs(counts / draws - expected) <= 5 * error)
+    assert exponential_mechanism_rho(0.4) == pytest.approx(0.02)
+
+
+# --- the estimator ------------------------------------------------------------------------------
+
+def test_repeated_measurements_are_averaged_by_precision():
+    """Two measurements of one table inside the simplex: the projection is their
+    precision-weighted average (the closed form)."""
+    first, second = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.4, 0.2])
+    sigma1, sigma2 = 0.01, 0.03
+    result = estimate_tables((3,), [Measurement((0,), first, sigma1), Measurement((0,), second, sigma2)])
+    w1, w2 = sigma1**-2, sigma2**-2
+    np.testing.assert_allclose(result.marginal((0,)), (w1 * first + w2 * second) / (w1 + w2), atol=1e-7)
+
+
+def test_estimate_against_a_direct_cvxpy_model():
+    """Overlapping measured tables, weighted: the estimate's objective matches CVXPY's on the
+    same local polytope (consistent, non-negative tables summing to 1)."""
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(6)
+    sizes = (2, 3, 2)
+    specs = [((0, 1), 0.02), ((1, 2), 0.05), ((0, 2), 0.01), ((1,), 0.03)]
+    measurements = [Measurement(attrs, rng.dirichlet(np.ones(math.prod(sizes[a] for a in attrs)))
+                                + rng.normal(0, s, math.prod(sizes[a] for a in attrs)), s) for attrs, s in specs]
+    result = estimate_tables(sizes, measurements)
+    ab, bc, ac = cp.Variable((2, 3), nonneg=True), cp.Variable((3, 2), nonneg=True), cp.Variable((2, 2), nonneg=True)
+    constraints = [cp.sum(ab) == 1, cp.sum(bc) == 1, cp.sum(ac) == 1,
+                   cp.sum(ab, axis=0) == cp.sum(bc, axis=1), cp.sum(ab, axis=1) == cp.sum(ac, axis=1),
+                   cp.sum(bc, axis=0) == cp.sum(ac, axis=0)]
+    b = cp.sum(ab, axis=0)
+    pieces = [(cp.vec(ab, order="C"), measurements[0]), (cp.vec(bc, order="C"), measurements[1]),
+              (cp.vec(ac, order="C"), measurements[2]), (b, measurements[3])]
+    objective = sum(cp.sum_squares(x - m.values) / m.sigma**2 for x, m in pieces)
+    problem = cp.Problem(cp.Minimize(objective), constraints)
+    problem.solve(solver="CLARABEL")
+    ours = sum(float(np.sum((table_estimate(result, m.attributes, sizes).ravel() - m.values) ** 2)) / m.sigma**2
+               for m in measurements)
+    assert ours <= problem.value * (1 + 1e-4) + 1e-6
+    assert ours >= problem.value * (1 - 1e-4) - 1e-6
+
+
+def test_uncovered_table_is_the_maximum_entropy_completion():
+    """A 3-way table whose three 2-way sub-tables are measured: the estimate is the
+    maximum-entropy table with those margins (CVXPY's exponential cone as the oracle)."""
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(7)
+    truth = rng.dirichlet(np.ones(8)).reshape(2, 2, 2)
+    measurements = [Measurement((0, 1), truth.sum(2).ravel(), 1e-3), Measurement((1, 2), truth.sum(0).ravel(), 1e-3),
+                    Measurement((0, 2), truth.sum(1).ravel(), 1e-3)]
+    result = estimate_tables((2, 2, 2), measurements)
+    ours = table_estimate(result, (0, 1, 2), (2, 2, 2))
+    p = cp.Variable(8, nonneg=True)
+    cube = [[[p[4 * i + 2 * j + k] for k in range(2)] for j in range(2)] for i in range(2)]
+    constraints = [cp.sum(p) == 1]
+    for i in range(2):
+        for j in range(2):
+            constraints.append(cube[i][j][0] + cube[i][j][1] == result.marginal((0, 1))[i, j])
+            constraints.append(cube[0][i][j] + cube[1][i][j] == result.marginal((1, 2))[i, j])
+            constraints.append(cube[i][0][j] + cube[i][1][j] == result.marginal((0, 2))[i, j])
+    cp.Problem(cp.Maximize(cp.sum(cp.entr(p))), constraints).solve(solver="CLARABEL")
+    np.testing.assert_allclose(ours.ravel(), p.value, atol=2e-5)
+    # A table inside a measured one is summed from it, exactly.
+    np.testing.assert_allclose(table_estimate(result, (1,), (2, 2, 2)), result.marginal((0, 1)).sum(0), atol=1e-15)
+
+
+def test_answers_are_the_estimate_tables_and_beat_the_gaussian_at_small_budget():
+    """All 3-way tables of 7 attributes at a small budget: the adaptive release's error is below
+    the Gaussian mechanism's (mean RMSE over 4 seeds: 0.0272 against 0.0615, 2.26x; asserted 1.5x)."""
+    domain = pm.Domain([f"x{i}" for i in range(7)], [2, 3, 2, 3, 2, 2, 3])
+    rng = np.random.default_rng(0)
+    rows = 3000
+    x = np.empty((rows, 7), dtype=np.int64)
+    x[:, 0] = rng.integers(0, 2, rows)
+    for j in range(1, 7):
+        keep = rng.random(rows) < 0.7
+        x[:, j] = np.where(keep, x[:, j - 1] % domain.sizes[j], rng.integers(0, domain.sizes[j], rows))
+    data = pm.Dataset(x, domain)
+    workload = pm.marginals(domain, 3)
+    truth = workload.answer_data(data)
+    ours, gaussian = [], []
+    for seed in range(4):
+        run = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.001), noise="continuous").run(data, rng=seed)
+        ours.append(np.sqrt(np.mean((run.release.answers - truth) ** 2)))
+        release = pm.GaussianMechanism(workload, pm.ZCDP(0.001), noise="continuous").release(data, rng=seed)
+        gaussian.append(np.sqrt(np.mean((release.answers - truth) ** 2)))
+    assert 1.5 * np.mean(ours) < np.mean(gaussian)
+    first = run.release.answers[:12]  # the table (x0, x1, x2): from the estimate
+    np.testing.assert_allclose(first, table_estimate(run.estimate, (0, 1, 2), domain.sizes).ravel(), atol=1e-15)
+    assert np.all(run.release.answers >= 0)
+
+
+# --- refusals -----------------------------------------------------------------------------------
+
+def test_refusals_name_the_argument():
+    data = _data()
+    with pytest.raises(TypeError, match="privacy"):
+        pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.PureDP(1.0))
+    with pytest.raises(ValueError, match="workload"):
+        pm.AdaptiveProjectionMechanism(pm.prefix(4), pm.ZCDP(1.0))
+    with pytest.raises(ValueError, match="max_cells"):
+        pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(1.0), max_cells=5)
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(1.0))
+    with pytest.raises(TypeError, match="data_or_histogram"):
+        mechanism.run(np.full(48, 1 / 48), n=10)
+
+
+def test_the_stated_noise_is_the_first_rounds_and_the_mechanism_is_not_changed_by_a_run():
+    data = _data()
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.4), noise="continuous")
+    stated = mechanism.noise
+    run = mechanism.run(data, rng=0)
+    assert mechanism.noise is stated
+    assert run.release.noise.scale == run.rounds[0].sigma == stated.scale
+    # sigma = sqrt(2) sqrt(16 d / (2 * 0.9 * rho)) under replace-one, d = 4.
+    assert stated.scale == pytest.approx(math.sqrt(2.0) * math.sqrt(64 / (1.8 * 0.4)), rel=1e-12)
