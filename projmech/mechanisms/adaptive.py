@@ -50,7 +50,7 @@ from .additive import CountingMechanism, Release
 from .selection import exponential_mechanism, exponential_mechanism_rho
 
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "Measurement", "estimate_tables",
-           "table_estimate", "ADAPTIVE_MAX_CELLS"]
+           "measured_workload", "table_estimate", "ADAPTIVE_MAX_CELLS"]
 
 #: Default bound on the cells of the measured tables together (and of any one candidate): the
 #: local polytope holds about 400 bytes a cell at its peak, so 10^6 cells is about 400 MB.
@@ -127,6 +127,31 @@ class AdaptiveRun:
     privacy_spent: ZCDP
 
 
+def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
+                      ) -> tuple[Workload, np.ndarray]:
+    """The measured tables as one workload, each table's queries weighted by ``1/sigma``, and the
+    measurements weighted alike: the pair :func:`estimate_tables` projects (and
+    :func:`~projmech.bodies.synthetic_data` takes beside its result).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, measured_workload
+    >>> workload, y = measured_workload((2, 3), [Measurement((1,), np.array([0.2, 0.3, 0.5]), 0.1)])
+    >>> workload.shape, y.tolist()
+    ((3, 6), [2.0, 3.0, 5.0])
+    """
+    blocks, targets = [], []
+    for measurement in measurements:
+        weight = 1.0 / measurement.sigma
+        first = min(measurement.attributes)
+        factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
+                   measurement.attributes else total(size)) for a, size in enumerate(sizes)]
+        blocks.append(kron(factors))
+        targets.append(weight * np.asarray(measurement.values, dtype=float))
+    return (blocks[0] if len(blocks) == 1 else stack(blocks)), np.concatenate(targets)
+
+
 def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
                     ) -> LocalResult:
     """Project the measurements onto the local polytope of the tables they measure, each
@@ -158,18 +183,10 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
     >>> np.round(result.marginal((0,)), 6).tolist()
     [0.6, 0.4]
     """
-    blocks, targets = [], []
-    for measurement in measurements:
-        weight = 1.0 / measurement.sigma
-        first = min(measurement.attributes)
-        factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
-                   measurement.attributes else total(size)) for a, size in enumerate(sizes)]
-        blocks.append(kron(factors))
-        targets.append(weight * np.asarray(measurement.values, dtype=float))
-    workload = blocks[0] if len(blocks) == 1 else stack(blocks)
+    workload, targets = measured_workload(sizes, measurements)
     # After weighting, every target's noise has standard deviation 1: the tolerance's scale.
     try:
-        return project_to_local(workload, np.concatenate(targets), noise_scale=1.0)
+        return project_to_local(workload, targets, noise_scale=1.0)
     except LocalError as error:
         assert isinstance(error.best, LocalResult)
         return error.best

@@ -1,0 +1,155 @@
+"""The adaptive mechanism beside AIM and beside projmech's non-adaptive best, on AIM's benchmark.
+
+AIM's benchmark: the embedded Adult data (14 attributes, 48,842 rows), the workload of all 3-way
+marginals (364 tables), ``(epsilon, 1e-9)``-DP, the error of a release the mean over the
+workload's tables of ``0.5 ||mu_hat - mu||_1`` (each table normalized to sum 1). Rows:
+
+* ``adaptive``: :class:`projmech.AdaptiveProjectionMechanism` (its defaults; continuous noise so
+  that a seed fixes a run), the estimate's tables;
+* ``residual``: projmech's non-adaptive best that runs at this size,
+  :class:`projmech.FactorizationMechanism` (the optimal residual strategy for all 3-way tables),
+  its answers unprojected (the local polytope of 364 tables does not certify in minutes yet:
+  ``benchmarks/marginal_tables.py``), and each table clipped at 0 and renormalized
+  (``error_clipped``);
+* ``aim``: AIM's reference implementation (Private-PGM's ``mechanisms/aim.py`` on mbi 2.0.0),
+  run by ``benchmarks/_aim_runner.py`` in its own process with the interpreter ``--aim-python``
+  and the checkout ``--aim-path`` (never copied here; how to get it is in the runner's
+  docstring), at ``--max-model-size`` MB.
+
+Each run is its own process (time and peak memory its own), one per (row, epsilon, seed).
+
+Usage::
+
+    .venv/bin/python benchmarks/adaptive.py --epsilons 0.1,1,10 --seeds 5 \\
+        --aim-path /tmp/private-pgm-src --aim-python /tmp/lockvenv/bin/python
+
+Writes ``results/adaptive.csv`` and prints each row's mean error, time and peak memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from _common import RESULTS, argument_parser, name_list, peak_memory_mb, run_in_process, write_csv
+
+ROWS = ("adaptive", "residual", "aim")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+
+
+def _float_list(text: str) -> list[float]:
+    return [float(part) for part in text.split(",") if part.strip()]
+
+
+def _workload_error(tables: dict[tuple[int, ...], np.ndarray], truth: dict[tuple[int, ...], np.ndarray]) -> float:
+    """AIM's metric: the mean over tables of half the L1 distance of the normalized tables."""
+    return float(np.mean([0.5 * np.abs(tables[t] - truth[t]).sum() for t in truth]))
+
+
+def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> dict[str, Any]:
+    import projmech as pm
+    from projmech.mechanisms.adaptive import table_estimate
+
+    data = pm.datasets.adult(attributes=attributes) if attributes else pm.datasets.adult()
+    sizes = data.domain.sizes
+    triples = list(itertools.combinations(range(len(sizes)), 3))
+    truth = {t: np.asarray(data.table(list(t)), dtype=float) / len(data) for t in triples}
+    workload = pm.marginals(data.domain, 3, implicit=True)
+    privacy = pm.ApproxDP(epsilon, 1e-9)
+    start = time.perf_counter()
+    if kind == "adaptive":
+        run = pm.AdaptiveProjectionMechanism(workload, privacy, noise="continuous").run(data, rng=seed)
+        seconds = time.perf_counter() - start
+        tables = {t: table_estimate(run.estimate, t, sizes) for t in triples}
+        extra = {"rounds": len(run.rounds), "rho_spent": run.privacy_spent.rho}
+    else:
+        release = pm.FactorizationMechanism(workload, privacy, noise="continuous").release(data, rng=seed)
+        seconds = time.perf_counter() - start
+        answers, tables, row = release.answers, {}, 0
+        for t in triples:  # marginals(domain, 3) lays the tables out in this order
+            cells = int(np.prod([sizes[a] for a in t]))
+            tables[t] = answers[row:row + cells].reshape([sizes[a] for a in t])
+            row += cells
+        # Each table's negative cells clipped and the rest renormalized (cheap post-processing,
+        # inconsistent across tables): in AIM's L1 metric the residual noise on the ~10^6 cells
+        # of the largest tables, most of them empty, dominates the unprojected error.
+        clipped = {t: np.maximum(table, 0.0) / max(float(np.maximum(table, 0.0).sum()), 1e-300)
+                   for t, table in tables.items()}
+        extra = {"min_cell": float(answers.min()), "error_clipped": _workload_error(clipped, truth)}
+    return {"error": _workload_error(tables, truth), "seconds": seconds, "peak_mb": peak_memory_mb(), **extra}
+
+
+def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:
+    if args.aim_path is None:
+        return {"status": "skipped: no --aim-path"}
+    command = [args.aim_python, str(Path(__file__).with_name("_aim_runner.py")), "--aim-path", args.aim_path,
+               "--data", str(DATA / "adult.csv"), "--domain", str(DATA / "adult-domain.json"),
+               "--epsilon", str(epsilon), "--delta", "1e-9", "--seed", str(seed),
+               "--max-model-size", str(args.max_model_size), "--compat-shim"]
+    if args.attributes:
+        command += ["--attributes", ",".join(args.attributes)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.aim_timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": f"killed after {args.aim_timeout:g} s"}
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        return {"status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"}
+    result = json.loads(lines[-1])
+    keep = ("error", "error_model", "seconds", "peak_mb", "rounds", "status")
+    return {key: result.get(key) for key in keep}
+
+
+def main() -> int:
+    parser = argument_parser(__doc__)
+    parser.add_argument("--epsilons", type=_float_list, default=[0.1, 1.0, 10.0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--rows", type=name_list, default=list(ROWS))
+    parser.add_argument("--attributes", type=name_list, default=None, help="Adult's attributes (default all 14)")
+    parser.add_argument("--aim-path", default=None, help="the Private-PGM checkout (see _aim_runner.py)")
+    parser.add_argument("--aim-python", default=sys.executable, help="an interpreter with mbi 2.0 and jax")
+    parser.add_argument("--max-model-size", type=float, default=80.0)
+    parser.add_argument("--aim-timeout", type=float, default=3600.0)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads of the projmech rows")
+    parser.add_argument("--worker", help="(internal) run one job")
+    args = parser.parse_args()
+    if args.worker:
+        job = json.loads(args.worker)
+        print(json.dumps(_job(job["kind"], job["epsilon"], job["seed"], job["attributes"])))
+        return 0
+    unknown = sorted(set(args.rows) - set(ROWS))
+    if unknown:
+        parser.error(f"--rows: unknown {unknown}; expected some of {list(ROWS)}")
+    records = []
+    for epsilon in args.epsilons:
+        for seed in range(args.seeds):
+            for row in args.rows:
+                if row == "aim":
+                    result = _aim(args, epsilon, seed)
+                else:
+                    result = run_in_process(__file__, {"kind": row, "epsilon": epsilon, "seed": seed,
+                                                       "attributes": args.attributes}, args.threads, timeout=3600)
+                records.append({"row": row, "epsilon": epsilon, "seed": seed, **result})
+                print(json.dumps(records[-1]), flush=True)
+    frame = pd.DataFrame(records)
+    path = write_csv(frame, RESULTS / "adaptive.csv")
+    ok = frame[frame["status"] == "ok"]
+    print(f"\n{'row':<10} {'epsilon':>7} {'runs':>4} {'error':>16} {'clipped':>8} {'seconds':>9} {'peak MB':>8}")
+    for (row, epsilon), group in ok.groupby(["row", "epsilon"], sort=False):
+        clipped = group["error_clipped"].mean() if "error_clipped" in group else float("nan")
+        print(f"{row:<10} {epsilon:>7g} {len(group):>4} {group['error'].mean():>8.4f} ± {group['error'].std():<6.4f}"
+              f"{clipped:>8.4f} {group['seconds'].mean():>9.1f} {group['peak_mb'].max():>8.0f}")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
