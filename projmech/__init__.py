@@ -28,7 +28,7 @@ _NAMES = {
                   "random_queries", "repeated", "stack"),
     "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "Noise", "PureDP", "SizePolicy", "ZCDP"),
     "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "MechanismHalted",
-                   "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release", "Threshold", "ThresholdK"),
+                   "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release", "Threshold", "ThresholdK", "synthesize"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
                "project_to_hull", "project_to_relaxation", "synthetic_data"),
     "factorization": ("Factorization", "FactorizationError", "approximate_factorization_norm",
@@ -82,7 +82,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
                                 factorization_lower_bound, factorization_norm, hierarchical_strategy,
                                 identity_strategy, square_root_strategy, total_strategy)
     from .mechanisms import (AdaptiveProjectionMechanism, BOTTOM, FactorizationMechanism, GaussianMechanism, LaplaceMechanism, MechanismHalted,
-                             OfflinePMW, OnlinePMW, ProjectionMechanism, Release, Threshold, ThresholdK)
+                             OfflinePMW, OnlinePMW, ProjectionMechanism, Release, Threshold, ThresholdK, synthesize)
     from .mechanisms import adaptive, multiplicative_weights, online_pmw
     from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, Noise, PureDP, SizePolicy
     from .solve import ProgressBar, SolveError, SolveStats, Status

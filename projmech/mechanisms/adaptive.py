@@ -40,17 +40,18 @@ from typing import Any
 import numpy as np
 
 from ..bodies.local import LocalError, LocalResult, project_to_local
+from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
 from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, choose_discrete, public_size, calibrate
 from ..validation import POSITIVE_INT, SEED, InstanceOf, Options, validate_params
-from ..workloads import Workload, kron, stack, total
+from ..workloads import Workload, kron, marginals, stack, total
 from ..workloads.marginal_tables import table_terms
 from .additive import CountingMechanism, Release
 from .selection import exponential_mechanism, exponential_mechanism_rho
 
-__all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "Measurement", "estimate_tables",
-           "measured_workload", "table_estimate", "ADAPTIVE_MAX_CELLS"]
+__all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "Measurement", "Synthesis", "estimate_tables",
+           "measured_workload", "synthesize", "table_estimate", "ADAPTIVE_MAX_CELLS"]
 
 #: Default bound on the cells of the measured tables together (and of any one candidate): the
 #: local polytope holds about 400 bytes a cell at its peak, so 10^6 cells is about 400 MB.
@@ -476,3 +477,95 @@ def _candidates(tables: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, .
                for subset in itertools.combinations(table, size)}
     weights = {c: float(sum(len(set(c) & set(t)) for t in tables)) for c in closure}
     return tuple(sorted(closure, key=lambda s: (len(s), s))), weights
+
+
+@dataclass(frozen=True, eq=False)
+class Synthesis:
+    """Synthetic rows from an adaptive release, as :func:`synthesize` returns them.
+
+    Attributes
+    ----------
+    data : Dataset
+        The rows, over the data's domain.
+    run : AdaptiveRun
+        The release they were drawn from (its rounds, measurements and estimate).
+    rows_rmse, rows_max_error : float
+        RMSE and largest absolute difference between the rows' own answers to the workload
+        (fractions of their count) and the released answers.
+    """
+
+    data: Dataset
+    run: AdaptiveRun
+    rows_rmse: float
+    rows_max_error: float
+
+
+@validate_params(rng=SEED)
+def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | None = None, *,
+               rows: int | None = None, neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
+               size: int | str | None = "estimate", noise: str = "auto",
+               rng: np.random.Generator | int | None = None) -> Synthesis:
+    """Synthetic rows in one call: the adaptive mechanism's release, then rows drawn from its
+    estimate (:func:`~projmech.bodies.synthetic_data` along a spanning tree of the measured
+    tables, then a local search towards them).
+
+    The rows are post-processing of the release: the same guarantee, for the relation given.
+
+    Parameters
+    ----------
+    data : Dataset
+        The private data.
+    privacy : ZCDP or ApproxDP
+        The whole budget (no default: the budget is the curator's decision).
+    workload : Workload, optional
+        Marginal tables to release; default every 3-way table of the data's domain (AIM's
+        benchmark workload), or every table of all the attributes if there are fewer than 3.
+    rows : int, optional
+        How many rows; default the release's public size (under add/remove with
+        ``size="estimate"``, the private estimate of the row count, rounded).
+    neighbouring : {"add-remove", "replace-one"}, default "add-remove"
+        The relation of the guarantee (add/remove: the row count stays private).
+    size : int or "estimate", default "estimate"
+        Under add/remove, the declared public size or ``"estimate"``; ignored under replace-one.
+    noise : {"auto", "discrete", "continuous"}
+        As for :class:`AdaptiveProjectionMechanism`.
+    rng : numpy.random.Generator, int or None
+        Source of the selections, of continuous noise and of the rows.
+
+    Returns
+    -------
+    Synthesis
+        The rows, the run, and the rows' distance to the released answers.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not a Dataset or ``privacy`` not ZCDP or ApproxDP.
+    ValueError
+        If ``rows`` is not a positive int, or as :class:`AdaptiveProjectionMechanism` raises.
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+    >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(400, 3)), domain)
+    >>> synthesis = pm.synthesize(data, pm.ZCDP(1.0), neighbouring="replace-one", noise="continuous", rng=0)
+    >>> len(synthesis.data), synthesis.rows_max_error < 0.05
+    (400, True)
+    """
+    assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
+    if rows is not None:
+        rows = int(POSITIVE_INT.check("rows", rows))
+    if workload is None:
+        workload = marginals(data.domain, min(3, len(data.domain.sizes)), implicit=True)
+    if Neighbouring.parse(neighbouring) is Neighbouring.REPLACE_ONE:
+        size = None
+    mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=neighbouring, size=size, noise=noise)
+    run = mechanism.run(data, rng=rng)
+    count = rows if rows is not None else max(1, int(round(run.release.size)))
+    measured, _ = measured_workload(mechanism.sizes, run.measurements)
+    drawn = synthetic_data(data.domain, run.estimate, count, rng, workload=measured).data
+    difference = workload.answer_data(drawn) - run.release.answers
+    return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))

@@ -250,3 +250,41 @@ def test_the_stated_noise_is_the_first_rounds_and_the_mechanism_is_not_changed_b
     assert run.release.noise.scale == run.rounds[0].sigma == stated.scale
     # sigma = sqrt(2) sqrt(16 d / (2 * 0.9 * rho)) under replace-one, d = 4.
     assert stated.scale == pytest.approx(math.sqrt(2.0) * math.sqrt(64 / (1.8 * 0.4)), rel=1e-12)
+
+
+# --- synthesize ---------------------------------------------------------------------------------
+
+def test_synthesize_draws_rows_near_the_released_answers():
+    data = _data(rows=2000)
+    synthesis = pm.synthesize(data, pm.ZCDP(1.0), neighbouring="replace-one", noise="continuous", rng=5)
+    assert len(synthesis.data) == 2000  # the public n under replace-one
+    assert synthesis.data.domain == data.domain
+    workload = pm.marginals(data.domain, 3, implicit=True)
+    # The rows' distance to the release, recomputed from the rows themselves.
+    difference = workload.answer_data(synthesis.data) - synthesis.run.release.answers
+    assert synthesis.rows_rmse == pytest.approx(float(np.sqrt(np.mean(difference**2))), rel=1e-12)
+    assert synthesis.rows_max_error == pytest.approx(float(np.max(np.abs(difference))), rel=1e-12)
+    assert synthesis.rows_max_error < 0.02
+    # The run spends the budget exactly, as AdaptiveProjectionMechanism's does.
+    assert synthesis.run.privacy_spent.rho == pytest.approx(1.0, rel=1e-8)
+    again = pm.synthesize(data, pm.ZCDP(1.0), neighbouring="replace-one", noise="continuous", rng=5)
+    np.testing.assert_array_equal(again.data.records, synthesis.data.records)
+
+
+def test_synthesize_under_add_remove_draws_the_estimated_size():
+    data = _data(rows=2000)
+    synthesis = pm.synthesize(data, pm.ZCDP(0.5), noise="continuous", rng=6, rows=None)
+    assert synthesis.run.release.size_source == "estimated"
+    assert len(synthesis.data) == round(synthesis.run.release.size)
+    fixed = pm.synthesize(data, pm.ZCDP(0.5), pm.marginals(data.domain, 2), rows=300, noise="continuous", rng=6)
+    assert len(fixed.data) == 300
+
+
+def test_synthesize_refusals():
+    data = _data()
+    with pytest.raises(TypeError, match="data"):
+        pm.synthesize(data.records, pm.ZCDP(1.0))
+    with pytest.raises(TypeError, match="privacy"):
+        pm.synthesize(data, pm.PureDP(1.0))
+    with pytest.raises(ValueError, match="rows"):
+        pm.synthesize(data, pm.ZCDP(1.0), rows=0)
