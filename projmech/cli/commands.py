@@ -49,6 +49,7 @@ from ..mechanisms.additive import (
     CountingMechanism,
 )
 from ..audit.auditor import format_audit_table
+from ..mechanisms.adaptive import AdaptiveProjectionMechanism, synthesize
 from ..privacy.noise import NOISE_KINDS
 from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
 from ..audit.self_audit import MECHANISMS, audit_cases, run_audits
@@ -194,6 +195,8 @@ def _privacy(args: argparse.Namespace, mechanism: str) -> ZCDP | ApproxDP | Pure
             raise ValueError("--delta: the Laplace mechanism is pure epsilon-DP; omit --delta")
         return PureDP(epsilon)
     if args.delta is None:
+        if mechanism == "adaptive":
+            raise ValueError("--delta: required with --epsilon (or use --rho)")
         raise ValueError("--delta: required for the Gaussian, projection and factorization mechanisms (or use --rho)")
     return ApproxDP(epsilon, _fraction("--delta", args.delta))
 
@@ -698,6 +701,48 @@ def _labelled_rows(domain: Domain, rows: np.ndarray) -> Any:
                          for position, name in enumerate(domain.attributes)})
 
 
+def _synthesize(args: argparse.Namespace) -> int:
+    """``projmech synthesize``: the adaptive mechanism's release on --workload, then synthetic rows
+    drawn from its estimate, written as a labelled CSV (--out) with a JSON summary."""
+    if args.neighbouring == "add-remove" and args.size is None:
+        args.size = ESTIMATE_SIZE  # the row count stays private; its estimate sizes the rows
+    size = _size(args)
+    privacy = _privacy(args, "adaptive")
+    assert not isinstance(privacy, PureDP)  # pure DP only for --mechanism laplace
+    _check_seed(args.seed)
+    if args.rows is not None and args.rows < 1:
+        raise ValueError(f"--rows: must be a positive integer, got {args.rows}")
+    if args.noise != "continuous" and args.seed is not None:
+        raise ValueError("--seed: the counts are integers, so the noise is OpenDP's exact discrete noise, drawn from "
+                         "OS entropy, which no seed reproduces; add --noise continuous for a reproducible run")
+    files = data_files(args.data)
+    inputs = [("--data", Path(file)) for file in files] + [("--domain", _domain_file(args.domain))]
+    out, summary_path, summary_flag, _ = _output_paths(args, inputs)
+    dataset = _read_inputs(args, files)
+    workload = parse_workload(args.workload, dataset.domain, implicit=True)
+    try:  # the workload's refusal in the command's words, before anything is counted
+        AdaptiveProjectionMechanism(workload, privacy, neighbouring=args.neighbouring, size=size,
+                                    size_share=args.size_share, noise=args.noise)
+    except ValueError as error:
+        raise ValueError(f"--workload: {args.workload}: {str(error).partition(': ')[2]}") from None
+    synthesis = synthesize(dataset, privacy, workload, rows=args.rows, neighbouring=args.neighbouring, size=size,
+                           size_share=args.size_share, noise=args.noise, rng=np.random.default_rng(args.seed))
+    summary = synthesis.run.release.summary()
+    summary["synthetic"] = {"rows": int(synthesis.data.n), "rows_rmse": synthesis.rows_rmse,
+                            "rows_max_error": synthesis.rows_max_error}
+    with staged_outputs() as outputs:  # both complete, or neither replaced
+        outputs.write("--out", out, lambda path: _labelled_rows(dataset.domain, synthesis.data.records).to_csv(
+            path, index=False))
+        outputs.write(summary_flag, summary_path,
+                      lambda path: path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
+    rounds = synthesis.run.rounds
+    print(f"wrote {synthesis.data.n} synthetic rows with {synthesis.run.release.privacy} ({args.neighbouring} "
+          f"neighbours) from {len(rounds)} rounds ({sum(1 for r in rounds if r.selection_rho > 0)} selected tables); "
+          f"their answers to --workload within {synthesis.rows_max_error:.3g} of the released ones (RMSE "
+          f"{synthesis.rows_rmse:.3g}): {out}; summary: {summary_path}")
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     if args.trials < 2:
         raise ValueError(f"--trials: must be at least 2 (for a confidence interval), got {args.trials}")
@@ -1010,6 +1055,38 @@ def build_parser() -> _Parser:
     audit.add_argument("--out", default=None, help="CSV of the results (a new file)")
     audit.add_argument("--force", action="store_true", help="overwrite --out")
     audit.set_defaults(handler=_audit)
+
+    synth = commands.add_parser(
+        "synthesize", help="synthetic rows from an adaptive select-measure-project release of marginal tables",
+        description="Run the adaptive mechanism (select a table privately, measure it, project every measurement "
+                    "onto the local polytope; projmech.AdaptiveProjectionMechanism) on --workload, then draw "
+                    "synthetic rows from its estimate: a labelled CSV (--out) and a JSON summary of the rounds, "
+                    "their budgets and the rows' error (--summary).")
+    synth.add_argument("--data", required=True, help="CSV or Parquet data, as for release --data")
+    synth.add_argument("--domain", required=True, help="JSON domain, as for release --domain")
+    synth.add_argument("--engine", choices=("auto",) + ENGINES, default="auto", help="as for release --engine")
+    synth.add_argument("--workload", default="marginals:3",
+                       help="marginal tables to release: marginals:WAY or marginals:LOW-HIGH (default marginals:3)")
+    synth.add_argument("--epsilon", type=float, help="(epsilon, delta)-DP with --delta")
+    synth.add_argument("--delta", type=float, help="privacy parameter delta, in (0, 1), with --epsilon")
+    synth.add_argument("--rho", type=float, help="zCDP parameter, instead of --epsilon/--delta")
+    synth.add_argument("--neighbouring", choices=["add-remove", "replace-one"], default="add-remove",
+                       help="add-remove (default: the row count stays private, estimated unless --size N) or "
+                            "replace-one (n public)")
+    synth.add_argument("--size", default=None,
+                       help=f"with add-remove: a public size N, or {ESTIMATE_SIZE!r} (the default)")
+    synth.add_argument("--size-share", type=float, default=None,
+                       help="with --size estimate: the share of the budget spent on the size (default 0.05)")
+    synth.add_argument("--rows", type=int, default=None,
+                       help="how many synthetic rows (default: the release's public size)")
+    synth.add_argument("--noise", choices=NOISE_KINDS, default="auto",
+                       help="auto (default) and discrete: OpenDP's exact discrete Gaussian on the counts; "
+                            "continuous (reproducible with --seed)")
+    synth.add_argument("--seed", type=int, default=None, help="seed, with --noise continuous")
+    synth.add_argument("--out", required=True, help="CSV of the synthetic rows, each value its label (a new file)")
+    synth.add_argument("--summary", help="JSON summary path (default: --out with .json)")
+    synth.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")
+    synth.set_defaults(handler=_synthesize, synthetic=None, ranges=None)
 
     demo = commands.add_parser("demo", help="Gaussian vs projection on the embedded binarized Adult data")
     demo.add_argument("--trials", type=int, default=20)

@@ -503,7 +503,7 @@ class Synthesis:
 @validate_params(rng=SEED)
 def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | None = None, *,
                rows: int | None = None, neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
-               size: int | str | None = "estimate", noise: str = "auto",
+               size: int | str | None = "estimate", size_share: float | None = None, noise: str = "auto",
                rng: np.random.Generator | int | None = None) -> Synthesis:
     """Synthetic rows in one call: the adaptive mechanism's release, then rows drawn from its
     estimate (:func:`~projmech.bodies.synthetic_data` along a spanning tree of the measured
@@ -527,6 +527,8 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
         The relation of the guarantee (add/remove: the row count stays private).
     size : int or "estimate", default "estimate"
         Under add/remove, the declared public size or ``"estimate"``; ignored under replace-one.
+    size_share : float, optional
+        With ``size="estimate"``, the share of the budget spent on the size.
     noise : {"auto", "discrete", "continuous"}
         As for :class:`AdaptiveProjectionMechanism`.
     rng : numpy.random.Generator, int or None
@@ -561,8 +563,9 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
     if workload is None:
         workload = marginals(data.domain, min(3, len(data.domain.sizes)), implicit=True)
     if Neighbouring.parse(neighbouring) is Neighbouring.REPLACE_ONE:
-        size = None
-    mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=neighbouring, size=size, noise=noise)
+        size, size_share = None, None
+    mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=neighbouring, size=size,
+                                            size_share=size_share, noise=noise)
     run = mechanism.run(data, rng=rng)
     count = rows if rows is not None else max(1, int(round(run.release.size)))
     measured, _ = measured_workload(mechanism.sizes, run.measurements)

@@ -407,10 +407,10 @@ FILES = ["--data", "d", "--domain", "d", "--out", "o"]
     (["demo", "--outdir", "x"], "projmech demo: error: --outdir: no such flag; did you mean --out-dir?"),
     (["audit", "--trials", "x"], "projmech audit: error: --trials: no such flag"),
     (["demo", "--trials", "2.5"], "projmech demo: error: --trials: expected an integer, got '2.5'"),
-    ([], "projmech: error: give a command: release, audit, demo ('projmech COMMAND --help' describes each)"),
-    (["frobnicate"], "projmech: error: frobnicate: no such command (the commands: release, audit, demo)"),
+    ([], "projmech: error: give a command: release, audit, synthesize, demo ('projmech COMMAND --help' describes each)"),
+    (["frobnicate"], "projmech: error: frobnicate: no such command (the commands: release, audit, synthesize, demo)"),
     (["relase", "--rho", "1"], "projmech: error: relase: no such command; did you mean release? (the commands: "
-                               "release, audit, demo)"),
+                               "release, audit, synthesize, demo)"),
 ])
 def test_argparse_errors_are_one_line_naming_the_flag(args, message, capsys):
     """The parser's errors in the command's words: one line naming the flag (and the closest flag,
@@ -476,9 +476,9 @@ def test_release_add_remove_with_an_estimated_size(files):
 # --------------------------------------------------------------------------------------------
 
 
-def one_line_error(capsys, *flags_and_files: str) -> str:
+def one_line_error(capsys, *flags_and_files: str, command: str = "release") -> str:
     err = capsys.readouterr().err
-    assert err.startswith("projmech release: error:") and err.count("\n") == 1, err
+    assert err.startswith(f"projmech {command}: error:") and err.count("\n") == 1, err
     assert "Traceback" not in err
     assert_speaks_cli(err)
     for text in flags_and_files:
@@ -1621,3 +1621,68 @@ def test_body_local_releases_consistent_tables(files, capsys):
                 pair = sum(answers[f"{first}={a} & {second}={b}"] for a in range(SIZES[first])
                            for b in range(SIZES[second]) if (a if name == first else b) == value)
                 assert pair == pytest.approx(answers[f"{name}={value}"], abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# projmech synthesize
+# --------------------------------------------------------------------------------------------
+
+
+def synthesize_cli(files, *extra: str, out: str = "rows.csv") -> tuple[int, Path]:
+    path = files["dir"] / out
+    code = main(["synthesize", "--data", str(files["data"]), "--domain", str(files["domain"]), "--out", str(path),
+                 *extra])
+    return code, path
+
+
+def test_synthesize_writes_labelled_rows_and_a_summary_of_the_rounds(files, capsys):
+    code, path = synthesize_cli(files, "--rho", "1", "--neighbouring", "replace-one", "--noise", "continuous",
+                                "--seed", "4")
+    assert code == 0, capsys.readouterr().err
+    assert str(path) in capsys.readouterr().out
+    rows = pd.read_csv(path, keep_default_na=False)
+    summary = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert list(rows.columns) == list(SIZES) and len(rows) == N == summary["synthetic"]["rows"]
+    assert summary["mechanism"] == "adaptive_projection" and summary["guarantee"] == "1-zCDP"
+    # The rounds' costs in the summary add up to the budget.
+    spent = sum(r["selection_rho"] + r["measurement_rho"] for r in summary["rounds"])
+    assert spent == pytest.approx(1.0, rel=1e-8) and spent <= 1.0
+    for name, size in SIZES.items():
+        assert set(rows[name]) <= set(range(size))
+    # (pm.synthesize's test recomputes the rows' distance to the release from the rows.)
+    assert 0 <= summary["synthetic"]["rows_rmse"] <= summary["synthetic"]["rows_max_error"]
+    again, path2 = synthesize_cli(files, "--rho", "1", "--neighbouring", "replace-one", "--noise", "continuous",
+                                  "--seed", "4", out="rows2.csv")
+    assert again == 0 and path.read_bytes() == path2.read_bytes()
+
+
+def test_synthesize_under_add_remove_estimates_the_size(files, capsys):
+    code, path = synthesize_cli(files, "--epsilon", "1", "--delta", "1e-6", "--workload", "marginals:2")
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert summary["size_source"] == "estimated" and summary["neighbouring"] == "add-remove"
+    assert summary["synthetic"]["rows"] == max(1, round(summary["size"]))
+    assert summary["noise"]["distribution"] == "discrete_gaussian"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--epsilon", "1"], "--delta: required with --epsilon"),
+    (["--rho", "1", "--workload", "prefix:b"], "--workload: prefix:b"),
+    (["--rho", "1", "--rows", "0"], "--rows: must be a positive integer"),
+    (["--rho", "1", "--seed", "3"], "--seed: the counts are integers"),
+    (["--rho", "1", "--neighbouring", "replace-one", "--size", "10"], "--size: applies only with --neighbouring add-remove"),
+])
+def test_synthesize_refusals(files, capsys, extra, message):
+    code, path = synthesize_cli(files, *extra)
+    assert code == 2
+    one_line_error(capsys, message, command="synthesize")
+    assert not path.exists()
+
+
+def test_synthesize_never_overwrites_an_input(files, capsys):
+    before = files["data"].read_bytes()
+    code = main(["synthesize", "--data", str(files["data"]), "--domain", str(files["domain"]), "--rho", "1",
+                 "--out", str(files["data"]), "--force"])
+    assert code == 2
+    one_line_error(capsys, "--out", "refusing to overwrite an input", command="synthesize")
+    assert files["data"].read_bytes() == before
