@@ -142,8 +142,21 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
     >>> workload.shape, y.tolist()
     ((3, 6), [2.0, 3.0, 5.0])
     """
+    if not measurements:
+        raise ValueError("measurements: need at least one")
     blocks, targets = [], []
     for measurement in measurements:
+        attributes = tuple(measurement.attributes)
+        if not attributes or any(not 0 <= a < len(sizes) for a in attributes) or \
+                any(b <= a for a, b in zip(attributes, attributes[1:])):
+            raise ValueError(f"measurements: attributes {attributes} must be increasing positions in "
+                             f"0..{len(sizes) - 1} (the values are read row-major over them)")
+        cells = math.prod(sizes[a] for a in attributes)
+        if np.shape(measurement.values) != (cells,):
+            raise ValueError(f"measurements: the table on {attributes} has {cells} cells, its values have shape "
+                             f"{np.shape(measurement.values)}")
+        if not (math.isfinite(measurement.sigma) and measurement.sigma > 0):
+            raise ValueError(f"measurements: sigma must be positive and finite, got {measurement.sigma}")
         weight = 1.0 / measurement.sigma
         first = min(measurement.attributes)
         factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
@@ -265,8 +278,11 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
     max_cells : int, default ADAPTIVE_MAX_CELLS
-        The most cells the measured tables may hold together; a candidate's cells count against
-        the share of it that the budget spent so far allows (AIM's rule).
+        The most cells the distinct measured tables may hold together: a candidate fits when
+        they hold, with it, at most the share of ``max_cells`` that the budget spent by the end
+        of its round allows (AIM's rule); one inside a measured table always fits. Candidates are
+        weighted by the attributes they share with the workload's tables, whatever the tables'
+        own weights.
     size : int or "estimate", optional
         Under add/remove, as for :class:`~projmech.mechanisms.additive.GaussianMechanism`.
     size_share : float, optional
@@ -280,8 +296,9 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     TypeError
         If ``privacy`` is not ZCDP or ApproxDP.
     ValueError
-        If the workload is not made of marginal tables, or one of its tables alone holds more
-        than ``max_cells`` cells.
+        If the workload is not made of marginal tables, or its largest table with the one-way
+        tables holds more than ``max_cells`` cells, or the budget is too small for the discrete
+        sampler.
 
     Examples
     --------
@@ -314,9 +331,11 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             raise ValueError("workload: it reads no attribute (only totals): nothing to measure")
         largest = max(tables, key=lambda t: math.prod(self.sizes[a] for a in t))
         cells = math.prod(self.sizes[a] for a in largest)
-        if cells > max_cells:
-            raise ValueError(f"max_cells: the workload's table on attributes {list(largest)} alone holds "
-                             f"{cells:,} cells, above max_cells={max_cells:,}")
+        one_way = sum(self.sizes[a] for a in {a for table in tables for a in table})
+        if cells + one_way > max_cells:
+            raise ValueError(f"max_cells: the workload's table on attributes {list(largest)} holds {cells:,} cells, "
+                             f"which with the {one_way:,} cells of the one-way tables measured first is above "
+                             f"max_cells={max_cells:,}: it could never be measured")
         self.tables = tuple(tables)
         self.max_cells = max_cells
         self.candidates, self.weights = _candidates(self.tables)
@@ -331,8 +350,14 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         self.score_sensitivity = 2.0 if replace else 1.0
         self.attributes = tuple(sorted({a for table in self.tables for a in table}))
         # The first rounds' noise, public: what the release states (later rounds' are listed).
-        self.noise = Noise("gaussian", _first_schedule(self.table_sensitivity, len(self.attributes),
-                                                       self.rounds_rho)[0], self.discrete)
+        # The largest any round draws (the noise only halves, and the last round takes at least
+        # a quarter of a round's budget): refused here if its sampler cannot draw it as stated.
+        first = _first_schedule(self.table_sensitivity, len(self.attributes), self.rounds_rho)[0]
+        try:
+            self.noise = Noise("gaussian", first, self.discrete)
+        except ValueError as error:
+            raise ValueError(f"privacy: the budget is too small for the first rounds' noise ({error}); use "
+                             "noise='continuous' or a larger budget") from None
         self._sensitivity = self.table_sensitivity
 
     @property
@@ -435,11 +460,17 @@ class _Rounds:
                 sigma = mechanism.table_sensitivity / math.sqrt(2.0 * _MEASUREMENT_SHARE * left)
                 epsilon = math.sqrt(8.0 * (1.0 - _MEASUREMENT_SHARE) * left)
                 final = True
-            measured_cells = sum(math.prod(sizes[a] for a in m.attributes) for m in self.measurements)
-            allowed = mechanism.max_cells * (used / budget) - measured_cells
-            choices = [c for c in mechanism.candidates if math.prod(sizes[a] for a in c) <= allowed]
-            if not choices:  # nothing fits yet: the smallest candidate keeps the rounds going
-                choices = [min(mechanism.candidates, key=lambda c: math.prod(sizes[a] for a in c))]
+            # AIM's size rule: a candidate fits if the measured tables with it hold at most the
+            # share of max_cells the budget spent by the end of this round allows; one inside a
+            # table already measured always fits (it adds no cell). Re-measured tables count once.
+            # A review found the earlier rule (the spend before the round, every re-measurement
+            # counted, the smallest candidate as fallback) spending a whole budget on one 1-way table.
+            measured = {m.attributes for m in self.measurements}
+            measured_cells = sum(math.prod(sizes[a] for a in table) for table in measured)
+            allowed = mechanism.max_cells * min(1.0, (used + round_rho if not final else budget) / budget)
+            choices = [c for c in mechanism.candidates
+                       if any(set(c) <= set(table) for table in measured)
+                       or measured_cells + math.prod(sizes[a] for a in c) <= allowed]
             before = {c: table_estimate(estimate, c, sizes) for c in choices}
             scores = np.array([mechanism.weights[c] * (np.abs(self.counts[c] - self.size * before[c]).sum()
                                                        - math.sqrt(2.0 / math.pi) * sigma * before[c].size)

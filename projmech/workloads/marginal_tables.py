@@ -437,6 +437,8 @@ def table_terms(workload: Workload) -> TableTerms | None:
     parts = _products(workload)
     if parts is None or not parts:
         return None
+    if not parts[0][1] and workload.domain is None:
+        return None  # a table of totals alone, over no domain: no attribute sizes to read
     sizes = tuple(f.universe_size for f in parts[0][1]) if parts[0][1] else tuple(workload.domain.sizes)  # type: ignore[union-attr]
     blocks: list[Workload | None] = [None] * len(sizes)
     identities: dict[int, Workload] = {}  # one identity block per attribute, shared by the tables

@@ -105,19 +105,65 @@ def test_every_estimate_is_a_function_of_the_measurements_so_far(monkeypatch):
     np.testing.assert_allclose(again.values, run.estimate.values, atol=1e-12)
 
 
-def test_two_neighbouring_data_sets_give_the_same_first_choice_distribution_support():
-    """The candidates offered in a round depend on the budget spent only: on neighbouring data
-    sets with the same seed and continuous noise, the rounds measure tables of the same sizes
-    budget (the noise scales, being public, agree round by round)."""
+class _Watched(dict):
+    """The run's true counts, logging which code reads them (the caller's function name)."""
+
+    def __init__(self, counts, log):
+        super().__init__(counts)
+        self.log = log
+
+    def __getitem__(self, key):
+        import sys
+
+        self.log.append(sys._getframe(1).f_code.co_name)
+        return super().__getitem__(key)
+
+
+@pytest.mark.parametrize("neighbouring, size", [("replace-one", None), ("add-remove", "estimate")])
+def test_what_is_drawn_is_what_is_charged(monkeypatch, neighbouring, size):
+    """Every selection's epsilon and sensitivity and every measurement's noise, as actually passed
+    to the samplers, recomputed against the rounds' stated costs: epsilon^2 / 8, a score
+    sensitivity of 2 (replace-one) or 1 (add/remove) times the largest candidate weight, and a
+    noise scale equal to the round's sigma. The true counts are read only to measure and to score."""
     data = _data()
-    records = data.records.copy()
-    records[0] = [1, 2, 1, 3] if tuple(records[0]) != (1, 2, 1, 3) else [0, 0, 0, 0]
-    neighbour = pm.Dataset(records, data.domain)
-    w = pm.marginals(data.domain, 2)
-    first = pm.AdaptiveProjectionMechanism(w, pm.ZCDP(0.5), noise="continuous").run(data, rng=4)
-    second = pm.AdaptiveProjectionMechanism(w, pm.ZCDP(0.5), noise="continuous").run(neighbour, rng=4)
-    # The one-way rounds' noise levels are public and equal.
-    assert [r.sigma for r in first.rounds[:4]] == [r.sigma for r in second.rounds[:4]]
+    selections, scales, reads = [], [], []
+    original_selection, original_sample = adaptive.exponential_mechanism, adaptive.Noise.sample
+
+    def selection(scores, epsilon, sensitivity, rng):
+        selections.append((epsilon, sensitivity, scores.size))
+        return original_selection(scores, epsilon, sensitivity, rng)
+
+    def sample(noise, count, rng):
+        scales.append(noise.scale)
+        return original_sample(noise, count, rng)
+
+    monkeypatch.setattr(adaptive, "exponential_mechanism", selection)
+    monkeypatch.setattr(adaptive.Noise, "sample", sample)
+    original_run = adaptive._Rounds.go
+
+    def watched_go(rounds):
+        rounds.counts = _Watched(rounds.counts, reads)
+        return original_run(rounds)
+
+    monkeypatch.setattr(adaptive._Rounds, "go", watched_go)
+    workload = pm.marginals(data.domain, 2)
+    mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.3), neighbouring=neighbouring, size=size,
+                                               noise="continuous")
+    run = mechanism.run(data, rng=7)
+    size_draws = 1 if size == "estimate" else 0
+    assert scales[size_draws:] == [r.sigma for r in run.rounds]
+    selected = [r for r in run.rounds if r.selection_rho > 0]
+    assert len(selections) == len(selected)
+    # The weights are the attributes each candidate shares with the workload's six tables:
+    # {0} meets three of them, {0, 1} meets (0, 1) twice and four others once.
+    assert mechanism.weights[(0,)] == 3.0 and mechanism.weights[(0, 1)] == 6.0
+    factor = 2.0 if neighbouring == "replace-one" else 1.0
+    for (epsilon, sensitivity, offered), r in zip(selections, selected):
+        assert epsilon**2 / 8 == pytest.approx(r.selection_rho, rel=1e-12)
+        # Every candidate fits under the default max_cells here, so the largest weight is 6.
+        assert offered == len(mechanism.candidates)
+        assert sensitivity == factor * 6.0
+    assert set(reads) <= {"measure", "<listcomp>"} and "measure" in reads
 
 
 # --- the exponential mechanism ------------------------------------------------------------------
@@ -236,6 +282,9 @@ def test_refusals_name_the_argument():
         pm.AdaptiveProjectionMechanism(pm.prefix(4), pm.ZCDP(1.0))
     with pytest.raises(ValueError, match="max_cells"):
         pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(1.0), max_cells=5)
+    totals = pm.workloads.kron([pm.workloads.total(n) for n in data.domain.sizes])  # no domain
+    with pytest.raises(ValueError, match="workload"):  # was an AttributeError in table_terms
+        pm.AdaptiveProjectionMechanism(pm.stack([pm.marginals(data.domain, 2), totals]), pm.ZCDP(1.0))
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(1.0))
     with pytest.raises(TypeError, match="data_or_histogram"):
         mechanism.run(np.full(48, 1 / 48), n=10)
@@ -288,3 +337,35 @@ def test_synthesize_refusals():
         pm.synthesize(data, pm.PureDP(1.0))
     with pytest.raises(ValueError, match="rows"):
         pm.synthesize(data, pm.ZCDP(1.0), rows=0)
+
+
+def test_the_size_rule_lets_the_workload_table_be_measured():
+    """max_cells = 20 on tables of 2 x 3 x 2: after the one-way tables (7 cells) the 3-way table
+    (12) fits once the budget allows it, and re-measuring a table counts its cells once (the
+    earlier rule spent a whole budget re-measuring attribute 0, a review found)."""
+    domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+    data = pm.Dataset(np.random.default_rng(0).integers(0, 2, (300, 3)), domain)
+    run = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 3), pm.ZCDP(10.0), max_cells=20,
+                                         noise="continuous").run(data, rng=0)
+    assert (0, 1, 2) in [r.attributes for r in run.rounds]
+    # Too small to ever hold the 3-way table beside the one-way ones: refused up front.
+    with pytest.raises(ValueError, match="max_cells: .* could never be measured"):
+        pm.AdaptiveProjectionMechanism(pm.marginals(domain, 3), pm.ZCDP(10.0), max_cells=18)
+
+
+@pytest.mark.parametrize("measurements, message", [
+    ([], "need at least one"),
+    ([Measurement((1, 0), np.full(6, 1 / 6), 0.01)], "must be increasing"),
+    ([Measurement((2,), np.full(2, 0.5), 0.01)], "must be increasing positions in 0..1"),
+    ([Measurement((0,), np.ones(3), 0.01)], "has 2 cells"),
+    ([Measurement((0,), np.full(2, 0.5), 0.0)], "sigma must be positive"),
+])
+def test_measurements_are_checked(measurements, message):
+    with pytest.raises(ValueError, match=f"measurements: .*{message}"):
+        estimate_tables((2, 3), measurements)
+
+
+def test_a_budget_too_small_for_the_discrete_sampler_names_privacy():
+    data = _data()
+    with pytest.raises(ValueError, match="privacy: the budget is too small"):
+        pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(1e-27))
