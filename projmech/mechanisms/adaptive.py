@@ -280,7 +280,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     max_cells : int, default ADAPTIVE_MAX_CELLS
         The most cells the distinct measured tables may hold together: a candidate fits when
         they hold, with it, at most the share of ``max_cells`` that the budget spent by the end
-        of its round allows (AIM's rule); one inside a measured table always fits. Candidates are
+        of its round allows (AIM's rule); one inside a measured table always fits; a table that
+        never fits is estimated from its measured parts. Candidates are
         weighted by the attributes they share with the workload's tables, whatever the tables'
         own weights.
     size : int or "estimate", optional
@@ -296,8 +297,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     TypeError
         If ``privacy`` is not ZCDP or ApproxDP.
     ValueError
-        If the workload is not made of marginal tables, or its largest table with the one-way
-        tables holds more than ``max_cells`` cells, or the budget is too small for the discrete
+        If the workload is not made of marginal tables, or none of its tables fits in
+        ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
         sampler.
 
     Examples
@@ -329,13 +330,16 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         tables = sorted({subset for subset in terms.subsets if subset}, key=lambda s: (len(s), s))
         if not tables:
             raise ValueError("workload: it reads no attribute (only totals): nothing to measure")
-        largest = max(tables, key=lambda t: math.prod(self.sizes[a] for a in t))
-        cells = math.prod(self.sizes[a] for a in largest)
+        # A table that can never fit beside the one-way tables is never measured (its estimate
+        # comes from its measured parts, as AIM's model gives it); a workload none of whose
+        # tables fits would be released from one-way tables alone: refused.
+        smallest = min(tables, key=lambda t: math.prod(self.sizes[a] for a in t))
+        cells = math.prod(self.sizes[a] for a in smallest)
         one_way = sum(self.sizes[a] for a in {a for table in tables for a in table})
-        if cells + one_way > max_cells:
-            raise ValueError(f"max_cells: the workload's table on attributes {list(largest)} holds {cells:,} cells, "
-                             f"which with the {one_way:,} cells of the one-way tables measured first is above "
-                             f"max_cells={max_cells:,}: it could never be measured")
+        if len(smallest) > 1 and cells + one_way > max_cells:
+            raise ValueError(f"max_cells: the workload's smallest table, on attributes {list(smallest)}, holds "
+                             f"{cells:,} cells, which with the {one_way:,} cells of the one-way tables measured first "
+                             f"is above max_cells={max_cells:,}: no table of the workload could ever be measured")
         self.tables = tuple(tables)
         self.max_cells = max_cells
         self.candidates, self.weights = _candidates(self.tables)
