@@ -236,20 +236,22 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     >>> np.round(table_estimate(result, (0, 1), (2, 2)), 6).tolist()
     [[0.4, 0.4], [0.1, 0.1]]
     """
+    def summed(table: tuple[int, ...], part: tuple[int, ...]) -> np.ndarray:
+        """The projected ``table`` summed down to the attributes ``part`` (in it)."""
+        axes = tuple(axis for axis, a in enumerate(table) if a not in part)
+        return estimate.marginal(table).sum(axis=axes) if axes else estimate.marginal(table)
+
     wanted = set(attributes)
     for table in estimate.tables:
         if wanted <= set(table):
-            axes = tuple(axis for axis, a in enumerate(table) if a not in wanted)
-            return estimate.marginal(table).sum(axis=axes) if axes else estimate.marginal(table)
+            return summed(table, attributes)
     shape = tuple(sizes[a] for a in attributes)
     # The largest parts of the table the measured tables cover, each with its projected marginal.
     parts = {tuple(a for a in attributes if a in table) for table in estimate.tables}
     parts = {part for part in parts if part and not any(set(part) < set(other) for other in parts)}
     constraints = []
     for part in sorted(parts):
-        source = next(table for table in estimate.tables if set(part) <= set(table))
-        axes = tuple(axis for axis, a in enumerate(source) if a not in part)
-        target = estimate.marginal(source).sum(axis=axes) if axes else estimate.marginal(source)
+        target = summed(next(table for table in estimate.tables if set(part) <= set(table)), part)
         keep = tuple(axis for axis, a in enumerate(attributes) if a not in part)
         constraints.append((keep, target.reshape([sizes[a] if a in part else 1 for a in attributes])))
     fitted = np.full(shape, 1.0 / math.prod(shape))
@@ -356,7 +358,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         # The first rounds' noise, public: what the release states (later rounds' are listed).
         # The largest any round draws (the noise only halves, and the last round takes at least
         # a quarter of a round's budget): refused here if its sampler cannot draw it as stated.
-        first = _first_schedule(self.table_sensitivity, len(self.attributes), self.rounds_rho)[0]
+        first = _schedule(self.table_sensitivity, _ROUNDS_PER_ATTRIBUTE * len(self.attributes), self.rounds_rho)[0]
         try:
             self.noise = Noise("gaussian", first, self.discrete)
         except ValueError as error:
@@ -448,7 +450,8 @@ class _Rounds:
     def go(self) -> LocalResult:
         mechanism = self.mechanism
         sizes, budget = mechanism.sizes, mechanism.rounds_rho
-        sigma, epsilon = _first_schedule(mechanism.table_sensitivity, len(mechanism.attributes), budget)
+        sigma, epsilon = _schedule(mechanism.table_sensitivity, _ROUNDS_PER_ATTRIBUTE * len(mechanism.attributes),
+                                   budget)
         used = 0.0
         for a in mechanism.attributes:  # the one-way tables first, without selection (d / 16d of the budget)
             self.measure((a,), sigma)
@@ -460,9 +463,7 @@ class _Rounds:
             round_rho = self.measurement_rho(sigma) + exponential_mechanism_rho(epsilon)
             if budget - used < 2.0 * round_rho:  # the last round takes exactly what is left
                 # A hair below what is left, so that rounding never spends more than the budget.
-                left = (budget - used) * (1.0 - 1e-9)
-                sigma = mechanism.table_sensitivity / math.sqrt(2.0 * _MEASUREMENT_SHARE * left)
-                epsilon = math.sqrt(8.0 * (1.0 - _MEASUREMENT_SHARE) * left)
+                sigma, epsilon = _schedule(mechanism.table_sensitivity, 1, (budget - used) * (1.0 - 1e-9))
                 final = True
             # AIM's size rule: a candidate fits if the measured tables with it hold at most the
             # share of max_cells the budget spent by the end of this round allows; one inside a
@@ -496,12 +497,12 @@ class _Rounds:
         return estimate
 
 
-def _first_schedule(sensitivity: float, attributes: int, budget: float) -> tuple[float, float]:
-    """The first rounds' noise ``sigma`` on the counts and selection parameter ``epsilon``: the
-    budget split over ``16 d`` notional rounds, nine tenths of each to the measurement."""
-    notional = _ROUNDS_PER_ATTRIBUTE * attributes
-    sigma = sensitivity * math.sqrt(notional / (2.0 * _MEASUREMENT_SHARE * budget))
-    return sigma, math.sqrt(8.0 * (1.0 - _MEASUREMENT_SHARE) * budget / notional)
+def _schedule(sensitivity: float, rounds: int, budget: float) -> tuple[float, float]:
+    """A round's noise ``sigma`` on the counts and selection parameter ``epsilon`` when ``budget``
+    is split over ``rounds`` rounds, nine tenths of each to the measurement: ``16 d`` notional
+    rounds for the first, one for the last (which takes what is left)."""
+    sigma = sensitivity * math.sqrt(rounds / (2.0 * _MEASUREMENT_SHARE * budget))
+    return sigma, math.sqrt(8.0 * (1.0 - _MEASUREMENT_SHARE) * budget / rounds)
 
 
 def _candidates(tables: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, ...], ...], dict[tuple[int, ...], float]]:
