@@ -23,7 +23,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, TextIO
 
@@ -49,7 +49,7 @@ from ..mechanisms.additive import (
     CountingMechanism,
 )
 from ..audit.auditor import format_audit_table
-from ..mechanisms.adaptive import AdaptiveProjectionMechanism, synthesize
+from ..mechanisms.adaptive import AdaptiveProjectionMechanism, AdaptiveRound
 from ..privacy.noise import NOISE_KINDS
 from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
 from ..audit.self_audit import MECHANISMS, audit_cases, run_audits
@@ -701,6 +701,27 @@ def _labelled_rows(domain: Domain, rows: np.ndarray) -> Any:
                          for position, name in enumerate(domain.attributes)})
 
 
+#: Seconds between two progress lines of a long ``projmech synthesize`` run (none before the first
+#: interval has passed, so a run of a few seconds prints none).
+PROGRESS_INTERVAL = 5.0
+
+
+def _round_printer(start: float, names: Sequence[str]) -> Callable[[int, AdaptiveRound, float], None]:
+    """A progress callback printing a round (its table by the attributes' ``names``) to stderr at
+    most every :data:`PROGRESS_INTERVAL` s."""
+    last = [start]
+
+    def progress(number: int, latest: AdaptiveRound, spent: float) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= PROGRESS_INTERVAL:
+            last[0] = now
+            print(f"round {number}: measured the table of {', '.join(names[a] for a in latest.attributes)} (noise sigma "
+                  f"{latest.sigma:.3g}); {100 * spent:.0f}% of the budget spent, {now - start:.0f} s", file=sys.stderr,
+                  flush=True)
+
+    return progress
+
+
 def _synthesize(args: argparse.Namespace) -> int:
     """``projmech synthesize``: the adaptive mechanism's release on --workload, then synthetic rows
     drawn from its estimate, written as a labelled CSV (--out) with a JSON summary."""
@@ -721,12 +742,12 @@ def _synthesize(args: argparse.Namespace) -> int:
     dataset = _read_inputs(args, files)
     workload = parse_workload(args.workload, dataset.domain, implicit=True)
     try:  # the workload's refusal in the command's words, before anything is counted
-        AdaptiveProjectionMechanism(workload, privacy, neighbouring=args.neighbouring, size=size,
-                                    size_share=args.size_share, noise=args.noise)
+        mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=args.neighbouring, size=size,
+                                                size_share=args.size_share, noise=args.noise)
     except ValueError as error:
         raise ValueError(f"--workload: {args.workload}: {str(error).partition(': ')[2]}") from None
-    synthesis = synthesize(dataset, privacy, workload, rows=args.rows, neighbouring=args.neighbouring, size=size,
-                           size_share=args.size_share, noise=args.noise, rng=np.random.default_rng(args.seed))
+    synthesis = mechanism.synthesize(dataset, args.rows, rng=np.random.default_rng(args.seed),
+                                     progress=_round_printer(time.perf_counter(), dataset.domain.attributes))
     summary = synthesis.run.release.summary()
     summary["synthetic"] = {"rows": int(synthesis.data.n), "rows_rmse": synthesis.rows_rmse,
                             "rows_max_error": synthesis.rows_max_error}

@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
 from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, choose_discrete, public_size, calibrate
-from ..validation import POSITIVE_INT, SEED, InstanceOf, Options, validate_params
+from ..validation import POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, validate_params
 from ..workloads import Workload, kron, marginals, stack, total
 from ..workloads.marginal_tables import table_terms
 from .additive import CountingMechanism, Release
@@ -60,7 +61,7 @@ ADAPTIVE_MAX_CELLS = 10**6
 #: Share of a round's budget spent on the measurement (the rest selects), as in AIM.
 _MEASUREMENT_SHARE = 0.9
 
-#: Notional rounds per attribute that set the first round's noise, as in AIM.
+#: Notional rounds per attribute that set the first round's noise by default, as in AIM.
 _ROUNDS_PER_ATTRIBUTE = 16
 
 #: Sweeps of iterative proportional fitting for a candidate's maximum-entropy estimate, and the
@@ -69,6 +70,9 @@ _FIT_SWEEPS = 50
 _FIT_TOLERANCE = 1e-6
 
 _PRIVACY = InstanceOf(ZCDP, ApproxDP, what="ZCDP or ApproxDP (Gaussian measurements)")
+
+#: A run's progress callback: ``progress(number, latest, spent)`` after every round.
+Progress = Callable[[int, "AdaptiveRound", float], None]
 
 
 @dataclass(frozen=True, eq=False)
@@ -293,6 +297,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     noise : {"auto", "discrete", "continuous"}
         ``"auto"`` and ``"discrete"``: the discrete Gaussian on the counts; ``"continuous"``:
         numpy's Gaussian (reproducible from ``rng``).
+    rounds : int, optional
+        The notional rounds over which the first rounds' noise splits the budget (AIM's
+        ``rounds``): 16 per attribute the workload reads by default. Fewer rounds measure less
+        noisily and adapt less; at least one per attribute (the one-way tables come first).
 
     Raises
     ------
@@ -301,7 +309,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     ValueError
         If the workload is not made of marginal tables, or none of its tables fits in
         ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
-        sampler.
+        sampler, or ``rounds`` is below the number of attributes.
 
     Examples
     --------
@@ -319,10 +327,12 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     _needs_matrix = False
     privacy: ZCDP | ApproxDP
 
-    @validate_params(privacy=_PRIVACY, max_cells=POSITIVE_INT, noise=Options(*NOISE_KINDS))
+    @validate_params(privacy=_PRIVACY, max_cells=POSITIVE_INT, noise=Options(*NOISE_KINDS),
+                     rounds=OrNone(POSITIVE_INT))
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, max_cells: int = ADAPTIVE_MAX_CELLS,
-                 size: int | str | None = None, size_share: float | None = None, noise: str = "auto") -> None:
+                 size: int | str | None = None, size_share: float | None = None, noise: str = "auto",
+                 rounds: int | None = None) -> None:
         super().__init__(workload, privacy, neighbouring, size, size_share)
         terms = table_terms(workload)
         if terms is None or not terms.is_marginal or workload.domain is None:
@@ -355,10 +365,15 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         self.table_sensitivity = math.sqrt(2.0) if replace else 1.0
         self.score_sensitivity = 2.0 if replace else 1.0
         self.attributes = tuple(sorted({a for table in self.tables for a in table}))
+        if rounds is not None and rounds < len(self.attributes):
+            # The one-way tables take one round each before any selection.
+            raise ValueError(f"rounds: must be at least the {len(self.attributes)} attributes the workload reads "
+                             f"(their one-way tables are measured first), got {rounds}")
+        self.notional_rounds = _ROUNDS_PER_ATTRIBUTE * len(self.attributes) if rounds is None else rounds
         # The first rounds' noise, public: what the release states (later rounds' are listed).
         # The largest any round draws (the noise only halves, and the last round takes at least
         # a quarter of a round's budget): refused here if its sampler cannot draw it as stated.
-        first = _schedule(self.table_sensitivity, _ROUNDS_PER_ATTRIBUTE * len(self.attributes), self.rounds_rho)[0]
+        first = _schedule(self.table_sensitivity, self.notional_rounds, self.rounds_rho)[0]
         try:
             self.noise = Noise("gaussian", first, self.discrete)
         except ValueError as error:
@@ -377,9 +392,9 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         """Run the rounds and release the workload's answers (see :meth:`run`)."""
         return self.run(data_or_histogram, n=n, rng=rng).release
 
-    @validate_params(rng=SEED)
+    @validate_params(rng=SEED, progress=OrNone(IsCallable()))
     def run(self, data_or_histogram: Any, n: int | None = None, *,
-            rng: np.random.Generator | int | None = None) -> AdaptiveRun:
+            rng: np.random.Generator | int | None = None, progress: Progress | None = None) -> AdaptiveRun:
         """Run the select–measure–project rounds on a :class:`~projmech.data.dataset.Dataset`.
 
         Parameters
@@ -391,6 +406,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             Not taken with a Dataset (its row count is its own).
         rng : numpy.random.Generator, int or None
             Source of the selections and of continuous noise.
+        progress : callable, optional
+            Called after every round as ``progress(number, latest, spent)``: the round's number
+            (from 1), its :class:`AdaptiveRound`, and the share of the rounds' budget spent so
+            far. It sees only what the run publishes.
 
         Returns
         -------
@@ -405,7 +424,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         self.size_policy.check_delta(self.privacy, rows)
         size = public_size(self.size_policy, rows, self.size_noise, rng)
         counts = {table: np.asarray(data.table(list(table)), dtype=float) for table in self.candidates}
-        run = _Rounds(self, counts, size, rng)
+        run = _Rounds(self, counts, size, rng, progress)
         estimate = run.go()
         answers = self._answers(estimate)
         release = self._release(answers, answers, size, projection=estimate, rounds=tuple(run.rounds))
@@ -413,6 +432,43 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         if self.size_policy.estimated:
             spent += self.rho * self.size_policy.share
         return AdaptiveRun(release, tuple(run.rounds), tuple(run.measurements), estimate, ZCDP(spent))
+
+    @validate_params(rng=SEED, progress=OrNone(IsCallable()))
+    def synthesize(self, data: Dataset, rows: int | None = None, *, rng: np.random.Generator | int | None = None,
+                   progress: Progress | None = None) -> Synthesis:
+        """Run, then draw synthetic rows from the estimate (:func:`~projmech.bodies.synthetic_data`
+        along a spanning tree of the measured tables, then a local search towards them).
+
+        The rows are post-processing of the release: the same guarantee.
+
+        Parameters
+        ----------
+        data : Dataset
+            The private data.
+        rows : int, optional
+            How many rows; default the release's public size (with ``size="estimate"``, the
+            private estimate of the row count, rounded).
+        rng : numpy.random.Generator, int or None
+            Source of the selections, of continuous noise and of the rows.
+        progress : callable, optional
+            As for :meth:`run`.
+
+        Returns
+        -------
+        Synthesis
+            The rows, the run, and the rows' distance to the released answers.
+        """
+        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
+        if not isinstance(data, Dataset):
+            raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
+        if rows is not None:
+            rows = int(POSITIVE_INT.check("rows", rows))
+        run = self.run(data, rng=rng, progress=progress)
+        count = rows if rows is not None else max(1, int(round(run.release.size)))
+        measured, _ = measured_workload(self.sizes, run.measurements)
+        drawn = synthetic_data(data.domain, run.estimate, count, rng, workload=measured).data
+        difference = self.workload.answer_data(drawn) - run.release.answers
+        return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 
     def _answers(self, estimate: LocalResult) -> np.ndarray:
         """The workload's answers from the estimate's tables, term by term."""
@@ -436,8 +492,14 @@ class _Rounds:
     counts: dict[tuple[int, ...], np.ndarray]
     size: float
     rng: np.random.Generator
+    progress: Progress | None = None
     rounds: list[AdaptiveRound] = field(default_factory=list)
     measurements: list[Measurement] = field(default_factory=list)
+
+    def record(self, latest: AdaptiveRound, used: float) -> None:
+        self.rounds.append(latest)
+        if self.progress is not None:
+            self.progress(len(self.rounds), latest, min(1.0, used / self.mechanism.rounds_rho))
 
     def measure(self, table: tuple[int, ...], sigma: float) -> None:
         noise = Noise("gaussian", sigma, self.mechanism.discrete)
@@ -450,13 +512,12 @@ class _Rounds:
     def go(self) -> LocalResult:
         mechanism = self.mechanism
         sizes, budget = mechanism.sizes, mechanism.rounds_rho
-        sigma, epsilon = _schedule(mechanism.table_sensitivity, _ROUNDS_PER_ATTRIBUTE * len(mechanism.attributes),
-                                   budget)
+        sigma, epsilon = _schedule(mechanism.table_sensitivity, mechanism.notional_rounds, budget)
         used = 0.0
         for a in mechanism.attributes:  # the one-way tables first, without selection (d / 16d of the budget)
             self.measure((a,), sigma)
             used += self.measurement_rho(sigma)
-            self.rounds.append(AdaptiveRound((a,), 0.0, self.measurement_rho(sigma), sigma, False))
+            self.record(AdaptiveRound((a,), 0.0, self.measurement_rho(sigma), sigma, False), used)
         estimate = estimate_tables(sizes, self.measurements)
         final = False
         while not final and budget - used > 0.0:
@@ -490,8 +551,8 @@ class _Rounds:
             # than the noise it carries (AIM's annealing): a function of noisy quantities only.
             moved = self.size * np.abs(table_estimate(estimate, chosen, sizes) - before[chosen]).sum()
             anneal = bool(not final and moved <= math.sqrt(2.0 / math.pi) * sigma * before[chosen].size)
-            self.rounds.append(AdaptiveRound(chosen, exponential_mechanism_rho(epsilon),
-                                             self.measurement_rho(sigma), sigma, anneal))
+            self.record(AdaptiveRound(chosen, exponential_mechanism_rho(epsilon), self.measurement_rho(sigma), sigma,
+                                      anneal), used)
             if anneal:
                 sigma, epsilon = sigma / 2.0, epsilon * 2.0
         return estimate
@@ -536,14 +597,13 @@ class Synthesis:
     rows_max_error: float
 
 
-@validate_params(rng=SEED)
+@validate_params(rng=SEED, progress=OrNone(IsCallable()))
 def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | None = None, *,
                rows: int | None = None, neighbouring: Neighbouring | str = Neighbouring.ADD_REMOVE,
                size: int | str | None = "estimate", size_share: float | None = None, noise: str = "auto",
-               rng: np.random.Generator | int | None = None) -> Synthesis:
+               rng: np.random.Generator | int | None = None, progress: Progress | None = None) -> Synthesis:
     """Synthetic rows in one call: the adaptive mechanism's release, then rows drawn from its
-    estimate (:func:`~projmech.bodies.synthetic_data` along a spanning tree of the measured
-    tables, then a local search towards them).
+    estimate (:meth:`AdaptiveProjectionMechanism.synthesize`).
 
     The rows are post-processing of the release: the same guarantee, for the relation given.
 
@@ -569,6 +629,8 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
         As for :class:`AdaptiveProjectionMechanism`.
     rng : numpy.random.Generator, int or None
         Source of the selections, of continuous noise and of the rows.
+    progress : callable, optional
+        Called after every round (see :meth:`AdaptiveProjectionMechanism.run`).
 
     Returns
     -------
@@ -591,20 +653,14 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
     >>> len(synthesis.data), synthesis.rows_max_error < 0.05
     (400, True)
     """
-    assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
     if not isinstance(data, Dataset):
         raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
     if rows is not None:
-        rows = int(POSITIVE_INT.check("rows", rows))
+        POSITIVE_INT.check("rows", rows)  # before the mechanism is built
     if workload is None:
         workload = marginals(data.domain, min(3, len(data.domain.sizes)), implicit=True)
     if Neighbouring.parse(neighbouring) is Neighbouring.REPLACE_ONE:
         size, size_share = None, None
     mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=neighbouring, size=size,
                                             size_share=size_share, noise=noise)
-    run = mechanism.run(data, rng=rng)
-    count = rows if rows is not None else max(1, int(round(run.release.size)))
-    measured, _ = measured_workload(mechanism.sizes, run.measurements)
-    drawn = synthetic_data(data.domain, run.estimate, count, rng, workload=measured).data
-    difference = workload.answer_data(drawn) - run.release.answers
-    return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
+    return mechanism.synthesize(data, rows, rng=rng, progress=progress)

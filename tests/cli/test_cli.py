@@ -23,6 +23,7 @@ import pytest
 import projmech
 from projmech import workloads
 from projmech.cli.commands import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
+from projmech.cli import commands
 from projmech.data.domain import Domain
 from projmech.mechanisms.additive import FactorizationMechanism
 from projmech.privacy.guarantees import ZCDP
@@ -1654,6 +1655,24 @@ def test_synthesize_writes_labelled_rows_and_a_summary_of_the_rounds(files, caps
     again, path2 = synthesize_cli(files, "--rho", "1", "--neighbouring", "replace-one", "--noise", "continuous",
                                   "--seed", "4", out="rows2.csv")
     assert again == 0 and path.read_bytes() == path2.read_bytes()
+
+
+def test_synthesize_reports_progress_on_long_runs(files, capsys, monkeypatch):
+    arguments = ("--rho", "1", "--neighbouring", "replace-one", "--noise", "continuous", "--seed", "4")
+    assert synthesize_cli(files, *arguments)[0] == 0
+    assert capsys.readouterr().err == ""  # a run shorter than the interval prints no progress
+    monkeypatch.setattr(commands, "PROGRESS_INTERVAL", 0.0)
+    code, path = synthesize_cli(files, *arguments, out="rows2.csv")
+    assert code == 0
+    lines = capsys.readouterr().err.splitlines()
+    summary = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert len(lines) == len(summary["rounds"])  # one line a round once the interval has passed
+    names = list(SIZES)  # the rounds' tables by the attributes' names
+    first, last = summary["rounds"][0], summary["rounds"][-1]
+    assert lines[0].startswith(f"round 1: measured the table of {', '.join(names[a] for a in first['attributes'])} (")
+    assert lines[-1].startswith(f"round {len(lines)}: measured the table of "
+                                f"{', '.join(names[a] for a in last['attributes'])} (")
+    assert "100% of the budget spent" in lines[-1]
 
 
 def test_synthesize_under_add_remove_estimates_the_size(files, capsys):

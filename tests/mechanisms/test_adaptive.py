@@ -301,7 +301,61 @@ def test_the_stated_noise_is_the_first_rounds_and_the_mechanism_is_not_changed_b
     assert stated.scale == pytest.approx(math.sqrt(2.0) * math.sqrt(64 / (1.8 * 0.4)), rel=1e-12)
 
 
+def test_notional_rounds_set_the_first_noise_and_the_budget_is_still_spent():
+    data = _data()
+    workload = pm.marginals(data.domain, 2)
+    default = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), noise="continuous")
+    assert default.notional_rounds == 16 * 4  # AIM's default, 16 per attribute
+    mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), noise="continuous", rounds=10)
+    # sigma = sqrt(2) sqrt(rounds / (2 * 0.9 * rho)) under replace-one.
+    assert mechanism.noise.scale == pytest.approx(math.sqrt(2.0) * math.sqrt(10 / (1.8 * 0.4)), rel=1e-12)
+    run = mechanism.run(data, rng=2)
+    assert run.rounds[0].sigma == mechanism.noise.scale
+    assert sum(r.selection_rho + r.measurement_rho for r in run.rounds) == pytest.approx(0.4, rel=1e-8)
+    # As few notional rounds as attributes: the one-way tables take nine tenths, one more round the rest.
+    least = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), noise="continuous", rounds=4).run(data, rng=2)
+    assert len(least.rounds) == 5 and least.privacy_spent.rho == pytest.approx(0.4, rel=1e-8)
+    with pytest.raises(ValueError, match="rounds: must be at least the 4 attributes"):
+        pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=3)
+    with pytest.raises(ValueError, match="rounds"):
+        pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=0)
+    with pytest.raises(TypeError, match="rounds"):
+        pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=4.5)
+
+
+def test_progress_sees_every_round_as_published():
+    data = _data()
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")
+    seen = []
+    run = mechanism.run(data, rng=3, progress=lambda number, latest, spent: seen.append((number, latest, spent)))
+    assert [number for number, _, _ in seen] == list(range(1, len(run.rounds) + 1))
+    assert [latest for _, latest, _ in seen] == list(run.rounds)
+    # The share spent, recomputed from the published rounds' costs.
+    costs = np.cumsum([r.selection_rho + r.measurement_rho for r in run.rounds]) / 0.5
+    np.testing.assert_allclose([spent for _, _, spent in seen], costs, rtol=1e-12)
+    assert seen[-1][2] == pytest.approx(1.0, abs=1e-8)
+    # The same run without a callback.
+    np.testing.assert_array_equal(mechanism.run(data, rng=3).release.answers, run.release.answers)
+    with pytest.raises(TypeError, match="progress"):
+        mechanism.run(data, rng=3, progress="verbose")
+
+
 # --- synthesize ---------------------------------------------------------------------------------
+
+def test_the_synthesize_method_is_the_one_call_path():
+    data = _data(rows=800)
+    workload = pm.marginals(data.domain, 2)
+    mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), neighbouring="add-remove", size="estimate",
+                                               noise="continuous")
+    rounds = []
+    method = mechanism.synthesize(data, rng=4, progress=lambda number, latest, spent: rounds.append(number))
+    one_call = pm.synthesize(data, pm.ZCDP(0.5), workload, noise="continuous", rng=4)
+    np.testing.assert_array_equal(method.data.records, one_call.data.records)
+    assert rounds == list(range(1, len(method.run.rounds) + 1))
+    with pytest.raises(TypeError, match="data"):
+        mechanism.synthesize(data.records)
+    with pytest.raises(ValueError, match="rows"):
+        mechanism.synthesize(data, 0)
 
 def test_synthesize_draws_rows_near_the_released_answers():
     data = _data(rows=2000)
