@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import RESULTS, argument_parser, name_list, peak_memory_mb, run_in_process, write_csv
+from _common import RESULTS, argument_parser, int_list, name_list, peak_memory_mb, run_in_process, write_csv
 
 ROWS = ("adaptive", "residual", "aim")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
@@ -117,7 +117,9 @@ def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:
 def main() -> int:
     parser = argument_parser(__doc__)
     parser.add_argument("--epsilons", type=_float_list, default=[0.1, 1.0, 10.0])
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. seeds-1, unless --seed-list")
+    parser.add_argument("--seed-list", type=int_list, default=None, help="these seeds instead (to add runs)")
+    parser.add_argument("--out", default="adaptive.csv", help="the CSV's name in results/")
     parser.add_argument("--rows", type=name_list, default=list(ROWS))
     parser.add_argument("--attributes", type=name_list, default=None, help="Adult's attributes (default all 14)")
     parser.add_argument("--aim-path", default=None, help="the Private-PGM checkout (see _aim_runner.py)")
@@ -136,7 +138,7 @@ def main() -> int:
         parser.error(f"--rows: unknown {unknown}; expected some of {list(ROWS)}")
     records = []
     for epsilon in args.epsilons:
-        for seed in range(args.seeds):
+        for seed in (args.seed_list if args.seed_list is not None else range(args.seeds)):
             for row in args.rows:
                 if row == "aim":
                     result = _aim(args, epsilon, seed)
@@ -146,7 +148,7 @@ def main() -> int:
                 records.append({"row": row, "epsilon": epsilon, "seed": seed, **result})
                 print(json.dumps(records[-1]), flush=True)
     frame = pd.DataFrame(records)
-    path = write_csv(frame, RESULTS / "adaptive.csv")
+    path = write_csv(frame, RESULTS / args.out)
     ok = frame[frame["status"] == "ok"]
     print(f"\n{'row':<10} {'epsilon':>7} {'runs':>4} {'error':>16} {'clipped':>8} {'seconds':>9} {'peak MB':>8}")
     for (row, epsilon), group in ok.groupby(["row", "epsilon"], sort=False):

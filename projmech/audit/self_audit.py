@@ -27,6 +27,16 @@ deviation by the noise scale before squaring it, so that it resolves counts of s
 mechanism without noise gets the ratio's limit, an infinite statistic, which the audit reports
 as a bound far above the claim.
 
+The ``"adaptive"`` case is :class:`~projmech.mechanisms.adaptive.AdaptiveProjectionMechanism`
+with its default schedule on two binary attributes: every round selects a table by the
+exponential mechanism (where adaptive mechanisms have leaked before) from an estimate of the
+earlier measurements, then measures it. Its statistic is the likelihood ratio of the whole
+transcript: the case recomputes each round's estimate from the published measurements before
+it, the selection's probabilities under each data set, and each noisy table's density. Its
+planted bug halves the sensitivity the noise and the selection are calibrated to while each
+round is still charged its stated cost (the same schedule, every noise halved, the selection's
+epsilon doubled).
+
 Which pairs reach a mechanism's claim matters for power: an audit can only find a bound as large
 as the mechanism's loss on its pair. The sparse-vector mechanisms claim ``4 epsilon`` per copy
 (:class:`projmech.mechanisms.sparse_vector.Threshold`; the sparse vector analysis of :cite:t:`DR14` and
@@ -40,6 +50,7 @@ The command ``projmech audit`` runs these cases; the user guide *Auditing a mech
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -50,6 +61,7 @@ from .auditor import AuditResult, audit
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..factorization.base import Factorization
+from ..mechanisms.adaptive import AdaptiveProjectionMechanism, estimate_tables, table_estimate
 from ..mechanisms.additive import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
 from ..mechanisms.multiplicative_weights import OfflinePMW
 from ..privacy.noise import NOISE_KINDS, Noise
@@ -58,13 +70,13 @@ from ..factorization.norm import factorization_norm
 from ..privacy.guarantees import ApproxDP, Neighbouring, PureDP
 from ..mechanisms.sparse_vector import BOTTOM, Threshold
 from ..validation import FLAG, OPEN_UNIT, SEED, Options, validate_params
-from ..workloads import Workload, identity, prefix
+from ..workloads import Workload, identity, marginals, prefix
 
 __all__ = ["MECHANISMS", "AuditCase", "audit_cases", "bug_factor", "run_audits"]
 
 #: The mechanisms the suite audits, in the order of the README's table.
 MECHANISMS = ("gaussian", "tiny_gaussian", "laplace", "projection", "factorization", "offline_pmw", "threshold",
-              "online_pmw")
+              "online_pmw", "adaptive")
 
 _MECHANISM = Options(*MECHANISMS)
 
@@ -458,6 +470,68 @@ def _interactive_case(kind: str, neighbouring: str, factor: float, noise: str) -
     return AuditCase(kind, neighbouring, claimed, 0.0, (first, second), release, statistic, factor)
 
 
+#: The adaptive case's domain: two binary attributes, whose one-way tables and 2-way table are
+#: the candidates (weights 1, 1 and 2); its pair moves (or adds) a row at a cell in which both
+#: attributes differ, so that every table, the one-way tables measured first and whichever the
+#: selection picks, moves by the sensitivity its noise is calibrated to.
+_ADAPTIVE_DOMAIN = Domain(["x", "y"], [2, 2])
+
+
+def _adaptive_case(neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
+    """The adaptive mechanism with its default schedule on two binary attributes, all 2-way
+    tables. The statistic is the log-likelihood ratio of the whole transcript: every round's
+    selection (the exponential mechanism's probabilities under each data set, from the estimate
+    that the published measurements before the round give, recomputed here from them alone), every
+    noisy table, and the size estimate."""
+    privacy = ApproxDP(1.0, delta)
+    mechanism = AdaptiveProjectionMechanism(marginals(_ADAPTIVE_DOMAIN, 2), privacy, neighbouring=neighbouring,
+                                            noise=noise, **_size_arguments(neighbouring))
+    # The planted bug halves (by ``factor``) the sensitivity the noise and the selection are
+    # calibrated to while the accounting still charges each round its stated cost: the same
+    # schedule, every noise divided by ``factor``, the selection's epsilon multiplied by it.
+    mechanism.table_sensitivity /= factor
+    mechanism.score_sensitivity /= factor
+    mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
+    domain = _ADAPTIVE_DOMAIN
+    first = Dataset(np.array([[1, 1]]), domain)
+    second = Dataset(np.array([[1, 1], [0, 0]]) if neighbouring == "add-remove" else np.array([[0, 0]]), domain)
+    candidates, sizes = mechanism.candidates, mechanism.sizes
+    weights = np.array([mechanism.weights[c] for c in candidates])
+    cells = np.array([math.prod(sizes[a] for a in c) for c in candidates])
+
+    def log_likelihood(data: Dataset, run: Any, estimates: dict[int, list[np.ndarray]]) -> float:
+        counts = {c: np.asarray(data.table(list(c)), dtype=float).ravel() for c in candidates}
+        size = run.release.size
+        value = 0.0
+        for index, (spent, measured) in enumerate(zip(run.rounds, run.measurements)):
+            if spent.selection_rho > 0:
+                # Every candidate fits max_cells here; the scores as the mechanism defines them.
+                errors = np.array([np.abs(counts[c] - size * table).sum() for c, table in zip(candidates, estimates[index])])
+                scores = weights * (errors - math.sqrt(2.0 / math.pi) * spent.sigma * cells)
+                epsilon = math.sqrt(8.0 * spent.selection_rho)
+                logits = epsilon * scores / (2.0 * mechanism.score_sensitivity * weights.max())
+                value += float(logits[candidates.index(spent.attributes)] - np.logaddexp.reduce(logits))
+            round_noise = dataclasses.replace(mechanism.noise, scale=spent.sigma)
+            value += float(np.sum(_log_density(round_noise, measured.values * size - counts[spent.attributes])))
+        if mechanism.size_noise is not None:
+            value += float(_log_density(mechanism.size_noise, np.array(_noisy_size(run.release) - data.n)))
+        return value
+
+    def release(data: Dataset, rng: np.random.Generator) -> Any:
+        return mechanism.run(data, rng=rng)
+
+    def statistic(run: Any) -> float:
+        # Each selecting round's estimate of every candidate, from the measurements before it.
+        estimates = {}
+        for index, spent in enumerate(run.rounds):
+            if spent.selection_rho > 0:
+                estimate = estimate_tables(sizes, run.measurements[:index])
+                estimates[index] = [np.ravel(table_estimate(estimate, c, sizes)) for c in candidates]
+        return log_likelihood(second, run, estimates) - log_likelihood(first, run, estimates)
+
+    return AuditCase("adaptive", neighbouring, 1.0, delta, (first, second), release, statistic, factor)
+
+
 @validate_params(planted_bug=FLAG, noise=Options(*NOISE_KINDS), delta=OPEN_UNIT)
 def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
                 neighbourings: Sequence[str] = ("replace-one", "add-remove"), *,
@@ -527,6 +601,8 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
                 cases.append(_factorization_case(relation, factor, noise, delta))
             elif name == "offline_pmw":
                 cases.append(_offline_pmw_case(relation, factor, noise))
+            elif name == "adaptive":
+                cases.append(_adaptive_case(relation, factor, noise, delta))
             else:
                 cases.append(_interactive_case(name, relation, factor, noise))
     return cases

@@ -148,6 +148,42 @@ def test_cases_cover_every_mechanism_and_relation():
     assert gaussian.release(gaussian.pair[0], np.random.default_rng(0)).size_source == "estimated"
 
 
+def _likelihood_ratio_means(case, releases: int, seed: int) -> tuple[float, float, float, float]:
+    """E_first[exp(L)] and E_second[exp(-L)] with their standard errors: both are 1 exactly when
+    the statistic L is the log-likelihood ratio of what the release publishes."""
+    rng = np.random.default_rng(seed)
+    first = np.exp([case.statistic(case.release(case.pair[0], rng)) for _ in range(releases)])
+    second = np.exp([-case.statistic(case.release(case.pair[1], rng)) for _ in range(releases)])
+    return (first.mean(), first.std() / np.sqrt(releases), second.mean(), second.std() / np.sqrt(releases))
+
+
+@pytest.mark.parametrize("planted_bug", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_the_adaptive_statistic_is_the_likelihood_ratio_of_the_whole_transcript(planted_bug):
+    """Every round's selection probabilities (from the estimate the earlier published
+    measurements give, recomputed by the case) and noisy table, under each data set: if any part
+    were mis-modelled (a selection scale, a round's sigma, a score) the means would leave 1.
+    Replace-one only: under add/remove the published size is clamped at 1, which the statistic
+    reads as a density (as every case's does), a bias of about 2 % here."""
+    (case,) = audit_cases(["adaptive"], ["replace-one"], noise="continuous", planted_bug=planted_bug)
+    mean_first, error_first, mean_second, error_second = _likelihood_ratio_means(case, 300, seed=1)
+    assert abs(mean_first - 1.0) < 5 * error_first and abs(mean_second - 1.0) < 5 * error_second
+    # The transcript has selecting rounds, which the statistic prices.
+    run = case.release(case.pair[0], np.random.default_rng(2))
+    assert any(r.selection_rho > 0 for r in run.rounds)
+
+
+def test_the_adaptive_case_plants_its_bug_in_the_noise_and_the_selection_not_the_schedule():
+    (correct,) = audit_cases(["adaptive"], ["replace-one"], noise="continuous")
+    (buggy,) = audit_cases(["adaptive"], ["replace-one"], noise="continuous", planted_bug=True)
+    assert buggy.name == "adaptive, replace-one, planted 2x bug" and buggy.claimed_epsilon == correct.claimed_epsilon
+    first = correct.release(correct.pair[0], np.random.default_rng(3)).rounds
+    second = buggy.release(buggy.pair[0], np.random.default_rng(3)).rounds
+    # The stated costs of the one-way rounds are the same; their noise is halved.
+    for right, wrong in zip(first[:2], second[:2]):
+        assert wrong.measurement_rho == pytest.approx(right.measurement_rho, rel=1e-12)
+        assert wrong.sigma == pytest.approx(right.sigma / 2.0, rel=1e-12)
+
+
 @pytest.mark.parametrize("arguments, error, match", [
     ({"mechanisms": ["gaussian", "exponential"]}, ValueError, "mechanisms"),
     ({"mechanisms": "gaussian"}, TypeError, "mechanisms"),  # a str is no sequence of names
@@ -189,10 +225,17 @@ def test_audit_command(tmp_path, capsys):
 
 # --- the whole suite (slow: about 0.3 ms per release, 200,000 releases per case) -----------------
 
+#: Releases per data set of the slow audits: 100,000, but 20,000 for the adaptive mechanism, whose
+#: release runs its rounds of projections and whose statistic recomputes them (about 13 ms a
+#: release: 20,000 take about 9 minutes a case; its planted bug showed at 1.28 and 1.06 there).
+SLOW_RELEASES = {"adaptive": 20_000}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_every_mechanism_passes_its_audit(mechanism):
-    for result in run_audits(audit_cases([mechanism]), releases=100_000, confidence=0.99, rng=4):
+    releases = SLOW_RELEASES.get(mechanism, 100_000)
+    for result in run_audits(audit_cases([mechanism]), releases=releases, confidence=0.99, rng=4):
         assert result.passed, result.summary()
 
 
@@ -217,5 +260,5 @@ def test_a_planted_bug_of_factor_2_hides_in_the_loose_add_remove_claims():
 def test_every_planted_bug_is_detected(mechanism, neighbouring):
     # The (epsilon, delta) mechanisms at delta = 1e-3: 100,000 releases resolve its tails.
     (case,) = audit_cases([mechanism], [neighbouring], planted_bug=True, delta=1e-3)
-    result = case.run(releases=100_000, confidence=0.99, rng=5)
+    result = case.run(releases=SLOW_RELEASES.get(mechanism, 100_000), confidence=0.99, rng=5)
     assert result.epsilon_lower_bound > result.claimed_epsilon, result.summary()
