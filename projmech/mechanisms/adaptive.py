@@ -45,10 +45,11 @@ from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
 from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, choose_discrete, public_size, calibrate
-from ..validation import POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, validate_params
+from ..validation import OPEN_UNIT, POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, validate_params
 from ..workloads import Workload, kron, marginals, stack, total
 from ..workloads.marginal_tables import table_terms
 from .additive import CountingMechanism, Release
+from .intervals import ConfidenceIntervals
 from .selection import exponential_mechanism, exponential_mechanism_rho
 
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "Measurement", "Synthesis", "estimate_tables",
@@ -130,6 +131,86 @@ class AdaptiveRun:
     measurements: tuple[Measurement, ...]
     estimate: LocalResult
     privacy_spent: ZCDP
+
+    def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
+        """Simultaneous confidence intervals for the workload's true answers (the true counts
+        over the release's size), from the noisy measurements alone.
+
+        Each round's noise is fresh given what came before, so its cells leave their
+        half-widths with a probability set in advance: round ``r`` gets ``(1 - level) 6 /
+        (pi^2 r^2)`` (these sum to ``1 - level`` however many rounds run), split evenly over its
+        cells (Bonferroni). With probability at least ``level`` every measured cell is within its
+        half-width at once; then a query's table, summed from any measured table containing it,
+        lies within the sum of the half-widths (the tightest such interval is kept), and a cell
+        of a table no measurement contains is at most the cell of its largest measured part (a
+        marginal of it) and at least 0. Discrete noise: half-widths from its quantiles (half a
+        count more, as :meth:`Release.confidence_intervals` does). The released answers, a
+        projection, need not lie inside: these intervals are about the truth.
+
+        Parameters
+        ----------
+        level : float, default 0.95
+            The simultaneous coverage, in ``(0, 1)``.
+
+        Returns
+        -------
+        ConfidenceIntervals
+            One interval per query of the workload, ``simultaneous=True``, ``exact=False``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``level`` is not a number in ``(0, 1)``.
+        """
+        level = float(OPEN_UNIT.check("level", level))
+        release = self.release
+        assert release.workload is not None and release.noise is not None
+        terms = table_terms(release.workload)
+        assert terms is not None
+        sizes = tuple(int(s) for s in terms.sizes)
+        # Each measurement's noisy table and its cells' half-width, in fractions of the size.
+        measured = []
+        for number, (spent, measurement) in enumerate(zip(self.rounds, self.measurements), start=1):
+            cells = measurement.values.size
+            failure = (1.0 - level) * 6.0 / (math.pi**2 * number**2) / cells
+            half = Noise("gaussian", spent.sigma, release.noise.discrete).half_width(1.0 - failure)
+            half += 0.5 if release.noise.discrete else 0.0
+            table = measurement.values.reshape([sizes[a] for a in measurement.attributes])
+            measured.append((measurement.attributes, table, half / release.size))
+        lower_parts, upper_parts = [], []
+        for subset, weight in terms.terms:
+            low, high = _table_interval(tuple(subset), sizes, measured, release.size_source == "public n")
+            lower_parts.append(np.ravel(np.minimum(weight * low, weight * high)))
+            upper_parts.append(np.ravel(np.maximum(weight * low, weight * high)))
+        method = ("simultaneous: every measured cell within its half-width (round r at (1 - level) 6 / (pi^2 r^2), "
+                  "Bonferroni over its cells), each query from the measured tables containing it or bounded by its "
+                  "measured parts")
+        return ConfidenceIntervals(np.concatenate(lower_parts), np.concatenate(upper_parts), level, method,
+                                   exact=False, simultaneous=True)
+
+
+def _table_interval(attributes: tuple[int, ...], sizes: tuple[int, ...],
+                    measured: list[tuple[tuple[int, ...], np.ndarray, float]],
+                    public_n: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on every cell of the true table on ``attributes`` (fractions of the size), given
+    that every measured cell is within its half-width (see :meth:`AdaptiveRun.confidence_intervals`)."""
+    shape = tuple(sizes[a] for a in attributes)
+    lower = np.zeros(shape)
+    # Under replace-one the size is the row count, so no cell exceeds 1; else no bound a priori.
+    upper = np.full(shape, 1.0 if public_n else np.inf)
+    if not attributes and public_n:
+        return np.ones(()), np.ones(())  # the total is the public n over itself
+    for table_attributes, table, half in measured:
+        part = tuple(a for a in attributes if a in table_attributes)
+        axes = tuple(axis for axis, a in enumerate(table_attributes) if a not in part)
+        summed = table.sum(axis=axes) if axes else table
+        width = half * (table.size // max(summed.size, 1))
+        # The part's cells, laid out along the table's axes (1 where the table has no part).
+        shape_part = [sizes[a] if a in part else 1 for a in attributes]
+        upper = np.minimum(upper, (summed + width).reshape(shape_part))
+        if len(part) == len(attributes):
+            lower = np.maximum(lower, (summed - width).reshape(shape_part))
+    return lower, np.maximum(upper, lower)
 
 
 def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]

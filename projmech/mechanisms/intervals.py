@@ -202,6 +202,10 @@ def confidence_intervals(release: Release, level: float = 0.95) -> ConfidenceInt
     (True, 8)
     """
     level = float(OPEN_UNIT.check("level", level))
+    if release.rounds is not None:
+        raise ValueError(f"confidence_intervals: the {release.mechanism} release's answers are estimated from "
+                         "adaptively chosen measurements; its run's AdaptiveRun.confidence_intervals(level) gives "
+                         "simultaneous intervals from them")
     if release.answer_sigma_rms is None:
         raise ValueError(f"confidence_intervals: the {release.mechanism} release has no per-answer noise "
                          "distribution (its answers come from a synthetic distribution); use the mechanism's "

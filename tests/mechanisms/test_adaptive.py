@@ -340,6 +340,55 @@ def test_progress_sees_every_round_as_published():
         mechanism.run(data, rng=3, progress="verbose")
 
 
+# --- confidence intervals -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("neighbouring, size", [("replace-one", None), ("add-remove", "estimate")])
+def test_confidence_intervals_cover_the_truth_simultaneously(neighbouring, size):
+    data = _data(rows=300)
+    workload = pm.marginals(data.domain, 2)
+    truth = workload.answer_data(data)  # fractions of the row count
+    mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.05), neighbouring=neighbouring, size=size,
+                                               noise="continuous")
+    covered, widths = [], []
+    for seed in range(60):
+        run = mechanism.run(data, rng=seed)
+        intervals = run.confidence_intervals(0.8)
+        assert intervals.simultaneous and not intervals.exact and intervals.lower.shape == truth.shape
+        # The true counts over the release's size (the estimate under add/remove).
+        covered.append(bool(intervals.covers(truth * data.n / run.release.size).all()))
+        widths.append(float(np.mean(np.minimum(intervals.upper, 1.0) - intervals.lower)))
+    assert np.mean(covered) >= 0.8  # 0.985 and 0.975 over 200 runs: the union bound is loose
+    assert np.mean(widths) < 0.5  # and not vacuous: 0.31 and 0.26
+
+
+def test_confidence_intervals_are_the_measurements_half_widths():
+    """One-way tables only: each query's interval is the intersection over the measurements of
+    its table of value +- z sigma, z the normal quantile at the round's share of 1 - level split
+    over its cells, recomputed here with scipy."""
+    from scipy.stats import norm
+
+    data = _data(rows=500)
+    workload = pm.marginals(data.domain, 1)
+    run = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.2), noise="continuous").run(data, rng=1)
+    intervals = run.confidence_intervals(0.9)
+    row = 0
+    for attribute, size in enumerate(data.domain.sizes):
+        lower, upper = np.zeros(size), np.ones(size)
+        for number, (spent, measurement) in enumerate(zip(run.rounds, run.measurements), start=1):
+            if measurement.attributes == (attribute,):
+                failure = 0.1 * 6 / (math.pi**2 * number**2) / size
+                half = norm.ppf(1 - failure / 2) * spent.sigma / run.release.size
+                lower = np.maximum(lower, measurement.values - half)
+                upper = np.minimum(upper, measurement.values + half)
+        np.testing.assert_allclose(intervals.lower[row:row + size], lower, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(intervals.upper[row:row + size], np.maximum(upper, lower), rtol=1e-9, atol=1e-12)
+        row += size
+    with pytest.raises(ValueError, match="level"):
+        run.confidence_intervals(1.0)
+    with pytest.raises(ValueError, match="AdaptiveRun.confidence_intervals"):
+        run.release.confidence_intervals(0.9)  # the release alone has no noisy answers to centre them on
+
+
 # --- synthesize ---------------------------------------------------------------------------------
 
 def test_the_synthesize_method_is_the_one_call_path():
