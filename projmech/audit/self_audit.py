@@ -35,7 +35,9 @@ transcript: the case recomputes each round's estimate from the published measure
 it, the selection's probabilities under each data set, and each noisy table's density. Its
 planted bug halves the sensitivity the noise and the selection are calibrated to while each
 round is still charged its stated cost (the same schedule, every noise halved, the selection's
-epsilon doubled).
+epsilon doubled). The audit sees that bug through the noisy tables: on this pair the selections
+spend an epsilon of about 0.03 in each of about three rounds, too little for a bug in them alone
+to show; the tests check the selection's probabilities against what the run drew instead.
 
 Which pairs reach a mechanism's claim matters for power: an audit can only find a bound as large
 as the mechanism's loss on its pair. The sparse-vector mechanisms claim ``4 epsilon`` per copy
@@ -477,57 +479,74 @@ def _interactive_case(kind: str, neighbouring: str, factor: float, noise: str) -
 _ADAPTIVE_DOMAIN = Domain(["x", "y"], [2, 2])
 
 
-def _adaptive_case(neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
-    """The adaptive mechanism with its default schedule on two binary attributes, all 2-way
-    tables. The statistic is the log-likelihood ratio of the whole transcript: every round's
-    selection (the exponential mechanism's probabilities under each data set, from the estimate
-    that the published measurements before the round give, recomputed here from them alone), every
-    noisy table, and the size estimate."""
-    privacy = ApproxDP(1.0, delta)
-    mechanism = AdaptiveProjectionMechanism(marginals(_ADAPTIVE_DOMAIN, 2), privacy, neighbouring=neighbouring,
-                                            noise=noise, **_size_arguments(neighbouring))
+def _round_estimates(mechanism: AdaptiveProjectionMechanism, run: Any) -> dict[int, list[np.ndarray]]:
+    """Each selecting round's estimate of every candidate table, recomputed from the published
+    measurements before the round alone."""
+    sizes, estimates = mechanism.sizes, {}
+    for index, spent in enumerate(run.rounds):
+        if spent.selection_rho > 0:
+            estimate = estimate_tables(sizes, run.measurements[:index])
+            estimates[index] = [np.ravel(table_estimate(estimate, c, sizes)) for c in mechanism.candidates]
+    return estimates
+
+
+def _transcript_log_likelihood(mechanism: AdaptiveProjectionMechanism, data: Dataset, run: Any,
+                               estimates: dict[int, list[np.ndarray]]) -> tuple[list[float], float]:
+    """The log-likelihood of an adaptive run's transcript on ``data``, in two parts: each selecting
+    round's log-probability of the table it selected (the exponential mechanism on the scores the
+    mechanism defines, every candidate fitting ``max_cells`` on the audit's domain), and the
+    log-density of every noisy table and of the size estimate (up to constants)."""
+    candidates, sizes = mechanism.candidates, mechanism.sizes
+    weights = np.array([mechanism.weights[c] for c in candidates])
+    cells = np.array([math.prod(sizes[a] for a in c) for c in candidates])
+    counts = {c: np.asarray(data.table(list(c)), dtype=float).ravel() for c in candidates}
+    size = run.release.size
+    selections, density = [], 0.0
+    for index, (spent, measured) in enumerate(zip(run.rounds, run.measurements)):
+        if spent.selection_rho > 0:
+            errors = np.array([np.abs(counts[c] - size * table).sum() for c, table in zip(candidates, estimates[index])])
+            scores = weights * (errors - math.sqrt(2.0 / math.pi) * spent.sigma * cells)
+            logits = math.sqrt(8.0 * spent.selection_rho) * scores / (2.0 * mechanism.score_sensitivity * weights.max())
+            selections.append(float(logits[candidates.index(spent.attributes)] - np.logaddexp.reduce(logits)))
+        round_noise = dataclasses.replace(mechanism.noise, scale=spent.sigma)
+        density += float(np.sum(_log_density(round_noise, measured.values * size - counts[spent.attributes])))
+    if mechanism.size_noise is not None:
+        density += float(_log_density(mechanism.size_noise, np.array(_noisy_size(run.release) - data.n)))
+    return selections, density
+
+
+def _adaptive_mechanism(neighbouring: str, factor: float, noise: str, delta: float) -> AdaptiveProjectionMechanism:
+    """The adaptive case's mechanism, with its planted bug if ``factor`` is not 1."""
+    mechanism = AdaptiveProjectionMechanism(marginals(_ADAPTIVE_DOMAIN, 2), ApproxDP(1.0, delta),
+                                            neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
     # The planted bug halves (by ``factor``) the sensitivity the noise and the selection are
     # calibrated to while the accounting still charges each round its stated cost: the same
     # schedule, every noise divided by ``factor``, the selection's epsilon multiplied by it.
     mechanism.table_sensitivity /= factor
     mechanism.score_sensitivity /= factor
     mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
-    domain = _ADAPTIVE_DOMAIN
-    first = Dataset(np.array([[1, 1]]), domain)
-    second = Dataset(np.array([[1, 1], [0, 0]]) if neighbouring == "add-remove" else np.array([[0, 0]]), domain)
-    candidates, sizes = mechanism.candidates, mechanism.sizes
-    weights = np.array([mechanism.weights[c] for c in candidates])
-    cells = np.array([math.prod(sizes[a] for a in c) for c in candidates])
+    return mechanism
 
-    def log_likelihood(data: Dataset, run: Any, estimates: dict[int, list[np.ndarray]]) -> float:
-        counts = {c: np.asarray(data.table(list(c)), dtype=float).ravel() for c in candidates}
-        size = run.release.size
-        value = 0.0
-        for index, (spent, measured) in enumerate(zip(run.rounds, run.measurements)):
-            if spent.selection_rho > 0:
-                # Every candidate fits max_cells here; the scores as the mechanism defines them.
-                errors = np.array([np.abs(counts[c] - size * table).sum() for c, table in zip(candidates, estimates[index])])
-                scores = weights * (errors - math.sqrt(2.0 / math.pi) * spent.sigma * cells)
-                epsilon = math.sqrt(8.0 * spent.selection_rho)
-                logits = epsilon * scores / (2.0 * mechanism.score_sensitivity * weights.max())
-                value += float(logits[candidates.index(spent.attributes)] - np.logaddexp.reduce(logits))
-            round_noise = dataclasses.replace(mechanism.noise, scale=spent.sigma)
-            value += float(np.sum(_log_density(round_noise, measured.values * size - counts[spent.attributes])))
-        if mechanism.size_noise is not None:
-            value += float(_log_density(mechanism.size_noise, np.array(_noisy_size(run.release) - data.n)))
-        return value
+
+def _adaptive_case(neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
+    """The adaptive mechanism with its default schedule on two binary attributes, all 2-way
+    tables. The statistic is the log-likelihood ratio of the whole transcript
+    (:func:`_transcript_log_likelihood`): every round's selection (its probability under each
+    data set, from the estimate that the published measurements before the round give,
+    recomputed here from them alone), every noisy table, and the size estimate."""
+    mechanism = _adaptive_mechanism(neighbouring, factor, noise, delta)
+    first = Dataset(np.array([[1, 1]]), _ADAPTIVE_DOMAIN)
+    second = Dataset(np.array([[1, 1], [0, 0]]) if neighbouring == "add-remove" else np.array([[0, 0]]),
+                     _ADAPTIVE_DOMAIN)
 
     def release(data: Dataset, rng: np.random.Generator) -> Any:
         return mechanism.run(data, rng=rng)
 
     def statistic(run: Any) -> float:
-        # Each selecting round's estimate of every candidate, from the measurements before it.
-        estimates = {}
-        for index, spent in enumerate(run.rounds):
-            if spent.selection_rho > 0:
-                estimate = estimate_tables(sizes, run.measurements[:index])
-                estimates[index] = [np.ravel(table_estimate(estimate, c, sizes)) for c in candidates]
-        return log_likelihood(second, run, estimates) - log_likelihood(first, run, estimates)
+        estimates = _round_estimates(mechanism, run)
+        (selected_second, density_second), (selected_first, density_first) = (
+            _transcript_log_likelihood(mechanism, data, run, estimates) for data in (second, first))
+        return sum(selected_second) - sum(selected_first) + density_second - density_first
 
     return AuditCase("adaptive", neighbouring, 1.0, delta, (first, second), release, statistic, factor)
 

@@ -716,7 +716,7 @@ def _round_printer(start: float, names: Sequence[str]) -> Callable[[int, Adaptiv
         if now - last[0] >= PROGRESS_INTERVAL:
             last[0] = now
             print(f"round {number}: measured the table of {', '.join(names[a] for a in latest.attributes)} (noise sigma "
-                  f"{latest.sigma:.3g}); {100 * spent:.0f}% of the budget spent, {now - start:.0f} s", file=sys.stderr,
+                  f"{latest.sigma:.3g}); {100 * spent:.0f}% of the rounds' budget spent, {now - start:.0f} s", file=sys.stderr,
                   flush=True)
 
     return progress

@@ -381,7 +381,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     rounds : int, optional
         The notional rounds over which the first rounds' noise splits the budget (AIM's
         ``rounds``): 16 per attribute the workload reads by default. Fewer rounds measure less
-        noisily and adapt less; at least one per attribute (the one-way tables come first).
+        noisily and adapt less; at least ``0.9 d + 1`` for ``d`` attributes (the one-way tables
+        come first, nine tenths of a round each).
 
     Raises
     ------
@@ -390,7 +391,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     ValueError
         If the workload is not made of marginal tables, or none of its tables fits in
         ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
-        sampler, or ``rounds`` is below the number of attributes.
+        sampler, or ``rounds`` is below ``0.9 d + 1``.
 
     Examples
     --------
@@ -446,10 +447,15 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         self.table_sensitivity = math.sqrt(2.0) if replace else 1.0
         self.score_sensitivity = 2.0 if replace else 1.0
         self.attributes = tuple(sorted({a for table in self.tables for a in table}))
-        if rounds is not None and rounds < len(self.attributes):
-            # The one-way tables take one round each before any selection.
-            raise ValueError(f"rounds: must be at least the {len(self.attributes)} attributes the workload reads "
-                             f"(their one-way tables are measured first), got {rounds}")
+        # The one-way tables take nine tenths of a round each before any selection, and the
+        # round after them at least a full round's share, so that no round's noise is above the
+        # first rounds' (stated, and checked against the sampler below): 0.9 d + 1 rounds at least
+        # (a review found rounds = d drawing the last round's noise 1.6 times the stated one).
+        least = math.ceil((9 * len(self.attributes) + 10) / 10)
+        if rounds is not None and rounds < least:
+            raise ValueError(f"rounds: must be at least {least} for the {len(self.attributes)} attributes the workload "
+                             f"reads (their one-way tables come first, nine tenths of a round each, and at least one "
+                             f"round after them), got {rounds}")
         self.notional_rounds = _ROUNDS_PER_ATTRIBUTE * len(self.attributes) if rounds is None else rounds
         # The first rounds' noise, public: what the release states (later rounds' are listed).
         # The largest any round draws (the noise only halves, and the last round takes at least

@@ -1672,7 +1672,7 @@ def test_synthesize_reports_progress_on_long_runs(files, capsys, monkeypatch):
     assert lines[0].startswith(f"round 1: measured the table of {', '.join(names[a] for a in first['attributes'])} (")
     assert lines[-1].startswith(f"round {len(lines)}: measured the table of "
                                 f"{', '.join(names[a] for a in last['attributes'])} (")
-    assert "100% of the budget spent" in lines[-1]
+    assert "100% of the rounds' budget spent" in lines[-1]
 
 
 def test_synthesize_under_add_remove_estimates_the_size(files, capsys):

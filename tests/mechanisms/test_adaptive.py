@@ -312,11 +312,14 @@ def test_notional_rounds_set_the_first_noise_and_the_budget_is_still_spent():
     run = mechanism.run(data, rng=2)
     assert run.rounds[0].sigma == mechanism.noise.scale
     assert sum(r.selection_rho + r.measurement_rho for r in run.rounds) == pytest.approx(0.4, rel=1e-8)
-    # As few notional rounds as attributes: the one-way tables take nine tenths, one more round the rest.
-    least = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), noise="continuous", rounds=4).run(data, rng=2)
-    assert len(least.rounds) == 5 and least.privacy_spent.rho == pytest.approx(0.4, rel=1e-8)
-    with pytest.raises(ValueError, match="rounds: must be at least the 4 attributes"):
-        pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=3)
+    # The fewest notional rounds, 0.9 d + 1 = 4.6 -> 5: the one-way tables take 0.72 of the
+    # budget, and no later round draws more noise than the stated first rounds' noise.
+    fewest = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), noise="continuous", rounds=5)
+    run = fewest.run(data, rng=2)
+    assert run.privacy_spent.rho == pytest.approx(0.4, rel=1e-8)
+    assert max(r.sigma for r in run.rounds) == fewest.noise.scale
+    with pytest.raises(ValueError, match="rounds: must be at least 5 for the 4 attributes"):
+        pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=4)  # its last round's noise was 1.6x
     with pytest.raises(ValueError, match="rounds"):
         pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=0)
     with pytest.raises(TypeError, match="rounds"):
@@ -349,14 +352,29 @@ def test_confidence_intervals_cover_the_truth_simultaneously(neighbouring, size)
     truth = workload.answer_data(data)  # fractions of the row count
     mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.05), neighbouring=neighbouring, size=size,
                                                noise="continuous")
-    covered, widths = [], []
+    from scipy.stats import norm
+
+    covered, widths, events = [], [], 0
     for seed in range(60):
         run = mechanism.run(data, rng=seed)
         intervals = run.confidence_intervals(0.8)
         assert intervals.simultaneous and not intervals.exact and intervals.lower.shape == truth.shape
         # The true counts over the release's size (the estimate under add/remove).
-        covered.append(bool(intervals.covers(truth * data.n / run.release.size).all()))
+        covers = bool(intervals.covers(truth * data.n / run.release.size).all())
+        covered.append(covers)
         widths.append(float(np.mean(np.minimum(intervals.upper, 1.0) - intervals.lower)))
+        # The event the proof rests on, recomputed with scipy from the true counts: every measured
+        # cell within its half-width. Whenever it holds every query must be covered (this pins
+        # the summing down of 2-way tables and the bounds on unmeasured ones, not only the rate).
+        event = True
+        for number, (spent, measurement) in enumerate(zip(run.rounds, run.measurements), start=1):
+            failure = 0.2 * 6 / (math.pi**2 * number**2) / measurement.values.size
+            true = np.ravel(data.table(list(measurement.attributes))) / run.release.size
+            event &= bool(np.all(np.abs(measurement.values - true) <= norm.ppf(1 - failure / 2) * spent.sigma
+                                 / run.release.size))
+        events += event
+        assert covers or not event
+    assert events >= 48  # the event itself has probability at least 0.8
     assert np.mean(covered) >= 0.8  # 0.985 and 0.975 over 200 runs: the union bound is loose
     assert np.mean(widths) < 0.5  # and not vacuous: 0.31 and 0.26
 
