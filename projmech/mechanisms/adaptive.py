@@ -194,12 +194,12 @@ def _table_interval(attributes: tuple[int, ...], sizes: tuple[int, ...],
                     public_n: bool) -> tuple[np.ndarray, np.ndarray]:
     """Bounds on every cell of the true table on ``attributes`` (fractions of the size), given
     that every measured cell is within its half-width (see :meth:`AdaptiveRun.confidence_intervals`)."""
+    if not attributes and public_n:
+        return np.ones(()), np.ones(())  # the total is the public n over itself
     shape = tuple(sizes[a] for a in attributes)
     lower = np.zeros(shape)
     # Under replace-one the size is the row count, so no cell exceeds 1; else no bound a priori.
     upper = np.full(shape, 1.0 if public_n else np.inf)
-    if not attributes and public_n:
-        return np.ones(()), np.ones(())  # the total is the public n over itself
     for table_attributes, table, half in measured:
         part = tuple(a for a in attributes if a in table_attributes)
         axes = tuple(axis for axis, a in enumerate(table_attributes) if a not in part)
@@ -601,10 +601,12 @@ class _Rounds:
         sizes, budget = mechanism.sizes, mechanism.rounds_rho
         sigma, epsilon = _schedule(mechanism.table_sensitivity, mechanism.notional_rounds, budget)
         used = 0.0
-        for a in mechanism.attributes:  # the one-way tables first, without selection (d / 16d of the budget)
+        # The one-way tables first, without selection: 0.9 d / notional_rounds of the budget.
+        for a in mechanism.attributes:
             self.measure((a,), sigma)
-            used += self.measurement_rho(sigma)
-            self.record(AdaptiveRound((a,), 0.0, self.measurement_rho(sigma), sigma, False), used)
+            cost = self.measurement_rho(sigma)
+            used += cost
+            self.record(AdaptiveRound((a,), 0.0, cost, sigma, False), used)
         estimate = estimate_tables(sizes, self.measurements)
         final = False
         while not final and budget - used > 0.0:
