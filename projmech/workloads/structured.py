@@ -204,14 +204,35 @@ class Kron(_Structured):
         return result
 
     def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        # (a ⊗ b)^T (c ⊗ d) = (a^T c)(b^T d): one small Gram block per factor, multiplied.
+        # (a ⊗ b)^T (c ⊗ d) = (a^T c)(b^T d): one small Gram block per factor, multiplied. A block
+        # that is constant (a total's) is a scalar, and the blocks that are a constant times
+        # "same value" (an identity's) together are one comparison of the cells' values on
+        # their factors: a marginal table's Gram is then one comparison, not one gather per
+        # attribute (projecting 45 measured tables of Adult's 7 attributes onto K_Q, the Gram
+        # blocks took 26 s of the 65; 7.4 s after, the same iterates).
         sizes = [f.universe_size for f in self.factors]
         cells_left, cells_right = np.unravel_index(left, sizes), np.unravel_index(right, sizes)
-        result = np.ones((left.size, right.size))
-        for factor, a, b in zip(self.factors, cells_left, cells_right):
+        scale, general = 1.0, []
+        key_left, key_right, compared = np.zeros(left.size, np.int64), np.zeros(right.size, np.int64), False
+        for factor, size, a, b in zip(self.factors, sizes, cells_left, cells_right):
             values_a, inverse_a = np.unique(a, return_inverse=True)
             values_b, inverse_b = np.unique(b, return_inverse=True)
             block = factor._column_gram(values_a.astype(np.int64), values_b.astype(np.int64))
+            if block.size and np.all(block == block.flat[0]):
+                scale *= float(block.flat[0])
+                continue
+            same = values_a[:, None] == values_b[None, :]
+            diagonal = block[same]
+            if diagonal.size and np.all(block[~same] == 0) and np.all(diagonal == diagonal[0]):
+                scale *= float(diagonal[0])
+                key_left, key_right, compared = key_left * size + a, key_right * size + b, True
+                continue
+            general.append((block, inverse_a, inverse_b))
+        if compared:
+            result = np.equal.outer(key_left, key_right) * scale
+        else:
+            result = np.full((left.size, right.size), scale)
+        for block, inverse_a, inverse_b in general:
             result *= block[np.ix_(inverse_a, inverse_b)]
         return result
 
