@@ -14,6 +14,8 @@
   domain), the projection onto their local polytope (consistent, non-negative tables) over the
   tables' cells; ``K_Q`` itself where the tables are acyclic (:func:`local_tables` says why a
   workload has no such tables).
+- :func:`fit_maximum_entropy`: on a small universe, the maximum-entropy distribution with given
+  marginal tables (a projection's, so that every other table is read from one distribution).
 - :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
@@ -33,6 +35,7 @@ from .relaxation import (
     relaxation_support,
 )
 from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
+from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 from .tables import TableGroups, TablesResult, project_to_tables, table_groups
 
@@ -57,6 +60,9 @@ __all__ = [
     "TablesResult",
     "project_to_tables",
     "table_groups",
+    "MAXIMUM_ENTROPY_MAX_CELLS",
+    "MaximumEntropyResult",
+    "fit_maximum_entropy",
     "LocalError",
     "LocalResult",
     "LocalTables",

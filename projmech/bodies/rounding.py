@@ -32,6 +32,7 @@ from .._sparse import issparse
 from ..workloads import Workload, marginals
 from .hull import ProjectionResult
 from .local import LocalResult, local_tables
+from .maximum_entropy import MaximumEntropyResult
 from .marginal_rows import search_rows, search_table_rows, tree_rows
 from .memory import memory_shortfall
 from .relaxation import MomentEncoding, RelaxationResult
@@ -240,7 +241,9 @@ class SyntheticData:
     method: str = "witness"
 
 
-def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult | TablesResult | LocalResult, n: int,
+def synthetic_data(domain: Domain,
+                   result: RelaxationResult | ProjectionResult | TablesResult | LocalResult | MaximumEntropyResult,
+                   n: int,
                    rng: np.random.Generator,
                    *, workload: Workload | None = None, method: str = "auto") -> SyntheticData:
     """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
@@ -291,9 +294,10 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
     ----------
     domain : Domain
         The domain of the projection's workload.
-    result : RelaxationResult, ProjectionResult, TablesResult or LocalResult
+    result : RelaxationResult, ProjectionResult, TablesResult, LocalResult or MaximumEntropyResult
         A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, onto disjoint tables,
-        or onto the local polytope of overlapping tables.
+        or onto the local polytope of overlapping tables; or a distribution over the universe
+        (:func:`~projmech.bodies.fit_maximum_entropy`, rounded as a witness is).
     n : int
         Rows to draw: as many as fit in memory (``ROW_BYTES_PER_VALUE`` bytes per value of the
         rows, checked before any is drawn).
@@ -302,6 +306,7 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
         rows' order); one seed gives the same rows.
     workload : Workload, optional
         For a :class:`ProjectionResult`, a tables or a local result, the workload it projected
+        (for a distribution, the workload whose answers the rows are compared on)
         (required, refused when its tables or answers differ): the rows' answers are computed
         from their counts with it and compared with ``result.answers``.
     method : {"auto", "search", "gaussian"}
@@ -363,7 +368,7 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
     if method not in ROW_METHODS:
         raise ValueError(f"method: expected one of {ROW_METHODS}, got {method!r}")
     _check_rows_fit(check_positive_int("n", n), domain)
-    if isinstance(result, (ProjectionResult, TablesResult, LocalResult)):
+    if isinstance(result, (ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult)):
         if method != "auto":
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
                              "or onto tables is rounded from its witness or tables (leave method='auto')")
@@ -375,11 +380,14 @@ def synthetic_data(domain: Domain, result: RelaxationResult | ProjectionResult |
             raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
         if isinstance(result, ProjectionResult):
             return _rows_from_witness(domain, result, count, generator, workload)
+        if isinstance(result, MaximumEntropyResult):
+            return _rows_from_joint(domain, result, count, generator, workload)
         if isinstance(result, LocalResult):
             return _rows_from_local(domain, result, count, generator, workload)
         return _rows_from_tables(domain, result, count, generator, workload)
     if not isinstance(result, RelaxationResult):
-        raise TypeError(f"result: expected a RelaxationResult, ProjectionResult, TablesResult or LocalResult, got "
+        raise TypeError(f"result: expected a RelaxationResult, ProjectionResult, TablesResult, LocalResult or "
+                        f"MaximumEntropyResult, got "
                         f"{type(result).__name__}")
     if workload is not None:
         raise ValueError("workload: only for a ProjectionResult (a relaxation's answers are 2-way marginals)")
@@ -437,14 +445,32 @@ def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np
 
 
 def _witness_cells(result: ProjectionResult, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` cells of ``result``'s witness in random order, cell ``j`` of its support
-    ``floor(n w_j)`` times and the remaining ones to the largest remainders (ties in random
-    order): every count within 1 of ``n w_j``."""
+    """``n`` cells of ``result``'s witness in random order (:func:`_rounded_cells`)."""
     cells = result.support
     values = result.weights[cells]  # the witness's positive weights, never the dense witness
     weights = values.toarray().ravel() if issparse(values) else np.asarray(values, dtype=float)
     if weights.size != cells.size or weights.size == 0:
         raise ValueError("result: its witness has no positive weight")
+    return _rounded_cells(cells, weights, n, rng)
+
+
+def _rows_from_joint(domain: Domain, result: MaximumEntropyResult, n: int, rng: np.random.Generator,
+                     workload: Workload) -> SyntheticData:
+    """Rows by largest-remainder rounding of ``n p`` for a distribution ``p`` over the universe."""
+    if result.joint.shape != tuple(domain.sizes) or workload.universe_size != domain.size:
+        raise ValueError(f"result: its distribution has shape {result.joint.shape}; the domain's sizes are "
+                         f"{list(domain.sizes)} and the workload's universe holds {workload.universe_size} cells")
+    weights = result.joint.ravel()
+    cells = np.flatnonzero(weights > 0)
+    rows = np.column_stack(np.unravel_index(_rounded_cells(cells, weights[cells], n, rng), domain.sizes))
+    data = Dataset(rows.astype(np.int64), domain)
+    return _synthetic(data, 0.0, workload.answer_data(data) - workload.answer(weights), "joint")
+
+
+def _rounded_cells(cells: np.ndarray, weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` of ``cells`` in random order, cell ``j`` ``floor(n w_j)`` times (``w`` the weights
+    normalized) and the remaining ones to the largest remainders (ties in random order): every
+    count within 1 of ``n w_j``."""
     scaled = n * weights / weights.sum()
     counts = np.floor(scaled).astype(np.int64)
     remainders = scaled - counts

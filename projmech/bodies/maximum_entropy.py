@@ -1,0 +1,230 @@
+"""The maximum-entropy distribution over a small universe with given marginal tables.
+
+:func:`fit_maximum_entropy` fits, by iterative proportional fitting from the uniform distribution
+(:cite:p:`DS40`), the distribution of largest entropy whose tables on the given sets of
+attributes are the given ones. Every iterate is a product of one factor per table (a graphical
+model on the tables), so a fit that meets the tables is the maximum-entropy one: on the set of
+distributions with these tables, the entropy's maximizer is the only member of that family (the
+moment-matching condition of the exponential family; derivation in the theory page
+:doc:`/theory/adaptive`).
+
+The tables must be the marginals of some distribution (a point of the marginal polytope, such as
+the answers of a projection onto ``K_Q``'s witness); the fit then converges, sublinearly where
+the tables force cells to zero. Its certificate is the largest l1 distance between a fitted table
+and its target, recomputed from the final distribution, and its status says whether that reached
+the tolerance.
+
+It works on the whole universe (a dense array of ``prod(sizes)`` cells): for small universes
+only (:data:`MAXIMUM_ENTROPY_MAX_CELLS`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..solve import Attempt, SolveResult, SolveStats, Status
+from ..validation import check_positive_int, check_positive_number, format_count
+
+__all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropyResult", "fit_maximum_entropy"]
+
+#: The largest universe fitted: two dense arrays of 8 bytes a cell, about 64 MB at this size.
+MAXIMUM_ENTROPY_MAX_CELLS = 4 * 10**6
+
+#: Default sweeps of iterative proportional fitting (each updates every table once).
+DEFAULT_MAX_SWEEPS = 1000
+
+
+@dataclass(frozen=True, eq=False)
+class MaximumEntropyResult(SolveResult):
+    """A fitted maximum-entropy distribution (:func:`fit_maximum_entropy` returns it).
+
+    Parameters
+    ----------
+    joint : numpy.ndarray
+        The distribution, of shape ``sizes``, non-negative and summing to 1.
+    tables : tuple of tuple of int
+        The axes of the tables it was fitted to, in the order given.
+    stats : SolveStats
+        Solver ``"ipf"``; ``iterations`` the sweeps, ``gap`` the largest ratio of a fitted
+        table's l1 distance from its target to the table's tolerance (``relative_gap``),
+        ``status`` optimal when that is at most ``tolerance`` = 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies import fit_maximum_entropy
+    >>> fit = fit_maximum_entropy((2, 3), {(0,): np.array([0.5, 0.5])})
+    >>> fit.joint.shape, bool(fit.stats.tolerance_met), np.round(fit.marginal((1,)), 6).tolist()
+    ((2, 3), True, [0.333333, 0.333333, 0.333333])
+    """
+
+    joint: np.ndarray
+    tables: tuple[tuple[int, ...], ...]
+    stats: SolveStats
+
+    def marginal(self, axes: Any) -> np.ndarray:
+        """The distribution's table on ``axes`` (increasing axis positions).
+
+        Parameters
+        ----------
+        axes : sequence of int
+            Increasing positions in ``0..len(sizes)-1``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The table, of shape ``[sizes[a] for a in axes]``.
+        """
+        axes = tuple(int(a) for a in axes)
+        if any(not 0 <= a < self.joint.ndim for a in axes) or any(b <= a for a, b in zip(axes, axes[1:])):
+            raise ValueError(f"axes: must be increasing positions in 0..{self.joint.ndim - 1}, got {list(axes)}")
+        return _marginal(self.joint, axes)
+
+    def _description(self) -> str:
+        return f"over {format_count(self.joint.size)} cells fitted to {len(self.tables)} tables"
+
+
+def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
+                    tol: float | dict[tuple[int, ...], float] = 1e-8,
+                    max_sweeps: int = DEFAULT_MAX_SWEEPS) -> MaximumEntropyResult:
+    """The maximum-entropy distribution over ``prod(sizes)`` cells with the given tables.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The attributes' sizes; their product must be at most :data:`MAXIMUM_ENTROPY_MAX_CELLS`.
+    marginals : dict
+        Maps increasing axis positions to a table of shape ``[sizes[a] for a in axes]``:
+        non-negative, summing to 1, and together the marginals of one distribution.
+    tol : float or dict, default 1e-8
+        The largest l1 distance between a fitted table and its target that counts as fitted:
+        one for every table, or one for each (a dict with the keys of ``marginals``).
+    max_sweeps : int, default 1000
+        Sweeps before stopping with ``iteration_limit``.
+
+    Returns
+    -------
+    MaximumEntropyResult
+        The fitted distribution; ``stats.status`` is ``iteration_limit`` when the tables were
+        not met within ``tol`` (tables no distribution has are never met).
+
+    Raises
+    ------
+    TypeError
+        If ``marginals`` is not a dict.
+    ValueError
+        If ``sizes`` is empty, holds a size below 1 or too many cells, or a table has the wrong
+        axes or shape, a negative or non-finite cell, or does not sum to 1.
+
+    Examples
+    --------
+    Two one-way tables give their product:
+
+    >>> import numpy as np
+    >>> from projmech.bodies import fit_maximum_entropy
+    >>> fit = fit_maximum_entropy((2, 2), {(0,): np.array([0.8, 0.2]), (1,): np.array([0.5, 0.5])})
+    >>> np.round(fit.joint, 6).tolist(), fit.stats.status.value
+    ([[0.4, 0.4], [0.1, 0.1]], 'optimal')
+    """
+    sizes = _checked_sizes(sizes)
+    targets = _checked_marginals(sizes, marginals)
+    tolerances = _checked_tolerances(targets, tol)
+    max_sweeps = check_positive_int("max_sweeps", max_sweeps)
+    start = time.perf_counter()
+    joint = np.full(sizes, 1.0 / math.prod(sizes))
+    expanded = [(axes, target.reshape([sizes[a] if a in axes else 1 for a in range(len(sizes))]), tolerances[axes])
+                for axes, target in targets.items()]
+    sweeps = 0
+    while sweeps < max_sweeps:
+        sweeps += 1
+        worst = 0.0  # each table's distance before its own update: free, as its marginal is needed
+        for axes, target, tolerance in expanded:
+            current = _marginal(joint, axes).reshape(target.shape)
+            worst = max(worst, float(np.abs(current - target).sum()) / tolerance)
+            # A cell the fit holds at 0 stays there: its target is 0 in any distribution the
+            # family reaches, and a positive target there is reported, never divided by 0.
+            joint *= np.divide(target, current, out=np.zeros_like(current), where=current > 0)
+        # Every table was within its tolerance before its update: check the sweep's end (which
+        # costs a sweep's marginals again) only then.
+        if worst <= 1.0 and _violation(joint, targets, tolerances) <= 1.0:
+            break
+    total = float(joint.sum())
+    if total > 0.0:
+        joint /= total
+    # The certificate, recomputed from the returned distribution alone: the largest ratio of a
+    # table's l1 distance to its tolerance, at most 1 when every table is fitted.
+    violation = _violation(joint, targets, tolerances)
+    status = Status.OPTIMAL if violation <= 1.0 else Status.ITERATION_LIMIT
+    seconds = time.perf_counter() - start
+    attempt = Attempt("ipf", status, f"largest l1 distance {violation:.3g} of its tolerance after {sweeps} sweeps",
+                      seconds)
+    stats = SolveStats.from_attempt(attempt, [attempt], iterations=sweeps, gap=violation, relative_gap=True,
+                                    tolerance=1.0)
+    stats = SolveStats(**{**stats.__dict__, "total_time": seconds})
+    return MaximumEntropyResult(joint, tuple(targets), stats)
+
+
+def _marginal(joint: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    summed = tuple(a for a in range(joint.ndim) if a not in axes)
+    return joint.sum(axis=summed) if summed else joint
+
+
+def _violation(joint: np.ndarray, targets: dict[tuple[int, ...], np.ndarray], tolerances: dict[tuple[int, ...], float]
+               ) -> float:
+    """The largest ratio of the l1 distance between a table of ``joint`` and its target to the
+    table's tolerance."""
+    return max(float(np.abs(_marginal(joint, axes) - target).sum()) / tolerances[axes]
+               for axes, target in targets.items())
+
+
+def _checked_tolerances(targets: dict[tuple[int, ...], np.ndarray], tol: Any) -> dict[tuple[int, ...], float]:
+    if not isinstance(tol, dict):
+        value = check_positive_number("tol", tol)
+        return {axes: value for axes in targets}
+    keys = {tuple(int(a) for a in key): value for key, value in tol.items()}
+    if set(keys) != set(targets):
+        raise ValueError(f"tol: its keys {sorted(keys)} must be those of marginals, {sorted(targets)}")
+    return {axes: check_positive_number("tol", value) for axes, value in keys.items()}
+
+
+def _checked_sizes(sizes: Any) -> tuple[int, ...]:
+    try:
+        checked = tuple(check_positive_int("sizes", size) for size in sizes)
+    except TypeError:
+        raise TypeError(f"sizes: expected a sequence of positive ints, got {type(sizes).__name__}") from None
+    if not checked:
+        raise ValueError("sizes: need at least one attribute")
+    cells = math.prod(checked)
+    if cells > MAXIMUM_ENTROPY_MAX_CELLS:
+        raise ValueError(f"sizes: the universe holds {cells:,} cells, above MAXIMUM_ENTROPY_MAX_CELLS="
+                         f"{MAXIMUM_ENTROPY_MAX_CELLS:,}: the fit is dense over the universe")
+    return checked
+
+
+def _checked_marginals(sizes: tuple[int, ...], marginals: Any) -> dict[tuple[int, ...], np.ndarray]:
+    if not isinstance(marginals, dict):
+        raise TypeError(f"marginals: expected a dict from axes to tables, got {type(marginals).__name__}")
+    if not marginals:
+        raise ValueError("marginals: need at least one table")
+    checked: dict[tuple[int, ...], np.ndarray] = {}
+    for key, table in marginals.items():
+        axes = tuple(int(a) for a in key)
+        if not axes or any(not 0 <= a < len(sizes) for a in axes) or any(b <= a for a, b in zip(axes, axes[1:])):
+            raise ValueError(f"marginals: axes {list(key)} must be increasing positions in 0..{len(sizes) - 1}")
+        shape = tuple(sizes[a] for a in axes)
+        values = np.asarray(table, dtype=float)
+        if values.size != math.prod(shape):
+            raise ValueError(f"marginals: the table on axes {list(axes)} needs {math.prod(shape)} cells, got "
+                             f"{values.size}")
+        values = values.reshape(shape)
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            raise ValueError(f"marginals: the table on axes {list(axes)} has a negative or non-finite cell")
+        if abs(float(values.sum()) - 1.0) > 1e-6:
+            raise ValueError(f"marginals: the table on axes {list(axes)} sums to {float(values.sum()):.9g}, not 1")
+        checked[axes] = values
+    return checked
