@@ -6,7 +6,7 @@ attributes are the given ones. Every iterate is a product of one factor per tabl
 model on the tables), so a fit that meets the tables is the maximum-entropy one: on the set of
 distributions with these tables, the entropy's maximizer is the only member of that family (the
 moment-matching condition of the exponential family; derivation in the theory page
-:doc:`/theory/adaptive`).
+:doc:`/theory/maximum_entropy`).
 
 The tables must be the marginals of some distribution (a point of the marginal polytope, such as
 the answers of a projection onto ``K_Q``'s witness); the fit then converges, sublinearly where

@@ -49,7 +49,7 @@ from ..mechanisms.additive import (
     CountingMechanism,
 )
 from ..audit.auditor import format_audit_table
-from ..mechanisms.adaptive import AdaptiveProjectionMechanism, AdaptiveRound
+from ..mechanisms.adaptive import ESTIMATORS, AdaptiveProjectionMechanism, AdaptiveRound
 from ..privacy.noise import NOISE_KINDS
 from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
 from ..audit.self_audit import MECHANISMS, audit_cases, run_audits
@@ -743,14 +743,21 @@ def _synthesize(args: argparse.Namespace) -> int:
     workload = parse_workload(args.workload, dataset.domain, implicit=True)
     try:  # the workload's refusal in the command's words, before anything is counted
         mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=args.neighbouring, size=size,
-                                                size_share=args.size_share, noise=args.noise)
+                                                size_share=args.size_share, noise=args.noise,
+                                                estimator=args.estimator)
     except ValueError as error:
+        if str(error).startswith("estimator:"):
+            raise ValueError(f"--estimator: {str(error).partition(': ')[2]}") from None
         raise ValueError(f"--workload: {args.workload}: {str(error).partition(': ')[2]}") from None
     synthesis = mechanism.synthesize(dataset, args.rows, rng=np.random.default_rng(args.seed),
                                      progress=_round_printer(time.perf_counter(), dataset.domain.attributes))
     summary = synthesis.run.release.summary()
     summary["synthetic"] = {"rows": int(synthesis.data.n), "rows_rmse": synthesis.rows_rmse,
                             "rows_max_error": synthesis.rows_max_error}
+    joint = synthesis.run.joint
+    summary["estimator"] = {"estimator": mechanism.estimator} if joint is None else {
+        "estimator": mechanism.estimator, "projection": joint.projection.stats.summary(),
+        "fit": joint.fit.stats.summary()}
     with staged_outputs() as outputs:  # both complete, or neither replaced
         outputs.write("--out", out, lambda path: _labelled_rows(dataset.domain, synthesis.data.records).to_csv(
             path, index=False))
@@ -1081,8 +1088,8 @@ def build_parser() -> _Parser:
         "synthesize", help="synthetic rows from an adaptive select-measure-project release of marginal tables",
         description="Run the adaptive mechanism (select a table privately, measure it, project every measurement "
                     "onto the local polytope; projmech.AdaptiveProjectionMechanism) on --workload, then draw "
-                    "synthetic rows from its estimate: a labelled CSV (--out) and a JSON summary of the rounds, "
-                    "their budgets and the rows' error (--summary).")
+                    "synthetic rows from its final estimate (--estimator): a labelled CSV (--out) and a JSON "
+                    "summary of the rounds, their budgets, the estimate's solvers and the rows' error (--summary).")
     synth.add_argument("--data", required=True, help="CSV or Parquet data, as for release --data")
     synth.add_argument("--domain", required=True, help="JSON domain, as for release --domain")
     synth.add_argument("--engine", choices=("auto",) + ENGINES, default="auto", help="as for release --engine")
@@ -1104,6 +1111,10 @@ def build_parser() -> _Parser:
                        help="auto (default) and discrete: OpenDP's exact discrete Gaussian on the counts; "
                             "continuous (reproducible with --seed)")
     synth.add_argument("--seed", type=int, default=None, help="seed, with --noise continuous")
+    synth.add_argument("--estimator", choices=ESTIMATORS, default="auto",
+                       help="the final estimate the answers and rows come from: joint (one maximum-entropy "
+                            "distribution over the universe, up to 4 million cells), tables (the local projection's "
+                            "tables, completed one by one), auto (default: joint where the universe fits)")
     synth.add_argument("--out", required=True, help="CSV of the synthetic rows, each value its label (a new file)")
     synth.add_argument("--summary", help="JSON summary path (default: --out with .json)")
     synth.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")

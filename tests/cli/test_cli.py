@@ -26,6 +26,7 @@ from projmech.cli.commands import MECHANISMS_BY_NAME, build_parser, main, parse_
 from projmech.cli import commands
 from projmech.data.domain import Domain
 from projmech.mechanisms.additive import FactorizationMechanism
+from projmech.mechanisms import adaptive
 from projmech.privacy.guarantees import ZCDP
 
 from oracles import marginal_truth, oracle_sigma
@@ -1673,6 +1674,24 @@ def test_synthesize_reports_progress_on_long_runs(files, capsys, monkeypatch):
     assert lines[-1].startswith(f"round {len(lines)}: measured the table of "
                                 f"{', '.join(names[a] for a in last['attributes'])} (")
     assert "100% of the rounds' budget spent" in lines[-1]
+
+
+def test_synthesize_estimator_is_chosen_and_reported(files, capsys, monkeypatch):
+    arguments = ("--rho", "1", "--neighbouring", "replace-one", "--noise", "continuous", "--seed", "4")
+    code, path = synthesize_cli(files, *arguments)
+    assert code == 0, capsys.readouterr().err
+    estimate = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimator"]
+    assert estimate["estimator"] == "joint"  # the default where the universe fits
+    assert estimate["projection"]["status"] == "optimal" and estimate["fit"]["solver"] == "ipf"
+    code, path = synthesize_cli(files, *arguments, "--estimator", "tables", out="rows2.csv")
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimator"] == {"estimator": "tables"}
+    # A universe above the joint's limit: refused naming the flag, before anything is counted.
+    monkeypatch.setattr(adaptive, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
+    code, path = synthesize_cli(files, *arguments, "--estimator", "joint", out="rows3.csv")
+    assert code == 2
+    one_line_error(capsys, "--estimator: 'joint' fits one distribution over the", command="synthesize")
+    assert not path.exists()
 
 
 def test_synthesize_under_add_remove_estimates_the_size(files, capsys):
