@@ -210,7 +210,9 @@ class ProjectionResult(SolveResult):
 class ProjectionError(SolveError):
     """No solver produced a projection that passed the feasibility and optimality checks.
 
-    Raised by :func:`project_to_hull`. The point in ``best`` is never returned as a projection.
+    Raised by :func:`project_to_hull`, which never returns the point in ``best`` as a projection;
+    a caller that uses it must report its status (the adaptive mechanism's joint estimate does, and
+    warns).
 
     Parameters
     ----------

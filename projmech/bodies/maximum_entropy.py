@@ -20,6 +20,7 @@ only (:data:`MAXIMUM_ENTROPY_MAX_CELLS`).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -119,7 +120,9 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
         If ``marginals`` is not a dict.
     ValueError
         If ``sizes`` is empty, holds a size below 1 or too many cells, or a table has the wrong
-        axes or shape, a negative or non-finite cell, or does not sum to 1.
+        axes or shape, a negative or non-finite cell, or does not sum to 1; if two tables
+        disagree on their shared axes, or the fit leaves no cell with mass (no distribution has
+        the tables, either way).
 
     Examples
     --------
@@ -154,8 +157,10 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
         if worst <= 1.0 and _violation(joint, targets, tolerances) <= 1.0:
             break
     total = float(joint.sum())
-    if total > 0.0:
-        joint /= total
+    if not total > 0.0:
+        raise ValueError("marginals: the fit put no mass on any cell (tables that agree pairwise but whose zeros "
+                         "together exclude every cell): no distribution has them")
+    joint /= total
     # The certificate, recomputed from the returned distribution alone: the largest ratio of a
     # table's l1 distance to its tolerance, at most 1 when every table is fitted.
     violation = _violation(joint, targets, tolerances)
@@ -227,4 +232,16 @@ def _checked_marginals(sizes: tuple[int, ...], marginals: Any) -> dict[tuple[int
         if abs(float(values.sum()) - 1.0) > 1e-6:
             raise ValueError(f"marginals: the table on axes {list(axes)} sums to {float(values.sum()):.9g}, not 1")
         checked[axes] = values
+    # Two tables must agree on the attributes they share (a necessary condition for being one
+    # distribution's tables, and a cheap one); tables that agree pairwise and still belong to no
+    # distribution (a frustrated cycle) are reported by the fit's status instead.
+    for (first, one), (second, other) in itertools.combinations(checked.items(), 2):
+        shared = tuple(a for a in first if a in second)
+        if shared:
+            left = one.sum(axis=tuple(i for i, a in enumerate(first) if a not in shared))
+            right = other.sum(axis=tuple(i for i, a in enumerate(second) if a not in shared))
+            if float(np.abs(left - right).sum()) > 1e-6:
+                raise ValueError(f"marginals: the tables on axes {list(first)} and {list(second)} disagree on their "
+                                 f"shared axes {list(shared)} (l1 distance {float(np.abs(left - right).sum()):.3g}): "
+                                 "no distribution has both")
     return checked

@@ -462,6 +462,8 @@ def _rows_from_joint(domain: Domain, result: MaximumEntropyResult, n: int, rng: 
                          f"{list(domain.sizes)} and the workload's universe holds {workload.universe_size} cells")
     weights = result.joint.ravel()
     cells = np.flatnonzero(weights > 0)
+    if cells.size == 0:
+        raise ValueError("result: its distribution has no positive cell")
     rows = np.column_stack(np.unravel_index(_rounded_cells(cells, weights[cells], n, rng), domain.sizes))
     data = Dataset(rows.astype(np.int64), domain)
     return _synthetic(data, 0.0, workload.answer_data(data) - workload.answer(weights), "joint")

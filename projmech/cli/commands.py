@@ -754,10 +754,6 @@ def _synthesize(args: argparse.Namespace) -> int:
     summary = synthesis.run.release.summary()
     summary["synthetic"] = {"rows": int(synthesis.data.n), "rows_rmse": synthesis.rows_rmse,
                             "rows_max_error": synthesis.rows_max_error}
-    joint = synthesis.run.joint
-    summary["estimator"] = {"estimator": mechanism.estimator} if joint is None else {
-        "estimator": mechanism.estimator, "projection": joint.projection.stats.summary(),
-        "fit": joint.fit.stats.summary()}
     with staged_outputs() as outputs:  # both complete, or neither replaced
         outputs.write("--out", out, lambda path: _labelled_rows(dataset.domain, synthesis.data.records).to_csv(
             path, index=False))
@@ -1114,7 +1110,7 @@ def build_parser() -> _Parser:
     synth.add_argument("--estimator", choices=ESTIMATORS, default="auto",
                        help="the final estimate the answers and rows come from: joint (one maximum-entropy "
                             "distribution over the universe, up to 4 million cells), tables (the local projection's "
-                            "tables, completed one by one), auto (default: joint where the universe fits)")
+                            "tables, completed one by one), auto (default: joint up to 250,000 cells)")
     synth.add_argument("--out", required=True, help="CSV of the synthetic rows, each value its label (a new file)")
     synth.add_argument("--summary", help="JSON summary path (default: --out with .json)")
     synth.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")

@@ -13,8 +13,8 @@ select–measure–generate family of MWEM :cite:p:`HLM12` and AIM :cite:p:`MMSM
    (iterative proportional fitting on the candidate's own cells).
 
 The released answers come from the final estimate. With ``estimator="joint"`` (the default
-where the universe of the attributes read holds at most
-:data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells) it is one distribution
+where the universe of the attributes read holds at most :data:`JOINT_AUTO_MAX_CELLS` cells) it
+is one distribution
 (:func:`estimate_joint`): the measurements projected onto the marginal polytope itself
 (:func:`~projmech.bodies.project_to_hull`, certified), then the maximum-entropy distribution
 with the projection's measured tables (:func:`~projmech.bodies.fit_maximum_entropy`),
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
@@ -69,7 +70,7 @@ from .selection import exponential_mechanism, exponential_mechanism_rho
 
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "JointEstimate", "Measurement", "Synthesis",
            "estimate_joint", "estimate_tables", "measured_workload", "synthesize", "table_estimate",
-           "ADAPTIVE_MAX_CELLS", "ESTIMATORS"]
+           "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JointEstimateWarning"]
 
 #: Default bound on the cells of the measured tables together (and of any one candidate): the
 #: local polytope holds about 400 bytes a cell at its peak, so 10^6 cells is about 400 MB.
@@ -88,6 +89,34 @@ _FIT_TOLERANCE = 1e-6
 
 #: The final estimators: one distribution over the universe, or the measured tables completed.
 ESTIMATORS = ("auto", "joint", "tables")
+
+#: The largest universe on which ``estimator="auto"`` takes the joint. Its cost grows with the
+#: cells times the measured tables times the fit's sweeps: 3-66 s on the 121k cells of Adult's 7
+#: attributes (35 tables), 563 s and 2.2 GB on a 4 M-cell universe of 2-way tables (a review's
+#: measurement; the local estimate there took 2.4 s).
+JOINT_AUTO_MAX_CELLS = 250_000
+
+
+class JointEstimateWarning(UserWarning):
+    """The adaptive mechanism's joint estimate stopped short of a certificate.
+
+    :class:`AdaptiveProjectionMechanism` warns with it when the projection onto the marginal
+    polytope or the maximum-entropy fit ended above its tolerance (their statistics are in
+    :attr:`AdaptiveRun.joint` and in the release's summary, ``estimate``), or when the
+    projection found no point at all and the answers were read from the local projection's
+    tables instead.
+
+    Examples
+    --------
+    Turned into an error, it stops a run whose joint estimate is not certified:
+
+    >>> import warnings
+    >>> from projmech.mechanisms.adaptive import JointEstimateWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", JointEstimateWarning)
+    ...     issubclass(JointEstimateWarning, UserWarning)
+    True
+    """
 
 #: The joint's fit stops when each measured table is within this share of the expected l1 norm
 #: of its own noise (``sqrt(2/pi) sigma`` a cell) of the projection's table.
@@ -215,11 +244,12 @@ class AdaptiveRun:
             The joint's table, or :func:`table_estimate` of the local projection's (with
             ``estimator="tables"``), of shape ``[sizes[a] for a in attributes]``.
         """
-        if self.joint is not None:
-            return self.joint.table(tuple(attributes))
         workload = self.release.workload
         assert workload is not None and workload.domain is not None  # the mechanism's own workload
-        return table_estimate(self.estimate, tuple(attributes), tuple(workload.domain.sizes))
+        attributes = _increasing("attributes", attributes, len(workload.domain.sizes))
+        if self.joint is not None:
+            return self.joint.table(attributes)
+        return table_estimate(self.estimate, attributes, tuple(workload.domain.sizes))
 
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
         """Simultaneous confidence intervals for the workload's true answers (the true counts
@@ -495,6 +525,7 @@ class JointEstimate:
         numpy.ndarray
             The table, of shape ``[sizes[a] for a in attributes]``.
         """
+        attributes = _increasing("attributes", attributes)
         if not set(attributes) <= set(self.attributes):
             raise ValueError(f"attributes: {list(attributes)} are not all among the joint's {list(self.attributes)}")
         return self.fit.marginal(tuple(self.attributes.index(a) for a in attributes))
@@ -507,9 +538,11 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
 
     The projection solves ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over the tables of
     every distribution (:func:`~projmech.bodies.project_to_hull`, certified by its Frank–Wolfe
-    gap; a projection stopped early is used, its status says so). Its measured tables are one
-    distribution's, so the fit (:func:`~projmech.bodies.fit_maximum_entropy`)
-    meets them, each to within a tenth of its noise's expected l1 norm.
+    gap; a projection stopped early at its iteration limit is used, its status says so). Its
+    measured tables are one distribution's, so the fit
+    (:func:`~projmech.bodies.fit_maximum_entropy`) converges to them; it stops when each is within
+    a tenth of its noise's expected l1 norm, or at its sweep limit, which its status reports
+    (where the projection's tables force many cells to zero the convergence is slow).
 
     Parameters
     ----------
@@ -612,7 +645,9 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         universe of the attributes read (:func:`estimate_joint`; at most
         :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells);
         ``"tables"``, the local projection's tables, an unmeasured table fitted to its measured
-        parts (:func:`table_estimate`); ``"auto"``, the joint where the universe fits.
+        parts (:func:`table_estimate`); ``"auto"``, the joint where the universe holds at most
+        :data:`JOINT_AUTO_MAX_CELLS` cells. A joint estimate whose solvers stop short of their
+        tolerances is still used, with a :class:`JointEstimateWarning`.
 
     Raises
     ------
@@ -705,7 +740,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                              "'tables' (or 'auto')")
         #: The estimator the answers are read from, ``"joint"`` or ``"tables"`` (``"auto"`` resolved).
         self.estimator = estimator if estimator != "auto" else \
-            ("joint" if universe <= MAXIMUM_ENTROPY_MAX_CELLS else "tables")
+            ("joint" if universe <= JOINT_AUTO_MAX_CELLS else "tables")
 
     @property
     def privacy_spent(self) -> ZCDP:
@@ -767,9 +802,14 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         counts = {table: np.asarray(data.table(list(table)), dtype=float) for table in self.candidates}
         run = _Rounds(self, counts, size, rng, progress)
         estimate = run.go()
-        joint = estimate_joint(self.sizes, run.measurements) if self.estimator == "joint" else None
+        joint = self._joint(run.measurements) if self.estimator == "joint" else None
         answers = self._answers(estimate, joint)
-        release = self._release(answers, answers, size, projection=estimate, rounds=tuple(run.rounds))
+        summary: dict[str, Any] = {"estimator": "tables"} if joint is None else {
+            "estimator": "joint", "projection": joint.projection.stats.summary(), "fit": joint.fit.stats.summary()}
+        # The release's projection is the one its answers come from: the local one for the
+        # tables (the joint's solvers are in ``estimate``).
+        release = self._release(answers, answers, size, projection=estimate if joint is None else None,
+                                rounds=tuple(run.rounds), estimate=summary)
         spent = sum(r.selection_rho + r.measurement_rho for r in run.rounds)
         if self.size_policy.estimated:
             spent += self.rho * self.size_policy.share
@@ -816,6 +856,24 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             drawn = synthetic_data(data.domain, run.estimate, count, rng, workload=measured).data
         difference = self.workload.answer_data(drawn) - run.release.answers
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
+
+    def _joint(self, measurements: list[Measurement]) -> JointEstimate | None:
+        """The joint estimate, warning when one of its solvers stopped short of its tolerance;
+        None (the tables estimate, with a warning) when the projection found no point at all."""
+        try:
+            joint = estimate_joint(self.sizes, measurements)
+        except ProjectionError as error:
+            warnings.warn(f"the joint estimate's projection failed ({error}); the answers are read from the local "
+                          "projection's tables instead (estimator='tables')", JointEstimateWarning, stacklevel=3)
+            return None
+        short = [f"its {name} stopped with status {stats.status.value}, gap {stats.gap:.3g} against its tolerance "
+                 f"{stats.tolerance:.3g}" for name, stats in (("projection", joint.projection.stats),
+                                                             ("fit", joint.fit.stats)) if not stats.tolerance_met]
+        if short:
+            warnings.warn(f"the joint estimate is not certified: {'; '.join(short)}. The answers are read from it "
+                          "(run.joint and the release's summary say so); estimator='tables' reads the local "
+                          "projection's tables instead", JointEstimateWarning, stacklevel=3)
+        return joint
 
     def _answers(self, estimate: LocalResult, joint: JointEstimate | None) -> np.ndarray:
         """The workload's answers from the final estimate's tables, term by term."""
@@ -910,6 +968,19 @@ class _Rounds:
             if anneal:
                 sigma, epsilon = sigma / 2.0, epsilon * 2.0
         return estimate
+
+
+def _increasing(name: str, attributes: Any, count: int | None = None) -> tuple[int, ...]:
+    """``attributes`` as a tuple of increasing, non-negative domain positions (below ``count``)."""
+    try:
+        positions = tuple(int(a) for a in attributes)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a sequence of domain positions, got {attributes!r}") from None
+    if not positions or positions[0] < 0 or any(b <= a for a, b in zip(positions, positions[1:])) or \
+            (count is not None and positions[-1] >= count):
+        bound = "" if count is None else f" below {count}"
+        raise ValueError(f"{name}: must be increasing domain positions{bound}, got {list(positions)}")
+    return positions
 
 
 def _schedule(sensitivity: float, rounds: int, budget: float) -> tuple[float, float]:

@@ -108,6 +108,10 @@ class Release:
     rounds : tuple of AdaptiveRound or None
         For the adaptive mechanism (:mod:`projmech.mechanisms.adaptive`), each round's table,
         noise and zCDP cost; ``noise`` is then the first round's, the largest.
+    estimate : dict or None
+        For the adaptive mechanism, the estimate the answers were read from: ``estimator``
+        (``"joint"`` or ``"tables"``) and, for the joint, its projection's and its fit's
+        statistics (``projection``, ``fit``: status, gap, tolerance).
 
     See Also
     --------
@@ -146,6 +150,7 @@ class Release:
     answer_sigma_rms: float | None = None
     workload: Workload | None = None
     rounds: tuple[Any, ...] | None = None
+    estimate: dict[str, Any] | None = None
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
@@ -240,7 +245,8 @@ class Release:
             ``sensitivity`` and ``sigma`` (:attr:`sigma`); ``size_noise`` with a size estimate;
             ``solver`` and ``body`` after a projection; for the factorization mechanism
             ``factorization`` and ``answer_sigma_rms`` (:attr:`answer_sigma_rms`: the answers'
-            noise, where ``sigma`` is the strategy's).
+            noise, where ``sigma`` is the strategy's); for the adaptive mechanism ``rounds`` and
+            ``estimate``.
         """
         summary: dict[str, Any] = {
             "mechanism": self.mechanism,
@@ -265,6 +271,8 @@ class Release:
         if self.rounds is not None:
             summary["rounds"] = [{"attributes": list(r.attributes), "sigma": r.sigma, "selection_rho": r.selection_rho,
                                   "measurement_rho": r.measurement_rho, "annealed": r.annealed} for r in self.rounds]
+        if self.estimate is not None:
+            summary["estimate"] = self.estimate
         return summary
 
     def to_json(self) -> str:
@@ -601,7 +609,8 @@ class CountingMechanism:
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
                  projection: ProjectionResult | RelaxationResult | TablesResult | LocalResult | None = None,
-                 answer_sigma_rms: float | None = None, rounds: tuple[Any, ...] | None = None) -> Release:
+                 answer_sigma_rms: float | None = None, rounds: tuple[Any, ...] | None = None,
+                 estimate: dict[str, Any] | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -619,6 +628,7 @@ class CountingMechanism:
             answer_sigma_rms=answer_sigma_rms,
             workload=self.workload,
             rounds=rounds,
+            estimate=estimate,
         )
 
     def _size_repr(self) -> str:

@@ -74,9 +74,12 @@ def test_zero_cells_stay_zero_and_a_forced_zero_is_approached():
 
 
 def test_tables_no_distribution_has_are_reported_not_met():
-    """Tables (0, 1) and (1, 2) that disagree on attribute 1: the fit stops at its sweeps with
-    status iteration_limit and its gap (the largest distance over the tolerance) above 1."""
-    tables = {(0, 1): np.array([[0.4, 0.1], [0.4, 0.1]]), (1, 2): np.array([[0.25, 0.25], [0.25, 0.25]])}
+    """A frustrated cycle: a = b and b = c with probability 0.9 each, a = c with probability 0.1
+    (each pair agrees on its shared attribute, but P(a != c) <= P(a != b) + P(b != c) fails): the
+    fit stops at its sweeps with status iteration_limit and its gap (the largest distance over the
+    tolerance) above 1."""
+    equal, unequal = np.array([[0.45, 0.05], [0.05, 0.45]]), np.array([[0.05, 0.45], [0.45, 0.05]])
+    tables = {(0, 1): equal, (1, 2): equal, (0, 2): unequal}
     fit = fit_maximum_entropy((2, 2, 2), tables, tol=1e-6, max_sweeps=20)
     assert fit.stats.status is Status.ITERATION_LIMIT and not fit.stats.tolerance_met
     assert fit.stats.iterations == 20 and fit.stats.gap > 1.0
@@ -106,6 +109,8 @@ def test_per_table_tolerances():
     ((2, 2), {(0,): np.array([0.5, np.nan])}, 1e-8, ValueError, "non-finite"),
     ((2, 2), {(0,): np.array([0.5, 0.6])}, 1e-8, ValueError, "sums to"),
     ((2, 2), {(0,): np.ones(2) / 2}, 0.0, ValueError, "tol"),
+    ((2, 2), {(0,): np.array([1.0, 0.0]), (0, 1): np.array([[0.0, 0.0], [0.5, 0.5]])}, 1e-8, ValueError,
+     "disagree on their shared axes"),
     ((2, 2), {(0,): np.ones(2) / 2}, {(1,): 1e-3}, ValueError, "tol"),
 ])
 def test_refusals_name_the_argument(sizes, marginals, tol, error, message):
@@ -140,3 +145,12 @@ def test_rows_from_a_distribution_are_its_cells_rounded():
     with pytest.raises(ValueError, match="result"):
         pm.synthetic_data(pm.Domain(["a"], [6]), fit, 10, np.random.default_rng(0),
                           workload=pm.marginals(pm.Domain(["a"], [6]), 1))
+
+
+def test_tables_whose_zeros_exclude_every_cell_are_refused():
+    """Pairwise consistent tables whose zeros together leave no cell: refused, not an all-zero
+    "distribution"."""
+    tables = {(0, 1): np.array([[0.5, 0.0], [0.0, 0.5]]), (1, 2): np.array([[0.5, 0.0], [0.0, 0.5]]),
+              (0, 2): np.array([[0.0, 0.5], [0.5, 0.0]])}
+    with pytest.raises(ValueError, match="no mass on any cell"):
+        fit_maximum_entropy((2, 2, 2), tables)

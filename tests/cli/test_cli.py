@@ -1680,12 +1680,13 @@ def test_synthesize_estimator_is_chosen_and_reported(files, capsys, monkeypatch)
     arguments = ("--rho", "1", "--neighbouring", "replace-one", "--noise", "continuous", "--seed", "4")
     code, path = synthesize_cli(files, *arguments)
     assert code == 0, capsys.readouterr().err
-    estimate = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimator"]
+    estimate = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimate"]
     assert estimate["estimator"] == "joint"  # the default where the universe fits
     assert estimate["projection"]["status"] == "optimal" and estimate["fit"]["solver"] == "ipf"
     code, path = synthesize_cli(files, *arguments, "--estimator", "tables", out="rows2.csv")
     assert code == 0, capsys.readouterr().err
-    assert json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimator"] == {"estimator": "tables"}
+    summary = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert summary["estimate"] == {"estimator": "tables"} and summary["body"] == "local"
     # A universe above the joint's limit: refused naming the flag, before anything is counted.
     monkeypatch.setattr(adaptive, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
     code, path = synthesize_cli(files, *arguments, "--estimator", "joint", out="rows3.csv")

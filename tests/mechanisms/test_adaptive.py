@@ -95,7 +95,12 @@ def test_release_summary_lists_the_rounds():
     assert summary["mechanism"] == "adaptive_projection"
     assert len(summary["rounds"]) == len(run.rounds)
     assert summary["noise"]["scale"] == run.rounds[0].sigma
-    assert summary["body"] == "local"
+    # The answers' estimate: the joint here (4 attributes), its solvers' statistics in the summary.
+    assert summary["estimate"]["estimator"] == "joint" and summary["estimate"]["fit"]["solver"] == "ipf"
+    assert "body" not in summary
+    tables = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 1), pm.ZCDP(0.2), noise="continuous",
+                                            estimator="tables").run(data, rng=0).release.summary()
+    assert tables["body"] == "local" and tables["estimate"] == {"estimator": "tables"}
 
 
 # --- the choices read noisy quantities only ---------------------------------------------------------
@@ -313,6 +318,62 @@ def test_joint_estimator_is_the_default_where_the_universe_fits_and_refused_wher
     with pytest.raises(ValueError, match="measurements"):
         adaptive.estimate_joint(large.sizes, [])
     assert "estimator='joint'" in repr(pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0)))
+
+
+def test_auto_takes_the_joint_up_to_its_limit():
+    below = pm.Domain([f"x{i}" for i in range(6)], [8, 8, 8, 8, 8, 7])  # 229,376 cells
+    above = pm.Domain([f"x{i}" for i in range(6)], [8] * 6)  # 262,144 cells
+    assert math.prod(below.sizes) <= adaptive.JOINT_AUTO_MAX_CELLS < math.prod(above.sizes)
+    assert pm.AdaptiveProjectionMechanism(pm.marginals(below, 2, implicit=True), pm.ZCDP(1.0)).estimator == "joint"
+    assert pm.AdaptiveProjectionMechanism(pm.marginals(above, 2, implicit=True), pm.ZCDP(1.0)).estimator == "tables"
+    # Asked for, the joint is allowed up to the fit's own limit.
+    assert pm.AdaptiveProjectionMechanism(pm.marginals(above, 2, implicit=True), pm.ZCDP(1.0),
+                                          estimator="joint").estimator == "joint"
+
+
+def test_a_joint_short_of_its_tolerance_warns_and_says_so_in_the_release(monkeypatch):
+    data = _data()
+    fit = adaptive.fit_maximum_entropy
+    # One sweep to a tolerance no fit meets: the fit stops at its limit.
+    monkeypatch.setattr(adaptive, "fit_maximum_entropy",
+                        lambda sizes, tables, tol: fit(sizes, tables, tol={k: 1e-300 for k in tol}, max_sweeps=1))
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")
+    with pytest.warns(adaptive.JointEstimateWarning, match="its fit stopped with status iteration_limit"):
+        run = mechanism.run(data, rng=0)
+    assert run.joint is not None and not run.joint.fit.stats.tolerance_met
+    summary = run.release.summary()
+    assert summary["estimate"]["estimator"] == "joint"
+    assert summary["estimate"]["fit"]["status"] == "iteration_limit"
+    assert summary["estimate"]["projection"]["status"] == "optimal"
+    assert run.release.projection is None and "body" not in summary  # the local estimate is not the answers'
+
+
+def test_a_failed_joint_projection_warns_and_releases_the_tables(monkeypatch):
+    data = _data()
+
+    def failing(*args, **kwargs):
+        raise pm.ProjectionError("no point", [])
+
+    monkeypatch.setattr(adaptive, "project_to_hull", failing)
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")
+    with pytest.warns(adaptive.JointEstimateWarning, match="read from the local projection's tables instead"):
+        run = mechanism.run(data, rng=0)
+    assert run.joint is None and run.release.summary()["estimate"] == {"estimator": "tables"}
+    np.testing.assert_allclose(run.release.answers[:6], table_estimate(run.estimate, (0, 1), data.domain.sizes).ravel(),
+                               atol=1e-15)
+
+
+@pytest.mark.parametrize("estimator", ["joint", "tables"])
+def test_run_table_checks_its_attributes(estimator):
+    data = _data()
+    run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous",
+                                         estimator=estimator).run(data, rng=0)
+    for bad in [(1, 0), (0, 0), (4,), (-1,), ()]:
+        with pytest.raises(ValueError, match="attributes: must be increasing domain positions below 4"):
+            run.table(bad)
+    with pytest.raises(TypeError, match="attributes"):
+        run.table(("a",))
+    assert run.table((0, 3)).shape == (2, 4)
 
 
 def test_joint_release_reads_every_table_from_one_distribution():

@@ -319,9 +319,9 @@ def test_kronecker_gram_of_a_huge_union_stays_per_attribute():
     lambda domain: kron([prefix(3), identity_total(2), all_range(4)], domain=domain),
     lambda domain: range_marginals(domain, 2, {"a": "prefix", "c": "all_range"}),
     lambda domain: Workload(np.random.default_rng(1).normal(size=(7, 24))),
-    # A weighted identity and a constant total (one comparison of values), beside a diagonal
-    # whose entries differ and a matrix with equal diagonal but non-zero off-diagonal Gram
-    # entries (both gathered): each branch of the Kronecker Gram.
+    # A weighted identity and a constant total (one comparison of values) beside a diagonal
+    # whose entries differ (gathered); a permutation and a Hadamard block (Gram 2 I: compared,
+    # not gathered): each branch of the Kronecker Gram.
     lambda domain: kron([Workload(0.5 * np.eye(3)), Workload(np.diag([1.0, 2.0])),
                          Workload(np.ones((2, 4)) * 3.0)], domain=domain),
     lambda domain: kron([Workload(np.eye(3)[[2, 0, 1]]), Workload(np.array([[1.0, 1.0], [1.0, -1.0]])),
