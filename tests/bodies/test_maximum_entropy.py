@@ -154,3 +154,32 @@ def test_tables_whose_zeros_exclude_every_cell_are_refused():
               (0, 2): np.array([[0.0, 0.5], [0.5, 0.0]])}
     with pytest.raises(ValueError, match="no mass on any cell"):
         fit_maximum_entropy((2, 2, 2), tables)
+
+
+def test_rows_from_a_distribution_are_searched_towards_its_tables():
+    """625 cells, 100 rows: most cells hold less than a row, so the rounding alone moves the
+    2-way tables; the search after it brings them closer (the objective it minimizes, recomputed
+    here from the rows, against the rounding's own rows)."""
+    from projmech.bodies.rounding import _rounded_cells
+
+    rng = np.random.default_rng(7)
+    truth = rng.dirichlet(np.full(625, 0.3)).reshape(5, 5, 5, 5)
+    pairs = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    fit = fit_maximum_entropy((5, 5, 5, 5), _tables(truth, pairs))
+    domain = pm.Domain(["a", "b", "c", "d"], [5, 5, 5, 5])
+
+    def objective(records):
+        total = 0.0
+        for pair in pairs:
+            counts = np.zeros((5, 5))
+            np.add.at(counts, (records[:, pair[0]], records[:, pair[1]]), 1)
+            total += float(np.sum((counts / len(records) - fit.marginal(pair)) ** 2))
+        return total
+
+    weights = fit.joint.ravel()
+    cells = np.flatnonzero(weights > 0)
+    rounded = np.column_stack(np.unravel_index(_rounded_cells(cells, weights[cells], 100, np.random.default_rng(3)),
+                                               (5, 5, 5, 5)))
+    searched = pm.synthetic_data(domain, fit, 100, np.random.default_rng(3), workload=pm.marginals(domain, 2))
+    # Measured: 0.029 of the rounding's objective; asserted below 0.8.
+    assert objective(searched.data.records) < 0.8 * objective(rounded)
