@@ -22,8 +22,9 @@ whose tables every workload table is read from; an unmeasured table then carries
 its measured neighbours imply along chains of them, as AIM's graphical model does, where the
 per-table fit sees only the table's own parts. On Adult's 7 attributes (all 3-way tables, 5
 seeds) it lowers AIM's error metric from 0.0779 to 0.0727 at epsilon 0.1, from 0.0222 to 0.0217
-at 1 and from 0.0051 to 0.0048 at 10, for 3 to 60 s more (``benchmarks/README.md``). With ``estimator="tables"`` (the default on larger universes) the release
-reads the local projection's tables, completed as in the rounds.
+at 1 and from 0.0051 to 0.0048 at 10, for 3 to 50 s more (``benchmarks/README.md``). With
+``estimator="tables"`` (the default on larger universes) the release reads the local
+projection's tables, completed as in the rounds.
 
 Measurements are data (:class:`Measurement`) and the estimator is separate
 (:func:`estimate_tables`, :func:`table_estimate`): every estimate is a function of the
@@ -91,7 +92,7 @@ _FIT_TOLERANCE = 1e-6
 ESTIMATORS = ("auto", "joint", "tables")
 
 #: The largest universe on which ``estimator="auto"`` takes the joint. Its cost grows with the
-#: cells times the measured tables times the fit's sweeps: 3-66 s on the 121k cells of Adult's 7
+#: cells times the measured tables times the fit's sweeps: 3-61 s on the 121k cells of Adult's 7
 #: attributes (35 tables), 563 s and 2.2 GB on a 4 M-cell universe of 2-way tables (a review's
 #: measurement; the local estimate there took 2.4 s).
 JOINT_AUTO_MAX_CELLS = 250_000
