@@ -1110,7 +1110,8 @@ def build_parser() -> _Parser:
     synth.add_argument("--estimator", choices=ESTIMATORS, default="auto",
                        help="the final estimate the answers and rows come from: joint (one maximum-entropy "
                             "distribution over the universe, up to 4 million cells), tables (the local projection's "
-                            "tables, completed one by one), auto (default: joint up to 250,000 cells)")
+                            "tables, completed one by one), auto (default: joint up to 250,000 cells and 10,000 "
+                            "measured cells)")
     synth.add_argument("--out", required=True, help="CSV of the synthetic rows, each value its label (a new file)")
     synth.add_argument("--summary", help="JSON summary path (default: --out with .json)")
     synth.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")

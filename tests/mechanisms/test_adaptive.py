@@ -305,7 +305,7 @@ def test_joint_estimate_of_a_frustrated_cycle_is_a_distribution_where_the_local_
 def test_joint_estimator_is_the_default_where_the_universe_fits_and_refused_where_it_does_not():
     data = _data()
     workload = pm.marginals(data.domain, 2)
-    assert pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0)).estimator == "joint"
+    assert pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0)).estimator == "auto"  # decided per run
     assert pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0), estimator="tables").estimator == "tables"
     large = pm.Domain([f"x{i}" for i in range(8)], [8] * 8)  # 16.8 million cells
     assert pm.AdaptiveProjectionMechanism(pm.marginals(large, 2, implicit=True), pm.ZCDP(1.0)).estimator == "tables"
@@ -317,18 +317,34 @@ def test_joint_estimator_is_the_default_where_the_universe_fits_and_refused_wher
         adaptive.estimate_joint(large.sizes, [Measurement((a,), np.ones(8) / 8, 0.01) for a in range(8)])
     with pytest.raises(ValueError, match="measurements"):
         adaptive.estimate_joint(large.sizes, [])
-    assert "estimator='joint'" in repr(pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0)))
+    assert "estimator='auto'" in repr(pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0)))
 
 
 def test_auto_takes_the_joint_up_to_its_limit():
     below = pm.Domain([f"x{i}" for i in range(6)], [8, 8, 8, 8, 8, 7])  # 229,376 cells
     above = pm.Domain([f"x{i}" for i in range(6)], [8] * 6)  # 262,144 cells
     assert math.prod(below.sizes) <= adaptive.JOINT_AUTO_MAX_CELLS < math.prod(above.sizes)
-    assert pm.AdaptiveProjectionMechanism(pm.marginals(below, 2, implicit=True), pm.ZCDP(1.0)).estimator == "joint"
+    assert pm.AdaptiveProjectionMechanism(pm.marginals(below, 2, implicit=True), pm.ZCDP(1.0)).estimator == "auto"
     assert pm.AdaptiveProjectionMechanism(pm.marginals(above, 2, implicit=True), pm.ZCDP(1.0)).estimator == "tables"
     # Asked for, the joint is allowed up to the fit's own limit.
     assert pm.AdaptiveProjectionMechanism(pm.marginals(above, 2, implicit=True), pm.ZCDP(1.0),
                                           estimator="joint").estimator == "joint"
+
+
+def test_auto_takes_the_joint_only_when_few_cells_were_measured(monkeypatch):
+    """Under "auto" each run decides by the cells it measured (public: the tables' shapes)."""
+    data = _data()
+    workload = pm.marginals(data.domain, 2)
+    run = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous").run(data, rng=0)
+    measured = sum(m.values.size for m in run.measurements)
+    assert measured <= adaptive.JOINT_AUTO_MAX_MEASURED and run.joint is not None
+    monkeypatch.setattr(adaptive, "JOINT_AUTO_MAX_MEASURED", measured - 1)
+    again = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous").run(data, rng=0)
+    assert again.joint is None and again.release.summary()["estimate"] == {"estimator": "tables"}
+    assert [m.attributes for m in again.measurements] == [m.attributes for m in run.measurements]  # same rounds
+    forced = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous", estimator="joint").run(
+        data, rng=0)
+    assert forced.joint is not None
 
 
 def test_a_joint_short_of_its_tolerance_warns_and_says_so_in_the_release(monkeypatch):
