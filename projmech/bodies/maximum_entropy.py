@@ -121,8 +121,8 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     ValueError
         If ``sizes`` is empty, holds a size below 1 or too many cells, or a table has the wrong
         axes or shape, a negative or non-finite cell, or does not sum to 1; if two tables
-        disagree on their shared axes, or the fit leaves no cell with mass (no distribution has
-        the tables, either way).
+        disagree on their shared axes by more than their tolerances together, or the fit leaves
+        no cell with mass (no distribution has the tables, either way).
 
     Examples
     --------
@@ -137,6 +137,7 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     sizes = _checked_sizes(sizes)
     targets = _checked_marginals(sizes, marginals)
     tolerances = _checked_tolerances(targets, tol)
+    _check_agreement(targets, tolerances)
     max_sweeps = check_positive_int("max_sweeps", max_sweeps)
     start = time.perf_counter()
     joint = np.full(sizes, 1.0 / math.prod(sizes))
@@ -232,16 +233,22 @@ def _checked_marginals(sizes: tuple[int, ...], marginals: Any) -> dict[tuple[int
         if abs(float(values.sum()) - 1.0) > 1e-6:
             raise ValueError(f"marginals: the table on axes {list(axes)} sums to {float(values.sum()):.9g}, not 1")
         checked[axes] = values
-    # Two tables must agree on the attributes they share (a necessary condition for being one
-    # distribution's tables, and a cheap one); tables that agree pairwise and still belong to no
-    # distribution (a frustrated cycle) are reported by the fit's status instead.
-    for (first, one), (second, other) in itertools.combinations(checked.items(), 2):
+    return checked
+
+
+def _check_agreement(targets: dict[tuple[int, ...], np.ndarray], tolerances: dict[tuple[int, ...], float]) -> None:
+    """Refuse two tables whose marginals on their shared axes are farther apart (l1) than their
+    two tolerances together: no distribution is within both (summing a table can only shorten
+    its l1 distance). Tables that agree pairwise and still belong to no distribution (a
+    frustrated cycle) are reported by the fit's status instead."""
+    for (first, one), (second, other) in itertools.combinations(targets.items(), 2):
         shared = tuple(a for a in first if a in second)
         if shared:
             left = one.sum(axis=tuple(i for i, a in enumerate(first) if a not in shared))
             right = other.sum(axis=tuple(i for i, a in enumerate(second) if a not in shared))
-            if float(np.abs(left - right).sum()) > 1e-6:
+            distance = float(np.abs(left - right).sum())
+            if distance > tolerances[first] + tolerances[second] + 1e-12:
                 raise ValueError(f"marginals: the tables on axes {list(first)} and {list(second)} disagree on their "
-                                 f"shared axes {list(shared)} (l1 distance {float(np.abs(left - right).sum()):.3g}): "
-                                 "no distribution has both")
-    return checked
+                                 f"shared axes {list(shared)} by {distance:.3g} in l1, more than their tolerances "
+                                 f"({tolerances[first]:.3g} + {tolerances[second]:.3g}): no distribution is within "
+                                 "both")

@@ -48,6 +48,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
+import os
+import sys
+import types
 import warnings
 from dataclasses import dataclass, field
 from collections.abc import Callable
@@ -817,10 +821,13 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         estimate = run.go()
         measured = sum(m.values.size for m in run.measurements)
         use_joint = self.estimator == "joint" or (self.estimator == "auto" and measured <= JOINT_AUTO_MAX_MEASURED)
-        joint = self._joint(run.measurements) if use_joint else None
+        joint, fallback = self._joint(run.measurements) if use_joint else (None, None)
         answers = self._answers(estimate, joint)
-        summary: dict[str, Any] = {"estimator": "tables"} if joint is None else {
-            "estimator": "joint", "projection": joint.projection.stats.summary(), "fit": joint.fit.stats.summary()}
+        summary: dict[str, Any] = {"requested": self.estimator, "estimator": "tables"} if joint is None else {
+            "requested": self.estimator, "estimator": "joint", "projection": joint.projection.stats.summary(),
+            "fit": joint.fit.stats.summary()}
+        if fallback is not None:
+            summary["fallback"] = fallback
         # The release's projection is the one its answers come from: the local one for the
         # tables (the joint's solvers are in ``estimate``).
         release = self._release(answers, answers, size, projection=estimate if joint is None else None,
@@ -872,23 +879,25 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         difference = self.workload.answer_data(drawn) - run.release.answers
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 
-    def _joint(self, measurements: list[Measurement]) -> JointEstimate | None:
+    def _joint(self, measurements: list[Measurement]) -> tuple[JointEstimate | None, str | None]:
         """The joint estimate, warning when one of its solvers stopped short of its tolerance;
-        None (the tables estimate, with a warning) when the projection found no point at all."""
+        None (the tables estimate, with a warning) and the reason when the projection found no
+        point at all."""
         try:
             joint = estimate_joint(self.sizes, measurements)
         except ProjectionError as error:
-            warnings.warn(f"the joint estimate's projection failed ({error}); the answers are read from the local "
-                          "projection's tables instead (estimator='tables')", JointEstimateWarning, stacklevel=3)
-            return None
+            reason = f"the joint estimate's projection failed ({error})"
+            warnings.warn(f"{reason}; the answers are read from the local projection's tables instead "
+                          "(estimator='tables')", JointEstimateWarning, stacklevel=_caller_level())
+            return None, reason
         short = [f"its {name} stopped with status {stats.status.value}, gap {stats.gap:.3g} against its tolerance "
                  f"{stats.tolerance:.3g}" for name, stats in (("projection", joint.projection.stats),
                                                              ("fit", joint.fit.stats)) if not stats.tolerance_met]
         if short:
             warnings.warn(f"the joint estimate is not certified: {'; '.join(short)}. The answers are read from it "
                           "(run.joint and the release's summary say so); estimator='tables' reads the local "
-                          "projection's tables instead", JointEstimateWarning, stacklevel=3)
-        return joint
+                          "projection's tables instead", JointEstimateWarning, stacklevel=_caller_level())
+        return joint, None
 
     def _answers(self, estimate: LocalResult, joint: JointEstimate | None) -> np.ndarray:
         """The workload's answers from the final estimate's tables, term by term."""
@@ -988,14 +997,27 @@ class _Rounds:
 def _increasing(name: str, attributes: Any, count: int | None = None) -> tuple[int, ...]:
     """``attributes`` as a tuple of increasing, non-negative domain positions (below ``count``)."""
     try:
-        positions = tuple(int(a) for a in attributes)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a sequence of domain positions, got {attributes!r}") from None
+        positions = tuple(operator.index(a) for a in attributes)
+    except TypeError:
+        raise TypeError(f"{name}: expected a sequence of int domain positions, got {attributes!r}") from None
+    if any(isinstance(a, (bool, np.bool_)) for a in attributes):
+        raise TypeError(f"{name}: expected int domain positions, got booleans in {attributes!r}")
     if not positions or positions[0] < 0 or any(b <= a for a, b in zip(positions, positions[1:])) or \
             (count is not None and positions[-1] >= count):
         bound = "" if count is None else f" below {count}"
         raise ValueError(f"{name}: must be increasing domain positions{bound}, got {list(positions)}")
     return positions
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that puts a warning raised by the caller of this function at the first
+    frame outside projmech (the user's call, however many of projmech's wrappers lie between)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame: types.FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _schedule(sensitivity: float, rounds: int, budget: float) -> tuple[float, float]:

@@ -13,6 +13,7 @@ count the guarantee does not make public.
 
 from __future__ import annotations
 
+import copy
 import contextlib
 import functools
 import json
@@ -272,7 +273,7 @@ class Release:
             summary["rounds"] = [{"attributes": list(r.attributes), "sigma": r.sigma, "selection_rho": r.selection_rho,
                                   "measurement_rho": r.measurement_rho, "annealed": r.annealed} for r in self.rounds]
         if self.estimate is not None:
-            summary["estimate"] = self.estimate
+            summary["estimate"] = copy.deepcopy(self.estimate)  # the release stays as it was
         return summary
 
     def to_json(self) -> str:
@@ -310,6 +311,9 @@ class Release:
             lines.append(f"  strategy    {self.factorization}")
         if self.projection is not None:
             lines.append(f"  projection  {self.projection.summary().get('body', 'hull')}: {self.projection.stats}")
+        if self.estimate is not None:
+            lines.append(f"  estimate    {self.estimate['estimator']}" + "".join(
+                f"; {part} {self.estimate[part]['status']}" for part in ("projection", "fit") if part in self.estimate))
         preview = ", ".join(f"{label}={answer:.4g}" for label, answer in zip(self.labels[:3], self.answers[:3]))
         lines.append(f"  answers     {preview}{', ...' if len(self.answers) > 3 else ''}")
         return "\n".join(lines)

@@ -1681,12 +1681,12 @@ def test_synthesize_estimator_is_chosen_and_reported(files, capsys, monkeypatch)
     code, path = synthesize_cli(files, *arguments)
     assert code == 0, capsys.readouterr().err
     estimate = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimate"]
-    assert estimate["estimator"] == "joint"  # the default where the universe fits
+    assert estimate["requested"] == "auto" and estimate["estimator"] == "joint"  # the universe fits
     assert estimate["projection"]["status"] == "optimal" and estimate["fit"]["solver"] == "ipf"
     code, path = synthesize_cli(files, *arguments, "--estimator", "tables", out="rows2.csv")
     assert code == 0, capsys.readouterr().err
     summary = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-    assert summary["estimate"] == {"estimator": "tables"} and summary["body"] == "local"
+    assert summary["estimate"] == {"requested": "tables", "estimator": "tables"} and summary["body"] == "local"
     # A universe above the joint's limit: refused naming the flag, before anything is counted.
     monkeypatch.setattr(adaptive, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
     code, path = synthesize_cli(files, *arguments, "--estimator", "joint", out="rows3.csv")

@@ -100,7 +100,11 @@ def test_release_summary_lists_the_rounds():
     assert "body" not in summary
     tables = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 1), pm.ZCDP(0.2), noise="continuous",
                                             estimator="tables").run(data, rng=0).release.summary()
-    assert tables["body"] == "local" and tables["estimate"] == {"estimator": "tables"}
+    assert tables["body"] == "local" and tables["estimate"] == {"requested": "tables", "estimator": "tables"}
+    # The summary is a copy: editing it leaves the release as it was.
+    summary["estimate"]["estimator"] = "edited"
+    assert run.release.estimate["estimator"] == "joint" and "estimate    joint; projection optimal; fit optimal" in \
+        str(run.release)
 
 
 # --- the choices read noisy quantities only ---------------------------------------------------------
@@ -340,7 +344,7 @@ def test_auto_takes_the_joint_only_when_few_cells_were_measured(monkeypatch):
     assert measured <= adaptive.JOINT_AUTO_MAX_MEASURED and run.joint is not None
     monkeypatch.setattr(adaptive, "JOINT_AUTO_MAX_MEASURED", measured - 1)
     again = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous").run(data, rng=0)
-    assert again.joint is None and again.release.summary()["estimate"] == {"estimator": "tables"}
+    assert again.joint is None and again.release.summary()["estimate"] == {"requested": "auto", "estimator": "tables"}
     assert [m.attributes for m in again.measurements] == [m.attributes for m in run.measurements]  # same rounds
     forced = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous", estimator="joint").run(
         data, rng=0)
@@ -354,7 +358,10 @@ def test_a_joint_short_of_its_tolerance_warns_and_says_so_in_the_release(monkeyp
     monkeypatch.setattr(adaptive, "fit_maximum_entropy",
                         lambda sizes, tables, tol: fit(sizes, tables, tol={k: 1e-300 for k in tol}, max_sweeps=1))
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")
-    with pytest.warns(adaptive.JointEstimateWarning, match="its fit stopped with status iteration_limit"):
+    with pytest.warns(adaptive.JointEstimateWarning, match="its fit stopped with status iteration_limit") as caught:
+        run = mechanism.release(data, rng=0)  # through release(): the warning still points here
+    assert caught[0].filename == __file__
+    with pytest.warns(adaptive.JointEstimateWarning):
         run = mechanism.run(data, rng=0)
     assert run.joint is not None and not run.joint.fit.stats.tolerance_met
     summary = run.release.summary()
@@ -372,9 +379,12 @@ def test_a_failed_joint_projection_warns_and_releases_the_tables(monkeypatch):
 
     monkeypatch.setattr(adaptive, "project_to_hull", failing)
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")
-    with pytest.warns(adaptive.JointEstimateWarning, match="read from the local projection's tables instead"):
+    with pytest.warns(adaptive.JointEstimateWarning, match="read from the local projection's tables instead") as caught:
         run = mechanism.run(data, rng=0)
-    assert run.joint is None and run.release.summary()["estimate"] == {"estimator": "tables"}
+    assert caught[0].filename == __file__  # the user's call, not projmech's wrappers
+    estimate = run.release.summary()["estimate"]
+    assert run.joint is None and estimate["requested"] == "auto" and estimate["estimator"] == "tables"
+    assert "projection failed (no point" in estimate["fallback"]
     np.testing.assert_allclose(run.release.answers[:6], table_estimate(run.estimate, (0, 1), data.domain.sizes).ravel(),
                                atol=1e-15)
 
@@ -387,8 +397,9 @@ def test_run_table_checks_its_attributes(estimator):
     for bad in [(1, 0), (0, 0), (4,), (-1,), ()]:
         with pytest.raises(ValueError, match="attributes: must be increasing domain positions below 4"):
             run.table(bad)
-    with pytest.raises(TypeError, match="attributes"):
-        run.table(("a",))
+    for bad in [("a",), (0.9, 2.7), (True, 2), "01"]:
+        with pytest.raises(TypeError, match="attributes"):
+            run.table(bad)
     assert run.table((0, 3)).shape == (2, 4)
 
 
