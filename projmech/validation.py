@@ -54,6 +54,7 @@ __all__ = [
     "check_nonnegative_number",
     "check_positive_int",
     "check_positive_number",
+    "check_positions",
     "check_query_row",
     "check_real_array",
     "check_real_dtype",
@@ -326,6 +327,35 @@ def check_positive_int(name: str, value: Any) -> int:
         If ``value < 1``.
     """
     return cast(int, POSITIVE_INT.check(name, value))  # an Integral interval returns an int
+
+
+def check_positions(name: str, value: Any, count: int | None = None, *, what: str = "positions") -> tuple[int, ...]:
+    """``value`` as a non-empty tuple of increasing, non-negative ints, each below ``count``.
+
+    The attributes of a table, or the axes of an array. ``0.9`` or ``True`` is refused, not read
+    as ``0`` or ``1``; ``what`` names them in the message (``"domain positions"``, ``"axes"``).
+
+    Raises
+    ------
+    TypeError
+        Unless every entry is an ``int`` or a numpy integer (``bool`` refused).
+    ValueError
+        If there is none, or they are not increasing, or one is negative or at least ``count``.
+    """
+    try:
+        entries = tuple(value)
+    except TypeError:
+        raise TypeError(f"{name}: expected a sequence of int {what}, got {value!r}") from None
+    if any(isinstance(entry, _BOOL_TYPES) for entry in entries):
+        raise TypeError(f"{name}: expected int {what}, got booleans in {value!r}")
+    if not all(isinstance(entry, _INT_TYPES) for entry in entries):
+        raise TypeError(f"{name}: expected a sequence of int {what}, got {value!r}")
+    positions = tuple(int(entry) for entry in entries)
+    if not positions or positions[0] < 0 or any(b <= a for a, b in zip(positions, positions[1:])) or \
+            (count is not None and positions[-1] >= count):
+        bound = "" if count is None else f" below {count}"
+        raise ValueError(f"{name}: must be increasing {what}{bound}, got {list(positions)}")
+    return positions
 
 
 def check_bool(name: str, value: Any) -> bool:

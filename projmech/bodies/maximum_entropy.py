@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..solve import Attempt, SolveResult, SolveStats, Status
-from ..validation import check_positive_int, check_positive_number, format_count
+from ..validation import check_positions, check_positive_int, check_positive_number, format_count
 
 __all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropyResult", "fit_maximum_entropy"]
 
@@ -81,10 +81,9 @@ class MaximumEntropyResult(SolveResult):
         numpy.ndarray
             The table, of shape ``[sizes[a] for a in axes]``.
         """
-        axes = tuple(int(a) for a in axes)
-        if any(not 0 <= a < self.joint.ndim for a in axes) or any(b <= a for a, b in zip(axes, axes[1:])):
-            raise ValueError(f"axes: must be increasing positions in 0..{self.joint.ndim - 1}, got {list(axes)}")
-        return _marginal(self.joint, axes)
+        axes = tuple(axes)
+        # No axes: the whole distribution summed, its total (1).
+        return _marginal(self.joint, check_positions("axes", axes, self.joint.ndim) if axes else ())
 
     def _description(self) -> str:
         return f"over {format_count(self.joint.size)} cells fitted to {len(self.tables)} tables"
@@ -219,9 +218,7 @@ def _checked_marginals(sizes: tuple[int, ...], marginals: Any) -> dict[tuple[int
         raise ValueError("marginals: need at least one table")
     checked: dict[tuple[int, ...], np.ndarray] = {}
     for key, table in marginals.items():
-        axes = tuple(int(a) for a in key)
-        if not axes or any(not 0 <= a < len(sizes) for a in axes) or any(b <= a for a, b in zip(axes, axes[1:])):
-            raise ValueError(f"marginals: axes {list(key)} must be increasing positions in 0..{len(sizes) - 1}")
+        axes = check_positions("marginals", key, len(sizes), what="axes")
         shape = tuple(sizes[a] for a in axes)
         values = np.asarray(table, dtype=float)
         if values.size != math.prod(shape):

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 import os
 import sys
 import types
@@ -66,7 +65,8 @@ from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
 from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, choose_discrete, public_size, calibrate
-from ..validation import OPEN_UNIT, POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, validate_params
+from ..validation import (OPEN_UNIT, POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, check_positions,
+                          validate_params)
 from ..workloads import Workload, kron, marginals, stack, total
 from ..workloads.marginal_tables import table_terms
 from .additive import CountingMechanism, Release
@@ -260,7 +260,7 @@ class AdaptiveRun:
         """
         workload = self.release.workload
         assert workload is not None and workload.domain is not None  # the mechanism's own workload
-        attributes = _increasing("attributes", attributes, len(workload.domain.sizes))
+        attributes = check_positions("attributes", attributes, len(workload.domain.sizes), what="domain positions")
         if self.joint is not None:
             return self.joint.table(attributes)
         return table_estimate(self.estimate, attributes, tuple(workload.domain.sizes))
@@ -539,7 +539,7 @@ class JointEstimate:
         numpy.ndarray
             The table, of shape ``[sizes[a] for a in attributes]``.
         """
-        attributes = _increasing("attributes", attributes)
+        attributes = check_positions("attributes", attributes, what="domain positions")
         if not set(attributes) <= set(self.attributes):
             raise ValueError(f"attributes: {list(attributes)} are not all among the joint's {list(self.attributes)}")
         return self.fit.marginal(tuple(self.attributes.index(a) for a in attributes))
@@ -992,21 +992,6 @@ class _Rounds:
             if anneal:
                 sigma, epsilon = sigma / 2.0, epsilon * 2.0
         return estimate
-
-
-def _increasing(name: str, attributes: Any, count: int | None = None) -> tuple[int, ...]:
-    """``attributes`` as a tuple of increasing, non-negative domain positions (below ``count``)."""
-    try:
-        positions = tuple(operator.index(a) for a in attributes)
-    except TypeError:
-        raise TypeError(f"{name}: expected a sequence of int domain positions, got {attributes!r}") from None
-    if any(isinstance(a, (bool, np.bool_)) for a in attributes):
-        raise TypeError(f"{name}: expected int domain positions, got booleans in {attributes!r}")
-    if not positions or positions[0] < 0 or any(b <= a for a, b in zip(positions, positions[1:])) or \
-            (count is not None and positions[-1] >= count):
-        bound = "" if count is None else f" below {count}"
-        raise ValueError(f"{name}: must be increasing domain positions{bound}, got {list(positions)}")
-    return positions
 
 
 def _caller_level() -> int:

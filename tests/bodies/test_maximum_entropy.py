@@ -141,6 +141,13 @@ def test_marginal_refuses_bad_axes():
     fit = fit_maximum_entropy((2, 2), {(0,): np.array([0.3, 0.7])})
     with pytest.raises(ValueError, match="axes"):
         fit.marginal((1, 0))
+    # Positions are ints: 0.9 or True is refused, not read as 0 or 1.
+    for bad in [(0.9,), (True,)]:
+        with pytest.raises(TypeError, match="axes"):
+            fit.marginal(bad)
+        with pytest.raises(TypeError, match="marginals"):
+            fit_maximum_entropy((2, 2), {bad: np.array([0.3, 0.7])})
+    assert fit.marginal(()) == pytest.approx(1.0)  # no axes: the total
     np.testing.assert_allclose(fit.marginal((0, 1)), [[0.15, 0.15], [0.35, 0.35]], atol=1e-15)
 
 

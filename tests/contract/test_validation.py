@@ -550,3 +550,25 @@ def test_an_int_beyond_float64_is_refused_as_a_value_not_an_overflow():
     assert Interval(Integral, 1, None).check("size", 10**400) == 10**400
     with pytest.raises(ValueError, match=r"^m: prefix: the explicit matrix"):
         pm.workloads.prefix(10**400)
+
+
+@pytest.mark.parametrize("value, count, error, message", [
+    ((1, 0), 3, ValueError, "attributes: must be increasing positions below 3, got \\[1, 0\\]"),
+    ((0, 0), 3, ValueError, "must be increasing"),
+    ((3,), 3, ValueError, "below 3"),
+    ((-1,), None, ValueError, "must be increasing positions, got \\[-1\\]"),
+    ((), 3, ValueError, "must be increasing"),
+    ((0.9,), 3, TypeError, "expected a sequence of int positions"),
+    ((True, 2), 3, TypeError, "booleans"),
+    ("01", 3, TypeError, "expected a sequence of int positions"),
+    (5, 3, TypeError, "expected a sequence"),
+])
+def test_check_positions_refuses_naming_the_argument(value, count, error, message):
+    with pytest.raises(error, match=message):
+        validation.check_positions("attributes", value, count)
+
+
+def test_check_positions_returns_python_ints_once_read():
+    positions = validation.check_positions("axes", (np.int64(0), 2), 3, what="axes")
+    assert positions == (0, 2) and all(type(p) is int for p in positions)
+    assert validation.check_positions("axes", (a for a in (1, 2))) == (1, 2)  # a generator, read once
