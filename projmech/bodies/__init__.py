@@ -16,6 +16,8 @@
   workload has no such tables).
 - :func:`fit_maximum_entropy`: on a small universe, the maximum-entropy distribution with given
   marginal tables (a projection's, so that every other table is read from one distribution).
+- :func:`fit_noisy_marginals`: on a small universe, a distribution fitted to noisy marginal
+  tables by mirror descent stopped where Stein's unbiased estimate of its risk is least.
 - :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
@@ -36,6 +38,7 @@ from .relaxation import (
 )
 from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
 from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
+from .noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 from .tables import TableGroups, TablesResult, project_to_tables, table_groups
 
@@ -63,6 +66,8 @@ __all__ = [
     "MAXIMUM_ENTROPY_MAX_CELLS",
     "MaximumEntropyResult",
     "fit_maximum_entropy",
+    "NoisyMarginalsResult",
+    "fit_noisy_marginals",
     "LocalError",
     "LocalResult",
     "LocalTables",

@@ -33,6 +33,7 @@ from ..workloads import Workload, marginals, table_terms
 from .hull import ProjectionResult
 from .local import LocalResult, local_tables
 from .maximum_entropy import MaximumEntropyResult
+from .noisy_marginals import NoisyMarginalsResult
 from .marginal_rows import search_rows, search_table_rows, tree_rows
 from .memory import memory_shortfall
 from .relaxation import MomentEncoding, RelaxationResult
@@ -242,7 +243,8 @@ class SyntheticData:
 
 
 def synthetic_data(domain: Domain,
-                   result: RelaxationResult | ProjectionResult | TablesResult | LocalResult | MaximumEntropyResult,
+                   result: RelaxationResult | ProjectionResult | TablesResult | LocalResult | MaximumEntropyResult
+                   | NoisyMarginalsResult,
                    n: int,
                    rng: np.random.Generator,
                    *, workload: Workload | None = None, method: str = "auto") -> SyntheticData:
@@ -294,10 +296,11 @@ def synthetic_data(domain: Domain,
     ----------
     domain : Domain
         The domain of the projection's workload.
-    result : RelaxationResult, ProjectionResult, TablesResult, LocalResult or MaximumEntropyResult
+    result : RelaxationResult, ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult or NoisyMarginalsResult
         A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, onto disjoint tables,
         or onto the local polytope of overlapping tables; or a distribution over the universe
-        (:func:`~projmech.bodies.fit_maximum_entropy`, rounded as a witness is, then, for a
+        (:func:`~projmech.bodies.fit_maximum_entropy` or
+        :func:`~projmech.bodies.fit_noisy_marginals`, rounded as a witness is, then, for a
         marginal workload, searched towards its tables as for cyclic local tables).
     n : int
         Rows to draw: as many as fit in memory (``ROW_BYTES_PER_VALUE`` bytes per value of the
@@ -369,7 +372,7 @@ def synthetic_data(domain: Domain,
     if method not in ROW_METHODS:
         raise ValueError(f"method: expected one of {ROW_METHODS}, got {method!r}")
     _check_rows_fit(check_positive_int("n", n), domain)
-    if isinstance(result, (ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult)):
+    if isinstance(result, (ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult, NoisyMarginalsResult)):
         if method != "auto":
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
                              "or onto tables is rounded from its witness or tables (leave method='auto')")
@@ -381,14 +384,14 @@ def synthetic_data(domain: Domain,
             raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
         if isinstance(result, ProjectionResult):
             return _rows_from_witness(domain, result, count, generator, workload)
-        if isinstance(result, MaximumEntropyResult):
+        if isinstance(result, (MaximumEntropyResult, NoisyMarginalsResult)):
             return _rows_from_joint(domain, result, count, generator, workload)
         if isinstance(result, LocalResult):
             return _rows_from_local(domain, result, count, generator, workload)
         return _rows_from_tables(domain, result, count, generator, workload)
     if not isinstance(result, RelaxationResult):
-        raise TypeError(f"result: expected a RelaxationResult, ProjectionResult, TablesResult, LocalResult or "
-                        f"MaximumEntropyResult, got "
+        raise TypeError(f"result: expected a RelaxationResult, ProjectionResult, TablesResult, LocalResult, "
+                        f"MaximumEntropyResult or NoisyMarginalsResult, got "
                         f"{type(result).__name__}")
     if workload is not None:
         raise ValueError("workload: only for a ProjectionResult (a relaxation's answers are 2-way marginals)")
@@ -455,8 +458,8 @@ def _witness_cells(result: ProjectionResult, n: int, rng: np.random.Generator) -
     return _rounded_cells(cells, weights, n, rng)
 
 
-def _rows_from_joint(domain: Domain, result: MaximumEntropyResult, n: int, rng: np.random.Generator,
-                     workload: Workload) -> SyntheticData:
+def _rows_from_joint(domain: Domain, result: MaximumEntropyResult | NoisyMarginalsResult, n: int,
+                     rng: np.random.Generator, workload: Workload) -> SyntheticData:
     """Rows by largest-remainder rounding of ``n p`` for a distribution ``p`` over the universe,
     then, for a marginal workload, local search on them towards the distribution's tables of the
     workload. Rounding many cells of less than a row each moves the tables: on Adult's 7

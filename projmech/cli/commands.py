@@ -1108,10 +1108,11 @@ def build_parser() -> _Parser:
                             "continuous (reproducible with --seed)")
     synth.add_argument("--seed", type=int, default=None, help="seed, with --noise continuous")
     synth.add_argument("--estimator", choices=ESTIMATORS, default="auto",
-                       help="the final estimate the answers and rows come from: joint (one maximum-entropy "
-                            "distribution over the universe, up to 4 million cells), tables (the local projection's "
-                            "tables, completed one by one), auto (default: joint up to 250,000 cells and 10,000 "
-                            "measured cells)")
+                       help="the final estimate the answers and rows come from: regularized (one distribution "
+                            "over the universe fitted to the measurements, stopped where its estimated risk is "
+                            "least), joint (the maximum-entropy distribution with the certified projection's "
+                            "tables; both up to 4 million cells), tables (the local projection's tables, completed "
+                            "one by one), auto (default: regularized up to 250,000 cells and 15,000 measured cells)")
     synth.add_argument("--out", required=True, help="CSV of the synthetic rows, each value its label (a new file)")
     synth.add_argument("--summary", help="JSON summary path (default: --out with .json)")
     synth.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")

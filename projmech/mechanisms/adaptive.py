@@ -12,19 +12,25 @@ select–measure–generate family of MWEM :cite:p:`HLM12` and AIM :cite:p:`MMSM
    by the maximum-entropy table agreeing with the estimate on its measured sub-tables
    (iterative proportional fitting on the candidate's own cells).
 
-The released answers come from the final estimate. With ``estimator="joint"`` (the default
-where the universe of the attributes read holds at most :data:`JOINT_AUTO_MAX_CELLS` cells and
-the measured tables at most :data:`JOINT_AUTO_MAX_MEASURED` cells) it is one distribution
-(:func:`estimate_joint`): the measurements projected onto the marginal polytope itself
-(:func:`~projmech.bodies.project_to_hull`, certified), then the maximum-entropy distribution
-with the projection's measured tables (:func:`~projmech.bodies.fit_maximum_entropy`),
-whose tables every workload table is read from; an unmeasured table then carries the dependence
-its measured neighbours imply along chains of them, as AIM's graphical model does, where the
-per-table fit sees only the table's own parts. On Adult's 7 attributes (all 3-way tables, 5
-seeds) it lowers AIM's error metric from 0.0779 to 0.0727 at epsilon 0.1, from 0.0222 to 0.0217
-at 1 and from 0.0051 to 0.0048 at 10, for 3 to 50 s more (``benchmarks/README.md``). With
-``estimator="tables"`` (the default beyond those sizes) the release reads the local
-projection's tables, completed as in the rounds.
+The released answers come from the final estimate, one of three:
+
+- ``estimator="regularized"`` (the default where the universe of the attributes read holds at
+  most :data:`JOINT_AUTO_MAX_CELLS` cells and the measured tables at most
+  :data:`JOINT_AUTO_MAX_MEASURED` cells): one distribution fitted to the measurements
+  (:func:`estimate_regularized_joint`), by entropic mirror descent from the uniform
+  distribution stopped where Stein's unbiased estimate of its error on the measured tables is
+  least (:func:`~projmech.bodies.fit_noisy_marginals`). Every workload table is read from it:
+  an unmeasured table carries the dependence its measured neighbours imply along chains of
+  them, as AIM's graphical model does, and the measured ones are not fitted to their noise.
+- ``estimator="joint"``: the measurements projected onto the marginal polytope itself
+  (:func:`~projmech.bodies.project_to_hull`, certified), then the maximum-entropy distribution
+  with the projection's measured tables (:func:`estimate_joint`).
+- ``estimator="tables"`` (the default beyond those sizes): the local projection's tables,
+  completed as in the rounds.
+
+On Adult's 7 attributes (all 3-way tables, 5 seeds, AIM's error metric) the tables estimate
+gives 0.0779, 0.0222 and 0.0051 at epsilon 0.1, 1 and 10, the certified joint 0.0727, 0.0217
+and 0.0048, the regularized joint 0.0720, 0.0191 and 0.0040 (``benchmarks/README.md``).
 
 Measurements are data (:class:`Measurement`) and the estimator is separate
 (:func:`estimate_tables`, :func:`table_estimate`): every estimate is a function of the
@@ -61,10 +67,12 @@ import numpy as np
 from ..bodies.hull import ProjectionError, ProjectionResult, project_to_hull
 from ..bodies.local import LocalError, LocalResult, project_to_local
 from ..bodies.maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
+from ..bodies.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
 from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, choose_discrete, public_size, calibrate
+from ..solve import Status
 from ..validation import (OPEN_UNIT, POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, check_positions,
                           validate_params)
 from ..workloads import Workload, kron, marginals, stack, total
@@ -74,7 +82,7 @@ from .intervals import ConfidenceIntervals
 from .selection import exponential_mechanism, exponential_mechanism_rho
 
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "JointEstimate", "Measurement", "Synthesis",
-           "estimate_joint", "estimate_tables", "measured_workload", "synthesize", "table_estimate",
+           "estimate_joint", "estimate_regularized_joint", "estimate_tables", "measured_workload", "synthesize", "table_estimate",
            "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JOINT_AUTO_MAX_MEASURED",
            "JointEstimateWarning"]
 
@@ -93,30 +101,36 @@ _ROUNDS_PER_ATTRIBUTE = 16
 _FIT_SWEEPS = 50
 _FIT_TOLERANCE = 1e-6
 
-#: The final estimators: one distribution over the universe, or the measured tables completed.
-ESTIMATORS = ("auto", "joint", "tables")
+#: The final estimators: one distribution over the universe (fitted to the measurements and
+#: stopped early, or the certified projection's maximum-entropy fit), or the measured tables
+#: completed.
+ESTIMATORS = ("auto", "regularized", "joint", "tables")
 
-#: The largest universe on which ``estimator="auto"`` takes the joint. Its cost grows with the
-#: cells times the measured tables times the fit's sweeps: 3-61 s on the 121k cells of Adult's 7
-#: attributes (35 tables), 563 s and 2.2 GB on a 4 M-cell universe of 2-way tables (a review's
-#: measurement; the local estimate there took 2.4 s).
+#: The largest universe on which ``estimator="auto"`` takes the regularized joint. Its cost
+#: grows with the cells times the iterations, which grow with the measurements' precision: 1-45 s
+#: on the 121k cells of Adult's 7 attributes at epsilon 0.1-10; the certified joint took 563 s
+#: and 2.2 GB on a 4 M-cell universe of 2-way tables (a review's measurement; the local
+#: estimate there took 2.4 s).
 JOINT_AUTO_MAX_CELLS = 250_000
 
-#: The most measured cells (the rows of the joint's projection) for which ``estimator="auto"``
-#: takes the joint: the projection's active set grows with them. Adult's 7 attributes at
-#: epsilon 10 measure about 8,300 cells (the projection 40-50 s, the joint 6 % below the
-#: tables); 6 attributes of 7-8 values, all 3-way tables, at rho = 1 measured 11,535 cells in
-#: 44 tables and the joint took 173 s and 1.7 GB for the tables' RMSE (0.00009), the tables
-#: 2.4 s. The joint helps most when few tables are measured, which is also when it is cheap.
-JOINT_AUTO_MAX_MEASURED = 10_000
+#: The most measured cells for which ``estimator="auto"`` takes the regularized joint: many
+#: measured cells come with precise measurements, whose path is long and on which the tables
+#: estimate is as good. Adult's 7 attributes at epsilon 10 measure about 8,300 cells (the
+#: regularized joint 30-45 s, 22 % below the tables' error). On 6 attributes of 7-8 values (a
+#: chain, all 3-way tables, 229k cells), at rho = 1 and n = 10^5 the run measured 12,702 cells
+#: and the regularized joint took 11 s for 0.0072 against the tables' 2.6 s for 0.0086; at
+#: rho = 10 and n = 2 10^5 it measured 17,959 cells and took 100 s (10,992 iterations) for the
+#: tables' error (0.0014, 7 s).
+JOINT_AUTO_MAX_MEASURED = 15_000
 
 
 class JointEstimateWarning(UserWarning):
-    """The adaptive mechanism's joint estimate stopped short of a certificate.
+    """The adaptive mechanism's joint estimate stopped short of its stopping rule or certificate.
 
-    :class:`AdaptiveProjectionMechanism` warns with it when the projection onto the marginal
-    polytope or the maximum-entropy fit ended above its tolerance (their statistics are in
-    :attr:`AdaptiveRun.joint` and in the release's summary, ``estimate``), or when the
+    :class:`AdaptiveProjectionMechanism` warns with it when the regularized joint's path
+    reached its iteration limit with its estimated risk still falling, when the projection onto
+    the marginal polytope or the maximum-entropy fit ended above its tolerance (their statistics
+    are in :attr:`AdaptiveRun.joint` and in the release's summary, ``estimate``), or when the
     projection found no point at all and the answers were read from the local projection's
     tables instead.
 
@@ -506,12 +520,15 @@ class JointEstimate:
     ----------
     attributes : tuple of int
         The domain positions of the distribution's axes, increasing.
-    projection : ProjectionResult
-        The measurements, each weighted by its precision, projected onto the marginal polytope
-        of the measured tables (``K_Q``): its status and certified gap are in ``stats``.
-    fit : MaximumEntropyResult
-        The maximum-entropy distribution with the projection's measured tables: its status and
-        the largest l1 distance of a fitted table from the projection's are in ``stats``.
+    projection : ProjectionResult or None
+        For :func:`estimate_joint`, the measurements, each weighted by its precision, projected
+        onto the marginal polytope of the measured tables (``K_Q``): its status and certified
+        gap are in ``stats``. None for :func:`estimate_regularized_joint`.
+    fit : MaximumEntropyResult or NoisyMarginalsResult
+        The distribution: the maximum-entropy one with the projection's measured tables (its
+        status and the largest l1 distance of a fitted table from the projection's are in
+        ``stats``), or the measurements' regularized fit (its status says whether the stopping
+        rule was met; its estimated risk is ``fit.risk``).
 
     Examples
     --------
@@ -523,8 +540,8 @@ class JointEstimate:
     """
 
     attributes: tuple[int, ...]
-    projection: ProjectionResult
-    fit: MaximumEntropyResult
+    projection: ProjectionResult | None
+    fit: MaximumEntropyResult | NoisyMarginalsResult
 
     def table(self, attributes: tuple[int, ...]) -> np.ndarray:
         """The distribution's table on some of its attributes.
@@ -590,17 +607,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
     >>> np.round(joint.table((0, 1)), 6).tolist()
     [[0.4, 0.4], [0.1, 0.1]]
     """
-    if not measurements:
-        raise ValueError("measurements: need at least one")
-    attributes = tuple(sorted({a for m in measurements for a in m.attributes}))
-    if any(not 0 <= a < len(sizes) for a in attributes):
-        raise ValueError(f"measurements: attributes {list(attributes)} must be positions in 0..{len(sizes) - 1}")
-    axes_sizes = tuple(sizes[a] for a in attributes)
-    if math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:
-        raise ValueError(f"measurements: the universe of their attributes holds {math.prod(axes_sizes):,} cells, above "
-                         f"MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}; use estimate_tables")
-    on_axes = [Measurement(tuple(attributes.index(a) for a in m.attributes), m.values, m.sigma)
-               for m in measurements]
+    attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements)
     workload, targets = measured_workload(axes_sizes, on_axes)
     # After weighting, every target's noise has standard deviation 1: the tolerance's scale.
     try:
@@ -621,6 +628,80 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
         share = _JOINT_FIT_SHARE * math.sqrt(2.0 / math.pi) * m.sigma * m.values.size
         tolerances[m.attributes] = min(share, tolerances.get(m.attributes, math.inf))
     return JointEstimate(attributes, projection, fit_maximum_entropy(axes_sizes, tables, tol=tolerances))
+
+
+def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement],
+                               *, rng: np.random.Generator | int | None = None) -> JointEstimate:
+    """Fit one distribution to the measurements, regularized by stopping early where Stein's
+    unbiased estimate of its risk is least (:func:`~projmech.bodies.fit_noisy_marginals`).
+
+    Repeated measurements of a table are combined first (their precision-weighted mean). The
+    fit runs entropic mirror descent from the uniform distribution on the measurements'
+    precision-weighted squared residual; its iterates are log-linear models on the measured
+    tables, like the maximum-entropy fit's, and the one returned is where the estimated error
+    on the measured tables is least, before the path fits their noise. On Adult's 7 attributes
+    it was 3 to 17 % below :func:`estimate_joint`'s error (``benchmarks/README.md``).
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one; the universe of the attributes they measure must hold at most
+        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+    rng : numpy.random.Generator, int or None
+        Source of the risk estimate's perturbation (public randomness: the estimate stays a
+        function of the published measurements and of it).
+
+    Returns
+    -------
+    JointEstimate
+        The fitted distribution (``projection`` None).
+
+    Raises
+    ------
+    ValueError
+        If there are no measurements, their attributes are not positions of ``sizes``, or their
+        universe is too large.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_regularized_joint
+    >>> joint = estimate_regularized_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
+    ...                                             Measurement((1,), np.array([0.5, 0.5]), 0.01)], rng=0)
+    >>> joint.fit.stats.status.value, np.round(joint.table((0, 1)), 2).tolist()
+    ('optimal', [[0.4, 0.4], [0.1, 0.1]])
+    """
+    attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements)
+    precisions: dict[tuple[int, ...], float] = {}
+    weighted: dict[tuple[int, ...], np.ndarray] = {}
+    for m in on_axes:
+        precision = 1.0 / m.sigma**2
+        values = np.asarray(m.values, dtype=float).reshape([axes_sizes[a] for a in m.attributes])
+        precisions[m.attributes] = precisions.get(m.attributes, 0.0) + precision
+        weighted[m.attributes] = weighted.get(m.attributes, 0.0) + precision * values
+    tables = {axes: total / precisions[axes] for axes, total in weighted.items()}
+    sigmas = {axes: 1.0 / math.sqrt(precision) for axes, precision in precisions.items()}
+    return JointEstimate(attributes, None, fit_noisy_marginals(axes_sizes, tables, sigmas, rng=rng))
+
+
+def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
+                 ) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
+    """The measured attributes, their sizes, and the measurements renumbered onto them (the
+    universe a joint estimate is over)."""
+    if not measurements:
+        raise ValueError("measurements: need at least one")
+    attributes = tuple(sorted({a for m in measurements for a in m.attributes}))
+    if any(not 0 <= a < len(sizes) for a in attributes):
+        raise ValueError(f"measurements: attributes {list(attributes)} must be positions in 0..{len(sizes) - 1}")
+    axes_sizes = tuple(sizes[a] for a in attributes)
+    if math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:
+        raise ValueError(f"measurements: the universe of their attributes holds {math.prod(axes_sizes):,} cells, above "
+                         f"MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}; use estimate_tables")
+    on_axes = [Measurement(tuple(attributes.index(a) for a in m.attributes), m.values, m.sigma)
+               for m in measurements]
+    return attributes, axes_sizes, on_axes
 
 
 class AdaptiveProjectionMechanism(CountingMechanism):
@@ -654,16 +735,20 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         ``rounds``): 16 per attribute the workload reads by default. Fewer rounds measure less
         noisily and adapt less; at least ``0.9 d + 1`` for ``d`` attributes (the one-way tables
         come first, nine tenths of a round each).
-    estimator : {"auto", "joint", "tables"}, default "auto"
-        The final estimate the answers are read from: ``"joint"``, one distribution over the
-        universe of the attributes read (:func:`estimate_joint`; at most
-        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells);
-        ``"tables"``, the local projection's tables, an unmeasured table fitted to its measured
-        parts (:func:`table_estimate`); ``"auto"``, the joint where the universe holds at most
-        :data:`JOINT_AUTO_MAX_CELLS` cells and the measured tables, at the end of the run, at
-        most :data:`JOINT_AUTO_MAX_MEASURED` cells (a function of the published measurements'
-        shapes; the release's summary says which was used). A joint estimate whose solvers stop
-        short of their tolerances is still used, with a :class:`JointEstimateWarning`.
+    estimator : {"auto", "regularized", "joint", "tables"}, default "auto"
+        The final estimate the answers are read from: ``"regularized"``, one distribution over
+        the universe of the attributes read, fitted to the measurements and stopped early
+        (:func:`estimate_regularized_joint`; its perturbation drawn from ``rng`` after the
+        rounds); ``"joint"``, the maximum-entropy distribution with the certified projection's
+        tables (:func:`estimate_joint`) (both at most
+        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells); ``"tables"``, the local
+        projection's tables, an unmeasured table fitted to its measured parts
+        (:func:`table_estimate`); ``"auto"``, the regularized joint where the universe holds at
+        most :data:`JOINT_AUTO_MAX_CELLS` cells and the measured tables, at the end of the run,
+        at most :data:`JOINT_AUTO_MAX_MEASURED` cells (a function of the published
+        measurements' shapes; the release's summary says which was used), else the tables. A
+        joint estimate that stops short of its rule or tolerances is still used, with a
+        :class:`JointEstimateWarning`.
 
     Raises
     ------
@@ -672,8 +757,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     ValueError
         If the workload is not made of marginal tables, or none of its tables fits in
         ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
-        sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="joint"`` on a universe
-        above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+        sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="regularized"`` or
+        ``"joint"`` on a universe above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
     Examples
     --------
@@ -750,13 +835,13 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                              "noise='continuous' or a larger budget") from None
         self._sensitivity = self.table_sensitivity
         universe = math.prod(self.sizes[a] for a in self.attributes)
-        if estimator == "joint" and universe > MAXIMUM_ENTROPY_MAX_CELLS:
-            raise ValueError(f"estimator: 'joint' fits one distribution over the {universe:,} cells of the attributes "
+        if estimator in ("regularized", "joint") and universe > MAXIMUM_ENTROPY_MAX_CELLS:
+            raise ValueError(f"estimator: {estimator!r} fits one distribution over the {universe:,} cells of the attributes "
                              f"the workload reads, above MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}; use "
                              "'tables' (or 'auto')")
-        #: The estimator asked for: ``"joint"``, ``"tables"``, or ``"auto"`` where the universe
-        #: fits the joint (each run then decides by the cells it measured); ``"tables"`` for
-        #: ``"auto"`` on a larger universe.
+        #: The estimator asked for: ``"regularized"``, ``"joint"``, ``"tables"``, or ``"auto"``
+        #: where the universe fits the regularized joint (each run then decides by the cells it
+        #: measured); ``"tables"`` for ``"auto"`` on a larger universe.
         self.estimator = "tables" if estimator == "auto" and universe > JOINT_AUTO_MAX_CELLS else estimator
 
     @property
@@ -820,12 +905,24 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         run = _Rounds(self, counts, size, rng, progress)
         estimate = run.go()
         measured = sum(m.values.size for m in run.measurements)
-        use_joint = self.estimator == "joint" or (self.estimator == "auto" and measured <= JOINT_AUTO_MAX_MEASURED)
-        joint, fallback = self._joint(run.measurements) if use_joint else (None, None)
+        joint: JointEstimate | None
+        fallback: str | None
+        if self.estimator == "regularized" or (self.estimator == "auto" and measured <= JOINT_AUTO_MAX_MEASURED):
+            joint, fallback = self._regularized(run.measurements, rng), None
+        elif self.estimator == "joint":
+            joint, fallback = self._joint(run.measurements)
+        else:
+            joint, fallback = None, None
         answers = self._answers(estimate, joint)
-        summary: dict[str, Any] = {"requested": self.estimator, "estimator": "tables"} if joint is None else {
-            "requested": self.estimator, "estimator": "joint", "projection": joint.projection.stats.summary(),
-            "fit": joint.fit.stats.summary()}
+        summary: dict[str, Any] = {"requested": self.estimator, "estimator": "tables"}
+        if joint is not None and joint.projection is None:
+            assert isinstance(joint.fit, NoisyMarginalsResult)
+            summary = {"requested": self.estimator, "estimator": "regularized", "fit": joint.fit.stats.summary(),
+                       "risk": joint.fit.risk, "iterations_run": joint.fit.iterations_run}
+        elif joint is not None:
+            assert joint.projection is not None
+            summary = {"requested": self.estimator, "estimator": "joint", "projection": joint.projection.stats.summary(),
+                       "fit": joint.fit.stats.summary()}
         if fallback is not None:
             summary["fallback"] = fallback
         # The release's projection is the one its answers come from: the local one for the
@@ -890,6 +987,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             warnings.warn(f"{reason}; the answers are read from the local projection's tables instead "
                           "(estimator='tables')", JointEstimateWarning, stacklevel=_caller_level())
             return None, reason
+        assert joint.projection is not None
         short = [f"its {name} stopped with status {stats.status.value}, gap {stats.gap:.3g} against its tolerance "
                  f"{stats.tolerance:.3g}" for name, stats in (("projection", joint.projection.stats),
                                                              ("fit", joint.fit.stats)) if not stats.tolerance_met]
@@ -898,6 +996,19 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                           "(run.joint and the release's summary say so); estimator='tables' reads the local "
                           "projection's tables instead", JointEstimateWarning, stacklevel=_caller_level())
         return joint, None
+
+    def _regularized(self, measurements: list[Measurement], rng: np.random.Generator) -> JointEstimate:
+        """The regularized joint estimate, warning when its path reached the iteration limit
+        with its estimated risk still falling."""
+        joint = estimate_regularized_joint(self.sizes, measurements, rng=rng)
+        if joint.fit.stats.status is not Status.OPTIMAL:
+            assert isinstance(joint.fit, NoisyMarginalsResult)
+            warnings.warn(f"the regularized joint estimate stopped at its iteration limit "
+                          f"({joint.fit.iterations_run:,}) with its estimated risk still falling: the answers are "
+                          "read from its least-risk iterate (run.joint and the release's summary say so); "
+                          "estimator='tables' reads the local projection's tables instead",
+                          JointEstimateWarning, stacklevel=_caller_level())
+        return joint
 
     def _answers(self, estimate: LocalResult, joint: JointEstimate | None) -> np.ndarray:
         """The workload's answers from the final estimate's tables, term by term."""

@@ -111,8 +111,10 @@ class Release:
         noise and zCDP cost; ``noise`` is then the first round's, the largest.
     estimate : dict or None
         For the adaptive mechanism, the estimate the answers were read from: ``estimator``
-        (``"joint"`` or ``"tables"``) and, for the joint, its projection's and its fit's
-        statistics (``projection``, ``fit``: status, gap, tolerance).
+        (``"regularized"``, ``"joint"`` or ``"tables"``); for the regularized joint its fit's
+        statistics (``fit``), estimated risk per measured cell (``risk``) and iterations run
+        (``iterations_run``); for the joint its projection's and its fit's statistics
+        (``projection``, ``fit``: status, gap, tolerance).
 
     See Also
     --------
