@@ -40,8 +40,31 @@ MAXIMUM_ENTROPY_MAX_CELLS = 4 * 10**6
 DEFAULT_MAX_SWEEPS = 1000
 
 
+class _JointMarginals:
+    """A result holding a distribution over a small universe (``joint``): its tables."""
+
+    joint: np.ndarray
+
+    def marginal(self, axes: Any) -> np.ndarray:
+        """The distribution's table on ``axes`` (increasing axis positions).
+
+        Parameters
+        ----------
+        axes : sequence of int
+            Increasing positions in ``0..len(sizes)-1``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The table, of shape ``[sizes[a] for a in axes]``.
+        """
+        axes = tuple(axes)
+        # No axes: the whole distribution summed, its total (1).
+        return _marginal(self.joint, check_positions("axes", axes, self.joint.ndim) if axes else ())
+
+
 @dataclass(frozen=True, eq=False)
-class MaximumEntropyResult(SolveResult):
+class MaximumEntropyResult(_JointMarginals, SolveResult):
     """A fitted maximum-entropy distribution (:func:`fit_maximum_entropy` returns it).
 
     Parameters
@@ -67,23 +90,6 @@ class MaximumEntropyResult(SolveResult):
     joint: np.ndarray
     tables: tuple[tuple[int, ...], ...]
     stats: SolveStats
-
-    def marginal(self, axes: Any) -> np.ndarray:
-        """The distribution's table on ``axes`` (increasing axis positions).
-
-        Parameters
-        ----------
-        axes : sequence of int
-            Increasing positions in ``0..len(sizes)-1``.
-
-        Returns
-        -------
-        numpy.ndarray
-            The table, of shape ``[sizes[a] for a in axes]``.
-        """
-        axes = tuple(axes)
-        # No axes: the whole distribution summed, its total (1).
-        return _marginal(self.joint, check_positions("axes", axes, self.joint.ndim) if axes else ())
 
     def _description(self) -> str:
         return f"over {format_count(self.joint.size)} cells fitted to {len(self.tables)} tables"
@@ -211,7 +217,10 @@ def _checked_sizes(sizes: Any) -> tuple[int, ...]:
     return checked
 
 
-def _checked_marginals(sizes: tuple[int, ...], marginals: Any) -> dict[tuple[int, ...], np.ndarray]:
+def _checked_marginals(sizes: tuple[int, ...], marginals: Any, *, distribution: bool = True
+                       ) -> dict[tuple[int, ...], np.ndarray]:
+    """The tables, each of shape ``[sizes[a] for a in axes]`` (given so, or flat); with
+    ``distribution`` also non-negative and summing to 1 (noisy measurements need neither)."""
     if not isinstance(marginals, dict):
         raise TypeError(f"marginals: expected a dict from axes to tables, got {type(marginals).__name__}")
     if not marginals:
@@ -224,10 +233,15 @@ def _checked_marginals(sizes: tuple[int, ...], marginals: Any) -> dict[tuple[int
         if values.size != math.prod(shape):
             raise ValueError(f"marginals: the table on axes {list(axes)} needs {math.prod(shape)} cells, got "
                              f"{values.size}")
+        if values.ndim > 1 and values.shape != shape:
+            raise ValueError(f"marginals: the table on axes {list(axes)} has shape {values.shape}; expected {shape} "
+                             "or a flat array")
         values = values.reshape(shape)
-        if not np.all(np.isfinite(values)) or np.any(values < 0):
-            raise ValueError(f"marginals: the table on axes {list(axes)} has a negative or non-finite cell")
-        if abs(float(values.sum()) - 1.0) > 1e-6:
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"marginals: the table on axes {list(axes)} has a non-finite cell")
+        if distribution and np.any(values < 0):
+            raise ValueError(f"marginals: the table on axes {list(axes)} has a negative cell")
+        if distribution and abs(float(values.sum()) - 1.0) > 1e-6:
             raise ValueError(f"marginals: the table on axes {list(axes)} sums to {float(values.sum()):.9g}, not 1")
         checked[axes] = values
     return checked

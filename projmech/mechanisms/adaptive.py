@@ -30,7 +30,8 @@ The released answers come from the final estimate, one of three:
 
 On Adult's 7 attributes (all 3-way tables, 5 seeds, AIM's error metric) the tables estimate
 gives 0.0779, 0.0222 and 0.0051 at epsilon 0.1, 1 and 10, the certified joint 0.0727, 0.0217
-and 0.0048, the regularized joint 0.0720, 0.0191 and 0.0040 (``benchmarks/README.md``).
+and 0.0048, the regularized joint 0.0718, 0.0191 and 0.0040 (``benchmarks/README.md``), in 1.5,
+6.2 and 31 s (mean) where AIM's reference implementation took 217, 447 and 518 s.
 
 Measurements are data (:class:`Measurement`) and the estimator is separate
 (:func:`estimate_tables`, :func:`table_estimate`): every estimate is a function of the
@@ -82,7 +83,8 @@ from .intervals import ConfidenceIntervals
 from .selection import exponential_mechanism, exponential_mechanism_rho
 
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "JointEstimate", "Measurement", "Synthesis",
-           "estimate_joint", "estimate_regularized_joint", "estimate_tables", "measured_workload", "synthesize", "table_estimate",
+           "estimate_joint", "estimate_regularized_joint", "estimate_tables", "measured_workload", "synthesize",
+           "table_estimate",
            "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JOINT_AUTO_MAX_MEASURED",
            "JointEstimateWarning"]
 
@@ -107,8 +109,8 @@ _FIT_TOLERANCE = 1e-6
 ESTIMATORS = ("auto", "regularized", "joint", "tables")
 
 #: The largest universe on which ``estimator="auto"`` takes the regularized joint. Its cost
-#: grows with the cells times the iterations, which grow with the measurements' precision: 1-45 s
-#: on the 121k cells of Adult's 7 attributes at epsilon 0.1-10; the certified joint took 563 s
+#: grows with the cells times the iterations, which grow with the measurements' precision:
+#: 0.6-30 s on the 121k cells of Adult's 7 attributes at epsilon 0.1-10; the certified joint took 563 s
 #: and 2.2 GB on a 4 M-cell universe of 2-way tables (a review's measurement; the local
 #: estimate there took 2.4 s).
 JOINT_AUTO_MAX_CELLS = 250_000
@@ -116,7 +118,7 @@ JOINT_AUTO_MAX_CELLS = 250_000
 #: The most measured cells for which ``estimator="auto"`` takes the regularized joint: many
 #: measured cells come with precise measurements, whose path is long and on which the tables
 #: estimate is as good. Adult's 7 attributes at epsilon 10 measure about 8,300 cells (the
-#: regularized joint 30-45 s, 22 % below the tables' error). On 6 attributes of 7-8 values (a
+#: run with the regularized joint 27-38 s, 22 % below the tables' error). On 6 attributes of 7-8 values (a
 #: chain, all 3-way tables, 229k cells), at rho = 1 and n = 10^5 the run measured 12,702 cells
 #: and the regularized joint took 11 s for 0.0072 against the tables' 2.6 s for 0.0086; at
 #: rho = 10 and n = 2 10^5 it measured 17,959 cells and took 100 s (10,992 iterations) for the
@@ -237,7 +239,7 @@ class AdaptiveRun:
     privacy_spent : ZCDP
         The rounds' costs composed (and the size estimate's, if any).
     joint : JointEstimate or None
-        With the joint estimator, the distribution the answers are read from.
+        With the regularized or the joint estimator, the distribution the answers are read from.
 
     Examples
     --------
@@ -640,7 +642,8 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     precision-weighted squared residual; its iterates are log-linear models on the measured
     tables, like the maximum-entropy fit's, and the one returned is where the estimated error
     on the measured tables is least, before the path fits their noise. On Adult's 7 attributes
-    it was 3 to 17 % below :func:`estimate_joint`'s error (``benchmarks/README.md``).
+    it was 1, 12 and 17 % below :func:`estimate_joint`'s error at epsilon 0.1, 1 and 10
+    (``benchmarks/README.md``).
 
     Parameters
     ----------
@@ -836,9 +839,9 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         self._sensitivity = self.table_sensitivity
         universe = math.prod(self.sizes[a] for a in self.attributes)
         if estimator in ("regularized", "joint") and universe > MAXIMUM_ENTROPY_MAX_CELLS:
-            raise ValueError(f"estimator: {estimator!r} fits one distribution over the {universe:,} cells of the attributes "
-                             f"the workload reads, above MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}; use "
-                             "'tables' (or 'auto')")
+            raise ValueError(f"estimator: {estimator!r} fits one distribution over the {universe:,} cells of the "
+                             f"attributes the workload reads, above MAXIMUM_ENTROPY_MAX_CELLS="
+                             f"{MAXIMUM_ENTROPY_MAX_CELLS:,}; use 'tables' (or 'auto')")
         #: The estimator asked for: ``"regularized"``, ``"joint"``, ``"tables"``, or ``"auto"``
         #: where the universe fits the regularized joint (each run then decides by the cells it
         #: measured); ``"tables"`` for ``"auto"`` on a larger universe.
@@ -921,8 +924,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                        "risk": joint.fit.risk, "iterations_run": joint.fit.iterations_run}
         elif joint is not None:
             assert joint.projection is not None
-            summary = {"requested": self.estimator, "estimator": "joint", "projection": joint.projection.stats.summary(),
-                       "fit": joint.fit.stats.summary()}
+            summary = {"requested": self.estimator, "estimator": "joint",
+                       "projection": joint.projection.stats.summary(), "fit": joint.fit.stats.summary()}
         if fallback is not None:
             summary["fallback"] = fallback
         # The release's projection is the one its answers come from: the local one for the

@@ -767,3 +767,18 @@ def test_a_budget_too_small_for_the_discrete_sampler_names_privacy():
     data = _data()
     with pytest.raises(ValueError, match="privacy: the budget is too small"):
         pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(1e-27))
+
+
+def test_the_regularized_joint_is_over_the_measured_attributes_renumbered():
+    """Measurements on attributes 1 and 3 of four: the joint is over those two, its axes renumbered,
+    and its tables are read back under the domain's positions."""
+    rng = np.random.default_rng(2)
+    truth = rng.dirichlet(np.ones(12)).reshape(3, 4)
+    measurements = [Measurement((1, 3), truth.ravel(), 0.001), Measurement((3,), truth.sum(axis=0), 0.001)]
+    joint = adaptive.estimate_regularized_joint((2, 3, 5, 4), measurements, rng=0)
+    assert joint.attributes == (1, 3) and joint.fit.joint.shape == (3, 4)
+    assert set(joint.fit.tables) == {(0, 1), (1,)}
+    np.testing.assert_allclose(joint.table((1, 3)), truth, atol=0.003)
+    np.testing.assert_allclose(joint.table((3,)), joint.table((1, 3)).sum(axis=0), atol=1e-15)
+    with pytest.raises(ValueError, match="not all among the joint's"):
+        joint.table((0, 1))
