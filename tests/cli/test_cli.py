@@ -1681,7 +1681,13 @@ def test_synthesize_estimator_is_chosen_and_reported(files, capsys, monkeypatch)
     code, path = synthesize_cli(files, *arguments)
     assert code == 0, capsys.readouterr().err
     estimate = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimate"]
-    assert estimate["requested"] == "auto" and estimate["estimator"] == "joint"  # the universe fits
+    assert estimate["requested"] == "auto" and estimate["estimator"] == "regularized"  # the universe fits
+    assert estimate["fit"]["status"] == "optimal" and estimate["fit"]["solver"] == "mirror_descent"
+    assert estimate["iterations_run"] >= estimate["fit"]["iterations"] and "projection" not in estimate
+    code, path = synthesize_cli(files, *arguments, "--estimator", "joint", out="rows1.csv")
+    assert code == 0, capsys.readouterr().err
+    estimate = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))["estimate"]
+    assert estimate["requested"] == "joint" and estimate["estimator"] == "joint"
     assert estimate["projection"]["status"] == "optimal" and estimate["fit"]["solver"] == "ipf"
     code, path = synthesize_cli(files, *arguments, "--estimator", "tables", out="rows2.csv")
     assert code == 0, capsys.readouterr().err
@@ -1689,10 +1695,11 @@ def test_synthesize_estimator_is_chosen_and_reported(files, capsys, monkeypatch)
     assert summary["estimate"] == {"requested": "tables", "estimator": "tables"} and summary["body"] == "local"
     # A universe above the joint's limit: refused naming the flag, before anything is counted.
     monkeypatch.setattr(adaptive, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
-    code, path = synthesize_cli(files, *arguments, "--estimator", "joint", out="rows3.csv")
-    assert code == 2
-    one_line_error(capsys, "--estimator: 'joint' fits one distribution over the", command="synthesize")
-    assert not path.exists()
+    for estimator in ("joint", "regularized"):
+        code, path = synthesize_cli(files, *arguments, "--estimator", estimator, out="rows3.csv")
+        assert code == 2
+        one_line_error(capsys, f"--estimator: '{estimator}' fits one distribution over the", command="synthesize")
+        assert not path.exists()
 
 
 def test_synthesize_under_add_remove_estimates_the_size(files, capsys):
