@@ -63,7 +63,7 @@ class _JointMarginals:
         return _marginal(self.joint, check_positions("axes", axes, self.joint.ndim) if axes else ())
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class MaximumEntropyResult(_JointMarginals, SolveResult):
     """A fitted maximum-entropy distribution (:func:`fit_maximum_entropy` returns it).
 
