@@ -356,18 +356,18 @@ class _MarginalTree:
 
     def adjoint(self, tables: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
         """The sum over ``tables`` of each table broadcast to the universe: the gradient of a
-        function of the marginals, given its gradient with respect to each."""
-        pending = {node: np.array(values, dtype=float) for node, values in tables.items()}
+        function of the marginals, given its gradient with respect to each. Partial sums keep a
+        length-1 axis for each attribute none of their tables has (broadcast, not copied), so
+        only the universe-sized result is written in full."""
+        pending: dict[tuple[int, ...], np.ndarray] = dict(tables)
         for node in reversed(self.order):
             if node not in pending:
                 continue
             parent, axis = self.parent[node]
-            child = np.expand_dims(pending.pop(node), axis)
-            if parent in pending:
-                pending[parent] = pending[parent] + child
-            else:
-                pending[parent] = np.broadcast_to(child, tuple(self.sizes[a] for a in parent)).copy()
-        return pending[self.root]
+            values = pending.pop(node)
+            child = values.reshape(values.shape[:axis] + (1,) + values.shape[axis:])
+            pending[parent] = pending[parent] + child if parent in pending else child
+        return np.array(np.broadcast_to(pending[self.root], self.sizes))
 
 
 def _checked_sigmas(targets: dict[tuple[int, ...], np.ndarray], sigma: Any) -> dict[tuple[int, ...], float]:
