@@ -31,7 +31,8 @@ The released answers come from the final estimate, one of three:
 On Adult's 7 attributes (all 3-way tables, 5 seeds, AIM's error metric) the tables estimate
 gives 0.0779, 0.0222 and 0.0051 at epsilon 0.1, 1 and 10, the certified joint 0.0727, 0.0217
 and 0.0048, the regularized joint 0.0718, 0.0191 and 0.0040 (``benchmarks/README.md``), in 1.5,
-6.2 and 31 s (mean) where AIM's reference implementation took 217, 447 and 518 s.
+4.7 and 26 s (mean); AIM's reference implementation, run beside it, took 90 s at epsilon 0.1 and
+277 s at 10.
 
 Measurements are data (:class:`Measurement`) and the estimator is separate
 (:func:`estimate_tables`, :func:`table_estimate`): every estimate is a function of the
