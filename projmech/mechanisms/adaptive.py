@@ -393,17 +393,7 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
         raise ValueError("measurements: need at least one")
     blocks, targets = [], []
     for measurement in measurements:
-        attributes = tuple(measurement.attributes)
-        if not attributes or any(not 0 <= a < len(sizes) for a in attributes) or \
-                any(b <= a for a, b in zip(attributes, attributes[1:])):
-            raise ValueError(f"measurements: attributes {attributes} must be increasing positions in "
-                             f"0..{len(sizes) - 1} (the values are read row-major over them)")
-        cells = math.prod(sizes[a] for a in attributes)
-        if np.shape(measurement.values) != (cells,):
-            raise ValueError(f"measurements: the table on {attributes} has {cells} cells, its values have shape "
-                             f"{np.shape(measurement.values)}")
-        if not (math.isfinite(measurement.sigma) and measurement.sigma > 0):
-            raise ValueError(f"measurements: sigma must be positive and finite, got {measurement.sigma}")
+        _check_measurement(sizes, measurement)
         weight = 1.0 / measurement.sigma
         first = min(measurement.attributes)
         factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
@@ -411,6 +401,22 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
         blocks.append(kron(factors))
         targets.append(weight * np.asarray(measurement.values, dtype=float))
     return (blocks[0] if len(blocks) == 1 else stack(blocks)), np.concatenate(targets)
+
+
+def _check_measurement(sizes: tuple[int, ...], measurement: Measurement) -> None:
+    """Refuse a measurement whose attributes are not increasing positions of ``sizes``, whose
+    values are not one per cell of its table, or whose sigma is not positive and finite."""
+    attributes = tuple(measurement.attributes)
+    if not attributes or any(not 0 <= a < len(sizes) for a in attributes) or \
+            any(b <= a for a, b in zip(attributes, attributes[1:])):
+        raise ValueError(f"measurements: attributes {attributes} must be increasing positions in "
+                         f"0..{len(sizes) - 1} (the values are read row-major over them)")
+    cells = math.prod(sizes[a] for a in attributes)
+    if np.shape(measurement.values) != (cells,):
+        raise ValueError(f"measurements: the table on {attributes} has {cells} cells, its values have shape "
+                         f"{np.shape(measurement.values)}")
+    if not (math.isfinite(measurement.sigma) and measurement.sigma > 0):
+        raise ValueError(f"measurements: sigma must be positive and finite, got {measurement.sigma}")
 
 
 def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
@@ -692,13 +698,13 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
 
 def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
                  ) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
-    """The measured attributes, their sizes, and the measurements renumbered onto them (the
-    universe a joint estimate is over)."""
+    """The measured attributes, their sizes, and the measurements, each checked, renumbered onto
+    them (the universe a joint estimate is over)."""
     if not measurements:
         raise ValueError("measurements: need at least one")
+    for measurement in measurements:
+        _check_measurement(sizes, measurement)
     attributes = tuple(sorted({a for m in measurements for a in m.attributes}))
-    if any(not 0 <= a < len(sizes) for a in attributes):
-        raise ValueError(f"measurements: attributes {list(attributes)} must be positions in 0..{len(sizes) - 1}")
     axes_sizes = tuple(sizes[a] for a in attributes)
     if math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:
         raise ValueError(f"measurements: the universe of their attributes holds {math.prod(axes_sizes):,} cells, above "

@@ -761,6 +761,10 @@ def test_the_size_rule_lets_the_workload_table_be_measured():
 def test_measurements_are_checked(measurements, message):
     with pytest.raises(ValueError, match=f"measurements: .*{message}"):
         estimate_tables((2, 3), measurements)
+    # The joint estimates check them alike (the regularized one once divided by a zero sigma).
+    for estimate in (adaptive.estimate_joint, adaptive.estimate_regularized_joint):
+        with pytest.raises(ValueError, match=f"measurements: .*{message}"):
+            estimate((2, 3), measurements)
 
 
 def test_a_budget_too_small_for_the_discrete_sampler_names_privacy():
