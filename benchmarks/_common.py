@@ -62,6 +62,11 @@ def int_list(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.strip()]
 
 
+def float_list(text: str) -> list[float]:
+    """``"0.1,1, 10"`` -> ``[0.1, 1.0, 10.0]``; empty parts are skipped."""
+    return [float(part) for part in text.split(",") if part.strip()]
+
+
 def name_list(text: str) -> list[str]:
     """``"a, b"`` -> ``["a", "b"]``; empty parts are skipped."""
     return [part.strip() for part in text.split(",") if part.strip()]

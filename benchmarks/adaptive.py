@@ -48,14 +48,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import RESULTS, argument_parser, int_list, name_list, peak_memory_mb, run_in_process, write_csv
+from _common import (RESULTS, argument_parser, float_list, int_list, name_list, peak_memory_mb, run_in_process,
+                     write_csv)
 
 ROWS = ("adaptive", "adaptive_joint", "adaptive_tables", "residual", "residual_local", "aim")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
-
-
-def _float_list(text: str) -> list[float]:
-    return [float(part) for part in text.split(",") if part.strip()]
 
 
 def _workload_error(tables: dict[tuple[int, ...], np.ndarray], truth: dict[tuple[int, ...], np.ndarray]) -> float:
@@ -133,7 +130,7 @@ def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:
 
 def main() -> int:
     parser = argument_parser(__doc__)
-    parser.add_argument("--epsilons", type=_float_list, default=[0.1, 1.0, 10.0])
+    parser.add_argument("--epsilons", type=float_list, default=[0.1, 1.0, 10.0])
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. seeds-1, unless --seed-list")
     parser.add_argument("--seed-list", type=int_list, default=None, help="these seeds instead (to add runs)")
     parser.add_argument("--out", default="adaptive.csv", help="the CSV's name in results/")
