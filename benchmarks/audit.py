@@ -37,7 +37,7 @@ import pandas as pd
 
 import projmech as pm
 from projmech.audit.auditor import audit
-from projmech.audit.self_audit import MECHANISMS, audit_cases
+from projmech.audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases
 
 from _common import RESULTS, Timer, argument_parser, write_csv
 
@@ -128,7 +128,7 @@ def main() -> None:
     timer = Timer()
     jobs = []
     seed = 0
-    for part, planted, delta in (("validity", False, 1e-5), ("power", True, 1e-3)):
+    for part, planted, delta in (("validity", False, AUDIT_DELTA), ("power", True, PLANTED_BUG_DELTA)):
         if part not in args.parts:
             continue
         for mechanism in args.mechanisms:

@@ -52,7 +52,7 @@ from ..audit.auditor import format_audit_table
 from ..mechanisms.adaptive import ESTIMATORS, AdaptiveProjectionMechanism, AdaptiveRound
 from ..privacy.noise import NOISE_KINDS
 from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
-from ..audit.self_audit import MECHANISMS, audit_cases, run_audits
+from ..audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases, run_audits
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
 from ..workloads import Workload
 from ..workloads.marginal_tables import RANGE_BLOCKS
@@ -814,6 +814,9 @@ def _audit(args: argparse.Namespace) -> int:
         raise ValueError(f"--releases: must be at least 2, got {args.releases}")
     if not 0 < args.confidence < 1:
         raise ValueError(f"--confidence: must lie in (0, 1), got {args.confidence}")
+    if args.delta is None:
+        # A planted bug shows only through events well above delta (see PLANTED_BUG_DELTA).
+        args.delta = PLANTED_BUG_DELTA if args.planted_bug else AUDIT_DELTA
     _fraction("--delta", args.delta)
     _check_seed(args.seed)
     out = _output_path("--out", args.out) if args.out is not None else None
@@ -1071,8 +1074,9 @@ def build_parser() -> _Parser:
     audit.add_argument("--noise", choices=NOISE_KINDS, default="auto",
                        help="the audited mechanisms' noise, as for release --noise (default auto: exact discrete "
                             "noise on counts, drawn from OS entropy)")
-    audit.add_argument("--delta", type=float, default=1e-5,
-                       help="delta of the (epsilon, delta) mechanisms audited (default 1e-5)")
+    audit.add_argument("--delta", type=float, default=None,
+                       help="delta of the (epsilon, delta) mechanisms audited (default 1e-5; 1e-3 with "
+                            "--planted-bug, where a planted bug shows at 20,000 releases)")
     audit.add_argument("--seed", type=int, default=None,
                        help="seed of the auditor's own randomness and of continuous noise; discrete noise draws "
                             "from OS entropy, so a run repeats exactly only with --noise continuous")

@@ -1066,6 +1066,20 @@ def test_demo_and_audit_flag_errors(tmp_path, capsys, args, message):
     assert not (tmp_path / "demo").exists()
 
 
+@pytest.mark.parametrize("flags, delta", [
+    ([], 1e-5),
+    (["--planted-bug"], 1e-3),  # where a planted bug shows at 20,000 releases
+    (["--planted-bug", "--delta", "1e-5"], 1e-5),
+    (["--delta", "1e-4"], 1e-4),
+])
+def test_audit_delta_defaults_to_where_a_planted_bug_shows(tmp_path, capsys, flags, delta):
+    out = tmp_path / "audit.csv"
+    assert main(["audit", "--mechanism", "gaussian", "--neighbouring", "replace-one", "--releases", "200",
+                 "--noise", "continuous", "--seed", "0", "--out", str(out), *flags]) == 0
+    capsys.readouterr()
+    assert pd.read_csv(out)["claimed_delta"].tolist() == [delta]
+
+
 def test_demo_out_dir_must_be_a_folder(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     assert main(["demo", "--out-dir", str(tmp_path / "file")]) == 2
