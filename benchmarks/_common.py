@@ -72,6 +72,14 @@ def name_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def aim_error(tables: dict[tuple[int, ...], np.ndarray], truth: dict[tuple[int, ...], np.ndarray],
+              among: Iterable[tuple[int, ...]] | None = None) -> float:
+    """AIM's error metric: the mean over the tables of ``truth`` (or those ``among`` them) of half
+    the L1 distance between the normalized tables."""
+    keys = list(truth if among is None else among)
+    return float(np.mean([0.5 * np.abs(tables[t] - truth[t]).sum() for t in keys]))
+
+
 def usage_error(message: str) -> int:
     """Print ``NAME.py: error: message`` to stderr (``NAME.py`` the running script); return 2,
     the exit status of a usage error."""

@@ -48,16 +48,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import (RESULTS, argument_parser, float_list, int_list, name_list, peak_memory_mb, run_in_process,
-                     write_csv)
+from _common import (RESULTS, aim_error, argument_parser, float_list, int_list, name_list, peak_memory_mb,
+                     run_in_process, write_csv)
 
 ROWS = ("adaptive", "adaptive_joint", "adaptive_tables", "residual", "residual_local", "aim")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
-
-
-def _workload_error(tables: dict[tuple[int, ...], np.ndarray], truth: dict[tuple[int, ...], np.ndarray]) -> float:
-    """AIM's metric: the mean over tables of half the L1 distance of the normalized tables."""
-    return float(np.mean([0.5 * np.abs(tables[t] - truth[t]).sum() for t in truth]))
 
 
 def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> dict[str, Any]:
@@ -101,10 +96,10 @@ def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> 
         # of the largest tables, most of them empty, dominates the unprojected error.
         clipped = {t: np.maximum(table, 0.0) / max(float(np.maximum(table, 0.0).sum()), 1e-300)
                    for t, table in tables.items()}
-        extra = {"min_cell": float(answers.min()), "error_clipped": _workload_error(clipped, truth)}
+        extra = {"min_cell": float(answers.min()), "error_clipped": aim_error(clipped, truth)}
         if kind == "residual_local":
             extra["projection_status"] = str(release.projection.stats.status)
-    return {"error": _workload_error(tables, truth), "seconds": seconds, "peak_mb": peak_memory_mb(), **extra}
+    return {"error": aim_error(tables, truth), "seconds": seconds, "peak_mb": peak_memory_mb(), **extra}
 
 
 def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:

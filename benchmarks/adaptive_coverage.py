@@ -36,15 +36,10 @@ import pandas as pd
 import projmech as pm
 from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
 
-from _common import RESULTS, argument_parser, float_list, write_csv
+from _common import RESULTS, aim_error, argument_parser, float_list, write_csv
 
 #: A standard deviation small enough that the local projection returns exact tables unchanged.
 _EXACT_SIGMA = 1e-6
-
-
-def _error(estimate: dict[tuple[int, ...], np.ndarray], truth: dict[tuple[int, ...], np.ndarray],
-           tables: list[tuple[int, ...]]) -> float:
-    return float(np.mean([0.5 * np.abs(estimate[t] - truth[t]).sum() for t in tables]))
 
 
 def _exact_completion(data: pm.Dataset, measured: list[tuple[int, ...]], tables: list[tuple[int, ...]]
@@ -68,8 +63,8 @@ def main() -> int:
     tables = list(itertools.combinations(range(len(sizes)), 3))
     truth = {t: np.asarray(data.table(list(t)), dtype=float) / data.n for t in tables}
     start = time.perf_counter()
-    exact_pairs = _error(_exact_completion(data, list(itertools.combinations(range(len(sizes)), 2)), tables),
-                         truth, tables)
+    exact_pairs = aim_error(_exact_completion(data, list(itertools.combinations(range(len(sizes)), 2)), tables),
+                            truth)
     print(f"every 2-way table exact, 3-way tables by maximum entropy: {exact_pairs:.4f} "
           f"({time.perf_counter() - start:.1f} s)", flush=True)
     workload = pm.marginals(data.domain, 3, implicit=True)
@@ -93,12 +88,12 @@ def main() -> int:
                 "measured": len(measured), "measured_cells": sum(math.prod(sizes[a] for a in t) for t in measured),
                 **{f"measured_{k}way": sum(len(t) == k for t in measured) for k in (1, 2, 3)},
                 "covered": len(covered),
-                "error": _error(released, truth, tables),
-                "error_covered": _error(released, truth, covered) if covered else math.nan,
-                "error_uncovered": _error(released, truth, uncovered),
-                "error_rows": _error(rows, truth, tables),
-                "exact_same": _error(exact_same, truth, tables),
-                "exact_same_uncovered": _error(exact_same, truth, uncovered),
+                "error": aim_error(released, truth),
+                "error_covered": aim_error(released, truth, covered) if covered else math.nan,
+                "error_uncovered": aim_error(released, truth, uncovered),
+                "error_rows": aim_error(rows, truth),
+                "exact_same": aim_error(exact_same, truth),
+                "exact_same_uncovered": aim_error(exact_same, truth, uncovered),
                 "exact_pairs": exact_pairs,
             }
             records.append(record)
