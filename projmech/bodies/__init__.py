@@ -16,8 +16,9 @@
   workload has no such tables).
 - :func:`fit_maximum_entropy`: on a small universe, the maximum-entropy distribution with given
   marginal tables (a projection's, so that every other table is read from one distribution).
-- :func:`fit_noisy_marginals`: on a small universe, a distribution fitted to noisy marginal
-  tables by mirror descent stopped where Stein's unbiased estimate of its risk is least.
+- :func:`fit_noisy_marginals`: a distribution fitted to noisy marginal tables by mirror descent
+  stopped where Stein's unbiased estimate of its risk is least (or certified at the
+  least-squares point), held over a small universe or by a :class:`JunctionTree` of the tables.
 - :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
@@ -37,6 +38,7 @@ from .relaxation import (
     relaxation_support,
 )
 from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
+from .junction_tree import JunctionTree, TreeTooLargeError
 from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
 from .noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
@@ -68,6 +70,8 @@ __all__ = [
     "fit_maximum_entropy",
     "NoisyMarginalsResult",
     "fit_noisy_marginals",
+    "JunctionTree",
+    "TreeTooLargeError",
     "LocalError",
     "LocalResult",
     "LocalTables",

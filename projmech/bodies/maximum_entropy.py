@@ -43,7 +43,7 @@ DEFAULT_MAX_SWEEPS = 1000
 class _JointMarginals:
     """A result holding a distribution over a small universe (``joint``): its tables."""
 
-    joint: np.ndarray
+    joint: np.ndarray | None
 
     def marginal(self, axes: Any) -> np.ndarray:
         """The distribution's table on ``axes`` (increasing axis positions).
@@ -58,7 +58,11 @@ class _JointMarginals:
         numpy.ndarray
             The table, of shape ``[sizes[a] for a in axes]``.
         """
-        axes = tuple(axes)
+        return self._table(tuple(axes))
+
+    def _table(self, axes: tuple[int, ...]) -> np.ndarray:
+        """The table on ``axes`` (not yet checked), summed from ``joint``."""
+        assert self.joint is not None
         # No axes: the whole distribution summed, its total (1).
         return _marginal(self.joint, check_positions("axes", axes, self.joint.ndim) if axes else ())
 
@@ -203,7 +207,8 @@ def _checked_tolerances(targets: dict[tuple[int, ...], np.ndarray], tol: Any) ->
     return {axes: check_positive_number("tol", value) for axes, value in keys.items()}
 
 
-def _checked_sizes(sizes: Any) -> tuple[int, ...]:
+def _checked_sizes(sizes: Any, *, dense: bool = True) -> tuple[int, ...]:
+    """Positive sizes; with ``dense``, of a universe small enough to hold whole."""
     try:
         checked = tuple(check_positive_int("sizes", size) for size in sizes)
     except TypeError:
@@ -211,7 +216,7 @@ def _checked_sizes(sizes: Any) -> tuple[int, ...]:
     if not checked:
         raise ValueError("sizes: need at least one attribute")
     cells = math.prod(checked)
-    if cells > MAXIMUM_ENTROPY_MAX_CELLS:
+    if dense and cells > MAXIMUM_ENTROPY_MAX_CELLS:
         raise ValueError(f"sizes: the universe holds {cells:,} cells, above MAXIMUM_ENTROPY_MAX_CELLS="
                          f"{MAXIMUM_ENTROPY_MAX_CELLS:,}: the fit is dense over the universe")
     return checked

@@ -42,10 +42,11 @@ from typing import Any
 import numpy as np
 
 from ..solve import Attempt, SolveResult, SolveStats, Status
-from ..validation import SEED, check_positions, check_positive_int, check_positive_number, format_count
-from .maximum_entropy import _JointMarginals, _checked_marginals, _checked_sizes
+from ..validation import SEED, Options, check_positions, check_positive_int, check_positive_number, format_count
+from .junction_tree import JunctionTree, TreeTooLargeError, _spread, _sum_to
+from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, _JointMarginals, _checked_marginals, _checked_sizes
 
-__all__ = ["NoisyMarginalsResult", "fit_noisy_marginals"]
+__all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
 
 #: Default iterations before stopping with ``iteration_limit`` (on Adult's 7 attributes at epsilon
 #: 10 the least estimated risk came at 3,000-4,000 iterations, 20-30 s).
@@ -86,26 +87,35 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
 
     Parameters
     ----------
-    joint : numpy.ndarray
-        The distribution, of shape ``sizes``, non-negative and summing to 1.
+    joint : numpy.ndarray or None
+        The distribution, of shape ``sizes``, non-negative and summing to 1; None when it is
+        held by a junction tree (``tree``).
     tables : tuple of tuple of int
         The axes of the tables it was fitted to, in the order given.
-    risk : float
+    risk : float or None
         Stein's estimate of the returned iterate's mean squared error per measured cell, in
         units of each cell's noise variance (1 would be the measurements' own). Unbiased for an
         iterate fixed in advance; for the iterate chosen as its least it is optimistic, the more
-        so the noisier the measurements (it can be negative).
+        so the noisier the measurements (it can be negative). None with ``stop="gap"``.
     chi2 : float
         The returned iterate's weighted squared residual per measured cell.
-    degrees_of_freedom : float
-        The estimated divergence of its fitted tables in the measurements, per measured cell.
+    degrees_of_freedom : float or None
+        The estimated divergence of its fitted tables in the measurements, per measured cell
+        (None with ``stop="gap"``).
     iterations_run : int
         The iterations the path ran (``stats.iterations`` is the one returned, 0 for the
         uniform distribution it starts from).
     stats : SolveStats
-        Solver ``"mirror_descent"``, no certificate (``gap`` None): ``status`` optimal when the
-        path stopped by its rule (a quarter of the iterations, plus 50, past the last fall of
-        the estimate by more than 0.01 a measured cell), else ``iteration_limit``.
+        Solver ``"mirror_descent"``. With ``stop="risk"``: no certificate (``gap`` None),
+        ``status`` optimal when the path stopped by its rule (a quarter of the iterations, plus
+        50, past the last fall of the estimate by more than 0.01 a measured cell), else
+        ``iteration_limit``. With ``stop="gap"``: the Frank–Wolfe gap of the returned iterate
+        (a bound on its loss's excess over the least-squares point's), optimal when within its
+        tolerance.
+    tree : JunctionTree or None
+        The junction tree holding the distribution (``model="junction_tree"``), else None.
+    beliefs : tuple of numpy.ndarray or None
+        Its calibrated clique tables, one per clique of ``tree``.
 
     Examples
     --------
@@ -116,31 +126,63 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
     ((2, 3), 'optimal', True)
     """
 
-    joint: np.ndarray
+    joint: np.ndarray | None
     tables: tuple[tuple[int, ...], ...]
-    risk: float
+    risk: float | None
     chi2: float
-    degrees_of_freedom: float
+    degrees_of_freedom: float | None
     iterations_run: int
     stats: SolveStats
+    tree: JunctionTree | None = None
+    beliefs: tuple[np.ndarray, ...] | None = None
+
+    def _table(self, axes: tuple[int, ...]) -> np.ndarray:
+        """The table on ``axes`` (not yet checked): summed from the dense distribution, or read
+        through the junction tree."""
+        if self.joint is not None:
+            return super()._table(axes)
+        assert self.tree is not None and self.beliefs is not None
+        if not axes:
+            return np.ones(())
+        return self.tree.marginal(self.beliefs, check_positions("axes", axes, len(self.tree.sizes)))
 
     def _description(self) -> str:
-        return (f"over {format_count(self.joint.size)} cells fitted to {len(self.tables)} noisy tables, estimated "
-                f"risk {self.risk:.3g} per cell")
+        held = (f"{format_count(self.joint.size)} cells" if self.joint is not None else
+                f"a junction tree of {format_count(self.tree.cells if self.tree is not None else 0)} cells")
+        fitted = (f"estimated risk {self.risk:.3g} per cell" if self.risk is not None
+                  else f"chi2 {self.chi2:.3g} per cell")
+        return f"over {held} fitted to {len(self.tables)} noisy tables, {fitted}"
+
+
+#: The models a fit holds its distribution in.
+MODELS = ("auto", "dense", "junction_tree")
+
+#: The fits' stopping rules: least estimated risk, or the least-squares point within a gap.
+STOPS = ("risk", "gap")
+
+#: Default tolerance of ``stop="gap"``: the Frank–Wolfe gap within this share of the larger of
+#: the loss and its expectation at the truth (half the measured cells, each weighted to unit
+#: noise), as :func:`~projmech.bodies.project_to_hull` with ``noise_scale``; looser than its
+#: 1e-4, since mirror descent closes the gap slowly near the boundary.
+GAP_TOLERANCE = 1e-3
 
 
 def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma: float | dict[tuple[int, ...], float],
-                        *, rng: Any = None, max_iterations: int = DEFAULT_MAX_ITERATIONS) -> NoisyMarginalsResult:
+                        *, rng: Any = None, max_iterations: int = DEFAULT_MAX_ITERATIONS, model: str = "auto",
+                        stop: str = "risk", tol: float = GAP_TOLERANCE) -> NoisyMarginalsResult:
     """The distribution over ``prod(sizes)`` cells fitted to noisy tables, stopped early.
 
     Entropic mirror descent from the uniform distribution on the tables' weighted squared
-    residual, returning the iterate of least Stein's unbiased risk estimate (see the module).
+    residual, returning the iterate of least Stein's unbiased risk estimate (see the module),
+    or, with ``stop="gap"``, the first iterate certified near the least-squares point of the
+    marginal polytope.
 
     Parameters
     ----------
     sizes : sequence of int
-        The attributes' sizes; their product must be at most
-        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS`.
+        The attributes' sizes; with ``model="dense"`` their product must be at most
+        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS`, with ``model="junction_tree"``
+        the cliques' cells together (:class:`~projmech.bodies.junction_tree.JunctionTree`).
     marginals : dict
         Maps increasing axis positions to a measured table of shape ``[sizes[a] for a in
         axes]``: a distribution's table (summing to about 1) plus independent Gaussian noise.
@@ -153,11 +195,26 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
         Source of the perturbation of the second path (the risk estimate's only randomness).
     max_iterations : int, default 20,000
         Iterations before stopping with ``iteration_limit``.
+    model : {"auto", "dense", "junction_tree"}
+        How the iterates are held: an array over the universe, or the potentials and tables of
+        the cliques of a junction tree of the measured tables (every iterate is a log-linear
+        model on them, so the tree holds it exactly); ``"auto"``, dense where the universe
+        holds at most :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells. Both give the
+        same path.
+    stop : {"risk", "gap"}
+        ``"risk"``: the iterate of least estimated risk; ``"gap"``: run until the Frank–Wolfe
+        gap (computed exactly, by min-sum on the tree) is at most ``tol`` times the larger of
+        the loss and half the measured cells, and return that iterate: the precision-weighted
+        projection onto the marginal polytope, its ties broken towards the maximum-entropy
+        distribution (the path's limit), as :func:`~projmech.bodies.project_to_hull` followed
+        by :func:`~projmech.bodies.fit_maximum_entropy` gives it on small universes.
+    tol : float, default GAP_TOLERANCE
+        The gap's tolerance with ``stop="gap"``.
 
     Returns
     -------
     NoisyMarginalsResult
-        The iterate of least estimated risk among those run.
+        The iterate of least estimated risk among those run, or the certified one.
 
     Raises
     ------
@@ -165,9 +222,10 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
         If ``marginals`` or ``sigma`` has the wrong type, or ``rng`` is not a Generator, int or
         None.
     ValueError
-        If ``sizes`` is empty, holds a size below 1 or too many cells; if a table has the wrong
-        axes or shape or a non-finite cell; if a ``sigma`` is not positive or its keys are not
-        those of ``marginals``.
+        If ``sizes`` is empty, holds a size below 1 or too many cells for the model (a
+        :class:`~projmech.bodies.junction_tree.TreeTooLargeError` for the tree); if a
+        table has the wrong axes or shape or a non-finite cell; if a ``sigma`` is not positive
+        or its keys are not those of ``marginals``; if ``model`` or ``stop`` is unknown.
     ArithmeticError
         If a step cannot be made small enough to pass its acceptance test (not seen: a step
         halved 200 times leaves the iterate unchanged, which passes).
@@ -185,28 +243,36 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     >>> bool(np.abs(fit.joint - truth).sum() < np.abs(noisy - truth).sum())
     True
     """
-    sizes = _checked_sizes(sizes)
+    model = Options(*MODELS).check("model", model)
+    stop = Options(*STOPS).check("stop", stop)
+    tol = check_positive_number("tol", tol)
+    sizes = _checked_sizes(sizes, dense=False)
     targets = _checked_marginals(sizes, marginals, distribution=False)
     sigmas = _checked_sigmas(targets, sigma)
     max_iterations = check_positive_int("max_iterations", max_iterations)
     generator = SEED.check("rng", rng)
+    holder = _model(sizes, tuple(targets), model)
     start = time.perf_counter()
     cells = sum(target.size for target in targets.values())
+    if stop == "gap":
+        return _fit_to_gap(holder, targets, sigmas, max_iterations, tol, cells, start)
     # Never returned as it is: the path yields at least one iterate.
-    best: tuple[float, int, np.ndarray, float, float] = (math.inf, 0, np.empty(0), 0.0, 0.0)
+    best: tuple[float, int, _Iterate | None, float, float] = (math.inf, 0, None, 0.0, 0.0)
     # The last iterate that lowered the estimate by more than _SIGNIFICANT a cell: the patience
     # counts from it.
     anchor, anchored = math.inf, 0
     iteration = 0
-    for iteration, joint, chi2, degrees in _path(sizes, targets, sigmas, generator):
+    for iteration, main, degrees in _path(holder, targets, sigmas, generator):
+        chi2 = 2.0 * main.loss
         risk = chi2 - cells + 2.0 * degrees
         if risk < best[0]:
-            best = (risk, iteration, joint, chi2, degrees)
+            best = (risk, iteration, main, chi2, degrees)
         if risk < anchor - _SIGNIFICANT * cells:
             anchor, anchored = risk, iteration
         if iteration >= max_iterations or iteration >= (1.0 + _PATIENCE_SHARE) * anchored + _PATIENCE_MIN:
             break
-    risk, chosen, joint, chi2, degrees = best
+    risk, chosen, returned, chi2, degrees = best
+    assert returned is not None
     bracketed = iteration >= (1.0 + _PATIENCE_SHARE) * anchored + _PATIENCE_MIN
     status = Status.OPTIMAL if bracketed else Status.ITERATION_LIMIT
     seconds = time.perf_counter() - start
@@ -215,39 +281,86 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
                       + ("" if bracketed else " (still falling at the iteration limit)"), seconds)
     stats = SolveStats.from_attempt(attempt, [attempt], iterations=chosen)
     stats = SolveStats(**{**stats.__dict__, "total_time": seconds})
-    return NoisyMarginalsResult(joint, tuple(targets), risk / cells, chi2 / cells, degrees / cells, iteration, stats)
+    return _result(holder, returned, tuple(targets), risk / cells, chi2 / cells, degrees / cells, iteration, stats)
 
 
-def _path(sizes: tuple[int, ...], targets: dict[tuple[int, ...], np.ndarray], sigmas: dict[tuple[int, ...], float],
-          generator: np.random.Generator) -> Iterator[tuple[int, np.ndarray, float, float]]:
+def _fit_to_gap(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray],
+                sigmas: dict[tuple[int, ...], float], max_iterations: int, tol: float, cells: int,
+                start: float) -> NoisyMarginalsResult:
+    """The path run until its Frank–Wolfe gap is within ``tol`` (``stop="gap"``)."""
+    scale = 0.5 * cells
+    gap, threshold, iteration, main = math.inf, 0.0, 0, None
+    for iteration, main, _ in _path(holder, targets, sigmas, None):
+        # The gap bounds f(mu) - f*: <grad, mu> minus the least of <grad, vertex> over the
+        # universe's elements (the marginal polytope's vertices).
+        linear = sum(float((main.residuals[axes] * main.fitted[axes]).sum()) for axes in targets)
+        gap = max(linear - holder.least(main), 0.0)
+        threshold = tol * max(main.loss - gap, scale)
+        if gap <= threshold or iteration >= max_iterations:
+            break
+    assert main is not None
+    status = Status.OPTIMAL if gap <= threshold else Status.ITERATION_LIMIT
+    seconds = time.perf_counter() - start
+    attempt = Attempt("mirror_descent", status, f"Frank–Wolfe gap {gap:.4g} against {threshold:.4g} at iteration "
+                      f"{iteration}", seconds)
+    stats = SolveStats.from_attempt(attempt, [attempt], gap=gap, tolerance=threshold, iterations=iteration)
+    stats = SolveStats(**{**stats.__dict__, "total_time": seconds})
+    return _result(holder, main, tuple(targets), None, 2.0 * main.loss / cells, None, iteration, stats)
+
+
+def _result(holder: _Dense | _Factored, iterate: _Iterate, tables: tuple[tuple[int, ...], ...], risk: float | None,
+            chi2: float, degrees: float | None, iterations: int, stats: SolveStats) -> NoisyMarginalsResult:
+    if isinstance(holder, _Dense):
+        return NoisyMarginalsResult(iterate.state.joint, tables, risk, chi2, degrees, iterations, stats)
+    return NoisyMarginalsResult(None, tables, risk, chi2, degrees, iterations, stats, holder.tree,
+                                tuple(iterate.state.beliefs))
+
+
+def _model(sizes: tuple[int, ...], tables: tuple[tuple[int, ...], ...], model: str) -> _Dense | _Factored:
+    """The holder of the iterates, refusing one too large before anything is allocated."""
+    universe = math.prod(sizes)
+    if model == "dense" or (model == "auto" and universe <= MAXIMUM_ENTROPY_MAX_CELLS):
+        if universe > MAXIMUM_ENTROPY_MAX_CELLS:
+            raise ValueError(f"sizes: the universe holds {universe:,} cells, above MAXIMUM_ENTROPY_MAX_CELLS="
+                             f"{MAXIMUM_ENTROPY_MAX_CELLS:,}: the dense fit holds it whole (model='junction_tree' "
+                             "holds the cliques of the measured tables)")
+        return _Dense(sizes, tables)
+    tree = JunctionTree(sizes, tables)
+    if tree.cells > MAXIMUM_ENTROPY_MAX_CELLS:
+        raise TreeTooLargeError(f"marginals: the junction tree of their tables holds {tree.cells:,} cells, above "
+                                f"MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}")
+    return _Factored(tree, tables)
+
+
+def _path(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray],
+          sigmas: dict[tuple[int, ...], float],
+          generator: np.random.Generator | None) -> Iterator[tuple[int, _Iterate, float]]:
     """Entropic mirror descent from uniform on the weighted squared residual: yields, for every
-    iteration from 0 (the uniform distribution), the iterate, its weighted squared residual
-    ``chi2`` and the Monte-Carlo estimate of its fitted tables' divergence ``df`` (Stein's risk
-    estimate is ``chi2 - N + 2 df``), endlessly."""
-    tree = _MarginalTree(sizes, tuple(targets))
+    iteration from 0 (the uniform distribution), the iterate and the Monte-Carlo estimate of its
+    fitted tables' divergence ``df`` (Stein's risk estimate is ``chi2 - N + 2 df``, ``chi2``
+    twice the iterate's loss), endlessly. Without ``generator`` no second path is run and
+    ``df`` is 0."""
     weights = {axes: 1.0 / sigmas[axes] ** 2 for axes in targets}
-    directions = {axes: generator.standard_normal(target.shape) for axes, target in targets.items()}
-    perturbed = {axes: target + _PERTURBATION * sigmas[axes] * directions[axes] for axes, target in targets.items()}
+    directions = ({} if generator is None else
+                  {axes: generator.standard_normal(target.shape) for axes, target in targets.items()})
+    perturbed = {axes: target + _PERTURBATION * sigmas[axes] * directions[axes]
+                 for axes, target in targets.items() if axes in directions}
 
     # Sums of products rather than np.vdot throughout: vdot's BLAS threads made the fit 3 times
     # slower on a loaded 2-core machine (12.6 s against 4.0 s on Adult at epsilon 1).
-    def at(joint: np.ndarray, log: np.ndarray, measured: dict[tuple[int, ...], np.ndarray]) -> _Iterate:
-        fitted = tree.marginals(joint)
+    def at(state: Any, measured: dict[tuple[int, ...], np.ndarray]) -> _Iterate:
+        fitted = holder.fitted(state)
         loss, residuals = 0.0, {}
         for axes, values in measured.items():
             residual = fitted[axes] - values
             loss += 0.5 * weights[axes] * float((residual * residual).sum())
             residuals[axes] = weights[axes] * residual
-        return _Iterate(joint, log, loss, fitted, residuals, tree.adjoint)
+        return _Iterate(holder, state, loss, fitted, residuals)
 
-    # Each path is held as its iterate and the iterate's logarithm: a step is exact in the
-    # logarithms (never overflowing, and a cell that underflows to 0 in the iterate can return),
-    # and the step's Bregman distance is read from them.
-    uniform = np.full(sizes, 1.0 / math.prod(sizes))
-    main = at(uniform, np.log(uniform), targets)
+    main = at(holder.uniform(), targets)
     # The path from the perturbed measurements, taking the same steps.
-    shadow = at(uniform, main.log, perturbed)
-    yield 0, main.joint, 2.0 * main.loss, 0.0  # uniform whatever the measurements: no divergence
+    shadow = at(main.state, perturbed) if perturbed else None
+    yield 0, main, 0.0  # uniform whatever the measurements: no divergence
     # The loss's curvature is at most the summed weights in the l1 norm: a first step that
     # the backtracking below then grows by half each iteration and halves where needed.
     step = 1.0 / sum(weights.values())
@@ -258,50 +371,48 @@ def _path(sizes: tuple[int, ...], targets: dict[tuple[int, ...], np.ndarray], si
             # The step must suit both paths: taken for the main path alone it can grow without
             # bound where the main gradient vanishes (measured tables exactly uniform) and throw
             # the perturbed path, and with it the divergence, into oscillation.
-            candidate = main.stepped(step, lambda joint, log: at(joint, log, targets))
+            candidate = at(main.stepped(step), targets)
             if candidate.below_model_of(main, step, weights):
-                shadow_candidate = shadow.stepped(step, lambda joint, log: at(joint, log, perturbed))
+                if shadow is None:
+                    break
+                shadow_candidate = at(shadow.stepped(step), perturbed)
                 if shadow_candidate.below_model_of(shadow, step, weights):
                     break
             step /= 2
         else:
             raise ArithmeticError("fit_noisy_marginals: the step underflowed without decreasing the loss")
-        main, shadow = candidate, shadow_candidate
+        main = candidate
+        degrees = 0.0
+        if shadow is not None:
+            shadow = shadow_candidate
+            degrees = sum(float((directions[axes] * (shadow.fitted[axes] - main.fitted[axes])).sum()) / sigmas[axes]
+                          for axes in targets) / _PERTURBATION
         step *= 1.5
-        degrees = sum(float((directions[axes] * (shadow.fitted[axes] - main.fitted[axes])).sum()) / sigmas[axes]
-                      for axes in targets) / _PERTURBATION
-        yield iteration, main.joint, 2.0 * main.loss, degrees
+        yield iteration, main, degrees
 
 
 class _Iterate:
-    """A point of a path: the distribution, its logarithm, its loss and tables, and its gradient,
+    """A point of a path: its state in the model, its loss and tables, and its gradient,
     computed only when a step is taken from it (a step the test refuses never needs its own:
     about a third of the steps tried on Adult)."""
 
-    def __init__(self, joint: np.ndarray, log: np.ndarray, loss: float, fitted: dict[tuple[int, ...], np.ndarray],
-                 residuals: dict[tuple[int, ...], np.ndarray], adjoint: Any) -> None:
-        self.joint, self.log, self.loss, self.fitted = joint, log, loss, fitted
-        self._residuals, self._adjoint = residuals, adjoint
+    def __init__(self, holder: _Dense | _Factored, state: Any, loss: float, fitted: dict[tuple[int, ...], np.ndarray],
+                 residuals: dict[tuple[int, ...], np.ndarray]) -> None:
+        self.holder, self.state, self.loss, self.fitted, self.residuals = holder, state, loss, fitted, residuals
 
     @functools.cached_property
-    def gradient(self) -> np.ndarray:
-        """The loss's gradient: the weighted residuals broadcast to the universe and summed."""
-        return np.asarray(self._adjoint(self._residuals))
+    def gradient(self) -> Any:
+        """The loss's gradient in the model's parameters."""
+        return self.holder.gradient(self.residuals)
 
     @functools.cached_property
     def spread(self) -> float:
-        """The gradient's range: a step moves no logarithm by more than it times the step."""
-        return float(self.gradient.max() - self.gradient.min())
+        """A step moves no cell's logarithm by more than this times the step."""
+        return self.holder.spread(self.gradient)
 
-    def stepped(self, step: float, evaluate: Any) -> _Iterate:
-        """The mirror step ``p exp(-step g)``, normalized, evaluated by ``evaluate(joint, log)``."""
-        log = self.log - step * self.gradient
-        log -= log.max()
-        joint = np.exp(log)
-        total = float(joint.sum())
-        joint /= total
-        log -= math.log(total)
-        return evaluate(joint, log)
+    def stepped(self, step: float) -> Any:
+        """The state of the mirror step ``p exp(-step g)``, normalized."""
+        return self.holder.step(self.state, self.gradient, step)
 
     def below_model_of(self, previous: _Iterate, step: float, weights: dict[tuple[int, ...], float]) -> bool:
         """Whether this step from ``previous`` keeps the loss below its linear model plus
@@ -318,8 +429,108 @@ class _Iterate:
             return True
         excess = 0.5 * sum(weight * float(((self.fitted[axes] - previous.fitted[axes]) ** 2).sum())
                            for axes, weight in weights.items())
-        divergence = max(float((self.joint * (self.log - previous.log)).sum()), 0.0)
+        divergence = max(self.holder.divergence(self.state, previous.state), 0.0)
         return excess <= divergence / step + _ROUNDING * excess
+
+
+@dataclass(frozen=True)
+class _DenseState:
+    joint: np.ndarray
+    log: np.ndarray
+
+
+class _Dense:
+    """Iterates held over the whole universe: the distribution and its logarithm (a step is
+    exact in the logarithms, never overflowing, and a cell that underflows to 0 in the iterate
+    can return)."""
+
+    def __init__(self, sizes: tuple[int, ...], tables: tuple[tuple[int, ...], ...]) -> None:
+        self.sizes, self.tree = sizes, _MarginalTree(sizes, tables)
+
+    def uniform(self) -> _DenseState:
+        joint = np.full(self.sizes, 1.0 / math.prod(self.sizes))
+        return _DenseState(joint, np.log(joint))
+
+    def fitted(self, state: _DenseState) -> dict[tuple[int, ...], np.ndarray]:
+        return self.tree.marginals(state.joint)
+
+    def gradient(self, residuals: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
+        """The weighted residuals broadcast to the universe and summed."""
+        return np.asarray(self.tree.adjoint(residuals))
+
+    def spread(self, gradient: np.ndarray) -> float:
+        return float(gradient.max() - gradient.min())
+
+    def step(self, state: _DenseState, gradient: np.ndarray, step: float) -> _DenseState:
+        log = state.log - step * gradient
+        log -= log.max()
+        joint = np.exp(log)
+        total = float(joint.sum())
+        joint /= total
+        log -= math.log(total)
+        return _DenseState(joint, log)
+
+    def divergence(self, new: _DenseState, old: _DenseState) -> float:
+        """KL(new || old)."""
+        return float((new.joint * (new.log - old.log)).sum())
+
+    def least(self, iterate: _Iterate) -> float:
+        """The least of the gradient over the universe."""
+        return float(iterate.gradient.min())
+
+
+@dataclass(frozen=True)
+class _FactoredState:
+    potentials: list[np.ndarray]
+    logs: list[np.ndarray]
+    beliefs: list[np.ndarray]
+
+
+class _Factored:
+    """Iterates held by a junction tree of the measured tables: each clique's log-potential
+    and, calibrated, its table. A step moves the potentials of the cliques the tables live in."""
+
+    def __init__(self, tree: JunctionTree, tables: tuple[tuple[int, ...], ...]) -> None:
+        self.tree = tree
+        self.home = {table: tree.home(table) for table in tables}
+
+    def uniform(self) -> _FactoredState:
+        return self._state([np.zeros(self.tree.shape(i)) for i in range(len(self.tree.cliques))])
+
+    def _state(self, potentials: list[np.ndarray]) -> _FactoredState:
+        logs, _ = self.tree.calibrate(potentials, log=True)
+        return _FactoredState(potentials, logs, [np.exp(log) for log in logs])
+
+    def fitted(self, state: _FactoredState) -> dict[tuple[int, ...], np.ndarray]:
+        cliques = self.tree.cliques
+        return {table: _sum_to(state.beliefs[index], cliques[index], table) for table, index in self.home.items()}
+
+    def gradient(self, residuals: dict[tuple[int, ...], np.ndarray]) -> dict[int, np.ndarray]:
+        """Each clique's share: the weighted residuals of the tables living in it, broadcast."""
+        per_clique: dict[int, np.ndarray] = {}
+        for table, residual in residuals.items():
+            index = self.home[table]
+            spread = _spread(residual, table, self.tree.cliques[index])
+            per_clique[index] = per_clique[index] + spread if index in per_clique else spread
+        return per_clique
+
+    def spread(self, gradient: dict[int, np.ndarray]) -> float:
+        return sum(float(part.max() - part.min()) for part in gradient.values())
+
+    def step(self, state: _FactoredState, gradient: dict[int, np.ndarray], step: float) -> _FactoredState:
+        potentials = list(state.potentials)
+        for index, part in gradient.items():
+            moved = potentials[index] - step * part
+            potentials[index] = moved - moved.max()  # only differences matter; kept near 0
+        return self._state(potentials)
+
+    def divergence(self, new: _FactoredState, old: _FactoredState) -> float:
+        """KL(new || old), read from the cliques' tables."""
+        return self.tree.divergence(new.logs, old.logs)
+
+    def least(self, iterate: _Iterate) -> float:
+        """The least total of the weighted residuals over the universe (min-sum on the tree)."""
+        return self.tree.least_total(iterate.residuals)
 
 
 class _MarginalTree:

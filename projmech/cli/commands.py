@@ -1113,10 +1113,12 @@ def build_parser() -> _Parser:
     synth.add_argument("--seed", type=int, default=None, help="seed, with --noise continuous")
     synth.add_argument("--estimator", choices=ESTIMATORS, default="auto",
                        help="the final estimate the answers and rows come from: regularized (one distribution "
-                            "over the universe fitted to the measurements, stopped where its estimated risk is "
-                            "least), joint (the maximum-entropy distribution with the certified projection's "
-                            "tables; both up to 4 million cells), tables (the local projection's tables, completed "
-                            "one by one), auto (default: regularized up to 250,000 cells and 15,000 measured cells)")
+                            "fitted to the measurements, stopped where its estimated risk is least; over the "
+                            "universe, or held by a junction tree of the measured tables beyond 4 million cells), "
+                            "joint (the maximum-entropy distribution with the certified projection's tables; up to "
+                            "4 million cells), tables (the local projection's tables, completed one by one), auto "
+                            "(default: regularized up to 15,000 measured cells, over the universe up to 250,000 "
+                            "cells, else on a junction tree of at most 1,000,000 cells; else tables)")
     synth.add_argument("--out", required=True, help="CSV of the synthetic rows, each value its label (a new file)")
     synth.add_argument("--summary", help="JSON summary path (default: --out with .json)")
     synth.add_argument("--force", action="store_true", help="overwrite existing output files (never an input)")

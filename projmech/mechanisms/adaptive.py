@@ -14,17 +14,19 @@ select–measure–generate family of MWEM :cite:p:`HLM12` and AIM :cite:p:`MMSM
 
 The released answers come from the final estimate, one of three:
 
-- ``estimator="regularized"`` (the default where the universe of the attributes read holds at
-  most :data:`JOINT_AUTO_MAX_CELLS` cells and the measured tables at most
-  :data:`JOINT_AUTO_MAX_MEASURED` cells): one distribution fitted to the measurements
+- ``estimator="regularized"`` (the default where the measured tables hold at most
+  :data:`JOINT_AUTO_MAX_MEASURED` cells and either the universe of the attributes read at most
+  :data:`JOINT_AUTO_MAX_CELLS` or a junction tree of the measured tables at most
+  :data:`TREE_AUTO_MAX_CELLS`): one distribution fitted to the measurements
   (:func:`estimate_regularized_joint`), by entropic mirror descent from the uniform
   distribution stopped where Stein's unbiased estimate of its error on the measured tables is
-  least (:func:`~projmech.bodies.fit_noisy_marginals`). Every workload table is read from it:
+  least (:func:`~projmech.bodies.fit_noisy_marginals`), over the universe or held by the
+  junction tree (:class:`~projmech.bodies.JunctionTree`). Every workload table is read from it:
   an unmeasured table carries the dependence its measured neighbours imply along chains of
   them, as AIM's graphical model does, and the measured ones are not fitted to their noise.
 - ``estimator="joint"``: the measurements projected onto the marginal polytope itself
   (:func:`~projmech.bodies.project_to_hull`, certified), then the maximum-entropy distribution
-  with the projection's measured tables (:func:`estimate_joint`).
+  with the projection's measured tables (:func:`estimate_joint`); small universes only.
 - ``estimator="tables"`` (the default beyond those sizes): the local projection's tables,
   completed as in the rounds.
 
@@ -32,9 +34,9 @@ On Adult's 7 attributes (all 3-way tables, 5 seeds, AIM's error metric) the tabl
 gives 0.0779, 0.0222 and 0.0051 at epsilon 0.1, 1 and 10, the certified joint 0.0727, 0.0217
 and 0.0048, the regularized joint 0.0718, 0.0191 and 0.0040 (``benchmarks/README.md``), in 1.5,
 4.7 and 26 s (mean); AIM's reference implementation, run beside it, took 90 s at epsilon 0.1 and
-277 s at 10. Beyond the joint's universe AIM's graphical model is ahead: on 10 of Adult's
-attributes (1.5 10^10 cells, the tables estimate) it gave 0.0886 at epsilon 1 against 0.0984,
-in 1,870 s against 6.3 s.
+277 s at 10. On 10 of Adult's attributes (1.5 10^10 cells) the regularized joint on the
+junction tree gave 0.0827 at epsilon 1 (5 seeds; the tables 0.0991) in 104 s, where AIM's model
+gave 0.0886 (seed 0) in 1,870 s.
 
 Measurements are data (:class:`Measurement`) and the estimator is separate
 (:func:`estimate_tables`, :func:`table_estimate`): every estimate is a function of the
@@ -69,6 +71,7 @@ from typing import Any
 import numpy as np
 
 from ..bodies.hull import ProjectionError, ProjectionResult, project_to_hull
+from ..bodies.junction_tree import JunctionTree, TreeTooLargeError
 from ..bodies.local import LocalError, LocalResult, project_to_local
 from ..bodies.maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
 from ..bodies.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
@@ -88,7 +91,7 @@ from .selection import exponential_mechanism, exponential_mechanism_rho
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "JointEstimate", "Measurement", "Synthesis",
            "estimate_joint", "estimate_regularized_joint", "estimate_tables", "measured_workload", "synthesize",
            "table_estimate",
-           "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JOINT_AUTO_MAX_MEASURED",
+           "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JOINT_AUTO_MAX_MEASURED", "TREE_AUTO_MAX_CELLS",
            "JointEstimateWarning"]
 
 #: Default bound on the cells of the measured tables together (and of any one candidate): the
@@ -127,6 +130,13 @@ JOINT_AUTO_MAX_CELLS = 250_000
 #: rho = 10 and n = 2 10^5 it measured 17,959 cells and took 100 s (10,992 iterations) for the
 #: tables' error (0.0014, 7 s).
 JOINT_AUTO_MAX_MEASURED = 15_000
+
+#: The largest junction tree of the measured tables (its cliques' cells together) on which
+#: ``estimator="auto"`` takes the regularized joint beyond :data:`JOINT_AUTO_MAX_CELLS`. On 10 of
+#: Adult's attributes (1.5 10^10 cells) the measurements at epsilon 1 made a tree of 493k cells,
+#: fitted in 122 s (674 iterations) to 0.0814 against the tables' 0.0984; at epsilon 10 they made
+#: one of 334 M cells, which no fit holds (``benchmarks/README.md``).
+TREE_AUTO_MAX_CELLS = 10**6
 
 
 class JointEstimateWarning(UserWarning):
@@ -642,7 +652,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
 
 
 def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement],
-                               *, rng: np.random.Generator | int | None = None) -> JointEstimate:
+                               *, rng: np.random.Generator | int | None = None, model: str = "auto") -> JointEstimate:
     """Fit one distribution to the measurements, regularized by stopping early where Stein's
     unbiased estimate of its risk is least (:func:`~projmech.bodies.fit_noisy_marginals`).
 
@@ -659,11 +669,17 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     sizes : tuple of int
         The domain's attribute sizes.
     measurements : sequence of Measurement
-        At least one; the universe of the attributes they measure must hold at most
+        At least one; the universe of the attributes they measure (``model="dense"``) or the
+        junction tree of their tables must hold at most
         :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
     rng : numpy.random.Generator, int or None
         Source of the risk estimate's perturbation (public randomness: the estimate stays a
         function of the published measurements and of it).
+    model : {"auto", "dense", "junction_tree"}
+        How the fit holds the distribution (:func:`~projmech.bodies.fit_noisy_marginals`): over
+        the universe of the measured attributes, or by a junction tree of the measured tables
+        (the same path; beyond :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells the only
+        one); ``"auto"``, dense where the universe fits.
 
     Returns
     -------
@@ -674,7 +690,8 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     ------
     ValueError
         If there are no measurements, their attributes are not positions of ``sizes``, or their
-        universe is too large.
+        universe (dense) or junction tree is too large
+        (:class:`~projmech.bodies.TreeTooLargeError`).
 
     Examples
     --------
@@ -685,30 +702,38 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     >>> joint.fit.stats.status.value, np.round(joint.table((0, 1)), 2).tolist()
     ('optimal', [[0.4, 0.4], [0.1, 0.1]])
     """
-    attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements)
+    attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements, dense=False)
+    tables, sigmas = _combined(axes_sizes, on_axes)
+    return JointEstimate(attributes, None, fit_noisy_marginals(axes_sizes, tables, sigmas, rng=rng, model=model))
+
+
+def _combined(sizes: tuple[int, ...], measurements: list[Measurement]
+              ) -> tuple[dict[tuple[int, ...], np.ndarray], dict[tuple[int, ...], float]]:
+    """Each measured table once: its measurements' precision-weighted mean and that mean's
+    standard deviation."""
     precisions: dict[tuple[int, ...], float] = {}
     weighted: dict[tuple[int, ...], np.ndarray] = {}
-    for m in on_axes:
+    for m in measurements:
         precision = 1.0 / m.sigma**2
-        values = np.asarray(m.values, dtype=float).reshape([axes_sizes[a] for a in m.attributes])
+        values = np.asarray(m.values, dtype=float).reshape([sizes[a] for a in m.attributes])
         precisions[m.attributes] = precisions.get(m.attributes, 0.0) + precision
         weighted[m.attributes] = weighted.get(m.attributes, 0.0) + precision * values
     tables = {axes: total / precisions[axes] for axes, total in weighted.items()}
-    sigmas = {axes: 1.0 / math.sqrt(precision) for axes, precision in precisions.items()}
-    return JointEstimate(attributes, None, fit_noisy_marginals(axes_sizes, tables, sigmas, rng=rng))
+    return tables, {axes: 1.0 / math.sqrt(precision) for axes, precision in precisions.items()}
 
 
-def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
-                 ) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
+def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
+                 dense: bool = True) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
     """The measured attributes, their sizes, and the measurements, each checked, renumbered onto
-    them (the universe a joint estimate is over)."""
+    them (the universe a joint estimate is over; with ``dense``, at most
+    :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells)."""
     if not measurements:
         raise ValueError("measurements: need at least one")
     for measurement in measurements:
         _check_measurement(sizes, measurement)
     attributes = tuple(sorted({a for m in measurements for a in m.attributes}))
     axes_sizes = tuple(sizes[a] for a in attributes)
-    if math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:
+    if dense and math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:
         raise ValueError(f"measurements: the universe of their attributes holds {math.prod(axes_sizes):,} cells, above "
                          f"MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}; use estimate_tables")
     on_axes = [Measurement(tuple(attributes.index(a) for a in m.attributes), m.values, m.sigma)
@@ -748,16 +773,19 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         noisily and adapt less; at least ``0.9 d + 1`` for ``d`` attributes (the one-way tables
         come first, nine tenths of a round each).
     estimator : {"auto", "regularized", "joint", "tables"}, default "auto"
-        The final estimate the answers are read from: ``"regularized"``, one distribution over
-        the universe of the attributes read, fitted to the measurements and stopped early
-        (:func:`estimate_regularized_joint`; its perturbation drawn from ``rng`` after the
-        rounds); ``"joint"``, the maximum-entropy distribution with the certified projection's
-        tables (:func:`estimate_joint`) (both at most
+        The final estimate the answers are read from: ``"regularized"``, one distribution
+        fitted to the measurements and stopped early (:func:`estimate_regularized_joint`; its
+        perturbation drawn from ``rng`` after the rounds), over the universe of the attributes
+        read where it holds at most :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells,
+        else held by a junction tree of the measured tables (one too large to hold falls back to
+        the tables, with a :class:`JointEstimateWarning`); ``"joint"``, the maximum-entropy
+        distribution with the certified projection's tables (:func:`estimate_joint`; at most
         :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells); ``"tables"``, the local
         projection's tables, an unmeasured table fitted to its measured parts
-        (:func:`table_estimate`); ``"auto"``, the regularized joint where the universe holds at
-        most :data:`JOINT_AUTO_MAX_CELLS` cells and the measured tables, at the end of the run,
-        at most :data:`JOINT_AUTO_MAX_MEASURED` cells (a function of the published
+        (:func:`table_estimate`); ``"auto"``, the regularized joint where the measured tables,
+        at the end of the run, hold at most :data:`JOINT_AUTO_MAX_MEASURED` cells and either the
+        universe holds at most :data:`JOINT_AUTO_MAX_CELLS` cells (dense) or the measured
+        tables' junction tree at most :data:`TREE_AUTO_MAX_CELLS` (functions of the published
         measurements' shapes; the release's summary says which was used), else the tables. A
         joint estimate that stops short of its rule or tolerances is still used, with a
         :class:`JointEstimateWarning`.
@@ -769,8 +797,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     ValueError
         If the workload is not made of marginal tables, or none of its tables fits in
         ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
-        sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="regularized"`` or
-        ``"joint"`` on a universe above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+        sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="joint"`` on a universe
+        above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
     Examples
     --------
@@ -846,15 +874,14 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             raise ValueError(f"privacy: the budget is too small for the first rounds' noise ({error}); use "
                              "noise='continuous' or a larger budget") from None
         self._sensitivity = self.table_sensitivity
-        universe = math.prod(self.sizes[a] for a in self.attributes)
-        if estimator in ("regularized", "joint") and universe > MAXIMUM_ENTROPY_MAX_CELLS:
-            raise ValueError(f"estimator: {estimator!r} fits one distribution over the {universe:,} cells of the "
-                             f"attributes the workload reads, above MAXIMUM_ENTROPY_MAX_CELLS="
-                             f"{MAXIMUM_ENTROPY_MAX_CELLS:,}; use 'tables' (or 'auto')")
-        #: The estimator asked for: ``"regularized"``, ``"joint"``, ``"tables"``, or ``"auto"``
-        #: where the universe fits the regularized joint (each run then decides by the cells it
-        #: measured); ``"tables"`` for ``"auto"`` on a larger universe.
-        self.estimator = "tables" if estimator == "auto" and universe > JOINT_AUTO_MAX_CELLS else estimator
+        self.universe = math.prod(self.sizes[a] for a in self.attributes)
+        if estimator == "joint" and self.universe > MAXIMUM_ENTROPY_MAX_CELLS:
+            raise ValueError(f"estimator: 'joint' projects onto the marginal polytope over the {self.universe:,} "
+                             f"cells of the attributes the workload reads, above MAXIMUM_ENTROPY_MAX_CELLS="
+                             f"{MAXIMUM_ENTROPY_MAX_CELLS:,}; use 'regularized', 'tables' or 'auto'")
+        #: The estimator asked for: ``"regularized"``, ``"joint"``, ``"tables"`` or ``"auto"``
+        #: (each run then decides by the tables it measured, public).
+        self.estimator = estimator
 
     @property
     def privacy_spent(self) -> ZCDP:
@@ -916,11 +943,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         counts = {table: np.asarray(data.table(list(table)), dtype=float) for table in self.candidates}
         run = _Rounds(self, counts, size, rng, progress)
         estimate = run.go()
-        measured = sum(m.values.size for m in run.measurements)
         joint: JointEstimate | None
         fallback: str | None
-        if self.estimator == "regularized" or (self.estimator == "auto" and measured <= JOINT_AUTO_MAX_MEASURED):
-            joint, fallback = self._regularized(run.measurements, rng), None
+        if self.estimator == "regularized" or (self.estimator == "auto" and self._auto_regularized(run.measurements)):
+            joint, fallback = self._regularized(run.measurements, rng)
         elif self.estimator == "joint":
             joint, fallback = self._joint(run.measurements)
         else:
@@ -930,7 +956,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         if joint is not None and joint.projection is None:
             assert isinstance(joint.fit, NoisyMarginalsResult)
             summary = {"requested": self.estimator, "estimator": "regularized", "fit": joint.fit.stats.summary(),
-                       "risk": joint.fit.risk, "iterations_run": joint.fit.iterations_run}
+                       "risk": joint.fit.risk, "iterations_run": joint.fit.iterations_run,
+                       "model": "dense" if joint.fit.tree is None else "junction_tree",
+                       "cells": joint.fit.joint.size if joint.fit.joint is not None else
+                       joint.fit.tree.cells if joint.fit.tree is not None else 0}
         elif joint is not None:
             assert joint.projection is not None
             summary = {"requested": self.estimator, "estimator": "joint",
@@ -950,8 +979,9 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     def synthesize(self, data: Dataset, rows: int | None = None, *, rng: np.random.Generator | int | None = None,
                    progress: Progress | None = None) -> Synthesis:
         """Run, then draw synthetic rows from the estimate (:func:`~projmech.bodies.synthetic_data`):
-        the joint's cells rounded to counts when the joint covers every attribute of the domain,
-        else along a spanning tree of the measured tables, then a local search towards them.
+        when the joint covers every attribute of the domain, its cells rounded to counts (or,
+        held by a junction tree, drawn along it), else along a spanning tree of the measured
+        tables; then a local search towards the tables.
 
         The rows are post-processing of the release: the same guarantee.
 
@@ -1009,10 +1039,31 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                           "projection's tables instead", JointEstimateWarning, stacklevel=_caller_level())
         return joint, None
 
-    def _regularized(self, measurements: list[Measurement], rng: np.random.Generator) -> JointEstimate:
+    def _auto_regularized(self, measurements: list[Measurement]) -> bool:
+        """Whether ``estimator="auto"`` takes the regularized joint for these measurements (their
+        shapes only: public): at most :data:`JOINT_AUTO_MAX_MEASURED` measured cells, and a
+        universe of at most :data:`JOINT_AUTO_MAX_CELLS` cells or a junction tree of the measured
+        tables of at most :data:`TREE_AUTO_MAX_CELLS`."""
+        if sum(m.values.size for m in measurements) > JOINT_AUTO_MAX_MEASURED:
+            return False
+        if self.universe <= JOINT_AUTO_MAX_CELLS:
+            return True
+        return JunctionTree(self.sizes, sorted({m.attributes for m in measurements})).cells <= TREE_AUTO_MAX_CELLS
+
+    def _regularized(self, measurements: list[Measurement], rng: np.random.Generator
+                     ) -> tuple[JointEstimate | None, str | None]:
         """The regularized joint estimate, warning when its path reached the iteration limit
-        with its estimated risk still falling."""
-        joint = estimate_regularized_joint(self.sizes, measurements, rng=rng)
+        with its estimated risk still falling; None (the tables estimate, with a warning) and the
+        reason when the junction tree of the measured tables is too large to hold."""
+        model = "dense" if self.universe <= (JOINT_AUTO_MAX_CELLS if self.estimator == "auto"
+                                             else MAXIMUM_ENTROPY_MAX_CELLS) else "junction_tree"
+        try:
+            joint = estimate_regularized_joint(self.sizes, measurements, rng=rng, model=model)
+        except TreeTooLargeError as error:
+            reason = f"the regularized joint cannot be held ({error})"
+            warnings.warn(f"{reason}; the answers are read from the local projection's tables instead "
+                          "(estimator='tables')", JointEstimateWarning, stacklevel=_caller_level())
+            return None, reason
         if joint.fit.stats.status is not Status.OPTIMAL:
             assert isinstance(joint.fit, NoisyMarginalsResult)
             warnings.warn(f"the regularized joint estimate stopped at its iteration limit "
@@ -1020,7 +1071,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                           "read from its least-risk iterate (run.joint and the release's summary say so); "
                           "estimator='tables' reads the local projection's tables instead",
                           JointEstimateWarning, stacklevel=_caller_level())
-        return joint
+        return joint, None
 
     def _answers(self, estimate: LocalResult, joint: JointEstimate | None) -> np.ndarray:
         """The workload's answers from the final estimate's tables, term by term."""

@@ -3,12 +3,15 @@ noisy quantities, its estimator against independent computations, and its refusa
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
 import projmech as pm
+from projmech.bodies import noisy_marginals
+from projmech.bodies.junction_tree import JunctionTree
 from projmech.mechanisms import adaptive
 from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
 from projmech.mechanisms.selection import exponential_mechanism, exponential_mechanism_rho
@@ -157,9 +160,9 @@ def test_the_regularized_joint_is_recomputed_from_the_measurements_and_the_gener
 def test_repeated_measurements_are_combined_by_precision_in_the_regularized_joint(monkeypatch):
     seen = {}
 
-    def recording(sizes, tables, sigmas, rng):
+    def recording(sizes, tables, sigmas, rng, model):
         seen.update(sizes=sizes, tables=tables, sigmas=sigmas)
-        return fit_noisy_marginals(sizes, tables, sigmas, rng=rng)
+        return fit_noisy_marginals(sizes, tables, sigmas, rng=rng, model=model)
 
     from projmech.bodies import fit_noisy_marginals
 
@@ -357,10 +360,11 @@ def test_regularized_joint_is_the_default_where_the_universe_fits_and_refused_wh
     assert pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0)).estimator == "auto"  # decided per run
     assert pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0), estimator="tables").estimator == "tables"
     large = pm.Domain([f"x{i}" for i in range(8)], [8] * 8)  # 16.8 million cells
-    assert pm.AdaptiveProjectionMechanism(pm.marginals(large, 2, implicit=True), pm.ZCDP(1.0)).estimator == "tables"
-    for estimator in ("joint", "regularized"):
-        with pytest.raises(ValueError, match=f"estimator: '{estimator}' fits one distribution over the 16,777,216"):
-            pm.AdaptiveProjectionMechanism(pm.marginals(large, 2, implicit=True), pm.ZCDP(1.0), estimator=estimator)
+    assert pm.AdaptiveProjectionMechanism(pm.marginals(large, 2, implicit=True), pm.ZCDP(1.0)).estimator == "auto"
+    assert pm.AdaptiveProjectionMechanism(pm.marginals(large, 2, implicit=True), pm.ZCDP(1.0),
+                                          estimator="regularized").estimator == "regularized"  # on a junction tree
+    with pytest.raises(ValueError, match="estimator: 'joint' projects onto the marginal polytope over the 16,777,216"):
+        pm.AdaptiveProjectionMechanism(pm.marginals(large, 2, implicit=True), pm.ZCDP(1.0), estimator="joint")
     with pytest.raises(ValueError, match="estimator"):
         pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0), estimator="graphical")
     with pytest.raises(ValueError, match="MAXIMUM_ENTROPY_MAX_CELLS"):
@@ -368,22 +372,63 @@ def test_regularized_joint_is_the_default_where_the_universe_fits_and_refused_wh
     with pytest.raises(ValueError, match="measurements"):
         adaptive.estimate_joint(large.sizes, [])
     with pytest.raises(ValueError, match="MAXIMUM_ENTROPY_MAX_CELLS"):
-        adaptive.estimate_regularized_joint(large.sizes, [Measurement((a,), np.ones(8) / 8, 0.01) for a in range(8)])
+        adaptive.estimate_regularized_joint(large.sizes, [Measurement((a,), np.ones(8) / 8, 0.01) for a in range(8)],
+                                            model="dense")
     with pytest.raises(ValueError, match="measurements"):
         adaptive.estimate_regularized_joint(large.sizes, [])
     assert "estimator='auto'" in repr(pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(1.0)))
 
 
-def test_auto_takes_the_joint_up_to_its_limit():
+def test_auto_takes_the_dense_joint_then_a_junction_tree_then_the_tables(monkeypatch):
+    """Up to JOINT_AUTO_MAX_CELLS the regularized joint is dense; beyond, held by a junction tree
+    of the measured tables while that holds at most TREE_AUTO_MAX_CELLS cells (the measured
+    tables' shapes decide: public); beyond that the tables."""
     below = pm.Domain([f"x{i}" for i in range(6)], [8, 8, 8, 8, 8, 7])  # 229,376 cells
     above = pm.Domain([f"x{i}" for i in range(6)], [8] * 6)  # 262,144 cells
     assert math.prod(below.sizes) <= adaptive.JOINT_AUTO_MAX_CELLS < math.prod(above.sizes)
-    assert pm.AdaptiveProjectionMechanism(pm.marginals(below, 2, implicit=True), pm.ZCDP(1.0)).estimator == "auto"
-    assert pm.AdaptiveProjectionMechanism(pm.marginals(above, 2, implicit=True), pm.ZCDP(1.0)).estimator == "tables"
-    # Asked for, either joint is allowed up to the fit's own limit.
-    for estimator in ("joint", "regularized"):
-        assert pm.AdaptiveProjectionMechanism(pm.marginals(above, 2, implicit=True), pm.ZCDP(1.0),
-                                              estimator=estimator).estimator == estimator
+    rng = np.random.default_rng(3)
+    for domain, model in ((below, "dense"), (above, "junction_tree")):
+        data = pm.Dataset(rng.integers(0, 7, size=(3000, 6)), domain)
+        mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2, implicit=True), pm.ZCDP(1.0),
+                                                   noise="continuous")
+        assert mechanism.estimator == "auto"
+        run = mechanism.run(data, rng=0)
+        estimate = run.release.summary()["estimate"]
+        assert estimate["estimator"] == "regularized" and estimate["model"] == model
+    tree = JunctionTree(above.sizes, sorted({m.attributes for m in run.measurements}))
+    assert estimate["cells"] == tree.cells <= adaptive.TREE_AUTO_MAX_CELLS
+    monkeypatch.setattr(adaptive, "TREE_AUTO_MAX_CELLS", tree.cells - 1)
+    again = mechanism.run(data, rng=0)
+    assert again.joint is None and again.release.summary()["estimate"] == {"requested": "auto", "estimator": "tables"}
+    assert [m.attributes for m in again.measurements] == [m.attributes for m in run.measurements]  # same rounds
+
+
+def test_the_junction_tree_regularized_joint_is_the_dense_one():
+    """The same measurements fitted densely and on their junction tree: the same distribution
+    (the paths take the same steps), read for measured and unmeasured tables alike."""
+    data = _data()
+    run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(2.0), noise="continuous").run(
+        data, rng=0)
+    dense = adaptive.estimate_regularized_joint(data.domain.sizes, run.measurements, rng=1, model="dense")
+    tree = adaptive.estimate_regularized_joint(data.domain.sizes, run.measurements, rng=1, model="junction_tree")
+    assert tree.fit.tree is not None and dense.fit.stats.iterations == tree.fit.stats.iterations
+    for size in (1, 2, 3):
+        for attributes in itertools.combinations(dense.attributes, size):
+            np.testing.assert_allclose(tree.table(attributes), dense.table(attributes), atol=1e-9)
+
+
+def test_a_junction_tree_too_large_to_hold_warns_and_releases_the_tables(monkeypatch):
+    large = pm.Domain([f"x{i}" for i in range(8)], [8] * 8)  # 16.8 million cells: never dense
+    data = pm.Dataset(np.random.default_rng(0).integers(0, 8, size=(500, 8)), large)
+    monkeypatch.setattr(noisy_marginals, "MAXIMUM_ENTROPY_MAX_CELLS", 100)
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(large, 2, implicit=True), pm.ZCDP(1.0),
+                                               noise="continuous", estimator="regularized")
+    with pytest.warns(adaptive.JointEstimateWarning, match="junction tree of their tables holds") as caught:
+        run = mechanism.run(data, rng=0)
+    assert caught[0].filename == __file__
+    estimate = run.release.summary()["estimate"]
+    assert run.joint is None and estimate["requested"] == "regularized" and estimate["estimator"] == "tables"
+    assert "cannot be held" in estimate["fallback"]
 
 
 def test_auto_takes_the_joint_only_when_few_cells_were_measured(monkeypatch):
@@ -447,7 +492,8 @@ def test_a_regularized_joint_at_its_iteration_limit_warns_and_says_so_in_the_rel
     data = _data()
     fit = adaptive.fit_noisy_marginals
     monkeypatch.setattr(adaptive, "fit_noisy_marginals",
-                        lambda sizes, tables, sigmas, rng: fit(sizes, tables, sigmas, rng=rng, max_iterations=2))
+                        lambda sizes, tables, sigmas, rng, model: fit(sizes, tables, sigmas, rng=rng, model=model,
+                                                                      max_iterations=2))
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")
     with pytest.warns(adaptive.JointEstimateWarning, match="stopped at its iteration limit") as caught:
         run = mechanism.run(data, rng=0)
