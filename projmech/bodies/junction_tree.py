@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import itertools
 import math
-import string
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..validation import check_positions
+from ..validation import check_positions, check_positive_int
 
 __all__ = ["JunctionTree", "TreeTooLargeError"]
+
+#: The largest table :meth:`JunctionTree.marginal` computes (as the dense fits' universe).
+_MARGINAL_MAX_CELLS = 4 * 10**6
 
 
 class TreeTooLargeError(ValueError):
@@ -81,11 +83,13 @@ class JunctionTree:
     """
 
     def __init__(self, sizes: Sequence[int], tables: Sequence[tuple[int, ...]]) -> None:
-        self.sizes = tuple(int(s) for s in sizes)
-        tables = [check_positions("tables", table, what="attribute positions") for table in tables]
-        for table in tables:
-            if table and table[-1] >= len(self.sizes):
-                raise ValueError(f"tables: {list(table)} is not a table of a domain of {len(self.sizes)} attributes")
+        try:
+            self.sizes = tuple(check_positive_int("sizes", size) for size in sizes)
+        except TypeError:
+            raise TypeError(f"sizes: expected a sequence of positive ints, got {type(sizes).__name__}") from None
+        if not self.sizes:
+            raise ValueError("sizes: need at least one attribute")
+        tables = [check_positions("tables", table, len(self.sizes), what="attribute positions") for table in tables]
         self.cliques = _cliques(self.sizes, tables)
         self.order, self.parent = _spanning_tree(self.cliques)
         self.separator = tuple(() if p is None else tuple(a for a in c if a in self.cliques[p])
@@ -125,6 +129,7 @@ class JunctionTree:
         ValueError
             If no clique holds it (it is not one of the tree's tables or inside one).
         """
+        table = check_positions("table", table, len(self.sizes), what="attribute positions")
         holding = [i for i, clique in enumerate(self.cliques) if set(table) <= set(clique)]
         if not holding:
             raise ValueError(f"table: {list(table)} is inside no clique of the junction tree")
@@ -147,7 +152,12 @@ class JunctionTree:
         log_partition : float
             ``log sum_x exp(sum_c potentials[c](x_c))``.
         """
+        if len(potentials) != len(self.cliques):
+            raise ValueError(f"potentials: expected one per clique ({len(self.cliques)}), got {len(potentials)}")
         beliefs = [np.array(theta, dtype=float) for theta in potentials]
+        for index, belief in enumerate(beliefs):
+            if belief.shape != self.shape(index):
+                raise ValueError(f"potentials: clique {index}'s has shape {belief.shape}, expected {self.shape(index)}")
         upward: dict[int, np.ndarray] = {}
         for child in reversed(self.order[1:]):
             parent = self.parent[child]
@@ -160,9 +170,13 @@ class JunctionTree:
         for child in self.order[1:]:
             parent = self.parent[child]
             assert parent is not None
-            # The parent's belief without what the child sent it, summed to their separator.
-            downward = _log_sum(beliefs[parent] - _spread(upward[child], self.separator[child], self.cliques[parent]),
-                                self.cliques[parent], self.separator[child])
+            # The parent's belief without what the child sent it, summed to their separator. Where
+            # the child sent -inf (no mass), the parent's belief is -inf too and the difference
+            # undefined; the child's own belief is -inf there whatever comes down, so -inf is sent.
+            with np.errstate(invalid="ignore"):
+                excluded = beliefs[parent] - _spread(upward[child], self.separator[child], self.cliques[parent])
+            excluded = np.where(np.isnan(excluded), -np.inf, excluded)
+            downward = _log_sum(excluded, self.cliques[parent], self.separator[child])
             beliefs[child] = beliefs[child] + _spread(downward, self.separator[child], self.cliques[child])
         logs = [belief - log_partition for belief in beliefs]
         return (logs if log else [np.exp(table) for table in logs]), log_partition
@@ -186,21 +200,21 @@ class JunctionTree:
         """
         total = 0.0
         for index, clique in enumerate(self.cliques):
-            belief = np.exp(new[index])
-            total += float((belief * (new[index] - old[index])).sum())
+            total += _table_divergence(new[index], old[index])
             separator = self.separator[index]
             if self.parent[index] is not None and separator:
-                new_separator = _log_sum(new[index], clique, separator)
-                old_separator = _log_sum(old[index], clique, separator)
-                total -= float((np.exp(new_separator) * (new_separator - old_separator)).sum())
+                total -= _table_divergence(_log_sum(new[index], clique, separator),
+                                           _log_sum(old[index], clique, separator))
         return total
 
     def marginal(self, beliefs: Sequence[np.ndarray], attributes: tuple[int, ...]) -> np.ndarray:
         """The table on ``attributes`` of the distribution whose calibrated clique tables are
         ``beliefs``: summed from a clique holding it, else from the product of the clique tables
-        of the smallest subtree reaching all its attributes, each but the subtree's top divided
-        by its separator's table (the distribution of the subtree's attributes), summed by
-        :func:`numpy.einsum` in the order it finds cheapest.
+        of a subtree reaching all its attributes (each attribute's clique nearest the root,
+        joined through the tree), each but the subtree's top divided by its separator's table
+        (the distribution of the subtree's attributes). The product is summed from the leaves
+        up: each clique sends its parent its factor summed down to their separator and the
+        wanted attributes, so no factor holds more than a clique's attributes and those.
 
         Parameters
         ----------
@@ -213,29 +227,41 @@ class JunctionTree:
         -------
         numpy.ndarray
             The table, of shape ``[sizes[a] for a in attributes]``.
+
+        Raises
+        ------
+        ValueError
+            If ``attributes`` are not increasing positions, or the table would hold more than
+            4 million cells.
         """
-        attributes = check_positions("attributes", attributes, what="attribute positions")
+        attributes = check_positions("attributes", attributes, len(self.sizes), what="attribute positions")
         holding = [i for i, clique in enumerate(self.cliques) if set(attributes) <= set(clique)]
         if holding:
             index = min(holding, key=lambda i: math.prod(self.shape(i)))
             return _sum_to(beliefs[index], self.cliques[index], attributes)
+        wanted = math.prod(self.sizes[a] for a in attributes)
+        if wanted > _MARGINAL_MAX_CELLS:
+            raise ValueError(f"attributes: the table on {list(attributes)} holds {wanted:,} cells, above "
+                             f"{_MARGINAL_MAX_CELLS:,}")
         nodes = self._subtree(attributes)
-        top = min(nodes, key=self.order.index)
-        if len(self.sizes) > len(string.ascii_letters):
-            raise ValueError(f"attributes: tables of more than {len(string.ascii_letters)} attributes' domains are "
-                             "read from their cliques only")
-        letters = string.ascii_letters
-        tables: list[np.ndarray] = []
-        for node in nodes:
+        top = nodes[0]
+        # Children before parents: each clique's conditional (the top's table) times what its
+        # children sent, summed down to its separator and the wanted attributes, goes up.
+        sent: dict[int, tuple[np.ndarray, tuple[int, ...]]] = {}
+        for node in reversed(nodes):
+            clique = self.cliques[node]
             table = beliefs[node]
             if node != top:
-                separator = self.separator[node]
-                below = _spread(_sum_to(table, self.cliques[node], separator), separator, self.cliques[node])
+                below = _spread(_sum_to(table, clique, self.separator[node]), self.separator[node], clique)
                 table = np.divide(table, below, out=np.zeros_like(table), where=below > 0)
-            tables.append(table)
-        inputs = ",".join("".join(letters[a] for a in self.cliques[node]) for node in nodes)
-        result = np.einsum(f"{inputs}->{''.join(letters[a] for a in attributes)}", *tables, optimize="greedy")
-        return np.asarray(result)
+            factor = (table, clique)
+            for child in [other for other in nodes if self.parent[other] == node]:
+                factor = _product(factor, sent.pop(child))
+            keep = set(attributes) | (set(self.separator[node]) if node != top else set())
+            sent[node] = (_sum_to(factor[0], factor[1], tuple(a for a in factor[1] if a in keep)),
+                          tuple(a for a in factor[1] if a in keep))
+        result, held = sent[top]
+        return np.asarray(result.transpose([held.index(a) for a in attributes]) if held != attributes else result)
 
     def least_total(self, costs: Mapping[tuple[int, ...], np.ndarray]) -> float:
         """``min over x of sum_t costs[t](x_t)``: the least total cost of one element of the
@@ -253,8 +279,13 @@ class JunctionTree:
         """
         totals = [np.zeros(self.shape(i)) for i in range(len(self.cliques))]
         for table, cost in costs.items():
+            table = check_positions("costs", table, len(self.sizes), what="attribute positions")
+            cost = np.asarray(cost, dtype=float)
+            if cost.shape != tuple(self.sizes[a] for a in table):
+                raise ValueError(f"costs: the table on {list(table)} has shape {cost.shape}, expected "
+                                 f"{tuple(self.sizes[a] for a in table)}")
             index = self.home(table)
-            totals[index] = totals[index] + _spread(np.asarray(cost, dtype=float), table, self.cliques[index])
+            totals[index] = totals[index] + _spread(cost, table, self.cliques[index])
         for child in reversed(self.order[1:]):
             parent = self.parent[child]
             assert parent is not None
@@ -339,6 +370,20 @@ def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...
     return tuple(order), tuple(parent[i] for i in range(len(cliques)))
 
 
+def _table_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:
+    """``sum p log(p / q)`` from the logarithms, a cell where ``p`` is 0 adding nothing."""
+    held = log_p > -np.inf
+    return float((np.exp(log_p[held]) * (log_p[held] - log_q[held])).sum())
+
+
+def _product(first: tuple[np.ndarray, tuple[int, ...]], second: tuple[np.ndarray, tuple[int, ...]]
+             ) -> tuple[np.ndarray, tuple[int, ...]]:
+    """The product of two tables (each with its increasing attributes), over the union of their
+    attributes."""
+    union = tuple(sorted(set(first[1]) | set(second[1])))
+    return _spread(first[0], first[1], union) * _spread(second[0], second[1], union), union
+
+
 def _spread(table: np.ndarray, attributes: tuple[int, ...], into: tuple[int, ...]) -> np.ndarray:
     """``table`` on ``attributes`` (increasing, all in ``into``) reshaped to broadcast over the
     axes of a table on ``into``."""
@@ -358,4 +403,5 @@ def _log_sum(log_table: np.ndarray, attributes: tuple[int, ...], kept: tuple[int
         return log_table
     largest = log_table.max(axis=axes, keepdims=True)
     largest = np.where(np.isfinite(largest), largest, 0.0)
-    return np.squeeze(np.log(np.exp(log_table - largest).sum(axis=axes, keepdims=True)) + largest, axis=axes)
+    with np.errstate(divide="ignore"):  # a slice of no mass sums to 0: its logarithm is -inf
+        return np.squeeze(np.log(np.exp(log_table - largest).sum(axis=axes, keepdims=True)) + largest, axis=axes)

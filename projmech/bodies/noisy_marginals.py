@@ -169,7 +169,7 @@ GAP_TOLERANCE = 1e-3
 
 def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma: float | dict[tuple[int, ...], float],
                         *, rng: Any = None, max_iterations: int = DEFAULT_MAX_ITERATIONS, model: str = "auto",
-                        stop: str = "risk", tol: float = GAP_TOLERANCE) -> NoisyMarginalsResult:
+                        stop: str = "risk", tol: float | None = None) -> NoisyMarginalsResult:
     """The distribution over ``prod(sizes)`` cells fitted to noisy tables, stopped early.
 
     Entropic mirror descent from the uniform distribution on the tables' weighted squared
@@ -199,17 +199,20 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
         How the iterates are held: an array over the universe, or the potentials and tables of
         the cliques of a junction tree of the measured tables (every iterate is a log-linear
         model on them, so the tree holds it exactly); ``"auto"``, dense where the universe
-        holds at most :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells. Both give the
-        same path.
+        holds at most :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells. Both hold the
+        same iterates; rounding in the steps' test can make their steps part after many
+        iterations.
     stop : {"risk", "gap"}
         ``"risk"``: the iterate of least estimated risk; ``"gap"``: run until the Frank–Wolfe
         gap (computed exactly, by min-sum on the tree) is at most ``tol`` times the larger of
-        the loss and half the measured cells, and return that iterate: the precision-weighted
+        the loss's certified lower bound (the loss less the gap) and half the measured cells,
+        and return that iterate: the precision-weighted
         projection onto the marginal polytope, its ties broken towards the maximum-entropy
         distribution (the path's limit), as :func:`~projmech.bodies.project_to_hull` followed
         by :func:`~projmech.bodies.fit_maximum_entropy` gives it on small universes.
-    tol : float, default GAP_TOLERANCE
-        The gap's tolerance with ``stop="gap"``.
+    tol : float, optional
+        The gap's tolerance with ``stop="gap"`` (default :data:`GAP_TOLERANCE`); refused with
+        ``stop="risk"``.
 
     Returns
     -------
@@ -219,13 +222,14 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     Raises
     ------
     TypeError
-        If ``marginals`` or ``sigma`` has the wrong type, or ``rng`` is not a Generator, int or
-        None.
+        If ``marginals``, ``sigma``, ``model``, ``stop`` or ``tol`` has the wrong type, or
+        ``rng`` is not a Generator, int or None.
     ValueError
         If ``sizes`` is empty, holds a size below 1 or too many cells for the model (a
         :class:`~projmech.bodies.junction_tree.TreeTooLargeError` for the tree); if a
         table has the wrong axes or shape or a non-finite cell; if a ``sigma`` is not positive
-        or its keys are not those of ``marginals``; if ``model`` or ``stop`` is unknown.
+        or its keys are not those of ``marginals``; if ``model`` or ``stop`` is unknown, or
+        ``tol`` is not positive or given with ``stop="risk"``.
     ArithmeticError
         If a step cannot be made small enough to pass its acceptance test (not seen: a step
         halved 200 times leaves the iterate unchanged, which passes).
@@ -245,7 +249,9 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     """
     model = Options(*MODELS).check("model", model)
     stop = Options(*STOPS).check("stop", stop)
-    tol = check_positive_number("tol", tol)
+    if tol is not None and stop == "risk":
+        raise ValueError("tol: the gap's tolerance, only with stop='gap' (stop='risk' stops by its estimated risk)")
+    tol = check_positive_number("tol", GAP_TOLERANCE if tol is None else tol)
     sizes = _checked_sizes(sizes, dense=False)
     targets = _checked_marginals(sizes, marginals, distribution=False)
     sigmas = _checked_sigmas(targets, sigma)

@@ -494,14 +494,14 @@ def _rows_from_tree(domain: Domain, result: NoisyMarginalsResult, n: int, rng: n
     if tree.sizes != tuple(domain.sizes) or workload.universe_size != domain.size:
         raise ValueError(f"result: its junction tree is over sizes {list(tree.sizes)}; the domain's sizes are "
                          f"{list(domain.sizes)} and the workload's universe holds {workload.universe_size} cells")
+    terms = _terms_of(workload)  # before any row is drawn
     rows = np.zeros((n, len(domain.sizes)), dtype=np.int64)
     for index in tree.order:
         clique, given = tree.cliques[index], tree.separator[index]
         _draw_conditional(rows, beliefs[index], clique, given, tuple(a for a in clique if a not in given), rng)
     rows = _searched_towards(result, rows, rng, workload)
     data = Dataset(rows, domain)
-    answers = np.concatenate([weight * np.ravel(result.marginal(tuple(subset)))
-                              for subset, weight in _terms_of(workload)])
+    answers = np.concatenate([weight * np.ravel(result.marginal(subset)) for subset, weight in terms])
     return _synthetic(data, 0.0, workload.answer_data(data) - answers, "joint")
 
 

@@ -133,9 +133,9 @@ JOINT_AUTO_MAX_MEASURED = 15_000
 
 #: The largest junction tree of the measured tables (its cliques' cells together) on which
 #: ``estimator="auto"`` takes the regularized joint beyond :data:`JOINT_AUTO_MAX_CELLS`. On 10 of
-#: Adult's attributes (1.5 10^10 cells) the measurements at epsilon 1 made a tree of 493k cells,
-#: fitted in 122 s (674 iterations) to 0.0814 against the tables' 0.0984; at epsilon 10 they made
-#: one of 334 M cells, which no fit holds (``benchmarks/README.md``).
+#: Adult's attributes (1.5 10^10 cells) the measurements at epsilon 1 made a tree of 493k cells
+#: (seed 0), fitted in 65-187 s (550-779 iterations, 5 seeds) to 0.0827 against the tables'
+#: 0.0991; at epsilon 10 they made one of 334 M cells, which no fit holds (``benchmarks/README.md``).
 TREE_AUTO_MAX_CELLS = 10**6
 
 
@@ -874,9 +874,9 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             raise ValueError(f"privacy: the budget is too small for the first rounds' noise ({error}); use "
                              "noise='continuous' or a larger budget") from None
         self._sensitivity = self.table_sensitivity
-        self.universe = math.prod(self.sizes[a] for a in self.attributes)
-        if estimator == "joint" and self.universe > MAXIMUM_ENTROPY_MAX_CELLS:
-            raise ValueError(f"estimator: 'joint' projects onto the marginal polytope over the {self.universe:,} "
+        self._universe = math.prod(self.sizes[a] for a in self.attributes)
+        if estimator == "joint" and self._universe > MAXIMUM_ENTROPY_MAX_CELLS:
+            raise ValueError(f"estimator: 'joint' projects onto the marginal polytope over the {self._universe:,} "
                              f"cells of the attributes the workload reads, above MAXIMUM_ENTROPY_MAX_CELLS="
                              f"{MAXIMUM_ENTROPY_MAX_CELLS:,}; use 'regularized', 'tables' or 'auto'")
         #: The estimator asked for: ``"regularized"``, ``"joint"``, ``"tables"`` or ``"auto"``
@@ -1046,16 +1046,18 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         tables of at most :data:`TREE_AUTO_MAX_CELLS`."""
         if sum(m.values.size for m in measurements) > JOINT_AUTO_MAX_MEASURED:
             return False
-        if self.universe <= JOINT_AUTO_MAX_CELLS:
+        if self._universe <= JOINT_AUTO_MAX_CELLS:
             return True
-        return JunctionTree(self.sizes, sorted({m.attributes for m in measurements})).cells <= TREE_AUTO_MAX_CELLS
+        # The tree the fit would build: over the measured attributes, renumbered.
+        _, sizes, on_axes = _on_own_axes(self.sizes, measurements, dense=False)
+        return JunctionTree(sizes, sorted({m.attributes for m in on_axes})).cells <= TREE_AUTO_MAX_CELLS
 
     def _regularized(self, measurements: list[Measurement], rng: np.random.Generator
                      ) -> tuple[JointEstimate | None, str | None]:
         """The regularized joint estimate, warning when its path reached the iteration limit
         with its estimated risk still falling; None (the tables estimate, with a warning) and the
         reason when the junction tree of the measured tables is too large to hold."""
-        model = "dense" if self.universe <= (JOINT_AUTO_MAX_CELLS if self.estimator == "auto"
+        model = "dense" if self._universe <= (JOINT_AUTO_MAX_CELLS if self.estimator == "auto"
                                              else MAXIMUM_ENTROPY_MAX_CELLS) else "junction_tree"
         try:
             joint = estimate_regularized_joint(self.sizes, measurements, rng=rng, model=model)

@@ -80,3 +80,54 @@ def test_refusals_name_the_argument():
         JunctionTree((2, 2), [(1, 0)])
     with pytest.raises(ValueError, match="inside no clique"):
         JunctionTree((2, 2, 2), [(0, 1), (2,)]).home((0, 2))
+
+
+def test_a_table_across_a_long_chain_of_more_attributes_than_letters():
+    """60 attributes in a chain: the table on its two ends, read through 59 cliques, is the
+    product of the chain's conditionals (computed here by hand)."""
+    rng = np.random.default_rng(4)
+    sizes = (3,) * 60
+    pairs = [(a, a + 1) for a in range(59)]
+    tree = JunctionTree(sizes, pairs)
+    theta = [rng.normal(size=tree.shape(i)) for i in range(len(tree.cliques))]
+    beliefs, _ = tree.calibrate(theta)
+    tables = {pair: tree.marginal(beliefs, pair) for pair in pairs}
+    chain = tables[(0, 1)]
+    for a in range(1, 59):
+        chain = chain @ (tables[(a, a + 1)] / tables[(a, a + 1)].sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(tree.marginal(beliefs, (0, 59)), chain, atol=1e-14)
+    np.testing.assert_allclose(tree.marginal(beliefs, (0, 30, 59)).sum(axis=1), chain, atol=1e-14)
+
+
+def test_a_factor_with_no_mass_calibrates_to_zeros_not_nan():
+    tree = JunctionTree((2, 2, 2), [(0, 1), (1, 2)])
+    potentials = [np.zeros(tree.shape(i)) for i in range(len(tree.cliques))]
+    home = tree.home((1, 2))
+    potentials[home][1, :] = -np.inf  # attribute 1 never takes its second value
+    with np.errstate(all="raise"):
+        beliefs, _ = tree.calibrate(potentials)
+    assert all(np.all(np.isfinite(b)) for b in beliefs)
+    np.testing.assert_allclose(tree.marginal(beliefs, (1,)), [1.0, 0.0])
+    np.testing.assert_allclose(tree.marginal(beliefs, (0, 2)), np.full((2, 2), 0.25))
+
+
+def test_bad_input_is_refused_naming_the_argument():
+    tree = JunctionTree((2, 3), [(0, 1)])
+    with pytest.raises(ValueError, match="costs"):
+        tree.least_total({(1, 0): np.zeros((3, 2))})  # not increasing: refused, never transposed silently
+    with pytest.raises(ValueError, match="costs"):
+        tree.least_total({(0, 1): np.zeros((3, 2))})
+    with pytest.raises(ValueError, match="attributes"):
+        tree.marginal(tree.calibrate([np.zeros((2, 3))])[0], (5,))
+    with pytest.raises(ValueError, match="potentials"):
+        tree.calibrate([])
+    with pytest.raises(ValueError, match="potentials"):
+        tree.calibrate([np.zeros((3, 2))])
+    with pytest.raises(ValueError, match="sizes"):
+        JunctionTree((2, 0), [(0,)])
+    with pytest.raises(ValueError, match="sizes"):
+        JunctionTree((), [])
+    with pytest.raises(TypeError, match="sizes"):
+        JunctionTree((2, 2.5), [(0,)])
+    with pytest.raises(ValueError, match="tables"):
+        JunctionTree((2, 2), [(0, 2)])

@@ -371,6 +371,10 @@ def test_refusals_of_the_model_and_the_stop():
         fit_noisy_marginals((2, 2), table, 0.1, stop="never")
     with pytest.raises(ValueError, match="tol"):
         fit_noisy_marginals((2, 2), table, 0.1, stop="gap", tol=0.0)
+    with pytest.raises(ValueError, match="tol: the gap's tolerance, only with stop='gap'"):
+        fit_noisy_marginals((2, 2), table, 0.1, tol=1e-3)
+    with pytest.raises(TypeError, match="model"):
+        fit_noisy_marginals((2, 2), table, 0.1, model=1)
     with pytest.raises(ValueError, match="sizes: the universe holds"):
         fit_noisy_marginals((MAXIMUM_ENTROPY_MAX_CELLS, 2), {(1,): np.array([0.4, 0.6])}, 0.1, model="dense")
 
