@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
+from projmech.bodies import junction_tree
 from projmech.bodies.junction_tree import JunctionTree
 
 SIZES = (2, 3, 2, 4, 3, 2)
@@ -44,8 +45,10 @@ def test_the_tree_is_a_junction_tree_of_cliques_covering_every_table():
     assert tree.cells == sum(int(np.prod([SIZES[a] for a in c])) for c in tree.cliques)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_calibration_and_every_marginal_match_brute_force(seed):
+@pytest.mark.parametrize("seed, einsum_limit", [(0, 52), (1, 52), (2, 52), (0, 0)])
+def test_calibration_and_every_marginal_match_brute_force(seed, einsum_limit, monkeypatch):
+    """Every table, by einsum and (with its limit set to 0) from the leaves up."""
+    monkeypatch.setattr(junction_tree, "_EINSUM_MAX_ATTRIBUTES", einsum_limit)
     tree, potentials, log_joint = _model(seed)
     beliefs, log_partition = tree.calibrate(potentials)
     joint = np.exp(log_joint)
