@@ -36,7 +36,7 @@ and 0.0048, the regularized joint 0.0718, 0.0191 and 0.0040 (``benchmarks/README
 4.7 and 26 s (mean); AIM's reference implementation, run beside it, took 90 s at epsilon 0.1 and
 277 s at 10. On 10 of Adult's attributes (1.5 10^10 cells) the regularized joint on the
 junction tree gave 0.0827 at epsilon 1 (5 seeds; the tables 0.0991) in 104 s, where AIM's model
-gave 0.0886 (seed 0) in 1,870 s.
+gave 0.0894 (seeds 0-1) in 1,870-2,118 s.
 
 Measurements are data (:class:`Measurement`) and the estimator is separate
 (:func:`estimate_tables`, :func:`table_estimate`): every estimate is a function of the
