@@ -261,12 +261,13 @@ class SolveStats:
     @classmethod
     def from_attempt(cls, attempt: Attempt, attempts: Iterable[Attempt], *, iterations: int | None = None,
                      gap: float | None = None, relative_gap: bool = False,
-                     tolerance: float | None = None, blas_threads: int | None = None) -> SolveStats:
+                     tolerance: float | None = None, blas_threads: int | None = None,
+                     total_time: float | None = None) -> SolveStats:
         """The statistics of the point one attempt produced.
 
         ``tolerance_met`` holds when the attempt was accepted (:attr:`Status.OPTIMAL`) with a
         certified ``gap <= tolerance``; ``total_time`` is left to the optimizer, which times the
-        whole call.
+        whole call, unless given (a solve of one attempt, timed whole).
 
         Parameters
         ----------
@@ -284,6 +285,8 @@ class SolveStats:
             The gap the point had to reach.
         blas_threads : int, optional
             The BLAS threads the solver was held to.
+        total_time : float, optional
+            The whole call's seconds, where the caller timed it.
 
         Returns
         -------
@@ -295,7 +298,7 @@ class SolveStats:
                    iterations=None if iterations is None else int(iterations),
                    gap=None if gap is None else float(gap), relative_gap=relative_gap,
                    tolerance=None if tolerance is None else float(tolerance), tolerance_met=bool(met),
-                   attempts=tuple(attempts), blas_threads=blas_threads)
+                   attempts=tuple(attempts), blas_threads=blas_threads, total_time=total_time)
 
     def summary(self) -> dict[str, Any]:
         """The statistics as plain JSON-serializable values.

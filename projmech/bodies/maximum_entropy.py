@@ -179,8 +179,7 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     attempt = Attempt("ipf", status, f"largest l1 distance {violation:.3g} of its tolerance after {sweeps} sweeps",
                       seconds)
     stats = SolveStats.from_attempt(attempt, [attempt], iterations=sweeps, gap=violation, relative_gap=True,
-                                    tolerance=1.0)
-    stats = SolveStats(**{**stats.__dict__, "total_time": seconds})
+                                    tolerance=1.0, total_time=seconds)
     return MaximumEntropyResult(joint, tuple(targets), stats)
 
 

@@ -285,8 +285,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     attempt = Attempt("mirror_descent", status,
                       f"least estimated risk {risk / cells:.4g} per cell at iteration {chosen} of {iteration}"
                       + ("" if bracketed else " (still falling at the iteration limit)"), seconds)
-    stats = SolveStats.from_attempt(attempt, [attempt], iterations=chosen)
-    stats = SolveStats(**{**stats.__dict__, "total_time": seconds})
+    stats = SolveStats.from_attempt(attempt, [attempt], iterations=chosen, total_time=seconds)
     return _result(holder, returned, tuple(targets), risk / cells, chi2 / cells, degrees / cells, iteration, stats)
 
 
@@ -309,8 +308,8 @@ def _fit_to_gap(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.nd
     seconds = time.perf_counter() - start
     attempt = Attempt("mirror_descent", status, f"Frank–Wolfe gap {gap:.4g} against {threshold:.4g} at iteration "
                       f"{iteration}", seconds)
-    stats = SolveStats.from_attempt(attempt, [attempt], gap=gap, tolerance=threshold, iterations=iteration)
-    stats = SolveStats(**{**stats.__dict__, "total_time": seconds})
+    stats = SolveStats.from_attempt(attempt, [attempt], gap=gap, tolerance=threshold, iterations=iteration,
+                                    total_time=seconds)
     return _result(holder, main, tuple(targets), None, 2.0 * main.loss / cells, None, iteration, stats)
 
 
