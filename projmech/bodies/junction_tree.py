@@ -368,25 +368,10 @@ def _cliques(sizes: tuple[int, ...], tables: Sequence[tuple[int, ...]]) -> tuple
 
 
 def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], tuple[int | None, ...]]:
-    """A spanning tree of the cliques of largest shared attribute counts (Kruskal; cliques sharing
+    """A spanning tree of the cliques of largest shared attribute counts (cliques sharing
     nothing joined by empty separators), rooted at the largest clique: the order from the root
     and each clique's parent."""
-    edges = sorted(((len(set(a) & set(b)), i, j) for (i, a), (j, b) in itertools.combinations(enumerate(cliques), 2)),
-                   key=lambda edge: (-edge[0], edge[1], edge[2]))
-    component = list(range(len(cliques)))
-
-    def find(i: int) -> int:
-        while component[i] != i:
-            component[i] = component[component[i]]
-            i = component[i]
-        return i
-
-    adjacent: dict[int, list[int]] = {i: [] for i in range(len(cliques))}
-    for _, i, j in edges:
-        if find(i) != find(j):
-            component[find(i)] = find(j)
-            adjacent[i].append(j)
-            adjacent[j].append(i)
+    adjacent = _spanning_neighbours(cliques, connect=True)
     root = max(range(len(cliques)), key=lambda i: (len(cliques[i]), -i))
     order, parent = [root], dict[int, int | None]({root: None})
     for node in order:
@@ -395,6 +380,33 @@ def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...
                 parent[other] = node
                 order.append(other)
     return tuple(order), tuple(parent[i] for i in range(len(cliques)))
+
+
+def _spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> list[list[int]]:
+    """A maximum-weight spanning forest of groups of attributes, two groups weighted by the
+    attributes they share (Kruskal's algorithm: heavier edges first, ties to the lower indices),
+    as each group's neighbours in the order their edges were taken. Groups sharing nothing are
+    left in separate trees, or, with ``connect``, joined (by weight-0 edges, taken last).
+
+    For the cliques of a chordal graph, or an acyclic set of tables, the forest is a junction
+    tree :cite:p:`BFMY83`: the groups holding an attribute form a subtree."""
+    edges = sorted(((len(set(a) & set(b)), i, j) for (i, a), (j, b) in itertools.combinations(enumerate(groups), 2)),
+                   key=lambda edge: (-edge[0], edge[1], edge[2]))
+    component = list(range(len(groups)))  # union-find over the trees built so far
+
+    def find(i: int) -> int:
+        while component[i] != i:
+            component[i] = component[component[i]]
+            i = component[i]
+        return i
+
+    neighbours: list[list[int]] = [[] for _ in groups]
+    for shared, i, j in edges:
+        if (shared or connect) and find(i) != find(j):
+            component[find(i)] = find(j)
+            neighbours[i].append(j)
+            neighbours[j].append(i)
+    return neighbours
 
 
 def _table_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:

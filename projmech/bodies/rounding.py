@@ -32,6 +32,7 @@ from .._sparse import issparse
 from ..workloads import Workload, marginals, table_terms
 from .hull import ProjectionResult
 from .local import LocalResult, local_tables
+from .junction_tree import _spanning_neighbours
 from .maximum_entropy import MaximumEntropyResult
 from .noisy_marginals import NoisyMarginalsResult
 from .marginal_rows import search_rows, search_table_rows, tree_rows
@@ -625,22 +626,7 @@ def _junction_order(tables: dict[tuple[int, ...], np.ndarray]) -> list[tuple[int
     equals), whose rounding is then the closest to its table."""
     attributes = [set(table) for table in tables]
     maximal = [table for table, own in zip(tables, attributes) if not any(own < other for other in attributes)]
-    edges = sorted((-len(set(first) & set(second)), j, i) for i, first in enumerate(maximal)
-                   for j, second in enumerate(maximal[:i]) if set(first) & set(second))
-    parent = list(range(len(maximal)))  # union-find over the trees built so far
-
-    def find(node: int) -> int:
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    neighbours: list[list[int]] = [[] for _ in maximal]
-    for _, j, i in edges:
-        if find(i) != find(j):
-            parent[find(i)] = find(j)
-            neighbours[i].append(j)
-            neighbours[j].append(i)
+    neighbours = _spanning_neighbours(maximal, connect=False)
     order: list[tuple[int, ...]] = []
     visited = [False] * len(maximal)
     for root in sorted(range(len(maximal)), key=lambda index: (-tables[maximal[index]].size, index)):
