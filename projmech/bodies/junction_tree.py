@@ -135,10 +135,15 @@ class JunctionTree:
             If no clique holds it (it is not one of the tree's tables or inside one).
         """
         table = check_positions("table", table, len(self.sizes), what="attribute positions")
-        holding = [i for i, clique in enumerate(self.cliques) if set(table) <= set(clique)]
-        if not holding:
+        index = self._holding(table)
+        if index is None:
             raise ValueError(f"table: {list(table)} is inside no clique of the junction tree")
-        return min(holding, key=lambda i: math.prod(self.shape(i)))
+        return index
+
+    def _holding(self, table: tuple[int, ...]) -> int | None:
+        """The smallest clique holding ``table`` (checked), or None."""
+        holding = [i for i, clique in enumerate(self.cliques) if set(table) <= set(clique)]
+        return min(holding, key=lambda i: math.prod(self.shape(i))) if holding else None
 
     def calibrate(self, potentials: Sequence[np.ndarray], *, log: bool = False) -> tuple[list[np.ndarray], float]:
         """The clique tables of ``p ∝ exp(sum_c potentials[c])`` and ``log`` of its normalizer.
@@ -239,9 +244,8 @@ class JunctionTree:
             4 million cells.
         """
         attributes = check_positions("attributes", attributes, len(self.sizes), what="attribute positions")
-        holding = [i for i, clique in enumerate(self.cliques) if set(attributes) <= set(clique)]
-        if holding:
-            index = min(holding, key=lambda i: math.prod(self.shape(i)))
+        index = self._holding(attributes)
+        if index is not None:
             return _sum_to(beliefs[index], self.cliques[index], attributes)
         wanted = math.prod(self.sizes[a] for a in attributes)
         if wanted > _MARGINAL_MAX_CELLS:
@@ -322,8 +326,8 @@ class JunctionTree:
         return float(totals[self.order[0]].min())
 
     def _subtree(self, attributes: tuple[int, ...]) -> list[int]:
-        """The cliques of the smallest subtree holding every one of ``attributes``: each
-        attribute's clique nearest the root, joined through their paths to the top one."""
+        """The cliques of a subtree holding every one of ``attributes`` (not always the smallest):
+        each attribute's clique nearest the root, joined through their paths to the top one."""
         depth = {self.order[0]: 0}
         for node in self.order[1:]:
             parent = self.parent[node]
