@@ -146,9 +146,17 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
             return np.ones(())
         return self.tree.marginal(self.beliefs, check_positions("axes", axes, len(self.tree.sizes)))
 
+    @property
+    def cells(self) -> int:
+        """The cells holding the distribution: the universe's, or the junction tree's cliques'."""
+        if self.joint is not None:
+            return int(self.joint.size)
+        assert self.tree is not None
+        return self.tree.cells
+
     def _description(self) -> str:
-        held = (f"{format_count(self.joint.size)} cells" if self.joint is not None else
-                f"a junction tree of {format_count(self.tree.cells if self.tree is not None else 0)} cells")
+        held = (f"{format_count(self.cells)} cells" if self.joint is not None else
+                f"a junction tree of {format_count(self.cells)} cells")
         fitted = (f"estimated risk {self.risk:.3g} per cell" if self.risk is not None
                   else f"chi2 {self.chi2:.3g} per cell")
         return f"over {held} fitted to {len(self.tables)} noisy tables, {fitted}"

@@ -958,8 +958,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             summary = {"requested": self.estimator, "estimator": "regularized", "fit": joint.fit.stats.summary(),
                        "risk": joint.fit.risk, "iterations_run": joint.fit.iterations_run,
                        "model": "dense" if joint.fit.tree is None else "junction_tree",
-                       "cells": joint.fit.joint.size if joint.fit.joint is not None else
-                       joint.fit.tree.cells if joint.fit.tree is not None else 0}
+                       "cells": joint.fit.cells}
         elif joint is not None:
             assert joint.projection is not None
             summary = {"requested": self.estimator, "estimator": "joint",
