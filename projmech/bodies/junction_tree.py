@@ -30,10 +30,10 @@ import numpy as np
 
 from ..validation import check_positions, check_positive_int
 
-__all__ = ["JunctionTree", "TreeTooLargeError"]
+__all__ = ["JunctionTree", "TreeTooLargeError", "MARGINAL_MAX_CELLS"]
 
 #: The largest table :meth:`JunctionTree.marginal` computes (as the dense fits' universe).
-_MARGINAL_MAX_CELLS = 4 * 10**6
+MARGINAL_MAX_CELLS = 4 * 10**6
 
 #: einsum's subscript letters: a subtree of at most this many attributes is summed by it.
 _LETTERS = string.ascii_letters
@@ -248,9 +248,9 @@ class JunctionTree:
         if index is not None:
             return _sum_to(beliefs[index], self.cliques[index], attributes)
         wanted = math.prod(self.sizes[a] for a in attributes)
-        if wanted > _MARGINAL_MAX_CELLS:
+        if wanted > MARGINAL_MAX_CELLS:
             raise ValueError(f"attributes: the table on {list(attributes)} holds {wanted:,} cells, above "
-                             f"{_MARGINAL_MAX_CELLS:,}")
+                             f"{MARGINAL_MAX_CELLS:,}")
         nodes = self._subtree(attributes)
         top = nodes[0]
         tables: list[np.ndarray] = []

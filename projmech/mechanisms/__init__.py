@@ -20,7 +20,7 @@ from __future__ import annotations
 from .additive import (Release, Mechanism, CountingMechanism, GaussianMechanism, LaplaceMechanism,
                        ProjectionMechanism, FactorizationMechanism)
 from .adaptive import (ADAPTIVE_MAX_CELLS, AdaptiveProjectionMechanism, AdaptiveRound, AdaptiveRun, Measurement,
-                       Synthesis, estimate_tables, measured_workload, synthesize, table_estimate)
+                       DecomposableModel, Synthesis, estimate_tables, measured_workload, synthesize, table_estimate)
 from .intervals import (ConfidenceIntervals, confidence_intervals)
 from .multiplicative_weights import (MW_MAX_ALPHA, MW_MAX_UNIVERSE, OFFLINE_PMW_MAX_ROUNDS, OFFLINE_PMW_MAX_UPDATES,
                                      OfflinePMW, PMWRun, RoundBudget, multiplicative_weights_update, mw_update_bound,
@@ -35,6 +35,7 @@ __all__ = ["Release", "Mechanism", "CountingMechanism", "GaussianMechanism", "La
            "PMWRun", "RoundBudget", "multiplicative_weights_update", "mw_update_bound", "offline_pmw_error_bound",
            "offline_pmw_min_n", "OnlinePMW", "OnlineAccuracy", "online_pmw_accuracy", "ONLINE_MAX_ALPHA", "BOTTOM",
            "Bottom", "MechanismHalted", "Threshold", "ThresholdK", "ADAPTIVE_MAX_CELLS", "AdaptiveProjectionMechanism",
-           "AdaptiveRound", "AdaptiveRun", "Measurement", "Synthesis", "estimate_tables", "measured_workload", "synthesize",
+           "AdaptiveRound", "AdaptiveRun", "DecomposableModel", "Measurement", "Synthesis", "estimate_tables",
+           "measured_workload", "synthesize",
            "table_estimate", "exponential_mechanism",
            "exponential_mechanism_rho"]
