@@ -39,7 +39,7 @@ from .relaxation import (
 )
 from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
 from .junction_tree import JunctionTree, TreeTooLargeError
-from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
+from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
 from .noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 from .tables import TableGroups, TablesResult, project_to_tables, table_groups
@@ -68,6 +68,7 @@ __all__ = [
     "MAXIMUM_ENTROPY_MAX_CELLS",
     "MaximumEntropyResult",
     "fit_maximum_entropy",
+    "total_correlation",
     "NoisyMarginalsResult",
     "fit_noisy_marginals",
     "JunctionTree",

@@ -31,6 +31,7 @@ import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from ..data.domain import Domain
+from .maximum_entropy import total_correlation
 
 __all__ = ["pair_tables", "tree_rows", "search_rows", "search_table_rows", "DEFAULT_PASSES", "DEFAULT_BATCH"]
 
@@ -73,13 +74,6 @@ def _distributions(tables: dict[tuple[int, int], np.ndarray]) -> dict[tuple[int,
     return out
 
 
-def _mutual_information(table: np.ndarray) -> float:
-    rows, columns = table.sum(axis=1, keepdims=True), table.sum(axis=0, keepdims=True)
-    independent = rows * columns
-    positive = table > 0
-    return float(np.sum(table[positive] * np.log(table[positive] / independent[positive])))
-
-
 def tree_rows(domain: Domain, answers: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` rows drawn from the Chow–Liu tree of the released 2-way tables (module docstring)."""
     sizes = domain.sizes
@@ -88,7 +82,7 @@ def tree_rows(domain: Domain, answers: np.ndarray, n: int, rng: np.random.Genera
     information = np.zeros((d, d))
     for (a, b), table in tables.items():
         # +1 keeps every edge of the complete graph (scipy drops zero weights), so the tree spans.
-        information[a, b] = 1.0 + _mutual_information(table)
+        information[a, b] = 1.0 + total_correlation(table)
     tree = minimum_spanning_tree(-information).tocoo()
     neighbours: dict[int, list[int]] = {a: [] for a in range(d)}
     for a, b in zip(tree.row.tolist(), tree.col.tolist()):

@@ -31,7 +31,7 @@ import numpy as np
 from ..solve import Attempt, SolveResult, SolveStats, Status
 from ..validation import check_positions, check_positive_int, check_positive_number, format_count
 
-__all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropyResult", "fit_maximum_entropy"]
+__all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropyResult", "fit_maximum_entropy", "total_correlation"]
 
 #: The largest universe fitted: two dense arrays of 8 bytes a cell, about 64 MB at this size.
 MAXIMUM_ENTROPY_MAX_CELLS = 4 * 10**6
@@ -267,3 +267,31 @@ def _check_agreement(targets: dict[tuple[int, ...], np.ndarray], tolerances: dic
                                  f"shared axes {list(shared)} by {distance:.3g} in l1, more than their tolerances "
                                  f"({tolerances[first]:.3g} + {tolerances[second]:.3g}): no distribution is within "
                                  "both")
+
+
+def total_correlation(table: np.ndarray) -> float:
+    """A distribution's Kullback–Leibler divergence from the product of its one-way tables (the
+    maximum-entropy table with those margins): for two attributes, their mutual information.
+
+    Parameters
+    ----------
+    table : numpy.ndarray
+        A distribution over a table's cells (non-negative, summing to 1), one axis per attribute.
+
+    Returns
+    -------
+    float
+        The divergence, in nats (0 exactly when the attributes are independent).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies import total_correlation
+    >>> round(total_correlation(np.array([[0.5, 0.0], [0.0, 0.5]])), 6), total_correlation(np.full((2, 3), 1 / 6))
+    (0.693147, 0.0)
+    """
+    product = np.ones_like(table)
+    for axis in range(table.ndim):
+        product = product * table.sum(axis=tuple(other for other in range(table.ndim) if other != axis), keepdims=True)
+    held = table > 0
+    return float(np.sum(table[held] * np.log(table[held] / product[held])))

@@ -76,7 +76,7 @@ import numpy as np
 from ..bodies.hull import ProjectionError, ProjectionResult, project_to_hull
 from ..bodies.junction_tree import MARGINAL_MAX_CELLS, JunctionTree, TreeTooLargeError
 from ..bodies.local import LocalError, LocalResult, project_to_local
-from ..bodies.maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
+from ..bodies.maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
 from ..bodies.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
@@ -309,10 +309,9 @@ class AdaptiveRun:
         attributes = check_positions("attributes", attributes, len(workload.domain.sizes), what="domain positions")
         if self.joint is not None:
             return self.joint.table(attributes)
-        if self.decomposable is None:  # a run built by hand: the model is a function of the estimate
-            object.__setattr__(self, "decomposable", DecomposableModel(self.estimate, tuple(workload.domain.sizes)))
-        assert self.decomposable is not None
-        return self.decomposable.complete(attributes)
+        # A run built by hand may hold no model: it is a function of the estimate.
+        model = self.decomposable or DecomposableModel(self.estimate, tuple(workload.domain.sizes))
+        return model.complete(attributes)
 
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
         """Simultaneous confidence intervals for the workload's true answers (the true counts
@@ -658,7 +657,7 @@ class DecomposableModel:
                                  f"{list(table)} (shape {estimate.marginal(table).shape})")
         measured = [set(table) for table in estimate.tables]
         maximal = [table for table in estimate.tables if not any(set(table) < other for other in measured)]
-        dependence = {table: _total_correlation(estimate.marginal(table)) for table in maximal}
+        dependence = {table: total_correlation(_distribution(estimate.marginal(table))) for table in maximal}
         taken: list[tuple[int, ...]] = []
         for table in sorted(maximal, key=lambda t: (-dependence[t], t)):
             trial = taken + [table]
@@ -701,15 +700,10 @@ class DecomposableModel:
         return table_estimate(self.estimate, attributes, self.sizes, start=start / total + _MASS_FLOOR / start.size)
 
 
-def _total_correlation(table: np.ndarray) -> float:
-    """A distribution's Kullback–Leibler divergence from the product of its one-way tables."""
+def _distribution(table: np.ndarray) -> np.ndarray:
+    """A projected table clipped at 0 and summed to exactly 1."""
     table = np.maximum(table, 0.0)
-    table = table / table.sum()
-    product = np.ones_like(table)
-    for axis in range(table.ndim):
-        product = product * table.sum(axis=tuple(other for other in range(table.ndim) if other != axis), keepdims=True)
-    held = table > 0
-    return float(np.sum(table[held] * np.log(table[held] / product[held])))
+    return table / table.sum()
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.bodies.maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy
+from projmech.bodies.maximum_entropy import (MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy,
+                                             total_correlation)
 from projmech.solve import Status
 
 
@@ -203,3 +204,17 @@ def test_rows_from_a_distribution_are_searched_towards_its_tables():
     searched = pm.synthetic_data(domain, fit, 100, np.random.default_rng(3), workload=pm.marginals(domain, 2))
     # Measured: 0.029 of the rounding's objective; asserted below 0.8.
     assert objective(searched.data.records) < 0.8 * objective(rounded)
+
+
+def test_total_correlation_is_the_entropies_of_the_margins_less_the_joint():
+    """Against scipy's entropies: sum of the one-way tables' entropies less the table's (the
+    mutual information for two attributes), on random tables with zero cells."""
+    from scipy.stats import entropy
+    rng = np.random.default_rng(3)
+    for shape in [(3, 4), (2, 3, 2)]:
+        table = rng.dirichlet(0.3 * np.ones(int(np.prod(shape)))).reshape(shape)
+        table[(0,) * len(shape)] = 0.0
+        table /= table.sum()
+        margins = sum(entropy(table.sum(axis=tuple(b for b in range(len(shape)) if b != a))) for a in range(len(shape)))
+        assert abs(total_correlation(table) - (margins - entropy(table.ravel()))) < 1e-12
+    assert total_correlation(np.outer([0.2, 0.8], [0.5, 0.25, 0.25])) == pytest.approx(0.0, abs=1e-15)
