@@ -426,9 +426,15 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
     for measurement in measurements:
         _check_measurement(sizes, measurement)
         weight = 1.0 / measurement.sigma
-        first = min(measurement.attributes)
-        factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
-                   measurement.attributes else total(size)) for a, size in enumerate(sizes)]
+        # The weight rides on a factor of more than one value: a 1x1 factor reads as a table's
+        # block only unscaled (total(1) and eye(1) are one matrix), so a scaled one made the
+        # measured tables no union of tables on a domain with a one-value attribute.
+        carrier = next((a for a in measurement.attributes if sizes[a] > 1),
+                       next((a for a, size in enumerate(sizes) if size > 1), min(measurement.attributes)))
+        factors = [Workload(np.eye(size)) if a in measurement.attributes else total(size)
+                   for a, size in enumerate(sizes)]
+        factors[carrier] = Workload(weight * (np.eye(sizes[carrier]) if carrier in measurement.attributes
+                                              else np.ones((1, sizes[carrier]))))
         blocks.append(kron(factors))
         targets.append(weight * np.asarray(measurement.values, dtype=float))
     return (blocks[0] if len(blocks) == 1 else stack(blocks)), np.concatenate(targets)
@@ -1006,6 +1012,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         tables = sorted({subset for subset in terms.subsets if subset}, key=lambda s: (len(s), s))
         if not tables:
             raise ValueError("workload: it reads no attribute (only totals): nothing to measure")
+        if all(self.sizes[a] == 1 for table in tables for a in table):
+            # Every table it reads has one cell, the total: nothing a measurement could tell.
+            raise ValueError("workload: every attribute it reads has a single value, so each of its tables is the "
+                             "total alone: nothing to measure")
         # A table that can never fit beside the one-way tables is never measured (its estimate
         # comes from its measured parts, as AIM's model gives it); a workload none of whose
         # tables fits would be released from one-way tables alone: refused.

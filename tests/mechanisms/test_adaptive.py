@@ -1002,3 +1002,44 @@ def test_a_domain_of_more_attributes_than_einsum_has_letters_is_released():
     assert estimate["estimator"] == "regularized" and estimate["model"] == "junction_tree"
     assert run.release.answers.shape == (1378 * 4,) and np.all(np.isfinite(run.release.answers))
     np.testing.assert_allclose(run.table((0, 52)).sum(), 1.0)
+
+
+def test_a_one_value_attribute_changes_no_projected_table():
+    """A domain with an attribute of one value (a constant column): the measured tables projected
+    with it are those projected on the domain without it (a review found the tables' weights,
+    carried by a 1x1 factor, making them no union of tables there, after the budget was spent)."""
+    rng = np.random.default_rng(3)
+    with_it, without = (2, 1, 3, 2), (2, 3, 2)
+    kept, dropped = [], []
+    for attributes, sigma in [((0,), 0.1), ((1,), 0.2), ((2,), 0.1), ((0, 1, 2), 0.05), ((1, 3), 0.3),
+                              ((2, 3), 0.07), ((0, 1, 3), 0.2)]:
+        cells = math.prod(with_it[a] for a in attributes)
+        values = rng.dirichlet(np.ones(cells)) + rng.normal(0.0, sigma, cells)
+        kept.append(Measurement(attributes, values, sigma))
+        if attributes != (1,):  # the one-value table is the total, 1 in any estimate
+            dropped.append(Measurement(tuple(a - (a > 1) for a in attributes if a != 1), values, sigma))
+    one, other = estimate_tables(with_it, kept), estimate_tables(without, dropped)
+    for table in [(0,), (2,), (3,), (0, 2), (0, 3), (2, 3)]:
+        np.testing.assert_allclose(table_estimate(one, table, with_it),
+                                   table_estimate(other, tuple(a - (a > 1) for a in table), without), atol=1e-9)
+
+
+@pytest.mark.parametrize("estimator", ["tables", "auto"])
+def test_a_domain_with_a_one_value_attribute_is_released(estimator):
+    domain = pm.Domain(list("abcd"), [2, 1, 3, 2])
+    rng = np.random.default_rng(0)
+    data = pm.Dataset(np.column_stack([rng.integers(0, size, 500) for size in domain.sizes]), domain)
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 3), pm.ZCDP(0.5), noise="continuous",
+                                               estimator=estimator)
+    synthesis = mechanism.synthesize(data, rng=1)
+    assert synthesis.data.n == 500 and np.all(np.isfinite(synthesis.run.release.answers))
+    for table in itertools.combinations(range(4), 3):
+        np.testing.assert_allclose(synthesis.run.table(table).sum(), 1.0)
+    # The one-value attribute changes no cell: the table with it is the table without it.
+    np.testing.assert_allclose(synthesis.run.table((0, 1, 2)).ravel(), synthesis.run.table((0, 2)).ravel(), atol=1e-9)
+
+
+def test_a_workload_of_one_value_attributes_alone_is_refused():
+    domain = pm.Domain(["a", "b"], [1, 1])
+    with pytest.raises(ValueError, match="workload: every attribute it reads has a single value"):
+        pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0))
