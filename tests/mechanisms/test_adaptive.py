@@ -649,17 +649,26 @@ def test_completion_agrees_with_every_part_and_survives_a_frustrated_cycle():
 
 
 def test_completion_of_a_table_beyond_the_tree_starts_from_uniform():
-    """A table of more cells than a junction tree's marginal computes (4,084,101 here) is
-    completed from the uniform table, as before the model: the product of its one-way tables."""
-    sizes = (21,) * 5
+    """A chain 0 - 1 - 2 measured by its pairs, and two one-way tables: the table on (0, 2) is
+    completed from the model, which carries the chain's dependence between 0 and 2; the table on
+    (0, 2, 3, 4), of more cells (4,410,000) than a junction tree's marginal computes, is
+    completed from the uniform table, as before the model: its (0, 2) table is the product of
+    the one-way tables."""
+    sizes = (21, 4, 21, 100, 100)
+    chain = _chain(sizes[:3], 8)
     rng = np.random.default_rng(6)
-    ones = [rng.dirichlet(np.ones(21)) for _ in range(5)]
-    result = estimate_tables(sizes, [Measurement((a,), ones[a], 1e-6) for a in range(5)])
+    ones = {a: rng.dirichlet(np.ones(sizes[a])) for a in (3, 4)}
+    result = estimate_tables(sizes, _exact(chain, [(0, 1), (1, 2)])
+                             + [Measurement((a,), ones[a], 1e-6) for a in (3, 4)])
     model = adaptive.DecomposableModel(result, sizes)
-    assert math.prod(sizes) > MARGINAL_MAX_CELLS
-    table = model.complete((0, 1, 2, 3, 4))
-    np.testing.assert_allclose(table[3, 4, 5, 6, 7], np.prod([ones[a][3 + a] for a in range(5)]), rtol=1e-5)
-    np.testing.assert_allclose(table.sum(axis=(1, 2, 3, 4)), ones[0], atol=1e-6)
+    pair = chain.sum(axis=1)
+    product = np.outer(pair.sum(1), pair.sum(0))
+    assert np.abs(pair - product).sum() > 0.1  # the chain carries dependence between 0 and 2
+    np.testing.assert_allclose(model.complete((0, 2)), pair, atol=1e-5)
+    assert math.prod(sizes[a] for a in (0, 2, 3, 4)) > MARGINAL_MAX_CELLS
+    table = model.complete((0, 2, 3, 4))
+    np.testing.assert_allclose(table.sum(axis=(2, 3)), product, atol=1e-6)
+    np.testing.assert_allclose(table.sum(axis=(0, 1, 2)), ones[4], atol=1e-6)
 
 
 def test_decomposable_model_refusals():
