@@ -976,8 +976,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     TypeError
         If ``privacy`` is not ZCDP or ApproxDP.
     ValueError
-        If the workload is not made of marginal tables, or none of its tables fits in
-        ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
+        If the workload is not made of marginal tables, or every attribute it reads has a
+        single value, or none of its tables fits in ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
         sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="joint"`` on a universe
         above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
