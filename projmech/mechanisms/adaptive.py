@@ -426,15 +426,9 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
     for measurement in measurements:
         _check_measurement(sizes, measurement)
         weight = 1.0 / measurement.sigma
-        # The weight rides on a factor of more than one value: a 1x1 factor reads as a table's
-        # block only unscaled (total(1) and eye(1) are one matrix), so a scaled one made the
-        # measured tables no union of tables on a domain with a one-value attribute.
-        carrier = next((a for a in measurement.attributes if sizes[a] > 1),
-                       next((a for a, size in enumerate(sizes) if size > 1), min(measurement.attributes)))
-        factors = [Workload(np.eye(size)) if a in measurement.attributes else total(size)
-                   for a, size in enumerate(sizes)]
-        factors[carrier] = Workload(weight * (np.eye(sizes[carrier]) if carrier in measurement.attributes
-                                              else np.ones((1, sizes[carrier]))))
+        first = min(measurement.attributes)
+        factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
+                   measurement.attributes else total(size)) for a, size in enumerate(sizes)]
         blocks.append(kron(factors))
         targets.append(weight * np.asarray(measurement.values, dtype=float))
     return (blocks[0] if len(blocks) == 1 else stack(blocks)), np.concatenate(targets)
@@ -977,8 +971,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         If ``privacy`` is not ZCDP or ApproxDP.
     ValueError
         If the workload is not made of marginal tables, or every attribute it reads has a
-        single value, or none of its tables fits in ``max_cells`` beside the one-way tables, or the budget is too small for the discrete
-        sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="joint"`` on a universe
+        single value, or none of its tables fits in ``max_cells`` beside the one-way tables, or
+        the budget is too small for the discrete sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="joint"`` on a universe
         above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
     Examples

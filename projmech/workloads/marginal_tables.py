@@ -458,10 +458,14 @@ def table_terms(workload: Workload) -> TableTerms | None:
         subset, weight = [], 1.0
         for position, factor in enumerate(factors):
             constant = factor._constant_row()
-            scale = factor._scaled_identity() if constant is None else None
             if constant is not None and factor.universe_size > 1:
                 weight *= constant
                 continue
+            # A 1x1 factor is a total and a scaled identity at once: read as the identity, its
+            # entry a weight, so that differently scaled ones on one attribute are one block (the
+            # adaptive mechanism weights each measured table on its first attribute, which may
+            # have a single value).
+            scale = constant if constant is not None else factor._scaled_identity()
             if scale is not None and position not in identities:
                 identities[position] = identity(sizes[position])
             block = identities[position] if scale is not None else factor

@@ -1023,3 +1023,22 @@ def test_a_weighted_identity_block_is_a_weighted_table(size, weight):
     almost = np.eye(4)
     almost[0, 1] = 1e-300
     assert pm.Workload(almost)._scaled_identity() is None
+
+
+def test_a_weighted_one_value_factor_is_a_weighted_identity():
+    """A 1x1 factor is a total and a scaled identity at once: read as the identity, its entry a
+    weight, so that tables weighted differently on a one-value attribute are one union of
+    tables (the adaptive mechanism's measured tables were refused on such a domain)."""
+    from projmech.workloads.marginal_tables import table_terms
+
+    w = pm.workloads
+    union = w.stack([w.kron([pm.Workload(2.0 * np.eye(1)), w.total(3)]),
+                     w.kron([pm.Workload(0.5 * np.eye(1)), pm.Workload(np.eye(3))]),
+                     w.kron([w.total(1), pm.Workload(4.0 * np.eye(3))])])
+    terms = table_terms(union)
+    assert terms is not None and terms.is_marginal
+    assert terms.terms == [((0,), 2.0), ((0, 1), 0.5), ((0, 1), 4.0)]
+    # The terms' rows are the union's own rows.
+    rows = np.vstack([weight * np.kron(np.eye(1), np.eye(3) if 1 in subset else np.ones((1, 3)))
+                      for subset, weight in terms.terms])
+    np.testing.assert_array_equal(rows, union.toarray())
