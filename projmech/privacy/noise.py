@@ -41,6 +41,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+# OpenDP's core modules (0.2-0.4 s), imported with this module rather than at the first draw: an
+# import in progress on another thread while the process forks would leave the child holding its
+# import locks for a thread it does not have (see _pool_lock).
+import opendp.domains
+import opendp.measurements
+import opendp.metrics
+import opendp.mod
 
 from .guarantees import ApproxDP, Privacy, PureDP, SizePolicy, ZCDP, gaussian_sigma, laplace_scale, scale_budget
 from ..validation import FLAG, NONNEGATIVE, OPEN_UNIT, POSITIVE, Options, validate_params
@@ -619,14 +626,12 @@ def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray,
 @functools.lru_cache(maxsize=64)
 def _opendp_measurement(distribution: str, scale: float) -> Any:
     """OpenDP's exact sampler for integer vectors, built once per distribution and scale."""
-    import opendp.prelude as dp
-
     # OpenDP gates its noise constructors behind this flag; it only adds to the enabled set.
-    dp.enable_features("contrib")
-    domain = dp.vector_domain(dp.atom_domain(T="i64"))
+    opendp.mod.enable_features("contrib")
+    domain = opendp.domains.vector_domain(opendp.domains.atom_domain(T="i64"))
     if distribution == "gaussian":
-        return dp.m.make_gaussian(domain, dp.l2_distance(T="f64"), scale=float(scale))
-    return dp.m.make_laplace(domain, dp.l1_distance(T="i64"), scale=float(scale))
+        return opendp.measurements.make_gaussian(domain, opendp.metrics.l2_distance(T="f64"), scale=float(scale))
+    return opendp.measurements.make_laplace(domain, opendp.metrics.l1_distance(T="i64"), scale=float(scale))
 
 
 #: Discrete draws are fetched from OpenDP this many at a time (or more when one call needs more):
@@ -666,17 +671,34 @@ _BLOCK = 2048
 #: would publish the same noise, whose difference reveals the difference of the true counts).
 #: The sampler threads are started per refill and joined before it returns: no thread outlives
 #: a call, so none is left for a fork to lose.
+#:
+#: The lock also covers every call into OpenDP (building a measurement and every draw), and a
+#: fork waits for it (``_hold_for_fork``): no other thread is inside OpenDP's library or its
+#: generator when the process is copied, since a lock such a thread held (OpenSSL's, say) would
+#: stay held in the child by a thread that does not exist there, and the child's first draw would
+#: wait for it forever. The fork handlers of other libraries run before this one when registered
+#: later (logging's takes its module lock), so the section under the lock calls only OpenDP's core
+#: modules and numpy, which take no such lock; that is also why OpenDP is imported above and not
+#: lazily under the lock (its full import calls logging).
 _pools: dict[tuple[str, float], np.ndarray] = {}
 _pool_lock = threading.Lock()
+
+
+def _hold_for_fork() -> None:
+    _pool_lock.acquire()
+
+
+def _release_after_fork() -> None:
+    _pool_lock.release()
 
 
 def _forget_pools() -> None:
     global _pool_lock
     _pools.clear()
-    _pool_lock = threading.Lock()  # a lock held by another thread at the fork would never be released
+    _pool_lock = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_forget_pools)
+os.register_at_fork(before=_hold_for_fork, after_in_parent=_release_after_fork, after_in_child=_forget_pools)
 
 
 def _opendp_draws(distribution: str, scale: float, size: int) -> np.ndarray:

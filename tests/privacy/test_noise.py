@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 import os
 import re
+import subprocess
+import sys
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -380,6 +383,67 @@ def test_discrete_draws_are_not_shared_with_a_forked_child():
     parent = noise.sample(5, None).astype(np.int64)
     # Draws of sigma 1e6 coincide with probability about 1e-7 each: equal vectors mean shared noise.
     assert child.size == 5 and not np.any(child == parent)
+
+
+#: A fresh interpreter (the first discrete draw of its process) in which a thread makes that first
+#: draw while the main thread forks after DELAY seconds; the child draws with an alarm of 20 s
+#: and exits 0 if it got its draws. A lock held across the fork by the drawing thread (an import
+#: lock, OpenDP's) would leave the child waiting for it forever, killed by the alarm (-14).
+_FORK_DURING_FIRST_DRAW = """
+import os, signal, sys, threading, time
+from projmech.privacy.noise import Noise
+noise = Noise(sys.argv[2], 10.0, discrete=True)
+thread = threading.Thread(target=noise.sample, args=(3, None))
+thread.start()
+time.sleep(float(sys.argv[1]))
+pid = os.fork()
+if pid == 0:
+    signal.alarm(20)
+    os._exit(0 if noise.sample(2, None).size == 2 else 3)
+thread.join()
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.parametrize("delay, distribution", [(0.0, "gaussian"), (0.05, "laplace"), (0.2, "gaussian")])
+def test_a_fork_while_another_thread_makes_the_first_draw_leaves_the_child_able_to_draw(delay, distribution):
+    """Before OpenDP was imported with the sampler and a fork waited for the draws in progress, the
+    child hung on its first draw at each of these delays."""
+    result = subprocess.run([sys.executable, "-c", _FORK_DURING_FIRST_DRAW, str(delay), distribution],
+                            capture_output=True, text=True, timeout=90)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0"], (result.stdout, result.stderr)
+
+
+def test_a_fork_waits_until_no_other_thread_is_inside_opendp(monkeypatch):
+    """A thread's draw is held inside OpenDP for 0.5 s; the main thread forks meanwhile. The fork
+    returns only once that draw has left OpenDP, so that the child holds none of the locks OpenDP
+    may hold while it samples, and the child can draw at once."""
+    monkeypatch.setattr(noise_module, "_pools", {})
+    real, inside, left = noise_module._opendp_measurement, threading.Event(), threading.Event()
+
+    def slow(distribution, scale):
+        measurement = real(distribution, scale)
+
+        def call(zeros):
+            inside.set()
+            time.sleep(0.5)
+            draws = measurement(zeros)
+            left.set()
+            return draws
+
+        return call
+
+    monkeypatch.setattr(noise_module, "_opendp_measurement", slow)
+    thread = threading.Thread(target=Noise("laplace", 7.0, discrete=True).sample, args=(3, None))
+    thread.start()
+    assert inside.wait(10.0)
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if the draw had left OpenDP before the fork
+        os._exit(0 if left.is_set() else 1)
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    thread.join()
+    assert status == 0
 
 
 def test_discrete_draws_are_not_shared_between_threads():
