@@ -72,19 +72,58 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import analysis, audit, bodies, data, datasets, factorization, mechanisms, privacy, solve, workloads
     from . import factorization as optimal_factorization
-    from .analysis import bounds, evaluation, geometry
-    from .analysis import evaluate, max_error, rmse
+    from .analysis import bounds, evaluate, evaluation, geometry, max_error, rmse
     from .audit import self_audit
-    from .bodies import (NegativeCellsWarning, ProjectionError, ProjectionResult, RelaxationError, RelaxationResult,
-                         project_to_hull, project_to_relaxation, synthetic_data)
+    from .bodies import (
+        NegativeCellsWarning,
+        ProjectionError,
+        ProjectionResult,
+        RelaxationError,
+        RelaxationResult,
+        project_to_hull,
+        project_to_relaxation,
+        synthetic_data,
+    )
     from .data import Dataset, Domain, histogram
-    from .factorization import (Factorization, FactorizationError, approximate_factorization_norm,
-                                factorization_lower_bound, factorization_norm, hierarchical_strategy,
-                                identity_strategy, square_root_strategy, total_strategy)
-    from .mechanisms import (AdaptiveProjectionMechanism, BOTTOM, FactorizationMechanism, GaussianMechanism, LaplaceMechanism, MechanismHalted,
-                             OfflinePMW, OnlinePMW, ProjectionMechanism, Release, Threshold, ThresholdK, synthesize)
-    from .mechanisms import adaptive, multiplicative_weights, online_pmw
+    from .factorization import (
+        Factorization,
+        FactorizationError,
+        approximate_factorization_norm,
+        factorization_lower_bound,
+        factorization_norm,
+        hierarchical_strategy,
+        identity_strategy,
+        square_root_strategy,
+        total_strategy,
+    )
+    from .mechanisms import (
+        BOTTOM,
+        AdaptiveProjectionMechanism,
+        FactorizationMechanism,
+        GaussianMechanism,
+        LaplaceMechanism,
+        MechanismHalted,
+        OfflinePMW,
+        OnlinePMW,
+        ProjectionMechanism,
+        Release,
+        Threshold,
+        ThresholdK,
+        adaptive,
+        multiplicative_weights,
+        online_pmw,
+        synthesize,
+    )
     from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, Noise, PureDP, SizePolicy
     from .solve import ProgressBar, SolveError, SolveStats, Status
-    from .workloads import (Workload, all_range, from_predicates, identity, marginals, prefix, random_queries,
-                            repeated, stack)
+    from .workloads import (
+        Workload,
+        all_range,
+        from_predicates,
+        identity,
+        marginals,
+        prefix,
+        random_queries,
+        repeated,
+        stack,
+    )

@@ -13,7 +13,6 @@ import warnings
 
 import pytest
 
-
 # --- real dataframe engines, started once per session ---------------------------------------
 
 @pytest.fixture(scope="session")

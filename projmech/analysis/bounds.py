@@ -41,10 +41,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, gaussian_sigma
+from ..validation import check_nonnegative_number, check_positive_int, check_positive_number
 from .evaluation import gaussian_expected_rmse
 from .geometry import finite_set_width_bound
-from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, gaussian_sigma
-from ..validation import check_nonnegative_number, check_positive_int, check_positive_number
 
 __all__ = [
     "MEASURES",

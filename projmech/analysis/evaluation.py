@@ -15,7 +15,6 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..data.dataset import Dataset, resolve_rows
-from .geometry import gaussian_norm_mean, t_quantile
 from ..validation import (
     GENERATOR,
     NONNEGATIVE,
@@ -28,6 +27,7 @@ from ..validation import (
     check_real_array,
     validate_params,
 )
+from .geometry import gaussian_norm_mean, t_quantile
 
 __all__ = ["rmse", "max_error", "gaussian_expected_rmse", "TrialSummary", "evaluate", "mean_confidence_interval"]
 

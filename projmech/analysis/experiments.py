@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ..data.dataset import Dataset
-from .evaluation import evaluate
 from ..validation import FLAG, validate_params
+from .evaluation import evaluate
 
 __all__ = ["error_vs_n", "plot_error_vs_n", "format_table", "format_number"]
 

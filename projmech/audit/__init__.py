@@ -12,9 +12,19 @@ Its modules, the public ones first (their ``__all__`` is exported here):
 
 from __future__ import annotations
 
-from .auditor import (DISCRETE_VALUES, AuditError, AuditResult, Counts, Event, EventEstimate, audit, audit_delta,
-                      clopper_pearson, format_audit_table)
-from .self_audit import (MECHANISMS, AuditCase, audit_cases, bug_factor, run_audits)
+from .auditor import (
+                      DISCRETE_VALUES,
+                      AuditError,
+                      AuditResult,
+                      Counts,
+                      Event,
+                      EventEstimate,
+                      audit,
+                      audit_delta,
+                      clopper_pearson,
+                      format_audit_table,
+)
+from .self_audit import MECHANISMS, AuditCase, audit_cases, bug_factor, run_audits
 
 __all__ = ["DISCRETE_VALUES", "AuditError", "AuditResult", "Counts", "Event", "EventEstimate", "audit", "audit_delta",
            "clopper_pearson", "format_audit_table", "MECHANISMS", "AuditCase", "audit_cases", "bug_factor",

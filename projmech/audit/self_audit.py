@@ -59,20 +59,20 @@ from typing import Any, overload
 
 import numpy as np
 
-from .auditor import AuditResult, audit
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..factorization.base import Factorization
+from ..factorization.norm import factorization_norm
 from ..mechanisms.adaptive import AdaptiveProjectionMechanism, estimate_tables, table_estimate
 from ..mechanisms.additive import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
 from ..mechanisms.multiplicative_weights import OfflinePMW
-from ..privacy.noise import NOISE_KINDS, Noise
 from ..mechanisms.online_pmw import OnlinePMW
-from ..factorization.norm import factorization_norm
-from ..privacy.guarantees import ApproxDP, Neighbouring, PureDP
 from ..mechanisms.sparse_vector import BOTTOM, Threshold
+from ..privacy.guarantees import ApproxDP, Neighbouring, PureDP
+from ..privacy.noise import NOISE_KINDS, Noise
 from ..validation import FLAG, OPEN_UNIT, SEED, Options, validate_params
 from ..workloads import Workload, identity, marginals, prefix
+from .auditor import AuditResult, audit
 
 __all__ = ["MECHANISMS", "AuditCase", "audit_cases", "bug_factor", "run_audits"]
 

@@ -27,6 +27,10 @@ Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and thei
 """
 
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
+from .junction_tree import JunctionTree, TreeTooLargeError
+from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
+from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
+from .noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from .relaxation import (
     RELAXATIONS,
     MomentEncoding,
@@ -37,10 +41,6 @@ from .relaxation import (
     project_to_relaxation,
     relaxation_support,
 )
-from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
-from .junction_tree import JunctionTree, TreeTooLargeError
-from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
-from .noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 from .tables import TableGroups, TablesResult, project_to_tables, table_groups
 

@@ -30,8 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..solve import Callback
-from .corral import Corral
 from ..workloads import Workload
+from .corral import Corral
 
 __all__ = ["ActiveSetOutcome", "active_set_projection", "DEFAULT_MAX_ITERATIONS"]
 

@@ -25,12 +25,13 @@ import numpy as np
 from ..solve import Callback, ProgressBar
 from ..validation import check_positive_number, format_count
 from ..workloads import Workload
-from . import hull, relaxation as relaxation_module
+from . import hull
+from . import relaxation as relaxation_module
 from .cost import WorkloadSize, prefers_relaxation
 from .hull import ProjectionResult, project_to_hull
+from .local import LOCAL_BYTES_PER_CELL, LocalResult, local_tables, project_to_local
 from .memory import memory_shortfall
 from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
-from .local import LOCAL_BYTES_PER_CELL, LocalResult, local_tables, project_to_local
 from .tables import DENSE_TABLE_ENTRIES, TablesResult, project_to_tables, table_groups
 
 __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "Tables", "Local",

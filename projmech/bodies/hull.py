@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,14 +34,25 @@ import scipy.sparse as sp
 
 from .._sparse import issparse
 from .._threads import one_blas_thread
-from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
-    record_total_time, solve_in_order, status_from_cvxpy
+from ..solve import (
+    Attempt,
+    Callback,
+    Outcome,
+    SolveError,
+    SolveResult,
+    SolveStats,
+    Status,
+    check_callback,
+    record_total_time,
+    solve_in_order,
+    status_from_cvxpy,
+)
 from ..validation import check_positive_int, check_positive_number, check_real_array, format_count
 from ..workloads import Workload, as_query_matrix
+from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 from .cost import WorkloadSize, by_estimated_time
 from .memory import memory_limit, memory_shortfall
 from .solvers import installed_solvers
-from .active_set import DEFAULT_MAX_ITERATIONS, active_set_projection
 
 __all__ = ["ProjectionResult", "ProjectionError", "project_to_hull", "frank_wolfe_gap", "SOLVERS",
            "DEFAULT_TOL", "NOISE_TOL", "MODELLED_SOLVERS", "check_solver", "auto_solver_order", "solver_memory",

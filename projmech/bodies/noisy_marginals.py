@@ -35,8 +35,8 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,7 @@ import numpy as np
 from ..solve import Attempt, SolveResult, SolveStats, Status
 from ..validation import SEED, Options, check_positions, check_positive_int, check_positive_number, format_count
 from .junction_tree import JunctionTree, TreeTooLargeError, _spread, _sum_to
-from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, _JointMarginals, _checked_marginals, _checked_sizes
+from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, _checked_marginals, _checked_sizes, _JointMarginals
 
 __all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
 

@@ -38,8 +38,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data.domain import Domain
-from ..solve import Attempt, Callback, Outcome, SolveError, SolveResult, SolveStats, Status, check_callback, \
-    record_total_time, solve_in_order, status_from_cvxpy
+from ..solve import (
+    Attempt,
+    Callback,
+    Outcome,
+    SolveError,
+    SolveResult,
+    SolveStats,
+    Status,
+    check_callback,
+    record_total_time,
+    solve_in_order,
+    status_from_cvxpy,
+)
 from ..validation import check_positive_int, check_positive_number, check_real_array
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "NegativeCellsWarning",

@@ -25,18 +25,18 @@ from typing import Any
 
 import numpy as np
 
+from .._sparse import issparse
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..validation import GENERATOR, check_positive_int, format_count
-from .._sparse import issparse
 from ..workloads import Workload, marginals, table_terms
 from .hull import ProjectionResult
-from .local import LocalResult, local_tables
 from .junction_tree import _spanning_neighbours
-from .maximum_entropy import MaximumEntropyResult
-from .noisy_marginals import NoisyMarginalsResult
+from .local import LocalResult, local_tables
 from .marginal_rows import search_rows, search_table_rows, tree_rows
+from .maximum_entropy import MaximumEntropyResult
 from .memory import memory_shortfall
+from .noisy_marginals import NoisyMarginalsResult
 from .relaxation import MomentEncoding, RelaxationResult
 from .tables import TablesResult, table_groups
 

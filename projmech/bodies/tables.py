@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np

@@ -30,32 +30,32 @@ from typing import Any, NamedTuple, NoReturn, TextIO
 import numpy as np
 
 from .. import datasets, workloads
-from ..data.dataset import Dataset
-from ..data.domain import Domain
-from ._files import file_identity, non_regular_kind, staged_outputs
-from ..data.frames import ENGINES, is_parquet, read_frame
 from ..analysis.experiments import error_vs_n, format_table, plot_error_vs_n, pyplot
+from ..audit.auditor import format_audit_table
+from ..audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases, run_audits
 from ..bodies import hull as hull_module
 from ..bodies import relaxation as relaxation_module
 from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Local, Relaxation, Tables, choose_body
 from ..bodies.cost import HULL_PREFERENCE
 from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning, RelaxationResult
 from ..bodies.rounding import synthetic_data
+from ..data.dataset import Dataset
+from ..data.domain import Domain
+from ..data.frames import ENGINES, is_parquet, read_frame
+from ..mechanisms.adaptive import ESTIMATORS, AdaptiveProjectionMechanism, AdaptiveRound
 from ..mechanisms.additive import (
+    CountingMechanism,
     FactorizationMechanism,
     GaussianMechanism,
     LaplaceMechanism,
     ProjectionMechanism,
-    CountingMechanism,
 )
-from ..audit.auditor import format_audit_table
-from ..mechanisms.adaptive import ESTIMATORS, AdaptiveProjectionMechanism, AdaptiveRound
+from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ZCDP, ApproxDP, PureDP
 from ..privacy.noise import NOISE_KINDS
-from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
-from ..audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases, run_audits
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
 from ..workloads import Workload
 from ..workloads.marginal_tables import RANGE_BLOCKS
+from ._files import file_identity, non_regular_kind, staged_outputs
 
 __all__ = ["main", "parse_workload", "parse_ranges", "WORKLOAD_FORMS"]
 

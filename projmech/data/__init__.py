@@ -13,10 +13,17 @@ Its modules, the public ones first (their ``__all__`` is exported here):
 
 from __future__ import annotations
 
-from .dataset import (Dataset, histogram, check_normalized_histogram, histogram_counts, resolve_rows,
-                      DEFAULT_MAX_UNIVERSE, MW_MAX_UNIVERSE)
-from .domain import (Domain, UnknownAttributeError, DomainInferenceWarning)
-from .encodings import (Encoding, Codes, Categories, Bins, NotANumberError, encoding_from_spec)
+from .dataset import (
+                      DEFAULT_MAX_UNIVERSE,
+                      MW_MAX_UNIVERSE,
+                      Dataset,
+                      check_normalized_histogram,
+                      histogram,
+                      histogram_counts,
+                      resolve_rows,
+)
+from .domain import Domain, DomainInferenceWarning, UnknownAttributeError
+from .encodings import Bins, Categories, Codes, Encoding, NotANumberError, encoding_from_spec
 
 __all__ = ["Dataset", "histogram", "check_normalized_histogram", "histogram_counts", "resolve_rows",
            "DEFAULT_MAX_UNIVERSE", "MW_MAX_UNIVERSE", "Domain", "UnknownAttributeError", "DomainInferenceWarning",

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .tables import _marginal_cells, _marginal_rows, _pair_cells
 from ..validation import DEFAULT_MAX_ENTRIES, check_entries, format_count
+from .tables import _marginal_cells, _marginal_rows, _pair_cells
 
 __all__ = ["table_counts", "marginal_counts", "pair_counts", "check_table_cells", "check_marginal_cells",
            "BLOCK_ENTRIES"]

@@ -6,11 +6,11 @@ holds integer codes inside its attribute's range and names the column and first 
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import os
 import sys
-import functools
-import itertools
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
@@ -19,11 +19,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._sparse import issparse
-from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
-from .domain import Domain
-from .encodings import MISSING_VALUE_HINT, Codes
-from .frames import CHANGED_ROWS, GROUP_BY_TABLES, FrameRows, check_csv_header, frame_records, is_frame, \
-    is_lazy_frame, pandas_csv_options
 from ..privacy.guarantees import Neighbouring, SizePolicy
 from ..validation import (
     FLAG,
@@ -38,6 +33,19 @@ from ..validation import (
     check_real_dtype,
     first_true,
     validate_params,
+)
+from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
+from .domain import Domain
+from .encodings import MISSING_VALUE_HINT, Codes
+from .frames import (
+    CHANGED_ROWS,
+    GROUP_BY_TABLES,
+    FrameRows,
+    check_csv_header,
+    frame_records,
+    is_frame,
+    is_lazy_frame,
+    pandas_csv_options,
 )
 
 if TYPE_CHECKING:

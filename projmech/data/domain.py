@@ -6,15 +6,15 @@ import json
 import math
 import os
 import unicodedata
+import warnings
 from collections.abc import Iterable, Mapping
 from os import PathLike
-import warnings
 from typing import Any
 
 import numpy as np
 
-from .encodings import Codes, Encoding, check_size, encoding_from_spec
 from ..validation import FLAG, InstanceOf, as_array, check_positive_int
+from .encodings import Codes, Encoding, check_size, encoding_from_spec
 
 __all__ = ["Domain", "UnknownAttributeError", "DomainInferenceWarning"]
 

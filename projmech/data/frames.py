@@ -32,11 +32,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encodings import BYTES_HINT, FLOAT_LABELS_HINT, MISSING_VALUE_HINT, Bins, Categories, Codes, Encoding, \
-    NotANumberError, _is_text, _narwhals, is_missing
+from .encodings import (
+    BYTES_HINT,
+    FLOAT_LABELS_HINT,
+    MISSING_VALUE_HINT,
+    Bins,
+    Categories,
+    Codes,
+    Encoding,
+    NotANumberError,
+    _is_text,
+    _narwhals,
+    is_missing,
+)
 
 if TYPE_CHECKING:
-    import narwhals as nw
 
     from .domain import Domain
 

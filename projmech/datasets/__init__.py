@@ -12,7 +12,6 @@ import json
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
-
 from typing import TYPE_CHECKING
 
 import numpy as np

@@ -12,11 +12,9 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
-import scipy.linalg as sl
 
+from ..solve import Callback, Outcome, Status, status_from_cvxpy
 from .base import Factorization
-from ..solve import Callback, Outcome, SolveStats, Status, status_from_cvxpy
-
 
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from .._sparse import issparse
-from .range_forms import is_all_range, prefix_form, range_squares, range_squares_slack
 from ..solve import SolveError, SolveResult, SolveStats, Status
 from ..validation import check_positive_int
 from ..workloads import Workload, as_query_matrix, column_norm
+from .range_forms import is_all_range, prefix_form, range_squares, range_squares_slack
 
 __all__ = ["Factorization", "FactorizationError", "DenseFactorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
            "square_root_strategy", "RESIDUAL_RTOL", "OBJECTIVES"]

@@ -26,13 +26,21 @@ from typing import Any
 
 import numpy as np
 
-from .base import Factorization
-from ._kernel import (RANK_RTOL, _canonical_signs, _judge, _solve_cvxpy,
-                                    _strategy_from_gram_matrix, _weights_from_dual, iterate, normalize_weights)
-from .residual import subsets_of
-from .range_forms import prefix_form, range_gram, range_squares
 from ..solve import Callback, Outcome
 from ..workloads import Workload
+from ._kernel import (
+    RANK_RTOL,
+    _canonical_signs,
+    _judge,
+    _solve_cvxpy,
+    _strategy_from_gram_matrix,
+    _weights_from_dual,
+    iterate,
+    normalize_weights,
+)
+from .base import Factorization
+from .range_forms import prefix_form, range_gram, range_squares
+from .residual import subsets_of
 
 # Reached through factorization_norm(objective="max") and factorization_lower_bound.
 __all__: list[str] = []

@@ -24,20 +24,27 @@ gamma(F)* (``docs/theory/factorization.md``).
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, Protocol, TypeVar
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sl
 import scipy.sparse as sp
 
 from .._threads import on_one_blas_thread
-from ._kernel import (RANK_RTOL, _canonical_signs, _judge, _solve_cvxpy, _strategy_from_gram_matrix, _weights_from_dual,
-                      iterate, normalize_weights)
-from .base import Factorization, FactorizationError, as_workload, dense_matrix
-from ..solve import Attempt, Callback, Outcome, SolveStats, Status, check_callback, record_total_time, solve_in_order
+from ..solve import Attempt, Callback, Outcome, SolveStats, record_total_time, solve_in_order
 from ..workloads import Workload
+from ._kernel import (
+    RANK_RTOL,
+    _canonical_signs,
+    _judge,
+    _solve_cvxpy,
+    _strategy_from_gram_matrix,
+    _weights_from_dual,
+    iterate,
+    normalize_weights,
+)
+from .base import Factorization, FactorizationError, as_workload
 
 __all__ = ["approximate_factorization_norm"]
 

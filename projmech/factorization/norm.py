@@ -21,6 +21,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._threads import on_one_blas_thread
+from ..solve import Callback, Outcome, check_callback, record_total_time, solve_in_order
+from ..validation import POSITIVE, POSITIVE_INT, Options, validate_params
+from ..workloads import Kron, KroneckerGram, MatrixWorkload, Workload, table_terms
+from ..workloads.structured import kron_terms
 from ._kernel import _judge
 from .base import OBJECTIVES, DenseFactorization, Factorization, FactorizationError, as_workload, dense_matrix
 from .maximum import max_lower_bound, solve_marginal_max, solve_max_iterative, solve_max_sdp, solve_range_max
@@ -29,10 +33,6 @@ from .range_forms import is_all_range
 from .residual import AttributeBasis, grouped_lower_bound, helmert
 from .resolvent import solve_resolvent, structure_of
 from .structured import KronFactorization, ResidualFactorization, UnionKronFactorization, optimize_kron_strategy
-from ..solve import Attempt, Callback, Outcome, SolveStats, Status, check_callback, record_total_time, solve_in_order
-from ..workloads import Kron, KroneckerGram, MatrixWorkload, Workload, table_terms
-from ..validation import POSITIVE, POSITIVE_INT, Options, validate_params
-from ..workloads.structured import kron_terms
 
 __all__ = ["factorization_norm", "factorization_lower_bound", "ScaledFactorization", "METHODS"]
 
@@ -767,8 +767,12 @@ def _max_plan(workload: Workload, method: str, tol: float, max_iterations: int, 
         if method == "sdp" and k * m > MAX_OBJECTIVE_ENTRIES:
             raise ValueError(f"method: 'sdp' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
                              f"{MAX_OBJECTIVE_ENTRIES:,} entries; method='auto' solves it on its Gram form")
-        iterative = lambda: solve_range_max(workload, tol, max_iterations, callback)
-        explicit = lambda: dense_matrix(workload)  # formed only for the SDP, within MAX_OBJECTIVE_ENTRIES
+        def iterative() -> tuple[Factorization, int, bool]:
+            return solve_range_max(workload, tol, max_iterations, callback)
+
+        def explicit() -> np.ndarray:  # formed only for the SDP, within MAX_OBJECTIVE_ENTRIES
+            return dense_matrix(workload)
+
         name = "range-gram"
     else:
         if k * m > MAX_OBJECTIVE_ENTRIES:
@@ -780,8 +784,12 @@ def _max_plan(workload: Workload, method: str, tol: float, max_iterations: int, 
             raise ValueError("workload: F has a non-finite entry")
         if not np.any(matrix):
             raise ValueError("workload: F is zero; there is nothing to factorize")
-        iterative = lambda: solve_max_iterative(workload, matrix, tol, max_iterations, callback)
-        explicit = lambda: matrix
+        def iterative() -> tuple[Factorization, int, bool]:
+            return solve_max_iterative(workload, matrix, tol, max_iterations, callback)
+
+        def explicit() -> np.ndarray:
+            return matrix
+
         name = "iterative"
 
     return _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol, iterative,

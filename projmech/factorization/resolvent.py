@@ -27,19 +27,17 @@ seconds. The derivation is in the theory page *The factorization mechanism and g
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import scipy.linalg as sl
 from scipy.linalg import lapack
 
-from .base import Factorization
-from ._kernel import iterate, normalize_weights
-from .range_forms import range_squares
 from ..solve import Callback, SolveStats, Status
 from ..workloads import Workload
+from ._kernel import iterate, normalize_weights
+from .base import Factorization
+from .range_forms import range_squares
 
 __all__: list[str] = []  # reached through factorization_norm
 
@@ -457,7 +455,9 @@ def solve_resolvent(workload: Workload, structure: TridiagonalInverse, objective
         raise ValueError(f"objective: 'max' at scale needs a square workload with a bidiagonal inverse (prefix sums); "
                          f"{workload.name} has {k:,} queries")
     start = np.full(2 * m if objective == "max" else m, 1.0 / m)
-    evaluate: Callable[[np.ndarray], _ResolventPoint] = lambda x: _ResolventPoint(structure, objective, x)
+    def evaluate(x: np.ndarray) -> _ResolventPoint:
+        return _ResolventPoint(structure, objective, x)
+
     # The iterates' gaps are estimates (from the quadrature); half the tolerance leaves room for
     # the certified gap, recomputed from the factors and the exact eigenvalues.
     best, evaluations = iterate(evaluate, start, tol / 2, max_iterations, callback=callback,

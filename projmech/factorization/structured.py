@@ -26,12 +26,12 @@ import numpy as np
 from .._sparse import QueryMatrix
 from ..data.dataset import Dataset
 from ..data.domain import Domain
-from .base import Factorization, check_objective
-from .residual import AttributeBasis, Subset, residual_weights, subsets_of
 from ..solve import SolveStats, Status
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
 from ..workloads import Kron, KroneckerGram, TableTerms, Workload
 from ..workloads.structured import along_axis
+from .base import Factorization, check_objective
+from .residual import AttributeBasis, Subset, residual_weights, subsets_of
 
 __all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
            "optimize_kron_strategy", "telescoping_bound"]

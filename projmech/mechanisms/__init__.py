@@ -17,17 +17,45 @@ Its modules, the public ones first (their ``__all__`` is exported here):
 
 from __future__ import annotations
 
-from .additive import (Release, Mechanism, CountingMechanism, GaussianMechanism, LaplaceMechanism,
-                       ProjectionMechanism, FactorizationMechanism)
-from .adaptive import (ADAPTIVE_MAX_CELLS, AdaptiveProjectionMechanism, AdaptiveRound, AdaptiveRun, Measurement,
-                       DecomposableModel, Synthesis, estimate_tables, measured_workload, synthesize, table_estimate)
-from .intervals import (ConfidenceIntervals, confidence_intervals)
-from .multiplicative_weights import (MW_MAX_ALPHA, MW_MAX_UNIVERSE, OFFLINE_PMW_MAX_ROUNDS, OFFLINE_PMW_MAX_UPDATES,
-                                     OfflinePMW, PMWRun, RoundBudget, multiplicative_weights_update, mw_update_bound,
-                                     offline_pmw_error_bound, offline_pmw_min_n)
-from .online_pmw import (OnlinePMW, OnlineAccuracy, online_pmw_accuracy, ONLINE_MAX_ALPHA)
-from .selection import (exponential_mechanism, exponential_mechanism_rho)
-from .sparse_vector import (BOTTOM, Bottom, MechanismHalted, Threshold, ThresholdK)
+from .adaptive import (
+                       ADAPTIVE_MAX_CELLS,
+                       AdaptiveProjectionMechanism,
+                       AdaptiveRound,
+                       AdaptiveRun,
+                       DecomposableModel,
+                       Measurement,
+                       Synthesis,
+                       estimate_tables,
+                       measured_workload,
+                       synthesize,
+                       table_estimate,
+)
+from .additive import (
+                       CountingMechanism,
+                       FactorizationMechanism,
+                       GaussianMechanism,
+                       LaplaceMechanism,
+                       Mechanism,
+                       ProjectionMechanism,
+                       Release,
+)
+from .intervals import ConfidenceIntervals, confidence_intervals
+from .multiplicative_weights import (
+                       MW_MAX_ALPHA,
+                       MW_MAX_UNIVERSE,
+                       OFFLINE_PMW_MAX_ROUNDS,
+                       OFFLINE_PMW_MAX_UPDATES,
+                       OfflinePMW,
+                       PMWRun,
+                       RoundBudget,
+                       multiplicative_weights_update,
+                       mw_update_bound,
+                       offline_pmw_error_bound,
+                       offline_pmw_min_n,
+)
+from .online_pmw import ONLINE_MAX_ALPHA, OnlineAccuracy, OnlinePMW, online_pmw_accuracy
+from .selection import exponential_mechanism, exponential_mechanism_rho
+from .sparse_vector import BOTTOM, Bottom, MechanismHalted, Threshold, ThresholdK
 
 __all__ = ["Release", "Mechanism", "CountingMechanism", "GaussianMechanism", "LaplaceMechanism",
            "ProjectionMechanism", "FactorizationMechanism", "ConfidenceIntervals", "confidence_intervals",

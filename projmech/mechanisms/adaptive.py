@@ -67,8 +67,8 @@ import os
 import sys
 import types
 import warnings
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -76,15 +76,29 @@ import numpy as np
 from ..bodies.hull import ProjectionError, ProjectionResult, project_to_hull
 from ..bodies.junction_tree import MARGINAL_MAX_CELLS, JunctionTree, TreeTooLargeError
 from ..bodies.local import LocalError, LocalResult, project_to_local
-from ..bodies.maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
+from ..bodies.maximum_entropy import (
+    MAXIMUM_ENTROPY_MAX_CELLS,
+    MaximumEntropyResult,
+    fit_maximum_entropy,
+    total_correlation,
+)
 from ..bodies.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
-from ..privacy.guarantees import ApproxDP, Neighbouring, ZCDP, zcdp_for_approx_dp
-from ..privacy.noise import NOISE_KINDS, Noise, choose_discrete, public_size, calibrate
+from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, zcdp_for_approx_dp
+from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..solve import Status
-from ..validation import (OPEN_UNIT, POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, check_positions,
-                          validate_params)
+from ..validation import (
+    OPEN_UNIT,
+    POSITIVE_INT,
+    SEED,
+    InstanceOf,
+    IsCallable,
+    Options,
+    OrNone,
+    check_positions,
+    validate_params,
+)
 from ..workloads import Workload, kron, marginals, stack, total
 from ..workloads.marginal_tables import table_terms
 from .additive import CountingMechanism, Release

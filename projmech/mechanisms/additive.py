@@ -13,8 +13,8 @@ count the guarantee does not make public.
 
 from __future__ import annotations
 
-import copy
 import contextlib
+import copy
 import functools
 import json
 import math
@@ -31,20 +31,20 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 from .._threads import one_blas_thread
+from ..analysis.bounds import check_measure, gaussian_mechanism_error, projection_error
 from ..bodies.body import BODIES, Body, Hull, ProjectionProgress, choose_body
 from ..bodies.hull import ProjectionResult
+from ..bodies.local import LocalResult
 from ..bodies.memory import memory_shortfall
 from ..bodies.relaxation import RELAXATIONS, RelaxationResult
-from ..bodies.local import LocalResult
 from ..bodies.tables import TablesResult
-from ..analysis.bounds import check_measure, gaussian_mechanism_error, projection_error
 from ..data.dataset import Dataset, resolve_rows
 from ..factorization.base import Factorization, check_objective
-from .intervals import ConfidenceIntervals, confidence_intervals
+from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
-from ..privacy.guarantees import ApproxDP, Neighbouring, Privacy, PureDP, SizePolicy, ZCDP
 from ..validation import FLAG, Options, as_generator, check_positive_int, format_count, validate_params
 from ..workloads import Workload
+from .intervals import ConfidenceIntervals, confidence_intervals
 
 __all__ = [
     "Release",

@@ -30,10 +30,8 @@ import numpy as np
 
 from .._sparse import issparse
 from ..data.dataset import MW_MAX_UNIVERSE
-from .additive import Release, CountingMechanism
-from .selection import exponential_mechanism
+from ..privacy.guarantees import ZCDP, Neighbouring, PureDP, compose, gaussian_sigma, laplace_scale, scale_budget
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
-from ..privacy.guarantees import Neighbouring, PureDP, ZCDP, compose, gaussian_sigma, laplace_scale, scale_budget
 from ..validation import (
     FLAG,
     OPEN_UNIT,
@@ -51,6 +49,8 @@ from ..validation import (
     validate_params,
 )
 from ..workloads import Workload
+from .additive import CountingMechanism, Release
+from .selection import exponential_mechanism
 
 __all__ = [
     "MW_MAX_ALPHA",

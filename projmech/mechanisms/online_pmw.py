@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 from ..data.dataset import MW_MAX_UNIVERSE
-from .multiplicative_weights import _laplace_tail_factor, _mw_log_step, mw_update_bound
-from ..privacy.noise import NOISE_KINDS
 from ..privacy.guarantees import Neighbouring
-from .sparse_vector import _SPARSE_VECTOR_PARAMETERS, BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
+from ..privacy.noise import NOISE_KINDS
 from ..validation import POSITIVE, POSITIVE_INT, Interval, Options, OrNone, Real, validate_params
+from .multiplicative_weights import _laplace_tail_factor, _mw_log_step, mw_update_bound
+from .sparse_vector import _SPARSE_VECTOR_PARAMETERS, BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
 
 __all__ = ["OnlinePMW", "OnlineAccuracy", "online_pmw_accuracy", "ONLINE_MAX_ALPHA"]
 

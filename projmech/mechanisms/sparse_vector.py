@@ -39,8 +39,8 @@ import numpy as np
 
 from ..data.dataset import MW_MAX_UNIVERSE, Dataset, histogram, resolve_rows
 from ..data.domain import Domain
-from ..privacy.noise import NOISE_KINDS, Noise, calibrate, public_size
 from ..privacy.guarantees import Neighbouring, PureDP, SizePolicy, laplace_scale
+from ..privacy.noise import NOISE_KINDS, Noise, calibrate, public_size
 from ..validation import (
     ENUM_LOOKUP_SIGNATURE,
     POSITIVE,

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+
 # OpenDP's core modules (0.2-0.4 s), imported with this module rather than at the first draw: an
 # import in progress on another thread while the process forks would leave the child holding its
 # import locks for a thread it does not have (see _pool_lock).
@@ -49,8 +50,8 @@ import opendp.measurements
 import opendp.metrics
 import opendp.mod
 
-from .guarantees import ApproxDP, Privacy, PureDP, SizePolicy, ZCDP, gaussian_sigma, laplace_scale, scale_budget
 from ..validation import FLAG, NONNEGATIVE, OPEN_UNIT, POSITIVE, Options, validate_params
+from .guarantees import ZCDP, ApproxDP, Privacy, PureDP, SizePolicy, gaussian_sigma, laplace_scale, scale_budget
 
 __all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gaussian_pmf",
            "discrete_laplace_pmf", "public_size"]

@@ -9,8 +9,15 @@ unions of Kronecker products. Builders refuse, before allocating anything, an ex
 that would hold more than ``max_entries`` stored entries.
 """
 
-from .base import (DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Kernels, Workload, as_query_matrix, column_norm,
-                   max_column_distance)
+from .base import (
+                   DEFAULT_MAX_ENTRIES,
+                   PAIRWISE_UNIVERSE,
+                   Kernels,
+                   Workload,
+                   as_query_matrix,
+                   column_norm,
+                   max_column_distance,
+)
 from .builders import all_range, identity, identity_total, prefix, random_queries, repeated, total
 from .explicit import ImplicitWorkload, MatrixWorkload
 from .kronecker_gram import KroneckerGram

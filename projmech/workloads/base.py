@@ -20,12 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._sparse import QueryMatrix, issparse
-
 from ..data.dataset import DEFAULT_MAX_UNIVERSE, Dataset, histogram
 from ..data.domain import Domain
 from ..data.encodings import Codes, Encoding
 from ..privacy.guarantees import Neighbouring
-from .kronecker_gram import KroneckerGram
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     POSITIVE_INT,
@@ -38,6 +36,7 @@ from ..validation import (
     format_count,
     validate_params,
 )
+from .kronecker_gram import KroneckerGram
 
 __all__ = [
     "Workload",
@@ -521,7 +520,7 @@ class Workload:
             For an implicit workload, or if ``k * m`` exceeds ``max_entries``.
         """
         if self.is_implicit:
-            self.matrix  # raises, naming the workload
+            _ = self.matrix  # raises, naming the workload
         k, m = self._shape
         check_entries("max_entries", k * m, max_entries,
                       f"the dense matrix of {self.name} (k={format_count(k)}, m={format_count(m)})")

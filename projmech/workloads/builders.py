@@ -13,9 +13,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._sparse import issparse
 from ..data.encodings import Encoding
-
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     FLAG,

@@ -9,13 +9,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._sparse import issparse
-
 from ..data.domain import Domain
 from ..validation import (
     DEFAULT_MAX_ENTRIES,
     FLAG,
     POSITIVE,
-    POSITIVE_INT,
     InstanceOf,
     IsCallable,
     OrNone,

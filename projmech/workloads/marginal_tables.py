@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
-from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,8 +18,8 @@ from ..data.domain import Domain
 from ..data.tables import Unchecked
 from ..validation import DEFAULT_MAX_ENTRIES, FLAG, POSITIVE_INT, InstanceOf, Interval, OrNone, validate_params
 from .base import Matrix, Workload, check_matrix_entries
-from .kronecker_gram import KroneckerGram
 from .builders import all_range, identity, prefix, total
+from .kronecker_gram import KroneckerGram
 from .structured import Kron, Stack, _Structured
 
 __all__ = ["Marginals", "marginals", "range_marginals", "table_terms", "TableTerms", "RANGE_BLOCKS"]

@@ -7,10 +7,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._sparse import issparse
-
 from ..data.domain import Domain, UnknownAttributeError
 from ..validation import (
     DEFAULT_MAX_ENTRIES,

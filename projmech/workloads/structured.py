@@ -20,7 +20,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._sparse import issparse
-
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..data.encodings import Codes, Encoding

@@ -9,14 +9,20 @@ import pytest
 from scipy import integrate, stats
 
 import projmech as pm
+from oracles import cube_vertices, expected_max_of_gaussians, project_simplex
 from projmech.analysis import bounds
-from projmech.analysis.bounds import MinimumSize, gaussian_mechanism_error, min_n, noise_constant, ntz_projection_error, \
-    projection_error, projection_min_n
+from projmech.analysis.bounds import (
+    MinimumSize,
+    gaussian_mechanism_error,
+    min_n,
+    noise_constant,
+    ntz_projection_error,
+    projection_error,
+    projection_min_n,
+)
 from projmech.analysis.evaluation import evaluate
 from projmech.analysis.geometry import gaussian_width_bound
 from projmech.privacy.guarantees import gaussian_sigma
-
-from oracles import cube_vertices, expected_max_of_gaussians, project_simplex
 
 # --- references computed here, independently of the library ----------------------------------
 

@@ -8,8 +8,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from projmech.data.dataset import Dataset
-from projmech.data.domain import Domain
 from projmech.analysis.evaluation import (
     TrialSummary,
     evaluate,
@@ -18,8 +16,10 @@ from projmech.analysis.evaluation import (
     mean_confidence_interval,
     rmse,
 )
+from projmech.data.dataset import Dataset
+from projmech.data.domain import Domain
 from projmech.mechanisms.additive import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
-from projmech.privacy.guarantees import ApproxDP, PureDP, ZCDP
+from projmech.privacy.guarantees import ZCDP, ApproxDP, PureDP
 from projmech.workloads import Workload, marginals
 
 F = np.array([[1.0, 0.0, 0.5, 0.2], [0.0, 2.0, 0.5, 0.1], [1.0, 1.0, 0.0, 0.3]])

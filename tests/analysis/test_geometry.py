@@ -8,13 +8,27 @@ import scipy.sparse as sp
 from scipy import integrate
 
 import projmech as pm
-from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation, \
-    relaxation_support
-from projmech.analysis.geometry import compare_widths, finite_set_width_bound, gaussian_norm_mean, gaussian_width, \
-    gaussian_width_bound, gaussian_width_from_mean, gaussian_widths, mean_width, mean_width_from_gaussian, \
-    mean_widths, support_function
-
 from oracles import cube_vertices, expected_max_of_gaussians
+from projmech.analysis.geometry import (
+    compare_widths,
+    finite_set_width_bound,
+    gaussian_norm_mean,
+    gaussian_width,
+    gaussian_width_bound,
+    gaussian_width_from_mean,
+    gaussian_widths,
+    mean_width,
+    mean_width_from_gaussian,
+    mean_widths,
+    support_function,
+)
+from projmech.bodies.relaxation import (
+    RELAXATIONS,
+    MomentEncoding,
+    RelaxationError,
+    project_to_relaxation,
+    relaxation_support,
+)
 
 
 def brute_force_support(F, g):
@@ -149,7 +163,7 @@ def test_ratio_interval_covers_at_its_level():
     assert 272 <= covered <= 297  # Binomial(300, 0.95): 285 ± 3.4 sd
 
 
-def test_finite_set_width_bound():
+def test_gaussian_width_bound_is_the_finite_set_bound_of_the_columns():
     # the finite-set bound (docs/theory/geometry.md): l*(K_Q) <= sqrt(2 ln m) max column norm <= sqrt(2 k ln m)
     k = 5
     vertices = cube_vertices(k)

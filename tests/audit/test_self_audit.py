@@ -14,8 +14,8 @@ import pytest
 
 import projmech as pm
 from projmech.audit.auditor import audit
-from projmech.cli.commands import main
 from projmech.audit.self_audit import MECHANISMS, audit_cases, bug_factor, run_audits
+from projmech.cli.commands import main
 
 
 def test_laplace_passes_under_both_relations():

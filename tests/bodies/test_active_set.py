@@ -14,11 +14,10 @@ import pytest
 import scipy.sparse as sp
 
 import projmech as pm
+from oracles import reference_projection
 from projmech.bodies.active_set import active_set_projection
 from projmech.bodies.hull import NOISE_TOL, ProjectionError, project_to_hull
 from projmech.solve import SolveError, Status
-
-from oracles import reference_projection
 
 
 def random_instance(k, m, seed, noise=0.3):

@@ -41,7 +41,7 @@ def test_adds_and_removes_match_fresh_solves():
     corral = Corral(gram, float(np.diag(gram).max()), np.arange(5))
     check(corral, points)
     rng = np.random.default_rng(1)
-    for step in range(60):
+    for _ in range(60):
         live = corral.positions
         if live.size > 3 and rng.random() < 0.4:
             corral.remove(np.array([rng.integers(live.size)]))

@@ -30,11 +30,10 @@ from hypothesis import strategies as st
 from scipy.optimize import nnls
 
 import projmech as pm
+from oracles import THRESHOLD_F, brute_force_projection
 from projmech.bodies import hull
 from projmech.bodies.hull import SOLVERS, ProjectionError, frank_wolfe_gap, project_to_hull
 from projmech.solve import Attempt, SolveError, SolveStats, Status
-
-from oracles import THRESHOLD_F, brute_force_projection
 
 #: Every solver project_to_hull takes by name: the CVXPY ones and the active-set solver.
 ALL_SOLVERS = (*SOLVERS, "fast")

@@ -5,8 +5,12 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.bodies.maximum_entropy import (MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy,
-                                             total_correlation)
+from projmech.bodies.maximum_entropy import (
+    MAXIMUM_ENTROPY_MAX_CELLS,
+    MaximumEntropyResult,
+    fit_maximum_entropy,
+    total_correlation,
+)
 from projmech.solve import Status
 
 

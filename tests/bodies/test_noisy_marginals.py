@@ -15,7 +15,6 @@ from projmech.bodies.noisy_marginals import _path as _model_path
 from projmech.solve import Status
 
 
-
 def _path(sizes, targets, sigmas, rng):
     """The dense path as (iteration, distribution, chi2, divergence estimate)."""
     for iteration, iterate, degrees in _model_path(_model(sizes, tuple(targets), "dense"), targets, sigmas, rng):
@@ -62,10 +61,8 @@ def test_a_full_table_path_converges_to_its_closed_form():
     cumulative = np.cumsum(ordered) - 1.0
     count = np.max(np.flatnonzero(ordered - cumulative / np.arange(1, 7) > 0)) + 1
     expected = np.maximum(noisy - cumulative[count - 1] / count, 0.0)
-    for iteration, joint, _, _ in _path((2, 3), {(0, 1): noisy.reshape(2, 3)}, {(0, 1): 0.05},
-                                        np.random.default_rng(0)):
-        if iteration == 20000:
-            break
+    joint = next(joint for iteration, joint, _, _ in _path((2, 3), {(0, 1): noisy.reshape(2, 3)}, {(0, 1): 0.05},
+                                                           np.random.default_rng(0)) if iteration == 20000)
     # The zero cells are approached sublinearly by a multiplicative path: 1e-4 after 20,000.
     np.testing.assert_allclose(joint.ravel(), expected, atol=1e-4)
 
@@ -79,9 +76,8 @@ def test_the_path_converges_to_the_least_squares_point_of_cvxpy():
     sigmas = {(0, 1): 0.004, (1, 2): 0.006, (0, 2): 0.005}
     noisy = {axes: _marginal(truth, axes) + rng.normal(0, s, _marginal(truth, axes).shape)
              for axes, s in sigmas.items()}
-    for iteration, joint, _, _ in _path(sizes, noisy, sigmas, np.random.default_rng(0)):
-        if iteration == 3000:
-            break
+    joint = next(joint for iteration, joint, _, _ in _path(sizes, noisy, sigmas, np.random.default_rng(0))
+                 if iteration == 3000)
     p = cp.Variable(12, nonneg=True)
     loss = 0
     for axes, table in noisy.items():
@@ -158,7 +154,7 @@ def test_degenerate_measurements_keep_the_divergence_within_its_range(name, tabl
     [-82.3, 83.4], the loss's rounding passing every step.)"""
     sigmas = {axes: scale if len(axes) == 1 else scale / 100 for axes in tables}
     cells = sum(np.size(t) for t in tables.values())
-    for iteration, joint, chi2, degrees in _path((4, 3), tables, sigmas, np.random.default_rng(0)):
+    for iteration, _, chi2, degrees in _path((4, 3), tables, sigmas, np.random.default_rng(0)):
         assert np.isfinite(chi2) and -0.5 <= degrees <= cells + 0.5, (iteration, degrees)
         if iteration == 300:
             break

@@ -21,15 +21,14 @@ import pandas as pd
 import pytest
 
 import projmech
-from projmech import workloads
-from projmech.cli.commands import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
-from projmech.cli import commands
-from projmech.data.domain import Domain
-from projmech.mechanisms.additive import FactorizationMechanism
-from projmech.mechanisms import adaptive
-from projmech.privacy.guarantees import ZCDP
-
 from oracles import marginal_truth, oracle_sigma
+from projmech import workloads
+from projmech.cli import commands
+from projmech.cli.commands import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
+from projmech.data.domain import Domain
+from projmech.mechanisms import adaptive
+from projmech.mechanisms.additive import FactorizationMechanism
+from projmech.privacy.guarantees import ZCDP
 
 SIZES = {"a": 2, "b": 3, "c": 2}
 N = 60
@@ -1425,8 +1424,8 @@ def test_warnings_are_one_line_and_the_command_runs_on(files, capsys, monkeypatc
     read_inputs = cli._read_inputs
 
     def warning_read(*args, **kwargs):
-        warnings.warn("the data\n  look odd", UserWarning)
-        warnings.warn("a developer's warning", RuntimeWarning)
+        warnings.warn("the data\n  look odd", UserWarning, stacklevel=1)
+        warnings.warn("a developer's warning", RuntimeWarning, stacklevel=1)
         return read_inputs(*args, **kwargs)
 
     monkeypatch.setattr(cli, "_read_inputs", warning_read)

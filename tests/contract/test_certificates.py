@@ -27,15 +27,14 @@ import pytest
 import scipy.sparse as sp
 
 import projmech as pm
-from projmech.factorization import norm as optimal_factorization
+from oracles import THRESHOLD_F, brute_force_projection, reference_projection
+from oracles import project_simplex as simplex_projection
 from projmech.bodies import hull, relaxation_admm
 from projmech.bodies.active_set import ActiveSetOutcome
 from projmech.bodies.hull import ProjectionError, project_to_hull
 from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
+from projmech.factorization import norm as optimal_factorization
 from projmech.solve import Status
-
-from oracles import THRESHOLD_F, brute_force_projection, reference_projection
-from oracles import project_simplex as simplex_projection
 
 #: Every solver project_to_hull takes by name, and "auto".
 SOLVERS = ("fast", "CLARABEL", "ECOS", "OSQP", "SCS", "auto")

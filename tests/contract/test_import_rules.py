@@ -182,7 +182,7 @@ def test_no_private_name_crosses_a_folder():
     modules = _modules()
     wrong = []
     bound_modules: dict[str, dict[str, str]] = defaultdict(dict)
-    for module, path, target, names, bound, node in _edges():
+    for module, _, target, names, bound, node in _edges():
         if module == "projmech" or _folder(module) == _folder(target) or _folder(target) in LEAVES:
             continue
         for name in names:

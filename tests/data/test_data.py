@@ -423,8 +423,8 @@ def test_normalized_histogram_refuses_an_n_it_cannot_have():
 
 def test_normalized_histogram_shapes():
     h = np.array([0.25, 0.75])
-    for given in (h, h[None, :], h[:, None], sp.csr_array(h[None, :]), sp.csc_array(h[:, None]), list(h)):
-        np.testing.assert_array_equal(check_normalized_histogram(given, 4, size=2)[0], h)
+    for shaped in (h, h[None, :], h[:, None], sp.csr_array(h[None, :]), sp.csc_array(h[:, None]), list(h)):
+        np.testing.assert_array_equal(check_normalized_histogram(shaped, 4, size=2)[0], h)
     with pytest.raises(ValueError, match=r"histogram: expected a vector.*shape \(2, 2\)"):
         check_normalized_histogram(np.full((2, 2), 0.25), 4)  # no silent flattening
 

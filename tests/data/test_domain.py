@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from projmech import Domain
 from projmech.data.domain import UnknownAttributeError
 
-
 # ----------------------------------------------------------------------------- construction
 
 

@@ -182,7 +182,7 @@ def test_lazy_rows_stay_in_the_engine(parquet, frame):
     dataset = Dataset.from_frame(pl.scan_parquet(parquet), DOMAIN)
     assert dataset.engine == "polars" and "engine='polars'" in repr(dataset)
     with pytest.raises(TypeError, match=r"^records: the rows of this data set stay in its polars engine.*collect"):
-        dataset.records
+        _ = dataset.records
     with pytest.raises(TypeError, match="^subsample: "):
         dataset.subsample(10, 0)
     collected = dataset.collect()
@@ -296,9 +296,8 @@ def test_dask_on_a_process_cluster(parquet, frame):
 def test_counting_in_batches_smaller_than_a_partition(kind, make_frame, frame, monkeypatch):
     """Batches of 700 rows (3000 rows in all, one partition for Polars and DuckDB): the partial
     counts of every batch add up to the counts."""
-    import projmech.data.frames
-
     import projmech.data.dataset
+    import projmech.data.frames
 
     monkeypatch.setattr(projmech.data.frames, "BATCH_ROWS", 700)
     batches = []

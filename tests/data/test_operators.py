@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import projmech as pm
+from oracles import brute_marginals
 from projmech.data.tables import (
     marginal_cells,
     marginal_columns,
@@ -24,8 +25,6 @@ from projmech.data.tables import (
     marginal_rows,
     pair_cells,
 )
-
-from oracles import brute_marginals
 
 DOMAINS = {
     "binary5": [2, 2, 2, 2, 2],

@@ -9,8 +9,8 @@ import pytest
 from scipy import optimize
 
 import projmech as pm
-from projmech.factorization.norm import ScaledFactorization, factorization_norm
 from projmech.factorization.mean import approximate_factorization_norm, approximate_lower_bound
+from projmech.factorization.norm import ScaledFactorization, factorization_norm
 from projmech.solve import Status
 from projmech.workloads import kron, range_marginals
 
@@ -335,7 +335,7 @@ def test_implicit_workload_gives_same_factorization():
     y = np.random.default_rng(0).normal(size=implicit.strategy.num_queries)
     np.testing.assert_allclose(implicit.reconstruct(y), explicit.reconstruct(y), atol=1e-9)
     with pytest.raises(ValueError, match="implicit"):
-        implicit.reconstruction
+        _ = implicit.reconstruction
 
 
 # ----------------------------------------------------------------------------- approximate
@@ -556,8 +556,15 @@ def test_the_strategy_does_not_depend_on_the_blas_thread_count():
 def test_choose_method_follows_the_structure_then_the_objective():
     """One chooser, as for bodies: the structure first, the resolvent at scale, the dense method
     below it, the max objective's own method; each refusal says why, before anything is solved."""
-    from projmech.factorization.norm import (DENSE, MAX_OBJECTIVE, RESOLVENT, RESOLVENT_MIN_UNIVERSE, STRUCTURED,
-                                             Request, choose_method)
+    from projmech.factorization.norm import (
+        DENSE,
+        MAX_OBJECTIVE,
+        RESOLVENT,
+        RESOLVENT_MIN_UNIVERSE,
+        STRUCTURED,
+        Request,
+        choose_method,
+    )
 
     def request(objective="mean", method="auto"):
         return Request(objective, method, 1e-3, 200, "SCS", None, None)

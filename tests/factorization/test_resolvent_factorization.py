@@ -10,8 +10,16 @@ import scipy.linalg as sl
 
 import projmech as pm
 from projmech.factorization.norm import RESOLVENT_MIN_UNIVERSE
-from projmech.factorization.resolvent import (ResolventFactorization, _bands, _RationalInverse, _inverse_diagonals, _ldl,
-                                              certified_trace_inverse_sqrt, quadrature, structure_of)
+from projmech.factorization.resolvent import (
+    ResolventFactorization,
+    _bands,
+    _inverse_diagonals,
+    _ldl,
+    _RationalInverse,
+    certified_trace_inverse_sqrt,
+    quadrature,
+    structure_of,
+)
 
 
 def tridiagonal(diagonal, off):

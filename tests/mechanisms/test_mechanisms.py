@@ -11,7 +11,6 @@ by the code under test.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import math
 
@@ -20,8 +19,9 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
+import oracles
 import projmech as pm
-
+from oracles import oracle_sigma
 from projmech.data.dataset import Dataset
 from projmech.data.domain import Domain
 from projmech.factorization.base import Factorization
@@ -32,12 +32,9 @@ from projmech.mechanisms.additive import (
     ProjectionMechanism,
     Release,
 )
-from projmech.privacy.guarantees import ApproxDP, Neighbouring, PureDP, ZCDP
+from projmech.privacy.guarantees import ZCDP, ApproxDP, Neighbouring, PureDP
 from projmech.validation import as_generator
 from projmech.workloads import Workload, identity, kron, marginals, stack
-
-import oracles
-from oracles import oracle_sigma
 
 # A small dense workload with unequal columns: l2 column norms sqrt(2), sqrt(5), sqrt(0.5), sqrt(0.14)
 # and l1 column norms 2, 3, 1, 0.6, so only the largest column sets the sensitivity.

@@ -14,12 +14,12 @@ import math
 import numpy as np
 import pytest
 
+from projmech.bodies.body import HULL_MAX_UNIVERSE
 from projmech.bodies.relaxation import RelaxationResult
 from projmech.data.dataset import Dataset
 from projmech.data.domain import Domain
-from projmech.bodies.body import HULL_MAX_UNIVERSE
 from projmech.mechanisms.additive import GaussianMechanism, ProjectionMechanism
-from projmech.privacy.guarantees import ApproxDP, ZCDP
+from projmech.privacy.guarantees import ZCDP, ApproxDP
 from projmech.workloads import Workload, all_range, identity, marginals
 
 

@@ -20,13 +20,12 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from oracles import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf, laplace_difference_tail
 from projmech.data.dataset import Dataset
 from projmech.data.domain import Domain
-from projmech.privacy.noise import Noise
-from projmech.privacy.guarantees import Neighbouring, PureDP
 from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
-
-from oracles import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf, laplace_difference_tail
+from projmech.privacy.guarantees import Neighbouring, PureDP
+from projmech.privacy.noise import Noise
 
 LOW = np.array([1.0, 0.0])  # the count of element 0
 ALL = np.array([1.0, 1.0])  # always 1

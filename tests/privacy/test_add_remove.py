@@ -19,9 +19,8 @@ import pytest
 from scipy import stats
 
 import projmech as pm
-from projmech.privacy.guarantees import DEFAULT_SIZE_SHARE, SizePolicy
-
 from oracles import marginal_truth
+from projmech.privacy.guarantees import DEFAULT_SIZE_SHARE, SizePolicy
 
 DOMAIN = pm.Domain(["a", "b"], [2, 3])
 
@@ -35,7 +34,10 @@ def counts_by_hand(data: pm.Dataset, labels) -> np.ndarray:
     return marginal_truth(dict(zip(DOMAIN.attributes, data.records.T)), labels, normalize=False)
 
 
-def make_all(size, privacy_gaussian=pm.ZCDP(0.5), privacy_pure=pm.PureDP(1.0)):
+GAUSSIAN_PRIVACY, PURE_PRIVACY = pm.ZCDP(0.5), pm.PureDP(1.0)
+
+
+def make_all(size, privacy_gaussian=GAUSSIAN_PRIVACY, privacy_pure=PURE_PRIVACY):
     workload = pm.marginals(DOMAIN, 1)
     kwargs = {"neighbouring": "add-remove", "size": size}
     return {
@@ -58,7 +60,9 @@ def test_declared_size_releases_do_not_depend_on_the_row_count(name):
         assert release.size == 100 and release.size_source == "declared"
         assert release.size_noise is None
     assert first.noise == second.noise and first.sensitivity == second.sensitivity
-    strip = lambda summary: {key: value for key, value in summary.items() if key not in ("solver", "body")}
+    def strip(summary):
+        return {key: value for key, value in summary.items() if key not in ("solver", "body")}
+
     assert strip(first.summary()) == strip(second.summary())
     # No field anywhere in the summary (nested ones included) holds the row count 7 or 8.
     def leaves(value):

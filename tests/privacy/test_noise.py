@@ -21,20 +21,20 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from projmech.privacy import noise as noise_module
 from projmech.mechanisms.additive import GaussianMechanism, LaplaceMechanism
-from projmech.privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
+from projmech.privacy import noise as noise_module
 from projmech.privacy.guarantees import (
+    ZCDP,
     ApproxDP,
     LargeDeltaWarning,
     PureDP,
     SizePolicy,
-    ZCDP,
     gaussian_sigma,
     laplace_scale,
     zcdp_delta,
     zcdp_for_approx_dp,
 )
+from projmech.privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
 from projmech.workloads import Workload, identity
 
 dp = pytest.importorskip("opendp.prelude")

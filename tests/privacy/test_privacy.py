@@ -17,15 +17,13 @@ import numpy as np
 import pytest
 
 import projmech as pm
-
-
 from projmech.privacy.guarantees import (
+    ZCDP,
     ApproxDP,
     LargeDeltaWarning,
     Neighbouring,
     PureDP,
     SizePolicy,
-    ZCDP,
     gaussian_delta,
     gaussian_sigma,
     laplace_scale,

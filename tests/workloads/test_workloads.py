@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
-import projmech as pm
 from hypothesis import strategies as st
 
+import projmech as pm
+from oracles import brute_marginals
 from projmech import Dataset, Domain, Workload, histogram
 from projmech.workloads import (
     DEFAULT_MAX_ENTRIES,
@@ -25,8 +26,6 @@ from projmech.workloads import (
     repeated,
     stack,
 )
-
-from oracles import brute_marginals
 
 
 def universe(sizes):
