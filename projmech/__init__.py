@@ -5,7 +5,8 @@ mechanisms, the projections and factorizations with their solver statistics. Hel
 topic are reached through their module: ``pm.bounds`` (the error bounds and the data sizes they need),
 ``pm.geometry`` (support functions and widths), ``pm.privacy`` (calibration formulas),
 ``pm.adaptive`` (the adaptive mechanism's measurements and estimator), ``pm.multiplicative_weights`` and ``pm.online_pmw`` (their update and accuracy bounds),
-``pm.evaluation`` (error measures), ``pm.bodies`` (the bodies and rounding), ``pm.audit``.
+``pm.evaluation`` (error measures), ``pm.bodies`` (the bodies and rounding), ``pm.audit``, ``pm.errors``
+(the errors that name the argument at fault as data).
 The package has one folder per concept (``data``, ``workloads``, ``privacy``, ``analysis``,
 ``bodies``, ``factorization``, ``mechanisms``, ``audit``, ``cli``), each exporting its contract
 from its ``__init__``.
@@ -44,6 +45,7 @@ _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names
 #: package was split into folders (``CHANGELOG.md``).
 _SUBMODULES = {
     "analysis": "analysis", "audit": "audit", "bodies": "bodies", "data": "data", "datasets": "datasets",
+    "errors": "errors",
     "factorization": "factorization", "mechanisms": "mechanisms", "privacy": "privacy", "solve": "solve",
     "workloads": "workloads",
     "bounds": "analysis.bounds", "evaluation": "analysis.evaluation", "geometry": "analysis.geometry",
@@ -70,7 +72,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
-    from . import analysis, audit, bodies, data, datasets, factorization, mechanisms, privacy, solve, workloads
+    from . import analysis, audit, bodies, data, datasets, errors, factorization, mechanisms, privacy, solve, workloads
     from . import factorization as optimal_factorization
     from .analysis import bounds, evaluate, evaluation, geometry, max_error, rmse
     from .audit import self_audit

@@ -18,7 +18,7 @@ PUBLIC_MODULES = (
     "projmech.privacy.guarantees", "projmech.privacy.noise", "projmech.mechanisms.additive", "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights",
     "projmech.mechanisms.online_pmw", "projmech.mechanisms.sparse_vector", "projmech.mechanisms.adaptive", "projmech.bodies", "projmech.factorization.base",
     "projmech.factorization.norm", "projmech.factorization.mean", "projmech.solve", "projmech.analysis.evaluation", "projmech.analysis.bounds",
-    "projmech.analysis.geometry", "projmech.audit.auditor", "projmech.audit.self_audit",
+    "projmech.analysis.geometry", "projmech.audit.auditor", "projmech.audit.self_audit", "projmech.errors",
 )
 
 

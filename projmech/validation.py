@@ -1,10 +1,13 @@
-"""Argument checks shared across layers (a leaf module: numpy only), so that every layer words
-its errors the same way and names the argument.
+"""Argument checks shared across layers (a leaf module: numpy and :mod:`projmech.errors` only),
+so that every layer words its errors the same way and names the argument.
 
 The conventions: a wrong type is a ``TypeError`` and a wrong value a ``ValueError``, raised at
 the public boundary before any work, with a message that starts with the argument's name
 (``"sizes: size of 'age': expected an int, got 2.5"``); an allocation above a cap is refused
 with a ``ValueError`` naming the argument and the size instead of ending in a ``MemoryError``.
+The checks here raise them as :class:`~projmech.errors.ArgumentTypeError` and
+:class:`~projmech.errors.ArgumentValueError`, which carry the name (and the valid range) as
+attributes.
 
 Declarative checks, in the spirit of scikit-learn's ``validate_params``: a *constraint*
 (:class:`Interval`, :class:`Options`, :class:`Flag`, :class:`Seed`, :class:`InstanceOf`,
@@ -27,6 +30,8 @@ from numbers import Integral, Real
 from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
+
+from .errors import ArgumentTypeError, ArgumentValueError
 
 __all__ = [
     "first_true",
@@ -128,7 +133,7 @@ class Interval:
         integral = self.kind is Integral
         if isinstance(value, _BOOL_TYPES) or not isinstance(value, _INT_TYPES if integral else _REAL_TYPES):
             expected = "an int" if integral else "a number"
-            raise TypeError(f"{name}: expected {expected}, got {value!r}")
+            raise ArgumentTypeError(name, f"expected {expected}, got {value!r}", valid=expected)
         if integral:
             number: int | float = int(value)
         else:
@@ -139,7 +144,9 @@ class Interval:
         if not self._contains(number):
             shown = value if integral else number
             reason = f" ({self.reason})" if self.reason else ""
-            raise ValueError(f"{name}: must {self._describe()}{reason}, got {shown}")
+            described = self._describe()
+            raise ArgumentValueError(name, f"must {described}{reason}, got {shown}",
+                                     valid=described.removeprefix("be ").replace("lie in", "in", 1))
         return number
 
     def _contains(self, number: float) -> bool:
@@ -186,11 +193,12 @@ class Options:
             right_type = isinstance(value, _REAL_TYPES) and not isinstance(value, _BOOL_TYPES)
         shown = list(self.choices)
         if not right_type:
-            raise TypeError(f"{name}: expected one of {shown}, got {type(value).__name__} {value!r}")
+            raise ArgumentTypeError(name, f"expected one of {shown}, got {type(value).__name__} {value!r}",
+                                    valid=f"one of {shown}")
         for choice in self.choices:
             if value == choice:
                 return choice
-        raise ValueError(f"{name}: expected one of {shown}, got {value!r}")
+        raise ArgumentValueError(name, f"expected one of {shown}, got {value!r}", valid=f"one of {shown}")
 
     def __repr__(self) -> str:
         return f"Options{self.choices!r}"
@@ -202,7 +210,7 @@ class Flag:
 
     def check(self, name: str, value: Any) -> bool:
         if not isinstance(value, _BOOL_TYPES):
-            raise TypeError(f"{name}: expected True or False, got {value!r}")
+            raise ArgumentTypeError(name, f"expected True or False, got {value!r}", valid="True or False")
         return bool(value)
 
 
@@ -223,7 +231,7 @@ class InstanceOf:
 
     def check(self, name: str, value: Any) -> Any:
         if not isinstance(value, self.types):
-            raise TypeError(f"{name}: expected {self.what}, got {type(value).__name__}")
+            raise ArgumentTypeError(name, f"expected {self.what}, got {type(value).__name__}", valid=self.what)
         return value
 
 
@@ -235,7 +243,7 @@ class IsCallable:
 
     def check(self, name: str, value: Any) -> Any:
         if not callable(value):
-            raise TypeError(f"{name}: expected {self.what}, got {type(value).__name__}")
+            raise ArgumentTypeError(name, f"expected {self.what}, got {type(value).__name__}", valid=self.what)
         return value
 
 
@@ -345,22 +353,26 @@ def check_positions(name: str, value: Any, count: int | None = None, *, what: st
     try:
         entries = tuple(value)
     except TypeError:
-        raise TypeError(f"{name}: expected a sequence of int {what}, got {value!r}") from None
+        raise ArgumentTypeError(name, f"expected a sequence of int {what}, got {value!r}") from None
     if any(isinstance(entry, _BOOL_TYPES) for entry in entries):
-        raise TypeError(f"{name}: expected int {what}, got booleans in {value!r}")
+        raise ArgumentTypeError(name, f"expected int {what}, got booleans in {value!r}")
     if not all(isinstance(entry, _INT_TYPES) for entry in entries):
-        raise TypeError(f"{name}: expected a sequence of int {what}, got {value!r}")
+        raise ArgumentTypeError(name, f"expected a sequence of int {what}, got {value!r}")
     positions = tuple(int(entry) for entry in entries)
     if not positions or positions[0] < 0 or any(b <= a for a, b in zip(positions, positions[1:])) or \
             (count is not None and positions[-1] >= count):
         bound = "" if count is None else f" below {count}"
-        raise ValueError(f"{name}: must be increasing {what}{bound}, got {list(positions)}")
+        raise ArgumentValueError(name, f"must be increasing {what}{bound}, got {list(positions)}")
     return positions
 
 
 def check_bool(name: str, value: Any) -> bool:
     """``value`` as a bool; TypeError for anything else (see :class:`Flag`)."""
     return FLAG.check(name, value)
+
+
+#: What :func:`as_generator` takes, in words.
+_SEEDS = "a numpy.random.Generator, an int seed >= 0 or None"
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
@@ -392,17 +404,13 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
         return np.random.default_rng()
     if isinstance(rng, _INT_TYPES) and not isinstance(rng, _BOOL_TYPES):
         if rng < 0:
-            raise ValueError(f"{name}: a seed must be an int >= 0, got {rng}")
+            raise ArgumentValueError(name, f"a seed must be an int >= 0, got {rng}", valid="an int >= 0")
         return np.random.default_rng(int(rng))
     if isinstance(rng, np.random.RandomState) or rng is np.random:
         shown = "numpy.random.RandomState" if isinstance(rng, np.random.RandomState) else "the numpy.random module"
-        raise TypeError(
-            f"{name}: got {shown} (the legacy API); pass a numpy.random.Generator "
-            "(numpy.random.default_rng(seed)), an int seed >= 0 or None"
-        )
-    raise TypeError(
-        f"{name}: expected a numpy.random.Generator, an int seed >= 0 or None, got {type(rng).__name__} {rng!r}"
-    )
+        raise ArgumentTypeError(name, f"got {shown} (the legacy API); pass a numpy.random.Generator "
+                                "(numpy.random.default_rng(seed)), an int seed >= 0 or None", valid=_SEEDS)
+    raise ArgumentTypeError(name, f"expected {_SEEDS}, got {type(rng).__name__} {rng!r}", valid=_SEEDS)
 
 
 def as_array(name: str, value: Any) -> np.ndarray:
@@ -411,7 +419,7 @@ def as_array(name: str, value: Any) -> np.ndarray:
     try:
         return np.asarray(value)
     except (ValueError, TypeError) as error:
-        raise ValueError(f"{name}: not a rectangular array ({error})") from None
+        raise ArgumentValueError(name, f"not a rectangular array ({error})") from None
 
 
 def check_real_dtype(name: str, dtype: np.dtype) -> None:
@@ -426,10 +434,9 @@ def check_real_dtype(name: str, dtype: np.dtype) -> None:
     if dtype.kind in _REAL_KINDS:
         return
     if dtype.kind == "c":
-        raise TypeError(
-            f"{name}: expected real numbers, got complex values (dtype {dtype}); pass the real part explicitly"
-        )
-    raise TypeError(f"{name}: expected real numbers, got dtype {dtype}")
+        raise ArgumentTypeError(
+            name, f"expected real numbers, got complex values (dtype {dtype}); pass the real part explicitly")
+    raise ArgumentTypeError(name, f"expected real numbers, got dtype {dtype}")
 
 
 def check_real_array(name: str, value: Any, *, finite: bool = True, copy: bool = False) -> np.ndarray:
@@ -460,21 +467,21 @@ def check_real_array(name: str, value: Any, *, finite: bool = True, copy: bool =
         For a ragged nested list, or, with ``finite``, NaN or infinite entries.
     """
     if hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse, without importing it
-        raise TypeError(f"{name}: expected a dense array, got a sparse {type(value).__name__}")
+        raise ArgumentTypeError(name, f"expected a dense array, got a sparse {type(value).__name__}")
     array = as_array(name, value)
     if array.dtype == object:
         for position, entry in np.ndenumerate(array):
             if not isinstance(entry, (numbers.Real, np.bool_)):
                 where = f" at index {position}" if array.ndim else ""
                 kind = "complex" if isinstance(entry, numbers.Complex) else type(entry).__name__
-                raise TypeError(f"{name}: expected real numbers, found {entry!r} ({kind}){where}")
+                raise ArgumentTypeError(name, f"expected real numbers, found {entry!r} ({kind}){where}")
         array = array.astype(float)
     check_real_dtype(name, array.dtype)
     array = np.array(array, dtype=float, copy=True) if copy else np.asarray(array, dtype=float)
     if finite and not np.all(np.isfinite(array)):
         position = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0]) if array.ndim else ()
         where = f" (first at index {position[0] if len(position) == 1 else position})" if position else ""
-        raise ValueError(f"{name}: contains NaN or infinite entries{where}")
+        raise ArgumentValueError(name, f"contains NaN or infinite entries{where}")
     return array
 
 
@@ -483,7 +490,7 @@ def check_real_vector(name: str, value: Any, length: int) -> np.ndarray:
     :func:`check_real_array`); ValueError for any other shape, a column or a row included."""
     vector = check_real_array(name, value)
     if vector.shape != (length,):
-        raise ValueError(f"{name}: expected shape ({length},), got {vector.shape}")
+        raise ArgumentValueError(name, f"expected shape ({length},), got {vector.shape}")
     return vector
 
 
@@ -502,12 +509,12 @@ def check_query_row(name: str, row: Any, length: int) -> np.ndarray:
     if vector.ndim == 2 and 1 in vector.shape:
         vector = vector.ravel()
     if vector.shape != (length,):
-        raise ValueError(f"{name}: expected {length} values, one per universe element, got shape {vector.shape}")
+        raise ArgumentValueError(name, f"expected {length} values, one per universe element, got shape {vector.shape}")
     if not np.all(np.isfinite(vector)):
-        raise ValueError(f"{name}: contains NaN or infinite values")
+        raise ArgumentValueError(name, "contains NaN or infinite values")
     low, high = float(vector.min()), float(vector.max())
     if low < 0 or high > 1:
-        raise ValueError(f"{name}: values must lie in [0, 1] (averaging queries), got [{low:g}, {high:g}]")
+        raise ArgumentValueError(name, f"values must lie in [0, 1] (averaging queries), got [{low:g}, {high:g}]")
     return vector
 
 
@@ -531,7 +538,6 @@ def check_entries(name: str, entries: int, max_entries: int, what: str, *, hint:
     ``limit`` the cap's name (an argument, or a module constant where the caller has none).
     """
     if entries > max_entries:
-        raise ValueError(
-            f"{name}: {what} would hold {Decimal(entries):.3e} entries, above {limit}={max_entries:.1e}; "
-            f"refusing to allocate it{hint}"
-        )
+        raise ArgumentValueError(
+            name, f"{what} would hold {Decimal(entries):.3e} entries, above {limit}={max_entries:.1e}; "
+            f"refusing to allocate it{hint}")

@@ -28,6 +28,7 @@ import numpy as np
 from .._sparse import issparse
 from ..data.dataset import Dataset
 from ..data.domain import Domain
+from ..errors import ArgumentValueError
 from ..validation import GENERATOR, check_positive_int, format_count
 from ..workloads import Workload, marginals, table_terms
 from .hull import ProjectionResult
@@ -35,7 +36,7 @@ from .junction_tree import _spanning_neighbours
 from .local import LocalResult, local_tables
 from .marginal_rows import search_rows, search_table_rows, tree_rows
 from .maximum_entropy import MaximumEntropyResult
-from .memory import memory_shortfall
+from .memory import memory_limit, memory_shortfall
 from .noisy_marginals import NoisyMarginalsResult
 from .relaxation import MomentEncoding, RelaxationResult
 from .tables import TablesResult, table_groups
@@ -372,7 +373,7 @@ def synthetic_data(domain: Domain,
         raise TypeError(f"method: expected a str, got {type(method).__name__}")
     if method not in ROW_METHODS:
         raise ValueError(f"method: expected one of {ROW_METHODS}, got {method!r}")
-    _check_rows_fit(check_positive_int("n", n), domain)
+    check_rows_fit(check_positive_int("n", n), domain)
     if isinstance(result, (ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult, NoisyMarginalsResult)):
         if method != "auto":
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
@@ -419,13 +420,19 @@ def synthetic_data(domain: Domain,
     return _synthetic(data, repair, difference, "search" if method == "auto" else method)
 
 
-def _check_rows_fit(n: int, domain: Domain) -> None:
-    """A ValueError naming ``n`` where ``n`` rows over ``domain`` would not fit in memory
-    (:data:`ROW_BYTES_PER_VALUE` per value), before anything is drawn."""
-    too_large = memory_shortfall(ROW_BYTES_PER_VALUE * float(n) * len(domain))
+def check_rows_fit(n: int, domain: Domain, name: str = "n") -> None:
+    """An :class:`~projmech.errors.ArgumentValueError` naming ``name`` (the caller's argument for
+    the row count) where ``n`` rows over ``domain`` would not fit in memory
+    (:data:`ROW_BYTES_PER_VALUE` per value), with the most rows that fit, before anything is drawn."""
+    per_row = ROW_BYTES_PER_VALUE * len(domain)
+    too_large = memory_shortfall(per_row * float(n))
     if too_large is not None:
-        raise ValueError(f"n: {format_count(n)} rows of {len(domain)} attributes hold {too_large}; draw fewer rows "
-                         "(several calls draw more, each from the same projection)")
+        limit = memory_limit()
+        assert limit is not None  # a shortfall needs a known limit
+        valid = f"between 1 and {format_count(max(1, int(limit // per_row)))}"
+        raise ArgumentValueError(name, f"{format_count(n)} rows of {len(domain)} attributes hold {too_large}; "
+                                 f"draw fewer rows, {valid} here (several calls draw more, each from the same "
+                                 "projection)", valid=valid)
 
 
 def _rows_from_witness(domain: Domain, result: ProjectionResult, n: int, rng: np.random.Generator,

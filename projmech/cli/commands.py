@@ -42,6 +42,7 @@ from ..bodies.rounding import synthetic_data
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..data.frames import ENGINES, is_parquet, read_frame
+from ..errors import ArgumentError
 from ..mechanisms.adaptive import ESTIMATORS, AdaptiveProjectionMechanism, AdaptiveRound
 from ..mechanisms.additive import (
     CountingMechanism,
@@ -548,9 +549,9 @@ def choose_engine(engine: str, files: Sequence[str]) -> str:
 
 def _in_flag(flag: str, path: str, error: BaseException) -> str:
     """An input's error in CLI words: the flag and the file once (the loaders name the file
-    themselves), and no API argument name (``frame:``, and the Domain constructor's
-    ``sizes:``, ``attributes:``)."""
-    message = str(error)
+    themselves), and no API argument name (an :class:`~projmech.errors.ArgumentError`'s, or the
+    ``frame:``, ``sizes:`` and ``attributes:`` of the loaders and the Domain constructor)."""
+    message = error.describe() if isinstance(error, ArgumentError) else str(error)
     for prefix in (f"{path}: ", "frame: ", "sizes: ", "attributes: "):
         message = message.removeprefix(prefix)
     return f"{flag}: {path}: {message}"
@@ -741,14 +742,9 @@ def _synthesize(args: argparse.Namespace) -> int:
     out, summary_path, summary_flag, _ = _output_paths(args, inputs)
     dataset = _read_inputs(args, files)
     workload = parse_workload(args.workload, dataset.domain, implicit=True)
-    try:  # the workload's refusal in the command's words, before anything is counted
-        mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=args.neighbouring, size=size,
-                                                size_share=args.size_share, noise=args.noise,
-                                                estimator=args.estimator)
-    except ValueError as error:
-        if str(error).startswith("estimator:"):
-            raise ValueError(f"--estimator: {str(error).partition(': ')[2]}") from None
-        raise ValueError(f"--workload: {args.workload}: {str(error).partition(': ')[2]}") from None
+    # Refused before anything is counted, each error naming its flag (see _in_flags).
+    mechanism = AdaptiveProjectionMechanism(workload, privacy, neighbouring=args.neighbouring, size=size,
+                                            size_share=args.size_share, noise=args.noise, estimator=args.estimator)
     synthesis = mechanism.synthesize(dataset, args.rows, rng=np.random.default_rng(args.seed),
                                      progress=_round_printer(time.perf_counter(), dataset.domain.attributes))
     summary = synthesis.run.release.summary()
@@ -1147,7 +1143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"projmech {args.command}: interrupted", file=sys.stderr)
         return 130
     except (ValueError, TypeError, OSError) as error:
-        print(f"projmech {args.command}: error: {_one_line(error)}", file=sys.stderr)
+        message = _in_flags(error, args, parser.commands[args.command].flags())
+        print(f"projmech {args.command}: error: {_one_line(message)}", file=sys.stderr)
         return 2
     except Exception as error:  # a solver failure, or a bug: still one line, unless asked
         if os.environ.get("PROJMECH_TRACEBACK"):
@@ -1155,6 +1152,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"projmech {args.command}: error: {type(error).__name__}: {_one_line(error)} "
               "(set PROJMECH_TRACEBACK=1 for the traceback)", file=sys.stderr)
         return 1
+
+
+#: The flag of each library argument that a command passes on from a flag of its own, for the
+#: errors that name the argument (:class:`projmech.errors.ArgumentError`); a budget (``privacy``)
+#: is named by the flag of its part at fault (``rho``, ``epsilon``, ``delta``) where the user gave
+#: it, else by the budget's flag the user gave.
+ARGUMENT_FLAGS = {
+    "rho": "--rho", "epsilon": "--epsilon", "delta": "--delta", "rows": "--rows", "workload": "--workload",
+    "estimator": "--estimator", "noise": "--noise", "size": "--size", "size_share": "--size-share",
+    "neighbouring": "--neighbouring", "objective": "--objective", "body": "--body", "solver": "--solver",
+    "relaxation": "--relaxation",
+}
+
+
+def _flag_of(argument: str, part: str | None, args: argparse.Namespace, flags: Collection[str]) -> str | None:
+    """The command's flag for a library argument (and its part), or None where it has none."""
+    if argument == "privacy":
+        given = [flag for flag in ("--rho", "--epsilon", "--delta")
+                 if flag in flags and getattr(args, flag[2:], None) is not None]
+        preferred = ARGUMENT_FLAGS.get(part or "")
+        return preferred if preferred in given else (given[0] if given else None)
+    flag = ARGUMENT_FLAGS.get(argument)
+    return flag if flag in flags else None
+
+
+def _in_flags(error: BaseException, args: argparse.Namespace, flags: Collection[str]) -> str:
+    """An error in the command's words: one from the library that names its argument as data
+    (:class:`projmech.errors.ArgumentError`) names the flag that gave that argument instead, and
+    the other flags it suggests; any other error as it is (the command's own name their flags)."""
+    if not isinstance(error, ArgumentError):
+        return str(error)
+    flag = _flag_of(error.argument, error.part, args, flags)
+    if flag is None:
+        return str(error)
+
+    def setting(argument: str, value: str) -> str:
+        other = _flag_of(argument, None, args, flags)
+        return f"{other} {value}" if other is not None else f"{argument}={value!r}"
+
+    return f"{flag}: {error.describe(setting)}"
 
 
 def _one_line(message: object) -> str:

@@ -83,8 +83,9 @@ from ..bodies.maximum_entropy import (
     total_correlation,
 )
 from ..bodies.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
-from ..bodies.rounding import synthetic_data
+from ..bodies.rounding import check_rows_fit, synthetic_data
 from ..data.dataset import Dataset
+from ..errors import ArgumentValueError
 from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..solve import Status
@@ -1014,16 +1015,16 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         super().__init__(workload, privacy, neighbouring, size, size_share)
         terms = table_terms(workload)
         if terms is None or not terms.is_marginal or workload.domain is None:
-            raise ValueError(f"workload: {workload.name} is not a workload of marginal tables over a domain "
-                             "(build one with pm.marginals(domain, way))")
+            raise ArgumentValueError("workload", f"{workload.name} is not a workload of marginal tables over a domain "
+                                     "(build one with pm.marginals(domain, way))")
         self.sizes = tuple(int(s) for s in terms.sizes)
         tables = sorted({subset for subset in terms.subsets if subset}, key=lambda s: (len(s), s))
         if not tables:
-            raise ValueError("workload: it reads no attribute (only totals): nothing to measure")
+            raise ArgumentValueError("workload", "it reads no attribute (only totals): nothing to measure")
         if all(self.sizes[a] == 1 for table in tables for a in table):
             # Every table it reads has one cell, the total: nothing a measurement could tell.
-            raise ValueError("workload: every attribute it reads has a single value, so each of its tables is the "
-                             "total alone: nothing to measure")
+            raise ArgumentValueError("workload", "every attribute it reads has a single value, so each of its "
+                                     "tables is the total alone: nothing to measure")
         # A table that can never fit beside the one-way tables is never measured (its estimate
         # comes from its measured parts, as AIM's model gives it); a workload none of whose
         # tables fits would be released from one-way tables alone: refused.
@@ -1031,9 +1032,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         cells = math.prod(self.sizes[a] for a in smallest)
         one_way = sum(self.sizes[a] for a in {a for table in tables for a in table})
         if len(smallest) > 1 and cells + one_way > max_cells:
-            raise ValueError(f"max_cells: the workload's smallest table, on attributes {list(smallest)}, holds "
-                             f"{cells:,} cells, which with the {one_way:,} cells of the one-way tables measured first "
-                             f"is above max_cells={max_cells:,}: no table of the workload could ever be measured")
+            raise ArgumentValueError("max_cells", f"the workload's smallest table, on attributes {list(smallest)}, "
+                                     f"holds {cells:,} cells, which with the {one_way:,} cells of the one-way tables "
+                                     f"measured first is above max_cells={max_cells:,}: no table of the workload could "
+                                     "ever be measured", valid=f"at least {cells + one_way:,}")
         self.tables = tuple(tables)
         self.max_cells = max_cells
         self.candidates, self.weights = _candidates(self.tables)
@@ -1046,6 +1048,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         replace = self.size_policy.neighbouring is Neighbouring.REPLACE_ONE
         self.table_sensitivity = math.sqrt(2.0) if replace else 1.0
         self.score_sensitivity = 2.0 if replace else 1.0
+        _check_weighable(self.rho, self.size_policy.main_share(), self.table_sensitivity)
         self.attributes = tuple(sorted({a for table in self.tables for a in table}))
         # The one-way tables take nine tenths of a round each before any selection, and the
         # round after them at least a full round's share, so that no round's noise is above the
@@ -1053,9 +1056,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         # (a review found rounds = d drawing the last round's noise 1.6 times the stated one).
         least = math.ceil((9 * len(self.attributes) + 10) / 10)
         if rounds is not None and rounds < least:
-            raise ValueError(f"rounds: must be at least {least} for the {len(self.attributes)} attributes the workload "
-                             f"reads (their one-way tables come first, nine tenths of a round each, and at least one "
-                             f"round after them), got {rounds}")
+            raise ArgumentValueError("rounds", f"must be at least {least} for the {len(self.attributes)} attributes "
+                                     "the workload reads (their one-way tables come first, nine tenths of a round "
+                                     f"each, and at least one round after them), got {rounds}",
+                                     valid=f"at least {least}")
         self.notional_rounds = _ROUNDS_PER_ATTRIBUTE * len(self.attributes) if rounds is None else rounds
         # The first rounds' noise, public: what the release states (later rounds' are listed).
         # The largest any round draws (the noise only halves, and the last round takes at least
@@ -1064,14 +1068,16 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         try:
             self.noise = Noise("gaussian", first, self.discrete)
         except ValueError as error:
-            raise ValueError(f"privacy: the budget is too small for the first rounds' noise ({error}); use "
-                             "noise='continuous' or a larger budget") from None
+            raise ArgumentValueError("privacy", f"the budget is too small for the first rounds' noise ({error})",
+                                     part="rho" if isinstance(privacy, ZCDP) else "epsilon",
+                                     alternatives=[("noise", "continuous")], remedies=["a larger budget"]) from None
         self._sensitivity = self.table_sensitivity
         self._universe = math.prod(self.sizes[a] for a in self.attributes)
         if estimator == "joint" and self._universe > MAXIMUM_ENTROPY_MAX_CELLS:
-            raise ValueError(f"estimator: 'joint' projects onto the marginal polytope over the {self._universe:,} "
-                             f"cells of the attributes the workload reads, above MAXIMUM_ENTROPY_MAX_CELLS="
-                             f"{MAXIMUM_ENTROPY_MAX_CELLS:,}; use 'regularized', 'tables' or 'auto'")
+            raise ArgumentValueError("estimator", f"'joint' projects onto the marginal polytope over the "
+                                     f"{self._universe:,} cells of the attributes the workload reads, above "
+                                     f"MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}; use 'regularized', "
+                                     "'tables' or 'auto'")
         #: The estimator asked for: ``"regularized"``, ``"joint"``, ``"tables"`` or ``"auto"``
         #: (each run then decides by the tables it measured, public).
         self.estimator = estimator
@@ -1201,6 +1207,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
         if rows is not None:
             rows = int(POSITIVE_INT.check("rows", rows))
+            check_rows_fit(rows, data.domain, "rows")  # before any budget is spent
         run = self.run(data, rng=rng, progress=progress)
         count = rows if rows is not None else max(1, int(round(run.release.size)))
         if run.joint is not None and len(run.joint.attributes) == len(self.sizes):
@@ -1375,6 +1382,40 @@ def _caller_level() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     return level
+
+
+#: The most rows whose counts float64 holds exactly (2^53): what bounds a measurement's counts,
+#: whatever the data, in :func:`largest_rounds_rho`.
+_EXACT_ROWS = 2.0**53
+
+
+def largest_rounds_rho(sensitivity: float) -> float:
+    """The largest budget of the rounds whose measurements, each weighted by its precision, stay
+    within float64 for every data set of up to 2^53 rows (the most whose counts float64 holds
+    exactly).
+
+    A round measuring a table with noise ``sigma`` costs ``Delta^2 / (2 sigma^2)`` of the budget
+    ``rho``, so ``sum 1 / sigma_i^2 <= 2 rho / Delta^2`` over the rounds. The projection weighs a
+    table's noisy counts ``c + z`` by ``1 / sigma``; with ``sum c = n`` and ``|z| <= 40 sigma``, the
+    squared norm of all of them is at most ``2 n^2 sum 1 / sigma_i^2 + 3200 cells <= 4 n^2 rho /
+    Delta^2 + 3200 cells``. Kept below half of float64's largest number (the rest for the cells'
+    term): ``rho <= Delta^2 max / (8 n^2)``, about 5e275 under replace-one.
+    """
+    return sensitivity**2 * sys.float_info.max / (8.0 * _EXACT_ROWS**2)
+
+
+def _check_weighable(rho: float, share: float, sensitivity: float) -> None:
+    """Refuse, naming ``privacy``, a ``rho`` whose rounds (``share`` of it) are beyond
+    :func:`largest_rounds_rho`: their noise is so small that the projection's weighted measurements
+    overflow (at ZCDP(1e308) they did, refused inside as a projection's ``y``). Only a ZCDP budget
+    reaches it: an (epsilon, delta) one converts to a rho of at most about 1.3e154
+    (:data:`~projmech.privacy.guarantees.LARGEST_CONVERTED_EPSILON`)."""
+    largest = largest_rounds_rho(sensitivity) / share
+    if rho > largest:
+        valid = f"at most {largest:.3g}"
+        raise ArgumentValueError("privacy", f"rho = {rho:g} is above {largest:.3g}, the largest whose rounds' "
+                                 "noise keeps the measurements, weighted by their precision, within float64 for every "
+                                 f"data set of up to 2^53 rows; rho must be {valid}", part="rho", valid=valid)
 
 
 def _schedule(sensitivity: float, rounds: int, budget: float) -> tuple[float, float]:

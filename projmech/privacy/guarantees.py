@@ -26,6 +26,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from ..errors import ArgumentTypeError, ArgumentValueError
 from ..validation import (
     ENUM_LOOKUP_SIGNATURE,
     FLAG,
@@ -817,6 +818,11 @@ _ROUNDOFF = sys.float_info.epsilon / 2
 #: search for ``sigma / Delta`` and ``rho`` in.
 _LOG_LARGEST, _LOG_SMALLEST = 709.0, -708.0
 
+#: The largest epsilon :func:`zcdp_for_approx_dp` converts: the square root of float64's largest
+#: number, since the conversion squares ``rho + epsilon``. (The continuous Gaussian's calibration
+#: takes every finite epsilon.)
+LARGEST_CONVERTED_EPSILON = math.sqrt(sys.float_info.max)
+
 #: Where ``-log`` of the ratio of the Gaussian profile's two terms falls below this (they agree
 #: to within 10 %), their difference is integrated rather than subtracted.
 _NEAR_TERMS = 0.1
@@ -849,7 +855,9 @@ def _log_mills_slope(t: np.ndarray) -> np.ndarray:
     x = -t[~near]
     tail = np.zeros_like(x)
     # The smallest x converges slowest: its depth serves all.
-    for level in range(12 + math.ceil(640.0 / float(x.min()) ** 2) if x.size else 1, 1, -1):
+    # 640 / x / x: x^2 overflows beyond x = 1.3e154 (an epsilon of 4e153 reached it).
+    smallest = float(x.min()) if x.size else math.inf
+    for level in range(12 + math.ceil(640.0 / smallest / smallest) if x.size else 1, 1, -1):
         tail = level / (x + tail)
     k = 1.0 / (x + tail)
     result[~near] = np.log(k) - np.log(x + k)
@@ -1047,6 +1055,12 @@ def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
     from scipy import optimize
 
     target, epsilon = math.log(privacy.delta), privacy.epsilon
+    if epsilon > LARGEST_CONVERTED_EPSILON:
+        valid = f"at most {LARGEST_CONVERTED_EPSILON:.4g}"
+        raise ArgumentValueError(
+            "privacy", f"{privacy}: an epsilon of {epsilon:g} is beyond what the conversion from zCDP can take: "
+            f"it squares rho + epsilon, which overflows float64 above epsilon = {LARGEST_CONVERTED_EPSILON:.4g} "
+            "(the square root of float64's largest number); epsilon must be " + valid, part="epsilon", valid=valid)
 
     def excess(log_rho: float) -> float:
         return _log_zcdp_delta_bound(math.exp(log_rho), epsilon) - target
@@ -1056,11 +1070,10 @@ def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
     while excess(lower) > 0:
         if lower <= _LOG_SMALLEST:
             # (A ZeroDivisionError here before: rho underflowed to 0.)
-            raise ValueError(
-                f"privacy: epsilon={epsilon:g} with delta={privacy.delta:g} is too small to calibrate the discrete "
-                f"Gaussian: its zCDP conversion needs rho below e^{_LOG_SMALLEST:g}, about float64's smallest "
-                "normal number (sigma above 1e153 times the sensitivity); use a larger epsilon or delta"
-            )
+            raise ArgumentValueError(
+                "privacy", f"{privacy} is too small to calibrate the discrete Gaussian: its zCDP conversion needs "
+                f"rho below e^{_LOG_SMALLEST:g}, about float64's smallest normal number (sigma above 1e153 times the "
+                "sensitivity)", part="epsilon", remedies=["a larger epsilon or delta"])
         lower, step = max(lower - step, _LOG_SMALLEST), 2.0 * step
     step = 1.0
     while excess(upper) < 0 and upper < _LOG_LARGEST:
@@ -1152,12 +1165,14 @@ def gaussian_sigma(
 
     sensitivity = l2_sensitivity
     if isinstance(privacy, ZCDP):
-        return _finite_scale(sensitivity / math.sqrt(2.0 * privacy.rho), "rho", privacy)
+        # 2 rho overflows above rho = 9e307 (sigma came out 0): sqrt(2) sqrt(rho) there.
+        twice = 2.0 * privacy.rho
+        root = math.sqrt(twice) if math.isfinite(twice) else math.sqrt(2.0) * math.sqrt(privacy.rho)
+        return _finite_scale(sensitivity / root, "rho", privacy)
     if not isinstance(privacy, ApproxDP):
-        raise TypeError(
-            f"privacy: the Gaussian mechanism needs ZCDP or ApproxDP, got {type(privacy).__name__} "
-            "(use the Laplace mechanism for pure DP)"
-        )
+        raise ArgumentTypeError(
+            "privacy", f"the Gaussian mechanism needs ZCDP or ApproxDP, got {type(privacy).__name__} "
+            "(use the Laplace mechanism for pure DP)", valid="ZCDP or ApproxDP")
     if sensitivity == 0:
         return 0.0
     epsilon, delta = privacy.epsilon, privacy.delta
@@ -1183,11 +1198,10 @@ def gaussian_sigma(
     step = 1.0
     while excess(upper) > 0:
         if upper >= _LOG_LARGEST:
-            raise ValueError(
-                f"privacy: epsilon={epsilon:g} with delta={delta:g} is too small to calibrate: the Gaussian "
-                f"needs sigma above e^{_LOG_LARGEST:g} (8e307) times the sensitivity, beyond float64; use a larger "
-                "epsilon or delta"
-            )
+            raise ArgumentValueError(
+                "privacy", f"{privacy} is too small to calibrate: the Gaussian needs sigma above e^{_LOG_LARGEST:g} "
+                "(8e307) times the sensitivity, beyond float64", part="epsilon",
+                remedies=["a larger epsilon or delta"])
         upper, step = min(upper + step, _LOG_LARGEST), 2.0 * step
     log_ratio = optimize.brentq(excess, lower, upper, xtol=1e-14, rtol=1e-15)
     # brentq's root may sit a rounding step on the unsafe side; step sigma up (by growing steps)
@@ -1202,7 +1216,8 @@ def gaussian_sigma(
 def _finite_scale(scale: float, parameter: str, privacy: Privacy) -> float:
     """``scale``, or a ValueError naming the privacy parameter that made it overflow."""
     if not math.isfinite(scale):
-        raise ValueError(f"privacy: {privacy} needs noise of infinite scale ({parameter} is too small)")
+        raise ArgumentValueError("privacy", f"{privacy} needs noise of infinite scale ({parameter} is too small)",
+                                 part=parameter)
     return scale
 
 
@@ -1239,7 +1254,8 @@ def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
     (4.0, 4.0)
     """
     if isinstance(privacy, (ZCDP, ApproxDP)):
-        raise TypeError(f"privacy: the Laplace mechanism needs PureDP, got {type(privacy).__name__}")
+        raise ArgumentTypeError("privacy", f"the Laplace mechanism needs PureDP, got {type(privacy).__name__}",
+                                valid="PureDP")
     if not isinstance(privacy, PureDP):
         privacy = PureDP(privacy)  # checks epsilon
     return _finite_scale(l1_sensitivity / privacy.epsilon, "epsilon", privacy)

@@ -50,6 +50,7 @@ import opendp.measurements
 import opendp.metrics
 import opendp.mod
 
+from ..errors import ArgumentValueError
 from ..validation import FLAG, NONNEGATIVE, OPEN_UNIT, POSITIVE, Options, validate_params
 from .guarantees import ZCDP, ApproxDP, Privacy, PureDP, SizePolicy, gaussian_sigma, laplace_scale, scale_budget
 
@@ -452,7 +453,9 @@ def _check_scales(privacy: Privacy, distribution: Distribution, scale: float, di
     if problem is None:
         return
     ratio = scale / largest_scale(distribution, discrete)
-    remedies = ["noise='continuous'"] if discrete and ratio > 1 else []
+    part = "rho" if isinstance(privacy, ZCDP) else "epsilon"
+    alternatives = [("noise", "continuous")] if discrete and ratio > 1 else []
+    remedies, valid = [], None
     if ratio < 1:  # the scale is too small: a larger budget cannot help
         remedies.append("a smaller budget, or the workload scaled up (multiply F by c > 1, divide the answers by c)")
     else:
@@ -462,11 +465,12 @@ def _check_scales(privacy: Privacy, distribution: Distribution, scale: float, di
         if needed is None:
             remedies.append("a larger epsilon or delta")
         elif math.isfinite(needed):
-            remedies.append(f"a budget of at least {'rho' if isinstance(privacy, ZCDP) else 'epsilon'} = "
-                            f"{_rounded_up(needed)}")
+            valid = f"at least {_rounded_up(needed)}"
+            remedies.append(f"a budget of at least {part} = {_rounded_up(needed)}")
         else:
             remedies.append("the workload scaled down (multiply F by c < 1, divide the answers by c)")
-    raise ValueError(f"privacy: at {privacy}, {problem}; use {' or '.join(remedies)}")
+    raise ArgumentValueError("privacy", f"at {privacy}, {problem}", part=part, valid=valid, alternatives=alternatives,
+                             remedies=remedies)
 
 
 def _rounded_up(value: float) -> str:

@@ -1749,3 +1749,45 @@ def test_synthesize_never_overwrites_an_input(files, capsys):
     assert code == 2
     one_line_error(capsys, "--out", "refusing to overwrite an input", command="synthesize")
     assert files["data"].read_bytes() == before
+
+
+# --------------------------------------------------------------------------------------------
+# Library refusals name the flag that gave the argument (from the error's attribute)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, extra, flag, valid", [
+    # The adaptive mechanism's refusals of the budget were all blamed on --workload.
+    ("synthesize", ["--rho", "1e-30"], "--rho", "use --noise continuous or a budget of at least rho = "),
+    ("synthesize", ["--epsilon", "1e308", "--delta", "1e-6"], "--epsilon", "epsilon must be at most 1.341e+154"),
+    # Named the local projection's internal y.
+    ("synthesize", ["--rho", "1e308"], "--rho", "rho must be at most 2.92e+275"),
+    # Named the rounding's internal n.
+    ("synthesize", ["--rho", "1", "--rows", "1000000000000"], "--rows", "draw fewer rows, between 1 and "),
+    # Named privacy.
+    ("release", ["--rho", "1e-30"], "--rho", "use --noise continuous or a budget of at least rho = 2.37e-28"),
+    ("release", ["--mechanism", "laplace", "--epsilon", "1e-300"], "--epsilon",
+     "use --noise continuous or a budget of at least epsilon = 1.07e-12"),
+    # Ended in "-inf + inf in fsum".
+    ("release", ["--epsilon", "1e308", "--delta", "1e-6"], "--epsilon", "epsilon must be at most 1.341e+154"),
+])
+def test_library_refusals_name_the_flag_given_with_the_valid_range(files, capsys, command, extra, flag, valid):
+    run = synthesize_cli if command == "synthesize" else release
+    code, path = run(files, *extra)
+    assert code == 2 and not path.exists()
+    err = one_line_error(capsys, valid, command=command)
+    assert err.startswith(f"projmech {command}: error: {flag}: "), err
+
+
+def test_the_flag_of_a_budget_is_the_one_given(files, capsys):
+    """The adaptive mechanism calibrates (epsilon, delta) through rho: a refusal of the rho it
+    converts to names --epsilon, the flag the user gave."""
+    code, _ = synthesize_cli(files, "--epsilon", "1e-300", "--delta", "1e-300")
+    assert code == 2
+    err = one_line_error(capsys, command="synthesize")
+    assert err.startswith("projmech synthesize: error: --epsilon: "), err
+
+
+def test_every_mapped_argument_is_a_flag_of_some_command():
+    flags = set().union(*(parser.flags() for parser in build_parser().commands.values()))
+    assert set(commands.ARGUMENT_FLAGS.values()) <= flags

@@ -729,3 +729,120 @@ def test_good_inputs_next_to_the_bad_ones_are_accepted():
     assert isinstance(as_generator(None), np.random.Generator)
     generator = np.random.default_rng(1)
     assert as_generator(generator) is generator
+
+
+# ------------------------------------------------------------------ errors that name their argument as data
+# An external test of 146 bad inputs found refusals that named an internal argument ("n:", "y:")
+# or none ("-inf + inf in fsum"). Each names the argument the caller passed, as an attribute, with
+# the valid range; the limits are written out from what float64 and the machine can hold.
+
+#: float64's largest number, written out: (2 - 2^-52) 2^1023.
+FLOAT64_MAX = (2.0 - 2.0**-52) * 2.0**1023
+#: The most rows whose counts float64 holds exactly.
+EXACT_ROWS = 2.0**53
+#: The adaptive mechanism's default under add/remove: 5% of the budget estimates the size.
+SIZE_SHARE = 0.05
+
+
+def _three_attributes() -> Dataset:
+    return Dataset(np.random.default_rng(0).integers(0, 2, size=(60, 3)), Domain(["a", "b", "c"], [2, 3, 2]))
+
+
+def _refusal(call: Callable[[], object]) -> pm.errors.ArgumentValueError:
+    with pytest.raises(pm.errors.ArgumentValueError) as info:
+        call()
+    assert isinstance(info.value, ValueError)  # caught by every handler of ValueError as before
+    assert str(info.value).startswith(f"{info.value.argument}: ")
+    return info.value
+
+
+def test_an_epsilon_beyond_the_discrete_calibration_names_privacy_and_its_range():
+    """ApproxDP(1e308, 1e-6) ended in "-inf + inf in fsum": the conversion from zCDP squares rho +
+    epsilon, so it takes epsilon up to sqrt(float64's largest) = 1.34e154, checked up front."""
+    largest = FLOAT64_MAX**0.5
+    error = _refusal(lambda: pm.synthesize(_three_attributes(), pm.ApproxDP(1e308, 1e-6), rng=0))
+    assert (error.argument, error.part) == ("privacy", "epsilon")
+    assert error.valid == f"at most {largest:.4g}" and "epsilon must be at most 1.341e+154" in str(error)
+    error = _refusal(lambda: pm.GaussianMechanism(pm.identity(2), pm.ApproxDP(1e308, 1e-6), noise="discrete"))
+    assert (error.argument, error.part) == ("privacy", "epsilon")
+    # The boundary itself converts; the continuous Gaussian's calibration takes every finite epsilon,
+    # where sigma tends to Delta / sqrt(2 epsilon) (the profile's a = Delta / (2 sigma) - epsilon sigma / Delta
+    # must reach a fixed quantile: epsilon sigma^2 / Delta^2 -> 1/2).
+    assert pm.privacy.zcdp_for_approx_dp(pm.ApproxDP(largest, 1e-6)) > 0
+    for epsilon in (1e153, 1e200, 1e308):
+        sigma = pm.privacy.gaussian_sigma(1.0, pm.ApproxDP(epsilon, 1e-6))
+        assert sigma == pytest.approx(1.0 / (2.0 * epsilon) ** 0.5, rel=1e-6)
+
+
+def test_a_rho_beyond_the_adaptive_mechanisms_weighting_names_privacy_and_its_range():
+    """ZCDP(1e308) was refused as the local projection's internal "y". A round of noise sigma costs
+    Delta^2 / (2 sigma^2), so its counts weighted by 1 / sigma have squared norm at most 4 n^2 rho /
+    Delta^2 (Delta = 1 under add/remove) for n up to 2^53 rows, kept below half float64's largest."""
+    largest = FLOAT64_MAX / (8.0 * EXACT_ROWS**2) / (1.0 - SIZE_SHARE)
+    error = _refusal(lambda: pm.synthesize(_three_attributes(), pm.ZCDP(1e308), rng=0))
+    assert (error.argument, error.part) == ("privacy", "rho")
+    assert error.valid == f"at most {largest:.3g}" and f"rho must be at most {largest:.3g}" in str(error)
+    workload = pm.marginals(Domain(["a", "b", "c"], [2, 3, 2]), 2)
+    pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(largest * 0.999), neighbouring="add-remove", size="estimate")
+    # An (epsilon, delta) budget converts to a rho far below it, up to the conversion's largest epsilon.
+    pm.AdaptiveProjectionMechanism(workload, pm.ApproxDP(FLOAT64_MAX**0.5, 1e-6), neighbouring="add-remove",
+                                   size="estimate")
+
+
+def test_a_budget_beyond_the_discrete_sampler_names_privacy_its_part_and_the_alternative():
+    """rho = 1e-30 was blamed on the workload by the command line; the refusal names privacy, its
+    part, the least budget the sampler draws as stated, and continuous noise as the other way out."""
+    error = _refusal(lambda: pm.synthesize(_three_attributes(), pm.ZCDP(1e-30), rng=0))
+    assert (error.argument, error.part, error.alternatives) == ("privacy", "rho", (("noise", "continuous"),))
+    assert error.valid is not None and error.valid.startswith("at least ")
+    # The size estimate's noise (sensitivity 1, 5% of the budget) is the largest: sigma =
+    # 1 / sqrt(2 rho 0.05) must stay within 2^52 / 40 counts.
+    least = (40.0 / 2.0**52) ** 2 / (2.0 * SIZE_SHARE)
+    assert float(error.valid.removeprefix("at least ")) == pytest.approx(least, rel=1e-2)
+    assert "use noise='continuous' or a budget of at least rho = " in str(error)
+    error = _refusal(lambda: pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1e-300)))
+    assert (error.argument, error.part) == ("privacy", "epsilon")
+
+
+def test_rows_beyond_memory_name_rows_with_the_most_that_fit():
+    """rows=10**12 was refused as the rounding's internal "n"."""
+    from projmech.bodies.memory import memory_limit, memory_shortfall
+
+    if memory_limit() is None:
+        pytest.skip("the available memory is unknown here")
+    error = _refusal(lambda: pm.synthesize(_three_attributes(), pm.ZCDP(1.0), rows=10**12, rng=0))
+    assert error.argument == "rows" and str(error).startswith("rows: 1,000,000,000,000 rows of 3 attributes")
+    assert error.valid is not None and error.valid.startswith("between 1 and ")
+    most = int(error.valid.removeprefix("between 1 and ").replace(",", ""))
+    # Three int64 copies of each value: the most rows that fit, and one more does not.
+    assert memory_shortfall(3 * 8 * 3 * most) is None and memory_shortfall(3 * 8 * 3 * (most + 1)) is not None
+
+
+@pytest.mark.parametrize("call, argument, error_type", [
+    (lambda: pm.ZCDP(-1.0), "rho", ValueError),
+    (lambda: pm.ZCDP("1"), "rho", TypeError),
+    (lambda: pm.ApproxDP(1.0, 1.0), "delta", ValueError),
+    (lambda: pm.Noise("gaussian", 1.0, discrete=1), "discrete", TypeError),
+    (lambda: pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0), noise="exact"), "noise", ValueError),
+    (lambda: pm.synthesize(_three_attributes(), pm.ZCDP(1.0), rows=0), "rows", ValueError),
+    (lambda: pm.synthesize(_three_attributes(), pm.ZCDP(1.0), rng=-1), "rng", ValueError),
+    (lambda: pm.AdaptiveProjectionMechanism(pm.identity(2), pm.ZCDP(1.0)), "workload", ValueError),
+    (lambda: pm.privacy.laplace_scale(1.0, pm.ZCDP(1.0)), "privacy", TypeError),
+])
+def test_refusals_carry_the_argument_as_an_attribute(call, argument, error_type):
+    with pytest.raises(pm.errors.ArgumentError) as info:
+        call()
+    assert isinstance(info.value, error_type) and info.value.argument == argument
+    assert str(info.value).startswith(f"{argument}: ")
+
+
+def test_argument_errors_survive_pickling():
+    import pickle
+
+    error = pm.errors.ArgumentValueError("privacy", "too small", part="rho", valid="at least 1",
+                                         alternatives=[("noise", "continuous")], remedies=["a larger budget"])
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) and str(copy) == str(error) == \
+        "privacy: too small; use noise='continuous' or a larger budget"
+    assert (copy.argument, copy.part, copy.valid, copy.alternatives) == ("privacy", "rho", "at least 1",
+                                                                         (("noise", "continuous"),))

@@ -26,7 +26,7 @@ LAYERS = (("privacy",), ("data",), ("workloads", "datasets"), ("analysis",), ("b
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 
 #: Top-level modules every layer may import; they import no folder.
-LEAVES = ("solve", "validation", "_threads", "_sparse")
+LEAVES = ("solve", "validation", "errors", "_threads", "_sparse")
 
 
 def _module_name(path: pathlib.Path) -> str:

@@ -550,7 +550,7 @@ def test_discrete_calibration_at_the_extremes_never_exceeds_delta(epsilon):
 
 def test_calibration_beyond_float64_is_refused_naming_privacy():
     # sigma / Delta would be about 0.4 / delta = 8e322: beyond float64.
-    with pytest.raises(ValueError, match=r"^privacy: epsilon=4.94066e-324 with delta=4.94066e-324 is too small"):
+    with pytest.raises(ValueError, match=r"^privacy: \(4.94066e-324, 4.94066e-324\)-DP is too small"):
         gaussian_sigma(1.0, ApproxDP(5e-324, 5e-324))
     with pytest.raises(ValueError, match=r"^privacy: .*infinite scale \(rho is too small\)"):
         gaussian_sigma(1e300, ZCDP(1e-300))

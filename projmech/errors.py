@@ -1,0 +1,165 @@
+"""Errors that name the argument at fault as data, not only in their message.
+
+Every refusal of a bad argument is a ``TypeError`` or a ``ValueError`` whose message starts with
+the argument's name (``"rows: must be at least 1, got 0"``). Where the refusal comes from
+:mod:`projmech`'s own checks it is an :class:`ArgumentValueError` or an
+:class:`ArgumentTypeError`, both :class:`ArgumentError`: the argument's public name, the part of
+it at fault (``"epsilon"`` of a privacy budget) and the valid range are attributes, so that a
+caller (the command line, a form, a notebook) can point at what the user gave without parsing the
+message. Both stay a ``ValueError`` and a ``TypeError``: handlers of those catch them as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError"]
+
+
+def _setting(argument: str, value: str) -> str:
+    """How the API spells another argument's value: ``noise='continuous'``."""
+    return f"{argument}={value!r}"
+
+
+class ArgumentError(Exception):
+    """A refused argument, named as data: the base of :class:`ArgumentValueError` and
+    :class:`ArgumentTypeError`.
+
+    Parameters
+    ----------
+    argument : str
+        The public name of the argument at fault, as the caller passed it (``"privacy"``,
+        ``"rows"``, ``"workload"``).
+    detail : str
+        What is wrong, after the name: ``"must be at least 1, got 0"``.
+    part : str, optional
+        The part of the argument at fault, where it has parts: ``"rho"``, ``"epsilon"`` or
+        ``"delta"`` of a privacy budget.
+    valid : str, optional
+        The valid range of the argument (or of its part) in words, such as
+        ``"at most 1.34e+154"``; the detail says it too.
+    alternatives : sequence of (str, str), optional
+        Other arguments' values that would avoid the refusal, as ``(argument, value)`` pairs:
+        ``[("noise", "continuous")]``. The message names them in the API's words
+        (``noise='continuous'``); :meth:`describe` in others.
+    remedies : sequence of str, optional
+        Other ways out, in words (``"a budget of at least rho = 2.4e-28"``), named after the
+        alternatives: the message ends ``"; use <alternatives> or <remedies>"``.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> try:
+    ...     pm.ZCDP(-1.0)
+    ... except pm.errors.ArgumentError as error:
+    ...     print(error.argument, "|", error.valid, "|", error)
+    rho | a positive finite number | rho: must be a positive finite number, got -1.0
+    """
+
+    def __init__(self, argument: str, detail: str, *, part: str | None = None, valid: str | None = None,
+                 alternatives: Sequence[tuple[str, str]] = (), remedies: Sequence[str] = ()) -> None:
+        self.argument = argument
+        self.detail = detail
+        self.part = part
+        self.valid = valid
+        self.alternatives = tuple(alternatives)
+        self.remedies = tuple(remedies)
+        super().__init__(f"{argument}: {self.describe()}")
+
+    def describe(self, setting: Callable[[str, str], str] = _setting) -> str:
+        """The message without the argument's name, with the alternatives spelt by ``setting``.
+
+        Parameters
+        ----------
+        setting : callable, optional
+            ``setting(argument, value)``: how another argument's value is spelt; by default as
+            the API takes it (``noise='continuous'``); the command line gives its flags
+            (``--noise continuous``).
+
+        Returns
+        -------
+        str
+            The detail, followed by ``"; use ..."`` and the alternatives and remedies, if any.
+
+        Examples
+        --------
+        >>> from projmech.errors import ArgumentValueError
+        >>> error = ArgumentValueError("privacy", "too small", alternatives=[("noise", "continuous")],
+        ...                            remedies=["a larger budget"])
+        >>> error.describe()
+        "too small; use noise='continuous' or a larger budget"
+        >>> error.describe(lambda argument, value: f"--{argument} {value}")
+        'too small; use --noise continuous or a larger budget'
+        """
+        ways = [setting(name, value) for name, value in self.alternatives] + list(self.remedies)
+        return f"{self.detail}; use {' or '.join(ways)}" if ways else self.detail
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled with its fields (the default would pass the message alone to __init__).
+        return (_rebuild, (type(self), self.argument, self.detail, self.part, self.valid, self.alternatives,
+                           self.remedies))
+
+
+def _rebuild(cls: type[ArgumentError], argument: str, detail: str, part: str | None, valid: str | None,
+             alternatives: tuple[tuple[str, str], ...], remedies: tuple[str, ...]) -> ArgumentError:
+    return cls(argument, detail, part=part, valid=valid, alternatives=alternatives, remedies=remedies)
+
+
+class ArgumentValueError(ArgumentError, ValueError):
+    """A ``ValueError`` naming the argument at fault as data (see :class:`ArgumentError`).
+
+    Parameters
+    ----------
+    argument : str
+        The argument's public name.
+    detail : str
+        What is wrong, after the name.
+    part : str, optional
+        The part of the argument at fault (``"epsilon"`` of a privacy budget).
+    valid : str, optional
+        The valid range in words.
+    alternatives : sequence of (str, str), optional
+        Other arguments' values that would also do.
+    remedies : sequence of str, optional
+        Other ways out, in words.
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> data = pm.Dataset(np.zeros((10, 2), dtype=int), pm.Domain(["a", "b"], [2, 2]))
+    >>> try:
+    ...     pm.synthesize(data, pm.ZCDP(1.0), rows=0)
+    ... except ValueError as error:
+    ...     print(type(error).__name__, error.argument, error.valid)
+    ArgumentValueError rows at least 1
+    """
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """A ``TypeError`` naming the argument at fault as data (see :class:`ArgumentError`).
+
+    Parameters
+    ----------
+    argument : str
+        The argument's public name.
+    detail : str
+        What is wrong, after the name.
+    part : str, optional
+        The part of the argument at fault.
+    valid : str, optional
+        What would be accepted, in words.
+    alternatives : sequence of (str, str), optional
+        Other arguments' values that would also do.
+    remedies : sequence of str, optional
+        Other ways out, in words.
+
+    Examples
+    --------
+    >>> import projmech as pm
+    >>> try:
+    ...     pm.ZCDP("1")
+    ... except TypeError as error:
+    ...     print(type(error).__name__, error.argument, error.valid)
+    ArgumentTypeError rho a number
+    """
