@@ -1,12 +1,13 @@
 """projmech: differentially private release of linear queries, built on convex optimization.
 
 ``import projmech as pm`` gives the public API: data and workloads, privacy definitions, the
-mechanisms, the projections and factorizations with their solver statistics. Helpers of one
-topic are reached through their module: ``pm.bounds`` (the error bounds and the data sizes they need),
+mechanisms, the projections and factorizations with their solver statistics. Helpers of one topic
+are reached through their module: ``pm.bounds`` (the error bounds and the data sizes they need),
 ``pm.geometry`` (support functions and widths), ``pm.privacy`` (calibration formulas),
-``pm.adaptive`` (the adaptive mechanism's measurements and estimator), ``pm.multiplicative_weights`` and ``pm.online_pmw`` (their update and accuracy bounds),
-``pm.evaluation`` (error measures), ``pm.bodies`` (the bodies and rounding), ``pm.audit``, ``pm.errors``
-(the errors that name the argument at fault as data).
+``pm.adaptive`` (the adaptive mechanism's measurements and estimator), ``pm.multiplicative_weights``
+and ``pm.online_pmw`` (their update and accuracy bounds), ``pm.evaluation`` (error measures),
+``pm.bodies`` (the bodies and rounding), ``pm.audit``, ``pm.errors`` (the errors that name the
+argument at fault as data).
 The package has one folder per concept (``data``, ``workloads``, ``privacy``, ``analysis``,
 ``bodies``, ``factorization``, ``mechanisms``, ``audit``, ``cli``), each exporting its contract
 from its ``__init__``.
@@ -28,8 +29,9 @@ _NAMES = {
     "workloads": ("Workload", "all_range", "from_predicates", "identity", "marginals", "prefix",
                   "random_queries", "repeated", "stack"),
     "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "Noise", "PureDP", "SizePolicy", "ZCDP"),
-    "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "MechanismHalted",
-                   "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release", "Threshold", "ThresholdK", "synthesize"),
+    "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "FactorizationMechanism", "GaussianMechanism",
+                   "LaplaceMechanism", "MechanismHalted", "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release",
+                   "Threshold", "ThresholdK", "synthesize"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
                "project_to_hull", "project_to_relaxation", "synthetic_data"),
     "factorization": ("Factorization", "FactorizationError", "approximate_factorization_norm",
@@ -49,7 +51,8 @@ _SUBMODULES = {
     "factorization": "factorization", "mechanisms": "mechanisms", "privacy": "privacy", "solve": "solve",
     "workloads": "workloads",
     "bounds": "analysis.bounds", "evaluation": "analysis.evaluation", "geometry": "analysis.geometry",
-    "adaptive": "mechanisms.adaptive", "multiplicative_weights": "mechanisms.multiplicative_weights", "online_pmw": "mechanisms.online_pmw",
+    "adaptive": "mechanisms.adaptive", "multiplicative_weights": "mechanisms.multiplicative_weights",
+    "online_pmw": "mechanisms.online_pmw",
     "optimal_factorization": "factorization", "self_audit": "audit.self_audit",
 }
 

@@ -14,11 +14,13 @@ from typing import Any
 
 #: Modules whose ``__all__`` is public, in the order the API reference shows them.
 PUBLIC_MODULES = (
-    "projmech.data.dataset", "projmech.data.domain", "projmech.data.encodings", "projmech.datasets", "projmech.workloads",
-    "projmech.privacy.guarantees", "projmech.privacy.noise", "projmech.mechanisms.additive", "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights",
-    "projmech.mechanisms.online_pmw", "projmech.mechanisms.sparse_vector", "projmech.mechanisms.adaptive", "projmech.bodies", "projmech.factorization.base",
-    "projmech.factorization.norm", "projmech.factorization.mean", "projmech.solve", "projmech.analysis.evaluation", "projmech.analysis.bounds",
-    "projmech.analysis.geometry", "projmech.audit.auditor", "projmech.audit.self_audit", "projmech.errors",
+    "projmech.data.dataset", "projmech.data.domain", "projmech.data.encodings", "projmech.datasets",
+    "projmech.workloads", "projmech.privacy.guarantees", "projmech.privacy.noise", "projmech.mechanisms.additive",
+    "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights", "projmech.mechanisms.online_pmw",
+    "projmech.mechanisms.sparse_vector", "projmech.mechanisms.adaptive", "projmech.bodies",
+    "projmech.factorization.base", "projmech.factorization.norm", "projmech.factorization.mean", "projmech.solve",
+    "projmech.analysis.evaluation", "projmech.analysis.bounds", "projmech.analysis.geometry", "projmech.audit.auditor",
+    "projmech.audit.self_audit", "projmech.errors",
 )
 
 
@@ -26,8 +28,8 @@ def public_objects() -> Iterator[tuple[str, Any]]:
     """Yield ``(qualified name, object)`` for every public function, class, method and property.
 
     A name is qualified by the module that defines it (``projmech.mechanisms.additive.Release.summary``),
-    and each object is yielded once however many modules re-export it or classes inherit it. Constants are skipped: their
-    documentation is the ``#:`` comment beside them.
+    and each object is yielded once however many modules re-export it or classes inherit it. Constants are skipped:
+    their documentation is the ``#:`` comment beside them.
     """
     seen: set[int] = set()
     for module_name in PUBLIC_MODULES:

@@ -155,7 +155,9 @@ class Interval:
             return False
         if self.low is not None and (number < self.low or (number == self.low and self.closed in ("right", "neither"))):
             return False
-        return self.high is None or not (number > self.high or (number == self.high and self.closed in ("left", "neither")))
+        if self.high is None:
+            return True
+        return not (number > self.high or (number == self.high and self.closed in ("left", "neither")))
 
     def _describe(self) -> str:
         low_open = self.closed in ("right", "neither")

@@ -1,5 +1,5 @@
-"""The error-against-n experiment (every mechanism beside its bound, as in :cite:t:`ENU20`), shared by ``projmech demo`` and
-``benchmarks/error_vs_n.py``: mechanisms on subsamples of a data set, mean RMSE with confidence
+"""The error-against-n experiment (every mechanism beside its bound, as in :cite:t:`ENU20`), shared by
+``projmech demo`` and ``benchmarks/error_vs_n.py``: mechanisms on subsamples of a data set, mean RMSE with confidence
 intervals, a table and a plot."""
 
 from __future__ import annotations

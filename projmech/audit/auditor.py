@@ -406,7 +406,8 @@ class AuditResult:
     >>> result.counts
     Counts(p_successes=4231, q_successes=1565, trials=10000)
     >>> print(result.summary())
-    laplace_count: epsilon >= 0.8966 (claimed epsilon 1, delta 0; confidence 0.99; 20,000 releases per data set, 1 pair): passed
+    laplace_count: epsilon >= 0.8966 (claimed epsilon 1, delta 0; confidence 0.99; 20,000 releases per data set, 1
+    pair): passed
     """
 
     name: str
@@ -605,7 +606,8 @@ def format_audit_table(results: Sequence[AuditResult]) -> str:
     >>> print(pm.audit.format_audit_table([result]))
     mechanism      claimed eps  claimed delta  eps >=  delta >=  confidence  releases  pairs  result  event
     -------------  ...
-    laplace_count            1              0  0.8966         0        0.99    20,000      1  passed  statistic > 1.15023, ...
+    laplace_count            1              0  0.8966         0        0.99    20,000      1  passed  statistic >
+    1.15023, ...
     """
     if isinstance(results, AuditResult) or not isinstance(results, Sequence):
         raise TypeError(f"results: expected a sequence of AuditResult, got {type(results).__name__}")

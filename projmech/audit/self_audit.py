@@ -231,9 +231,11 @@ def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second:
             side = np.sign(mean_second - mean_first) * np.sign(measured - (mean_first + mean_second) / 2.0)
             value = float(np.sum(np.where(side > 0, np.inf, np.where(side < 0, -np.inf, 0.0))))
         else:
-            value = float(np.sum(_log_density(noise, measured - mean_second) - _log_density(noise, measured - mean_first)))
+            value = float(np.sum(_log_density(noise, measured - mean_second)
+                                 - _log_density(noise, measured - mean_first)))
         if size_noise is not None:
-            value += float(_log_density(size_noise, np.array(size - second.n)) - _log_density(size_noise, np.array(size - first.n)))
+            value += float(_log_density(size_noise, np.array(size - second.n))
+                           - _log_density(size_noise, np.array(size - first.n)))
         return value
 
     return ratio
@@ -303,10 +305,12 @@ def _additive_case(kind: str, neighbouring: str, factor: float, noise: str, delt
     matrix = workload.toarray()
     if kind == "laplace":
         privacy: Any = PureDP(1.0)
-        mechanism: Any = LaplaceMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
+        mechanism: Any = LaplaceMechanism(workload, privacy, neighbouring=neighbouring, noise=noise,
+                                          **_size_arguments(neighbouring))
     elif kind == "gaussian":
         privacy = ApproxDP(1.0, delta)
-        mechanism = GaussianMechanism(workload, privacy, neighbouring=neighbouring, noise=noise, **_size_arguments(neighbouring))
+        mechanism = GaussianMechanism(workload, privacy, neighbouring=neighbouring, noise=noise,
+                                      **_size_arguments(neighbouring))
     elif kind == "tiny_gaussian":
         privacy = ApproxDP(1.0, delta)
         # A count of 1e-200 is no integer: "auto" takes continuous noise, "discrete" is refused.
@@ -335,8 +339,8 @@ def _factorization_case(neighbouring: str, factor: float, noise: str, delta: flo
     workload = prefix(2)  # its optimal strategy is not the identity: R and M are both exercised
     factorization: Factorization = factorization_norm(workload)
     privacy = ApproxDP(1.0, delta)
-    mechanism = FactorizationMechanism(workload, privacy, factorization=factorization, neighbouring=neighbouring, noise=noise,
-                                       **_size_arguments(neighbouring))
+    mechanism = FactorizationMechanism(workload, privacy, factorization=factorization, neighbouring=neighbouring,
+                                       noise=noise, **_size_arguments(neighbouring))
     mechanism.noise, mechanism.size_noise = _shrink(mechanism.noise, factor), _shrink(mechanism.size_noise, factor)
     strategy = factorization.strategy.toarray()
     reconstruction = np.column_stack([factorization.reconstruct(unit) for unit in np.eye(strategy.shape[0])])
@@ -511,7 +515,8 @@ def _transcript_log_likelihood(mechanism: AdaptiveProjectionMechanism, data: Dat
     selections, density = [], 0.0
     for index, (spent, measured) in enumerate(zip(run.rounds, run.measurements)):
         if spent.selection_rho > 0:
-            errors = np.array([np.abs(counts[c] - size * table).sum() for c, table in zip(candidates, estimates[index])])
+            errors = np.array([np.abs(counts[c] - size * table).sum()
+                               for c, table in zip(candidates, estimates[index])])
             scores = weights * (errors - math.sqrt(2.0 / math.pi) * spent.sigma * cells)
             logits = math.sqrt(8.0 * spent.selection_rho) * scores / (2.0 * mechanism.score_sensitivity * weights.max())
             selections.append(float(logits[candidates.index(spent.attributes)] - np.logaddexp.reduce(logits)))

@@ -112,7 +112,8 @@ class Hull:
 
     def blocker(self, workload: Workload) -> str | None:
         if self.needs_matrix and workload.is_implicit:
-            return f"solver {self.solver!r} needs the explicit matrix of {workload.name}, which is implicit (use 'fast')"
+            return (f"solver {self.solver!r} needs the explicit matrix of {workload.name}, which is implicit "
+                    "(use 'fast')")
         if not workload.has_adjoint:
             return (f"'hull' projects onto K_Q, which needs the explicit matrix of {workload!r} or its rmatvec "
                     "and columns (Workload.implicit); use body='relaxed' for 2-way marginals")
@@ -401,7 +402,8 @@ def _relaxation_for(solver: str, relaxation: str) -> Relaxation:
 
 
 def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
-    """``"hull"``, ``"relaxed"``, ``"tables"`` or ``"local"`` for ``body="auto"``, by the rule of :func:`choose_body`."""
+    """``"hull"``, ``"relaxed"``, ``"tables"`` or ``"local"`` for ``body="auto"``, by the rule of
+    :func:`choose_body`."""
     hull_fits = _hull_fits(workload, solver)
     relaxed = _relaxation_for(solver, relaxation)
     relaxed_blocker = relaxed.blocker(workload)

@@ -770,7 +770,8 @@ def _solver_order(solver: str, workload: Workload) -> list[str]:
         if not order:
             raise ValueError(
                 "solver: no solver applies: the workload is implicit without rmatvec/columns, "
-                f"and none of {list(SOLVERS)} is installed" if not explicit else f"solver: none of {list(SOLVERS)} is installed"
+                f"and none of {list(SOLVERS)} is installed" if not explicit
+                else f"solver: none of {list(SOLVERS)} is installed"
             )
         return order
     if solver == FAST:

@@ -768,8 +768,8 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
                          _model=model)
     if not met:
         why = "at its iteration limit" if iteration >= max_iterations else "its gap no longer falling"
-        raise LocalError(f"the local-polytope projection stopped after {iteration} iterations ({why}) with gap {gap:.3g} "
-                         f"above its tolerance {stats.tolerance:.3g} (inconsistency {inconsistency:.2g})",
+        raise LocalError(f"the local-polytope projection stopped after {iteration} iterations ({why}) with gap "
+                         f"{gap:.3g} above its tolerance {stats.tolerance:.3g} (inconsistency {inconsistency:.2g})",
                          stats.attempts, result)
     return result
 
@@ -803,7 +803,8 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
         scale = (1.0 / (inverses[-1] * ddot(differences[-1], differences[-1]))) if changes else 1.0 / curvature
         direction *= scale
         for index in range(len(changes)):
-            daxpy(changes[index], direction, a=coefficients[index] - inverses[index] * ddot(differences[index], direction))
+            step = coefficients[index] - inverses[index] * ddot(differences[index], direction)
+            daxpy(changes[index], direction, a=step)
         slope = ddot(gradient, direction)
         restarted = not changes
         if not slope < 0.0:  # not a descent direction: restart from the scaled gradient

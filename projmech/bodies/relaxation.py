@@ -691,7 +691,8 @@ def check_solver(solver: Any, relaxation: str) -> str:
         raise ValueError("solver: 'admm' projects onto the semidefinite relaxations; use a CVXPY solver for 'local'")
     allowed = SOLVERS.get(relaxation, ())
     if solver != "admm" and solver.upper() not in allowed:
-        raise ValueError(f"solver: the relaxation {relaxation!r} is solved by 'auto' or one of {allowed}, got {solver!r}")
+        raise ValueError(f"solver: the relaxation {relaxation!r} is solved by 'auto' or one of {allowed}, got "
+                         f"{solver!r}")
     if solver != "admm" and solver.upper() not in _installed_solvers():
         raise ValueError(f"solver: {solver!r} is not installed; installed CVXPY solvers: {_installed_solvers()}")
     return solver

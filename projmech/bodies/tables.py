@@ -186,12 +186,14 @@ def _decompose(workload: Workload, terms: TableTerms) -> TableGroups | str:
             shared = set(maximal[first]) & set(maximal[second])
             if shared:
                 return (f"the tables of {workload.name} overlap (attributes {sorted(shared)} are read by two "
-                        "tables): project them onto their local polytope (body='local'), K_Q itself where they are acyclic")
+                        "tables): project them onto their local polytope (body='local'), K_Q itself where they are "
+                        "acyclic")
     sizes = terms.sizes
     for subset in maximal:
         cells = math.prod(sizes[i] for i in subset)
         if cells > TABLE_MAX_CELLS:
-            return f"its table of attributes {list(subset)} holds {format_count(cells)} cells, above {TABLE_MAX_CELLS:,}"
+            return (f"its table of attributes {list(subset)} holds {format_count(cells)} cells, "
+                    f"above {TABLE_MAX_CELLS:,}")
     blocks = terms.blocks
     kept = {attribute: block for attribute, block in enumerate(blocks) if block is not None}
     for attribute, block in kept.items():

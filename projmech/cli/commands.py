@@ -383,8 +383,8 @@ def _check_body(workload: Workload, spec: str, projection: _Projection) -> None:
             other = ", or --body local (overlapping marginal tables)" if Local().blocker(workload) is None else ""
             raise ValueError(f"{projection.flag}: takes only disjoint tables (--workload marginals:1, identity or "
                              f"prefix:ATTR), not {spec}; use {unprojected}{other}")
-        raise ValueError(f"{projection.flag}: takes only marginal tables (--workload marginals:WAY or marginals:LOW-HIGH), "
-                         f"not {spec}; use {unprojected}")
+        raise ValueError(f"{projection.flag}: takes only marginal tables (--workload marginals:WAY or "
+                         f"marginals:LOW-HIGH), not {spec}; use {unprojected}")
     raise ValueError(f"{projection.flag}: the hull K_Q cannot take {spec}; use {unprojected}")
 
 
@@ -661,8 +661,8 @@ def _release(args: argparse.Namespace) -> int:
         outputs.write(summary_flag, summary_path,
                       lambda path: path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
         if synthetic_path is not None:
-            outputs.write("--synthetic", synthetic_path, lambda path: _labelled_rows(dataset.domain, rows.data.records).to_csv(
-                path, index=False))
+            outputs.write("--synthetic", synthetic_path,
+                          lambda path: _labelled_rows(dataset.domain, rows.data.records).to_csv(path, index=False))
     projected = f", projected onto {summary['body']}" if released.projection is not None else ""
     scale = f"answers: counts / {released.size_source} size {released.size:g}"
     if isinstance(mechanism, FactorizationMechanism):
@@ -716,9 +716,9 @@ def _round_printer(start: float, names: Sequence[str]) -> Callable[[int, Adaptiv
         now = time.perf_counter()
         if now - last[0] >= PROGRESS_INTERVAL:
             last[0] = now
-            print(f"round {number}: measured the table of {', '.join(names[a] for a in latest.attributes)} (noise sigma "
-                  f"{latest.sigma:.3g}); {100 * spent:.0f}% of the rounds' budget spent, {now - start:.0f} s", file=sys.stderr,
-                  flush=True)
+            table = ", ".join(names[a] for a in latest.attributes)
+            print(f"round {number}: measured the table of {table} (noise sigma {latest.sigma:.3g}); "
+                  f"{100 * spent:.0f}% of the rounds' budget spent, {now - start:.0f} s", file=sys.stderr, flush=True)
 
     return progress
 
@@ -1058,7 +1058,8 @@ def build_parser() -> _Parser:
     release.set_defaults(handler=_release)
 
     audit = commands.add_parser(
-        "audit", help="statistical lower bounds on the epsilon of projmech's own mechanisms (projmech.audit.self_audit)")
+        "audit", help="statistical lower bounds on the epsilon of projmech's own mechanisms "
+                      "(projmech.audit.self_audit)")
     audit.add_argument("--mechanism", choices=("all", *MECHANISMS), default="all",
                        help="the mechanism to audit, each on its own pair of neighbouring data sets (default: all)")
     audit.add_argument("--neighbouring", choices=("both", "replace-one", "add-remove"), default="both")

@@ -120,10 +120,12 @@ def is_parquet(path: str) -> bool:
 def _check_columns(columns: Sequence[str], domain: Domain, argument: str) -> None:
     missing = [name for name in domain.attributes if name not in columns]
     if missing:
-        raise ValueError(f"{argument}: columns {missing} of the domain are missing; the data has columns {list(columns)}")
+        raise ValueError(f"{argument}: columns {missing} of the domain are missing; the data has columns "
+                         f"{list(columns)}")
     repeated = [name for name in domain.attributes if list(columns).count(name) > 1]
     if repeated:
-        raise ValueError(f"{argument}: columns {repeated} appear more than once; which one holds the codes is ambiguous")
+        raise ValueError(f"{argument}: columns {repeated} appear more than once; which one holds the codes is "
+                         "ambiguous")
 
 
 def _dtype_error(name: str, encoding: Encoding, dtype: Any) -> TypeError:
@@ -191,7 +193,8 @@ class FrameRows:
         nw = _narwhals()
         wrapped = _as_narwhals(frame, argument)
         if not isinstance(wrapped, nw.LazyFrame):
-            raise TypeError(f"{argument}: an in-memory frame is coded into memory (frame_records), not kept in an engine")
+            raise TypeError(f"{argument}: an in-memory frame is coded into memory (frame_records), not kept in an "
+                            "engine")
         self.engine = _engine(wrapped)
         # A lazy scan reads its source here first (a corrupt Parquet file fails in the engine).
         schema = _engine_call(self.engine, argument, wrapped.collect_schema)

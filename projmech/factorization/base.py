@@ -27,7 +27,8 @@ from ..validation import check_positive_int
 from ..workloads import Workload, as_query_matrix, column_norm
 from .range_forms import is_all_range, prefix_form, range_squares, range_squares_slack
 
-__all__ = ["Factorization", "FactorizationError", "DenseFactorization", "as_workload", "identity_strategy", "total_strategy", "hierarchical_strategy",
+__all__ = ["Factorization", "FactorizationError", "DenseFactorization", "as_workload", "identity_strategy",
+           "total_strategy", "hierarchical_strategy",
            "square_root_strategy", "RESIDUAL_RTOL", "OBJECTIVES"]
 
 class FactorizationError(SolveError):
@@ -683,7 +684,8 @@ class DenseFactorization(Factorization):
 
     def _description(self) -> str:
         kind = "R M = F + E" if self.perturbation is not None else "R M = F"
-        return f"{kind} of {self.workload.name}: strategy {self.strategy_matrix.shape[0]}x{self.strategy_matrix.shape[1]}"
+        rows, columns = self.strategy_matrix.shape
+        return f"{kind} of {self.workload.name}: strategy {rows}x{columns}"
 
 
 def identity_strategy(m: int) -> np.ndarray:

@@ -290,8 +290,8 @@ def approximate_factorization_norm(
     Its value ``gamma_alpha(F)`` trades a bias for noise: the factorization mechanism on it has
     root-mean-square error at most ``alpha + sigma ||R||_F / sqrt(k)`` on a normalized histogram.
     Solved as the semidefinite program of :func:`factorization_norm` with F replaced by ``F + E``
-    and a second-order-cone constraint on each column of E, which keeps it convex. The result carries E (``perturbation``, the
-    realized ``R M - F``), an explicit R, and a lower bound from the dual weights at the
+    and a second-order-cone constraint on each column of E, which keeps it convex. The result carries E
+    (``perturbation``, the realized ``R M - F``), an explicit R, and a lower bound from the dual weights at the
     ``alpha`` the result satisfies: the solver meets the column constraint only to its
     tolerance, so ``residual`` (``||R M - F||_{1->2}``) may exceed ``alpha sqrt(k)`` by that much
     and is reported, never hidden. ``alpha = 0`` is ``gamma(F)``. The error bound and the lower

@@ -229,10 +229,10 @@ class ScaledFactorization(Factorization):
     """The factorization of ``F = s F'`` made from one of ``F'``, for a power of two ``s``.
 
     :func:`factorization_norm` divides a workload whose entries are too small or too large for
-    its Gram matrix (an explicit matrix, or a Kronecker product of such factors; see
-    :data:`SAFE_SCALE`) by ``s`` and factorizes the quotient ``F'``. ``gamma`` is homogeneous, ``gamma(s F') = s gamma(F')``, and so is every quantity of
-    the factorization but the strategy: with ``R' M = F'``, ``(s R') M = F``, the same strategy
-    M answers F with the reconstruction ``s R'``, and the dual bound at the same weights is
+    its Gram matrix (an explicit matrix, or a Kronecker product of such factors; see :data:`SAFE_SCALE`) by
+    ``s`` and factorizes the quotient ``F'``. ``gamma`` is homogeneous, ``gamma(s F') = s gamma(F')``, and so
+    is every quantity of the factorization but the strategy: with ``R' M = F'``, ``(s R') M = F``, the same
+    strategy M answers F with the reconstruction ``s R'``, and the dual bound at the same weights is
     ``s`` times as large (its relative gap, on ``gamma^2``, is unchanged). This wrapper reports
     them so, computed from ``F'``'s factorization and multiplied by ``s``: computed from F's own
     entries, ``||R||_F`` and the relative gap would square numbers of F's size, which underflow
@@ -713,7 +713,8 @@ def choose_method(workload: Workload, request: Request) -> FactorizationMethod:
 
 
 def _dense_plan(method: str, small: bool, tol: float, iterative: Callable[[], tuple[Factorization, int, bool]],
-                sdp: tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]], name: str = "iterative") -> Plan:
+                sdp: tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]],
+                name: str = "iterative") -> Plan:
     """The dense methods to try, in order: the iterative one (``iterative()`` returns the
     factorization, its iterations and whether it stopped at its limit; ``name`` in the
     statistics), then the SDP where ``method`` asks for it or, under ``"auto"``, where the
@@ -762,8 +763,8 @@ def _max_plan(workload: Workload, method: str, tol: float, max_iterations: int, 
     if is_all_range(workload):
         if m > RANGE_MAX_UNIVERSE:
             raise ValueError(f"objective: 'max' of {workload.name} takes an m x m eigendecomposition a step (O(m^3): "
-                             f"about 80 s in all at 2,048 cells, 10 minutes at 4,096); above {RANGE_MAX_UNIVERSE:,} cells it "
-                             "is refused (the mean objective scales to 16,384 cells and beyond)")
+                             f"about 80 s in all at 2,048 cells, 10 minutes at 4,096); above {RANGE_MAX_UNIVERSE:,} "
+                             "cells it is refused (the mean objective scales to 16,384 cells and beyond)")
         if method == "sdp" and k * m > MAX_OBJECTIVE_ENTRIES:
             raise ValueError(f"method: 'sdp' works on the explicit {k:,} x {m:,} matrix of {workload.name}, above "
                              f"{MAX_OBJECTIVE_ENTRIES:,} entries; method='auto' solves it on its Gram form")
@@ -793,7 +794,8 @@ def _max_plan(workload: Workload, method: str, tol: float, max_iterations: int, 
         name = "iterative"
 
     return _dense_plan(method, max(k, m) <= SDP_MAX_UNIVERSE, tol, iterative,
-                       (f"sdp/{solver}", lambda: solve_max_sdp(workload, explicit(), tol, solver, solver_options)), name)
+                       (f"sdp/{solver}",
+                        lambda: solve_max_sdp(workload, explicit(), tol, solver, solver_options)), name)
 
 
 def _structured_plan(workload: Workload, tol: float, max_iterations: int, objective: str = "mean",

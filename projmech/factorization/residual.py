@@ -124,7 +124,8 @@ def residual_weights(bases: Sequence[AttributeBasis | None], terms: Sequence[tup
     return total, coefficients, measured
 
 
-def grouped_lower_bound(sizes: Sequence[int], terms: Sequence[tuple[Subset, float]], ranged: Mapping[int, tuple[float, int]],
+def grouped_lower_bound(sizes: Sequence[int], terms: Sequence[tuple[Subset, float]],
+                        ranged: Mapping[int, tuple[float, int]],
                         num_queries: int) -> float:
     """A certified lower bound on gamma of a table workload whose attributes in ``ranged`` carry
     a range block (``{attribute: (certified lower bound on its gamma, its number of queries)}``)

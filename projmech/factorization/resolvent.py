@@ -334,7 +334,8 @@ class ResolventFactorization(Factorization):
         identity = np.eye(m)
         gram = np.zeros((m, m))
         for column, weight in enumerate(self.resolvents.weights):
-            solved = lapack.dpttrs(self.resolvents.pivots[:, column], self.resolvents.multipliers[:, column], identity)[0]
+            solved = lapack.dpttrs(self.resolvents.pivots[:, column], self.resolvents.multipliers[:, column],
+                                   identity)[0]
             gram += weight * solved
         root = np.sqrt(self.q)
         return gram / root[:, None] / root[None, :] / self.peak

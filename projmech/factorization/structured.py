@@ -188,7 +188,8 @@ class ResidualQueries(Workload):
             table = values[rows].reshape([self._contrast(i).shape[0] for i in subset])
             for axis, attribute in enumerate(subset):
                 table = along_axis(functools.partial(np.matmul, self._contrast(attribute).T), table, axis)
-            total += coefficient * table.reshape([self._sizes[i] if i in subset else 1 for i in range(len(self._sizes))])
+            shape = [self._sizes[i] if i in subset else 1 for i in range(len(self._sizes))]
+            total += coefficient * table.reshape(shape)
         return total.ravel()
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
@@ -315,7 +316,8 @@ class ResidualFactorization(Factorization):
         if coefficients is None:
             coefficients = optimal
         elif set(coefficients) != set(optimal):
-            raise ValueError(f"coefficients: expected the measured subsets {sorted(optimal)}, got {sorted(coefficients)}")
+            raise ValueError(f"coefficients: expected the measured subsets {sorted(optimal)}, got "
+                             f"{sorted(coefficients)}")
         covers = {part: subset for subset, _ in self._terms for part in subsets_of(subset)}
         self._queries = ResidualQueries([None if basis is None else basis.contrasts for basis in self._bases],
                                         coefficients, domain=workload.domain, sizes=tables.sizes, covers=covers)
@@ -365,8 +367,8 @@ class ResidualFactorization(Factorization):
         """Each query's ``||r_i||`` from the strategy's coefficients: query ``v`` of table ``t``
         takes from subset ``A`` the row ``w_t (⊗_{i in A} (B_i C_i^+)[v_i] ⊗_{i in t \\ A} (B_i 1 / n_i)[v_i]) / c_A``
         (see :meth:`_reconstruct`), and the subsets' measurements are separate, so
-        ``||r_i||^2 = w_t^2 sum_A prod_{i in A} ||(B_i C_i^+)[v_i]||^2 prod_{i in t \\ A} (B_i 1 / n_i)[v_i]^2 / c_A^2``:
-        an outer product per subset, no row of R formed."""
+        ``||r_i||^2 = w_t^2 sum_A prod_{i in A} ||(B_i C_i^+)[v_i]||^2 prod_{i in t \\ A} (B_i 1 / n_i)[v_i]^2 /
+        c_A^2``: an outer product per subset, no row of R formed."""
         rows = {i: np.sum(maps[0] ** 2, axis=1) for i, maps in self._maps.items()}
         means = {i: maps[1] ** 2 for i, maps in self._maps.items()}
         coefficients = self._queries.coefficients

@@ -987,8 +987,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     ValueError
         If the workload is not made of marginal tables, or every attribute it reads has a
         single value, or none of its tables fits in ``max_cells`` beside the one-way tables, or
-        the budget is too small for the discrete sampler, or ``rounds`` is below ``0.9 d + 1``, or ``estimator="joint"`` on a universe
-        above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+        the budget is too small for the discrete sampler, or ``rounds`` is below ``0.9 d + 1``, or
+        ``estimator="joint"`` on a universe above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
     Examples
     --------
@@ -1426,7 +1426,8 @@ def _schedule(sensitivity: float, rounds: int, budget: float) -> tuple[float, fl
     return sigma, math.sqrt(8.0 * (1.0 - _MEASUREMENT_SHARE) * budget / rounds)
 
 
-def _candidates(tables: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, ...], ...], dict[tuple[int, ...], float]]:
+def _candidates(tables: tuple[tuple[int, ...], ...]
+                ) -> tuple[tuple[tuple[int, ...], ...], dict[tuple[int, ...], float]]:
     """The workload's tables and all their non-empty sub-tables, each weighted by how many of the
     workload's attributes it shares with the workload's tables (AIM's weighting: a sub-table
     informs every table that contains part of it)."""

@@ -645,7 +645,8 @@ class CountingMechanism:
         return f"{policy.neighbouring.value}, size={size}"
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, {self.noise.name}{self._repr_extra()})"
+        return (f"{type(self).__name__}({self.workload!r}, {self.privacy}, {self._size_repr()}, "
+                f"{self.noise.name}{self._repr_extra()})")
 
     def _repr_extra(self) -> str:
         """What the repr adds after the noise: the body, and what a subclass measures."""
@@ -661,7 +662,8 @@ class _GaussianMeasurement(CountingMechanism):
         if isinstance(self.privacy, PureDP):
             raise TypeError(f"privacy: {type(self).__name__} needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
         if calibration == "classical" and isinstance(self.privacy, ApproxDP) and self.privacy.epsilon >= 1:
-            raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got epsilon={self.privacy.epsilon}")
+            raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got "
+                             f"epsilon={self.privacy.epsilon}")
         self.calibration = calibration
         # The classical bound is stated for the continuous Gaussian.
         return "continuous" if calibration == "classical" and noise == "auto" else noise
@@ -1159,7 +1161,8 @@ class FactorizationMechanism(_GaussianMeasurement):
     @validate_params(project=FLAG, body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  factorization: Factorization | None = None, objective: str | None = None, project: bool = False,
-                 body: Literal["auto", "hull", "relaxed", "tables", "local"] = "auto", solver: str = "auto", tol: float | None = None,
+                 body: Literal["auto", "hull", "relaxed", "tables", "local"] = "auto", solver: str = "auto",
+                 tol: float | None = None,
                  relaxation: str = "sdp+local", neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                  calibration: Literal["analytic", "classical"] = "analytic",
                  size: int | str | None = None, size_share: float | None = None,
@@ -1298,7 +1301,8 @@ class FactorizationMechanism(_GaussianMeasurement):
 
     def _repr_extra(self) -> str:
         strategy = self.factorization.strategy
-        return f", strategy {format_count(strategy.num_queries)}x{format_count(strategy.universe_size)}{super()._repr_extra()}"
+        shape = f"{format_count(strategy.num_queries)}x{format_count(strategy.universe_size)}"
+        return f", strategy {shape}{super()._repr_extra()}"
 
 
 def _refuse_projection_options(*, body: str, solver: str, tol: float | None, relaxation: str) -> None:

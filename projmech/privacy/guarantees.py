@@ -1102,10 +1102,10 @@ def gaussian_sigma(
     For ``ZCDP(rho)``, ``sigma = Delta / sqrt(2 rho)``, continuous :cite:p:`BS16` or discrete
     :cite:p:`CKS20`. For ``ApproxDP(epsilon, delta)`` with continuous noise, the least sigma whose
     exact privacy profile (:func:`gaussian_delta`) is at most delta :cite:p:`BW18`, solved to about
-    1e-12 relative, with the profile's rounding error added before comparing: the delta achieved
-    never exceeds the delta claimed, at any epsilon and delta float64 holds; with discrete noise, the sigma of the largest rho that :func:`zcdp_delta`
-    converts to ``(epsilon, delta)`` (:func:`zcdp_for_approx_dp`; about 7 % more noise at
-    ``(1, 1e-6)``).
+    1e-12 relative, with the profile's rounding error added before comparing: the delta achieved never exceeds
+    the delta claimed, at any epsilon and delta float64 holds; with discrete noise, the sigma of the largest
+    rho that :func:`zcdp_delta` converts to ``(epsilon, delta)`` (:func:`zcdp_for_approx_dp`; about 7 % more
+    noise at ``(1, 1e-6)``).
 
     Parameters
     ----------

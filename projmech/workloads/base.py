@@ -2,7 +2,8 @@
 
 Answers are fractions: for the normalized histogram ``h`` of a data set (``h[u]`` the fraction of
 its rows equal to universe element ``u``) the true answers are ``F @ h``; the counts are
-``F @ c = n F @ h`` (:cite:p:`LHRMM10`, :cite:p:`NTZ13`). Every workload type (an explicit matrix, an implicit operator, a
+``F @ c = n F @ h`` (:cite:p:`LHRMM10`, :cite:p:`NTZ13`). Every workload type (an explicit matrix, an implicit
+operator, a
 Kronecker product, a stack) implements a few kernels (products, columns, Gram matrix, column
 norms, entry facts); everything a caller sees (validation, labels, answers to histograms and
 records, sensitivity) is written once here on top of them.

@@ -657,7 +657,8 @@ def _check_order(factors: Sequence[Workload], domain: Domain) -> None:
     Prefix and range builders mark their factors by the closed-form inverse they attach."""
     for factor, attribute, encoding in zip(factors, domain.attributes, domain.encodings):
         if factor._tridiagonal_inverse is not None and factor.universe_size > 1 and not encoding.ordered:
-            raise ValueError(f"factors: {factor.name} on {attribute!r} compares its values by order, but its categories "
+            raise ValueError(f"factors: {factor.name} on {attribute!r} compares its values by order, but its "
+                             "categories "
                              f"{list(encoding.labels())[:8]} have none; declare them ordered in the domain "
                              f"({{\"categories\": [...], \"ordered\": true}}), or give the attribute bins or a size")
 

@@ -468,8 +468,10 @@ def test_auto_raises_when_every_solver_fails(monkeypatch, m):
     # Flat estimates, different at each size, fix the order independently of the fitted ones.
     seconds = {6: (3.0, 1.0, 2.0), 2048: (1.0, 3.0, 2.0)}[m]
     monkeypatch.setattr(cost, "COST_MODELS", {name: cost.CostModel(value, ()) for name, value in
-                                              zip(("fast", "CLARABEL", "SCS"), seconds)} | {"relaxed": cost.CostModel(1.0, ())})
-    documented_order = {6: ["CLARABEL", "SCS", "fast", "ECOS", "OSQP"], 2048: ["fast", "SCS", "CLARABEL", "ECOS", "OSQP"]}[m]
+                                              zip(("fast", "CLARABEL", "SCS"),
+                                                  seconds)} | {"relaxed": cost.CostModel(1.0, ())})
+    documented_order = {6: ["CLARABEL", "SCS", "fast", "ECOS", "OSQP"], 2048: ["fast", "SCS", "CLARABEL", "ECOS",
+                                                                               "OSQP"]}[m]
     rng = np.random.default_rng(10)
     F = rng.integers(0, 2, size=(4, m)).astype(float)
     y = rng.normal(0.5, 1.0, size=4)

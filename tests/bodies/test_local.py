@@ -87,8 +87,10 @@ def _independent_inconsistency(result, workload):
     for first, second in itertools.combinations(result.tables, 2):
         shared = sorted(set(first) & set(second))
         if shared:
-            one = _marginal_matrix(model.shapes[model.attributes.index(first)], first, shared) @ result.marginal(first).ravel()
-            two = _marginal_matrix(model.shapes[model.attributes.index(second)], second, shared) @ result.marginal(second).ravel()
+            one = _marginal_matrix(model.shapes[model.attributes.index(first)], first,
+                                   shared) @ result.marginal(first).ravel()
+            two = _marginal_matrix(model.shapes[model.attributes.index(second)], second,
+                                   shared) @ result.marginal(second).ravel()
             worst = max(worst, float(np.max(np.abs(one - two))))
     return worst
 
@@ -280,7 +282,8 @@ _PING_PONG = ((2, 3, 2, 3, 2, 2, 3), 0.03718489006818113, [
     ((4,), ['0x1.0e3ee559a3dccp-1', '0x1.cd597e42eef2bp-2']),
     ((5,), ['0x1.d5352c63a67c7p-2', '0x1.c9ee2a34a4661p-2']),
     ((6,), ['0x1.bbbcda6768e61p-2', '0x1.9289de6152e60p-2', '0x1.46b44c59aa8c9p-4']),
-    ((2, 3), ['0x1.a48418057673ap-2', '0x1.cd00e2922dc80p-4', '0x1.ef2c70768a6c6p-4', '0x1.e765d3d2671dbp-4', '0x1.b00713321cffcp-2', '0x1.e86d69b10d535p-5']),
+    ((2, 3), ['0x1.a48418057673ap-2', '0x1.cd00e2922dc80p-4', '0x1.ef2c70768a6c6p-4', '0x1.e765d3d2671dbp-4',
+              '0x1.b00713321cffcp-2', '0x1.e86d69b10d535p-5']),
     ((0, 2), ['0x1.a7b3409b28908p-2', '0x1.9e573f2c753cfp-4', '0x1.cb0243f4df099p-3', '0x1.841b36efd6ac5p-2']),
     ((4, 5), ['0x1.f6d18f016e511p-2', '0x1.afc291dae0a00p-5', '0x1.272c1cdad39d2p-4', '0x1.8342f0e3ffa6cp-2']),
 ]

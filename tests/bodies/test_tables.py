@@ -100,7 +100,8 @@ def test_synthetic_rows_refuse_another_workload_of_the_same_tables():
     prefix = kron([pm.prefix(17), total(17), total(17)])
     result = project_to_tables(prefix, prefix.answer_data(data) + 0.01)
     with pytest.raises(ValueError, match="its tables' witnesses give other answers"):
-        pm.synthetic_data(domain, result, 10, np.random.default_rng(0), workload=kron([pm.identity(17), total(17), total(17)]))
+        pm.synthetic_data(domain, result, 10, np.random.default_rng(0), workload=kron([pm.identity(17), total(17),
+                                                                                       total(17)]))
 
 
 def test_table_matrices_are_sparse_built_once_and_sized_before_they_are_built():

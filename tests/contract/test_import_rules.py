@@ -101,7 +101,8 @@ def test_a_folder_imports_only_its_own_folder_lower_layers_and_leaves():
         elif source not in RANK:
             wrong.append(f"{module} is in no layer of LAYERS")
         elif RANK[destination] >= RANK[source]:
-            wrong.append(f"{module}:{node.lineno} imports {target}: layer {RANK[destination]} from layer {RANK[source]}")
+            wrong.append(f"{module}:{node.lineno} imports {target}: layer {RANK[destination]} from layer "
+                         f"{RANK[source]}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -202,7 +203,8 @@ def test_no_private_name_crosses_a_folder():
             if not isinstance(node, ast.Attribute) or not _private(node.attr):
                 continue
             if isinstance(node.value, ast.Name) and node.value.id in bound_modules[module]:
-                wrong.append(f"{module}:{node.lineno} reaches the private {bound_modules[module][node.value.id]}.{node.attr}")
+                wrong.append(f"{module}:{node.lineno} reaches the private "
+                             f"{bound_modules[module][node.value.id]}.{node.attr}")
             elif node.attr in elsewhere and not _is_self_or_super(node.value):
                 wrong.append(f"{module}:{node.lineno} calls .{node.attr}, private to another folder")
     assert not wrong, "\n".join(sorted(set(wrong)))

@@ -491,7 +491,8 @@ COUNTS = {
     "OnlinePMW k": lambda v: pm.OnlinePMW(_H, 0.1, 1.0, k=v, n=6),
     "OfflinePMW rounds": lambda v: pm.OfflinePMW(pm.identity(6), pm.PureDP(1.0), v),
     "mw_update_bound universe_size": lambda v: pm.multiplicative_weights.mw_update_bound(v, 0.5),
-    "offline_pmw_error_bound n": lambda v: pm.multiplicative_weights.offline_pmw_error_bound(v, 6, 6, 3, pm.PureDP(1.0)),
+    "offline_pmw_error_bound n": lambda v: pm.multiplicative_weights.offline_pmw_error_bound(v, 6, 6, 3,
+                                                                                             pm.PureDP(1.0)),
     "online_pmw_accuracy k": lambda v: pm.online_pmw.online_pmw_accuracy(0.1, 1.0, 100, 10, v),
     "gaussian_norm_mean k": lambda v: pm.geometry.gaussian_norm_mean(v),
     "gaussian_expected_rmse k": lambda v: pm.evaluation.gaussian_expected_rmse(1.0, v),
@@ -510,7 +511,8 @@ NUMBERS = {
     "gaussian_delta sigma": lambda v: pm.privacy.gaussian_delta(v, 1.0, 1.0),
     "laplace_scale epsilon": lambda v: pm.privacy.laplace_scale(1.0, v),
     "ThresholdK epsilon": lambda v: pm.ThresholdK(_H, 0.5, v, 2, n=6),
-    "multiplicative_weights_update alpha": lambda v: pm.multiplicative_weights.multiplicative_weights_update(_H, _H * 0, True, v),
+    "multiplicative_weights_update alpha":
+        lambda v: pm.multiplicative_weights.multiplicative_weights_update(_H, _H * 0, True, v),
     "offline_pmw_min_n alpha": lambda v: pm.multiplicative_weights.offline_pmw_min_n(v, 6, 6, 3, pm.PureDP(1.0)),
 }
 

@@ -115,7 +115,8 @@ BAD_CSV = [
     pytest.param(["0,0,0", "1,1,1", "0,,1", "0,,1"], r"column 'b': missing value at row 2; a domain has no code",
                  id="missing-value"),
     pytest.param(["0,0,0", "1,1.5,1", "0,2.5,1"], r"column 'b'.*non-integer code 1\.5 at row 1", id="fraction"),
-    pytest.param(["0,0,0", "1,1,1", "0,1,x", "0,1,y"], r"column 'c'.*expected integer codes.*'x'.*at row 2", id="string"),
+    pytest.param(["0,0,0", "1,1,1", "0,1,x", "0,1,y"], r"column 'c'.*expected integer codes.*'x'.*at row 2",
+                 id="string"),
 ]
 
 
@@ -144,17 +145,21 @@ def test_from_csv_no_rows(tmp_path):
 
 
 BAD_FRAMES = [
-    pytest.param({"a": [0, 1, 2, 5], "b": [0, 0, 0, 0], "c": [0, 0, 0, 0]}, r"column 'a'.*value 2 at row 2.*0\.\.1", id="outside"),
+    pytest.param({"a": [0, 1, 2, 5], "b": [0, 0, 0, 0], "c": [0, 0, 0, 0]}, r"column 'a'.*value 2 at row 2.*0\.\.1",
+                 id="outside"),
     pytest.param({"a": [0, 0], "b": [0, -3], "c": [0, 0]}, r"column 'b'.*value -3 at row 1", id="negative"),
     pytest.param({"a": [0, 0, 0], "b": [0, 0, 0], "c": [0.0, np.nan, 1.0]},
                  r"column 'c': missing value at row 1; a domain has no code", id="nan"),
     pytest.param({"a": [0, 0, 0], "b": [0, 0, 0], "c": [0.0, 1.0, np.inf]}, r"column 'c'.*inf at row 2", id="inf"),
-    pytest.param({"a": [0, 0], "b": [0, 0], "c": [0.0, 2.25]}, r"column 'c'.*non-integer code 2\.25 at row 1", id="fraction"),
-    pytest.param({"a": [0, 1, 1], "b": ["0", "1", "x"], "c": [0, 0, 0]}, r"column 'b'.*expected integer codes.*'x'.*at row 2", id="string"),
+    pytest.param({"a": [0, 0], "b": [0, 0], "c": [0.0, 2.25]}, r"column 'c'.*non-integer code 2\.25 at row 1",
+                 id="fraction"),
+    pytest.param({"a": [0, 1, 1], "b": ["0", "1", "x"], "c": [0, 0, 0]}, r"column 'b'.*expected integer "
+                                                                         r"codes.*'x'.*at row 2", id="string"),
     pytest.param({"a": [0, 1], "b": ["x", "y"], "c": [0, 0]}, r"column 'b'.*'x'.*at row 0", id="all-strings"),
     pytest.param({"a": [0, 1, 0], "b": [0, 1, "x"], "c": [0, 0, 0]}, r"column 'b'.*'x'.*at row 2", id="mixed-object"),
     pytest.param({"a": [0, 1, 1], "b": [0, 1, None], "c": [0, 0, 0]}, r"column 'b'.*at row 2", id="none"),
-    pytest.param({"a": [0, 1], "b": [0, 1], "c": [0, 10**20]}, r"column 'c'.*value 1e\+20 at row 1.*outside", id="huge"),
+    pytest.param({"a": [0, 1], "b": [0, 1], "c": [0, 10**20]}, r"column 'c'.*value 1e\+20 at row 1.*outside",
+                 id="huge"),
 ]
 
 
@@ -441,7 +446,8 @@ def test_histogram_options_are_keyword_only():
         histogram(ds, None, False)
     with pytest.raises(TypeError, match="positional"):
         check_normalized_histogram([0.25, 0.75], 4, 2)
-    np.testing.assert_array_equal(histogram(ds, None, normalize=False), brute_force_histogram(ROWS, DOMAIN.sizes, False))
+    np.testing.assert_array_equal(histogram(ds, None, normalize=False), brute_force_histogram(ROWS, DOMAIN.sizes,
+                                                                                              False))
 
 
 @pytest.mark.parametrize(

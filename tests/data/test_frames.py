@@ -284,7 +284,8 @@ def test_dask_on_a_process_cluster(parquet, frame):
     distributed = pytest.importorskip("distributed")
     import dask.dataframe as dd
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         expected = _oracle_marginals(_oracle_codes(frame), DOMAIN.sizes, 2)
         for partitions in (4, 1):

@@ -279,7 +279,8 @@ def test_residual_factorization_refuses_foreign_coefficients():
 def test_refusals_name_the_argument():
     with pytest.raises(ValueError, match="objective"):
         pm.factorization_norm(pm.prefix(4), objective="worst")
-    with pytest.raises(ValueError, match="structured.*objective='max'.*Kronecker product, a marginal workload.*prefix sums or all ranges"):
+    with pytest.raises(ValueError, match="structured.*objective='max'.*Kronecker product, a marginal workload.*prefix "
+                                         "sums or all ranges"):
         pm.factorization_norm(np.random.default_rng(0).standard_normal((5, 4)), objective="max", method="structured")
     big = identity_total(4500)
     assert big.num_queries * big.universe_size > MAX_OBJECTIVE_ENTRIES

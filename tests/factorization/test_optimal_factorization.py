@@ -462,12 +462,14 @@ def test_a_kronecker_factor_of_extreme_scale_is_scaled_too():
     assert fact.defect() is None and fact.gamma == pytest.approx(1e-200 * unit.gamma, rel=1e-12)
     assert fact.relative_gap == pytest.approx(unit.relative_gap, rel=1e-6)
     # Factors scaled in opposite directions: the product is of unit scale again.
-    balanced = pm.factorization_norm(kron([pm.Workload(1e-200 * np.eye(3)), pm.Workload(1e200 * pm.prefix(4).toarray())]))
+    balanced = pm.factorization_norm(kron([pm.Workload(1e-200 * np.eye(3)),
+                                           pm.Workload(1e200 * pm.prefix(4).toarray())]))
     assert balanced.gamma == pytest.approx(unit.gamma, rel=1e-12)
 
 
 @pytest.mark.parametrize("build, match", [
-    (lambda: 5e-324 * pm.prefix(8).toarray(), r"largest entry magnitude, 4.94e-324, is below float64's smallest normal"),
+    (lambda: 5e-324 * pm.prefix(8).toarray(),
+     r"largest entry magnitude, 4.94e-324, is below float64's smallest normal"),
     (lambda: kron([pm.Workload(1e-200 * np.eye(3)), pm.Workload(1e-200 * pm.prefix(4).toarray())]),
      r"largest entry magnitude, about 2\^-1330, is below float64's smallest normal"),
     (lambda: kron([pm.Workload(1e200 * np.eye(3)), pm.Workload(1e200 * pm.prefix(4).toarray())]),

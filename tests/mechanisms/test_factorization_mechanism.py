@@ -28,7 +28,8 @@ def test_sigma_is_calibrated_to_the_strategy():
     assert mech.noise_scale(n) == pytest.approx(delta / n / math.sqrt(2 * rho), rel=1e-10)
     # Far below the bound 2 max_j ||M e_j|| for this strategy with negative entries.
     assert strategy.min() < 0 and delta < 0.75 * 2 * np.linalg.norm(strategy, axis=0).max()
-    add_remove = pm.FactorizationMechanism(workload, pm.ZCDP(rho), factorization=fact, neighbouring="add-remove", size=n)
+    add_remove = pm.FactorizationMechanism(workload, pm.ZCDP(rho), factorization=fact, neighbouring="add-remove",
+                                           size=n)
     largest_column = np.linalg.norm(strategy, axis=0).max()
     assert add_remove.noise_scale(n) == pytest.approx(largest_column / n / math.sqrt(2 * rho), rel=1e-10)
 
@@ -72,7 +73,8 @@ def test_implicit_workload_releases_like_the_explicit_one():
     fact = pm.factorization_norm(explicit)
     h = random_histogram(48, 5, 300)
     a = pm.FactorizationMechanism(explicit, pm.ZCDP(1.0), factorization=fact).release(h, n=300, rng=7)
-    b = pm.FactorizationMechanism(implicit, pm.ZCDP(1.0), factorization=pm.factorization_norm(implicit)).release(h, n=300, rng=7)
+    b = pm.FactorizationMechanism(implicit, pm.ZCDP(1.0),
+                                  factorization=pm.factorization_norm(implicit)).release(h, n=300, rng=7)
     # The same Gram matrix gives the same strategy, so the same seed gives the same release.
     assert b.sigma == pytest.approx(a.sigma, rel=1e-12)
     np.testing.assert_allclose(b.answers, a.answers, atol=1e-9)

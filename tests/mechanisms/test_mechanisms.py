@@ -570,7 +570,8 @@ def test_sensitivity_of_a_workload_far_from_unit_scale(scale, sparse, relation):
     laplace = LaplaceMechanism(workload, PureDP(1.0), neighbouring=relation, noise="continuous", **size)
     assert laplace.sensitivity() == pytest.approx(L1_FACTOR[relation] * 2.0 * scale, rel=1e-12, abs=0)
     # The factorization mechanism measures a strategy: here v I, reconstructed by G_UNIT.
-    factorization = FactorizationMechanism(workload, ZCDP(0.5), factorization=Factorization(workload, scale * np.eye(3), G_UNIT),
+    factorization = FactorizationMechanism(workload, ZCDP(0.5), factorization=Factorization(workload,
+                                                                                            scale * np.eye(3), G_UNIT),
                                            neighbouring=relation, noise="continuous", **size)
     expected = scale * (math.sqrt(2.0) if relation == "replace-one" else 1.0)
     assert factorization.sensitivity() == pytest.approx(expected, rel=1e-12, abs=0)
@@ -621,7 +622,8 @@ def test_structured_workloads_far_from_unit_scale(relation):
     tiny = Workload(1e-200 * np.eye(2))
     for structured, unit in ((stack([tiny, tiny]), np.vstack([np.eye(2), np.eye(2)])),
                              (kron([tiny, identity(2)]), np.kron(np.eye(2), np.eye(2))),
-                             (stack([tiny, Workload(1e-250 * np.ones((1, 2)))]), np.vstack([np.eye(2), 1e-50 * np.ones((1, 2))]))):
+                             (stack([tiny, Workload(1e-250 * np.ones((1, 2)))]), np.vstack([np.eye(2),
+                                                                                            1e-50 * np.ones((1, 2))]))):
         expected = 1e-200 * brute_l2_sensitivity(unit, relation)
         assert structured.count_sensitivity(relation, 2) == pytest.approx(expected, rel=1e-12, abs=0)
 

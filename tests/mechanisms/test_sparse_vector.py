@@ -229,7 +229,8 @@ def test_default_noise_is_exact_discrete_laplace_on_counts():
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     mechanism = ThresholdK(np.array([0.4, 0.6]), threshold=-1.0, epsilon=epsilon, k=18, n=n, rng=rng)
-    assert mechanism.noise == Noise("laplace", 1 / epsilon, discrete=True) and mechanism.noise.name == "discrete_laplace"
+    assert mechanism.noise == Noise("laplace", 1 / epsilon,
+                                    discrete=True) and mechanism.noise.name == "discrete_laplace"
     assert mechanism.scale == pytest.approx(1 / (epsilon * n), rel=1e-12)
     for query in [LOW, ALL, np.array([0.0, 1.0])] * 6:
         value = mechanism.answer(query)

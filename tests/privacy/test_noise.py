@@ -151,7 +151,8 @@ def test_calibrate_splits_the_budget_exactly(privacy, discrete):
         assert whitened**2 / 2 == pytest.approx(privacy.rho, rel=1e-12)
     else:
         eps = privacy.epsilon
-        delta = stats.norm.cdf(whitened / 2 - eps / whitened) - math.exp(eps) * stats.norm.cdf(-whitened / 2 - eps / whitened)
+        delta = (stats.norm.cdf(whitened / 2 - eps / whitened)
+                 - math.exp(eps) * stats.norm.cdf(-whitened / 2 - eps / whitened))
         assert delta == pytest.approx(privacy.delta, rel=1e-6)
 
 
@@ -242,7 +243,8 @@ def test_continuous_noise_is_reproducible_from_the_generator_and_discrete_is_not
     discrete = Noise("gaussian", 50.0, discrete=True)
     # 40 draws of sigma 50 coincide with probability far below 1e-40: they come from OpenDP's
     # generator, not from the seeded one.
-    assert not np.array_equal(discrete.sample(40, np.random.default_rng(3)), discrete.sample(40, np.random.default_rng(3)))
+    assert not np.array_equal(discrete.sample(40, np.random.default_rng(3)), discrete.sample(40,
+                                                                                             np.random.default_rng(3)))
     assert Noise("laplace", 1.0, True).summary()["sampler"].startswith("opendp")
 
 
@@ -310,7 +312,8 @@ def test_discrete_gaussian_beyond_its_sampler_is_refused_with_the_smallest_budge
     int64 sampler saturated, while the summary stated sigma = 1e20 or 1e150. identity(2) under
     replace-one has l2 sensitivity sqrt(2), so sigma = 1 / sqrt(rho), and the least rho that fits
     is 1 / DISCRETE_SIGMA_LIMIT^2."""
-    with pytest.raises(ValueError, match=r"^privacy: at .*discrete_gaussian noise of scale .*use noise='continuous' or") as error:
+    with pytest.raises(ValueError,
+                       match=r"^privacy: at .*discrete_gaussian noise of scale .*use noise='continuous' or") as error:
         GaussianMechanism(identity(2), ZCDP(rho))
     smallest, least = smallest_budget_in(error, "rho"), 1.0 / DISCRETE_SIGMA_LIMIT**2
     assert least <= smallest <= 1.01 * least
@@ -321,7 +324,8 @@ def test_discrete_gaussian_beyond_its_sampler_is_refused_with_the_smallest_budge
 
 def test_discrete_laplace_beyond_its_sampler_is_refused_with_the_smallest_budget():
     # l1 sensitivity 2 under replace-one: b = 2 / epsilon; the least epsilon is 2 / DISCRETE_B_LIMIT.
-    with pytest.raises(ValueError, match=r"^privacy: at 1e-20-DP, discrete_laplace noise of scale 2e\+20 is above") as error:
+    with pytest.raises(ValueError,
+                       match=r"^privacy: at 1e-20-DP, discrete_laplace noise of scale 2e\+20 is above") as error:
         LaplaceMechanism(identity(2), PureDP(1e-20))
     smallest, least = smallest_budget_in(error, "epsilon"), 2.0 / DISCRETE_B_LIMIT
     assert least <= smallest <= 1.01 * least

@@ -578,7 +578,8 @@ def test_a_small_delta_does_not_warn_and_delta_one_is_refused():
         ApproxDP(1.0, 1e-3)
         ApproxDP(1.0, 1e-6)
     for bad in (1, 1.0, 1 - 1e-17):  # 1 - 1e-17 rounds to 1.0
-        with pytest.raises(ValueError, match=r"^delta: must lie in \(0, 1\) \(delta is the probability of a total failure"):
+        with pytest.raises(ValueError, match=r"^delta: must lie in \(0, 1\) \(delta is the probability of a total "
+                                             r"failure"):
             ApproxDP(1.0, bad)
 
 

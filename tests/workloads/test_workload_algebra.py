@@ -288,7 +288,8 @@ def test_kronecker_gram_of_products_stacks_and_marginals_is_the_dense_gram():
     _check_kronecker_gram(stack(krons), np.vstack(denses), 3)
     assert stack(krons).kronecker_gram().sizes == sizes  # per attribute, never the universe
     domain = Domain(["a", "b", "c"], sizes)
-    F = np.vstack([brute_marginal_rows(sizes, subset) for way in (1, 2) for subset in itertools.combinations(range(3), way)])
+    F = np.vstack([brute_marginal_rows(sizes, subset) for way in (1, 2) for subset in itertools.combinations(range(3),
+                                                                                                             way)])
     _check_kronecker_gram(marginals(domain, ways=(1, 2)), F, 6)
     # A Kronecker product of a union expands: (A;B) ⊗ C has the terms A^TA⊗C^TC + B^TB⊗C^TC.
     union = stack([prefix(3), total(3)])
