@@ -27,7 +27,7 @@ _NAMES = {
     "workloads": ("Workload", "all_range", "from_predicates", "identity", "marginals", "prefix",
                   "random_queries", "repeated", "stack"),
     "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "Noise", "PureDP", "SizePolicy", "ZCDP"),
-    "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "MechanismHalted",
+    "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "BudgetWarning", "FactorizationMechanism", "GaussianMechanism", "LaplaceMechanism", "MechanismHalted",
                    "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release", "Threshold", "ThresholdK", "synthesize"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
                "project_to_hull", "project_to_relaxation", "synthetic_data"),
@@ -81,7 +81,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .factorization import (Factorization, FactorizationError, approximate_factorization_norm,
                                 factorization_lower_bound, factorization_norm, hierarchical_strategy,
                                 identity_strategy, square_root_strategy, total_strategy)
-    from .mechanisms import (AdaptiveProjectionMechanism, BOTTOM, FactorizationMechanism, GaussianMechanism, LaplaceMechanism, MechanismHalted,
+    from .mechanisms import (AdaptiveProjectionMechanism, BOTTOM, BudgetWarning, FactorizationMechanism, GaussianMechanism, LaplaceMechanism, MechanismHalted,
                              OfflinePMW, OnlinePMW, ProjectionMechanism, Release, Threshold, ThresholdK, synthesize)
     from .mechanisms import adaptive, multiplicative_weights, online_pmw
     from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, Noise, PureDP, SizePolicy

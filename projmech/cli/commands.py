@@ -50,6 +50,7 @@ from ..mechanisms.additive import (
 )
 from ..audit.auditor import format_audit_table
 from ..mechanisms.adaptive import ESTIMATORS, AdaptiveProjectionMechanism, AdaptiveRound
+from ..mechanisms.budget import BudgetWarning
 from ..privacy.noise import NOISE_KINDS
 from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ApproxDP, PureDP, ZCDP
 from ..audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases, run_audits
@@ -793,7 +794,9 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"projmech demo: Adult, {len(data.domain)} binary attributes, {workload.num_queries} two-way "
           f"marginal cells, {privacy}, replace-one neighbours, {args.trials} trials per n; projection onto "
           f"{'the relaxation L' if isinstance(projection.body, Relaxation) else 'K_Q'} (body 'auto')")
-    results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
+    with warnings.catch_warnings():  # the figure shows the error at every size, the swamped ones included
+        warnings.simplefilter("ignore", BudgetWarning)
+        results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
     print(format_table(results))
     # The measured figure is the mean over trials of each release's RMSE: the "mean" measure.
     expected = [gaussian.expected_error(n, measure="mean") for n in sizes]
