@@ -63,9 +63,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import sys
-import types
 import warnings
 from dataclasses import dataclass, field
 from collections.abc import Callable
@@ -1112,6 +1109,13 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         -------
         AdaptiveRun
             The release, the rounds, the measurements and the final estimate.
+
+        Warns
+        -----
+        BudgetWarning
+            Before anything is spent, if the first rounds' noise is above the mean count of a
+            cell of the typical 2-way table (:class:`~projmech.mechanisms.budget.BudgetWarning`,
+            which names the least budget at which it is not); shown to the curator, not released.
         """
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         if not isinstance(data_or_histogram, Dataset):
@@ -1466,6 +1470,12 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
         If ``data`` is not a Dataset or ``privacy`` not ZCDP or ApproxDP.
     ValueError
         If ``rows`` is not a positive int, or as :class:`AdaptiveProjectionMechanism` raises.
+
+    Warns
+    -----
+    BudgetWarning
+        Before anything is spent, if the budget leaves the typical 2-way table's counts below
+        their noise (see :meth:`AdaptiveProjectionMechanism.run`).
 
     Examples
     --------

@@ -623,7 +623,8 @@ class CountingMechanism:
     def _check_budget(self, rows: int) -> None:
         """Warn (:class:`~projmech.mechanisms.budget.BudgetWarning`) before anything is spent when
         the answers' noise is above the mean count of a cell in at least half of the tables
-        (worked out once for each row count and noise, and kept: repeated releases warn alike)."""
+        (worked out once for each row count and noise and kept in this object, never released:
+        repeated releases, as an audit makes, warn alike at no cost)."""
         messages = self.__dict__.setdefault("_budget_messages", {})
         key = (rows, self.noise)
         if key not in messages:
