@@ -95,7 +95,8 @@ def table_shares(workload: Workload) -> tuple[list[float], bool] | None:
     can be computed (an implicit workload of another form over a universe too large to hold)."""
     terms = table_terms(workload)
     if terms is not None and terms.is_marginal:
-        return [abs(w) / math.prod(terms.sizes[a] for a in subset) for subset, w in zip(terms.subsets, terms.weights)], False
+        cells = [math.prod(terms.sizes[a] for a in subset) for subset in terms.subsets]
+        return [abs(w) / c for w, c in zip(terms.weights, cells)], False
     if not workload.accepts_histograms:
         return None
     m = workload.universe_size
@@ -117,7 +118,8 @@ def size_read(policy: SizePolicy, rows: int) -> tuple[float, str]:
 
 
 def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy], float], shares: Sequence[float],
-                   policy: SizePolicy, rows: int, *, noise_name: str, tables_name: str, queries: bool = False) -> str | None:
+                   policy: SizePolicy, rows: int, *, noise_name: str, tables_name: str,
+                   queries: bool = False) -> str | None:
     """The :class:`BudgetWarning`'s message when ``noise`` exceeds the mean count of a cell in at
     least half of the tables whose per-row mean counts are ``shares``; None when it does not.
 
@@ -141,15 +143,16 @@ def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
     name = "rho" if isinstance(privacy, ZCDP) else "epsilon"
     least = _least_budget(privacy, noise_at, target)
     if least is None:
-        advice = f"no {name} up to {_SEARCH_RANGE:g} times the one given lifts the typical one to the noise"
+        advice = (f"no {name} that the calibration accepts, up to {_SEARCH_RANGE:g} times the one given, lifts "
+                  "the typical one to the noise")
     else:
         at = f" (at delta {privacy.delta:g})" if isinstance(privacy, ApproxDP) else ""
         advice = f"{name} = {least:g}{at} is the least at which the typical one reaches the noise"
     return (
         f"{name}: {privacy} leaves the measured counts little signal: {noise_name}, std {noise:.3g}, is above {what} "
-        f"in {swamped} of the {len(shares)} {tables_name} (the typical one: {typical_one}); {advice} (signal-to-noise 1), "
-        f"or measure fewer attributes or smaller tables. This warning reads {source} (n = {size:g}); it is for the "
-        "data's curator, not part of the release, and nothing released depends on it")
+        f"in {swamped} of the {len(shares)} {tables_name} (the typical one: {typical_one}); {advice} "
+        f"(signal-to-noise 1), or measure fewer attributes or smaller tables. This warning reads {source} "
+        f"(n = {size:g}); it is for the data's curator, not part of the release, and nothing released depends on it")
 
 
 def warn_budget(message: str | None) -> None:

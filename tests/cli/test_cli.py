@@ -629,7 +629,8 @@ def test_release_solver_and_body_choices(files, args, body):
     assert read_outputs(out)[1]["body"] == body
 
 
-@pytest.mark.filterwarnings("ignore::projmech.mechanisms.budget.BudgetWarning")  # rho = 0.01 at n = 60 swamps the counts
+# rho = 0.01 at n = 60 swamps the counts: the BudgetWarning has tests of its own.
+@pytest.mark.filterwarnings("ignore::projmech.mechanisms.budget.BudgetWarning")
 def test_negative_cells_warning_in_cli_words(files, capsys):
     """--relaxation sdp can release negative cells: the command says so in one line of its own."""
     warned = []
