@@ -29,7 +29,8 @@ _NAMES = {
     "workloads": ("Workload", "all_range", "from_predicates", "identity", "marginals", "prefix",
                   "random_queries", "repeated", "stack"),
     "privacy": ("ApproxDP", "LargeDeltaWarning", "Neighbouring", "Noise", "PureDP", "SizePolicy", "ZCDP"),
-    "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "FactorizationMechanism", "GaussianMechanism",
+    "mechanisms": ("AdaptiveProjectionMechanism", "BOTTOM", "BudgetWarning", "FactorizationMechanism",
+                   "GaussianMechanism",
                    "LaplaceMechanism", "MechanismHalted", "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release",
                    "Threshold", "ThresholdK", "synthesize"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
@@ -104,6 +105,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .mechanisms import (
         BOTTOM,
         AdaptiveProjectionMechanism,
+        BudgetWarning,
         FactorizationMechanism,
         GaussianMechanism,
         LaplaceMechanism,

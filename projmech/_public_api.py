@@ -16,11 +16,11 @@ from typing import Any
 PUBLIC_MODULES = (
     "projmech.data.dataset", "projmech.data.domain", "projmech.data.encodings", "projmech.datasets",
     "projmech.workloads", "projmech.privacy.guarantees", "projmech.privacy.noise", "projmech.mechanisms.additive",
-    "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights", "projmech.mechanisms.online_pmw",
-    "projmech.mechanisms.sparse_vector", "projmech.mechanisms.adaptive", "projmech.bodies",
-    "projmech.factorization.base", "projmech.factorization.norm", "projmech.factorization.mean", "projmech.solve",
-    "projmech.analysis.evaluation", "projmech.analysis.bounds", "projmech.analysis.geometry", "projmech.audit.auditor",
-    "projmech.audit.self_audit", "projmech.errors",
+    "projmech.mechanisms.budget", "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights",
+    "projmech.mechanisms.online_pmw", "projmech.mechanisms.sparse_vector", "projmech.mechanisms.adaptive",
+    "projmech.bodies", "projmech.factorization.base", "projmech.factorization.norm", "projmech.factorization.mean",
+    "projmech.solve", "projmech.analysis.evaluation", "projmech.analysis.bounds", "projmech.analysis.geometry",
+    "projmech.audit.auditor", "projmech.audit.self_audit", "projmech.errors",
 )
 
 

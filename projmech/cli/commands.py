@@ -51,6 +51,7 @@ from ..mechanisms.additive import (
     LaplaceMechanism,
     ProjectionMechanism,
 )
+from ..mechanisms.budget import BudgetWarning
 from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ZCDP, ApproxDP, PureDP
 from ..privacy.noise import NOISE_KINDS
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
@@ -630,17 +631,27 @@ def _release(args: argparse.Namespace) -> int:
             f"{args.noise}), drawn from OS entropy, which no seed reproduces; add --noise continuous for a "
             "reproducible release"
         )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NegativeCellsWarning)
-        released = mechanism.release(dataset, rng=np.random.default_rng(args.seed))
-    for warning in caught:
-        if issubclass(warning.category, NegativeCellsWarning):  # said in the command's words
-            negative = released.answers[released.answers < 0]
-            print(f"projmech release: warning: {negative.size} of {len(released.answers)} released cells are "
-                  f"negative (minimum {negative.min(initial=0.0):.3g}): --relaxation sdp lacks the local "
-                  "constraints; --relaxation sdp+local (the default) keeps every cell nonnegative", file=sys.stderr)
+    negative_cells: list[Warning | str] = []
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        # Other warnings (a budget too small for the data, before anything is spent) are shown as
+        # they come; the negative cells are said below, in the command's words.
+        if issubclass(category, NegativeCellsWarning):
+            negative_cells.append(message)
         else:
-            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", NegativeCellsWarning)
+        warnings.showwarning = show
+        released = mechanism.release(dataset, rng=np.random.default_rng(args.seed))
+    if negative_cells:
+        negative = released.answers[released.answers < 0]
+        print(f"projmech release: warning: {negative.size} of {len(released.answers)} released cells are "
+              f"negative (minimum {negative.min(initial=0.0):.3g}): --relaxation sdp lacks the local "
+              "constraints; --relaxation sdp+local (the default) keeps every cell nonnegative", file=sys.stderr)
     table = released.to_frame()[["query", "answer"]]
     intervals = ""
     if args.intervals is not None:
@@ -789,7 +800,9 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"projmech demo: Adult, {len(data.domain)} binary attributes, {workload.num_queries} two-way "
           f"marginal cells, {privacy}, replace-one neighbours, {args.trials} trials per n; projection onto "
           f"{'the relaxation L' if isinstance(projection.body, Relaxation) else 'K_Q'} (body 'auto')")
-    results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
+    with warnings.catch_warnings():  # the figure shows the error at every size, the swamped ones included
+        warnings.simplefilter("ignore", BudgetWarning)
+        results = error_vs_n(data, mechanisms, sizes, args.trials, np.random.default_rng(args.seed))
     print(format_table(results))
     # The measured figure is the mean over trials of each release's RMSE: the "mean" measure.
     expected = [gaussian.expected_error(n, measure="mean") for n in sizes]

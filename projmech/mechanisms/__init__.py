@@ -6,6 +6,8 @@ Its modules, the public ones first (their ``__all__`` is exported here):
 - ``adaptive``: Select, measure, project: an adaptive mechanism for marginal workloads.
 - ``additive``: Mechanisms: a calibrated measurement of counts, divided by a public size, and
   optionally a body to project onto.
+- ``budget``: Whether a budget leaves the measured counts any signal: the check the mechanisms
+  make before they spend.
 - ``intervals``: Per-query confidence intervals for released answers.
 - ``multiplicative_weights``: Multiplicative weights: the MW update and the offline private MW
   mechanism (MWEM).
@@ -39,6 +41,7 @@ from .additive import (
                        ProjectionMechanism,
                        Release,
 )
+from .budget import BudgetWarning
 from .intervals import ConfidenceIntervals, confidence_intervals
 from .multiplicative_weights import (
                        MW_MAX_ALPHA,
@@ -66,4 +69,4 @@ __all__ = ["Release", "Mechanism", "CountingMechanism", "GaussianMechanism", "La
            "AdaptiveRound", "AdaptiveRun", "DecomposableModel", "Measurement", "Synthesis", "estimate_tables",
            "measured_workload", "synthesize",
            "table_estimate", "exponential_mechanism",
-           "exponential_mechanism_rho"]
+           "exponential_mechanism_rho", "BudgetWarning"]

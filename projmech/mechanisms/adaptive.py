@@ -63,9 +63,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import sys
-import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,7 +84,7 @@ from ..bodies.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from ..bodies.rounding import check_rows_fit, synthetic_data
 from ..data.dataset import Dataset
 from ..errors import ArgumentValueError
-from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, zcdp_for_approx_dp
+from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, Privacy, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..solve import Status
 from ..validation import (
@@ -103,6 +101,7 @@ from ..validation import (
 from ..workloads import Workload, kron, marginals, stack, total
 from ..workloads.marginal_tables import table_terms
 from .additive import CountingMechanism, Release
+from .budget import _caller_level, budget_message
 from .intervals import ConfidenceIntervals
 from .selection import exponential_mechanism, exponential_mechanism_rho
 
@@ -1131,6 +1130,13 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         -------
         AdaptiveRun
             The release, the rounds, the measurements and the final estimate.
+
+        Warns
+        -----
+        BudgetWarning
+            Before anything is spent, if the first rounds' noise is above the mean count of a
+            cell of the typical 2-way table (:class:`~projmech.mechanisms.budget.BudgetWarning`,
+            which names the least budget at which it is not); shown to the curator, not released.
         """
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         if not isinstance(data_or_histogram, Dataset):
@@ -1138,6 +1144,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                             f"{type(data_or_histogram).__name__}")
         data, rows = self._rows(data_or_histogram, n)
         self.size_policy.check_delta(self.privacy, rows)
+        self._check_budget(rows)
         size = public_size(self.size_policy, rows, self.size_noise, rng)
         counts = {table: np.asarray(data.table(list(table)), dtype=float) for table in self.candidates}
         run = _Rounds(self, counts, size, rng, progress)
@@ -1218,6 +1225,24 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             drawn = synthetic_data(data.domain, run.estimate, count, rng, workload=measured).data
         difference = self.workload.answer_data(drawn) - run.release.answers
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
+
+    def _budget_message(self, rows: int) -> str | None:
+        """The :class:`~projmech.mechanisms.budget.BudgetWarning` when the first rounds' sigma is
+        above the mean count of a cell in at least half of the 2-way tables of the attributes the
+        workload's tables read together (of its one-way tables, if it has no larger one): after
+        the one-way tables the rounds measure tables of two attributes or more, at that sigma
+        until it anneals, and the smallest are those pairs."""
+        def noise_at(privacy: Privacy) -> float:
+            assert isinstance(privacy, (ZCDP, ApproxDP))  # the budget's own kind
+            rho = privacy.rho if isinstance(privacy, ZCDP) else zcdp_for_approx_dp(privacy)
+            return _schedule(self.table_sensitivity, self.notional_rounds, rho * self.size_policy.main_share())[0]
+
+        pairs = {pair for table in self.tables for pair in itertools.combinations(table, 2)}
+        shares = [1.0 / math.prod(self.sizes[a] for a in table) for table in sorted(pairs) or self.tables]
+        return budget_message(self.privacy, self.noise.scale, noise_at, shares, self.size_policy, rows,
+                              noise_name=f"the first rounds' noise on each measured count ({self.notional_rounds} "
+                              "notional rounds)", tables_name="2-way tables of attributes the workload reads "
+                              "together" if pairs else "one-way tables of the workload")
 
     def _joint(self, measurements: list[Measurement]) -> tuple[JointEstimate | None, str | None]:
         """The joint estimate, warning when one of its solvers stopped short of its tolerance;
@@ -1373,17 +1398,6 @@ class _Rounds:
         return estimate
 
 
-def _caller_level() -> int:
-    """The ``stacklevel`` that puts a warning raised by the caller of this function at the first
-    frame outside projmech (the user's call, however many of projmech's wrappers lie between)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame: types.FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 #: The most rows whose counts float64 holds exactly (2^53): what bounds a measurement's counts,
 #: whatever the data, in :func:`largest_rounds_rho`.
 _EXACT_ROWS = 2.0**53
@@ -1513,6 +1527,12 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
         If ``data`` is not a Dataset or ``privacy`` not ZCDP or ApproxDP.
     ValueError
         If ``rows`` is not a positive int, or as :class:`AdaptiveProjectionMechanism` raises.
+
+    Warns
+    -----
+    BudgetWarning
+        Before anything is spent, if the budget leaves the typical 2-way table's counts below
+        their noise (see :meth:`AdaptiveProjectionMechanism.run`).
 
     Examples
     --------

@@ -44,6 +44,7 @@ from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, Privacy, PureDP, 
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..validation import FLAG, Options, as_generator, check_positive_int, format_count, validate_params
 from ..workloads import Workload
+from .budget import budget_message, table_shares, warn_budget
 from .intervals import ConfidenceIntervals, confidence_intervals
 
 __all__ = [
@@ -473,6 +474,7 @@ class CountingMechanism:
     def _calibrate(self, sensitivity: float, integer_valued: bool, noise: str, calibration: str = "analytic") -> None:
         """Set :attr:`noise` (and the size estimate's) for measured counts of this sensitivity."""
         self._sensitivity = sensitivity
+        self._calibration = calibration
         discrete = choose_discrete(noise, integer_valued)
         self.noise, self.size_noise = calibrate(self.privacy, sensitivity, self.size_policy, discrete,
                                                 calibration=calibration)
@@ -585,6 +587,10 @@ class CountingMechanism:
             Under ``ApproxDP``, if delta is at least ``1/n`` for the public size ``n`` (the row
             count under replace-one, a declared size under add/remove): such a delta allows
             releasing a row outright (:meth:`~projmech.privacy.guarantees.SizePolicy.check_delta`).
+        BudgetWarning
+            Before anything is spent, if the noise on a count is above the mean count of a cell
+            in at least half of the workload's tables (:class:`~projmech.mechanisms.budget.BudgetWarning`,
+            which names the least budget at which it is not); shown to the curator, not released.
 
         Notes
         -----
@@ -597,6 +603,7 @@ class CountingMechanism:
         data, rows = self._rows(data_or_histogram, n)
         # A delta of 1/n or more for a public n warns (LargeDeltaWarning); a private n is never compared.
         self.size_policy.check_delta(self.privacy, rows)
+        self._check_budget(rows)
         with self._kernel_threads():
             measured = self._measured_counts(data)
             measurements = measured + self.noise.sample(measured.size, generator)
@@ -612,6 +619,33 @@ class CountingMechanism:
         with ProjectionProgress(f"projecting onto {self.body.name}") as progress:
             result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None, callback=progress)
         return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std)
+
+    def _check_budget(self, rows: int) -> None:
+        """Warn (:class:`~projmech.mechanisms.budget.BudgetWarning`) before anything is spent when
+        the answers' noise is above the mean count of a cell in at least half of the tables
+        (worked out once for each row count and noise and kept in this object, never released:
+        repeated releases, as an audit makes, warn alike at no cost)."""
+        messages = self.__dict__.setdefault("_budget_messages", {})
+        key = (rows, self.noise)
+        if key not in messages:
+            messages[key] = self._budget_message(rows)
+        warn_budget(messages[key])
+
+    def _budget_message(self, rows: int) -> str | None:
+        shares = table_shares(self.workload)
+        if shares is None or self.noise.std == 0:
+            return None
+        ratio = self._answer_std(1.0) / self.noise.std  # the answers' noise per unit of the counts'
+
+        def noise_at(privacy: Privacy) -> float:
+            noise = calibrate(privacy, self._sensitivity, self.size_policy, self.noise.discrete,
+                              calibration=self._calibration)[0]
+            return noise.std * ratio
+
+        what = "the noise on each answer's count" if ratio == 1.0 else "the answers' noise per count (RMS)"
+        return budget_message(self.privacy, self._answer_std(1.0), noise_at, shares[0], self.size_policy, rows,
+                              noise_name=what, queries=shares[1],
+                              tables_name="queries of the workload" if shares[1] else "tables of the workload")
 
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
                  projection: ProjectionResult | RelaxationResult | TablesResult | LocalResult | None = None,

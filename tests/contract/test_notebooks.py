@@ -61,9 +61,8 @@ def test_notebook_executes(path):
 
 def test_kernel_is_this_interpreter():
     """The kernel runs in this environment (same prefix, e.g. the venv), from the notebooks folder."""
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell("import os, sys; print(sys.prefix); print(sys.executable); print(os.getcwd())")]
-    )
+    source = "import os, sys\nprint(sys.prefix)\nprint(sys.executable)\nprint(os.getcwd())"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
     executed = _execute(nb)
     prefix, executable, cwd = executed.cells[0].outputs[0]["text"].splitlines()
     assert prefix == sys.prefix

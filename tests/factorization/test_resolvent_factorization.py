@@ -136,7 +136,8 @@ def test_auto_uses_resolvent_from_threshold_and_dense_below():
     assert pm.factorization_norm(pm.prefix(64)).stats.solver == "iterative"
     fact = pm.factorization_norm(pm.prefix(RESOLVENT_MIN_UNIVERSE, implicit=True), objective="max")
     assert fact.stats.solver == "resolvent" and fact.relative_gap <= 1e-3
-    low, high = (2 + math.log((2 * RESOLVENT_MIN_UNIVERSE + 1) / 3)) / math.pi, 1 + math.log(RESOLVENT_MIN_UNIVERSE) / math.pi
+    low = (2 + math.log((2 * RESOLVENT_MIN_UNIVERSE + 1) / 3)) / math.pi
+    high = 1 + math.log(RESOLVENT_MIN_UNIVERSE) / math.pi
     assert low <= fact.lower_bound <= fact.gamma_2 <= high
 
 

@@ -249,8 +249,8 @@ def test_factorization_widths_follow_each_query_norm():
     mechanism = pm.FactorizationMechanism(F, pm.ZCDP(0.5), noise="continuous")
     release = mechanism.release(data, rng=np.random.default_rng(0))
     intervals = release.confidence_intervals(0.9)
-    R = np.stack([mechanism.factorization.reconstruct(unit) for unit in np.eye(mechanism.factorization.num_measurements)],
-                 axis=1)
+    units = np.eye(mechanism.factorization.num_measurements)
+    R = np.stack([mechanism.factorization.reconstruct(unit) for unit in units], axis=1)
     expected = 2 * stats.norm.ppf(0.95) * release.sigma * np.linalg.norm(R, axis=1)
     assert np.allclose(intervals.width, expected, rtol=1e-9)
     # Their root mean square half-width over 1.645 is the release's answer_sigma_rms.
