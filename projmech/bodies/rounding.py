@@ -46,7 +46,8 @@ __all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthet
 ROW_METHODS = ("auto", "search", "gaussian")
 
 #: What :func:`synthetic_data` draws rows from: a projection, or a distribution fitted to tables.
-Projected = RelaxationResult | ProjectionResult | TablesResult | LocalResult | MaximumEntropyResult | NoisyMarginalsResult
+Projected = (RelaxationResult | ProjectionResult | TablesResult | LocalResult | MaximumEntropyResult
+             | NoisyMarginalsResult)
 
 #: The largest universe on which two workloads without table structure are compared by their
 #: answers to a random histogram (an explicit ``workload=`` beside an object that knows its own).
@@ -269,7 +270,7 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
                    *, workload: Workload | None = None, method: str = "auto") -> SyntheticData:
     """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
 
-    For synthetic rows from private data, :func:`~projmech.synthesize` (``projmech synthesize``)
+    For synthetic rows from private data, :func:`~projmech.mechanisms.adaptive.synthesize` (``projmech synthesize``)
     is the route to take: it spends the budget on the tables that matter (the adaptive
     mechanism) and draws rows from its estimate, and on Adult its rows' 3-way tables are closer
     to the truth than rows from a projection of every table measured at once (``projmech
@@ -329,9 +330,10 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
     ----------
     domain : Domain
         The domain of the projection's workload.
-    result : RelaxationResult, ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult, NoisyMarginalsResult, Release or AdaptiveRun
-        A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, onto disjoint tables,
-        or onto the local polytope of overlapping tables; or a distribution over the universe
+    result : projection result, fitted distribution, Release or AdaptiveRun
+        A projection onto L (2-way marginals of ``domain``, :class:`RelaxationResult`), onto
+        ``K_Q`` (:class:`ProjectionResult`), onto disjoint tables (:class:`TablesResult`), or onto
+        the local polytope of overlapping tables (:class:`LocalResult`); or a distribution over the universe
         (:func:`~projmech.bodies.fit_maximum_entropy` or
         :func:`~projmech.bodies.fit_noisy_marginals`, rounded as a witness is, then, for a
         marginal workload, searched towards its tables as for cyclic local tables); or a
@@ -371,7 +373,7 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
 
     See Also
     --------
-    projmech.synthesize : Private rows from data in one call (the route to take for rows).
+    projmech.mechanisms.adaptive.synthesize : Private rows from data in one call (the route to take for rows).
     gaussian_rounding : Binary rows from a moment matrix.
 
     References
@@ -502,7 +504,8 @@ def _same_workload(given: Workload, known: Workload) -> bool:
                                                                                             theirs.weights):
             return False
         return all((a is None) == (b is None) and (a is None or b is None or a is b or (
-            a.shape == b.shape and np.array_equal(a.toarray(), b.toarray()))) for a, b in zip(ours.blocks, theirs.blocks))
+            a.shape == b.shape and np.array_equal(a.toarray(), b.toarray())))
+            for a, b in zip(ours.blocks, theirs.blocks))
     if given.universe_size > PROBE_MAX_UNIVERSE:
         return False
     probe = np.random.default_rng(0).random(given.universe_size)

@@ -334,9 +334,9 @@ class AdaptiveRun:
         >>> import numpy as np, projmech as pm
         >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
         >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
-        >>> run = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous").run(data, rng=0)
-        >>> estimate, drawing, answered = run.row_source()
-        >>> type(estimate).__name__, drawing is answered is run.release.workload
+        >>> mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
+        >>> estimate, drawing, answered = mechanism.run(data, rng=0).row_source()
+        >>> type(estimate).__name__, drawing is answered is mechanism.workload
         ('NoisyMarginalsResult', True)
         """
         workload = self.release.workload

@@ -90,7 +90,8 @@ def test_a_relaxed_release_draws_rows_from_its_moments_without_a_workload():
     rows = pm.synthetic_data(domain, release, 400, np.random.default_rng(7))
     _same_rows(rows, pm.synthetic_data(domain, release.projection, 400, np.random.default_rng(7)))
     # The workload it answered, given again (another object of the same tables), is accepted.
-    _same_rows(rows, pm.synthetic_data(domain, release, 400, np.random.default_rng(7), workload=pm.marginals(domain, 2)))
+    again = pm.synthetic_data(domain, release, 400, np.random.default_rng(7), workload=pm.marginals(domain, 2))
+    _same_rows(rows, again)
 
 
 @pytest.mark.parametrize("estimator", ["regularized", "tables"])
