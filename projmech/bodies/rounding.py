@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..errors import ArgumentValueError
 from ..validation import GENERATOR, check_positive_int, format_count
-from ..workloads import Workload, marginals, table_terms
+from ..workloads import Workload, identity, kron, marginals, stack, table_terms, total
 from .hull import ProjectionResult
 from .junction_tree import _spanning_neighbours
 from .local import LocalResult, local_tables
@@ -45,6 +45,29 @@ __all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthet
 
 #: How :func:`synthetic_data` draws rows from a projection onto L.
 ROW_METHODS = ("auto", "search", "gaussian")
+
+#: What :func:`synthetic_data` draws rows from: a projection, or a distribution fitted to tables.
+Projected = (RelaxationResult | ProjectionResult | TablesResult | LocalResult | MaximumEntropyResult
+             | NoisyMarginalsResult)
+
+#: The largest universe on which two workloads without table structure are compared by their
+#: answers to a random histogram (an explicit ``workload=`` beside an object that knows its own).
+PROBE_MAX_UNIVERSE = 2**22
+
+
+@runtime_checkable
+class RowSource(Protocol):
+    """An object that knows what its synthetic rows come from: a mechanism's ``Release``, an
+    adaptive run (:class:`~projmech.mechanisms.adaptive.AdaptiveRun`).
+
+    ``row_source()`` returns the projection (or fitted distribution) the rows are drawn from,
+    the workload to draw and check them with (None for a projection onto L), and the workload
+    the object answers (what an explicit ``workload=`` must agree with); it raises a
+    ``ValueError`` saying what to pass instead when the object holds nothing to draw from.
+    """
+
+    def row_source(self) -> tuple[Projected, Workload | None, Workload]:
+        ...  # pragma: no cover
 
 #: Bytes per value of :func:`synthetic_data`'s rows (``n`` times the attributes): the int64
 #: rows themselves and two working copies of them (the unravelled columns and their stacking,
@@ -244,13 +267,23 @@ class SyntheticData:
     method: str = "witness"
 
 
-def synthetic_data(domain: Domain,
-                   result: RelaxationResult | ProjectionResult | TablesResult | LocalResult | MaximumEntropyResult
-                   | NoisyMarginalsResult,
-                   n: int,
-                   rng: np.random.Generator,
+def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: np.random.Generator,
                    *, workload: Workload | None = None, method: str = "auto") -> SyntheticData:
     """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
+
+    For synthetic rows from private data, :func:`~projmech.mechanisms.adaptive.synthesize` (``projmech synthesize``)
+    is the route to take: it spends the budget on the tables that matter (the adaptive
+    mechanism) and draws rows from its estimate, and on Adult its rows' 3-way tables are closer
+    to the truth than rows from a projection of every table measured at once (``projmech
+    release --synthetic``; the user guide's page *Synthetic rows* has the measured ratio). This
+    function is the rows' step alone, for a projection already released.
+
+    ``result`` is a projection result, or an object that knows its projection and workload: a
+    :class:`~projmech.mechanisms.additive.Release` of a projecting mechanism, whose projection
+    and workload are used, or an :class:`~projmech.mechanisms.adaptive.AdaptiveRun`, whose rows
+    are drawn as :meth:`~projmech.mechanisms.adaptive.AdaptiveProjectionMechanism.synthesize`
+    draws them. A local, tables or fitted-distribution result knows its own tables too; only a
+    projection onto ``K_Q`` alone needs ``workload``.
 
     From a projection onto L (:class:`RelaxationResult`, any domain): ``method="search"`` (the
     default, ``"auto"``) draws rows from the Chow–Liu tree (:cite:p:`CL68`) of the projected
@@ -298,12 +331,14 @@ def synthetic_data(domain: Domain,
     ----------
     domain : Domain
         The domain of the projection's workload.
-    result : RelaxationResult, ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult or NoisyMarginalsResult
-        A projection onto L (2-way marginals of ``domain``), onto ``K_Q``, onto disjoint tables,
-        or onto the local polytope of overlapping tables; or a distribution over the universe
+    result : projection result, fitted distribution, Release or AdaptiveRun
+        A projection onto L (2-way marginals of ``domain``, :class:`RelaxationResult`), onto
+        ``K_Q`` (:class:`ProjectionResult`), onto disjoint tables (:class:`TablesResult`), or onto
+        the local polytope of overlapping tables (:class:`LocalResult`); or a distribution over the universe
         (:func:`~projmech.bodies.fit_maximum_entropy` or
         :func:`~projmech.bodies.fit_noisy_marginals`, rounded as a witness is, then, for a
-        marginal workload, searched towards its tables as for cyclic local tables).
+        marginal workload, searched towards its tables as for cyclic local tables); or a
+        :class:`RowSource`: a projecting mechanism's release, or an adaptive run.
     n : int
         Rows to draw: as many as fit in memory (``ROW_BYTES_PER_VALUE`` bytes per value of the
         rows, checked before any is drawn).
@@ -311,10 +346,12 @@ def synthetic_data(domain: Domain,
         The randomness of the drawing (tree sampling and search, Gaussian draws, or ties and the
         rows' order); one seed gives the same rows.
     workload : Workload, optional
-        For a :class:`ProjectionResult`, a tables or a local result, the workload it projected
-        (for a distribution, the workload whose answers the rows are compared on)
-        (required, refused when its tables or answers differ): the rows' answers are computed
-        from their counts with it and compared with ``result.answers``.
+        The workload the projection answered: required for a :class:`ProjectionResult`, which
+        does not know its queries; for a tables or a local result, refused when its tables or
+        answers differ, and read from the result when left out; for a distribution, the
+        workload whose answers the rows are compared on (default: the tables it was fitted
+        to); for a release or a run, refused unless it is theirs (leave it out). The rows'
+        answers are computed from their counts with it and compared with the projected ones.
     method : {"auto", "search", "gaussian"}
         For a :class:`RelaxationResult` (see above); a witness is always rounded.
 
@@ -329,12 +366,15 @@ def synthetic_data(domain: Domain,
     TypeError
         If ``domain``, ``result``, ``method`` or ``workload`` has the wrong type.
     ValueError
-        For moments or a witness that do not match the domain, a projection result without its
-        workload, an unknown ``method``, ``"gaussian"`` on a non-binary domain, or ``n`` not
-        positive or more rows than fit in memory.
+        For moments or a witness that do not match the domain, a :class:`ProjectionResult`
+        without its workload, a ``workload`` that is not the one a release, a run or a result
+        projected, a release with no projection (an unprojected mechanism's) or an adaptive
+        release (pass its run), an unknown ``method``, ``"gaussian"`` on a non-binary domain, or
+        ``n`` not positive or more rows than fit in memory.
 
     See Also
     --------
+    projmech.mechanisms.adaptive.synthesize : Private rows from data in one call (the route to take for rows).
     gaussian_rounding : Binary rows from a moment matrix.
 
     References
@@ -366,6 +406,15 @@ def synthetic_data(domain: Domain,
     >>> rows = pm.synthetic_data(domain, local, 1000, np.random.default_rng(1), workload=chain)
     >>> rows.method, local.exact, bool(rows.marginal_max_error <= 3 / 1000)
     ('local', True, True)
+
+    A release of the projection mechanism knows its projection and its workload:
+
+    >>> data = pm.Dataset(np.random.default_rng(2).integers(0, 2, size=(500, 3)), domain)
+    >>> mechanism = pm.ProjectionMechanism(chain, pm.ZCDP(1.0), body="local", noise="continuous")
+    >>> release = mechanism.release(data, rng=np.random.default_rng(3))
+    >>> rows = pm.synthetic_data(domain, release, 500, np.random.default_rng(4))
+    >>> rows.method, len(rows.data)
+    ('local', 500)
     """
     if not isinstance(domain, Domain):
         raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
@@ -374,29 +423,34 @@ def synthetic_data(domain: Domain,
     if method not in ROW_METHODS:
         raise ValueError(f"method: expected one of {ROW_METHODS}, got {method!r}")
     check_rows_fit(check_positive_int("n", n), domain)
+    if workload is not None and not isinstance(workload, Workload):
+        raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
+    if isinstance(result, RowSource):
+        result, workload = _from_source(domain, result, workload)
     if isinstance(result, (ProjectionResult, TablesResult, LocalResult, MaximumEntropyResult, NoisyMarginalsResult)):
         if method != "auto":
             raise ValueError(f"method: {method!r} draws rows from a projection onto L; a projection onto K_Q "
                              "or onto tables is rounded from its witness or tables (leave method='auto')")
         count, generator = check_positive_int("n", n), GENERATOR.check("rng", rng)
-        if workload is None:
-            raise ValueError(f"workload: required for a {type(result).__name__} (the workload whose answers it "
-                             "projected)")
-        if not isinstance(workload, Workload):
-            raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
-        if isinstance(result, ProjectionResult):
-            return _rows_from_witness(domain, result, count, generator, workload)
-        if isinstance(result, (MaximumEntropyResult, NoisyMarginalsResult)):
-            return _rows_from_joint(domain, result, count, generator, workload)
         if isinstance(result, LocalResult):
             return _rows_from_local(domain, result, count, generator, workload)
-        return _rows_from_tables(domain, result, count, generator, workload)
+        if isinstance(result, TablesResult):
+            return _rows_from_tables(domain, result, count, generator, workload)
+        if isinstance(result, ProjectionResult):
+            if workload is None:
+                raise ValueError("workload: required for a ProjectionResult, which holds a witness over the universe "
+                                 "but not the queries it projected; pass workload= (the projected workload), or "
+                                 "pass the mechanism's Release, which knows it")
+            return _rows_from_witness(domain, result, count, generator, workload)
+        return _rows_from_joint(domain, result, count, generator,
+                                workload if workload is not None else _fitted_tables(domain, result))
     if not isinstance(result, RelaxationResult):
         raise TypeError(f"result: expected a RelaxationResult, ProjectionResult, TablesResult, LocalResult, "
-                        f"MaximumEntropyResult or NoisyMarginalsResult, got "
+                        f"MaximumEntropyResult, NoisyMarginalsResult, a mechanism's Release or an AdaptiveRun, got "
                         f"{type(result).__name__}")
     if workload is not None:
-        raise ValueError("workload: only for a ProjectionResult (a relaxation's answers are 2-way marginals)")
+        raise ValueError("workload: a projection onto L answers the 2-way marginals of the domain, which it knows; "
+                         "leave workload out")
     n = check_positive_int("n", n)
     GENERATOR.check("rng", rng)
     binary = all(size == 2 for size in domain.sizes)
@@ -418,6 +472,59 @@ def synthetic_data(domain: Domain,
     data = Dataset(rows, domain)
     difference = marginals(domain, 2, implicit=True).answer_data(data) - result.answers
     return _synthetic(data, repair, difference, "search" if method == "auto" else method)
+
+
+def _from_source(domain: Domain, source: RowSource, workload: Workload | None) -> tuple[Projected, Workload | None]:
+    """The projection a release or a run draws rows from and the workload to draw them with,
+    refusing an explicit ``workload`` other than theirs and a domain other than their workload's."""
+    try:
+        result, drawing, answered = source.row_source()
+    except ValueError as error:
+        raise ValueError(f"result: {error}") from None
+    if answered.domain is not None and answered.domain != domain:
+        raise ValueError(f"domain: {list(domain.attributes)} is not the domain of the {type(source).__name__}'s "
+                         f"workload, {list(answered.domain.attributes)}")
+    if workload is not None and not _same_workload(workload, answered):
+        raise ValueError(f"workload: {workload.name} ({workload.num_queries} queries) is not the workload of this "
+                         f"{type(source).__name__} ({answered.name}, {answered.num_queries} queries); leave workload "
+                         "out: it knows its own")
+    return result, drawing
+
+
+def _same_workload(given: Workload, known: Workload) -> bool:
+    """Whether two workloads are the same queries: the same object, or of one shape and either
+    the same weighted tables with equal blocks (:func:`~projmech.workloads.table_terms`) or, on a
+    universe of at most :data:`PROBE_MAX_UNIVERSE` cells, the same answers to a random histogram."""
+    if given is known:
+        return True
+    if given.shape != known.shape:
+        return False
+    ours, theirs = table_terms(given), table_terms(known)
+    if ours is not None and theirs is not None:
+        if (ours.sizes, ours.subsets) != (theirs.sizes, theirs.subsets) or not np.allclose(ours.weights,
+                                                                                            theirs.weights):
+            return False
+        return all((a is None) == (b is None) and (a is None or b is None or a is b or (
+            a.shape == b.shape and np.array_equal(a.toarray(), b.toarray())))
+            for a, b in zip(ours.blocks, theirs.blocks))
+    if given.universe_size > PROBE_MAX_UNIVERSE:
+        return False
+    probe = np.random.default_rng(0).random(given.universe_size)
+    probe /= probe.sum()
+    return bool(np.allclose(given.answer(probe), known.answer(probe), rtol=1e-9, atol=1e-12))
+
+
+def _fitted_tables(domain: Domain, result: MaximumEntropyResult | NoisyMarginalsResult) -> Workload:
+    """The marginal workload of the tables a distribution was fitted to, over ``domain``: what
+    its rows are searched towards and compared on when no workload is given."""
+    sizes = tuple(domain.sizes)
+    tables = [table for table in result.tables if table]
+    if not tables or any(table[-1] >= len(sizes) for table in tables):
+        raise ValueError(f"result: its tables {[list(t) for t in result.tables]} are not tables of the domain's "
+                         f"{len(sizes)} attributes; pass workload= (the tables to compare the rows on)")
+    parts = [kron([identity(size) if a in table else total(size) for a, size in enumerate(sizes)], domain=domain)
+             for table in tables]
+    return parts[0] if len(parts) == 1 else stack(parts)
 
 
 def check_rows_fit(n: int, domain: Domain, name: str = "n") -> None:
@@ -550,10 +657,16 @@ def _rounded_cells(cells: np.ndarray, weights: np.ndarray, n: int, rng: np.rando
 
 
 def _rows_from_tables(domain: Domain, result: TablesResult, n: int, rng: np.random.Generator,
-                      workload: Workload) -> SyntheticData:
+                      workload: Workload | None) -> SyntheticData:
     """Rows from a projection onto disjoint tables (see :func:`synthetic_data`): each table's
     witness rounded to ``n`` cells as a K_Q witness is, in its own random order, so that the
-    tables are drawn independently (their product is a distribution with these tables)."""
+    tables are drawn independently (their product is a distribution with these tables). Without
+    ``workload``, the rows are answered through the result's own tables and queries."""
+    if workload is None:
+        if result._groups is None:
+            raise ValueError("workload: required for a TablesResult that does not hold its queries; pass "
+                             "workload= (the projected workload)")
+        return _rows_of_tables(domain, result, result._groups, n, rng)
     groups = table_groups(workload)
     if isinstance(groups, str) or groups.attributes != result.tables or result.answers.shape != (
             workload.num_queries,) or workload.universe_size != domain.size:
@@ -566,41 +679,59 @@ def _rows_from_tables(domain: Domain, result: TablesResult, n: int, rng: np.rand
         if not np.allclose(groups.matrix(group) @ weights_of, result.answers[rows_of], rtol=0.0, atol=1e-8):
             raise ValueError(f"workload: {workload.name} is not the workload this result projected (its tables' "
                              "witnesses give other answers); pass the projected workload")
+    return _rows_of_tables(domain, result, groups, n, rng)
+
+
+def _rows_of_tables(domain: Domain, result: TablesResult, groups: Any, n: int,
+                    rng: np.random.Generator) -> SyntheticData:
+    """The rows of :func:`_rows_from_tables` and their answers through ``groups`` (the
+    projected workload's :class:`~projmech.bodies.tables.TableGroups`): each table's queries
+    applied to the rows' distribution over its cells."""
+    if groups.attributes != result.tables or groups.sizes != tuple(domain.sizes):
+        raise ValueError(f"result: its tables {[list(t) for t in result.tables]} over sizes {list(groups.sizes)} do "
+                         f"not match the domain's sizes {list(domain.sizes)}")
     # An attribute no query reads takes uniform values: no answer depends on it.
     rows = rng.integers(0, np.asarray(domain.sizes), size=(n, len(domain.sizes)), dtype=np.int64)
     for attributes, part in zip(result.tables, result.parts):
         cells = _witness_cells(part, n, rng)
         rows[:, list(attributes)] = np.column_stack(np.unravel_index(cells, [domain.sizes[i] for i in attributes]))
-    data = Dataset(rows, domain)
-    return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "tables")
+    answers = np.empty(result.answers.size)
+    answers[groups.constant_rows] = groups.constants
+    for group, attributes in enumerate(result.tables):
+        shape = [domain.sizes[i] for i in attributes]
+        cells = np.ravel_multi_index(tuple(rows[:, list(attributes)].T), shape)
+        answers[groups.rows[group]] = groups.matrix(group) @ (np.bincount(cells, minlength=math.prod(shape)) / n)
+    return _synthetic(Dataset(rows, domain), 0.0, answers - result.answers, "tables")
 
 
 def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random.Generator,
-                     workload: Workload) -> SyntheticData:
+                     workload: Workload | None) -> SyntheticData:
     """Rows from a projection onto the local polytope (see :func:`synthetic_data`): the maximal
     tables sampled along a maximum-weight spanning forest (:func:`_junction_order`), each table's
     new attributes drawn from its conditional on those already drawn (:func:`_draw_conditional`);
     on cyclic tables then local search on the rows towards the maximal tables
-    (:func:`~.marginal_rows.search_table_rows`)."""
+    (:func:`~.marginal_rows.search_table_rows`). Without ``workload``, the rows are answered
+    through the result's own tables and terms."""
     tables = {attributes: result.marginal(attributes) for attributes in result.tables}
     if any(attributes[-1] >= len(domain) or table.shape != tuple(domain.sizes[a] for a in attributes)
            for attributes, table in tables.items()):
         raise ValueError(f"result: its tables {[list(t) for t in result.tables]} of shapes "
                          f"{[list(table.shape) for table in tables.values()]} do not match the domain's sizes "
                          f"{list(domain.sizes)}")
-    model = local_tables(workload)
-    if isinstance(model, str) or model.attributes != result.tables or result.answers.shape != (
-            workload.num_queries,) or workload.universe_size != domain.size or (
-            workload.domain is not None and workload.domain != domain):
-        raise ValueError(f"workload: {workload.name} is not the workload this result projected over the tables "
-                         f"{[list(table) for table in result.tables]} of this domain; pass the projected workload")
-    # One layout of tables cannot tell two workloads apart (the terms' weights or order): the
-    # tables read through this workload's terms must give the projected answers.
-    recomputed = model.answers(result.values, workload.num_queries)
-    scale = 1.0 + float(np.max(np.abs(result.answers), initial=0.0))
-    if not np.allclose(recomputed, result.answers, rtol=0.0, atol=1e-8 * scale):
-        raise ValueError(f"workload: {workload.name} is not the workload this result projected (its terms over the "
-                         "result's tables give other answers); pass the projected workload")
+    if workload is not None:
+        model = local_tables(workload)
+        if isinstance(model, str) or model.attributes != result.tables or result.answers.shape != (
+                workload.num_queries,) or workload.universe_size != domain.size or (
+                workload.domain is not None and workload.domain != domain):
+            raise ValueError(f"workload: {workload.name} is not the workload this result projected over the tables "
+                             f"{[list(table) for table in result.tables]} of this domain; pass the projected workload")
+        # One layout of tables cannot tell two workloads apart (the terms' weights or order): the
+        # tables read through this workload's terms must give the projected answers.
+        recomputed = model.answers(result.values, workload.num_queries)
+        scale = 1.0 + float(np.max(np.abs(result.answers), initial=0.0))
+        if not np.allclose(recomputed, result.answers, rtol=0.0, atol=1e-8 * scale):
+            raise ValueError(f"workload: {workload.name} is not the workload this result projected (its terms over "
+                             "the result's tables give other answers); pass the projected workload")
     # An attribute no table reads takes uniform values: no answer depends on it.
     rows = rng.integers(0, np.asarray(domain.sizes), size=(n, len(domain.sizes)), dtype=np.int64)
     drawn: set[int] = set()
@@ -620,7 +751,13 @@ def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random
         rows, _ = search_table_rows(maximal, [tables[t] for t in maximal], rows, rng, passes=LOCAL_SEARCH_PASSES,
                                     batch=LOCAL_SEARCH_BATCH)
     data = Dataset(rows, domain)
-    return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "local")
+    if workload is not None:
+        return _synthetic(data, 0.0, workload.answer_data(data) - result.answers, "local")
+    # The rows' own tables, laid out as the result's values, read through its terms.
+    counts = [np.bincount(np.ravel_multi_index(tuple(rows[:, list(t)].T), tables[t].shape),
+                          minlength=tables[t].size) / n for t in result.tables]
+    answers = result._model.answers(np.concatenate(counts), result.answers.size)
+    return _synthetic(data, 0.0, answers - result.answers, "local")
 
 
 def _junction_order(tables: dict[tuple[int, ...], np.ndarray]) -> list[tuple[int, ...]]:

@@ -256,6 +256,9 @@ class TablesResult(SolveResult):
         The parts' statistics together: the sum of their absolute Frank–Wolfe gaps, and of their
         tolerances (each part is held to half the requested tolerance, so the sum meets the
         hull's rule for the whole problem).
+    _groups : TableGroups or None
+        The projected workload's tables and queries over them, so that rows drawn from the
+        parts can be answered without the workload (:func:`~projmech.bodies.synthetic_data`).
 
     Examples
     --------
@@ -272,6 +275,7 @@ class TablesResult(SolveResult):
     parts: tuple[hull.ProjectionResult, ...]
     distance: float
     stats: SolveStats
+    _groups: TableGroups | None = field(default=None, repr=False, compare=False)
 
     @property
     def witness(self) -> None:
@@ -365,4 +369,4 @@ def project_to_tables(workload: Workload, y: Any, *, solver: str = "auto", tol: 
         tolerance_met=met, attempts=attempts or (Attempt("tables", Status.OPTIMAL, "constant answers only", 0.0),),
         total_time=seconds)
     return TablesResult(answers=answers, tables=groups.attributes, parts=tuple(parts),
-                        distance=float(np.linalg.norm(answers - y)), stats=stats)
+                        distance=float(np.linalg.norm(answers - y)), stats=stats, _groups=groups)

@@ -327,6 +327,40 @@ class AdaptiveRun:
         model = self.decomposable or DecomposableModel(self.estimate, tuple(workload.domain.sizes))
         return model.complete(attributes)
 
+    def row_source(self) -> tuple[LocalResult | MaximumEntropyResult | NoisyMarginalsResult, Workload, Workload]:
+        """What :func:`~projmech.bodies.synthetic_data` draws this run's rows from: the joint
+        estimate where it covers every attribute of the domain (its cells rounded to counts, or,
+        held by a junction tree, drawn along it), else the local projection of the measured
+        tables (drawn along a spanning tree of them); then a local search towards the tables.
+
+        Returns
+        -------
+        estimate : LocalResult, MaximumEntropyResult or NoisyMarginalsResult
+            The joint's distribution, or the local projection.
+        drawing : Workload
+            The workload to draw and check the rows with: the run's, or for the local projection
+            the measured tables (:func:`measured_workload`).
+        answered : Workload
+            The run's workload.
+
+        Examples
+        --------
+        >>> import numpy as np, projmech as pm
+        >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+        >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
+        >>> mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
+        >>> estimate, drawing, answered = mechanism.run(data, rng=0).row_source()
+        >>> type(estimate).__name__, drawing is answered is mechanism.workload
+        ('NoisyMarginalsResult', True)
+        """
+        workload = self.release.workload
+        assert workload is not None and workload.domain is not None  # the mechanism's own workload
+        sizes = tuple(workload.domain.sizes)
+        if self.joint is not None and len(self.joint.attributes) == len(sizes):
+            return self.joint.fit, workload, workload
+        measured, _ = measured_workload(sizes, self.measurements)
+        return self.estimate, measured, workload
+
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
         """Simultaneous confidence intervals for the workload's true answers (the true counts
         over the release's size), from the noisy measurements alone.
@@ -1217,12 +1251,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             check_rows_fit(rows, data.domain, "rows")  # before any budget is spent
         run = self.run(data, rng=rng, progress=progress)
         count = rows if rows is not None else max(1, int(round(run.release.size)))
-        if run.joint is not None and len(run.joint.attributes) == len(self.sizes):
-            # The joint is over the whole domain: its cells rounded to counts, as a witness is.
-            drawn = synthetic_data(data.domain, run.joint.fit, count, rng, workload=self.workload).data
-        else:
-            measured, _ = measured_workload(self.sizes, run.measurements)
-            drawn = synthetic_data(data.domain, run.estimate, count, rng, workload=measured).data
+        drawn = synthetic_data(data.domain, run, count, rng).data  # as AdaptiveRun.row_source says
         difference = self.workload.answer_data(drawn) - run.release.answers
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 

@@ -197,6 +197,47 @@ class Release:
         """The released answers as counts, ``size * answers``."""
         return self.size * self.answers
 
+    def row_source(self) -> tuple[ProjectionResult | RelaxationResult | TablesResult | LocalResult, Workload | None,
+                                  Workload]:
+        """What :func:`~projmech.bodies.synthetic_data` draws this release's rows from.
+
+        Returns
+        -------
+        projection : ProjectionResult, RelaxationResult, TablesResult or LocalResult
+            The release's projection.
+        drawing : Workload or None
+            The workload to draw and check the rows with: the workload answered, None for a
+            projection onto L (whose answers are the domain's 2-way marginals).
+        answered : Workload
+            The workload answered.
+
+        Raises
+        ------
+        ValueError
+            If the release holds no projection (an unprojected mechanism's), or is the adaptive
+            mechanism's (its run knows its estimate; pass the run, or call
+            :func:`~projmech.synthesize`).
+
+        Examples
+        --------
+        >>> import numpy as np, projmech as pm
+        >>> domain = pm.Domain(["a", "b"], [2, 2])
+        >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
+        >>> workload = pm.marginals(domain, 1)
+        >>> mechanism = pm.ProjectionMechanism(workload, pm.ZCDP(0.5), solver="fast", noise="continuous")
+        >>> projection, drawing, answered = mechanism.release(data, rng=np.random.default_rng(0)).row_source()
+        >>> type(projection).__name__, drawing is workload, answered is workload
+        ('ProjectionResult', True, True)
+        """
+        if self.rounds is not None:
+            raise ValueError("an adaptive release's rows come from its run's estimate: pass the AdaptiveRun "
+                             "(mechanism.run(data)), or call projmech.synthesize / mechanism.synthesize")
+        if self.projection is None or self.workload is None:
+            raise ValueError(f"a {self.mechanism} release holds no projection to draw rows from; for rows call "
+                             "projmech.synthesize, or release with ProjectionMechanism")
+        drawing = None if isinstance(self.projection, RelaxationResult) else self.workload
+        return self.projection, drawing, self.workload
+
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
         """Per-query confidence intervals for the true answers, with the method named.
 

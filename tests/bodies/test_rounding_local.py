@@ -197,11 +197,19 @@ def test_the_same_seed_gives_the_same_rows():
     assert not np.array_equal(one.data.records, other.data.records)
 
 
-def test_a_missing_or_other_workload_and_bad_arguments_are_refused():
+def test_without_its_workload_a_local_result_gives_the_same_rows_and_errors():
+    """The result knows its tables and terms: left out, the workload changes nothing."""
+    domain, workload, result = _release(CHAIN_SIZES, CHAIN, seed=1)
+    given = pm.synthetic_data(domain, result, 300, np.random.default_rng(7), workload=workload)
+    own = pm.synthetic_data(domain, result, 300, np.random.default_rng(7))
+    np.testing.assert_array_equal(own.data.records, given.data.records)
+    assert (own.marginal_rmse, own.marginal_max_error) == pytest.approx((given.marginal_rmse,
+                                                                         given.marginal_max_error), abs=1e-15)
+
+
+def test_another_workload_and_bad_arguments_are_refused():
     domain, workload, result = _release(CHAIN_SIZES, CHAIN, seed=1)
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="^workload: required for a LocalResult"):
-        pm.synthetic_data(domain, result, 10, rng)
     with pytest.raises(TypeError, match="^workload"):
         pm.synthetic_data(domain, result, 10, rng, workload="chain")
     # Other tables: the 3-way marginals of the domain.

@@ -86,8 +86,10 @@ def test_synthetic_rows_from_disjoint_tables_keep_each_table_to_the_rounding():
     drawn = pm.synthetic_data(domain, projected, 2000, np.random.default_rng(4), workload=prefix)
     assert drawn.marginal_max_error <= 1 / 2000 + 1e-12
     assert len(np.unique(drawn.data.records[:, 5])) == 17  # unread: uniform over its 17 values
-    with pytest.raises(ValueError, match="^workload: required for a TablesResult"):
-        pm.synthetic_data(domain, projected, 10, np.random.default_rng(0))
+    # Without the workload: the result's own queries over its tables answer the same rows.
+    own = pm.synthetic_data(domain, projected, 2000, np.random.default_rng(4))
+    np.testing.assert_array_equal(own.data.records, drawn.data.records)
+    assert own.marginal_max_error == pytest.approx(drawn.marginal_max_error, abs=1e-15)
     with pytest.raises(ValueError, match="^workload: .* is not the workload this result projected"):
         pm.synthetic_data(domain, projected, 10, np.random.default_rng(0), workload=workload)
 
