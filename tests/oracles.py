@@ -103,6 +103,56 @@ def reference_projection(F: Any, y: np.ndarray) -> tuple[float, np.ndarray]:
     return max(lower, 0.0), dense @ np.clip(w.value, 0, None) / np.clip(w.value, 0, None).sum()
 
 
+# --- a third-party solver's answer, at the accuracy it reports ----------------------------------
+
+#: The relative accuracy each of Clarabel's statuses vouches for at its default settings:
+#: ``optimal`` meets its tolerances (duality gap and residuals 1e-8), ``optimal_inaccurate``
+#: (AlmostSolved) only its reduced ones (gap 5e-5, residuals 1e-4). Which of the two a semidefinite
+#: problem ends in depends on the CPU: Clarabel computes its PSD cones with SciPy's BLAS and
+#: LAPACK, whose kernels OpenBLAS picks by CPU, and its last steps to 1e-8 are as ill-conditioned
+#: as double precision allows (one projection onto L ends ``optimal`` with the SkylakeX kernels
+#: and ``optimal_inaccurate`` with the Haswell ones, 7e-10 apart). A reference is compared at the
+#: accuracy its own status reports.
+CLARABEL_ACCURACY = {"optimal": 1e-8, "optimal_inaccurate": 1e-4}
+
+
+def clarabel_solve(problem: Any) -> float:
+    """Solve the CVXPY ``problem`` by Clarabel at its default settings; return the relative accuracy
+    its status vouches for (:data:`CLARABEL_ACCURACY`). A solve without a solution skips the test,
+    the solver's status as its reason."""
+    import warnings
+
+    import cvxpy as cp
+
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            problem.solve(solver="CLARABEL")
+    except cp.error.SolverError as error:
+        pytest.skip(f"the reference solve by Clarabel failed: {error}")
+    if problem.status not in CLARABEL_ACCURACY:
+        pytest.skip(f"the reference solve by Clarabel ended {problem.status}")
+    return CLARABEL_ACCURACY[problem.status]
+
+
+def relaxation_reference(domain: Any, y: np.ndarray, relaxation: str = "sdp+local",
+                         encoding: str = "auto") -> tuple[np.ndarray, float, float]:
+    """The projection of ``y`` onto the relaxation L by Clarabel on the CVXPY model of L (the
+    model's definition, not the solvers of :func:`~projmech.bodies.relaxation.project_to_relaxation`):
+    ``(answers, distance, accuracy)``, the distance known to the relative ``accuracy`` of
+    :func:`clarabel_solve`."""
+    import cvxpy as cp
+
+    from projmech.bodies.relaxation import MomentEncoding, _cvxpy_body
+
+    model = MomentEncoding.of(domain, encoding)
+    body = _cvxpy_body(model, relaxation)
+    problem = cp.Problem(cp.Minimize(cp.norm(body.answers - y, 2)), body.constraints)
+    accuracy = clarabel_solve(problem)
+    answers = np.asarray(body.answers.value, dtype=float)
+    return answers, float(problem.value), accuracy
+
+
 # --- marginals ---------------------------------------------------------------------------------
 
 def brute_marginals(attributes: Sequence[Any], sizes: Sequence[int], way: int) -> tuple[np.ndarray, list[str]]:
