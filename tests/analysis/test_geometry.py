@@ -405,6 +405,7 @@ def test_finite_set_width_bound():
 
 # --- the support function of the relaxation L ------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.parametrize("d", [3, 4])
 def test_relaxation_support_dominates_the_hull(d):
     # K_Q ⊆ L: h_L(g) >= h_{K_Q}(g), the latter by brute force over the 2^d columns
@@ -423,6 +424,7 @@ def test_relaxation_support_dominates_the_hull(d):
     assert np.all(supports["sdp+local"].values <= supports["local"].values + 1e-6)
 
 
+@pytest.mark.solver
 def test_relaxation_support_equals_the_hull_for_two_attributes():
     # d = 2: the local polytope of the one pair is the set of 2x2 probability tables, i.e. K_Q
     domain = binary_domain(2)
@@ -437,6 +439,7 @@ def test_relaxation_support_equals_the_hull_for_two_attributes():
     assert relaxation_support(domain, down, relaxation="sdp+local").values[0] == pytest.approx(0.0, abs=1e-6)
 
 
+@pytest.mark.solver
 def test_relaxation_support_is_attained_at_a_point_of_L():
     domain = binary_domain(4)
     model = MomentEncoding.of(domain)
@@ -454,6 +457,7 @@ def test_relaxation_support_is_attained_at_a_point_of_L():
             assert g @ model.answers(Y) == pytest.approx(value, abs=1e-12)
 
 
+@pytest.mark.solver
 def test_local_support_is_at_least_the_explicit_point():
     # m = 0, C_ij = sign(alpha_ij) satisfies the local constraints; in ±1 form a cell is
     # (1 + a m_i + b m_j + ab C_ij)/4, so that point's value is sum(g)/4 + sum_ij |alpha_ij|,
@@ -467,6 +471,7 @@ def test_local_support_is_at_least_the_explicit_point():
 
 
 # The sdp relaxation may release negative cells here; NegativeCellsWarning says so, by design.
+@pytest.mark.solver
 @pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")
 def test_support_and_projection_describe_the_same_body():
     # projection p of y onto L maximizes <y - p, x> over L: h_L(y - p) = <y - p, p>
@@ -483,6 +488,7 @@ def test_support_and_projection_describe_the_same_body():
         assert np.linalg.norm(y - p) > 0.5
 
 
+@pytest.mark.solver
 def test_relaxation_support_one_hot():
     domain = pm.Domain(["a", "b", "c"], [3, 2, 2])
     F = pm.marginals(domain, 2).toarray()
@@ -507,12 +513,14 @@ def test_relaxation_support_bad_inputs():
         relaxation_support(pm.Domain(["a", "b"], [2, 1]), np.zeros(2))
 
 
+@pytest.mark.solver
 def test_relaxation_support_refuses_an_inaccurate_solve():
     with pytest.raises(RelaxationError, match="not optimal|failed"):
         relaxation_support(binary_domain(3), np.ones(12), solver="SCS", solver_options={"max_iters": 2},
                            retry_options={"max_iters": 2})
 
 
+@pytest.mark.solver
 def test_relaxation_support_retries_a_non_optimal_solve_once_and_reports_it():
     domain = binary_domain(3)
     G = np.random.default_rng(11).standard_normal((3, 12))

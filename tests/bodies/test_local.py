@@ -63,6 +63,7 @@ CASES = {
 }
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_projection_matches_a_direct_cvxpy_model_and_its_certificate_holds(name):
     workload = CASES[name]()
@@ -116,6 +117,7 @@ ACYCLIC = {
 }
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", sorted(ACYCLIC))
 def test_on_acyclic_tables_the_projection_is_the_hull_projection(name):
     sizes, subsets = ACYCLIC[name]
@@ -131,6 +133,7 @@ def test_on_acyclic_tables_the_projection_is_the_hull_projection(name):
     assert bound < 1e-4
 
 
+@pytest.mark.solver
 def test_on_cyclic_tables_the_local_polytope_is_a_strict_relaxation():
     # Three pairwise-consistent 2-way tables no distribution has: x = y, x = z, y != z.
     workload = pm.marginals(pm.Domain(list("abc"), [2, 2, 2]), 2)
@@ -234,6 +237,7 @@ NOISY = {
 }
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", sorted(NOISY))
 def test_answers_far_from_every_table_are_projected_and_certified(name):
     # Each of these stopped with LocalError before the L-BFGS guards: a curvature pair made of
@@ -247,6 +251,7 @@ def test_answers_far_from_every_table_are_projected_and_certified(name):
     assert value - result.stats.gap <= _cvxpy_local(workload, y) * (1 + 1e-7) + 1e-7
 
 
+@pytest.mark.solver
 def test_the_lower_bound_is_never_optimistic_even_for_multipliers_rounding_cannot_hold():
     workload = pm.marginals(pm.Domain(list("abcd"), [2, 3, 2, 2]), 2)
     rng = np.random.default_rng(5)

@@ -14,6 +14,7 @@ def _tables(joint, keys):
     return {key: joint.sum(axis=tuple(a for a in range(joint.ndim) if a not in key)) for key in keys}
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_against_cvxpy_on_a_cycle_of_tables(seed):
     """The three 2-way tables of a random distribution on 2 x 3 x 2 cells (a cycle: no closed

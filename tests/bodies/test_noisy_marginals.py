@@ -70,6 +70,7 @@ def test_a_full_table_path_converges_to_its_closed_form():
     np.testing.assert_allclose(joint.ravel(), expected, atol=1e-4)
 
 
+@pytest.mark.solver
 def test_the_path_converges_to_the_least_squares_point_of_cvxpy():
     """A weighted cycle of 2-way tables with small noise (an interior optimum): the path's
     tables converge to CVXPY's weighted least squares over the simplex."""
@@ -316,6 +317,7 @@ def test_the_junction_tree_path_is_the_dense_path():
         np.testing.assert_allclose(fits[0].marginal(axes), fits[1].marginal(axes), atol=1e-10)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("model", ["dense", "junction_tree"])
 def test_stopping_at_the_gap_reaches_the_least_squares_point_of_cvxpy(model):
     """``stop="gap"`` certifies its iterate near the weighted least-squares point of the

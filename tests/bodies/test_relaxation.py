@@ -38,6 +38,7 @@ def test_encoding_reproduces_the_marginal_workload(domain, encoding):
         np.testing.assert_allclose(model.answers(model.moments_of(h)), workload.answer(h), atol=1e-14)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("domain", [BINARY, CATEGORICAL])
 @pytest.mark.parametrize("relaxation", RELAXATIONS)
 @pytest.mark.parametrize("support", [None, 3])
@@ -51,6 +52,7 @@ def test_true_answers_are_fixed_points(domain, relaxation, support):
         assert result.constraint_violation < 1e-7
 
 
+@pytest.mark.solver
 @pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
 @pytest.mark.parametrize("d", [3, 5])
 def test_distance_to_relaxation_never_exceeds_distance_to_hull(d):
@@ -67,6 +69,7 @@ def test_distance_to_relaxation_never_exceeds_distance_to_hull(d):
         assert distances["sdp+local"] >= max(distances["sdp"], distances["local"]) - 1e-6
 
 
+@pytest.mark.solver
 @pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
 @pytest.mark.parametrize("relaxation", RELAXATIONS)
 def test_result_satisfies_the_constraints(relaxation):
@@ -86,6 +89,7 @@ def test_result_satisfies_the_constraints(relaxation):
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y))
 
 
+@pytest.mark.solver
 @pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
 @pytest.mark.parametrize("relaxation", RELAXATIONS)
 def test_binary_and_one_hot_encodings_agree(relaxation):
@@ -99,6 +103,7 @@ def test_binary_and_one_hot_encodings_agree(relaxation):
     np.testing.assert_allclose(binary.answers, one_hot.answers, atol=1e-4)
 
 
+@pytest.mark.solver
 def test_sdp_alone_admits_a_negative_cell():
     # In ±1 form m_i = m_j = C_ij = -1/2 is PSD; in 0/1 form mu = 1/4, P_ij = -1/8: cell (1,1) < 0.
     domain = pm.Domain(["a", "b"], [2, 2])
@@ -123,6 +128,7 @@ NEGATIVE = re.compile(r"(\d+) of (\d+) projected cells are negative \(minimum (\
                       r"relaxation='sdp\+local' \(command line: --relaxation sdp\+local\) keeps every cell nonnegative")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver, tolerance", [("admm", ADMM_FEASIBILITY_TOL), ("CLARABEL", CVXPY_FEASIBILITY_TOL)])
 def test_sdp_alone_warns_of_its_negative_cells(solver, tolerance):
     y = small_data_answers(2)
@@ -149,6 +155,7 @@ def test_the_warning_fires_exactly_when_a_cell_is_below_the_tolerance():
     assert any(fired)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("relaxation", ["sdp+local", "local"])
 def test_the_local_constraints_keep_cells_nonnegative_without_a_warning(relaxation):
     y = small_data_answers(2)
@@ -176,6 +183,7 @@ def test_bad_inputs(domain, y, match):
         project_to_relaxation(domain, y)
 
 
+@pytest.mark.solver
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 def test_bad_options():
     y = np.zeros(24)

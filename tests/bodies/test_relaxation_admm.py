@@ -84,6 +84,7 @@ def test_adjoints_are_adjoint(name):
 
 
 # The sdp relaxation may release negative cells here; NegativeCellsWarning says so, by design.
+@pytest.mark.solver
 @pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")
 @pytest.mark.parametrize("name", DOMAINS)
 @pytest.mark.parametrize("relaxation", ["sdp+local", "sdp"])
@@ -108,6 +109,7 @@ def test_admm_matches_the_cvxpy_reference_within_its_certificate(name, relaxatio
         assert np.linalg.norm(result.answers - answers) <= bound + point_room
 
 
+@pytest.mark.solver
 def test_certificate_is_never_optimistic_on_early_stops():
     """Stopped after few iterations, the lower bound still lies below the true optimum and the
     returned point is feasible (its objective above it)."""
@@ -166,6 +168,7 @@ def test_local_constraints_bind_where_the_sdp_alone_does_not():
     assert admm_projection(domain, y, local=True, tol=1e-8).objective > 1e-3
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", DOMAINS)
 @pytest.mark.parametrize("encoding", ["auto", "one-hot"])
 def test_project_to_relaxation_by_admm_returns_certified_moments(name, encoding):
@@ -188,6 +191,7 @@ def test_project_to_relaxation_by_admm_returns_certified_moments(name, encoding)
     assert result.distance ** 2 * (1 - 1e-6) <= distance ** 2 * (1 + 1e-6 + 2 * accuracy) + 1e-9
 
 
+@pytest.mark.solver
 def test_unconverged_admm_raises_with_its_best_point():
     """max_iterations=1: a SolveError with ADMM's one attempt at its iteration limit and the
     feasible point reached as ``best``; its gap is checked against the CVXPY optimum."""
@@ -229,6 +233,7 @@ def test_options_are_keyword_only():
         admm_projection(domain, y, True)
 
 
+@pytest.mark.solver
 def test_auto_picks_admm_for_the_semidefinite_relaxations_and_cvxpy_for_local():
     domain = DOMAINS["binary"]
     _, _, y = _noisy(domain, np.random.default_rng(9))

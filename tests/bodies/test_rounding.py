@@ -44,6 +44,7 @@ def test_repair_is_reported_when_the_sine_transform_is_not_psd():
     assert reported == repair
 
 
+@pytest.mark.solver
 def test_rounding_a_projection_onto_the_relaxation():
     domain, h, _ = correlated_moments(seed=3)
     workload = pm.marginals(domain, 2)
@@ -81,6 +82,7 @@ def test_bad_arguments():
         gaussian_rounding(Y, 10, 0)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("method", ["gaussian", "search"])
 def test_synthetic_data_reports_the_distance_of_its_marginals(method):
     """The reported distance is recomputed independently from the rows' histogram."""
@@ -99,6 +101,7 @@ def test_synthetic_data_reports_the_distance_of_its_marginals(method):
         assert synthetic.marginal_max_error <= 5 * 0.5 / np.sqrt(50_000)
 
 
+@pytest.mark.solver
 def test_synthetic_data_refuses_gaussian_rounding_of_categorical_domains_and_mismatched_results():
     domain, h, _ = correlated_moments()
     truth = pm.marginals(domain, 2).answer(h)

@@ -198,6 +198,7 @@ def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism
     assert ("factorization" in summary) == mechanism.startswith("factorization")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("relaxation", [None, "sdp", "local"])
 def test_release_projection_onto_the_relaxation(files, relaxation, capsys):
     extra = () if relaxation is None else ("--relaxation", relaxation)
@@ -612,6 +613,7 @@ def test_release_flag_errors(files, capsys, args, message):
     one_line_error(capsys, message)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("args, body", [
     (["--solver", "scs", "--body", "relaxed"], "relaxation/sdp+local"),  # solver names in any case
     (["--solver", "Clarabel", "--body", "hull"], "hull"),
@@ -1472,6 +1474,7 @@ def test_ranges_over_unordered_categories_are_refused_naming_the_flag(tmp_path, 
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.solver
 def test_factorization_projection_takes_the_body_auto_chooses(files, monkeypatch):
     """With the hull's limit lowered below the fixture's 12 elements, --body auto (the default)
     projects the marginals:2 answers onto the relaxation L, and the summary says so; --body and

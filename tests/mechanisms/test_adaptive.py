@@ -276,6 +276,7 @@ def _cycle_measurements() -> list[Measurement]:
                         + rng.normal(0, s, math.prod(sizes[a] for a in attrs)), s) for attrs, s in specs]
 
 
+@pytest.mark.solver
 def test_estimate_against_a_direct_cvxpy_model():
     """Overlapping measured tables, weighted: the estimate's objective matches CVXPY's on the
     same local polytope (consistent, non-negative tables summing to 1)."""
@@ -298,6 +299,7 @@ def test_estimate_against_a_direct_cvxpy_model():
     assert ours >= problem.value * (1 - 1e-4) - 1e-6
 
 
+@pytest.mark.solver
 def test_joint_estimate_against_a_direct_cvxpy_model():
     """A cycle of measured tables, weighted: the joint's measured tables are the least-squares
     optimum over every distribution (CVXPY over the 12 cells; the optimal tables are unique),
@@ -327,6 +329,7 @@ def test_joint_estimate_against_a_direct_cvxpy_model():
         joint.table((3,))
 
 
+@pytest.mark.solver
 def test_joint_estimate_of_a_frustrated_cycle_is_a_distribution_where_the_local_one_is_not():
     """Three binary attributes measured as a = b, b = c and a != c (no distribution has these
     tables; the local polytope has them): the local projection keeps them, the joint projects
@@ -535,6 +538,7 @@ def test_joint_release_reads_every_table_from_one_distribution():
     np.testing.assert_allclose(tables[(1, 2)].sum(axis=0), tables[(2, 3)].sum(axis=1), atol=1e-12)
 
 
+@pytest.mark.solver
 def test_uncovered_table_is_the_maximum_entropy_completion():
     """A 3-way table whose three 2-way sub-tables are measured: the estimate is the
     maximum-entropy table with those margins (CVXPY's exponential cone as the oracle)."""
