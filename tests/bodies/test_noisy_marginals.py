@@ -14,6 +14,8 @@ from projmech.bodies.noisy_marginals import _MarginalTree, _model
 from projmech.bodies.noisy_marginals import _path as _model_path
 from projmech.solve import Status
 
+from oracles import clarabel_solve, point_room
+
 
 
 def _path(sizes, targets, sigmas, rng):
@@ -91,10 +93,10 @@ def test_the_path_converges_to_the_least_squares_point_of_cvxpy():
             operator[np.ravel_multi_index(tuple(np.unravel_index(cell, sizes)[a] for a in axes), table.shape),
                      cell] = 1.0
         loss = loss + cp.sum_squares(operator @ p - table.ravel()) / sigmas[axes] ** 2
-    cp.Problem(cp.Minimize(loss), [cp.sum(p) == 1]).solve(solver="CLARABEL")
+    accuracy = clarabel_solve(cp.Problem(cp.Minimize(loss), [cp.sum(p) == 1]))
     best = p.value.reshape(sizes)
     for axes in noisy:
-        np.testing.assert_allclose(_marginal(joint, axes), _marginal(best, axes), atol=1e-6)
+        np.testing.assert_allclose(_marginal(joint, axes), _marginal(best, axes), atol=point_room(accuracy, 1e-6))
 
 
 _SIGMAS = {(0,): 0.05, (1,): 0.08, (0, 1): 0.04, (1, 2): 0.06}
@@ -338,10 +340,10 @@ def test_stopping_at_the_gap_reaches_the_least_squares_point_of_cvxpy(model):
                      cell] = 1.0
         loss = loss + 0.5 * cp.sum_squares(operator @ p - table.ravel()) / sigmas[axes] ** 2
     problem = cp.Problem(cp.Minimize(loss), [cp.sum(p) == 1])
-    problem.solve(solver="CLARABEL")
+    room = max(clarabel_solve(problem) * problem.value, 1e-6)
     fitted_loss = sum(0.5 * float(((fit.marginal(axes) - table) ** 2).sum()) / sigmas[axes] ** 2
                       for axes, table in noisy.items())
-    assert problem.value - 1e-6 <= fitted_loss <= problem.value + fit.stats.gap + 1e-6
+    assert problem.value - room <= fitted_loss <= problem.value + fit.stats.gap + room
     for axes in noisy:
         np.testing.assert_allclose(fit.marginal(axes), _marginal(p.value.reshape(sizes), axes), atol=2e-3)
 
