@@ -13,6 +13,23 @@ import warnings
 
 import pytest
 
+# --- the solver marker on doctests ------------------------------------------------------------
+
+#: The doctests of the package that call a third-party solver: a doctest takes no marker of its
+#: own, so the tests marked ``solver`` (``make test-cpus``) take these by name.
+SOLVER_DOCTESTS = frozenset({
+    "projmech.bodies.relaxation.RelaxationSupport",
+    "projmech.bodies.relaxation.relaxation_support",
+    "projmech.factorization.mean.approximate_factorization_norm",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if isinstance(item, pytest.DoctestItem) and item.name in SOLVER_DOCTESTS:
+            item.add_marker(pytest.mark.solver)
+
+
 # --- real dataframe engines, started once per session ---------------------------------------
 
 @pytest.fixture(scope="session")

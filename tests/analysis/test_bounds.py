@@ -184,6 +184,7 @@ def test_projection_mechanism_meets_projection_bound():
     assert summary.rmse_high < projection_error(mechanism.noise_scale(n), 4, width=width)  # mean RMSE, via Jensen
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_projection_bounds_hold_for_a_random_polytope_cvxpy():
     # a generic K_Q (random columns in [0, 1]^3), projected by CVXPY over the weights of the columns

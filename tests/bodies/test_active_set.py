@@ -57,6 +57,7 @@ INSTANCES = {
 }
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", sorted(INSTANCES))
 def test_objective_matches_cvxpy(name):
     workload, y = INSTANCES[name]()
@@ -86,6 +87,7 @@ def test_witness_is_sparse_feasible_and_reproduces_the_answers(name):
     assert result.stats.iterations >= 1 and result.summary()["support_size"] == support.size
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", sorted(INSTANCES))
 def test_certificate_never_claims_a_gap_smaller_than_the_true_one(name):
     """Early stops included: after 1, 2, 3 outer iterations the reported gap still bounds the
@@ -126,6 +128,7 @@ def test_an_unconverged_solve_is_reported_not_returned():
     assert best.stats.gap > best.stats.tolerance
 
 
+@pytest.mark.solver
 def test_implicit_and_explicit_marginals_give_the_same_projection():
     explicit, y = marginal_instance([2, 3, 2, 2, 3, 2], 7)
     implicit, _ = marginal_instance([2, 3, 2, 2, 3, 2], 7, implicit=True)
@@ -136,6 +139,7 @@ def test_implicit_and_explicit_marginals_give_the_same_projection():
     assert b.objective - lower <= b.stats.gap + 1e-11
 
 
+@pytest.mark.solver
 def test_noise_tied_default_tolerance():
     """With the noise level given, tol defaults to 1e-4 relative to (k/2) sigma^2, and the answers
     land within 0.01 sigma RMS of the exact projection."""
@@ -249,6 +253,7 @@ def test_projection_mechanism_on_implicit_marginals_uses_the_noise_level():
     assert np.linalg.norm(projected.answers - truth) <= np.linalg.norm(gaussian.answers - truth)
 
 
+@pytest.mark.solver
 def test_a_user_built_implicit_workload_with_an_adjoint():
     """Workload.implicit with rmatvec and columns is all the fast solver needs."""
     workload, y = random_instance(12, 300, 14, noise=0.1)
@@ -263,6 +268,7 @@ def test_a_user_built_implicit_workload_with_an_adjoint():
     np.testing.assert_allclose(result.answers, reference, atol=1e-5)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("c", [1e-6, 1.0, 1e4, 1e8])
 def test_scaled_columns_keep_a_nonempty_corral_and_the_same_steps(c):
     """``c F``, ``c y`` for columns of norm up to 1e8: the KKT solves of Wolfe's method must not
@@ -320,6 +326,7 @@ def _reviewed_instance(seed):
     return pm.Workload(F), y
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("seed", [168, 394])
 def test_block_entries_reach_the_optimum_on_reviewed_instances(seed):
     workload, y = _reviewed_instance(seed)
@@ -329,6 +336,7 @@ def test_block_entries_reach_the_optimum_on_reviewed_instances(seed):
     assert result.objective - lower <= result.stats.gap + 1e-10
 
 
+@pytest.mark.solver
 def test_the_final_check_reads_the_witness_columns_sparse(monkeypatch):
     """The check of a fast solution reads the support's columns as sparse ones: dense, a large
     support of a large table was refused (2-way marginals of two 300-value attributes: 4,034

@@ -128,6 +128,7 @@ def test_synthetic_rows_from_a_categorical_relaxation():
     assert np.sqrt(np.mean((ours - truth) ** 2)) <= 1.5 * released_error
 
 
+@pytest.mark.solver
 def test_method_is_for_relaxations_only():
     domain = domain_of((2, 3))
     workload = pm.marginals(domain, 2)

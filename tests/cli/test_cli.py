@@ -180,7 +180,8 @@ def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism
     b_share = np.bincount(frame["b"].to_numpy(), minlength=3) / N
     if spec == "marginals:0-2":
         labels = ["total"] + marginal_labels(1) + marginal_labels(2)
-        truth = np.concatenate([[1.0], marginal_truth(frame, marginal_labels(1)), marginal_truth(frame, marginal_labels(2))])
+        truth = np.concatenate([[1.0], marginal_truth(frame, marginal_labels(1)),
+                                marginal_truth(frame, marginal_labels(2))])
     elif spec.startswith("marginals"):
         labels = marginal_labels(int(spec.split(":")[1]))
         truth = marginal_truth(frame, labels)
@@ -200,6 +201,7 @@ def test_release_answers_are_the_truth_when_noise_is_negligible(files, mechanism
     assert ("factorization" in summary) == mechanism.startswith("factorization")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("relaxation", [None, "sdp", "local"])
 def test_release_projection_onto_the_relaxation(files, relaxation, capsys):
     extra = () if relaxation is None else ("--relaxation", relaxation)
@@ -234,7 +236,8 @@ def test_release_body_choice(files):
 def test_release_on_20_binary_attributes(tmp_path):
     """2^20 elements: 2-way marginals are built implicitly (the explicit matrix would hold 2e8
     entries); body 'auto' projects onto L (the cost model's choice: the hull's estimate, the
-    active-set solver's on this implicit workload, is over 100 times L's), and '--body hull' onto K_Q with the active-set solver."""
+    active-set solver's on this implicit workload, is over 100 times L's), and '--body hull' onto K_Q with the
+    active-set solver."""
     d, n = 20, 80
     rng = np.random.default_rng(12)
     frame = pd.DataFrame(rng.integers(0, 2, size=(n, d)), columns=[f"x{i}" for i in range(d)])
@@ -250,7 +253,8 @@ def test_release_on_20_binary_attributes(tmp_path):
         assert summary["num_queries"] == len(table) == 4 * math.comb(d, 2)
         assert summary.get("body") == {"auto": "relaxation/sdp+local", "hull": "hull"}.get(name)
         if name == "hull":
-            assert summary["solver"]["solver"] == "fast" and summary["solver"]["support_size"] <= 1 + d + math.comb(d, 2) + 1
+            assert summary["solver"]["solver"] == "fast"
+            assert summary["solver"]["support_size"] <= 1 + d + math.comb(d, 2) + 1
         assert table["query"].iloc[-1] == f"x{d - 2}=1 & x{d - 1}=1"
         truth = np.concatenate([np.bincount(2 * frame[f"x{i}"] + frame[f"x{j}"], minlength=4) / n
                                 for i, j in itertools.combinations(range(d), 2)])
@@ -287,8 +291,10 @@ def test_release_seed_is_reproducible(files):
      "--epsilon: must be a positive finite number, got -1"),
     (["--mechanism", "gaussian", "--epsilon", "nan", "--delta", "1e-6"],
      "--epsilon: must be a positive finite number, got nan"),
-    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1.5"], "--delta: must lie strictly between 0 and 1, got 1.5"),
-    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "0"], "--delta: must lie strictly between 0 and 1, got 0"),
+    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1.5"], "--delta: must lie strictly between 0 and 1, "
+                                                                      "got 1.5"),
+    (["--mechanism", "gaussian", "--epsilon", "1", "--delta", "0"],
+     "--delta: must lie strictly between 0 and 1, got 0"),
     (["--mechanism", "gaussian", "--rho", "0"], "--rho: must be a positive finite number, got 0"),
     (["--mechanism", "gaussian", "--rho", "inf"], "--rho: must be a positive finite number, got inf"),
     (["--mechanism", "laplace", "--epsilon", "0"], "--epsilon: must be a positive finite number, got 0"),
@@ -296,7 +302,8 @@ def test_release_seed_is_reproducible(files):
     (["--workload", "marginals", "--rho", "1"], "--workload"),
     (["--workload", "foo", "--rho", "1"], "--workload"),
     (["--workload", "identity:3", "--rho", "1"], "--workload"),
-    (["--workload", "marginals:4", "--rho", "1"], "--workload: 'marginals:4' asks for 4-way tables, but --domain has only "
+    (["--workload", "marginals:4", "--rho", "1"], "--workload: 'marginals:4' asks for 4-way tables, but --domain has "
+                                                  "only "
                                                   "3 attributes; use WAY <= 3"),
     (["--workload", "marginals:1-5", "--rho", "1"], "--workload: 'marginals:1-5' asks for 5-way tables, but --domain "
                                                     "has only 3 attributes; use HIGH <= 3"),
@@ -308,7 +315,8 @@ def test_release_seed_is_reproducible(files):
      "--ranges: a=suffix: expected one of all_range, identity, prefix"),
     (["--workload", "range-marginals:2", "--ranges", "b=prefix,zz=prefix", "--rho", "1"],
      "--ranges: 'zz' names no attribute of the domain (a, b, c)"),
-    (["--workload", "range-marginals:2", "--ranges", "b=prefix, b=all_range", "--rho", "1"], "--ranges: 'b' is given twice"),
+    (["--workload", "range-marginals:2", "--ranges", "b=prefix, b=all_range", "--rho", "1"], "--ranges: 'b' is given "
+                                                                                             "twice"),
     (["--workload", "range-marginals:4", "--ranges", "b=prefix", "--rho", "1"],
      "--workload: 'range-marginals:4': WAY must lie between 1 and the number of attributes (--domain has only 3 "
      "attributes)"),
@@ -316,7 +324,8 @@ def test_release_seed_is_reproducible(files):
     (["--workload", "range-marginals:2", "--ranges", "a", "--rho", "1"], "--ranges"),
     (["--workload", "marginals:2", "--ranges", "a=prefix", "--rho", "1"], "--ranges"),
     (["--solver", "NOPE", "--rho", "1"], "--solver: --body auto projects onto the hull K_Q or the relaxation L "
-                                         "(sdp+local), which takes auto, fast, CLARABEL, ECOS, OSQP, SCS, admm; got 'NOPE'"),
+                                         "(sdp+local), which takes auto, fast, CLARABEL, ECOS, OSQP, SCS, admm; got "
+                                         "'NOPE'"),
     (["--mechanism", "gaussian", "--body", "relaxed", "--rho", "1"], "--body"),
     (["--mechanism", "laplace", "--relaxation", "sdp", "--epsilon", "1"], "--relaxation"),
     (["--body", "hull", "--relaxation", "sdp", "--rho", "1"], "--relaxation"),
@@ -406,12 +415,14 @@ FILES = ["--data", "d", "--domain", "d", "--out", "o"]
                                              "--epsilon?"),
     (["release", *FILES, "--epsilom=1"], "projmech release: error: --epsilom: no such flag; did you mean --epsilon?\n"),
     (["release", *FILES, "--rho", "1", "2"], "projmech release: error: '2': a value no flag takes"),
-    (["release", *FILES, "--e", "1"], "projmech release: error: --e: no such flag; did you mean --engine or --epsilon?"),
+    (["release", *FILES, "--e", "1"],
+     "projmech release: error: --e: no such flag; did you mean --engine or --epsilon?"),
     (["demo", "--trails", "2"], "projmech demo: error: --trails: no such flag; did you mean --trials?"),
     (["demo", "--outdir", "x"], "projmech demo: error: --outdir: no such flag; did you mean --out-dir?"),
     (["audit", "--trials", "x"], "projmech audit: error: --trials: no such flag"),
     (["demo", "--trials", "2.5"], "projmech demo: error: --trials: expected an integer, got '2.5'"),
-    ([], "projmech: error: give a command: release, audit, synthesize, demo ('projmech COMMAND --help' describes each)"),
+    ([],
+     "projmech: error: give a command: release, audit, synthesize, demo ('projmech COMMAND --help' describes each)"),
     (["frobnicate"], "projmech: error: frobnicate: no such command (the commands: release, audit, synthesize, demo)"),
     (["relase", "--rho", "1"], "projmech: error: relase: no such command; did you mean release? (the commands: "
                                "release, audit, synthesize, demo)"),
@@ -614,6 +625,7 @@ def test_release_flag_errors(files, capsys, args, message):
     one_line_error(capsys, message)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("args, body", [
     (["--solver", "scs", "--body", "relaxed"], "relaxation/sdp+local"),  # solver names in any case
     (["--solver", "Clarabel", "--body", "hull"], "hull"),
@@ -640,8 +652,10 @@ def test_negative_cells_warning_in_cli_words(files, capsys):
         err = capsys.readouterr().err
         answers = pd.read_csv(out)["answer"].to_numpy()
         if err:
-            assert re.fullmatch(r"projmech release: warning: (\d+) of 16 released cells are negative \(minimum -[\d.e-]+\): "
-                                r"--relaxation sdp lacks the local constraints; --relaxation sdp\+local \(the default\) "
+            assert re.fullmatch(r"projmech release: warning: (\d+) of 16 released cells are negative \(minimum "
+                                r"-[\d.e-]+\): "
+                                r"--relaxation sdp lacks the local constraints; --relaxation sdp\+local \(the "
+                                r"default\) "
                                 r"keeps every cell nonnegative\n", err), err
             assert int(err.split("warning: ")[1].split()[0]) == int((answers < 0).sum()) >= 1
             warned.append(seed)
@@ -1054,7 +1068,8 @@ def test_help_examples_run_end_to_end(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["demo", "--trials", "1"], "projmech demo: error: --trials: must be at least 2 (for a confidence interval), got 1"),
+    (["demo", "--trials", "1"],
+     "projmech demo: error: --trials: must be at least 2 (for a confidence interval), got 1"),
     (["demo", "--epsilon", "-1"], "projmech demo: error: --epsilon: must be a positive finite number, got -1"),
     (["demo", "--delta", "2"], "projmech demo: error: --delta: must lie strictly between 0 and 1, got 2"),
     (["demo", "--seed", "-3"], "projmech demo: error: --seed: expected a non-negative integer, got -3"),
@@ -1454,7 +1469,8 @@ def test_a_large_delta_warns_in_one_line_naming_the_flag(files, capsys):
 
 @pytest.mark.parametrize("flags, flag", [(["--workload", "prefix:species"], "--workload"),
                                          (["--workload", "all_range:species"], "--workload"),
-                                         (["--workload", "range-marginals:1", "--ranges", "species=prefix"], "--ranges")])
+                                         (["--workload", "range-marginals:1", "--ranges", "species=prefix"],
+                                          "--ranges")])
 def test_ranges_over_unordered_categories_are_refused_naming_the_flag(tmp_path, capsys, flags, flag):
     """Ranges compare values by order; a plain category list has none (declared ordered, it has)."""
     data = tmp_path / "penguins.csv"
@@ -1476,6 +1492,7 @@ def test_ranges_over_unordered_categories_are_refused_naming_the_flag(tmp_path, 
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.solver
 def test_factorization_projection_takes_the_body_auto_chooses(files, monkeypatch):
     """With the hull's limit lowered below the fixture's 12 elements, --body auto (the default)
     projects the marginals:2 answers onto the relaxation L, and the summary says so; --body and
@@ -1738,7 +1755,8 @@ def test_synthesize_under_add_remove_estimates_the_size(files, capsys):
     (["--rho", "1", "--workload", "prefix:b"], "--workload: prefix:b"),
     (["--rho", "1", "--rows", "0"], "--rows: must be a positive integer"),
     (["--rho", "1", "--seed", "3"], "--seed: the counts are integers"),
-    (["--rho", "1", "--neighbouring", "replace-one", "--size", "10"], "--size: applies only with --neighbouring add-remove"),
+    (["--rho", "1", "--neighbouring", "replace-one", "--size", "10"], "--size: applies only with --neighbouring "
+                                                                      "add-remove"),
 ])
 def test_synthesize_refusals(files, capsys, extra, message):
     code, path = synthesize_cli(files, *extra)

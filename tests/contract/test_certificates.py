@@ -114,6 +114,7 @@ def test_projection_mechanism_on_a_scaled_identity():
     check_certified(result, workload.matrix, y, c * simplex_projection(y / c))
 
 
+@pytest.mark.solver
 def test_projection_mechanism_on_scaled_marginals():
     """2-way marginals of 10 binary attributes scaled by 3000 (the audit's second instance)."""
     c = 3000.0
@@ -152,6 +153,7 @@ def test_fast_solver_is_scale_invariant_on_scaled_marginals(c):
     check_certified(result, c * F0, c * y0, reference)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("c", SCALES)
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("workload", ["identity", "marginals"])
@@ -219,6 +221,7 @@ def test_brute_force_oracle_matches_the_closed_forms(name):
     np.testing.assert_allclose(point, CLOSED_FORMS[name], atol=1e-12 * max(1.0, np.abs(y).max()))
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_degenerate_shapes_are_certified_or_reported(name, solver):
@@ -268,6 +271,7 @@ def test_a_bad_fast_result_is_rejected(monkeypatch, name):
     assert (attempt.solver, attempt.status) == ("fast", Status.REJECTED) and reason in attempt.detail
 
 
+@pytest.mark.solver
 def test_auto_falls_back_when_the_fast_result_fails_the_check(monkeypatch):
     """The rejected witness is recorded as a failed attempt and the next solver is tried."""
     monkeypatch.setattr(hull, "active_set_projection", _fake_active_set([], [], [0.0, 0.0]))
@@ -329,6 +333,7 @@ def check_relaxation_point(result, y: np.ndarray) -> None:
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y), rel=1e-12)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", ["admm", "CLARABEL"])
 def test_relaxation_results_pass_the_independent_check(solver):
     y = _noisy_marginals(7)
@@ -388,6 +393,7 @@ def test_infeasible_admm_moments_are_rejected(monkeypatch):
     assert info.value.best is None  # an infeasible point is no candidate
 
 
+@pytest.mark.solver
 def test_a_cvxpy_point_above_the_feasibility_tolerance_is_rejected():
     """SCS at a loose accuracy (1e-3) reports "optimal" for a point that violates L's constraints
     by more than the default 1e-4: refused, not returned. The same point is returned when the

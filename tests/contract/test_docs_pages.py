@@ -24,6 +24,7 @@ def test_the_pages_hold_code() -> None:
     assert blocks(ROOT / "docs" / "getting_started.md")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("page", [page for page in PAGES if blocks(page)],
                          ids=lambda page: str(page.relative_to(ROOT)))
 def test_page_runs(page: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -172,6 +172,7 @@ def test_stats_without_a_total_time_show_the_solve_time():
     assert str(stats).endswith("no certificate, 0.25 s")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("body, solver", [("hull", "fast"), ("hull", "CLARABEL"), ("relaxation", "auto")])
 def test_projections_report_the_whole_call(body, solver):
     """The projections' ``total_time`` covers the call (model building, checks), not only the attempt."""

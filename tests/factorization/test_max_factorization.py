@@ -30,6 +30,7 @@ def explicit_gamma_2(fact):
 # ----------------------------------------------------------------------------- closed forms
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("method", ["iterative", "sdp"])
 def test_identity_gamma_2_is_one(method):
     fact = gamma_2(pm.identity(7), method=method, tol=1e-7)
@@ -37,6 +38,7 @@ def test_identity_gamma_2_is_one(method):
     assert fact.lower_bound <= fact.value * (1 + 1e-9)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("method", ["iterative", "sdp"])
 def test_rank_one_gamma_2_is_product_of_sup_norms(method):
     # gamma_2(u v^T) = ||u||_inf ||v||_inf: measure v^T h once, scale by u.
@@ -63,6 +65,7 @@ def test_prefix_gamma_2_inside_published_bounds(m):
 # ----------------------------------------------------------------------------- the SDP as reference
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("make", [
     lambda: pm.prefix(12),
     lambda: pm.all_range(6),
@@ -81,6 +84,7 @@ def test_iterative_matches_sdp(make):
     assert reference.lower_bound <= fact.value * (1 + 1e-9)
 
 
+@pytest.mark.solver
 def test_certificate_never_above_gamma_2_at_any_weights():
     rng = np.random.default_rng(4)
     F = rng.standard_normal((8, 6))
@@ -204,6 +208,7 @@ def test_marginal_gamma_2_matches_the_explicit_matrix(ways):
     assert structured.lower_bound <= dense.value and dense.lower_bound <= structured.value
 
 
+@pytest.mark.solver
 def test_marginal_gamma_2_of_weighted_and_degenerate_tables_matches_the_explicit_matrix():
     # Weights 3, 1, -2 and a zero-weight table (no dual weight: tol 1e-10 is reachable), a
     # size-1 attribute, tables of one size that are not interchangeable.

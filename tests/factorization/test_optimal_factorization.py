@@ -45,6 +45,7 @@ def gamma_of(F, **kwargs):
 # ----------------------------------------------------------------------------- closed forms
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("method", ["iterative", "sdp"])
 def test_repeated_query_gamma_is_one(method):
     # Measure the query once, copy it k times: ||R||_F = sqrt(k), ||M||_{1->2} = 1.
@@ -54,6 +55,7 @@ def test_repeated_query_gamma_is_one(method):
     assert fact.lower_bound <= fact.gamma * (1 + 1e-9)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("method", ["iterative", "sdp"])
 def test_identity_workload_gamma_is_one(method):
     fact = pm.factorization_norm(pm.identity(9), tol=1e-7, **method_options(method))
@@ -98,6 +100,7 @@ def brute_force_gamma(F):
     return math.sqrt(min(best.fun, min(values)) / k)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("shape, seed", [((2, 2), 0), ((2, 2), 1), ((3, 2), 2), ((3, 3), 3), ((4, 3), 4)])
 def test_brute_force_small(shape, seed):
     F = np.random.default_rng(seed).normal(size=shape)
@@ -119,6 +122,7 @@ def rank_deficient_cases():
             "tall rank 3": tall_low_rank}
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", list(rank_deficient_cases()))
 def test_rank_deficient_and_rectangular(name):
     F = rank_deficient_cases()[name]
@@ -137,6 +141,7 @@ def test_rank_deficient_and_rectangular(name):
         F.shape[0]) == pytest.approx(iterative.gamma, rel=1e-9)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("build", [
     lambda: pm.prefix(64),
     lambda: pm.all_range(32),
@@ -152,6 +157,7 @@ def test_iterative_matches_sdp(build):
     assert iterative.gamma == pytest.approx(sdp.gamma, rel=1e-4)  # both gaps <= 1e-4 on gamma^2
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_iterative_matches_sdp_m128():
     iterative = pm.factorization_norm(pm.prefix(128), method="iterative", tol=1e-7, max_iterations=2000)
@@ -182,6 +188,7 @@ def test_certified_gap_is_reported_and_met():
     assert stats.gap == pytest.approx(gamma**2 / fact.lower_bound**2 - 1, rel=1e-6, abs=1e-9)
 
 
+@pytest.mark.solver
 def test_sdp_after_an_uncertified_iterative_attempt_records_both_in_order():
     """"auto" on m <= 64: the iterative method stopped at 2 evaluations, then the SDP; both are
     attempts, the accepted SDP last, and its gap is the certified one."""
@@ -272,6 +279,7 @@ def test_total_time_counts_the_preparation_before_the_first_attempt(monkeypatch)
     assert fact.stats.total_time <= wall
 
 
+@pytest.mark.solver
 def test_approximate_total_time_is_the_wall_time_of_the_whole_call():
     fact, wall = _timed(lambda: approximate_factorization_norm(pm.prefix(4), 0.1))
     stats = fact.stats
@@ -341,6 +349,7 @@ def test_implicit_workload_gives_same_factorization():
 # ----------------------------------------------------------------------------- approximate
 
 
+@pytest.mark.solver
 def test_approximate_alpha_zero_is_exact():
     exact = pm.factorization_norm(pm.prefix(6), tol=1e-8).gamma
     approximate = pm.approximate_factorization_norm(pm.prefix(6), 0.0)
@@ -348,6 +357,7 @@ def test_approximate_alpha_zero_is_exact():
     assert approximate.residual < 1e-6
 
 
+@pytest.mark.solver
 def test_approximate_near_an_all_ones_workload():
     # Entries 1 +- alpha are within alpha of the all-ones matrix, which has gamma 1, so
     # gamma_alpha <= 1.
@@ -362,6 +372,7 @@ def test_approximate_near_an_all_ones_workload():
     np.testing.assert_allclose(fact.reconstruction @ fact.strategy.toarray(), F + fact.perturbation, atol=1e-9)
 
 
+@pytest.mark.solver
 def test_approximate_is_monotone_in_alpha_and_bounded():
     F = pm.prefix(5).toarray()
     previous = math.inf
@@ -588,6 +599,7 @@ def test_choose_method_follows_the_structure_then_the_objective():
     assert fact.stats.solver == "residual"
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("row", [[1.0] * 17, [0.5, -2.0, 1.0], [0.0, 3.0, 3.0, -1.0]])
 def test_a_single_query_is_its_own_optimal_strategy(row):
     """gamma of one query q is max |q_j| (closed form: R = [1], M = q; the dual bound at e_j of its

@@ -51,6 +51,7 @@ def test_empirical_error_matches_expected_error():
         mech.expected_error(n, measure="mean")
 
 
+@pytest.mark.solver
 def test_projection_never_increases_the_error():
     workload = pm.prefix(12)
     fact = pm.factorization_norm(workload)
@@ -90,6 +91,7 @@ def test_release_is_reproducible_and_described():
     assert summary["factorization"]["gamma"] == pytest.approx(mech.factorization.gamma)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("project", [False, True], ids=["plain", "projected"])
 def test_summary_reports_the_answers_noise_beside_the_strategys_sigma(project):
     """sigma is the noise of each strategy measurement; the answers carry R Z, whose root mean
@@ -153,6 +155,7 @@ def test_factors_that_do_not_reproduce_the_workload_are_refused():
         pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=rank_one)
 
 
+@pytest.mark.solver
 def test_approximate_factorization_bias_is_bounded():
     # Approximate factorizations (ENU20): with R M = F + E the answers carry E h, and ||E h|| <= ||E||_{1->2}.
     rng = np.random.default_rng(1)

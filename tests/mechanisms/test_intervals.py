@@ -202,6 +202,7 @@ def test_exact_intervals_cover_at_the_level(name):
     assert 0.94 <= coverage <= 0.96, (name, coverage, width)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", ["discrete gaussian", "discrete laplace", "factorization discrete", "projection",
                                   "factorization+projection"])
 def test_bounds_cover_at_least_the_level(name):
@@ -258,6 +259,7 @@ def test_factorization_widths_follow_each_query_norm():
         release.answer_sigma_rms, rel=1e-9)
 
 
+@pytest.mark.solver
 def test_projected_intervals_stay_inside_query_ranges():
     data, _ = _data(m=16)
     release = pm.ProjectionMechanism(pm.prefix(16), pm.ZCDP(0.01), noise="continuous").release(
@@ -266,6 +268,7 @@ def test_projected_intervals_stay_inside_query_ranges():
     assert np.all(intervals.lower >= 0) and np.all(intervals.upper <= 1) and np.all(intervals.lower <= intervals.upper)
 
 
+@pytest.mark.solver
 def test_add_remove_declared_size_is_not_clipped():
     data, _ = _data(m=16)
     release = pm.ProjectionMechanism(pm.prefix(16), pm.ZCDP(0.5), noise="continuous", neighbouring="add-remove",

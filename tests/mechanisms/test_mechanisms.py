@@ -234,6 +234,7 @@ DOCUMENTED_FIELDS = ["answers", "noisy_answers", "label_source", "mechanism", "p
                      "answer_sigma_rms", "workload", "rounds", "estimate"]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("kind", ["gaussian", "laplace", "projection", "factorization", "adaptive_projection"])
 def test_release_never_carries_truth(kind):
     data, records = sample_dataset(30, seed=2)
@@ -267,6 +268,7 @@ def test_release_never_carries_truth(kind):
     assert release.mechanism == kind
 
 
+@pytest.mark.solver
 def test_release_summary_is_json_and_states_the_guarantee():
     data, _ = sample_dataset(40, seed=3)
     workload = marginals(DOMAIN, 2)
@@ -426,6 +428,7 @@ def independent_fw_gap(F: np.ndarray, y: np.ndarray, p: np.ndarray) -> float:
     return float(np.max((p - y) @ (p[:, None] - F)))
 
 
+@pytest.mark.solver
 def test_projection_is_a_certified_projection_that_never_hurts():
     data, records = sample_dataset(25, seed=8)
     workload = marginals(DOMAIN, 2)
@@ -470,6 +473,7 @@ def test_projection_is_a_certified_projection_that_never_hurts():
     assert np.median(improvements) > 1.5
 
 
+@pytest.mark.solver
 def test_projection_of_a_point_inside_the_hull_is_itself():
     """With negligible noise the noisy answers are (almost) the truth, a point of K_Q."""
     data, records = sample_dataset(200, seed=9)
@@ -480,6 +484,7 @@ def test_projection_of_a_point_inside_the_hull_is_itself():
     np.testing.assert_allclose(released.noisy_answers, truth, atol=1e-6)
 
 
+@pytest.mark.solver
 def test_projection_solver_choice_and_error_type():
     mechanism = ProjectionMechanism(small_workload(), ZCDP(1.0), solver="ECOS")
     release = mechanism.release(H_SMALL, n=N_SMALL, rng=0)

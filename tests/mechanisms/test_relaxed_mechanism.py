@@ -71,6 +71,7 @@ def test_relaxed_release_on_a_dataset_and_on_its_histogram():
 
 
 # At n = 30 the SDP relaxation without local constraints releases negative cells and says so.
+@pytest.mark.solver
 @pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")
 @pytest.mark.parametrize("relaxation", ["sdp+local", "sdp", "local"])
 def test_relaxed_noise_is_the_gaussian_mechanisms_and_projection_never_hurts(relaxation):
@@ -269,6 +270,7 @@ def test_laplace_calibrates_from_an_implicit_workload_as_from_its_matrix():
     assert mechanism.release(data, rng=0).answers.shape == (dense.shape[0],)
 
 
+@pytest.mark.solver
 def test_projection_error_bound_holds_and_is_not_the_gaussian_figure():
     """error_bound: min(Gaussian exact rms, the projection mechanism's bound (NTZ13) with the finite-class width bound),
     checked against an independent computation of both and against Monte Carlo."""
@@ -295,6 +297,7 @@ def test_projection_error_bound_holds_and_is_not_the_gaussian_figure():
     assert np.sqrt(np.mean(squared)) < mechanism.error_bound(n)
 
 
+@pytest.mark.solver
 def test_projection_step_and_tolerance_are_shared_with_the_factorization():
     """ProjectionMechanism and FactorizationMechanism(project=True) project through one body and
     one tolerance rule, relative to the answers' noise: the threshold the gap met scales with it."""
