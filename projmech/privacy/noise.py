@@ -685,22 +685,40 @@ _BLOCK = 2048
 #: later (logging's takes its module lock), so the section under the lock calls only OpenDP's core
 #: modules and numpy, which take no such lock; that is also why OpenDP is imported above and not
 #: lazily under the lock (its full import calls logging).
+#:
+#: A fork from a signal handler on the thread that holds the lock (signal handlers run on the main
+#: thread, between its bytecodes) does not wait for it: that thread cannot release it until the
+#: handler returns. A Ctrl-C while a fork waits does not end the wait: CPython ignores exceptions
+#: in fork handlers, so the fork would go ahead without the lock (and the parent release it under
+#: the thread that holds it); it is lost, as any exception in a fork handler is.
 _pools: dict[tuple[str, float], np.ndarray] = {}
 _pool_lock = threading.Lock()
+_pool_owner: int | None = None
+_fork: dict[str, bool] = {"held": False}
 
 
 def _hold_for_fork() -> None:
-    _pool_lock.acquire()
+    _fork["held"] = False
+    if _pool_owner == threading.get_ident():
+        return
+    while True:
+        try:
+            _pool_lock.acquire()
+        except KeyboardInterrupt:
+            continue
+        _fork["held"] = True
+        return
 
 
 def _release_after_fork() -> None:
-    _pool_lock.release()
+    if _fork["held"]:
+        _pool_lock.release()
 
 
 def _forget_pools() -> None:
-    global _pool_lock
+    global _pool_lock, _pool_owner
     _pools.clear()
-    _pool_lock = threading.Lock()
+    _pool_lock, _pool_owner = threading.Lock(), None
 
 
 os.register_at_fork(before=_hold_for_fork, after_in_parent=_release_after_fork, after_in_child=_forget_pools)
@@ -752,11 +770,16 @@ def _opendp_sample(distribution: str, scale: float, size: int) -> np.ndarray:
     per-call cost each time."""
     if size == 0:
         return np.zeros(0)
+    global _pool_owner
     key = (distribution, float(scale))
     with _pool_lock:
-        pool = _pools.get(key, np.zeros(0))
-        if pool.size < size:
-            fresh = _opendp_draws(distribution, float(scale), max(_POOL_CHUNK, size - pool.size))
-            pool = np.concatenate([pool, fresh])
-        _pools[key] = pool[size:]
-        return pool[:size].copy()
+        _pool_owner = threading.get_ident()
+        try:
+            pool = _pools.get(key, np.zeros(0))
+            if pool.size < size:
+                fresh = _opendp_draws(distribution, float(scale), max(_POOL_CHUNK, size - pool.size))
+                pool = np.concatenate([pool, fresh])
+            _pools[key] = pool[size:]
+            return pool[:size].copy()
+        finally:
+            _pool_owner = None

@@ -450,6 +450,63 @@ def test_a_fork_waits_until_no_other_thread_is_inside_opendp(monkeypatch):
     assert status == 0
 
 
+#: A draw held inside OpenDP for 1 s (its refill replaced by a slow one), in a fresh interpreter.
+_SLOW_DRAWS = """
+import os, signal, sys, threading, time
+import numpy as np
+import projmech.privacy.noise as noise_module
+
+def slow(distribution, scale, size):
+    time.sleep(1.0)
+    return np.zeros(size)
+
+noise_module._opendp_draws = slow
+noise = noise_module.Noise("laplace", 5.0, discrete=True)
+"""
+
+_FORK_IN_A_SIGNAL_HANDLER = _SLOW_DRAWS + """
+def handler(signum, frame):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    print("forked", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+
+signal.signal(signal.SIGALRM, handler)
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+noise.sample(3, None)
+print("drawn", flush=True)
+"""
+
+_CTRL_C_WHILE_A_FORK_WAITS = _SLOW_DRAWS + """
+thread = threading.Thread(target=noise.sample, args=(3, None))
+thread.start()
+time.sleep(0.2)
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print("waited", not thread.is_alive(), os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+thread.join()
+print("lock free", not noise_module._pool_lock.locked(), flush=True)
+"""
+
+
+def test_a_fork_from_a_signal_handler_during_a_draw_does_not_wait_for_its_own_thread():
+    """The handler runs on the thread holding the pool lock: waiting for the lock would never end."""
+    result = subprocess.run([sys.executable, "-c", _FORK_IN_A_SIGNAL_HANDLER], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.split() == ["forked", "0", "drawn"], (result.stdout, result.stderr)
+
+
+def test_a_ctrl_c_while_a_fork_waits_does_not_let_the_fork_through_without_the_lock():
+    """The fork still waits for the draw in progress, and the lock is released once, by its holder
+    (a fork let through would release it in the parent under the drawing thread)."""
+    result = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_A_FORK_WAITS], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.split() == ["waited", "True", "0", "lock", "free", "True"], (result.stdout, result.stderr)
+    assert "release unlocked lock" not in result.stderr, result.stderr
+
+
 def test_discrete_draws_are_not_shared_between_threads():
     noise = Noise("laplace", 1e6, discrete=True)
     noise.sample(4093, None)  # leave 3 draws in the pool: every thread below triggers a refill
