@@ -1005,6 +1005,8 @@ def _log_zcdp_delta(rho: float, epsilon: float) -> tuple[float, float]:
         upper, step = min(upper + step, _LOG_ALPHA_CAP), 2.0 * step
     best = upper if slope(upper) <= 0 else optimize.brentq(slope, lower, upper, xtol=1e-12, rtol=1e-15)
     parts = terms(best)
+    if math.inf in parts and -math.inf in parts:  # both the rho and the epsilon terms overflowed
+        return 0.0, 0.0
     value = math.fsum(parts)
     if value == -math.inf:  # the epsilon term alone overflowed: delta underflows
         return value, 0.0
