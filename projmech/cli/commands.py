@@ -1178,6 +1178,9 @@ ARGUMENT_FLAGS = {
     "estimator": "--estimator", "noise": "--noise", "size": "--size", "size_share": "--size-share",
     "neighbouring": "--neighbouring", "objective": "--objective", "body": "--body", "solver": "--solver",
     "relaxation": "--relaxation",
+    # The adaptive mechanism's max_cells has no flag: a workload none of whose tables fits in it is
+    # the workload's to change.
+    "max_cells": "--workload",
 }
 
 

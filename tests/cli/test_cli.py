@@ -1802,6 +1802,19 @@ def test_library_refusals_name_the_flag_given_with_the_valid_range(files, capsys
     assert err.startswith(f"projmech {command}: error: {flag}: "), err
 
 
+def test_a_workload_no_table_of_which_fits_the_rounds_names_the_workload(tmp_path, capsys):
+    """The adaptive mechanism refuses it as its max_cells, which has no flag: the workload's is
+    the flag to change (it was printed as max_cells:)."""
+    data, domain = tmp_path / "data.csv", tmp_path / "domain.json"
+    pd.DataFrame({"a": [0, 1499, 7], "b": [3, 0, 1499]}).to_csv(data, index=False)
+    domain.write_text(json.dumps({"a": 1500, "b": 1500}), encoding="utf-8")
+    code, _ = synthesize_cli({"data": data, "domain": domain, "dir": tmp_path}, "--rho", "1",
+                             "--workload", "marginals:2")
+    assert code == 2
+    err = one_line_error(capsys, "2,250,000 cells", command="synthesize")
+    assert err.startswith("projmech synthesize: error: --workload: "), err
+
+
 def test_the_flag_of_a_budget_is_the_one_given(files, capsys):
     """The adaptive mechanism calibrates (epsilon, delta) through rho: a refusal of the rho it
     converts to names --epsilon, the flag the user gave."""
