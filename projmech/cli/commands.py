@@ -38,7 +38,7 @@ from ..bodies import relaxation as relaxation_module
 from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Local, Relaxation, Tables, choose_body
 from ..bodies.cost import HULL_PREFERENCE
 from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning
-from ..bodies.rounding import synthetic_data
+from ..bodies.rounding import check_rows_fit, synthetic_data
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..data.frames import ENGINES, is_parquet, read_frame
@@ -609,6 +609,11 @@ def _release(args: argparse.Namespace) -> int:
     if dataset.n == 0 and args.neighbouring == "replace-one":
         raise ValueError(f"--data: {args.data} has no rows; under replace-one neighbours n is public and must be "
                          "at least 1 (--neighbouring add-remove with --size releases an empty data set)")
+    if synthetic_path is not None:  # the rows to draw, before the release spends anything
+        drawn, argument = ((args.synthetic_rows, "synthetic_rows") if args.synthetic_rows is not None
+                           else (size, "size") if isinstance(size, int) else (None, ""))
+        if drawn is not None:
+            check_rows_fit(drawn, dataset.domain, argument)
     # "discrete" is asked of the mechanism as "auto" (discrete exactly on integer counts) and
     # checked below: whether a factorization's strategy is integral is known only once it is built.
     options: dict[str, Any] = {"neighbouring": args.neighbouring, "size": size, "size_share": args.size_share,
@@ -1177,7 +1182,7 @@ ARGUMENT_FLAGS = {
     "rho": "--rho", "epsilon": "--epsilon", "delta": "--delta", "rows": "--rows", "workload": "--workload",
     "estimator": "--estimator", "noise": "--noise", "size": "--size", "size_share": "--size-share",
     "neighbouring": "--neighbouring", "objective": "--objective", "body": "--body", "solver": "--solver",
-    "relaxation": "--relaxation",
+    "relaxation": "--relaxation", "synthetic_rows": "--synthetic-rows",
     # The adaptive mechanism's max_cells has no flag: a workload none of whose tables fits in it is
     # the workload's to change.
     "max_cells": "--workload",

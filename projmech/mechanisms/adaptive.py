@@ -1246,9 +1246,13 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         if not isinstance(data, Dataset):
             raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
+        # Before any budget is spent: the rows asked for, or the public size drawn by default (the
+        # declared one under add/remove, the row count under replace-one).
         if rows is not None:
             rows = int(POSITIVE_INT.check("rows", rows))
-            check_rows_fit(rows, data.domain, "rows")  # before any budget is spent
+            check_rows_fit(rows, data.domain, "rows")
+        elif self.size_policy.declared is not None:
+            check_rows_fit(self.size_policy.declared, data.domain, "size")
         run = self.run(data, rng=rng, progress=progress)
         count = rows if rows is not None else max(1, int(round(run.release.size)))
         drawn = synthetic_data(data.domain, run, count, rng).data  # as AdaptiveRun.row_source says

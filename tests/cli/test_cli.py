@@ -1815,6 +1815,31 @@ def test_a_workload_no_table_of_which_fits_the_rounds_names_the_workload(tmp_pat
     assert err.startswith("projmech synthesize: error: --workload: "), err
 
 
+@pytest.mark.parametrize("command, extra, flag", [
+    ("release", ["--mechanism", "projection", "--rho", "1", "--synthetic", "rows.csv", "--synthetic-rows",
+                 "100000000000000"], "--synthetic-rows"),
+    ("release", ["--mechanism", "projection", "--rho", "1", "--neighbouring", "add-remove", "--size",
+                 "100000000000000", "--synthetic", "rows.csv"], "--size"),
+    ("synthesize", ["--rho", "1", "--neighbouring", "add-remove", "--size", "100000000000000"], "--size"),
+])
+def test_rows_beyond_memory_are_refused_before_the_release_naming_their_flag(files, capsys, monkeypatch, command,
+                                                                              extra, flag):
+    """The rows drawn by default number the public size; both it and --synthetic-rows were refused
+    only after the budget was spent, naming the rounding's internal n."""
+    import projmech.privacy.noise as noise_module
+
+    def spent(*args, **kwargs):
+        raise AssertionError("noise was drawn")
+
+    monkeypatch.setattr(noise_module.Noise, "sample", spent)
+    extra = [str(files["dir"] / item) if item == "rows.csv" else item for item in extra]
+    run = synthesize_cli if command == "synthesize" else release
+    code, _ = run(files, *extra)
+    assert code == 2
+    err = one_line_error(capsys, "100,000,000,000,000 rows", command=command)
+    assert err.startswith(f"projmech {command}: error: {flag}: "), err
+
+
 def test_the_flag_of_a_budget_is_the_one_given(files, capsys):
     """The adaptive mechanism calibrates (epsilon, delta) through rho: a refusal of the rho it
     converts to names --epsilon, the flag the user gave."""
