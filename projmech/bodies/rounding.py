@@ -493,25 +493,36 @@ def _from_source(domain: Domain, source: RowSource, workload: Workload | None) -
 
 def _same_workload(given: Workload, known: Workload) -> bool:
     """Whether two workloads are the same queries: the same object, or of one shape and either
-    the same weighted tables with equal blocks (:func:`~projmech.workloads.table_terms`) or, on a
-    universe of at most :data:`PROBE_MAX_UNIVERSE` cells, the same answers to a random histogram."""
+    the same weighted tables with the same blocks (:func:`~projmech.workloads.table_terms`; each
+    block's answers to a random vector, never its dense matrix) or, on a universe of at most
+    :data:`PROBE_MAX_UNIVERSE` cells, the same answers to a random histogram."""
     if given is known:
         return True
     if given.shape != known.shape:
         return False
     ours, theirs = table_terms(given), table_terms(known)
     if ours is not None and theirs is not None:
-        if (ours.sizes, ours.subsets) != (theirs.sizes, theirs.subsets) or not np.allclose(ours.weights,
-                                                                                            theirs.weights):
+        if (ours.sizes, ours.subsets) != (theirs.sizes, theirs.subsets):
             return False
-        return all((a is None) == (b is None) and (a is None or b is None or a is b or (
-            a.shape == b.shape and np.array_equal(a.toarray(), b.toarray())))
-            for a, b in zip(ours.blocks, theirs.blocks))
+        if not np.allclose(ours.weights, theirs.weights, rtol=1e-12, atol=0.0):
+            return False
+        return all(_same_block(a, b) for a, b in zip(ours.blocks, theirs.blocks))
     if given.universe_size > PROBE_MAX_UNIVERSE:
         return False
     probe = np.random.default_rng(0).random(given.universe_size)
     probe /= probe.sum()
     return bool(np.allclose(given.answer(probe), known.answer(probe), rtol=1e-9, atol=1e-12))
+
+
+def _same_block(first: Workload | None, second: Workload | None) -> bool:
+    """Whether two blocks of an attribute are the same linear map, by their answers to one random
+    vector (equal with probability 1 only if the maps are)."""
+    if first is None or second is None or first is second:
+        return first is second
+    if first.shape != second.shape:
+        return False
+    probe = np.random.default_rng(0).standard_normal(first.shape[1])
+    return bool(np.allclose(first.answer(probe), second.answer(probe), rtol=1e-9, atol=1e-12))
 
 
 def _fitted_tables(domain: Domain, result: MaximumEntropyResult | NoisyMarginalsResult) -> Workload:

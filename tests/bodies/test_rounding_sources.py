@@ -151,6 +151,18 @@ def test_an_explicit_workload_must_be_the_objects_own():
         pm.synthetic_data(DOMAIN, run, 10, rng, workload=pm.marginals(DOMAIN, 1))
 
 
+def test_the_same_tables_over_a_large_attribute_are_compared_without_their_dense_blocks():
+    """An attribute of 12,000 values: its identity block was compared as a dense 12,000 x 12,000
+    matrix, refused for memory, so the caller's own workload built again was refused."""
+    domain = pm.Domain(["a", "b"], [12_000, 3])
+    rng = np.random.default_rng(0)
+    data = pm.Dataset(np.column_stack([rng.integers(0, 12_000, 500), rng.integers(0, 3, 500)]), domain)
+    release = pm.ProjectionMechanism(pm.marginals(domain, 1), pm.ZCDP(1.0), body="tables",
+                                     noise="continuous").release(data, rng=0)
+    _same_rows(pm.synthetic_data(domain, release, 40, np.random.default_rng(3), workload=pm.marginals(domain, 1)),
+               pm.synthetic_data(domain, release, 40, np.random.default_rng(3)))
+
+
 def test_workloads_without_tables_are_compared_by_their_answers():
     """Two explicit matrices of one shape: the same entries in another object are accepted, other
     entries refused."""
