@@ -18,6 +18,7 @@ import copy
 import functools
 import json
 import math
+import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -46,6 +47,10 @@ from ..validation import FLAG, Options, as_generator, check_positive_int, format
 from ..workloads import Workload
 from .budget import budget_message, table_shares, warn_budget
 from .intervals import ConfidenceIntervals, confidence_intervals
+
+#: The BudgetWarning's messages of each live mechanism, by row count and noise (see
+#: CountingMechanism._check_budget): kept outside the mechanisms, since the row count may be private.
+_BUDGET_MESSAGES: weakref.WeakKeyDictionary[Any, dict[tuple[int, Noise], str | None]] = weakref.WeakKeyDictionary()
 
 __all__ = [
     "Release",
@@ -664,9 +669,10 @@ class CountingMechanism:
     def _check_budget(self, rows: int) -> None:
         """Warn (:class:`~projmech.mechanisms.budget.BudgetWarning`) before anything is spent when
         the answers' noise is above the mean count of a cell in at least half of the tables
-        (worked out once for each row count and noise and kept in this object, never released:
-        repeated releases, as an audit makes, warn alike at no cost)."""
-        messages = self.__dict__.setdefault("_budget_messages", {})
+        (worked out once for each row count and noise and kept beside this object for its
+        lifetime, not in it, so that neither a copy nor a pickle of the mechanism carries a private
+        row count: repeated releases, as an audit makes, warn alike at no cost)."""
+        messages = _BUDGET_MESSAGES.setdefault(self, {})
         key = (rows, self.noise)
         if key not in messages:
             messages[key] = self._budget_message(rows)

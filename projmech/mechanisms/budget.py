@@ -135,11 +135,15 @@ def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
     if not noise > target:
         return None
     swamped = sum(1 for share in shares if noise > size * share)
+    # A private row count is stated to two digits: the warning is the curator's, yet it is printed.
+    private = policy.neighbouring is not Neighbouring.REPLACE_ONE and policy.declared is None
+    shown = f"about {float(f'{size:.2g}'):,.0f}" if private else f"{size:g}"
     if queries:
-        what, typical_one = "the count a query would have were the rows spread uniformly", f"{target:.3g}"
+        what, typical_one = "the count a query would have were the rows spread uniformly", f"{target:.2g}"
     else:
         what = "the mean count of a cell, n / cells,"
-        typical_one = f"n / cells = {size:g} / {1.0 / typical:.4g} = {target:.3g}"
+        typical_one = (f"n / cells = {shown} / {1.0 / typical:.4g}" if private
+                       else f"n / cells = {size:g} / {1.0 / typical:.4g} = {target:.3g}")
     name = "rho" if isinstance(privacy, ZCDP) else "epsilon"
     least = _least_budget(privacy, noise_at, target)
     if least is None:
@@ -152,7 +156,7 @@ def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
         f"{name}: {privacy} leaves the measured counts little signal: {noise_name}, std {noise:.3g}, is above {what} "
         f"in {swamped} of the {len(shares)} {tables_name} (the typical one: {typical_one}); {advice} "
         f"(signal-to-noise 1), or measure fewer attributes or smaller tables. This warning reads {source} "
-        f"(n = {size:g}); it is for the data's curator, not part of the release, and nothing released depends on it")
+        f"(n = {shown}); it is for the data's curator, not part of the release, and nothing released depends on it")
 
 
 def warn_budget(message: str | None) -> None:

@@ -7,6 +7,7 @@ import itertools
 import math
 import re
 import statistics
+import pickle
 import warnings
 
 import numpy as np
@@ -71,10 +72,11 @@ def test_fires_on_a_few_hundred_rows_at_epsilon_0_1_before_anything_is_spent(adu
     assert rounds == [] and rng.bit_generator.state == state  # no round ran, nothing was drawn
     message = str(info.value)
     assert message.startswith("epsilon: (0.1, 1e-09)-DP leaves the measured counts little signal")
-    # 14 attributes: 91 pairs, 224 notional rounds; n = 300 rows, private under add/remove.
+    # 14 attributes: 91 pairs, 224 notional rounds; n = 300 rows, private under add/remove, so
+    # stated to two digits (312 rows would read the same).
     assert "of the 91 2-way tables" in message and "224 notional rounds" in message
-    assert f"n / cells = 300 / {_pair_cells(adult.domain.sizes)} " in message
-    assert "the row count, private under add-remove neighbours (n = 300)" in message
+    assert f"n / cells = about 300 / {_pair_cells(adult.domain.sizes)})" in message
+    assert "the row count, private under add-remove neighbours (n = about 300)" in message
     assert "not part of the release" in message and "\n" not in message
 
 
@@ -219,3 +221,15 @@ def test_a_declared_size_is_read_instead_of_the_private_row_count():
                 for data in (few, many)]
     assert messages[0] == messages[1] and len(messages[0]) == 1
     assert "reads the declared size (n = 100)" in messages[0][0]
+
+
+def test_the_mechanism_carries_no_row_count_after_warning():
+    """The messages are kept beside the mechanism, not in it: its pickle is the same before and
+    after a release whose warning read the private row count."""
+    domain = pm.Domain(["a", "b"], [5, 5])
+    data = pm.Dataset(np.random.default_rng(4).integers(0, 5, size=(37, 2)), domain)
+    mechanism = pm.GaussianMechanism(pm.marginals(domain, 2), pm.ZCDP(0.01), neighbouring="add-remove",
+                                     size="estimate", noise="continuous")
+    before = pickle.dumps(mechanism)
+    assert len(_budget_warnings(lambda: mechanism.release(data, rng=0))) == 1
+    assert pickle.dumps(mechanism) == before
