@@ -5,9 +5,9 @@ page on the adaptive mechanism)."""
 
 import itertools
 import math
+import pickle
 import re
 import statistics
-import pickle
 import warnings
 
 import numpy as np
