@@ -38,7 +38,11 @@ from typing import Any
 
 import pandas as pd
 
-from projmech.factorization.mean import RANGE_MAX_UNIVERSE  from _common import RESULTS, argument_parser, int_list, markdown, name_list, peak_memory_mb, run_in_process, write_csv  OBJECTIVES= ("mean", "max")
+from projmech.factorization.norm import RANGE_MAX_UNIVERSE
+
+from _common import RESULTS, argument_parser, int_list, markdown, name_list, peak_memory_mb, run_in_process, write_csv
+
+OBJECTIVES = ("mean", "max")
 DEFAULT_SIZES = (1024, 4096, 16384)
 DEFAULT_RANGE_SIZES = (16384,)
 DEFAULT_RANGE_MAX_SIZES = (1024, 2048, 16384)
