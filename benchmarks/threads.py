@@ -11,6 +11,7 @@ Usage::
 
     .venv/bin/python benchmarks/threads.py              # 7 repeats of each
     .venv/bin/python benchmarks/threads.py --repeats 3  # quick
+    .venv/bin/python benchmarks/threads.py --smoke      # does it run (seconds)
 
 Writes ``results/threads.csv``.
 """
@@ -30,7 +31,7 @@ from projmech._threads import on_one_blas_thread
 from projmech.bodies.relaxation_admm import admm_projection
 from projmech.factorization.norm import factorization_norm
 
-from _common import RESULTS, Timer, argument_parser, markdown, write_csv
+from _common import RESULTS, Timer, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
 
 
 #: The code of the layer :func:`on_one_blas_thread` wraps a function in.
@@ -63,12 +64,16 @@ def _relaxation_case(sizes: list[int], rows: int, sigma: float, seed: int) -> tu
 def main() -> None:
     parser = argument_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=7)
+    add_smoke_option(parser, "1 repeat, the ADMM on 4 x 3 values, prefix(16) and prefix(32)")
     args = parser.parse_args()
-    domain, noisy = _relaxation_case([17] * 10, 1797, 0.02, 0)
+    (attributes, values), sizes, out = (10, 17), (512, 1024), RESULTS / "threads.csv"
+    if args.smoke:
+        args.repeats, (attributes, values), sizes, out = 1, (4, 3), (16, 32), smoke_path(out)
+    domain, noisy = _relaxation_case([values] * attributes, 1797, 0.02, 0)
     kernels = {
-        "ADMM sdp+local, 10 x 17 values, 2-way": lambda function: function(domain, noisy, local=True),
-        "factorization prefix(512), iterative": lambda function: function(pm.prefix(512), method="iterative"),
-        "factorization prefix(1024), iterative": lambda function: function(pm.prefix(1024), method="iterative"),
+        f"ADMM sdp+local, {attributes} x {values} values, 2-way": lambda function: function(domain, noisy, local=True),
+        **{f"factorization prefix({m}), iterative": lambda function, m=m: function(pm.prefix(m), method="iterative")
+           for m in sizes},
     }
     functions = {"ADMM": admm_projection, "factorization": factorization_norm}
     rows = []
@@ -92,7 +97,7 @@ def main() -> None:
     print(markdown(["kernel", "setting", "median s", "max s", "load"],
                    [[r.kernel, r.setting, f"{r.median_s:.3f}", f"{r.max_s:.3f}", f"{r.load_1min:.2f}"]
                     for r in frame.itertuples()]))
-    print(f"wrote {write_csv(frame, RESULTS / 'threads.csv')}")
+    print(f"wrote {write_csv(frame, out)}")
 
 
 if __name__ == "__main__":
