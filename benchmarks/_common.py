@@ -109,9 +109,15 @@ def smoke_path(path: str | Path) -> Path:
     return smoke_folder() / Path(path).name
 
 
-def skipped(anchor: str, why: str) -> None:
-    """Say that the rows of the external ``anchor`` are skipped, and ``why`` (not installed)."""
-    print(f"{anchor}: skipped: {why}", flush=True)
+def not_installed(*packages: str) -> str | None:
+    """Why a comparison with an external package cannot run here: the first of ``packages`` not
+    installed (``"mbi is not installed ..."``), or None. Found without importing it."""
+    import importlib.util
+
+    for package in packages:
+        if importlib.util.find_spec(package) is None:
+            return f"{package} is not installed (pip install -e '.[benchmarks]')"
+    return None
 
 
 def usage_error(message: str) -> int:
