@@ -31,7 +31,7 @@ Each run is its own process (time and peak memory its own), one per (row, epsilo
 Usage::
 
     .venv/bin/python benchmarks/adaptive.py --epsilons 0.1,1,10 --seeds 5 \\
-        --aim-path PRIVATE_PGM_CHECKOUT --aim-python PYTHON_WITH_MBI
+        --aim-path private-pgm-src   # Private-PGM's checkout: see _aim_runner.py
     .venv/bin/python benchmarks/adaptive.py --smoke   # does it run (seconds; AIM only with --aim-path)
 
 Writes ``results/adaptive.csv`` and prints each row's mean error, time and peak memory.
