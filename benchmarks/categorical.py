@@ -109,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ways, methods, threads = ([2], ["fast"], [1]) if args.quick else (args.ways, args.methods, args.threads)
     sizes = SIZES
     if args.smoke:
-        ways, methods, threads, sizes, args.rows, args.out = [2], list(METHODS), [1], SMOKE_SIZES, 500, smoke_path(args.out)
+        ways, methods, threads, sizes = [2], list(METHODS), [1], SMOKE_SIZES
+        args.rows, args.out = 500, smoke_path(args.out)
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for way in ways:

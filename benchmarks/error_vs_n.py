@@ -70,7 +70,8 @@ from projmech.mechanisms.multiplicative_weights import mw_update_bound, offline_
 from projmech.mechanisms.online_pmw import online_pmw_accuracy
 from projmech.analysis.experiments import error_vs_n, format_table, plot_error_vs_n
 
-from _common import Timer, add_smoke_option, argument_parser, int_list, name_list, ruled, smoke_path, usage_error, write_csv
+from _common import (Timer, add_smoke_option, argument_parser, int_list, name_list, ruled, smoke_path, usage_error,
+                     write_csv)
 
 MECHANISMS: tuple[str, ...] = ("gaussian", "projection", "relaxed", "factorization", "offline_pmw", "online_pmw")
 #: Rounds tried for offline PMW, and the alphas tried for online PMW (public, data-independent).

@@ -55,7 +55,8 @@ from projmech import (
 )
 from projmech.analysis.experiments import format_number
 
-from _common import Timer, add_smoke_option, argument_parser, binary_domain, int_list, ruled, smoke_path, usage_error, write_csv
+from _common import (Timer, add_smoke_option, argument_parser, binary_domain, int_list, ruled, smoke_path, usage_error,
+                     write_csv)
 
 DEFAULT_SIZES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 DEFAULT_DIMS: tuple[int, ...] = (4, 6, 8)

@@ -40,8 +40,8 @@ import pandas as pd
 
 from projmech.factorization.norm import RANGE_MAX_UNIVERSE
 
-from _common import (RESULTS, add_smoke_option, argument_parser, int_list, markdown, name_list, not_installed, peak_memory_mb,
-                     run_in_process, smoke_path, write_csv)
+from _common import (RESULTS, add_smoke_option, argument_parser, int_list, markdown, name_list, not_installed,
+                     peak_memory_mb, run_in_process, smoke_path, write_csv)
 
 OBJECTIVES = ("mean", "max")
 DEFAULT_SIZES = (1024, 4096, 16384)
@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.sizes, args.range_sizes, args.range_max_sizes, args.jax_sizes = [1024, 4096], [4096], [1024], []
     if args.smoke:  # and all ranges' max at a size it refuses, without a process
-        args.sizes, args.range_sizes, args.range_max_sizes, args.jax_sizes = [64], [64], [32, 2 * RANGE_MAX_UNIVERSE], [64]
+        args.sizes, args.range_sizes, args.jax_sizes = [64], [64], [64]
+        args.range_max_sizes = [32, 2 * RANGE_MAX_UNIVERSE]
         args.objectives, args.jax_objectives, args.jax_steps, args.threads = ["mean"], ["mean"], 50, [1]
         args.out = smoke_path(args.out)
     if args.jax_sizes and (why := not_installed("jax_privacy")):

@@ -719,7 +719,8 @@ def resolve(args: argparse.Namespace) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.smoke:
-        args.sizes, args.trials, args.hull_trials, args.categorical_sizes, args.categorical_trials = [300], 2, 2, [300], 2
+        args.sizes, args.trials, args.hull_trials = [300], 2, 2
+        args.categorical_sizes, args.categorical_trials = [300], 2
         args.dims, args.rows, args.repeats = [3], 500, 1
         args.pgm_sizes, args.pgm_categorical_sizes, args.pgm_dims, args.pgm_trials = [300], [300], [3], 2
         args.pgm_approx_trials, args.pgm_iters, args.pgm_exact_max, args.output = 2, 20, 64, str(smoke_folder())
