@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS),
                         help="the cases of validity and power (default all)")
     parser.add_argument("--out", default="audit.csv", help="the CSV's name in results/")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 3,000 releases per data set")
+    parser.add_argument("--quick", action="store_true", help="a short run: 3,000 releases per data set")
     add_smoke_option(parser, f"200 releases per data set, the cases {', '.join(SMOKE_MECHANISMS)}")
     args = parser.parse_args()
     if args.quick:

@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the Parquet files are written (kept for later runs)")
     parser.add_argument("--skip-mbi", action="store_true")
     parser.add_argument("--quick", action="store_true",
-                        help="a smoke run: 20,000 rows in process, 10^6 out of core, 2 x 10^5 distributed")
+                        help="a short run: 20,000 rows in process, 10^6 out of core, 2 x 10^5 distributed")
     parser.add_argument("--out", type=Path, default=RESULTS / "counting.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement, as JSON
     add_smoke_option(parser, f"2,000 rows in process (1 thread), 20,000 out of core and distributed, the engines "

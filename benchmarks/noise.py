@@ -155,7 +155,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--draws", type=int, default=100_000, help="draws: draws per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="draws: measurements per row (the least is kept)")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 trials per cell, 20,000 draws once")
+    parser.add_argument("--quick", action="store_true", help="a short run: 3 trials per cell, 20,000 draws once")
     add_smoke_option(parser, "2 trials per cell, Adult at n = 200 and 4 binary attributes, 1,000 draws once")
     args = parser.parse_args()
     unknown = sorted(set(args.parts) - set(PARTS))

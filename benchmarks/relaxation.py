@@ -622,7 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--seed", type=int, default=0, help="every random stream derives from it")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer sizes, trials and dimensions, "
+    parser.add_argument("--quick", action="store_true", help="a short run: fewer sizes, trials and dimensions, "
                         "no categorical Adult, no synthetic data for Private-PGM")
     # adult
     parser.add_argument("--sizes", type=int_list, default=None,
