@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # (no isolated build environment, which would fetch the newest).
 PIP := $(BIN)/python -m pip install --quiet --constraint $(LOCK)
 
-.PHONY: demo test test-cpus test-all docs benchmarks upgrade-lock clean
+.PHONY: demo test test-cpus test-all docs benchmarks benchmarks-smoke upgrade-lock clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,13 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/feasibility.py
 	$(BIN)/python benchmarks/audit.py
 	$(BIN)/python benchmarks/noise.py
+
+# Every benchmark script with --smoke: its whole code path on tiny sizes, outputs into a temporary
+# folder (benchmarks/README.md); the comparisons whose packages are missing say they are skipped.
+benchmarks-smoke: $(STAMP)
+	-$(PIP) --no-build-isolation -e '.[benchmarks]'
+	for script in benchmarks/[a-z]*.py benchmarks/_aim_runner.py; do \
+	  echo "== $$script --smoke"; $(BIN)/python $$script --smoke || exit 1; done
 
 # Re-resolve every extra the targets install (test, engines, docs, benchmarks) to the newest
 # versions the ranges allow, in a throwaway environment; write the lock; rebuild .venv from it and

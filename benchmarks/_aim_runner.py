@@ -7,19 +7,14 @@ code lives in this repository: the runner imports ``mechanisms/aim.py`` (with it
 ``mechanisms/`` folder or the repository root) and runs its ``AIM`` class against the ``mbi``
 installed in the interpreter (mbi 2.0.0, JAX 0.10.2, on the CPU).
 
-Getting the reference code (read-only, outside this repository)::
+Getting the reference code (read-only, outside this repository; any folder will do)::
 
-    git clone https://github.com/ryan112358/private-pgm /tmp/private-pgm-src   # Private-PGM
-    git -C /tmp/private-pgm-src checkout 4d2b3c566b148da3ef800ce76e6189c548f2da22
-    git clone https://github.com/ryan112358/mbi /tmp/mbi-src                   # its successor
-    git -C /tmp/mbi-src checkout 361705d7f05f8c0ac4d5b3640e688eb4f692346e
+    git clone https://github.com/ryan112358/private-pgm private-pgm-src   # Private-PGM
+    git -C private-pgm-src checkout 4d2b3c566b148da3ef800ce76e6189c548f2da22
+    git clone https://github.com/ryan112358/mbi mbi-src                   # its successor
+    git -C mbi-src checkout 361705d7f05f8c0ac4d5b3640e688eb4f692346e
 
-or, from the mirrors of the development machine, only the ``mechanisms/`` folder::
-
-    mkdir -p /tmp/private-pgm-src && git --git-dir=/work/.mirror/ryan112358+private-pgm/repo \\
-        archive HEAD mechanisms | tar -x -C /tmp/private-pgm-src
-    mkdir -p /tmp/mbi-src && git --git-dir=/work/.mirror/ryan112358+mbi/repo \\
-        archive HEAD mechanisms | tar -x -C /tmp/mbi-src
+and an interpreter with mbi 2.0.0 and JAX (``pip install -e '.[benchmarks]'`` installs both).
 
 The files run so far (SHA-256 of ``aim.py``, which the output repeats): private-pgm 4d2b3c5,
 ``d7f551f45ea9c3de8a44420ad32b0cac3100c7713d46d23d249936776b351c81``; mbi 361705d,
@@ -70,12 +65,19 @@ marginals), ``workload`` (marginals), ``rows``, ``reference`` (the file and its 
 ``shims``, ``hash_seed``, ``jax_cache_clears`` and ``status`` ("ok", or the exception, and then
 exit status 1; a run stopped by SIGTERM, e.g. by ``timeout``, still prints its rounds and time).
 
-Usage (``--aim-path /tmp/mbi-src`` runs the successor's file the same way)::
+Data: ``--data`` (a CSV of integer codes, gzipped or not) and ``--domain`` (JSON: attribute ->
+number of values); by default the Adult files embedded in projmech (``projmech/datasets``), where
+projmech is importable.
 
-    /tmp/lockvenv/bin/python benchmarks/_aim_runner.py --aim-path /tmp/private-pgm-src \\
-        --data /work/shared/data/adult/adult.csv --domain /work/shared/data/adult/adult-domain.json \\
+Usage (``--aim-path mbi-src`` runs the successor's file the same way)::
+
+    .venv/bin/python benchmarks/_aim_runner.py --aim-path private-pgm-src \\
         --epsilon 1 --delta 1e-9 --seed 0 --max-model-size 80 --compat-shim \\
-        [--attributes a,b,c] [--degree 3] [--max-rows N] [--max-cells N]
+        [--data CSV --domain JSON] [--attributes a,b,c] [--degree 3] [--max-rows N] [--max-cells N]
+    .venv/bin/python benchmarks/_aim_runner.py --smoke [--aim-path private-pgm-src]
+
+``--smoke`` runs AIM on 3 attributes, all 2-way, the first 2,000 rows, epsilon 1 and a model of at
+most 1 MB, and prints a line saying it skipped AIM where mbi or ``--aim-path`` is missing (exit 0).
 
 Measured on the project's 2-core machine (CPU, mbi 2.0.0, JAX 0.10.2, Adult 48,842 rows, seed 0,
 ``PYTHONHASHSEED=0``; the full case with private-pgm's ``aim.py``, the small one with both files,
@@ -101,6 +103,7 @@ import ast
 import contextlib
 import csv
 import functools
+import gzip
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -325,7 +328,7 @@ def load_data(csv_path: Path, domain_path: Path, attributes: Sequence[str] | Non
     unknown = sorted(set(attributes or ()) - set(sizes))
     if unknown:
         raise ValueError(f"unknown attributes {unknown}; the domain has {list(sizes)}")
-    with csv_path.open(newline="") as handle:
+    with (gzip.open(csv_path, "rt", newline="") if csv_path.suffix == ".gz" else csv_path.open(newline="")) as handle:
         header = next(csv.reader(handle))
     columns = [header.index(a) for a in chosen]
     table = np.loadtxt(csv_path, delimiter=",", skiprows=1, usecols=columns, dtype=np.int64,
@@ -482,12 +485,14 @@ def vmhwm_mb() -> float | None:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--aim-path", type=Path, required=True,
-                        help="aim.py, its mechanisms/ folder, or the repository root")
-    parser.add_argument("--data", type=Path, required=True,
-                        help="CSV of integer codes, one column per attribute")
-    parser.add_argument("--domain", type=Path, required=True, help="JSON: attribute -> number of values")
-    parser.add_argument("--epsilon", type=float, required=True)
+    parser.add_argument("--aim-path", type=Path, default=None,
+                        help="aim.py, its mechanisms/ folder, or the repository root (required but with --smoke)")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="CSV of integer codes, one column per attribute, gzipped or not "
+                             "(default: projmech's embedded Adult)")
+    parser.add_argument("--domain", type=Path, default=None,
+                        help="JSON: attribute -> number of values (default: projmech's embedded Adult's)")
+    parser.add_argument("--epsilon", type=float, default=None, help="required but with --smoke")
     parser.add_argument("--delta", type=float, default=1e-9)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-model-size", type=float, default=80.0, help="AIM's limit, in MB")
@@ -501,11 +506,51 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="drop JAX's compiled programs before a round (see round_hook)")
     parser.add_argument("--compat-shim", action="store_true",
                         help="translate calls an older aim.py makes to the installed mbi (see SHIMS)")
-    return parser.parse_args(argv)
+    parser.add_argument("--smoke", action="store_true",
+                        help="check that the runner works, in a minute: AIM on 3 attributes, 2-way, 2,000 rows, "
+                             "epsilon 1, max model 1 MB, with --compat-shim; skipped (exit 0) without mbi or "
+                             "--aim-path")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.epsilon = 1.0 if args.epsilon is None else args.epsilon
+        args.attributes, args.degree, args.max_rows = ["workclass", "race", "sex"], 2, 2000
+        args.max_model_size, args.compat_shim = 1.0, True
+    elif args.aim_path is None or args.epsilon is None:
+        parser.error("--aim-path and --epsilon are required (but with --smoke)")
+    if args.data is None or args.domain is None:
+        data, domain = embedded_adult()
+        if data is None:
+            parser.error("--data and --domain are required where projmech is not installed")
+        args.data, args.domain = args.data or data, args.domain or domain
+    return args
+
+
+def embedded_adult() -> tuple[Path, Path] | tuple[None, None]:
+    """projmech's embedded Adult files (records, domain), or ``(None, None)`` where projmech is
+    not installed in this interpreter."""
+    try:
+        from importlib import resources
+
+        folder = resources.files("projmech.datasets")
+    except ModuleNotFoundError:
+        return None, None
+    return Path(str(folder.joinpath("adult.csv.gz"))), Path(str(folder.joinpath("adult-domain.json")))
+
+
+def smoke_skip(args: argparse.Namespace) -> str | None:
+    """Why a smoke run cannot run AIM here (mbi not installed, no checkout), or None."""
+    if importlib.util.find_spec("mbi") is None:
+        return "mbi is not installed (pip install -e '.[benchmarks]')"
+    if args.aim_path is None:
+        return "no --aim-path (Private-PGM's checkout; how to get it is in --help)"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.smoke and (why := smoke_skip(args)):
+        print(f"AIM: skipped: {why}", flush=True)
+        return 0
     # `timeout` sends SIGTERM: report the rounds done and the time so far rather than nothing.
     signal.signal(signal.SIGTERM, _raise_terminated)
     record: dict[str, Any] = {

@@ -6,6 +6,9 @@ Not a benchmark: the scripts import it (``from _common import ...``; each runs a
 - **Arguments**: :func:`argument_parser` (the script's docstring as its ``--help``),
   :func:`int_list` and :func:`name_list` for comma-separated options, :func:`usage_error` for
   an invalid combination (``NAME.py: error: ...`` on stderr, exit status 2).
+- **Smoke runs**: :func:`add_smoke_option` gives a script ``--smoke``, its whole code path on tiny
+  sizes in seconds (a check that it runs, not a measurement); :func:`smoke_path` puts an output
+  file of such a run into a fresh temporary folder instead of ``results/``.
 - **Data**: :func:`binary_domain`, the ``d`` binary attributes ``x0 ... x{d-1}`` of the
   synthetic workloads; :func:`chain_records`, categorical records with dependent attributes.
 - **Time**: :class:`Timer`, wall-clock seconds from :func:`time.perf_counter`.
@@ -31,6 +34,7 @@ import importlib.metadata
 import math
 import os
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -78,6 +82,42 @@ def aim_error(tables: dict[tuple[int, ...], np.ndarray], truth: dict[tuple[int, 
     the L1 distance between the normalized tables."""
     keys = list(truth if among is None else among)
     return float(np.mean([0.5 * np.abs(tables[t] - truth[t]).sum() for t in keys]))
+
+
+def add_smoke_option(parser: argparse.ArgumentParser, sizes: str) -> None:
+    """Give ``parser`` the flag ``--smoke``: the script's whole code path on the tiny ``sizes``
+    (described in its help), its outputs written by :func:`smoke_path`."""
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"check that the script runs, in seconds: {sizes}; outputs go to a new temporary "
+                             "folder (not results/); the numbers mean nothing and no target sets the exit status")
+
+
+_smoke_folder: Path | None = None
+
+
+def smoke_folder() -> Path:
+    """The folder of a smoke run's outputs: made once per process, ``projmech-smoke-*`` in the
+    system's temporary directory (``TMPDIR``)."""
+    global _smoke_folder
+    if _smoke_folder is None:
+        _smoke_folder = Path(tempfile.mkdtemp(prefix="projmech-smoke-"))
+    return _smoke_folder
+
+
+def smoke_path(path: str | Path) -> Path:
+    """Where a smoke run writes the output ``path``: its file name in :func:`smoke_folder`."""
+    return smoke_folder() / Path(path).name
+
+
+def not_installed(*packages: str) -> str | None:
+    """Why a comparison with an external package cannot run here: the first of ``packages`` not
+    installed (``"mbi is not installed ..."``), or None. Found without importing it."""
+    import importlib.util
+
+    for package in packages:
+        if importlib.util.find_spec(package) is None:
+            return f"{package} is not installed (pip install -e '.[benchmarks]')"
+    return None
 
 
 def usage_error(message: str) -> int:

@@ -22,15 +22,17 @@ workload's tables of ``0.5 ||mu_hat - mu||_1`` (each table normalized to sum 1).
   (``project=True, body="local"``), where it certifies (7 attributes);
 * ``aim``: AIM's reference implementation (Private-PGM's ``mechanisms/aim.py`` on mbi 2.0.0),
   run by ``benchmarks/_aim_runner.py`` in its own process with the interpreter ``--aim-python``
-  and the checkout ``--aim-path`` (never copied here; how to get it is in the runner's
-  docstring), at ``--max-model-size`` MB.
+  and the checkout ``--aim-path`` (never copied here; how to get it, a public repository at a
+  fixed commit, is in the runner's docstring), at ``--max-model-size`` MB, on the data
+  ``--data``/``--domain`` (default: the Adult files embedded in the package, ``projmech/datasets``).
 
 Each run is its own process (time and peak memory its own), one per (row, epsilon, seed).
 
 Usage::
 
     .venv/bin/python benchmarks/adaptive.py --epsilons 0.1,1,10 --seeds 5 \\
-        --aim-path /tmp/private-pgm-src --aim-python /tmp/lockvenv/bin/python
+        --aim-path private-pgm-src   # Private-PGM's checkout: see _aim_runner.py
+    .venv/bin/python benchmarks/adaptive.py --smoke   # does it run (seconds; AIM only with --aim-path)
 
 Writes ``results/adaptive.csv`` and prints each row's mean error, time and peak memory.
 """
@@ -48,11 +50,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import (RESULTS, aim_error, argument_parser, float_list, int_list, name_list, peak_memory_mb,
-                     run_in_process, write_csv)
+from _common import (RESULTS, add_smoke_option, aim_error, argument_parser, float_list, int_list, name_list,
+                     peak_memory_mb, run_in_process, smoke_path, write_csv)
 
 ROWS = ("adaptive", "adaptive_joint", "adaptive_tables", "residual", "residual_local", "aim")
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+#: What a smoke run measures: one row of each kind of job, on a few small attributes.
+SMOKE_ROWS = ("adaptive_tables", "residual_local", "aim")
+SMOKE_ATTRIBUTES = ("workclass", "race", "sex", "income>50K")
+
+
+def embedded_adult() -> tuple[Path, Path]:
+    """The package's own Adult files: the records (integer codes, gzipped CSV) and the domain."""
+    from importlib import resources
+
+    folder = resources.files("projmech.datasets")
+    return Path(str(folder.joinpath("adult.csv.gz"))), Path(str(folder.joinpath("adult-domain.json")))
 
 
 def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> dict[str, Any]:
@@ -104,9 +116,11 @@ def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> 
 
 def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:
     if args.aim_path is None:
+        print("AIM: skipped: no --aim-path (Private-PGM's checkout; see _aim_runner.py)", flush=True)
         return {"status": "skipped: no --aim-path"}
+    data, domain = embedded_adult()
     command = [args.aim_python, str(Path(__file__).with_name("_aim_runner.py")), "--aim-path", args.aim_path,
-               "--data", str(DATA / "adult.csv"), "--domain", str(DATA / "adult-domain.json"),
+               "--data", str(args.data or data), "--domain", str(args.domain or domain),
                "--epsilon", str(epsilon), "--delta", "1e-9", "--seed", str(seed),
                "--max-model-size", str(args.max_model_size), "--compat-shim"]
     if args.attributes:
@@ -132,11 +146,17 @@ def main() -> int:
     parser.add_argument("--rows", type=name_list, default=list(ROWS))
     parser.add_argument("--attributes", type=name_list, default=None, help="Adult's attributes (default all 14)")
     parser.add_argument("--aim-path", default=None, help="the Private-PGM checkout (see _aim_runner.py)")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="AIM's records: CSV of integer codes (default: the package's embedded Adult)")
+    parser.add_argument("--domain", type=Path, default=None,
+                        help="AIM's domain: JSON attribute -> number of values (default: the package's Adult)")
     parser.add_argument("--aim-python", default=sys.executable, help="an interpreter with mbi 2.0 and jax")
     parser.add_argument("--max-model-size", type=float, default=80.0)
     parser.add_argument("--aim-timeout", type=float, default=3600.0)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads of the projmech rows")
     parser.add_argument("--worker", help="(internal) run one job")
+    add_smoke_option(parser, f"rows {', '.join(SMOKE_ROWS)}; attributes {', '.join(SMOKE_ATTRIBUTES)}; "
+                             "epsilon 1, seed 0")
     args = parser.parse_args()
     if args.worker:
         job = json.loads(args.worker)
@@ -145,6 +165,10 @@ def main() -> int:
     unknown = sorted(set(args.rows) - set(ROWS))
     if unknown:
         parser.error(f"--rows: unknown {unknown}; expected some of {list(ROWS)}")
+    out = RESULTS / args.out
+    if args.smoke:
+        args.epsilons, args.seeds, args.seed_list, args.rows = [1.0], 1, None, list(SMOKE_ROWS)
+        args.attributes, out = list(SMOKE_ATTRIBUTES), smoke_path(args.out)
     records = []
     for epsilon in args.epsilons:
         for seed in (args.seed_list if args.seed_list is not None else range(args.seeds)):
@@ -157,7 +181,7 @@ def main() -> int:
                 records.append({"row": row, "epsilon": epsilon, "seed": seed, **result})
                 print(json.dumps(records[-1]), flush=True)
     frame = pd.DataFrame(records)
-    path = write_csv(frame, RESULTS / args.out)
+    path = write_csv(frame, out)
     ok = frame[frame["status"] == "ok"]
     print(f"\n{'row':<16} {'epsilon':>7} {'runs':>4} {'error':>16} {'clipped':>8} {'seconds':>9} {'peak MB':>8}")
     for (row, epsilon), group in ok.groupby(["row", "epsilon"], sort=False):

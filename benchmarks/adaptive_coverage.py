@@ -20,6 +20,7 @@ them (:class:`projmech.mechanisms.adaptive.DecomposableModel`). For each epsilon
 The two oracles read the private data and are for diagnosis only. Usage::
 
     .venv/bin/python benchmarks/adaptive_coverage.py --epsilons 0.1,1,10 --seeds 3
+    .venv/bin/python benchmarks/adaptive_coverage.py --smoke   # does it run (seconds)
 
 Writes ``results/adaptive-coverage.csv`` and prints the means.
 """
@@ -37,8 +38,10 @@ import pandas as pd
 import projmech as pm
 from projmech.mechanisms.adaptive import DecomposableModel, Measurement, estimate_tables, table_estimate
 
-from _common import RESULTS, aim_error, argument_parser, float_list, write_csv
+from _common import RESULTS, add_smoke_option, aim_error, argument_parser, float_list, smoke_path, write_csv
 
+#: A smoke run's attributes of Adult (all 14 otherwise).
+SMOKE_ATTRIBUTES = ("workclass", "race", "sex", "relationship", "income>50K")
 #: A standard deviation small enough that the local projection returns exact tables unchanged.
 _EXACT_SIGMA = 1e-6
 
@@ -62,8 +65,12 @@ def main() -> int:
     parser.add_argument("--epsilons", type=float_list, default=[0.1, 1.0, 10.0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--out", default="adaptive-coverage.csv", help="the CSV's name in results/")
+    add_smoke_option(parser, f"epsilon 1, one seed, Adult's {', '.join(SMOKE_ATTRIBUTES)}")
     args = parser.parse_args()
-    data = pm.datasets.adult()
+    out = RESULTS / args.out
+    if args.smoke:
+        args.epsilons, args.seeds, out = [1.0], 1, smoke_path(args.out)
+    data = pm.datasets.adult(attributes=SMOKE_ATTRIBUTES) if args.smoke else pm.datasets.adult()
     sizes = tuple(data.domain.sizes)
     tables = list(itertools.combinations(range(len(sizes)), 3))
     truth = {t: np.asarray(data.table(list(t)), dtype=float) / data.n for t in tables}
@@ -105,7 +112,7 @@ def main() -> int:
             print(", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in record.items()),
                   flush=True)
     frame = pd.DataFrame(records)
-    path = write_csv(frame, RESULTS / args.out)
+    path = write_csv(frame, out)
     columns = ["measured", "covered", "error", "error_uncovered", "error_rows", "exact_same", "exact_pairs", "seconds"]
     print(f"\n{'epsilon':>7} " + " ".join(f"{c:>15}" for c in columns))
     for epsilon, group in frame.groupby("epsilon"):

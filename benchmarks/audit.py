@@ -22,6 +22,7 @@ Usage::
 
     .venv/bin/python benchmarks/audit.py                 # 100,000 releases per data set
     .venv/bin/python benchmarks/audit.py --releases 20000 --parts validity
+    .venv/bin/python benchmarks/audit.py --smoke             # does it run (seconds)
 
 Two worker processes run the cases (one per core); each case gets its own seed.
 """
@@ -39,7 +40,11 @@ import projmech as pm
 from projmech.audit.auditor import audit
 from projmech.audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases
 
-from _common import RESULTS, Timer, argument_parser, write_csv
+from _common import RESULTS, Timer, add_smoke_option, argument_parser, smoke_path, write_csv
+
+
+#: A smoke run's cases: one of pure and one of approximate DP.
+SMOKE_MECHANISMS = ("laplace", "gaussian")
 
 
 def _run_case(job: tuple[str, str, bool, float, int, float, int]) -> dict:
@@ -121,10 +126,14 @@ def main() -> None:
     parser.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS),
                         help="the cases of validity and power (default all)")
     parser.add_argument("--out", default="audit.csv", help="the CSV's name in results/")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 3,000 releases per data set")
+    parser.add_argument("--quick", action="store_true", help="a short run: 3,000 releases per data set")
+    add_smoke_option(parser, f"200 releases per data set, the cases {', '.join(SMOKE_MECHANISMS)}")
     args = parser.parse_args()
     if args.quick:
         args.releases = 3000
+    out = RESULTS / args.out
+    if args.smoke:
+        args.releases, args.mechanisms, out = 200, list(SMOKE_MECHANISMS), smoke_path(args.out)
     timer = Timer()
     jobs = []
     seed = 0
@@ -140,7 +149,7 @@ def main() -> None:
     if "old" in args.parts:
         rows += _old_defect_rows(args.releases, args.confidence)
     frame = pd.DataFrame(rows)
-    write_csv(frame, RESULTS / args.out)
+    write_csv(frame, out)
     for part, title in (("validity", "claimed epsilon and the audit's lower bound"),
                         ("power", "planted bug (noise divided by 2, or by 4 where the pair attains half the claim; claim kept)"),
                         ("old defect", "the defects audits found, and the fix on the same pairs")):
@@ -156,7 +165,7 @@ def main() -> None:
             seconds = "" if math.isnan(row.seconds) else f"{row.seconds:.0f} s"
             print(f"{row.mechanism:<52} {row.claimed_epsilon:>11.4g} {row.claimed_delta:>7.0e} "
                   f"{row.epsilon_lower_bound:>15.4f} {verdict:>9} {seconds:>7}")
-    print(f"\nwrote {RESULTS / args.out} in {timer.seconds:.0f} s")
+    print(f"\nwrote {out} in {timer.seconds:.0f} s")
 
 
 if __name__ == "__main__":

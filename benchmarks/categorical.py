@@ -17,7 +17,7 @@ the solver reports holding itself to, peak memory, and a hash of the projected a
 active-set solver's are the same for 1 and 2 threads).
 
 Writes ``results/categorical.csv``. Run from the repository root:
-``.venv/bin/python benchmarks/categorical.py [--quick]``.
+``.venv/bin/python benchmarks/categorical.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -35,30 +35,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import Timer, argument_parser, cell, chain_records, int_list, name_list, ruled, run_in_process, write_csv
+from _common import (Timer, add_smoke_option, argument_parser, cell, chain_records, int_list, name_list, ruled,
+                     run_in_process, smoke_path, write_csv)
 
 SIZES = (2, 2, 4, 5, 16, 32)
+#: A smoke run's attribute sizes (and 500 records, 2-way, 1 thread).
+SMOKE_SIZES = (2, 3, 4)
 METHODS = ("fast", "SCS", "CLARABEL")
 #: CVXPY's interior point needs ~m^2 memory here; it runs on the 2-way rows only.
 CLARABEL_WAYS = (2,)
 
 
-def noisy_answers(way: int, rows: int) -> tuple[np.ndarray, float]:
+def noisy_answers(way: int, rows: int, sizes: Sequence[int] = SIZES) -> tuple[np.ndarray, float]:
     """The answers every solver projects, and their noise level."""
     import projmech as pm
 
-    domain = pm.Domain([f"a{i}" for i in range(len(SIZES))], SIZES)
-    data = pm.Dataset(chain_records(SIZES, rows, np.random.default_rng(0)), domain)
+    domain = pm.Domain([f"a{i}" for i in range(len(sizes))], sizes)
+    data = pm.Dataset(chain_records(sizes, rows, np.random.default_rng(0)), domain)
     workload = pm.marginals(domain, way, implicit=True)
     sigma = pm.GaussianMechanism(workload, pm.ApproxDP(1.0, 1e-6)).noise_scale(rows)
     truth = workload.answer_data(data)
     return truth + np.random.default_rng(1).normal(0.0, sigma, size=truth.size), sigma
 
 
-def job(way: int, method: str, path: str, sigma: float) -> dict[str, Any]:
+def job(way: int, method: str, path: str, sigma: float, sizes: Sequence[int] = SIZES) -> dict[str, Any]:
     import projmech as pm
 
-    domain = pm.Domain([f"a{i}" for i in range(len(SIZES))], SIZES)
+    domain = pm.Domain([f"a{i}" for i in range(len(sizes))], sizes)
     workload = pm.marginals(domain, way, implicit=method == "fast")
     y = np.load(path)
     # A warm-up on a small table first, so that the row times a release, not the imports.
@@ -93,20 +96,25 @@ def build_parser() -> Any:
     parser.add_argument("--quick", action="store_true", help="2-way, the active-set solver, 1 thread")
     parser.add_argument("--out", default="results/categorical.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    add_smoke_option(parser, f"attributes of sizes {SMOKE_SIZES}, 500 records, 2-way, every method, 1 thread")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.worker:
-        way, method, path, sigma = json.loads(args.worker)
-        print(json.dumps(job(way, method, path, sigma)))
+        way, method, path, sigma, sizes = json.loads(args.worker)
+        print(json.dumps(job(way, method, path, sigma, sizes)))
         return 0
     ways, methods, threads = ([2], ["fast"], [1]) if args.quick else (args.ways, args.methods, args.threads)
+    sizes = SIZES
+    if args.smoke:
+        ways, methods, threads, sizes = [2], list(METHODS), [1], SMOKE_SIZES
+        args.rows, args.out = 500, smoke_path(args.out)
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for way in ways:
-            y, sigma = noisy_answers(way, args.rows)
+            y, sigma = noisy_answers(way, args.rows, sizes)
             path = os.path.join(folder, f"answers{way}.npy")
             np.save(path, y)
             for method in methods:
@@ -114,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 for count in threads:
                     row = {"way": way, "method": method, "threads": count,
-                           **run_in_process(__file__, [way, method, path, sigma], count, args.timeout)}
+                           **run_in_process(__file__, [way, method, path, sigma, sizes], count, args.timeout)}
                     results.append({"rows": args.rows, "sigma": sigma, **row})
                     print(f"  way={way} {method} threads={count}: {row.get('seconds', '')} {row['status']}", flush=True)
     frame = pd.DataFrame(results)

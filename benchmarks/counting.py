@@ -19,7 +19,10 @@ Every measurement runs in a fresh process; every count vector's SHA-256 is compa
 first one's, so "identical" means bit for bit. Writes results/counting.csv.
 
 Usage: python benchmarks/counting.py [--parts inprocess,outofcore,distributed,cli] [--rows 1000000]
-       [--outofcore-rows 100000000] [--distributed-rows 10000000] [--dir DIR]
+       [--outofcore-rows 100000000] [--distributed-rows 10000000] [--dir DIR] [--quick | --smoke]
+
+``--smoke`` starts neither Spark nor Dask (tens of seconds each, whatever the rows; ``--quick`` does), and
+runs the CLI with pandas and Polars only.
 """
 
 from __future__ import annotations
@@ -37,9 +40,15 @@ from typing import Any
 
 import numpy as np
 
-from _common import RESULTS, argument_parser, int_list, markdown, name_list, run_in_process, usage_error, write_csv
+from _common import (RESULTS, add_smoke_option, argument_parser, int_list, markdown, name_list, not_installed,
+                     run_in_process, smoke_folder, smoke_path, usage_error, write_csv)
 
 ATTRIBUTES = 81
+#: The engines of the distributed part and of the CLI part.
+DISTRIBUTED = ("polars", "spark", "dask")
+CLI_ENGINES = ("pandas", "polars", "duckdb", "spark", "dask")
+#: The engines a smoke run starts in seconds.
+SMOKE_ENGINES = ("pandas", "polars")
 #: Rows per Parquet row group and per generated chunk.
 CHUNK = 1_000_000
 
@@ -172,12 +181,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the Parquet files are written (kept for later runs)")
     parser.add_argument("--skip-mbi", action="store_true")
     parser.add_argument("--quick", action="store_true",
-                        help="a smoke run: 20,000 rows in process, 10^6 out of core, 2 x 10^5 distributed")
+                        help="a short run: 20,000 rows in process, 10^6 out of core, 2 x 10^5 distributed")
     parser.add_argument("--out", type=Path, default=RESULTS / "counting.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement, as JSON
+    add_smoke_option(parser, f"2,000 rows in process (1 thread), 20,000 out of core and distributed, the engines "
+                             f"{', '.join(SMOKE_ENGINES)} only")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.outofcore_rows, args.distributed_rows = 20_000, 1_000_000, 200_000
+    engines = CLI_ENGINES
+    if args.smoke:
+        args.rows, args.outofcore_rows, args.distributed_rows, args.threads = 2_000, 20_000, 20_000, [1]
+        args.dir, args.out, engines = smoke_folder() / "counting_data", smoke_path(args.out), SMOKE_ENGINES
+        print("smoke: Spark and Dask are not started, nor the CLI with DuckDB (--quick does)", flush=True)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
@@ -189,11 +205,13 @@ def main(argv: list[str] | None = None) -> int:
     if "inprocess" in args.parts:
         for threads in args.threads:
             jobs.append(("inprocess", {"method": "pandas", "rows": args.rows}, threads))
-        if not args.skip_mbi:
+        if not args.skip_mbi and (why := not_installed("mbi", "jax")):
+            print(f"Private-PGM: skipped: {why}", flush=True)
+        elif not args.skip_mbi:
             jobs.append(("inprocess", {"method": "mbi", "rows": args.rows}, max(args.threads)))
     if "distributed" in args.parts:
         path = str(write_parquet(args.dir / f"rows_{args.distributed_rows}.parquet", args.distributed_rows))
-        for method in ("polars", "spark", "dask"):
+        for method in (method for method in DISTRIBUTED if method in engines):
             jobs.append(("distributed", {"method": method, "rows": args.distributed_rows, "path": path}, 1))
     if "outofcore" in args.parts:
         start = time.perf_counter()
@@ -219,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
               f"peak {shown['peak_memory_gb']:5.2f} GB  identical={record['identical']}", flush=True)
     if "cli" in args.parts:
         path = write_parquet(args.dir / f"rows_{args.distributed_rows}.parquet", args.distributed_rows)
-        records.extend(cli_releases(path, args.distributed_rows, args.dir))
+        records.extend(cli_releases(path, args.distributed_rows, args.dir, engines))
     import pandas as pd
 
     table = pd.DataFrame(records)
@@ -229,15 +247,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def cli_releases(path: Path, rows: int, directory: Path) -> list[dict[str, Any]]:
-    """``projmech release`` on ``path`` with each engine, timed as a whole command."""
+def cli_releases(path: Path, rows: int, directory: Path, engines: tuple[str, ...] = CLI_ENGINES
+                 ) -> list[dict[str, Any]]:
+    """``projmech release`` on ``path`` with each of ``engines``, timed as a whole command."""
     import subprocess
 
     domain = directory / "domain_8.json"
     domain.write_text(json.dumps(dict(zip(names()[:8], sizes()[:8]))), encoding="utf-8")
     projmech = str(Path(sys.executable).with_name("projmech"))
     records, reference = [], None
-    for engine in ("pandas", "polars", "duckdb", "spark", "dask"):
+    for engine in engines:
         out = directory / f"released_{engine}.csv"
         for stale in (out, out.with_suffix(".json")):
             stale.unlink(missing_ok=True)

@@ -35,7 +35,7 @@ of its interval below the lower end of the Gaussian's; exit code 1 otherwise), t
 / projection grows as ``n`` shrinks, and every measured mean RMSE lies below its bound within its
 confidence interval (the interval's lower end at most the bound; exit code 1 otherwise).
 
-Run from the repository root: ``.venv/bin/python benchmarks/error_vs_n.py [--quick]``.
+Run from the repository root: ``.venv/bin/python benchmarks/error_vs_n.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ from projmech.mechanisms.multiplicative_weights import mw_update_bound, offline_
 from projmech.mechanisms.online_pmw import online_pmw_accuracy
 from projmech.analysis.experiments import error_vs_n, format_table, plot_error_vs_n
 
-from _common import Timer, argument_parser, int_list, name_list, ruled, usage_error, write_csv
+from _common import (Timer, add_smoke_option, argument_parser, int_list, name_list, ruled, smoke_path, usage_error,
+                     write_csv)
 
 MECHANISMS: tuple[str, ...] = ("gaussian", "projection", "relaxed", "factorization", "offline_pmw", "online_pmw")
 #: Rounds tried for offline PMW, and the alphas tried for online PMW (public, data-independent).
@@ -260,11 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="results/error_vs_n.csv",
                         help="CSV output; the plot goes next to it with .png (default results/error_vs_n.csv)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_smoke_option(parser, "n = 100 and 400, 2 trials, 20 width samples")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.smoke:
+        args.sizes, args.trials, args.width_samples, args.out = [100, 400], 2, 20, smoke_path(args.out)
     sizes = sorted(set(args.sizes if args.sizes is not None else (QUICK_SIZES if args.quick else DEFAULT_SIZES)))
     trials = args.trials if args.trials is not None else (3 if args.quick else 30)
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
@@ -319,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     curves = {f"{name} bound": (sizes, [bound_of[name](n) for n in sizes]) for name in mechanisms}
     plot_error_vs_n(results, str(plot), f"Adult 2-way marginals, {privacy}", bounds=curves)
     print(f"\nwrote {out} and {plot} in {timer.seconds:.1f} s")
-    return 0 if ok else 1
+    return 0 if ok or args.smoke else 1
 
 
 def format_bounds(results: pd.DataFrame) -> str:

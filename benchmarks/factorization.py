@@ -27,7 +27,7 @@ Checks, printed: the targets prefix ``m = 1024`` at gap ``<= 1e-3`` within 5 s a
 and that no certified lower bound exceeds its ``gamma`` (by more than ``1e-9`` relative). Exit code
 1 if a certificate is broken; the targets are for the record only.
 
-Run from the repository root: ``.venv/bin/python benchmarks/factorization.py [--quick]``.
+Run from the repository root: ``.venv/bin/python benchmarks/factorization.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ from projmech import (
 )
 from projmech.analysis.experiments import format_number
 
-from _common import Timer, argument_parser, binary_domain, int_list, ruled, usage_error, write_csv
+from _common import (Timer, add_smoke_option, argument_parser, binary_domain, int_list, ruled, smoke_path, usage_error,
+                     write_csv)
 
 DEFAULT_SIZES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 DEFAULT_DIMS: tuple[int, ...] = (4, 6, 8)
@@ -205,11 +206,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"sizes {','.join(map(str, QUICK_SIZES))} and dims {','.join(map(str, QUICK_DIMS))}")
     parser.add_argument("--out", default="results/factorization.csv",
                         help="CSV output (default results/factorization.csv)")
+    add_smoke_option(parser, "m = 16, d = 3 (the SDP on both)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.smoke:
+        args.sizes, args.dims, args.out = [16], [3], smoke_path(args.out)
     sizes = args.sizes if args.sizes is not None else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     dims = args.dims if args.dims is not None else list(QUICK_DIMS if args.quick else DEFAULT_DIMS)
     if any(m < 1 for m in sizes) or any(d < 2 for d in dims):

@@ -24,7 +24,7 @@ m = 1024: an equal or lower value, >= 100x faster. The all-range max objective a
 solved on its ``m x m`` Gram form (an eigendecomposition a step), timed at 1,024 and 2,048 values
 (``--range-max-sizes``) and reported as not supported above ``RANGE_MAX_UNIVERSE`` (4,096).
 
-Run from the repository root: ``.venv/bin/python benchmarks/factorization_scale.py [--quick]``.
+Run from the repository root: ``.venv/bin/python benchmarks/factorization_scale.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,12 @@ from typing import Any
 
 import pandas as pd
 
-from projmech.factorization.mean import RANGE_MAX_UNIVERSE  from _common import RESULTS, argument_parser, int_list, markdown, name_list, peak_memory_mb, run_in_process, write_csv  OBJECTIVES= ("mean", "max")
+from projmech.factorization.norm import RANGE_MAX_UNIVERSE
+
+from _common import (RESULTS, add_smoke_option, argument_parser, int_list, markdown, name_list, not_installed,
+                     peak_memory_mb, run_in_process, smoke_path, write_csv)
+
+OBJECTIVES = ("mean", "max")
 DEFAULT_SIZES = (1024, 4096, 16384)
 DEFAULT_RANGE_SIZES = (16384,)
 DEFAULT_RANGE_MAX_SIZES = (1024, 2048, 16384)
@@ -106,12 +111,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="prefix 1024 and 4096, all ranges 4096 (mean) and 1024 (max), no jax-privacy")
     parser.add_argument("--out", default=str(RESULTS / "factorization_scale.csv"), help="CSV file written")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement, as JSON
+    add_smoke_option(parser, "prefix 64 (mean; jax-privacy 50 steps), all ranges 64 (mean) and 32 (max), 1 thread")
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     if args.quick:
         args.sizes, args.range_sizes, args.range_max_sizes, args.jax_sizes = [1024, 4096], [4096], [1024], []
+    if args.smoke:  # and all ranges' max at a size it refuses, without a process
+        args.sizes, args.range_sizes, args.jax_sizes = [64], [64], [64]
+        args.range_max_sizes = [32, 2 * RANGE_MAX_UNIVERSE]
+        args.objectives, args.jax_objectives, args.jax_steps, args.threads = ["mean"], ["mean"], 50, [1]
+        args.out = smoke_path(args.out)
+    if args.jax_sizes and (why := not_installed("jax_privacy")):
+        print(f"jax-privacy: skipped: {why}", flush=True)
+        args.jax_sizes = []
     jobs = []
     for m in args.sizes:
         for objective in args.objectives:
@@ -171,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{row.seconds / ours.seconds:.0f}x faster")
     path = write_csv(frame, args.out)
     print(f"\nwrote {path}")
-    return 1 if failures else 0
+    return 1 if failures and not args.smoke else 0
 
 
 if __name__ == "__main__":

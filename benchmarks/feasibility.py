@@ -25,7 +25,7 @@ certified / reported failure / FALSE CERTIFICATE counts, printed and written to
 ``results/feasibility.csv`` (``--out``); one row per call in ``results/feasibility_calls.csv``
 (``--calls-out``). Exit status 1 if any call is a false certificate.
 
-Run from the repository root: ``.venv/bin/python benchmarks/feasibility.py [--quick]``.
+Run from the repository root: ``.venv/bin/python benchmarks/feasibility.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import pandas as pd
 
 from projmech import ProjectionError, ProjectionResult, marginals, prefix, project_to_hull, random_queries
 
-from _common import Timer, binary_domain, markdown, name_list, write_csv
+from _common import Timer, add_smoke_option, binary_domain, markdown, name_list, smoke_path, write_csv
 
 SOLVERS: tuple[str, ...] = ("fast", "CLARABEL", "ECOS", "OSQP", "SCS", "auto")
 CERTIFIED, FAILURE, FALSE = "certified", "reported failure", "FALSE CERTIFICATE"
@@ -293,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_INSTANCES} instances (two per kind)")
     parser.add_argument("--out", default="results/feasibility.csv", help="the kind x solver table")
     parser.add_argument("--calls-out", default="results/feasibility_calls.csv", help="one row per call")
+    add_smoke_option(parser, "one instance of each kind")
     return parser
 
 
@@ -303,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise ValueError(f"--solvers: unknown {unknown}; expected some of {list(SOLVERS)}")
     count = QUICK_INSTANCES if args.quick else args.instances
+    if args.smoke:
+        count, args.out, args.calls_out = len(KINDS), smoke_path(args.out), smoke_path(args.calls_out)
     if count < 1:
         raise ValueError(f"--instances: expected a positive integer, got {count}")
     timer = Timer()

@@ -7,7 +7,7 @@ coverage, the coverage over all (seed, query) pairs, the fraction of seeds where
 covers (simultaneous coverage), and the mean width. Exact intervals should cover within
 ``[94 %, 96 %]`` at level 0.95; bounds at least 95 %.
 
-Run from the repository root: ``.venv/bin/python benchmarks/intervals.py [--quick]``.
+Run from the repository root: ``.venv/bin/python benchmarks/intervals.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pandas as pd
 
 import projmech as pm
 
-from _common import RESULTS, argument_parser, markdown, write_csv
+from _common import RESULTS, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
 
 
 def mechanisms(workload: pm.Workload, m: int) -> dict[str, Any]:
@@ -48,9 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     parser.add_argument("--quick", action="store_true", help="m = 24, 400 rows, 200 seeds")
     parser.add_argument("--out", default=str(RESULTS / "intervals.csv"), help="CSV file written")
+    add_smoke_option(parser, "m = 8, 50 rows, 3 seeds")
     args = parser.parse_args(argv)
     if args.quick:
         args.m, args.rows, args.seeds = 24, 400, 200
+    if args.smoke:
+        args.m, args.rows, args.seeds, args.out = 8, 50, 3, smoke_path(args.out)
     rng = np.random.default_rng(5)
     records = rng.integers(0, args.m, size=(args.rows, 1))
     data = pm.Dataset(records, pm.Domain(["x"], [args.m]))
@@ -82,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                 | (~frame.exact & (frame.coverage < args.level))]
     path = write_csv(frame, args.out)
     print(f"\nwrote {path}")
-    if not bad.empty:
+    if not bad.empty and not args.smoke:
         print(f"coverage outside its target: {', '.join(bad.mechanism)}", file=sys.stderr)
         return 1
     return 0

@@ -35,6 +35,7 @@ Usage::
 
     .venv/bin/python benchmarks/marginal_tables.py            # 5 repeats per row, the least time
     .venv/bin/python benchmarks/marginal_tables.py --repeats 1 --rows "adult10 3-way,adult10 3-way mbi"
+    .venv/bin/python benchmarks/marginal_tables.py --smoke    # does it run (seconds)
 
 The mbi rows need ``mbi>=2.0`` (``pip install -e '.[benchmarks]'``) and report why where it is
 missing. Writes ``results/marginal_tables.csv``. Each row runs in a fresh process with the BLAS
@@ -51,8 +52,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import RESULTS, Timer, argument_parser, import_mbi, int_list, name_list, peak_memory_mb, \
-    run_in_process, write_csv
+from _common import RESULTS, Timer, add_smoke_option, argument_parser, import_mbi, int_list, name_list, \
+    peak_memory_mb, run_in_process, smoke_path, write_csv
 
 ROWS = ("adult 1-way", "10x17 1-way", "10x17 prefix", "10x17 2-way", "10x17 3-way", "chain 3-way",
         "chain 3-way cvxpy", "adult10 3-way", "adult10 3-way mbi", "adult10 3-way factorization",
@@ -61,40 +62,50 @@ ROWS = ("adult 1-way", "10x17 1-way", "10x17 prefix", "10x17 2-way", "10x17 3-wa
 #: Adult's attributes in the 10-attribute rows: all but the four with about 100 values.
 ADULT10 = ("age", "workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex",
            "native-country", "income>50K")
+#: A smoke run: one row of each kind of job, on small data: Adult's attributes below (2,000 of its
+#: rows) for Adult's rows, 3 attributes of 5 values for 10x17, 5 of 4 values for the chain, 500 rows.
+SMOKE_ROWS = ("10x17 prefix", "chain 3-way cvxpy", "adult10 3-way factorization", "adult10 3-way mbi", "adult 2-way L")
+SMOKE_ATTRIBUTES = ("race", "sex", "income>50K")
 
 
-def _setting(row: str) -> tuple[Any, Any, Any, Any]:
-    """``(data, workload, privacy, body)`` of a row (its mbi and CVXPY twins share it)."""
+def _setting(row: str, smoke: bool = False) -> tuple[Any, Any, Any, Any]:
+    """``(data, workload, privacy, body)`` of a row (its mbi and CVXPY twins share it); on a smoke
+    run's small data with ``smoke``."""
     import projmech as pm
     from projmech.workloads import identity, kron, stack, total
 
     base = row.replace(" cvxpy", "").replace(" mbi", "").replace(" local", "").replace(" factorization", "")
     base = base.replace(" L", "")
+    if smoke:
+        adult = pm.datasets.adult(attributes=SMOKE_ATTRIBUTES).subsample(2000, np.random.default_rng(0))
+        values, attributes, rows, chain = 5, 3, 500, 5
+    else:
+        adult, values, attributes, rows, chain = None, 17, 10, 10_000, 20
     if base == "adult 1-way":
-        data = pm.datasets.adult()
+        data = adult or pm.datasets.adult()
         return data, pm.marginals(data.domain, way=1, implicit=True), pm.ZCDP(0.5), "auto"
     if base.startswith("10x17"):
-        domain = pm.Domain([f"p{i}" for i in range(10)], [17] * 10)
-        data = pm.Dataset(np.random.default_rng(0).integers(0, 17, size=(10_000, 10)), domain)
+        domain = pm.Domain([f"p{i}" for i in range(attributes)], [values] * attributes)
+        data = pm.Dataset(np.random.default_rng(0).integers(0, values, size=(rows, attributes)), domain)
         if base.endswith("prefix"):
-            return data, kron([pm.prefix(17)] + [total(17)] * 9), pm.ZCDP(0.5), "auto"
+            return data, kron([pm.prefix(values)] + [total(values)] * (attributes - 1)), pm.ZCDP(0.5), "auto"
         return data, pm.marginals(domain, way=int(base[6]), implicit=True), pm.ZCDP(0.5), "auto"
     if base == "chain 3-way":
-        domain = pm.Domain([f"c{i}" for i in range(20)], [4] * 20)
+        domain = pm.Domain([f"c{i}" for i in range(chain)], [4] * chain)
         rng = np.random.default_rng(0)
-        records = np.empty((10_000, 20), dtype=np.int64)
-        records[:, 0] = rng.integers(0, 4, size=10_000)
-        for column in range(1, 20):  # each value repeats the last with probability 0.7
-            keep = rng.random(10_000) < 0.7
-            records[:, column] = np.where(keep, records[:, column - 1], rng.integers(0, 4, size=10_000))
-        workload = stack([kron([identity(4) if i <= j < i + 3 else total(4) for j in range(20)])
-                          for i in range(18)])
+        records = np.empty((rows, chain), dtype=np.int64)
+        records[:, 0] = rng.integers(0, 4, size=rows)
+        for column in range(1, chain):  # each value repeats the last with probability 0.7
+            keep = rng.random(rows) < 0.7
+            records[:, column] = np.where(keep, records[:, column - 1], rng.integers(0, 4, size=rows))
+        workload = stack([kron([identity(4) if i <= j < i + 3 else total(4) for j in range(chain)])
+                          for i in range(chain - 2)])
         return pm.Dataset(records, domain), workload, pm.ZCDP(0.5), "auto"
     if base == "adult10 3-way":
-        data = pm.datasets.adult(attributes=ADULT10)
+        data = adult or pm.datasets.adult(attributes=ADULT10)
         return data, pm.marginals(data.domain, way=3, implicit=True), pm.ApproxDP(1.0, 1e-9), "auto"
     if base == "adult 2-way":
-        data = pm.datasets.adult()
+        data = adult or pm.datasets.adult()
         body = "relaxed" if row.endswith(" L") else "local"
         return data, pm.marginals(data.domain, way=2, implicit=True), pm.ApproxDP(1.0, 1e-9), body
     raise ValueError(f"unknown row {row!r}")
@@ -129,14 +140,14 @@ def _inconsistency(answers: np.ndarray, tables: list[tuple[tuple[int, ...], np.n
     return worst
 
 
-def _job(row: str, repeats: int, mbi_iters: int = 1000) -> dict:
+def _job(row: str, repeats: int, mbi_iters: int = 1000, smoke: bool = False) -> dict:
     if row.endswith(" mbi"):
-        return _mbi_job(row, mbi_iters)
+        return _mbi_job(row, mbi_iters, smoke)
     if row.endswith(" cvxpy"):
-        return _cvxpy_job(row)
+        return _cvxpy_job(row, smoke)
     import projmech as pm
 
-    data, workload, privacy, body = _setting(row)
+    data, workload, privacy, body = _setting(row, smoke)
     truth = workload.answer_data(data)
     tables = _table_rows(workload) if not row.endswith("prefix") else []
     best: dict = {}
@@ -166,23 +177,23 @@ def _job(row: str, repeats: int, mbi_iters: int = 1000) -> dict:
     return best
 
 
-def _noisy(row: str) -> tuple[Any, Any, np.ndarray, np.ndarray, float]:
+def _noisy(row: str, smoke: bool = False) -> tuple[Any, Any, np.ndarray, np.ndarray, float]:
     """``(data, workload, truth, noisy answers, sigma)`` of the row's first release (seed 0),
     drawn by the Gaussian mechanism, whose noise the projection mechanism shares for a seed."""
     import projmech as pm
 
-    data, workload, privacy, _ = _setting(row)
+    data, workload, privacy, _ = _setting(row, smoke)
     release = pm.GaussianMechanism(workload, privacy, noise="continuous").release(data, rng=0)
     return data, workload, workload.answer_data(data), release.noisy_answers, float(release.sigma)
 
 
-def _cvxpy_job(row: str) -> dict:
+def _cvxpy_job(row: str, smoke: bool = False) -> dict:
     """The row's noisy answers projected onto the local polytope of its tables written as a CVXPY
     model from the definition (Clarabel): the oracle for the objective and the time to beat."""
     import cvxpy as cp
     import scipy.sparse as sp
 
-    data, workload, truth, noisy, sigma = _noisy(row)
+    data, workload, truth, noisy, sigma = _noisy(row, smoke)
     tables = _table_rows(workload)
     sizes = data.domain.sizes
     with Timer() as timer:
@@ -216,7 +227,7 @@ def _summing(attributes: tuple[int, ...], kept: list[int], sizes: tuple[int, ...
                         shape=(int(np.prod([sizes[a] for a in kept])), cells.shape[1]))
 
 
-def _mbi_job(row: str, iters: int) -> dict:
+def _mbi_job(row: str, iters: int, smoke: bool = False) -> dict:
     """Private-PGM's approximate estimator on the row's noisy answers (identity measurements of each
     table, in counts, with the noise's standard deviation): its first call, then a warm one."""
     mbi, version = import_mbi()
@@ -224,7 +235,7 @@ def _mbi_job(row: str, iters: int) -> dict:
         return {"row": row, "status": f"skipped: {version}"}
     from mbi import approximate_oracles, marginal_loss
 
-    data, workload, truth, noisy, sigma = _noisy(row)
+    data, workload, truth, noisy, sigma = _noisy(row, smoke)
     tables = _table_rows(workload)
     names = list(data.domain.attributes)
     domain = mbi.Domain(names, list(data.domain.sizes))
@@ -258,22 +269,27 @@ def main() -> None:
     parser.add_argument("--rows", type=name_list, default=list(ROWS), help="comma-separated rows (default all)")
     parser.add_argument("--mbi-iters", type=int, default=1000, help="mbi's mirror-descent steps (default 1000)")
     parser.add_argument("--worker", help="(internal) run one job")
+    add_smoke_option(parser, f"rows {', '.join(SMOKE_ROWS)} on small data; 1 repeat, 1 thread, 20 mbi steps")
     args = parser.parse_args()
     if args.worker:
         job = json.loads(args.worker)
-        print(json.dumps(_job(job["row"], job["repeats"], job.get("mbi_iters", 1000))))
+        print(json.dumps(_job(job["row"], job["repeats"], job.get("mbi_iters", 1000), job.get("smoke", False))))
         return
+    out = RESULTS / "marginal_tables.csv"
+    if args.smoke:
+        args.rows, args.repeats, args.threads, args.mbi_iters = list(SMOKE_ROWS), 1, [1], 20
+        out = smoke_path(out)
     unknown = sorted(set(args.rows) - set(ROWS))
     if unknown:
         parser.error(f"--rows: unknown {unknown}; expected some of {list(ROWS)}")
     rows = []
     for threads in args.threads:
         for row in args.rows:
-            result = run_in_process(__file__, {"row": row, "repeats": args.repeats, "mbi_iters": args.mbi_iters},
-                                    threads, timeout=1800)
+            result = run_in_process(__file__, {"row": row, "repeats": args.repeats, "mbi_iters": args.mbi_iters,
+                                               "smoke": args.smoke}, threads, timeout=1800)
             rows.append({"row": row, "threads": threads, **result})
     frame = pd.DataFrame(rows)
-    path = write_csv(frame, RESULTS / "marginal_tables.csv")
+    path = write_csv(frame, out)
     print(f"{'row':<20} {'th':>2} {'body':<20} {'k':>8} {'cells':>8} {'release':>8} {'project':>8} {'1st call':>8} "
           f"{'incons.':>8} {'min cell':>9} {'gap<=tol':>8} {'objective':>11} {'rmse noisy':>10} {'projected':>10} "
           f"{'peak MB':>8}")

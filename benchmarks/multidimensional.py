@@ -34,7 +34,7 @@ RMSE against the closed form, and a hash of the released answers (the same for 1
 if the release does not depend on BLAS threading).
 
 Writes ``results/multidimensional.csv``. Run from the repository root:
-``.venv/bin/python benchmarks/multidimensional.py [--quick]``.
+``.venv/bin/python benchmarks/multidimensional.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ from typing import Any
 
 import pandas as pd
 
-from _common import Timer, argument_parser, cell, int_list, name_list, ruled, run_in_process, write_csv
+from _common import (Timer, add_smoke_option, argument_parser, cell, int_list, name_list, ruled, run_in_process,
+                     smoke_path, write_csv)
 
 ADULT = (100, 100, 100, 99, 85, 42, 16, 15, 9, 7, 6, 5, 2, 2)
 CPS = (50, 100, 7, 4, 2)
@@ -102,6 +103,8 @@ def workload(name: str) -> Any:
         return pm.marginals(_domain([10] * 100), 2, implicit=True)
     if name == "15 x 10, 0-3-way":
         return pm.marginals(_domain([10] * 15), ways=(0, 1, 2, 3), implicit=True)
+    if name == SMOKE_ROW:
+        return pm.marginals(_domain([3] * 4), ways=(0, 1, 2), implicit=True)
     raise ValueError(f"unknown workload {name!r}")
 
 
@@ -111,6 +114,8 @@ GAMMA_ROWS = ("Adult W1", "Adult W2", "CPS W1", "CPS W2", "Loans W1", "Loans W2"
               "15 x 10, 0-3-way")
 QUICK_GAMMA_ROWS = ("Adult W1", "CPS W1", "CPS W2", "100 x 10, 2-way")
 RELEASE_ROWS = ("Adult W1 on Adult", "Adult ranges on Adult", "100 x 5, 2-way")
+#: A smoke run's row of every part: a workload and records small enough for seconds.
+SMOKE_ROW = "4 x 3, 0-2-way"
 
 
 def _peak_mb() -> float:
@@ -176,6 +181,10 @@ def release_job(name: str) -> dict[str, Any]:
         data = adult(attributes=None)
         ordinal = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
         built = range_marginals(data.domain, 2, {attribute: "prefix" for attribute in ordinal})
+    elif name == SMOKE_ROW:
+        domain = _domain([3] * 4)
+        data = pm.Dataset(np.random.default_rng(0).integers(0, 3, size=(500, 4)), domain)
+        built = pm.marginals(domain, ways=(0, 1, 2), implicit=True)
     else:
         domain = _domain([5] * 100)
         data = pm.Dataset(np.random.default_rng(0).integers(0, 5, size=(50_000, 100)), domain)
@@ -223,6 +232,7 @@ def build_parser() -> Any:
     parser.add_argument("--quick", action="store_true", help=f"gamma rows {', '.join(QUICK_GAMMA_ROWS)}; 1 thread")
     parser.add_argument("--out", default="results/multidimensional.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    add_smoke_option(parser, f"each part on {SMOKE_ROW} marginals of 4 attributes x 3 values (500 records); 1 thread")
     return parser
 
 
@@ -240,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     jobs = [("gamma", name) for name in rows] if "gamma" in args.parts else []
     jobs += [("worst", name) for name in WORST_ROWS if name in rows] if "worst" in args.parts else []
     jobs += [("release", name) for name in RELEASE_ROWS] if "release" in args.parts and not args.quick else []
+    if args.smoke:
+        threads, args.out = [1], smoke_path(args.out)
+        jobs = [(part, SMOKE_ROW) for part in ("gamma", "worst", "release") if part in args.parts]
     results = []
     for part, name in jobs:
         for count in threads:

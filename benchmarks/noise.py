@@ -23,6 +23,7 @@ Usage::
 
     .venv/bin/python benchmarks/noise.py                          # both parts, 40 trials per cell
     .venv/bin/python benchmarks/noise.py --trials 5               # quick
+    .venv/bin/python benchmarks/noise.py --smoke                  # does it run (seconds)
     .venv/bin/python benchmarks/noise.py --parts draws --draws 200000 --repeats 3
 
 Run single-threaded BLAS or not, as the environment sets it; the table reports both with
@@ -34,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -41,28 +43,30 @@ import pandas as pd
 import projmech as pm
 from projmech.privacy import noise as noise_module
 
-from _common import (RESULTS, Timer, argument_parser, binary_domain, blas_threads, markdown, name_list, usage_error,
-                     write_csv)
+from _common import (RESULTS, Timer, add_smoke_option, argument_parser, binary_domain, blas_threads, markdown,
+                     name_list, smoke_folder, usage_error, write_csv)
 
 PARTS = ("releases", "draws")
 
 
-def _workloads(seed: int) -> list[tuple[str, pm.Dataset, pm.Workload]]:
+def _workloads(seed: int, smoke: bool = False) -> list[tuple[str, pm.Dataset, pm.Workload]]:
+    """The demo's Adult at n = 1,000 and whole, and d = 20 binary attributes of 50,000 rows (smoke:
+    n = 200 only, and d = 4 of 200 rows)."""
     adult = pm.datasets.adult(binary=True, attributes=pm.datasets.ADULT_DEMO_ATTRIBUTES)
     rng = np.random.default_rng(seed)
     demo = [(f"demo n={n}", adult.subsample(n, rng) if n < adult.n else adult, pm.marginals(adult.domain, 2))
-            for n in (1000, adult.n)]
-    d = 20
+            for n in ((200,) if smoke else (1000, adult.n))]
+    d, n = (4, 200) if smoke else (20, 50_000)
     domain = binary_domain(d)
-    rows = (rng.random((50_000, d)) < rng.uniform(0.1, 0.9, d)).astype(np.int64)
-    return demo + [("d=20 n=50000", pm.Dataset(rows, domain), pm.marginals(domain, 2, implicit=True))]
+    rows = (rng.random((n, d)) < rng.uniform(0.1, 0.9, d)).astype(np.int64)
+    return demo + [(f"d={d} n={n}", pm.Dataset(rows, domain), pm.marginals(domain, 2, implicit=True))]
 
 
-def releases(trials: int, seed: int) -> None:
+def releases(trials: int, seed: int, out: Path = RESULTS / "noise.csv", smoke: bool = False) -> None:
     """The mechanisms with discrete and continuous noise, side by side (``results/noise.csv``)."""
     rng = np.random.default_rng(seed)
     rows = []
-    for name, data, workload in _workloads(seed):
+    for name, data, workload in _workloads(seed, smoke):
         truth = workload.answer_data(data)
         for privacy in (pm.ApproxDP(1.0, 1e-6), pm.ZCDP(0.5)):
             for kind in ("gaussian", "projection"):
@@ -85,7 +89,7 @@ def releases(trials: int, seed: int) -> None:
                           f"RMSE {mean:.6f} ± {(high - low) / 2:.6f}  time {np.median(times) * 1e3:8.2f} ms",
                           flush=True)
     frame = pd.DataFrame(rows)
-    write_csv(frame, RESULTS / "noise.csv")
+    write_csv(frame, out)
     paired = frame.pivot_table(index=["workload", "privacy", "mechanism"], columns="noise",
                                values=["sigma_counts", "rmse", "time_median_s"])
     print("\ndiscrete / continuous (sigma, RMSE, time per release):")
@@ -93,7 +97,7 @@ def releases(trials: int, seed: int) -> None:
         print(f"{' | '.join(key):<48} sigma {row[('sigma_counts', 'discrete')] / row[('sigma_counts', 'continuous')]:.4f}  "
               f"RMSE {row[('rmse', 'discrete')] / row[('rmse', 'continuous')]:.3f}  "
               f"time {row[('time_median_s', 'discrete')] * 1e3:.2f} vs {row[('time_median_s', 'continuous')] * 1e3:.2f} ms")
-    print(f"\nOMP_NUM_THREADS={blas_threads()['OMP_NUM_THREADS']}; wrote {RESULTS / 'noise.csv'}")
+    print(f"\nOMP_NUM_THREADS={blas_threads()['OMP_NUM_THREADS']}; wrote {out}")
 
 
 def _time_draws(noise: pm.Noise, size: int, threads: int | None) -> tuple[float, float]:
@@ -114,12 +118,12 @@ def _time_draws(noise: pm.Noise, size: int, threads: int | None) -> tuple[float,
     return timer.seconds, cpu
 
 
-def draws(size: int, repeats: int) -> None:
+def draws(size: int, repeats: int, out: Path = RESULTS / "noise_draws.csv", smoke: bool = False) -> None:
     """Microseconds per draw of each sampler (``results/noise_draws.csv``)."""
     threads = noise_module._SAMPLER_THREADS
     rows = []
     for distribution in ("gaussian", "laplace"):
-        for scale in (1.0, 1.0 / math.sqrt(0.95), 10.0, 1e4):
+        for scale in (1.0, 1e4) if smoke else (1.0, 1.0 / math.sqrt(0.95), 10.0, 1e4):
             settings = [("continuous (numpy)", False, 1), ("discrete, 1 thread", True, 1)]
             if threads > 1:
                 settings.append((f"discrete, {threads} threads (default)", True, None))
@@ -141,7 +145,7 @@ def draws(size: int, repeats: int) -> None:
                      f"{r.load_1min:.2f}"] for r in frame.itertuples()],
                    ["---", "---:", "---", "---:", "---:", "---:"]))
     print(f"\n{os.cpu_count()} cores, {threads} sampler threads by default; wrote "
-          f"{write_csv(frame, RESULTS / 'noise_draws.csv')}")
+          f"{write_csv(frame, out)}")
 
 
 def main() -> int:
@@ -151,17 +155,21 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--draws", type=int, default=100_000, help="draws: draws per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="draws: measurements per row (the least is kept)")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 trials per cell, 20,000 draws once")
+    parser.add_argument("--quick", action="store_true", help="a short run: 3 trials per cell, 20,000 draws once")
+    add_smoke_option(parser, "2 trials per cell, Adult at n = 200 and 4 binary attributes, 1,000 draws once")
     args = parser.parse_args()
     unknown = sorted(set(args.parts) - set(PARTS))
     if unknown:
         return usage_error(f"--parts: unknown {', '.join(unknown)} (choose from {', '.join(PARTS)})")
     if args.quick:
         args.trials, args.draws, args.repeats = 3, 20_000, 1
+    if args.smoke:
+        args.trials, args.draws, args.repeats = 2, 1000, 1
+    folder = smoke_folder() if args.smoke else RESULTS
     if "releases" in args.parts:
-        releases(args.trials, args.seed)
+        releases(args.trials, args.seed, folder / "noise.csv", args.smoke)
     if "draws" in args.parts:
-        draws(args.draws, args.repeats)
+        draws(args.draws, args.repeats, folder / "noise_draws.csv", args.smoke)
     return 0
 
 

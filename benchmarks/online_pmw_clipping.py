@@ -7,6 +7,7 @@ the number the transcript records with the clipped answer ``OnlinePMW.answer`` r
 
     python benchmarks/online_pmw_clipping.py                 # continuous noise, seeded: reproducible
     python benchmarks/online_pmw_clipping.py --noise auto    # the mechanism's default noise
+    python benchmarks/online_pmw_clipping.py --smoke         # does it run (seconds)
 
 ``--noise continuous`` (the default here) draws numpy's Laplace from a seed per session, so the
 table reproduces run after run. The mechanism's own default, ``auto``, draws OpenDP's exact
@@ -21,6 +22,8 @@ import numpy as np
 
 import projmech as pm
 
+from _common import add_smoke_option
+
 SESSIONS, QUERIES, UPDATES, ALPHA, EPSILON = 20, 60, 50, 0.1, 0.5
 
 
@@ -28,19 +31,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--noise", choices=("auto", "discrete", "continuous"), default="continuous",
                         help="OnlinePMW's noise (default continuous: reproducible from the seeds)")
-    noise = parser.parse_args().noise
+    add_smoke_option(parser, "n = 500 only, 2 sessions of 10 queries (it writes no file)")
+    args = parser.parse_args()
+    noise = args.noise
+    sessions, queries, sizes = (2, 10, (500,)) if args.smoke else (SESSIONS, QUERIES, (500, 5000))
     data = pm.datasets.adult(binary=True, attributes=pm.datasets.ADULT_DEMO_ATTRIBUTES)
     attributes, rows = data.domain.attributes, data.records
     print("n      released  outside [0,1]  RMSE recorded  RMSE clipped")
-    for n in (500, 5000):
+    for n in sizes:
         outside = released = 0
         recorded_errors, clipped_errors = [], []
-        for session in range(SESSIONS):
+        for session in range(sessions):
             rng = np.random.default_rng(session)
             sample = pm.Dataset(rows[rng.choice(len(rows), n, replace=False)], data.domain)
             online = pm.OnlinePMW(sample, alpha=ALPHA, epsilon=EPSILON / (4 * UPDATES), k=UPDATES,
                                   rng=np.random.default_rng(100 + session), noise=noise)
-            for _ in range(QUERIES):
+            for _ in range(queries):
                 a, b = rng.choice(len(attributes), 2, replace=False)
                 value_a, value_b = rng.integers(0, 2, 2)
                 query = lambda x, a=a, b=b, va=value_a, vb=value_b: (x[attributes[a]] == va) & (x[attributes[b]] == vb)

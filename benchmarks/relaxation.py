@@ -51,7 +51,7 @@ Checks, printed: no projection is farther from the truth than the noisy answers 
 projection onto a convex set containing the truth cannot be; exit code 1 otherwise, a bug), and
 the targets (PASS/FAIL, for the record).
 
-Run from the repository root: ``.venv/bin/python benchmarks/relaxation.py [--quick] [--parts adult]``.
+Run from the repository root: ``.venv/bin/python benchmarks/relaxation.py [--quick | --smoke] [--parts adult]``.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
 from projmech.analysis.evaluation import max_error, mean_confidence_interval, rmse
 from projmech.analysis.experiments import format_number
 
-from _common import Timer, argument_parser, binary_domain, import_mbi, int_list, markdown, name_list, \
-    package_versions, usage_error, write_csv
+from _common import Timer, add_smoke_option, argument_parser, binary_domain, import_mbi, int_list, markdown, \
+    name_list, package_versions, smoke_folder, usage_error, write_csv
 
 PARTS: tuple[str, ...] = ("adult", "scaling", "pgm")
 RELAXATIONS: tuple[str, ...] = ("sdp+local", "sdp", "local")
@@ -108,6 +108,9 @@ DEFAULT_PGM_DIMS: tuple[int, ...] = (30,)
 DEFAULT_PGM_ITERS = 1000
 #: Largest junction-tree clique (here: the universe) for which mbi runs exact inference.
 DEFAULT_PGM_EXACT_MAX = 2**16
+#: A smoke run's attributes of Adult (binarized and categorical), and its sizes: every part and
+#: data set at n = 300 or d = 3 (500 rows), 2 trials, 1 repeat, 20 mbi iterations, mbi exact to 64 cells.
+SMOKE_ATTRIBUTES: tuple[str, ...] = ("workclass", "race", "sex", "relationship", "income>50K")
 
 #: Generator tags: (seed, tag, n or d, trial) name every random stream of the run.
 TAGS = {"adult-binary": 1, "adult": 2, "synthetic": 3}
@@ -269,8 +272,8 @@ def seconds(value: float) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def adult_data(key: str) -> Dataset:
-    return datasets.adult(binary=key == "adult-binary")
+def adult_data(key: str, attributes: Sequence[str] | None = None) -> Dataset:
+    return datasets.adult(binary=key == "adult-binary", attributes=attributes)
 
 
 def subsample(data: Dataset, n: int, seed: int, key: str) -> Dataset:
@@ -321,7 +324,7 @@ def part_adult(args: argparse.Namespace, cache: TrialCache, privacy: ApproxDP) -
     rows: list[dict[str, Any]] = []
     with tqdm(total=total, desc="adult releases", disable=args.no_progress) as bar:
         for key, sizes, trials, hull, relaxations in plans:
-            full = adult_data(key)
+            full = adult_data(key, SMOKE_ATTRIBUTES if args.smoke else None)
             for n in sizes:
                 data = subsample(full, n, args.seed, key)
                 methods = adult_methods(key, data.domain, privacy, relaxations, hull)
@@ -520,7 +523,7 @@ def part_pgm(args: argparse.Namespace, cache: TrialCache, privacy: ApproxDP, mbi
     for key, sizes, ours in (("adult-binary", args.pgm_sizes, ["hull", "sdp+local", "local"]),
                              ("adult", args.pgm_categorical_sizes, ["sdp+local", "local"])):
         if sizes:
-            full = adult_data(key)
+            full = adult_data(key, SMOKE_ATTRIBUTES if args.smoke else None)
             plans += [(key, subsample(full, n, args.seed, key), n, ours) for n in sizes]
     for d in args.pgm_dims:
         plans.append((f"synthetic:{d}", latent_factor_data(d, args.rows, np.random.default_rng([args.seed, TAGS["synthetic"], d])),
@@ -619,7 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--seed", type=int, default=0, help="every random stream derives from it")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer sizes, trials and dimensions, "
+    parser.add_argument("--quick", action="store_true", help="a short run: fewer sizes, trials and dimensions, "
                         "no categorical Adult, no synthetic data for Private-PGM")
     # adult
     parser.add_argument("--sizes", type=int_list, default=None,
@@ -666,6 +669,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="message-passing rounds per step of mbi's approximate estimator (default 1, mbi's)")
     parser.add_argument("--output", default="results", help="directory of the CSV and JSON outputs (default results)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_smoke_option(parser, f"Adult's {', '.join(SMOKE_ATTRIBUTES)} at n = 300 (binarized and categorical, "
+                             "Private-PGM too), d = 3 on 500 rows, 2 trials, 1 repeat, 20 mbi iterations")
     return parser
 
 
@@ -713,6 +718,12 @@ def resolve(args: argparse.Namespace) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.smoke:
+        args.sizes, args.trials, args.hull_trials = [300], 2, 2
+        args.categorical_sizes, args.categorical_trials = [300], 2
+        args.dims, args.rows, args.repeats = [3], 500, 1
+        args.pgm_sizes, args.pgm_categorical_sizes, args.pgm_dims, args.pgm_trials = [300], [300], [3], 2
+        args.pgm_approx_trials, args.pgm_iters, args.pgm_exact_max, args.output = 2, 20, 64, str(smoke_folder())
     problem = resolve(args)
     if problem:
         return usage_error(problem)

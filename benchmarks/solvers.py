@@ -69,7 +69,7 @@ Outputs: ``results/solvers.csv`` (``--out``, the ``small`` part),
 ``results/solvers_scaling.csv`` (``--scaling-out``) and ``results/solvers_auto.csv``
 (``--auto-out``).
 
-Run from the repository root: ``.venv/bin/python benchmarks/solvers.py [--quick]``.
+Run from the repository root: ``.venv/bin/python benchmarks/solvers.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -114,8 +114,8 @@ from projmech.validation import DEFAULT_MAX_ENTRIES
 from projmech.analysis.evaluation import rmse
 from projmech.analysis.experiments import format_number
 
-from _common import Timer, argument_parser, binary_domain, cell, chain_records, int_list, name_list, peak_memory_mb, \
-    ruled, run_in_process, usage_error, vm_status_mb, write_csv
+from _common import Timer, add_smoke_option, argument_parser, binary_domain, cell, chain_records, int_list, name_list, \
+    peak_memory_mb, ruled, run_in_process, smoke_path, usage_error, vm_status_mb, write_csv
 
 PARTS: tuple[str, ...] = ("small", "scaling", "auto")
 #: The parts run without --parts: "auto" times every choice on two dozen problems (about 15 minutes).
@@ -725,6 +725,10 @@ AUTO_PROBLEMS: tuple[str, ...] = (
     "prefix:2048", "range:128", "range:512",
 )
 QUICK_AUTO_PROBLEMS: tuple[str, ...] = ("marginals:2x6:2", "marginals:3,4,5:2", "marginals:2x10:2", "prefix:256")
+#: A smoke run's problems of the part auto, and methods of the part scaling (the fast solver, a
+#: CVXPY solver, Private-PGM).
+SMOKE_AUTO_PROBLEMS: tuple[str, ...] = ("marginals:2x4:2",)
+SMOKE_METHODS: tuple[str, ...] = (FAST, "CLARABEL", MBI)
 #: What the part times: each modelled choice alone, then ``auto`` (body and solver chosen by the model).
 AUTO_CHOICES: tuple[str, ...] = (*COST_MODELS, "auto")
 #: ``auto`` must stay within this factor of the fastest certified choice measured.
@@ -963,6 +967,8 @@ def build_parser() -> argparse.ArgumentParser:
     auto.add_argument("--auto-out", default="results/solvers_auto.csv",
                       help="CSV output (default results/solvers_auto.csv)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)  # internal: one Job, as JSON
+    add_smoke_option(parser, f"small: d = 4 and random 10x20, 200 rows; scaling: d = 4, 500 rows, methods "
+                             f"{','.join(SMOKE_METHODS)}; auto: {','.join(SMOKE_AUTO_PROBLEMS)}; 1 repeat")
     return parser
 
 
@@ -995,6 +1001,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         job = json.loads(args.worker)
         print(json.dumps(run_auto_job(job) if "choice" in job else run_job(Job(**job))))
         return 0
+    if args.smoke:
+        args.dims, args.random, args.rows, args.repeats, args.out = [4], [(10, 20)], 200, 1, smoke_path(args.out)
+        args.scaling_dims, args.scaling_rows, args.methods = [4], 500, list(SMOKE_METHODS)
+        args.scaling_out, args.auto_out = smoke_path(args.scaling_out), smoke_path(args.auto_out)
+        args.auto_problems, args.auto_rows = list(SMOKE_AUTO_PROBLEMS), 500
     repeats, error = resolve(args)
     if error is not None:
         return usage_error(error)

@@ -27,7 +27,7 @@ the released answers against the truth, and for records the RMSE of their own 2-
 against the truth and its ratio to the released answers' (the issue's bar: 1.5).
 
 Writes ``results/synthetic.csv``. Run from the repository root:
-``.venv/bin/python benchmarks/synthetic.py [--jobs adult,grid] [--threads 1,2]``.
+``.venv/bin/python benchmarks/synthetic.py [--jobs adult,grid] [--threads 1,2] [--smoke]``.
 """
 
 from __future__ import annotations
@@ -42,24 +42,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from _common import argument_parser, cell, int_list, name_list, ruled, run_in_process, write_csv
+from _common import (add_smoke_option, argument_parser, cell, int_list, name_list, not_installed, ruled, run_in_process,
+                     smoke_path, write_csv)
 
 JOBS = ("adult", "adult-pgm", "binary", "binary-pgm", "grid")
+#: A smoke run's jobs (``adult-pgm`` is ``binary-pgm``'s code on a small domain) and data: Adult's
+#: attributes below, 2,000 of its rows, and a grid of 4 attributes x 3 values, 500 rows.
+SMOKE_JOBS = ("adult", "binary", "binary-pgm", "grid")
+SMOKE_ATTRIBUTES = ("workclass", "race", "sex", "income>50K")
 
 
-def noisy(key: str, seed: int) -> tuple[Any, np.ndarray, np.ndarray, float]:
+def noisy(key: str, seed: int, smoke: bool = False) -> tuple[Any, np.ndarray, np.ndarray, float]:
     """The data, the true 2-way marginals, the noisy ones every method sees, and sigma."""
     import projmech as pm
 
     if key == "grid":
         rng = np.random.default_rng([seed, 20])
-        d, size, rows = 20, 10, 50_000
+        d, size, rows = (4, 3, 500) if smoke else (20, 10, 50_000)
         latent = rng.normal(size=(rows, 3)) @ rng.normal(0, 0.8, size=(3, d)) + rng.normal(size=(rows, d))
         cuts = np.quantile(latent, np.linspace(0, 1, size + 1)[1:-1], axis=0)
         records = np.column_stack([np.searchsorted(cuts[:, j], latent[:, j]) for j in range(d)])
         data = pm.Dataset(records, pm.Domain([f"a{j}" for j in range(d)], [size] * d))
     else:
-        data = pm.datasets.adult(binary=key == "binary")
+        data = pm.datasets.adult(binary=key == "binary", attributes=SMOKE_ATTRIBUTES if smoke else None)
+        data = data.subsample(2000, np.random.default_rng(seed)) if smoke else data
     workload = pm.marginals(data.domain, 2, implicit=True)
     truth = workload.answer_data(data)
     sigma = pm.GaussianMechanism(workload, pm.ApproxDP(1.0, 1e-6)).noise_scale(data.n)
@@ -71,10 +77,10 @@ def rmse(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(np.mean((a - b) ** 2)))
 
 
-def ours(key: str, seed: int) -> dict[str, Any]:
+def ours(key: str, seed: int, smoke: bool = False) -> dict[str, Any]:
     import projmech as pm
 
-    data, truth, y, _ = noisy(key, seed)
+    data, truth, y, _ = noisy(key, seed, smoke)
     start = time.perf_counter()
     projection = pm.project_to_relaxation(data.domain, y)
     seconds = time.perf_counter() - start
@@ -93,12 +99,12 @@ def ours(key: str, seed: int) -> dict[str, Any]:
     return row
 
 
-def private_pgm(key: str, seed: int, iters: int) -> dict[str, Any]:
+def private_pgm(key: str, seed: int, iters: int, smoke: bool = False) -> dict[str, Any]:
     import mbi
     from relaxation import PrivatePGM, check_mbi_layout
 
     check_mbi_layout(mbi)
-    data, truth, y, sigma = noisy(key, seed)
+    data, truth, y, sigma = noisy(key, seed, smoke)
     pgm = PrivatePGM(mbi, data.domain, iters, exact_max=2 ** 16, oracle_iters=1)
     pgm.estimate(y, sigma, data.n)  # JAX compiles on the first call: time the second
     outcome = pgm.estimate(y, sigma, data.n)
@@ -120,8 +126,8 @@ def private_pgm(key: str, seed: int, iters: int) -> dict[str, Any]:
     return row
 
 
-def job(name: str, seed: int, iters: int) -> dict[str, Any]:
-    return private_pgm(name[:-4], seed, iters) if name.endswith("-pgm") else ours(name, seed)
+def job(name: str, seed: int, iters: int, smoke: bool = False) -> dict[str, Any]:
+    return private_pgm(name[:-4], seed, iters, smoke) if name.endswith("-pgm") else ours(name, seed, smoke)
 
 
 def format_rows(frame: pd.DataFrame) -> str:
@@ -153,24 +159,33 @@ def build_parser() -> Any:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before a row is killed")
     parser.add_argument("--out", default="results/synthetic.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    add_smoke_option(parser, f"jobs {', '.join(SMOKE_JOBS)} on Adult's {', '.join(SMOKE_ATTRIBUTES)} and a grid of "
+                             "4 x 3 values; 1 thread; 20 Private-PGM steps")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.worker:
-        name, seed, iters = json.loads(args.worker)
-        print(json.dumps(job(name, seed, iters)))
+        name, seed, iters, smoke = json.loads(args.worker)
+        print(json.dumps(job(name, seed, iters, smoke)))
         return 0
+    if args.smoke:
+        args.jobs, args.threads, args.pgm_iters, args.out = list(SMOKE_JOBS), [1], 20, smoke_path(args.out)
     unknown = [name for name in args.jobs if name not in JOBS]
     if unknown:
         print(f"--jobs: unknown {unknown}; expected among {', '.join(JOBS)}", file=sys.stderr)
         return 2
     results = []
     for name in args.jobs:
+        why = not_installed("mbi", "jax") if name.endswith("-pgm") else None
+        if why:
+            print(f"  {name}: skipped: {why}", flush=True)
+            results.append({"job": name, "threads": 2, "status": f"skipped: {why}"})
+            continue
         for count in ([2] if name.endswith("-pgm") else args.threads):
             row = {"job": name, "threads": count,
-                   **run_in_process(__file__, [name, args.seed, args.pgm_iters], count, args.timeout)}
+                   **run_in_process(__file__, [name, args.seed, args.pgm_iters, args.smoke], count, args.timeout)}
             results.append(row)
             print(f"  {name} threads={count}: {row.get('seconds', '')} {row['status']}", flush=True)
     frame = pd.DataFrame(results)

@@ -24,7 +24,7 @@ draw, the certified upper bound of ``h_L`` is at least ``h_{K_Q}`` (``K_Q ⊆ L`
 bug, exit code 1); for the record, whether every SDP ratio lies below ``2 K_G`` and every
 ``l*(K_Q)`` below the seed's bound.
 
-Run from the repository root: ``.venv/bin/python benchmarks/widths.py [--quick]``.
+Run from the repository root: ``.venv/bin/python benchmarks/widths.py [--quick | --smoke]``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from projmech.analysis.experiments import format_number
 from projmech.analysis.geometry import WidthEstimate, compare_widths, gaussian_width_bound, gaussian_widths, \
     support_function
 
-from _common import Timer, argument_parser, binary_domain, int_list, markdown, name_list, usage_error, write_csv
+from _common import (Timer, add_smoke_option, argument_parser, binary_domain, int_list, markdown, name_list, smoke_path,
+                     usage_error, write_csv)
 
 DEFAULT_DIMS: tuple[int, ...] = (4, 5, 6, 7, 8, 9, 10)
 QUICK_DIMS: tuple[int, ...] = (4, 5, 6)
@@ -171,11 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true",
                         help=f"dims {','.join(map(str, QUICK_DIMS))} and {QUICK_SAMPLES} samples")
     parser.add_argument("--out", default="results/widths.csv", help="CSV output (default results/widths.csv)")
+    add_smoke_option(parser, "d = 3, 5 samples")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.smoke:
+        args.dims, args.samples, args.out = [3], 5, smoke_path(args.out)
     dims = args.dims if args.dims is not None else list(QUICK_DIMS if args.quick else DEFAULT_DIMS)
     samples = args.samples if args.samples is not None else (QUICK_SAMPLES if args.quick else DEFAULT_SAMPLES)
     if not dims or min(dims) < 2:

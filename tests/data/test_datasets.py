@@ -1,8 +1,12 @@
-"""The embedded Adult data set, checked against the original files in /work/shared."""
+"""The embedded Adult data set: its files are Private-PGM's, byte for byte, and the loader reads
+them as the csv module does."""
 
 import csv
+import gzip
+import hashlib
+import io
 import json
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -10,8 +14,13 @@ import pytest
 from projmech import Dataset, Domain
 from projmech.datasets import ADULT_BINARY_THRESHOLDS, ADULT_DEMO_ATTRIBUTES, adult
 
-# CI and developers have the design folder beside the checkout: ../shared/data/adult.
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
+#: The package's copy of Adult.
+EMBEDDED = resources.files("projmech.datasets")
+#: SHA-256 of Private-PGM's data/adult.csv and data/adult-domain.json
+#: (https://github.com/ryan112358/private-pgm at 4d2b3c566b148da3ef800ce76e6189c548f2da22), which
+#: the package ships unchanged (adult.csv gzip-compressed).
+ORIGINAL_SHA256 = {"adult.csv": "de1b8341b65de6081d50863b9c15b90ed976e7e47322a7efc37968db98705400",
+                   "adult-domain.json": "734f07d75cbc2acbe711984e6db520b3e95c9c727cf448c528ce0b38347bb147"}
 
 #: The thresholds as documented in the docstring of projmech.datasets (typed in independently).
 DOCUMENTED_THRESHOLDS = {
@@ -50,17 +59,22 @@ DOCUMENTED_FRACTIONS = {
 }
 
 
+def test_embedded_files_are_the_originals():
+    csv_bytes = gzip.decompress(EMBEDDED.joinpath("adult.csv.gz").read_bytes())
+    assert hashlib.sha256(csv_bytes).hexdigest() == ORIGINAL_SHA256["adult.csv"]
+    domain_bytes = EMBEDDED.joinpath("adult-domain.json").read_bytes()
+    assert hashlib.sha256(domain_bytes).hexdigest() == ORIGINAL_SHA256["adult-domain.json"]
+
+
 @pytest.fixture(scope="module")
-def shared():
-    """(header, int rows, domain dict) read with the csv module, independently of pandas."""
-    if not (SHARED / "adult.csv").exists():
-        pytest.skip("shared Adult copy not available")
-    with open(SHARED / "adult.csv", newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = next(reader)
-        rows = np.array([[int(v) for v in row] for row in reader], dtype=np.int64)
-    with open(SHARED / "adult-domain.json", encoding="utf-8") as handle:
-        sizes = json.load(handle)
+def by_csv_module():
+    """(header, int rows, domain dict) of the embedded files read with gzip and the csv module,
+    independently of the loader's pandas."""
+    text = gzip.decompress(EMBEDDED.joinpath("adult.csv.gz").read_bytes()).decode("utf-8")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader)
+    rows = np.array([[int(v) for v in row] for row in reader], dtype=np.int64)
+    sizes = json.loads(EMBEDDED.joinpath("adult-domain.json").read_text(encoding="utf-8"))
     return header, rows, sizes
 
 
@@ -69,8 +83,8 @@ def full():
     return adult()
 
 
-def test_adult_equals_shared_csv(full, shared):
-    header, rows, sizes = shared
+def test_adult_equals_csv_module_reading(full, by_csv_module):
+    header, rows, sizes = by_csv_module
     assert isinstance(full, Dataset)
     assert full.n == 48842 == rows.shape[0]
     assert list(full.domain.attributes) == header == list(sizes)
@@ -80,8 +94,8 @@ def test_adult_equals_shared_csv(full, shared):
     np.testing.assert_array_equal(full.records, rows)
 
 
-def test_adult_codes_within_domain(shared):
-    header, rows, sizes = shared
+def test_adult_codes_within_domain(by_csv_module):
+    header, rows, sizes = by_csv_module
     limits = np.array([sizes[a] for a in header])
     assert (rows >= 0).all() and (rows < limits).all()
 
@@ -91,8 +105,8 @@ def test_documented_thresholds_match_constant():
     assert list(ADULT_BINARY_THRESHOLDS) == list(DOCUMENTED_THRESHOLDS)
 
 
-def test_binary_equals_thresholded_shared_csv(shared):
-    header, rows, _ = shared
+def test_binary_equals_thresholded_csv_module_reading(by_csv_module):
+    header, rows, _ = by_csv_module
     binary = adult(binary=True)
     assert binary.domain == Domain(header, [2] * 14)
     expected = np.empty_like(rows)
@@ -107,8 +121,8 @@ def test_binary_equals_thresholded_shared_csv(shared):
     assert ((fractions > 0) & (fractions < 1)).all()
 
 
-def test_attributes_subset_and_order(shared):
-    header, rows, sizes = shared
+def test_attributes_subset_and_order(by_csv_module):
+    header, rows, sizes = by_csv_module
     names = ["sex", "age", "income>50K"]
     sub = adult(attributes=names)
     assert sub.domain.attributes == tuple(names)
@@ -141,8 +155,8 @@ def test_repeated_attribute_raises():
         adult(attributes=["age", "sex", "age"])
 
 
-def test_adult_records_read_only_and_cache_not_corrupted(shared):
-    header, rows, _ = shared
+def test_adult_records_read_only_and_cache_not_corrupted(by_csv_module):
+    header, rows, _ = by_csv_module
     a = adult(attributes=["age"])
     with pytest.raises(ValueError):
         a.records[0, 0] = 0  # read-only view

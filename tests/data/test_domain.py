@@ -4,6 +4,7 @@ import itertools
 import json
 import math
 import re
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -106,9 +107,10 @@ def test_from_json_rejects_non_object(tmp_path):
 
 
 def test_from_json_adult_domain_file():
-    with open("/work/shared/data/adult/adult-domain.json", encoding="utf-8") as handle:
-        raw = json.load(handle)
-    d = Domain.from_json("/work/shared/data/adult/adult-domain.json")
+    with resources.as_file(resources.files("projmech.datasets").joinpath("adult-domain.json")) as path:
+        with open(path, encoding="utf-8") as handle:
+            raw = json.load(handle)
+        d = Domain.from_json(path)
     assert list(d.attributes) == list(raw)
     assert list(d.sizes) == list(raw.values())
     assert d.size == math.prod(raw.values())

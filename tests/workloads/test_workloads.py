@@ -3,7 +3,7 @@
 import itertools
 import json
 import math
-from pathlib import Path
+from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -366,14 +366,8 @@ def test_all_range_refused_before_allocation():
 
 
 def test_marginals_on_full_adult_domain_refused():
-    path = Path("/work/shared/data/adult/adult-domain.json")
-    if path.exists():
-        sizes = json.loads(path.read_text(encoding="utf-8"))
-        domain = Domain.from_dict(sizes)
-    else:
-        from projmech.datasets import adult
-
-        domain = adult(attributes=None).domain
+    sizes = json.loads(resources.files("projmech.datasets").joinpath("adult-domain.json").read_text(encoding="utf-8"))
+    domain = Domain.from_dict(sizes)
     assert len(domain) == 14
     m = math.prod(domain.sizes)
     for way in (1, 2):
