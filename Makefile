@@ -24,6 +24,7 @@ demo: $(STAMP)
 	$(BIN)/projmech demo --force
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q
 

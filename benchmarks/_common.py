@@ -19,7 +19,8 @@ Not a benchmark: the scripts import it (``from _common import ...``; each runs a
   it, ``NAME.run.json``: the record of the run (:func:`run_record`: the command line, the machine,
   the BLAS thread settings and the package versions), so that a table can be traced to what
   produced it. (What only a run record needs is imported when one is written: the solvers'
-  worker processes measure their memory with this module loaded.) :data:`RESULTS` is the repository's ``results/`` folder.
+  worker processes measure their memory with this module loaded.) :data:`RESULTS` is the repository's ``results/``
+  folder.
 
 BLAS threads: no script sets them; each runs with the environment's settings (as ``make
 benchmarks`` does), which :func:`blas_threads` reports and every run record carries. To time

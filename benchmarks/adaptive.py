@@ -49,9 +49,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from _common import (RESULTS, add_smoke_option, aim_error, argument_parser, float_list, int_list, name_list,
-                     peak_memory_mb, run_in_process, smoke_path, write_csv)
+from _common import (
+    RESULTS,
+    add_smoke_option,
+    aim_error,
+    argument_parser,
+    float_list,
+    int_list,
+    name_list,
+    peak_memory_mb,
+    run_in_process,
+    smoke_path,
+    write_csv,
+)
 
 ROWS = ("adaptive", "adaptive_joint", "adaptive_tables", "residual", "residual_local", "aim")
 #: What a smoke run measures: one row of each kind of job, on a few small attributes.

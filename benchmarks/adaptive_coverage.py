@@ -34,11 +34,10 @@ import time
 
 import numpy as np
 import pandas as pd
+from _common import RESULTS, add_smoke_option, aim_error, argument_parser, float_list, smoke_path, write_csv
 
 import projmech as pm
 from projmech.mechanisms.adaptive import DecomposableModel, Measurement, estimate_tables, table_estimate
-
-from _common import RESULTS, add_smoke_option, aim_error, argument_parser, float_list, smoke_path, write_csv
 
 #: A smoke run's attributes of Adult (all 14 otherwise).
 SMOKE_ATTRIBUTES = ("workclass", "race", "sex", "relationship", "income>50K")

@@ -35,13 +35,11 @@ from unittest import mock
 
 import numpy as np
 import pandas as pd
+from _common import RESULTS, Timer, add_smoke_option, argument_parser, smoke_path, write_csv
 
 import projmech as pm
 from projmech.audit.auditor import audit
 from projmech.audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases
-
-from _common import RESULTS, Timer, add_smoke_option, argument_parser, smoke_path, write_csv
-
 
 #: A smoke run's cases: one of pure and one of approximate DP.
 SMOKE_MECHANISMS = ("laplace", "gaussian")
@@ -74,7 +72,8 @@ def _naive_tiny_rows(releases: int, confidence: float) -> list[dict]:
         with mock.patch.object(pm.workloads.Workload, "count_sensitivity", _naive_count_sensitivity):
             (case,) = audit_cases(["tiny_gaussian"], [relation])
         result = case.run(releases, confidence, rng=9)
-        rows.append({**result.as_row(), "mechanism": f"tiny_gaussian, {relation}, sensitivity by a sum of squares (old)",
+        rows.append({**result.as_row(), "mechanism": f"tiny_gaussian, {relation}, sensitivity by a sum of squares "
+                                                     "(old)",
                      "part": "old defect", "seconds": math.nan})
     return rows
 
@@ -104,13 +103,16 @@ def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
     domain = pm.Domain(["x"], [2])
     for name, mechanism, cells in (
             ("laplace, add-remove, size=100 (projmech)",
-             pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1.0), neighbouring="add-remove", size=100), ([0] * 100, [1])),
+             pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1.0), neighbouring="add-remove", size=100), ([0] * 100,
+                                                                                                        [1])),
             ("gaussian, add-remove, size=1 (projmech)",
-             pm.GaussianMechanism(pm.identity(2), pm.ApproxDP(1.0, 1e-5), neighbouring="add-remove", size=1), ([0], [1]))):
+             pm.GaussianMechanism(pm.identity(2), pm.ApproxDP(1.0, 1e-5), neighbouring="add-remove", size=1), ([0],
+                                                                                                               [1]))):
         first = pm.Dataset(np.array(cells[0]).reshape(-1, 1), domain)
         second = pm.Dataset(np.array(cells[0] + cells[1]).reshape(-1, 1), domain)
         result = audit(lambda data, rng, m=mechanism: m.release(data, rng=rng).answers * m.size_policy.declared,
-                       (first, second), releases=releases, confidence=confidence, delta=getattr(mechanism.privacy, "delta", 0.0),
+                       (first, second), releases=releases, confidence=confidence, delta=getattr(mechanism.privacy,
+                                                                                                "delta", 0.0),
                        claimed_epsilon=1.0, rng=8, name=name)
         rows.append({**result.as_row(), "part": "old defect", "seconds": math.nan})
     return rows + _naive_tiny_rows(releases, confidence)
@@ -151,7 +153,8 @@ def main() -> None:
     frame = pd.DataFrame(rows)
     write_csv(frame, out)
     for part, title in (("validity", "claimed epsilon and the audit's lower bound"),
-                        ("power", "planted bug (noise divided by 2, or by 4 where the pair attains half the claim; claim kept)"),
+                        ("power", "planted bug (noise divided by 2, or by 4 where the pair attains half the claim; "
+                                  "claim kept)"),
                         ("old defect", "the defects audits found, and the fix on the same pairs")):
         table = frame[frame["part"] == part]
         if table.empty:

@@ -34,9 +34,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from _common import (Timer, add_smoke_option, argument_parser, cell, chain_records, int_list, name_list, ruled,
-                     run_in_process, smoke_path, write_csv)
+from _common import (
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    cell,
+    chain_records,
+    int_list,
+    name_list,
+    ruled,
+    run_in_process,
+    smoke_path,
+    write_csv,
+)
 
 SIZES = (2, 2, 4, 5, 16, 32)
 #: A smoke run's attribute sizes (and 500 records, 2-way, 1 thread).

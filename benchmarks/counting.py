@@ -39,9 +39,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from _common import (RESULTS, add_smoke_option, argument_parser, int_list, markdown, name_list, not_installed,
-                     run_in_process, smoke_folder, smoke_path, usage_error, write_csv)
+from _common import (
+    RESULTS,
+    add_smoke_option,
+    argument_parser,
+    int_list,
+    markdown,
+    name_list,
+    not_installed,
+    run_in_process,
+    smoke_folder,
+    smoke_path,
+    usage_error,
+    write_csv,
+)
 
 ATTRIBUTES = 81
 #: The engines of the distributed part and of the CLI part.
@@ -231,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                   "total_s": total, "peak_memory_gb": result.get("memory_gb"),
                   "identical": result.get("digest") == reference[job["rows"]]}
         records.append(record)
-        shown = {key: math.nan if record[key] is None else record[key] for key in ("load_s", "count_s", "peak_memory_gb")}
+        shown = {key: math.nan if record[key] is None else record[key] for key in ("load_s", "count_s",
+                                                                                   "peak_memory_gb")}
         print(f"{part:12s} {job['method']:7s} rows={job['rows']:>11,} threads={threads} {result['status']:>4s} "
               f"load {shown['load_s']:7.2f} s  count {shown['count_s']:7.2f} s  "
               f"peak {shown['peak_memory_gb']:5.2f} GB  identical={record['identical']}", flush=True)

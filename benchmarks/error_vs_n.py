@@ -48,6 +48,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import (
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    int_list,
+    name_list,
+    ruled,
+    smoke_path,
+    usage_error,
+    write_csv,
+)
 
 from projmech import (
     ApproxDP,
@@ -64,14 +75,11 @@ from projmech import (
     factorization_norm,
     marginals,
 )
-from projmech.bodies import relaxation_support
+from projmech.analysis.experiments import error_vs_n, format_table, plot_error_vs_n
 from projmech.analysis.geometry import gaussian_widths
+from projmech.bodies import relaxation_support
 from projmech.mechanisms.multiplicative_weights import mw_update_bound, offline_pmw_error_bound
 from projmech.mechanisms.online_pmw import online_pmw_accuracy
-from projmech.analysis.experiments import error_vs_n, format_table, plot_error_vs_n
-
-from _common import (Timer, add_smoke_option, argument_parser, int_list, name_list, ruled, smoke_path, usage_error,
-                     write_csv)
 
 MECHANISMS: tuple[str, ...] = ("gaussian", "projection", "relaxed", "factorization", "offline_pmw", "online_pmw")
 #: Rounds tried for offline PMW, and the alphas tried for online PMW (public, data-independent).
@@ -249,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--solver", default="auto", help="projection solver: auto, fast, CLARABEL, ECOS, OSQP or SCS")
-    parser.add_argument("--mechanisms", type=name_list, default=list(MECHANISMS), help="comma-separated, some of " + ",".join(MECHANISMS))
+    parser.add_argument("--mechanisms", type=name_list, default=list(MECHANISMS),
+                        help="comma-separated, some of " + ",".join(MECHANISMS))
     parser.add_argument("--width-samples", type=int, default=1000,
                         help="Gaussian directions for the widths of K_Q and L in the projection bounds (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
@@ -306,11 +315,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         monotone, violations = ratio_trend(table)
         print()
         failing = [int(n) for n in table.index[~table["projection_below"]]]
-        print(f"projection below Gaussian at every n (upper CI < lower CI): {'yes' if below else f'NO, at n={failing}'}")
+        print(f"projection below Gaussian at every n (upper CI < lower CI): "
+              f"{'yes' if below else f'NO, at n={failing}'}")
         print(f"ratio Gaussian/projection grows as n shrinks: {'yes' if monotone else 'no'} "
               f"(from {table['ratio'].iloc[-1]:.2f} at n={table.index[-1]} to {table['ratio'].iloc[0]:.2f} "
               f"at n={table.index[0]}"
-              + ("" if monotone else "; exceptions: " + ", ".join(f"ratio(n={a}) < ratio(n={b})" for a, b in violations))
+              + ("" if monotone else "; exceptions: " + ", ".join(f"ratio(n={a}) < ratio(n={b})" for a,
+                                                                  b in violations))
               + ")")
         ok = below
     above = check_bounds(results)

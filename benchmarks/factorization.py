@@ -41,6 +41,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import (
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    binary_domain,
+    int_list,
+    ruled,
+    smoke_path,
+    usage_error,
+    write_csv,
+)
 
 from projmech import (
     Factorization,
@@ -54,9 +65,6 @@ from projmech import (
     prefix,
 )
 from projmech.analysis.experiments import format_number
-
-from _common import (Timer, add_smoke_option, argument_parser, binary_domain, int_list, ruled, smoke_path, usage_error,
-                     write_csv)
 
 DEFAULT_SIZES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 DEFAULT_DIMS: tuple[int, ...] = (4, 6, 8)
@@ -182,7 +190,8 @@ def format_results(results: pd.DataFrame) -> str:
         iterations = str(row.iterations) if row.kind == OPTIMIZED and row.method == "iterative" else "-"
         lines.append(
             f"{row.problem:<16} {row.k:>9} {row.m:>5} {row.method:<13} {format_number(row.gamma, '10.5f')} "
-            f"{format_number(row.lower_bound, '10.5f')} {format_number(row.relative_gap, '8.1e')} {format_number(row.residual, '8.1e')} "
+            f"{format_number(row.lower_bound, '10.5f')} {format_number(row.relative_gap, '8.1e')} "
+            f"{format_number(row.residual, '8.1e')} "
             f"{iterations:>5} {format_number(row.time_s, '8.3f')} {format_number(row.ratio, '7.3f')}  {row.status}"
         )
     return ruled(header, lines)

@@ -11,7 +11,8 @@ resident high-water mark, ``peak_memory_mb``):
   the squared norm) are the optimizer's own, its value recomputed from its factors.
 * ``jax-privacy``: ``jax_privacy.matrix_factorization.dense.optimize(m, reduction_fn=jnp.mean or
   jnp.max)`` (LBFGS on the strategy Gram matrix, its default 10,000 steps and stopping rule) on the
-  prefix sums (``--jax-sizes``, ``--jax-objectives``, ``--jax-steps``). Its strategy C is evaluated by projmech's own formulas,
+  prefix sums (``--jax-sizes``, ``--jax-objectives``, ``--jax-steps``). Its strategy C is evaluated by projmech's own
+  formulas,
   ``Factorization(prefix(m), C)``: gamma and gamma_2 of ``R = F C^+``. Its "gap" column is the gap
   of that value to projmech's certified bound for the same objective.
 * ``square root``: the square-root factorization of Fichtenberger, Henzinger & Upadhyay (prefix
@@ -37,11 +38,21 @@ import time
 from typing import Any
 
 import pandas as pd
+from _common import (
+    RESULTS,
+    add_smoke_option,
+    argument_parser,
+    int_list,
+    markdown,
+    name_list,
+    not_installed,
+    peak_memory_mb,
+    run_in_process,
+    smoke_path,
+    write_csv,
+)
 
 from projmech.factorization.norm import RANGE_MAX_UNIVERSE
-
-from _common import (RESULTS, add_smoke_option, argument_parser, int_list, markdown, name_list, not_installed,
-                     peak_memory_mb, run_in_process, smoke_path, write_csv)
 
 OBJECTIVES = ("mean", "max")
 DEFAULT_SIZES = (1024, 4096, 16384)
@@ -93,7 +104,8 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argument_parser(__doc__)
-    parser.add_argument("--sizes", type=int_list, default=list(DEFAULT_SIZES), help="prefix sizes (default 1024,4096,16384)")
+    parser.add_argument("--sizes", type=int_list, default=list(DEFAULT_SIZES), help="prefix sizes (default "
+                                                                                    "1024,4096,16384)")
     parser.add_argument("--range-sizes", type=int_list, default=list(DEFAULT_RANGE_SIZES),
                         help="all-range sizes, mean objective (default 16384)")
     parser.add_argument("--range-max-sizes", type=int_list, default=list(DEFAULT_RANGE_MAX_SIZES),
@@ -161,13 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     table = []
     for row in frame.itertuples():
         if row.status != "ok":
-            table.append([row.family, str(row.m), row.objective, row.method, str(row.threads), "", "", "", "", row.status])
+            table.append([row.family, str(row.m), row.objective, row.method, str(row.threads), "", "", "", "",
+                          row.status])
             continue
         table.append([row.family, f"{row.m:,}", row.objective, row.method, str(row.threads), f"{row.value:.5f}",
                       f"{row.certified_bound:.5f}", f"{row.gap_to_bound:.1e}", f"{row.seconds:.2f}",
                       f"{row.memory_gb:.2f}"])
     print(markdown(["workload", "m", "objective", "method", "threads", "value", "certified bound", "gap", "seconds",
-                    "peak GB"], table, align=["---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:"]))
+                    "peak GB"], table, align=["---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:",
+                                              "---:"]))
     print()
     failures = []
     for row in frame[(frame.method == "projmech") & (frame.status == "ok")].itertuples():

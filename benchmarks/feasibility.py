@@ -39,10 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from _common import Timer, add_smoke_option, binary_domain, markdown, name_list, smoke_path, write_csv
 
 from projmech import ProjectionError, ProjectionResult, marginals, prefix, project_to_hull, random_queries
-
-from _common import Timer, add_smoke_option, binary_domain, markdown, name_list, smoke_path, write_csv
 
 SOLVERS: tuple[str, ...] = ("fast", "CLARABEL", "ECOS", "OSQP", "SCS", "auto")
 CERTIFIED, FAILURE, FALSE = "certified", "reported failure", "FALSE CERTIFICATE"

@@ -17,10 +17,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import RESULTS, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
 
 import projmech as pm
-
-from _common import RESULTS, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
 
 
 def mechanisms(workload: pm.Workload, m: int) -> dict[str, Any]:
@@ -33,7 +32,8 @@ def mechanisms(workload: pm.Workload, m: int) -> dict[str, Any]:
         "discrete gaussian": pm.GaussianMechanism(workload, pm.ZCDP(0.5), noise="discrete"),
         "discrete laplace": pm.LaplaceMechanism(workload, pm.PureDP(1.0), noise="discrete"),
         "factorization, tree, discrete": pm.FactorizationMechanism(
-            workload, pm.ZCDP(0.5), noise="discrete", factorization=pm.Factorization(workload, pm.hierarchical_strategy(m))),
+            workload, pm.ZCDP(0.5), noise="discrete", factorization=pm.Factorization(workload,
+                                                                                     pm.hierarchical_strategy(m))),
         "projection": pm.ProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous"),
         "factorization+projection": pm.FactorizationMechanism(workload, pm.ZCDP(0.5), noise="continuous",
                                                               project=True),

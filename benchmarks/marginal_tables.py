@@ -51,9 +51,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from _common import RESULTS, Timer, add_smoke_option, argument_parser, import_mbi, int_list, name_list, \
-    peak_memory_mb, run_in_process, smoke_path, write_csv
+from _common import (
+    RESULTS,
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    import_mbi,
+    int_list,
+    name_list,
+    peak_memory_mb,
+    run_in_process,
+    smoke_path,
+    write_csv,
+)
 
 ROWS = ("adult 1-way", "10x17 1-way", "10x17 prefix", "10x17 2-way", "10x17 3-way", "chain 3-way",
         "chain 3-way cvxpy", "adult10 3-way", "adult10 3-way mbi", "adult10 3-way factorization",
@@ -191,7 +201,6 @@ def _cvxpy_job(row: str, smoke: bool = False) -> dict:
     """The row's noisy answers projected onto the local polytope of its tables written as a CVXPY
     model from the definition (Clarabel): the oracle for the objective and the time to beat."""
     import cvxpy as cp
-    import scipy.sparse as sp
 
     data, workload, truth, noisy, sigma = _noisy(row, smoke)
     tables = _table_rows(workload)

@@ -50,9 +50,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
-
-from _common import (Timer, add_smoke_option, argument_parser, cell, int_list, name_list, ruled, run_in_process,
-                     smoke_path, write_csv)
+from _common import (
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    cell,
+    int_list,
+    name_list,
+    ruled,
+    run_in_process,
+    smoke_path,
+    write_csv,
+)
 
 ADULT = (100, 100, 100, 99, 85, 42, 16, 15, 9, 7, 6, 5, 2, 2)
 CPS = (50, 100, 7, 4, 2)
@@ -241,7 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.worker:
         part, name, tol = json.loads(args.worker)
         jobs_of: dict[str, Callable[[], dict[str, Any]]] = {
-            "gamma": lambda: gamma_job(name, tol), "worst": lambda: worst_job(name, tol), "release": lambda: release_job(name)}
+            "gamma": lambda: gamma_job(name, tol), "worst": lambda: worst_job(name, tol),
+            "release": lambda: release_job(name)}
         job = jobs_of[part]
         print(json.dumps(job()))
         return 0
@@ -262,7 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     frame = pd.DataFrame(results)
     print(format_rows(frame))
     for row in frame[(frame.part == "worst") & (frame.status == "ok")].itertuples():
-        print(f"worst query, {row.workload} threads={row.threads}: gamma_2 {row.gamma:.4f} (bound {row.lower_bound:.4f}) "
+        print(f"worst query, {row.workload} threads={row.threads}: gamma_2 {row.gamma:.4f} (bound "
+              f"{row.lower_bound:.4f}) "
               f"against the mean-optimal strategy's {row.mean_optimal_gamma_2:.4f}, "
               f"{row.mean_optimal_gamma_2 / row.gamma:.2f}x lower; its gamma {row.max_optimal_gamma:.4f} against "
               f"{row.mean_optimal_gamma:.4f}")

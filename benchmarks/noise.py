@@ -39,12 +39,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import (
+    RESULTS,
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    binary_domain,
+    blas_threads,
+    markdown,
+    name_list,
+    smoke_folder,
+    usage_error,
+    write_csv,
+)
 
 import projmech as pm
 from projmech.privacy import noise as noise_module
-
-from _common import (RESULTS, Timer, add_smoke_option, argument_parser, binary_domain, blas_threads, markdown,
-                     name_list, smoke_folder, usage_error, write_csv)
 
 PARTS = ("releases", "draws")
 
@@ -94,9 +104,11 @@ def releases(trials: int, seed: int, out: Path = RESULTS / "noise.csv", smoke: b
                                values=["sigma_counts", "rmse", "time_median_s"])
     print("\ndiscrete / continuous (sigma, RMSE, time per release):")
     for key, row in paired.iterrows():
-        print(f"{' | '.join(key):<48} sigma {row[('sigma_counts', 'discrete')] / row[('sigma_counts', 'continuous')]:.4f}  "
+        print(f"{' | '.join(key):<48} sigma "
+              f"{row[('sigma_counts', 'discrete')] / row[('sigma_counts', 'continuous')]:.4f}  "
               f"RMSE {row[('rmse', 'discrete')] / row[('rmse', 'continuous')]:.3f}  "
-              f"time {row[('time_median_s', 'discrete')] * 1e3:.2f} vs {row[('time_median_s', 'continuous')] * 1e3:.2f} ms")
+              f"time {row[('time_median_s', 'discrete')] * 1e3:.2f} vs "
+              f"{row[('time_median_s', 'continuous')] * 1e3:.2f} ms")
     print(f"\nOMP_NUM_THREADS={blas_threads()['OMP_NUM_THREADS']}; wrote {out}")
 
 

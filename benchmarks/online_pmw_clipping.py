@@ -19,10 +19,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from _common import add_smoke_option
 
 import projmech as pm
-
-from _common import add_smoke_option
 
 SESSIONS, QUERIES, UPDATES, ALPHA, EPSILON = 20, 60, 50, 0.1, 0.5
 
@@ -49,7 +48,9 @@ def main() -> None:
             for _ in range(queries):
                 a, b = rng.choice(len(attributes), 2, replace=False)
                 value_a, value_b = rng.integers(0, 2, 2)
-                query = lambda x, a=a, b=b, va=value_a, vb=value_b: (x[attributes[a]] == va) & (x[attributes[b]] == vb)
+                def query(x, a=a, b=b, va=value_a, vb=value_b):
+                    return (x[attributes[a]] == va) & (x[attributes[b]] == vb)
+
                 truth = float(np.mean((sample.records[:, a] == value_a) & (sample.records[:, b] == value_b)))
                 try:
                     clipped = online.answer(query)

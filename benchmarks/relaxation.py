@@ -69,16 +69,27 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import (
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    binary_domain,
+    import_mbi,
+    int_list,
+    markdown,
+    name_list,
+    package_versions,
+    smoke_folder,
+    usage_error,
+    write_csv,
+)
 from tqdm.auto import tqdm
 
 from projmech import ApproxDP, Dataset, Domain, GaussianMechanism, ProjectionMechanism, datasets, marginals
-from projmech.bodies.marginal_rows import pair_tables
-from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
 from projmech.analysis.evaluation import max_error, mean_confidence_interval, rmse
 from projmech.analysis.experiments import format_number
-
-from _common import Timer, add_smoke_option, argument_parser, binary_domain, import_mbi, int_list, markdown, \
-    name_list, package_versions, smoke_folder, usage_error, write_csv
+from projmech.bodies.marginal_rows import pair_tables
+from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
 
 PARTS: tuple[str, ...] = ("adult", "scaling", "pgm")
 RELAXATIONS: tuple[str, ...] = ("sdp+local", "sdp", "local")
@@ -300,7 +311,7 @@ def run_trials(cache: TrialCache, key: str, data: Dataset, n: int, method: str, 
         row: dict[str, Any] = {"data": key, "n": n, "method": method, "trial": trial}
         try:
             outcome = cache.get((key, n, trial, method),
-                                lambda: release_outcome(mechanism, data, trial_rng(seed, key, n, trial)))
+                                lambda trial=trial: release_outcome(mechanism, data, trial_rng(seed, key, n, trial)))
         except Failure as failure:
             rows.append({**row, "status": f"failed: {failure}"})
             bar.update(trials - trial)
@@ -319,7 +330,7 @@ def part_adult(args: argparse.Namespace, cache: TrialCache, privacy: ApproxDP) -
         plans.append(("adult", args.categorical_sizes, args.categorical_trials, False,
                       list(args.categorical_relaxations)))
     total = 0
-    for key, sizes, trials, hull, relaxations in plans:
+    for _, sizes, trials, hull, relaxations in plans:
         total += len(sizes) * ((1 + len(relaxations)) * trials + (args.hull_trials if hull else 0))
     rows: list[dict[str, Any]] = []
     with tqdm(total=total, desc="adult releases", disable=args.no_progress) as bar:
@@ -365,7 +376,8 @@ def format_adult(summary: pd.DataFrame, key: str, methods: Sequence[str], trials
                     continue
                 entry = lookup.get((n, name))
                 ratio = getattr(entry, "ratio_to_hull", float("nan"))
-                half = (getattr(entry, "ratio_ci_high", float("nan")) - getattr(entry, "ratio_ci_low", float("nan"))) / 2
+                half = (getattr(entry, "ratio_ci_high", float("nan")) - getattr(entry, "ratio_ci_low",
+                                                                                float("nan"))) / 2
                 row.append("-" if pd.isna(ratio) else f"{ratio:.4f}" + ("" if pd.isna(half) else f" ± {half:.4f}"))
         if reference is not None:
             gauss, entry = lookup.get((n, "gaussian")), lookup.get((n, reference))
@@ -387,7 +399,8 @@ def synthetic_release(d: int, rows: int, seed: int, privacy: ApproxDP, trial: in
     data = latent_factor_data(d, rows, np.random.default_rng([seed, TAGS["synthetic"], d]))
     workload = marginals(data.domain, 2, implicit=True)
     truth = workload.answer_data(data)
-    release = GaussianMechanism(workload, privacy, noise="continuous").release(data, rng=trial_rng(seed, "synthetic", d, trial))
+    release = GaussianMechanism(workload, privacy, noise="continuous").release(data, rng=trial_rng(seed, "synthetic",
+                                                                                                   d, trial))
     return data, truth, release.noisy_answers, release.sigma
 
 
@@ -427,7 +440,8 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
                 row.update(scs_time_s=timer.seconds, scs_status=f"failed: {error}")
         rows.append(row)
         tqdm.write(f"  d={d}: ADMM {seconds(row.get('admm_time_s', float('nan')))} "
-                   f"({row.get('admm_iterations', '-')} iterations), SCS {seconds(row.get('scs_time_s', float('nan')))}")
+                   f"({row.get('admm_iterations', '-')} iterations), SCS "
+                   f"{seconds(row.get('scs_time_s', float('nan')))}")
     return pd.DataFrame(rows)
 
 
@@ -526,7 +540,8 @@ def part_pgm(args: argparse.Namespace, cache: TrialCache, privacy: ApproxDP, mbi
             full = adult_data(key, SMOKE_ATTRIBUTES if args.smoke else None)
             plans += [(key, subsample(full, n, args.seed, key), n, ours) for n in sizes]
     for d in args.pgm_dims:
-        plans.append((f"synthetic:{d}", latent_factor_data(d, args.rows, np.random.default_rng([args.seed, TAGS["synthetic"], d])),
+        plans.append((f"synthetic:{d}", latent_factor_data(d, args.rows, np.random.default_rng([args.seed,
+                                                                                                TAGS["synthetic"], d])),
                       d, ["sdp+local"]))
     def trials_of(key: str) -> int:  # mbi's approximate estimator is the slow one
         return args.pgm_trials if key == "adult-binary" else args.pgm_approx_trials
@@ -537,19 +552,23 @@ def part_pgm(args: argparse.Namespace, cache: TrialCache, privacy: ApproxDP, mbi
         for key, data, n_or_d, ours in plans:
             trials = trials_of(key)
             synthetic = key.startswith("synthetic")
-            methods = adult_methods("synthetic" if synthetic else key, data.domain, privacy, [r for r in ours if r != "hull"],
+            methods = adult_methods("synthetic" if synthetic else key, data.domain, privacy,
+                                    [r for r in ours if r != "hull"],
                                     hull="hull" in ours)
             truth = methods["gaussian"].workload.answer_data(data)
             pgm = PrivatePGM(mbi, data.domain, args.pgm_iters, args.pgm_exact_max, args.pgm_oracle_iters)
-            label = "adult-binary" if key == "adult-binary" else ("adult" if key == "adult" else f"synthetic d={n_or_d}")
+            label = "adult-binary" if key == "adult-binary" else ("adult" if key == "adult" else f"synthetic "
+                                                                                                 f"d={n_or_d}")
             for trial in range(trials):
                 rng_key = (key.split(":")[0], n_or_d, trial)
                 outcomes: dict[str, Outcome | str] = {}
                 for name, mechanism in methods.items():
                     bar.set_postfix_str(f"{label} n={data.n} {name}")
                     try:
-                        outcomes[name] = cache.get((key, n_or_d, trial, name), lambda: release_outcome(
-                            mechanism, data, trial_rng(args.seed, rng_key[0], n_or_d, trial)))
+                        def run(mechanism=mechanism, data=data, rng_key=rng_key, n_or_d=n_or_d, trial=trial):
+                            return release_outcome(mechanism, data, trial_rng(args.seed, rng_key[0], n_or_d, trial))
+
+                        outcomes[name] = cache.get((key, n_or_d, trial, name), run)
                     except Failure as failure:
                         outcomes[name] = f"failed: {failure}"
                     bar.update(1)
@@ -635,7 +654,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="categorical Adult sizes n (default " + ",".join(map(str, DEFAULT_CATEGORICAL_SIZES))
                              + "; none with --quick; '' for none)")
     parser.add_argument("--categorical-trials", type=int, default=DEFAULT_CATEGORICAL_TRIALS,
-                        help=f"releases per mechanism and n on categorical Adult (default {DEFAULT_CATEGORICAL_TRIALS})")
+                        help=f"releases per mechanism and n on categorical Adult (default "
+                             f"{DEFAULT_CATEGORICAL_TRIALS})")
     parser.add_argument("--categorical-relaxations", type=name_list, default=list(RELAXATIONS),
                         help="relaxations on categorical Adult (default " + ",".join(RELAXATIONS) + ")")
     # scaling
@@ -649,7 +669,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "it took 9.5 s at d = 300 and 1,122 s at d = 500 on 2 cores)")
     # pgm
     parser.add_argument("--pgm-sizes", type=int_list, default=None,
-                        help="binarized Adult sizes for Private-PGM (default " + ",".join(map(str, DEFAULT_PGM_SIZES)) + ")")
+                        help="binarized Adult sizes for Private-PGM (default " + ",".join(map(str,
+                                                                                              DEFAULT_PGM_SIZES)) + ")")
     parser.add_argument("--pgm-categorical-sizes", type=int_list, default=None,
                         help="categorical Adult sizes for Private-PGM (default "
                              + ",".join(map(str, DEFAULT_PGM_CATEGORICAL_SIZES)) + "; none with --quick)")
@@ -685,12 +706,14 @@ def resolve(args: argparse.Namespace) -> str | None:
         args.categorical_sizes = [] if quick else list(DEFAULT_CATEGORICAL_SIZES)
     args.dims = args.dims if args.dims is not None else list(QUICK_DIMS if quick else DEFAULT_DIMS)
     args.repeats = args.repeats if args.repeats is not None else (QUICK_REPEATS if quick else DEFAULT_REPEATS)
-    args.pgm_sizes = args.pgm_sizes if args.pgm_sizes is not None else list(QUICK_PGM_SIZES if quick else DEFAULT_PGM_SIZES)
+    if args.pgm_sizes is None:
+        args.pgm_sizes = list(QUICK_PGM_SIZES if quick else DEFAULT_PGM_SIZES)
     if args.pgm_categorical_sizes is None:
         args.pgm_categorical_sizes = [] if quick else list(DEFAULT_PGM_CATEGORICAL_SIZES)
     if args.pgm_dims is None:
         args.pgm_dims = [] if quick else list(DEFAULT_PGM_DIMS)
-    args.pgm_trials = args.pgm_trials if args.pgm_trials is not None else (QUICK_PGM_TRIALS if quick else DEFAULT_PGM_TRIALS)
+    if args.pgm_trials is None:
+        args.pgm_trials = QUICK_PGM_TRIALS if quick else DEFAULT_PGM_TRIALS
     if args.pgm_approx_trials is None:
         args.pgm_approx_trials = QUICK_PGM_TRIALS if quick else DEFAULT_PGM_APPROX_TRIALS
     unknown = [part for part in args.parts if part not in PARTS]
@@ -761,7 +784,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(format_adult(summary, "adult", ["gaussian", *args.categorical_relaxations], counts))
             for row in summary[(summary["data"] == "adult") & (summary["method"] != "gaussian")].itertuples():
                 iterations = "" if pd.isna(row.iterations_mean) else f"mean {row.iterations_mean:.0f} ADMM iterations, "
-                print(f"  n={row.n} {row.method} ({row.solvers}): {iterations}mean solve {seconds(row.solve_time_s_mean)}")
+                print(f"  n={row.n} {row.method} ({row.solvers}): {iterations}mean solve "
+                      f"{seconds(row.solve_time_s_mean)}")
         hull = summary[summary["method"] == "hull"]
         if not hull.empty:
             print("  hull solvers: " + "; ".join(f"n={row.n}: {row.solvers}" for row in hull.itertuples()))

@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from _common import RESULTS, aim_error, argument_parser, float_list, name_list, write_csv
 
 ROUTES = ("synthesize", "release", "local")

@@ -90,6 +90,23 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import pandas as pd
+from _common import (
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    binary_domain,
+    cell,
+    chain_records,
+    int_list,
+    name_list,
+    peak_memory_mb,
+    ruled,
+    run_in_process,
+    smoke_path,
+    usage_error,
+    vm_status_mb,
+    write_csv,
+)
 
 from projmech import (
     ApproxDP,
@@ -105,17 +122,14 @@ from projmech import (
     project_to_hull,
     random_queries,
 )
+from projmech.analysis.evaluation import rmse
+from projmech.analysis.experiments import format_number
 from projmech.bodies.body import HULL_MAX_UNIVERSE, choose_body
 from projmech.bodies.cost import COST_MODELS, CostModel, PowerLaw, WorkloadSize, estimated_seconds
 from projmech.bodies.hull import NOISE_TOL, SOLVERS
 from projmech.bodies.relaxation import project_to_relaxation
 from projmech.solve import SolveError
 from projmech.validation import DEFAULT_MAX_ENTRIES
-from projmech.analysis.evaluation import rmse
-from projmech.analysis.experiments import format_number
-
-from _common import Timer, add_smoke_option, argument_parser, binary_domain, cell, chain_records, int_list, name_list, \
-    peak_memory_mb, ruled, run_in_process, smoke_path, usage_error, vm_status_mb, write_csv
 
 PARTS: tuple[str, ...] = ("small", "scaling", "auto")
 #: The parts run without --parts: "auto" times every choice on two dozen problems (about 15 minutes).
@@ -291,8 +305,10 @@ def format_results(results: pd.DataFrame) -> str:
     for row in results.itertuples(index=False):
         lines.append(
             f"{row.problem:<16} {row.k:>5} {row.m:>5} {row.solver:<9} {format_number(row.solve_time_s, '9.4f')} "
-            f"{format_number(row.total_time_s, '9.4f')} {format_number(row.distance, '11.6g')} {format_number(row.gap, '9.1e')} "
-            f"{format_number(row.raw_feasibility_error, '9.1e')} {format_number(row.objective_rel_diff, '9.1e')}  {row.status}"
+            f"{format_number(row.total_time_s, '9.4f')} {format_number(row.distance, '11.6g')} "
+            f"{format_number(row.gap, '9.1e')} "
+            f"{format_number(row.raw_feasibility_error, '9.1e')} {format_number(row.objective_rel_diff, '9.1e')}  "
+            f"{row.status}"
         )
     return ruled(header, lines)
 
@@ -705,7 +721,8 @@ def check_targets(frame: pd.DataFrame) -> list[str]:
         else:
             passed = fast["time_s"] <= TARGET_LARGE_SECONDS and fast["peak_rss_mb"] <= TARGET_LARGE_MEMORY_MB
             lines.append(f"d={d}: fast {fast['time_s']:.2f} s, peak {fast['peak_rss_mb']:.0f} MB (target <= "
-                         f"{TARGET_LARGE_SECONDS:g} s and <= {TARGET_LARGE_MEMORY_MB:g} MB): {'PASS' if passed else 'FAIL'}")
+                         f"{TARGET_LARGE_SECONDS:g} s and <= {TARGET_LARGE_MEMORY_MB:g} MB): "
+                         f"{'PASS' if passed else 'FAIL'}")
     return lines
 
 
@@ -745,7 +762,8 @@ def _sizes(text: str) -> tuple[int, ...]:
     return tuple(int(size) for size in text.split(","))
 
 
-def auto_problem(spec: str, rows: int, privacy: ApproxDP, seed: int, explicit: bool) -> tuple[Workload, np.ndarray, float, np.ndarray]:
+def auto_problem(spec: str, rows: int, privacy: ApproxDP, seed: int, explicit: bool) -> tuple[Workload, np.ndarray,
+                                                                                              float, np.ndarray]:
     """The workload of ``spec`` (explicit where it fits the default entry cap and ``explicit``
     is asked for), its noisy answers, their sigma, and the true answers."""
     kind, *parts = spec.split(":")
@@ -774,7 +792,8 @@ def run_auto_job(job: dict[str, Any]) -> dict[str, Any]:
     choice = job["choice"]
 
     def project(spec: str, rows: int) -> tuple[Any, float, str]:
-        workload, noisy, sigma, _ = auto_problem(spec, rows, privacy, job["seed"], explicit=choice in SOLVERS + ("auto",))
+        workload, noisy, sigma, _ = auto_problem(spec, rows, privacy, job["seed"],
+                                                 explicit=choice in SOLVERS + ("auto",))
         timer = Timer()
         if choice == "auto":
             body = choose_body(workload)
@@ -837,7 +856,7 @@ def fit_cost_models(frame: pd.DataFrame) -> dict[str, CostModel]:
         sizes = [done[term.size].to_numpy(dtype=float) for term in model.terms]
         measured = np.log(done["seconds"].to_numpy(dtype=float))
 
-        def residual(theta: np.ndarray) -> np.ndarray:
+        def residual(theta: np.ndarray, sizes: list[np.ndarray] = sizes, measured: np.ndarray = measured) -> np.ndarray:
             total = np.exp(theta[0]) + sum(np.exp(theta[1 + 2 * i]) * size ** theta[2 + 2 * i]
                                            for i, size in enumerate(sizes))
             return np.log(total) - measured
@@ -870,17 +889,25 @@ def auto_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(verdicts)
 
 
+def _uncertified(row: Any) -> str:
+    return "" if getattr(row, "certified", True) in (True, None) or row.status != "ok" else " (not certified)"
+
+
 def format_auto(frame: pd.DataFrame, verdicts: pd.DataFrame) -> str:
     """Measured and estimated seconds per problem and choice, then auto's verdicts."""
     lines = []
     for row in frame.itertuples(index=False):
         lines.append(f"{row.problem:<28} {row.k:>6} {row.m:>9.3g} {row.rank:>6} {row.choice:<9} "
-                     f"{cell(getattr(row, 'seconds', None), '9.4f'):>9} {cell(getattr(row, 'estimate_s', None), '9.4f'):>9}  "
-                     f"{row.status}{'' if getattr(row, 'certified', True) in (True, None) or row.status != 'ok' else ' (not certified)'}")
-    table = ruled(f"{'problem':<28} {'k':>6} {'m':>9} {'rank':>6} {'choice':<9} {'seconds':>9} {'estimate':>9}  status", lines)
-    verdict_lines = [f"{row.problem:<28} {cell(getattr(row, 'auto_ran', None), ''):<15} {cell(getattr(row, 'auto_s', None), '9.4f'):>9} "
+                     f"{cell(getattr(row, 'seconds', None), '9.4f'):>9} "
+                     f"{cell(getattr(row, 'estimate_s', None), '9.4f'):>9}  "
+                     f"{row.status}{_uncertified(row)}")
+    table = ruled(f"{'problem':<28} {'k':>6} {'m':>9} {'rank':>6} {'choice':<9} {'seconds':>9} {'estimate':>9}  status",
+                  lines)
+    verdict_lines = [f"{row.problem:<28} {cell(getattr(row, 'auto_ran', None), ''):<15} "
+                     f"{cell(getattr(row, 'auto_s', None), '9.4f'):>9} "
                      f"{cell(getattr(row, 'fastest', None), ''):<9} {cell(getattr(row, 'fastest_s', None), '9.4f'):>9} "
-                     f"{cell(getattr(row, 'ratio', None), '7.2f'):>7}  {row.verdict}" for row in verdicts.itertuples(index=False)]
+                     f"{cell(getattr(row, 'ratio', None), '7.2f'):>7}  {row.verdict}"
+                     for row in verdicts.itertuples(index=False)]
     return table + "\n\n" + ruled(f"{'problem':<28} {'auto ran':<15} {'auto s':>9} {'fastest':<9} {'seconds':>9} "
                                   f"{'ratio':>7}  verdict", verdict_lines)
 

@@ -41,9 +41,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from _common import (add_smoke_option, argument_parser, cell, int_list, name_list, not_installed, ruled, run_in_process,
-                     smoke_path, write_csv)
+from _common import (
+    add_smoke_option,
+    argument_parser,
+    cell,
+    int_list,
+    name_list,
+    not_installed,
+    ruled,
+    run_in_process,
+    smoke_path,
+    write_csv,
+)
 
 JOBS = ("adult", "adult-pgm", "binary", "binary-pgm", "grid")
 #: A smoke run's jobs (``adult-pgm`` is ``binary-pgm``'s code on a small domain) and data: Adult's

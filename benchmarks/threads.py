@@ -24,15 +24,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import RESULTS, Timer, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
 from threadpoolctl import threadpool_limits
 
 import projmech as pm
 from projmech._threads import on_one_blas_thread
 from projmech.bodies.relaxation_admm import admm_projection
 from projmech.factorization.norm import factorization_norm
-
-from _common import RESULTS, Timer, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
-
 
 #: The code of the layer :func:`on_one_blas_thread` wraps a function in.
 _PINNING = on_one_blas_thread(lambda: None).__code__

@@ -37,15 +37,29 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import (
+    Timer,
+    add_smoke_option,
+    argument_parser,
+    binary_domain,
+    int_list,
+    markdown,
+    name_list,
+    smoke_path,
+    usage_error,
+    write_csv,
+)
 
 from projmech import marginals
-from projmech.bodies.relaxation import RELAXATIONS, RelaxationError, RelaxationSupport, relaxation_support
 from projmech.analysis.experiments import format_number
-from projmech.analysis.geometry import WidthEstimate, compare_widths, gaussian_width_bound, gaussian_widths, \
-    support_function
-
-from _common import (Timer, add_smoke_option, argument_parser, binary_domain, int_list, markdown, name_list, smoke_path,
-                     usage_error, write_csv)
+from projmech.analysis.geometry import (
+    WidthEstimate,
+    compare_widths,
+    gaussian_width_bound,
+    gaussian_widths,
+    support_function,
+)
+from projmech.bodies.relaxation import RELAXATIONS, RelaxationError, RelaxationSupport, relaxation_support
 
 DEFAULT_DIMS: tuple[int, ...] = (4, 5, 6, 7, 8, 9, 10)
 QUICK_DIMS: tuple[int, ...] = (4, 5, 6)

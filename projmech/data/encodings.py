@@ -1023,7 +1023,7 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     >>> encoding_from_spec("PID", 7.0)
     Traceback (most recent call last):
     ...
-    TypeError: sizes: size of 'PID': expected an int, got 7.0
+    projmech.errors.ArgumentTypeError: sizes: size of 'PID': expected an int, got 7.0
     """
     if isinstance(spec, Encoding):
         return spec

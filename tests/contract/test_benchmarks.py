@@ -11,6 +11,7 @@ re-executes itself to fix the hash seed.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import io
 import os
@@ -56,14 +57,31 @@ def test_aim_runner_help():
     assert "--smoke" in done.stdout and "https://github.com/ryan112358/private-pgm" in done.stdout
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_smoke(script, tmp_path):
+def _smoke(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     work = tmp_path / "work"
     work.mkdir()
     environment = {**os.environ, "TMPDIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--smoke"], cwd=work, env=environment,
+    return subprocess.run([sys.executable, str(BENCHMARKS / script), "--smoke"], cwd=work, env=environment,
                           capture_output=True, text=True, timeout=SMOKE_TIMEOUT_S)
-    assert done.returncode == 0, f"{script} --smoke: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory):
+    """Every script's smoke run, one per usable core at a time (most of their time is starting
+    Python and importing; the runs are independent processes)."""
+    folders = {script: tmp_path_factory.mktemp(script.replace(".", "_")) for script in SCRIPTS}
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, cores)) as pool:
+        runs = {script: pool.submit(_smoke, script, folder) for script, folder in folders.items()}
+        return {script: (run.result(), folders[script]) for script, run in runs.items()}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_smoke(script, smoke_runs):
+    done, tmp_path = smoke_runs[script]
+    work = tmp_path / "work"
+    assert done.returncode == 0, (f"{script} --smoke: exit {done.returncode}\n{done.stdout[-3000:]}\n"
+                                  f"{done.stderr[-3000:]}")
     written = [path for folder in tmp_path.glob("projmech-smoke-*") for path in folder.rglob("*") if path.is_file()]
     if script in PRINTS_ONLY:
         assert done.stdout.strip()
