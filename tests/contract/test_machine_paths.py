@@ -1,14 +1,14 @@
 """No tracked file names a folder of a development machine.
 
 A path into a home, work or temporary folder, or onto a Windows drive, works on one machine only:
-tests and benchmarks take their data from the package (``projmech/datasets``), from files they
-make, or from an option; external code is named by its public URL and commit. Every file ``git
-ls-files`` lists outside ``docs/`` is read as text (binary files skipped) and searched for an
-absolute path under a home, work, scratch or temporary folder (``/tmp/`` too: a file there is
-gone after a reboot), or a Windows drive, and for the ``shared`` folder beside a development
-checkout, reached by a path out of the checkout. System paths (``/usr/lib/...``,
-``/proc/self/status``), URLs and relative paths inside the repository (``docs/theory/x.md``)
-are not machine folders and do not match. This file's examples of what must match are put together when the tests run, so that the file
+tests and benchmarks take their data from the package (``projmech/datasets``), from files they make,
+or from an option; external code is named by its public URL and commit. Every file ``git ls-files``
+lists outside ``docs/`` is read as text (binary files skipped) and searched for an absolute path
+under a home, work, scratch or temporary folder (``/tmp/`` too: a file there is gone after a
+reboot), or a Windows drive, and for the ``shared`` folder beside a development checkout, reached by
+a path out of the checkout. System paths (``/usr/lib/...``, ``/proc/self/status``), URLs and
+relative paths inside the repository (``docs/theory/x.md``) are not machine folders and do not
+match. This file's examples of what must match are put together when the tests run, so that the file
 passes its own check.
 """
 
