@@ -694,11 +694,9 @@ _BLOCK = 2048
 _pools: dict[tuple[str, float], np.ndarray] = {}
 _pool_lock = threading.Lock()
 _pool_owner: int | None = None
-_fork: dict[str, bool] = {"held": False}
 
 
 def _hold_for_fork() -> None:
-    _fork["held"] = False
     if _pool_owner == threading.get_ident():
         return
     while True:
@@ -706,12 +704,11 @@ def _hold_for_fork() -> None:
             _pool_lock.acquire()
         except KeyboardInterrupt:
             continue
-        _fork["held"] = True
         return
 
 
 def _release_after_fork() -> None:
-    if _fork["held"]:
+    if _pool_owner != threading.get_ident():  # the lock was taken by _hold_for_fork
         _pool_lock.release()
 
 
