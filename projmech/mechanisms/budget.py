@@ -107,14 +107,15 @@ def table_shares(workload: Workload) -> tuple[list[float], bool] | None:
     return [float(a) for a in np.abs(answers)], True
 
 
-def size_read(policy: SizePolicy, rows: int) -> tuple[float, str]:
-    """The size the check reads and what it is: the public size where there is one, else the
-    row count (private under add/remove: read for the curator's warning only)."""
+def size_read(policy: SizePolicy, rows: int) -> tuple[float, str, bool]:
+    """The size the check reads, what it is and whether it is private: the public size where
+    there is one, else the row count (private under add/remove: read for the curator's warning
+    only)."""
     if policy.neighbouring is Neighbouring.REPLACE_ONE:
-        return float(rows), "the row count, public under replace-one neighbours"
+        return float(rows), "the row count, public under replace-one neighbours", False
     if policy.declared is not None:
-        return float(policy.declared), "the declared size"
-    return float(rows), "the row count, private under add-remove neighbours"
+        return float(policy.declared), "the declared size", False
+    return float(rows), "the row count, private under add-remove neighbours", True
 
 
 def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy], float], shares: Sequence[float],
@@ -129,14 +130,13 @@ def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
     """
     if not shares or noise <= 0:
         return None
-    size, source = size_read(policy, rows)
+    size, source, private = size_read(policy, rows)
     typical = statistics.median_low(shares)
     target = size * typical
     if not noise > target:
         return None
     swamped = sum(1 for share in shares if noise > size * share)
     # A private row count is stated to two digits: the warning is the curator's, yet it is printed.
-    private = policy.neighbouring is not Neighbouring.REPLACE_ONE and policy.declared is None
     shown = f"about {float(f'{size:.2g}'):,.0f}" if private else f"{size:g}"
     if queries:
         what, typical_one = "the count a query would have were the rows spread uniformly", f"{target:.2g}"
