@@ -609,11 +609,11 @@ def _release(args: argparse.Namespace) -> int:
     if dataset.n == 0 and args.neighbouring == "replace-one":
         raise ValueError(f"--data: {args.data} has no rows; under replace-one neighbours n is public and must be "
                          "at least 1 (--neighbouring add-remove with --size releases an empty data set)")
-    if synthetic_path is not None:  # the rows to draw, before the release spends anything
-        drawn, argument = ((args.synthetic_rows, "synthetic_rows") if args.synthetic_rows is not None
-                           else (size, "size") if isinstance(size, int) else (None, ""))
-        if drawn is not None:
-            check_rows_fit(drawn, dataset.domain, argument)
+    # The rows to draw, before the release spends anything: those asked for, or the declared size.
+    if synthetic_path is not None and args.synthetic_rows is not None:
+        check_rows_fit(args.synthetic_rows, dataset.domain, "synthetic_rows")
+    elif synthetic_path is not None and isinstance(size, int):
+        check_rows_fit(size, dataset.domain, "size")
     # "discrete" is asked of the mechanism as "auto" (discrete exactly on integer counts) and
     # checked below: whether a factorization's strategy is integral is known only once it is built.
     options: dict[str, Any] = {"neighbouring": args.neighbouring, "size": size, "size_share": args.size_share,
