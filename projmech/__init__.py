@@ -34,7 +34,8 @@ _NAMES = {
                    "LaplaceMechanism", "MechanismHalted", "OfflinePMW", "OnlinePMW", "ProjectionMechanism", "Release",
                    "Threshold", "ThresholdK", "synthesize"),
     "bodies": ("NegativeCellsWarning", "ProjectionError", "ProjectionResult", "RelaxationError", "RelaxationResult",
-               "project_to_hull", "project_to_relaxation", "synthetic_data"),
+               "project_to_hull", "project_to_relaxation"),
+    "synthetic": ("synthetic_data",),
     "factorization": ("Factorization", "FactorizationError", "approximate_factorization_norm",
                       "factorization_lower_bound", "factorization_norm", "hierarchical_strategy", "identity_strategy",
                       "square_root_strategy", "total_strategy"),
@@ -50,7 +51,7 @@ _SUBMODULES = {
     "analysis": "analysis", "audit": "audit", "bodies": "bodies", "data": "data", "datasets": "datasets",
     "errors": "errors",
     "factorization": "factorization", "mechanisms": "mechanisms", "privacy": "privacy", "solve": "solve",
-    "workloads": "workloads",
+    "synthetic": "synthetic", "tables": "tables", "workloads": "workloads",
     "bounds": "analysis.bounds", "evaluation": "analysis.evaluation", "geometry": "analysis.geometry",
     "adaptive": "mechanisms.adaptive", "multiplicative_weights": "mechanisms.multiplicative_weights",
     "online_pmw": "mechanisms.online_pmw",
@@ -76,7 +77,21 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
-    from . import analysis, audit, bodies, data, datasets, errors, factorization, mechanisms, privacy, solve, workloads
+    from . import (
+        analysis,
+        audit,
+        bodies,
+        data,
+        datasets,
+        errors,
+        factorization,
+        mechanisms,
+        privacy,
+        solve,
+        synthetic,
+        tables,
+        workloads,
+    )
     from . import factorization as optimal_factorization
     from .analysis import bounds, evaluate, evaluation, geometry, max_error, rmse
     from .audit import self_audit
@@ -88,7 +103,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
         RelaxationResult,
         project_to_hull,
         project_to_relaxation,
-        synthetic_data,
     )
     from .data import Dataset, Domain, histogram
     from .factorization import (
@@ -123,6 +137,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     )
     from .privacy import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, Noise, PureDP, SizePolicy
     from .solve import ProgressBar, SolveError, SolveStats, Status
+    from .synthetic import synthetic_data
     from .workloads import (
         Workload,
         all_range,

@@ -18,9 +18,10 @@ PUBLIC_MODULES = (
     "projmech.workloads", "projmech.privacy.guarantees", "projmech.privacy.noise", "projmech.mechanisms.additive",
     "projmech.mechanisms.budget", "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights",
     "projmech.mechanisms.online_pmw", "projmech.mechanisms.sparse_vector", "projmech.mechanisms.adaptive",
-    "projmech.bodies", "projmech.factorization.base", "projmech.factorization.norm", "projmech.factorization.mean",
-    "projmech.solve", "projmech.analysis.evaluation", "projmech.analysis.bounds", "projmech.analysis.geometry",
-    "projmech.audit.auditor", "projmech.audit.self_audit", "projmech.errors",
+    "projmech.bodies", "projmech.tables", "projmech.synthetic", "projmech.factorization.base",
+    "projmech.factorization.norm", "projmech.factorization.mean", "projmech.solve", "projmech.analysis.evaluation",
+    "projmech.analysis.bounds", "projmech.analysis.geometry", "projmech.audit.auditor", "projmech.audit.self_audit",
+    "projmech.errors",
 )
 
 

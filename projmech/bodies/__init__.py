@@ -1,4 +1,4 @@
-"""The convex bodies noisy answers are projected onto, and synthetic rows from a projection.
+"""The convex bodies noisy answers are projected onto.
 
 - :func:`project_to_hull`: the projection onto ``K_Q = conv(columns of F)``, with a witness
   distribution and a certified Frank–Wolfe gap (theory page :doc:`/theory/projection`).
@@ -14,12 +14,6 @@
   domain), the projection onto their local polytope (consistent, non-negative tables) over the
   tables' cells; ``K_Q`` itself where the tables are acyclic (:func:`local_tables` says why a
   workload has no such tables).
-- :func:`fit_maximum_entropy`: on a small universe, the maximum-entropy distribution with given
-  marginal tables (a projection's, so that every other table is read from one distribution).
-- :func:`fit_noisy_marginals`: a distribution fitted to noisy marginal tables by mirror descent
-  stopped where Stein's unbiased estimate of its risk is least (or certified at the
-  least-squares point), held over a small universe or by a :class:`JunctionTree` of the tables.
-- :func:`synthetic_data`: rows whose answers approach a projection's.
 
 Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
 :class:`~projmech.solve.SolveError` subclasses (both from :mod:`projmech.solve`, and from
@@ -27,10 +21,7 @@ Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and thei
 """
 
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
-from .junction_tree import JunctionTree, TreeTooLargeError
 from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
-from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
-from .noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from .relaxation import (
     RELAXATIONS,
     MomentEncoding,
@@ -41,7 +32,6 @@ from .relaxation import (
     project_to_relaxation,
     relaxation_support,
 )
-from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
 from .tables import TableGroups, TablesResult, project_to_tables, table_groups
 
 __all__ = [
@@ -57,22 +47,10 @@ __all__ = [
     "project_to_relaxation",
     "RelaxationSupport",
     "relaxation_support",
-    "gaussian_rounding",
-    "rounding_covariance",
-    "SyntheticData",
-    "synthetic_data",
     "TableGroups",
     "TablesResult",
     "project_to_tables",
     "table_groups",
-    "MAXIMUM_ENTROPY_MAX_CELLS",
-    "MaximumEntropyResult",
-    "fit_maximum_entropy",
-    "total_correlation",
-    "NoisyMarginalsResult",
-    "fit_noisy_marginals",
-    "JunctionTree",
-    "TreeTooLargeError",
     "LocalError",
     "LocalResult",
     "LocalTables",

@@ -5,7 +5,7 @@ would otherwise end in numpy's ``MemoryError`` (or, for a size the system grants
 swapping and the out-of-memory killer) after the solver has already run for a while. Each model
 of what a step holds lives beside the step (:func:`~projmech.bodies.hull.projection_memory` for
 the hull, :meth:`~projmech.bodies.body.Relaxation.memory` for the relaxation,
-:func:`~projmech.bodies.rounding.synthetic_data` for its rows); this module says whether that
+:func:`~projmech.synthetic.rounding.synthetic_data` for its rows); this module says whether that
 many bytes fit (:func:`memory_shortfall`), so that the library and the command line refuse by
 one rule, before any work.
 """

@@ -258,7 +258,7 @@ class TablesResult(SolveResult):
         hull's rule for the whole problem).
     _groups : TableGroups or None
         The projected workload's tables and queries over them, so that rows drawn from the
-        parts can be answered without the workload (:func:`~projmech.bodies.synthetic_data`).
+        parts can be answered without the workload (:func:`~projmech.synthetic.synthetic_data`).
 
     Examples
     --------

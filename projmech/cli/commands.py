@@ -38,7 +38,6 @@ from ..bodies import relaxation as relaxation_module
 from ..bodies.body import BODIES, HULL_MAX_UNIVERSE, Hull, Local, Relaxation, Tables, choose_body
 from ..bodies.cost import HULL_PREFERENCE
 from ..bodies.relaxation import RELAXATIONS, NegativeCellsWarning
-from ..bodies.rounding import check_rows_fit, synthetic_data
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..data.frames import ENGINES, is_parquet, read_frame
@@ -54,6 +53,7 @@ from ..mechanisms.additive import (
 from ..mechanisms.budget import BudgetWarning
 from ..privacy.guarantees import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, ZCDP, ApproxDP, PureDP
 from ..privacy.noise import NOISE_KINDS
+from ..synthetic.rounding import check_rows_fit, synthetic_data
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
 from ..workloads import Workload
 from ..workloads.marginal_tables import RANGE_BLOCKS

@@ -20,8 +20,8 @@ The released answers come from the final estimate, one of three:
   :data:`TREE_AUTO_MAX_CELLS`): one distribution fitted to the measurements
   (:func:`estimate_regularized_joint`), by entropic mirror descent from the uniform
   distribution stopped where Stein's unbiased estimate of its error on the measured tables is
-  least (:func:`~projmech.bodies.fit_noisy_marginals`), over the universe or held by the
-  junction tree (:class:`~projmech.bodies.JunctionTree`). Every workload table is read from it:
+  least (:func:`~projmech.tables.fit_noisy_marginals`), over the universe or held by the
+  junction tree (:class:`~projmech.tables.JunctionTree`). Every workload table is read from it:
   an unmeasured table carries the dependence its measured neighbours imply along chains of
   them, as AIM's graphical model does, and the measured ones are not fitted to their noise.
 - ``estimator="joint"``: the measurements projected onto the marginal polytope itself
@@ -72,21 +72,21 @@ from typing import Any
 import numpy as np
 
 from ..bodies.hull import ProjectionError, ProjectionResult, project_to_hull
-from ..bodies.junction_tree import MARGINAL_MAX_CELLS, JunctionTree, TreeTooLargeError
 from ..bodies.local import LocalError, LocalResult, project_to_local
-from ..bodies.maximum_entropy import (
-    MAXIMUM_ENTROPY_MAX_CELLS,
-    MaximumEntropyResult,
-    fit_maximum_entropy,
-    total_correlation,
-)
-from ..bodies.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
-from ..bodies.rounding import check_rows_fit, synthetic_data
 from ..data.dataset import Dataset
 from ..errors import ArgumentValueError
 from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, Privacy, zcdp_for_approx_dp
 from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
 from ..solve import Status
+from ..synthetic.rounding import check_rows_fit, synthetic_data
+from ..tables.junction_tree import MARGINAL_MAX_CELLS, JunctionTree, TreeTooLargeError
+from ..tables.maximum_entropy import (
+    MAXIMUM_ENTROPY_MAX_CELLS,
+    MaximumEntropyResult,
+    fit_maximum_entropy,
+    total_correlation,
+)
+from ..tables.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
 from ..validation import (
     OPEN_UNIT,
     POSITIVE_INT,
@@ -328,7 +328,7 @@ class AdaptiveRun:
         return model.complete(attributes)
 
     def row_source(self) -> tuple[LocalResult | MaximumEntropyResult | NoisyMarginalsResult, Workload, Workload]:
-        """What :func:`~projmech.bodies.synthetic_data` draws this run's rows from: the joint
+        """What :func:`~projmech.synthetic.synthetic_data` draws this run's rows from: the joint
         estimate where it covers every attribute of the domain (its cells rounded to counts, or,
         held by a junction tree, drawn along it), else the local projection of the measured
         tables (drawn along a spanning tree of them); then a local search towards the tables.
@@ -446,7 +446,7 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
                       ) -> tuple[Workload, np.ndarray]:
     """The measured tables as one workload, each table's queries weighted by ``1/sigma``, and the
     measurements weighted alike: the pair :func:`estimate_tables` projects (and
-    :func:`~projmech.bodies.synthetic_data` takes beside its result).
+    :func:`~projmech.synthetic.synthetic_data` takes beside its result).
 
     Parameters
     ----------
@@ -719,7 +719,7 @@ class DecomposableModel:
         """The tables estimate's table on some attributes: summed from a projected table that
         contains it, else :func:`table_estimate` started from the model's table, every cell
         raised by 10^-9 of a uniform cell (from the uniform table for a table of more than
-        :data:`~projmech.bodies.junction_tree.MARGINAL_MAX_CELLS` cells, which the tree does not
+        :data:`~projmech.tables.junction_tree.MARGINAL_MAX_CELLS` cells, which the tree does not
         compute).
 
         Parameters
@@ -814,7 +814,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
     every distribution (:func:`~projmech.bodies.project_to_hull`, certified by its Frank–Wolfe
     gap; a projection stopped early at its iteration limit is used, its status says so). Its
     measured tables are one distribution's, so the fit
-    (:func:`~projmech.bodies.fit_maximum_entropy`) converges to them; it stops when each is within
+    (:func:`~projmech.tables.fit_maximum_entropy`) converges to them; it stops when each is within
     a tenth of its noise's expected l1 norm, or at its sweep limit, which its status reports
     (where the projection's tables force many cells to zero the convergence is slow).
 
@@ -824,7 +824,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
         The domain's attribute sizes.
     measurements : sequence of Measurement
         At least one; the universe of the attributes they measure must hold at most
-        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
     Returns
     -------
@@ -835,7 +835,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
     ------
     ValueError
         If there are no measurements, or as :func:`measured_workload` and
-        :func:`~projmech.bodies.fit_maximum_entropy` raise.
+        :func:`~projmech.tables.fit_maximum_entropy` raise.
     ProjectionError
         If the projection found no feasible point at all.
 
@@ -876,7 +876,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
 def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement],
                                *, rng: np.random.Generator | int | None = None, model: str = "auto") -> JointEstimate:
     """Fit one distribution to the measurements, regularized by stopping early where Stein's
-    unbiased estimate of its risk is least (:func:`~projmech.bodies.fit_noisy_marginals`).
+    unbiased estimate of its risk is least (:func:`~projmech.tables.fit_noisy_marginals`).
 
     Repeated measurements of a table are combined first (their precision-weighted mean). The
     fit runs entropic mirror descent from the uniform distribution on the measurements'
@@ -893,14 +893,14 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     measurements : sequence of Measurement
         At least one; the universe of the attributes they measure (``model="dense"``) or the
         junction tree of their tables must hold at most
-        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
     rng : numpy.random.Generator, int or None
         Source of the risk estimate's perturbation (public randomness: the estimate stays a
         function of the published measurements and of it).
     model : {"auto", "dense", "junction_tree"}
-        How the fit holds the distribution (:func:`~projmech.bodies.fit_noisy_marginals`): over
+        How the fit holds the distribution (:func:`~projmech.tables.fit_noisy_marginals`): over
         the universe of the measured attributes, or by a junction tree of the measured tables
-        (the same path; beyond :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells the only
+        (the same path; beyond :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells the only
         one); ``"auto"``, dense where the universe fits.
 
     Returns
@@ -913,7 +913,7 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     ValueError
         If there are no measurements, their attributes are not positions of ``sizes``, or their
         universe (dense) or junction tree is too large
-        (:class:`~projmech.bodies.TreeTooLargeError`).
+        (:class:`~projmech.tables.TreeTooLargeError`).
 
     Examples
     --------
@@ -948,7 +948,7 @@ def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] |
                  dense: bool = True) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
     """The measured attributes, their sizes, and the measurements, each checked, renumbered onto
     them (the universe a joint estimate is over; with ``dense``, at most
-    :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells)."""
+    :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells)."""
     if not measurements:
         raise ValueError("measurements: need at least one")
     for measurement in measurements:
@@ -998,11 +998,11 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         The final estimate the answers are read from: ``"regularized"``, one distribution
         fitted to the measurements and stopped early (:func:`estimate_regularized_joint`; its
         perturbation drawn from ``rng`` after the rounds), over the universe of the attributes
-        read where it holds at most :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells,
+        read where it holds at most :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells,
         else held by a junction tree of the measured tables (one too large to hold falls back to
         the tables, with a :class:`JointEstimateWarning`); ``"joint"``, the maximum-entropy
         distribution with the certified projection's tables (:func:`estimate_joint`; at most
-        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells); ``"tables"``, the local
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells); ``"tables"``, the local
         projection's tables, an unmeasured table fitted to its measured parts
         (:func:`table_estimate`) from the decomposable model of an acyclic set of the projected
         tables; ``"auto"``, the regularized joint where the measured tables,
@@ -1021,7 +1021,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         If the workload is not made of marginal tables, or every attribute it reads has a
         single value, or none of its tables fits in ``max_cells`` beside the one-way tables, or
         the budget is too small for the discrete sampler, or ``rounds`` is below ``0.9 d + 1``, or
-        ``estimator="joint"`` on a universe above :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+        ``estimator="joint"`` on a universe above :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
     Examples
     --------
@@ -1219,7 +1219,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     @validate_params(rng=SEED, progress=OrNone(IsCallable()))
     def synthesize(self, data: Dataset, rows: int | None = None, *, rng: np.random.Generator | int | None = None,
                    progress: Progress | None = None) -> Synthesis:
-        """Run, then draw synthetic rows from the estimate (:func:`~projmech.bodies.synthetic_data`):
+        """Run, then draw synthetic rows from the estimate (:func:`~projmech.synthetic.synthetic_data`):
         when the joint covers every attribute of the domain, its cells rounded to counts (or,
         held by a junction tree, drawn along it), else along a spanning tree of the measured
         tables; then a local search towards the tables.

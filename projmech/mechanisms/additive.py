@@ -204,7 +204,7 @@ class Release:
 
     def row_source(self) -> tuple[ProjectionResult | RelaxationResult | TablesResult | LocalResult, Workload | None,
                                   Workload]:
-        """What :func:`~projmech.bodies.synthetic_data` draws this release's rows from.
+        """What :func:`~projmech.synthetic.synthetic_data` draws this release's rows from.
 
         Returns
         -------

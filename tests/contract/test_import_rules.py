@@ -21,8 +21,8 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "projmech"
 
 #: The layers, lowest first: a folder imports only from its own layer's folder and the layers below.
-LAYERS = (("privacy",), ("data",), ("workloads", "datasets"), ("analysis",), ("bodies", "factorization"),
-          ("mechanisms",), ("audit",), ("cli",))
+LAYERS = (("privacy",), ("data",), ("workloads", "datasets"), ("analysis",), ("tables",), ("bodies", "factorization"),
+          ("synthetic",), ("mechanisms",), ("audit",), ("cli",))
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
 
 #: Top-level modules every layer may import; they import no folder.

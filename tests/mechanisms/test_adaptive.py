@@ -11,12 +11,12 @@ import pytest
 
 import projmech as pm
 from oracles import clarabel_solve, point_room
-from projmech.bodies import noisy_marginals
-from projmech.bodies.junction_tree import MARGINAL_MAX_CELLS, JunctionTree
 from projmech.mechanisms import adaptive
 from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
 from projmech.mechanisms.selection import exponential_mechanism, exponential_mechanism_rho
 from projmech.privacy.guarantees import zcdp_for_approx_dp
+from projmech.tables import noisy_marginals
+from projmech.tables.junction_tree import MARGINAL_MAX_CELLS, JunctionTree
 
 
 def _data(rows: int = 1500, seed: int = 0) -> pm.Dataset:
@@ -168,7 +168,7 @@ def test_repeated_measurements_are_combined_by_precision_in_the_regularized_join
         seen.update(sizes=sizes, tables=tables, sigmas=sigmas)
         return fit_noisy_marginals(sizes, tables, sigmas, rng=rng, model=model)
 
-    from projmech.bodies import fit_noisy_marginals
+    from projmech.tables import fit_noisy_marginals
 
     monkeypatch.setattr(adaptive, "fit_noisy_marginals", recording)
     first, second = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.4, 0.2])

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from ..data.domain import Domain
-from .maximum_entropy import total_correlation
+from ..tables.maximum_entropy import total_correlation
 
 __all__ = ["pair_tables", "tree_rows", "search_rows", "search_table_rows", "DEFAULT_PASSES", "DEFAULT_BATCH"]
 

@@ -27,7 +27,7 @@ attribute summed out once for every table that drops it first, the largest attri
 so an iteration costs a few passes over the universe whatever the number of tables: 1.5 ms for
 the 41 tables of Adult's 121k cells, against 36 ms table by table. It works on the whole
 universe (a dense array of ``prod(sizes)`` cells): for small universes only
-(:data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS`).
+(:data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS`).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
     Examples
     --------
     >>> import numpy as np
-    >>> from projmech.bodies import fit_noisy_marginals
+    >>> from projmech.tables import fit_noisy_marginals
     >>> fit = fit_noisy_marginals((2, 3), {(0,): np.array([0.52, 0.47])}, 0.05, rng=0)
     >>> fit.joint.shape, fit.stats.status.value, bool(abs(fit.marginal((0,)).sum() - 1) < 1e-12)
     ((2, 3), 'optimal', True)
@@ -189,8 +189,8 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     ----------
     sizes : sequence of int
         The attributes' sizes; with ``model="dense"`` their product must be at most
-        :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS`, with ``model="junction_tree"``
-        the cliques' cells together (:class:`~projmech.bodies.junction_tree.JunctionTree`).
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS`, with ``model="junction_tree"``
+        the cliques' cells together (:class:`~projmech.tables.junction_tree.JunctionTree`).
     marginals : dict
         Maps increasing axis positions to a measured table of shape ``[sizes[a] for a in
         axes]``: a distribution's table (summing to about 1) plus independent Gaussian noise.
@@ -207,7 +207,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
         How the iterates are held: an array over the universe, or the potentials and tables of
         the cliques of a junction tree of the measured tables (every iterate is a log-linear
         model on them, so the tree holds it exactly); ``"auto"``, dense where the universe
-        holds at most :data:`~projmech.bodies.MAXIMUM_ENTROPY_MAX_CELLS` cells. Both hold the
+        holds at most :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells. Both hold the
         same iterates; rounding in the steps' test can make their steps part after many
         iterations.
     stop : {"risk", "gap"}
@@ -217,7 +217,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
         and return that iterate: the precision-weighted
         projection onto the marginal polytope, its ties broken towards the maximum-entropy
         distribution (the path's limit), as :func:`~projmech.bodies.project_to_hull` followed
-        by :func:`~projmech.bodies.fit_maximum_entropy` gives it on small universes.
+        by :func:`~projmech.tables.fit_maximum_entropy` gives it on small universes.
     tol : float, optional
         The gap's tolerance with ``stop="gap"`` (default :data:`GAP_TOLERANCE`); refused with
         ``stop="risk"``.
@@ -234,7 +234,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
         ``rng`` is not a Generator, int or None.
     ValueError
         If ``sizes`` is empty, holds a size below 1 or too many cells for the model (a
-        :class:`~projmech.bodies.junction_tree.TreeTooLargeError` for the tree); if a
+        :class:`~projmech.tables.junction_tree.TreeTooLargeError` for the tree); if a
         table has the wrong axes or shape or a non-finite cell; if a ``sigma`` is not positive
         or its keys are not those of ``marginals``; if ``model`` or ``stop`` is unknown, or
         ``tol`` is not positive or given with ``stop="risk"``.
@@ -248,7 +248,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     measurement is.
 
     >>> import numpy as np
-    >>> from projmech.bodies import fit_noisy_marginals
+    >>> from projmech.tables import fit_noisy_marginals
     >>> truth = np.array([[0.3, 0.2], [0.1, 0.4]])
     >>> noisy = truth + np.random.default_rng(1).normal(0, 0.05, (2, 2))
     >>> fit = fit_noisy_marginals((2, 2), {(0, 1): noisy}, 0.05, rng=0)

@@ -12,7 +12,7 @@ import pytest
 
 import projmech as pm
 from oracles import marginal_tables_workload
-from projmech.bodies import fit_maximum_entropy, fit_noisy_marginals
+from projmech.tables import fit_maximum_entropy, fit_noisy_marginals
 
 DOMAIN = pm.Domain(["a", "b", "c"], [2, 3, 2])
 
@@ -110,7 +110,7 @@ def test_an_adaptive_run_draws_the_rows_synthesize_draws(estimator):
     counted = _marginal_answers(rows.data.records, DOMAIN.sizes, 2)
     np.testing.assert_allclose(counted, run.release.answers, atol=0.05)
     estimate, _, _ = run.row_source()
-    assert isinstance(estimate, pm.bodies.LocalResult if estimator == "tables" else pm.bodies.NoisyMarginalsResult)
+    assert isinstance(estimate, pm.bodies.LocalResult if estimator == "tables" else pm.tables.NoisyMarginalsResult)
 
 
 @pytest.mark.parametrize("fit", ["maximum_entropy", "noisy_marginals"])

@@ -44,12 +44,12 @@ class TreeTooLargeError(ValueError):
     """A junction tree of the given tables holds more cells than a fit may allocate.
 
     Raised, before anything of the tree's size is allocated, by
-    :func:`~projmech.bodies.fit_noisy_marginals`; a ``ValueError``, since the tables are the
+    :func:`~projmech.tables.fit_noisy_marginals`; a ``ValueError``, since the tables are the
     argument at fault.
 
     Examples
     --------
-    >>> from projmech.bodies.junction_tree import TreeTooLargeError
+    >>> from projmech.tables.junction_tree import TreeTooLargeError
     >>> issubclass(TreeTooLargeError, ValueError)
     True
     """
@@ -81,7 +81,7 @@ class JunctionTree:
     --------
     A chain of two-way tables needs no clique larger than its tables:
 
-    >>> from projmech.bodies.junction_tree import JunctionTree
+    >>> from projmech.tables.junction_tree import JunctionTree
     >>> tree = JunctionTree((2, 3, 4), [(0, 1), (1, 2)])
     >>> sorted(tree.cliques), tree.cells
     ([(0, 1), (1, 2)], 18)
@@ -375,7 +375,7 @@ def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...
     """A spanning tree of the cliques of largest shared attribute counts (cliques sharing
     nothing joined by empty separators), rooted at the largest clique: the order from the root
     and each clique's parent."""
-    adjacent = _spanning_neighbours(cliques, connect=True)
+    adjacent = spanning_neighbours(cliques, connect=True)
     root = max(range(len(cliques)), key=lambda i: (len(cliques[i]), -i))
     order, parent = [root], dict[int, int | None]({root: None})
     for node in order:
@@ -386,7 +386,7 @@ def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...
     return tuple(order), tuple(parent[i] for i in range(len(cliques)))
 
 
-def _spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> list[list[int]]:
+def spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> list[list[int]]:
     """A maximum-weight spanning forest of groups of attributes, two groups weighted by the
     attributes they share (Kruskal's algorithm: heavier edges first, ties to the lower indices),
     as each group's neighbours in the order their edges were taken. Groups sharing nothing are

@@ -85,7 +85,7 @@ class MaximumEntropyResult(_JointMarginals, SolveResult):
     Examples
     --------
     >>> import numpy as np
-    >>> from projmech.bodies import fit_maximum_entropy
+    >>> from projmech.tables import fit_maximum_entropy
     >>> fit = fit_maximum_entropy((2, 3), {(0,): np.array([0.5, 0.5])})
     >>> fit.joint.shape, bool(fit.stats.tolerance_met), np.round(fit.marginal((1,)), 6).tolist()
     ((2, 3), True, [0.333333, 0.333333, 0.333333])
@@ -138,7 +138,7 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     Two one-way tables give their product:
 
     >>> import numpy as np
-    >>> from projmech.bodies import fit_maximum_entropy
+    >>> from projmech.tables import fit_maximum_entropy
     >>> fit = fit_maximum_entropy((2, 2), {(0,): np.array([0.8, 0.2]), (1,): np.array([0.5, 0.5])})
     >>> np.round(fit.joint, 6).tolist(), fit.stats.status.value
     ([[0.4, 0.4], [0.1, 0.1]], 'optimal')
@@ -286,7 +286,7 @@ def total_correlation(table: np.ndarray) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> from projmech.bodies import total_correlation
+    >>> from projmech.tables import total_correlation
     >>> round(total_correlation(np.array([[0.5, 0.0], [0.0, 0.5]])), 6), total_correlation(np.full((2, 3), 1 / 6))
     (0.693147, 0.0)
     """

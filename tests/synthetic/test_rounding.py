@@ -7,7 +7,7 @@ import projmech as pm
 from oracles import unless_inaccurate
 from projmech.bodies.hull import project_to_hull
 from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
-from projmech.bodies.rounding import gaussian_rounding, rounding_covariance
+from projmech.synthetic.rounding import gaussian_rounding, rounding_covariance
 
 
 def correlated_moments(d=5, rows=400, seed=0):
@@ -91,7 +91,7 @@ def test_synthetic_data_reports_the_distance_of_its_marginals(method):
     truth = pm.marginals(domain, 2).answer(h)
     noisy = truth + np.random.default_rng(2).normal(0, 0.02, truth.size)
     result = unless_inaccurate(project_to_relaxation, domain, noisy, solver="CLARABEL")
-    synthetic = pm.bodies.synthetic_data(domain, result, 50_000, np.random.default_rng(3), method=method)
+    synthetic = pm.synthetic.synthetic_data(domain, result, 50_000, np.random.default_rng(3), method=method)
     assert synthetic.method == method
     assert synthetic.data.n == 50_000 and synthetic.data.domain == domain
     sample = pm.marginals(domain, 2).answer(pm.histogram(synthetic.data))
@@ -109,18 +109,18 @@ def test_synthetic_data_refuses_gaussian_rounding_of_categorical_domains_and_mis
     result = unless_inaccurate(project_to_relaxation, domain, truth, solver="CLARABEL")
     categorical = pm.Domain(["a", "b"], [3, 2])
     with pytest.raises(ValueError, match="method: Gaussian rounding draws binary rows"):
-        pm.bodies.synthetic_data(categorical, result, 10, np.random.default_rng(0), method="gaussian")
+        pm.synthetic.synthetic_data(categorical, result, 10, np.random.default_rng(0), method="gaussian")
     with pytest.raises(ValueError, match="result"):  # the categorical domain's one-hot encoding
-        pm.bodies.synthetic_data(categorical, result, 10, np.random.default_rng(0))
+        pm.synthetic.synthetic_data(categorical, result, 10, np.random.default_rng(0))
     with pytest.raises(ValueError, match="method: expected one of"):
-        pm.bodies.synthetic_data(domain, result, 10, np.random.default_rng(0), method="sample")
+        pm.synthetic.synthetic_data(domain, result, 10, np.random.default_rng(0), method="sample")
     with pytest.raises(TypeError, match="method"):
-        pm.bodies.synthetic_data(domain, result, 10, np.random.default_rng(0), method=None)
+        pm.synthetic.synthetic_data(domain, result, 10, np.random.default_rng(0), method=None)
     other = pm.Domain(["a", "b", "c"], [2, 2, 2])
     with pytest.raises(ValueError, match="result"):
-        pm.bodies.synthetic_data(other, result, 10, np.random.default_rng(0))
+        pm.synthetic.synthetic_data(other, result, 10, np.random.default_rng(0))
     with pytest.raises(TypeError, match="result"):
-        pm.bodies.synthetic_data(domain, "not a result", 10, np.random.default_rng(0))
+        pm.synthetic.synthetic_data(domain, "not a result", 10, np.random.default_rng(0))
 
 
 def categorical_release(n=20_000, seed=5):

@@ -26,20 +26,20 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._sparse import issparse
+from ..bodies.hull import ProjectionResult
+from ..bodies.local import LocalResult, local_tables
+from ..bodies.memory import memory_limit, memory_shortfall
+from ..bodies.relaxation import MomentEncoding, RelaxationResult
+from ..bodies.tables import TablesResult, table_groups
 from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..errors import ArgumentValueError
+from ..tables.junction_tree import spanning_neighbours
+from ..tables.maximum_entropy import MaximumEntropyResult
+from ..tables.noisy_marginals import NoisyMarginalsResult
 from ..validation import GENERATOR, check_positive_int, format_count
 from ..workloads import Workload, identity, kron, marginals, stack, table_terms, total
-from .hull import ProjectionResult
-from .junction_tree import _spanning_neighbours
-from .local import LocalResult, local_tables
 from .marginal_rows import search_rows, search_table_rows, tree_rows
-from .maximum_entropy import MaximumEntropyResult
-from .memory import memory_limit, memory_shortfall
-from .noisy_marginals import NoisyMarginalsResult
-from .relaxation import MomentEncoding, RelaxationResult
-from .tables import TablesResult, table_groups
 
 __all__ = ["SyntheticData", "gaussian_rounding", "rounding_covariance", "synthetic_data", "ROW_METHODS"]
 
@@ -75,7 +75,7 @@ class RowSource(Protocol):
 ROW_BYTES_PER_VALUE = 3 * 8
 
 #: Most passes and first batch of the local search after the tree sampling of cyclic tables
-#: (:func:`~projmech.bodies.marginal_rows.search_table_rows`).
+#: (:func:`~projmech.synthetic.marginal_rows.search_table_rows`).
 LOCAL_SEARCH_PASSES = 20
 LOCAL_SEARCH_BATCH = 128
 
@@ -132,7 +132,7 @@ def rounding_covariance(moments: Any) -> tuple[np.ndarray, float]:
     Two independent fair bits: their ±1 moments are the identity, and so is the transform.
 
     >>> import numpy as np
-    >>> from projmech.bodies import rounding_covariance
+    >>> from projmech.synthetic import rounding_covariance
     >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
     >>> covariance, repair = rounding_covariance(moments)
     >>> np.allclose(covariance, np.eye(3)), repair
@@ -201,7 +201,7 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
     Examples
     --------
     >>> import numpy as np
-    >>> from projmech.bodies import gaussian_rounding
+    >>> from projmech.synthetic import gaussian_rounding
     >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
     >>> rows, repair = gaussian_rounding(moments, 10_000, np.random.default_rng(0))
     >>> rows.shape, repair
@@ -288,7 +288,7 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
     From a projection onto L (:class:`RelaxationResult`, any domain): ``method="search"`` (the
     default, ``"auto"``) draws rows from the Chow–Liu tree (:cite:p:`CL68`) of the projected
     2-way tables and changes their values by local search until their own tables stop
-    approaching the projected ones (:mod:`projmech.bodies.marginal_rows`); ``"gaussian"`` (binary
+    approaching the projected ones (:mod:`projmech.synthetic.marginal_rows`); ``"gaussian"`` (binary
     domains) draws them by :func:`gaussian_rounding`, which reproduces the moments in expectation
     only where no repair was needed (on binarized Adult its rows' marginals are 14x farther from
     the truth than the projected answers; the search's 1.05x). From a projection onto K_Q
@@ -314,7 +314,7 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
     drawing matches the tables along the tree up to that rounding, while a table whose
     attributes were all drawn by others, or that conditions on more than its separator, is
     matched only approximately; so the tree's rows are then the start of a local search
-    (:func:`~projmech.bodies.marginal_rows.search_table_rows`, at most
+    (:func:`~projmech.synthetic.marginal_rows.search_table_rows`, at most
     ``LOCAL_SEARCH_PASSES`` passes from batches of ``LOCAL_SEARCH_BATCH`` rows) that changes
     one value of a row at a time where that lowers ``sum over maximal tables ||counts / n -
     mu||^2``, and keeps the best rows. On Adult's 10 attributes with all 3-way marginals
@@ -335,8 +335,8 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
         A projection onto L (2-way marginals of ``domain``, :class:`RelaxationResult`), onto
         ``K_Q`` (:class:`ProjectionResult`), onto disjoint tables (:class:`TablesResult`), or onto
         the local polytope of overlapping tables (:class:`LocalResult`); or a distribution over the universe
-        (:func:`~projmech.bodies.fit_maximum_entropy` or
-        :func:`~projmech.bodies.fit_noisy_marginals`, rounded as a witness is, then, for a
+        (:func:`~projmech.tables.fit_maximum_entropy` or
+        :func:`~projmech.tables.fit_noisy_marginals`, rounded as a witness is, then, for a
         marginal workload, searched towards its tables as for cyclic local tables); or a
         :class:`RowSource`: a projecting mechanism's release, or an adaptive run.
     n : int
@@ -781,7 +781,7 @@ def _junction_order(tables: dict[tuple[int, ...], np.ndarray]) -> list[tuple[int
     equals), whose rounding is then the closest to its table."""
     attributes = [set(table) for table in tables]
     maximal = [table for table, own in zip(tables, attributes) if not any(own < other for other in attributes)]
-    neighbours = _spanning_neighbours(maximal, connect=False)
+    neighbours = spanning_neighbours(maximal, connect=False)
     order: list[tuple[int, ...]] = []
     visited = [False] * len(maximal)
     for root in sorted(range(len(maximal)), key=lambda index: (-tables[maximal[index]].size, index)):

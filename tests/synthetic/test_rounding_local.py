@@ -13,8 +13,8 @@ import pytest
 
 import projmech as pm
 from oracles import marginal_tables_workload
-from projmech.bodies import rounding as rounding_module
 from projmech.bodies.local import project_to_local
+from projmech.synthetic import rounding as rounding_module
 
 
 def _release(sizes, subsets, seed, concentration=0.3, noise=0.05):

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from projmech.bodies import junction_tree
-from projmech.bodies.junction_tree import JunctionTree
+from projmech.tables import junction_tree
+from projmech.tables.junction_tree import JunctionTree
 
 SIZES = (2, 3, 2, 4, 3, 2)
 # A cycle (0-1-2-3-0), a 3-way table, a one-way table and a chord: fill-in is needed.
