@@ -170,7 +170,7 @@ def test_repeated_measurements_are_combined_by_precision_in_the_regularized_join
 
     from projmech.tables import fit_noisy_marginals
 
-    monkeypatch.setattr(adaptive, "fit_noisy_marginals", recording)
+    monkeypatch.setattr(adaptive.estimation, "fit_noisy_marginals", recording)
     first, second = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.4, 0.2])
     joint = adaptive.estimate_regularized_joint((5, 3), [Measurement((1,), first, 0.1), Measurement((1,), second, 0.2)],
                                                 rng=0)
@@ -459,9 +459,9 @@ def test_auto_takes_the_joint_only_when_few_cells_were_measured(monkeypatch):
 
 def test_a_joint_short_of_its_tolerance_warns_and_says_so_in_the_release(monkeypatch):
     data = _data()
-    fit = adaptive.fit_maximum_entropy
+    fit = adaptive.estimation.fit_maximum_entropy
     # One sweep to a tolerance no fit meets: the fit stops at its limit.
-    monkeypatch.setattr(adaptive, "fit_maximum_entropy",
+    monkeypatch.setattr(adaptive.estimation, "fit_maximum_entropy",
                         lambda sizes, tables, tol: fit(sizes, tables, tol={k: 1e-300 for k in tol}, max_sweeps=1))
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous",
                                                estimator="joint")
@@ -484,7 +484,7 @@ def test_a_failed_joint_projection_warns_and_releases_the_tables(monkeypatch):
     def failing(*args, **kwargs):
         raise pm.ProjectionError("no point", [])
 
-    monkeypatch.setattr(adaptive, "project_to_hull", failing)
+    monkeypatch.setattr(adaptive.estimation, "project_to_hull", failing)
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous",
                                                estimator="joint")
     with pytest.warns(adaptive.JointEstimateWarning, match="read from the local projection's tables instead") as caught:
@@ -499,8 +499,8 @@ def test_a_failed_joint_projection_warns_and_releases_the_tables(monkeypatch):
 
 def test_a_regularized_joint_at_its_iteration_limit_warns_and_says_so_in_the_release(monkeypatch):
     data = _data()
-    fit = adaptive.fit_noisy_marginals
-    monkeypatch.setattr(adaptive, "fit_noisy_marginals",
+    fit = adaptive.estimation.fit_noisy_marginals
+    monkeypatch.setattr(adaptive.estimation, "fit_noisy_marginals",
                         lambda sizes, tables, sigmas, rng, model: fit(sizes, tables, sigmas, rng=rng, model=model,
                                                                       max_iterations=2))
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")
