@@ -31,6 +31,7 @@ in the environment: they must be set before numpy is first imported, so not from
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.metadata
 import math
 import os
@@ -227,6 +228,13 @@ def vm_status_mb(field: str) -> float | None:
     except OSError:
         pass
     return None
+
+
+def answers_digest(values: Any) -> str:
+    """The first 12 hex digits of the SHA-256 of an array's float64 bytes: equal answers across runs and threads."""
+    import numpy as np
+
+    return hashlib.sha256(np.ascontiguousarray(values, dtype=float).tobytes()).hexdigest()[:12]
 
 
 def peak_memory_mb() -> float:

@@ -23,10 +23,8 @@ Writes ``results/categorical.csv``. Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import resource
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -37,11 +35,13 @@ import pandas as pd
 from _common import (
     Timer,
     add_smoke_option,
+    answers_digest,
     argument_parser,
     cell,
     chain_records,
     int_list,
     name_list,
+    peak_memory_mb,
     ruled,
     run_in_process,
     smoke_path,
@@ -82,8 +82,7 @@ def job(way: int, method: str, path: str, sigma: float, sizes: Sequence[int] = S
     return {"seconds": timer.seconds, "gap": result.stats.gap, "tolerance": result.stats.tolerance,
             "certified": result.stats.tolerance_met, "objective": result.objective,
             "support": int(result.support.size), "blas_threads": getattr(result.stats, "blas_threads", None),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "answers_hash": hashlib.sha256(np.ascontiguousarray(result.answers).tobytes()).hexdigest()[:12]}
+            "peak_mb": peak_memory_mb(), "answers_hash": answers_digest(result.answers)}
 
 
 def format_rows(results: pd.DataFrame) -> str:

@@ -40,11 +40,9 @@ Writes ``results/multidimensional.csv``. Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import math
-import resource
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -53,10 +51,12 @@ import pandas as pd
 from _common import (
     Timer,
     add_smoke_option,
+    answers_digest,
     argument_parser,
     cell,
     int_list,
     name_list,
+    peak_memory_mb,
     ruled,
     run_in_process,
     smoke_path,
@@ -127,16 +127,6 @@ RELEASE_ROWS = ("Adult W1 on Adult", "Adult ranges on Adult", "100 x 5, 2-way")
 SMOKE_ROW = "4 x 3, 0-2-way"
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _digest(values: Any) -> str:
-    import numpy as np
-
-    return hashlib.sha256(np.ascontiguousarray(values, dtype=float).tobytes()).hexdigest()[:12]
-
-
 def gamma_job(name: str, tol: float) -> dict[str, Any]:
     import numpy as np
 
@@ -154,8 +144,8 @@ def gamma_job(name: str, tol: float) -> dict[str, Any]:
         probe = fact.strategy.columns(np.arange(min(8, built.universe_size)))
     return {"k": f"{built.num_queries:.4g}", "m": f"{built.universe_size:.4g}", "method": fact.stats.solver,
             "gamma": fact.gamma, "lower_bound": fact.lower_bound, "relative_gap": fact.relative_gap,
-            "tolerance_met": fact.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": _peak_mb(),
-            "strategy_hash": _digest(probe)}
+            "tolerance_met": fact.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": peak_memory_mb(),
+            "strategy_hash": answers_digest(probe)}
 
 
 def worst_job(name: str, tol: float) -> dict[str, Any]:
@@ -171,7 +161,7 @@ def worst_job(name: str, tol: float) -> dict[str, Any]:
     mean = pm.factorization_norm(built, tol=tol)
     return {"k": f"{built.num_queries:.4g}", "m": f"{built.universe_size:.4g}", "method": worst.stats.solver,
             "gamma": value, "lower_bound": worst.lower_bound, "relative_gap": worst.relative_gap,
-            "tolerance_met": worst.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": _peak_mb(),
+            "tolerance_met": worst.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": peak_memory_mb(),
             "mean_optimal_gamma_2": mean.gamma_2, "max_optimal_gamma": worst.gamma, "mean_optimal_gamma": mean.gamma}
 
 
@@ -204,9 +194,9 @@ def release_job(name: str) -> dict[str, Any]:
     truth = built.answer_data(data)
     return {"k": f"{built.num_queries:.4g}", "m": f"{built.universe_size:.4g}",
             "method": mechanism.factorization.stats.solver, "gamma": mechanism.factorization.gamma,
-            "seconds": timer.seconds, "peak_mb": _peak_mb(),
+            "seconds": timer.seconds, "peak_mb": peak_memory_mb(),
             "rmse": float(np.sqrt(np.mean((released.answers - truth) ** 2))),
-            "expected_rmse": mechanism.expected_error(data.n), "answers_hash": _digest(released.answers)}
+            "expected_rmse": mechanism.expected_error(data.n), "answers_hash": answers_digest(released.answers)}
 
 
 def run_worker(part: str, name: str, threads: int, tol: float) -> dict[str, Any]:

@@ -45,8 +45,7 @@ _NAMES = {
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
 
 #: Packages and topic modules reachable as attributes (``pm.bounds``), imported on first use too:
-#: the attribute and the module it names. The topic modules keep the names they had before the
-#: package was split into folders (``CHANGELOG.md``).
+#: the attribute and the module it names.
 _SUBMODULES = {
     "analysis": "analysis", "audit": "audit", "bodies": "bodies", "data": "data", "datasets": "datasets",
     "errors": "errors",
@@ -55,7 +54,7 @@ _SUBMODULES = {
     "bounds": "analysis.bounds", "evaluation": "analysis.evaluation", "geometry": "analysis.geometry",
     "adaptive": "mechanisms.adaptive", "multiplicative_weights": "mechanisms.multiplicative_weights",
     "online_pmw": "mechanisms.online_pmw",
-    "optimal_factorization": "factorization", "self_audit": "audit.self_audit",
+    "self_audit": "audit.self_audit",
 }
 
 __all__ = sorted([*_MODULE_OF, *_SUBMODULES], key=str.lower)
@@ -92,7 +91,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
         tables,
         workloads,
     )
-    from . import factorization as optimal_factorization
     from .analysis import bounds, evaluate, evaluation, geometry, max_error, rmse
     from .audit import self_audit
     from .bodies import (
