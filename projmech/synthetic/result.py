@@ -1,0 +1,65 @@
+"""What :func:`~projmech.synthetic.synthetic_data` returns: the rows and their distance to the
+answers they were drawn from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data.dataset import Dataset
+
+__all__ = ["SyntheticData"]
+
+
+@dataclass(frozen=True)
+class SyntheticData:
+    """Synthetic rows drawn from a projection, and how far their answers are from its answers.
+
+    As :func:`synthetic_data` returns it.
+
+    Parameters
+    ----------
+    data : Dataset
+        The rows, over the projection's domain.
+    repair : float
+        See :func:`rounding_covariance` (0: the moments are reproduced exactly in expectation;
+        always 0 for rows from a witness, tables or a search).
+    marginal_rmse, marginal_max_error : float
+        RMSE and largest absolute difference between the rows' own answers (2-way marginals for
+        L, the projected workload otherwise) and the projected answers: what a search could not
+        fit, the sampling error of Gaussian rounding (about ``1/sqrt(n)``) plus any repair's
+        bias, or the rounding of weights to counts (at most ``support / n`` for K_Q).
+    method : str
+        ``"search"`` or ``"gaussian"`` (rows from L), ``"witness"`` (from K_Q), ``"tables"``
+        (from disjoint tables), ``"local"`` (from the local polytope's tables) or ``"joint"``
+        (from a fitted distribution).
+
+    See Also
+    --------
+    synthetic_data : Draws them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 3])
+    >>> one_way = pm.marginals(domain, way=1)
+    >>> rows = pm.synthetic_data(domain, pm.project_to_hull(one_way, one_way.answer(np.full(6, 1 / 6)), solver="fast"),
+    ...                          60, np.random.default_rng(0), workload=one_way)
+    >>> rows.method, len(rows.data), rows.marginal_max_error <= 1e-12
+    ('witness', 60, True)
+    """
+
+    data: Dataset
+    repair: float
+    marginal_rmse: float
+    marginal_max_error: float
+    method: str = "witness"
+
+
+def _synthetic(data: Dataset, repair: float, difference: np.ndarray, method: str) -> SyntheticData:
+    """The rows with the RMSE and largest entry of ``difference`` (their answers minus the
+    projected ones)."""
+    return SyntheticData(data=data, repair=repair, marginal_rmse=float(np.sqrt(np.mean(difference ** 2))),
+                         marginal_max_error=float(np.abs(difference).max()), method=method)
