@@ -1,10 +1,6 @@
-"""Binary rows from a moment matrix by Gaussian (hyperplane) rounding :cite:p:`GW95`.
-
-A point of the relaxation L is a moment matrix, not a distribution. Hyperplane rounding with
-Krivine's transform reproduces its first and second moments in expectation when the transform
-is positive semidefinite; otherwise it is repaired and the repair reported. Derivation:
-:doc:`/theory/relaxation` (section *From L to rows*).
-"""
+"""Binary rows from a moment matrix (a point of L, which has no witness) by hyperplane rounding
+:cite:p:`GW95` with Krivine's transform, repaired where it is not positive semidefinite.
+Derivation: :doc:`/theory/relaxation` (section *From L to rows*)."""
 
 from __future__ import annotations
 
@@ -38,35 +34,18 @@ def rounding_covariance(moments: Any) -> tuple[np.ndarray, float]:
     Parameters
     ----------
     moments : array_like, shape (d+1, d+1)
-        A binary moment matrix ``[[1, mu^T], [mu, P]]``, as from
-        :func:`~projmech.bodies.relaxation.project_to_relaxation` with the binary encoding.
+        A binary moment matrix ``[[1, mu^T], [mu, P]]`` (e.g. ``RelaxationResult.moments``).
 
     Returns
     -------
     covariance : ndarray, shape (d+1, d+1)
         The Gram matrix of the rounding vectors: positive semidefinite, unit diagonal.
     repair : float
-        The largest entry change the repair made; 0 when none was needed (the rounding then
-        reproduces the moments exactly in expectation).
-
-    Raises
-    ------
-    ValueError
-        If ``moments`` is not square of order at least 2, is not finite, or has
-        ``moments[0, 0] != 1``.
-
-    See Also
-    --------
-    gaussian_rounding : Draws rows with this Gram matrix.
-
-    References
-    ----------
-    :cite:t:`GW95` (hyperplane rounding).
+        The largest entry change the repair made; 0 when none was needed (the rows' moments are
+        then exact in expectation).
 
     Examples
     --------
-    Two independent fair bits: their ±1 moments are the identity, and so is the transform.
-
     >>> import numpy as np
     >>> from projmech.synthetic import rounding_covariance
     >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
@@ -116,22 +95,7 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
     rows : ndarray of int64, shape (n, d)
         The rows, one 0/1 value per attribute.
     repair : float
-        See :func:`rounding_covariance`; 0 means the rows reproduce the moments exactly in
-        expectation, otherwise only approximately.
-
-    Raises
-    ------
-    ValueError
-        If ``moments`` is not a binary moment matrix (see :func:`rounding_covariance`) or
-        ``n`` is not positive.
-
-    See Also
-    --------
-    synthetic_data : Rows from a projection, with their distance to its answers.
-
-    References
-    ----------
-    :cite:t:`GW95` (hyperplane rounding).
+        See :func:`rounding_covariance`.
 
     Examples
     --------
@@ -139,10 +103,8 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
     >>> from projmech.synthetic import gaussian_rounding
     >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
     >>> rows, repair = gaussian_rounding(moments, 10_000, np.random.default_rng(0))
-    >>> rows.shape, repair
-    ((10000, 2), 0.0)
-    >>> bool(np.all(np.abs(rows.mean(axis=0) - 0.5) < 0.02))
-    True
+    >>> rows.shape, repair, bool(np.all(np.abs(rows.mean(axis=0) - 0.5) < 0.02))
+    ((10000, 2), 0.0, True)
     """
     n = check_positive_int("n", n)
     GENERATOR.check("rng", rng)

@@ -21,9 +21,9 @@ def check_rows_fit(n: int, domain: Domain, name: str = "n") -> None:
     Parameters
     ----------
     n : int
-        The rows to draw (positive).
+        The rows to draw, :data:`ROW_BYTES_PER_VALUE` bytes per value.
     domain : Domain
-        Their domain: :data:`ROW_BYTES_PER_VALUE` bytes per value of each of its attributes.
+        Their domain.
     name : str, default "n"
         The caller's argument for the row count, named in the error.
 

@@ -14,30 +14,21 @@ __all__ = ["SyntheticData"]
 
 @dataclass(frozen=True)
 class SyntheticData:
-    """Synthetic rows drawn from a projection, and how far their answers are from its answers.
-
-    As :func:`synthetic_data` returns it.
+    """Synthetic rows, as :func:`synthetic_data` returns them, and their answers' distance.
 
     Parameters
     ----------
     data : Dataset
         The rows, over the projection's domain.
     repair : float
-        See :func:`rounding_covariance` (0: the moments are reproduced exactly in expectation;
-        always 0 for rows from a witness, tables or a search).
+        See :func:`rounding_covariance`; 0 for rows not drawn by Gaussian rounding.
     marginal_rmse, marginal_max_error : float
-        RMSE and largest absolute difference between the rows' own answers (2-way marginals for
-        L, the projected workload otherwise) and the projected answers: what a search could not
-        fit, the sampling error of Gaussian rounding (about ``1/sqrt(n)``) plus any repair's
-        bias, or the rounding of weights to counts (at most ``support / n`` for K_Q).
+        RMSE and largest absolute difference between the rows' answers (2-way marginals for L,
+        the projected workload otherwise) and the projected ones.
     method : str
         ``"search"`` or ``"gaussian"`` (rows from L), ``"witness"`` (from K_Q), ``"tables"``
         (from disjoint tables), ``"local"`` (from the local polytope's tables) or ``"joint"``
         (from a fitted distribution).
-
-    See Also
-    --------
-    synthetic_data : Draws them.
 
     Examples
     --------

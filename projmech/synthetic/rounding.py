@@ -1,8 +1,5 @@
 """Synthetic rows from a projection or a fitted distribution: :func:`synthetic_data` sends each
-kind of result to its row generator (search from L, Gaussian rounding, witness rounding, tree
-sampling of tables, a fitted distribution's cells) and states the rows' error. How each draws:
-:doc:`/guide/synthetic_rows` (section *How the rows are drawn*).
-"""
+kind of result to its row generator and states the rows' error (:doc:`/guide/synthetic_rows`)."""
 
 from __future__ import annotations
 
@@ -44,13 +41,9 @@ PROBE_MAX_UNIVERSE = 2**22
 
 @runtime_checkable
 class RowSource(Protocol):
-    """An object that knows what its synthetic rows come from: a mechanism's ``Release``, an
-    adaptive run (:class:`~projmech.mechanisms.adaptive.AdaptiveRun`).
-
-    ``row_source()`` returns the projection (or fitted distribution) to draw from, the workload
-    to draw and check the rows with (None for L), and the workload the object answers; it raises
-    a ``ValueError`` saying what to pass instead when it holds nothing to draw from.
-    """
+    """An object that knows what its rows come from (a mechanism's ``Release``, an adaptive run):
+    ``row_source()`` returns the result to draw from, the workload to draw and check the rows
+    with (None for L) and the workload it answers, or raises a ``ValueError`` saying what to pass."""
 
     def row_source(self) -> tuple[Projected, Workload | None, Workload]:
         ...  # pragma: no cover
@@ -60,34 +53,27 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
                    *, workload: Workload | None = None, method: str = "auto") -> SyntheticData:
     """``n`` synthetic rows from a projection, and how far their marginals are from its answers.
 
-    The rows' step alone, for a projection already released; for rows from private data
-    :func:`~projmech.mechanisms.adaptive.synthesize` is the route to take (:doc:`/guide/synthetic_rows`).
-    From L: a Chow–Liu tree :cite:p:`CL68` then local search (``"search"``), or Gaussian
-    rounding (``"gaussian"``, binary domains); from K_Q or disjoint tables: the witness rounded
-    to counts; from the local polytope: the tables drawn along a junction tree of them (then a
-    search on cyclic tables); from a fitted distribution: its cells rounded to counts, or drawn
-    along its junction tree, then a search. Post-processing: the rows carry the release's
-    guarantee, provided ``n`` is public.
+    The rows' step alone, for a result already released (for rows from private data, take
+    :func:`~projmech.mechanisms.adaptive.synthesize`); each kind of result is drawn its own way
+    (:doc:`/guide/synthetic_rows`). Post-processing: the rows carry the release's guarantee,
+    provided ``n`` is public.
 
     Parameters
     ----------
     domain : Domain
         The domain of the projection's workload.
     result : projection result, fitted distribution, Release or AdaptiveRun
-        A :class:`~projmech.bodies.RelaxationResult` (2-way marginals of ``domain``), a
-        :class:`~projmech.bodies.ProjectionResult`, a :class:`~projmech.bodies.tables.TablesResult`,
-        a :class:`~projmech.bodies.local.LocalResult`, a distribution
-        (:func:`~projmech.tables.fit_maximum_entropy`, :func:`~projmech.tables.fit_noisy_marginals`),
-        or a :class:`RowSource` (a projecting mechanism's release, an adaptive run).
+        A projection onto L (2-way marginals of ``domain``), K_Q, disjoint tables or the local
+        polytope; a distribution fitted to tables (:mod:`projmech.tables`); or a
+        :class:`RowSource`.
     n : int
         Rows to draw, as many as fit in memory (:func:`check_rows_fit`, before any is drawn).
     rng : numpy.random.Generator
         The randomness of the drawing; one seed gives the same rows.
     workload : Workload, optional
-        The workload the projection answered: required for a ``ProjectionResult``; for tables
-        or local results read from the result when left out (refused when it differs); for a
-        distribution the workload the rows are compared on (default: its fitted tables); for a
-        release or a run refused unless it is theirs.
+        The workload projected: required for a ``ProjectionResult``, refused where it differs
+        from the one a result, release or run knows; for a distribution, the workload the rows
+        are compared on (default: its fitted tables).
     method : {"auto", "search", "gaussian"}
         For a ``RelaxationResult``; ``"auto"`` is ``"search"``. Other results are rounded.
 
@@ -101,24 +87,16 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
     TypeError
         If ``domain``, ``result``, ``method`` or ``workload`` has the wrong type.
     ValueError
-        For a result that does not match the domain, a ``ProjectionResult`` without its
-        workload, a ``workload`` other than the one projected, a release with nothing to draw
-        from, an unknown ``method``, ``"gaussian"`` on a non-binary domain, or ``n`` not
-        positive or more rows than fit in memory.
+        For a result not of the domain, a missing or other ``workload``, a release with nothing
+        to draw from, an unknown ``method`` (``"gaussian"`` on a non-binary domain), or ``n``
+        not positive or more rows than fit in memory.
 
     See Also
     --------
     projmech.mechanisms.adaptive.synthesize : Private rows from data in one call.
-    gaussian_rounding : Binary rows from a moment matrix.
-
-    References
-    ----------
-    :cite:t:`CL68` (the tree the search starts from); :cite:t:`GW95` (hyperplane rounding).
 
     Examples
     --------
-    A release of the projection mechanism knows its projection and its workload:
-
     >>> import numpy as np
     >>> import projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])

@@ -88,11 +88,9 @@ def _check_local_workload(domain: Domain, result: LocalResult, workload: Workloa
 
 
 def _junction_order(tables: dict[tuple[int, ...], np.ndarray]) -> list[tuple[int, ...]]:
-    """The maximal tables in breadth-first order of a maximum-weight spanning forest of them
-    (:func:`~projmech.tables.junction_tree.spanning_neighbours`; children in the tables' order),
-    each tree from its table of most cells (the first of equals). On acyclic tables the forest is
-    a junction tree :cite:p:`BFMY83`: a table's attributes shared with those before it lie in its
-    parent."""
+    """The maximal tables breadth-first along a maximum-weight spanning forest of them (children in
+    the tables' order), each tree from its table of most cells: on acyclic tables a junction tree
+    :cite:p:`BFMY83`, a table's attributes shared with those before it lying in its parent."""
     maximal = _maximal(tables)
     neighbours = spanning_neighbours(maximal, connect=False)
     order: list[tuple[int, ...]] = []
