@@ -14,12 +14,12 @@ __all__ = ["SyntheticData"]
 
 @dataclass(frozen=True)
 class SyntheticData:
-    """Synthetic rows, as :func:`synthetic_data` returns them, and their answers' distance.
+    """The rows :func:`synthetic_data` draws, with how far their answers are from the projected ones.
 
     Parameters
     ----------
     data : Dataset
-        The rows, over the projection's domain.
+        The rows, over the domain of the result they were drawn from.
     repair : float
         See :func:`rounding_covariance`; 0 for rows not drawn by Gaussian rounding.
     marginal_rmse, marginal_max_error : float
@@ -32,9 +32,8 @@ class SyntheticData:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 3])
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["x", "y"], [3, 2])
     >>> one_way = pm.marginals(domain, way=1)
     >>> rows = pm.synthetic_data(domain, pm.project_to_hull(one_way, one_way.answer(np.full(6, 1 / 6)), solver="fast"),
     ...                          60, np.random.default_rng(0), workload=one_way)
