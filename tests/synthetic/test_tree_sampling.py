@@ -16,6 +16,7 @@ from oracles import marginal_tables_workload
 from projmech.bodies.local import project_to_local
 from projmech.synthetic import tree_sampling
 from projmech.synthetic.marginal_rows import search_table_rows
+from projmech.tables.junction_tree import JunctionTree
 
 
 def _release(sizes, subsets, seed, concentration=0.3, noise=0.05):
@@ -138,6 +139,33 @@ def test_the_tables_are_drawn_in_an_order_with_the_running_intersection_property
         shared = set(table) & seen
         if shared:
             assert any(shared <= set(earlier) for earlier in order[:k]), (table, order)
+
+
+@pytest.mark.parametrize(("sizes", "subsets"), [
+    ([2, 3, 2, 3, 2], [(0, 1, 2), (1, 2, 3), (2, 3, 4)]),
+    ([2, 3, 2, 2, 2], [(0, 1), (1, 2), (1, 3), (3, 4)]),
+    ([2] * 9, [(0, 1, 2, 3), (0, 1, 4), (1, 4, 5), (4, 5, 6), (2, 3, 7), (3, 7, 8)]),
+    ([3, 2, 4, 2, 2], [(0, 1), (1, 2, 3), (3, 4)]),
+])
+def test_the_order_walks_the_tables_junction_tree_from_the_table_of_most_cells(sizes, subsets):
+    """Where the junction tree of the tables (:class:`~projmech.tables.junction_tree.JunctionTree`)
+    has the tables themselves as cliques, the rows are drawn along its edges: each table after the
+    first joins an earlier one through an edge of that tree. The walk starts at the table of most
+    cells (its counts rounded closest), where the tree's own order starts at the clique of most
+    attributes; on the chain they differ, so the tree's order would draw other rows. (Elsewhere
+    the tree's cliques are not the tables: its elimination adds cliques to cyclic tables, and to
+    acyclic ones whose middle attributes are cheap.)"""
+    tables = {t: np.ones([sizes[a] for a in t]) for t in subsets}
+    order = tree_sampling._junction_order(tables)
+    tree = JunctionTree(sizes, subsets)
+    assert sorted(order) == sorted(tree.cliques)
+    edges = {frozenset((tree.cliques[child], tree.cliques[parent]))
+             for child, parent in enumerate(tree.parent) if parent is not None}
+    for k, table in enumerate(order[1:], 1):
+        assert any(frozenset((table, earlier)) in edges for earlier in order[:k]), (table, order)
+    assert tables[order[0]].size == max(table.size for table in tables.values())
+    if subsets[0] == (0, 1, 2):
+        assert order[0] == (1, 2, 3) and tree.cliques[tree.order[0]] == (0, 1, 2)
 
 
 def _tree_rows(domain, result, workload, n, seed):
