@@ -1,10 +1,10 @@
-"""Synthetic rows from a table model: rows whose answers approach an estimate's.
+"""Synthetic rows from a table model: :func:`synthetic_data` (rows from a projection or a fitted
+distribution, with their error), :func:`check_rows_fit` (asked before anything is spent), and
+:func:`gaussian_rounding` with :func:`rounding_covariance` (binary rows from a moment matrix)."""
 
-- :func:`synthetic_data`: rows from a projection or estimate (tree sampling, junction-tree
-  sampling, local search), with the rounding's error stated; :func:`gaussian_rounding` and
-  :func:`rounding_covariance` for a hull's witness distribution.
-"""
+from .gaussian import gaussian_rounding, rounding_covariance
+from .memory import check_rows_fit
+from .result import SyntheticData
+from .rounding import synthetic_data
 
-from .rounding import SyntheticData, gaussian_rounding, rounding_covariance, synthetic_data
-
-__all__ = ["SyntheticData", "synthetic_data", "gaussian_rounding", "rounding_covariance"]
+__all__ = ["SyntheticData", "synthetic_data", "check_rows_fit", "gaussian_rounding", "rounding_covariance"]

@@ -1,25 +1,10 @@
-"""Synthetic rows over any domain whose 2-way marginals match released 2-way marginal tables.
-
-A point of the relaxation L is a set of consistent 2-way tables (with a PSD moment matrix), not
-a distribution, so there is no witness to sample from. Two steps turn the tables into rows:
-
-1. **A tree to start.** The maximum spanning tree of the tables' mutual informations
-   (:cite:p:`CL68`) is a distribution whose 2-way marginals on the tree's edges are the released tables
-   exactly; ``n`` rows are drawn from it, attribute by attribute along the tree.
-2. **Local search on the rows.** The rows' own tables miss the released ones off the tree. Each
-   pass visits every (row, attribute) once, in random batches: a row's value is changed to the
-   one that most lowers ``sum over tables ||counts / n - released||^2`` (the change of one value
-   moves two cells of each of the ``d - 1`` tables that hold the attribute, so its effect is a sum
-   of ``d - 1`` gathered table entries). Changes within a batch are scored against the same
-   tables, so a batch can overshoot a cell (most on small tables, where many rows propose the
-   same change): a pass that improves the objective by less than ``MIN_IMPROVEMENT`` halves the
-   batch, down to ``MIN_BATCH``; the search keeps the best rows seen.
-
-The same search for tables of any order (the local polytope's cyclic tables, after the rows
-drawn along a tree of them): :func:`search_table_rows`.
-
-The rows are post-processing of the released tables (and of ``rng``): they carry the release's
-guarantee, provided ``n`` is public.
+"""Rows over any domain whose 2-way tables approach released ones: rows drawn from the
+Chow–Liu tree :cite:p:`CL68` of the tables (exact on the tree's edges), then a local search
+that changes one value of a row at a time while that lowers ``sum over tables ||counts / n -
+released||^2``, in random batches scored against the same tables; a pass that improves by less
+than ``MIN_IMPROVEMENT`` halves the batch, and the best rows seen are kept. The same search for
+tables of any order: :func:`search_table_rows`. Derivation: :doc:`/theory/relaxation` (section
+*From L to rows*).
 """
 
 from __future__ import annotations
@@ -37,10 +22,8 @@ __all__ = ["pair_tables", "tree_rows", "search_rows", "search_table_rows", "DEFA
 
 #: Most passes of the local search.
 DEFAULT_PASSES = 6
-#: Rows changed against the same tables at first. Measured with 48,842 rows: on categorical
-#: Adult a fixed batch of 128 reaches an RMS distance of 1.1e-4 to the released tables (512:
-#: 2.2e-4; 2,048 overshoots and oscillates at 7e-4); on binarized Adult (4-cell tables) 32
-#: stalls at 2e-4 and 8 reaches 2e-5.
+#: Rows changed against the same tables at first: a larger batch overshoots the small tables'
+#: cells (many rows propose the same change), a smaller one is slower.
 DEFAULT_BATCH = 128
 MIN_BATCH = 8
 #: A pass that lowers the objective by less than this share halves the batch.
@@ -138,12 +121,9 @@ def _after_pass(history: list[float], rows: np.ndarray, best: np.ndarray, batch:
 
 def search_rows(domain: Domain, answers: np.ndarray, rows: np.ndarray, rng: np.random.Generator, *,
                 passes: int = DEFAULT_PASSES, batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, list[float]]:
-    """Local search on ``rows`` towards the released tables (module docstring).
-
-    Returns the best rows seen and the objective ``sum ||counts / n - answers||^2`` before the
-    first pass and after each pass (``passes`` at most; fewer once a pass at ``MIN_BATCH``
-    stalls).
-    """
+    """Local search on ``rows`` towards the released tables (module docstring): the best rows
+    seen, and the objective before the first pass and after each (fewer than ``passes`` once a
+    pass at ``MIN_BATCH`` stalls)."""
     sizes = domain.sizes
     d = len(sizes)
     rows = np.array(rows, dtype=np.int64)
@@ -236,19 +216,11 @@ def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], 
     """Local search on ``rows`` towards target tables of any order: :func:`search_rows` for
     tables other than all 2-way ones.
 
-    ``tables[k]`` lists the attributes (columns of ``rows``) of a table and ``targets[k]`` is its
-    target distribution, one axis per attribute in that order. The objective is
-    ``sum over tables ||counts / n - target||^2``; each pass visits every (row, attribute) once,
-    attributes in random order and rows in random batches. For attribute ``a`` and a batch, the
-    score of value ``v`` for a row is ``S[v] = sum over tables T holding a of D_T[the row's cell
-    with a := v]`` (``D_T`` the table's counts / n minus its target, gathered for all values at
-    once), and moving the row from ``old`` to ``new`` changes the objective by
-    ``2/n (S[new] - S[old]) + 2 t_a / n^2``, ``t_a`` the number of tables holding ``a``: each
-    row moves to its lowest score where that change is negative. Batches, their halving and the
-    best rows kept are as in :func:`search_rows`. An attribute no table holds is left as it is.
-
-    Returns the best rows seen and the objective before the first pass and after each pass
-    (``passes`` at most; fewer once a pass at ``MIN_BATCH`` stalls).
+    ``targets[k]`` is the distribution of the table on the columns ``tables[k]``. A row moves to
+    the value of lowest score ``S[v]`` (the sum over the tables holding the attribute of their
+    ``counts / n - target`` at the row's cell with that value) where the objective's change
+    ``2/n (S[new] - S[old]) + 2 t / n^2`` is negative (``t`` the tables holding it). Returns as
+    :func:`search_rows` does.
 
     Examples
     --------

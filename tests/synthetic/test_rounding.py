@@ -7,7 +7,7 @@ import projmech as pm
 from oracles import unless_inaccurate
 from projmech.bodies.hull import project_to_hull
 from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
-from projmech.synthetic.rounding import gaussian_rounding, rounding_covariance
+from projmech.synthetic import gaussian_rounding, rounding_covariance
 
 
 def correlated_moments(d=5, rows=400, seed=0):

@@ -14,7 +14,9 @@ import pytest
 import projmech as pm
 from oracles import marginal_tables_workload
 from projmech.bodies.local import project_to_local
-from projmech.synthetic import rounding as rounding_module
+from projmech.synthetic import tree_sampling
+from projmech.synthetic.marginal_rows import search_table_rows
+from projmech.tables.junction_tree import JunctionTree
 
 
 def _release(sizes, subsets, seed, concentration=0.3, noise=0.05):
@@ -129,7 +131,7 @@ def test_the_tables_are_drawn_in_an_order_with_the_running_intersection_property
     checked on the order itself, including a chain listed out of order, where a tree through the
     1-attribute edge (0,1,2)-(2,3,4) would break it."""
     tables = {tuple(sorted(t)): np.ones([2] * len(t)) for t in subsets}
-    order = rounding_module._junction_order(tables)
+    order = tree_sampling._junction_order(tables)
     maximal = {t for t in tables if not any(set(t) < set(other) for other in tables)}
     assert len(order) == len(maximal) and set(order) == maximal
     for k, table in enumerate(order):
@@ -139,15 +141,42 @@ def test_the_tables_are_drawn_in_an_order_with_the_running_intersection_property
             assert any(shared <= set(earlier) for earlier in order[:k]), (table, order)
 
 
+@pytest.mark.parametrize(("sizes", "subsets"), [
+    ([2, 3, 2, 3, 2], [(0, 1, 2), (1, 2, 3), (2, 3, 4)]),
+    ([2, 3, 2, 2, 2], [(0, 1), (1, 2), (1, 3), (3, 4)]),
+    ([2] * 9, [(0, 1, 2, 3), (0, 1, 4), (1, 4, 5), (4, 5, 6), (2, 3, 7), (3, 7, 8)]),
+    ([3, 2, 4, 2, 2], [(0, 1), (1, 2, 3), (3, 4)]),
+])
+def test_the_order_walks_the_tables_junction_tree_from_the_table_of_most_cells(sizes, subsets):
+    """Where the junction tree of the tables (:class:`~projmech.tables.junction_tree.JunctionTree`)
+    has the tables themselves as cliques, the rows are drawn along its edges: each table after the
+    first joins an earlier one through an edge of that tree. The walk starts at the table of most
+    cells (its counts rounded closest), where the tree's own order starts at the clique of most
+    attributes; on the chain they differ, so the tree's order would draw other rows. (Elsewhere
+    the tree's cliques are not the tables: its elimination adds cliques to cyclic tables, and to
+    acyclic ones whose middle attributes are cheap.)"""
+    tables = {t: np.ones([sizes[a] for a in t]) for t in subsets}
+    order = tree_sampling._junction_order(tables)
+    tree = JunctionTree(sizes, subsets)
+    assert sorted(order) == sorted(tree.cliques)
+    edges = {frozenset((tree.cliques[child], tree.cliques[parent]))
+             for child, parent in enumerate(tree.parent) if parent is not None}
+    for k, table in enumerate(order[1:], 1):
+        assert any(frozenset((table, earlier)) in edges for earlier in order[:k]), (table, order)
+    assert tables[order[0]].size == max(table.size for table in tables.values())
+    if subsets[0] == (0, 1, 2):
+        assert order[0] == (1, 2, 3) and tree.cliques[tree.order[0]] == (0, 1, 2)
+
+
 def _tree_rows(domain, result, workload, n, seed):
     """The rows the tree sampling draws before the search on cyclic tables (the search switched
     off)."""
-    search = rounding_module.search_table_rows
-    rounding_module.search_table_rows = lambda tables, targets, rows, rng, **_: (rows, [])
+    search = tree_sampling.search_table_rows
+    tree_sampling.search_table_rows = lambda tables, targets, rows, rng, **_: (rows, [])
     try:
         return pm.synthetic_data(domain, result, n, np.random.default_rng(seed), workload=workload).data.records
     finally:
-        rounding_module.search_table_rows = search
+        tree_sampling.search_table_rows = search
 
 
 def test_rows_from_cyclic_tables_match_the_tree_and_report_the_rest():
@@ -285,7 +314,7 @@ def test_the_search_on_cyclic_tables_brings_all_tables_towards_the_projected_one
     assert synthetic.marginal_max_error == pytest.approx(np.abs(difference).max(), rel=1e-9)
     # The search itself, from the tree's rows: its history starts at their objective, its best
     # values never rise, and it returns the rows of the lowest one.
-    best, history = rounding_module.search_table_rows(CYCLIC, targets, tree, np.random.default_rng(0))
+    best, history = search_table_rows(CYCLIC, targets, tree, np.random.default_rng(0))
     assert history[0] == pytest.approx(before, rel=1e-9)
     assert len(history) >= 2 and np.all(np.diff(np.minimum.accumulate(history)) <= 0)
     assert _objective(best, CYCLIC, targets) == pytest.approx(min(history), rel=1e-9, abs=1e-15)
@@ -329,7 +358,7 @@ def test_the_change_of_objective_of_one_move_is_the_formula():
             formula = 2 / n * (scores[new] - scores[rows[i, a]]) + 2 * len(holding) / n ** 2
             assert objective(changed) - objective(rows) == pytest.approx(formula, rel=1e-9, abs=1e-15)
     # The search's objective history is the objective of the rows, recomputed here.
-    best, history = rounding_module.search_table_rows(tables, targets, rows, np.random.default_rng(0), passes=1,
+    best, history = search_table_rows(tables, targets, rows, np.random.default_rng(0), passes=1,
                                                       batch=1)
     assert history[0] == pytest.approx(objective(rows), rel=1e-12)
     assert objective(best) == pytest.approx(min(history), rel=1e-9, abs=1e-15)
@@ -340,10 +369,10 @@ def test_the_search_refuses_targets_that_do_not_fit_themarginal_tables_workload(
     rows = np.zeros((4, 3), dtype=np.int64)
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="^targets: expected one per table"):
-        rounding_module.search_table_rows([(0, 1)], [], rows, rng)
+        search_table_rows([(0, 1)], [], rows, rng)
     with pytest.raises(ValueError, match="^targets: the table"):
-        rounding_module.search_table_rows([(0, 1)], [np.ones(4) / 4], rows, rng)
+        search_table_rows([(0, 1)], [np.ones(4) / 4], rows, rng)
     with pytest.raises(ValueError, match="^targets: attribute 1 has"):
-        rounding_module.search_table_rows([(0, 1), (1, 2)], [np.ones((2, 2)) / 4, np.ones((3, 2)) / 6], rows, rng)
+        search_table_rows([(0, 1), (1, 2)], [np.ones((2, 2)) / 4, np.ones((3, 2)) / 6], rows, rng)
     with pytest.raises(ValueError, match="^tables: attribute 5"):
-        rounding_module.search_table_rows([(0, 5)], [np.ones((2, 2)) / 4], rows, rng)
+        search_table_rows([(0, 5)], [np.ones((2, 2)) / 4], rows, rng)
