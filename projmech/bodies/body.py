@@ -449,7 +449,11 @@ def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
 
 def body_solvers(body: str, relaxation: str = "sdp+local") -> tuple[str, ...]:
     """The values of ``solver=`` that ``body`` runs (``"auto"`` first; for ``"auto"``, those of the
-    hull and the relaxation L, either of which it may choose)."""
+    hull and the relaxation L, either of which it may choose).
+
+    >>> body_solvers("relaxed", "local"), body_solvers("local")
+    (('auto', 'CLARABEL', 'ECOS', 'SCS'), ('auto',))
+    """
     if body in ("hull", "tables"):
         return ("auto", hull.FAST, *hull.SOLVERS)
     if body == "relaxed":
