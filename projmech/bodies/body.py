@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from .relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_t
 from .tables import DENSE_TABLE_ENTRIES, TablesResult, project_to_tables, table_groups
 
 __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "Tables", "Local",
-           "ProjectionProgress", "choose_body"]
+           "ProjectionProgress", "choose_body", "BodyFit", "body_fit", "body_solvers"]
 
 #: What ``body=`` accepts (``"auto"`` picks one of the others, :func:`choose_body`).
 BODIES = ("auto", "hull", "relaxed", "tables", "local")
@@ -445,6 +445,51 @@ def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
         "Use answers without projection (GaussianMechanism, or FactorizationMechanism with "
         f"project=False){regardless}"
     )
+
+
+def body_solvers(body: str, relaxation: str = "sdp+local") -> tuple[str, ...]:
+    """The values of ``solver=`` that ``body`` runs (``"auto"`` first; for ``"auto"``, those of the
+    hull and the relaxation L, either of which it may choose).
+
+    >>> body_solvers("relaxed", "local"), body_solvers("local")
+    (('auto', 'CLARABEL', 'ECOS', 'SCS'), ('auto',))
+    """
+    if body in ("hull", "tables"):
+        return ("auto", hull.FAST, *hull.SOLVERS)
+    if body == "relaxed":
+        return ("auto", *relaxation_module.SOLVERS[relaxation])
+    if body == "auto":
+        return tuple(dict.fromkeys(body_solvers("hull") + body_solvers("relaxed", relaxation)))
+    return ("auto",)  # local: its own dual L-BFGS
+
+
+class BodyFit(NamedTuple):
+    """How one body fits a workload, for callers that explain :func:`choose_body`'s verdict."""
+
+    body: Hull | Relaxation | Tables | Local  # with the solver asked for where it runs it, else its own
+    blocker: str | None  # why it cannot take the workload (Body.blocker)
+    memory: str | None  # why its projection would not fit in memory (Body.memory_blocker), where measurable
+    above_limit: bool  # the hull above HULL_MAX_UNIVERSE, beyond which body="auto" does not choose it
+
+
+def body_fit(workload: Workload, body: str, *, solver: str = "auto", relaxation: str = "sdp+local") -> BodyFit:
+    """Whether ``body`` (``"hull"``, ``"relaxed"``, ``"tables"`` or ``"local"``) takes ``workload``
+    with ``solver``, and each reason it does not, by the rules :func:`choose_body` applies."""
+    own = solver if solver in body_solvers(body, relaxation) else "auto"
+    chosen: Hull | Relaxation | Tables | Local
+    if body == "hull":
+        chosen = Hull(solver=own)
+    elif body == "relaxed":
+        chosen = _relaxation_for(own, relaxation)
+    elif body == "tables":
+        chosen = Tables(solver=own)
+    else:
+        chosen = Local()
+    blocker = chosen.blocker(workload)
+    # The hull's memory is known wherever it has products both ways, its explicit matrix built or not.
+    measurable = blocker is None or (isinstance(chosen, Hull) and workload.has_adjoint)
+    memory = chosen.memory_blocker(workload) if measurable else None
+    return BodyFit(chosen, blocker, memory, body == "hull" and workload.universe_size > HULL_MAX_UNIVERSE)
 
 
 class ProjectionProgress:

@@ -58,6 +58,14 @@ class BudgetWarning(UserWarning):
     without a declared size it reads the row count itself, which that relation keeps private, so
     its text must not be published with the release.
 
+    Parameters
+    ----------
+    part : str
+        The part of the budget (``privacy``, its :attr:`argument`) to raise: ``"rho"`` or
+        ``"epsilon"``.
+    detail : str
+        The message after the part's name.
+
     Examples
     --------
     A 3-way table of 64 cells over 100 rows, measured with noise of sigma 10:
@@ -74,7 +82,33 @@ class BudgetWarning(UserWarning):
     ['BudgetWarning']
     >>> print(str(caught[0].message).split("; ")[1].split(" (")[0])
     rho = 0.41 is the least at which the typical one reaches the noise
+    >>> caught[0].message.argument, caught[0].message.part
+    ('privacy', 'rho')
     """
+
+    #: The argument the warning is about, as :class:`~projmech.errors.ArgumentError` names one.
+    argument = "privacy"
+
+    def __init__(self, part: str, detail: str) -> None:
+        self.part = part
+        self.detail = detail
+        super().__init__(f"{part}: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.part, self.detail))
+
+
+class _BudgetMessage(str):
+    """A :class:`BudgetWarning`'s message, kept by the mechanisms until they warn, with its parts."""
+
+    part: str
+    detail: str
+
+    @classmethod
+    def of(cls, part: str, detail: str) -> _BudgetMessage:
+        message = cls(f"{part}: {detail}")
+        message.part, message.detail = part, detail
+        return message
 
 
 def _caller_level() -> int:
@@ -152,17 +186,18 @@ def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
     else:
         at = f" (at delta {privacy.delta:g})" if isinstance(privacy, ApproxDP) else ""
         advice = f"{name} = {least:g}{at} is the least at which the typical one reaches the noise"
-    return (
-        f"{name}: {privacy} leaves the measured counts little signal: {noise_name}, std {noise:.3g}, is above {what} "
+    return _BudgetMessage.of(name, (
+        f"{privacy} leaves the measured counts little signal: {noise_name}, std {noise:.3g}, is above {what} "
         f"in {swamped} of the {len(shares)} {tables_name} (the typical one: {typical_one}); {advice} "
         f"(signal-to-noise 1), or measure fewer attributes or smaller tables. This warning reads {source} "
-        f"(n = {shown}); it is for the data's curator, not part of the release, and nothing released depends on it")
+        f"(n = {shown}); it is for the data's curator, not part of the release, and nothing released depends on it"))
 
 
 def warn_budget(message: str | None) -> None:
-    """Warn with ``message`` (a :class:`BudgetWarning`) at the user's call, if there is one."""
+    """Warn with ``message`` (:func:`budget_message`'s) at the user's call, if there is one."""
     if message is not None:
-        warnings.warn(BudgetWarning(message), stacklevel=_caller_level())
+        assert isinstance(message, _BudgetMessage), "the mechanisms warn with budget_message's messages"
+        warnings.warn(BudgetWarning(message.part, message.detail), stacklevel=_caller_level())
 
 
 def _least_budget(privacy: Privacy, noise_at: Callable[[Privacy], float], target: float) -> float | None:

@@ -2,6 +2,7 @@
 before the command runs on; none at a budget that leaves the counts their signal."""
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -73,3 +74,23 @@ def test_the_budget_warning_is_shown_before_the_measurements(files, capsys, monk
     assert _run(files, command, *flags) != 0
     err = capsys.readouterr().err.splitlines()
     assert len(_budget_lines("\n".join(err))) == 1 and "RuntimeError: measured" in err[-1], err
+
+
+@pytest.mark.parametrize("flags, part, flag", [
+    (["--rho", "1"], "rho", "--rho"),
+    (["--epsilon", "1", "--delta", "1e-9"], "epsilon", "--epsilon"),
+    (["--epsilon", "1", "--delta", "1e-9"], "rho", "--epsilon"),  # a part the user did not give: the budget's flag
+])
+def test_the_flag_comes_from_the_warning_s_argument_not_its_text(files, capsys, monkeypatch, flags, part, flag):
+    import projmech.cli.inputs as inputs
+    from projmech.mechanisms.budget import BudgetWarning
+
+    read_inputs = inputs.read_inputs
+
+    def warning_read(*args, **kwargs):
+        warnings.warn(BudgetWarning(part, "too small"), stacklevel=1)
+        return read_inputs(*args, **kwargs)
+
+    monkeypatch.setattr(inputs, "read_inputs", warning_read)
+    assert _run(files, "release", "--mechanism", "gaussian", "--noise", "continuous", *flags) == 0
+    assert f"projmech release: warning: {flag}: too small\n" in capsys.readouterr().err

@@ -23,8 +23,10 @@ import pytest
 import projmech
 from oracles import marginal_truth, oracle_sigma
 from projmech import workloads
-from projmech.cli import commands
-from projmech.cli.commands import MECHANISMS_BY_NAME, build_parser, main, parse_ranges, parse_workload
+from projmech.cli import messages, synthesize
+from projmech.cli.commands import build_parser, main
+from projmech.cli.release import MECHANISMS_BY_NAME
+from projmech.cli.workload import parse_ranges, parse_workload
 from projmech.data.domain import Domain
 from projmech.mechanisms import adaptive
 from projmech.mechanisms.additive import FactorizationMechanism
@@ -557,30 +559,21 @@ def test_bad_paths(files, capsys, make, flag, text):
     one_line_error(capsys, flag, text)
 
 
-@pytest.mark.parametrize("content, text", [
-    ("", "empty"),
-    ("a,b,c\n", "no rows"),
-    ("\x00\x01garbage", ""),
+@pytest.mark.parametrize("which, content, text", [
+    ("data", "", "empty"),
+    ("data", "a,b,c\n", "no rows"),
+    ("data", "\x00\x01garbage", ""),
+    ("domain", "{", "JSON"),
+    ("domain", "", "empty"),
+    ("domain", '{"a": 2, "b": 3, "a": 2}', "'a'"),
+    ("domain", "[2, 3, 2]", "object"),
+    ("domain", '{"a": 2, "b": "three", "c": 2}', "'b'"),
 ])
-def test_bad_csv_contents(files, capsys, content, text):
-    files["data"].write_text(content)
+def test_bad_file_contents(files, capsys, which, content, text):
+    files[which].write_text(content)
     code, out = release(files, "--rho", "1")
     assert code == 2 and not out.exists()
-    one_line_error(capsys, "--data", str(files["data"]), text)
-
-
-@pytest.mark.parametrize("content, text", [
-    ("{", "JSON"),
-    ("", "empty"),
-    ('{"a": 2, "b": 3, "a": 2}', "'a'"),
-    ("[2, 3, 2]", "object"),
-    ('{"a": 2, "b": "three", "c": 2}', "'b'"),
-])
-def test_bad_domain_files(files, capsys, content, text):
-    files["domain"].write_text(content)
-    code, out = release(files, "--rho", "1")
-    assert code == 2 and not out.exists()
-    one_line_error(capsys, "--domain", str(files["domain"]), text)
+    one_line_error(capsys, f"--{which}", str(files[which]), text)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -962,10 +955,8 @@ def test_body_hull_beyond_auto_limit_runs(files, capsys, monkeypatch):
     """What the --body auto refusal suggests works (with the limit lowered to below the fixture's
     12 elements, so that the projection takes no time; 2^23 elements take 10 s)."""
     import projmech.bodies.body
-    import projmech.cli.commands
 
-    for module in (projmech.bodies.body, projmech.cli.commands):
-        monkeypatch.setattr(module, "HULL_MAX_UNIVERSE", 8)
+    monkeypatch.setattr(projmech.bodies.body, "HULL_MAX_UNIVERSE", 8)
     # 2-way tables with prefix queries: overlapping tables (no tables body), not marginal ones
     # (no local polytope) and not all 2-way marginals (no L).
     ranged = ("--workload", "range-marginals:2", "--ranges", "b=prefix")
@@ -1127,11 +1118,11 @@ def test_demo_without_matplotlib_refuses_before_the_work(tmp_path, monkeypatch, 
     naming the extra, before the experiment runs and before any output or folder is made."""
     import sys
 
-    import projmech.cli.commands as commands
+    import projmech.cli.demo as demo
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    monkeypatch.setattr(commands, "error_vs_n", lambda *args, **kwargs: pytest.fail("the experiment ran"))
+    monkeypatch.setattr(demo, "error_vs_n", lambda *args, **kwargs: pytest.fail("the experiment ran"))
     assert main(["demo", "--trials", "2", "--out-dir", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "projmech[plot]" in err and "matplotlib" in err, err
@@ -1335,7 +1326,7 @@ def test_forced_outputs_keep_the_earlier_files_mode(files):
 def test_demo_write_failure_leaves_nothing_new(tmp_path, capsys, monkeypatch, earlier):
     """The figure's write fails after the CSV's: the earlier results stay as they were (or no
     folder is left where there was none), with one line naming --out-dir and the file."""
-    import projmech.cli.commands as cli
+    import projmech.cli.demo as cli
 
     out_dir = tmp_path / "results" if earlier else tmp_path / "new" / "results"
     if earlier:
@@ -1439,16 +1430,16 @@ def test_empty_or_dash_output_paths_are_refused_by_audit_and_demo(tmp_path, caps
 def test_warnings_are_one_line_and_the_command_runs_on(files, capsys, monkeypatch):
     """A UserWarning raised while the command runs (a large delta, say) is one line in the
     command's words, without Python's file and line; the release still completes."""
-    import projmech.cli.commands as cli
+    import projmech.cli.inputs as cli
 
-    read_inputs = cli._read_inputs
+    read_inputs = cli.read_inputs
 
     def warning_read(*args, **kwargs):
         warnings.warn("the data\n  look odd", UserWarning, stacklevel=1)
         warnings.warn("a developer's warning", RuntimeWarning, stacklevel=1)
         return read_inputs(*args, **kwargs)
 
-    monkeypatch.setattr(cli, "_read_inputs", warning_read)
+    monkeypatch.setattr(cli, "read_inputs", warning_read)
     code, out = release(files, "--mechanism", "gaussian", "--rho", "1")
     assert code == 0 and len(pd.read_csv(out)) == 16
     assert capsys.readouterr().err == ("projmech release: warning: the data look odd\n"
@@ -1697,7 +1688,7 @@ def test_synthesize_reports_progress_on_long_runs(files, capsys, monkeypatch):
     arguments = ("--rho", "1", "--neighbouring", "replace-one", "--noise", "continuous", "--seed", "4")
     assert synthesize_cli(files, *arguments)[0] == 0
     assert capsys.readouterr().err == ""  # a run shorter than the interval prints no progress
-    monkeypatch.setattr(commands, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(synthesize, "PROGRESS_INTERVAL", 0.0)
     code, path = synthesize_cli(files, *arguments, out="rows2.csv")
     assert code == 0
     lines = capsys.readouterr().err.splitlines()
@@ -1852,4 +1843,4 @@ def test_the_flag_of_a_budget_is_the_one_given(files, capsys):
 
 def test_every_mapped_argument_is_a_flag_of_some_command():
     flags = set().union(*(parser.flags() for parser in build_parser().commands.values()))
-    assert set(commands.ARGUMENT_FLAGS.values()) <= flags
+    assert set(messages.ARGUMENT_FLAGS.values()) <= flags
