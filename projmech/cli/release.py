@@ -25,7 +25,7 @@ from ..mechanisms.additive import (
 )
 from ..privacy.guarantees import ESTIMATE_SIZE
 from ..privacy.noise import NOISE_KINDS
-from ..synthetic.rounding import check_rows_fit, synthetic_data
+from ..synthetic import check_rows_fit, synthetic_data
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
 from ..workloads import Workload
 from . import budget
