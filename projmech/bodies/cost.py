@@ -26,7 +26,7 @@ from typing import Literal
 
 from ..workloads import Workload
 from ..workloads.marginal_tables import table_terms
-from .relaxation import moment_dimension as relaxation_moment_dimension
+from .relaxation_model import moment_dimension as relaxation_moment_dimension
 
 __all__ = ["WorkloadSize", "PowerLaw", "CostModel", "COST_MODELS", "HULL_PREFERENCE", "estimated_seconds",
            "by_estimated_time", "prefers_relaxation"]

@@ -211,8 +211,8 @@ def test_bad_options():
 @pytest.mark.parametrize("relaxation, solver", [("sdp", "ECOS"), ("sdp+local", "OSQP"), ("local", "OSQP")])
 def test_a_solver_that_cannot_solve_the_relaxation_is_refused_before_solving(relaxation, solver, monkeypatch):
     """ECOS and OSQP take no semidefinite constraint and OSQP fails on local's problem: the
-    library refuses them by name before building a model (it used to fail at solve time)."""
-    from projmech.bodies import relaxation as relaxation_module
+    library refuses them by name before building a model."""
+    from projmech.bodies import relaxation_projection as relaxation_module
 
     def model(*args, **kwargs):
         raise AssertionError("a model was built")
