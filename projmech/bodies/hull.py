@@ -1,11 +1,9 @@
 """Euclidean projection onto K_Q = conv(columns of F): ``F w*`` for ``w*`` minimizing
-``(1/2)||F w - y||^2`` over the simplex, the projection mechanism's step (:cite:p:`NTZ13`).
+``(1/2)||F w - y||^2`` over the simplex (:cite:p:`NTZ13`), by CVXPY or the active-set solver.
 
-Solved by CVXPY over the explicit matrix or by the active-set solver on products with F
-(:mod:`projmech.bodies.active_set`). No solver's output is trusted: its witness is made feasible
-and certified by its Frank–Wolfe gap (:mod:`projmech.bodies.hull_result`), held to the same rule
-``gap <= tol * max(f_low, scale)`` whatever the solver; the argument is in :doc:`/theory/projection`.
-Which solvers run, and their memory, is :mod:`projmech.bodies.hull_solvers`.
+No solver's output is trusted: its witness is made feasible and certified by its Frank–Wolfe gap
+(:mod:`~projmech.bodies.hull_result`), held to ``gap <= tol * max(f_low, scale)`` whatever the
+solver (:doc:`/theory/projection`). Which solvers run: :mod:`~projmech.bodies.hull_solvers`.
 """
 
 from __future__ import annotations
@@ -115,10 +113,9 @@ def project_to_hull(
 ) -> ProjectionResult:
     """Project ``y`` onto K_Q = conv(columns of F) in the Euclidean norm, with a certified gap.
 
-    The projection mechanism's step (:cite:p:`NTZ13`): ``K_Q`` holds the answers of every data set,
-    so the projection is never farther from the true answers than ``y``. Every solver's witness
-    passes one final check (feasibility, ``F w``, the Frank–Wolfe gap); a failing solver hands over
-    to the next. The certificate and the tolerance rule are in :doc:`/theory/projection`.
+    The projection mechanism's step (:cite:p:`NTZ13`): never farther from the true answers than
+    ``y``. Every solver's witness passes one final check, and a failing solver hands over to the
+    next (:doc:`/theory/projection`).
 
     Parameters
     ----------
@@ -218,8 +215,7 @@ def project_to_hull(
 
 @dataclass(frozen=True)
 class _Draft:
-    """A feasible witness with what the final check recomputed from it; :func:`_result` makes it
-    a :class:`ProjectionResult`."""
+    """A feasible witness with what the final check recomputed from it."""
 
     weights: np.ndarray | sp.csr_array
     answers: np.ndarray
@@ -260,8 +256,7 @@ def _solve_fast(operator: Workload, y: np.ndarray, threshold: Callable[[float], 
 
 def _solve_once(matrix: np.ndarray | sp.csr_array, y: np.ndarray, solver: str,
                 options: dict[str, Any]) -> tuple[np.ndarray | None, str]:
-    """The CVXPY solver's raw witness (None without one) and its status; a solver error raises
-    ``cvxpy.error.SolverError``."""
+    """The CVXPY solver's raw witness (None without one) and its status."""
     import cvxpy as cp
 
     w = cp.Variable(matrix.shape[1], nonneg=True)
@@ -309,8 +304,7 @@ def _judge(operator: Workload, y: np.ndarray, weights: np.ndarray | sp.csr_array
            iterations: int | None = None, note: str = "", stopped: str | None = None,
            blas_threads: int | None = None) -> Outcome[_Draft]:
     """A solver's witness through the final check: optimal when its gap is at most
-    ``threshold(objective - gap)``, else rejected or at its iteration limit, a feasible witness
-    kept as a candidate for the error's ``best``."""
+    ``threshold(objective - gap)``, else a candidate for the error's ``best`` if feasible."""
     certificate = _check_projection(operator, y, weights, answers)
     prefix = "".join(f"{part}, " for part in (note, stopped) if part)
     if isinstance(certificate, str):

@@ -1,8 +1,5 @@
-"""What a projection onto K_Q returns, and the check that certifies it whatever solver made it.
-
-The certificate is the Frank–Wolfe duality gap of the witness (:cite:p:`Jag13`), recomputed from a
-fresh gradient over the universe; its derivation is in :doc:`/theory/projection`.
-"""
+"""What a projection onto K_Q returns, and the check that certifies it whatever solver made it: the
+Frank–Wolfe gap of the witness (:cite:p:`Jag13`) from a fresh gradient (:doc:`/theory/projection`)."""
 
 from __future__ import annotations
 
@@ -44,10 +41,6 @@ class ProjectionResult(SolveResult):
     stats : SolveStats
         Solver, status, time and attempts. ``stats.gap`` is the absolute Frank–Wolfe gap of
         ``weights``: ``||answers - Pi(y)||_2 <= sqrt(2 gap)``.
-
-    See Also
-    --------
-    projmech.bodies.RelaxationResult : A projection onto the relaxation L, with moments.
 
     Examples
     --------

@@ -57,10 +57,9 @@ def check_solver(solver: Any) -> str:
 
 
 def auto_solver_order(workload: Workload) -> list[str]:
-    """The solvers ``solver="auto"`` tries on ``workload``, in order: those of the cost model that
-    apply, fastest estimate first (:func:`~projmech.bodies.cost.by_estimated_time`), then the other
-    installed CVXPY solvers. Each is the fallback of the one before: the active-set solver
-    certifies badly scaled problems that CVXPY's fail, and a CVXPY solver may certify where it stops."""
+    """The solvers ``solver="auto"`` tries on ``workload``: those the cost model covers, fastest
+    estimate first, then the other installed CVXPY solvers, each the fallback of the one before
+    (the active-set solver certifies badly scaled problems CVXPY's fail, and conversely)."""
     explicit = not workload.is_implicit
     # Only an explicit matrix takes a CVXPY solver: an implicit one needs no lookup (nor CVXPY's import).
     installed = set(installed_solvers()) if explicit else set()

@@ -1,9 +1,6 @@
 """The relaxation L of 2-way marginals (:doc:`/theory/relaxation`): its public names, and its
-support function, from which the Gaussian width of L is estimated.
-
-L itself (the moment encoding and constraints) is :mod:`projmech.bodies.relaxation_model`; the
-projection onto it, :mod:`projmech.bodies.relaxation_projection`, with its ADMM in
-:mod:`projmech.bodies.relaxation_admm`.
+support function, from which L's Gaussian width is estimated. L itself is
+:mod:`~projmech.bodies.relaxation_model`; the projection, :mod:`~projmech.bodies.relaxation_projection`.
 """
 
 from __future__ import annotations
@@ -144,9 +141,8 @@ def relaxation_support(
 ) -> RelaxationSupport:
     """The support function ``h_L(g)`` of the relaxation L, for each row ``g`` of ``directions``.
 
-    A linear SDP (or LP for ``"local"``) over the CVXPY model of L, built once with the direction
-    as a parameter. ``K_Q ⊆ L``, so ``h_{K_Q}(g) <= h_L(g)`` and ``l*(K_Q) <= l*(L)``; each value
-    comes with a certified upper bound (:doc:`/theory/relaxation`).
+    A linear SDP (or LP) over the CVXPY model of L, built once. ``K_Q ⊆ L``, so ``l*(K_Q) <= l*(L)``;
+    each value comes with a certified upper bound (:doc:`/theory/relaxation`).
 
     Parameters
     ----------

@@ -1,11 +1,8 @@
-"""The relaxation L of 2-way marginals: the moment encoding of a row and L's constraints.
-
-A row is a vector ``z`` of indicators (one per binary attribute, or one-hot per value); every
-2-way marginal cell is an entry of the moment matrix ``Y = E[(1, z)(1, z)^T]``. L is the set of
-``Y`` that meet the equalities every such matrix meets, plus the constraints ``relaxation``
-selects: ``"sdp"``, ``Y`` positive semidefinite (:cite:p:`Las01`); ``"local"``, every cell
-nonnegative; ``"sdp+local"``, both. L contains ``K_Q`` and has polynomial size (:cite:p:`DNT15`);
-the derivation is in :doc:`/theory/relaxation`.
+"""The relaxation L of 2-way marginals (:doc:`/theory/relaxation`): the moment encoding of a row
+and L's constraints. Every 2-way cell is an entry of the moment matrix ``Y = E[(1, z)(1, z)^T]`` of
+the row's indicators ``z``; L holds the ``Y`` that meet the equalities of such matrices, plus
+``"sdp"`` (``Y ⪰ 0``, :cite:p:`Las01`), ``"local"`` (nonnegative cells) or both. ``K_Q ⊆ L``,
+and L has polynomial size (:cite:p:`DNT15`).
 """
 
 from __future__ import annotations
@@ -46,10 +43,9 @@ class RelaxationError(SolveError):
     --------
     >>> import numpy as np
     >>> import projmech as pm
-    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
     >>> y = np.random.default_rng(0).normal(0.25, 0.1, 12)
     >>> try:
-    ...     pm.project_to_relaxation(domain, y, tol=1e-9, max_iterations=10)
+    ...     pm.project_to_relaxation(pm.Domain(["a", "b", "c"], [2, 2, 2]), y, tol=1e-9, max_iterations=10)
     ... except pm.RelaxationError as error:
     ...     print(error.best.stats.status, error.best.stats.gap > 1e-9)
     iteration_limit True
@@ -121,15 +117,8 @@ class MomentEncoding:
         Returns
         -------
         MomentEncoding
-            Its ``cells`` map in the layout of ``marginals(domain, 2)``.
-
-        Raises
-        ------
-        TypeError
-            If ``domain`` is not a :class:`~projmech.data.domain.Domain`.
-        ValueError
-            On too few attributes or values, an unknown ``encoding``, or ``"binary"`` for a
-            non-binary domain.
+            Its ``cells`` map in the layout of ``marginals(domain, 2)``; a TypeError or ValueError
+            names the argument that cannot be encoded.
         """
         if not isinstance(domain, Domain):
             raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
@@ -219,8 +208,7 @@ class MomentEncoding:
 
 
 def _equalities(encoding: MomentEncoding) -> tuple[sp.csr_array, np.ndarray]:
-    """``A vec(Y) = b``: ``Y_00 = 1``, symmetry is in the variable, ``diag(P) = mu`` and, for
-    one-hot, exclusivity, sum-to-one and row consistency."""
+    """``A vec(Y) = b``: ``Y_00 = 1``, ``diag(P) = mu`` and, one-hot, exclusivity and row sums."""
     size, sizes = encoding.size, list(encoding.domain.sizes)
     rows: list[dict[int, float]] = [{0: 1.0}]
     rhs = [1.0]
@@ -278,8 +266,7 @@ class _CvxpyBody:
 
 
 def _cvxpy_body(encoding: MomentEncoding, relaxation: str) -> _CvxpyBody:
-    """L of ``encoding``'s domain as a CVXPY variable and constraints: the one definition that the
-    projection's reference solver and the support function share."""
+    """L as a CVXPY variable and constraints: the one definition the CVXPY projection and the support share."""
     import cvxpy as cp
 
     shape = (encoding.size, encoding.size)

@@ -1,10 +1,9 @@
 """Projection onto K_Q table by table, for a workload whose tables are disjoint.
 
-A workload of table terms (:func:`projmech.workloads.table_terms`) reads the data only through
-the marginal tables of its terms' attribute sets. When the maximal sets are pairwise disjoint,
-any tuple of distributions on them is the marginals of one distribution (their product), so the
-projection splits into one hull projection per table, over its cells instead of the universe
-(:doc:`/theory/projection`). Overlapping tables go to the local polytope (:mod:`projmech.bodies.local`).
+A workload of table terms reads the data only through its tables. When the maximal ones are
+disjoint, any tuple of distributions on them is the marginals of one (their product), so the
+projection splits into one hull projection per table over its cells (:doc:`/theory/projection`).
+Overlapping tables go to the local polytope (:mod:`projmech.bodies.local`).
 """
 
 from __future__ import annotations
