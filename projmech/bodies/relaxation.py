@@ -10,36 +10,22 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..data.domain import Domain
 from ..validation import check_real_array
-from .relaxation_model import (
-    RELAXATIONS,
-    MomentEncoding,
-    RelaxationError,
-    _cvxpy_body,
-    _CvxpyBody,
-    _violation,
-    moment_dimension,
-)
-from .relaxation_projection import (
-    ADMM_FEASIBILITY_TOL,
-    CVXPY_FEASIBILITY_TOL,
-    DEFAULT_TOL,
-    SOLVERS,
-    NegativeCellsWarning,
-    RelaxationResult,
-    check_solver,
-    project_to_relaxation,
-)
+from .relaxation_model import RELAXATIONS, MomentEncoding, RelaxationError, _cvxpy_body, _violation, moment_dimension
+from .relaxation_projection import SOLVERS, NegativeCellsWarning, RelaxationResult, check_solver, project_to_relaxation
 from .solvers import installed_solvers
+
+if TYPE_CHECKING:
+    from .relaxation_model import _CvxpyBody
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "NegativeCellsWarning",
            "project_to_relaxation", "relaxation_support", "MomentEncoding", "moment_dimension", "check_solver",
-           "SOLVERS", "DEFAULT_TOL", "ADMM_FEASIBILITY_TOL", "CVXPY_FEASIBILITY_TOL"]
+           "SOLVERS"]
 
 @dataclass(frozen=True)
 class RelaxationSupport:
@@ -74,11 +60,11 @@ class RelaxationSupport:
 
     Examples
     --------
+    Every cell weighted 1: the support is the three tables' sums.
+
     >>> import numpy as np
     >>> import projmech as pm
-    >>> from projmech.bodies import relaxation_support
-    >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
-    >>> support = relaxation_support(domain, np.ones(12))  # every cell: the three tables' sums
+    >>> support = pm.bodies.relaxation_support(pm.Domain(["a", "b", "c"], [2, 2, 2]), np.ones(12))
     >>> round(float(support.values[0]), 6), bool(support.upper_bounds[0] >= support.values[0])
     (3.0, True)
     """

@@ -26,14 +26,7 @@ from ..solve import (
     status_from_cvxpy,
 )
 from ..validation import check_positive_int, check_positive_number, check_real_array
-from .relaxation_model import (
-    RELAXATIONS,
-    MomentEncoding,
-    RelaxationError,
-    _cvxpy_body,
-    _equalities,
-    _violation,
-)
+from .relaxation_model import RELAXATIONS, MomentEncoding, RelaxationError, _cvxpy_body, _equalities, _violation
 from .solvers import installed_solvers
 
 __all__ = ["RelaxationResult", "NegativeCellsWarning", "project_to_relaxation", "check_solver", "SOLVERS",
@@ -212,9 +205,8 @@ def project_to_relaxation(
     >>> import numpy as np
     >>> import projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
-    >>> workload = pm.marginals(domain, way=2)
-    >>> truth = workload.answer(np.full(domain.size, 1 / domain.size))
-    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, workload.num_queries)
+    >>> truth = pm.marginals(domain, way=2).answer(np.full(8, 1 / 8))
+    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, 12)
     >>> result = pm.project_to_relaxation(domain, y)
     >>> str(result.stats.status), result.stats.gap <= 1e-4, bool(result.answers.min() >= 0)
     ('optimal', True, True)

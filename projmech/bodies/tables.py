@@ -86,7 +86,7 @@ class TableGroups:
         Parameters
         ----------
         group : int
-            The table's position in :attr:`attributes`.
+            Index of the table in :attr:`attributes`.
 
         Returns
         -------
@@ -115,19 +115,18 @@ def _block_matrix(block: Workload | None) -> sp.csr_array:
     return sp.csr_array(block.matrix)
 
 
-#: Each workload's decomposition while it lives (the body's blocker, memory model and projection ask).
+#: Each workload's decomposition while it lives: the body's blocker, memory model and projection ask.
 _GROUPS: weakref.WeakKeyDictionary[Workload, TableGroups | str] = weakref.WeakKeyDictionary()
 
 
 def table_groups(workload: Workload) -> TableGroups | str:
-    """The workload's disjoint tables, or why it has none (a phrase).
-
-    Reads the workload's structure only (no matrix is built); kept for the workload's lifetime.
+    """The workload's disjoint tables, or why it has none (a phrase), from its structure alone
+    (no matrix is built) and kept while the workload lives.
 
     Parameters
     ----------
     workload : Workload
-        A workload over a domain.
+        Any workload; one without disjoint tables gets the reason instead.
 
     Returns
     -------
@@ -257,15 +256,10 @@ class TablesResult(SolveResult):
     stats: SolveStats
     _groups: TableGroups | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def witness(self) -> None:
-        """None: the witness is the product of the parts' distributions, not a vector over the universe."""
-        return None
-
-    @property
-    def moments(self) -> None:
-        """None: a tables projection has no moment matrix."""
-        return None
+    #: The witness is the product of the parts' distributions, not a vector over the universe; a
+    #: tables projection has no moment matrix.
+    witness = None
+    moments = None
 
     def summary(self) -> dict[str, Any]:
         """The projection and its statistics as plain JSON-serializable values.

@@ -9,14 +9,8 @@ import pytest
 import projmech as pm
 from oracles import unless_inaccurate
 from projmech.bodies import NegativeCellsWarning
-from projmech.bodies.relaxation import (
-    ADMM_FEASIBILITY_TOL,
-    CVXPY_FEASIBILITY_TOL,
-    RELAXATIONS,
-    MomentEncoding,
-    RelaxationError,
-    project_to_relaxation,
-)
+from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation
+from projmech.bodies.relaxation_projection import ADMM_FEASIBILITY_TOL, CVXPY_FEASIBILITY_TOL
 
 BINARY = pm.Domain(["a", "b", "c", "d"], [2, 2, 2, 2])
 CATEGORICAL = pm.Domain(["a", "b", "c"], [3, 2, 4])
