@@ -1,9 +1,5 @@
-"""Which solvers project onto K_Q, in which order, and the memory each holds.
-
-:func:`~projmech.bodies.hull.project_to_hull` runs the solvers of :func:`auto_solver_order` (or the one
-named) that fit in this machine's memory: the memory model here says what each holds before it
-allocates anything.
-"""
+"""Which solvers project onto K_Q, in which order, and the memory each holds: the projection runs
+only those that fit in this machine's memory, judged before anything is allocated."""
 
 from __future__ import annotations
 
