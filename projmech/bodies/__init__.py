@@ -1,23 +1,16 @@
-"""The convex bodies noisy answers are projected onto.
+"""The convex bodies noisy answers are projected onto, and their contract: each ``project_to_*``
+returns a :class:`~projmech.solve.SolveResult` with certified ``.stats`` or raises a
+:class:`~projmech.solve.SolveError` subclass.
 
-- :func:`project_to_hull`: the projection onto ``K_Q = conv(columns of F)``, with a witness
-  distribution and a certified Frank–Wolfe gap (theory page :doc:`/theory/projection`).
-- :func:`project_to_relaxation`: for 2-way marginals, the projection onto the moment
-  relaxation ``L ⊇ K_Q``, polynomial in the number of attributes, with its moment matrix and a
-  certified gap; :func:`relaxation_support` evaluates L's support function (theory page
-  :doc:`/theory/relaxation`). ``relaxation="sdp"`` warns with
-  :class:`NegativeCellsWarning` when it releases negative cells.
-- :func:`project_to_tables`: for a workload whose tables are disjoint (all 1-way marginals, a
-  query on one attribute of a large domain), the projection onto ``K_Q`` table by table, over each
-  table's cells instead of the universe (:func:`table_groups` says why a workload has none).
-- :func:`project_to_local`: for marginal tables of any order (all 3-way tables of a large
-  domain), the projection onto their local polytope (consistent, non-negative tables) over the
-  tables' cells; ``K_Q`` itself where the tables are acyclic (:func:`local_tables` says why a
-  workload has no such tables).
+- :func:`project_to_hull`: ``K_Q = conv(columns of F)``, with a witness distribution
+  (:doc:`/theory/projection`).
+- :func:`project_to_relaxation`: the moment relaxation ``L ⊇ K_Q`` of 2-way marginals,
+  polynomial in the attributes; :func:`relaxation_support` is its support function
+  (:doc:`/theory/relaxation`).
+- :func:`project_to_tables`: ``K_Q`` of disjoint tables, table by table.
+- :func:`project_to_local`: the local polytope of marginal tables of any order.
 
-Their results carry a :class:`~projmech.solve.SolveStats` as ``.stats`` and their errors are
-:class:`~projmech.solve.SolveError` subclasses (both from :mod:`projmech.solve`, and from
-``projmech`` itself). The user guide page :doc:`/guide/projection` says when to use which body.
+The guide :doc:`/guide/projection` says when to use which.
 """
 
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull

@@ -1,23 +1,13 @@
-"""Projection onto K_Q from products with F alone: column generation over the universe, with
-Wolfe's minimum-norm-point method (:cite:p:`Wol76`) on the columns generated.
+"""The ``"fast"`` solver of the projection onto K_Q, from products with F alone: column
+generation over the universe, with Wolfe's minimum-norm-point method (:cite:p:`Wol76`) on the
+columns generated.
 
-The problem is that of :mod:`projmech.bodies.hull`, ``min (1/2)||F w - y||^2`` over the simplex,
-with the universe ``m`` far larger than the rank of F (``1 + d + C(d, 2)`` for 2-way marginals of
-``d`` binary attributes: 211 at ``d = 20``, where ``m = 2^20``). Each outer iteration takes one
-gradient ``F^T (F w - y)`` over the universe (:meth:`~projmech.workloads.Workload.rmatvec`), whose
-Frank–Wolfe gap certifies the current point (:cite:p:`Jag13`); if the gap is above the
-tolerance, the elements of smallest gradient join a small pool, and the problem restricted to
-the pool is solved exactly by Wolfe's method, whose corral (:mod:`projmech.bodies.corral`)
-keeps at most ``rank + 1`` points: a sparse witness. The algorithm, why it ends and why its
-witness is sparse are in the theory page *Projection onto K_Q* (``docs/theory/projection.md``,
-section *The active-set solver*).
-
-The explicit work is on the pool's columns: their inner products come from the workload's
-closed form where it has one (marginals: from the attributes two elements agree on; Kronecker
-products: factor by factor), and the products ``p_j . x`` from the pool's sparse columns
-(``C(d, way)`` entries each for marginals), so no ``k``-long vector per pair is formed. The
-dense kernels (triangular solves of the corral's size) run on one BLAS thread
-(:func:`projmech.bodies.hull.project_to_hull` sets it, and reports it in the statistics).
+Each outer iteration takes one gradient ``F^T (F w - y)`` over the universe, whose Frank–Wolfe gap
+certifies the point (:cite:p:`Jag13`); above the tolerance, the elements of smallest gradient join
+a small pool, solved exactly by Wolfe's method, whose corral (:mod:`projmech.bodies.corral`) keeps
+at most ``rank(F) + 1`` points: a sparse witness. Why it ends and why the witness is sparse:
+:doc:`/theory/projection`, *The active-set solver*. The pool's inner products come from the
+workload's closed forms, so no ``k``-long vector per pair is formed.
 """
 
 from __future__ import annotations
@@ -62,27 +52,10 @@ _RESOLUTION = 1e-13
 
 @dataclass(frozen=True)
 class ActiveSetOutcome:
-    """What :func:`active_set_projection` reached (certified or not).
-
-    Attributes
-    ----------
-    support : ndarray of int64
-        Universe indices with positive weight, increasing.
-    weights : ndarray
-        Their weights: positive, summing to 1.
-    answers : ndarray, shape (k,)
-        ``F[:, support] @ weights``.
-    objective : float
-        ``(1/2)||answers - y||^2``.
-    gap : float
-        Frank–Wolfe gap at the returned point, from a gradient over the whole universe.
-    threshold : float
-        The gap the caller asked for.
-    converged : bool
-        ``gap <= threshold``.
-    iterations : int
-        Outer iterations, i.e. gradients over the universe.
-    """
+    """What :func:`active_set_projection` reached, certified (``converged``) or not: the support
+    (universe indices, increasing) and its weights, ``answers = F[:, support] @ weights``, the
+    objective, the Frank–Wolfe gap from a full gradient, the ``threshold`` asked for, the outer
+    iterations (gradients over the universe) and the seconds."""
 
     support: np.ndarray
     weights: np.ndarray
@@ -105,28 +78,10 @@ def active_set_projection(
     batch: int | None = None,
     callback: Callback | None = None,
 ) -> ActiveSetOutcome:
-    """Minimize ``(1/2)||F w - y||^2`` over the simplex until the Frank–Wolfe gap is certified.
-
-    Inputs are assumed validated (see :func:`projmech.bodies.hull.project_to_hull`, the public
-    entry point).
-
-    Parameters
-    ----------
-    workload : Workload
-        Needs :meth:`~projmech.workloads.Workload.rmatvec` and the columns' inner products
-        (:meth:`~projmech.workloads.Workload.columns`, or a closed form).
-    y : ndarray, shape (k,)
-    threshold : callable
-        ``threshold(objective_lower_bound) -> float``: the gap accepted once the objective is
-        known to be at least its argument (relative tolerances need it).
-    warm_start : (indices, weights), optional
-        A starting point: distinct universe indices and positive weights summing to 1.
-    max_iterations : int
-        Outer iterations before giving up (the outcome then has ``converged=False``).
-    batch : int, optional
-        Elements added per outer iteration; default ``max(16, min(k // 4, 256))``.
-    callback : callable, optional
-        ``callback(iteration, gap)`` after each outer iteration, with its Frank–Wolfe gap.
+    """Minimize ``(1/2)||F w - y||^2`` over the simplex until the Frank–Wolfe gap is at most
+    ``threshold(objective_lower_bound)``, or ``max_iterations`` gradients. Inputs are validated by
+    :func:`~projmech.bodies.project_to_hull`; ``warm_start`` is (distinct indices, positive weights
+    summing to 1); ``batch`` elements join the pool per iteration (default ``max(16, min(k // 4, 256))``).
     """
     start = time.perf_counter()
     k, m = workload.shape
@@ -189,9 +144,7 @@ def active_set_projection(
 
 def _smallest(values: np.ndarray, count: int, exclude: np.ndarray) -> np.ndarray:
     """Indices of the ``count`` smallest finite ``values`` not in ``exclude``, in increasing value.
-
-    ``values`` is overwritten (``inf`` at ``exclude``): both callers pass a fresh array of size
-    ``m``, which a copy would only duplicate once per iteration."""
+    Overwrites ``values``: both callers pass a fresh array of size ``m``."""
     values[exclude] = np.inf
     count = min(count, values.size)
     chosen = np.argpartition(values, count - 1)[:count]
@@ -200,10 +153,8 @@ def _smallest(values: np.ndarray, count: int, exclude: np.ndarray) -> np.ndarray
 
 
 class _Pool:
-    """The universe elements the restricted problem runs on: their columns (sparse where the
-    workload stores them so), and their points' Gram matrix ``Q_ij = (F_i - y).(F_j - y) =
-    F_i.F_j - b_i - b_j + y.y`` (``b = F^T y``), grown by blocks of the workload's column inner
-    products."""
+    """The universe elements the restricted problem runs on: their columns and their points' Gram
+    matrix ``(F_i - y).(F_j - y) = F_i.F_j - b_i - b_j + y.y`` (``b = F^T y``)."""
 
     def __init__(self, workload: Workload, y: np.ndarray, linear: np.ndarray) -> None:
         self.workload, self.y, self.linear, self.norm = workload, y, linear, float(y @ y)
@@ -238,10 +189,8 @@ class _Pool:
         return pool
 
     def point_products(self, weights: np.ndarray) -> np.ndarray:
-        """``p_j . x`` for every point of the pool, ``x = sum_i weights_i p_i`` (weights summing
-        to 1, zero off the corral): ``F_j.a - b_j - y.a + y.y`` with ``a = F w``, by two
-        products with the stored columns (``C(d, way)`` entries each for marginals) rather than
-        one with the dense ``q x q`` Gram matrix."""
+        """``p_j . x`` for every point of the pool, ``x = sum_i weights_i p_i``: ``F_j.a - b_j -
+        y.a + y.y`` with ``a = F w``, by two sparse products rather than the dense Gram matrix."""
         answers = self.columns @ weights
         return self._rows @ answers - self.pool_linear - float(self.y @ answers) + self.norm
 
@@ -250,22 +199,14 @@ class _Pool:
 
     @property
     def scale(self) -> float:
-        """The size of the quadratic form, ``max(||y||^2, max_j ||F_j||^2)``, that rounding is
-        relative to."""
+        """``max(||y||^2, max_j ||F_j||^2)``, the size of the quadratic form rounding is relative to."""
         return max(self.norm, float(self.column_norms.max(initial=0.0)))
 
 
 def _wolfe(pool: _Pool, corral: Corral, weights: np.ndarray) -> np.ndarray:
-    """Wolfe's minimum-norm-point algorithm on the pool's points ``F_j - y``, from ``corral``
-    at its affine minimizer ``weights``; moves the corral (in place) and returns its weights.
-
-    Each major cycle adds the points of least ``p_j . x`` (``x`` the current point), up to
-    ``_ENTERING`` of them below ``|x|^2``; each minor cycle moves toward the corral's affine
-    minimizer until weights reach zero and drops those points. Several points entering at once
-    share the minor cycles' solves; the norm of ``x`` still falls at every major cycle (the
-    affine minimizer of a larger corral containing ``x`` is no farther), so no corral recurs and
-    the method ends. The corral's factor (:class:`~projmech.bodies.corral.Corral`) makes each
-    change ``O(s^2)``.
+    """Wolfe's minimum-norm-point method on the pool's points ``F_j - y``, from ``corral`` at its
+    affine minimizer ``weights``; moves the corral in place and returns its weights. Each major
+    cycle adds up to ``_ENTERING`` improving points; ``|x|`` falls at each, so the method ends.
     """
     size = pool.points_gram.shape[0]
     # Exact arithmetic ends when no point improves; in floating point that is "improves by
@@ -345,10 +286,7 @@ def _compacted(corral: Corral, weights: np.ndarray) -> np.ndarray:
 
 def _minor_cycles(corral: Corral, weights: np.ndarray) -> np.ndarray:
     """Move to the affine minimizer of the corral, dropping points until its weights are positive.
-
-    Newcomers enter at weight zero: one whose affine weight is positive rises and stays, one
-    whose affine weight is not is dropped without a move (a step of zero). The corral never
-    becomes empty: the new weights always sum to 1, so the largest (at least ``1/size``) stays."""
+    The corral never empties: the weights sum to 1, so the largest stays."""
     while True:
         if corral.needs_compaction():
             weights = _compacted(corral, weights)

@@ -1,16 +1,10 @@
-"""Wolfe's corral with an updated factorization: the affine minimizer in ``O(s^2)`` per step.
+"""Wolfe's corral with an updated Cholesky factor: the affine minimizer in ``O(s^2)`` per change.
 
-Wolfe's minimum-norm-point method (:cite:p:`Wol76`; :mod:`projmech.bodies.active_set`) moves,
-after every change of its corral ``C`` of ``s`` points ``p_j = F_j - y``, to the corral's affine
-minimizer ``x = P_C w``, ``w = u / sum(u)``, ``M_CC u = 1`` with ``M = Q + c 1 1^T`` (``Q`` the
-points' Gram matrix, ``c > 0``). Solving afresh costs ``O(s^3)``; this class keeps the Cholesky
-factor ``R^T R = M_CC`` instead: a point *enters* by one triangular solve, a point *leaves* as a
-*ghost* held at zero weight by a constraint (a Schur complement), and the corral is *compacted*
-(refactored from the live points) once the ghosts are many. The formulas are in the theory page
-*Projection onto K_Q* (``docs/theory/projection.md``, *The corral's factorization*).
-
-``R`` lives in a Fortran array with spare capacity, padded with the identity, so that every
-triangular solve runs on the whole array in place (a slice would be copied, ``O(s^2)`` again).
+Wolfe's method (:cite:p:`Wol76`; :mod:`projmech.bodies.active_set`) moves to its corral's affine
+minimizer after every change. Solving afresh costs ``O(s^3)``; the factor ``R^T R = M_CC`` here
+takes a point in by one triangular solve, lets one out as a *ghost* held at zero weight (a Schur
+complement), and is refactored once ghosts are many (:doc:`/theory/projection`, *The corral's
+factorization*). ``R`` lives in a Fortran array with spare capacity, so every solve runs in place.
 """
 
 from __future__ import annotations
@@ -30,22 +24,11 @@ GHOSTS_SHARE = 8
 
 
 class Corral:
-    """The factorized corral over a pool of points.
+    """The factorized corral over a pool of points whose Gram matrix is ``points_gram`` (read only).
 
-    Parameters
-    ----------
-    points_gram : ndarray, shape (q, q)
-        ``Q``, the pool's points' Gram matrix (read, never written).
-    border : float
-        ``c > 0``.
-    members : sequence of int
-        Pool positions of the starting corral; those affinely dependent on the ones before
-        are left out (see :attr:`refused`).
-    dimension : int, optional
-        The most points the factor may hold, ghosts included: for points in ``R^k``, ``k + 1``
-        (their lifted vectors). A cap that no rounding can fool, where the pivot test can: a
-        dependent point's pivot is rounding, which an ill-conditioned factor can lift above
-        :data:`DEPENDENCE`.
+    ``border`` is ``c > 0`` of ``M = Q + c 1 1^T``; ``members`` the starting corral's pool positions
+    (affinely dependent ones are refused); ``dimension`` caps the points the factor may hold
+    (``k + 1`` for points in ``R^k``), a bound rounding cannot fool where the pivot test can.
     """
 
     def __init__(self, points_gram: np.ndarray, border: float, members: np.ndarray,
@@ -104,6 +87,8 @@ class Corral:
         return int(np.flatnonzero(self.positions == position)[0])
 
     def add_many(self, positions: np.ndarray) -> np.ndarray:
+        """Bring several points in (weight zero), in order, each unless affinely dependent on the
+        factor's points and the block's earlier ones (one block solve); returns the ones refused."""
         """Bring several points in (weight zero), in order, each unless affinely dependent on
         the factor's points and the block's earlier ones; returns the ones refused. Their columns
         of ``R`` come from one triangular solve with as many right-hand sides, then a Cholesky
@@ -202,6 +187,8 @@ class Corral:
     # --- the affine minimizer --------------------------------------------------------------
 
     def affine_minimizer(self) -> tuple[np.ndarray, float] | None:
+        """The live points' affine weights (in :attr:`positions` order) and ``w^T Q w``; None if
+        rounding made the solve meaningless (a non-positive sum)."""
         """The live points' affine weights (summing to 1, in :attr:`positions` order) and
         ``w^T Q w``, the squared norm of the minimizer; None if rounding made the solve
         meaningless (a non-positive sum: compact, or give up on this corral)."""
@@ -232,8 +219,7 @@ class Corral:
         return _triangular_solve(self._factor, right, trans=1)
 
     def _forward_unit(self, index: int) -> np.ndarray:
-        """``R^{-T} e_index``: zero above ``index``, so only the trailing block is solved, at
-        ``O((size - index)^2)`` (points that leave soon after entering sit near the end)."""
+        """``R^{-T} e_index``: zero above ``index``, so only the trailing block is solved."""
         if 2 * index < self.size:
             unit = np.zeros(self._capacity)
             unit[index] = 1.0
@@ -268,8 +254,7 @@ class Corral:
         self._capacity = capacity
 
     def _factor_from_scratch(self, members: np.ndarray) -> None:
-        """``R`` of the points ``members`` by one Cholesky factorization; point by point (leaving
-        out the dependent ones) if that fails."""
+        """``R`` of the points ``members``: one Cholesky factorization, else point by point."""
         self.size = 0
         self._factor[:] = np.eye(self._capacity)
         self._ghosts = np.zeros((self._capacity, GHOSTS_MIN), order="F")
@@ -293,6 +278,8 @@ class Corral:
 
 def _cholesky_refusing(matrix: np.ndarray, diagonal: np.ndarray, limit: int | None = None
                        ) -> tuple[np.ndarray, list[int]]:
+    """The upper Cholesky factor of ``matrix[kept][:, kept]`` and ``kept``: at most ``limit`` points
+    whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry."""
     """The upper Cholesky factor of ``matrix[kept][:, kept]`` and ``kept``: the points (rows, in
     order) whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry, at most
     ``limit`` of them. All at once when every pivot is clear of zero, else point by point."""
@@ -321,9 +308,7 @@ def _cholesky_refusing(matrix: np.ndarray, diagonal: np.ndarray, limit: int | No
 
 
 def _appended_cholesky(lower: np.ndarray | None, cross: np.ndarray, block: np.ndarray) -> np.ndarray | None:
-    """The lower Cholesky factor of ``[[G, cross], [cross^T, block]]`` from ``lower`` (that of
-    ``G``) in ``O(g^2 a)``; None (recompute when needed) if ``lower`` is stale or rounding makes
-    the new block indefinite."""
+    """The lower Cholesky factor of ``[[G, cross], [cross^T, block]]`` from ``G``'s, or None."""
     if lower is None:
         return None
     count, added = lower.shape[0], block.shape[0]
@@ -346,6 +331,8 @@ def _forward_block_solve(upper: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 
 def _triangular_solve(upper: np.ndarray, right: np.ndarray, trans: int) -> np.ndarray:
+    """``R^{-1} right`` (``trans=0``) or ``R^{-T} right`` (``trans=1``) by BLAS ``dtrsv`` in place,
+    without ``solve_triangular``'s per-call checks."""
     """``R^{-1} right`` (``trans=0``) or ``R^{-T} right`` (``trans=1``) by BLAS ``dtrsv`` on the
     Fortran array itself: no copy, and none of ``solve_triangular``'s per-call checks, which
     cost more than the solve at the corral's sizes."""

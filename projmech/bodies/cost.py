@@ -1,19 +1,10 @@
 """The estimated time of each way to project a workload's noisy answers, and the choice by it.
 
-``body="auto"`` (:func:`~projmech.bodies.body.choose_body`) and ``solver="auto"``
-(:func:`~projmech.bodies.hull.project_to_hull`) choose from these estimates. An estimate reads
-the workload alone (:class:`WorkloadSize`: its shape, the rank of its matrix, the work of one
-product with it, the size of its moment matrix), never the data or the noisy answers: the body
-chosen decides which point is released, so the choice must not depend on anything private.
-
-Each estimate is ``overhead + sum of coefficient * size ** exponent`` over one or two of those
-sizes (:data:`COST_MODELS`), fitted in log space to the times measured by
-``benchmarks/solvers.py --parts auto`` (one BLAS thread, two cores; the run and its table are in
-``benchmarks/README.md``). The estimates are coarse (within a factor of 3 of the measured time
-on most of those problems): the number of iterations, which the workload alone does not fix, is
-left out. The choice needs only the order of magnitude. The same benchmark checks the rule the
-choice must keep: on every problem it measures, what ``auto`` runs takes at most 10 times the
-fastest certified alternative.
+``body="auto"`` and ``solver="auto"`` choose from these estimates. An estimate reads the workload
+alone (:class:`WorkloadSize`), never the data or the noisy answers, so the choice depends on
+nothing private. Each is ``overhead + sum of coefficient * size ** exponent`` (:data:`COST_MODELS`),
+fitted to the times of ``benchmarks/solvers.py --parts auto``: coarse (iteration counts are left
+out), but the choice needs only the order of magnitude (see benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -26,7 +17,7 @@ from typing import Literal
 
 from ..workloads import Workload
 from ..workloads.marginal_tables import table_terms
-from .relaxation import moment_dimension as relaxation_moment_dimension
+from .relaxation_model import moment_dimension as relaxation_moment_dimension
 
 __all__ = ["WorkloadSize", "PowerLaw", "CostModel", "COST_MODELS", "HULL_PREFERENCE", "estimated_seconds",
            "by_estimated_time", "prefers_relaxation"]
@@ -39,26 +30,11 @@ _MAX_CLOSURE = 200_000
 
 @dataclass(frozen=True)
 class WorkloadSize:
-    """The sizes of a workload that the cost model reads (:meth:`of`).
+    """The sizes of a workload that the cost model reads (:meth:`of`); ``inf`` beyond floating point.
 
-    Attributes
-    ----------
-    queries, universe : int
-        ``k`` and ``m``.
-    product_work : float
-        The entries one product ``F^T r`` touches: ``m`` times the number of tables for a
-        marginal workload (each element lies in one cell of each table), the stored entries of
-        the explicit matrix otherwise (``k m`` for a dense or implicit one).
-    rank : int
-        The rank of ``F`` for a marginal workload (the functions of the attributes of some
-        subset of a table, ``sum over S of prod (n_i - 1)``); the bound ``min(k, m)`` on it
-        otherwise.
-    moment_dimension : int or None
-        For the relaxation ``L`` of 2-way marginals, the side of its moment matrix less one:
-        ``d`` for binary attributes, the sum of the attribute sizes otherwise; None for a
-        workload that is not all 2-way marginals of a domain.
-
-    Sizes beyond floating point (a universe of ``2^1024`` elements) are ``inf``.
+    ``queries`` and ``universe`` are ``k`` and ``m``; ``product_work`` the entries one product
+    ``F^T r`` touches; ``rank`` that of ``F`` for marginals, else the bound ``min(k, m)``;
+    ``moment_dimension`` the side of L's moment matrix less one for 2-way marginals, else None.
     """
 
     queries: int
@@ -84,8 +60,7 @@ class WorkloadSize:
 
 
 def _marginal_rank(sizes: Sequence[int], subsets: Iterable[tuple[int, ...]]) -> int | None:
-    """``sum over S in the downward closure of subsets of prod_{i in S} (sizes[i] - 1)``, or None
-    when the closure has more than :data:`_MAX_CLOSURE` sets."""
+    """``sum of prod_{i in S} (sizes[i] - 1)`` over the downward closure of ``subsets`` (or None)."""
     closure: set[tuple[int, ...]] = set()
     for subset in subsets:
         members = sorted(subset)
@@ -171,9 +146,8 @@ def by_estimated_time(choices: Iterable[str], sizes: WorkloadSize) -> list[str]:
 
 
 def prefers_relaxation(sizes: WorkloadSize, hull_solvers: Iterable[str]) -> bool:
-    """Whether ``body="auto"`` takes the relaxation (projected onto by the ADMM, which the
-    ``"relaxed"`` model covers): it can, and the fastest of ``hull_solvers`` that the model
-    covers is estimated more than :data:`HULL_PREFERENCE` times slower."""
+    """Whether ``body="auto"`` takes the relaxation: it can, and the fastest modelled hull solver is
+    estimated more than :data:`HULL_PREFERENCE` times slower than its ADMM."""
     relaxed = estimated_seconds("relaxed", sizes)
     fastest_hull = min((estimated_seconds(solver, sizes) for solver in hull_solvers if solver in COST_MODELS),
                        default=math.inf)

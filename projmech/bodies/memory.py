@@ -1,13 +1,9 @@
 """Whether an allocation fits in this machine's memory, asked before it is made.
 
-A projection onto ``K_Q`` over a universe of ``2 x 10^12`` elements, or ``10^12`` synthetic rows,
-would otherwise end in numpy's ``MemoryError`` (or, for a size the system grants lazily, in
-swapping and the out-of-memory killer) after the solver has already run for a while. Each model
-of what a step holds lives beside the step (:func:`~projmech.bodies.hull.projection_memory` for
-the hull, :meth:`~projmech.bodies.body.Relaxation.memory` for the relaxation,
-:func:`~projmech.synthetic.rounding.synthetic_data` for its rows); this module says whether that
-many bytes fit (:func:`memory_shortfall`), so that the library and the command line refuse by
-one rule, before any work.
+A projection over a huge universe, or a huge number of synthetic rows, would otherwise end in a
+``MemoryError`` (or swapping) after the solver ran a while. Each step's model of what it holds
+lives beside the step; this module says whether that many bytes fit, so that the library and the
+command line refuse by one rule, before any work.
 """
 
 from __future__ import annotations
@@ -24,13 +20,8 @@ MEMORY_FRACTION = 0.8
 
 
 def available_memory() -> int | None:
-    """Bytes this process could allocate now without swapping, or None where unknown.
-
-    psutil's ``virtual_memory().available`` (free memory and the caches the system can reclaim)
-    where psutil is installed; otherwise the machine's physical memory (``os.sysconf``), which
-    bounds what is available from above, so that only what can never fit is refused; None
-    without either (then nothing is refused).
-    """
+    """Bytes this process could allocate now without swapping: psutil's available memory, else
+    the physical memory (an upper bound, so only what can never fit is refused), else None."""
     try:
         import psutil  # type: ignore[import-untyped]  # optional: no stubs needed where it is absent
     except ImportError:
@@ -44,16 +35,14 @@ def available_memory() -> int | None:
 
 
 def memory_limit() -> float | None:
-    """The bytes one step may hold: :data:`MEMORY_FRACTION` of :func:`available_memory` (None
-    where that is unknown)."""
+    """The bytes one step may hold: :data:`MEMORY_FRACTION` of :func:`available_memory`, or None."""
     available = available_memory()
     return None if available is None else MEMORY_FRACTION * available
 
 
 def memory_shortfall(needed: float) -> str | None:
-    """Why ``needed`` bytes do not fit (a phrase such as ``"about 90 TiB, more than the 17 GiB
-    of memory available here"``, to follow a description of what holds them), or None if they
-    fit or the memory is unknown."""
+    """Why ``needed`` bytes do not fit (``"about 90 TiB, more than the 17 GiB of memory available
+    here"``), or None if they fit or the memory is unknown."""
     limit = memory_limit()
     if limit is None or needed <= limit:
         return None

@@ -1,25 +1,12 @@
 """A certified first-order solver for the projection onto the moment relaxation L.
 
-:func:`~projmech.bodies.relaxation.project_to_relaxation` states the problem as a CVXPY model;
-this module solves the same problem (relaxations ``"sdp+local"`` and ``"sdp"``) by ADMM
-(:cite:p:`BPCPE11`) whose every step is closed form, so that ``d = 500`` binary attributes (half a
-million queries) fit in seconds instead of minutes.
-
-In brief (the derivations are in the theory page *The moment relaxation of 2-way marginals*,
-``docs/theory/relaxation.md``, section *The certified ADMM*):
-
-- *Orthogonal contrast coordinates.* Each attribute's one-hot vector ``z_a`` is written by its
-  Helmert contrasts ``c_a = V^T z_a``; ``Y' = E[w w^T]`` with ``w = (1, c_1, ..., c_d)`` is a
-  congruence of the one-hot moment matrix, and each 2-way table is an isometric image of the
-  small matrix ``[[1/sqrt(r_a r_b), m_b^T/sqrt(r_a)], [m_a/sqrt(r_b), X_ab]]``.
-- *The splitting.* ``min 1/2 ||T - y||^2`` s.t. ``T = cells(x)``, ``Y'(x) = Z``, ``T`` in the
-  simplices (``"sdp+local"``), ``Z ⪰ 0``: a separable least-squares step in ``x = (m, X)``, one
-  simplex projection per table and one eigendecomposition, with residual balancing and
-  over-relaxation.
-- *The certificate.* Every ``check_every`` iterations, a feasible point (``x`` mixed with the
-  independent uniform point just enough to lie in L; it is what is returned) and a Lagrangian
-  lower bound ``f_low``. The solver stops when ``(f_up - f_low) <= tol * f_up``; the returned
-  point is then within ``sqrt(tol) * distance`` of the exact projection.
+The problem of :func:`~projmech.bodies.project_to_relaxation` (``"sdp+local"`` and ``"sdp"``),
+solved by ADMM (:cite:p:`BPCPE11`) whose every step is closed form, in orthogonal contrast
+coordinates (Helmert contrasts of each attribute's one-hot vector): a separable least-squares
+step, one simplex projection per table and one eigendecomposition. Every ``check_every``
+iterations it builds a feasible point (mixed with the independent uniform point just enough to
+lie in L) and a Lagrangian lower bound, and stops at a relative gap of ``tol``. The derivations
+are in :doc:`/theory/relaxation`, *The certified ADMM*.
 """
 
 from __future__ import annotations
@@ -36,9 +23,8 @@ from ..solve import Callback
 
 __all__ = ["AdmmProjection", "admm_projection", "one_hot_lift", "relative_gap"]
 
-#: Over-relaxation factor alpha (BPCPE11, §3.4.3) and the residual-balancing ratio
-#: (§3.4.1): on 2-way marginals of 300-500 synthetic binary attributes, (1.6, 2) reached a gap of
-#: 1e-4 in 260 iterations where plain ADMM with the textbook (1, 10) needed 570.
+#: Over-relaxation factor alpha (BPCPE11, §3.4.3) and the residual-balancing ratio (§3.4.1):
+#: (1.6, 2) certify the gap in about half the iterations of the textbook (1, 10).
 OVER_RELAXATION = 1.6
 BALANCE = 2.0
 #: RMS distance per answer below which the relative gap is taken against this floor instead.
@@ -51,23 +37,9 @@ KRONECKER_MAX_CELLS = 64
 
 @dataclass(frozen=True)
 class AdmmProjection:
-    """The output of :func:`admm_projection`.
-
-    Attributes
-    ----------
-    answers : ndarray, shape (k,)
-        The cells of the feasible point found (``marginals(domain, 2)`` layout).
-    contrast_moments : ndarray, shape (N, N)
-        ``Y'`` of that point (module docstring), positive semidefinite.
-    objective, lower_bound : float
-        ``1/2 ||answers - y||^2`` and a certified lower bound on its minimum over L.
-    gap : float
-        ``(objective - lower_bound) / max(objective, floor)``, ``floor`` the objective of an RMS
-        distance of ``DISTANCE_FLOOR`` per answer.
-    converged : bool
-        ``gap <= tol`` was reached within ``max_iterations``.
-    iterations : int
-    """
+    """The output of :func:`admm_projection`: the cells of the feasible point found, its
+    contrast moment matrix ``Y'``, ``1/2 ||answers - y||^2`` with a certified lower bound on its
+    minimum over L, their :func:`relative_gap`, whether it reached ``tol``, and the iterations."""
 
     answers: np.ndarray
     contrast_moments: np.ndarray
@@ -79,12 +51,8 @@ class AdmmProjection:
 
 
 def _simplex_projection(points: np.ndarray) -> np.ndarray:
-    """Euclidean projection of each row of ``points`` onto the probability simplex.
-
-    Michelot's (1986) fixed point: the threshold of the current support, recomputed after
-    dropping the entries below it. The support only shrinks and the largest entry never leaves,
-    so at most ``points.shape[1]`` passes; vectorized over rows it beats sorting 125,000 rows.
-    """
+    """Euclidean projection of each row of ``points`` onto the probability simplex, by Michelot's
+    (1986) fixed point vectorized over rows: at most ``points.shape[1]`` passes."""
     active = np.ones(points.shape, dtype=bool)
     while True:
         threshold = (np.where(active, points, 0.0).sum(axis=1) - 1.0) / active.sum(axis=1)
@@ -289,7 +257,7 @@ class _ContrastModel:
 
 def _sandwich(left: np.ndarray, blocks: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``left @ B @ right`` for every ``B`` of a stack ``(n, p, q)``, as two flat matrix products
-    (numpy's stacked matmul is several times slower on 125,000 2 x 2 blocks)."""
+    (faster than numpy's stacked matmul on many small blocks)."""
     n, p, q = blocks.shape
     product = (blocks.reshape(n * p, q) @ right).reshape(n, p, -1)
     columns = product.shape[2]
@@ -298,10 +266,8 @@ def _sandwich(left: np.ndarray, blocks: np.ndarray, right: np.ndarray) -> np.nda
 
 
 def _project_psd(S: np.ndarray) -> np.ndarray:
-    """``S`` less its negative eigen-part: near the solution the negative eigenvalues are few (41
-    of 575 on categorical Adult), so subtracting them is cheaper than rebuilding from the rest.
-    (LAPACK's MRRR on the negative subset alone was measured slower there: the spectrum of Y'
-    clusters at 1/r.)"""
+    """``S`` less its negative eigen-part: near the solution the negative eigenvalues are few, so
+    subtracting them is cheaper than rebuilding from the rest."""
     values, vectors = np.linalg.eigh(S)
     negative = values < 0
     kept = vectors[:, negative]
@@ -317,11 +283,8 @@ def _simplex_all(model: _ContrastModel, answers: np.ndarray) -> np.ndarray:
 
 
 def _feasible(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> tuple[float, np.ndarray]:
-    """The smallest ``theta`` such that ``(1 - theta) x + theta * uniform`` lies in L, and its Y'.
-
-    The uniform point's ``Y'`` is ``diag(1, I/r_a, ...)`` =: ``D``; PSD of the mixture is
-    ``D^{-1/2} Y' D^{-1/2} + t I ⪰ 0`` with ``t = theta / (1 - theta)``.
-    """
+    """The smallest ``theta`` such that ``(1 - theta) x + theta * uniform`` lies in L, and its Y'
+    (with ``D = diag(1, I/r_a, ...)``: ``D^{-1/2} Y' D^{-1/2} + theta / (1 - theta) I ⪰ 0``)."""
     Y = model.moments(m, cross)
     scale = np.ones(model.order)
     for group in model.attribute_groups:
@@ -353,22 +316,9 @@ def admm_projection(
     check_every: int = 10,
     callback: Callback | None = None,
 ) -> AdmmProjection:
-    """Project 2-way marginal answers ``y`` onto L by ADMM with a certified gap (module docstring).
-
-    Parameters
-    ----------
-    domain : Domain
-        Every attribute has at least 2 values; at least 2 attributes (checked by the caller).
-    y : ndarray, shape (k,)
-        Answers in the layout of ``marginals(domain, 2)`` (checked by the caller).
-    local : bool
-        ``"sdp+local"`` (True) or ``"sdp"`` (False).
-    tol : float
-        Stop once the certified relative suboptimality ``(f_up - f_low)/f_up`` is at most this.
-    max_iterations, check_every : int
-    callback : callable, optional
-        Called as ``callback(iteration, gap)`` at every certificate, with the relative gap.
-    """
+    """Project 2-way marginal answers ``y`` onto L by ADMM until the certified relative gap is at
+    most ``tol`` (module docstring); ``local`` selects ``"sdp+local"``. Inputs are checked by the
+    caller; ``callback(iteration, gap)`` at every certificate."""
     model = _ContrastModel(domain, local)
     y = np.asarray(y, dtype=float)
     # One penalty per constraint block (T = cells(x) and Y'(x) = Z), each balanced on its own
@@ -434,15 +384,9 @@ def admm_projection(
 
 
 def relative_gap(objective: float, lower_bound: float, num_queries: int) -> float:
-    """The certified relative suboptimality ``(objective - lower_bound) / max(objective, floor)``.
-
-    ``floor`` is the objective of an RMS distance of ``DISTANCE_FLOOR`` per answer: distances
-    below it count as 0, because the relative gap of a point already in L would otherwise
-    divide rounding noise by about 0. The one definition shared by the solver's stopping rule
-    and the final check of :func:`~projmech.bodies.relaxation.project_to_relaxation`. Not
-    clipped at 0: a negative value means a lower bound above the objective of a feasible
-    point, which the final check treats as an invalid certificate.
-    """
+    """``(objective - lower_bound) / max(objective, floor)``, ``floor`` the objective of an RMS
+    distance of ``DISTANCE_FLOOR`` per answer (a point already in L would divide rounding by 0).
+    Shared by the stopping rule and the final check; negative means an invalid certificate."""
     floor = 0.5 * num_queries * DISTANCE_FLOOR ** 2
     return (objective - lower_bound) / max(objective, floor)
 
@@ -493,15 +437,10 @@ def _mixed(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray],
 
 
 def _clip_cells(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> list[np.ndarray]:
-    """Cross moments whose cells are (nearly) nonnegative, with the 1-way marginals ``m`` kept.
-
-    Near the solution most cells of the ADMM's ``x`` that should be 0 are about -1e-6 (60,000 of
-    148,137 on categorical Adult), and mixing with the uniform point to lift them costs 50x more
-    than the PSD constraint alone would. Alternating ``CLIP_ROUNDS`` times between clipping the
-    cells at 0 and the tables with the same 1-way marginals (a change of ``X_ab`` alone, so the
-    tables stay consistent) leaves violations that a far smaller mixture repairs; measured there,
-    the certified gap reaches 1e-4 in about a third fewer iterations.
-    """
+    """Cross moments whose cells are (nearly) nonnegative, with the 1-way marginals ``m`` kept:
+    near the solution many cells that should be 0 are slightly negative, and lifting them by the
+    uniform mixture is costly. ``CLIP_ROUNDS`` alternations between clipping the cells and
+    restoring the 1-way marginals (``X_ab`` alone changes) leave far smaller violations."""
     for _ in range(CLIP_ROUNDS):
         _, cross = model.cells_adjoint(np.maximum(model.cells(m, cross), 0.0))
     return cross
@@ -509,8 +448,7 @@ def _clip_cells(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -
 
 def _lower_bound(model: _ContrastModel, y: np.ndarray, multiplier: np.ndarray, matrix: np.ndarray,
                  local: bool) -> float:
-    """Lagrangian lower bound from ``lambda`` (cells) and ``Lambda`` (moments): the formula of the
-    theory page (``docs/theory/relaxation.md``, *The certified ADMM*)."""
+    """Lagrangian lower bound from ``lambda`` (cells) and ``Lambda`` (moments) (:doc:`/theory/relaxation`)."""
     Lambda = (matrix + matrix.T) / 2
     # Correct Lambda so that C^T lambda + Y'^T Lambda = 0 (x then drops out of the Lagrangian).
     m_c, cross_c = model.cells_adjoint(multiplier)

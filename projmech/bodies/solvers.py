@@ -1,9 +1,6 @@
-"""The CVXPY solvers installed in this environment, looked up once.
-
-``cvxpy.installed_solvers()`` tries to import every solver module CVXPY knows on each call, about
-3 ms: more than a whole small projection. The set cannot change while the process runs. CVXPY
-itself is imported on the first call, not with this module.
-"""
+"""The CVXPY solvers installed in this environment, looked up once: ``cvxpy.installed_solvers()``
+tries to import every solver module on each call, and the set cannot change while the process
+runs. CVXPY itself is imported on the first call, not with this module."""
 
 from __future__ import annotations
 

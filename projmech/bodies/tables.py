@@ -1,18 +1,9 @@
-"""Projection over the tables a workload reads, where those tables are disjoint.
+"""Projection onto K_Q table by table, for a workload whose tables are disjoint.
 
-A workload that decomposes into tables (:func:`projmech.workloads.table_terms`: marginals,
-Kronecker products with ``total`` on the attributes a term does not read, and unions of them)
-reads the data only through the marginal tables of the attribute sets its terms keep. Merge each
-set into the largest set containing it: when the merged sets are pairwise disjoint, any tuple of
-distributions on them is the marginals of one distribution (their product), so the workload's
-consistent answers are a product of the images of those tables' simplices, and the projection onto
-``K_Q`` splits into one projection per table, each over that table's cells instead of the
-universe. A term that keeps no attribute (the total) answers its weight on every data set: its
-answer is set to it.
-
-This is the first of the tables bodies (the theory page *Projection onto K_Q* gives the
-argument): overlapping tables go to the local polytope (:mod:`projmech.bodies.local`), and
-:func:`table_groups` says so.
+A workload of table terms reads the data only through its tables. When the maximal ones are
+disjoint, any tuple of distributions on them is the marginals of one (their product), so the
+projection splits into one hull projection per table over its cells (:doc:`/theory/projection`).
+Overlapping tables go to the local polytope (:mod:`projmech.bodies.local`).
 """
 
 from __future__ import annotations
@@ -34,16 +25,14 @@ from . import hull
 
 __all__ = ["TableGroups", "TablesResult", "table_groups", "project_to_tables", "TABLE_MAX_CELLS"]
 
-#: Tables whose query matrix has at most this many entries are projected onto from its dense form
-#: (8 MB): on Adult's 14 one-way tables the hull took 0.074 s from dense matrices and 0.088 s from
-#: sparse ones; larger tables stay sparse, their memory that of their stored entries.
+#: Tables whose query matrix has at most this many entries (8 MB) are projected onto from its dense
+#: form, where the hull's products are faster; larger ones stay sparse.
 DENSE_TABLE_ENTRIES = 2**20
 
 #: Why a workload without table structure has no tables body (after its name).
 NOT_TABLES = "is not a union of tables (marginals, or Kronecker products of blocks and totals)"
 
-#: The most cells one merged table may hold: each is projected onto with the hull's solvers over
-#: its cells, as the hull is over a universe (``HULL_MAX_UNIVERSE``, 2^22).
+#: The most cells one merged table may hold: its cells are the hull's universe (``HULL_MAX_UNIVERSE``).
 TABLE_MAX_CELLS = 2**22
 
 
@@ -56,17 +45,17 @@ class TableGroups:
     attributes : tuple of tuple of int
         Each table's attributes (positions in the domain, increasing).
     rows : tuple of numpy.ndarray
-        Each table's queries (indices into the workload's answers, increasing).
+        Each table's queries (indices into the workload's answers).
     stored_entries : tuple of int
-        The stored entries of each table's query matrix (:meth:`matrix`), known before it is built.
+        The stored entries of each table's query matrix, known before it is built.
     constant_rows : numpy.ndarray
-        The queries that read no attribute (the total), whose answers are ``constants``.
+        The queries that read no attribute (the total).
     constants : numpy.ndarray
-        Their answers on every data set (each term's weight).
+        Their answers on every data set.
     terms : tuple of tuple of (tuple of int, float)
         Each table's terms: the attributes each keeps, and its weight.
     blocks : tuple of (Workload or None)
-        Each attribute's block (None for an attribute no term keeps).
+        Each attribute's block (None where no term keeps it).
     sizes : tuple of int
         The attributes' sizes.
 
@@ -91,14 +80,13 @@ class TableGroups:
     _built: dict[int, np.ndarray | sp.csr_array] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def matrix(self, group: int) -> np.ndarray | sp.csr_array:
-        """Table ``group``'s queries as a matrix over its cells (row-major), built on first use
-        (its size, :attr:`stored_entries`, was checked before): dense up to
-        :data:`DENSE_TABLE_ENTRIES` entries, where the hull's products are faster, else sparse.
+        """Table ``group``'s queries as a matrix over its cells (row-major), built on first use:
+        dense up to :data:`DENSE_TABLE_ENTRIES` entries, else sparse.
 
         Parameters
         ----------
         group : int
-            The table's position in :attr:`attributes`.
+            Index of the table in :attr:`attributes`.
 
         Returns
         -------
@@ -120,37 +108,31 @@ class TableGroups:
 
 
 def _block_matrix(block: Workload | None) -> sp.csr_array:
-    """An attribute's block as a sparse matrix: its stored matrix, or an implicit block's columns
-    (:func:`_decompose` refuses an implicit block without them)."""
+    """An attribute's block as a sparse matrix: its stored matrix, or an implicit block's columns."""
     assert block is not None, "a term keeps only attributes that have a block"
     if block.is_implicit:
         return sp.csr_array(block.columns(np.arange(block.universe_size)))
     return sp.csr_array(block.matrix)
 
 
-#: The decomposition of each workload seen, while the workload lives: the tables body asks for it
-#: in its blocker, its memory model and its projection, on one workload.
+#: Each workload's decomposition while it lives: the body's blocker, memory model and projection ask.
 _GROUPS: weakref.WeakKeyDictionary[Workload, TableGroups | str] = weakref.WeakKeyDictionary()
 
 
 def table_groups(workload: Workload) -> TableGroups | str:
-    """The workload's disjoint tables, or why it has none (a phrase).
-
-    The decomposition reads the workload's structure only (no matrix is built, and a table whose
-    matrix would store more than ``DEFAULT_MAX_ENTRIES`` entries is refused); it is kept for the
-    workload's lifetime, since a workload does not change.
+    """The workload's disjoint tables, or why it has none (a phrase), from its structure alone
+    (no matrix is built) and kept while the workload lives.
 
     Parameters
     ----------
     workload : Workload
-        A workload over a domain.
+        Any workload; one without disjoint tables gets the reason instead.
 
     Returns
     -------
     TableGroups or str
-        The groups, or the reason they cannot be formed: no table structure, overlapping tables
-        (which go to the local-polytope body), or a table above
-        :data:`TABLE_MAX_CELLS` cells or ``DEFAULT_MAX_ENTRIES`` stored entries.
+        The groups, or why there are none: no table structure, overlapping tables, or a table
+        above :data:`TABLE_MAX_CELLS` cells or ``DEFAULT_MAX_ENTRIES`` stored entries.
 
     Examples
     --------
@@ -168,8 +150,8 @@ Decomposed = TypeVar("Decomposed")
 
 def decomposition(cache: weakref.WeakKeyDictionary[Workload, Decomposed | str], workload: Workload,
                   build: Callable[[Workload, TableTerms], Decomposed | str]) -> Decomposed | str:
-    """A tables body's decomposition of ``workload``, built from its table terms once and kept in
-    ``cache`` for the workload's lifetime (a workload does not change), or why there is none."""
+    """A tables body's decomposition of ``workload`` (or why there is none), built once from its
+    table terms and kept in ``cache`` for the workload's lifetime."""
     if workload not in cache:
         terms = table_terms(workload)
         cache[workload] = f"{workload.name} {NOT_TABLES}" if terms is None else build(workload, terms)
@@ -239,7 +221,7 @@ def _decompose(workload: Workload, terms: TableTerms) -> TableGroups | str:
 
 @dataclass(frozen=True, repr=False)
 class TablesResult(SolveResult):
-    """The projection onto a product of table simplices: one hull projection per table (made by
+    """The projection onto a product of table simplices, one hull projection per table (made by
     :func:`project_to_tables`).
 
     Parameters
@@ -249,16 +231,13 @@ class TablesResult(SolveResult):
     tables : tuple of tuple of int
         Each table's attributes.
     parts : tuple of ProjectionResult
-        Each table's projection (its witness is a distribution over the table's cells).
+        Each table's projection (a witness over the table's cells).
     distance : float
         ``||answers - y||_2``.
     stats : SolveStats
-        The parts' statistics together: the sum of their absolute Frank–Wolfe gaps, and of their
-        tolerances (each part is held to half the requested tolerance, so the sum meets the
-        hull's rule for the whole problem).
+        The parts' statistics together: the sums of their gaps and of their tolerances.
     _groups : TableGroups or None
-        The projected workload's tables and queries over them, so that rows drawn from the
-        parts can be answered without the workload (:func:`~projmech.synthetic.synthetic_data`).
+        The tables and their queries, to answer rows drawn from the parts without the workload.
 
     Examples
     --------
@@ -277,16 +256,10 @@ class TablesResult(SolveResult):
     stats: SolveStats
     _groups: TableGroups | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def witness(self) -> None:
-        """None: the witness is the product of the parts' table distributions (see ``parts``),
-        never a vector over the universe."""
-        return None
-
-    @property
-    def moments(self) -> None:
-        """None: a tables projection has no moment matrix."""
-        return None
+    #: The witness is the product of the parts' distributions, not a vector over the universe; a
+    #: tables projection has no moment matrix.
+    witness = None
+    moments = None
 
     def summary(self) -> dict[str, Any]:
         """The projection and its statistics as plain JSON-serializable values.
@@ -294,8 +267,7 @@ class TablesResult(SolveResult):
         Returns
         -------
         dict
-            ``body`` (``"tables"``), ``distance``, ``tables`` (each one's attributes) and the
-            entries of ``stats.summary()``.
+            ``body`` (``"tables"``), ``distance``, ``tables`` and ``stats.summary()``.
         """
         return {"body": "tables", "distance": self.distance, "tables": [list(table) for table in self.tables],
                 **self.stats.summary()}
@@ -315,8 +287,8 @@ def project_to_tables(workload: Workload, y: Any, *, solver: str = "auto", tol: 
     y : array_like, shape (k,)
         The point to project.
     solver, tol, noise_scale, callback
-        As for :func:`~projmech.bodies.project_to_hull`, for each table (with half of ``tol``,
-        so that the parts' gaps together meet ``tol`` for the whole).
+        As for :func:`~projmech.bodies.project_to_hull`, for each table, with half of ``tol`` so
+        that the parts' gaps together meet ``tol``.
 
     Returns
     -------
@@ -328,7 +300,7 @@ def project_to_tables(workload: Workload, y: Any, *, solver: str = "auto", tol: 
     ValueError
         If the workload's tables are not disjoint (or too large), or ``y`` has the wrong length.
     ProjectionError
-        If a table's projection fails (as :func:`~projmech.bodies.project_to_hull`).
+        If a table's projection fails.
 
     Examples
     --------
