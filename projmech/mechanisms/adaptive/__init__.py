@@ -1,16 +1,12 @@
 """Select, measure, project: an adaptive mechanism for marginal workloads.
 
-:class:`AdaptiveProjectionMechanism` releases a workload of marginal tables by rounds, in the
-select–measure–generate family of MWEM :cite:p:`HLM12` and AIM :cite:p:`MMSM22`: each round
-selects a table by the exponential mechanism, measures it with Gaussian noise and projects every
-measurement so far onto the local polytope of the measured tables; the answers are read from a
-final estimate (``estimator=``). Measurements are data (:class:`Measurement`) and every estimate
-is a function of them alone. The privacy is zCDP composed over the rounds. The design, the
-schedule and the estimators: :doc:`/guide/adaptive`.
-
-Its modules: ``selection`` (candidates, scores, the draw), ``schedule`` (each round's budget and
-their composition), ``rounds`` (the loop), ``run`` (what a run publishes), ``final`` (the final
-estimate), ``mechanism`` and ``synthesis`` (the one-call rows); ``estimation`` holds the estimators.
+:class:`AdaptiveProjectionMechanism` releases marginal tables by rounds, as MWEM :cite:p:`HLM12`
+and AIM :cite:p:`MMSM22` do: each round selects a table by the exponential mechanism, measures it
+with Gaussian noise and projects every measurement (:class:`Measurement`) so far onto the local
+polytope; the answers are read from a final estimate. Privacy: zCDP composed over the rounds.
+The design: :doc:`/guide/adaptive`. Its modules: ``selection``, ``schedule`` (the budget),
+``rounds`` (the loop), ``run`` (what a run publishes), ``final`` (the final estimate),
+``mechanism``, ``synthesis`` (the one-call rows) and ``estimation`` (the estimators).
 """
 
 from __future__ import annotations

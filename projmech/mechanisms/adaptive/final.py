@@ -39,13 +39,9 @@ TREE_AUTO_MAX_CELLS = 10**6
 
 
 class JointEstimateWarning(UserWarning):
-    """The adaptive mechanism's joint estimate stopped short of its stopping rule or certificate.
-
-    :class:`AdaptiveProjectionMechanism` warns with it when the regularized joint's path reached
-    its iteration limit with its estimated risk still falling, when the projection onto the
-    marginal polytope or the maximum-entropy fit ended above its tolerance (their statistics are
-    in :attr:`AdaptiveRun.joint` and the release's summary), or when no joint could be found or
-    held and the answers were read from the local projection's tables instead.
+    """The adaptive mechanism's joint estimate stopped short of its stopping rule or certificate
+    (its statistics are in :attr:`AdaptiveRun.joint`), or none could be found or held and the
+    answers were read from the local projection's tables instead.
 
     Examples
     --------

@@ -34,64 +34,47 @@ _PRIVACY = InstanceOf(ZCDP, ApproxDP, what="ZCDP or ApproxDP (Gaussian measureme
 
 
 class AdaptiveProjectionMechanism(CountingMechanism):
-    """Select, measure, project: release a marginal workload by adaptive rounds.
-
-    Each round selects the table whose estimate looks worst by the exponential mechanism,
-    measures it with Gaussian noise and projects every measurement so far onto the local
-    polytope, as AIM :cite:p:`MMSM22` does; the answers come from a final estimate. Its privacy
-    is zCDP composed over the rounds (:attr:`AdaptiveRun.rounds`). The rounds, the schedule and
-    the estimators: :doc:`/guide/adaptive`.
+    """Select, measure, project: release a marginal workload by adaptive rounds, as AIM
+    :cite:p:`MMSM22` does, its privacy zCDP composed over the rounds (:doc:`/guide/adaptive`).
 
     Parameters
     ----------
     workload : Workload
-        A workload of marginal tables (:func:`~projmech.workloads.marginals`, or a stack of
-        Kronecker products of identities and totals), over a domain.
+        Marginal tables over a domain (:func:`~projmech.workloads.marginals`).
     privacy : ZCDP or ApproxDP
         The whole budget.
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
     max_cells : int, default ADAPTIVE_MAX_CELLS
-        The most cells the distinct measured tables may hold together (AIM's rule: with a
-        candidate, at most the share of ``max_cells`` the budget spent by the end of its round
-        allows); a table that never fits is estimated from its measured parts.
+        The most cells the distinct measured tables may hold together (AIM's size rule).
     size : int or "estimate", optional
         Under add/remove, as for :class:`~projmech.mechanisms.additive.GaussianMechanism`.
     size_share : float, optional
         With ``size="estimate"``, the share of the budget spent on the size.
     noise : {"auto", "discrete", "continuous"}
-        ``"auto"`` and ``"discrete"``: the discrete Gaussian on the counts; ``"continuous"``:
-        numpy's Gaussian (reproducible from ``rng``).
+        The discrete Gaussian on the counts (``"auto"``, ``"discrete"``) or numpy's (reproducible).
     rounds : int, optional
-        The notional rounds over which the first rounds' noise splits the budget (AIM's
-        ``rounds``): 16 per attribute the workload reads by default, at least ``0.9 d + 1``.
+        The notional rounds setting the first noise (AIM's ``rounds``; default 16 per attribute).
     estimator : {"auto", "regularized", "joint", "tables"}, default "auto"
-        The final estimate: ``"regularized"``, one distribution fitted to the measurements and
-        stopped early (:func:`estimate_regularized_joint`), dense or on a junction tree;
-        ``"joint"``, the maximum-entropy distribution with the certified projection's tables
-        (:func:`estimate_joint`, small universes); ``"tables"``, the local projection's tables
-        completed (:func:`table_estimate`); ``"auto"``, the regularized joint where the measured
-        tables hold at most :data:`JOINT_AUTO_MAX_MEASURED` cells and the universe at most
-        :data:`JOINT_AUTO_MAX_CELLS` or their junction tree at most :data:`TREE_AUTO_MAX_CELLS`,
-        else the tables. A joint short of its rule or tolerance warns
-        (:class:`JointEstimateWarning`).
+        The final estimate: ``"regularized"`` (:func:`estimate_regularized_joint`), ``"joint"``
+        (:func:`estimate_joint`, certified), ``"tables"`` (the local projection's, :func:`table_estimate`),
+        or ``"auto"``: the regularized joint where the measured tables are few enough
+        (:data:`JOINT_AUTO_MAX_MEASURED`, :data:`JOINT_AUTO_MAX_CELLS`), else the tables.
 
     Raises
     ------
     TypeError
         If ``privacy`` is not ZCDP or ApproxDP.
     ValueError
-        If the workload is not made of marginal tables, or every attribute it reads has a
-        single value, or none of its tables fits in ``max_cells`` beside the one-way tables, or
-        the budget is too small for the discrete sampler, or ``rounds`` is below ``0.9 d + 1``, or
-        ``estimator="joint"`` on a universe above :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+        If the workload has no marginal table to measure or none that fits ``max_cells``, the
+        budget is too small for the sampler, ``rounds`` is below ``0.9 d + 1``, or ``"joint"``
+        exceeds :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS`.
 
     Examples
     --------
     >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
-    >>> rng = np.random.default_rng(0)
-    >>> data = pm.Dataset(rng.integers(0, 2, size=(500, 3)), domain)
+    >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
     >>> mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
     >>> run = mechanism.run(data, rng=0)
     >>> bool(run.privacy_spent.rho <= 1.0), run.release.answers.shape
@@ -186,16 +169,14 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         Parameters
         ----------
         data_or_histogram : Dataset
-            The data (a histogram over the universe is refused: the tables are counted from
-            the records).
+            The data (the tables are counted from its records; a histogram is refused).
         n : int, optional
-            Not taken with a Dataset (its row count is its own).
+            Not taken with a Dataset.
         rng : numpy.random.Generator, int or None
             Source of the selections and of continuous noise.
         progress : callable, optional
-            Called after every round as ``progress(number, latest, spent)``: the round's number
-            (from 1), its :class:`AdaptiveRound`, and the share of the rounds' budget spent so
-            far. It sees only what the run publishes.
+            ``progress(number, latest, spent)`` after every round: its number (from 1), its
+            :class:`AdaptiveRound` and the share of the rounds' budget spent (published values only).
 
         Returns
         -------
@@ -205,8 +186,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         Warns
         -----
         BudgetWarning
-            Before anything is spent, if the first rounds' noise is above the mean count of a
-            cell of the typical 2-way table (:class:`~projmech.mechanisms.budget.BudgetWarning`).
+            Before anything is spent, if the first rounds' noise swamps the typical 2-way table's counts.
         """
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         if not isinstance(data_or_histogram, Dataset):
@@ -233,16 +213,15 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     @validate_params(rng=SEED, progress=OrNone(IsCallable()))
     def synthesize(self, data: Dataset, rows: int | None = None, *, rng: np.random.Generator | int | None = None,
                    progress: Progress | None = None) -> Synthesis:
-        """Run, then draw synthetic rows from the estimate (:meth:`AdaptiveRun.row_source`,
-        :func:`~projmech.synthetic.synthetic_data`): post-processing, the same guarantee.
+        """Run, then draw synthetic rows from the estimate (:meth:`AdaptiveRun.row_source`):
+        post-processing, the same guarantee.
 
         Parameters
         ----------
         data : Dataset
             The private data.
         rows : int, optional
-            How many rows; default the release's public size (with ``size="estimate"``, the
-            private estimate of the row count, rounded).
+            How many rows; default the release's public size (rounded).
         rng : numpy.random.Generator, int or None
             Source of the selections, of continuous noise and of the rows.
         progress : callable, optional
@@ -270,9 +249,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 
     def _budget_message(self, rows: int) -> str | None:
-        """The :class:`~projmech.mechanisms.budget.BudgetWarning` when the first rounds' sigma is
-        above the mean count of a cell in at least half of the 2-way tables the workload's tables
-        read together (the smallest tables the rounds measure after the one-way ones)."""
+        """The :class:`~projmech.mechanisms.budget.BudgetWarning`: the first rounds' sigma against
+        the 2-way tables the workload reads together, the smallest measured after the one-way ones."""
         def noise_at(privacy: Privacy) -> float:
             assert isinstance(privacy, (ZCDP, ApproxDP))  # the budget's own kind
             rho = privacy.rho if isinstance(privacy, ZCDP) else zcdp_for_approx_dp(privacy)
@@ -309,7 +287,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
 def _measurable_tables(subsets: tuple[tuple[int, ...], ...], sizes: tuple[int, ...],
                        max_cells: int) -> tuple[tuple[int, ...], ...]:
     """The workload's non-empty tables, refusing a workload with nothing to measure or none of
-    whose tables fits beside the one-way tables (it would be released from those alone)."""
+    whose tables fits beside the one-way tables."""
     tables = sorted({subset for subset in subsets if subset}, key=lambda s: (len(s), s))
     if not tables:
         raise ArgumentValueError("workload", "it reads no attribute (only totals): nothing to measure")

@@ -28,17 +28,14 @@ Progress = Callable[[int, "AdaptiveRound", float], None]
 
 @dataclass(frozen=True)
 class AdaptiveRound:
-    """What one round spent.
+    """What one round spent (published: the release's summary lists every round).
 
     Parameters
     ----------
     attributes : tuple of int
         The table it measured.
-    selection_rho : float
-        The zCDP cost of its selection (0 for the first rounds, which measure the one-way tables
-        without selecting).
-    measurement_rho : float
-        The zCDP cost of its measurement.
+    selection_rho, measurement_rho : float
+        The zCDP costs of its selection (0 for the one-way tables, measured first) and measurement.
     sigma : float
         The noise's standard deviation on the counts.
     annealed : bool
@@ -46,13 +43,9 @@ class AdaptiveRound:
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 3])
-    >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(300, 2)), domain)
-    >>> run = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous").run(data, rng=0)
-    >>> first = run.rounds[0]
-    >>> first.attributes, first.selection_rho
-    ((0,), 0.0)
+    >>> from projmech.mechanisms.adaptive import AdaptiveRound
+    >>> AdaptiveRound((0, 1), 0.01, 0.09, 3.3, False).measurement_rho
+    0.09
     """
 
     attributes: tuple[int, ...]
@@ -64,27 +57,24 @@ class AdaptiveRound:
 
 @dataclass(frozen=True, eq=False)
 class AdaptiveRun:
-    """One run of :class:`AdaptiveProjectionMechanism`.
+    """One run of :class:`AdaptiveProjectionMechanism`: its release, rounds and estimates.
 
     Parameters
     ----------
     release : Release
-        The workload's answers: the final estimate's tables (``answers == noisy_answers``: the
-        workload is never measured as a whole).
+        The answers, read from the final estimate (``answers == noisy_answers``).
     rounds : tuple of AdaptiveRound
         Every round, in order.
     measurements : tuple of Measurement
         Every noisy table, in order (one per round).
     estimate : LocalResult
-        The projection of all measurements onto the local polytope of the measured tables (the
-        last round's estimate).
+        All measurements projected onto the local polytope of the measured tables.
     privacy_spent : ZCDP
         The rounds' costs composed (and the size estimate's, if any).
     joint : JointEstimate or None
         With the regularized or the joint estimator, the distribution the answers are read from.
     decomposable : DecomposableModel or None
-        With the tables estimate, the model its completions start from (built from ``estimate``
-        when not given).
+        With the tables estimate, the model its completions start from (else built from ``estimate``).
 
     Examples
     --------
@@ -107,7 +97,7 @@ class AdaptiveRun:
     decomposable: DecomposableModel | None = None
 
     def table(self, attributes: tuple[int, ...]) -> np.ndarray:
-        """The released estimate of a table.
+        """The released estimate of a table: the joint's, or the local projection's completed.
 
         Parameters
         ----------
@@ -117,9 +107,7 @@ class AdaptiveRun:
         Returns
         -------
         numpy.ndarray
-            The joint's table, or (with ``estimator="tables"``) the local projection's completed
-            from the decomposable model (:func:`table_estimate`), of shape ``[sizes[a] for a in
-            attributes]``.
+            The table, of shape ``[sizes[a] for a in attributes]``.
         """
         workload = self.release.workload
         assert workload is not None and workload.domain is not None  # the mechanism's own workload
@@ -132,16 +120,14 @@ class AdaptiveRun:
 
     def row_source(self) -> tuple[LocalResult | MaximumEntropyResult | NoisyMarginalsResult, Workload, Workload]:
         """What :func:`~projmech.synthetic.synthetic_data` draws this run's rows from: the joint
-        where it covers every attribute of the domain, else the local projection of the measured
-        tables.
+        where it covers every attribute, else the local projection of the measured tables.
 
         Returns
         -------
         estimate : LocalResult, MaximumEntropyResult or NoisyMarginalsResult
             The joint's distribution, or the local projection.
         drawing : Workload
-            The workload to draw and check the rows with: the run's, or for the local projection
-            the measured tables (:func:`measured_workload`).
+            The workload to draw the rows with: the run's, or the measured tables' (:func:`measured_workload`).
         answered : Workload
             The run's workload.
 
@@ -165,12 +151,8 @@ class AdaptiveRun:
 
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
         """Simultaneous confidence intervals for the workload's true answers (the true counts
-        over the release's size), from the noisy measurements alone.
-
-        Round ``r``'s cells share a failure probability ``(1 - level) 6 / (pi^2 r^2)`` (Bonferroni);
-        a query's table is bounded by the measured tables containing it or by its measured parts
-        (the construction: :doc:`/guide/adaptive`). They are about the truth: the released
-        answers, a projection, need not lie inside.
+        over the release's size), from the measurements alone (:doc:`/guide/adaptive`); the
+        released answers, a projection, need not lie inside.
 
         Parameters
         ----------
@@ -247,10 +229,10 @@ class Synthesis:
     data : Dataset
         The rows, over the data's domain.
     run : AdaptiveRun
-        The release they were drawn from (its rounds, measurements and estimate).
+        The release they were drawn from.
     rows_rmse, rows_max_error : float
-        RMSE and largest absolute difference between the rows' own answers to the workload
-        (fractions of their count) and the released answers.
+        RMSE and largest absolute difference of the rows' answers (fractions of their count)
+        from the released ones.
 
     Examples
     --------

@@ -1,9 +1,6 @@
-"""The adaptive mechanism's budget schedule: each round's noise and selection parameter, the
-rounds' zCDP costs composed through :func:`~projmech.privacy.compose`, and the budgets refused.
-
-The schedule is AIM's :cite:p:`MMSM22` (:doc:`/guide/adaptive`): ``16 d`` notional rounds set the
-first noise, nine tenths of a round's budget to the measurement and one tenth to the selection.
-"""
+"""The adaptive mechanism's budget schedule, AIM's :cite:p:`MMSM22` (:doc:`/guide/adaptive`): each
+round's noise and selection parameter, their zCDP costs composed through
+:func:`~projmech.privacy.compose`, and the budgets refused."""
 
 from __future__ import annotations
 

@@ -19,9 +19,7 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
                size: int | str | None = "estimate", size_share: float | None = None, noise: str = "auto",
                rng: np.random.Generator | int | None = None, progress: Progress | None = None) -> Synthesis:
     """Synthetic rows in one call: the adaptive mechanism's release, then rows drawn from its
-    estimate (:meth:`AdaptiveProjectionMechanism.synthesize`).
-
-    The rows are post-processing of the release: the same guarantee, for the relation given.
+    estimate (:meth:`AdaptiveProjectionMechanism.synthesize`; the same guarantee).
 
     Parameters
     ----------
@@ -30,11 +28,9 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
     privacy : ZCDP or ApproxDP
         The whole budget (no default: the budget is the curator's decision).
     workload : Workload, optional
-        Marginal tables to release; default every 3-way table of the data's domain (AIM's
-        benchmark workload), or every table of all the attributes if there are fewer than 3.
+        Marginal tables to release; default every 3-way table (AIM's benchmark workload).
     rows : int, optional
-        How many rows; default the release's public size (under add/remove with
-        ``size="estimate"``, the private estimate of the row count, rounded).
+        How many rows; default the release's public size (rounded).
     neighbouring : {"add-remove", "replace-one"}, default "add-remove"
         The relation of the guarantee (add/remove: the row count stays private).
     size : int or "estimate", default "estimate"
@@ -55,16 +51,9 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
 
     Raises
     ------
-    TypeError
-        If ``data`` is not a Dataset or ``privacy`` not ZCDP or ApproxDP.
-    ValueError
-        If ``rows`` is not a positive int, or as :class:`AdaptiveProjectionMechanism` raises.
-
-    Warns
-    -----
-    BudgetWarning
-        Before anything is spent, if the budget leaves the typical 2-way table's counts below
-        their noise (see :meth:`AdaptiveProjectionMechanism.run`).
+    TypeError, ValueError
+        If ``data`` is not a Dataset or ``rows`` not a positive int, or as
+        :class:`AdaptiveProjectionMechanism` raises.
 
     Examples
     --------
