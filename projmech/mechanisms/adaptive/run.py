@@ -86,6 +86,9 @@ class AdaptiveRun:
     (True, True)
     >>> run.table((0, 1)).shape
     (2, 3)
+    >>> estimate, drawing, answered = run.row_source()
+    >>> type(estimate).__name__, drawing is answered is run.release.workload
+    ('NoisyMarginalsResult', True)
     """
 
     release: Release
@@ -130,16 +133,6 @@ class AdaptiveRun:
             The workload to draw the rows with: the run's, or the measured tables' (:func:`measured_workload`).
         answered : Workload
             The run's workload.
-
-        Examples
-        --------
-        >>> import numpy as np, projmech as pm
-        >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
-        >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
-        >>> mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
-        >>> estimate, drawing, answered = mechanism.run(data, rng=0).row_source()
-        >>> type(estimate).__name__, drawing is answered is mechanism.workload
-        ('NoisyMarginalsResult', True)
         """
         workload = self.release.workload
         assert workload is not None and workload.domain is not None  # the mechanism's own workload
