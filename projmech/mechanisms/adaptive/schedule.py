@@ -36,8 +36,15 @@ def measurement_rho(sensitivity: float, sigma: float) -> float:
 
 
 def round_rho(sensitivity: float, sigma: float, epsilon: float) -> float:
-    """The zCDP cost of a selecting round: its measurement and its exponential mechanism."""
-    return measurement_rho(sensitivity, sigma) + exponential_mechanism_rho(epsilon)
+    """The zCDP cost of a selecting round: its measurement and its exponential mechanism composed."""
+    return _composed(measurement_rho(sensitivity, sigma), exponential_mechanism_rho(epsilon)).rho
+
+
+def _composed(*costs: float) -> ZCDP:
+    """One round's zCDP costs composed (a zero cost, a round without selection, adds nothing)."""
+    composed = compose([ZCDP(cost) for cost in costs if cost > 0.0])
+    assert isinstance(composed, ZCDP)  # zCDP guarantees compose to one
+    return composed
 
 
 class Spending:
@@ -53,9 +60,8 @@ class Spending:
         return 0.0 if self.spent is None else self.spent.rho
 
     def charge(self, *costs: float) -> None:
-        """Compose one round's costs (a zero cost, a round without selection, adds nothing)."""
-        composed = compose([ZCDP(cost) for cost in costs if cost > 0.0])
-        assert isinstance(composed, ZCDP)  # zCDP guarantees compose to one
+        """Compose one round's costs with the rounds before it."""
+        composed = _composed(*costs)
         total = composed if self.spent is None else compose([self.spent, composed])
         assert isinstance(total, ZCDP)
         self.spent = total
