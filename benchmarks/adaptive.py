@@ -34,7 +34,9 @@ Usage::
         --aim-path private-pgm-src   # Private-PGM's checkout: see _aim_runner.py
     .venv/bin/python benchmarks/adaptive.py --smoke   # does it run (seconds; AIM only with --aim-path)
 
-Writes ``results/adaptive.csv`` and prints each row's mean error, time and peak memory.
+Writes ``results/adaptive.csv`` and prints each row's mean error, time and peak memory; for the
+adaptive rows also the mean and largest wall time of a selecting round (``round_seconds`` in the
+CSV lists them) and the final estimate's time after the rounds.
 """
 
 from __future__ import annotations
@@ -91,11 +93,15 @@ def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> 
         # AIM's guarantee is for add/remove neighbours (a table's sensitivity 1) and releases no
         # size: the same relation here, the size estimated from the budget's default share.
         estimator = {"adaptive_tables": {"estimator": "tables"}, "adaptive_joint": {"estimator": "joint"}}.get(kind, {})
+        # The wall time of every round, from the progress callback (called as each round ends).
+        ends: list[float] = []
         run = pm.AdaptiveProjectionMechanism(workload, privacy, neighbouring="add-remove", size="estimate",
-                                             noise="continuous", **estimator).run(data, rng=seed)
+                                             noise="continuous", **estimator).run(
+            data, rng=seed, progress=lambda number, latest, spent: ends.append(time.perf_counter()))
         seconds = time.perf_counter() - start
         tables = {t: run.table(t) for t in triples}
-        extra = {"rounds": len(run.rounds), "rho_spent": run.privacy_spent.rho}
+        extra = {"rounds": len(run.rounds), "rho_spent": run.privacy_spent.rho,
+                 **_round_times(run, start, ends, seconds)}
         extra["estimator"] = run.release.summary()["estimate"]["estimator"]
         if run.joint is not None:
             extra.update(fit_status=str(run.joint.fit.stats.status), fit_iterations=run.joint.fit.stats.iterations)
@@ -122,6 +128,18 @@ def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> 
         if kind == "residual_local":
             extra["projection_status"] = str(release.projection.stats.status)
     return {"error": aim_error(tables, truth), "seconds": seconds, "peak_mb": peak_memory_mb(), **extra}
+
+
+def _round_times(run: Any, start: float, ends: list[float], seconds: float) -> dict[str, Any]:
+    """The selecting rounds' wall times (each from the end of the round before: its scores, its
+    measurement and its estimate from every measurement so far; the first also estimates from
+    the one-way tables), their mean and largest, and the final estimate's time after the rounds."""
+    times = np.diff([start, *ends])
+    selecting = [float(t) for t, r in zip(times, run.rounds) if r.selection_rho > 0]
+    return {"round_seconds_mean": float(np.mean(selecting)) if selecting else float("nan"),
+            "round_seconds_max": max(selecting, default=float("nan")),
+            "final_seconds": seconds - (ends[-1] - start),
+            "round_seconds": json.dumps([round(t, 4) for t in selecting])}
 
 
 def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:
@@ -193,11 +211,15 @@ def main() -> int:
     frame = pd.DataFrame(records)
     path = write_csv(frame, out)
     ok = frame[frame["status"] == "ok"]
-    print(f"\n{'row':<16} {'epsilon':>7} {'runs':>4} {'error':>16} {'clipped':>8} {'seconds':>9} {'peak MB':>8}")
+    print(f"\n{'row':<16} {'epsilon':>7} {'runs':>4} {'error':>16} {'clipped':>8} {'seconds':>9} {'peak MB':>8} "
+          f"{'s/round':>8} {'max':>7} {'final s':>8}")
     for (row, epsilon), group in ok.groupby(["row", "epsilon"], sort=False):
         clipped = group["error_clipped"].mean() if "error_clipped" in group else float("nan")
+        per_round = [group[c].mean() if c in group else float("nan")
+                     for c in ("round_seconds_mean", "round_seconds_max", "final_seconds")]
         print(f"{row:<16} {epsilon:>7g} {len(group):>4} {group['error'].mean():>8.4f} ± {group['error'].std():<6.4f}"
-              f"{clipped:>8.4f} {group['seconds'].mean():>9.1f} {group['peak_mb'].max():>8.0f}")
+              f"{clipped:>8.4f} {group['seconds'].mean():>9.1f} {group['peak_mb'].max():>8.0f} "
+              f"{per_round[0]:>8.3f} {per_round[1]:>7.3f} {per_round[2]:>8.2f}")
     print(f"wrote {path}")
     return 0
 

@@ -62,7 +62,7 @@ def test_a_sufficient_budget_prints_no_budget_warning(files, capsys, command, fl
     ("release", ["--mechanism", "gaussian", "--rho", "0.001", "--noise", "continuous", "--seed", "0"],
      "projmech.mechanisms.additive.CountingMechanism._measured_counts"),
     ("synthesize", ["--epsilon", "0.05", "--delta", "1e-9", "--noise", "continuous", "--seed", "0"],
-     "projmech.mechanisms.adaptive.public_size"),
+     "projmech.mechanisms.adaptive.mechanism.public_size"),
 ])
 def test_the_budget_warning_is_shown_before_the_measurements(files, capsys, monkeypatch, command, flags, private):
     """The measurements fail here after the check: the warning is on stderr all the same, shown

@@ -134,7 +134,7 @@ def test_every_estimate_is_a_function_of_the_measurements_so_far(monkeypatch):
         seen.append(len(measurements))
         return original(sizes, measurements)
 
-    monkeypatch.setattr(adaptive, "estimate_tables", recording)
+    monkeypatch.setattr(adaptive.rounds, "estimate_tables", recording)
     run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous").run(data,
                                                                                                              rng=3)
     assert seen == list(range(4, len(run.measurements) + 1))
@@ -202,7 +202,7 @@ def test_what_is_drawn_is_what_is_charged(monkeypatch, neighbouring, size):
     noise scale equal to the round's sigma. The true counts are read only to measure and to score."""
     data = _data()
     selections, scales, reads = [], [], []
-    original_selection, original_sample = adaptive.exponential_mechanism, adaptive.Noise.sample
+    original_selection, original_sample = adaptive.selection.exponential_mechanism, adaptive.rounds.Noise.sample
 
     def selection(scores, epsilon, sensitivity, rng):
         selections.append((epsilon, sensitivity, scores.size))
@@ -212,15 +212,15 @@ def test_what_is_drawn_is_what_is_charged(monkeypatch, neighbouring, size):
         scales.append(noise.scale)
         return original_sample(noise, count, rng)
 
-    monkeypatch.setattr(adaptive, "exponential_mechanism", selection)
-    monkeypatch.setattr(adaptive.Noise, "sample", sample)
-    original_run = adaptive._Rounds.go
+    monkeypatch.setattr(adaptive.selection, "exponential_mechanism", selection)
+    monkeypatch.setattr(adaptive.rounds.Noise, "sample", sample)
+    original_run = adaptive.rounds.Rounds.go
 
     def watched_go(rounds):
         rounds.counts = _Watched(rounds.counts, reads)
         return original_run(rounds)
 
-    monkeypatch.setattr(adaptive._Rounds, "go", watched_go)
+    monkeypatch.setattr(adaptive.rounds.Rounds, "go", watched_go)
     workload = pm.marginals(data.domain, 2)
     mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.3), neighbouring=neighbouring, size=size,
                                                noise="continuous")
@@ -406,7 +406,7 @@ def test_auto_takes_the_dense_joint_then_a_junction_tree_then_the_tables(monkeyp
         assert estimate["estimator"] == "regularized" and estimate["model"] == model
     tree = JunctionTree(above.sizes, sorted({m.attributes for m in run.measurements}))
     assert estimate["cells"] == tree.cells <= adaptive.TREE_AUTO_MAX_CELLS
-    monkeypatch.setattr(adaptive, "TREE_AUTO_MAX_CELLS", tree.cells - 1)
+    monkeypatch.setattr(adaptive.final, "TREE_AUTO_MAX_CELLS", tree.cells - 1)
     again = mechanism.run(data, rng=0)
     assert again.joint is None and again.release.summary()["estimate"] == {"requested": "auto", "estimator": "tables"}
     assert [m.attributes for m in again.measurements] == [m.attributes for m in run.measurements]  # same rounds
@@ -447,7 +447,7 @@ def test_auto_takes_the_joint_only_when_few_cells_were_measured(monkeypatch):
     run = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous").run(data, rng=0)
     measured = sum(m.values.size for m in run.measurements)
     assert measured <= adaptive.JOINT_AUTO_MAX_MEASURED and run.joint is not None and run.joint.projection is None
-    monkeypatch.setattr(adaptive, "JOINT_AUTO_MAX_MEASURED", measured - 1)
+    monkeypatch.setattr(adaptive.final, "JOINT_AUTO_MAX_MEASURED", measured - 1)
     again = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous").run(data, rng=0)
     assert again.joint is None and again.release.summary()["estimate"] == {"requested": "auto", "estimator": "tables"}
     assert [m.attributes for m in again.measurements] == [m.attributes for m in run.measurements]  # same rounds
