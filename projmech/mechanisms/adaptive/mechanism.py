@@ -13,7 +13,7 @@ from ...data.dataset import Dataset
 from ...errors import ArgumentValueError
 from ...privacy.guarantees import ZCDP, ApproxDP, Neighbouring, Privacy, zcdp_for_approx_dp
 from ...privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
-from ...synthetic.rounding import check_rows_fit, synthetic_data
+from ...synthetic import check_rows_fit, synthetic_data
 from ...validation import POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, validate_params
 from ...workloads import Workload
 from ...workloads.marginal_tables import table_terms
