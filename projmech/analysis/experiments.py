@@ -81,11 +81,6 @@ def pyplot() -> Any:
     -------
     module
         ``matplotlib.pyplot``.
-
-    Raises
-    ------
-    ModuleNotFoundError
-        If matplotlib is not installed, naming the extra that brings it.
     """
     try:
         import matplotlib.pyplot as plt
@@ -102,11 +97,6 @@ def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, *, bounds: dic
     The figure is written to ``path`` and closed, so no window is needed; the backend is
     matplotlib's choice (without a display it picks a non-interactive one): a library does not
     set global state, a script that needs a particular backend sets it itself.
-
-    Raises
-    ------
-    ModuleNotFoundError
-        If matplotlib is not installed (the extra ``projmech[plot]`` brings it).
     """
     plt = pyplot()
 
