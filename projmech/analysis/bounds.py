@@ -155,7 +155,7 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
     Returns
     -------
     float
-        The error.
+        ``sigma`` for ``"rms"``, ``sigma c_k / √k`` for ``"mean"``.
 
     Examples
     --------

@@ -183,10 +183,9 @@ class TrialSummary:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
-    >>> mechanism = pm.GaussianMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
-    >>> summary = pm.evaluate(mechanism, np.full(8, 1 / 8), trials=20, rng=np.random.default_rng(0), n=1000)
+    >>> import numpy as np, projmech as pm
+    >>> gaussian = pm.GaussianMechanism(pm.identity(4), pm.ZCDP(1.0), noise="continuous")
+    >>> summary = pm.evaluate(gaussian, np.full(4, 0.25), trials=5, rng=np.random.default_rng(1), n=100)
     >>> summary.rmse_low <= summary.rmse_mean <= summary.rmse_high, sorted(summary.row())[:3]
     (True, ['max_error_mean', 'mechanism', 'n'])
     """
@@ -271,8 +270,8 @@ def evaluate(
     """
     resolved, size = resolve_rows(data, n, universe_size=mechanism.workload.universe_size)
     if isinstance(resolved, Dataset):
-        # Counted from the records: no histogram over the universe, which for categorical Adult
-        # or 150 binary attributes could not be materialized. The mechanism gets the Dataset too.
+        # Counted from the records: no histogram over a universe that may not fit in memory.
+        # The mechanism gets the Dataset too.
         truth = mechanism.workload.answer_data(resolved)
 
         def release() -> Any:

@@ -413,14 +413,8 @@ def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rn
 
 
 @validate_params(**_WIDTH_PARAMETERS)
-def gaussian_widths(
-    supports: Mapping[str, Support | Any],
-    dimension: int,
-    samples: int,
-    rng: np.random.Generator,
-    *,
-    confidence: float = 0.95,
-) -> dict[str, WidthEstimate]:
+def gaussian_widths(supports: Mapping[str, Support | Any], dimension: int, samples: int, rng: np.random.Generator, *,
+                    confidence: float = 0.95) -> dict[str, WidthEstimate]:
     """Estimate the Gaussian widths ``l*(K) = E h_K(G)`` of several bodies on common draws.
 
     The directions are drawn once from ``rng``, so the estimates are paired: :func:`compare_widths`
@@ -458,14 +452,8 @@ def gaussian_widths(
 
 
 @validate_params(**_WIDTH_PARAMETERS)
-def gaussian_width(
-    support: Support | Any,
-    dimension: int,
-    samples: int,
-    rng: np.random.Generator,
-    *,
-    confidence: float = 0.95,
-) -> WidthEstimate:
+def gaussian_width(support: Support | Any, dimension: int, samples: int, rng: np.random.Generator, *,
+                   confidence: float = 0.95) -> WidthEstimate:
     """Estimate one Gaussian width ``l*(K) = E h_K(G)`` by Monte Carlo: :func:`gaussian_widths` for one body.
 
     Parameters
@@ -495,14 +483,8 @@ def gaussian_width(
 
 
 @validate_params(**_WIDTH_PARAMETERS)
-def mean_widths(
-    supports: Mapping[str, Support | Any],
-    dimension: int,
-    samples: int,
-    rng: np.random.Generator,
-    *,
-    confidence: float = 0.95,
-) -> dict[str, WidthEstimate]:
+def mean_widths(supports: Mapping[str, Support | Any], dimension: int, samples: int, rng: np.random.Generator, *,
+                confidence: float = 0.95) -> dict[str, WidthEstimate]:
     """Estimate the mean widths ``M*(K) = E h_K(U)`` of several bodies on common draws.
 
     ``U`` is uniform on the unit sphere: ``u_i = g_i / ||g_i||`` for the draws of
@@ -522,23 +504,16 @@ def mean_widths(
     --------
     >>> import numpy as np
     >>> from projmech.analysis.geometry import mean_widths
-    >>> cube = lambda G: np.maximum(G, 0).sum(axis=1)
-    >>> widths = mean_widths({"cube": cube, "simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))
-    >>> {name: round(width.estimate, 2) for name, width in widths.items()}
-    {'cube': 0.95, 'simplex': 0.55}
+    >>> simplex = mean_widths({"simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))["simplex"]
+    >>> round(simplex.estimate, 2), simplex.kind
+    (0.55, 'mean')
     """
     return _sample_widths(supports, dimension, samples, rng, confidence, "mean")
 
 
 @validate_params(**_WIDTH_PARAMETERS)
-def mean_width(
-    support: Support | Any,
-    dimension: int,
-    samples: int,
-    rng: np.random.Generator,
-    *,
-    confidence: float = 0.95,
-) -> WidthEstimate:
+def mean_width(support: Support | Any, dimension: int, samples: int, rng: np.random.Generator, *,
+               confidence: float = 0.95) -> WidthEstimate:
     """Estimate one mean width ``M*(K) = E h_K(U)`` by Monte Carlo: :func:`mean_widths` for one body.
 
     Parameters
@@ -602,19 +577,17 @@ def gaussian_width_from_mean(mean_width: _Width, k: int) -> _Width:
 
 
 def mean_width_from_gaussian(gaussian_width: _Width, k: int) -> _Width:
-    """Convert a Gaussian width to a mean width: ``M*(K) = l*(K) / c_k``.
+    """Convert a Gaussian width to a mean width, ``M*(K) = l*(K) / c_k`` (inverse of :func:`gaussian_width_from_mean`).
 
     Parameters
     ----------
-    gaussian_width : float or WidthEstimate
-        ``l*(K)``; an estimate must have ``kind="gaussian"`` and its interval is scaled with it.
-    k : int
-        The dimension of the space ``K`` lives in.
+    gaussian_width, k
+        ``l*(K)`` (an estimate of ``kind="gaussian"``) and the dimension.
 
     Returns
     -------
     float or WidthEstimate
-        The same type as ``gaussian_width``.
+        ``M*(K)``, of the type of ``gaussian_width``.
 
     Examples
     --------

@@ -114,8 +114,8 @@ class KroneckerGram:
 
         Returns
         -------
-        ndarray, shape (m,)
-            The diagonal.
+        ndarray
+            The diagonal, of length ``m``.
         """
         check_entries("max_entries", self.shape[0], max_entries,
                       f"the diagonal of a Gram matrix (m={format_count(self.shape[0])})")
@@ -132,8 +132,8 @@ class KroneckerGram:
 
         Returns
         -------
-        ndarray, shape (m, m)
-            The Gram matrix.
+        ndarray
+            ``G``, of shape ``(m, m)``.
         """
         m = self.shape[0]
         check_entries("max_entries", m * m, max_entries, f"a dense Gram matrix (m={format_count(m)})")

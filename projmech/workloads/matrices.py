@@ -25,20 +25,16 @@ Matrix = QueryMatrix
 def max_column_distance(gram: np.ndarray, terms: int) -> float:
     """Bound the largest distance between two columns of a matrix from its Gram matrix.
 
-    Returns an upper bound, tight to rounding, on ``max over u != v of ||A_u - A_v||_2`` for a
-    matrix ``A`` with ``terms`` rows, given ``G = A^T A``. The squared distance
-    ``G_uu + G_vv - 2 G_uv`` cancels catastrophically in floating point, so a margin of
-    ``2 (terms + 4) eps (G_uu + G_vv)`` is added to each pair before the maximum: the result is
-    an upper bound whatever the rounding. The derivation of the margin is in the theory page
-    *Workloads* (``docs/theory/workloads.md``). The pairs are visited in row blocks, so that no
-    second ``m x m`` array is built.
+    An upper bound, tight to rounding, on ``max over u != v of ||A_u - A_v||_2`` for ``A`` with
+    ``terms`` rows: a margin against the cancellation in ``G_uu + G_vv - 2 G_uv`` is added to each
+    pair (:doc:`/theory/workloads`), visited in row blocks.
 
     Parameters
     ----------
     gram : array_like, shape (m, m)
         The Gram matrix ``A^T A``.
     terms : int
-        The number of rows of ``A`` (the number of products summed in each Gram entry).
+        The number of rows of ``A``.
 
     Returns
     -------
@@ -49,8 +45,7 @@ def max_column_distance(gram: np.ndarray, terms: int) -> float:
     --------
     >>> import numpy as np
     >>> from projmech.workloads import max_column_distance
-    >>> A = np.eye(3)  # columns e_0, e_1, e_2: every pair is sqrt(2) apart
-    >>> round(max_column_distance(A.T @ A, terms=3), 6)
+    >>> round(max_column_distance(np.eye(3), terms=3), 6)  # the columns of I are sqrt(2) apart
     1.414214
     """
     gram = np.asarray(gram, dtype=float)
@@ -68,13 +63,8 @@ def max_column_distance(gram: np.ndarray, terms: int) -> float:
 
 
 def matrix_column_norms(matrix: Matrix, ord: float) -> np.ndarray:
-    """The ``l_p`` norm of every column of a checked dense or sparse matrix.
-
-    Scale-safe: in l2 each column is divided by its largest magnitude before its entries are
-    squared, and the norm multiplied back (the squares of 1e-200 are 0 in float64, of 1e200
-    inf: the sensitivity, and so the noise, came out 0 or inf). A sum of magnitudes (l1) needs
-    no scaling: it underflows only where every term is 0 and overflows only where the norm
-    itself does.
+    """The ``l_p`` norm of every column of a checked dense or sparse matrix, scale-safe in l2 (each
+    column divided by its largest magnitude before squaring).
     """
     if issparse(matrix):
         csr = sp.csr_array(matrix)
@@ -98,11 +88,9 @@ def matrix_column_norms(matrix: Matrix, ord: float) -> np.ndarray:
 
 
 def root_sum_squares(parts: Any) -> np.ndarray:
-    """``sqrt(sum of squares)`` along the first axis, scale-safely: the l2 norms of the columns
-    of a matrix, or of the entries at each position of a sequence of arrays (the column norms
-    of a stack's parts). Each position is divided by its largest magnitude before squaring and
-    the result multiplied back, so that neither 1e-200 (whose square is 0) nor 1e200 (inf) is
-    lost."""
+    """``sqrt(sum of squares)`` along the first axis, scale-safely: the l2 norms of a matrix's columns,
+    or of a stack's parts' column norms.
+    """
     magnitudes = np.abs(np.asarray(parts, dtype=float))  # a new array: scaled and squared in place
     peaks = magnitudes.max(axis=0)
     magnitudes /= np.where(peaks > 0, peaks, 1.0)
@@ -112,9 +100,9 @@ def root_sum_squares(parts: Any) -> np.ndarray:
 
 def check_matrix_entries(argument: str, builder: str, stored: int, k: int, m: int, max_entries: int, *,
                          implicit: bool = False) -> None:
-    """Refuse an explicit matrix of ``stored`` entries above ``max_entries``, before allocating
-    it; ``argument`` asked for the size, ``implicit``: the builder offers ``implicit=True``,
-    which the message then suggests."""
+    """Refuse an explicit matrix of ``stored`` entries above ``max_entries`` before allocating it
+    (suggesting ``implicit=True`` where the builder offers it).
+    """
     alternative = "; or pass implicit=True, which never builds the matrix" if implicit else ""
     check_entries(argument, stored, max_entries, f"{builder}: the explicit matrix (k={k:,}, m={m:,})",
                   hint=f" (raise max_entries if you have the memory: about 8-16 bytes per entry){alternative}")
