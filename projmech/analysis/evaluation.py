@@ -164,18 +164,12 @@ class TrialSummary:
     ----------
     mechanism : str
         The mechanism's name.
-    trials : int
-        The number of releases.
-    n : int
-        The number of records.
-    rmse_mean : float
-        The mean of the releases' root-mean-square errors (:func:`rmse`).
-    rmse_low, rmse_high : float
-        Its Student-t confidence interval.
-    max_error_mean : float
-        The mean of the releases' worst errors (:func:`max_error`).
-    time_mean : float
-        The mean wall-clock seconds of one release.
+    trials, n : int
+        The number of releases and of records.
+    rmse_mean, rmse_low, rmse_high : float
+        The mean of the releases' RMSE (:func:`rmse`) and its Student-t confidence interval.
+    max_error_mean, time_mean : float
+        The mean of the releases' worst errors (:func:`max_error`) and wall-clock seconds.
     confidence : float
         The interval's confidence level.
     rmse_values : ndarray, shape (trials,)
@@ -261,8 +255,7 @@ def evaluate(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> mechanism = pm.GaussianMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
     >>> summary = pm.evaluate(mechanism, np.full(8, 1 / 8), trials=20, rng=np.random.default_rng(0), n=1000)
     >>> round(summary.rmse_mean, 5)

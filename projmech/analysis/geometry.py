@@ -234,12 +234,8 @@ class WidthEstimate:
 
     Parameters
     ----------
-    estimate : float
-        The sample mean of ``h_K`` over the draws.
-    standard_error : float
-        ``std(values, ddof=1) / √samples``.
-    low, high : float
-        Student-t confidence interval at level ``confidence``.
+    estimate, standard_error, low, high : float
+        The sample mean of ``h_K`` over the draws, its standard error and Student-t interval.
     samples : int
         The number of directions drawn.
     confidence : float
@@ -470,8 +466,7 @@ def gaussian_width(support: Support | Any, dimension: int, samples: int, rng: np
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> from projmech.analysis.geometry import gaussian_width
     >>> workload = pm.marginals(pm.Domain([f"x{i}" for i in range(10)], [2] * 10), 2)
     >>> estimate = gaussian_width(workload, workload.num_queries, 1000, np.random.default_rng(0))

@@ -78,24 +78,7 @@ def dense_matrix(workload: Workload) -> np.ndarray:
 
 
 def check_objective(objective: Any) -> str:
-    """``objective`` if it is one of :data:`OBJECTIVES`, else a ValueError naming it.
-
-    Parameters
-    ----------
-    objective : str
-        ``"mean"`` or ``"max"``.
-
-    Returns
-    -------
-    str
-        ``objective``.
-
-    Examples
-    --------
-    >>> from projmech.factorization.base import check_objective
-    >>> check_objective("max")
-    'max'
-    """
+    """``objective`` if it is one of :data:`OBJECTIVES`, else a ValueError naming it."""
     if not isinstance(objective, str) or objective not in OBJECTIVES:
         raise ValueError(f"objective: expected one of {OBJECTIVES}, got {objective!r}")
     return objective
@@ -397,8 +380,7 @@ class DenseFactorization(Factorization):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> query = np.array([1.0, 1.0, 0.0])
     >>> fact = pm.Factorization(pm.repeated(query, 4), query[None, :])  # measure once, copy 4 times
     >>> round(fact.gamma, 6), fact.reconstruct([0.5]), fact.defect() is None

@@ -36,16 +36,9 @@ WEIGHT_FLOOR = 1e-12
 
 @dataclass(frozen=True)
 class TridiagonalInverse:
-    """What a workload declares when its Gram matrix has a tridiagonal inverse.
-
-    Parameters
-    ----------
-    gram_inverse : (ndarray, ndarray)
-        The diagonal and off-diagonal of ``(F^T F)^-1``.
-    inverse : (ndarray, ndarray) or None
-        For a square F with a lower-bidiagonal inverse (prefix sums), its diagonal and subdiagonal.
-    ranges : bool
-        Whether F is all the ranges in the order of ``np.triu_indices(m)``.
+    """What a workload declares when its Gram matrix has a tridiagonal inverse: the bands of
+    ``(F^T F)^-1``, those of a lower-bidiagonal ``F^-1`` (prefix sums; else None), and whether F is
+    all the ranges in ``np.triu_indices(m)`` order.
     """
 
     gram_inverse: tuple[np.ndarray, np.ndarray]
@@ -232,25 +225,9 @@ def structure_of(workload: Workload) -> TridiagonalInverse | None:
 
 
 class ResolventFactorization(Factorization):
-    """The resolvent strategy of weights ``q`` (and ``p``) on a workload with a tridiagonal inverse.
-
-    ``M`` stacks ``N`` lower-triangular blocks, ``R = F X^-1 M^T``; built by
-    :func:`~projmech.factorization.norm.factorization_norm` (:doc:`/theory/factorization`, §9).
-
-    Parameters
-    ----------
-    workload : Workload
-        F.
-    structure : TridiagonalInverse
-        Its tridiagonal inverse.
-    cell_weights, query_weights : ndarray
-        ``q`` and ``p`` (None: the mean objective's unweighted queries).
-    objective : {"mean", "max"}
-        The norm optimized.
-    lower_bound : float
-        The certified lower bound.
-    stats : SolveStats, optional
-        The optimizer's statistics.
+    """The resolvent strategy of weights ``q`` (and ``p``; None for the mean objective) on a workload with a
+    tridiagonal inverse: ``N`` stacked lower-triangular blocks, ``R = F X^-1 M^T``
+    (:doc:`/theory/factorization`, §9).
     """
 
     def __init__(self, workload: Workload, structure: TridiagonalInverse, cell_weights: np.ndarray,

@@ -121,8 +121,7 @@ def square_root_strategy(m: int) -> np.ndarray:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> L = pm.square_root_strategy(4)
     >>> L[:, 0], bool(np.allclose(L @ L, np.tril(np.ones((4, 4)))))
     (array([1.    , 0.5   , 0.375 , 0.3125]), True)

@@ -39,17 +39,8 @@ def telescoping_bound(norms: Sequence[float], residuals: Sequence[float]) -> flo
 
 
 class KronFactorization(Factorization):
-    """``(R_1 ⊗ ... ⊗ R_d)(M_1 ⊗ ... ⊗ M_d) = F_1 ⊗ ... ⊗ F_d`` from one factorization per factor, never
-    densified; ``gamma``, ``||R||_F`` and the bound are the products of the factors'.
-
-    Parameters
-    ----------
-    workload : Kron
-        F.
-    factors : sequence of Factorization
-        One per factor of ``workload``, in order.
-    stats : SolveStats, optional
-        The optimizer's statistics.
+    """``(R_1 ⊗ ... ⊗ R_d)(M_1 ⊗ ... ⊗ M_d) = F_1 ⊗ ... ⊗ F_d`` from one factorization per factor of a
+    :class:`~projmech.workloads.Kron`, never densified; ``gamma``, ``||R||_F`` and the bound multiply.
     """
 
     def __init__(self, workload: Kron, factors: Sequence[Factorization], *, stats: SolveStats | None = None) -> None:
@@ -112,18 +103,8 @@ class KronFactorization(Factorization):
 
 class ResidualQueries(Workload):
     """The residual measurements of a table strategy: for each attribute subset ``A`` the queries
-    ``c_A (⊗_{i in A} C_i ⊗_{i not in A} 1^T)``, counted from the records' tables.
-
-    Parameters
-    ----------
-    contrasts : sequence of ndarray or None
-        ``C_i`` for each attribute (None for one no subset contains).
-    coefficients : mapping of subset to float
-        ``c_A`` for each measured subset, in the order of the queries.
-    domain : Domain, optional
-        The attributes.
-    covers : mapping of subset to subset, optional
-        A larger subset whose table each one's can be summed from when counting records.
+    ``c_A (⊗_{i in A} C_i ⊗_{i not in A} 1^T)``, counted from the records' tables (one pass per
+    ``covers`` subset, whose table each measured one's is summed from).
     """
 
     def __init__(self, contrasts: Sequence[np.ndarray | None], coefficients: Mapping[Subset, float], *,
@@ -269,25 +250,9 @@ class ResidualQueries(Workload):
 
 
 class ResidualFactorization(Factorization):
-    """A table workload factorized over the residual basis: optimal over all strategies for marginals;
-    for range blocks, optimal within the class, with the grouped lower bound.
-
-    Parameters
-    ----------
-    workload : Workload
-        A union of tables (:func:`~projmech.workloads.table_terms` is not None).
-    tables : TableTerms
-        Its tables in query order.
-    bases : sequence of AttributeBasis or None
-        Each attribute's block and contrasts (None for one no table contains).
-    lower_bound : float
-        A certified lower bound on ``gamma(F)``, or on ``gamma_2(F)`` for the ``"max"`` objective.
-    coefficients : mapping of subset to float, optional
-        ``c_A`` for each measured subset; by default the mean objective's closed form.
-    objective : {"mean", "max"}, default "mean"
-        What ``lower_bound`` bounds.
-    stats : SolveStats, optional
-        The optimizer's statistics.
+    """A table workload factorized over the residual basis (``bases``: each attribute's block and contrasts):
+    optimal over all strategies for marginals; for range blocks, optimal within the class, with the
+    grouped lower bound. ``coefficients`` default to the mean objective's closed form.
     """
 
     def __init__(self, workload: Workload, tables: TableTerms, bases: Sequence[AttributeBasis | None], *,
@@ -387,23 +352,9 @@ class ResidualFactorization(Factorization):
 
 
 class UnionKronFactorization(Factorization):
-    """A union of Kronecker products factorized through one Kronecker strategy ``M = ⊗_i M_i``.
-
-    Norms come from the factors; the lower bound, from each term's certified bound, is certified but
+    """A union of Kronecker products factorized through one Kronecker strategy ``M = ⊗_i M_i``: norms
+    from the factors; the lower bound from the terms' certified bounds (``term_bounds``), certified but
     not tight, so :attr:`relative_gap` states how far the strategy may be from the optimum.
-
-    Parameters
-    ----------
-    workload : Workload
-        The union (its :func:`kron_terms` are the terms).
-    terms : sequence of Kron
-        The terms.
-    strategies : sequence of ndarray
-        ``M_i`` for each attribute.
-    term_bounds : sequence of float
-        A certified lower bound on ``gamma`` of each term.
-    stats : SolveStats, optional
-        The optimizer's statistics.
     """
 
     def __init__(self, workload: Workload, terms: Sequence[Kron], strategies: Sequence[np.ndarray],

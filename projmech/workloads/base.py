@@ -103,8 +103,7 @@ class Workload:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> W = pm.Workload([[1, 1, 0], [0, 1, 1]], ["left", "right"])
     >>> W.shape, W.labels, W.answer([0.5, 0.25, 0.25])
     ((2, 3), ('left', 'right'), array([0.75, 0.5 ]))
@@ -167,8 +166,7 @@ class Workload:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> import projmech as pm
+        >>> import numpy as np, projmech as pm
         >>> P = pm.Workload.implicit((3, 3), np.cumsum, lambda: np.array([[3., 2, 1], [2, 2, 1], [1, 1, 1]]))
         >>> P.is_implicit, P.answer([0.5, 0.25, 0.25])
         (True, array([0.5 , 0.75, 1.  ]))

@@ -17,8 +17,8 @@ __all__ = ["Kernels"]
 class Kernels:
     """A workload's unchecked kernels: the one interface through which other packages' solvers call them.
 
-    The workload's public products check their arguments; these do not, so that a solver loop
-    calling them with float64 arrays it built re-validates nothing. Each type implements them.
+    The public products check their arguments; these do not, so that a solver loop calling them
+    with float64 arrays it built re-validates nothing.
 
     Parameters
     ----------
@@ -27,23 +27,16 @@ class Kernels:
 
     Attributes
     ----------
-    matvec, rmatvec : callable
-        ``F @ vector`` for a vector of length ``m``; ``F.T @ values`` for one of length ``k``.
-    matmat, rmatmat : callable
-        ``F @ block`` for an ``(m, r)`` block; ``F.T @ block`` for a ``(k, r)`` one.
-    sparse_columns : callable
-        ``F[:, index]`` as a ``scipy.sparse.csc_array``, for int64 universe indices.
-    column_gram : callable
-        ``F[:, left]^T F[:, right]``, for int64 universe indices.
-    scaled_identity : callable
-        ``c`` when F is ``c I``, else None.
-    stored_entries : callable
-        The entries an explicit form of F would store (``k * m`` unless sparse).
+    matvec, rmatvec, matmat, rmatmat : callable
+        ``F @ vector``, ``F.T @ values`` and their blocks: ``F @ (m, r)``, ``F.T @ (k, r)``.
+    sparse_columns, column_gram : callable
+        ``F[:, index]`` as a ``scipy.sparse.csc_array``; ``F[:, left]^T F[:, right]`` (int64 indices).
+    scaled_identity, stored_entries : callable
+        ``c`` when F is ``c I`` (else None); the entries an explicit form of F would store.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> kernels = pm.identity(2).kernels
     >>> kernels.rmatvec(np.array([1.0, 2.0])), kernels.stored_entries()
     (array([1., 2.]), 2)

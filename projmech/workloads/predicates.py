@@ -87,8 +87,7 @@ def from_predicates(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 3])
     >>> W = pm.workloads.from_predicates(domain, {"a=1": lambda x: x["a"] == 1,
     ...                                           "b>=1": lambda x: x["b"] >= 1})

@@ -514,8 +514,7 @@ def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> from projmech.workloads import identity, kron, prefix
     >>> W = kron([prefix(3), identity(2)], domain=pm.Domain(["age", "sex"], [3, 2]))
     >>> W.shape, W.labels[:2]
