@@ -151,7 +151,9 @@ def factorization_norm(
     return fact
 
 
-Plan = list[tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]]
+#: One attempt of a plan: its name in the statistics, and the call that solves and judges it.
+Step = tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]]
+Plan = list[Step]
 
 
 @dataclass(frozen=True)
@@ -190,17 +192,17 @@ class FactorizationMethod(Protocol):
         ...
 
 
-class _Structured:
-    """The structure's own method: the residual strategy for a union of tables, the product of the
-    factors' optima for a Kronecker product, one Kronecker strategy for another union.
-    """
+class _OneAttempt:
+    """A method of one attempt, where the workload's structure allows it (:meth:`_attempt` not None)."""
 
-    name = "structured"
+    name: str
+    refusal: str
+
+    def _attempt(self, workload: Workload, request: Request) -> Step | None:
+        raise NotImplementedError
 
     def blocker(self, workload: Workload, request: Request) -> str | None:
-        if self._attempt(workload, request) is None:
-            return "it is neither a Kronecker product nor a union of tables"
-        return None
+        return self.refusal if self._attempt(workload, request) is None else None
 
     def plan(self, workload: Workload, request: Request) -> Plan:
         attempt = self._attempt(workload, request)
@@ -210,31 +212,28 @@ class _Structured:
     def failure(self, request: Request, plan: Plan) -> str:
         return f"factorization_norm: the {plan[0][0]} factorization did not certify a relative gap <= {request.tol:g}"
 
-    @staticmethod
-    def _attempt(workload: Workload, request: Request) -> tuple[str, Callable[[], Outcome[tuple[Factorization,
-                                                                                           int | None]]]] | None:
+
+class _Structured(_OneAttempt):
+    """The structure's own method: the residual strategy for a union of tables, the product of the
+    factors' optima for a Kronecker product, one Kronecker strategy for another union.
+    """
+
+    name = "structured"
+    refusal = "it is neither a Kronecker product nor a union of tables"
+
+    def _attempt(self, workload: Workload, request: Request) -> Step | None:
         return _structured_plan(workload, request.tol, request.max_iterations, request.objective, request.callback)
 
 
-class _Resolvent:
+class _Resolvent(_OneAttempt):
     """Prefix sums and all ranges at scale: the ascent on their closed-form tridiagonal inverses."""
 
     name = "resolvent"
+    refusal = "it is not prefix sums or all ranges at the size the resolvent method is for"
 
-    def blocker(self, workload: Workload, request: Request) -> str | None:
-        if _resolvent_plan(workload, request.objective, request.tol, request.max_iterations, request.callback,
-                           force=request.method == "structured") is None:
-            return "it is not prefix sums or all ranges at the size the resolvent method is for"
-        return None
-
-    def plan(self, workload: Workload, request: Request) -> Plan:
-        attempt = _resolvent_plan(workload, request.objective, request.tol, request.max_iterations, request.callback,
-                                  force=request.method == "structured")
-        assert attempt is not None, "plan() of a workload blocker() refused"
-        return [attempt]
-
-    def failure(self, request: Request, plan: Plan) -> str:
-        return f"factorization_norm: the {plan[0][0]} factorization did not certify a relative gap <= {request.tol:g}"
+    def _attempt(self, workload: Workload, request: Request) -> Step | None:
+        return _resolvent_plan(workload, request.objective, request.tol, request.max_iterations, request.callback,
+                               force=request.method == "structured")
 
 
 class _MaxObjective:
@@ -349,7 +348,7 @@ def choose_method(workload: Workload, request: Request) -> FactorizationMethod:
 
 
 def _dense_plan(method: str, small: bool, tol: float, iterative: Callable[[], tuple[Factorization, int, bool]],
-                sdp: tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]],
+                sdp: Step,
                 name: str = "iterative") -> Plan:
     """The dense methods in order: the iterative one, then the SDP where asked for or, under
     ``"auto"``, where ``small``."""
@@ -364,7 +363,7 @@ def _dense_plan(method: str, small: bool, tol: float, iterative: Callable[[], tu
 
 
 def _resolvent_plan(workload: Workload, objective: str, tol: float, max_iterations: int, callback: Callback | None,
-                    force: bool) -> tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]] | None:
+                    force: bool) -> Step | None:
     """The resolvent method for prefix sums or all ranges from ``RESOLVENT_MIN_UNIVERSE`` cells
     (any size when ``force``); else None."""
 
@@ -432,8 +431,7 @@ def _max_plan(workload: Workload, method: str, tol: float, max_iterations: int, 
 
 
 def _structured_plan(workload: Workload, tol: float, max_iterations: int, objective: str = "mean",
-                     callback: Callback | None = None,
-                     ) -> tuple[str, Callable[[], Outcome[tuple[Factorization, int | None]]]] | None:
+                     callback: Callback | None = None) -> Step | None:
     """The structured method for ``workload``'s type, or None (see :doc:`/theory/factorization`)."""
 
     tables = table_terms(workload)
