@@ -4,22 +4,9 @@ bound, for explicit, Kronecker, marginal and range workloads (:doc:`/theory/fact
 
 from __future__ import annotations
 
-from .base import (
-                   OBJECTIVES,
-                   RESIDUAL_RTOL,
-                   DenseFactorization,
-                   Factorization,
-                   FactorizationError,
-                   as_workload,
-                   hierarchical_strategy,
-                   identity_strategy,
-                   square_root_strategy,
-                   total_strategy,
-)
-from .mean import approximate_factorization_norm
-from .norm import METHODS, ScaledFactorization, factorization_lower_bound, factorization_norm
+from . import base, mean, norm
+from .base import *  # noqa: F403
+from .mean import *  # noqa: F403
+from .norm import *  # noqa: F403
 
-__all__ = ["Factorization", "FactorizationError", "DenseFactorization", "as_workload", "identity_strategy",
-           "total_strategy", "hierarchical_strategy", "square_root_strategy", "RESIDUAL_RTOL", "OBJECTIVES",
-           "factorization_norm", "factorization_lower_bound", "ScaledFactorization", "METHODS",
-           "approximate_factorization_norm"]
+__all__ = [*base.__all__, *norm.__all__, *mean.__all__]
