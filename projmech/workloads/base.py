@@ -36,15 +36,13 @@ from ..validation import (
 )
 from .kernels import Kernels
 from .kronecker_gram import KroneckerGram
-from .matrices import check_labels, matrix_column_norms, max_column_distance
+from .matrices import check_labels, max_column_distance
 from .matrices import check_matrix_entries as check_matrix_entries  # marginal tables import it from here
 
 __all__ = [
     "Workload",
     "Kernels",
     "DEFAULT_MAX_ENTRIES",
-    "as_query_matrix",
-    "column_norm",
     "max_column_distance",
     "PAIRWISE_UNIVERSE",
 ]
@@ -687,76 +685,3 @@ class Workload:
     def __repr__(self) -> str:
         k, m = self._shape
         return f"Workload({self.name}, k={format_count(k)}, m={format_count(m)}, {self._kind()})"
-
-
-def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matrix:
-    """Validate a ``k x m`` query matrix: real, 2-d, non-empty and finite.
-
-    Parameters
-    ----------
-    matrix : array_like or scipy.sparse matrix, shape (k, m)
-        The query matrix.
-    name : str, default "F"
-        The argument's name, used in error messages.
-    copy : bool, default False
-        Copy the entries even when no conversion is needed.
-
-    Returns
-    -------
-    ndarray or scipy.sparse.csr_array
-        The matrix as float64, sparse input as CSR.
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> from projmech.workloads import as_query_matrix
-    >>> as_query_matrix([[1, 0], [1, 1]])
-    array([[1., 0.],
-           [1., 1.]])
-    >>> as_query_matrix(sp.eye(2)).format
-    'csr'
-    """
-    if isinstance(matrix, Workload):
-        raise TypeError(f"{name}: expected a matrix, got a Workload (pass its .matrix)")
-    if sp.issparse(matrix):
-        # Before the cast: a complex sparse matrix would lose its imaginary part in it.
-        sparse: Any = matrix  # the stubs know no sparse attribute after the test
-        check_real_dtype(name, sparse.dtype)
-        matrix = sp.csr_array(sparse, dtype=float, copy=copy)
-        check_real_array(name, matrix.data)
-    else:
-        matrix = check_real_array(name, matrix, finite=False, copy=copy)
-    if matrix.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
-    if 0 in matrix.shape:
-        raise ValueError(f"{name}: needs at least one query and one universe element, got shape {matrix.shape}")
-    if not issparse(matrix):
-        check_real_array(name, matrix)  # NaN and inf, reported after the shape
-    return matrix
-
-
-@validate_params(ord=ORD)
-def column_norm(matrix: Matrix, ord: float = 2) -> float:
-    """Compute ``||A||_{1->p}``, the largest ``l_p`` norm of a column of a matrix.
-
-    Parameters
-    ----------
-    matrix : array_like or scipy.sparse matrix, shape (k, m)
-        A real, finite matrix, dense or sparse.
-    ord : {1, 2, inf}, default 2
-        The order ``p``.
-
-    Returns
-    -------
-    float
-        The largest column norm.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from projmech.workloads import column_norm
-    >>> A = np.array([[3.0, 1.0], [4.0, 1.0]])
-    >>> column_norm(A), column_norm(A, ord=1), column_norm(A, ord=np.inf)
-    (5.0, 7.0, 4.0)
-    """
-    return float(np.max(matrix_column_norms(as_query_matrix(matrix, "matrix"), ord)))

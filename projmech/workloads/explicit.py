@@ -1,4 +1,4 @@
-"""Workloads given by a matrix, or by callbacks that apply one."""
+"""Workloads given by a matrix, or by callbacks that apply one, and the check of a bare query matrix."""
 
 from __future__ import annotations
 
@@ -20,16 +20,90 @@ from ..validation import (
     check_entries,
     check_positive_int,
     check_real_array,
+    check_real_dtype,
     format_count,
     validate_params,
 )
-from .base import _CONCRETE, Labels, Matrix, Workload, as_query_matrix
+from .base import _CONCRETE, ORD, Labels, Matrix, Workload
 from .matrices import matrix_column_norms
 
-__all__ = ["MatrixWorkload", "ImplicitWorkload"]
+__all__ = ["MatrixWorkload", "ImplicitWorkload", "as_query_matrix", "column_norm"]
 
 _GRAM = IsCallable("a callable returning F^T F")
 _DOMAIN = OrNone(InstanceOf(Domain, what="a Domain"))
+
+
+def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matrix:
+    """Validate a ``k x m`` query matrix: real, 2-d, non-empty and finite.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        The query matrix.
+    name : str, default "F"
+        The argument's name, used in error messages.
+    copy : bool, default False
+        Copy the entries even when no conversion is needed.
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_array
+        The matrix as float64, sparse input as CSR.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from projmech.workloads import as_query_matrix
+    >>> as_query_matrix([[1, 0], [1, 1]])
+    array([[1., 0.],
+           [1., 1.]])
+    >>> as_query_matrix(sp.eye(2)).format
+    'csr'
+    """
+    if isinstance(matrix, Workload):
+        raise TypeError(f"{name}: expected a matrix, got a Workload (pass its .matrix)")
+    if sp.issparse(matrix):
+        # Before the cast: a complex sparse matrix would lose its imaginary part in it.
+        sparse: Any = matrix  # the stubs know no sparse attribute after the test
+        check_real_dtype(name, sparse.dtype)
+        matrix = sp.csr_array(sparse, dtype=float, copy=copy)
+        check_real_array(name, matrix.data)
+    else:
+        matrix = check_real_array(name, matrix, finite=False, copy=copy)
+    if matrix.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
+    if 0 in matrix.shape:
+        raise ValueError(f"{name}: needs at least one query and one universe element, got shape {matrix.shape}")
+    if not issparse(matrix):
+        check_real_array(name, matrix)  # NaN and inf, reported after the shape
+    return matrix
+
+
+@validate_params(ord=ORD)
+def column_norm(matrix: Matrix, ord: float = 2) -> float:
+    """Compute ``||A||_{1->p}``, the largest ``l_p`` norm of a column of a matrix.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        A real, finite matrix, dense or sparse.
+    ord : {1, 2, inf}, default 2
+        The order ``p``.
+
+    Returns
+    -------
+    float
+        The largest column norm.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.workloads import column_norm
+    >>> A = np.array([[3.0, 1.0], [4.0, 1.0]])
+    >>> column_norm(A), column_norm(A, ord=1), column_norm(A, ord=np.inf)
+    (5.0, 7.0, 4.0)
+    """
+    return float(np.max(matrix_column_norms(as_query_matrix(matrix, "matrix"), ord)))
 
 
 class MatrixWorkload(Workload):
