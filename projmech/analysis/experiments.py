@@ -27,10 +27,8 @@ def error_vs_n(
     *,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Mean RMSE (95% CI), max error and time of each mechanism on a subsample of each size.
-
-    For every ``n`` in ``sizes`` one subsample of ``data`` is drawn (without replacement) and
-    every mechanism releases on it ``trials`` times; all mechanisms see the same subsample.
+    """Mean RMSE (95% CI), max error and time of each mechanism on one subsample of each size
+    (without replacement), the same subsample for every mechanism.
     """
     from tqdm.auto import tqdm
 
@@ -74,18 +72,12 @@ def format_table(results: pd.DataFrame) -> str:
 
 
 def pyplot() -> Any:
-    """``matplotlib.pyplot``, imported on first use: matplotlib is an optional dependency (the
-    extra ``projmech[plot]``), needed only to draw.
+    """``matplotlib.pyplot``, imported on first use: matplotlib is optional (``projmech[plot]``).
 
     Returns
     -------
     module
         ``matplotlib.pyplot``.
-
-    Raises
-    ------
-    ModuleNotFoundError
-        If matplotlib is not installed, naming the extra that brings it.
     """
     try:
         import matplotlib.pyplot as plt
@@ -96,17 +88,8 @@ def pyplot() -> Any:
 
 
 def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, *, bounds: dict[str, Any] | None = None) -> None:
-    """Log-log plot of mean RMSE with CI bars against n, one line per mechanism; ``bounds`` maps
-    a label to ``(sizes, values)`` drawn dashed (e.g. the closed-form Gaussian expectation).
-
-    The figure is written to ``path`` and closed, so no window is needed; the backend is
-    matplotlib's choice (without a display it picks a non-interactive one): a library does not
-    set global state, a script that needs a particular backend sets it itself.
-
-    Raises
-    ------
-    ModuleNotFoundError
-        If matplotlib is not installed (the extra ``projmech[plot]`` brings it).
+    """Log-log plot of mean RMSE with CI bars against n, one line per mechanism, ``bounds`` (label to
+    ``(sizes, values)``) dashed; written to ``path`` and closed, the backend left to matplotlib.
     """
     plt = pyplot()
 

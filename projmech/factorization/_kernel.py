@@ -1,8 +1,5 @@
-"""The kernel every factorization method shares: the dual ascent (:func:`iterate`) with its weights,
-the strategy from a Gram matrix, the CVXPY call and the final judgement of a factorization.
-
-The mean-objective methods (:mod:`.mean`), the max objective (:mod:`.maximum`) and the resolvent
-strategies (:mod:`.resolvent`) import it, and :mod:`.norm` dispatches among them, so that no two
+"""The kernel every factorization method shares: the dual ascent (:func:`iterate`), the strategy
+from a Gram matrix, the CVXPY call and the final judgement of a factorization, so that no two
 method modules import each other.
 """
 
@@ -47,13 +44,9 @@ def iterate(evaluate: Callable[[np.ndarray], Evaluated], start: np.ndarray, tol:
             memory: int = 6, callback: Callback | None = None, monotone: bool = False) -> tuple[Evaluated, int]:
     """Safeguarded Anderson-accelerated fixed-point ascent on dual weights, from ``start``.
 
-    The plain update ``x <- T(x)`` (a multiplicative step, see the module docstring) is
-    extrapolated from the last ``memory`` residuals; an extrapolated point that fails the
-    safeguard is rejected (one extra evaluation) in favour of the plain step, and the history
-    restarts. The safeguard asks for a smaller residual, or with ``monotone`` for a dual value
-    no lower than the current one (the max objective's joint ascent on ``(p, q)``, where the
-    residual test lets the extrapolation cycle). Returns the point with the smallest gap and the
-    number of evaluations; ``callback`` gets both after each step.
+    An extrapolated point that fails the safeguard (a smaller residual, or with ``monotone`` a dual
+    value no lower) is replaced by the plain step and the history restarts. Returns the point with
+    the smallest gap and the number of evaluations.
     """
     current = evaluate(start)
     best = current
@@ -90,13 +83,8 @@ def iterate(evaluate: Callable[[np.ndarray], Evaluated], start: np.ndarray, tol:
 
 def _judge(fact: Factorization, tol: float | None, iterations: int | None = None, stopped: bool = False,
            note: str = "") -> Outcome[tuple[Factorization, int | None]]:
-    """A factorization through the final check (:meth:`~projmech.Factorization.defect`: ``R M = F``,
-    ``gamma`` from the factors, ``lower_bound <= gamma``) and the tolerance on its relative gap.
-
-    :attr:`Status.OPTIMAL` when it passes with ``relative_gap <= tol`` (any gap when ``tol`` is
-    None); otherwise :attr:`Status.ITERATION_LIMIT` (the method ``stopped`` at its limit) or
-    :attr:`Status.REJECTED`, keeping a factorization that passed the check as a candidate for
-    the error's ``best``. ``note`` (the backend's doubt) leads the attempt's detail.
+    """A factorization through the final check (:meth:`~projmech.Factorization.defect`) and the
+    tolerance on its relative gap (any when ``tol`` is None): optimal, iteration limit or rejected.
     """
     prefix = f"{note}, " if note else ""
     defect = fact.defect()

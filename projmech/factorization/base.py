@@ -1,16 +1,9 @@
-"""Factorizations F = R M of a workload: the factorization (matrix) mechanism's value.
+"""Factorizations ``F = R M`` of a workload: the factorization (matrix) mechanism's value.
 
-The factorization mechanism measures the strategy queries ``M h`` with Gaussian noise ``Z`` and
-answers ``R (M h + Z) = F h + R Z`` :cite:p:`LHRMM10,ENU20`. With ``sigma`` calibrated to the
-strategy's sensitivity (at most ``(2/n) ||M||_{1->2}`` on a normalized histogram of ``n``
-records), the root-mean-square error over the ``k`` queries is ``sigma ||R||_F / sqrt(k)``, so
-the factorization norm ``gamma = ||R||_F ||M||_{1->2} / sqrt(k)`` is the quantity to minimize.
-The derivation is in the theory page *The factorization mechanism and gamma(F)*
-(``docs/theory/factorization.md``).
-
-This module holds the :class:`Factorization` value and the fixed strategies (identity, total,
-hierarchical :cite:p:`HRMS10`); the optimal ``gamma(F)`` is in
-:mod:`projmech.factorization.mean`.
+The mechanism measures ``M h`` with Gaussian noise and answers ``R (M h + Z)``
+:cite:p:`LHRMM10,ENU20`; its root-mean-square error is proportional to the factorization norm
+``gamma = ||R||_F ||M||_{1->2} / sqrt(k)``. This module holds the :class:`Factorization` value;
+the derivation is in :doc:`/theory/factorization`.
 """
 
 from __future__ import annotations
@@ -23,9 +16,9 @@ import numpy as np
 
 from .._sparse import issparse
 from ..solve import SolveError, SolveResult, SolveStats, Status
-from ..validation import check_positive_int
 from ..workloads import Workload, as_query_matrix, column_norm
 from .range_forms import is_all_range, prefix_form, range_squares, range_squares_slack
+from .strategies import hierarchical_strategy, identity_strategy, square_root_strategy, total_strategy
 
 __all__ = ["Factorization", "FactorizationError", "DenseFactorization", "as_workload", "identity_strategy",
            "total_strategy", "hierarchical_strategy",
@@ -34,10 +27,6 @@ __all__ = ["Factorization", "FactorizationError", "DenseFactorization", "as_work
 class FactorizationError(SolveError):
     """A factorization optimizer stopped without certifying its tolerance.
 
-    ``attempts`` holds every method tried (an :class:`~projmech.solve.Attempt` each), ``best``
-    the factorization with the smallest relative gap among those that passed the final check
-    (a valid factorization, with its bound, gap and statistics), or None.
-
     Parameters
     ----------
     message : str
@@ -45,7 +34,7 @@ class FactorizationError(SolveError):
     attempts : iterable of Attempt, default ()
         Every method tried, in order.
     best : Factorization, optional
-        The best factorization that passed the final check.
+        The factorization with the smallest relative gap among those that passed the final check.
 
     Examples
     --------
@@ -82,37 +71,14 @@ def _dense(matrix: Any) -> np.ndarray:
 
 
 def dense_matrix(workload: Workload) -> np.ndarray:
-    """F as a dense array: an implicit workload's from its products with the identity (which
-    :meth:`Workload.toarray` refuses), for the checks and methods that need every entry."""
+    """F as a dense array, an implicit workload's from its products with the identity."""
     if workload.is_implicit:
         return np.asarray(workload.kernels.matmat(np.eye(workload.universe_size)))
     return _dense(workload.matrix)
 
 
 def check_objective(objective: Any) -> str:
-    """``objective`` if it is one of :data:`OBJECTIVES`, else a ValueError naming it.
-
-    Parameters
-    ----------
-    objective : str
-        ``"mean"`` or ``"max"``.
-
-    Returns
-    -------
-    str
-        ``objective``.
-
-    Raises
-    ------
-    ValueError
-        If it is neither.
-
-    Examples
-    --------
-    >>> from projmech.factorization.base import check_objective
-    >>> check_objective("max")
-    'max'
-    """
+    """``objective`` if it is one of :data:`OBJECTIVES`, else a ValueError naming it."""
     if not isinstance(objective, str) or objective not in OBJECTIVES:
         raise ValueError(f"objective: expected one of {OBJECTIVES}, got {objective!r}")
     return objective
@@ -133,11 +99,6 @@ def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
     Workload
         ``workload`` itself, or a :class:`~projmech.workloads.Workload` of the matrix.
 
-    Raises
-    ------
-    ValueError
-        If the matrix is not 2-d, or has a non-finite entry.
-
     Examples
     --------
     >>> import numpy as np
@@ -151,23 +112,14 @@ def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
 class Factorization(SolveResult):
     """A factorization ``R M = F + E`` of a ``k x m`` workload F (``E = 0`` for an exact one).
 
-    The factorization mechanism measures ``M h`` with Gaussian noise ``Z`` and answers
-    ``R (M h + Z)`` :cite:p:`LHRMM10,ENU20`; its error is proportional to :attr:`gamma`.
-    ``Factorization(workload, strategy, ...)`` builds one from an explicit strategy matrix: a
-    :class:`DenseFactorization`, whose parameters it takes. The optimizers also return
-    structured ones for Kronecker and marginal workloads, whose strategy is a structured
-    :class:`~projmech.workloads.Workload` and whose R is applied factor by factor.
-
-    Every factorization offers :attr:`strategy` (M as a workload over F's universe, whose
-    counts the mechanism measures), :meth:`reconstruct`, :attr:`reconstruction_norm`
-    (``||R||_F``), :attr:`residual` (``||R M - F||_{1->2}``, or a bound on it), :attr:`gamma`,
-    :attr:`lower_bound`, :attr:`relative_gap`, :meth:`defect` and :attr:`stats`.
+    ``Factorization(workload, strategy, ...)`` builds a :class:`DenseFactorization` from an explicit
+    strategy; the optimizers also return structured ones whose R is applied factor by factor. The
+    mechanism's error is proportional to :attr:`gamma` (:doc:`/theory/factorization`).
 
     Parameters
     ----------
     *args, **kwargs
-        Those of :class:`DenseFactorization`: ``workload, strategy, reconstruction=None, *,
-        strategy_pinv=None, perturbation=None, lower_bound=None, stats=None, gram=None``.
+        Those of :class:`DenseFactorization`.
 
     Attributes
     ----------
@@ -176,32 +128,21 @@ class Factorization(SolveResult):
     strategy : Workload
         M, over F's universe.
     lower_bound : float or None
-        A certified lower bound on the optimum this factorization approximates (``gamma(F)``,
-        ``gamma_2(F)`` for the ``"max"`` objective, or ``gamma_alpha(F)`` for an approximate
-        one), or None.
+        A certified lower bound on the optimum this factorization approximates, or None.
     objective : {"mean", "max"}
-        The norm the factorization was optimized for, which :attr:`value`, :attr:`lower_bound`
-        and :attr:`relative_gap` refer to: :attr:`gamma` (root-mean-square error) or
-        :attr:`gamma_2` (worst query).
+        The norm optimized, which :attr:`value`, :attr:`lower_bound` and :attr:`relative_gap` refer to.
     stats : SolveStats
         How the factorization was obtained (solver ``"given"`` for a given strategy).
-
-    See Also
-    --------
-    projmech.factorization.norm.factorization_norm : The optimal factorization.
-    projmech.mechanisms.additive.FactorizationMechanism : Releases answers through a factorization.
 
     Examples
     --------
     >>> import projmech as pm
     >>> F = pm.prefix(16)
     >>> tree = pm.Factorization(F, pm.hierarchical_strategy(16))
-    >>> type(tree).__name__, tree.num_measurements
-    ('DenseFactorization', 31)
+    >>> type(tree).__name__, tree.num_measurements, tree.stats.status
+    ('DenseFactorization', 31, <Status.GIVEN: 'given'>)
     >>> round(tree.gamma, 3), round(pm.Factorization(F, pm.identity_strategy(16)).gamma, 3)
     (1.938, 2.915)
-    >>> tree.lower_bound is None, tree.stats.status
-    (True, <Status.GIVEN: 'given'>)
     """
 
     workload: Workload
@@ -220,8 +161,7 @@ class Factorization(SolveResult):
         raise NotImplementedError
 
     def _reconstruct_block(self, block: np.ndarray) -> np.ndarray:
-        """``R Y`` for an ``(l, r)`` array: what a Kronecker product applies along one axis. By
-        columns, unless a kind has a faster route."""
+        """``R Y`` for an ``(l, r)`` array, by columns unless a kind has a faster route."""
         return np.stack([self._reconstruct(np.ascontiguousarray(column)) for column in block.T], axis=1)
 
     @property
@@ -231,8 +171,7 @@ class Factorization(SolveResult):
 
     @property
     def residual(self) -> float:
-        """``||R M - F||_{1->2}`` (or, where stated, an upper bound on it): zero to rounding for
-        an exact factorization."""
+        """``||R M - F||_{1->2}`` (or an upper bound on it): zero to rounding for an exact factorization."""
         raise NotImplementedError
 
     def _finite_factors(self) -> bool:
@@ -242,15 +181,13 @@ class Factorization(SolveResult):
         raise NotImplementedError
 
     def _reconstruction_columns(self, start: int, stop: int) -> np.ndarray:
-        """Columns ``start:stop`` of R, ``(k, stop - start)``: R applied to unit measurements,
-        unless a kind has a faster route."""
+        """Columns ``start:stop`` of R: R applied to unit measurements, unless a kind has a faster route."""
         units = np.zeros((self.num_measurements, stop - start))
         units[np.arange(start, stop), np.arange(stop - start)] = 1.0
         return self._reconstruct_block(units)
 
     def _query_norms(self) -> np.ndarray:
-        """``||r_i||`` for every row of R, from blocks of its columns small enough to hold (a
-        workload may have millions of queries), unless a kind has a faster route."""
+        """``||r_i||`` for every row of R, from blocks of its columns small enough to hold."""
         squares = np.zeros(self.num_queries)
         step = max(1, _QUERY_NORM_BLOCK // max(self.num_queries, 1))
         for start in range(0, self.num_measurements, step):
@@ -262,9 +199,7 @@ class Factorization(SolveResult):
 
     @classmethod
     def from_strategy(cls, workload: Workload | Any, strategy: Any, *, rtol: float = 1e-7) -> Factorization:
-        """The factorization with the least-squares reconstruction ``R = F M^+`` of a strategy.
-
-        Unlike the constructor, it checks that the strategy answers the workload exactly.
+        """The factorization with the least-squares reconstruction ``R = F M^+``, checked to answer F exactly.
 
         Parameters
         ----------
@@ -279,13 +214,6 @@ class Factorization(SolveResult):
         -------
         Factorization
             The exact factorization ``(F M^+) M = F``.
-
-        Raises
-        ------
-        ValueError
-            If ``F`` is not in the row space of ``M`` (``||F M^+ M - F||_{1->2}`` above
-            ``rtol * ||F||_{1->2}``, see :meth:`defect`): no reconstruction answers the workload
-            exactly.
         """
         fact = DenseFactorization(workload, strategy)
         defect = fact.defect(rtol)
@@ -305,22 +233,17 @@ class Factorization(SolveResult):
         return self.strategy.num_queries
 
     def reconstruct(self, measurements: Any) -> np.ndarray:
-        """Apply R to a vector of measurements.
+        """Apply R to a vector of (noisy) measurements ``y``.
 
         Parameters
         ----------
         measurements : array_like, shape (l,)
-            ``y``, the (noisy) answers to the strategy's queries.
+            ``y``, the answers to the strategy's queries.
 
         Returns
         -------
         ndarray, shape (k,)
             ``R y``, the workload's answers.
-
-        Raises
-        ------
-        ValueError
-            If ``measurements`` does not have shape ``(l,)``.
         """
         y = np.asarray(measurements, dtype=float)
         if y.shape != (self.num_measurements,):
@@ -334,26 +257,22 @@ class Factorization(SolveResult):
 
     @property
     def gamma(self) -> float:
-        """The factorization norm ``||R||_F ||M||_{1->2} / sqrt(k)`` :cite:p:`ENU20`: the
-        root-mean-square error factor over the queries."""
+        """The factorization norm ``||R||_F ||M||_{1->2} / sqrt(k)`` :cite:p:`ENU20`: the RMSE factor."""
         return self.reconstruction_norm * self.strategy_sensitivity / math.sqrt(self.num_queries)
 
     @cached_property
     def query_norms(self) -> np.ndarray:
-        """``||r_i||``, the norm of each row of R: query ``i``'s noise ``r_i^T Z`` has standard
-        deviation ``sigma ||r_i||`` when ``Z`` has ``sigma`` per measurement."""
+        """``||r_i||``, the norm of each row of R: query ``i``'s noise has standard deviation ``sigma ||r_i||``."""
         return self._query_norms()
 
     @property
     def gamma_2(self) -> float:
-        """The factorization norm ``||R||_{2->inf} ||M||_{1->2}`` :cite:p:`MNT20`: the largest
-        row norm of R times the largest column norm of M, the worst query's error factor."""
+        """``||R||_{2->inf} ||M||_{1->2}`` :cite:p:`MNT20`: the worst query's error factor."""
         return float(np.max(self.query_norms)) * self.strategy_sensitivity
 
     @property
     def value(self) -> float:
-        """The norm of :attr:`objective`: :attr:`gamma` for ``"mean"``, :attr:`gamma_2` for
-        ``"max"``; what :attr:`lower_bound` bounds."""
+        """The norm of :attr:`objective` (:attr:`gamma` or :attr:`gamma_2`), which :attr:`lower_bound` bounds."""
         return self.gamma_2 if self.objective == "max" else self.gamma
 
     def _workload_norm(self) -> float:
@@ -365,11 +284,8 @@ class Factorization(SolveResult):
     def defect(self, rtol: float = RESIDUAL_RTOL) -> str | None:
         """The final check of a factorization before it is returned: why it fails, or None.
 
-        From the factors alone: M (and an explicit R) finite; ``R M = F + E`` (``E = 0`` for an
-        exact factorization) to ``rtol * ||F||_{1->2}`` -- relative, so that a workload scaled
-        by ``1e-8`` is held to the same standard as one of norm 1; ``gamma``, recomputed from M
-        and R, finite; and a lower bound, when there is one, at most ``gamma`` (up to
-        ``_BOUND_SLACK`` on ``gamma^2``), so that :attr:`relative_gap` certifies something.
+        Finite factors; ``R M = F + E`` to ``rtol * ||F||_{1->2}`` (relative, so any scale is held to
+        one standard); a finite norm; a lower bound, if any, not above it.
 
         Parameters
         ----------
@@ -397,9 +313,7 @@ class Factorization(SolveResult):
 
     @property
     def relative_gap(self) -> float | None:
-        """``value^2 / lower_bound^2 - 1``: how far the squared norm of :attr:`objective` may be
-        above the optimum (for ``"mean"``, ``gamma^2``, the objective ``tr(F X^+ F^T)`` divided
-        by ``k``); ``None`` without a bound."""
+        """``value^2 / lower_bound^2 - 1``: how far the squared norm may be above the optimum; None without a bound."""
         if self.lower_bound is None:
             return None
         if self.lower_bound == 0:
@@ -415,11 +329,8 @@ class Factorization(SolveResult):
         Returns
         -------
         dict
-            The workload's name, the strategy's shape, whether it is approximate, the
-            ``objective``, ``gamma`` (and ``gamma_2`` for the ``"max"`` objective),
-            ``lower_bound`` and ``residual``, and :meth:`SolveStats.summary
-            <projmech.solve.SolveStats.summary>`'s entries (``gap`` is ``stats.gap``, the
-            relative gap of the squared objective the optimizer certified).
+            The workload's name, the strategy's shape, ``approximate``, ``objective``, ``gamma`` (and
+            ``gamma_2`` for ``"max"``), ``lower_bound``, ``residual`` and the statistics' entries.
         """
         summary = {
             "workload": self.workload.name,
@@ -442,13 +353,9 @@ class Factorization(SolveResult):
 class DenseFactorization(Factorization):
     """A factorization with an explicit ``l x m`` strategy matrix.
 
-    ``Factorization(workload, strategy, ...)`` builds one. What matters for its error
-    (``||R||_F``, the residual, ``gamma``) comes from the Gram matrix ``F^T F`` when the
-    reconstruction is implicit (from ``R`` itself when it is given); the reconstruction of an
-    exact factorization is kept implicit, ``R = F M^+``, and applied on
-    demand (:meth:`reconstruct`), so a workload of millions of queries never needs a ``k x l``
-    matrix. The constructor checks shapes, not ``R M = F``: :meth:`Factorization.from_strategy`
-    and :meth:`~Factorization.defect` do.
+    An exact one keeps ``R = F M^+`` implicit and computes its norms from the Gram matrix, so a
+    workload of millions of queries needs no ``k x l`` matrix. The constructor checks shapes, not
+    ``R M = F``: :meth:`Factorization.from_strategy` and :meth:`~Factorization.defect` do.
 
     Parameters
     ----------
@@ -457,43 +364,27 @@ class DenseFactorization(Factorization):
     strategy : array_like, shape (l, m)
         M, the queries measured with noise.
     reconstruction : array_like, shape (k, l), optional
-        An explicit R. Required with ``perturbation``; by default ``R = F M^+``.
+        An explicit R, required with ``perturbation``; by default ``R = F M^+``.
     strategy_pinv : array_like, shape (m, l), optional
-        ``M^+`` when the caller already has it (the optimizers do); computed otherwise.
+        ``M^+`` when the caller already has it.
     perturbation : array_like, shape (k, m), optional
         E, for an approximate factorization ``R M = F + E``.
     lower_bound : float, optional
-        A certified lower bound on the optimum this factorization approximates (``gamma(F)``,
-        or ``gamma_alpha(F)`` for an approximate one); see :attr:`relative_gap`.
+        A certified lower bound on the optimum this factorization approximates.
     stats : SolveStats, optional
-        How the factorization was obtained: the optimizer's statistics
-        (:func:`~projmech.factorization.norm.factorization_norm`), or by default a given
-        strategy (solver ``"given"``, :attr:`~projmech.solve.Status.GIVEN`, no gap).
+        The optimizer's statistics; by default those of a given strategy.
     gram : ndarray, shape (m, m), optional
-        ``F^T F`` when the caller already has it; otherwise ``workload.gram()`` on first use.
+        ``F^T F`` when the caller already has it.
     objective : {"mean", "max"}, default "mean"
-        What ``lower_bound`` bounds: ``gamma`` or ``gamma_2`` (see
-        :attr:`Factorization.objective`).
-
-    Raises
-    ------
-    ValueError
-        If a matrix has the wrong shape or a non-finite entry, ``perturbation`` comes without
-        ``reconstruction``, ``lower_bound`` is negative or not finite, or ``objective`` is not
-        one of :data:`OBJECTIVES`.
-    TypeError
-        If ``stats`` is not a :class:`~projmech.solve.SolveStats`.
+        What ``lower_bound`` bounds: ``gamma`` or ``gamma_2``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> query = np.array([1.0, 1.0, 0.0])
     >>> fact = pm.Factorization(pm.repeated(query, 4), query[None, :])  # measure once, copy 4 times
-    >>> round(fact.gamma, 6), fact.reconstruct([0.5])
-    (1.0, array([0.5, 0.5, 0.5, 0.5]))
-    >>> fact.defect() is None  # R M = F holds
-    True
+    >>> round(fact.gamma, 6), fact.reconstruct([0.5]), fact.defect() is None
+    (1.0, array([0.5, 0.5, 0.5, 0.5]), True)
     """
 
     def __init__(
@@ -556,8 +447,7 @@ class DenseFactorization(Factorization):
 
     @property
     def reconstruction(self) -> np.ndarray:
-        """R as an explicit ``k x l`` matrix (built from ``F M^+`` on first use: needs the
-        workload's explicit matrix; prefer :meth:`reconstruct` for large ``k``)."""
+        """R as an explicit ``k x l`` matrix, built from ``F M^+`` on first use (prefer :meth:`reconstruct`)."""
         if self._reconstruction is None:
             self._reconstruction = _dense(self.workload.matrix @ self.strategy_pinv)
         return self._reconstruction
@@ -579,7 +469,7 @@ class DenseFactorization(Factorization):
 
     @cached_property
     def reconstruction_norm(self) -> float:
-        """``||R||_F``; for ``R = F M^+`` it is ``sqrt(tr(M^+T F^T F M^+))``, from the Gram matrix."""
+        """``||R||_F``; for ``R = F M^+``, ``sqrt(tr(M^+T F^T F M^+))`` from the Gram matrix."""
         if self._reconstruction is not None:
             return float(np.linalg.norm(self._reconstruction))
         pinv = self.strategy_pinv
@@ -587,11 +477,7 @@ class DenseFactorization(Factorization):
 
     @cached_property
     def residual(self) -> float:
-        """``||R M - F||_{1->2}``: zero (to rounding) for an exact factorization.
-
-        With an implicit workload it comes from the Gram matrix, ``diag((I-P) F^T F (I-P))``
-        with ``P = M^+ M``, which resolves it only down to about ``1e-8 ||F||_{1->2}``.
-        """
+        """``||R M - F||_{1->2}``; for an implicit workload from the Gram matrix, to about ``1e-8 ||F||_{1->2}``."""
         if self._reconstruction is not None:
             return column_norm(self._reconstruction @ self.strategy_matrix - dense_matrix(self.workload))
         complement = np.eye(self.strategy_matrix.shape[1]) - self.strategy_pinv @ self.strategy_matrix
@@ -601,34 +487,22 @@ class DenseFactorization(Factorization):
         return float(np.sqrt(max(0.0, squares.max())))
 
     def lower_triangular(self) -> DenseFactorization:
-        """The same factorization in streaming form: a lower-triangular strategy.
+        """The same factorization in streaming form: a lower-triangular strategy :cite:p:`FHU23`.
 
-        For a strategy Gram matrix ``X = M^T M`` of full rank, the Cholesky form ``X = L^T L``
-        with ``L`` lower-triangular (the Cholesky factor of ``X`` with rows and columns reversed)
-        gives the strategy ``L`` and the reconstruction ``R = F L^-1``. ``L`` has the same
-        column norms as M and ``R R^T = F X^-1 F^T``, so :attr:`gamma`, :attr:`gamma_2`, every
-        query's noise and the certificate are unchanged. When F is lower-triangular (prefix
-        sums over time) so is R: measurement ``t`` and answer ``t`` need only the data up to time
-        ``t``, which is what answering online needs :cite:p:`FHU23`.
+        The Cholesky form ``M^T M = L^T L`` gives the strategy ``L`` and ``R = F L^-1`` with the same
+        norms, noise and certificate; for a lower-triangular F (prefix sums over time) R is too, so each
+        answer needs only the data up to its time.
 
         Returns
         -------
         DenseFactorization
             With the same workload, lower bound, objective and statistics.
 
-        Raises
-        ------
-        ValueError
-            If the factorization is approximate, or its strategy Gram matrix ``M^T M`` is
-            singular (the strategy has fewer than ``m`` independent rows).
-
         Examples
         --------
         >>> import numpy as np, projmech as pm
         >>> fact = pm.factorization_norm(pm.prefix(8)).lower_triangular()
         >>> bool(np.all(np.triu(fact.strategy_matrix, 1) == 0))
-        True
-        >>> bool(np.allclose(np.triu(fact.reconstruction, 1), 0, atol=1e-12))
         True
         """
         import scipy.linalg as sl
@@ -686,180 +560,3 @@ class DenseFactorization(Factorization):
         kind = "R M = F + E" if self.perturbation is not None else "R M = F"
         rows, columns = self.strategy_matrix.shape
         return f"{kind} of {self.workload.name}: strategy {rows}x{columns}"
-
-
-def identity_strategy(m: int) -> np.ndarray:
-    """The identity strategy ``M = I``: measure every cell.
-
-    With it the factorization mechanism is the Gaussian mechanism on the histogram, followed by
-    the answers ``R = F``.
-
-    Parameters
-    ----------
-    m : int
-        The universe size, ``>= 1``.
-
-    Returns
-    -------
-    ndarray, shape (m, m)
-        The identity matrix.
-
-    Raises
-    ------
-    ValueError
-        If ``m`` is not a positive integer.
-
-    Examples
-    --------
-    >>> import projmech as pm
-    >>> fact = pm.Factorization(pm.prefix(16), pm.identity_strategy(16))
-    >>> round(fact.gamma, 3)  # sqrt((m + 1) / 2) on prefix(m)
-    2.915
-    """
-    return np.eye(check_positive_int("m", m))
-
-
-def total_strategy(m: int) -> np.ndarray:
-    """The total strategy ``M = 1^T``: measure only the number of records.
-
-    Enough for a workload whose queries are all multiples of the total.
-
-    Parameters
-    ----------
-    m : int
-        The universe size, ``>= 1``.
-
-    Returns
-    -------
-    ndarray, shape (1, m)
-        One row of ones.
-
-    Raises
-    ------
-    ValueError
-        If ``m`` is not a positive integer.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import projmech as pm
-    >>> fact = pm.Factorization(pm.repeated(np.ones(5), 3), pm.total_strategy(5))
-    >>> round(fact.gamma, 6)  # measure the total once, copy it three times
-    1.0
-    """
-    return np.ones((1, check_positive_int("m", m)))
-
-
-def hierarchical_strategy(m: int, branching: int = 2) -> np.ndarray:
-    """The hierarchical (``branching``-ary tree) strategy over an ordered universe of size ``m``.
-
-    One row per tree node: the indicator of the node's interval. The root covers ``[0, m)``;
-    each node of width ``w > 1`` splits into ``branching`` children of near-equal widths, down to
-    single cells :cite:p:`HRMS10`. With ``branching=2`` this is the binary tree mechanism of
-    continual counting :cite:p:`DNPR10` written as a factorization: every prefix or range is a
-    sum of ``O(log m)`` nodes, and ``gamma`` of prefix and range workloads grows as
-    ``O(log m)``, against ``sqrt((m + 1) / 2)`` for the identity strategy on prefixes.
-
-    Parameters
-    ----------
-    m : int
-        The universe size, ``>= 1``.
-    branching : int, default 2
-        The number of children of each node, ``>= 2``.
-
-    Returns
-    -------
-    ndarray, shape (l, m)
-        One 0/1 row per node, level by level from the root (``l = 2m - 1`` for a binary tree
-        over ``m`` a power of two).
-
-    Raises
-    ------
-    ValueError
-        If ``m`` is not a positive integer or ``branching`` is not an integer ``>= 2``.
-
-    Examples
-    --------
-    >>> import projmech as pm
-    >>> pm.hierarchical_strategy(4)
-    array([[1., 1., 1., 1.],
-           [1., 1., 0., 0.],
-           [0., 0., 1., 1.],
-           [1., 0., 0., 0.],
-           [0., 1., 0., 0.],
-           [0., 0., 1., 0.],
-           [0., 0., 0., 1.]])
-    >>> round(pm.Factorization(pm.prefix(16), pm.hierarchical_strategy(16)).gamma, 3)
-    1.938
-    """
-    m = check_positive_int("m", m)
-    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
-        raise ValueError(f"branching: must be an integer >= 2, got {branching!r}")
-    rows = []
-    intervals = [(0, m)]
-    while intervals:
-        children = []
-        for low, high in intervals:
-            row = np.zeros(m)
-            row[low:high] = 1.0
-            rows.append(row)
-            if high - low > 1:
-                edges = np.linspace(low, high, min(branching, high - low) + 1).round().astype(int)
-                children += [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
-        intervals = children
-    return np.vstack(rows)
-
-
-def square_root_strategy(m: int) -> np.ndarray:
-    """The square-root factorization of prefix sums over ``m`` time steps.
-
-    The lower-triangular Toeplitz matrix ``L`` with ``L[i, j] = c_(i-j)``, ``c_t = binom(2t, t) / 4^t``,
-    the coefficients of ``(1 - x)^(-1/2)``, squares to the prefix-sum matrix: ``L @ L = prefix(m)``
-    :cite:p:`FHU23`. As a strategy ``M = L`` its reconstruction is ``R = L`` too, both
-    lower-triangular, so each prefix is released as soon as its last step arrives (a *streaming*
-    factorization). Its worst query's standard deviation per unit of sensitivity,
-    ``||R||_(2->inf) ||M||_(1->2) = sum_(t < m) c_t^2``, is at most ``1 + (1 + ln(m - 1)) / pi``
-    for ``m >= 2`` (from ``c_t^2 < 1 / (pi t)``) and grows as ``ln(m) / pi``.
-
-    Parameters
-    ----------
-    m : int
-        The number of time steps (the universe size), ``>= 1``.
-
-    Returns
-    -------
-    ndarray, shape (m, m)
-        ``L``, lower-triangular.
-
-    Raises
-    ------
-    ValueError
-        If ``m`` is not a positive integer.
-
-    See Also
-    --------
-    hierarchical_strategy : The binary tree, the other classical streaming strategy.
-
-    References
-    ----------
-    :cite:t:`FHU23`; continual counting :cite:p:`DNPR10`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import projmech as pm
-    >>> L = pm.square_root_strategy(4)
-    >>> L[:, 0]
-    array([1.    , 0.5   , 0.375 , 0.3125])
-    >>> bool(np.allclose(L @ L, np.tril(np.ones((4, 4)))))
-    True
-    >>> round(pm.Factorization(pm.prefix(1024), pm.square_root_strategy(1024)).gamma, 3)  # optimum: 2.956
-    3.11
-    """
-    m = check_positive_int("m", m)
-    # c_t = c_(t-1) (2t - 1) / (2t): a product of ratios below 1, with no overflow for any m.
-    coefficients = np.ones(m)
-    t = np.arange(1, m)
-    coefficients[1:] = np.cumprod((2 * t - 1) / (2 * t))
-    index = np.subtract.outer(np.arange(m), np.arange(m))
-    return np.where(index >= 0, coefficients[np.clip(index, 0, None)], 0.0)

@@ -1,22 +1,9 @@
-"""The max-error factorization norm gamma_2(F), with a certified lower bound.
+"""The max-error factorization norm gamma_2(F), with a certified lower bound :cite:p:`MNT20`.
 
-``gamma_2(F) = min ||R||_{2->inf} ||M||_{1->2}`` over exact factorizations ``R M = F`` is the
-worst query's error factor of the factorization mechanism: query ``i`` has noise of standard
-deviation ``sigma ||r_i||``. It is the classical factorization norm of continual counting and
-of every max-error guarantee :cite:p:`MNT20`. Its dual is
-
-    gamma_2(F) = max over distributions p (on queries), q (on cells) of ||D_p^1/2 F D_q^1/2||_*,
-
-so every pair ``(p, q)`` certifies a lower bound. The function
-``Phi(p, q) = ||D_p^1/2 F D_q^1/2||_*`` is a minimum of linear functions of ``(p, q)``, hence
-concave, and at ``(p, q)`` the factorization ``D_p^-1/2 U S^1/2, S^1/2 V^T D_q^-1/2`` (from the
-SVD ``U S V^T`` of the weighted matrix) has squared row norms ``a_i`` and squared column norms
-``b_j`` with ``sum_i p_i a_i = sum_j q_j b_j = Phi``: the gap ``max a max b / Phi^2 - 1`` of that
-factorization closes exactly at the optimum. The iteration is the multiplicative fixed point
-``p <- p (a / Phi)^2, q <- q (b / Phi)^2`` with the same Anderson acceleration as the mean
-objective (:func:`~projmech.factorization._kernel.iterate`), safeguarded by ascent: an
-extrapolation that lowers ``Phi`` is replaced by the plain step. The derivation is in the theory
-page *The factorization mechanism and gamma(F)* (``docs/theory/factorization.md``).
+``gamma_2(F) = min ||R||_{2->inf} ||M||_{1->2}`` is the worst query's error factor; its dual
+``max_{p, q} ||D_p^1/2 F D_q^1/2||_*`` is concave, so every pair of distributions certifies a
+bound. The ascent is the multiplicative fixed point on ``(p, q)`` with safeguarded Anderson
+acceleration. Derivation: :doc:`/theory/factorization` (§7, §10).
 """
 
 from __future__ import annotations
@@ -74,14 +61,8 @@ class _AscentPoint:
 
 
 def max_lower_bound(matrix: np.ndarray, query_weights: np.ndarray, cell_weights: np.ndarray) -> float:
-    """``||D_p^1/2 F D_q^1/2||_*`` for distributions ``p`` (queries) and ``q`` (cells), rounded
-    down: a certified lower bound on ``gamma_2(F)``.
-
-    From the singular values of the weighted matrix, each lowered (Weyl) by a bound on the
-    spectral norm of the rounding: the SVD's backward error, taken as ``2 max(k, m) eps`` times
-    the largest singular value, and forming the weighted matrix (3 roundings per entry, at most
-    ``3 eps ||A||_F <= 3 eps sqrt(min(k, m))`` times the largest). The absolute error of a singular
-    value, not the square root of an eigenvalue's, which would cap the certificate near ``1e-8``.
+    """``||D_p^1/2 F D_q^1/2||_*`` rounded down, a certified lower bound on ``gamma_2(F)``: each singular
+    value lowered (Weyl) by the SVD's backward error and that of forming the weighted matrix.
     """
     singular = np.linalg.svd(np.sqrt(query_weights)[:, None] * matrix * np.sqrt(cell_weights)[None, :],
                              compute_uv=False)
@@ -91,13 +72,8 @@ def max_lower_bound(matrix: np.ndarray, query_weights: np.ndarray, cell_weights:
 
 
 class _MaxPoint(_AscentPoint):
-    """One evaluation at ``x = (p, q)``: ``Phi``, the squared row norms ``a`` of R and column
-    norms ``b`` of M of the factorization the weights define, its gap, and the update.
-
-    From the SVD ``U S V^T`` of ``A = D_p^1/2 F D_q^1/2`` rather than an eigendecomposition of
-    ``A^T A``: ``a_i = (U S U^T)_ii / p_i`` and ``b_j = (V S V^T)_jj / q_j`` need no negative
-    power of a singular value, and small singular values keep their accuracy, however extreme
-    the weights.
+    """One evaluation at ``x = (p, q)``: ``Phi``, the squared row norms of R and column norms of M of the
+    factorization the weights define (from the SVD, accurate however extreme the weights), its gap.
     """
 
     def __init__(self, matrix: np.ndarray, rank: int, x: np.ndarray) -> None:
@@ -129,12 +105,8 @@ class _MaxPoint(_AscentPoint):
 
 def solve_max_iterative(workload: Workload, matrix: np.ndarray, tol: float, max_iterations: int,
                         callback: Callback | None) -> tuple[Factorization, int, bool]:
-    """The dual ascent's factorization for ``gamma_2``, its evaluations and whether it stopped at
-    ``max_iterations`` short of ``tol`` (by its own gap; :func:`_judge` recomputes it).
-
-    Works on the explicit matrix, on its smaller side: ``gamma_2(F) = gamma_2(F^T)``, so a wide F
-    is solved transposed and the factorization transposed back (``F = M'^T R'^T``). ``matrix``
-    is F, explicit.
+    """The dual ascent's factorization for ``gamma_2`` on the explicit ``matrix``, its evaluations and whether it
+    stopped short of ``tol``; a wide F is solved transposed (``gamma_2(F) = gamma_2(F^T)``).
     """
     transposed = matrix.shape[0] < matrix.shape[1]
     solved = matrix.T if transposed else matrix
@@ -156,22 +128,17 @@ def solve_max_iterative(workload: Workload, matrix: np.ndarray, tol: float, max_
 
 
 def eigenvalue_lower_bound(eigenvalues: np.ndarray, forming: float) -> float:
-    """``sum_i lambda_i^1/2`` of a positive semidefinite matrix from its computed eigenvalues,
-    rounded down: each lowered (Weyl) by ``2 m eps`` (the symmetric eigensolver's backward error,
-    taken as :func:`max_lower_bound` takes the SVD's) plus ``forming`` (the relative error of
-    forming the matrix, in its spectral norm), both times the largest eigenvalue. The error of
-    an eigenvalue, not of its square root: the small ones keep their absolute accuracy."""
+    """``sum_i lambda_i^1/2`` of a PSD matrix from its computed eigenvalues, rounded down: each lowered by
+    the eigensolver's backward error plus ``forming``, both times the largest eigenvalue.
+    """
     slack = (2 * eigenvalues.size * np.finfo(float).eps + forming) * float(np.max(eigenvalues))
     return float(np.sqrt(np.clip(eigenvalues - slack, 0.0, None)).sum())
 
 
 class _RangeMaxPoint(_AscentPoint):
-    """One evaluation at ``x = (p, q)`` for the all-range workload, from the ``m x m`` Gram form
-    instead of the ``k x m`` matrix: with ``G = F^T D_p F`` (:func:`~projmech.factorization.range_forms.range_gram`)
-    and ``D_q^1/2 G D_q^1/2 = V diag(lambda) V^T``, ``Phi = sum lambda^1/2``, the column norms
-    ``b = diag(V lambda^1/2 V^T) / q`` and the row norms ``a_i = f_i^T Y f_i`` with
-    ``Y = W W^T``, ``W = D_q^1/2 V lambda^-1/4`` (:func:`~projmech.factorization.range_forms.range_squares`):
-    ``O(m^3)`` a step, where the matrix's SVD is ``O(m^4)``."""
+    """One evaluation at ``x = (p, q)`` for the all-range workload from its ``m x m`` Gram form
+    (:func:`~projmech.factorization.range_forms.range_gram`): ``O(m^3)`` a step instead of ``O(m^4)``.
+    """
 
     def __init__(self, m: int, x: np.ndarray) -> None:
         k = m * (m + 1) // 2
@@ -226,12 +193,9 @@ def solve_range_max(workload: Workload, tol: float, max_iterations: int,
 
 
 class _MarginalMaxPoint(_AscentPoint):
-    """One evaluation for a marginal workload at table weights ``x`` (a distribution over its
-    tables, spread evenly over each table's queries; the cells' weights uniform), where the
-    weighted Gram matrix is diagonal on the residual subspaces ``A``: eigenvalue
-    ``lambda_A = sum_{t: S_t ⊇ A} x_t w_t^2 / |t|^2`` of multiplicity ``d_A = prod_{i in A} (n_i - 1)``.
-    Then ``Phi = sum_A d_A lambda_A^1/2``, every cell's squared column norm is ``Phi`` and every
-    query of table ``t`` has squared row norm ``a_t = (w_t^2 / |t|^2) sum_{A ⊆ S_t} d_A lambda_A^-1/2``."""
+    """One evaluation for a marginal workload at table weights ``x``: the weighted Gram matrix is diagonal
+    on the residual subspaces, so ``Phi`` and the row norms are sums over subsets (§10 of the theory page).
+    """
 
     def __init__(self, incidence: np.ndarray, dimensions: np.ndarray, x: np.ndarray) -> None:
         self.x = normalize_weights(x, WEIGHT_FLOOR)
@@ -245,17 +209,9 @@ class _MarginalMaxPoint(_AscentPoint):
 def solve_marginal_max(sizes: tuple[int, ...], terms: list[tuple[tuple[int, ...], float]], tol: float,
                        max_iterations: int, callback: Callback | None
                        ) -> tuple[dict[tuple[int, ...], float], float, int, bool]:
-    """``gamma_2`` of a marginal workload (tables ``(S_t, w_t)`` with identity blocks on
-    attributes of ``sizes``): the residual strategy's coefficients ``c_A``, the certified lower
-    bound, the evaluations and whether the ascent stopped short of ``tol``.
-
-    The problem is invariant under permuting each attribute's values, which moves every table's
-    queries among themselves and the cells among themselves; ``Phi`` is concave, so averaging an
-    optimal ``(p, q)`` over these permutations stays optimal: there is an optimum with ``p``
-    even within each table and ``q`` uniform, and the ascent runs on one weight per table
-    (:class:`_MarginalMaxPoint`). Its strategy ``X = D_q^-1/2 (D_q^1/2 G D_q^1/2)^1/2 D_q^-1/2`` is
-    ``m sum_A lambda_A^1/2 Pi_A / Phi``, which the Helmert contrasts measure with
-    ``c_A^2 = lambda_A^1/2 prod_{i in A} n_i / Phi``.
+    """``gamma_2`` of a marginal workload: the residual strategy's coefficients, the certified bound, the
+    evaluations and whether the ascent stopped short of ``tol``. By symmetry the ascent runs on one
+    weight per table (:doc:`/theory/factorization`, §10).
     """
     # A table of weight zero has no error to bound: it takes no dual weight (kept at the floor,
     # it would hold the gap near the floor).

@@ -1,24 +1,9 @@
 """The optimal factorization norm gamma(F), with a certified lower bound, and gamma_alpha(F).
 
-``gamma(F) = min ||R||_F ||M||_{1->2} / sqrt(k)`` over exact factorizations ``R M = F`` of a
-``k x m`` workload is the error of the best factorization mechanism, up to the noise scale
-:cite:p:`ENU20`; minimizing it over strategies is the matrix mechanism's problem
-:cite:p:`LHRMM10`. In ``X = M^T M`` it is a convex semidefinite program that sees F only through
-its Gram matrix ``G = F^T F``. Its dual gives, for every weight vector ``q`` in the probability
-simplex, the lower bound ``gamma(F) >= ||F diag(q)^1/2||_* / sqrt(k)`` (nuclear norm), tight at
-the optimal ``q``.
-
-The iterative method ascends that dual with a multiplicative update on ``q`` (accelerated by
-safeguarded Anderson mixing), forming the strategy ``X*(q)`` of each iterate from one
-eigendecomposition, so that every iterate certifies its own relative gap on ``gamma^2``. It runs
-in F's row space, so ``R = F M^+`` always satisfies ``R M = F``; for prefix and all-range
-workloads ``G^-1`` is tridiagonal and each step costs ``O(m^2)`` instead of ``O(m^3)``. Whatever
-the method, the reported ``gamma`` is recomputed from the returned M and R, ``R M = F`` is
-checked, and the lower bound comes from the final weights alone.
-
-The derivations (the program, its dual and the lower bound, the iteration's fixed point and
-gap, ``gamma_alpha`` and its bound) are in the theory page *The factorization mechanism and
-gamma(F)* (``docs/theory/factorization.md``).
+``gamma(F)`` is a semidefinite program in ``X = M^T M`` that sees F only through ``G = F^T F``;
+every weight vector ``q`` of its dual certifies ``gamma(F) >= ||F diag(q)^1/2||_* / sqrt(k)``. The
+iterative method ascends that dual in F's row space, so every iterate certifies its own gap and
+``R = F M^+`` answers F exactly. Derivations: :doc:`/theory/factorization` (§2-5).
 """
 
 from __future__ import annotations
@@ -50,12 +35,8 @@ __all__ = ["approximate_factorization_norm"]
 
 
 def _sum_of_square_roots(eigenvalues: np.ndarray) -> float:
-    """``sum_j sqrt(w_j)`` for computed eigenvalues of a PSD matrix, rounded down.
-
-    A backward-stable eigensolver returns each eigenvalue to within about ``n eps ||A||``; the
-    square root turns that error on a (true) zero eigenvalue into ``sqrt(n eps ||A||)``, which
-    summed over many eigenvalues would lift a lower bound above the truth. Subtracting the error
-    bound first keeps the sum below the exact one.
+    """``sum_j sqrt(w_j)`` for computed eigenvalues of a PSD matrix, rounded down: each lowered by the
+    eigensolver's error bound first, so that a lower bound cannot be lifted above the truth.
     """
     slack = eigenvalues.size * np.finfo(float).eps * float(np.max(np.abs(eigenvalues)))
     return float(np.sqrt(np.clip(eigenvalues - slack, 0.0, None)).sum())
@@ -78,14 +59,8 @@ def _row_space(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _tridiagonal_inverse(gram: np.ndarray, factor: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The bands of ``G^-1`` if it is tridiagonal (``T G - I`` at rounding level), else ``None``.
-
-    Prefix and all-range workloads qualify: their Gram matrices are discrete Green's functions
-    (``m - max(i, j)`` and ``(min(i, j) + 1)(m - max(i, j))``). Correctness never rests on this
-    test: the lower bound is recomputed from G, and gamma from the returned M and R.
-
-    Three solves with the Cholesky factor suffice: columns ``j, j+3, j+6, ...`` of a tridiagonal
-    matrix have disjoint supports, so ``G^-1 (e_j + e_{j+3} + ...)`` holds each of them intact.
+    """The bands of ``G^-1`` if it is tridiagonal (prefix and all-range workloads), else None; three
+    Cholesky solves recover it, as columns three apart have disjoint supports. Nothing rests on it.
     """
     m = gram.shape[0]
     if m < 4:
@@ -106,13 +81,8 @@ def _tridiagonal_inverse(gram: np.ndarray, factor: np.ndarray) -> tuple[np.ndarr
 
 
 class _RowSpaceDual:
-    """The dual map ``q -> (phi(q), diag X*(q))`` and the primal recovery, for one Gram matrix.
-
-    Two equivalent forms: on ``A = D^1/2 G D^1/2`` (``m x m``) when G has full rank, and on
-    ``K = B D B^T`` (``r x r``) with ``G = B^T B`` otherwise. The second never divides by
-    ``q_i`` and makes the recovered strategy's row space exactly F's. When ``G^-1`` is
-    tridiagonal (prefix and all-range workloads) the first form is solved as the
-    tridiagonal eigenproblem of ``A^-1``, in ``O(m^2)`` per step.
+    """The dual map ``q -> (phi(q), diag X*(q))`` and the primal recovery, for one Gram matrix: on
+    ``D^1/2 G D^1/2`` at full rank (tridiagonal where ``G^-1`` is), else on ``B D B^T`` in the row space.
     """
 
     def __init__(self, gram: np.ndarray) -> None:
@@ -186,12 +156,8 @@ def strategy_from_eigen(q: np.ndarray, peak: float, eigenvalues: np.ndarray,
 
 
 class _Point:
-    """One evaluation of the dual map at weights ``q``: value, diagonal, gap and the fixed-point
-    residual ``T(q) - q`` of the multiplicative update ``T(q) ~ q (x / phi)^2``.
-
-    Residuals live in q itself, not in ``log q``: weights on their way to zero then contribute
-    residuals as small as themselves, instead of a constant step in ``log q`` that would hide the
-    progress of the weights that matter from the extrapolation and its safeguard.
+    """One evaluation of the dual map at ``q``: value, diagonal, gap and the residual ``T(q) - q`` of the
+    multiplicative update, in ``q`` itself so that vanishing weights contribute vanishing residuals.
     """
 
     def __init__(self, dual: _RowSpaceDual, q: np.ndarray) -> None:
@@ -287,21 +253,14 @@ def approximate_factorization_norm(
 ) -> Factorization:
     """The optimal approximate factorization ``R M = F + E``, ``||E||_{1->2} <= alpha sqrt(k)``.
 
-    Its value ``gamma_alpha(F)`` trades a bias for noise: the factorization mechanism on it has
-    root-mean-square error at most ``alpha + sigma ||R||_F / sqrt(k)`` on a normalized histogram.
-    Solved as the semidefinite program of :func:`factorization_norm` with F replaced by ``F + E``
-    and a second-order-cone constraint on each column of E, which keeps it convex. The result carries E
-    (``perturbation``, the realized ``R M - F``), an explicit R, and a lower bound from the dual weights at the
-    ``alpha`` the result satisfies: the solver meets the column constraint only to its
-    tolerance, so ``residual`` (``||R M - F||_{1->2}``) may exceed ``alpha sqrt(k)`` by that much
-    and is reported, never hidden. ``alpha = 0`` is ``gamma(F)``. The error bound and the lower
-    bound are derived in the theory page *The factorization mechanism and gamma(F)*
-    (``docs/theory/factorization.md``).
+    ``gamma_alpha(F)`` trades bias for noise: RMSE at most ``alpha + sigma ||R||_F / sqrt(k)``. The
+    solver meets the column constraint only to its tolerance, so ``residual`` may exceed
+    ``alpha sqrt(k)`` by that much and is reported. Derivation: :doc:`/theory/factorization` (§5).
 
     Parameters
     ----------
     workload : Workload or array_like, shape (k, m)
-        F. Needs the explicit matrix (E has its shape): ``k * m`` at most ``max_entries``.
+        F, explicit (E has its shape).
     alpha : float
         The bias allowed per query, ``>= 0``.
     solver : str, default "SCS"
@@ -314,30 +273,15 @@ def approximate_factorization_norm(
     Returns
     -------
     Factorization
-        With ``stats`` (solver ``"approximate-sdp/<solver>"``): its relative gap is reported
-        against no tolerance (``stats.tolerance_met`` is False); ``stats.total_time`` covers the
-        whole call, CVXPY's import on first use included.
-
-    Raises
-    ------
-    TypeError
-        If ``alpha`` is not a number.
-    ValueError
-        If ``alpha`` is negative or not finite, or ``k * m`` exceeds ``max_entries``.
-    FactorizationError
-        If the solver returns no solution, or its factorization fails the final check
-        (:meth:`~projmech.factorization.base.Factorization.defect`: ``R M = F + E``, a finite
-        ``gamma`` from the factors, ``lower_bound <= gamma``).
+        With E (``perturbation``), an explicit R, a lower bound and ``stats``
+        (``"approximate-sdp/<solver>"``, no tolerance met).
 
     Examples
     --------
     >>> import projmech as pm
-    >>> F = pm.prefix(4)
-    >>> approx = pm.approximate_factorization_norm(F, alpha=0.1)
-    >>> round(approx.gamma, 2), round(pm.factorization_norm(F).gamma, 2)
-    (1.12, 1.31)
-    >>> round(approx.residual / 2, 2)  # ||E||_{1->2} / sqrt(k): the bias alpha
-    0.1
+    >>> approx = pm.approximate_factorization_norm(pm.prefix(4), alpha=0.1)
+    >>> round(approx.gamma, 2), round(approx.residual / 2, 2)  # ||E||_{1->2} / sqrt(k) = alpha
+    (1.12, 0.1)
     """
     import cvxpy as cp
 

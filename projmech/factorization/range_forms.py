@@ -1,17 +1,8 @@
 """The all-range workload's weighted Gram matrix and quadratic forms in ``O(m^2)``.
 
-Range ``[a, b]`` of ``m`` cells is the difference of two of the ``m + 1`` prefix sums, so the
-sums over all ``m(m+1)/2`` ranges that the factorizations need reduce to cumulative sums of
-``m x m`` arrays, never the ``k x m`` matrix:
-
-* ``F^T diag(p) F`` has entry ``(i, j)``, ``i <= j``, equal to the weight of the ranges holding
-  both cells, ``sum_{a <= i, b >= j} p[a, b]``: two cumulative sums of the weights laid out as an
-  upper-triangular matrix;
-* ``f^T Y f`` for every range is ``K[b+1, b+1] + K[a, a] - 2 K[a, b+1]`` with ``K = P Y P^T`` the
-  prefix sums' quadratic form (``P`` the ``m + 1`` prefix sums, the empty one first): two
-  cumulative sums of Y.
-
-Weights and forms are in the workload's query order, ``np.triu_indices(m)``.
+A range is the difference of two of the ``m + 1`` prefix sums, so the sums over all ranges reduce
+to cumulative sums of ``m x m`` arrays, never the ``k x m`` matrix; weights and forms are in the
+query order ``np.triu_indices(m)`` (:doc:`/theory/factorization`, §9).
 """
 
 from __future__ import annotations
@@ -31,11 +22,9 @@ def is_all_range(workload: Any) -> bool:
 
 
 def range_gram(weights: np.ndarray, m: int) -> np.ndarray:
-    """``F^T diag(p) F`` for the all-range workload of ``m`` cells and nonnegative query weights
-    ``p`` (``m(m+1)/2``, in query order).
-
-    Each entry is a sum of nonnegative weights by two cumulative sums, so it carries a relative
-    error of at most ``2 m eps``."""
+    """``F^T diag(p) F`` for the all-range workload and nonnegative query weights ``p``, by two cumulative
+    sums of nonnegative terms (relative error at most ``2 m eps``).
+    """
     upper = np.zeros((m, m))
     upper[np.triu_indices(m)] = weights
     # covering[i, j] = sum of p[a, b] over a <= i and b >= j: for i <= j, the ranges holding both.
@@ -63,11 +52,9 @@ def range_squares(form: np.ndarray) -> np.ndarray:
 
 
 def range_squares_slack(factor: np.ndarray) -> float:
-    """A bound on the rounding of :func:`range_squares` ``(prefix_form(W W^T))`` for an ``m x l``
-    factor W, absolute and the same for every range (first order). Each of the four terms of K
-    it combines is off by at most ``(l + 2m + 1) eps`` times ``S = 1^T |W| |W|^T 1``: forming
-    ``Y = W W^T`` (``l eps |W| |W|^T`` entrywise), the two cumulative sums (``2 m eps`` times a
-    sum of ``|Y|``, itself at most S) and the combination."""
+    """A first-order bound, the same for every range, on the rounding of
+    :func:`range_squares` ``(prefix_form(W W^T))`` for an ``m x l`` factor W.
+    """
     m, ell = factor.shape
     total = float(np.sum(np.abs(factor).sum(axis=0) ** 2))
     return 4 * (ell + 2 * m + 1) * np.finfo(float).eps * total

@@ -1,27 +1,10 @@
 """Factorizations of table workloads over the residual basis: the closed form behind
 :class:`~projmech.factorization.structured.ResidualFactorization`.
 
-A table workload is a union of Kronecker products, term ``t`` with a block ``B_i`` on each
-attribute ``i`` of a subset ``S_t`` (the same block for an attribute in every term: identity for
-marginals, prefix or all-range for ranges) and the total elsewhere, weighted by ``w_t``. On each
-attribute, ``R^n = span(1) ⊕ 1^⊥``; the strategy measures, for each attribute subset ``A``, the
-queries ``c_A (⊗_{i in A} C_i ⊗_{i not in A} 1^T)`` with contrasts ``C_i`` whose rows are
-orthogonal to ``1``, so ``X = M^T M`` splits over the subspaces ``⊗_{i in A} 1^⊥ ⊗_{i not in A} 1``.
-With ``tau_i = tr(B_i^T B_i (C_i^T C_i)^+)``, ``kappa_i = max diag(C_i^T C_i)`` and
-``beta_i = ||B_i 1||^2 / n_i^2``, the error is ``sum_A a_A / c_A^2`` with
-``a_A = prod_{i in A} tau_i * sum_{t: S_t ⊇ A} w_t^2 prod_{i in S_t \\ A} beta_i``, and the
-sensitivity ``sum_A c_A^2 prod_{i in A} kappa_i`` (exact: each attribute's largest diagonal entry
-is at one value for every subset). Minimizing the first at a fixed second gives
-``c_A^2 ∝ sqrt(a_A / s_A)`` and ``k gamma^2 = (sum_A sqrt(a_A s_A))^2``.
-
-For marginals (``B_i = I``) the Helmert contrasts make this the optimum over all strategies: the
-Gram matrix is diagonal on the residual basis (the residual planning of :cite:t:`XHZK23`), the
-symmetry of the problem puts an optimal strategy there, and gamma equals the singular-value
-bound. For range blocks the contrasts ``C_i`` are the optimal strategy of
-``B_i (I - 1 1^T / n_i)`` (whose rows the row-space method keeps orthogonal to ``1``); the result
-is optimal within this class, and :func:`grouped_lower_bound` certifies how far it may be from
-the optimum over all strategies. The theory page *Structured factorizations*
-(``docs/theory/structured_factorization.md``) derives both.
+The strategy measures, for each attribute subset, contrasts orthogonal to ``1``, so the error and
+the sensitivity split over the subsets and the optimal coefficients are in closed form. For
+marginals (Helmert contrasts) it is the optimum over all strategies :cite:p:`XHZK23`; for range
+blocks, within its class (:func:`grouped_lower_bound`). Derivations: :doc:`/theory/structured_factorization`.
 """
 
 from __future__ import annotations
@@ -127,15 +110,9 @@ def residual_weights(bases: Sequence[AttributeBasis | None], terms: Sequence[tup
 def grouped_lower_bound(sizes: Sequence[int], terms: Sequence[tuple[Subset, float]],
                         ranged: Mapping[int, tuple[float, int]],
                         num_queries: int) -> float:
-    """A certified lower bound on gamma of a table workload whose attributes in ``ranged`` carry
-    a range block (``{attribute: (certified lower bound on its gamma, its number of queries)}``)
-    and identity elsewhere.
-
-    ``k gamma^2 = min_X sum_t tr(W_t X^+ W_t^T)`` is at least the sum of the minima of any
-    grouping of its terms. The terms with the same range attributes ``P`` form ``⊗_{i in P} B_i``
-    times a marginal workload on the other attributes, whose optimum multiplies (Kronecker) and
-    is known exactly (the residual closed form with identity blocks); so
-    ``k gamma^2 >= sum_P k_P (prod_{i in P} gamma(B_i))^2 gamma(marginals_P)^2``.
+    """A certified lower bound on gamma of a table workload whose attributes in ``ranged`` carry a range
+    block (``{attribute: (lower bound on its gamma, its queries)}``): the sum of the optima of the
+    groups of terms with the same range attributes, each a Kronecker product with marginals.
     """
     groups: dict[Subset, list[tuple[Subset, float]]] = {}
     for subset, weight in terms:

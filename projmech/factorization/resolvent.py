@@ -1,27 +1,9 @@
 """Prefix and range workloads at scale: resolvent strategies on tridiagonal inverses.
 
-For the prefix and all-range workloads the matrix the dual ascent works on,
-``T = (D_p^1/2 F D_q^1/2)^-T (D_p^1/2 F D_q^1/2)^-1``, is tridiagonal in closed form (``G^-1`` is a
-second difference; for the prefix sums ``F^-1`` itself is bidiagonal). Everything the ascent and
-its certificate need is then a function of T:
-
-* the iteration needs ``diag(T^-1/2)`` (and for the max objective ``diag(T'^-1/2)`` of the other
-  side), taken from the quadrature ``x^-1/2 = (2/pi) int e^t / (x + e^2t) dt``, a positive sum
-  of resolvents ``sum_j w_j (T + s_j)^-1`` whose diagonals cost ``O(m)`` each (a bidiagonal
-  factorization and a recurrence of positive terms): ``O(N m)`` per step instead of a dense or
-  tridiagonal eigendecomposition;
-* the certified lower bound needs the eigenvalues of T alone, computed to high relative accuracy
-  by LAPACK's ``dpteqr`` (positive definite tridiagonal, through its bidiagonal factor);
-* the returned strategy is the stack of the resolvents' factors,
-  ``M = [sqrt(w_j) D_j^-1/2 L_j^-1 D_q^-1/2]_j`` with ``T + s_j = L_j D_j L_j^T``: lower-triangular
-  blocks of ``N m`` rows whose Gram matrix ``X = D_q^-1/2 (sum_j w_j (T + s_j)^-1) D_q^-1/2`` has
-  an exact diagonal (its column norms), and whose reconstruction ``R = F X^-1 M^T`` has row norms
-  ``diag(k(T'))`` and ``||R||_F^2 = tr k(T)`` with ``k(x) = 1 / (x r(x))``, a rational function
-  with positive partial fractions.
-
-Nothing of size ``m^2`` is formed: prefix and all-range workloads of 16,384 values are solved in
-seconds. The derivation is in the theory page *The factorization mechanism and gamma(F)*
-(``docs/theory/factorization.md``, §9).
+For these workloads the matrix the dual ascent works on is tridiagonal in closed form. The
+iteration's diagonals come from a quadrature of resolvents (``O(N m)`` a step), the certificate
+from ``dpteqr``'s eigenvalues, and the strategy is the stack of the resolvents' bidiagonal
+factors: nothing of size ``m^2`` is formed. Derivation: :doc:`/theory/factorization` (§9).
 """
 
 from __future__ import annotations
@@ -54,18 +36,9 @@ WEIGHT_FLOOR = 1e-12
 
 @dataclass(frozen=True)
 class TridiagonalInverse:
-    """What a workload declares when its Gram matrix has a tridiagonal inverse.
-
-    Parameters
-    ----------
-    gram_inverse : (ndarray, ndarray)
-        The diagonal and off-diagonal of ``(F^T F)^-1``.
-    inverse : (ndarray, ndarray) or None
-        For a square F with a lower-bidiagonal inverse, its diagonal and subdiagonal (the
-        prefix sums: ones and minus ones); None otherwise.
-    ranges : bool
-        Whether F is all the ranges ``[a, b]`` in the order of ``np.triu_indices(m)``, each the
-        difference of two of the ``m + 1`` prefix sums (the empty one first).
+    """What a workload declares when its Gram matrix has a tridiagonal inverse: the bands of
+    ``(F^T F)^-1``, those of a lower-bidiagonal ``F^-1`` (prefix sums; else None), and whether F is
+    all the ranges in ``np.triu_indices(m)`` order.
     """
 
     gram_inverse: tuple[np.ndarray, np.ndarray]
@@ -162,12 +135,8 @@ def pivot_errors(diagonal: np.ndarray, off: np.ndarray) -> np.ndarray:
 
 
 def certified_trace_inverse_sqrt(diagonal: np.ndarray, off: np.ndarray) -> float:
-    """``tr(T^-1/2) = sum_k mu_k^-1/2``, rounded down.
-
-    ``dpteqr`` computes the eigenvalues of its factor ``L D L^T`` to high relative accuracy
-    (``8 m eps`` is generous); the factor itself differs from T's exact one by the pivots' errors
-    (:func:`pivot_errors`), which perturb the bidiagonal factor's entries relatively and so each
-    eigenvalue by at most twice their sum. Every eigenvalue is raised by both before the sum.
+    """``tr(T^-1/2)`` rounded down: every eigenvalue from ``dpteqr`` raised by its relative accuracy and
+    the factor's pivot errors (:func:`pivot_errors`) before the sum.
     """
     values = _eigenvalues(diagonal, off)
     slack = 8.0 * values.size * np.finfo(float).eps + 2.0 * float(pivot_errors(diagonal, off).sum())
@@ -225,11 +194,8 @@ class _RationalInverse:
 
 def _bands(structure: TridiagonalInverse, query_weights: np.ndarray | None, cell_weights: np.ndarray
            ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray] | None]:
-    """T (cells' side) and, when F has a bidiagonal inverse, T' (queries' side), for weights
-    ``p`` (None: all ones, the mean objective) and ``q``.
-
-    With ``C = D_q^-1/2 F^-1 D_p^-1/2`` lower-bidiagonal, ``T = C C^T`` and ``T' = C^T C``; without a
-    bidiagonal ``F^-1``, ``T = D_q^-1/2 G^-1 D_q^-1/2`` from the Gram matrix's inverse.
+    """T (cells' side) and, when F has a bidiagonal inverse, T' (queries' side), for weights ``p``
+    (None: the mean objective) and ``q``.
     """
     q = cell_weights
     if structure.inverse is None:
@@ -259,19 +225,9 @@ def structure_of(workload: Workload) -> TridiagonalInverse | None:
 
 
 class ResolventFactorization(Factorization):
-    """The resolvent strategy of weights ``q`` (and ``p``) on a workload with a tridiagonal
-    inverse: ``M = [sqrt(w_j / peak) D_j^-1/2 L_j^-1 D_q^-1/2]_j`` (``N m`` rows, lower-triangular
-    blocks), ``R = F X^-1 M^T``. Built by :func:`factorization_norm`; see the module docstring.
-
-    Parameters
-    ----------
-    workload : Workload
-    structure : TridiagonalInverse
-    cell_weights, query_weights : ndarray
-        ``q`` and ``p`` (None: the mean objective's unweighted queries).
-    objective : {"mean", "max"}
-    lower_bound : float
-    stats : SolveStats, optional
+    """The resolvent strategy of weights ``q`` (and ``p``; None for the mean objective) on a workload with a
+    tridiagonal inverse: ``N`` stacked lower-triangular blocks, ``R = F X^-1 M^T``
+    (:doc:`/theory/factorization`, §9).
     """
 
     def __init__(self, workload: Workload, structure: TridiagonalInverse, cell_weights: np.ndarray,

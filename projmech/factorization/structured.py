@@ -1,16 +1,8 @@
 """Optimal factorizations that keep a workload's structure: Kronecker products and marginals.
 
-**Kronecker products.** For ``F = F_1 ⊗ ... ⊗ F_d`` the optimal factorization norm multiplies,
-``gamma(F) = prod_i gamma(F_i)``, with strategy ``M_1 ⊗ ... ⊗ M_d`` and reconstruction
-``R_1 ⊗ ... ⊗ R_d``, and the per-factor certificates certify the product (Kronecker strategies
-are those of HDMM, :cite:p:`MMHM18`).
-
-**Marginal workloads** (unions of Kronecker products of scaled identities and totals): optimal
-over all strategies in closed form on the residual basis :cite:p:`XHZK23`
-(:mod:`projmech.factorization.residual`).
-
-Both proofs are in the theory page *Structured factorizations*
-(``docs/theory/structured_factorization.md``).
+For a Kronecker product the optimum, strategy, reconstruction and certificate multiply over the
+factors :cite:p:`MMHM18`; marginal workloads have a closed-form optimum on the residual basis
+:cite:p:`XHZK23`. Proofs: :doc:`/theory/structured_factorization`.
 """
 
 from __future__ import annotations
@@ -47,16 +39,8 @@ def telescoping_bound(norms: Sequence[float], residuals: Sequence[float]) -> flo
 
 
 class KronFactorization(Factorization):
-    """``(R_1 ⊗ ... ⊗ R_d)(M_1 ⊗ ... ⊗ M_d) = F_1 ⊗ ... ⊗ F_d`` from one factorization per
-    factor: the strategy is their Kronecker product (never densified), R is applied factor by
-    factor, and ``gamma``, ``||R||_F`` and the lower bound are the products of the factors'.
-
-    Parameters
-    ----------
-    workload : Kron
-    factors : sequence of Factorization
-        One per factor of ``workload``, in order.
-    stats : SolveStats, optional
+    """``(R_1 ⊗ ... ⊗ R_d)(M_1 ⊗ ... ⊗ M_d) = F_1 ⊗ ... ⊗ F_d`` from one factorization per factor of a
+    :class:`~projmech.workloads.Kron`, never densified; ``gamma``, ``||R||_F`` and the bound multiply.
     """
 
     def __init__(self, workload: Kron, factors: Sequence[Factorization], *, stats: SolveStats | None = None) -> None:
@@ -118,22 +102,9 @@ class KronFactorization(Factorization):
 
 
 class ResidualQueries(Workload):
-    """The residual measurements of a table strategy: for each attribute subset ``A``, the
-    queries ``c_A (⊗_{i in A} C_i ⊗_{i not in A} 1^T)``, ``C_i`` the contrasts of attribute ``i``
-    (rows orthogonal to ``1``: Helmert contrasts for marginals). Its largest column norm is
-    ``sqrt(sum_A c_A^2 prod_{i in A} max diag(C_i^T C_i))`` (each attribute's largest diagonal
-    entry is at one value, whatever the subset), and the counts come from the records' tables.
-
-    Parameters
-    ----------
-    contrasts : sequence of ndarray or None
-        ``C_i`` for each attribute (None for one no subset contains).
-    coefficients : mapping of subset to float
-        ``c_A`` for each measured subset, in the order of the queries.
-    domain : Domain, optional
-    covers : mapping of subset to subset, optional
-        A larger subset whose table each one's can be summed from when counting records (the
-        workload's own tables): one pass over the records per cover instead of per subset.
+    """The residual measurements of a table strategy: for each attribute subset ``A`` the queries
+    ``c_A (⊗_{i in A} C_i ⊗_{i not in A} 1^T)``, counted from the records' tables (one pass per
+    ``covers`` subset, whose table each measured one's is summed from).
     """
 
     def __init__(self, contrasts: Sequence[np.ndarray | None], coefficients: Mapping[Subset, float], *,
@@ -244,11 +215,9 @@ class ResidualQueries(Workload):
         return exact if exact is not None else self.column_distance_bound()
 
     def column_distance_bound(self) -> float:
-        """An upper bound on :meth:`column_distance` for any universe. ``M^T M = sum_A c_A^2
-        ⊗_{i in A} K_i ⊗_{i not in A} 1 1^T`` (``K_i = C_i^T C_i``), so the squared distance of
-        ``u`` and ``v`` is ``sum_A c_A^2 (prod K_i[u_i, u_i] + prod K_i[v_i, v_i] - 2 prod
-        K_i[u_i, v_i])``. Each term is at most ``2 prod kappa_i - 2 min prod K_i[u_i, v_i]``, and
-        a product of factors ranging over intervals is smallest at a corner of their box."""
+        """An upper bound on :meth:`column_distance` for any universe: each subset's term is bounded at a
+        corner of the box its factors range over (:doc:`/theory/structured_factorization`).
+        """
         total = 0.0
         for subset, coefficient in self.coefficients.items():
             grams = [self._contrast(i).T @ self._contrast(i) for i in subset]
@@ -281,27 +250,9 @@ class ResidualQueries(Workload):
 
 
 class ResidualFactorization(Factorization):
-    """A table workload factorized over the residual basis (:mod:`projmech.factorization.residual`):
-    optimal over all strategies for marginals; for range blocks, optimal within the class, with
-    the grouped lower bound.
-
-    Parameters
-    ----------
-    workload : Workload
-        A union of tables (:func:`~projmech.workloads.table_terms` is not None).
-    tables : TableTerms
-        Its tables in query order.
-    bases : sequence of AttributeBasis or None
-        Each attribute's block and contrasts (None for one no table contains).
-    lower_bound : float
-        A certified lower bound on ``gamma(F)`` (:func:`~projmech.factorization.residual.grouped_lower_bound`),
-        or on ``gamma_2(F)`` for the ``"max"`` objective.
-    coefficients : mapping of subset to float, optional
-        ``c_A`` for each measured subset, with ``||M||_{1->2} = 1``; by default the mean
-        objective's closed form (:func:`~projmech.factorization.residual.residual_weights`).
-    objective : {"mean", "max"}, default "mean"
-        What ``lower_bound`` bounds.
-    stats : SolveStats, optional
+    """A table workload factorized over the residual basis (``bases``: each attribute's block and contrasts):
+    optimal over all strategies for marginals; for range blocks, optimal within the class, with the
+    grouped lower bound. ``coefficients`` default to the mean objective's closed form.
     """
 
     def __init__(self, workload: Workload, tables: TableTerms, bases: Sequence[AttributeBasis | None], *,
@@ -364,11 +315,9 @@ class ResidualFactorization(Factorization):
                              for subset, coefficient in self._queries.coefficients.items()))
 
     def _query_norms(self) -> np.ndarray:
-        """Each query's ``||r_i||`` from the strategy's coefficients: query ``v`` of table ``t``
-        takes from subset ``A`` the row ``w_t (⊗_{i in A} (B_i C_i^+)[v_i] ⊗_{i in t \\ A} (B_i 1 / n_i)[v_i]) / c_A``
-        (see :meth:`_reconstruct`), and the subsets' measurements are separate, so
-        ``||r_i||^2 = w_t^2 sum_A prod_{i in A} ||(B_i C_i^+)[v_i]||^2 prod_{i in t \\ A} (B_i 1 / n_i)[v_i]^2 /
-        c_A^2``: an outer product per subset, no row of R formed."""
+        """Each query's ``||r_i||`` from the strategy's coefficients: the subsets' measurements are separate,
+        so an outer product per subset, no row of R formed.
+        """
         rows = {i: np.sum(maps[0] ** 2, axis=1) for i, maps in self._maps.items()}
         means = {i: maps[1] ** 2 for i, maps in self._maps.items()}
         coefficients = self._queries.coefficients
@@ -403,25 +352,9 @@ class ResidualFactorization(Factorization):
 
 
 class UnionKronFactorization(Factorization):
-    """A union of Kronecker products ``W = [⊗_i W_1i; ...; ⊗_i W_Ti]`` factorized through one
-    Kronecker strategy ``M = ⊗_i M_i``: term ``t`` is reconstructed by ``⊗_i W_ti M_i^+``.
-
-    ``||R||_F^2 = sum_t prod_i ||W_ti M_i^+||_F^2`` and ``||M||_{1->2} = prod_i ||M_i||_{1->2}``
-    come from the factors. The lower bound is ``sqrt(sum_t k_t gamma(W_t)^2 / k)`` with each
-    term's certified bound ``prod_i gamma(W_ti)`` (dropping the other terms can only lower the
-    optimum of ``tr(W X^+ W^T)``): certified, but not tight, so :attr:`relative_gap` states how
-    far the Kronecker strategy may be from the optimum over all strategies.
-
-    Parameters
-    ----------
-    workload : Workload
-        The union (its :func:`kron_terms` are the terms).
-    terms : sequence of Kron
-    strategies : sequence of ndarray
-        ``M_i`` for each attribute.
-    term_bounds : sequence of float
-        A certified lower bound on ``gamma`` of each term.
-    stats : SolveStats, optional
+    """A union of Kronecker products factorized through one Kronecker strategy ``M = ⊗_i M_i``: norms
+    from the factors; the lower bound from the terms' certified bounds (``term_bounds``), certified but
+    not tight, so :attr:`relative_gap` states how far the strategy may be from the optimum.
     """
 
     def __init__(self, workload: Workload, terms: Sequence[Kron], strategies: Sequence[np.ndarray],
@@ -482,15 +415,9 @@ class UnionKronFactorization(Factorization):
 
 def optimize_kron_strategy(gram: KroneckerGram, solve_factor: Callable[[Workload], Factorization], *,
                            sweeps: int = 20, rtol: float = 1e-4) -> tuple[list[np.ndarray], int]:
-    """A Kronecker strategy ``⊗_i M_i`` for a workload with Gram matrix ``gram`` (a union of
-    Kronecker products: ``sum_t w_t ⊗_i G_ti``), by block coordinate descent.
-
-    With the other factors fixed, ``tr(G X^+) = sum_t w_t prod_i tr(G_ti X_i^+)`` is, in
-    ``X_i = M_i^T M_i``, the factorization problem of one attribute with Gram matrix
-    ``sum_t c_t G_ti`` (``c_t`` the weight times the other factors' traces), which
-    ``solve_factor`` solves to optimality; each step can only lower the objective. Starts from
-    ``M_i = I`` and stops after ``sweeps`` sweeps or when a sweep lowers the objective by less
-    than ``rtol``. Returns the strategies and the number of factor solves.
+    """A Kronecker strategy ``⊗_i M_i`` for a union of Kronecker products, by block coordinate descent:
+    each step solves one attribute's problem (``solve_factor``), lowering the objective, from
+    ``M_i = I`` for at most ``sweeps`` sweeps or until a sweep gains less than ``rtol``.
     """
     weights = [weight for weight, _ in gram.terms]
     grams = [list(factors) for _, factors in gram.terms]

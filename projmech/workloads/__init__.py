@@ -9,17 +9,9 @@ unions of Kronecker products. Builders refuse, before allocating anything, an ex
 that would hold more than ``max_entries`` stored entries.
 """
 
-from .base import (
-                   DEFAULT_MAX_ENTRIES,
-                   PAIRWISE_UNIVERSE,
-                   Kernels,
-                   Workload,
-                   as_query_matrix,
-                   column_norm,
-                   max_column_distance,
-)
+from .base import DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Kernels, Workload, max_column_distance
 from .builders import all_range, identity, identity_total, prefix, random_queries, repeated, total
-from .explicit import ImplicitWorkload, MatrixWorkload
+from .explicit import ImplicitWorkload, MatrixWorkload, as_query_matrix, column_norm
 from .kronecker_gram import KroneckerGram
 from .marginal_tables import Marginals, TableTerms, marginals, range_marginals, table_terms
 from .predicates import from_predicates

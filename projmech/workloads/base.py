@@ -1,12 +1,9 @@
 """The :class:`Workload` base: ``k`` linear queries over a universe of ``m`` elements.
 
-Answers are fractions: for the normalized histogram ``h`` of a data set (``h[u]`` the fraction of
-its rows equal to universe element ``u``) the true answers are ``F @ h``; the counts are
-``F @ c = n F @ h`` (:cite:p:`LHRMM10`, :cite:p:`NTZ13`). Every workload type (an explicit matrix, an implicit
-operator, a
-Kronecker product, a stack) implements a few kernels (products, columns, Gram matrix, column
-norms, entry facts); everything a caller sees (validation, labels, answers to histograms and
-records, sensitivity) is written once here on top of them.
+For the normalized histogram ``h`` of a data set the answers are ``F @ h`` and the counts
+``F @ c = n F @ h`` (:cite:p:`LHRMM10`, :cite:p:`NTZ13`). Every workload type implements a few
+kernels (products, columns, Gram matrix, column norms, entry facts); what a caller sees
+(validation, labels, answers, sensitivity) is written once here on top of them.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from __future__ import annotations
 import inspect
 import math
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,14 +34,15 @@ from ..validation import (
     format_count,
     validate_params,
 )
+from .kernels import Kernels
 from .kronecker_gram import KroneckerGram
+from .matrices import check_labels, max_column_distance
+from .matrices import check_matrix_entries as check_matrix_entries  # marginal tables import it from here
 
 __all__ = [
     "Workload",
     "Kernels",
     "DEFAULT_MAX_ENTRIES",
-    "as_query_matrix",
-    "column_norm",
     "max_column_distance",
     "PAIRWISE_UNIVERSE",
 ]
@@ -64,55 +62,6 @@ ORD = Options(1, 2, math.inf)
 PAIRWISE_UNIVERSE = 4096
 
 
-def max_column_distance(gram: np.ndarray, terms: int) -> float:
-    """Bound the largest distance between two columns of a matrix from its Gram matrix.
-
-    Returns an upper bound, tight to rounding, on ``max over u != v of ||A_u - A_v||_2`` for a
-    matrix ``A`` with ``terms`` rows, given ``G = A^T A``. The squared distance
-    ``G_uu + G_vv - 2 G_uv`` cancels catastrophically in floating point, so a margin of
-    ``2 (terms + 4) eps (G_uu + G_vv)`` is added to each pair before the maximum: the result is
-    an upper bound whatever the rounding. The derivation of the margin is in the theory page
-    *Workloads* (``docs/theory/workloads.md``). The pairs are visited in row blocks, so that no
-    second ``m x m`` array is built.
-
-    Parameters
-    ----------
-    gram : array_like, shape (m, m)
-        The Gram matrix ``A^T A``.
-    terms : int
-        The number of rows of ``A`` (the number of products summed in each Gram entry).
-
-    Returns
-    -------
-    float
-        The bound on the largest column distance; 0 for a single column.
-
-    See Also
-    --------
-    Workload.column_distance : this bound for a workload's query matrix.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from projmech.workloads import max_column_distance
-    >>> A = np.eye(3)  # columns e_0, e_1, e_2: every pair is sqrt(2) apart
-    >>> round(max_column_distance(A.T @ A, terms=3), 6)
-    1.414214
-    """
-    gram = np.asarray(gram, dtype=float)
-    m = gram.shape[0]
-    diagonal = np.diag(gram)
-    margin = 2.0 * (terms + 4) * np.finfo(float).eps
-    best, block = 0.0, max(1, 2**22 // max(m, 1))
-    for start in range(0, m, block):
-        stop = min(m, start + block)
-        norms = diagonal[start:stop, None] + diagonal[None, :]
-        squares = norms - 2.0 * gram[start:stop] + margin * np.abs(norms)
-        squares[np.arange(stop - start), np.arange(start, stop)] = -np.inf  # u == v is no pair
-        best = max(best, float(squares.max()))
-    return math.sqrt(max(best, 0.0))
-
-
 #: The concrete types ``Workload(...)`` and :meth:`Workload.implicit` build, registered by
 #: :mod:`projmech.workloads.explicit` when the package loads, so that this module imports none of
 #: its subclasses (the package's ``__init__`` imports both modules before anything can build one).
@@ -120,10 +69,9 @@ _CONCRETE: dict[str, Any] = {}
 
 
 class _ConstructorSignature:
-    """The signature ``inspect.signature(Workload)`` reports (and so the documentation shows):
-    that of :class:`MatrixWorkload`, which ``Workload(...)`` builds. ``Workload.__new__`` takes
-    ``*args, **kwargs`` only to pass a subclass's arguments on; subclasses see None here, and so
-    their own constructors' signatures."""
+    """The signature ``inspect.signature(Workload)`` shows: that of :class:`MatrixWorkload`, which
+    ``Workload(...)`` builds; subclasses see None, and so their own.
+    """
 
     def __get__(self, instance: object, owner: type) -> inspect.Signature | None:
         if instance is not None or owner is not Workload:
@@ -134,18 +82,14 @@ class _ConstructorSignature:
 class Workload:
     """A workload: ``k`` linear queries over a universe of ``m`` elements, a ``k x m`` matrix F.
 
-    ``Workload(matrix, labels)`` builds an explicit matrix (a :class:`MatrixWorkload`: the base
-    class constructs it, as :class:`scipy.sparse.linalg.LinearOperator` does for its own
-    callbacks); :meth:`implicit` builds a workload known through its products; :func:`kron` and
-    :func:`stack` compose workloads without building their matrices. Query ``i`` of a data set
-    with normalized histogram ``h`` is ``(F @ h)[i]``, a fraction of its rows
-    (:cite:p:`LHRMM10`).
+    ``Workload(matrix, labels)`` builds an explicit :class:`MatrixWorkload`; :meth:`implicit` one
+    known through its products; :func:`kron` and :func:`stack` compose workloads without building
+    their matrices. Query ``i`` on the normalized histogram ``h`` is ``(F @ h)[i]`` :cite:p:`LHRMM10`.
 
     Parameters
     ----------
     matrix : array_like or scipy.sparse matrix, shape (k, m)
-        Row ``i`` holds query ``i``'s value on each universe element. Entries must be finite.
-        Sparse input is kept sparse (CSR).
+        Row ``i`` holds query ``i``'s value on each universe element; finite. Sparse stays sparse (CSR).
     labels : sequence of str, optional
         One label per query; default ``"q0", "q1", ...``.
     domain : Domain, optional
@@ -153,38 +97,15 @@ class Workload:
     name : str, optional
         A short description, e.g. ``"marginals(way=2)"``.
     gram : callable, optional
-        A closed form for the Gram matrix ``F^T F`` (called with no arguments, returns an
-        ``m x m`` ndarray); by default :meth:`gram` computes it from F.
-
-    Raises
-    ------
-    TypeError
-        For complex, string or other non-real entries (complex ones would lose their imaginary
-        part), labels that are not str (a str would be split into characters), a ``domain``
-        that is not a Domain, a ``name`` that is not a str.
-    ValueError
-        For a matrix that is not 2-d or is empty, NaN or infinite entries, a number of labels
-        other than ``k``, a domain whose universe is not ``m``.
-
-    See Also
-    --------
-    Workload.implicit : a workload known only through its products and Gram matrix.
-    kron, stack : Kronecker products and unions of workloads, kept structured.
-    marginals : the cells of marginal tables.
+        A closed form for the Gram matrix ``F^T F``, called with no arguments.
 
     Examples
     --------
-    Two queries over a universe of three elements, answered on a histogram and on records:
-
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> W = pm.Workload([[1, 1, 0], [0, 1, 1]], ["left", "right"])
-    >>> W.shape, W.labels
-    ((2, 3), ('left', 'right'))
-    >>> W.answer([0.5, 0.25, 0.25])
-    array([0.75, 0.5 ])
-    >>> domain = pm.Domain(["x"], [3])
-    >>> data = pm.Dataset(np.array([[0], [1], [1], [2]]), domain)
+    >>> W.shape, W.labels, W.answer([0.5, 0.25, 0.25])
+    ((2, 3), ('left', 'right'), array([0.75, 0.5 ]))
+    >>> data = pm.Dataset(np.array([[0], [1], [1], [2]]), pm.Domain(["x"], [3]))
     >>> W.answer_counts(data), W.answer_data(data)
     (array([3., 3.]), array([0.75, 0.75]))
     >>> W.sensitivity(), W.is_integer, W.is_nonnegative
@@ -223,9 +144,7 @@ class Workload:
     @classmethod
     def implicit(cls, shape: tuple[int, int], matvec: Callable[[np.ndarray], np.ndarray],
                  gram: Callable[[], np.ndarray], **options: Any) -> Workload:
-        """Build a workload whose ``k x m`` matrix is never built.
-
-        The same as :class:`ImplicitWorkload`, which documents every option.
+        """Build a workload whose ``k x m`` matrix is never built (an :class:`ImplicitWorkload`).
 
         Parameters
         ----------
@@ -236,8 +155,7 @@ class Workload:
         gram : callable
             Called with no arguments, returns the ``m x m`` Gram matrix ``F^T F``.
         **options
-            The keywords of :class:`ImplicitWorkload`: ``labels``, ``domain``, ``name``,
-            ``column_norm``, ``rmatvec``, ``columns``, ``integer``, ``nonnegative``.
+            The keywords of :class:`ImplicitWorkload`.
 
         Returns
         -------
@@ -246,8 +164,7 @@ class Workload:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> import projmech as pm
+        >>> import numpy as np, projmech as pm
         >>> P = pm.Workload.implicit((3, 3), np.cumsum, lambda: np.array([[3., 2, 1], [2, 2, 1], [1, 1, 1]]))
         >>> P.is_implicit, P.answer([0.5, 0.25, 0.25])
         (True, array([0.5 , 0.75, 1.  ]))
@@ -257,58 +174,39 @@ class Workload:
 
     @property
     def kernels(self) -> Kernels:
-        """The workload's unchecked products, for solver loops that validated their vectors at
-        their own boundary (:class:`Kernels`).
-
-        Returns
-        -------
-        Kernels
-            A view of this workload's kernels.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import projmech as pm
-        >>> pm.prefix(3).kernels.matvec(np.array([1.0, 2.0, 3.0]))
-        array([1., 3., 6.])
-        """
+        """The workload's unchecked products (:class:`Kernels`), for solver loops that checked their vectors once."""
         return Kernels(self)
 
     # --- the kernels each type implements ------------------------------------------------------
 
     def _matvec(self, vector: np.ndarray) -> np.ndarray:
-        """``F @ vector`` for a float64 vector of length ``m``, unchecked: solver loops call it
-        with vectors they built, so that no iteration re-validates what the boundary checked."""
+        """``F @ vector`` for a float64 vector of length ``m``, unchecked."""
         raise NotImplementedError
 
     def _rmatvec(self, values: np.ndarray) -> np.ndarray:
-        """``F.T @ values`` for a float64 vector of length ``k``, unchecked (needs
-        :attr:`has_adjoint`)."""
+        """``F.T @ values`` for a float64 vector of length ``k``, unchecked (needs :attr:`has_adjoint`)."""
         raise NotImplementedError
 
     def _columns(self, index: np.ndarray) -> np.ndarray:
-        """``F[:, index]`` as a dense ``(k, len(index))`` array for an int64 array of universe
-        indices, unchecked (needs :attr:`has_adjoint`)."""
+        """``F[:, index]`` as a dense array for int64 universe indices, unchecked (needs :attr:`has_adjoint`)."""
         raise NotImplementedError
 
     def _sparse_columns(self, index: np.ndarray) -> sp.csc_array:
-        """``F[:, index]`` as a ``scipy.sparse.csc_array``, unchecked (needs :attr:`has_adjoint`):
-        an active-set solver's products with a pool of columns cost their stored entries. From
-        the dense columns, unless a type stores them sparsely."""
+        """``F[:, index]`` as a ``scipy.sparse.csc_array``: an active-set solver's products then cost the
+        stored entries. From the dense columns unless a type stores them sparsely.
+        """
         return sp.csc_array(self._columns(index))
 
     def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        """``F[:, left]^T F[:, right]`` for int64 universe indices, unchecked (needs
-        :attr:`has_adjoint`): the inner products of columns an active-set solver needs. From the
-        columns, unless a type knows a closed form (marginals: from the attributes on which two
-        elements agree; Kronecker products: factor by factor), which costs no ``k``."""
+        """``F[:, left]^T F[:, right]`` for int64 universe indices; from the columns unless a type knows a
+        closed form that costs no ``k``.
+        """
         left_columns = self._columns(left)
         right_columns = left_columns if right is left else self._columns(right)
         return left_columns.T @ right_columns
 
     def _matmat(self, block: np.ndarray) -> np.ndarray:
-        """``F @ block`` for an ``(m, r)`` float64 array: the product a Kronecker product applies
-        along one axis. By columns, unless a type has a faster route."""
+        """``F @ block`` for an ``(m, r)`` float64 array, by columns unless a type has a faster route."""
         return np.stack([self._matvec(np.ascontiguousarray(column)) for column in block.T], axis=1)
 
     def _rmatmat(self, block: np.ndarray) -> np.ndarray:
@@ -340,26 +238,23 @@ class Workload:
         return [f"q{i}" for i in range(self._shape[0])]
 
     def _terms(self, attribute: str, encoding: Encoding) -> Sequence[str]:
-        """Each query's part of a label inside a Kronecker product, where this workload acts on
-        ``attribute`` coded by ``encoding`` (its labels name the values: categories, bins or
-        codes); ``""`` for a query that constrains nothing (a total)."""
+        """Each query's label part inside a Kronecker product acting on ``attribute`` coded by
+        ``encoding``; ``""`` for a query that constrains nothing (a total).
+        """
         if self._term_maker is not None:
             return self._term_maker(attribute, encoding)
         return self.labels
 
     def _uniform_column_norm(self, ord: float) -> float | None:
-        """The ``l_p`` norm every column shares, when the structure says they are all equal
-        (identity, total, marginals); else None."""
+        """The ``l_p`` norm every column shares, when the structure says so; else None."""
         return None
 
     def _scaled_identity(self) -> float | None:
-        """``c`` when F is ``c I`` (inside a Kronecker product: the attribute is kept in the
-        table, its cells weighted by ``c``); else None."""
+        """``c`` when F is ``c I``; else None."""
         return None
 
     def _constant_row(self) -> float | None:
-        """``c`` when F is the single query ``c 1^T`` (a total), which a Kronecker product sums
-        its attribute out for; else None."""
+        """``c`` when F is the single query ``c 1^T`` (a total); else None."""
         return None
 
     def _stored_entries(self) -> int:
@@ -371,9 +266,7 @@ class Workload:
 
     @property
     def marginal_way(self) -> int | None:
-        """``way`` for the workload built by ``marginals(domain, way)`` (every cell of every
-        ``way``-way table of :attr:`domain`, in its order); ``None`` for any other workload,
-        even one with the same rows: the structure is known, not inferred."""
+        """``way`` for the workload ``marginals(domain, way)`` builds; None for any other (known, not inferred)."""
         return None
 
     @property
@@ -383,26 +276,17 @@ class Workload:
 
     @property
     def is_implicit(self) -> bool:
-        """Whether :attr:`matrix` is unavailable (its builder asked for it never to be built, or
-        it is too large to build)."""
+        """Whether :attr:`matrix` is never built."""
         return False
 
     @property
     def accepts_histograms(self) -> bool:
-        """Whether :meth:`answer` can take a histogram: for a universe of at most
-        ``DEFAULT_MAX_UNIVERSE`` elements, or an explicit matrix (use :meth:`answer_data`
-        beyond)."""
+        """Whether :meth:`answer` takes a histogram: explicit, or at most ``DEFAULT_MAX_UNIVERSE`` elements."""
         return not self.is_implicit or self.universe_size <= DEFAULT_MAX_UNIVERSE
 
     @property
     def matrix(self) -> Matrix:
-        """The query matrix F (ndarray or ``scipy.sparse.csr_array``).
-
-        Raises
-        ------
-        ValueError
-            For an implicit workload (:attr:`is_implicit`), whose matrix is never built.
-        """
+        """The query matrix F (ndarray or ``scipy.sparse.csr_array``); an implicit workload raises ValueError."""
         k, m = self._shape
         raise ValueError(
             f"{self.name} is implicit (k={format_count(k)}, m={format_count(m)}): its query matrix is never "
@@ -419,14 +303,7 @@ class Workload:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """One label per query, built on first use.
-
-        Raises
-        ------
-        ValueError
-            For a workload of more than ``DEFAULT_MAX_ENTRIES`` queries, whose labels would not
-            fit in memory (``all_range(10**6, implicit=True)`` has 5·10^11).
-        """
+        """One label per query, built on first use (refused above ``DEFAULT_MAX_ENTRIES`` queries)."""
         if self._labels is None:
             check_entries("labels", self._shape[0], DEFAULT_MAX_ENTRIES,
                           f"the labels of {self.name} (k={format_count(self._shape[0])})", limit="DEFAULT_MAX_ENTRIES")
@@ -457,8 +334,7 @@ class Workload:
     def gram(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
         """Compute the Gram matrix ``F^T F`` as a dense ``m x m`` ndarray.
 
-        The factorization norm, and so the factorization mechanism's error, depends on F only
-        through it (:cite:p:`ENU20`). Structured workloads use a closed form.
+        The factorization mechanism's error depends on F only through it :cite:p:`ENU20`.
 
         Parameters
         ----------
@@ -469,11 +345,6 @@ class Workload:
         -------
         ndarray, shape (m, m)
             ``F^T F``.
-
-        Raises
-        ------
-        ValueError
-            If ``m * m`` exceeds ``max_entries``.
         """
         m = self.universe_size
         check_entries("gram", m * m, max_entries, f"the Gram matrix F^T F of {self.name} (m={format_count(m)})",
@@ -483,20 +354,13 @@ class Workload:
     def kronecker_gram(self) -> KroneckerGram:
         """Express ``F^T F`` as a sum of Kronecker products of per-attribute matrices.
 
-        A union of Kronecker products gives one term per product, each the product of its
-        factors' Gram matrices, so its size is that of the attributes, not of the universe. A
+        A union of Kronecker products gives one term per product, its size that of the attributes; a
         workload without that structure gives one term, its dense :meth:`gram`.
 
         Returns
         -------
         KroneckerGram
             The Gram matrix, kept factored.
-
-        Raises
-        ------
-        ValueError
-            For an unstructured workload whose dense Gram matrix would exceed
-            ``DEFAULT_MAX_ENTRIES`` entries.
         """
         return KroneckerGram([(1.0, (self.gram(),))])
 
@@ -507,18 +371,12 @@ class Workload:
         Parameters
         ----------
         max_entries : int, default DEFAULT_MAX_ENTRIES
-            The largest ``k * m`` accepted (a sparse ``identity(10**7)`` stores 10^7 entries, its
-            dense form would hold 10^14).
+            The largest ``k * m`` accepted.
 
         Returns
         -------
         ndarray, shape (k, m)
             The query matrix.
-
-        Raises
-        ------
-        ValueError
-            For an implicit workload, or if ``k * m`` exceeds ``max_entries``.
         """
         if self.is_implicit:
             _ = self.matrix  # raises, naming the workload
@@ -534,22 +392,12 @@ class Workload:
         Parameters
         ----------
         histogram : array_like or scipy.sparse array, shape (m,)
-            A histogram over the universe, dense or sparse (a ``(1, m)`` or ``(m, 1)`` sparse
-            array); normalized (summing to 1) for answers as fractions.
+            A histogram over the universe (normalized for answers as fractions).
 
         Returns
         -------
         ndarray, shape (k,)
             The answers.
-
-        Raises
-        ------
-        TypeError
-            For complex, string or other non-real entries.
-        ValueError
-            On a wrong length or non-finite entries, or when the workload is implicit over a
-            universe too large for a dense histogram (see :attr:`accepts_histograms`) or has
-            more than ``DEFAULT_MAX_ENTRIES`` queries.
         """
         m = self.universe_size
         if not self.accepts_histograms:
@@ -579,7 +427,7 @@ class Workload:
         return self._matvec(check_real_vector("histogram", histogram, m))
 
     def matvec(self, vector: Any) -> np.ndarray:
-        """Compute ``F @ vector``: :meth:`answer` under the name that SciPy's operators use.
+        """Compute ``F @ vector``: :meth:`answer` under the name SciPy's operators use.
 
         Parameters
         ----------
@@ -590,21 +438,11 @@ class Workload:
         -------
         ndarray, shape (k,)
             ``F @ vector``.
-
-        Raises
-        ------
-        TypeError
-            For non-real entries.
-        ValueError
-            As for :meth:`answer`.
         """
         return self.answer(vector)
 
     def rmatvec(self, values: Any) -> np.ndarray:
-        """Compute ``F.T @ values``, the adjoint product.
-
-        At each universe element, the sum of the query values weighted by that element's
-        entries: the gradient of ``(1/2)||F w - y||^2`` is ``F.T @ (F w - y)``.
+        """Compute ``F.T @ values``, the adjoint product (e.g. the gradient of ``(1/2)||F w - y||^2``).
 
         Parameters
         ----------
@@ -615,12 +453,6 @@ class Workload:
         -------
         ndarray, shape (m,)
             ``F.T @ values``.
-
-        Raises
-        ------
-        ValueError
-            On a wrong length or non-finite entries; for a workload without an adjoint (see
-            :meth:`implicit`) or an implicit one over a universe too large for a dense vector.
         """
         k, m = self._shape
         vector = check_real_vector("values", values, k)
@@ -644,14 +476,6 @@ class Workload:
         -------
         ndarray, shape (k, len(indices))
             The columns.
-
-        Raises
-        ------
-        TypeError
-            If ``indices`` is not a 1-d array of integers.
-        ValueError
-            For an index outside ``[0, m)``, a result above ``DEFAULT_MAX_ENTRIES`` entries, or a
-            workload without an adjoint (:attr:`has_adjoint`).
         """
         index = as_array("indices", indices)
         if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
@@ -666,18 +490,12 @@ class Workload:
         return self._columns(index)
 
     def as_linear_operator(self) -> Any:
-        """Wrap F as a :class:`scipy.sparse.linalg.LinearOperator`.
+        """Wrap F as a :class:`scipy.sparse.linalg.LinearOperator` (needs :attr:`has_adjoint`).
 
         Returns
         -------
         scipy.sparse.linalg.LinearOperator
-            An operator of shape ``(k, m)`` whose ``matvec`` and ``rmatvec`` are :meth:`matvec`
-            and :meth:`rmatvec`.
-
-        Raises
-        ------
-        ValueError
-            For a workload without an adjoint (:attr:`has_adjoint`).
+            An operator of shape ``(k, m)`` with :meth:`matvec` and :meth:`rmatvec`.
         """
         from scipy.sparse.linalg import LinearOperator
 
@@ -695,20 +513,12 @@ class Workload:
     # --- answers on records --------------------------------------------------------------------
 
     def check_data(self, data: Dataset) -> None:
-        """Check that a data set's rows index this workload's universe.
+        """Check that a data set's rows index this workload's universe (its domain, or ``m`` elements).
 
         Parameters
         ----------
         data : Dataset
-            The records; their domain must be the workload's, if it has one, and in any case
-            have ``m`` elements.
-
-        Raises
-        ------
-        TypeError
-            If ``data`` is not a :class:`~projmech.data.dataset.Dataset`.
-        ValueError
-            If its domain differs from the workload's, or its universe size from ``m``.
+            The records.
         """
         if not isinstance(data, Dataset):
             raise TypeError(f"data: expected a Dataset, got {type(data).__name__}")
@@ -723,58 +533,41 @@ class Workload:
     def answer_counts(self, data: Dataset) -> np.ndarray:
         """Answer the queries as counts on a data set's records: ``F c``, ``c`` its histogram of counts.
 
-        Structured workloads (Kronecker products, stacks, marginals) count from the records'
-        group-by tables and never index the universe, so ``d = 150`` binary attributes
-        (``2^150`` elements) work. Others answer the histogram of counts. For an integer
-        workload (:attr:`is_integer`) the counts are exact integers.
+        Structured workloads count from the records' group-by tables and never index the universe, so
+        ``2^150`` elements work; the counts of an integer workload are exact.
 
         Parameters
         ----------
         data : Dataset
-            The records, over the workload's universe (see :meth:`check_data`).
+            The records, over the workload's universe.
 
         Returns
         -------
         ndarray, shape (k,)
             The counts.
-
-        Raises
-        ------
-        TypeError, ValueError
-            As for :meth:`check_data`.
         """
         self.check_data(data)
         return self._answer_counts(data)
 
     def _answer_counts(self, data: Dataset) -> np.ndarray:
-        """:meth:`answer_counts` on a checked data set: a dense count vector where the universe
-        is small (cheaper than a sparse histogram), else the sparse histogram."""
+        """:meth:`answer_counts` on a checked data set: dense counts for a small universe, else a sparse histogram."""
         if not self.is_implicit and self.universe_size <= DENSE_COUNTS_UNIVERSE:
             counts = data.table(range(len(data.domain))).ravel().astype(float)
             return self._matvec(counts)
         return self.answer(histogram(data, sparse=True, normalize=False))
 
     def answer_data(self, data: Dataset) -> np.ndarray:
-        """Answer the queries on a data set's records, as fractions of its ``n`` rows.
-
-        The same as :meth:`answer_counts` divided by ``n``, i.e. ``F @ histogram(data)``.
+        """Answer the queries on a data set's records, as fractions of its ``n`` rows: ``answer_counts / n``.
 
         Parameters
         ----------
         data : Dataset
-            The records, over the workload's universe (see :meth:`check_data`).
+            The records, over the workload's universe; at least one row.
 
         Returns
         -------
         ndarray, shape (k,)
             The answers.
-
-        Raises
-        ------
-        TypeError
-            If ``data`` is not a :class:`~projmech.data.dataset.Dataset`.
-        ValueError
-            As for :meth:`check_data`, or for a data set with no rows.
         """
         counts = self.answer_counts(data)
         if data.n == 0:
@@ -787,17 +580,13 @@ class Workload:
     def column_distance(self) -> float | None:
         """Compute the largest distance between two columns, ``max over u != v of ||F_u - F_v||_2``.
 
-        This is the l2 sensitivity of the counts ``F c`` under replace-one neighbours (one row
-        moves from element ``u`` to ``v``), bounded from above to rounding by
-        :func:`max_column_distance`. An explicit matrix's Gram matrix is computed from the
-        matrix itself here, never taken from a ``gram=`` closed form: a wrong closed form must
-        not lower the noise. An implicit workload is trusted to give its Gram matrix.
+        The l2 sensitivity of the counts under replace-one, bounded to rounding by
+        :func:`max_column_distance`; never from a ``gram=`` closed form, which must not lower the noise.
 
         Returns
         -------
         float or None
-            The distance; None above :data:`PAIRWISE_UNIVERSE` elements, where the mechanisms
-            use the bound of :meth:`~projmech.privacy.guarantees.Neighbouring.count_sensitivity` instead.
+            The distance; None above :data:`PAIRWISE_UNIVERSE` elements.
         """
         if self.universe_size > PAIRWISE_UNIVERSE:
             return None
@@ -807,34 +596,25 @@ class Workload:
         return self._column_distance
 
     def _trusted_gram(self) -> np.ndarray:
-        """The Gram matrix that sensitivity may rest on (see :meth:`column_distance`)."""
+        """The Gram matrix sensitivity may rest on (see :meth:`column_distance`)."""
         return self.gram()
 
     def _scaled_trusted_gram(self) -> tuple[np.ndarray, float]:
-        """``(G, s)`` with ``s^2 G`` the trusted Gram matrix and ``G`` the Gram matrix of ``F / s``.
-
-        Types that compute ``F^T F`` from entries scale them first (``s``: the largest magnitude),
-        so that ``G`` neither underflows nor overflows: the products of entries of 1e-200 are 0 in
-        float64 (and of 1e200, inf), which made the column distance, and with it the noise, 0.
-        By default ``s = 1``: a closed form is its builder's.
+        """``(G, s)``: ``s^2 G`` the trusted Gram matrix, ``G`` that of ``F / s``, scaled so that tiny or huge
+        entries neither underflow nor overflow. ``s = 1`` for a closed form.
         """
         return self._trusted_gram(), 1.0
 
     def _has_nonzero_entry(self) -> bool:
-        """Whether some entry of F is not 0. Types that can tell say so; the others are assumed
-        to have one, so that a sensitivity of 0 is refused rather than trusted (see
-        :meth:`count_sensitivity`)."""
+        """Whether some entry of F is not 0; assumed where a type cannot tell, so that a zero sensitivity is refused."""
         return True
 
     def count_sensitivity(self, neighbouring: Neighbouring | str, ord: float = 2) -> float:
         """Compute the ``l_p`` sensitivity of the counts ``F c`` under a neighbouring relation.
 
-        The one computation behind every mechanism's noise and every planning figure:
-        :meth:`projmech.privacy.guarantees.Neighbouring.count_sensitivity` with this workload's column
-        norm, its sign and, under replace-one in l2, :meth:`column_distance`. Under add/remove
-        it is ``||F||_{1->p}``; under replace-one at most twice that (``sqrt(2)`` times in l2
-        for a nonnegative F), as the theory page *Workloads* (``docs/theory/workloads.md``)
-        shows.
+        The one computation behind every mechanism's noise: ``||F||_{1->p}`` under add/remove, at most
+        twice that under replace-one (see :doc:`/theory/workloads`). A nonzero F whose sensitivity
+        underflows is refused: noise calibrated to it would be none.
 
         Parameters
         ----------
@@ -847,16 +627,6 @@ class Workload:
         -------
         float
             The sensitivity of the counts (divide by ``n`` for the answers as fractions).
-
-        Raises
-        ------
-        TypeError, ValueError
-            For an unknown relation or order.
-        ValueError
-            If F is not all zero but its sensitivity is 0 or below float64's smallest normal
-            number (2.2e-308): noise calibrated to it would be none, or rounded away. (Norms and
-            distances are computed scale-safely, so this happens only for entries near 1e-308 or
-            below; scale such a workload up.)
         """
         relation = Neighbouring.parse(neighbouring)
         exact = self.column_distance() if relation is Neighbouring.REPLACE_ONE and ord == 2 else None
@@ -875,19 +645,12 @@ class Workload:
 
     @property
     def is_integer(self) -> bool:
-        """Whether every entry of F is an integer (for an implicit workload: its builder's claim).
-
-        The counts ``F c`` are then integers, and the mechanisms can add exact discrete noise.
-        """
+        """Whether every entry of F is an integer, so that the counts are and exact discrete noise applies."""
         return self._facts()[0]
 
     @property
     def is_nonnegative(self) -> bool:
-        """Whether F has no negative entry (for an implicit workload: its builder's claim).
-
-        The l2 sensitivity of the counts under replace-one is then at most
-        ``sqrt(2) ||F||_{1->2}`` instead of ``2 ||F||_{1->2}``.
-        """
+        """Whether F has no negative entry (replace-one l2 sensitivity at most ``sqrt(2) ||F||_{1->2}``)."""
         return self._facts()[1]
 
     @validate_params(ord=ORD)
@@ -897,27 +660,17 @@ class Workload:
         Parameters
         ----------
         ord : {1, 2, inf}, default 2
-            The order ``p``.
+            The order ``p`` (only 2 for an implicit workload).
 
         Returns
         -------
         float
             The largest column norm.
-
-        Raises
-        ------
-        ValueError
-            For another order; for an implicit workload, any order but 2; where the ``m``
-            column norms are too many to compute (above ``DEFAULT_MAX_ENTRIES`` and no closed
-            form).
         """
         return self._column_norm(ord)
 
     def sensitivity(self) -> float:
-        """Compute ``||F||_{1->2}``, the largest column l2 norm.
-
-        It is the l2 sensitivity of the counts ``F c`` under add/remove neighbours
-        (:cite:p:`LHRMM10`, :cite:p:`NTZ13`); see :meth:`count_sensitivity` for replace-one.
+        """Compute ``||F||_{1->2}``, the l2 sensitivity of the counts under add/remove :cite:p:`LHRMM10`.
 
         Returns
         -------
@@ -932,300 +685,3 @@ class Workload:
     def __repr__(self) -> str:
         k, m = self._shape
         return f"Workload({self.name}, k={format_count(k)}, m={format_count(m)}, {self._kind()})"
-
-
-def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matrix:
-    """Validate a ``k x m`` query matrix: real, 2-d, non-empty and finite.
-
-    The one check shared by :class:`Workload` and the solvers that accept a bare matrix.
-
-    Parameters
-    ----------
-    matrix : array_like or scipy.sparse matrix, shape (k, m)
-        The query matrix (a pandas DataFrame gives its values, by position).
-    name : str, default "F"
-        The argument's name, used in error messages.
-    copy : bool, default False
-        Copy the entries even when no conversion is needed.
-
-    Returns
-    -------
-    ndarray or scipy.sparse.csr_array
-        The matrix as float64: sparse input becomes CSR, dense input an ndarray.
-
-    Raises
-    ------
-    TypeError
-        For complex, string, object or other non-real entries, or a :class:`Workload` (pass its
-        :attr:`~Workload.matrix`).
-    ValueError
-        For a ragged nested list, a shape other than 2-d, an empty matrix, NaN or inf.
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> from projmech.workloads import as_query_matrix
-    >>> as_query_matrix([[1, 0], [1, 1]])
-    array([[1., 0.],
-           [1., 1.]])
-    >>> as_query_matrix(sp.eye(2)).format
-    'csr'
-    >>> as_query_matrix([[1, float("nan")]])
-    Traceback (most recent call last):
-    ...
-    projmech.errors.ArgumentValueError: F: ...
-    """
-    if isinstance(matrix, Workload):
-        raise TypeError(f"{name}: expected a matrix, got a Workload (pass its .matrix)")
-    if sp.issparse(matrix):
-        # Before the cast: a complex sparse matrix would lose its imaginary part in it.
-        sparse: Any = matrix  # the stubs know no sparse attribute after the test
-        check_real_dtype(name, sparse.dtype)
-        matrix = sp.csr_array(sparse, dtype=float, copy=copy)
-        check_real_array(name, matrix.data)
-    else:
-        matrix = check_real_array(name, matrix, finite=False, copy=copy)
-    if matrix.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
-    if 0 in matrix.shape:
-        raise ValueError(f"{name}: needs at least one query and one universe element, got shape {matrix.shape}")
-    if not issparse(matrix):
-        check_real_array(name, matrix)  # NaN and inf, reported after the shape
-    return matrix
-
-
-@validate_params(ord=ORD)
-def column_norm(matrix: Matrix, ord: float = 2) -> float:
-    """Compute ``||A||_{1->p}``, the largest ``l_p`` norm of a column of a matrix.
-
-    Parameters
-    ----------
-    matrix : array_like or scipy.sparse matrix, shape (k, m)
-        A real, finite matrix, dense or sparse.
-    ord : {1, 2, inf}, default 2
-        The order ``p``.
-
-    Returns
-    -------
-    float
-        The largest column norm.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For an invalid matrix (see :func:`as_query_matrix`) or another order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from projmech.workloads import column_norm
-    >>> A = np.array([[3.0, 1.0], [4.0, 1.0]])
-    >>> column_norm(A), column_norm(A, ord=1), column_norm(A, ord=np.inf)
-    (5.0, 7.0, 4.0)
-    """
-    return float(np.max(matrix_column_norms(as_query_matrix(matrix, "matrix"), ord)))
-
-
-def matrix_column_norms(matrix: Matrix, ord: float) -> np.ndarray:
-    """The ``l_p`` norm of every column of a checked dense or sparse matrix.
-
-    Scale-safe: in l2 each column is divided by its largest magnitude before its entries are
-    squared, and the norm multiplied back (the squares of 1e-200 are 0 in float64, of 1e200
-    inf: the sensitivity, and so the noise, came out 0 or inf). A sum of magnitudes (l1) needs
-    no scaling: it underflows only where every term is 0 and overflows only where the norm
-    itself does.
-    """
-    if issparse(matrix):
-        csr = sp.csr_array(matrix)
-        if not csr.has_canonical_format:  # duplicates of an entry add up: sum them first (in a copy)
-            csr = csr.copy()
-            csr.sum_duplicates()
-        magnitudes = np.abs(csr.data)
-        columns, m = csr.indices, csr.shape[1]
-        if ord == 1:
-            return np.bincount(columns, weights=magnitudes, minlength=m)
-        peaks = np.zeros(m)
-        np.maximum.at(peaks, columns, magnitudes)
-        if ord != 2:
-            return peaks
-        scaled = magnitudes / np.where(peaks > 0, peaks, 1.0)[columns]  # a column of stored zeros has peak 0
-        return peaks * np.sqrt(np.bincount(columns, weights=scaled * scaled, minlength=m))
-    if ord == 2:
-        return root_sum_squares(matrix)
-    dense = np.abs(matrix)
-    return dense.sum(axis=0) if ord == 1 else dense.max(axis=0)
-
-
-def root_sum_squares(parts: Any) -> np.ndarray:
-    """``sqrt(sum of squares)`` along the first axis, scale-safely: the l2 norms of the columns
-    of a matrix, or of the entries at each position of a sequence of arrays (the column norms
-    of a stack's parts). Each position is divided by its largest magnitude before squaring and
-    the result multiplied back, so that neither 1e-200 (whose square is 0) nor 1e200 (inf) is
-    lost."""
-    magnitudes = np.abs(np.asarray(parts, dtype=float))  # a new array: scaled and squared in place
-    peaks = magnitudes.max(axis=0)
-    magnitudes /= np.where(peaks > 0, peaks, 1.0)
-    np.square(magnitudes, out=magnitudes)
-    return peaks * np.sqrt(magnitudes.sum(axis=0))
-
-
-def check_matrix_entries(argument: str, builder: str, stored: int, k: int, m: int, max_entries: int, *,
-                         implicit: bool = False) -> None:
-    """Refuse an explicit matrix of ``stored`` entries above ``max_entries``, before allocating
-    it; ``argument`` asked for the size, ``implicit``: the builder offers ``implicit=True``,
-    which the message then suggests."""
-    alternative = "; or pass implicit=True, which never builds the matrix" if implicit else ""
-    check_entries(argument, stored, max_entries, f"{builder}: the explicit matrix (k={k:,}, m={m:,})",
-                  hint=f" (raise max_entries if you have the memory: about 8-16 bytes per entry){alternative}")
-
-
-def check_labels(labels: Any, k: int) -> tuple[str, ...]:
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
-        # A str would be split into one label per character.
-        raise TypeError(f"labels: expected a sequence of {k} str, got a {type(labels).__name__}")
-    labels = tuple(labels)
-    for label in labels:
-        if not isinstance(label, str):
-            raise TypeError(f"labels: every label must be a str, got {label!r}")
-    if len(labels) != k:
-        raise ValueError(f"labels: expected {k} labels (one per query), got {len(labels)}")
-    return labels
-
-
-class Kernels:
-    """A workload's unchecked kernels, under public names: the one interface through which the
-    solvers of other packages (bodies, factorizations, multiplicative weights) call them.
-
-    A workload's public products (:meth:`Workload.answer`, :meth:`Workload.rmatvec`, ...) check
-    their arguments; these do not: a solver loop calls them with float64 arrays it built, of the
-    right length, so that no iteration re-validates what the boundary checked. Each type
-    implements the private methods behind them.
-
-    Parameters
-    ----------
-    workload : Workload
-        The workload whose kernels these are.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import projmech as pm
-    >>> kernels = pm.identity(2).kernels
-    >>> kernels.rmatvec(np.array([1.0, 2.0])), kernels.stored_entries()
-    (array([1., 2.]), 2)
-    """
-
-    __slots__ = ("_workload",)
-
-    def __init__(self, workload: Workload) -> None:
-        self._workload = workload
-
-    def matvec(self, vector: np.ndarray) -> np.ndarray:
-        """``F @ vector`` for a float64 vector of length ``m``.
-
-        Parameters
-        ----------
-        vector : numpy.ndarray
-            Float64, length ``m``.
-
-        Returns
-        -------
-        numpy.ndarray
-            Length ``k``.
-        """
-        return self._workload._matvec(vector)
-
-    def rmatvec(self, values: np.ndarray) -> np.ndarray:
-        """``F.T @ values`` for a float64 vector of length ``k`` (needs ``has_adjoint``).
-
-        Parameters
-        ----------
-        values : numpy.ndarray
-            Float64, length ``k``.
-
-        Returns
-        -------
-        numpy.ndarray
-            Length ``m``.
-        """
-        return self._workload._rmatvec(values)
-
-    def matmat(self, block: np.ndarray) -> np.ndarray:
-        """``F @ block`` for an ``(m, r)`` float64 array.
-
-        Parameters
-        ----------
-        block : numpy.ndarray
-            Float64, shape ``(m, r)``.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(k, r)``.
-        """
-        return self._workload._matmat(block)
-
-    def rmatmat(self, block: np.ndarray) -> np.ndarray:
-        """``F.T @ block`` for a ``(k, r)`` float64 array (needs ``has_adjoint``).
-
-        Parameters
-        ----------
-        block : numpy.ndarray
-            Float64, shape ``(k, r)``.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(m, r)``.
-        """
-        return self._workload._rmatmat(block)
-
-    def sparse_columns(self, index: np.ndarray) -> sp.csc_array:
-        """``F[:, index]`` as a ``scipy.sparse.csc_array`` for int64 universe indices.
-
-        Parameters
-        ----------
-        index : numpy.ndarray
-            Int64 universe indices.
-
-        Returns
-        -------
-        scipy.sparse.csc_array
-            Shape ``(k, len(index))``.
-        """
-        return self._workload._sparse_columns(index)
-
-    def column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        """``F[:, left]^T F[:, right]`` for int64 universe indices.
-
-        Parameters
-        ----------
-        left, right : numpy.ndarray
-            Int64 universe indices.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(len(left), len(right))``.
-        """
-        return self._workload._column_gram(left, right)
-
-    def scaled_identity(self) -> float | None:
-        """``c`` when F is ``c I``, else None.
-
-        Returns
-        -------
-        float or None
-            The scale of an identity workload.
-        """
-        return self._workload._scaled_identity()
-
-    def stored_entries(self) -> int:
-        """The entries an explicit form of F would store.
-
-        Returns
-        -------
-        int
-            ``k * m`` for a dense or implicit workload, the nonzeros for a sparse one.
-        """
-        return self._workload._stored_entries()

@@ -23,8 +23,9 @@ from ..validation import (
     check_real_dtype,
     validate_params,
 )
-from .base import Workload, check_matrix_entries
+from .base import Workload
 from .explicit import ImplicitWorkload, MatrixWorkload
+from .matrices import check_matrix_entries
 
 __all__ = ["identity", "total", "prefix", "all_range", "identity_total", "repeated", "random_queries"]
 
@@ -44,30 +45,19 @@ def identity(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     m : int
         The number of values of the attribute (the universe size).
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest number of stored entries accepted for the explicit matrix (refused before
-        anything is allocated).
+        The largest number of stored entries accepted, checked before anything is allocated.
 
     Returns
     -------
     Workload
         A sparse ``m x m`` workload; inside a Kronecker product its labels read ``age=3``.
 
-    Raises
-    ------
-    TypeError
-        If ``m`` or ``max_entries`` is not an int.
-    ValueError
-        If ``m`` or ``max_entries`` is below 1, or the matrix would store more than
-        ``max_entries`` entries.
-
     Examples
     --------
     >>> from projmech.workloads import identity
     >>> W = identity(3)
-    >>> W.labels, W.is_sparse
-    (('x=0', 'x=1', 'x=2'), True)
-    >>> W.answer([0.2, 0.3, 0.5])
-    array([0.2, 0.3, 0.5])
+    >>> W.labels, W.is_sparse, W.answer([0.2, 0.3, 0.5])
+    (('x=0', 'x=1', 'x=2'), True, array([0.2, 0.3, 0.5]))
     """
     check_matrix_entries("m", "identity", m, m, m, max_entries)
     workload = MatrixWorkload(sp.eye_array(m, format="csr"), name=f"identity({m})")
@@ -90,13 +80,6 @@ def total(m: int) -> Workload:
     Workload
         A ``1 x m`` workload, labelled ``"total"``.
 
-    Raises
-    ------
-    TypeError
-        If ``m`` is not an int.
-    ValueError
-        If ``m`` is below 1.
-
     Examples
     --------
     >>> from projmech.workloads import identity, kron, total
@@ -110,45 +93,23 @@ def total(m: int) -> Workload:
 
 @validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT)
 def identity_total(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
-    """Build the ``m`` point queries, then the total: F is ``[I; 1^T]``.
-
-    HDMM's ``IdentityTotal`` block (:cite:p:`MMHM18`).
+    """Build the ``m`` point queries, then the total: F is ``[I; 1^T]``, HDMM's ``IdentityTotal`` :cite:p:`MMHM18`.
 
     Parameters
     ----------
-    m : int
-        The number of values of the attribute (the universe size).
-    max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest number of stored entries accepted for the explicit matrix (refused before
-        anything is allocated).
+    m, max_entries
+        As for :func:`identity`.
 
     Returns
     -------
     Workload
         A sparse ``(m + 1) x m`` workload.
 
-    Raises
-    ------
-    TypeError
-        If ``m`` or ``max_entries`` is not an int.
-    ValueError
-        If ``m`` or ``max_entries`` is below 1, or the matrix would store more than
-        ``max_entries`` entries.
-
-    References
-    ----------
-    :cite:t:`MMHM18` (the HDMM building blocks).
-
     Examples
     --------
     >>> from projmech.workloads import identity_total
-    >>> W = identity_total(2)
-    >>> W.labels
+    >>> identity_total(2).labels
     ('x=0', 'x=1', 'total')
-    >>> W.toarray()
-    array([[1., 0.],
-           [0., 1.],
-           [1., 1.]])
     """
     check_matrix_entries("m", "identity_total", 2 * m, m + 1, m, max_entries)
     matrix = sp.vstack([sp.eye_array(m, format="csr"), sp.csr_array(np.ones((1, m)))], format="csr")
@@ -200,49 +161,28 @@ def _range_terms(m: int) -> Callable[[str, Encoding], list[str]]:
 def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
     """Build the ``m`` threshold (prefix) queries ``#{x <= t}/n`` for ``t = 0 .. m-1``.
 
-    F is lower-triangular with ones (the last query, ``t = m-1``, always answers 1). Its Gram
-    matrix has the closed form ``(F^T F)[i, j] = m - max(i, j)``, derived in the theory page
-    *Workloads* (``docs/theory/workloads.md``).
+    F is lower-triangular with ones; its Gram matrix is ``m - max(i, j)`` (:doc:`/theory/workloads`).
 
     Parameters
     ----------
     m : int
         The number of values of the ordered attribute (the universe size).
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest number of stored entries accepted for the explicit matrix (refused before
-        anything is allocated).
+        As for :func:`identity`.
     implicit : bool, default False
-        Never build the matrix: answers are cumulative sums (see :meth:`Workload.implicit`).
+        Never build the matrix: answers are cumulative sums.
 
     Returns
     -------
     Workload
         An ``m x m`` workload; inside a Kronecker product its labels read ``age<=3``.
 
-    Raises
-    ------
-    TypeError
-        If ``m`` or ``max_entries`` is not an int, or ``implicit`` not a bool.
-    ValueError
-        If ``m`` or ``max_entries`` is below 1, or the explicit matrix would store more than
-        ``max_entries`` entries.
-
-    See Also
-    --------
-    all_range : every range ``a <= x <= b``.
-
     Examples
     --------
     >>> from projmech.workloads import prefix
     >>> W = prefix(3)
-    >>> W.labels
-    ('x<=0', 'x<=1', 'x<=2')
-    >>> W.answer([0.2, 0.3, 0.5])
-    array([0.2, 0.5, 1. ])
-    >>> W.gram()
-    array([[3., 2., 1.],
-           [2., 2., 1.],
-           [1., 1., 1.]])
+    >>> W.labels, W.answer([0.2, 0.3, 0.5])
+    (('x<=0', 'x<=1', 'x<=2'), array([0.2, 0.5, 1. ]))
     >>> prefix(10**6, implicit=True).shape
     (1000000, 1000000)
     """
@@ -262,49 +202,29 @@ def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
 
 @validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT, implicit=FLAG)
 def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
-    """Build all ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``.
+    """Build all ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``, by ``a`` then ``b``.
 
-    Queries are ordered by ``a``, then ``b``. Cells ``i <= j`` lie together in the
-    ``(i + 1)(m - j)`` ranges with ``a <= i`` and ``b >= j``: that is the closed-form Gram
-    matrix. Range queries are the classic workload of hierarchical strategies
-    (:cite:p:`HRMS10`) and of the matrix mechanism (:cite:p:`LHRMM10`).
+    The classic workload of hierarchical strategies :cite:p:`HRMS10` and of the matrix mechanism
+    :cite:p:`LHRMM10`; its Gram matrix ``(i + 1)(m - j)`` (``i <= j``) is a closed form.
 
     Parameters
     ----------
     m : int
         The number of values of the ordered attribute (the universe size).
-    max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest number of stored entries accepted for the explicit matrix (refused before
-        anything is allocated).
-    implicit : bool, default False
-        Never build the ``k x m`` matrix: answers are differences of cumulative sums, so
-        ``m = 4096`` (8.4 million queries) fits in memory.
+    max_entries, implicit
+        As for :func:`prefix` (implicit: answers are differences of cumulative sums).
 
     Returns
     -------
     Workload
         A ``m(m+1)/2 x m`` workload; inside a Kronecker product its labels read ``1<=age<=3``.
 
-    Raises
-    ------
-    TypeError
-        If ``m`` or ``max_entries`` is not an int, or ``implicit`` not a bool.
-    ValueError
-        If ``m`` or ``max_entries`` is below 1, or the explicit matrix would store more than
-        ``max_entries`` entries.
-
-    See Also
-    --------
-    prefix : the ranges with ``a = 0``.
-
     Examples
     --------
     >>> from projmech.workloads import all_range
     >>> W = all_range(3)
-    >>> W.shape, W.labels[:3]
-    ((6, 3), ('0<=x<=0', '0<=x<=1', '0<=x<=2'))
-    >>> W.answer([0.2, 0.3, 0.5])
-    array([0.2, 0.5, 1. , 0.3, 0.8, 0.5])
+    >>> W.shape, W.answer([0.2, 0.3, 0.5])
+    ((6, 3), array([0.2, 0.5, 1. , 0.3, 0.8, 0.5]))
     >>> all_range(4096, implicit=True).num_queries
     8390656
     """
@@ -336,41 +256,26 @@ def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool 
 
 @validate_params(k=POSITIVE_INT, max_entries=POSITIVE_INT)
 def repeated(query: Any, k: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
-    """Build the same query asked ``k`` times: one row stacked ``k`` times.
-
-    The simplest workload on which answering each query separately wastes privacy budget:
-    the ``k`` answers are equal, and a factorization answers them at the cost of one.
+    """Build the same query asked ``k`` times: a factorization answers them at the cost of one.
 
     Parameters
     ----------
     query : array_like or Workload
-        A vector of ``m`` real, finite values, a ``(1, m)`` row (dense or sparse), or a
-        one-query Workload.
+        ``m`` real, finite values, a ``(1, m)`` row (dense or sparse), or a one-query Workload.
     k : int
         The number of copies.
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest ``k * m`` accepted (refused before anything is allocated).
+        The largest ``k * m`` accepted.
 
     Returns
     -------
     Workload
         A dense ``k x m`` workload labelled ``copy0, copy1, ...``.
 
-    Raises
-    ------
-    TypeError
-        For non-real entries, or a ``k`` or ``max_entries`` that is not an int.
-    ValueError
-        For a ``query`` of more than one row, an empty one, non-finite entries, a workload of
-        several queries, a ``k`` below 1, or a matrix above ``max_entries`` entries.
-
     Examples
     --------
     >>> from projmech.workloads import repeated
-    >>> W = repeated([1, 0, 1], k=2)
-    >>> W.labels
-    ('copy0', 'copy1')
-    >>> W.toarray()
+    >>> repeated([1, 0, 1], k=2).toarray()
     array([[1., 0., 1.],
            [1., 0., 1.]])
     """
@@ -403,30 +308,21 @@ def random_queries(k: int, m: int, rng: np.random.Generator, *, max_entries: int
     m : int
         The universe size.
     rng : numpy.random.Generator
-        The random stream. A seed is refused: the caller keeps the stream, so that successive
-        workloads differ.
+        The random stream (a seed is refused, so that successive workloads differ).
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest ``k * m`` accepted (refused before anything is allocated).
+        The largest ``k * m`` accepted.
 
     Returns
     -------
     Workload
         A dense ``k x m`` 0/1 workload labelled ``random0, random1, ...``.
 
-    Raises
-    ------
-    TypeError
-        If ``rng`` is not a Generator, or ``k``, ``m`` or ``max_entries`` not an int.
-    ValueError
-        If ``k``, ``m`` or ``max_entries`` is below 1, or ``k * m`` exceeds ``max_entries``.
-
     Examples
     --------
     >>> import numpy as np
     >>> from projmech.workloads import random_queries
-    >>> W = random_queries(3, 5, np.random.default_rng(0))
-    >>> W.shape, W.labels, W.is_integer
-    ((3, 5), ('random0', 'random1', 'random2'), True)
+    >>> random_queries(3, 5, np.random.default_rng(0)).shape
+    (3, 5)
     """
     check_matrix_entries("k", "random_queries", k * m, k, m, max_entries)
     matrix = rng.integers(0, 2, size=(k, m)).astype(float)

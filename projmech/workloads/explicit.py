@@ -1,4 +1,4 @@
-"""Workloads given by a matrix, or by callbacks that apply one."""
+"""Workloads given by a matrix, or by callbacks that apply one, and the check of a bare query matrix."""
 
 from __future__ import annotations
 
@@ -20,60 +20,110 @@ from ..validation import (
     check_entries,
     check_positive_int,
     check_real_array,
+    check_real_dtype,
     format_count,
     validate_params,
 )
-from .base import _CONCRETE, Labels, Matrix, Workload, as_query_matrix, matrix_column_norms
+from .base import _CONCRETE, ORD, Labels, Matrix, Workload
+from .matrices import matrix_column_norms
 
-__all__ = ["MatrixWorkload", "ImplicitWorkload"]
+__all__ = ["MatrixWorkload", "ImplicitWorkload", "as_query_matrix", "column_norm"]
 
 _GRAM = IsCallable("a callable returning F^T F")
 _DOMAIN = OrNone(InstanceOf(Domain, what="a Domain"))
 
 
-class MatrixWorkload(Workload):
-    """A workload given by its ``k x m`` query matrix, dense or sparse.
-
-    ``Workload(matrix, ...)`` builds one; the matrix is copied.
+def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matrix:
+    """Validate a ``k x m`` query matrix: real, 2-d, non-empty and finite.
 
     Parameters
     ----------
     matrix : array_like or scipy.sparse matrix, shape (k, m)
-        Row ``i`` holds query ``i``'s value on each universe element. Entries must be finite.
-        Sparse input is kept sparse (CSR).
-    labels : sequence of str, optional
-        One label per query; default ``"q0", "q1", ...``.
-    domain : Domain, optional
-        The universe the columns index (row-major order); ``domain.size`` must equal ``m``.
-    name : str, optional
-        A short description, e.g. ``"marginals(way=2)"``.
-    gram : callable, optional
-        A closed form for the Gram matrix ``F^T F`` (called with no arguments, returns an
-        ``m x m`` ndarray), used by :meth:`~Workload.gram`; sensitivity is always computed from
-        the matrix itself.
+        The query matrix.
+    name : str, default "F"
+        The argument's name, used in error messages.
+    copy : bool, default False
+        Copy the entries even when no conversion is needed.
 
-    Raises
-    ------
-    TypeError
-        For complex, string or other non-real entries, labels that are not str, a ``domain``
-        that is not a Domain, a ``name`` that is not a str, a ``gram`` that is not callable.
-    ValueError
-        For a matrix that is not 2-d or is empty, NaN or infinite entries, a number of labels
-        other than ``k``, a domain whose universe is not ``m``.
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_array
+        The matrix as float64, sparse input as CSR.
 
-    See Also
+    Examples
     --------
-    ImplicitWorkload : a workload whose matrix is never built.
+    >>> import scipy.sparse as sp
+    >>> from projmech.workloads import as_query_matrix
+    >>> as_query_matrix([[1, 0], [1, 1]])
+    array([[1., 0.],
+           [1., 1.]])
+    >>> as_query_matrix(sp.eye(2)).format
+    'csr'
+    """
+    if isinstance(matrix, Workload):
+        raise TypeError(f"{name}: expected a matrix, got a Workload (pass its .matrix)")
+    if sp.issparse(matrix):
+        # Before the cast: a complex sparse matrix would lose its imaginary part in it.
+        sparse: Any = matrix  # the stubs know no sparse attribute after the test
+        check_real_dtype(name, sparse.dtype)
+        matrix = sp.csr_array(sparse, dtype=float, copy=copy)
+        check_real_array(name, matrix.data)
+    else:
+        matrix = check_real_array(name, matrix, finite=False, copy=copy)
+    if matrix.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-d (k, m) matrix, got shape {matrix.shape}")
+    if 0 in matrix.shape:
+        raise ValueError(f"{name}: needs at least one query and one universe element, got shape {matrix.shape}")
+    if not issparse(matrix):
+        check_real_array(name, matrix)  # NaN and inf, reported after the shape
+    return matrix
+
+
+@validate_params(ord=ORD)
+def column_norm(matrix: Matrix, ord: float = 2) -> float:
+    """Compute ``||A||_{1->p}``, the largest ``l_p`` norm of a column of a matrix.
+
+    Parameters
+    ----------
+    matrix : array_like or scipy.sparse matrix, shape (k, m)
+        A real, finite matrix, dense or sparse.
+    ord : {1, 2, inf}, default 2
+        The order ``p``.
+
+    Returns
+    -------
+    float
+        The largest column norm.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.workloads import column_norm
+    >>> A = np.array([[3.0, 1.0], [4.0, 1.0]])
+    >>> column_norm(A), column_norm(A, ord=1), column_norm(A, ord=np.inf)
+    (5.0, 7.0, 4.0)
+    """
+    return float(np.max(matrix_column_norms(as_query_matrix(matrix, "matrix"), ord)))
+
+
+class MatrixWorkload(Workload):
+    """A workload given by its ``k x m`` query matrix, dense or sparse; ``Workload(matrix, ...)`` builds one.
+
+    The matrix is copied. A ``gram`` closed form serves :meth:`~Workload.gram`; the sensitivity is
+    always computed from the matrix itself.
+
+    Parameters
+    ----------
+    matrix, labels, domain, name, gram
+        As for :class:`Workload`.
 
     Examples
     --------
     >>> import scipy.sparse as sp
     >>> from projmech.workloads import MatrixWorkload
     >>> W = MatrixWorkload(sp.eye(3, format="csr"), name="points")
-    >>> W, W.is_sparse
-    (Workload(points, k=3, m=3, sparse), True)
-    >>> W.answer([0.2, 0.3, 0.5])
-    array([0.2, 0.3, 0.5])
+    >>> W, W.answer([0.2, 0.3, 0.5])
+    (Workload(points, k=3, m=3, sparse), array([0.2, 0.3, 0.5]))
     """
 
     @validate_params(domain=_DOMAIN, name=OrNone(InstanceOf(str)), gram=OrNone(_GRAM))
@@ -184,70 +234,39 @@ class MatrixWorkload(Workload):
 class ImplicitWorkload(Workload):
     """A workload whose ``k x m`` matrix is never built.
 
-    It answers through ``matvec`` (``F @ v`` for a length-``m`` vector) and exposes its Gram
-    matrix ``F^T F`` (``m x m``), which is all that the factorization mechanism needs: the
-    all-range workload over 4096 cells has 8.4 million queries but a 4096 x 4096 Gram matrix.
-    Anything that needs F itself (:attr:`matrix`, projection onto ``K_Q`` by CVXPY) raises.
+    It answers through ``matvec`` and exposes its Gram matrix ``F^T F``, all the factorization
+    mechanism needs; anything that needs F itself (:attr:`matrix`, projection by CVXPY) raises.
 
     Parameters
     ----------
     shape : (int, int)
-        ``(k, m)``; ``m`` may be far beyond memory (a Python int such as ``2**150``): nothing
-        of size ``m`` is built unless :meth:`answer` or :meth:`gram` is called.
+        ``(k, m)``; ``m`` may be far beyond memory (e.g. ``2**150``).
     matvec : callable
         ``F @ v`` for a dense length-``m`` vector.
     gram : callable
         Returns the ``m x m`` Gram matrix ``F^T F``.
     labels : sequence of str, or a callable returning one, optional
-        A callable is called on the first access to :attr:`labels` (half a million labels
-        need not exist until someone reads them).
+        A callable is called on the first access to :attr:`labels`.
     domain, name
         As for :class:`Workload`.
     column_norm : float, optional
-        A closed form for ``||F||_{1->2}``, used by :meth:`column_norm` and
-        :meth:`sensitivity` instead of the diagonal of the Gram matrix (which needs
-        ``m x m`` entries).
+        A closed form for ``||F||_{1->2}``, instead of the diagonal of the Gram matrix.
     rmatvec : callable, optional
-        ``F.T @ u`` for a length-``k`` vector; needed by :meth:`rmatvec` and so by the
-        ``"fast"`` projection onto ``K_Q``.
+        ``F.T @ u`` for a length-``k`` vector; needed by :meth:`rmatvec` (the ``"fast"`` projection).
     columns : callable, optional
-        ``F[:, indices]`` as a dense ``(k, len(indices))`` array for an integer array of
-        universe indices; needed by :meth:`columns` (the ``"fast"`` projection).
+        ``F[:, indices]`` as a dense array for integer universe indices; needed by :meth:`columns`.
     integer, nonnegative : bool, default False
-        What the builder knows of F's entries (see :attr:`is_integer`, :attr:`is_nonnegative`);
-        an implicit workload cannot be inspected, so the default claims nothing.
-
-    Raises
-    ------
-    TypeError
-        For a ``shape`` that is not a pair of ints, a callback that is not callable, a
-        ``domain`` that is not a Domain, a ``name`` that is not a str.
-    ValueError
-        For a ``shape`` of other than two entries or with an entry below 1, a
-        ``column_norm`` that is not positive, labels of the wrong number, a domain whose
-        universe is not ``m``. A callback that returns the wrong shape or non-real values
-        raises a ValueError when called.
-
-    See Also
-    --------
-    Workload.implicit : the same constructor, from the base class.
+        What the builder knows of F's entries; the default claims nothing.
 
     Examples
     --------
-    The ``m`` prefix sums ``h[0] + ... + h[t]``, known by their product and Gram matrix:
-
     >>> import numpy as np
     >>> from projmech.workloads import ImplicitWorkload
-    >>> m = 4
-    >>> cells = np.arange(m)
-    >>> P = ImplicitWorkload((m, m), np.cumsum, lambda: (m - np.maximum.outer(cells, cells)).astype(float),
+    >>> cells = np.arange(4)
+    >>> P = ImplicitWorkload((4, 4), np.cumsum, lambda: (4 - np.maximum.outer(cells, cells)).astype(float),
     ...                      name="prefix sums", integer=True, nonnegative=True)
-    >>> P.answer([0.1, 0.2, 0.3, 0.4])
-    array([0.1, 0.3, 0.6, 1. ])
-    >>> P.sensitivity()  # from the diagonal of the Gram matrix
-    2.0
-    >>> P.has_adjoint  # no rmatvec or columns given
-    False
+    >>> P.answer([0.1, 0.2, 0.3, 0.4]), P.sensitivity(), P.has_adjoint
+    (array([0.1, 0.3, 0.6, 1. ]), 2.0, False)
     """
 
     @validate_params(matvec=IsCallable(), gram=_GRAM, domain=_DOMAIN, name=OrNone(InstanceOf(str)),

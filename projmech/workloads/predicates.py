@@ -19,7 +19,8 @@ from ..validation import (
     format_count,
     validate_params,
 )
-from .base import Workload, check_matrix_entries
+from .base import Workload
+from .matrices import check_matrix_entries
 
 __all__ = ["from_predicates", "Predicate"]
 
@@ -67,9 +68,8 @@ def from_predicates(
 ) -> Workload:
     """Build queries from vectorized predicates over the universe.
 
-    Each predicate receives a mapping ``{attribute: codes}`` of arrays covering every universe
-    element and returns, per element, a value in ``[0, 1]`` (booleans count as 0/1), e.g.
-    ``lambda x: (x["age"] >= 3) & (x["sex"] == 1)``; a scalar is the same value everywhere.
+    Each predicate maps ``{attribute: codes}`` (arrays over every universe element) to a value in
+    ``[0, 1]`` per element, e.g. ``lambda x: (x["age"] >= 3) & (x["sex"] == 1)``.
 
     Parameters
     ----------
@@ -78,36 +78,20 @@ def from_predicates(
     predicates : mapping of str to callable, or sequence of callable
         The queries: label to predicate, or predicates alone (labelled ``q0, q1, ...``).
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        Cap on the ``k x m`` matrix, and on the attribute codes handed to the predicates (``m``
-        per attribute read).
+        Cap on the ``k x m`` matrix and on the attribute codes handed to the predicates.
 
     Returns
     -------
     Workload
         A dense ``k x m`` workload over ``domain``.
 
-    Raises
-    ------
-    TypeError
-        For a ``domain`` that is not a Domain, a single callable or a str in place of the
-        collection, a label that is not a str, a predicate that is not callable.
-    ValueError
-        Naming the predicate, if it reads an attribute the domain does not have, raises, or
-        returns a wrong shape, non-numeric values, NaN, or values outside ``[0, 1]``; and for
-        a matrix above ``max_entries`` (refused before anything is allocated).
-
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 3])
     >>> W = pm.workloads.from_predicates(domain, {"a=1": lambda x: x["a"] == 1,
     ...                                           "b>=1": lambda x: x["b"] >= 1})
-    >>> W.toarray()
-    array([[0., 0., 0., 1., 1., 1.],
-           [0., 1., 1., 0., 1., 1.]])
-    >>> data = pm.Dataset(np.array([[0, 0], [0, 2], [1, 2], [1, 1]]), domain)
-    >>> W.answer_data(data)
+    >>> W.answer_data(pm.Dataset(np.array([[0, 0], [0, 2], [1, 2], [1, 1]]), domain))
     array([0.5 , 0.75])
     """
     if isinstance(predicates, Mapping):

@@ -1,10 +1,7 @@
 """Workloads kept structured: Kronecker products of per-attribute workloads, and stacks.
 
-A Kronecker product ``W_1 ⊗ ... ⊗ W_d`` over a domain of ``d`` attributes asks every
-combination of one query per attribute; its products, columns, Gram matrix and column norms are
-computed factor by factor, and its counts on records from the group-by table of the attributes
-it does not sum out. A stack is the union of workloads over one universe. Composition keeps the
-structure: nothing of size ``k x m`` (or ``m``, for a large universe) is built, unless
+Products, columns, Gram matrices and column norms are computed factor by factor, and counts on
+records from group-by tables, so nothing of size ``k x m`` is built unless
 :attr:`~Workload.matrix` is asked for and fits.
 """
 
@@ -24,8 +21,9 @@ from ..data.dataset import Dataset
 from ..data.domain import Domain
 from ..data.encodings import Codes, Encoding
 from ..validation import DEFAULT_MAX_ENTRIES, InstanceOf, OrNone, format_count
-from .base import Matrix, Workload, check_matrix_entries, root_sum_squares
+from .base import Matrix, Workload
 from .kronecker_gram import KroneckerGram
+from .matrices import check_matrix_entries, root_sum_squares
 
 __all__ = ["Kron", "Stack", "kron", "stack", "COLUMN_NORMS_UNIVERSE"]
 
@@ -99,11 +97,7 @@ class _Structured(Workload):
 
 
 class Kron(_Structured):
-    """The Kronecker product ``W_1 ⊗ ... ⊗ W_d`` of per-attribute workloads, kept structured.
-
-    Query ``(i_1, ..., i_d)`` is the product of query ``i_j`` of ``W_j`` on attribute ``j``
-    (queries and universe elements in row-major order, as :func:`numpy.kron`). Build it with
-    :func:`kron`.
+    """The Kronecker product ``W_1 ⊗ ... ⊗ W_d`` of per-attribute workloads, kept structured (:func:`kron`).
 
     Parameters
     ----------
@@ -114,23 +108,13 @@ class Kron(_Structured):
     name : str, optional
         A short description; default ``"kron(...)"`` of the factors' names.
     implicit : bool, optional
-        True: never build the explicit matrix; False: build it when asked, refusing now if it
-        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
-        (None): build it on demand when it fits and no part is implicit.
+        True: never build the explicit matrix; False: build it when asked (refused now if too
+        large or some part is implicit); None: build it on demand when it fits.
 
     Attributes
     ----------
     factors : tuple of Workload
         The factors, one per attribute.
-
-    Raises
-    ------
-    TypeError
-        For ``factors`` that are not a sequence of Workload objects, a ``domain`` that is not a
-        Domain.
-    ValueError
-        For no factor, a domain whose sizes are not the factors' universe sizes, or
-        ``implicit=False`` where the matrix cannot be built.
 
     Examples
     --------
@@ -207,8 +191,7 @@ class Kron(_Structured):
         # that is constant (a total's) is a scalar, and the blocks that are a constant times
         # "same value" (an identity's) together are one comparison of the cells' values on
         # their factors: a marginal table's Gram is then one comparison, not one gather per
-        # attribute (projecting 45 measured tables of Adult's 7 attributes onto K_Q, the Gram
-        # blocks took 26 s of the 65; 7.4 s after, the same iterates).
+        # attribute.
         sizes = [f.universe_size for f in self.factors]
         cells_left, cells_right = np.unravel_index(left, sizes), np.unravel_index(right, sizes)
         scale, general = 1.0, []
@@ -300,9 +283,7 @@ class Kron(_Structured):
 
 
 class Stack(_Structured):
-    """The union of workloads over one universe, queries in the order given.
-
-    Build it with :func:`stack`.
+    """The union of workloads over one universe, queries in the order given (:func:`stack`).
 
     Parameters
     ----------
@@ -313,22 +294,12 @@ class Stack(_Structured):
     name : str, optional
         A short description; default: the parts' names joined by ``" + "``.
     implicit : bool, optional
-        True: never build the explicit matrix; False: build it when asked, refusing now if it
-        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
-        (None): build it on demand when it fits and no part is implicit.
+        As for :class:`Kron`.
 
     Attributes
     ----------
     parts : tuple of Workload
         The workloads, in order.
-
-    Raises
-    ------
-    TypeError
-        For ``parts`` that are not a sequence of Workload objects.
-    ValueError
-        For no part, parts over universes of different sizes or different domains, or
-        ``implicit=False`` where the matrix cannot be built.
 
     Examples
     --------
@@ -416,11 +387,6 @@ class Stack(_Structured):
         KroneckerGram
             The parts' terms together when they act on attributes of the same sizes; else one
             dense term (:meth:`~Workload.gram`).
-
-        Raises
-        ------
-        ValueError
-            In the dense case, if the ``m x m`` Gram matrix exceeds ``DEFAULT_MAX_ENTRIES``.
         """
         grams = [part.kronecker_gram() for part in self.parts]
         if len({gram.sizes for gram in grams}) == 1:
@@ -434,10 +400,9 @@ class Stack(_Structured):
         return _sum(norms) if ord == 1 else np.max(norms, axis=0)
 
     def _column_norm(self, ord: float) -> float:
-        """Column by column up to :data:`COLUMN_NORMS_UNIVERSE` elements; beyond, from the
-        factors of a stack of Kronecker products whose largest columns coincide, attribute by
-        attribute (:func:`_common_peak`; the argument is in the theory page *Workloads*,
-        ``docs/theory/workloads.md``)."""
+        """Column by column up to :data:`COLUMN_NORMS_UNIVERSE` elements; beyond, attribute by attribute
+        where the largest columns coincide (:func:`_common_peak`, :doc:`/theory/workloads`).
+        """
         uniform = self._uniform_column_norm(ord)
         if uniform is not None:
             return uniform
@@ -531,70 +496,32 @@ def _common_peak(terms: Sequence[Kron], ord: float) -> float | None:
 
 def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str | None = None,
          implicit: bool | None = None) -> Kron:
-    """Build the Kronecker product of per-attribute workloads, kept structured.
+    """Build the Kronecker product of per-attribute workloads, kept structured :cite:p:`MMHM18`.
 
-    Query ``(i_1, ..., i_d)`` of ``W_1 ⊗ ... ⊗ W_d`` is the product of query ``i_j`` of
-    ``W_j`` on attribute ``j``; queries and universe elements are in row-major order, as in
-    :func:`numpy.kron`. Products, columns, the Gram matrix and column norms are computed factor
-    by factor (column norms of a Kronecker product multiply), and counts on records from the
-    group-by table of the attributes not summed out, so nothing of size ``k x m`` is built
-    (:cite:p:`MMHM18`).
+    Query ``(i_1, ..., i_d)`` is the product of query ``i_j`` of ``W_j`` on attribute ``j``, in
+    row-major order as :func:`numpy.kron`; with a domain the labels name the attributes and
+    records can be counted.
 
     Parameters
     ----------
-    factors : sequence of Workload
-        ``W_j`` acts on attribute ``j``: its universe is that attribute's values.
-    domain : Domain, optional
-        The attributes, whose sizes must be the factors' universe sizes; it names the labels
-        (``"age<=3 & sex=1"``) and lets records be answered.
-    name : str, optional
-        A short description; default ``"kron(...)"`` of the factors' names.
-    implicit : bool, optional
-        True: never build the explicit matrix; False: build it when asked, refusing now if it
-        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
-        (None): build it on demand when it fits and no part is implicit.
+    factors, domain, name, implicit
+        As for :class:`Kron`.
 
     Returns
     -------
     Kron
         The product, a ``prod k_j x prod m_j`` workload.
 
-    Raises
-    ------
-    TypeError
-        For ``factors`` that are not a sequence of Workload objects, a ``domain`` that is not a
-        Domain.
-    ValueError
-        For no factor, a domain whose sizes are not the factors' universe sizes, or
-        ``implicit=False`` where the matrix cannot be built.
-
-    See Also
-    --------
-    stack : the union of workloads.
-
-    References
-    ----------
-    :cite:t:`MMHM18` (Kronecker-product workloads and strategies).
-
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
+    >>> import numpy as np, projmech as pm
     >>> from projmech.workloads import identity, kron, prefix
-    >>> W = kron([prefix(3), identity(2)])
+    >>> W = kron([prefix(3), identity(2)], domain=pm.Domain(["age", "sex"], [3, 2]))
     >>> W.shape, W.labels[:2]
-    ((6, 6), ('x0<=0 & x1=0', 'x0<=0 & x1=1'))
+    ((6, 6), ('age<=0 & sex=0', 'age<=0 & sex=1'))
     >>> np.array_equal(W.toarray(), np.kron(prefix(3).toarray(), identity(2).toarray()))
     True
-
-    With a domain, the labels name the attributes and records can be counted:
-
-    >>> domain = pm.Domain(["age", "sex"], [3, 2])
-    >>> W = kron([prefix(3), identity(2)], domain=domain)
-    >>> W.labels[:2]
-    ('age<=0 & sex=0', 'age<=0 & sex=1')
-    >>> data = pm.Dataset(np.array([[0, 1], [1, 0], [2, 1]]), domain)
-    >>> W.answer_counts(data)
+    >>> W.answer_counts(pm.Dataset(np.array([[0, 1], [1, 0], [2, 1]]), W.domain))
     array([0., 1., 1., 1., 1., 2.])
     """
     return Kron(factors, domain=domain, name=name, implicit=implicit)
@@ -603,48 +530,27 @@ def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str
 def stack(workloads: Sequence[Workload], *, name: str | None = None, implicit: bool | None = None) -> Workload:
     """Build the union of workloads over the same universe, queries in the order given.
 
-    Structured parts stay structured (a stack of Kronecker products is answered, counted and
-    normed factor by factor). The result has the workloads' common domain; None where some
-    have none. Workloads with different domains are refused (their columns index different
-    universes, even of one size).
+    Structured parts stay structured. The result has the workloads' common domain (None where some
+    have none); different domains are refused, as their columns index different universes.
 
     Parameters
     ----------
     workloads : sequence of Workload
         The parts, over universes of the same size.
-    name : str, optional
-        A short description; default: the parts' names joined by ``" + "``.
-    implicit : bool, optional
-        True: never build the explicit matrix; False: build it when asked, refusing now if it
-        would exceed ``DEFAULT_MAX_ENTRIES`` stored entries or some part is implicit; default
-        (None): build it on demand when it fits and no part is implicit.
+    name, implicit
+        As for :class:`Stack`.
 
     Returns
     -------
     Stack
         The union: ``sum k_j`` queries over the common universe.
 
-    Raises
-    ------
-    TypeError
-        For ``workloads`` that are not a sequence of Workload objects.
-    ValueError
-        For no workload, workloads over universes of different sizes or different domains, or
-        ``implicit=False`` where the matrix cannot be built.
-
-    See Also
-    --------
-    kron : the Kronecker product of workloads.
-
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.workloads import identity, prefix, stack, total
     >>> W = stack([total(3), identity(3), prefix(3)])
-    >>> W.shape, W.labels[:4]
-    ((7, 3), ('total', 'x=0', 'x=1', 'x=2'))
-    >>> W.answer([0.2, 0.3, 0.5])
-    array([1. , 0.2, 0.3, 0.5, 0.2, 0.5, 1. ])
+    >>> W.shape, W.answer([0.2, 0.3, 0.5])
+    ((7, 3), array([1. , 0.2, 0.3, 0.5, 0.2, 0.5, 1. ]))
     >>> round(W.sensitivity(), 3)  # sqrt(1 + 1 + 3), at the first element
     2.236
     """
