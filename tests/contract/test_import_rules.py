@@ -227,3 +227,28 @@ def test_the_rules_catch_a_planted_violation(planted, tmp_path, monkeypatch):
             "cycle": test_no_import_cycle, "private": test_no_private_name_crosses_a_folder}[planted]
     with pytest.raises(AssertionError):
         rule()
+
+
+def folder_graph() -> str:
+    """The package's structure as its imports draw it: each folder's lines and modules, and the
+    folders it imports with how many import statements, lowest layer first."""
+    modules = _modules()
+    edges: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for module, _, target, _, _, _ in _edges():
+        source, destination = _folder(module), _folder(target)
+        if module != "projmech" and source != destination and destination:
+            edges[source][destination] += 1
+    sizes: dict[str, list[int]] = defaultdict(list)
+    for module, path in modules.items():
+        sizes[_folder(module) or module.split(".")[-1]].append(path.read_text().count("\n"))
+    order = [folder for layer in LAYERS for folder in layer]
+    lines = []
+    for folder in order + sorted(set(sizes) - set(order)):
+        imported = ", ".join(f"{other} ({count})" for other, count in sorted(edges[folder].items()))
+        lines.append(f"{folder:<14} {sum(sizes[folder]):>6} lines in {len(sizes[folder]):>2} modules "
+                     f"(largest {max(sizes[folder]):>4})  imports: {imported or '-'}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python tests/contract/test_import_rules.py
+    print(folder_graph())
