@@ -1,16 +1,9 @@
-"""Per-query confidence intervals for released answers.
+"""Per-query confidence intervals for released answers, from public quantities only.
 
-A release's noisy answers have known per-query distributions: one draw of the mechanism's noise
-for the Gaussian and Laplace mechanisms, and ``r_i^T Z`` for the factorization mechanism (Gaussian
-with standard deviation ``sigma ||r_i||``, from the reconstruction R). Their intervals are exact:
-each covers its true answer with probability ``level`` (at least ``level`` for discrete noise,
-whose quantiles are integers). Projected answers have no closed-form distribution; their
-intervals are simultaneous intervals of the noisy answers (Bonferroni: each at level
-``1 - (1 - level) / k``), which hold all at once with probability at least ``level`` whatever
-the correlation, intersected with each query's range over ``K_Q`` where the size is the public row
-count. Everything here is a function of public quantities: the noise, the size, the workload and
-the factorization, never the data. The derivations are in the user guide *Confidence intervals*
-(``docs/guide/intervals.md``).
+Unprojected answers carry one known draw of noise per query (``r_i^T Z`` for a factorization),
+so their intervals are exact (at least ``level`` for discrete noise). Projected answers get
+simultaneous Bonferroni intervals of the noisy answers, clipped to each query's range over
+``K_Q`` when the size is the row count. Derivations: the user guide *Confidence intervals*.
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ from ..privacy.noise import Noise
 from ..validation import OPEN_UNIT
 
 if TYPE_CHECKING:
-    from .additive import Release
+    from .release import Release
 
 __all__ = ["ConfidenceIntervals", "confidence_intervals"]
 
@@ -35,9 +28,8 @@ __all__ = ["ConfidenceIntervals", "confidence_intervals"]
 class ConfidenceIntervals:
     """Confidence intervals ``[lower, upper]`` for the true answers of a release, one per query.
 
-    Made by :meth:`Release.confidence_intervals <projmech.mechanisms.additive.Release.confidence_intervals>`.
-    The true answers are the true counts over the release's ``size`` (the row count under
-    replace-one).
+    Made by :meth:`Release.confidence_intervals <projmech.mechanisms.additive.Release.confidence_intervals>`;
+    the true answers are the true counts over the release's ``size``.
 
     Parameters
     ----------
@@ -48,9 +40,7 @@ class ConfidenceIntervals:
     method : str
         How the intervals were obtained, in words.
     exact : bool
-        Whether each interval covers its true answer with probability exactly ``level``
-        (otherwise at least ``level``). With a size estimated under add/remove neighbours the true
-        answer meant is the true count over that estimate (see above).
+        Whether each interval covers its truth with probability exactly ``level`` (else at least).
     simultaneous : bool
         Whether all ``k`` intervals hold at once with probability at least ``level``.
 
@@ -60,10 +50,8 @@ class ConfidenceIntervals:
     >>> data = pm.Dataset(np.arange(8).repeat(10)[:, None], pm.Domain(["x"], [8]))
     >>> mechanism = pm.GaussianMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
     >>> intervals = mechanism.release(data, rng=np.random.default_rng(0)).confidence_intervals(0.95)
-    >>> intervals.method, intervals.exact
-    ('exact: gaussian quantile', True)
-    >>> round(float(intervals.width[0]), 4)  # 2 x 1.96 sigma, sigma = sqrt(7) / (80 sqrt(2 x 0.5))
-    0.1296
+    >>> intervals.method, intervals.exact, round(float(intervals.width[0]), 4)
+    ('exact: gaussian quantile', True, 0.1296)
     """
 
     lower: np.ndarray
@@ -84,7 +72,7 @@ class ConfidenceIntervals:
         return float(np.mean(self.width))
 
     def covers(self, answers: Any) -> np.ndarray:
-        """Which intervals contain the given answers (the true ones, in an audit).
+        """Which intervals contain the given answers.
 
         Parameters
         ----------
@@ -95,11 +83,6 @@ class ConfidenceIntervals:
         -------
         ndarray of bool, shape (k,)
             ``lower <= answers <= upper``.
-
-        Raises
-        ------
-        ValueError
-            If ``answers`` does not have shape ``(k,)``.
         """
         values = np.asarray(answers, dtype=float)
         if values.shape != self.lower.shape:
@@ -135,8 +118,7 @@ def _noise_half_widths(release: Release, level: float) -> tuple[np.ndarray, str,
 
 
 def _bias_bounds(release: Release) -> np.ndarray | None:
-    """``max_j |E_ij|`` per query for an approximate factorization ``R M = F + E`` (its bias
-    ``E c / n`` on a histogram of ``n`` rows), else None."""
+    """``max_j |E_ij|`` per query for an approximate factorization ``R M = F + E``, else None."""
     perturbation = getattr(release.factorization, "perturbation", None)
     if perturbation is None:
         return None
@@ -147,9 +129,7 @@ def _bias_bounds(release: Release) -> np.ndarray | None:
 
 
 def _query_ranges(release: Release) -> tuple[np.ndarray, np.ndarray] | None:
-    """Each query's smallest and largest value over ``K_Q`` (its row's smallest and largest
-    entry), when the true answers are known to lie in ``K_Q`` (the size is the row count) and the
-    matrix is explicit; else None."""
+    """Each query's range over ``K_Q`` (its row's extreme entries) when the truth lies in ``K_Q``, else None."""
     workload = release.workload
     if workload is None or workload.is_implicit or release.size_source != "public n":
         return None
@@ -176,18 +156,13 @@ def confidence_intervals(release: Release, level: float = 0.95) -> ConfidenceInt
     Returns
     -------
     ConfidenceIntervals
-        Exact per-query intervals for unprojected Gaussian (continuous), Laplace (continuous)
-        and factorization answers; at least ``level`` for discrete noise; simultaneous
-        (Bonferroni) intervals, clipped to each query's range over ``K_Q`` where the size is
-        public, for projected answers.
+        Exact or at least ``level`` per query, or simultaneous for projected answers.
 
     Raises
     ------
-    TypeError
-        If ``level`` is not a number.
     ValueError
-        If ``level`` is not in ``(0, 1)``, the release has no per-answer noise (multiplicative
-        weights), or an approximate factorization's bias cannot be bounded.
+        If the release has no per-answer noise (MWEM, the adaptive mechanism), or an approximate
+        factorization's bias cannot be bounded.
 
     Examples
     --------
@@ -195,10 +170,8 @@ def confidence_intervals(release: Release, level: float = 0.95) -> ConfidenceInt
     >>> from projmech.mechanisms.intervals import confidence_intervals
     >>> data = pm.Dataset(np.arange(8).repeat(10)[:, None], pm.Domain(["x"], [8]))
     >>> mechanism = pm.FactorizationMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
-    >>> release = mechanism.release(data, rng=np.random.default_rng(0))
-    >>> intervals = confidence_intervals(release, 0.9)
-    >>> truth = (np.arange(8) + 1) / 8  # ten rows at each value: prefix sums of 1/8
-    >>> intervals.exact, int(intervals.covers(truth).sum())
+    >>> intervals = confidence_intervals(mechanism.release(data, rng=np.random.default_rng(0)), 0.9)
+    >>> intervals.exact, int(intervals.covers((np.arange(8) + 1) / 8).sum())
     (True, 8)
     """
     level = float(OPEN_UNIT.check("level", level))
