@@ -16,7 +16,7 @@ __all__ = ["AuditResult", "Counts", "Event", "EventEstimate", "clopper_pearson",
 
 def _lower_bound(successes: Any, trials: int, alpha: float) -> np.ndarray:
     """One-sided Clopper–Pearson lower bound at level ``1 - alpha`` (vectorized; real counts allowed)."""
-    from scipy import stats  # imported where needed: half a second at import
+    from scipy import stats  # imported where needed: SciPy's statistics are slow to import
 
     k = np.atleast_1d(np.asarray(successes, dtype=float))
     out = np.zeros_like(k)

@@ -121,12 +121,13 @@ class GaussianMechanism(_GaussianMeasurement):
             The public size.
         measure : {"rms", "mean"}
             ``"rms"``: ``std / n``; ``"mean"``: ``E[||Z|| / sqrt k] / n``
-            (:func:`~projmech.analysis.bounds.gaussian_mechanism_error`; for discrete noise, as if Gaussian).
+            (:func:`~projmech.analysis.bounds.gaussian_mechanism_error`).
 
         Returns
         -------
         float
-            The error, a fraction of ``n``.
+            The error, a fraction of ``n``. For discrete noise ``"mean"`` treats it as Gaussian: off
+            by up to 9 % for one query at sigma = 1, under 1 % from sigma = 3.
         """
         return self._gaussian_error(n, measure)
 
