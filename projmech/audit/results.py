@@ -161,10 +161,9 @@ class EventEstimate:
 
     Parameters
     ----------
-    pair : int
-        The pair's index.
-    favoured : {0, 1}
-        The data set whose probability of the event is ``p``: 0 the data, 1 the neighbour.
+    pair, favoured : int
+        The pair's index, and the data set whose probability of the event is ``p`` (0 the data, 1 its
+        neighbour).
     event : Event
         The event, chosen on the selection half.
     counts : Counts
@@ -251,7 +250,7 @@ class AuditResult:
     Parameters
     ----------
     name : str
-        The mechanism's name.
+        What reports call the mechanism.
     target : {"epsilon", "delta"}
         What the events were chosen to bound.
     estimates : tuple of EventEstimate

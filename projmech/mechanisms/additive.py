@@ -308,10 +308,8 @@ class FactorizationMechanism(_GaussianMeasurement):
 
     Parameters
     ----------
-    workload : Workload
-        The queries ``F``.
-    privacy : ZCDP or ApproxDP
-        The guarantee.
+    workload, privacy
+        The queries ``F`` and the guarantee (ZCDP or ApproxDP).
     factorization : Factorization, optional
         Default :func:`~projmech.factorization.norm.factorization_norm`; an approximate one adds a bias.
     objective : {"mean", "max"}, optional
@@ -441,10 +439,8 @@ class FactorizationMechanism(_GaussianMeasurement):
 
         Parameters
         ----------
-        n : int
-            The public size.
-        measure : {"rms", "mean"}
-            The error measure (the rms bounds the mean).
+        n, measure
+            The public size, and the error measure (the rms bounds the mean).
 
         Returns
         -------
