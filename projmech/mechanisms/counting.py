@@ -81,12 +81,8 @@ class Mechanism(Protocol):
 
         Parameters
         ----------
-        data_or_histogram : Dataset or array_like of shape (m,)
-            The private data, or a normalized histogram with ``n``.
-        n : int, optional
-            The row count of a histogram.
-        rng : numpy.random.Generator, int or None
-            The source of continuous noise.
+        data_or_histogram, n, rng
+            The data (or a normalized histogram and its row count ``n``) and the source of noise.
 
         Returns
         -------
