@@ -1,13 +1,8 @@
-"""Auditing: statistical lower bounds on a mechanism's epsilon and delta from samples, and the
-audits of projmech's own mechanisms.
+"""Auditing: statistical lower bounds on a mechanism's epsilon and delta, and audits of projmech's own.
 
-Its modules, the public ones first (their ``__all__`` is exported here):
-
-- ``auditor``: Statistical privacy auditing: lower bounds on the epsilon and delta of any mechanism
-  from samples.
-- ``self_audit``: Audits of projmech's own mechanisms: worst-case neighbouring pairs,
-  likelihood-ratio statistics and planted bugs, run through the generic auditor
-  :mod:`projmech.audit.auditor`.
+Modules: ``auditor`` (:func:`~projmech.audit.auditor.audit` and its event selection), ``sampling``
+(drawing releases), ``results`` (Clopper–Pearson bounds, events, results), ``self_audit`` (the
+library's own mechanisms).
 """
 
 from __future__ import annotations

@@ -1,52 +1,12 @@
-"""Audits of projmech's own mechanisms: worst-case neighbouring pairs, likelihood-ratio
-statistics and planted bugs, run through the generic auditor :mod:`projmech.audit.auditor`.
+"""Audits of projmech's own mechanisms: worst-case neighbouring pairs, likelihood-ratio statistics, planted bugs.
 
-Each :class:`AuditCase` is one mechanism under one neighbouring relation, on a pair of tiny
-neighbouring data sets chosen where the mechanism's calibration is tight (the pair attains the
-sensitivity the noise is calibrated to), with the statistic that separates the two data sets best:
-the log-likelihood ratio of everything the release publishes (the noisy counts, the size estimate,
-an interactive transcript) between the two data sets of the pair. The auditor then bounds, with a
-stated confidence, the epsilon the mechanism really has on that pair from below
-(:func:`projmech.audit.auditor.audit`); a correct mechanism gives a bound at most its claim.
-
-A case with ``planted_bug=True`` runs the same mechanism with every noise scale divided by the
-case's bug factor (:func:`bug_factor`) while claiming the original guarantee: 2, the error of
-calibrating to half the sensitivity, where the audited pair attains the claim; 4 where the pair
-attains only half of it (under add/remove the sparse-vector mechanisms, whose ``4 epsilon`` claim
-is loose by 2 when every count rises, and offline PMW, whose selection's claim is loose by 2 when
-one score moves). Either way the bug's true epsilon on the pair is about
-twice the claim, and an audit with power finds a bound above the claim.
-
-Under add/remove the cases use ``size="estimate"``, so the private size estimate is audited too,
-and pairs of sizes 1 and 2 (where dividing by the true row count leaked most).
-
-The ``"tiny_gaussian"`` case is the Gaussian mechanism on one query of entries ``1e-200`` and 0
-(:data:`TINY_ENTRY`), whose sensitivity a sum of squares computed as 0 before it was computed
-scale-safely (the mechanism then released its answer without noise). Its statistic divides every
-deviation by the noise scale before squaring it, so that it resolves counts of size 1e-200; a
-mechanism without noise gets the ratio's limit, an infinite statistic, which the audit reports
-as a bound far above the claim.
-
-The ``"adaptive"`` case is :class:`~projmech.mechanisms.adaptive.AdaptiveProjectionMechanism`
-with its default schedule on two binary attributes: every round selects a table by the
-exponential mechanism (where adaptive mechanisms have leaked before) from an estimate of the
-earlier measurements, then measures it. Its statistic is the likelihood ratio of the whole
-transcript: the case recomputes each round's estimate from the published measurements before
-it, the selection's probabilities under each data set, and each noisy table's density. Its
-planted bug halves the sensitivity the noise and the selection are calibrated to while each
-round is still charged its stated cost (the same schedule, every noise halved, the selection's
-epsilon doubled). The audit sees that bug through the noisy tables: on this pair the selections
-spend an epsilon of about 0.03 in each of about three rounds, too little for a bug in them alone
-to show; the tests check the selection's probabilities against what the run drew instead.
-
-Which pairs reach a mechanism's claim matters for power: an audit can only find a bound as large
-as the mechanism's loss on its pair. The sparse-vector mechanisms claim ``4 epsilon`` per copy
-(:class:`projmech.mechanisms.sparse_vector.Threshold`; the sparse vector analysis of :cite:t:`DR14` and
-:cite:t:`LSL17`), but one query alone loses at most ``2 epsilon``; their cases ask several
-queries in the order of that guarantee's proof (:func:`_interactive_case`).
-
-The command ``projmech audit`` runs these cases; the user guide *Auditing a mechanism*
-(``docs/guide/audit.md``) explains the results.
+Each :class:`AuditCase` is one mechanism under one relation, on two tiny neighbouring data sets
+where its calibration is tight, with the log-likelihood ratio of everything the release publishes
+as the statistic; :func:`projmech.audit.auditor.audit` then bounds its epsilon from below. A
+planted bug divides every noise scale by :func:`bug_factor` while keeping the claim, so that an
+audit with power reports a bound above it. Under add/remove the size is estimated (and audited).
+The cases and their pairs are explained in :doc:`/theory/privacy` (*Auditing*) and the user
+guide *Auditing a mechanism*.
 """
 
 from __future__ import annotations
@@ -89,29 +49,23 @@ AUDIT_DELTA = 1e-5
 
 #: The delta at which a planted bug in an (epsilon, delta) mechanism is audited by default (the
 #: command line's and the benchmark's): an audit resolves epsilon at delta only through events of
-#: probability well above delta, so at 1e-5 even 20,000 releases per data set miss a 2x bug in
-#: the adaptive mechanism (bounds 0.70 and 0.84 against its claim of 1, 2026-11-27) that they
-#: catch at 1e-3 (1.22 and 1.01; 1.40 and 1.36 at 100,000 releases).
+#: probability well above delta, so a 2x bug shows at 1e-3 where it hides at 1e-5
+#: (benchmarks/README.md).
 PLANTED_BUG_DELTA = 1e-3
 
 # Two cells: x = 0 and x = 1. Identity queries make every calibration tight: a column has norm 1
 # (add/remove) and two columns differ by a vector of l2 norm sqrt(2), l1 norm 2 (replace-one).
 _DOMAIN = Domain(["x"], [2])
 
-#: The entry of the ``"tiny_gaussian"`` case's one query, ``F = [[1e-200, 0]]`` over the two cells
-#: (issue 31, item 1): its square underflows to 0 in float64, so a sensitivity computed as the
-#: square root of a sum of squares was 0, and the Gaussian mechanism released the answer with no
-#: noise at all (epsilon infinite). Computed scale-safely it is 1e-200, and the case audits that
-#: the noise, 1e-200 times that of a unit query, is calibrated to it: the pair moves the answer by
-#: exactly 1e-200 under both relations.
+#: The entry of the ``"tiny_gaussian"`` case's one query, ``F = [[1e-200, 0]]``: its square
+#: underflows to 0 in float64, so a sensitivity computed as a plain sum of squares would be 0 (no
+#: noise). The case audits that the noise is calibrated to the true sensitivity, 1e-200.
 TINY_ENTRY = 1e-200
 
 
 @dataclass(frozen=True)
 class AuditCase:
-    """One mechanism, one neighbouring relation, one pair, one statistic.
-
-    Built by :func:`audit_cases`.
+    """One mechanism, one neighbouring relation, one pair, one statistic; built by :func:`audit_cases`.
 
     Parameters
     ----------
@@ -119,29 +73,24 @@ class AuditCase:
         The mechanism's name, from :data:`MECHANISMS`.
     neighbouring : {"replace-one", "add-remove"}
         The neighbouring relation.
-    claimed_epsilon : float
-        The epsilon the mechanism states.
-    claimed_delta : float
-        The delta it states (0 for pure DP).
+    claimed_epsilon, claimed_delta : float
+        The guarantee the mechanism states (delta 0 for pure DP).
     pair : tuple of Dataset
         Two neighbouring data sets.
     release : callable
         ``release(data, rng) -> output``: one run of the mechanism.
     statistic : callable
-        ``statistic(output) -> float``: the log-likelihood ratio of the published output between
-        the pair's second and first data set (or a monotone proxy of it, see each builder).
+        ``statistic(output) -> float``: the log-likelihood ratio of the output, second data set over
+        first (or a monotone proxy).
     bug_factor : float, default 1
-        The planted bug: every noise scale divided by it (and a selection's epsilon multiplied by
-        it) while the claim stays; 1 is no bug.
+        The planted bug's divisor of every noise scale (1: no bug).
 
     Examples
     --------
     >>> from projmech.audit.self_audit import audit_cases
     >>> case = audit_cases(["laplace"], ["replace-one"], noise="continuous")[0]
-    >>> case.name, case.claimed_epsilon, case.pair[0].n
-    ('laplace, replace-one', 1.0, 1)
-    >>> case.run(releases=500, rng=0).passed
-    True
+    >>> case.name, case.claimed_epsilon, case.pair[0].n, case.run(releases=500, rng=0).passed
+    ('laplace, replace-one', 1.0, 1, True)
     """
 
     mechanism: str
@@ -175,7 +124,7 @@ class AuditCase:
         confidence : float, default 0.99
             The probability that the bound holds.
         rng : numpy.random.Generator, int or None
-            The auditor's randomness (a seed makes continuous-noise audits reproducible).
+            The auditor's randomness.
 
         Returns
         -------
@@ -193,8 +142,7 @@ def _data(cells: Sequence[int]) -> Dataset:
 
 
 def _pair(neighbouring: str) -> tuple[Dataset, Dataset]:
-    """One row at x = 1, and its neighbour: a row at x = 0 added (add/remove: sizes 1 and 2), or
-    the row moved to x = 0 (replace-one)."""
+    """One row at x = 1, and its neighbour: a row at x = 0 added (add/remove), or the row moved to x = 0."""
     if neighbouring == "add-remove":
         return _data([1]), _data([1, 0])
     return _data([1]), _data([0])
@@ -205,12 +153,8 @@ def _counts(data: Dataset) -> np.ndarray:
 
 
 def _log_density(noise: Noise, deviation: np.ndarray) -> np.ndarray:
-    """Log density (or pmf) of ``noise`` at ``deviation``, up to a constant: the constants cancel
-    in every ratio below, for discrete and continuous noise alike.
-
-    The deviation is divided by the scale before it is squared: ``deviation**2 / scale**2`` is
-    ``0 / 0`` for the tiny case's deviations and scales of 1e-200 (their squares underflow). No
-    noise at all (a scale of 0, as a sensitivity rounded to 0 gives) is a point mass at 0.
+    """Log density (or pmf) of ``noise`` at ``deviation`` up to a constant, the deviation scaled before squaring
+    (scales of 1e-200 would underflow); no noise is a point mass at 0.
     """
     deviation = np.asarray(deviation, dtype=float)
     if noise.scale == 0:
@@ -258,7 +202,7 @@ def _shrink(noise: Noise | None, factor: float) -> Noise | None:
 
 
 def bug_factor(mechanism: str, neighbouring: str) -> float:
-    """The factor by which a planted bug divides the noise of a case (see the module's text).
+    """The factor by which a planted bug divides the noise of a case.
 
     Parameters
     ----------
@@ -270,16 +214,9 @@ def bug_factor(mechanism: str, neighbouring: str) -> float:
     Returns
     -------
     float
-        2 where the case's pair attains the claim; 4 where it attains about half of it, so that the
-        planted bug's true epsilon on the pair is about twice the claim in every case.
-
-    Notes
-    -----
-    Under add/remove every count of the pair rises, which halves what the sparse-vector
-    mechanisms' comparisons and offline PMW's selection (one score moves) can lose. Measured at
-    20,000 releases (2026-11-26) under add/remove with a factor of 2: threshold 0.63, online PMW
-    0.58, offline PMW 0.89, against claims of 1.05, 1.05 and 1; with a factor of 4: 1.35, 1.33
-    and 1.99.
+        2 where the pair attains the claim; 4 where it attains about half of it (under add/remove,
+        the sparse-vector mechanisms and offline PMW), so that the bug's true epsilon is about twice
+        the claim in every case.
 
     Examples
     --------
@@ -367,11 +304,9 @@ def _factorization_case(neighbouring: str, factor: float, noise: str, delta: flo
 #: a full count (on two cells both would stay at 1/2 and leak nothing).
 _WIDE = 64
 
-#: Cells of the offline PMW case. Its one round selects a query by the exponential mechanism
-#: among all cells, and only the two cells the pair changes leak: on 64 cells the selection is
-#: nearly uniform at epsilon 1 and picks them 1 time in 32, which left the audit with little to see
-#: (20,000 releases: bound 0.14 for the correct mechanism, 0.76 for a 2x bug); on 4 cells it picks
-#: them about half the time (0.51 and 1.14; measured 2026-11-26).
+#: Cells of the offline PMW case. Its one round selects a query among all cells, and only the two
+#: cells the pair changes leak: on 64 cells the selection would pick them 1 time in 32, leaving the
+#: audit little to see; on 4 cells, about half the time.
 _PMW_CELLS = 4
 
 
@@ -534,8 +469,7 @@ def _transcript_log_likelihood(mechanism: AdaptiveProjectionMechanism, data: Dat
 def _adaptive_mechanism(neighbouring: str, factor: float, noise: str, delta: float) -> AdaptiveProjectionMechanism:
     """The adaptive case's mechanism, with its planted bug if ``factor`` is not 1."""
     # The statistic reads the transcript (the selections, the noisy tables, the size), of which
-    # the released answers are a function whichever estimator reads them: the cheaper one keeps a
-    # release at 7 ms rather than 14.
+    # the released answers are a function whichever estimator reads them: the cheaper one serves.
     mechanism = AdaptiveProjectionMechanism(marginals(_ADAPTIVE_DOMAIN, 2), ApproxDP(1.0, delta),
                                             neighbouring=neighbouring, noise=noise, estimator="tables",
                                             **_size_arguments(neighbouring))
@@ -577,10 +511,6 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
                 planted_bug: bool = False, noise: str = "auto", delta: float = AUDIT_DELTA) -> list[AuditCase]:
     """The audit cases of the given mechanisms under the given relations.
 
-    Each case is a pair of tiny neighbouring data sets on which the mechanism's calibration is
-    tight, with the log-likelihood ratio of the release as the statistic. Under add/remove the
-    size is estimated privately (``size="estimate"``), so the estimate is audited too.
-
     Parameters
     ----------
     mechanisms : sequence of str, default MECHANISMS
@@ -588,19 +518,13 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     neighbourings : sequence of {"replace-one", "add-remove"}, default both
         The relations.
     planted_bug : bool, default False
-        Divide every noise scale by the case's :func:`bug_factor` while keeping the claim (to
-        show an audit's power).
+        Divide every noise scale by the case's :func:`bug_factor`, keeping the claim.
     noise : {"auto", "discrete", "continuous"}, default "auto"
-        The noise of the mechanisms. ``"auto"`` audits their default: exact discrete noise on
-        integer counts, which is every case's but the factorization's (its strategy has
-        fractional entries) and the tiny Gaussian's (a count of 1e-200), which take continuous
-        noise; ``"discrete"`` is refused by those two cases (ValueError naming ``noise``). Only
-        continuous noise makes an audit reproducible from a seed.
+        The mechanisms' noise: ``"auto"`` their default (continuous for the factorization and tiny
+        Gaussian cases, whose counts are fractional; ``"discrete"`` is refused there). Only continuous
+        noise makes an audit reproducible from a seed.
     delta : float, default 1e-5
-        The delta of the (epsilon, delta)-DP mechanisms (Gaussian, tiny Gaussian, projection,
-        factorization), which all claim epsilon = 1. An audit resolves epsilon at small delta only with many
-        releases (events of probability well above delta are needed): at 100,000 releases a
-        planted bug shows at ``delta = 1e-3`` but barely at 1e-5.
+        The delta of the (epsilon, delta) mechanisms, which all claim epsilon = 1.
 
     Returns
     -------
@@ -610,19 +534,12 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
     Raises
     ------
     TypeError
-        If ``mechanisms`` is a str rather than a sequence of names.
-    ValueError
-        If a name is not in :data:`MECHANISMS` or a relation is unknown.
-
-    See Also
-    --------
-    run_audits : Runs the cases.
+        If ``mechanisms`` is a str.
 
     Examples
     --------
     >>> from projmech.audit.self_audit import audit_cases
-    >>> cases = audit_cases(["gaussian", "laplace"], ["add-remove"], planted_bug=True)
-    >>> [case.name for case in cases]
+    >>> [case.name for case in audit_cases(["gaussian", "laplace"], ["add-remove"], planted_bug=True)]
     ['gaussian, add-remove, planted 2x bug', 'laplace, add-remove, planted 2x bug']
     """
     if isinstance(mechanisms, str):
@@ -661,7 +578,7 @@ def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, *, confidenc
     confidence : float, default 0.99
         The probability that each case's bound holds.
     rng : numpy.random.Generator, int or None
-        The auditor's randomness, split into one child generator per case.
+        The auditor's randomness.
 
     Returns
     -------
@@ -670,16 +587,10 @@ def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, *, confidenc
 
     Examples
     --------
-    >>> from projmech.audit.auditor import format_audit_table
     >>> from projmech.audit.self_audit import audit_cases, run_audits
     >>> cases = audit_cases(["laplace"], ["replace-one"], noise="continuous")
-    >>> results = run_audits(cases, 500, rng=0)
-    >>> [result.passed for result in results]
+    >>> [result.passed for result in run_audits(cases, 500, rng=0)]
     [True]
-    >>> print(format_audit_table(results))  # doctest: +ELLIPSIS
-    mechanism              claimed eps  claimed delta  eps >=  ...
-    ...
-    laplace, replace-one             1              0  ...  passed  ...
     """
     assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
     return [case.run(releases, confidence, rng=child) for case, child in zip(cases, rng.spawn(len(cases)))]

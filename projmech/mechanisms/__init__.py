@@ -1,20 +1,9 @@
-"""Mechanisms: the Gaussian, Laplace, projection and factorization mechanisms with their release
-and confidence intervals, multiplicative weights (MWEM), online PMW and the sparse vector.
+"""Mechanisms: Gaussian, Laplace, projection, factorization, MWEM, online PMW, sparse vector, adaptive.
 
-Its modules, the public ones first (their ``__all__`` is exported here):
-
-- ``adaptive``: Select, measure, project: an adaptive mechanism for marginal workloads.
-- ``additive``: Mechanisms: a calibrated measurement of counts, divided by a public size, and
-  optionally a body to project onto.
-- ``budget``: Whether a budget leaves the measured counts any signal: the check the mechanisms
-  make before they spend.
-- ``intervals``: Per-query confidence intervals for released answers.
-- ``multiplicative_weights``: Multiplicative weights: the MW update and the offline private MW
-  mechanism (MWEM).
-- ``online_pmw``: Interactive private multiplicative weights: the Hardt–Rothblum mechanism.
-- ``selection``: Private selection: the exponential mechanism, shared by the adaptive mechanisms.
-- ``sparse_vector``: The sparse vector technique: the threshold mechanism ``Thr_t`` and its k-fold
-  product ``Thr_t^k``.
+Modules: ``additive`` (the four counting mechanisms) on ``counting`` (their protocol and base)
+and ``release`` (what they publish; ``intervals`` its confidence intervals); ``budget`` (the
+check before spending); ``multiplicative_weights`` and ``mwem_bounds`` (MWEM), ``online_pmw``
+and ``sparse_vector`` (interactive); ``selection`` (the exponential mechanism); ``adaptive``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Private selection: the exponential mechanism, shared by the adaptive mechanisms.
+"""Private selection: the exponential mechanism :cite:p:`MT07`, shared by MWEM and the adaptive mechanism.
 
-The exponential mechanism :cite:p:`MT07` picks index ``i`` with probability proportional to
-``exp(epsilon s_i / (2 Delta))`` for scores ``s`` of sensitivity ``Delta`` (each score moves by
-at most ``Delta`` between neighbouring data sets). It is ``epsilon``-DP and, being
-``epsilon``-bounded-range :cite:p:`DR19`, ``epsilon^2 / 8``-zCDP :cite:p:`CR21`: the cost the
-adaptive mechanisms compose.
+It picks index ``i`` with probability proportional to ``exp(epsilon s_i / (2 Delta))`` for scores
+of sensitivity ``Delta``: ``epsilon``-DP and, being ``epsilon``-bounded-range :cite:p:`DR19`,
+``epsilon^2 / 8``-zCDP :cite:p:`CR21`.
 """
 
 from __future__ import annotations
@@ -17,11 +15,8 @@ __all__ = ["exponential_mechanism", "exponential_mechanism_rho"]
 def exponential_mechanism(scores: np.ndarray, epsilon: float, sensitivity: float, rng: np.random.Generator) -> int:
     """Draw an index with probability proportional to ``exp(epsilon scores / (2 sensitivity))``.
 
-    Drawn as the arg max of the scaled scores plus independent standard Gumbel noise (the
-    Gumbel-max identity), so that no exponential overflows when ``epsilon`` times the scores
-    runs to thousands. In exact arithmetic the draw has exactly the exponential mechanism's
-    distribution; in floating point it is not an exact sampler (floating-point exponential
-    mechanisms have been attacked, Ilvento, CCS 2020): a limitation the user guide states.
+    Drawn as the arg max of the scaled scores plus standard Gumbel noise, so that no exponential
+    overflows; exact in exact arithmetic, not in floating point (a limitation the user guide states).
 
     Parameters
     ----------
@@ -51,8 +46,7 @@ def exponential_mechanism(scores: np.ndarray, epsilon: float, sensitivity: float
 
 
 def exponential_mechanism_rho(epsilon: float) -> float:
-    """The zCDP parameter of the exponential mechanism with parameter ``epsilon``: ``epsilon^2 / 8``
-    (bounded range, :cite:p:`CR21`).
+    """The zCDP parameter of the exponential mechanism with parameter ``epsilon``: ``epsilon^2 / 8`` :cite:p:`CR21`.
 
     Examples
     --------

@@ -1,30 +1,12 @@
-"""The sparse vector technique: the threshold mechanism ``Thr_t`` and its k-fold product ``Thr_t^k``.
+"""The sparse vector technique :cite:p:`DNRRV09`: the threshold mechanism ``Thr_t`` and its k-fold product.
 
-The sparse vector technique :cite:p:`DNRRV09` answers many queries while paying only for those
-whose answer lies above a threshold. :class:`Threshold` is AboveThreshold :cite:p:`DR14`
-(§3.6) with the number released: it answers ⊥ (:data:`BOTTOM`) to every query below a noisy
-threshold and a noisy number to the first one above it, then halts; :class:`ThresholdK` runs
-``k`` fresh copies one after the other. The variants of the technique and their (sometimes
-wrong) analyses are surveyed by :cite:t:`LSL17`.
-
-Interactive: the mechanism holds the private data and answers one query at a time; what the
-inquirer sees (its *transcript*) is, per query, either the symbol ⊥ or a noisy number, and after
-the last number the mechanism halts (:class:`MechanismHalted`). Its privacy deteriorates with
-the number ``k`` of numerical answers, not with the number of queries.
-
-Units: queries are averaging queries (rows with values in ``[0, 1]`` over the universe, or
-predicates), answered as fractions of a public size ``N`` as everywhere in the library: ``n``
-under replace-one, a declared or privately estimated size under add/remove
-(:class:`~projmech.privacy.guarantees.SizePolicy`). The mechanism runs on counts, with Laplace noise of
-scale ``1/epsilon`` and threshold ``t N``, and divides every released number by the public
-``N``, a bijection of transcripts; one row replaced, added or removed moves every count by at
-most 1. The privacy accounting (``4 epsilon`` per copy, ``4 k epsilon`` in all) is derived in the
-theory page *Online private multiplicative weights* (``docs/theory/online_pmw.md``).
-
-Noise: by default (``noise="auto"``) the exact discrete Laplace of :mod:`projmech.privacy.noise`
-(OpenDP) on the integer counts of 0/1 queries, so that no released number has low-order bits to
-attack :cite:p:`Mir12`; numpy's continuous Laplace only where the released count is not an
-integer (a query with fractional values), or everywhere with ``noise="continuous"``.
+:class:`Threshold` is AboveThreshold :cite:p:`DR14` with the number released: ⊥ (:data:`BOTTOM`)
+to every query below a noisy threshold, a noisy number to the first above it, then it halts;
+:class:`ThresholdK` runs ``k`` copies in turn. Privacy degrades with the numerical answers, not
+the queries. Queries are averaging queries answered as fractions of a public size; the
+mechanisms run on counts with Laplace noise of scale ``1/epsilon``, by default OpenDP's exact
+discrete Laplace, so that no released number has low-order bits to attack :cite:p:`Mir12`.
+Derivations: :doc:`/theory/online_pmw`.
 """
 
 from __future__ import annotations
@@ -60,29 +42,21 @@ __all__ = ["BOTTOM", "Bottom", "MechanismHalted", "Threshold", "ThresholdK"]
 
 
 class Bottom(Enum):
-    """The type of :data:`BOTTOM`, the symbol ⊥ of a transcript.
+    """The type of :data:`BOTTOM`, the symbol ⊥ of a transcript ("below the threshold", "the estimate is correct").
 
-    ⊥ stands for "below the threshold" in :class:`ThresholdK` and for "the public estimate is
-    correct" in :class:`~projmech.mechanisms.online_pmw.OnlinePMW`. It has one member, so test for it by
-    identity (``entry is BOTTOM``).
+    It has one member: test for it by identity (``entry is BOTTOM``).
 
     Parameters
     ----------
     value : {"⊥"}
-        The member's value: looking it up returns the one member, ``Bottom("⊥") is BOTTOM``.
-
-    See Also
-    --------
-    ThresholdK.transcript : The entries a sparse-vector mechanism has released.
+        The member's value: ``Bottom("⊥") is BOTTOM``.
 
     Examples
     --------
     >>> import projmech as pm
     >>> from projmech.mechanisms.sparse_vector import Bottom
-    >>> Bottom("⊥") is pm.BOTTOM
-    True
-    >>> print(pm.BOTTOM)
-    ⊥
+    >>> Bottom("⊥") is pm.BOTTOM, str(pm.BOTTOM)
+    (True, '⊥')
     """
 
     BOTTOM = "⊥"
@@ -100,11 +74,7 @@ BOTTOM = Bottom.BOTTOM
 
 
 class MechanismHalted(RuntimeError):
-    """Raised by an interactive mechanism asked a query after it halted.
-
-    :class:`ThresholdK` halts after its ``k`` numerical answers, and
-    :class:`~projmech.mechanisms.online_pmw.OnlinePMW` after its ``k`` updates: answering more would spend
-    privacy beyond the mechanism's guarantee.
+    """Raised by an interactive mechanism asked a query after its ``k`` numerical answers or updates.
 
     Examples
     --------
@@ -122,11 +92,7 @@ class MechanismHalted(RuntimeError):
 
 
 class _PrivateData:
-    """The private input of an interactive mechanism: its counts over the universe and row count.
-
-    Also resolves a query (a row over the universe, or a predicate on the records of a Dataset)
-    into a validated row, so that every interactive mechanism takes queries the same way.
-    """
+    """The private input of an interactive mechanism: counts over the universe, row count, queries as rows."""
 
     def __init__(self, data: Any, n: int | None, max_universe: int, policy: SizePolicy) -> None:
         resolved, self.rows = resolve_rows(data, n, max_universe=max_universe, policy=policy)
@@ -142,7 +108,7 @@ class _PrivateData:
         return int(self.counts.size)
 
     def row(self, query: Any) -> np.ndarray:
-        """The validated row of ``query``: values in ``[0, 1]`` on every universe element."""
+        """The validated row of ``query``: a predicate is evaluated on the whole (public) universe."""
         if callable(query):
             if self.domain is None:
                 raise TypeError(
@@ -164,29 +130,12 @@ class _PrivateData:
 
 
 class _SparseVector:
-    """The engine of ``Thr_t^k``: noisy thresholds, noisy comparisons, noisy releases, on counts.
+    """The engine of ``Thr_t^k`` on counts: noisy thresholds, comparisons and releases, all private.
 
-    Each copy of ``Thr_t`` draws ``T = t + N`` (``N`` from the noise); a query is compared as
-    ``c + N_i < T`` (fresh ``N_i``): ⊥; otherwise the copy releases ``v + N'_i`` (fresh
-    ``N'_i``) and halts, and the next copy starts with a fresh threshold, until ``k`` copies
-    have halted. The compared value ``c`` and the released ``v`` are the same query's count in
-    ``Thr_t``; the Hardt–Rothblum mechanism compares ``|q(x) - q(y)|`` and releases ``q(x)``
-    (in counts). The privacy proof (``docs/theory/online_pmw.md``) uses only that the compared
-    values and the released value are each 1-Lipschitz in counts, with
-    Laplace noise of scale ``1/epsilon``: ``e^{3 epsilon}`` from the comparisons and the
-    threshold, ``e^epsilon`` from the release, ``4 epsilon`` per copy.
-
-    The discrete Laplace of the same scale serves as well. The proof shifts the threshold's
-    noise by one count and the crossing comparison's by two: whole counts, so each shift maps the
-    integers onto themselves and costs ``e^epsilon`` and ``e^{2 epsilon}`` as for the continuous
-    Laplace, whatever the (real) threshold ``t N`` and compared values; a ⊥ only needs the noise's
-    CDF to be monotone. The release is the one place that needs an integer: an integer count plus
-    integer noise moves by one count between neighbours (``e^epsilon``), whereas integer noise on
-    a fractional count would publish its fractional part. So the threshold and the comparisons
-    take :attr:`noise`, and each release the noise its caller chose for the released value.
-
-    All state is private: nothing here is meant to be shown to the inquirer but the returns of
-    :meth:`step`.
+    Each copy draws ``T = t + N``; a compared value ``c`` with ``c + N_i < T`` gives ⊥, else the
+    copy releases ``v + N'_i`` and the next copy starts. The proof (:doc:`/theory/online_pmw`) needs
+    only that ``c`` and ``v`` are 1-Lipschitz in counts; the discrete Laplace serves as well, except
+    that a release needs an integer count, so each release takes the noise its caller chose.
     """
 
     def __init__(self, threshold: float, noise: Noise, k: int, rng: np.random.Generator) -> None:
@@ -208,8 +157,7 @@ class _SparseVector:
         return self.halts >= self._k
 
     def step(self, compared: float, released: float, release_noise: Noise) -> float | None:
-        """``None`` (⊥) or ``released`` plus a draw of ``release_noise`` (of the engine's scale);
-        the caller checks :attr:`halted` first."""
+        """``None`` (⊥) or ``released`` plus a draw of ``release_noise``; the caller checks :attr:`halted` first."""
         if compared + self._draw(self._noise) < self._noisy_threshold:
             return None
         answer = released + self._draw(release_noise)
@@ -228,19 +176,15 @@ Query = np.ndarray | Callable[..., Any]
 
 
 class _SparseVectorMechanism:
-    """What :class:`ThresholdK` and :class:`~projmech.mechanisms.online_pmw.OnlinePMW` share: the private
-    data, Laplace noise of scale ``1/epsilon`` on counts (exact discrete unless
-    ``noise="continuous"``), the public size, ``k`` copies of a sparse-vector test, the
-    transcript and the guarantee (``4 epsilon`` per copy, composed over the k copies, plus the
-    size estimate's share)."""
+    """What :class:`ThresholdK` and :class:`~projmech.mechanisms.online_pmw.OnlinePMW` share: the data, the noise,
+    the public size, ``k`` copies of the test, the transcript and the guarantee ``4 k epsilon``.
+    """
 
     def _start(self, data_or_histogram: Any, epsilon: float, k: int | None, n: int | None,
                generator: np.random.Generator, neighbouring: Neighbouring | str, max_universe: int,
                threshold: float, size: int | str | None, size_share: float | None, noise: str,
                default_k: Callable[[int], int] | None = None, default_k_source: str = "k") -> None:
-        """Set up the state from arguments the constructor checked (the size policy is checked
-        here, before the data is read); ``k=None`` takes ``default_k(universe size)``, derived
-        from the argument ``default_k_source``; ``threshold`` is a fraction of the size."""
+        """Set up the state from checked arguments; ``k=None`` takes ``default_k(universe size)``."""
         self.epsilon = epsilon
         self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
@@ -270,12 +214,7 @@ class _SparseVectorMechanism:
 
     @property
     def privacy(self) -> PureDP:
-        """The guarantee, ``PureDP(4 k epsilon)``.
-
-        ``4 epsilon`` per copy of the threshold test, composed over the ``k`` copies (derived in
-        ``docs/theory/online_pmw.md``); with a size estimate, ``4 k epsilon / (1 - size_share)``:
-        the estimate takes ``size_share`` of the total.
-        """
+        """The guarantee, ``PureDP(4 k epsilon)`` (over ``1 - size_share`` with a size estimate)."""
         return PureDP(self._sparse_vector_epsilon / self.size_policy.main_share())
 
     @property
@@ -305,21 +244,11 @@ class _SparseVectorMechanism:
 
     @property
     def transcript(self) -> tuple[float | Bottom, ...]:
-        """The mechanism's outputs, one per query: :data:`BOTTOM` or the noisy number released.
-
-        The number is recorded as released, before any post-processing:
-        :meth:`OnlinePMW.answer <projmech.mechanisms.online_pmw.OnlinePMW.answer>` returns it clipped to
-        ``[0, 1]``, while the public distribution is updated from the recorded number.
-        """
+        """The outputs, one per query: :data:`BOTTOM` or the noisy number as released (before any clipping)."""
         return tuple(self._transcript)
 
     def _release_noise(self, row: np.ndarray) -> Noise:
-        """The noise of the query's released count, chosen from the public row before any draw.
-
-        A 0/1 row's count is an integer and takes :attr:`noise`. A fractional row's count is
-        not, and integer noise on it would publish its fractional part: under ``"auto"`` it takes
-        the continuous Laplace of the same scale, under ``"discrete"`` it is refused.
-        """
+        """The noise of a query's released count: :attr:`noise` for a 0/1 row, continuous for a fractional one."""
         if not self.noise.discrete or np.all((row == 0) | (row == 1)):
             return self.noise
         if self._noise_option == "discrete":
@@ -334,8 +263,7 @@ _T = TypeVar("_T")
 
 
 def _noise_of_epsilon(epsilon: float, make: Callable[[], _T]) -> _T:
-    """``make()``, a noise whose scale ``epsilon`` set; a ValueError it raises (a scale its
-    sampler cannot draw as stated) is reported as one of ``epsilon``, the caller's argument."""
+    """``make()``; a ValueError it raises is reported as one of ``epsilon``, the caller's argument."""
     try:
         return make()
     except ValueError as error:
@@ -343,14 +271,7 @@ def _noise_of_epsilon(epsilon: float, make: Callable[[], _T]) -> _T:
 
 
 def _check_guarantee(name: str, subject: str, k: int, epsilon: float, policy: SizePolicy) -> None:
-    """Refuse ``k`` copies whose guarantee ``4 k epsilon`` (over the size policy's main share) is
-    no finite float; the error names the argument ``name`` that set ``k``.
-
-    Nothing loops over ``k`` (the inquirer's queries drive the copies, one per numerical answer),
-    so a large ``k`` costs no time and is the caller's choice of guarantee; only the float of the
-    guarantee has a limit, which an astronomical ``k`` (an explicit one, or the default of a tiny
-    ``alpha``) would pass.
-    """
+    """Refuse ``k`` copies whose guarantee ``4 k epsilon`` is no finite float; the error names ``name``."""
     try:
         total = 4.0 * float(k) * epsilon / policy.main_share()
     except OverflowError:  # an int beyond float64's range
@@ -361,124 +282,47 @@ def _check_guarantee(name: str, subject: str, k: int, epsilon: float, policy: Si
 
 
 class ThresholdK(_SparseVectorMechanism):
-    """``Thr_t^k``: ``k`` copies of the threshold mechanism, one after the other.
+    """``Thr_t^k``: ``k`` copies of the threshold mechanism, one after the other; ``PureDP(4 k epsilon)``.
 
-    The sparse vector technique :cite:p:`DNRRV09` with numerical answers: AboveThreshold
-    :cite:p:`DR14` (§3.6), each copy releasing a noisy value of the query that crossed the
-    threshold, restarted with a fresh threshold until ``k`` copies have halted. It emulates a
-    fresh, independent copy of ``Thr_t`` (:class:`Threshold`) until that copy halts, ``k``
-    times:
-
-    - each copy draws a private noisy threshold ``T = t + N``, ``N ~ Lap(b)``;
-    - on query ``q``: if ``q(x) + N_i < T`` (fresh ``N_i ~ Lap(b)``) the answer is ⊥;
-      otherwise it is the number ``q(x) + N'_i`` (fresh ``N'_i ~ Lap(b)``) and the copy halts;
-    - after the ``k``-th number the mechanism halts: :meth:`answer` raises
-      :class:`MechanismHalted`.
-
-    with ``b = 1/epsilon`` on counts, the threshold ``t N`` on counts and every released number
-    divided by the public size ``N``.
-
-    **Noise** (``noise="auto"``, the default): every draw is OpenDP's exact discrete Laplace of
-    scale ``b`` (:mod:`projmech.privacy.noise`): the noisy threshold is ``t N + Z`` with ``Z`` an
-    integer (``t N`` itself may be any real), compared with ``c + Z_i`` for the query's count
-    ``c``, and a 0/1 query's count, an integer, is released as ``c + Z'_i``, an integer, before
-    the division by ``N``. A query with fractional values has a fractional count, which integer
-    noise would not hide: its release (only) takes numpy's continuous Laplace of the same scale.
-    ``noise="discrete"`` refuses such queries instead; ``noise="continuous"`` takes numpy's
-    Laplace for every draw (reproducible from ``rng``, but open to the floating-point attacks
-    of :cite:t:`Mir12`).
-
-    **What the inquirer sees** (:attr:`transcript`): per query ⊥ or a noisy number; the noisy
-    thresholds and the true answers stay in private (underscore) state with no accessor.
-
-    **Privacy**: ``PureDP(4 k epsilon)`` (:attr:`privacy`) w.r.t. either neighbouring relation,
-    with either noise. A query's count moves by at most 1 between neighbours (its row lies in
-    ``[0, 1]``), so each copy is ``4 epsilon``-DP (``3 epsilon`` for the noisy threshold and
-    comparisons, as in the proof for AboveThreshold :cite:p:`DR14,LSL17`, and ``epsilon`` for the
-    released number), and ``k`` copies run one after the other compose to ``4 k epsilon``. This
-    is AboveThreshold's budget split with the same scale ``b = 1/epsilon`` on the threshold and
-    the comparisons (the proof pays ``epsilon`` for the threshold, shifted by one count, and
-    ``2 epsilon`` for the crossing comparison, shifted by two; :cite:t:`DR14` split one
-    ``epsilon`` instead, with scales ``2/epsilon`` on the threshold and ``4/epsilon`` on the
-    comparisons), in counts. For the
-    discrete Laplace the shifts are whole counts, which keep every draw on the integers, so the
-    proof and the costs are the same; the released count is an integer, so a neighbour moves it
-    by one count at the cost ``epsilon``. The derivation is in the theory page *Online private
-    multiplicative weights* (``docs/theory/online_pmw.md``). Under add/remove the public size is
-    declared or estimated first (its share added to the guarantee), never the row count.
+    AboveThreshold :cite:p:`DR14` with numerical answers: each copy draws ``T = t + N``; a query
+    with ``q(x) + N_i < T`` is answered ⊥, otherwise by ``q(x) + N'_i`` and the copy halts (Laplace
+    of scale ``1/epsilon`` on counts, numbers over the public size). The inquirer sees only the
+    :attr:`transcript` (:doc:`/theory/online_pmw`).
 
     Parameters
     ----------
     data_or_histogram : Dataset or array_like of shape (m,)
         The private data; a histogram must be normalized and needs ``n``.
     threshold : float
-        The public threshold ``t``, as a fraction of the public size.
+        The public threshold ``t``, a fraction of the public size.
     epsilon : float
-        The noise parameter: every Laplace draw has scale ``1/epsilon`` on counts. The guarantee
-        is ``4 k epsilon``, not ``epsilon``.
+        The noise parameter (the guarantee is ``4 k epsilon``).
     k : int
-        Number of numerical answers before the mechanism halts (its guarantee must be a finite
-        float).
+        Numerical answers before the mechanism halts.
     n : int, optional
-        The data's row count; taken from a Dataset (private under add/remove: never released).
+        The row count of a histogram (private under add/remove: never released).
     rng : numpy.random.Generator, int or None
-        Source of the continuous noise (``None``: fresh OS entropy, never global state). The
-        discrete draws come from OpenDP's own cryptographically secure generator, which no seed
-        drives: with the default noise a transcript cannot be reproduced.
-    neighbouring : {"replace-one", "add-remove"}
-        The relation the guarantee is stated for.
+        The source of continuous noise; OpenDP draws discrete noise, which no seed drives.
+    neighbouring, size, size_share
+        As for :class:`~projmech.mechanisms.additive.GaussianMechanism`.
     max_universe : int
-        Larger universes are refused (the histogram is held densely).
-    size : int or "estimate", optional
-        Under add/remove, the declared public size or ``"estimate"``, as for
-        :class:`~projmech.mechanisms.additive.GaussianMechanism`.
-    size_share : float, optional
-        With ``size="estimate"``, the share of the total guarantee spent on the size estimate.
+        Larger universes are refused (the histogram is dense).
     noise : {"auto", "discrete", "continuous"}
-        ``"auto"`` (default): the exact discrete Laplace for the thresholds, the comparisons, the
-        size estimate and the release of 0/1 queries (predicates), numpy's continuous Laplace
-        for the release of a query with fractional values. ``"discrete"``: the same, refusing
-        fractional queries. ``"continuous"``: numpy's Laplace throughout, reproducible from
-        ``rng``. See **Noise** above.
-
-    Raises
-    ------
-    ValueError
-        If ``threshold``, ``epsilon``, ``k``, ``max_universe``, ``size``, ``size_share`` or
-        ``noise`` is out of range, ``k`` copies make the guarantee overflow, or the data is not
-        a Dataset or a normalized histogram.
-    TypeError
-        If an argument has the wrong type (for instance ``k`` not an int).
-
-    See Also
-    --------
-    Threshold : The case ``k = 1``.
-    projmech.mechanisms.online_pmw.OnlinePMW : Interactive private multiplicative weights, built on this test.
+        ``"auto"``: the exact discrete Laplace, but numpy's for releasing a fractional query (integer
+        noise would publish its fraction); ``"discrete"`` refuses those; ``"continuous"``: numpy's.
 
     Examples
     --------
-    Ask which values of ``a`` hold for more than half of the rows; a query below the threshold
-    is answered ⊥, and only the numerical answers (at most ``k = 2``) cost privacy. The noise
-    is exact: a released number is an integer count over the 200 rows, whatever the draw.
-
     >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 2])
-    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
+    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), pm.Domain(["a", "b"], [2, 2]))
     >>> mechanism = pm.ThresholdK(data, threshold=0.5, epsilon=0.5, k=2)
     >>> print(mechanism.privacy, mechanism.noise.name)
     4-DP discrete_laplace
     >>> mechanism.answer(lambda x: x["a"] == 0)  # 20 % of the rows
     ⊥
     >>> answer = mechanism.answer(lambda x: x["a"] == 1)  # 80 % of the rows, plus noise
-    >>> round(answer * 200, 9).is_integer(), mechanism.remaining, mechanism.transcript[0] is pm.BOTTOM
-    (True, 1, True)
-
-    With ``noise="continuous"`` the transcript is reproducible from a seed:
-
-    >>> seeded = pm.ThresholdK(data, threshold=0.5, epsilon=0.5, k=2, rng=np.random.default_rng(0),
-    ...                        noise="continuous")
-    >>> seeded.answer(lambda x: x["a"] == 0), round(seeded.answer(lambda x: x["a"] == 1), 3)
-    (⊥, 0.766)
+    >>> round(answer * 200, 9).is_integer(), mechanism.remaining
+    (True, 1)
     """
 
     @validate_params(threshold=Interval(Real, None, None), k=POSITIVE_INT, **_SPARSE_VECTOR_PARAMETERS)
@@ -498,29 +342,23 @@ class ThresholdK(_SparseVectorMechanism):
         return self._engine.halts
 
     def answer(self, query: Query) -> float | Bottom:
-        """Answer one averaging query: :data:`BOTTOM` or a noisy number (a fraction of ``n``).
+        """Answer one averaging query: :data:`BOTTOM` or a noisy number (a fraction of the public size).
 
         Parameters
         ----------
         query : array_like of shape (m,) or callable
-            Its value on each universe element, in ``[0, 1]``; or, when the data is a Dataset, a
-            vectorized predicate as in :func:`~projmech.workloads.from_predicates` (it receives
-            ``{attribute: codes}`` and returns one value in ``[0, 1]`` per element).
+            Its value in ``[0, 1]`` on each universe element, or a vectorized predicate on a Dataset's
+            attributes (:func:`~projmech.workloads.from_predicates`).
 
         Returns
         -------
         float or Bottom
-            :data:`BOTTOM` when the noisy count falls below the copy's noisy threshold, else the
-            noisy count divided by the public size (which may lie outside ``[0, 1]``; with
-            discrete noise, an integer over the size); both are recorded in :attr:`transcript`.
+            :data:`BOTTOM` below the copy's noisy threshold, else the noisy count over the size.
 
         Raises
         ------
         MechanismHalted
             After ``k`` numerical answers.
-        ValueError, TypeError
-            On an invalid query, or one with fractional values under ``noise="discrete"``
-            (checked before any noise is drawn).
         """
         if self.halted:
             raise MechanismHalted(
@@ -540,47 +378,17 @@ class ThresholdK(_SparseVectorMechanism):
 
 
 class Threshold(ThresholdK):
-    """``Thr_t``: the threshold mechanism, halting after one numerical answer.
-
-    AboveThreshold :cite:p:`DR14` (§3.6) releasing the noisy value of the first query above the
-    threshold: ``Thr_t`` is :class:`ThresholdK` with ``k = 1`` (one copy), which describes the
-    mechanism, its noise and the transcript. Privacy: ``PureDP(4 epsilon)``, with every Laplace
-    draw (threshold, comparisons, release) of scale ``1/epsilon`` on counts, exact discrete by
-    default.
+    """``Thr_t``: the threshold mechanism, :class:`ThresholdK` with ``k = 1``; ``PureDP(4 epsilon)``.
 
     Parameters
     ----------
-    data_or_histogram : Dataset or array_like of shape (m,)
-        The private data; a histogram must be normalized and needs ``n``.
-    threshold : float
-        The public threshold ``t``, as a fraction of the public size.
-    epsilon : float
-        The noise parameter (Laplace scale ``1/epsilon`` on counts); the guarantee is
-        ``4 epsilon``.
-    n : int, optional
-        The data's row count; taken from a Dataset.
-    rng : numpy.random.Generator, int or None
-        Source of the continuous noise (``None``: fresh OS entropy); discrete draws come from
-        OpenDP, which no seed drives.
-    neighbouring : {"replace-one", "add-remove"}
-        The relation the guarantee is stated for.
-    max_universe : int
-        Larger universes are refused.
-    size : int or "estimate", optional
-        Under add/remove, as for :class:`ThresholdK`.
-    size_share : float, optional
+    data_or_histogram, threshold, epsilon
         As for :class:`ThresholdK`.
-    noise : {"auto", "discrete", "continuous"}
-        As for :class:`ThresholdK` (default ``"auto"``: exact discrete Laplace on counts).
-
-    See Also
-    --------
-    ThresholdK : ``k`` numerical answers.
+    n, rng, neighbouring, max_universe, size, size_share, noise
+        As for :class:`ThresholdK`.
 
     Examples
     --------
-    Find the first attribute value held by more than half of the rows.
-
     >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 2])
     >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
@@ -590,12 +398,6 @@ class Threshold(ThresholdK):
     >>> answer = mechanism.answer(lambda x: x["b"] == 0)  # 0.8 plus exact discrete noise
     >>> round(answer * 200, 9).is_integer(), mechanism.halted
     (True, True)
-
-    Seeded continuous noise reproduces its draws:
-
-    >>> seeded = pm.Threshold(data, threshold=0.5, epsilon=0.5, rng=np.random.default_rng(1), noise="continuous")
-    >>> seeded.answer(lambda x: x["b"] == 1), round(seeded.answer(lambda x: x["b"] == 0), 3)
-    (⊥, 0.823)
     """
 
     def __init__(self, data_or_histogram: Any, threshold: float, epsilon: float, *, n: int | None = None,

@@ -326,7 +326,7 @@ def test_default_updates_per_round_is_the_documented_value():
     assert default == 10 == OfflinePMW(WORKLOAD, PureDP(1.0), rounds=3).updates_per_round
     guide = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "guide" / "multiplicative_weights.md").read_text()
     assert f"default `updates_per_round={default}`" in guide
-    assert f"Default {default} (chosen by the measurement above)" in OfflinePMW.__doc__
+    assert f"Default {default} (chosen in the user guide" in OfflinePMW.__doc__
 
 
 def test_default_beats_one_update_per_round_at_the_same_privacy():
