@@ -31,10 +31,9 @@ polytope*).
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
-import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,17 +42,15 @@ from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
-from ..validation import check_positive_int, check_positive_number, check_real_vector, format_count
-from ..workloads import TableTerms, Workload
+from ..tables import Measurement
+from ..validation import check_positive_int, check_positive_number, check_real_vector
+from ..workloads import Workload
 from .hull import DEFAULT_TOL, NOISE_TOL
-from .tables import decomposition
+from .local_layout import LOCAL_MAX_CELLS, LocalTables, local_tables, measured_tables
 
-__all__ = ["LocalTables", "LocalResult", "LocalError", "local_tables", "project_to_local", "LOCAL_MAX_CELLS",
-           "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
+__all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local_tables", "project_to_local",
+           "project_measurements", "LOCAL_MAX_CELLS", "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
 
-#: The most cells the tables together may hold (the sum of their sizes): every L-BFGS iteration
-#: passes over them a few dozen times.
-LOCAL_MAX_CELLS = 2**28
 
 #: Bytes per cell of the tables held at the peak of a projection: L-BFGS's ten pairs of vectors
 #: over the cells, its direction and candidate points, the simplex projection's masks and the
@@ -75,259 +72,6 @@ _STALLED_CHECKS = 30
 #: The certificate's tolerance on the disagreement of two tables' shared marginals (and of a
 #: table's sum from 1) of the released point: it is consistent by construction, up to rounding.
 _CONSISTENCY_TOL = 1e-9
-
-
-@dataclass(frozen=True)
-class LocalTables:
-    """A marginal workload's tables and the attribute sets they share (built by :func:`local_tables`).
-
-    Parameters
-    ----------
-    attributes : tuple of tuple of int
-        Each table's attributes (positions in the domain, increasing): the distinct attribute sets
-        of the workload's terms.
-    shapes : tuple of tuple of int
-        Each table's shape (its attributes' sizes).
-    starts : numpy.ndarray
-        Where each table's cells start in the flat vector of all tables' cells (row-major within a
-        table), and, last, their total.
-    terms : tuple of (int, int, float)
-        Each term's table, the first of its rows in the workload's answers, and its weight.
-    constant_rows : numpy.ndarray
-        The queries that read no attribute (the total), whose answers are ``constants``.
-    constants : numpy.ndarray
-        Their answers on every data set.
-    shared : tuple of tuple of int
-        The attribute sets two tables share (every subset of a pairwise intersection, the empty
-        set excluded), smallest first: the tables must agree on their marginals.
-    acyclic : bool
-        Whether the tables form an acyclic hypergraph, where the local polytope is the marginal
-        polytope (the projection is then onto ``K_Q`` itself).
-
-    Examples
-    --------
-    >>> import projmech as pm
-    >>> from projmech.bodies.local import local_tables
-    >>> model = local_tables(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=2))
-    >>> model.attributes, model.shared, model.acyclic, int(model.starts[-1])
-    (((0, 1), (0, 2), (1, 2)), ((0,), (1,), (2,)), False, 16)
-    """
-
-    attributes: tuple[tuple[int, ...], ...]
-    shapes: tuple[tuple[int, ...], ...]
-    starts: np.ndarray
-    terms: tuple[tuple[int, int, float], ...]
-    constant_rows: np.ndarray
-    constants: np.ndarray
-    shared: tuple[tuple[int, ...], ...]
-    acyclic: bool
-    _plans: list[_TablePlan] = field(default_factory=list, init=False, repr=False, compare=False)
-
-    @property
-    def cells(self) -> int:
-        """The tables' cells together (the length of the flat vector)."""
-        return int(self.starts[-1])
-
-    def table(self, values: np.ndarray, index: int) -> np.ndarray:
-        """Table ``index`` of the flat vector ``values``, as an array of its shape.
-
-        Parameters
-        ----------
-        values : numpy.ndarray
-            A vector over the tables' cells (length :attr:`cells`).
-        index : int
-            The table's position in :attr:`attributes`.
-
-        Returns
-        -------
-        numpy.ndarray
-            A view of ``values``: writing to it writes to them.
-        """
-        return values[self.starts[index]:self.starts[index + 1]].reshape(self.shapes[index])
-
-    def answers(self, values: np.ndarray, num_queries: int) -> np.ndarray:
-        """The workload's answers from the tables ``values``: each term's table times its weight,
-        and the constant answers.
-
-        Parameters
-        ----------
-        values : numpy.ndarray
-            A vector over the tables' cells (length :attr:`cells`).
-        num_queries : int
-            The workload's number of queries.
-
-        Returns
-        -------
-        numpy.ndarray
-            The answers, in the workload's order.
-        """
-        answers = np.empty(num_queries)
-        answers[self.constant_rows] = self.constants
-        for table, row, weight in self.terms:
-            answers[row:row + self.starts[table + 1] - self.starts[table]] = \
-                weight * values[self.starts[table]:self.starts[table + 1]]
-        return answers
-
-    def plans(self) -> list[_TablePlan]:
-        """Each table's shared attribute sets and the axes to sum out for each, built once.
-
-        Returns
-        -------
-        list of _TablePlan
-            One per table, in the order of :attr:`attributes`.
-        """
-        if not self._plans:
-            for attributes, shape in zip(self.attributes, self.shapes):
-                self._plans.append(_TablePlan.of(attributes, shape, self.shared))
-        return self._plans
-
-
-@dataclass(frozen=True)
-class _TablePlan:
-    """How to take one table's marginals on the shared sets ``A`` inside it and put corrections
-    back, in as few passes over its cells as the sets allow: each marginal is summed from the
-    smallest marginal already taken that contains it (the sets largest first), and each set's
-    correction is folded into a largest set containing it before the largest ones are added to the
-    table (all 3-way tables: three passes to take the 2-way marginals, three to correct, instead
-    of six and about eight)."""
-
-    cells: int
-    subsets: tuple[tuple[int, ...], ...]  # the shared sets inside the table, largest first
-    sizes: tuple[int, ...]  # their cells
-    source: tuple[int, ...]  # the set each marginal is summed from (-1: the table itself)
-    source_axes: tuple[tuple[int, ...], ...]  # the axes of that source summed out
-    # For each set A, the sets B strictly inside it and the empty set (-1), with the sign
-    # (-1)^|A \ B| and the shape that broadcasts B's marginal over A's.
-    mobius: tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...]
-    sink: tuple[int, ...]  # the largest set each correction is folded into (-1: the table itself)
-    sink_shape: tuple[tuple[int, ...], ...]  # the shape broadcasting it over that sink
-
-    @classmethod
-    def of(cls, attributes: tuple[int, ...], shape: tuple[int, ...], shared: tuple[tuple[int, ...], ...]) -> _TablePlan:
-        size_of = dict(zip(attributes, shape))
-        inside = sorted((subset for subset in shared if set(subset) <= set(attributes)), key=lambda s: (-len(s), s))
-
-        def broadcast(inner: tuple[int, ...], outer: tuple[int, ...]) -> tuple[int, ...]:
-            return tuple(size_of[a] if a in inner else 1 for a in outer)
-
-        sizes, source, source_axes, mobius, sink, sink_shape = [], [], [], [], [], []
-        for position, subset in enumerate(inside):
-            sizes.append(math.prod(size_of[a] for a in subset))
-            containing = [index for index in range(position) if set(subset) < set(inside[index])]
-            origin = min(containing, key=lambda index: math.prod(size_of[a] for a in inside[index]), default=-1)
-            outer = attributes if origin < 0 else inside[origin]
-            source.append(origin)
-            source_axes.append(tuple(axis for axis, a in enumerate(outer) if a not in subset))
-            terms = [(-1, (-1) ** len(subset), tuple(1 for _ in subset))]
-            terms += [(index, (-1) ** (len(subset) - len(smaller)), broadcast(smaller, subset))
-                      for index, smaller in enumerate(inside) if set(smaller) < set(subset)]
-            mobius.append(tuple(terms))
-            largest = next((index for index in range(position) if set(subset) < set(inside[index])
-                            and not any(set(inside[index]) < set(other) for other in inside)), -1)
-            sink.append(largest)
-            sink_shape.append(broadcast(subset, attributes if largest < 0 else inside[largest]))
-        return cls(math.prod(shape), tuple(inside), tuple(sizes), tuple(source), tuple(source_axes), tuple(mobius),
-                   tuple(sink), tuple(sink_shape))
-
-
-#: Each workload's tables while the workload lives (the body's blocker, memory model and
-#: projection ask for them on one workload).
-_MODELS: weakref.WeakKeyDictionary[Workload, LocalTables | str] = weakref.WeakKeyDictionary()
-
-
-def local_tables(workload: Workload) -> LocalTables | str:
-    """The workload's marginal tables and the sets they share, or why it has none (a phrase).
-
-    Reads the workload's structure only (no matrix is built); kept for the workload's lifetime.
-
-    Parameters
-    ----------
-    workload : Workload
-        A workload over a domain.
-
-    Returns
-    -------
-    LocalTables or str
-        The tables, or why they cannot be formed: no table structure, a block that is not an
-        identity (a range or prefix query, which the local polytope's closed-form steps do not
-        take), or more than :data:`LOCAL_MAX_CELLS` cells in all.
-
-    Examples
-    --------
-    >>> import projmech as pm
-    >>> from projmech.bodies.local import local_tables
-    >>> domain = pm.Domain(["a", "b", "c", "d"], [2, 2, 3, 2])
-    >>> model = local_tables(pm.marginals(domain, ways=(0, 3)))
-    >>> len(model.attributes), model.constant_rows.tolist(), model.acyclic
-    (4, [0], False)
-    >>> print(local_tables(pm.workloads.range_marginals(domain, 2, {"c": "prefix"})))
-    ... # doctest: +ELLIPSIS
-    range_marginals(...) reads its attributes through blocks (...) that are not all identities: ...
-    """
-    return decomposition(_MODELS, workload, _decompose)
-
-
-def _decompose(workload: Workload, terms: TableTerms) -> LocalTables | str:
-    if not terms.is_marginal:
-        blocks = sorted({block.name for block in terms.blocks if block is not None})
-        return (f"{workload.name} reads its attributes through blocks ({', '.join(blocks)}) that are not all "
-                "identities: the local polytope takes marginal tables only")
-    sizes = terms.sizes
-    tables = sorted({subset for subset in terms.subsets if subset}, key=lambda s: (len(s), s))
-    cells = sum(math.prod(sizes[a] for a in table) for table in tables)
-    if cells > LOCAL_MAX_CELLS:
-        return f"its tables hold {format_count(cells)} cells together, above LOCAL_MAX_CELLS = {LOCAL_MAX_CELLS:,}"
-    index = {table: position for position, table in enumerate(tables)}
-    shapes = tuple(tuple(sizes[a] for a in table) for table in tables)
-    starts = np.concatenate([[0], np.cumsum([math.prod(shape) for shape in shapes])]).astype(np.int64)
-    term_list, constant_rows, constants = [], [], []
-    row = 0
-    for subset, weight in terms.terms:
-        count = math.prod(sizes[a] for a in subset)
-        if subset:
-            term_list.append((index[subset], row, float(weight)))
-        else:
-            constant_rows.append(np.arange(row, row + count))
-            constants.append(np.full(count, weight))
-        row += count
-    if row != workload.num_queries:
-        return f"its table decomposition does not account for its {workload.num_queries:,} queries"
-    weighted = {table for table, _, weight in term_list if weight != 0.0}
-    unweighted = [list(tables[table]) for table in range(len(tables)) if table not in weighted]
-    if unweighted:
-        return (f"its terms on attributes {unweighted[0]} all have weight 0 (queries answering 0 on every data "
-                "set); drop them from the workload")
-    shared: set[tuple[int, ...]] = set()
-    for first, second in itertools.combinations(tables, 2):
-        common = sorted(set(first) & set(second))
-        for size in range(1, len(common) + 1):
-            shared.update(itertools.combinations(common, size))
-    return LocalTables(
-        attributes=tuple(tables), shapes=shapes, starts=starts, terms=tuple(term_list),
-        constant_rows=np.concatenate(constant_rows) if constant_rows else np.zeros(0, dtype=np.int64),
-        constants=np.concatenate(constants) if constants else np.zeros(0),
-        shared=tuple(sorted(shared, key=lambda s: (len(s), s))), acyclic=_acyclic(tables))
-
-
-def _acyclic(tables: list[tuple[int, ...]]) -> bool:
-    """Whether the hypergraph of ``tables`` is acyclic (alpha-acyclic), by the Graham (GYO)
-    reduction: repeatedly drop an attribute that only one table reads and a table inside another
-    (or empty); the hypergraph is acyclic when this leaves at most one table."""
-    edges = [set(table) for table in tables]
-    changed = True
-    while changed:
-        changed = False
-        for edge in edges:
-            lonely = {a for a in edge if sum(a in other for other in edges) == 1}
-            if lonely:
-                edge -= lonely
-                changed = True
-        for position, edge in enumerate(edges):
-            if not edge or any(edge <= other for later, other in enumerate(edges) if later != position):
-                del edges[position]
-                changed = True
-                break
-    return len(edges) <= 1
 
 
 class LocalError(SolveError):
@@ -384,6 +128,8 @@ class LocalResult(SolveResult):
         and the tolerance it had to meet.
     _model : LocalTables
         The tables' layout, for :meth:`marginal`.
+    multipliers : numpy.ndarray or None
+        The dual point ``values`` was released from: a warm start's starting point.
 
     Examples
     --------
@@ -404,6 +150,7 @@ class LocalResult(SolveResult):
     inconsistency: float
     stats: SolveStats
     _model: LocalTables = field(repr=False, compare=False)
+    multipliers: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def witness(self) -> None:
@@ -649,7 +396,8 @@ class _Problem:
 
 
 def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, noise_scale: float | None = None,
-                     max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None) -> LocalResult:
+                     max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None,
+                     start: LocalResult | None = None) -> LocalResult:
     """Project ``y`` onto the local polytope of the workload's marginal tables.
 
     Parameters
@@ -669,6 +417,9 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
         L-BFGS iterations before giving up.
     callback : callable, optional
         ``callback(iteration, gap)`` after each certificate.
+    start : LocalResult, optional
+        An earlier projection to start the dual from (its multipliers on the tables both have;
+        0 on the others): the same point to the tolerance, in fewer iterations when close.
 
     Returns
     -------
@@ -695,21 +446,152 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     model = local_tables(workload)
     if isinstance(model, str):
         raise ValueError(f"workload: {model}")
-    y = check_real_vector("y", y, workload.num_queries)
+    y = _finite_norm(check_real_vector("y", y, workload.num_queries))
+    if noise_scale is not None:
+        noise_scale = check_positive_number("noise_scale", noise_scale)
+    return _project(model, y, tol, noise_scale, max_iterations, callback, start)
+
+
+def project_measurements(sizes: Sequence[int], measurements: Sequence[Measurement], *, tol: float | None = None,
+                         max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None,
+                         start: LocalResult | None = None) -> LocalResult:
+    """Project noisy measurements of tables onto the local polytope of the tables they measure.
+
+    Each is weighted by its precision: ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over
+    consistent, non-negative tables summing to 1 (the answers are the weighted tables,
+    ``mu_{S_i} / sigma_i``, whose noise has standard deviation 1).
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one, each of a table's cells.
+    tol : float, optional
+        As :func:`project_to_local`'s with ``noise_scale=1`` (default ``NOISE_TOL``).
+    max_iterations : int, default DEFAULT_MAX_ITERATIONS
+        L-BFGS iterations before giving up.
+    callback : callable, optional
+        ``callback(iteration, gap)`` after each certificate.
+    start : LocalResult, optional
+        An earlier projection (of some of the measurements) to start from.
+
+    Returns
+    -------
+    LocalResult
+        The projected tables, certified.
+
+    Raises
+    ------
+    ValueError
+        If a measurement does not fit ``sizes`` or measures a query, or the tables are too many cells.
+    LocalError
+        If the certificate does not meet the tolerance within ``max_iterations``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies.local import project_measurements
+    >>> from projmech.tables import Measurement
+    >>> result = project_measurements((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
+    ...                                        Measurement((0,), np.array([0.5, 0.5]), 0.1)])
+    >>> np.round(result.marginal((0,)), 6).tolist()
+    [0.6, 0.4]
+    """
+    model = measured_tables(sizes, measurements)
+    if isinstance(model, str):
+        raise ValueError(f"measurements: {model}")
+    y = np.concatenate([(1.0 / m.sigma) * np.asarray(m.values, dtype=float) for m in measurements])
+    y = _finite_norm(check_real_vector("measurements", y, y.size))
+    return _project(model, y, tol, 1.0, max_iterations, callback, start)
+
+
+@dataclass(frozen=True)
+class LocalProjection:
+    """The local-polytope estimator: :func:`project_measurements`, its best point kept when the
+    certificate falls short (its status says so).
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    tol : float, optional
+        The certificate's tolerance (default ``NOISE_TOL``).
+    max_iterations : int, default DEFAULT_MAX_ITERATIONS
+        L-BFGS iterations before stopping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies.local import LocalProjection
+    >>> from projmech.tables import Measurement
+    >>> result = LocalProjection((2, 2)).estimate([Measurement((0, 1), np.array([0.4, 0.1, 0.3, 0.2]), 0.1)])
+    >>> np.round(result.marginal((0, 1)), 6).tolist()
+    [[0.4, 0.1], [0.3, 0.2]]
+    """
+
+    sizes: tuple[int, ...]
+    tol: float | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+
+    def estimate(self, measurements: Sequence[Measurement], start: LocalResult | None = None) -> LocalResult:
+        """The measured tables projected onto their local polytope.
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            At least one, each of a table's cells.
+        start : LocalResult, optional
+            An earlier projection to start from.
+
+        Returns
+        -------
+        LocalResult
+            The projection, or the best point found where its certificate fell short.
+        """
+        try:
+            return project_measurements(self.sizes, measurements, tol=self.tol, max_iterations=self.max_iterations,
+                                        start=start)
+        except LocalError as error:
+            assert isinstance(error.best, LocalResult)
+            return error.best
+
+
+def _started(model: LocalTables, start: LocalResult | None) -> np.ndarray:
+    """The dual's first point: ``start``'s multipliers on the tables it shares with ``model``."""
+    point = np.zeros(model.cells)
+    if start is None:
+        return point
+    if not isinstance(start, LocalResult):
+        raise TypeError(f"start: expected a LocalResult, got {type(start).__name__}")
+    if start.multipliers is not None:
+        for index, table in enumerate(model.attributes):
+            if table in start.tables and start._model.shapes[start.tables.index(table)] == model.shapes[index]:
+                model.table(point, index)[...] = start._model.table(start.multipliers, start.tables.index(table))
+    return point
+
+
+def _finite_norm(y: np.ndarray) -> np.ndarray:
+    """``y``, refused where its squared norm overflows."""
     with np.errstate(over="ignore"):
         squared = 0.5 * float(y @ y)
     if not math.isfinite(squared):
         raise ValueError("y: its squared norm overflows double precision (entries of about 1e154 or more); the "
                          "answers are fractions of the public size, so rescale them")
-    if noise_scale is not None:
-        noise_scale = check_positive_number("noise_scale", noise_scale)
+    return y
+
+
+def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: float | None, max_iterations: int,
+             callback: Callback | None, start: LocalResult | None) -> LocalResult:
+    """The projection of answers ``y`` onto the local polytope of ``model``'s tables."""
     tol = check_positive_number("tol", (DEFAULT_TOL if noise_scale is None else NOISE_TOL) if tol is None else tol)
     max_iterations = check_positive_int("max_iterations", max_iterations)
     callback = check_callback(callback)
-    start = time.perf_counter()
+    initial = _started(model, start)
+    began = time.perf_counter()
     problem = _Problem(model, y)
     scale = 1.0 if noise_scale is None else max(0.5 * y.size * noise_scale**2, 1e-8)
-    best: list[Any] = []  # [gap, lower bound, released point] of the best certificate so far
+    best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far
     iterations = [0]
 
     def negative_dual(point: np.ndarray) -> tuple[float, np.ndarray]:
@@ -726,46 +608,43 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
         upper, lower = problem.objective(released), problem.bound_at(orthogonal, tables)
         gap = max(upper - lower, 0.0)
         if not best or gap < best[0]:
-            best[:] = [gap, lower, released]
+            best[:] = [gap, lower, released, multipliers]
             stalled[0] = 0
         else:
             stalled[0] += 1
         if callback is not None:
             callback(iterations[0], gap)
         # Stop where the gap no longer falls (at the limit of double precision for a tight
-        # tolerance: one case sat at 1.05e-10 from iteration 410 to 5,000); reported, not accepted.
+        # tolerance); reported, not accepted.
         return best[0] <= tol * max(best[1], scale) or stalled[0] >= _STALLED_CHECKS
 
-    if not certify(np.zeros(model.cells)):
+    if not certify(initial):
         # L-BFGS on the dual (smooth, piecewise quadratic): its gradient is the inconsistency of
-        # the tables it implies, which falls linearly (Adult, 10 attributes, all 3-way tables:
-        # 2.7e-5 after 50 iterations, 4e-9 after 400).
+        # the tables it implies, which falls linearly.
         def step(iteration: int, point: np.ndarray) -> bool:
             iterations[0] = iteration
             return iteration % _CHECK_EVERY == 0 and certify(point)
 
         # On one BLAS thread: the iterations are vector operations bound by memory, which more
-        # threads do not speed up, and on a loaded machine OpenBLAS's waiting threads slowed them
-        # 8-fold (380 ms an iteration on 443,862 cells instead of 50 ms); one thread also rounds
-        # alike on every machine.
+        # threads do not speed up (on a loaded machine, OpenBLAS's waiting threads slow them);
+        # one thread also rounds alike on every machine.
         with one_blas_thread():
-            last = _lbfgs(negative_dual, np.zeros(model.cells), max_iterations, step,
-                          1.0 / float(problem.weight.min()))
+            last = _lbfgs(negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
         if iterations[0] % _CHECK_EVERY:
             certify(last)
-    gap, lower, released = best
+    gap, lower, released, multipliers = best
     answers = problem.answers(released)
     inconsistency = problem.inconsistency(released)
     met = gap <= tol * max(lower, scale) and inconsistency <= _CONSISTENCY_TOL and bool(np.all(released >= 0))
     status = Status.OPTIMAL if met else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     stats = SolveStats(solver="dual-lbfgs", status=status, solve_time=seconds, iterations=iterations[0], gap=gap,
                        tolerance=tol * max(lower, scale), tolerance_met=met,
                        attempts=(Attempt("dual-lbfgs", status, f"gap {gap:.3g}", seconds),), total_time=seconds)
     iteration = iterations[0]
     result = LocalResult(answers=answers, tables=model.attributes, values=released, exact=model.acyclic,
                          distance=float(np.linalg.norm(answers - y)), inconsistency=inconsistency, stats=stats,
-                         _model=model)
+                         _model=model, multipliers=multipliers)
     if not met:
         why = "at its iteration limit" if iteration >= max_iterations else "its gap no longer falling"
         raise LocalError(f"the local-polytope projection stopped after {iteration} iterations ({why}) with gap "

@@ -24,13 +24,15 @@ from __future__ import annotations
 import itertools
 import math
 import string
+from collections import deque
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..validation import check_positions, check_positive_int
+from .table import expand_table, maximal_sets, project_table
 
-__all__ = ["JunctionTree", "TreeTooLargeError", "MARGINAL_MAX_CELLS"]
+__all__ = ["JunctionTree", "TreeTooLargeError", "MARGINAL_MAX_CELLS", "junction_order", "spanning_neighbours"]
 
 #: The largest table :meth:`JunctionTree.marginal` computes (as the dense fits' universe).
 MARGINAL_MAX_CELLS = 4 * 10**6
@@ -174,7 +176,7 @@ class JunctionTree:
             assert parent is not None
             message = _log_sum(beliefs[child], self.cliques[child], self.separator[child])
             upward[child] = message
-            beliefs[parent] = beliefs[parent] + _spread(message, self.separator[child], self.cliques[parent])
+            beliefs[parent] = beliefs[parent] + expand_table(message, self.separator[child], self.cliques[parent])
         root = self.order[0]
         log_partition = float(_log_sum(beliefs[root], self.cliques[root], ()))
         for child in self.order[1:]:
@@ -184,10 +186,10 @@ class JunctionTree:
             # the child sent -inf (no mass), the parent's belief is -inf too and the difference
             # undefined; the child's own belief is -inf there whatever comes down, so -inf is sent.
             with np.errstate(invalid="ignore"):
-                excluded = beliefs[parent] - _spread(upward[child], self.separator[child], self.cliques[parent])
+                excluded = beliefs[parent] - expand_table(upward[child], self.separator[child], self.cliques[parent])
             excluded = np.where(np.isnan(excluded), -np.inf, excluded)
             downward = _log_sum(excluded, self.cliques[parent], self.separator[child])
-            beliefs[child] = beliefs[child] + _spread(downward, self.separator[child], self.cliques[child])
+            beliefs[child] = beliefs[child] + expand_table(downward, self.separator[child], self.cliques[child])
         logs = [belief - log_partition for belief in beliefs]
         return (logs if log else [np.exp(table) for table in logs]), log_partition
 
@@ -246,7 +248,7 @@ class JunctionTree:
         attributes = check_positions("attributes", attributes, len(self.sizes), what="attribute positions")
         index = self._holding(attributes)
         if index is not None:
-            return _sum_to(beliefs[index], self.cliques[index], attributes)
+            return project_table(beliefs[index], self.cliques[index], attributes)
         wanted = math.prod(self.sizes[a] for a in attributes)
         if wanted > MARGINAL_MAX_CELLS:
             raise ValueError(f"attributes: the table on {list(attributes)} holds {wanted:,} cells, above "
@@ -258,7 +260,7 @@ class JunctionTree:
             table = beliefs[node]
             if node != top:
                 separator = self.separator[node]
-                below = _spread(_sum_to(table, self.cliques[node], separator), separator, self.cliques[node])
+                below = expand_table(project_table(table, self.cliques[node], separator), separator, self.cliques[node])
                 table = np.divide(table, below, out=np.zeros_like(table), where=below > 0)
             tables.append(table)
         involved = sorted({a for node in nodes for a in self.cliques[node]})
@@ -285,12 +287,12 @@ class JunctionTree:
             children = [other for other in nodes if self.parent[other] == node]
             up = set(self.separator[node]) if node != top else set()
             read = set(attributes) | up | {a for child in children for a in self.separator[child]}
-            factor = (_sum_to(tables[node], clique, tuple(a for a in clique if a in read)),
+            factor = (project_table(tables[node], clique, tuple(a for a in clique if a in read)),
                       tuple(a for a in clique if a in read))
             for child in children:
                 factor = _product(factor, sent.pop(child))
             keep = tuple(a for a in factor[1] if a in set(attributes) | up)
-            sent[node] = (_sum_to(factor[0], factor[1], keep), keep)
+            sent[node] = (project_table(factor[0], factor[1], keep), keep)
         result, held = sent[top]
         return np.asarray(result.transpose([held.index(a) for a in attributes]) if held != attributes else result)
 
@@ -316,13 +318,13 @@ class JunctionTree:
                 raise ValueError(f"costs: the table on {list(table)} has shape {cost.shape}, expected "
                                  f"{tuple(self.sizes[a] for a in table)}")
             index = self.home(table)
-            totals[index] = totals[index] + _spread(cost, table, self.cliques[index])
+            totals[index] = totals[index] + expand_table(cost, table, self.cliques[index])
         for child in reversed(self.order[1:]):
             parent = self.parent[child]
             assert parent is not None
             summed = tuple(axis for axis, a in enumerate(self.cliques[child]) if a not in self.separator[child])
             message = totals[child].min(axis=summed) if summed else totals[child]
-            totals[parent] = totals[parent] + _spread(message, self.separator[child], self.cliques[parent])
+            totals[parent] = totals[parent] + expand_table(message, self.separator[child], self.cliques[parent])
         return float(totals[self.order[0]].min())
 
     def _subtree(self, attributes: tuple[int, ...]) -> list[int]:
@@ -367,7 +369,7 @@ def _cliques(sizes: tuple[int, ...], tables: Sequence[tuple[int, ...]]) -> tuple
             neighbours[b].add(a)
         for a in around:
             neighbours[a].discard(chosen)
-    maximal = {clique for clique in formed if not any(clique < other for other in formed)}
+    maximal = set(maximal_sets(formed))
     return tuple(sorted(tuple(sorted(clique)) for clique in maximal))
 
 
@@ -413,6 +415,52 @@ def spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> li
     return neighbours
 
 
+def junction_order(tables: Sequence[tuple[int, ...]], sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """The maximal tables in breadth-first order of a maximum-weight spanning forest of them.
+
+    Two tables are weighted by the attributes they share (:func:`spanning_neighbours`, ties and
+    children in the tables' order); each tree starts at its table of most cells (the first of
+    equals). For an acyclic set the forest is a junction tree :cite:p:`BFMY83`: a table's
+    attributes shared with any table before it lie in its parent.
+
+    Parameters
+    ----------
+    tables : sequence of tuple of int
+        Attribute sets (increasing positions).
+    sizes : sequence of int
+        The domain's attribute sizes.
+
+    Returns
+    -------
+    list of tuple of int
+        The maximal tables, each tree's from its root.
+
+    Examples
+    --------
+    >>> from projmech.tables.junction_tree import junction_order
+    >>> junction_order([(0,), (0, 1), (1, 2)], (2, 2, 3))
+    [(1, 2), (0, 1)]
+    """
+    maximal = maximal_sets(tables)
+    cells = [math.prod(sizes[a] for a in table) for table in maximal]
+    neighbours = spanning_neighbours(maximal, connect=False)
+    order: list[tuple[int, ...]] = []
+    visited = [False] * len(maximal)
+    for root in sorted(range(len(maximal)), key=lambda index: (-cells[index], index)):
+        if visited[root]:
+            continue
+        visited[root] = True
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            order.append(maximal[node])
+            for child in sorted(neighbours[node]):
+                if not visited[child]:
+                    visited[child] = True
+                    queue.append(child)
+    return order
+
+
 def _table_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:
     """``sum p log(p / q)`` from the logarithms, a cell where ``p`` is 0 adding nothing."""
     held = log_p > -np.inf
@@ -424,19 +472,7 @@ def _product(first: tuple[np.ndarray, tuple[int, ...]], second: tuple[np.ndarray
     """The product of two tables (each with its increasing attributes), over the union of their
     attributes."""
     union = tuple(sorted(set(first[1]) | set(second[1])))
-    return _spread(first[0], first[1], union) * _spread(second[0], second[1], union), union
-
-
-def _spread(table: np.ndarray, attributes: tuple[int, ...], into: tuple[int, ...]) -> np.ndarray:
-    """``table`` on ``attributes`` (increasing, all in ``into``) reshaped to broadcast over the
-    axes of a table on ``into``."""
-    return np.reshape(table, [table.shape[attributes.index(a)] if a in attributes else 1 for a in into])
-
-
-def _sum_to(table: np.ndarray, attributes: tuple[int, ...], kept: tuple[int, ...]) -> np.ndarray:
-    """``table`` on ``attributes`` summed down to ``kept`` (increasing, a subset)."""
-    axes = tuple(axis for axis, a in enumerate(attributes) if a not in kept)
-    return table.sum(axis=axes) if axes else table
+    return expand_table(first[0], first[1], union) * expand_table(second[0], second[1], union), union
 
 
 def _log_sum(log_table: np.ndarray, attributes: tuple[int, ...], kept: tuple[int, ...]) -> np.ndarray:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +31,11 @@ import numpy as np
 
 from ..solve import Attempt, SolveResult, SolveStats, Status
 from ..validation import check_positions, check_positive_int, check_positive_number, format_count
+from .measurement import Measurement, combined
+from .table import project_table
 
-__all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropyResult", "fit_maximum_entropy", "total_correlation"]
+__all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropy", "MaximumEntropyResult", "fit_maximum_entropy",
+           "proportional_fit", "total_correlation"]
 
 #: The largest universe fitted: two dense arrays of 8 bytes a cell, about 64 MB at this size.
 MAXIMUM_ENTROPY_MAX_CELLS = 4 * 10**6
@@ -101,7 +105,7 @@ class MaximumEntropyResult(_JointMarginals, SolveResult):
 
 def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
                     tol: float | dict[tuple[int, ...], float] = 1e-8,
-                    max_sweeps: int = DEFAULT_MAX_SWEEPS) -> MaximumEntropyResult:
+                    max_sweeps: int = DEFAULT_MAX_SWEEPS, start: Any = None) -> MaximumEntropyResult:
     """The maximum-entropy distribution over ``prod(sizes)`` cells with the given tables.
 
     Parameters
@@ -116,6 +120,11 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
         one for every table, or one for each (a dict with the keys of ``marginals``).
     max_sweeps : int, default 1000
         Sweeps before stopping with ``iteration_limit``.
+    start : numpy.ndarray, optional
+        A distribution of shape ``sizes`` to fit from instead of the uniform one: the fit is
+        then the distribution with the tables nearest it in Kullback–Leibler divergence, the
+        maximum-entropy one when ``start`` is a product of factors on the tables (an earlier
+        fit to some of them).
 
     Returns
     -------
@@ -148,24 +157,20 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     tolerances = _checked_tolerances(targets, tol)
     _check_agreement(targets, tolerances)
     max_sweeps = check_positive_int("max_sweeps", max_sweeps)
-    start = time.perf_counter()
-    joint = np.full(sizes, 1.0 / math.prod(sizes))
-    expanded = [(axes, target.reshape([sizes[a] if a in axes else 1 for a in range(len(sizes))]), tolerances[axes])
-                for axes, target in targets.items()]
-    sweeps = 0
-    while sweeps < max_sweeps:
-        sweeps += 1
-        worst = 0.0  # each table's distance before its own update: free, as its marginal is needed
-        for axes, target, tolerance in expanded:
-            current = _marginal(joint, axes).reshape(target.shape)
-            worst = max(worst, float(np.abs(current - target).sum()) / tolerance)
-            # A cell the fit holds at 0 stays there: its target is 0 in any distribution the
-            # family reaches, and a positive target there is reported, never divided by 0.
-            joint *= np.divide(target, current, out=np.zeros_like(current), where=current > 0)
-        # Every table was within its tolerance before its update: check the sweep's end (which
-        # costs a sweep's marginals again) only then.
-        if worst <= 1.0 and _violation(joint, targets, tolerances) <= 1.0:
-            break
+    began = time.perf_counter()
+    joint = np.full(sizes, 1.0 / math.prod(sizes)) if start is None else _checked_start(sizes, start)
+    constraints = [(tuple(a for a in range(len(sizes)) if a not in axes),
+                    target.reshape([sizes[a] if a in axes else 1 for a in range(len(sizes))])) for axes, target in
+                   targets.items()]
+    scales = [tolerances[axes] for axes in targets]
+
+    def met(differences: list[np.ndarray]) -> bool:
+        # Each table's distance before its own update comes free; the sweep's end (which costs
+        # a sweep's marginals again) is checked only when all were within their tolerances.
+        worst = max(float(np.abs(difference).sum()) / scale for difference, scale in zip(differences, scales))
+        return worst <= 1.0 and _violation(joint, targets, tolerances) <= 1.0
+
+    sweeps = proportional_fit(joint, constraints, max_sweeps, met)
     total = float(joint.sum())
     if not total > 0.0:
         raise ValueError("marginals: the fit put no mass on any cell (tables that agree pairwise but whose zeros "
@@ -175,7 +180,7 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     # table's l1 distance to its tolerance, at most 1 when every table is fitted.
     violation = _violation(joint, targets, tolerances)
     status = Status.OPTIMAL if violation <= 1.0 else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     attempt = Attempt("ipf", status, f"largest l1 distance {violation:.3g} of its tolerance after {sweeps} sweeps",
                       seconds)
     stats = SolveStats.from_attempt(attempt, [attempt], iterations=sweeps, gap=violation, relative_gap=True,
@@ -183,9 +188,106 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     return MaximumEntropyResult(joint, tuple(targets), stats)
 
 
+@dataclass(frozen=True)
+class MaximumEntropy:
+    """The maximum-entropy estimator: the measured tables taken as exact (consistent tables,
+    such as a projection's), fitted by :func:`fit_maximum_entropy`.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes (at most :data:`MAXIMUM_ENTROPY_MAX_CELLS` cells).
+    tol : float, default 1e-8
+        Each table's l1 tolerance.
+    max_sweeps : int, default 1000
+        Sweeps before stopping with ``iteration_limit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import MaximumEntropy, Measurement
+    >>> fit = MaximumEntropy((2, 2)).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> np.round(fit.joint, 6).tolist()
+    [[0.4, 0.4], [0.1, 0.1]]
+    """
+
+    sizes: tuple[int, ...]
+    tol: float = 1e-8
+    max_sweeps: int = DEFAULT_MAX_SWEEPS
+
+    def estimate(self, measurements: Sequence[Measurement], start: MaximumEntropyResult | None = None
+                 ) -> MaximumEntropyResult:
+        """The maximum-entropy distribution with the measured tables (repeated ones averaged by
+        precision).
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            Tables of one distribution, each summing to 1.
+        start : MaximumEntropyResult, optional
+            An earlier fit to some of the tables: the sweeps start from its distribution, which
+            leaves the fit the same (a product of factors on the tables).
+
+        Returns
+        -------
+        MaximumEntropyResult
+            The fitted distribution.
+        """
+        for measurement in measurements:
+            measurement.check(self.sizes)
+        tables, _ = combined(self.sizes, measurements)
+        return fit_maximum_entropy(self.sizes, dict(tables), tol=self.tol, max_sweeps=self.max_sweeps,
+                                   start=None if start is None else start.joint)
+
+
 def _marginal(joint: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    summed = tuple(a for a in range(joint.ndim) if a not in axes)
-    return joint.sum(axis=summed) if summed else joint
+    return project_table(joint, range(joint.ndim), axes)
+
+
+def proportional_fit(joint: np.ndarray, constraints: Sequence[tuple[tuple[int, ...], np.ndarray]], max_sweeps: int,
+                     done: Callable[[list[np.ndarray]], bool]) -> int:
+    """Iterative proportional fitting :cite:p:`DS40` of ``joint``, in place.
+
+    Each sweep scales ``joint``, table by table, so that its sum over a constraint's axes is the
+    constraint's target; a cell the fit holds at 0 stays there.
+
+    Parameters
+    ----------
+    joint : numpy.ndarray
+        The starting distribution (or positive table), updated in place.
+    constraints : sequence of (tuple of int, numpy.ndarray)
+        The axes summed out and the target, shaped to broadcast over ``joint`` (length-1 axes
+        for those summed).
+    max_sweeps : int
+        The most sweeps.
+    done : callable
+        ``done(differences)`` after each sweep, given each table's difference from its target
+        before its own update; True stops.
+
+    Returns
+    -------
+    int
+        The sweeps run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import proportional_fit
+    >>> joint = np.full((2, 2), 0.25)
+    >>> proportional_fit(joint, [((1,), np.array([[0.8], [0.2]]))], 5, lambda d: True), joint.tolist()
+    (1, [[0.4, 0.4], [0.1, 0.1]])
+    """
+    sweeps = 0
+    while sweeps < max_sweeps:
+        sweeps += 1
+        differences = []
+        for axes, target in constraints:
+            current = joint.sum(axis=axes, keepdims=True)
+            differences.append(current - target)
+            joint *= np.divide(target, current, out=np.zeros_like(current), where=current > 0)
+        if done(differences):
+            break
+    return sweeps
 
 
 def _violation(joint: np.ndarray, targets: dict[tuple[int, ...], np.ndarray], tolerances: dict[tuple[int, ...], float]
@@ -194,6 +296,15 @@ def _violation(joint: np.ndarray, targets: dict[tuple[int, ...], np.ndarray], to
     table's tolerance."""
     return max(float(np.abs(_marginal(joint, axes) - target).sum()) / tolerances[axes]
                for axes, target in targets.items())
+
+
+def _checked_start(sizes: tuple[int, ...], start: Any) -> np.ndarray:
+    """A copy of ``start`` summing to 1, refused unless of shape ``sizes``, finite, non-negative, with mass."""
+    values = np.array(start, dtype=float)
+    if values.shape != sizes or not np.all(np.isfinite(values)) or np.any(values < 0) or not values.sum() > 0:
+        raise ValueError(f"start: expected a non-negative finite distribution of shape {sizes}, got shape "
+                         f"{values.shape}")
+    return values / values.sum()
 
 
 def _checked_tolerances(targets: dict[tuple[int, ...], np.ndarray], tol: Any) -> dict[tuple[int, ...], float]:
@@ -259,8 +370,7 @@ def _check_agreement(targets: dict[tuple[int, ...], np.ndarray], tolerances: dic
     for (first, one), (second, other) in itertools.combinations(targets.items(), 2):
         shared = tuple(a for a in first if a in second)
         if shared:
-            left = one.sum(axis=tuple(i for i, a in enumerate(first) if a not in shared))
-            right = other.sum(axis=tuple(i for i, a in enumerate(second) if a not in shared))
+            left, right = project_table(one, first, shared), project_table(other, second, shared)
             distance = float(np.abs(left - right).sum())
             if distance > tolerances[first] + tolerances[second] + 1e-12:
                 raise ValueError(f"marginals: the tables on axes {list(first)} and {list(second)} disagree on their "

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,10 +43,12 @@ import numpy as np
 
 from ..solve import Attempt, SolveResult, SolveStats, Status
 from ..validation import SEED, Options, check_positions, check_positive_int, check_positive_number, format_count
-from .junction_tree import JunctionTree, TreeTooLargeError, _spread, _sum_to
+from .junction_tree import JunctionTree, TreeTooLargeError
 from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, _checked_marginals, _checked_sizes, _JointMarginals
+from .measurement import Measurement, combined
+from .table import expand_table, project_table
 
-__all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
+__all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginals", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
 
 #: Default iterations before stopping with ``iteration_limit`` (on Adult's 7 attributes at epsilon
 #: 10 the least estimated risk came at 3,000-4,000 iterations, 20-30 s).
@@ -177,7 +179,8 @@ GAP_TOLERANCE = 1e-3
 
 def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma: float | dict[tuple[int, ...], float],
                         *, rng: Any = None, max_iterations: int = DEFAULT_MAX_ITERATIONS, model: str = "auto",
-                        stop: str = "risk", tol: float | None = None) -> NoisyMarginalsResult:
+                        stop: str = "risk", tol: float | None = None,
+                        start: NoisyMarginalsResult | None = None) -> NoisyMarginalsResult:
     """The distribution over ``prod(sizes)`` cells fitted to noisy tables, stopped early.
 
     Entropic mirror descent from the uniform distribution on the tables' weighted squared
@@ -221,6 +224,11 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     tol : float, optional
         The gap's tolerance with ``stop="gap"`` (default :data:`GAP_TOLERANCE`); refused with
         ``stop="risk"``.
+    start : NoisyMarginalsResult, optional
+        With ``stop="gap"``, an earlier fit to some of the tables to start the path from (its
+        potentials; a junction tree's cliques each inside one of this fit's, else the uniform
+        start). The certified point is the same to the tolerance. Refused with ``stop="risk"``,
+        whose stopping rule regularizes the path from the uniform distribution.
 
     Returns
     -------
@@ -237,7 +245,8 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
         :class:`~projmech.tables.junction_tree.TreeTooLargeError` for the tree); if a
         table has the wrong axes or shape or a non-finite cell; if a ``sigma`` is not positive
         or its keys are not those of ``marginals``; if ``model`` or ``stop`` is unknown, or
-        ``tol`` is not positive or given with ``stop="risk"``.
+        ``tol`` is not positive or given with ``stop="risk"``, or ``start`` is given with
+        ``stop="risk"``.
     ArithmeticError
         If a step cannot be made small enough to pass its acceptance test (not seen: a step
         halved 200 times leaves the iterate unchanged, which passes).
@@ -259,6 +268,11 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     stop = Options(*STOPS).check("stop", stop)
     if tol is not None and stop == "risk":
         raise ValueError("tol: the gap's tolerance, only with stop='gap' (stop='risk' stops by its estimated risk)")
+    if start is not None and stop == "risk":
+        raise ValueError("start: only with stop='gap' (stop='risk' stops early on the path from the uniform "
+                         "distribution)")
+    if start is not None and not isinstance(start, NoisyMarginalsResult):
+        raise TypeError(f"start: expected a NoisyMarginalsResult, got {type(start).__name__}")
     tol = check_positive_number("tol", GAP_TOLERANCE if tol is None else tol)
     sizes = _checked_sizes(sizes, dense=False)
     targets = _checked_marginals(sizes, marginals, distribution=False)
@@ -266,10 +280,10 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     max_iterations = check_positive_int("max_iterations", max_iterations)
     generator = SEED.check("rng", rng)
     holder = _model(sizes, tuple(targets), model)
-    start = time.perf_counter()
+    began = time.perf_counter()
     cells = sum(target.size for target in targets.values())
     if stop == "gap":
-        return _fit_to_gap(holder, targets, sigmas, max_iterations, tol, cells, start)
+        return _fit_to_gap(holder, targets, sigmas, max_iterations, tol, cells, began, start)
     # Never returned as it is: the path yields at least one iterate.
     best: tuple[float, int, _Iterate | None, float, float] = (math.inf, 0, None, 0.0, 0.0)
     # The last iterate that lowered the estimate by more than _SIGNIFICANT a cell: the patience
@@ -289,7 +303,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     assert returned is not None
     bracketed = iteration >= (1.0 + _PATIENCE_SHARE) * anchored + _PATIENCE_MIN
     status = Status.OPTIMAL if bracketed else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     attempt = Attempt("mirror_descent", status,
                       f"least estimated risk {risk / cells:.4g} per cell at iteration {chosen} of {iteration}"
                       + ("" if bracketed else " (still falling at the iteration limit)"), seconds)
@@ -297,13 +311,74 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     return _result(holder, returned, tuple(targets), risk / cells, chi2 / cells, degrees / cells, iteration, stats)
 
 
+@dataclass(frozen=True)
+class NoisyMarginals:
+    """The noisy-marginals estimator: :func:`fit_noisy_marginals` of the measurements, repeated
+    measurements of a table combined by precision first.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    rng : numpy.random.Generator, int or None
+        Source of the risk estimate's perturbation.
+    model : {"auto", "dense", "junction_tree"}
+        How the fit holds the distribution.
+    stop : {"risk", "gap"}
+        The stopping rule (only ``"gap"`` takes a warm start).
+    tol : float, optional
+        The gap's tolerance with ``stop="gap"``.
+    max_iterations : int, default 20,000
+        Iterations before stopping with ``iteration_limit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import Measurement, NoisyMarginals
+    >>> fit = NoisyMarginals((2, 2), rng=0).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> np.round(fit.marginal((0,)), 2).tolist()
+    [0.8, 0.2]
+    """
+
+    sizes: tuple[int, ...]
+    rng: Any = None
+    model: str = "auto"
+    stop: str = "risk"
+    tol: float | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+
+    def estimate(self, measurements: Sequence[Measurement], start: NoisyMarginalsResult | None = None
+                 ) -> NoisyMarginalsResult:
+        """The fitted distribution.
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            At least one, of the tables' cells.
+        start : NoisyMarginalsResult, optional
+            An earlier fit (``stop="gap"`` only; see :func:`fit_noisy_marginals`).
+
+        Returns
+        -------
+        NoisyMarginalsResult
+            The fit.
+        """
+        if not measurements:
+            raise ValueError("measurements: need at least one")
+        for measurement in measurements:
+            measurement.check(self.sizes)
+        tables, sigmas = combined(self.sizes, measurements)
+        return fit_noisy_marginals(self.sizes, dict(tables), dict(sigmas), rng=self.rng, model=self.model,
+                                   stop=self.stop, tol=self.tol, max_iterations=self.max_iterations, start=start)
+
+
 def _fit_to_gap(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray],
                 sigmas: dict[tuple[int, ...], float], max_iterations: int, tol: float, cells: int,
-                start: float) -> NoisyMarginalsResult:
+                began: float, start: NoisyMarginalsResult | None) -> NoisyMarginalsResult:
     """The path run until its Frank–Wolfe gap is within ``tol`` (``stop="gap"``)."""
     scale = 0.5 * cells
     gap, threshold, iteration, main = math.inf, 0.0, 0, None
-    for iteration, main, _ in _path(holder, targets, sigmas, None):
+    for iteration, main, _ in _path(holder, targets, sigmas, None, start):
         # The gap bounds f(mu) - f*: <grad, mu> minus the least of <grad, vertex> over the
         # universe's elements (the marginal polytope's vertices).
         linear = sum(float((main.residuals[axes] * main.fitted[axes]).sum()) for axes in targets)
@@ -313,7 +388,7 @@ def _fit_to_gap(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.nd
             break
     assert main is not None
     status = Status.OPTIMAL if gap <= threshold else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     attempt = Attempt("mirror_descent", status, f"Frank–Wolfe gap {gap:.4g} against {threshold:.4g} at iteration "
                       f"{iteration}", seconds)
     stats = SolveStats.from_attempt(attempt, [attempt], gap=gap, tolerance=threshold, iterations=iteration,
@@ -347,7 +422,8 @@ def _model(sizes: tuple[int, ...], tables: tuple[tuple[int, ...], ...], model: s
 
 def _path(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray],
           sigmas: dict[tuple[int, ...], float],
-          generator: np.random.Generator | None) -> Iterator[tuple[int, _Iterate, float]]:
+          generator: np.random.Generator | None, start: NoisyMarginalsResult | None = None
+          ) -> Iterator[tuple[int, _Iterate, float]]:
     """Entropic mirror descent from uniform on the weighted squared residual: yields, for every
     iteration from 0 (the uniform distribution), the iterate and the Monte-Carlo estimate of its
     fitted tables' divergence ``df`` (Stein's risk estimate is ``chi2 - N + 2 df``, ``chi2``
@@ -370,7 +446,7 @@ def _path(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray]
             residuals[axes] = weights[axes] * residual
         return _Iterate(holder, state, loss, fitted, residuals)
 
-    main = at(holder.uniform(), targets)
+    main = at(holder.uniform() if start is None else holder.started(start), targets)
     # The path from the perturbed measurements, taking the same steps.
     shadow = at(main.state, perturbed) if perturbed else None
     yield 0, main, 0.0  # uniform whatever the measurements: no divergence
@@ -464,6 +540,15 @@ class _Dense:
         joint = np.full(self.sizes, 1.0 / math.prod(self.sizes))
         return _DenseState(joint, np.log(joint))
 
+    def started(self, result: NoisyMarginalsResult) -> _DenseState:
+        """The state of an earlier fit's distribution (uniform unless dense over this universe)."""
+        if result.joint is None or result.joint.shape != self.sizes:
+            return self.uniform()
+        log = np.log(np.maximum(result.joint, np.finfo(float).tiny))
+        joint = np.exp(log - log.max())
+        total = float(joint.sum())
+        return _DenseState(joint / total, log - log.max() - math.log(total))
+
     def fitted(self, state: _DenseState) -> dict[tuple[int, ...], np.ndarray]:
         return self.tree.marginals(state.joint)
 
@@ -510,20 +595,40 @@ class _Factored:
     def uniform(self) -> _FactoredState:
         return self._state([np.zeros(self.tree.shape(i)) for i in range(len(self.tree.cliques))])
 
+    def started(self, result: NoisyMarginalsResult) -> _FactoredState:
+        """The state of an earlier fit held by a junction tree whose cliques each lie in one of
+        this tree's: its potentials (each clique's table over its separator's), else uniform."""
+        old = result.tree
+        potentials = [np.zeros(self.tree.shape(i)) for i in range(len(self.tree.cliques))]
+        if old is None or result.beliefs is None or old.sizes != self.tree.sizes:
+            return self._state(potentials)
+        for index, clique in enumerate(old.cliques):
+            home = self.tree._holding(clique)
+            if home is None:
+                return self._state([np.zeros(self.tree.shape(i)) for i in range(len(self.tree.cliques))])
+            with np.errstate(divide="ignore"):
+                theta = np.log(np.maximum(result.beliefs[index], np.finfo(float).tiny))
+                separator = old.separator[index]
+                if separator:
+                    theta = theta - expand_table(np.log(np.maximum(project_table(
+                        result.beliefs[index], clique, separator), np.finfo(float).tiny)), separator, clique)
+            potentials[home] = potentials[home] + expand_table(theta, clique, self.tree.cliques[home])
+        return self._state([theta - theta.max() for theta in potentials])
+
     def _state(self, potentials: list[np.ndarray]) -> _FactoredState:
         logs, _ = self.tree.calibrate(potentials, log=True)
         return _FactoredState(potentials, logs, [np.exp(log) for log in logs])
 
     def fitted(self, state: _FactoredState) -> dict[tuple[int, ...], np.ndarray]:
         cliques = self.tree.cliques
-        return {table: _sum_to(state.beliefs[index], cliques[index], table) for table, index in self.home.items()}
+        return {table: project_table(state.beliefs[index], cliques[index], table) for table, index in self.home.items()}
 
     def gradient(self, residuals: dict[tuple[int, ...], np.ndarray]) -> dict[int, np.ndarray]:
         """Each clique's share: the weighted residuals of the tables living in it, broadcast."""
         per_clique: dict[int, np.ndarray] = {}
         for table, residual in residuals.items():
             index = self.home[table]
-            spread = _spread(residual, table, self.tree.cliques[index])
+            spread = expand_table(residual, table, self.tree.cliques[index])
             per_clique[index] = per_clique[index] + spread if index in per_clique else spread
         return per_clique
 

@@ -9,15 +9,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...bodies.hull import ProjectionError, ProjectionResult, project_to_hull
-from ...bodies.local import LocalError, LocalResult, project_to_local
+from ...bodies.local import LocalProjection, LocalResult
 from ...tables.junction_tree import MARGINAL_MAX_CELLS, JunctionTree
 from ...tables.maximum_entropy import (
     MAXIMUM_ENTROPY_MAX_CELLS,
     MaximumEntropyResult,
     fit_maximum_entropy,
+    proportional_fit,
     total_correlation,
 )
+from ...tables.measurement import Measurement, combined
 from ...tables.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
+from ...tables.table import maximal_sets, project_table
 from ...validation import check_positions
 from ...workloads import Workload, kron, stack, total
 
@@ -38,33 +41,6 @@ _MASS_FLOOR = 1e-9
 #: The joint's fit stops when each measured table is within this share of the expected l1 norm
 #: of its own noise (``sqrt(2/pi) sigma`` a cell) of the projection's table.
 _JOINT_FIT_SHARE = 0.1
-
-@dataclass(frozen=True, eq=False)
-class Measurement:
-    """One noisy table.
-
-    Parameters
-    ----------
-    attributes : tuple of int
-        The table's attributes, increasing domain positions.
-    values : numpy.ndarray
-        Its noisy cells as fractions of the public size, row-major over the attributes.
-    sigma : float
-        The standard deviation of their noise (as a fraction of the public size).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from projmech.mechanisms.adaptive import Measurement
-    >>> Measurement((0,), np.array([0.6, 0.4]), 0.01).attributes
-    (0,)
-    """
-
-    attributes: tuple[int, ...]
-    values: np.ndarray
-    sigma: float
-
-
 
 def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
                       ) -> tuple[Workload, np.ndarray]:
@@ -96,7 +72,9 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
         raise ValueError("measurements: need at least one")
     blocks, targets = [], []
     for measurement in measurements:
-        _check_measurement(sizes, measurement)
+        measurement.check(sizes)
+        if not measurement.is_identity:
+            raise ValueError(f"measurements: the one on {measurement.attributes} measures a query, not the cells")
         weight = 1.0 / measurement.sigma
         first = min(measurement.attributes)
         factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
@@ -106,24 +84,8 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
     return (blocks[0] if len(blocks) == 1 else stack(blocks)), np.concatenate(targets)
 
 
-def _check_measurement(sizes: tuple[int, ...], measurement: Measurement) -> None:
-    """Refuse a measurement whose attributes are not increasing positions of ``sizes``, whose
-    values are not one per cell of its table, or whose sigma is not positive and finite."""
-    attributes = tuple(measurement.attributes)
-    if not attributes or any(not 0 <= a < len(sizes) for a in attributes) or \
-            any(b <= a for a, b in zip(attributes, attributes[1:])):
-        raise ValueError(f"measurements: attributes {attributes} must be increasing positions in "
-                         f"0..{len(sizes) - 1} (the values are read row-major over them)")
-    cells = math.prod(sizes[a] for a in attributes)
-    if np.shape(measurement.values) != (cells,):
-        raise ValueError(f"measurements: the table on {attributes} has {cells} cells, its values have shape "
-                         f"{np.shape(measurement.values)}")
-    if not (math.isfinite(measurement.sigma) and measurement.sigma > 0):
-        raise ValueError(f"measurements: sigma must be positive and finite, got {measurement.sigma}")
-
-
-def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
-                    ) -> LocalResult:
+def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
+                    start: LocalResult | None = None) -> LocalResult:
     """Project the measurements onto the local polytope of the tables they measure, each
     weighted by its precision: ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent,
     non-negative tables that sum to 1.
@@ -138,6 +100,8 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
         The domain's attribute sizes.
     measurements : sequence of Measurement
         At least one.
+    start : LocalResult, optional
+        The estimate from some of the measurements (the previous round's) to start from.
 
     Returns
     -------
@@ -153,13 +117,7 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
     >>> np.round(result.marginal((0,)), 6).tolist()
     [0.6, 0.4]
     """
-    workload, targets = measured_workload(sizes, measurements)
-    # After weighting, every target's noise has standard deviation 1: the tolerance's scale.
-    try:
-        return project_to_local(workload, targets, noise_scale=1.0)
-    except LocalError as error:
-        assert isinstance(error.best, LocalResult)
-        return error.best
+    return LocalProjection(tuple(sizes)).estimate(measurements, start=start)
 
 
 def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tuple[int, ...], *,
@@ -211,8 +169,7 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     """
     def summed(table: tuple[int, ...], part: tuple[int, ...]) -> np.ndarray:
         """The projected ``table`` summed down to the attributes ``part`` (in it)."""
-        axes = tuple(axis for axis, a in enumerate(table) if a not in part)
-        return estimate.marginal(table).sum(axis=axes) if axes else estimate.marginal(table)
+        return project_table(estimate.marginal(table), table, part)
 
     shape = tuple(sizes[a] for a in attributes)
     if start is not None:
@@ -229,7 +186,7 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
             return summed(table, attributes)
     # The largest parts of the table the measured tables cover, each with its projected marginal.
     parts = {tuple(a for a in attributes if a in table) for table in estimate.tables}
-    parts = {part for part in parts if part and not any(set(part) < set(other) for other in parts)}
+    parts = {part for part in maximal_sets(parts) if part}
     constraints = []
     for part in sorted(parts):
         target = summed(next(table for table in estimate.tables if set(part) <= set(table)), part)
@@ -238,26 +195,18 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     first = np.full(shape, 1.0 / math.prod(shape)) if start is None else start / start.sum()
     fitted = _proportional_fit(first.copy(), constraints)
     if not fitted.sum() > 0:
-        # Parts that are consistent pairwise but are no distribution's, with zeros (a cycle of
-        # tables each forcing zeros where another needs mass), leave no cell with mass: fit
-        # instead parts raised by a uniform share of 10^-9, which keeps every cell positive.
+        # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
+        # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
+        # raised by a uniform share of 10^-9, which keeps every cell positive.
         fitted = _proportional_fit(first, [(keep, target + _MASS_FLOOR / target.size) for keep, target in constraints])
     return fitted / fitted.sum()
 
 
 def _proportional_fit(fitted: np.ndarray, constraints: list[tuple[tuple[int, ...], np.ndarray]]) -> np.ndarray:
-    """Iterative proportional fitting of ``fitted`` (in place) to tables summed over the
-    ``keep`` axes, for at most :data:`_FIT_SWEEPS` sweeps or until no table is off by more than
-    :data:`_FIT_TOLERANCE`."""
-    for _ in range(_FIT_SWEEPS):
-        change = 0.0
-        for keep, target in constraints:
-            current = fitted.sum(axis=keep, keepdims=True)
-            ratio = np.divide(target, current, out=np.zeros_like(current), where=current > 0)
-            fitted *= ratio
-            change = max(change, float(np.max(np.abs(current - target))))
-        if change <= _FIT_TOLERANCE:
-            break
+    """:func:`~projmech.tables.proportional_fit` of ``fitted`` (in place), for at most
+    :data:`_FIT_SWEEPS` sweeps or until no table is off by more than :data:`_FIT_TOLERANCE`."""
+    proportional_fit(fitted, constraints, _FIT_SWEEPS, lambda differences: max(
+        (float(np.max(np.abs(difference))) for difference in differences), default=0.0) <= _FIT_TOLERANCE)
     return fitted
 
 
@@ -327,8 +276,7 @@ class DecomposableModel:
                     estimate.marginal(table).shape != tuple(self.sizes[a] for a in table):
                 raise ValueError(f"sizes: {list(self.sizes)} are not the sizes of the estimate's table on "
                                  f"{list(table)} (shape {estimate.marginal(table).shape})")
-        measured = [set(table) for table in estimate.tables]
-        maximal = [table for table in estimate.tables if not any(set(table) < other for other in measured)]
+        maximal = maximal_sets(estimate.tables)
         dependence = {table: total_correlation(_distribution(estimate.marginal(table))) for table in maximal}
         taken: list[tuple[int, ...]] = []
         for table in sorted(maximal, key=lambda t: (-dependence[t], t)):
@@ -489,8 +437,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
     tables: dict[tuple[int, ...], np.ndarray] = {}
     tolerances: dict[tuple[int, ...], float] = {}
     for m in on_axes:
-        summed = tuple(axis for axis in range(len(axes_sizes)) if axis not in m.attributes)
-        tables[m.attributes] = witness.sum(axis=summed) if summed else witness
+        tables[m.attributes] = project_table(witness, range(len(axes_sizes)), m.attributes)
         # A table measured again is held to its least noisy measurement's share.
         share = _JOINT_FIT_SHARE * math.sqrt(2.0 / math.pi) * m.sigma * m.values.size
         tolerances[m.attributes] = min(share, tolerances.get(m.attributes, math.inf))
@@ -555,17 +502,8 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
 
 def _combined(sizes: tuple[int, ...], measurements: list[Measurement]
               ) -> tuple[dict[tuple[int, ...], np.ndarray], dict[tuple[int, ...], float]]:
-    """Each measured table once: its measurements' precision-weighted mean and that mean's
-    standard deviation."""
-    precisions: dict[tuple[int, ...], float] = {}
-    weighted: dict[tuple[int, ...], np.ndarray] = {}
-    for m in measurements:
-        precision = 1.0 / m.sigma**2
-        values = np.asarray(m.values, dtype=float).reshape([sizes[a] for a in m.attributes])
-        precisions[m.attributes] = precisions.get(m.attributes, 0.0) + precision
-        weighted[m.attributes] = weighted.get(m.attributes, 0.0) + precision * values
-    tables = {axes: total / precisions[axes] for axes, total in weighted.items()}
-    return tables, {axes: 1.0 / math.sqrt(precision) for axes, precision in precisions.items()}
+    """Each measured table once (:func:`~projmech.tables.combined`)."""
+    return combined(sizes, measurements)
 
 
 def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
@@ -576,7 +514,7 @@ def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] |
     if not measurements:
         raise ValueError("measurements: need at least one")
     for measurement in measurements:
-        _check_measurement(sizes, measurement)
+        measurement.check(sizes)
     attributes = tuple(sorted({a for m in measurements for a in m.attributes}))
     axes_sizes = tuple(sizes[a] for a in attributes)
     if dense and math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:
