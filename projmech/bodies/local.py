@@ -1,32 +1,11 @@
-"""Projection onto the local polytope of a workload's marginal tables: consistent tables of any
-order, over the tables' cells, never the universe.
+"""Projection onto the local polytope of marginal tables: consistent tables of any order, over the tables' cells.
 
-A marginal workload (:func:`projmech.workloads.table_terms` with identity blocks: marginals of any
-order, weighted, and unions of them) answers, for each term, the cells of the marginal table
-``mu_T`` of its attribute set ``T``, times its weight. The true answers are the tables of one
-distribution: a point of the *marginal polytope*. Its outer approximation, the **local polytope**
-
-    L = { (mu_T)_T : mu_T >= 0, sum(mu_T) = 1, and mu_S, mu_T agree on the marginal of S ∩ T },
-
-holds every data set's answers, and equals the marginal polytope (so ``K_Q`` itself) when the
-tables form an acyclic hypergraph (a junction tree whose cliques are the tables: one table,
-disjoint tables, a chain of overlapping tables): pairwise consistent tables on such a hypergraph
-are the marginals of one distribution (:cite:p:`BFMY83`). On a cyclic set (all 3-way tables) it
-is a relaxation, as L of the seeds is for 2-way tables.
-
-The projection ``min (1/2)||answers(mu) - y||^2 over L`` splits L as ``mu in product of
-simplices`` and ``mu in the consistent tables`` and maximizes the Lagrangian dual of that
-splitting by L-BFGS (:func:`project_to_local`). The dual's value and gradient are closed forms
-over the tables' cells: the simplex projection of each table, and the projection onto
-consistency, which averages, across the tables containing each shared attribute set ``A``, the
-table's component on ``A`` in the orthogonal (ANOVA) decomposition of tables. The result is
-certified like every body: its answers come from an exactly consistent, non-negative point (the
-dual's tables projected onto consistency and mixed with the uniform tables just enough to be
-non-negative), and a lower bound on the optimum comes from the dual at the current multipliers,
-each table's inner minimum bounded below by its own Frank–Wolfe gap and the whole lowered by what
-rounding can leave, so that it is never optimistic. The
-derivation is on the theory page *Projection onto K_Q* (section *Overlapping tables: the local
-polytope*).
+The local polytope ``L = {(mu_T): mu_T >= 0, sum(mu_T) = 1, mu_S and mu_T agree on S ∩ T}``
+holds every data set's tables and is the marginal polytope (``K_Q`` itself) when the tables are
+acyclic :cite:p:`BFMY83`; elsewhere it is a relaxation. The projection maximizes the
+Lagrangian dual of splitting ``L`` into simplices and consistent tables by L-BFGS, and is
+certified by an exactly consistent, non-negative point and a never-optimistic lower bound.
+Derivation: theory page *Projection onto K_Q* (section *Overlapping tables: the local polytope*).
 """
 
 from __future__ import annotations
@@ -84,8 +63,7 @@ class LocalError(SolveError):
     attempts : iterable of Attempt, default ()
         The solver's one attempt, with how it ended.
     best : LocalResult, optional
-        The best certified point found (feasible: consistent, non-negative tables), whose gap is
-        above the tolerance.
+        The best certified point found (consistent, non-negative tables), above the tolerance.
 
     Examples
     --------
@@ -104,32 +82,28 @@ class LocalError(SolveError):
 
 @dataclass(frozen=True, repr=False)
 class LocalResult(SolveResult):
-    """The projection onto the local polytope of a workload's tables (made by :func:`project_to_local`).
+    """The projection onto the local polytope of some tables (made by :func:`project_to_local`).
 
     Parameters
     ----------
     answers : numpy.ndarray
-        The projected answers, in the workload's order: each term's table, times its weight.
+        The projected answers: each term's table times its weight.
     tables : tuple of tuple of int
         Each table's attributes.
     values : numpy.ndarray
-        The tables' cells, one after another (:meth:`marginal` gives one table): non-negative,
-        each summing to 1, every two agreeing on the marginal of the attributes they share.
+        The tables' cells, one table after another: non-negative, each summing to 1, consistent.
     exact : bool
-        Whether the local polytope is the marginal polytope here (acyclic tables), so that the
-        projection is onto ``K_Q`` itself.
+        Whether the tables are acyclic (the projection is onto ``K_Q`` itself).
     distance : float
         ``||answers - y||_2``.
     inconsistency : float
-        The largest disagreement of two tables' shared marginals, or of a table's sum from 1,
-        recomputed from ``values`` (rounding only).
+        The largest disagreement of two tables' shared marginals, or of a table's sum from 1.
     stats : SolveStats
-        The dual L-BFGS's iterations, its certified absolute gap on ``(1/2)||answers - y||^2``
-        and the tolerance it had to meet.
+        The dual L-BFGS's iterations, certified gap and tolerance.
     _model : LocalTables
-        The tables' layout, for :meth:`marginal`.
+        The tables' layout.
     multipliers : numpy.ndarray or None
-        The dual point ``values`` was released from: a warm start's starting point.
+        The dual point ``values`` came from (where a warm start starts).
 
     Examples
     --------
@@ -163,17 +137,17 @@ class LocalResult(SolveResult):
         return None
 
     def marginal(self, attributes: Any) -> np.ndarray:
-        """The projected table of ``attributes`` (one of :attr:`tables`), an array of its shape.
+        """The projected table of some attributes (one of :attr:`tables`).
 
         Parameters
         ----------
         attributes : sequence of int
-            The table's attributes (positions in the domain).
+            The table's attributes (domain positions).
 
         Returns
         -------
         numpy.ndarray
-            A copy of the table.
+            A copy of the table, one axis per attribute.
 
         Raises
         ------
@@ -191,8 +165,8 @@ class LocalResult(SolveResult):
         Returns
         -------
         dict
-            ``body`` (``"local"``), ``exact``, ``distance``, ``inconsistency``, ``tables`` and the
-            entries of ``stats.summary()``.
+            ``body`` (``"local"``), ``exact``, ``distance``, ``inconsistency``, ``tables`` and
+            ``stats.summary()``'s entries.
         """
         return {"body": "local", "exact": self.exact, "distance": self.distance,
                 "inconsistency": self.inconsistency, "tables": [list(table) for table in self.tables],
@@ -205,10 +179,9 @@ class LocalResult(SolveResult):
 
 
 class _Problem:
-    """The projection's data over the flat vector of the tables' cells: each table's weight
-    ``W_T`` (the sum of its terms' squared weights) and the weighted mean ``ybar_T`` of its terms'
-    answers divided by their weights, so that ``(1/2)||answers(mu) - y||^2 = sum_T (W_T/2)
-    ||mu_T - ybar_T||^2 + constant``."""
+    """The projection's data over the tables' cells: each table's weight ``W_T`` and weighted mean
+    target ``ybar_T``, with ``(1/2)||answers(mu) - y||^2 = sum_T (W_T/2)||mu_T - ybar_T||^2 + constant``.
+    """
 
     def __init__(self, model: LocalTables, y: np.ndarray) -> None:
         self.model = model
@@ -244,8 +217,7 @@ class _Problem:
         return 0.5 * float(residual @ residual)
 
     def table_sums(self, values: np.ndarray) -> np.ndarray:
-        """Each table's sum of ``values`` (the tables are contiguous: a segmented sum, 20 times
-        faster than ``bincount`` by table index)."""
+        """Each table's sum of ``values`` (a segmented sum over the contiguous tables)."""
         return np.add.reduceat(values, self.model.starts[:-1])
 
     def spread(self, per_table: np.ndarray) -> np.ndarray:
@@ -253,13 +225,9 @@ class _Problem:
         return np.repeat(per_table, self.counts)
 
     def simplex(self, values: np.ndarray) -> np.ndarray:
-        """Each table of ``values`` projected onto its simplex by Michelot's method, all tables at
-        once: from a threshold below each table's own it rises to it in finitely many steps, each
-        keeping only the cells above the last threshold. The cells above the first threshold are
-        gathered once and the steps run on them alone: noisy tables keep few cells, and on
-        Adult's 3-way tables (20.9 M cells) the steps over every cell took 1.8 s a projection.
-        The previous call's thresholds start it where they are still below (the dual's
-        successive points are close)."""
+        """Each table projected onto its simplex by Michelot's method, all tables at once, on the cells
+        above the first threshold only; the previous call's thresholds start it where still below.
+        """
         threshold = (self.table_sums(values) - 1.0) / self.lengths
         if self._thresholds is not None:
             excess = self.table_sums(np.maximum(values - self.spread(self._thresholds), 0.0)) - 1.0
@@ -281,9 +249,9 @@ class _Problem:
         return np.maximum(values - self.spread(threshold), 0.0)
 
     def consistent(self, values: np.ndarray, metric: np.ndarray, total: float) -> np.ndarray:
-        """The projection of ``values`` onto the tables that agree on every shared set and sum to
-        ``total``, in the norm ``sum_T metric_T ||v_T||^2``: each table's component on each shared
-        set ``A`` (in its orthogonal decomposition) replaced by the tables' weighted average."""
+        """The projection of ``values`` onto tables agreeing on every shared set and summing to ``total``
+        (norm ``sum_T metric_T ||v_T||^2``): each shared component replaced by the weighted average.
+        """
         model = self.model
         plans = model.plans()
         components: list[list[np.ndarray]] = []
@@ -335,8 +303,7 @@ class _Problem:
         return result
 
     def inconsistency(self, values: np.ndarray) -> float:
-        """The largest disagreement of two tables' marginals on a shared set, or of a table's sum
-        from 1: recomputed by plain sums, independently of :meth:`consistent`."""
+        """The largest disagreement of two tables on a shared set, or of a table's sum from 1, by plain sums."""
         model = self.model
         worst = 0.0
         seen: dict[tuple[int, ...], np.ndarray] = {}
@@ -354,26 +321,19 @@ class _Problem:
         return worst
 
     def orthogonal(self, values: np.ndarray) -> np.ndarray:
-        """The part of ``values`` orthogonal (Euclidean) to the consistent directions: the
-        deviations of each table's shared components from their average, and its sum."""
+        """The part of ``values`` orthogonal to the consistent directions."""
         return values - self.consistent(values, np.ones(self.lengths.size), 0.0)
 
     def dual_tables(self, multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The part of ``multipliers`` orthogonal to the consistent directions, and the tables
-        that minimize the Lagrangian at it (each table's simplex projection)."""
+        """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there."""
         orthogonal = self.orthogonal(multipliers)
         return orthogonal, self.simplex(self.target - orthogonal / self.cell_weight)
 
     def lower_bound(self, multipliers: np.ndarray) -> float:
-        """A lower bound on the optimum over the local polytope from multipliers ``lambda`` of the
-        constraint ``mu = z`` (``mu`` in the simplices, ``z`` consistent and in the simplices):
-        the Lagrangian dual ``min_{mu} f(mu) + <lambda', mu> - max_{z} <lambda', z>``, ``lambda'``
-        the part of ``lambda`` orthogonal to the consistent directions. Each table's inner minimum
-        is taken at the simplex projection and lowered by its Frank–Wolfe gap there; ``max_z`` is
-        ``<lambda', uniform>`` plus at most, table by table, the spread of what rounding left of
-        ``lambda'`` along the consistent directions; and the sums' own rounding is subtracted, so
-        the bound holds whatever the rounding (multipliers shifted by 1e12-1e17 along the
-        consistent directions gave bounds above the optimum before the last two terms)."""
+        """A lower bound on the optimum from the dual at ``multipliers``: each table's inner minimum less
+        its Frank–Wolfe gap, less the spread rounding left along the consistent directions and the
+        sums' own rounding, so that it never exceeds the optimum.
+        """
         return self.bound_at(*self.dual_tables(multipliers))
 
     def bound_at(self, orthogonal: np.ndarray, point: np.ndarray) -> float:
@@ -407,19 +367,17 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     y : array_like, shape (k,)
         The point to project.
     tol : float, optional
-        The acceptance rule of :func:`~projmech.bodies.project_to_hull`: the certified gap on
-        ``(1/2)||answers - y||^2`` must be ``<= tol * max(lower bound, scale)``, ``scale =
-        (k/2) noise_scale^2`` (or 1 without ``noise_scale``). Default ``NOISE_TOL`` (1e-4) with
-        ``noise_scale``, else ``DEFAULT_TOL`` (1e-8).
+        :func:`~projmech.bodies.project_to_hull`'s rule: certified gap ``<= tol * max(lower bound,
+        (k/2) noise_scale^2)`` (scale 1 without ``noise_scale``). Default ``NOISE_TOL`` with
+        ``noise_scale``, else ``DEFAULT_TOL``.
     noise_scale : float, optional
-        The standard deviation of the noise in ``y``; sets the scale of ``tol``.
+        The standard deviation of the noise in ``y``.
     max_iterations : int, default DEFAULT_MAX_ITERATIONS
         L-BFGS iterations before giving up.
     callback : callable, optional
         ``callback(iteration, gap)`` after each certificate.
     start : LocalResult, optional
-        An earlier projection to start the dual from (its multipliers on the tables both have;
-        0 on the others): the same point to the tolerance, in fewer iterations when close.
+        An earlier projection whose multipliers start the dual (0 on tables it lacks).
 
     Returns
     -------
@@ -457,9 +415,8 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
                          start: LocalResult | None = None) -> LocalResult:
     """Project noisy measurements of tables onto the local polytope of the tables they measure.
 
-    Each is weighted by its precision: ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over
-    consistent, non-negative tables summing to 1 (the answers are the weighted tables,
-    ``mu_{S_i} / sigma_i``, whose noise has standard deviation 1).
+    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent, non-negative tables summing to
+    1; the answers are the tables weighted by ``1/sigma_i`` (noise of standard deviation 1).
 
     Parameters
     ----------
@@ -468,7 +425,7 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
     measurements : sequence of Measurement
         At least one, each of a table's cells.
     tol : float, optional
-        As :func:`project_to_local`'s with ``noise_scale=1`` (default ``NOISE_TOL``).
+        As :func:`project_to_local`'s with ``noise_scale=1``.
     max_iterations : int, default DEFAULT_MAX_ITERATIONS
         L-BFGS iterations before giving up.
     callback : callable, optional
@@ -484,7 +441,7 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
     Raises
     ------
     ValueError
-        If a measurement does not fit ``sizes`` or measures a query, or the tables are too many cells.
+        If a measurement does not fit ``sizes`` or measures a query, or the tables hold too many cells.
     LocalError
         If the certificate does not meet the tolerance within ``max_iterations``.
 
@@ -508,8 +465,9 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
 
 @dataclass(frozen=True)
 class LocalProjection:
-    """The local-polytope estimator: :func:`project_measurements`, its best point kept when the
-    certificate falls short (its status says so).
+    """The local-polytope estimator (:class:`~projmech.tables.Estimator`): :func:`project_measurements`.
+
+    Where the certificate falls short, the best point is returned and its status says so.
 
     Parameters
     ----------
@@ -547,7 +505,7 @@ class LocalProjection:
         Returns
         -------
         LocalResult
-            The projection, or the best point found where its certificate fell short.
+            The projection (its best point where the certificate fell short).
         """
         try:
             return project_measurements(self.sizes, measurements, tol=self.tol, max_iterations=self.max_iterations,
@@ -655,19 +613,12 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,
            memory: int = 10) -> np.ndarray:
-    """Minimize a smooth convex ``function`` (returning its value and gradient) by L-BFGS
-    (:cite:p:`NW06`, algorithm 7.4) with Armijo backtracking from the unit step, until
-    ``on_iteration(iteration, point)`` returns True or ``max_iterations`` pass; the last point.
-    ``curvature`` bounds the gradient's Lipschitz constant: it scales the first direction.
-
-    The two-loop recursion updates one direction in place (BLAS ``daxpy``): with a new array per
-    operation, the page faults of fresh multi-megabyte arrays took most of the time (108 ms of
-    an iteration on 443,862 cells, against 20 ms in place). Three guards, each for a failure seen
-    on noisy inputs (2-12 % of 140 runs at noise 5 to 1000 before them): a pair whose gradient
-    change is rounding (``|y|^2 <= 1e-16 |g|^2``) is not kept, since it passes the angle test and
-    scales the next step by 1e15; a line search that fails clears the pairs and retries from the
-    scaled gradient before giving up; and with no pairs, on a linear piece of the dual (the
-    gradient unchanged), the step doubles while it gains, instead of crawling at ``1/curvature``."""
+    """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4)
+    with Armijo backtracking, until ``on_iteration(iteration, point)`` is True or ``max_iterations``
+    pass; the last point. The direction is updated in place (BLAS), and three guards hold on noisy
+    inputs: a pair whose gradient change is rounding is dropped, a failed line search restarts from
+    the scaled gradient, and on a linear piece (no pairs) the step doubles while it gains.
+    """
     value, gradient = function(point)
     changes: list[np.ndarray] = []
     differences: list[np.ndarray] = []
