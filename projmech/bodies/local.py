@@ -21,7 +21,7 @@ from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
-from ..tables import Measurement
+from ..tables import Measurement, project_table
 from ..validation import check_positive_int, check_positive_number, check_real_vector
 from ..workloads import Workload
 from .hull import DEFAULT_TOL, NOISE_TOL
@@ -312,8 +312,7 @@ class _Problem:
             worst = max(worst, abs(float(table.sum()) - 1.0))
             for subset in model.shared:
                 if set(subset) <= set(attributes):
-                    axes = tuple(axis for axis, a in enumerate(attributes) if a not in subset)
-                    marginal = table.sum(axis=axes) if axes else table
+                    marginal = project_table(table, attributes, subset)
                     if subset in seen:
                         worst = max(worst, float(np.max(np.abs(marginal - seen[subset]))))
                     else:

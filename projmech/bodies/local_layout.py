@@ -1,5 +1,5 @@
-"""The layout of a marginal workload's tables over one flat vector of their cells, and the attribute
-sets they share: what the local-polytope projection (:mod:`projmech.bodies.local`) works on."""
+"""The layout of marginal tables over one flat vector of their cells and the attribute sets they share,
+what the local-polytope projection (:mod:`projmech.bodies.local`) works on."""
 
 from __future__ import annotations
 
@@ -25,30 +25,28 @@ LOCAL_MAX_CELLS = 2**28
 
 @dataclass(frozen=True)
 class LocalTables:
-    """A marginal workload's tables and the attribute sets they share (built by :func:`local_tables`).
+    """Marginal tables laid out over one flat vector of their cells, and the attribute sets they share.
+
+    Built by :func:`local_tables` (a workload's) or :func:`measured_tables` (measurements').
 
     Parameters
     ----------
     attributes : tuple of tuple of int
-        Each table's attributes (positions in the domain, increasing): the distinct attribute sets
-        of the workload's terms.
+        Each table's attributes (increasing domain positions).
     shapes : tuple of tuple of int
-        Each table's shape (its attributes' sizes).
+        Each table's shape.
     starts : numpy.ndarray
-        Where each table's cells start in the flat vector of all tables' cells (row-major within a
-        table), and, last, their total.
+        Where each table's cells start in the flat vector (row-major within a table), and their total.
     terms : tuple of (int, int, float)
-        Each term's table, the first of its rows in the workload's answers, and its weight.
+        Each term's table, its first row in the answers, and its weight.
     constant_rows : numpy.ndarray
-        The queries that read no attribute (the total), whose answers are ``constants``.
+        The queries that read no attribute, whose answers are ``constants``.
     constants : numpy.ndarray
         Their answers on every data set.
     shared : tuple of tuple of int
-        The attribute sets two tables share (every subset of a pairwise intersection, the empty
-        set excluded), smallest first: the tables must agree on their marginals.
+        Every non-empty subset of two tables' common attributes, smallest first.
     acyclic : bool
-        Whether the tables form an acyclic hypergraph, where the local polytope is the marginal
-        polytope (the projection is then onto ``K_Q`` itself).
+        Whether the tables are acyclic (the local polytope is the marginal polytope).
 
     Examples
     --------
@@ -92,20 +90,19 @@ class LocalTables:
         return values[self.starts[index]:self.starts[index + 1]].reshape(self.shapes[index])
 
     def answers(self, values: np.ndarray, num_queries: int) -> np.ndarray:
-        """The workload's answers from the tables ``values``: each term's table times its weight,
-        and the constant answers.
+        """The answers from the tables ``values``: each term's table times its weight, and the constants.
 
         Parameters
         ----------
         values : numpy.ndarray
             A vector over the tables' cells (length :attr:`cells`).
         num_queries : int
-            The workload's number of queries.
+            The number of answers.
 
         Returns
         -------
         numpy.ndarray
-            The answers, in the workload's order.
+            The answers, in the terms' order.
         """
         answers = np.empty(num_queries)
         answers[self.constant_rows] = self.constants
@@ -130,12 +127,10 @@ class LocalTables:
 
 @dataclass(frozen=True)
 class _TablePlan:
-    """How to take one table's marginals on the shared sets ``A`` inside it and put corrections
-    back, in as few passes over its cells as the sets allow: each marginal is summed from the
-    smallest marginal already taken that contains it (the sets largest first), and each set's
-    correction is folded into a largest set containing it before the largest ones are added to the
-    table (all 3-way tables: three passes to take the 2-way marginals, three to correct, instead
-    of six and about eight)."""
+    """How to take one table's marginals on the shared sets inside it, and put corrections back, in
+    few passes: each marginal is summed from the smallest one taken that contains it, and each
+    correction folded into a largest set containing it before being added to the table.
+    """
 
     cells: int
     subsets: tuple[tuple[int, ...], ...]  # the shared sets inside the table, largest first

@@ -121,3 +121,22 @@ def test_noisy_marginals_refuse_a_warm_start_on_the_risk_path():
         NoisyMarginals(SIZES).estimate(measurements, start=NoisyMarginals(SIZES, rng=0).estimate(measurements))
     with pytest.raises(TypeError, match="start"):
         fit_noisy_marginals(SIZES, {(0,): np.ones(3) / 3}, 0.1, stop="gap", start=np.ones(SIZES))
+
+
+@pytest.mark.parametrize("sizes", [SIZES, (3, 1, 4, 2)])
+def test_measurements_projected_directly_are_their_weighted_workload_projected(sizes):
+    """The layout from the measurements is the one the measured workload decomposes into: the
+    same answers, tables and iterations, bit for bit (an attribute of one value joins every table
+    in both)."""
+    from projmech.bodies.local import project_to_local
+    from projmech.mechanisms.adaptive import measured_workload
+
+    rng = np.random.default_rng(4)
+    measurements = [Measurement(t, rng.dirichlet(np.ones(int(np.prod([sizes[a] for a in t])))), 0.05 * (1 + i % 3))
+                    for i, t in enumerate(ROUNDS)]
+    workload, y = measured_workload(sizes, measurements)
+    through = project_to_local(workload, y, noise_scale=1.0)
+    direct = project_measurements(sizes, measurements)
+    assert direct.tables == through.tables and direct.stats.iterations == through.stats.iterations
+    np.testing.assert_array_equal(direct.values, through.values)
+    np.testing.assert_array_equal(direct.answers, through.answers)
