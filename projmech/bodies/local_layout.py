@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..tables import Measurement, is_acyclic
+from ..tables import Measurement, is_acyclic, maximal_sets
 from ..validation import format_count
 from ..workloads import TableTerms, Workload
 from .tables import decomposition
@@ -147,6 +147,7 @@ class _TablePlan:
     def of(cls, attributes: tuple[int, ...], shape: tuple[int, ...], shared: tuple[tuple[int, ...], ...]) -> _TablePlan:
         size_of = dict(zip(attributes, shape))
         inside = sorted((subset for subset in shared if set(subset) <= set(attributes)), key=lambda s: (-len(s), s))
+        maximal = set(maximal_sets(inside))
 
         def broadcast(inner: tuple[int, ...], outer: tuple[int, ...]) -> tuple[int, ...]:
             return tuple(size_of[a] if a in inner else 1 for a in outer)
@@ -164,7 +165,7 @@ class _TablePlan:
                       for index, smaller in enumerate(inside) if set(smaller) < set(subset)]
             mobius.append(tuple(terms))
             largest = next((index for index in range(position) if set(subset) < set(inside[index])
-                            and not any(set(inside[index]) < set(other) for other in inside)), -1)
+                            and inside[index] in maximal), -1)
             sink.append(largest)
             sink_shape.append(broadcast(subset, attributes if largest < 0 else inside[largest]))
         return cls(math.prod(shape), tuple(inside), tuple(sizes), tuple(source), tuple(source_axes), tuple(mobius),
