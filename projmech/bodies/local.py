@@ -1,40 +1,18 @@
-"""Projection onto the local polytope of a workload's marginal tables: consistent tables of any
-order, over the tables' cells, never the universe.
+"""Projection onto the local polytope of marginal tables: consistent tables of any order, over the tables' cells.
 
-A marginal workload (:func:`projmech.workloads.table_terms` with identity blocks: marginals of any
-order, weighted, and unions of them) answers, for each term, the cells of the marginal table
-``mu_T`` of its attribute set ``T``, times its weight. The true answers are the tables of one
-distribution: a point of the *marginal polytope*. Its outer approximation, the **local polytope**
-
-    L = { (mu_T)_T : mu_T >= 0, sum(mu_T) = 1, and mu_S, mu_T agree on the marginal of S ∩ T },
-
-holds every data set's answers, and equals the marginal polytope (so ``K_Q`` itself) when the
-tables form an acyclic hypergraph (a junction tree whose cliques are the tables: one table,
-disjoint tables, a chain of overlapping tables): pairwise consistent tables on such a hypergraph
-are the marginals of one distribution (:cite:p:`BFMY83`). On a cyclic set (all 3-way tables) it
-is a relaxation, as L of the seeds is for 2-way tables.
-
-The projection ``min (1/2)||answers(mu) - y||^2 over L`` splits L as ``mu in product of
-simplices`` and ``mu in the consistent tables`` and maximizes the Lagrangian dual of that
-splitting by L-BFGS (:func:`project_to_local`). The dual's value and gradient are closed forms
-over the tables' cells: the simplex projection of each table, and the projection onto
-consistency, which averages, across the tables containing each shared attribute set ``A``, the
-table's component on ``A`` in the orthogonal (ANOVA) decomposition of tables. The result is
-certified like every body: its answers come from an exactly consistent, non-negative point (the
-dual's tables projected onto consistency and mixed with the uniform tables just enough to be
-non-negative), and a lower bound on the optimum comes from the dual at the current multipliers,
-each table's inner minimum bounded below by its own Frank–Wolfe gap and the whole lowered by what
-rounding can leave, so that it is never optimistic. The
-derivation is on the theory page *Projection onto K_Q* (section *Overlapping tables: the local
-polytope*).
+The local polytope ``L = {(mu_T): mu_T >= 0, sum(mu_T) = 1, mu_S and mu_T agree on S ∩ T}``
+holds every data set's tables and is the marginal polytope (``K_Q`` itself) when the tables are
+acyclic :cite:p:`BFMY83`; elsewhere it is a relaxation. The projection maximizes the
+Lagrangian dual of splitting ``L`` into simplices and consistent tables by L-BFGS, and is
+certified by an exactly consistent, non-negative point and a never-optimistic lower bound.
+Derivation: theory page *Projection onto K_Q* (section *Overlapping tables: the local polytope*).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
-import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,17 +21,15 @@ from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
-from ..validation import check_positive_int, check_positive_number, check_real_vector, format_count
-from ..workloads import TableTerms, Workload
+from ..tables import Measurement, project_table
+from ..validation import check_positive_int, check_positive_number, check_real_vector
+from ..workloads import Workload
 from .hull import DEFAULT_TOL, NOISE_TOL
-from .tables import decomposition
+from .local_layout import LOCAL_MAX_CELLS, LocalTables, local_tables, measured_tables
 
-__all__ = ["LocalTables", "LocalResult", "LocalError", "local_tables", "project_to_local", "LOCAL_MAX_CELLS",
-           "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
+__all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local_tables", "project_to_local",
+           "project_measurements", "LOCAL_MAX_CELLS", "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
 
-#: The most cells the tables together may hold (the sum of their sizes): every L-BFGS iteration
-#: passes over them a few dozen times.
-LOCAL_MAX_CELLS = 2**28
 
 #: Bytes per cell of the tables held at the peak of a projection: L-BFGS's ten pairs of vectors
 #: over the cells, its direction and candidate points, the simplex projection's masks and the
@@ -77,259 +53,6 @@ _STALLED_CHECKS = 30
 _CONSISTENCY_TOL = 1e-9
 
 
-@dataclass(frozen=True)
-class LocalTables:
-    """A marginal workload's tables and the attribute sets they share (built by :func:`local_tables`).
-
-    Parameters
-    ----------
-    attributes : tuple of tuple of int
-        Each table's attributes (positions in the domain, increasing): the distinct attribute sets
-        of the workload's terms.
-    shapes : tuple of tuple of int
-        Each table's shape (its attributes' sizes).
-    starts : numpy.ndarray
-        Where each table's cells start in the flat vector of all tables' cells (row-major within a
-        table), and, last, their total.
-    terms : tuple of (int, int, float)
-        Each term's table, the first of its rows in the workload's answers, and its weight.
-    constant_rows : numpy.ndarray
-        The queries that read no attribute (the total), whose answers are ``constants``.
-    constants : numpy.ndarray
-        Their answers on every data set.
-    shared : tuple of tuple of int
-        The attribute sets two tables share (every subset of a pairwise intersection, the empty
-        set excluded), smallest first: the tables must agree on their marginals.
-    acyclic : bool
-        Whether the tables form an acyclic hypergraph, where the local polytope is the marginal
-        polytope (the projection is then onto ``K_Q`` itself).
-
-    Examples
-    --------
-    >>> import projmech as pm
-    >>> from projmech.bodies.local import local_tables
-    >>> model = local_tables(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=2))
-    >>> model.attributes, model.shared, model.acyclic, int(model.starts[-1])
-    (((0, 1), (0, 2), (1, 2)), ((0,), (1,), (2,)), False, 16)
-    """
-
-    attributes: tuple[tuple[int, ...], ...]
-    shapes: tuple[tuple[int, ...], ...]
-    starts: np.ndarray
-    terms: tuple[tuple[int, int, float], ...]
-    constant_rows: np.ndarray
-    constants: np.ndarray
-    shared: tuple[tuple[int, ...], ...]
-    acyclic: bool
-    _plans: list[_TablePlan] = field(default_factory=list, init=False, repr=False, compare=False)
-
-    @property
-    def cells(self) -> int:
-        """The tables' cells together (the length of the flat vector)."""
-        return int(self.starts[-1])
-
-    def table(self, values: np.ndarray, index: int) -> np.ndarray:
-        """Table ``index`` of the flat vector ``values``, as an array of its shape.
-
-        Parameters
-        ----------
-        values : numpy.ndarray
-            A vector over the tables' cells (length :attr:`cells`).
-        index : int
-            The table's position in :attr:`attributes`.
-
-        Returns
-        -------
-        numpy.ndarray
-            A view of ``values``: writing to it writes to them.
-        """
-        return values[self.starts[index]:self.starts[index + 1]].reshape(self.shapes[index])
-
-    def answers(self, values: np.ndarray, num_queries: int) -> np.ndarray:
-        """The workload's answers from the tables ``values``: each term's table times its weight,
-        and the constant answers.
-
-        Parameters
-        ----------
-        values : numpy.ndarray
-            A vector over the tables' cells (length :attr:`cells`).
-        num_queries : int
-            The workload's number of queries.
-
-        Returns
-        -------
-        numpy.ndarray
-            The answers, in the workload's order.
-        """
-        answers = np.empty(num_queries)
-        answers[self.constant_rows] = self.constants
-        for table, row, weight in self.terms:
-            answers[row:row + self.starts[table + 1] - self.starts[table]] = \
-                weight * values[self.starts[table]:self.starts[table + 1]]
-        return answers
-
-    def plans(self) -> list[_TablePlan]:
-        """Each table's shared attribute sets and the axes to sum out for each, built once.
-
-        Returns
-        -------
-        list of _TablePlan
-            One per table, in the order of :attr:`attributes`.
-        """
-        if not self._plans:
-            for attributes, shape in zip(self.attributes, self.shapes):
-                self._plans.append(_TablePlan.of(attributes, shape, self.shared))
-        return self._plans
-
-
-@dataclass(frozen=True)
-class _TablePlan:
-    """How to take one table's marginals on the shared sets ``A`` inside it and put corrections
-    back, in as few passes over its cells as the sets allow: each marginal is summed from the
-    smallest marginal already taken that contains it (the sets largest first), and each set's
-    correction is folded into a largest set containing it before the largest ones are added to the
-    table (all 3-way tables: three passes to take the 2-way marginals, three to correct, instead
-    of six and about eight)."""
-
-    cells: int
-    subsets: tuple[tuple[int, ...], ...]  # the shared sets inside the table, largest first
-    sizes: tuple[int, ...]  # their cells
-    source: tuple[int, ...]  # the set each marginal is summed from (-1: the table itself)
-    source_axes: tuple[tuple[int, ...], ...]  # the axes of that source summed out
-    # For each set A, the sets B strictly inside it and the empty set (-1), with the sign
-    # (-1)^|A \ B| and the shape that broadcasts B's marginal over A's.
-    mobius: tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...]
-    sink: tuple[int, ...]  # the largest set each correction is folded into (-1: the table itself)
-    sink_shape: tuple[tuple[int, ...], ...]  # the shape broadcasting it over that sink
-
-    @classmethod
-    def of(cls, attributes: tuple[int, ...], shape: tuple[int, ...], shared: tuple[tuple[int, ...], ...]) -> _TablePlan:
-        size_of = dict(zip(attributes, shape))
-        inside = sorted((subset for subset in shared if set(subset) <= set(attributes)), key=lambda s: (-len(s), s))
-
-        def broadcast(inner: tuple[int, ...], outer: tuple[int, ...]) -> tuple[int, ...]:
-            return tuple(size_of[a] if a in inner else 1 for a in outer)
-
-        sizes, source, source_axes, mobius, sink, sink_shape = [], [], [], [], [], []
-        for position, subset in enumerate(inside):
-            sizes.append(math.prod(size_of[a] for a in subset))
-            containing = [index for index in range(position) if set(subset) < set(inside[index])]
-            origin = min(containing, key=lambda index: math.prod(size_of[a] for a in inside[index]), default=-1)
-            outer = attributes if origin < 0 else inside[origin]
-            source.append(origin)
-            source_axes.append(tuple(axis for axis, a in enumerate(outer) if a not in subset))
-            terms = [(-1, (-1) ** len(subset), tuple(1 for _ in subset))]
-            terms += [(index, (-1) ** (len(subset) - len(smaller)), broadcast(smaller, subset))
-                      for index, smaller in enumerate(inside) if set(smaller) < set(subset)]
-            mobius.append(tuple(terms))
-            largest = next((index for index in range(position) if set(subset) < set(inside[index])
-                            and not any(set(inside[index]) < set(other) for other in inside)), -1)
-            sink.append(largest)
-            sink_shape.append(broadcast(subset, attributes if largest < 0 else inside[largest]))
-        return cls(math.prod(shape), tuple(inside), tuple(sizes), tuple(source), tuple(source_axes), tuple(mobius),
-                   tuple(sink), tuple(sink_shape))
-
-
-#: Each workload's tables while the workload lives (the body's blocker, memory model and
-#: projection ask for them on one workload).
-_MODELS: weakref.WeakKeyDictionary[Workload, LocalTables | str] = weakref.WeakKeyDictionary()
-
-
-def local_tables(workload: Workload) -> LocalTables | str:
-    """The workload's marginal tables and the sets they share, or why it has none (a phrase).
-
-    Reads the workload's structure only (no matrix is built); kept for the workload's lifetime.
-
-    Parameters
-    ----------
-    workload : Workload
-        A workload over a domain.
-
-    Returns
-    -------
-    LocalTables or str
-        The tables, or why they cannot be formed: no table structure, a block that is not an
-        identity (a range or prefix query, which the local polytope's closed-form steps do not
-        take), or more than :data:`LOCAL_MAX_CELLS` cells in all.
-
-    Examples
-    --------
-    >>> import projmech as pm
-    >>> from projmech.bodies.local import local_tables
-    >>> domain = pm.Domain(["a", "b", "c", "d"], [2, 2, 3, 2])
-    >>> model = local_tables(pm.marginals(domain, ways=(0, 3)))
-    >>> len(model.attributes), model.constant_rows.tolist(), model.acyclic
-    (4, [0], False)
-    >>> print(local_tables(pm.workloads.range_marginals(domain, 2, {"c": "prefix"})))
-    ... # doctest: +ELLIPSIS
-    range_marginals(...) reads its attributes through blocks (...) that are not all identities: ...
-    """
-    return decomposition(_MODELS, workload, _decompose)
-
-
-def _decompose(workload: Workload, terms: TableTerms) -> LocalTables | str:
-    if not terms.is_marginal:
-        blocks = sorted({block.name for block in terms.blocks if block is not None})
-        return (f"{workload.name} reads its attributes through blocks ({', '.join(blocks)}) that are not all "
-                "identities: the local polytope takes marginal tables only")
-    sizes = terms.sizes
-    tables = sorted({subset for subset in terms.subsets if subset}, key=lambda s: (len(s), s))
-    cells = sum(math.prod(sizes[a] for a in table) for table in tables)
-    if cells > LOCAL_MAX_CELLS:
-        return f"its tables hold {format_count(cells)} cells together, above LOCAL_MAX_CELLS = {LOCAL_MAX_CELLS:,}"
-    index = {table: position for position, table in enumerate(tables)}
-    shapes = tuple(tuple(sizes[a] for a in table) for table in tables)
-    starts = np.concatenate([[0], np.cumsum([math.prod(shape) for shape in shapes])]).astype(np.int64)
-    term_list, constant_rows, constants = [], [], []
-    row = 0
-    for subset, weight in terms.terms:
-        count = math.prod(sizes[a] for a in subset)
-        if subset:
-            term_list.append((index[subset], row, float(weight)))
-        else:
-            constant_rows.append(np.arange(row, row + count))
-            constants.append(np.full(count, weight))
-        row += count
-    if row != workload.num_queries:
-        return f"its table decomposition does not account for its {workload.num_queries:,} queries"
-    weighted = {table for table, _, weight in term_list if weight != 0.0}
-    unweighted = [list(tables[table]) for table in range(len(tables)) if table not in weighted]
-    if unweighted:
-        return (f"its terms on attributes {unweighted[0]} all have weight 0 (queries answering 0 on every data "
-                "set); drop them from the workload")
-    shared: set[tuple[int, ...]] = set()
-    for first, second in itertools.combinations(tables, 2):
-        common = sorted(set(first) & set(second))
-        for size in range(1, len(common) + 1):
-            shared.update(itertools.combinations(common, size))
-    return LocalTables(
-        attributes=tuple(tables), shapes=shapes, starts=starts, terms=tuple(term_list),
-        constant_rows=np.concatenate(constant_rows) if constant_rows else np.zeros(0, dtype=np.int64),
-        constants=np.concatenate(constants) if constants else np.zeros(0),
-        shared=tuple(sorted(shared, key=lambda s: (len(s), s))), acyclic=_acyclic(tables))
-
-
-def _acyclic(tables: list[tuple[int, ...]]) -> bool:
-    """Whether the hypergraph of ``tables`` is acyclic (alpha-acyclic), by the Graham (GYO)
-    reduction: repeatedly drop an attribute that only one table reads and a table inside another
-    (or empty); the hypergraph is acyclic when this leaves at most one table."""
-    edges = [set(table) for table in tables]
-    changed = True
-    while changed:
-        changed = False
-        for edge in edges:
-            lonely = {a for a in edge if sum(a in other for other in edges) == 1}
-            if lonely:
-                edge -= lonely
-                changed = True
-        for position, edge in enumerate(edges):
-            if not edge or any(edge <= other for later, other in enumerate(edges) if later != position):
-                del edges[position]
-                changed = True
-                break
-    return len(edges) <= 1
-
-
 class LocalError(SolveError):
     """The projection stopped before its certificate met the tolerance.
 
@@ -340,8 +63,7 @@ class LocalError(SolveError):
     attempts : iterable of Attempt, default ()
         The solver's one attempt, with how it ended.
     best : LocalResult, optional
-        The best certified point found (feasible: consistent, non-negative tables), whose gap is
-        above the tolerance.
+        The best certified point found (consistent, non-negative tables), above the tolerance.
 
     Examples
     --------
@@ -360,30 +82,28 @@ class LocalError(SolveError):
 
 @dataclass(frozen=True, repr=False)
 class LocalResult(SolveResult):
-    """The projection onto the local polytope of a workload's tables (made by :func:`project_to_local`).
+    """The projection onto the local polytope of some tables (made by :func:`project_to_local`).
 
     Parameters
     ----------
     answers : numpy.ndarray
-        The projected answers, in the workload's order: each term's table, times its weight.
+        The projected answers: each term's table times its weight.
     tables : tuple of tuple of int
         Each table's attributes.
     values : numpy.ndarray
-        The tables' cells, one after another (:meth:`marginal` gives one table): non-negative,
-        each summing to 1, every two agreeing on the marginal of the attributes they share.
+        The tables' cells, one table after another: non-negative, each summing to 1, consistent.
     exact : bool
-        Whether the local polytope is the marginal polytope here (acyclic tables), so that the
-        projection is onto ``K_Q`` itself.
+        Whether the tables are acyclic (the projection is onto ``K_Q`` itself).
     distance : float
         ``||answers - y||_2``.
     inconsistency : float
-        The largest disagreement of two tables' shared marginals, or of a table's sum from 1,
-        recomputed from ``values`` (rounding only).
+        The largest disagreement of two tables' shared marginals, or of a table's sum from 1.
     stats : SolveStats
-        The dual L-BFGS's iterations, its certified absolute gap on ``(1/2)||answers - y||^2``
-        and the tolerance it had to meet.
+        The dual L-BFGS's iterations, certified gap and tolerance.
     _model : LocalTables
-        The tables' layout, for :meth:`marginal`.
+        The tables' layout.
+    multipliers : numpy.ndarray or None
+        The dual point ``values`` came from (where a warm start starts).
 
     Examples
     --------
@@ -404,6 +124,7 @@ class LocalResult(SolveResult):
     inconsistency: float
     stats: SolveStats
     _model: LocalTables = field(repr=False, compare=False)
+    multipliers: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def witness(self) -> None:
@@ -416,17 +137,17 @@ class LocalResult(SolveResult):
         return None
 
     def marginal(self, attributes: Any) -> np.ndarray:
-        """The projected table of ``attributes`` (one of :attr:`tables`), an array of its shape.
+        """The projected table of some attributes (one of :attr:`tables`).
 
         Parameters
         ----------
         attributes : sequence of int
-            The table's attributes (positions in the domain).
+            The table's attributes (domain positions).
 
         Returns
         -------
         numpy.ndarray
-            A copy of the table.
+            A copy of the table, one axis per attribute.
 
         Raises
         ------
@@ -444,8 +165,8 @@ class LocalResult(SolveResult):
         Returns
         -------
         dict
-            ``body`` (``"local"``), ``exact``, ``distance``, ``inconsistency``, ``tables`` and the
-            entries of ``stats.summary()``.
+            ``body`` (``"local"``), ``exact``, ``distance``, ``inconsistency``, ``tables`` and
+            ``stats.summary()``'s entries.
         """
         return {"body": "local", "exact": self.exact, "distance": self.distance,
                 "inconsistency": self.inconsistency, "tables": [list(table) for table in self.tables],
@@ -458,10 +179,9 @@ class LocalResult(SolveResult):
 
 
 class _Problem:
-    """The projection's data over the flat vector of the tables' cells: each table's weight
-    ``W_T`` (the sum of its terms' squared weights) and the weighted mean ``ybar_T`` of its terms'
-    answers divided by their weights, so that ``(1/2)||answers(mu) - y||^2 = sum_T (W_T/2)
-    ||mu_T - ybar_T||^2 + constant``."""
+    """The projection's data over the tables' cells: each table's weight ``W_T`` and weighted mean
+    target ``ybar_T``, with ``(1/2)||answers(mu) - y||^2 = sum_T (W_T/2)||mu_T - ybar_T||^2 + constant``.
+    """
 
     def __init__(self, model: LocalTables, y: np.ndarray) -> None:
         self.model = model
@@ -497,8 +217,7 @@ class _Problem:
         return 0.5 * float(residual @ residual)
 
     def table_sums(self, values: np.ndarray) -> np.ndarray:
-        """Each table's sum of ``values`` (the tables are contiguous: a segmented sum, 20 times
-        faster than ``bincount`` by table index)."""
+        """Each table's sum of ``values`` (a segmented sum over the contiguous tables)."""
         return np.add.reduceat(values, self.model.starts[:-1])
 
     def spread(self, per_table: np.ndarray) -> np.ndarray:
@@ -506,13 +225,9 @@ class _Problem:
         return np.repeat(per_table, self.counts)
 
     def simplex(self, values: np.ndarray) -> np.ndarray:
-        """Each table of ``values`` projected onto its simplex by Michelot's method, all tables at
-        once: from a threshold below each table's own it rises to it in finitely many steps, each
-        keeping only the cells above the last threshold. The cells above the first threshold are
-        gathered once and the steps run on them alone: noisy tables keep few cells, and on
-        Adult's 3-way tables (20.9 M cells) the steps over every cell took 1.8 s a projection.
-        The previous call's thresholds start it where they are still below (the dual's
-        successive points are close)."""
+        """Each table projected onto its simplex by Michelot's method, all tables at once, on the cells
+        above the first threshold only; the previous call's thresholds start it where still below.
+        """
         threshold = (self.table_sums(values) - 1.0) / self.lengths
         if self._thresholds is not None:
             excess = self.table_sums(np.maximum(values - self.spread(self._thresholds), 0.0)) - 1.0
@@ -534,9 +249,9 @@ class _Problem:
         return np.maximum(values - self.spread(threshold), 0.0)
 
     def consistent(self, values: np.ndarray, metric: np.ndarray, total: float) -> np.ndarray:
-        """The projection of ``values`` onto the tables that agree on every shared set and sum to
-        ``total``, in the norm ``sum_T metric_T ||v_T||^2``: each table's component on each shared
-        set ``A`` (in its orthogonal decomposition) replaced by the tables' weighted average."""
+        """The projection of ``values`` onto tables agreeing on every shared set and summing to ``total``
+        (norm ``sum_T metric_T ||v_T||^2``): each shared component replaced by the weighted average.
+        """
         model = self.model
         plans = model.plans()
         components: list[list[np.ndarray]] = []
@@ -588,8 +303,7 @@ class _Problem:
         return result
 
     def inconsistency(self, values: np.ndarray) -> float:
-        """The largest disagreement of two tables' marginals on a shared set, or of a table's sum
-        from 1: recomputed by plain sums, independently of :meth:`consistent`."""
+        """The largest disagreement of two tables on a shared set, or of a table's sum from 1, by plain sums."""
         model = self.model
         worst = 0.0
         seen: dict[tuple[int, ...], np.ndarray] = {}
@@ -598,8 +312,7 @@ class _Problem:
             worst = max(worst, abs(float(table.sum()) - 1.0))
             for subset in model.shared:
                 if set(subset) <= set(attributes):
-                    axes = tuple(axis for axis, a in enumerate(attributes) if a not in subset)
-                    marginal = table.sum(axis=axes) if axes else table
+                    marginal = project_table(table, attributes, subset)
                     if subset in seen:
                         worst = max(worst, float(np.max(np.abs(marginal - seen[subset]))))
                     else:
@@ -607,26 +320,19 @@ class _Problem:
         return worst
 
     def orthogonal(self, values: np.ndarray) -> np.ndarray:
-        """The part of ``values`` orthogonal (Euclidean) to the consistent directions: the
-        deviations of each table's shared components from their average, and its sum."""
+        """The part of ``values`` orthogonal to the consistent directions."""
         return values - self.consistent(values, np.ones(self.lengths.size), 0.0)
 
     def dual_tables(self, multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The part of ``multipliers`` orthogonal to the consistent directions, and the tables
-        that minimize the Lagrangian at it (each table's simplex projection)."""
+        """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there."""
         orthogonal = self.orthogonal(multipliers)
         return orthogonal, self.simplex(self.target - orthogonal / self.cell_weight)
 
     def lower_bound(self, multipliers: np.ndarray) -> float:
-        """A lower bound on the optimum over the local polytope from multipliers ``lambda`` of the
-        constraint ``mu = z`` (``mu`` in the simplices, ``z`` consistent and in the simplices):
-        the Lagrangian dual ``min_{mu} f(mu) + <lambda', mu> - max_{z} <lambda', z>``, ``lambda'``
-        the part of ``lambda`` orthogonal to the consistent directions. Each table's inner minimum
-        is taken at the simplex projection and lowered by its Frank–Wolfe gap there; ``max_z`` is
-        ``<lambda', uniform>`` plus at most, table by table, the spread of what rounding left of
-        ``lambda'`` along the consistent directions; and the sums' own rounding is subtracted, so
-        the bound holds whatever the rounding (multipliers shifted by 1e12-1e17 along the
-        consistent directions gave bounds above the optimum before the last two terms)."""
+        """A lower bound on the optimum from the dual at ``multipliers``: each table's inner minimum less
+        its Frank–Wolfe gap, less the spread rounding left along the consistent directions and the
+        sums' own rounding, so that it never exceeds the optimum.
+        """
         return self.bound_at(*self.dual_tables(multipliers))
 
     def bound_at(self, orthogonal: np.ndarray, point: np.ndarray) -> float:
@@ -649,7 +355,8 @@ class _Problem:
 
 
 def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, noise_scale: float | None = None,
-                     max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None) -> LocalResult:
+                     max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None,
+                     start: LocalResult | None = None) -> LocalResult:
     """Project ``y`` onto the local polytope of the workload's marginal tables.
 
     Parameters
@@ -659,16 +366,17 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     y : array_like, shape (k,)
         The point to project.
     tol : float, optional
-        The acceptance rule of :func:`~projmech.bodies.project_to_hull`: the certified gap on
-        ``(1/2)||answers - y||^2`` must be ``<= tol * max(lower bound, scale)``, ``scale =
-        (k/2) noise_scale^2`` (or 1 without ``noise_scale``). Default ``NOISE_TOL`` (1e-4) with
-        ``noise_scale``, else ``DEFAULT_TOL`` (1e-8).
+        :func:`~projmech.bodies.project_to_hull`'s rule: certified gap ``<= tol * max(lower bound,
+        (k/2) noise_scale^2)`` (scale 1 without ``noise_scale``). Default ``NOISE_TOL`` with
+        ``noise_scale``, else ``DEFAULT_TOL``.
     noise_scale : float, optional
-        The standard deviation of the noise in ``y``; sets the scale of ``tol``.
+        The standard deviation of the noise in ``y``.
     max_iterations : int, default DEFAULT_MAX_ITERATIONS
         L-BFGS iterations before giving up.
     callback : callable, optional
         ``callback(iteration, gap)`` after each certificate.
+    start : LocalResult, optional
+        An earlier projection whose multipliers start the dual (0 on tables it lacks).
 
     Returns
     -------
@@ -695,21 +403,152 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     model = local_tables(workload)
     if isinstance(model, str):
         raise ValueError(f"workload: {model}")
-    y = check_real_vector("y", y, workload.num_queries)
+    y = _finite_norm(check_real_vector("y", y, workload.num_queries))
+    if noise_scale is not None:
+        noise_scale = check_positive_number("noise_scale", noise_scale)
+    return _project(model, y, tol, noise_scale, max_iterations, callback, start)
+
+
+def project_measurements(sizes: Sequence[int], measurements: Sequence[Measurement], *, tol: float | None = None,
+                         max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None,
+                         start: LocalResult | None = None) -> LocalResult:
+    """Project noisy measurements of tables onto the local polytope of the tables they measure.
+
+    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent, non-negative tables summing to
+    1; the answers are the tables weighted by ``1/sigma_i`` (noise of standard deviation 1).
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one, each of a table's cells.
+    tol : float, optional
+        As :func:`project_to_local`'s with ``noise_scale=1``.
+    max_iterations : int, default DEFAULT_MAX_ITERATIONS
+        L-BFGS iterations before giving up.
+    callback : callable, optional
+        ``callback(iteration, gap)`` after each certificate.
+    start : LocalResult, optional
+        An earlier projection (of some of the measurements) to start from.
+
+    Returns
+    -------
+    LocalResult
+        The projected tables, certified.
+
+    Raises
+    ------
+    ValueError
+        If a measurement does not fit ``sizes`` or measures a query, or the tables hold too many cells.
+    LocalError
+        If the certificate does not meet the tolerance within ``max_iterations``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies.local import project_measurements
+    >>> from projmech.tables import Measurement
+    >>> result = project_measurements((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
+    ...                                        Measurement((0,), np.array([0.5, 0.5]), 0.1)])
+    >>> np.round(result.marginal((0,)), 6).tolist()
+    [0.6, 0.4]
+    """
+    model = measured_tables(sizes, measurements)
+    if isinstance(model, str):
+        raise ValueError(f"measurements: {model}")
+    y = np.concatenate([(1.0 / m.sigma) * np.asarray(m.values, dtype=float) for m in measurements])
+    y = _finite_norm(check_real_vector("measurements", y, y.size))
+    return _project(model, y, tol, 1.0, max_iterations, callback, start)
+
+
+@dataclass(frozen=True)
+class LocalProjection:
+    """The local-polytope estimator (:class:`~projmech.tables.Estimator`): :func:`project_measurements`.
+
+    Where the certificate falls short, the best point is returned and its status says so.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    tol : float, optional
+        The certificate's tolerance (default ``NOISE_TOL``).
+    max_iterations : int, default DEFAULT_MAX_ITERATIONS
+        L-BFGS iterations before stopping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies.local import LocalProjection
+    >>> from projmech.tables import Measurement
+    >>> result = LocalProjection((2, 2)).estimate([Measurement((0, 1), np.array([0.4, 0.1, 0.3, 0.2]), 0.1)])
+    >>> np.round(result.marginal((0, 1)), 6).tolist()
+    [[0.4, 0.1], [0.3, 0.2]]
+    """
+
+    sizes: tuple[int, ...]
+    tol: float | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+
+    def estimate(self, measurements: Sequence[Measurement], start: LocalResult | None = None) -> LocalResult:
+        """The measured tables projected onto their local polytope.
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            At least one, each of a table's cells.
+        start : LocalResult, optional
+            An earlier projection to start from.
+
+        Returns
+        -------
+        LocalResult
+            The projection (its best point where the certificate fell short).
+        """
+        try:
+            return project_measurements(self.sizes, measurements, tol=self.tol, max_iterations=self.max_iterations,
+                                        start=start)
+        except LocalError as error:
+            assert isinstance(error.best, LocalResult)
+            return error.best
+
+
+def _started(model: LocalTables, start: LocalResult | None) -> np.ndarray:
+    """The dual's first point: ``start``'s multipliers on the tables it shares with ``model``."""
+    point = np.zeros(model.cells)
+    if start is None:
+        return point
+    if not isinstance(start, LocalResult):
+        raise TypeError(f"start: expected a LocalResult, got {type(start).__name__}")
+    if start.multipliers is not None:
+        for index, table in enumerate(model.attributes):
+            if table in start.tables and start._model.shapes[start.tables.index(table)] == model.shapes[index]:
+                model.table(point, index)[...] = start._model.table(start.multipliers, start.tables.index(table))
+    return point
+
+
+def _finite_norm(y: np.ndarray) -> np.ndarray:
+    """``y``, refused where its squared norm overflows."""
     with np.errstate(over="ignore"):
         squared = 0.5 * float(y @ y)
     if not math.isfinite(squared):
         raise ValueError("y: its squared norm overflows double precision (entries of about 1e154 or more); the "
                          "answers are fractions of the public size, so rescale them")
-    if noise_scale is not None:
-        noise_scale = check_positive_number("noise_scale", noise_scale)
+    return y
+
+
+def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: float | None, max_iterations: int,
+             callback: Callback | None, start: LocalResult | None) -> LocalResult:
+    """The projection of answers ``y`` onto the local polytope of ``model``'s tables."""
     tol = check_positive_number("tol", (DEFAULT_TOL if noise_scale is None else NOISE_TOL) if tol is None else tol)
     max_iterations = check_positive_int("max_iterations", max_iterations)
     callback = check_callback(callback)
-    start = time.perf_counter()
+    initial = _started(model, start)
+    began = time.perf_counter()
     problem = _Problem(model, y)
     scale = 1.0 if noise_scale is None else max(0.5 * y.size * noise_scale**2, 1e-8)
-    best: list[Any] = []  # [gap, lower bound, released point] of the best certificate so far
+    best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far
     iterations = [0]
 
     def negative_dual(point: np.ndarray) -> tuple[float, np.ndarray]:
@@ -726,46 +565,43 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
         upper, lower = problem.objective(released), problem.bound_at(orthogonal, tables)
         gap = max(upper - lower, 0.0)
         if not best or gap < best[0]:
-            best[:] = [gap, lower, released]
+            best[:] = [gap, lower, released, multipliers]
             stalled[0] = 0
         else:
             stalled[0] += 1
         if callback is not None:
             callback(iterations[0], gap)
         # Stop where the gap no longer falls (at the limit of double precision for a tight
-        # tolerance: one case sat at 1.05e-10 from iteration 410 to 5,000); reported, not accepted.
+        # tolerance); reported, not accepted.
         return best[0] <= tol * max(best[1], scale) or stalled[0] >= _STALLED_CHECKS
 
-    if not certify(np.zeros(model.cells)):
+    if not certify(initial):
         # L-BFGS on the dual (smooth, piecewise quadratic): its gradient is the inconsistency of
-        # the tables it implies, which falls linearly (Adult, 10 attributes, all 3-way tables:
-        # 2.7e-5 after 50 iterations, 4e-9 after 400).
+        # the tables it implies, which falls linearly.
         def step(iteration: int, point: np.ndarray) -> bool:
             iterations[0] = iteration
             return iteration % _CHECK_EVERY == 0 and certify(point)
 
         # On one BLAS thread: the iterations are vector operations bound by memory, which more
-        # threads do not speed up, and on a loaded machine OpenBLAS's waiting threads slowed them
-        # 8-fold (380 ms an iteration on 443,862 cells instead of 50 ms); one thread also rounds
-        # alike on every machine.
+        # threads do not speed up (on a loaded machine, OpenBLAS's waiting threads slow them);
+        # one thread also rounds alike on every machine.
         with one_blas_thread():
-            last = _lbfgs(negative_dual, np.zeros(model.cells), max_iterations, step,
-                          1.0 / float(problem.weight.min()))
+            last = _lbfgs(negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
         if iterations[0] % _CHECK_EVERY:
             certify(last)
-    gap, lower, released = best
+    gap, lower, released, multipliers = best
     answers = problem.answers(released)
     inconsistency = problem.inconsistency(released)
     met = gap <= tol * max(lower, scale) and inconsistency <= _CONSISTENCY_TOL and bool(np.all(released >= 0))
     status = Status.OPTIMAL if met else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     stats = SolveStats(solver="dual-lbfgs", status=status, solve_time=seconds, iterations=iterations[0], gap=gap,
                        tolerance=tol * max(lower, scale), tolerance_met=met,
                        attempts=(Attempt("dual-lbfgs", status, f"gap {gap:.3g}", seconds),), total_time=seconds)
     iteration = iterations[0]
     result = LocalResult(answers=answers, tables=model.attributes, values=released, exact=model.acyclic,
                          distance=float(np.linalg.norm(answers - y)), inconsistency=inconsistency, stats=stats,
-                         _model=model)
+                         _model=model, multipliers=multipliers)
     if not met:
         why = "at its iteration limit" if iteration >= max_iterations else "its gap no longer falling"
         raise LocalError(f"the local-polytope projection stopped after {iteration} iterations ({why}) with gap "
@@ -776,19 +612,12 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,
            memory: int = 10) -> np.ndarray:
-    """Minimize a smooth convex ``function`` (returning its value and gradient) by L-BFGS
-    (:cite:p:`NW06`, algorithm 7.4) with Armijo backtracking from the unit step, until
-    ``on_iteration(iteration, point)`` returns True or ``max_iterations`` pass; the last point.
-    ``curvature`` bounds the gradient's Lipschitz constant: it scales the first direction.
-
-    The two-loop recursion updates one direction in place (BLAS ``daxpy``): with a new array per
-    operation, the page faults of fresh multi-megabyte arrays took most of the time (108 ms of
-    an iteration on 443,862 cells, against 20 ms in place). Three guards, each for a failure seen
-    on noisy inputs (2-12 % of 140 runs at noise 5 to 1000 before them): a pair whose gradient
-    change is rounding (``|y|^2 <= 1e-16 |g|^2``) is not kept, since it passes the angle test and
-    scales the next step by 1e15; a line search that fails clears the pairs and retries from the
-    scaled gradient before giving up; and with no pairs, on a linear piece of the dual (the
-    gradient unchanged), the step doubles while it gains, instead of crawling at ``1/curvature``."""
+    """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4)
+    with Armijo backtracking, until ``on_iteration(iteration, point)`` is True or ``max_iterations``
+    pass; the last point. The direction is updated in place (BLAS), and three guards hold on noisy
+    inputs: a pair whose gradient change is rounding is dropped, a failed line search restarts from
+    the scaled gradient, and on a linear piece (no pairs) the step doubles while it gains.
+    """
     value, gradient = function(point)
     changes: list[np.ndarray] = []
     differences: list[np.ndarray] = []

@@ -1,23 +1,50 @@
-"""Marginal tables: junction trees over them and estimators of a distribution from noisy tables.
+"""Marginal tables: the table type, measurements of tables, and estimators of the tables from
+them (one protocol: :class:`Estimator`).
 
-- :class:`JunctionTree`: a junction tree of attribute sets, its clique tables summed and spread.
-- :func:`fit_maximum_entropy`: on a small universe, the maximum-entropy distribution with given
-  marginal tables (theory page :doc:`/theory/maximum_entropy`).
-- :func:`fit_noisy_marginals`: a distribution fitted to noisy marginal tables by mirror descent,
-  held over a small universe or by a :class:`JunctionTree` of the tables.
+- :class:`Table`, :func:`project_table`, :func:`expand_table`: a table on some attributes,
+  summed down to fewer or broadcast over more; :func:`maximal_sets`, :func:`is_acyclic`.
+- :class:`Measurement`: a noisy measurement of a table (or of a linear query on it) with its
+  noise scale.
+- :class:`MaximumEntropy` (:func:`fit_maximum_entropy`) and :class:`NoisyMarginals`
+  (:func:`fit_noisy_marginals`): estimators over a small universe or a :class:`JunctionTree`
+  (theory page :doc:`/theory/maximum_entropy`); the local-polytope projection is
+  :class:`~projmech.bodies.local.LocalProjection`.
 """
 
-from .junction_tree import JunctionTree, TreeTooLargeError
-from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
-from .noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
+from .estimator import Estimator, TableModel
+from .junction_tree import JunctionTree, TreeTooLargeError, junction_order
+from .maximum_entropy import (
+    MAXIMUM_ENTROPY_MAX_CELLS,
+    MaximumEntropy,
+    MaximumEntropyResult,
+    fit_maximum_entropy,
+    proportional_fit,
+    total_correlation,
+)
+from .measurement import Measurement, combined
+from .noisy_marginals import NoisyMarginals, NoisyMarginalsResult, fit_noisy_marginals
+from .table import Table, expand_table, is_acyclic, maximal_sets, project_table
 
 __all__ = [
+    "Table",
+    "project_table",
+    "expand_table",
+    "maximal_sets",
+    "is_acyclic",
+    "Measurement",
+    "combined",
+    "Estimator",
+    "TableModel",
     "JunctionTree",
     "TreeTooLargeError",
+    "junction_order",
     "MAXIMUM_ENTROPY_MAX_CELLS",
+    "MaximumEntropy",
     "MaximumEntropyResult",
     "fit_maximum_entropy",
+    "proportional_fit",
     "total_correlation",
+    "NoisyMarginals",
     "NoisyMarginalsResult",
     "fit_noisy_marginals",
 ]

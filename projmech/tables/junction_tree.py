@@ -1,22 +1,11 @@
 """A junction tree of marginal tables: distributions over a large universe held by their cliques.
 
-A log-linear model whose factors are some tables ``S_1, ..., S_T`` of a domain (the
-distributions ``p(x) ∝ exp(sum_t theta_t(x_{S_t}))``: the maximum-entropy fit's and the
-mirror-descent fits' iterates) is held exactly by the cliques of a chordal completion of the
-graph joining the attributes each table shares (:class:`JunctionTree`): the potentials of each
-clique, and after calibration each clique's table. The cost is the cliques' cells, not the
-universe's: on Adult's 10 attributes (1.5·10^10 cells) the adaptive mechanism's measurements at
-epsilon 1 fit in 4 cliques of 493k cells together. Derivation in the theory page
-:doc:`/theory/maximum_entropy`.
-
-The tree is built by eliminating, one at a time, the attribute whose neighbours with it hold
-the fewest cells (joining its neighbours), keeping the maximal cliques so formed and joining
-them by a spanning tree of largest shared attribute counts, which is a junction tree for the
-cliques of a chordal graph :cite:p:`WJ08`. Calibration is two passes of sum-product
-messages in the logarithms; a table inside no clique is read exactly by summing the product of
-a connected subtree's conditionals (:meth:`JunctionTree.marginal`); the least of a sum of
-tables' costs over the universe (a Frank–Wolfe vertex of the marginal polytope) is one pass of
-min-sum messages (:meth:`JunctionTree.least_total`).
+A log-linear model on some tables (the fits' iterates) is held exactly by the cliques of a
+chordal completion of the graph joining the attributes each table shares: its cost is the
+cliques' cells, not the universe's. The cliques come from greedy elimination (fewest cells
+first), joined by a maximum-weight spanning tree :cite:p:`WJ08`; calibration is sum-product in
+the logarithms, a table inside no clique is summed from a subtree's conditionals, and the least
+total cost over the universe is one min-sum pass. Derivation: :doc:`/theory/maximum_entropy`.
 """
 
 from __future__ import annotations
@@ -24,13 +13,15 @@ from __future__ import annotations
 import itertools
 import math
 import string
+from collections import deque
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..validation import check_positions, check_positive_int
+from .table import expand_table, maximal_sets, project_table
 
-__all__ = ["JunctionTree", "TreeTooLargeError", "MARGINAL_MAX_CELLS"]
+__all__ = ["JunctionTree", "TreeTooLargeError", "MARGINAL_MAX_CELLS", "junction_order", "spanning_neighbours"]
 
 #: The largest table :meth:`JunctionTree.marginal` computes (as the dense fits' universe).
 MARGINAL_MAX_CELLS = 4 * 10**6
@@ -43,9 +34,8 @@ _EINSUM_MAX_ATTRIBUTES = len(_LETTERS)
 class TreeTooLargeError(ValueError):
     """A junction tree of the given tables holds more cells than a fit may allocate.
 
-    Raised, before anything of the tree's size is allocated, by
-    :func:`~projmech.tables.fit_noisy_marginals`; a ``ValueError``, since the tables are the
-    argument at fault.
+    Raised before anything of the tree's size is allocated; a ``ValueError``, since the tables are
+    the argument at fault.
 
     Examples
     --------
@@ -61,26 +51,23 @@ class JunctionTree:
     Parameters
     ----------
     sizes : sequence of int
-        The domain's attribute sizes; every attribute is in some clique (alone if no table has
-        it).
+        The domain's attribute sizes (an attribute in no table is a clique alone).
     tables : sequence of tuple of int
         The tables (increasing attribute positions) the model's factors are on.
 
     Attributes
     ----------
     cliques : tuple of tuple of int
-        The maximal cliques, increasing attributes each; ``cliques[order[0]]`` is the root.
+        The maximal cliques; ``cliques[order[0]]`` is the root.
     order : tuple of int
         The cliques from the root, every clique after its parent.
     parent : tuple of int or None
-        Each clique's parent in the tree (None for the root).
+        Each clique's parent (None for the root).
     cells : int
-        The cliques' cells together (what a model on them holds).
+        The cliques' cells together.
 
     Examples
     --------
-    A chain of two-way tables needs no clique larger than its tables:
-
     >>> from projmech.tables.junction_tree import JunctionTree
     >>> tree = JunctionTree((2, 3, 4), [(0, 1), (1, 2)])
     >>> sorted(tree.cliques), tree.cells
@@ -132,7 +119,7 @@ class JunctionTree:
         Raises
         ------
         ValueError
-            If no clique holds it (it is not one of the tree's tables or inside one).
+            If no clique holds it.
         """
         table = check_positions("table", table, len(self.sizes), what="attribute positions")
         index = self._holding(table)
@@ -153,7 +140,7 @@ class JunctionTree:
         potentials : sequence of numpy.ndarray
             One log-potential per clique, of the clique's shape.
         log : bool, default False
-            Return the tables' logarithms instead (exact where a table underflows).
+            Return the tables' logarithms (exact where a table underflows).
 
         Returns
         -------
@@ -174,7 +161,7 @@ class JunctionTree:
             assert parent is not None
             message = _log_sum(beliefs[child], self.cliques[child], self.separator[child])
             upward[child] = message
-            beliefs[parent] = beliefs[parent] + _spread(message, self.separator[child], self.cliques[parent])
+            beliefs[parent] = beliefs[parent] + expand_table(message, self.separator[child], self.cliques[parent])
         root = self.order[0]
         log_partition = float(_log_sum(beliefs[root], self.cliques[root], ()))
         for child in self.order[1:]:
@@ -184,29 +171,28 @@ class JunctionTree:
             # the child sent -inf (no mass), the parent's belief is -inf too and the difference
             # undefined; the child's own belief is -inf there whatever comes down, so -inf is sent.
             with np.errstate(invalid="ignore"):
-                excluded = beliefs[parent] - _spread(upward[child], self.separator[child], self.cliques[parent])
+                excluded = beliefs[parent] - expand_table(upward[child], self.separator[child], self.cliques[parent])
             excluded = np.where(np.isnan(excluded), -np.inf, excluded)
             downward = _log_sum(excluded, self.cliques[parent], self.separator[child])
-            beliefs[child] = beliefs[child] + _spread(downward, self.separator[child], self.cliques[child])
+            beliefs[child] = beliefs[child] + expand_table(downward, self.separator[child], self.cliques[child])
         logs = [belief - log_partition for belief in beliefs]
         return (logs if log else [np.exp(table) for table in logs]), log_partition
 
     def divergence(self, new: Sequence[np.ndarray], old: Sequence[np.ndarray]) -> float:
-        """``KL(p || q)`` of two distributions on this tree, from their clique tables' logarithms
-        (:meth:`calibrate` with ``log``): ``log p = sum_c log p_c - sum_s log p_s`` for both, so the
-        divergence is the cliques' divergences less the separators'. Each term is a divergence of
-        tables, not a difference of log-partitions, which loses the small divergences of short
-        steps to rounding (a path stalled so at a Frank–Wolfe gap of 8e-4).
+        """``KL(p || q)`` of two distributions on this tree, from their clique tables' logarithms.
+
+        The cliques' divergences less the separators' (each a divergence of tables, which keeps the
+        small divergences of short steps that a difference of log-partitions loses to rounding).
 
         Parameters
         ----------
         new, old : sequence of numpy.ndarray
-            The two distributions' clique tables' logarithms, ``p``'s and ``q``'s.
+            The clique tables' logarithms of ``p`` and ``q`` (:meth:`calibrate` with ``log``).
 
         Returns
         -------
         float
-            ``KL(p || q)`` (slightly negative by rounding where it is about 0).
+            ``KL(p || q)`` (slightly negative by rounding near 0).
         """
         total = 0.0
         for index, clique in enumerate(self.cliques):
@@ -218,12 +204,10 @@ class JunctionTree:
         return total
 
     def marginal(self, beliefs: Sequence[np.ndarray], attributes: tuple[int, ...]) -> np.ndarray:
-        """The table on ``attributes`` of the distribution whose calibrated clique tables are
-        ``beliefs``: summed from a clique holding it, else from the product of the clique tables
-        of a subtree reaching all its attributes (each attribute's clique nearest the root,
-        joined through the tree), each but the subtree's top divided by its separator's table
-        (the distribution of the subtree's attributes), summed by :func:`numpy.einsum` in the
-        order it finds cheapest (or, beyond its 52 letters, from the leaves up).
+        """The table on some attributes of the distribution with calibrated clique tables ``beliefs``.
+
+        Summed from a clique holding it, else from the product of a subtree's conditionals (summed by
+        :func:`numpy.einsum`, or from the leaves up beyond its 52 letters).
 
         Parameters
         ----------
@@ -240,13 +224,13 @@ class JunctionTree:
         Raises
         ------
         ValueError
-            If ``attributes`` are not increasing positions, or the table would hold more than
-            4 million cells.
+            If ``attributes`` are not increasing positions, or the table holds more than
+            :data:`MARGINAL_MAX_CELLS` cells.
         """
         attributes = check_positions("attributes", attributes, len(self.sizes), what="attribute positions")
         index = self._holding(attributes)
         if index is not None:
-            return _sum_to(beliefs[index], self.cliques[index], attributes)
+            return project_table(beliefs[index], self.cliques[index], attributes)
         wanted = math.prod(self.sizes[a] for a in attributes)
         if wanted > MARGINAL_MAX_CELLS:
             raise ValueError(f"attributes: the table on {list(attributes)} holds {wanted:,} cells, above "
@@ -258,14 +242,13 @@ class JunctionTree:
             table = beliefs[node]
             if node != top:
                 separator = self.separator[node]
-                below = _spread(_sum_to(table, self.cliques[node], separator), separator, self.cliques[node])
+                below = expand_table(project_table(table, self.cliques[node], separator), separator, self.cliques[node])
                 table = np.divide(table, below, out=np.zeros_like(table), where=below > 0)
             tables.append(table)
         involved = sorted({a for node in nodes for a in self.cliques[node]})
         if len(involved) <= _EINSUM_MAX_ATTRIBUTES:
             # einsum orders the contraction (greedily) so that attributes are summed out early:
-            # a product taken clique by clique can hold a clique's cells times the wanted
-            # table's (3 billion on Adult's 10 attributes).
+            # a product taken clique by clique can hold a clique's cells times the wanted table's.
             letter = {a: _LETTERS[k] for k, a in enumerate(involved)}
             inputs = ",".join("".join(letter[a] for a in self.cliques[node]) for node in nodes)
             result = np.einsum(f"{inputs}->{''.join(letter[a] for a in attributes)}", *tables, optimize="greedy")
@@ -273,11 +256,9 @@ class JunctionTree:
         return self._summed_up(dict(zip(nodes, tables)), nodes, attributes)
 
     def _summed_up(self, tables: dict[int, np.ndarray], nodes: list[int], attributes: tuple[int, ...]) -> np.ndarray:
-        """The product of a subtree's factors (``nodes`` from its top) summed to ``attributes``,
-        from the leaves up, for subtrees of more attributes than einsum has letters: each clique
-        sends its parent its factor times its children's messages, summed down to their
-        separator and the wanted attributes; a clique's own attributes that neither its parent,
-        its children nor the wanted table read are summed out first."""
+        """The product of a subtree's factors (``nodes`` from its top) summed to ``attributes`` from the
+        leaves up, each clique summing out first what neither its parent, children nor the table read.
+        """
         top = nodes[0]
         sent: dict[int, tuple[np.ndarray, tuple[int, ...]]] = {}
         for node in reversed(nodes):
@@ -285,23 +266,22 @@ class JunctionTree:
             children = [other for other in nodes if self.parent[other] == node]
             up = set(self.separator[node]) if node != top else set()
             read = set(attributes) | up | {a for child in children for a in self.separator[child]}
-            factor = (_sum_to(tables[node], clique, tuple(a for a in clique if a in read)),
+            factor = (project_table(tables[node], clique, tuple(a for a in clique if a in read)),
                       tuple(a for a in clique if a in read))
             for child in children:
                 factor = _product(factor, sent.pop(child))
             keep = tuple(a for a in factor[1] if a in set(attributes) | up)
-            sent[node] = (_sum_to(factor[0], factor[1], keep), keep)
+            sent[node] = (project_table(factor[0], factor[1], keep), keep)
         result, held = sent[top]
         return np.asarray(result.transpose([held.index(a) for a in attributes]) if held != attributes else result)
 
     def least_total(self, costs: Mapping[tuple[int, ...], np.ndarray]) -> float:
-        """``min over x of sum_t costs[t](x_t)``: the least total cost of one element of the
-        universe, each table inside a clique (min-sum messages towards the root).
+        """``min over x of sum_t costs[t](x_t)``, each table inside a clique (min-sum towards the root).
 
         Parameters
         ----------
         costs : mapping of tuple of int to numpy.ndarray
-            A cost table per table (of the table's shape), each inside a clique.
+            A cost table per table, of the table's shape.
 
         Returns
         -------
@@ -316,13 +296,13 @@ class JunctionTree:
                 raise ValueError(f"costs: the table on {list(table)} has shape {cost.shape}, expected "
                                  f"{tuple(self.sizes[a] for a in table)}")
             index = self.home(table)
-            totals[index] = totals[index] + _spread(cost, table, self.cliques[index])
+            totals[index] = totals[index] + expand_table(cost, table, self.cliques[index])
         for child in reversed(self.order[1:]):
             parent = self.parent[child]
             assert parent is not None
             summed = tuple(axis for axis, a in enumerate(self.cliques[child]) if a not in self.separator[child])
             message = totals[child].min(axis=summed) if summed else totals[child]
-            totals[parent] = totals[parent] + _spread(message, self.separator[child], self.cliques[parent])
+            totals[parent] = totals[parent] + expand_table(message, self.separator[child], self.cliques[parent])
         return float(totals[self.order[0]].min())
 
     def _subtree(self, attributes: tuple[int, ...]) -> list[int]:
@@ -349,9 +329,7 @@ class JunctionTree:
 
 
 def _cliques(sizes: tuple[int, ...], tables: Sequence[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
-    """The maximal cliques of a chordal completion: eliminate, one at a time, the attribute whose
-    closed neighbourhood holds the fewest cells (ties to the lowest position), joining its
-    neighbours."""
+    """The maximal cliques of a chordal completion by greedy elimination (fewest cells, then lowest position)."""
     neighbours: dict[int, set[int]] = {a: set() for a in range(len(sizes))}
     for table in tables:
         for a, b in itertools.combinations(table, 2):
@@ -367,14 +345,12 @@ def _cliques(sizes: tuple[int, ...], tables: Sequence[tuple[int, ...]]) -> tuple
             neighbours[b].add(a)
         for a in around:
             neighbours[a].discard(chosen)
-    maximal = {clique for clique in formed if not any(clique < other for other in formed)}
+    maximal = set(maximal_sets(formed))
     return tuple(sorted(tuple(sorted(clique)) for clique in maximal))
 
 
 def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], tuple[int | None, ...]]:
-    """A spanning tree of the cliques of largest shared attribute counts (cliques sharing
-    nothing joined by empty separators), rooted at the largest clique: the order from the root
-    and each clique's parent."""
+    """A maximum-weight spanning tree of the cliques rooted at the largest: the order and parents."""
     adjacent = spanning_neighbours(cliques, connect=True)
     root = max(range(len(cliques)), key=lambda i: (len(cliques[i]), -i))
     order, parent = [root], dict[int, int | None]({root: None})
@@ -387,13 +363,11 @@ def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...
 
 
 def spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> list[list[int]]:
-    """A maximum-weight spanning forest of groups of attributes, two groups weighted by the
-    attributes they share (Kruskal's algorithm: heavier edges first, ties to the lower indices),
-    as each group's neighbours in the order their edges were taken. Groups sharing nothing are
-    left in separate trees, or, with ``connect``, joined (by weight-0 edges, taken last).
-
-    For the cliques of a chordal graph, or an acyclic set of tables, the forest is a junction
-    tree :cite:p:`BFMY83`: the groups holding an attribute form a subtree."""
+    """A maximum-weight spanning forest of groups of attributes (Kruskal's, weights the attributes
+    shared, ties to the lower indices), as each group's neighbours; with ``connect``, groups sharing
+    nothing are joined by weight-0 edges. For a chordal graph's cliques, or an acyclic set, it is a
+    junction tree :cite:p:`BFMY83`.
+    """
     edges = sorted(((len(set(a) & set(b)), i, j) for (i, a), (j, b) in itertools.combinations(enumerate(groups), 2)),
                    key=lambda edge: (-edge[0], edge[1], edge[2]))
     component = list(range(len(groups)))  # union-find over the trees built so far
@@ -413,6 +387,50 @@ def spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> li
     return neighbours
 
 
+def junction_order(tables: Sequence[tuple[int, ...]], sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """The maximal tables in breadth-first order of a maximum-weight spanning forest of them.
+
+    Each tree starts at its table of most cells; for an acyclic set the forest is a junction tree
+    :cite:p:`BFMY83` (a table's attributes shared with those before it lie in its parent).
+
+    Parameters
+    ----------
+    tables : sequence of tuple of int
+        Attribute sets (increasing positions).
+    sizes : sequence of int
+        The domain's attribute sizes.
+
+    Returns
+    -------
+    list of tuple of int
+        The maximal tables, each tree's from its root.
+
+    Examples
+    --------
+    >>> from projmech.tables.junction_tree import junction_order
+    >>> junction_order([(0,), (0, 1), (1, 2)], (2, 2, 3))
+    [(1, 2), (0, 1)]
+    """
+    maximal = maximal_sets(tables)
+    cells = [math.prod(sizes[a] for a in table) for table in maximal]
+    neighbours = spanning_neighbours(maximal, connect=False)
+    order: list[tuple[int, ...]] = []
+    visited = [False] * len(maximal)
+    for root in sorted(range(len(maximal)), key=lambda index: (-cells[index], index)):
+        if visited[root]:
+            continue
+        visited[root] = True
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            order.append(maximal[node])
+            for child in sorted(neighbours[node]):
+                if not visited[child]:
+                    visited[child] = True
+                    queue.append(child)
+    return order
+
+
 def _table_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:
     """``sum p log(p / q)`` from the logarithms, a cell where ``p`` is 0 adding nothing."""
     held = log_p > -np.inf
@@ -424,19 +442,7 @@ def _product(first: tuple[np.ndarray, tuple[int, ...]], second: tuple[np.ndarray
     """The product of two tables (each with its increasing attributes), over the union of their
     attributes."""
     union = tuple(sorted(set(first[1]) | set(second[1])))
-    return _spread(first[0], first[1], union) * _spread(second[0], second[1], union), union
-
-
-def _spread(table: np.ndarray, attributes: tuple[int, ...], into: tuple[int, ...]) -> np.ndarray:
-    """``table`` on ``attributes`` (increasing, all in ``into``) reshaped to broadcast over the
-    axes of a table on ``into``."""
-    return np.reshape(table, [table.shape[attributes.index(a)] if a in attributes else 1 for a in into])
-
-
-def _sum_to(table: np.ndarray, attributes: tuple[int, ...], kept: tuple[int, ...]) -> np.ndarray:
-    """``table`` on ``attributes`` summed down to ``kept`` (increasing, a subset)."""
-    axes = tuple(axis for axis, a in enumerate(attributes) if a not in kept)
-    return table.sum(axis=axes) if axes else table
+    return expand_table(first[0], first[1], union) * expand_table(second[0], second[1], union), union
 
 
 def _log_sum(log_table: np.ndarray, attributes: tuple[int, ...], kept: tuple[int, ...]) -> np.ndarray:

@@ -1,21 +1,10 @@
 """The maximum-entropy distribution over a small universe with given marginal tables.
 
-:func:`fit_maximum_entropy` fits, by iterative proportional fitting from the uniform distribution
-(:cite:p:`DS40`), the distribution of largest entropy whose tables on the given sets of
-attributes are the given ones. Every iterate is a product of one factor per table (a graphical
-model on the tables), so a fit that meets the tables is the maximum-entropy one: on the set of
-distributions with these tables, the entropy's maximizer is the only member of that family (the
-moment-matching condition of the exponential family; derivation in the theory page
-:doc:`/theory/maximum_entropy`).
-
-The tables must be the marginals of some distribution (a point of the marginal polytope, such as
-the answers of a projection onto ``K_Q``'s witness); the fit then converges, sublinearly where
-the tables force cells to zero. Its certificate is the largest l1 distance between a fitted table
-and its target, recomputed from the final distribution, and its status says whether that reached
-the tolerance.
-
-It works on the whole universe (a dense array of ``prod(sizes)`` cells): for small universes
-only (:data:`MAXIMUM_ENTROPY_MAX_CELLS`).
+:func:`fit_maximum_entropy` runs iterative proportional fitting :cite:p:`DS40` from the uniform
+distribution; every iterate is a product of one factor per table, so a fit meeting the tables is
+the maximum-entropy one (:doc:`/theory/maximum_entropy`). The tables must be one distribution's
+(a projection's); the certificate is the largest l1 distance of a fitted table from its target.
+Dense over the universe: at most :data:`MAXIMUM_ENTROPY_MAX_CELLS` cells.
 """
 
 from __future__ import annotations
@@ -23,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +20,11 @@ import numpy as np
 
 from ..solve import Attempt, SolveResult, SolveStats, Status
 from ..validation import check_positions, check_positive_int, check_positive_number, format_count
+from .measurement import Measurement, combined
+from .table import project_table
 
-__all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropyResult", "fit_maximum_entropy", "total_correlation"]
+__all__ = ["MAXIMUM_ENTROPY_MAX_CELLS", "MaximumEntropy", "MaximumEntropyResult", "fit_maximum_entropy",
+           "proportional_fit", "total_correlation"]
 
 #: The largest universe fitted: two dense arrays of 8 bytes a cell, about 64 MB at this size.
 MAXIMUM_ENTROPY_MAX_CELLS = 4 * 10**6
@@ -41,12 +34,12 @@ DEFAULT_MAX_SWEEPS = 1000
 
 
 class _JointMarginals:
-    """A result holding a distribution over a small universe (``joint``): its tables."""
+    """A result holding a distribution over a small universe (``joint``)."""
 
     joint: np.ndarray | None
 
     def marginal(self, axes: Any) -> np.ndarray:
-        """The distribution's table on ``axes`` (increasing axis positions).
+        """The distribution's table on some axes.
 
         Parameters
         ----------
@@ -74,13 +67,12 @@ class MaximumEntropyResult(_JointMarginals, SolveResult):
     Parameters
     ----------
     joint : numpy.ndarray
-        The distribution, of shape ``sizes``, non-negative and summing to 1.
+        The distribution, of shape ``sizes``.
     tables : tuple of tuple of int
         The axes of the tables it was fitted to, in the order given.
     stats : SolveStats
-        Solver ``"ipf"``; ``iterations`` the sweeps, ``gap`` the largest ratio of a fitted
-        table's l1 distance from its target to the table's tolerance (``relative_gap``),
-        ``status`` optimal when that is at most ``tolerance`` = 1.
+        Solver ``"ipf"``: the sweeps, and as ``gap`` the largest ratio of a table's l1 distance to
+        its tolerance (optimal when at most 1).
 
     Examples
     --------
@@ -101,42 +93,39 @@ class MaximumEntropyResult(_JointMarginals, SolveResult):
 
 def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
                     tol: float | dict[tuple[int, ...], float] = 1e-8,
-                    max_sweeps: int = DEFAULT_MAX_SWEEPS) -> MaximumEntropyResult:
+                    max_sweeps: int = DEFAULT_MAX_SWEEPS, start: Any = None) -> MaximumEntropyResult:
     """The maximum-entropy distribution over ``prod(sizes)`` cells with the given tables.
 
     Parameters
     ----------
     sizes : sequence of int
-        The attributes' sizes; their product must be at most :data:`MAXIMUM_ENTROPY_MAX_CELLS`.
+        The attributes' sizes (at most :data:`MAXIMUM_ENTROPY_MAX_CELLS` cells).
     marginals : dict
-        Maps increasing axis positions to a table of shape ``[sizes[a] for a in axes]``:
-        non-negative, summing to 1, and together the marginals of one distribution.
+        Increasing axis positions to a table of shape ``[sizes[a] for a in axes]``: non-negative,
+        summing to 1, together one distribution's.
     tol : float or dict, default 1e-8
-        The largest l1 distance between a fitted table and its target that counts as fitted:
-        one for every table, or one for each (a dict with the keys of ``marginals``).
+        The largest l1 distance of a fitted table from its target: one, or one per table.
     max_sweeps : int, default 1000
         Sweeps before stopping with ``iteration_limit``.
+    start : numpy.ndarray, optional
+        A distribution of shape ``sizes`` to fit from: the fit is then the one nearest it (KL), the
+        maximum-entropy one when ``start`` is a product of factors on the tables (an earlier fit).
 
     Returns
     -------
     MaximumEntropyResult
-        The fitted distribution; ``stats.status`` is ``iteration_limit`` when the tables were
-        not met within ``tol`` (tables no distribution has are never met).
+        The fitted distribution (``iteration_limit`` when the tables were not met).
 
     Raises
     ------
     TypeError
         If ``marginals`` is not a dict.
     ValueError
-        If ``sizes`` is empty, holds a size below 1 or too many cells, or a table has the wrong
-        axes or shape, a negative or non-finite cell, or does not sum to 1; if two tables
-        disagree on their shared axes by more than their tolerances together, or the fit leaves
-        no cell with mass (no distribution has the tables, either way).
+        If ``sizes``, a table, ``tol`` or ``start`` is invalid, two tables disagree by more than
+        their tolerances, or the fit leaves no cell with mass.
 
     Examples
     --------
-    Two one-way tables give their product:
-
     >>> import numpy as np
     >>> from projmech.tables import fit_maximum_entropy
     >>> fit = fit_maximum_entropy((2, 2), {(0,): np.array([0.8, 0.2]), (1,): np.array([0.5, 0.5])})
@@ -148,24 +137,20 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     tolerances = _checked_tolerances(targets, tol)
     _check_agreement(targets, tolerances)
     max_sweeps = check_positive_int("max_sweeps", max_sweeps)
-    start = time.perf_counter()
-    joint = np.full(sizes, 1.0 / math.prod(sizes))
-    expanded = [(axes, target.reshape([sizes[a] if a in axes else 1 for a in range(len(sizes))]), tolerances[axes])
-                for axes, target in targets.items()]
-    sweeps = 0
-    while sweeps < max_sweeps:
-        sweeps += 1
-        worst = 0.0  # each table's distance before its own update: free, as its marginal is needed
-        for axes, target, tolerance in expanded:
-            current = _marginal(joint, axes).reshape(target.shape)
-            worst = max(worst, float(np.abs(current - target).sum()) / tolerance)
-            # A cell the fit holds at 0 stays there: its target is 0 in any distribution the
-            # family reaches, and a positive target there is reported, never divided by 0.
-            joint *= np.divide(target, current, out=np.zeros_like(current), where=current > 0)
-        # Every table was within its tolerance before its update: check the sweep's end (which
-        # costs a sweep's marginals again) only then.
-        if worst <= 1.0 and _violation(joint, targets, tolerances) <= 1.0:
-            break
+    began = time.perf_counter()
+    joint = np.full(sizes, 1.0 / math.prod(sizes)) if start is None else _checked_start(sizes, start)
+    constraints = [(tuple(a for a in range(len(sizes)) if a not in axes),
+                    target.reshape([sizes[a] if a in axes else 1 for a in range(len(sizes))])) for axes, target in
+                   targets.items()]
+    scales = [tolerances[axes] for axes in targets]
+
+    def met(differences: list[np.ndarray]) -> bool:
+        # Each table's distance before its own update comes free; the sweep's end (which costs
+        # a sweep's marginals again) is checked only when all were within their tolerances.
+        worst = max(float(np.abs(difference).sum()) / scale for difference, scale in zip(differences, scales))
+        return worst <= 1.0 and _violation(joint, targets, tolerances) <= 1.0
+
+    sweeps = proportional_fit(joint, constraints, max_sweeps, met)
     total = float(joint.sum())
     if not total > 0.0:
         raise ValueError("marginals: the fit put no mass on any cell (tables that agree pairwise but whose zeros "
@@ -175,7 +160,7 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     # table's l1 distance to its tolerance, at most 1 when every table is fitted.
     violation = _violation(joint, targets, tolerances)
     status = Status.OPTIMAL if violation <= 1.0 else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     attempt = Attempt("ipf", status, f"largest l1 distance {violation:.3g} of its tolerance after {sweeps} sweeps",
                       seconds)
     stats = SolveStats.from_attempt(attempt, [attempt], iterations=sweeps, gap=violation, relative_gap=True,
@@ -183,17 +168,120 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     return MaximumEntropyResult(joint, tuple(targets), stats)
 
 
+@dataclass(frozen=True)
+class MaximumEntropy:
+    """The maximum-entropy estimator (:class:`~projmech.tables.Estimator`): :func:`fit_maximum_entropy`.
+
+    The measured tables are taken as exact (consistent tables, such as a projection's).
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    tol : float, default 1e-8
+        Each table's l1 tolerance.
+    max_sweeps : int, default 1000
+        Sweeps before stopping with ``iteration_limit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import MaximumEntropy, Measurement
+    >>> fit = MaximumEntropy((2, 2)).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> np.round(fit.joint, 6).tolist()
+    [[0.4, 0.4], [0.1, 0.1]]
+    """
+
+    sizes: tuple[int, ...]
+    tol: float = 1e-8
+    max_sweeps: int = DEFAULT_MAX_SWEEPS
+
+    def estimate(self, measurements: Sequence[Measurement], start: MaximumEntropyResult | None = None
+                 ) -> MaximumEntropyResult:
+        """The maximum-entropy distribution with the measured tables (repeated ones combined by precision).
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            Tables of one distribution, each summing to 1.
+        start : MaximumEntropyResult, optional
+            An earlier fit to some of the tables: the same fit, from its distribution.
+
+        Returns
+        -------
+        MaximumEntropyResult
+            The fitted distribution.
+        """
+        for measurement in measurements:
+            measurement.check(self.sizes)
+        tables, _ = combined(self.sizes, measurements)
+        return fit_maximum_entropy(self.sizes, dict(tables), tol=self.tol, max_sweeps=self.max_sweeps,
+                                   start=None if start is None else start.joint)
+
+
 def _marginal(joint: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    summed = tuple(a for a in range(joint.ndim) if a not in axes)
-    return joint.sum(axis=summed) if summed else joint
+    return project_table(joint, range(joint.ndim), axes)
+
+
+def proportional_fit(joint: np.ndarray, constraints: Sequence[tuple[tuple[int, ...], np.ndarray]], max_sweeps: int,
+                     done: Callable[[list[np.ndarray]], bool]) -> int:
+    """Iterative proportional fitting :cite:p:`DS40` of ``joint``, in place.
+
+    Each sweep scales ``joint`` so that its sum over each constraint's axes is the target; a cell
+    at 0 stays there.
+
+    Parameters
+    ----------
+    joint : numpy.ndarray
+        The starting distribution, updated in place.
+    constraints : sequence of (tuple of int, numpy.ndarray)
+        The axes summed out and the target, with length-1 axes for those summed.
+    max_sweeps : int
+        The most sweeps.
+    done : callable
+        ``done(differences)`` after each sweep, given each table's difference from its target
+        before its update; True stops.
+
+    Returns
+    -------
+    int
+        The sweeps run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import proportional_fit
+    >>> joint = np.full((2, 2), 0.25)
+    >>> proportional_fit(joint, [((1,), np.array([[0.8], [0.2]]))], 5, lambda d: True), joint.tolist()
+    (1, [[0.4, 0.4], [0.1, 0.1]])
+    """
+    sweeps = 0
+    while sweeps < max_sweeps:
+        sweeps += 1
+        differences = []
+        for axes, target in constraints:
+            current = joint.sum(axis=axes, keepdims=True)
+            differences.append(current - target)
+            joint *= np.divide(target, current, out=np.zeros_like(current), where=current > 0)
+        if done(differences):
+            break
+    return sweeps
 
 
 def _violation(joint: np.ndarray, targets: dict[tuple[int, ...], np.ndarray], tolerances: dict[tuple[int, ...], float]
                ) -> float:
-    """The largest ratio of the l1 distance between a table of ``joint`` and its target to the
-    table's tolerance."""
+    """The largest ratio of a table's l1 distance from its target to its tolerance."""
     return max(float(np.abs(_marginal(joint, axes) - target).sum()) / tolerances[axes]
                for axes, target in targets.items())
+
+
+def _checked_start(sizes: tuple[int, ...], start: Any) -> np.ndarray:
+    """A copy of ``start`` summing to 1, refused unless of shape ``sizes``, finite, non-negative, with mass."""
+    values = np.array(start, dtype=float)
+    if values.shape != sizes or not np.all(np.isfinite(values)) or np.any(values < 0) or not values.sum() > 0:
+        raise ValueError(f"start: expected a non-negative finite distribution of shape {sizes}, got shape "
+                         f"{values.shape}")
+    return values / values.sum()
 
 
 def _checked_tolerances(targets: dict[tuple[int, ...], np.ndarray], tol: Any) -> dict[tuple[int, ...], float]:
@@ -223,8 +311,7 @@ def _checked_sizes(sizes: Any, *, dense: bool = True) -> tuple[int, ...]:
 
 def _checked_marginals(sizes: tuple[int, ...], marginals: Any, *, distribution: bool = True
                        ) -> dict[tuple[int, ...], np.ndarray]:
-    """The tables, each of shape ``[sizes[a] for a in axes]`` (given so, or flat); with
-    ``distribution`` also non-negative and summing to 1 (noisy measurements need neither)."""
+    """The tables shaped ``[sizes[a] for a in axes]``; with ``distribution``, non-negative and summing to 1."""
     if not isinstance(marginals, dict):
         raise TypeError(f"marginals: expected a dict from axes to tables, got {type(marginals).__name__}")
     if not marginals:
@@ -252,15 +339,13 @@ def _checked_marginals(sizes: tuple[int, ...], marginals: Any, *, distribution: 
 
 
 def _check_agreement(targets: dict[tuple[int, ...], np.ndarray], tolerances: dict[tuple[int, ...], float]) -> None:
-    """Refuse two tables whose marginals on their shared axes are farther apart (l1) than their
-    two tolerances together: no distribution is within both (summing a table can only shorten
-    its l1 distance). Tables that agree pairwise and still belong to no distribution (a
-    frustrated cycle) are reported by the fit's status instead."""
+    """Refuse two tables farther apart (l1) on their shared axes than their tolerances together: no
+    distribution is within both. A frustrated cycle agreeing pairwise is left to the fit's status.
+    """
     for (first, one), (second, other) in itertools.combinations(targets.items(), 2):
         shared = tuple(a for a in first if a in second)
         if shared:
-            left = one.sum(axis=tuple(i for i, a in enumerate(first) if a not in shared))
-            right = other.sum(axis=tuple(i for i, a in enumerate(second) if a not in shared))
+            left, right = project_table(one, first, shared), project_table(other, second, shared)
             distance = float(np.abs(left - right).sum())
             if distance > tolerances[first] + tolerances[second] + 1e-12:
                 raise ValueError(f"marginals: the tables on axes {list(first)} and {list(second)} disagree on their "
@@ -270,13 +355,14 @@ def _check_agreement(targets: dict[tuple[int, ...], np.ndarray], tolerances: dic
 
 
 def total_correlation(table: np.ndarray) -> float:
-    """A distribution's Kullback–Leibler divergence from the product of its one-way tables (the
-    maximum-entropy table with those margins): for two attributes, their mutual information.
+    """A distribution's Kullback–Leibler divergence from the product of its one-way tables.
+
+    For two attributes, their mutual information.
 
     Parameters
     ----------
     table : numpy.ndarray
-        A distribution over a table's cells (non-negative, summing to 1), one axis per attribute.
+        A distribution, one axis per attribute.
 
     Returns
     -------

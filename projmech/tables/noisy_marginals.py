@@ -1,33 +1,14 @@
-"""A distribution fitted to noisy marginal tables, regularized by stopping early where an
-unbiased estimate of its risk is least.
+"""A distribution fitted to noisy marginal tables, stopped where an unbiased estimate of its risk is least.
 
-:func:`fit_noisy_marginals` runs entropic mirror descent (exponentiated gradient) from the
-uniform distribution on the weighted least-squares loss ``(1/2) sum_t ||mu_t(p) - y_t||^2 /
-sigma_t^2`` of the tables ``mu_t(p)`` of a distribution ``p`` against noisy measurements ``y_t``.
-Run to convergence it would reach the least-squares point of the marginal polytope, which fits
-the noise; stopped early, its iterates stay closer to uniform (each is a log-linear model on the
-measured tables, as the maximum-entropy fit's are) and their tables are less noisy. Which
-iterate to stop at is decided by Stein's unbiased risk estimate :cite:p:`Ste81` of each iterate's
-error on the measured tables, ``chi2 - N + 2 df``: ``chi2`` the weighted residual, ``N`` the
-measured cells and ``df`` the divergence of the fitted tables with respect to the measurements,
-estimated by a second path run from measurements perturbed by a small Gaussian step (Monte-Carlo
-SURE, :cite:p:`RBU08`). The path runs until the estimate has not fallen by more than a hundredth
-of a noise variance per measured cell for a quarter of the iterations it took to its last such
-fall, plus 50, and the iterate of least estimated risk is returned (the uniform distribution,
-iteration 0, among them). Derivation and measurements in the theory page
-:doc:`/theory/maximum_entropy`.
-
-On Adult's 7 attributes (the adaptive mechanism's measurements, 5 seeds each) the stopped
-iterate's error in AIM's metric was 0.0718 at epsilon 0.1, 0.0191 at 1 and 0.0040 at 10,
-against 0.0727, 0.0217 and 0.0048 for the certified least-squares projection's
-maximum-entropy fit (``benchmarks/README.md``).
-
-The marginals are computed through one tree of partial sums shared by all the tables (each
-attribute summed out once for every table that drops it first, the largest attributes first),
-so an iteration costs a few passes over the universe whatever the number of tables: 1.5 ms for
-the 41 tables of Adult's 121k cells, against 36 ms table by table. It works on the whole
-universe (a dense array of ``prod(sizes)`` cells): for small universes only
-(:data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS`).
+:func:`fit_noisy_marginals` runs entropic mirror descent from the uniform distribution on the
+precision-weighted squared residual of a distribution's tables against the measurements. Its
+iterates are log-linear models on the measured tables; run to convergence they would fit the
+noise, so the path is stopped at the iterate of least Stein's unbiased risk estimate
+:cite:p:`Ste81` (its divergence term by a second, perturbed path: Monte-Carlo SURE
+:cite:p:`RBU08`), or, with ``stop="gap"``, at the least-squares point certified by its
+Frank–Wolfe gap. Iterates are held over the universe (one tree of partial sums computes all
+tables) or by a junction tree of the tables. Derivation: :doc:`/theory/maximum_entropy`;
+measured errors and times: ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -35,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,13 +24,14 @@ import numpy as np
 
 from ..solve import Attempt, SolveResult, SolveStats, Status
 from ..validation import SEED, Options, check_positions, check_positive_int, check_positive_number, format_count
-from .junction_tree import JunctionTree, TreeTooLargeError, _spread, _sum_to
+from .junction_tree import JunctionTree, TreeTooLargeError
 from .maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, _checked_marginals, _checked_sizes, _JointMarginals
+from .measurement import Measurement, combined
+from .table import expand_table, project_table
 
-__all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
+__all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginals", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
 
-#: Default iterations before stopping with ``iteration_limit`` (on Adult's 7 attributes at epsilon
-#: 10 the least estimated risk came at 3,000-4,000 iterations, 20-30 s).
+#: Default iterations before stopping with ``iteration_limit``.
 DEFAULT_MAX_ITERATIONS = 20_000
 
 #: The path goes on past the last significant fall of the estimated risk for this share of the
@@ -58,17 +40,12 @@ _PATIENCE_SHARE = 0.25
 _PATIENCE_MIN = 50
 
 #: A fall of the estimated risk counts as significant above this share of a cell's noise
-#: variance per measured cell. Near the least-squares point, where cells creep towards 0 under
-#: the multiplicative updates, the estimate can fall by less forever (on a 4-attribute test run
-#: 20,000 iterations without stopping; on Adult at epsilon 0.1, seed 2, by 0.04 a cell over
-#: 4,800 iterations while the workload's error rose from 0.0685 to 0.0711): the tolerance stops
-#: there. A single perturbation's estimate of the divergence also varies by about
-#: ``2 sqrt(2 df) / N`` a cell, so such falls are not even resolved.
+#: variance per measured cell: near the least-squares point, where cells creep towards 0, the
+#: estimate can fall by less for ever, below what one perturbation resolves (``2 sqrt(2 df) / N``).
 _SIGNIFICANT = 0.01
 
 #: The perturbation of the second path, in standard deviations of each cell's noise: small
-#: enough for a finite difference of the smooth iterates (the divergence changed by under 1 %
-#: between 0.01 and 0.001 on Adult), large enough to stay far above rounding.
+#: enough for a finite difference of the smooth iterates, large enough to stay above rounding.
 _PERTURBATION = 0.01
 
 #: The slack, relative to the loss's excess over its linear model, of the step's acceptance test.
@@ -88,34 +65,26 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
     Parameters
     ----------
     joint : numpy.ndarray or None
-        The distribution, of shape ``sizes``, non-negative and summing to 1; None when it is
-        held by a junction tree (``tree``).
+        The distribution over the universe, or None when held by ``tree``.
     tables : tuple of tuple of int
         The axes of the tables it was fitted to, in the order given.
     risk : float or None
-        Stein's estimate of the returned iterate's mean squared error per measured cell, in
-        units of each cell's noise variance (1 would be the measurements' own). Unbiased for an
-        iterate fixed in advance; for the iterate chosen as its least it is optimistic, the more
-        so the noisier the measurements (it can be negative). None with ``stop="gap"``.
+        Stein's estimate of the returned iterate's mean squared error per measured cell, in units
+        of each cell's noise variance (optimistic for the least of the path; None with
+        ``stop="gap"``).
     chi2 : float
-        The returned iterate's weighted squared residual per measured cell.
+        The iterate's weighted squared residual per measured cell.
     degrees_of_freedom : float or None
-        The estimated divergence of its fitted tables in the measurements, per measured cell
-        (None with ``stop="gap"``).
+        The estimated divergence of its tables in the measurements, per measured cell.
     iterations_run : int
-        The iterations the path ran (``stats.iterations`` is the one returned, 0 for the
-        uniform distribution it starts from).
+        The iterations the path ran (``stats.iterations``: the one returned).
     stats : SolveStats
-        Solver ``"mirror_descent"``. With ``stop="risk"``: no certificate (``gap`` None),
-        ``status`` optimal when the path stopped by its rule (a quarter of the iterations, plus
-        50, past the last fall of the estimate by more than 0.01 a measured cell), else
-        ``iteration_limit``. With ``stop="gap"``: the Frank–Wolfe gap of the returned iterate
-        (a bound on its loss's excess over the least-squares point's), optimal when within its
-        tolerance.
+        Solver ``"mirror_descent"``: optimal when the path stopped by its rule (``stop="risk"``) or
+        its Frank–Wolfe gap met the tolerance (``stop="gap"``, ``gap`` set).
     tree : JunctionTree or None
-        The junction tree holding the distribution (``model="junction_tree"``), else None.
+        The junction tree holding the distribution, if any.
     beliefs : tuple of numpy.ndarray or None
-        Its calibrated clique tables, one per clique of ``tree``.
+        Its calibrated clique tables.
 
     Examples
     --------
@@ -137,8 +106,7 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
     beliefs: tuple[np.ndarray, ...] | None = None
 
     def _table(self, axes: tuple[int, ...]) -> np.ndarray:
-        """The table on ``axes`` (not yet checked): summed from the dense distribution, or read
-        through the junction tree."""
+        """The table on ``axes``, from the dense distribution or through the junction tree."""
         if self.joint is not None:
             return super()._table(axes)
         assert self.tree is not None and self.beliefs is not None
@@ -177,76 +145,55 @@ GAP_TOLERANCE = 1e-3
 
 def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma: float | dict[tuple[int, ...], float],
                         *, rng: Any = None, max_iterations: int = DEFAULT_MAX_ITERATIONS, model: str = "auto",
-                        stop: str = "risk", tol: float | None = None) -> NoisyMarginalsResult:
+                        stop: str = "risk", tol: float | None = None,
+                        start: NoisyMarginalsResult | None = None) -> NoisyMarginalsResult:
     """The distribution over ``prod(sizes)`` cells fitted to noisy tables, stopped early.
-
-    Entropic mirror descent from the uniform distribution on the tables' weighted squared
-    residual, returning the iterate of least Stein's unbiased risk estimate (see the module),
-    or, with ``stop="gap"``, the first iterate certified near the least-squares point of the
-    marginal polytope.
 
     Parameters
     ----------
     sizes : sequence of int
-        The attributes' sizes; with ``model="dense"`` their product must be at most
-        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS`, with ``model="junction_tree"``
-        the cliques' cells together (:class:`~projmech.tables.junction_tree.JunctionTree`).
+        The attributes' sizes (the universe, dense, or the junction tree's cliques hold at most
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells).
     marginals : dict
-        Maps increasing axis positions to a measured table of shape ``[sizes[a] for a in
-        axes]``: a distribution's table (summing to about 1) plus independent Gaussian noise.
-        Each set of axes once: combine repeated measurements of a table first (their
-        precision-weighted mean, whose variance is the inverse of the summed precisions).
+        Increasing axis positions to a measured table of shape ``[sizes[a] for a in axes]`` (a
+        distribution's table plus Gaussian noise), each set of axes once.
     sigma : float or dict
-        The standard deviation of each cell's noise: one for every table, or one for each (a
-        dict with the keys of ``marginals``).
+        The standard deviation of each cell's noise: one, or one per table.
     rng : numpy.random.Generator, int or None
-        Source of the perturbation of the second path (the risk estimate's only randomness).
+        Source of the second path's perturbation (the risk estimate's only randomness).
     max_iterations : int, default 20,000
         Iterations before stopping with ``iteration_limit``.
     model : {"auto", "dense", "junction_tree"}
-        How the iterates are held: an array over the universe, or the potentials and tables of
-        the cliques of a junction tree of the measured tables (every iterate is a log-linear
-        model on them, so the tree holds it exactly); ``"auto"``, dense where the universe
-        holds at most :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells. Both hold the
-        same iterates; rounding in the steps' test can make their steps part after many
-        iterations.
+        How the iterates are held; ``"auto"``, dense where the universe fits.
     stop : {"risk", "gap"}
-        ``"risk"``: the iterate of least estimated risk; ``"gap"``: run until the Frank–Wolfe
-        gap (computed exactly, by min-sum on the tree) is at most ``tol`` times the larger of
-        the loss's certified lower bound (the loss less the gap) and half the measured cells,
-        and return that iterate: the precision-weighted
-        projection onto the marginal polytope, its ties broken towards the maximum-entropy
-        distribution (the path's limit), as :func:`~projmech.bodies.project_to_hull` followed
-        by :func:`~projmech.tables.fit_maximum_entropy` gives it on small universes.
+        The iterate of least estimated risk, or the first whose Frank–Wolfe gap is within ``tol``
+        of the larger of the loss's lower bound and half the measured cells (the precision-weighted
+        projection onto the marginal polytope, ties broken towards maximum entropy).
     tol : float, optional
-        The gap's tolerance with ``stop="gap"`` (default :data:`GAP_TOLERANCE`); refused with
-        ``stop="risk"``.
+        The gap's tolerance with ``stop="gap"`` (default :data:`GAP_TOLERANCE`).
+    start : NoisyMarginalsResult, optional
+        With ``stop="gap"``, an earlier fit to some of the tables to start from (a junction tree's
+        cliques each inside one of this fit's, else uniform): the same point to the tolerance.
 
     Returns
     -------
     NoisyMarginalsResult
-        The iterate of least estimated risk among those run, or the certified one.
+        The chosen iterate.
 
     Raises
     ------
     TypeError
-        If ``marginals``, ``sigma``, ``model``, ``stop`` or ``tol`` has the wrong type, or
-        ``rng`` is not a Generator, int or None.
+        If ``marginals``, ``sigma``, ``model``, ``stop``, ``tol``, ``rng`` or ``start`` has the wrong
+        type.
     ValueError
-        If ``sizes`` is empty, holds a size below 1 or too many cells for the model (a
-        :class:`~projmech.tables.junction_tree.TreeTooLargeError` for the tree); if a
-        table has the wrong axes or shape or a non-finite cell; if a ``sigma`` is not positive
-        or its keys are not those of ``marginals``; if ``model`` or ``stop`` is unknown, or
-        ``tol`` is not positive or given with ``stop="risk"``.
+        If ``sizes`` or a table is invalid or too large for the model
+        (:class:`~projmech.tables.TreeTooLargeError` for the tree), a ``sigma`` is not positive, an
+        option is unknown, or ``tol`` or ``start`` is given with ``stop="risk"``.
     ArithmeticError
-        If a step cannot be made small enough to pass its acceptance test (not seen: a step
-        halved 200 times leaves the iterate unchanged, which passes).
+        If a step cannot be made small enough to pass its acceptance test.
 
     Examples
     --------
-    One noisy table on two attributes: the fit's table is closer to the truth than the
-    measurement is.
-
     >>> import numpy as np
     >>> from projmech.tables import fit_noisy_marginals
     >>> truth = np.array([[0.3, 0.2], [0.1, 0.4]])
@@ -259,6 +206,11 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     stop = Options(*STOPS).check("stop", stop)
     if tol is not None and stop == "risk":
         raise ValueError("tol: the gap's tolerance, only with stop='gap' (stop='risk' stops by its estimated risk)")
+    if start is not None and stop == "risk":
+        raise ValueError("start: only with stop='gap' (stop='risk' stops early on the path from the uniform "
+                         "distribution)")
+    if start is not None and not isinstance(start, NoisyMarginalsResult):
+        raise TypeError(f"start: expected a NoisyMarginalsResult, got {type(start).__name__}")
     tol = check_positive_number("tol", GAP_TOLERANCE if tol is None else tol)
     sizes = _checked_sizes(sizes, dense=False)
     targets = _checked_marginals(sizes, marginals, distribution=False)
@@ -266,10 +218,10 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     max_iterations = check_positive_int("max_iterations", max_iterations)
     generator = SEED.check("rng", rng)
     holder = _model(sizes, tuple(targets), model)
-    start = time.perf_counter()
+    began = time.perf_counter()
     cells = sum(target.size for target in targets.values())
     if stop == "gap":
-        return _fit_to_gap(holder, targets, sigmas, max_iterations, tol, cells, start)
+        return _fit_to_gap(holder, targets, sigmas, max_iterations, tol, cells, began, start)
     # Never returned as it is: the path yields at least one iterate.
     best: tuple[float, int, _Iterate | None, float, float] = (math.inf, 0, None, 0.0, 0.0)
     # The last iterate that lowered the estimate by more than _SIGNIFICANT a cell: the patience
@@ -289,7 +241,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     assert returned is not None
     bracketed = iteration >= (1.0 + _PATIENCE_SHARE) * anchored + _PATIENCE_MIN
     status = Status.OPTIMAL if bracketed else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     attempt = Attempt("mirror_descent", status,
                       f"least estimated risk {risk / cells:.4g} per cell at iteration {chosen} of {iteration}"
                       + ("" if bracketed else " (still falling at the iteration limit)"), seconds)
@@ -297,13 +249,75 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
     return _result(holder, returned, tuple(targets), risk / cells, chi2 / cells, degrees / cells, iteration, stats)
 
 
+@dataclass(frozen=True)
+class NoisyMarginals:
+    """The noisy-marginals estimator (:class:`~projmech.tables.Estimator`): :func:`fit_noisy_marginals`.
+
+    Repeated measurements of a table are combined by precision first.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    rng : numpy.random.Generator, int or None
+        Source of the risk estimate's perturbation.
+    model : {"auto", "dense", "junction_tree"}
+        How the fit holds the distribution.
+    stop : {"risk", "gap"}
+        The stopping rule (only ``"gap"`` takes a warm start).
+    tol : float, optional
+        The gap's tolerance with ``stop="gap"``.
+    max_iterations : int, default 20,000
+        Iterations before stopping with ``iteration_limit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import Measurement, NoisyMarginals
+    >>> fit = NoisyMarginals((2, 2), rng=0).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> np.round(fit.marginal((0,)), 2).tolist()
+    [0.8, 0.2]
+    """
+
+    sizes: tuple[int, ...]
+    rng: Any = None
+    model: str = "auto"
+    stop: str = "risk"
+    tol: float | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+
+    def estimate(self, measurements: Sequence[Measurement], start: NoisyMarginalsResult | None = None
+                 ) -> NoisyMarginalsResult:
+        """The fitted distribution.
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            At least one, of the tables' cells.
+        start : NoisyMarginalsResult, optional
+            An earlier fit (``stop="gap"`` only; see :func:`fit_noisy_marginals`).
+
+        Returns
+        -------
+        NoisyMarginalsResult
+            The fit.
+        """
+        if not measurements:
+            raise ValueError("measurements: need at least one")
+        for measurement in measurements:
+            measurement.check(self.sizes)
+        tables, sigmas = combined(self.sizes, measurements)
+        return fit_noisy_marginals(self.sizes, dict(tables), dict(sigmas), rng=self.rng, model=self.model,
+                                   stop=self.stop, tol=self.tol, max_iterations=self.max_iterations, start=start)
+
+
 def _fit_to_gap(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray],
                 sigmas: dict[tuple[int, ...], float], max_iterations: int, tol: float, cells: int,
-                start: float) -> NoisyMarginalsResult:
+                began: float, start: NoisyMarginalsResult | None) -> NoisyMarginalsResult:
     """The path run until its Frank–Wolfe gap is within ``tol`` (``stop="gap"``)."""
     scale = 0.5 * cells
     gap, threshold, iteration, main = math.inf, 0.0, 0, None
-    for iteration, main, _ in _path(holder, targets, sigmas, None):
+    for iteration, main, _ in _path(holder, targets, sigmas, None, start):
         # The gap bounds f(mu) - f*: <grad, mu> minus the least of <grad, vertex> over the
         # universe's elements (the marginal polytope's vertices).
         linear = sum(float((main.residuals[axes] * main.fitted[axes]).sum()) for axes in targets)
@@ -313,7 +327,7 @@ def _fit_to_gap(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.nd
             break
     assert main is not None
     status = Status.OPTIMAL if gap <= threshold else Status.ITERATION_LIMIT
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     attempt = Attempt("mirror_descent", status, f"Frank–Wolfe gap {gap:.4g} against {threshold:.4g} at iteration "
                       f"{iteration}", seconds)
     stats = SolveStats.from_attempt(attempt, [attempt], gap=gap, tolerance=threshold, iterations=iteration,
@@ -347,20 +361,18 @@ def _model(sizes: tuple[int, ...], tables: tuple[tuple[int, ...], ...], model: s
 
 def _path(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray],
           sigmas: dict[tuple[int, ...], float],
-          generator: np.random.Generator | None) -> Iterator[tuple[int, _Iterate, float]]:
-    """Entropic mirror descent from uniform on the weighted squared residual: yields, for every
-    iteration from 0 (the uniform distribution), the iterate and the Monte-Carlo estimate of its
-    fitted tables' divergence ``df`` (Stein's risk estimate is ``chi2 - N + 2 df``, ``chi2``
-    twice the iterate's loss), endlessly. Without ``generator`` no second path is run and
-    ``df`` is 0."""
+          generator: np.random.Generator | None, start: NoisyMarginalsResult | None = None
+          ) -> Iterator[tuple[int, _Iterate, float]]:
+    """Mirror descent from uniform (or ``start``): yields each iteration's iterate and the Monte-Carlo
+    estimate of its tables' divergence ``df`` (0 without ``generator``), endlessly.
+    """
     weights = {axes: 1.0 / sigmas[axes] ** 2 for axes in targets}
     directions = ({} if generator is None else
                   {axes: generator.standard_normal(target.shape) for axes, target in targets.items()})
     perturbed = {axes: target + _PERTURBATION * sigmas[axes] * directions[axes]
                  for axes, target in targets.items() if axes in directions}
 
-    # Sums of products rather than np.vdot throughout: vdot's BLAS threads made the fit 3 times
-    # slower on a loaded 2-core machine (12.6 s against 4.0 s on Adult at epsilon 1).
+    # Sums of products rather than np.vdot: vdot's BLAS threads slow the fit on a loaded machine.
     def at(state: Any, measured: dict[tuple[int, ...], np.ndarray]) -> _Iterate:
         fitted = holder.fitted(state)
         loss, residuals = 0.0, {}
@@ -370,7 +382,7 @@ def _path(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray]
             residuals[axes] = weights[axes] * residual
         return _Iterate(holder, state, loss, fitted, residuals)
 
-    main = at(holder.uniform(), targets)
+    main = at(holder.uniform() if start is None else holder.started(start), targets)
     # The path from the perturbed measurements, taking the same steps.
     shadow = at(main.state, perturbed) if perturbed else None
     yield 0, main, 0.0  # uniform whatever the measurements: no divergence
@@ -405,9 +417,7 @@ def _path(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray]
 
 
 class _Iterate:
-    """A point of a path: its state in the model, its loss and tables, and its gradient,
-    computed only when a step is taken from it (a step the test refuses never needs its own:
-    about a third of the steps tried on Adult)."""
+    """A point of a path: its state, loss and tables; its gradient computed only when a step is taken."""
 
     def __init__(self, holder: _Dense | _Factored, state: Any, loss: float, fitted: dict[tuple[int, ...], np.ndarray],
                  residuals: dict[tuple[int, ...], np.ndarray]) -> None:
@@ -428,16 +438,10 @@ class _Iterate:
         return self.holder.step(self.state, self.gradient, step)
 
     def below_model_of(self, previous: _Iterate, step: float, weights: dict[tuple[int, ...], float]) -> bool:
-        """Whether this step from ``previous`` keeps the loss below its linear model plus
-        KL(this || previous) / step: relative smoothness in the entropy's geometry, the step's
-        acceptance test. The loss is quadratic in the tables, so its excess over the linear
-        model is exactly ``(1/2) sum_t w_t ||mu_t(this) - mu_t(previous)||^2``: compared so,
-        not as a difference of losses, whose rounding (a part of the loss no step can remove,
-        such as counts given for fractions) let every step pass and the perturbed path
-        oscillate. The divergence can come out slightly negative by rounding (held at 0). A step
-        that moves no cell's logarithm by more than 1e-10 passes: both sides are then rounding
-        (the fitted tables' differences and the divergence alike), and the test would halve it
-        for ever."""
+        """The step's acceptance test (relative smoothness in the entropy's geometry): the loss's excess
+        over its linear model, exactly ``(1/2) sum_t w_t ||mu_t(this) - mu_t(previous)||^2``, at most
+        KL(this || previous) / step; a step moving no log-cell by over 1e-10 passes.
+        """
         if step * previous.spread <= _NEGLIGIBLE_MOVE:
             return True
         excess = 0.5 * sum(weight * float(((self.fitted[axes] - previous.fitted[axes]) ** 2).sum())
@@ -453,9 +457,7 @@ class _DenseState:
 
 
 class _Dense:
-    """Iterates held over the whole universe: the distribution and its logarithm (a step is
-    exact in the logarithms, never overflowing, and a cell that underflows to 0 in the iterate
-    can return)."""
+    """Iterates held over the whole universe: the distribution and its logarithm."""
 
     def __init__(self, sizes: tuple[int, ...], tables: tuple[tuple[int, ...], ...]) -> None:
         self.sizes, self.tree = sizes, _MarginalTree(sizes, tables)
@@ -463,6 +465,15 @@ class _Dense:
     def uniform(self) -> _DenseState:
         joint = np.full(self.sizes, 1.0 / math.prod(self.sizes))
         return _DenseState(joint, np.log(joint))
+
+    def started(self, result: NoisyMarginalsResult) -> _DenseState:
+        """The state of an earlier fit's distribution (uniform unless dense over this universe)."""
+        if result.joint is None or result.joint.shape != self.sizes:
+            return self.uniform()
+        log = np.log(np.maximum(result.joint, np.finfo(float).tiny))
+        joint = np.exp(log - log.max())
+        total = float(joint.sum())
+        return _DenseState(joint / total, log - log.max() - math.log(total))
 
     def fitted(self, state: _DenseState) -> dict[tuple[int, ...], np.ndarray]:
         return self.tree.marginals(state.joint)
@@ -510,20 +521,39 @@ class _Factored:
     def uniform(self) -> _FactoredState:
         return self._state([np.zeros(self.tree.shape(i)) for i in range(len(self.tree.cliques))])
 
+    def started(self, result: NoisyMarginalsResult) -> _FactoredState:
+        """An earlier tree fit's potentials (each clique's table over its separator's), else uniform."""
+        old = result.tree
+        potentials = [np.zeros(self.tree.shape(i)) for i in range(len(self.tree.cliques))]
+        if old is None or result.beliefs is None or old.sizes != self.tree.sizes:
+            return self._state(potentials)
+        for index, clique in enumerate(old.cliques):
+            home = self.tree._holding(clique)
+            if home is None:
+                return self._state([np.zeros(self.tree.shape(i)) for i in range(len(self.tree.cliques))])
+            with np.errstate(divide="ignore"):
+                theta = np.log(np.maximum(result.beliefs[index], np.finfo(float).tiny))
+                separator = old.separator[index]
+                if separator:
+                    theta = theta - expand_table(np.log(np.maximum(project_table(
+                        result.beliefs[index], clique, separator), np.finfo(float).tiny)), separator, clique)
+            potentials[home] = potentials[home] + expand_table(theta, clique, self.tree.cliques[home])
+        return self._state([theta - theta.max() for theta in potentials])
+
     def _state(self, potentials: list[np.ndarray]) -> _FactoredState:
         logs, _ = self.tree.calibrate(potentials, log=True)
         return _FactoredState(potentials, logs, [np.exp(log) for log in logs])
 
     def fitted(self, state: _FactoredState) -> dict[tuple[int, ...], np.ndarray]:
         cliques = self.tree.cliques
-        return {table: _sum_to(state.beliefs[index], cliques[index], table) for table, index in self.home.items()}
+        return {table: project_table(state.beliefs[index], cliques[index], table) for table, index in self.home.items()}
 
     def gradient(self, residuals: dict[tuple[int, ...], np.ndarray]) -> dict[int, np.ndarray]:
         """Each clique's share: the weighted residuals of the tables living in it, broadcast."""
         per_clique: dict[int, np.ndarray] = {}
         for table, residual in residuals.items():
             index = self.home[table]
-            spread = _spread(residual, table, self.tree.cliques[index])
+            spread = expand_table(residual, table, self.tree.cliques[index])
             per_clique[index] = per_clique[index] + spread if index in per_clique else spread
         return per_clique
 
@@ -547,13 +577,9 @@ class _Factored:
 
 
 class _MarginalTree:
-    """The tables of a distribution through one tree of partial sums.
-
-    A node is a set of kept axes; its parent keeps one more, the axis its tables drop last, in
-    the order "largest attribute first". Every table's chain from the whole universe then drops
-    its largest missing attributes first, and chains that share their first drops share their
-    sums: the passes over the universe are one per distinct first-dropped attribute (4 for
-    Adult's 41 measured tables on 7 attributes)."""
+    """The tables of a distribution through one tree of partial sums: each node drops the largest
+    attribute its tables lack, so tables sharing their first drops share their sums.
+    """
 
     def __init__(self, sizes: tuple[int, ...], tables: tuple[tuple[int, ...], ...]) -> None:
         self.sizes = sizes
@@ -579,10 +605,7 @@ class _MarginalTree:
         return values
 
     def adjoint(self, tables: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
-        """The sum over ``tables`` of each table broadcast to the universe: the gradient of a
-        function of the marginals, given its gradient with respect to each. Partial sums keep a
-        length-1 axis for each attribute none of their tables has (broadcast, not copied), so
-        only the universe-sized result is written in full."""
+        """The sum of ``tables`` each broadcast to the universe (a gradient through the marginals)."""
         pending: dict[tuple[int, ...], np.ndarray] = dict(tables)
         for node in reversed(self.order):
             if node not in pending:

@@ -220,23 +220,15 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
     Raises
     ------
     TypeError
-        For a ``domain`` that is not a Domain, both or neither of ``way`` and ``ways``, a
-        ``ways`` that is not a sequence of ints, a ``way`` or ``max_entries`` that is not an
-        int, an ``implicit`` that is not a bool.
+        For an argument of the wrong type, or both or neither of ``way`` and ``ways``.
     ValueError
-        For a size above the number of attributes (or a ``way`` below 1), sizes in ``ways``
-        that are not distinct and increasing, or an explicit matrix above ``max_entries``
-        stored entries.
+        For a size outside its range, ``ways`` not distinct and increasing, or an explicit
+        matrix above ``max_entries`` stored entries.
 
     See Also
     --------
     range_marginals : prefix or range blocks on ordinal attributes.
     table_terms : a workload as a union of tables.
-
-    References
-    ----------
-    :cite:t:`DNT15` (releasing marginals); :cite:t:`NTZ13` (the projection mechanism's error
-    on them).
 
     Examples
     --------
@@ -315,15 +307,9 @@ def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, impl
     Raises
     ------
     TypeError
-        For a ``domain`` that is not a Domain, a ``ranges`` that is not a mapping, a ``way``
-        that is not an int, an ``implicit`` that is not a bool.
+        For an argument of the wrong type.
     ValueError
-        For an unknown block name, an attribute the domain does not have, a ``way`` below 1 or
-        above the number of attributes.
-
-    References
-    ----------
-    :cite:t:`MMHM18` (the HDMM workload families).
+        For an unknown block or attribute, or a ``way`` outside 1 to the number of attributes.
 
     Examples
     --------

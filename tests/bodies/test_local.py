@@ -13,8 +13,10 @@ import pytest
 import projmech as pm
 from oracles import clarabel_solve, marginal_tables_workload
 from projmech.bodies import local as local_module
+from projmech.bodies import local_layout
 from projmech.bodies.body import Local, choose_body
 from projmech.bodies.local import LocalError, local_tables, project_to_local
+from projmech.tables import is_acyclic
 from projmech.workloads import identity, kron, stack, total
 
 
@@ -158,7 +160,7 @@ def test_on_cyclic_tables_the_local_polytope_is_a_strict_relaxation():
     ([(0, 1, 2), (0, 1), (1, 2), (0, 2)], True),  # the 2-way tables lie inside the 3-way one
 ])
 def test_acyclicity_follows_the_graham_reduction(subsets, acyclic):
-    assert local_module._acyclic(subsets) is acyclic
+    assert is_acyclic(subsets) is acyclic
 
 
 def test_workloads_without_marginal_tables_are_refused_with_the_reason():
@@ -180,7 +182,7 @@ def test_workloads_without_marginal_tables_are_refused_with_the_reason():
 
 
 def test_too_many_cells_are_refused_before_anything_is_built(monkeypatch):
-    monkeypatch.setattr(local_module, "LOCAL_MAX_CELLS", 100)
+    monkeypatch.setattr(local_layout, "LOCAL_MAX_CELLS", 100)
     workload = pm.marginals(pm.Domain(["a", "b", "c"], [5, 5, 5]), 2)  # 75 cells: taken
     assert not isinstance(local_tables(workload), str)
     workload = pm.marginals(pm.Domain(["a", "b", "c", "d"], [5, 5, 5, 5]), 2)  # 150 cells

@@ -1,5 +1,6 @@
-"""The adaptive mechanism's estimators: a model of the data from its noisy tables (read off by each round and
-by the final release)."""
+"""The adaptive mechanism's estimators: models of the data from its noisy tables, read by each
+round and by the final release (theory page :doc:`/theory/maximum_entropy`).
+"""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...bodies.hull import ProjectionError, ProjectionResult, project_to_hull
-from ...bodies.local import LocalError, LocalResult, project_to_local
+from ...bodies.local import LocalProjection, LocalResult
 from ...tables.junction_tree import MARGINAL_MAX_CELLS, JunctionTree
 from ...tables.maximum_entropy import (
     MAXIMUM_ENTROPY_MAX_CELLS,
     MaximumEntropyResult,
     fit_maximum_entropy,
+    proportional_fit,
     total_correlation,
 )
+from ...tables.measurement import Measurement, combined
 from ...tables.noisy_marginals import NoisyMarginalsResult, fit_noisy_marginals
+from ...tables.table import maximal_sets, project_table
 from ...validation import check_positions
 from ...workloads import Workload, kron, stack, total
 
@@ -39,45 +43,18 @@ _MASS_FLOOR = 1e-9
 #: of its own noise (``sqrt(2/pi) sigma`` a cell) of the projection's table.
 _JOINT_FIT_SHARE = 0.1
 
-@dataclass(frozen=True, eq=False)
-class Measurement:
-    """One noisy table.
-
-    Parameters
-    ----------
-    attributes : tuple of int
-        The table's attributes, increasing domain positions.
-    values : numpy.ndarray
-        Its noisy cells as fractions of the public size, row-major over the attributes.
-    sigma : float
-        The standard deviation of their noise (as a fraction of the public size).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from projmech.mechanisms.adaptive import Measurement
-    >>> Measurement((0,), np.array([0.6, 0.4]), 0.01).attributes
-    (0,)
-    """
-
-    attributes: tuple[int, ...]
-    values: np.ndarray
-    sigma: float
-
-
-
 def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
                       ) -> tuple[Workload, np.ndarray]:
-    """The measured tables as one workload, each table's queries weighted by ``1/sigma``, and the
-    measurements weighted alike: the pair :func:`estimate_tables` projects (and
-    :func:`~projmech.synthetic.synthetic_data` takes beside its result).
+    """The measured tables as one workload, each table's queries and value weighted by ``1/sigma``.
+
+    What :func:`~projmech.synthetic.synthetic_data` checks the rows of the local projection against.
 
     Parameters
     ----------
     sizes : tuple of int
         The domain's attribute sizes.
     measurements : sequence of Measurement
-        At least one.
+        At least one, of the tables' cells.
 
     Returns
     -------
@@ -96,7 +73,9 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
         raise ValueError("measurements: need at least one")
     blocks, targets = [], []
     for measurement in measurements:
-        _check_measurement(sizes, measurement)
+        measurement.check(sizes)
+        if not measurement.is_identity:
+            raise ValueError(f"measurements: the one on {measurement.attributes} measures a query, not the cells")
         weight = 1.0 / measurement.sigma
         first = min(measurement.attributes)
         factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
@@ -106,31 +85,13 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
     return (blocks[0] if len(blocks) == 1 else stack(blocks)), np.concatenate(targets)
 
 
-def _check_measurement(sizes: tuple[int, ...], measurement: Measurement) -> None:
-    """Refuse a measurement whose attributes are not increasing positions of ``sizes``, whose
-    values are not one per cell of its table, or whose sigma is not positive and finite."""
-    attributes = tuple(measurement.attributes)
-    if not attributes or any(not 0 <= a < len(sizes) for a in attributes) or \
-            any(b <= a for a, b in zip(attributes, attributes[1:])):
-        raise ValueError(f"measurements: attributes {attributes} must be increasing positions in "
-                         f"0..{len(sizes) - 1} (the values are read row-major over them)")
-    cells = math.prod(sizes[a] for a in attributes)
-    if np.shape(measurement.values) != (cells,):
-        raise ValueError(f"measurements: the table on {attributes} has {cells} cells, its values have shape "
-                         f"{np.shape(measurement.values)}")
-    if not (math.isfinite(measurement.sigma) and measurement.sigma > 0):
-        raise ValueError(f"measurements: sigma must be positive and finite, got {measurement.sigma}")
+def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
+                    start: LocalResult | None = None) -> LocalResult:
+    """Project the measurements onto the local polytope of their tables, weighted by precision.
 
-
-def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
-                    ) -> LocalResult:
-    """Project the measurements onto the local polytope of the tables they measure, each
-    weighted by its precision: ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent,
-    non-negative tables that sum to 1.
-
-    A projection stopped before its certificate met the tolerance still gives consistent,
-    non-negative tables (:class:`~projmech.bodies.LocalError`'s ``best``): they are used, and
-    their status says so.
+    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent, non-negative tables summing to
+    1 (:class:`~projmech.bodies.local.LocalProjection`); a projection stopped short of its
+    tolerance still gives such tables, and its status says so.
 
     Parameters
     ----------
@@ -138,6 +99,8 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
         The domain's attribute sizes.
     measurements : sequence of Measurement
         At least one.
+    start : LocalResult, optional
+        The estimate from some of the measurements (the previous round's) to start from.
 
     Returns
     -------
@@ -153,24 +116,17 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
     >>> np.round(result.marginal((0,)), 6).tolist()
     [0.6, 0.4]
     """
-    workload, targets = measured_workload(sizes, measurements)
-    # After weighting, every target's noise has standard deviation 1: the tolerance's scale.
-    try:
-        return project_to_local(workload, targets, noise_scale=1.0)
-    except LocalError as error:
-        assert isinstance(error.best, LocalResult)
-        return error.best
+    return LocalProjection(tuple(sizes)).estimate(measurements, start=start)
 
 
 def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tuple[int, ...], *,
                    start: np.ndarray | None = None) -> np.ndarray:
-    """The estimate of the table on ``attributes`` (sorted positions): summed from a projected
-    table that contains it, else the table agreeing with the projection on its largest measured
-    sub-tables that is nearest ``start`` in Kullback–Leibler divergence (the maximum-entropy one
-    from the uniform table), by iterative proportional fitting from ``start`` (at most 50 sweeps).
-    Sub-tables that agree pairwise but are no distribution's (a cycle of them) have no such
-    table; where their zeros would leave no cell with mass, they are raised by a uniform share of
-    10^-9 and the fit returns its last sweep.
+    """The estimate of the table on some attributes from the projected tables.
+
+    Summed from a projected table containing it, else fitted by iterative proportional fitting from
+    ``start`` (default uniform; at most 50 sweeps) to its largest measured parts: the table nearest
+    ``start`` in Kullback–Leibler divergence that agrees with them. Parts that are no
+    distribution's and leave no cell with mass are raised by a uniform share of 10^-9 first.
 
     Parameters
     ----------
@@ -181,10 +137,7 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     sizes : tuple of int
         The domain's attribute sizes.
     start : numpy.ndarray, optional
-        Where the fitting starts for a table no projected table contains: positive cells of the
-        table's shape (default uniform). The final tables estimate starts from the
-        decomposable model of an acyclic set of the projected tables
-        (:meth:`AdaptiveRun.table`), which carries dependence along them.
+        Positive cells of the table's shape to fit from.
 
     Returns
     -------
@@ -200,8 +153,6 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
 
     Examples
     --------
-    Two independent measured one-way tables give their product:
-
     >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
     >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
@@ -210,9 +161,8 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     [[0.4, 0.4], [0.1, 0.1]]
     """
     def summed(table: tuple[int, ...], part: tuple[int, ...]) -> np.ndarray:
-        """The projected ``table`` summed down to the attributes ``part`` (in it)."""
-        axes = tuple(axis for axis, a in enumerate(table) if a not in part)
-        return estimate.marginal(table).sum(axis=axes) if axes else estimate.marginal(table)
+        """The projected ``table`` summed down to ``part``."""
+        return project_table(estimate.marginal(table), table, part)
 
     shape = tuple(sizes[a] for a in attributes)
     if start is not None:
@@ -229,7 +179,7 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
             return summed(table, attributes)
     # The largest parts of the table the measured tables cover, each with its projected marginal.
     parts = {tuple(a for a in attributes if a in table) for table in estimate.tables}
-    parts = {part for part in parts if part and not any(set(part) < set(other) for other in parts)}
+    parts = {part for part in maximal_sets(parts) if part}
     constraints = []
     for part in sorted(parts):
         target = summed(next(table for table in estimate.tables if set(part) <= set(table)), part)
@@ -238,46 +188,28 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     first = np.full(shape, 1.0 / math.prod(shape)) if start is None else start / start.sum()
     fitted = _proportional_fit(first.copy(), constraints)
     if not fitted.sum() > 0:
-        # Parts that are consistent pairwise but are no distribution's, with zeros (a cycle of
-        # tables each forcing zeros where another needs mass), leave no cell with mass: fit
-        # instead parts raised by a uniform share of 10^-9, which keeps every cell positive.
+        # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
+        # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
+        # raised by a uniform share of 10^-9, which keeps every cell positive.
         fitted = _proportional_fit(first, [(keep, target + _MASS_FLOOR / target.size) for keep, target in constraints])
     return fitted / fitted.sum()
 
 
 def _proportional_fit(fitted: np.ndarray, constraints: list[tuple[tuple[int, ...], np.ndarray]]) -> np.ndarray:
-    """Iterative proportional fitting of ``fitted`` (in place) to tables summed over the
-    ``keep`` axes, for at most :data:`_FIT_SWEEPS` sweeps or until no table is off by more than
-    :data:`_FIT_TOLERANCE`."""
-    for _ in range(_FIT_SWEEPS):
-        change = 0.0
-        for keep, target in constraints:
-            current = fitted.sum(axis=keep, keepdims=True)
-            ratio = np.divide(target, current, out=np.zeros_like(current), where=current > 0)
-            fitted *= ratio
-            change = max(change, float(np.max(np.abs(current - target))))
-        if change <= _FIT_TOLERANCE:
-            break
+    """Proportional fitting of ``fitted`` in place, until no table is off by over :data:`_FIT_TOLERANCE`."""
+    proportional_fit(fitted, constraints, _FIT_SWEEPS, lambda differences: max(
+        (float(np.max(np.abs(difference))) for difference in differences), default=0.0) <= _FIT_TOLERANCE)
     return fitted
 
 
 class DecomposableModel:
-    """The decomposable model of an acyclic set of the projected tables, from which the tables
-    estimate completes the tables no measured one contains (the theory page *One distribution
-    from noisy tables*, last section).
+    """The decomposable model of an acyclic set of the projected tables, where completions start.
 
-    Completing a table from the uniform table keeps only the dependence its own measured parts
-    carry; starting from this model adds what chains of measured tables imply between its
-    attributes, as AIM's graphical model does, without fitting anything: on an acyclic set the
-    local polytope is the marginal polytope, so the local projection's tables are the
-    marginals of one distribution, the one with those tables and no other dependence (their
-    product over their separators' along a junction tree). The maximal measured tables are
-    taken greedily, most dependent first (the total correlation: a table's Kullback–Leibler
-    divergence from the product of its one-way tables), each while the junction tree of those
-    taken needs no clique beyond them (a sufficient test of acyclicity: the tree's elimination
-    can add a clique to an acyclic set, which then goes without that table). On Adult's 10
-    attributes at epsilon 10 it took the unmeasured tables' mean error from 0.0666 to 0.0645
-    (seed 0; ``benchmarks/README.md``).
+    Starting from it carries what chains of measured tables imply between attributes, as AIM's
+    graphical model does, without fitting: on an acyclic set the local polytope is the marginal
+    polytope, so the projected tables are one distribution's (their product over their separators'
+    along a junction tree). The maximal tables are taken most dependent first (total correlation),
+    each while the junction tree of those taken needs no other clique.
 
     Parameters
     ----------
@@ -289,12 +221,11 @@ class DecomposableModel:
     Attributes
     ----------
     tables : tuple of tuple of int
-        The measured tables the model was built on, in the order taken.
+        The tables the model was built on, in the order taken.
     tree : JunctionTree
-        Their junction tree (an attribute in none of them is a clique alone).
+        Their junction tree.
     beliefs : list of numpy.ndarray
-        The tree's clique tables: the projected tables (an attribute alone, its projected
-        one-way table, uniform if never measured).
+        The tree's clique tables.
 
     Raises
     ------
@@ -305,8 +236,7 @@ class DecomposableModel:
 
     Examples
     --------
-    A chain measured by its two pairs: the model gives the chain's dependence between its ends,
-    which the uniform start leaves out.
+    A chain measured by its two pairs: the model carries the dependence between its ends.
 
     >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import DecomposableModel, Measurement, estimate_tables, table_estimate
@@ -327,8 +257,7 @@ class DecomposableModel:
                     estimate.marginal(table).shape != tuple(self.sizes[a] for a in table):
                 raise ValueError(f"sizes: {list(self.sizes)} are not the sizes of the estimate's table on "
                                  f"{list(table)} (shape {estimate.marginal(table).shape})")
-        measured = [set(table) for table in estimate.tables]
-        maximal = [table for table in estimate.tables if not any(set(table) < other for other in measured)]
+        maximal = maximal_sets(estimate.tables)
         dependence = {table: total_correlation(_distribution(estimate.marginal(table))) for table in maximal}
         taken: list[tuple[int, ...]] = []
         for table in sorted(maximal, key=lambda t: (-dependence[t], t)):
@@ -340,16 +269,16 @@ class DecomposableModel:
         self.beliefs = [table_estimate(estimate, clique, self.sizes) for clique in self.tree.cliques]
 
     def complete(self, attributes: tuple[int, ...]) -> np.ndarray:
-        """The tables estimate's table on some attributes: summed from a projected table that
-        contains it, else :func:`table_estimate` started from the model's table, every cell
-        raised by 10^-9 of a uniform cell (from the uniform table for a table of more than
-        :data:`~projmech.tables.junction_tree.MARGINAL_MAX_CELLS` cells, which the tree does not
-        compute).
+        """The tables estimate's table on some attributes.
+
+        Summed from a projected table containing it, else :func:`table_estimate` started from the
+        model's table (every cell raised by 10^-9 of a uniform cell; from uniform beyond
+        :data:`~projmech.tables.junction_tree.MARGINAL_MAX_CELLS` cells).
 
         Parameters
         ----------
         attributes : tuple of int
-            The table's attributes: domain positions, in increasing order.
+            Increasing domain positions.
 
         Returns
         -------
@@ -380,22 +309,18 @@ def _distribution(table: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class JointEstimate:
-    """One distribution over the universe of the measured attributes, from the measurements
-    (:func:`estimate_joint` builds it).
+    """One distribution over the universe of the measured attributes (:func:`estimate_joint` builds it).
 
     Parameters
     ----------
     attributes : tuple of int
         The domain positions of the distribution's axes, increasing.
     projection : ProjectionResult or None
-        For :func:`estimate_joint`, the measurements, each weighted by its precision, projected
-        onto the marginal polytope of the measured tables (``K_Q``): its status and certified
-        gap are in ``stats``. None for :func:`estimate_regularized_joint`.
+        The precision-weighted projection onto the marginal polytope (:func:`estimate_joint`), or
+        None (:func:`estimate_regularized_joint`).
     fit : MaximumEntropyResult or NoisyMarginalsResult
-        The distribution: the maximum-entropy one with the projection's measured tables (its
-        status and the largest l1 distance of a fitted table from the projection's are in
-        ``stats``), or the measurements' regularized fit (its status says whether the stopping
-        rule was met; its estimated risk is ``fit.risk``).
+        The distribution: the maximum-entropy one with the projection's tables, or the
+        measurements' regularized fit.
 
     Examples
     --------
@@ -431,23 +356,19 @@ class JointEstimate:
 
 def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
                    ) -> JointEstimate:
-    """Project the measurements onto the marginal polytope of the tables they measure, then fit
-    the maximum-entropy distribution with the projection's tables.
+    """Project the measurements onto the marginal polytope, then fit the maximum-entropy distribution.
 
-    The projection solves ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over the tables of
-    every distribution (:func:`~projmech.bodies.project_to_hull`, certified by its Frank–Wolfe
-    gap; a projection stopped early at its iteration limit is used, its status says so). Its
-    measured tables are one distribution's, so the fit
-    (:func:`~projmech.tables.fit_maximum_entropy`) converges to them; it stops when each is within
-    a tenth of its noise's expected l1 norm, or at its sweep limit, which its status reports
-    (where the projection's tables force many cells to zero the convergence is slow).
+    The projection (:func:`~projmech.bodies.project_to_hull`, certified by its Frank–Wolfe gap;
+    used at its iteration limit too) gives one distribution's tables, which
+    :func:`~projmech.tables.fit_maximum_entropy` meets to a tenth of each table's expected noise
+    (l1) or reports its sweep limit.
 
     Parameters
     ----------
     sizes : tuple of int
         The domain's attribute sizes.
     measurements : sequence of Measurement
-        At least one; the universe of the attributes they measure must hold at most
+        At least one; their attributes' universe holds at most
         :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
 
     Returns
@@ -458,15 +379,12 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
     Raises
     ------
     ValueError
-        If there are no measurements, or as :func:`measured_workload` and
-        :func:`~projmech.tables.fit_maximum_entropy` raise.
+        If there are no measurements, or as :func:`measured_workload` and the fit raise.
     ProjectionError
         If the projection found no feasible point at all.
 
     Examples
     --------
-    Two measured one-way tables give their product, as :func:`table_estimate` does:
-
     >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, estimate_joint
     >>> joint = estimate_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
@@ -489,8 +407,7 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
     tables: dict[tuple[int, ...], np.ndarray] = {}
     tolerances: dict[tuple[int, ...], float] = {}
     for m in on_axes:
-        summed = tuple(axis for axis in range(len(axes_sizes)) if axis not in m.attributes)
-        tables[m.attributes] = witness.sum(axis=summed) if summed else witness
+        tables[m.attributes] = project_table(witness, range(len(axes_sizes)), m.attributes)
         # A table measured again is held to its least noisy measurement's share.
         share = _JOINT_FIT_SHARE * math.sqrt(2.0 / math.pi) * m.sigma * m.values.size
         tolerances[m.attributes] = min(share, tolerances.get(m.attributes, math.inf))
@@ -499,33 +416,22 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
 
 def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement],
                                *, rng: np.random.Generator | int | None = None, model: str = "auto") -> JointEstimate:
-    """Fit one distribution to the measurements, regularized by stopping early where Stein's
-    unbiased estimate of its risk is least (:func:`~projmech.tables.fit_noisy_marginals`).
+    """Fit one distribution to the measurements, stopped where Stein's unbiased risk estimate is least.
 
-    Repeated measurements of a table are combined first (their precision-weighted mean). The
-    fit runs entropic mirror descent from the uniform distribution on the measurements'
-    precision-weighted squared residual; its iterates are log-linear models on the measured
-    tables, like the maximum-entropy fit's, and the one returned is where the estimated error
-    on the measured tables is least, before the path fits their noise. On Adult's 7 attributes
-    it was 1, 12 and 17 % below :func:`estimate_joint`'s error at epsilon 0.1, 1 and 10
-    (``benchmarks/README.md``).
+    Repeated measurements of a table are combined by precision first; then
+    :func:`~projmech.tables.fit_noisy_marginals` (results in ``benchmarks/README.md``).
 
     Parameters
     ----------
     sizes : tuple of int
         The domain's attribute sizes.
     measurements : sequence of Measurement
-        At least one; the universe of the attributes they measure (``model="dense"``) or the
-        junction tree of their tables must hold at most
+        At least one; their universe (dense) or junction tree holds at most
         :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
     rng : numpy.random.Generator, int or None
-        Source of the risk estimate's perturbation (public randomness: the estimate stays a
-        function of the published measurements and of it).
+        Source of the risk estimate's perturbation (public randomness).
     model : {"auto", "dense", "junction_tree"}
-        How the fit holds the distribution (:func:`~projmech.tables.fit_noisy_marginals`): over
-        the universe of the measured attributes, or by a junction tree of the measured tables
-        (the same path; beyond :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells the only
-        one); ``"auto"``, dense where the universe fits.
+        How the fit holds the distribution.
 
     Returns
     -------
@@ -535,9 +441,8 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     Raises
     ------
     ValueError
-        If there are no measurements, their attributes are not positions of ``sizes``, or their
-        universe (dense) or junction tree is too large
-        (:class:`~projmech.tables.TreeTooLargeError`).
+        If there are no measurements, they do not fit ``sizes``, or the universe or junction tree is
+        too large (:class:`~projmech.tables.TreeTooLargeError`).
 
     Examples
     --------
@@ -555,28 +460,18 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
 
 def _combined(sizes: tuple[int, ...], measurements: list[Measurement]
               ) -> tuple[dict[tuple[int, ...], np.ndarray], dict[tuple[int, ...], float]]:
-    """Each measured table once: its measurements' precision-weighted mean and that mean's
-    standard deviation."""
-    precisions: dict[tuple[int, ...], float] = {}
-    weighted: dict[tuple[int, ...], np.ndarray] = {}
-    for m in measurements:
-        precision = 1.0 / m.sigma**2
-        values = np.asarray(m.values, dtype=float).reshape([sizes[a] for a in m.attributes])
-        precisions[m.attributes] = precisions.get(m.attributes, 0.0) + precision
-        weighted[m.attributes] = weighted.get(m.attributes, 0.0) + precision * values
-    tables = {axes: total / precisions[axes] for axes, total in weighted.items()}
-    return tables, {axes: 1.0 / math.sqrt(precision) for axes, precision in precisions.items()}
+    """Each measured table once (:func:`~projmech.tables.combined`)."""
+    return combined(sizes, measurements)
 
 
 def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
                  dense: bool = True) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
-    """The measured attributes, their sizes, and the measurements, each checked, renumbered onto
-    them (the universe a joint estimate is over; with ``dense``, at most
-    :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells)."""
+    """The measured attributes, their sizes, and the measurements (checked) renumbered onto them;
+    with ``dense``, refused beyond :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells."""
     if not measurements:
         raise ValueError("measurements: need at least one")
     for measurement in measurements:
-        _check_measurement(sizes, measurement)
+        measurement.check(sizes)
     attributes = tuple(sorted({a for m in measurements for a in m.attributes}))
     axes_sizes = tuple(sizes[a] for a in attributes)
     if dense and math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:

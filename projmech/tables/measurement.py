@@ -1,0 +1,121 @@
+"""Measurements as data: a noisy measurement of a table, or of a linear query on it, with its
+noise scale (as Private-PGM's ``LinearMeasurement``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Measurement", "combined"]
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """One noisy measurement of a table.
+
+    Parameters
+    ----------
+    attributes : tuple of int
+        The table's attributes, increasing domain positions.
+    values : numpy.ndarray
+        The noisy answers, as fractions of the public size: the table's cells (row-major over
+        the attributes), or the answers of ``query``.
+    sigma : float
+        The standard deviation of their noise (as a fraction of the public size).
+    query : numpy.ndarray, optional
+        A matrix over the table's flat cells whose answers were measured; None for the cells
+        themselves (the identity).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import Measurement
+    >>> Measurement((0,), np.array([0.6, 0.4]), 0.01).attributes
+    (0,)
+    """
+
+    attributes: tuple[int, ...]
+    values: np.ndarray
+    sigma: float
+    query: np.ndarray | None = None
+
+    @property
+    def is_identity(self) -> bool:
+        """Whether the table's cells themselves were measured."""
+        return self.query is None
+
+    def check(self, sizes: Sequence[int]) -> None:
+        """Refuse attributes that are not increasing positions of ``sizes``, values that are not
+        one per cell of the table (or per row of ``query``), or a sigma that is not positive and
+        finite.
+
+        Parameters
+        ----------
+        sizes : sequence of int
+            The domain's attribute sizes.
+
+        Raises
+        ------
+        ValueError
+            For each of these.
+        """
+        attributes = tuple(self.attributes)
+        if not attributes or any(not 0 <= a < len(sizes) for a in attributes) or \
+                any(b <= a for a, b in zip(attributes, attributes[1:])):
+            raise ValueError(f"measurements: attributes {attributes} must be increasing positions in "
+                             f"0..{len(sizes) - 1} (the values are read row-major over them)")
+        cells = math.prod(sizes[a] for a in attributes)
+        if self.query is not None:
+            if np.ndim(self.query) != 2 or np.shape(self.query)[1] != cells:
+                raise ValueError(f"measurements: the query on {attributes} must be a matrix of {cells} columns, "
+                                 f"got shape {np.shape(self.query)}")
+            cells = np.shape(self.query)[0]
+        if np.shape(self.values) != (cells,):
+            raise ValueError(f"measurements: the table on {attributes} has {cells} cells, its values have shape "
+                             f"{np.shape(self.values)}")
+        if not (math.isfinite(self.sigma) and self.sigma > 0):
+            raise ValueError(f"measurements: sigma must be positive and finite, got {self.sigma}")
+
+
+def combined(sizes: Sequence[int], measurements: Sequence[Measurement]
+             ) -> tuple[dict[tuple[int, ...], np.ndarray], dict[tuple[int, ...], float]]:
+    """Each measured table once: its measurements' precision-weighted mean (shaped as the table)
+    and that mean's standard deviation.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        Measurements of the tables' cells (no ``query``).
+
+    Returns
+    -------
+    tables : dict
+        Each measured table's attributes to its combined values.
+    sigmas : dict
+        Each to its combined noise's standard deviation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.tables import Measurement, combined
+    >>> tables, sigmas = combined((2,), [Measurement((0,), np.array([0.6, 0.4]), 1.0),
+    ...                                  Measurement((0,), np.array([0.4, 0.6]), 1.0)])
+    >>> tables[(0,)].tolist(), round(sigmas[(0,)], 6)
+    ([0.5, 0.5], 0.707107)
+    """
+    precisions: dict[tuple[int, ...], float] = {}
+    weighted: dict[tuple[int, ...], np.ndarray] = {}
+    for m in measurements:
+        if not m.is_identity:
+            raise ValueError(f"measurements: the one on {m.attributes} measures a query, not the table's cells")
+        precision = 1.0 / m.sigma**2
+        values = np.asarray(m.values, dtype=float).reshape([sizes[a] for a in m.attributes])
+        precisions[m.attributes] = precisions.get(m.attributes, 0.0) + precision
+        weighted[m.attributes] = weighted.get(m.attributes, 0.0) + precision * values
+    tables = {axes: total / precisions[axes] for axes, total in weighted.items()}
+    return tables, {axes: 1.0 / math.sqrt(precision) for axes, precision in precisions.items()}
