@@ -431,12 +431,14 @@ _ADAPTIVE_DOMAIN = Domain(["x", "y"], [2, 2])
 
 def _round_estimates(mechanism: AdaptiveProjectionMechanism, run: Any) -> dict[int, list[np.ndarray]]:
     """Each selecting round's estimate of every candidate table, recomputed from the published
-    measurements before the round alone."""
+    measurements before the round alone, each warm-started from the one before as the run does."""
     sizes, estimates = mechanism.sizes, {}
-    for index, spent in enumerate(run.rounds):
-        if spent.selection_rho > 0:
-            estimate = estimate_tables(sizes, run.measurements[:index])
-            estimates[index] = [np.ravel(table_estimate(estimate, c, sizes)) for c in mechanism.candidates]
+    first = next((index for index, spent in enumerate(run.rounds) if spent.selection_rho > 0), len(run.rounds))
+    previous = None
+    for index in range(first, len(run.rounds)):
+        previous = estimate_tables(sizes, run.measurements[:index], start=previous)
+        if run.rounds[index].selection_rho > 0:
+            estimates[index] = [np.ravel(table_estimate(previous, c, sizes)) for c in mechanism.candidates]
     return estimates
 
 

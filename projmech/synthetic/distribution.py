@@ -8,12 +8,13 @@ import numpy as np
 
 from ..data.dataset import Dataset
 from ..data.domain import Domain
+from ..tables import maximal_sets
 from ..tables.maximum_entropy import MaximumEntropyResult
 from ..tables.noisy_marginals import NoisyMarginalsResult
 from ..workloads import Workload, identity, kron, stack, table_terms, total
 from .marginal_rows import search_table_rows
 from .result import SyntheticData, _synthetic
-from .tree_sampling import LOCAL_SEARCH_BATCH, LOCAL_SEARCH_PASSES, _draw_conditional, _maximal
+from .tree_sampling import LOCAL_SEARCH_BATCH, LOCAL_SEARCH_PASSES, _draw_conditional
 from .witness import _rounded_cells
 
 
@@ -75,7 +76,7 @@ def _searched_towards(result: MaximumEntropyResult | NoisyMarginalsResult, rows:
     terms = table_terms(workload)
     if terms is None or not terms.is_marginal:
         return rows
-    maximal = sorted(_maximal({tuple(subset) for subset in terms.subsets if subset}))
+    maximal = sorted(maximal_sets({tuple(subset) for subset in terms.subsets if subset}))
     targets = [result.marginal(t) for t in maximal]
     searched, _ = search_table_rows(maximal, targets, rows, rng, passes=LOCAL_SEARCH_PASSES, batch=LOCAL_SEARCH_BATCH)
     return np.asarray(searched)

@@ -6,15 +6,14 @@ towards the tables (:func:`~projmech.synthetic.marginal_rows.search_table_rows`)
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Iterable
 
 import numpy as np
 
 from ..bodies.local import LocalResult, local_tables
 from ..data.dataset import Dataset
 from ..data.domain import Domain
-from ..tables.junction_tree import spanning_neighbours
+from ..tables import maximal_sets
+from ..tables.junction_tree import junction_order
 from ..workloads import Workload
 from .marginal_rows import search_table_rows
 from .result import SyntheticData, _synthetic
@@ -24,17 +23,10 @@ LOCAL_SEARCH_PASSES = 20
 LOCAL_SEARCH_BATCH = 128
 
 
-def _maximal(tables: Iterable[tuple[int, ...]]) -> list[tuple[int, ...]]:
-    """The tables inside no other one, in their order."""
-    members = list(tables)
-    attributes = [set(table) for table in members]
-    return [table for table, own in zip(members, attributes) if not any(own < other for other in attributes)]
-
-
 def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random.Generator,
                      workload: Workload | None) -> SyntheticData:
     """Rows from a projection onto the local polytope: the maximal tables drawn in
-    :func:`_junction_order`, then, on cyclic tables, searched towards them. Without
+    :func:`~projmech.tables.junction_tree.junction_order`, then, on cyclic tables, searched towards them. Without
     ``workload``, answered through the result's own terms."""
     tables = {attributes: result.marginal(attributes) for attributes in result.tables}
     if any(attributes[-1] >= len(domain) or table.shape != tuple(domain.sizes[a] for a in attributes)
@@ -47,7 +39,7 @@ def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random
     # An attribute no table reads takes uniform values: no answer depends on it.
     rows = rng.integers(0, np.asarray(domain.sizes), size=(n, len(domain.sizes)), dtype=np.int64)
     drawn: set[int] = set()
-    for clique in _junction_order(tables):
+    for clique in junction_order(list(tables), domain.sizes):
         # On a junction tree the attributes drawn before that a clique reads are its separator
         # with its parent; on the tree of a cyclic set they may be more, or all of its own.
         given = tuple(a for a in clique if a in drawn)
@@ -58,7 +50,7 @@ def _rows_from_local(domain: Domain, result: LocalResult, n: int, rng: np.random
     if not result.exact:
         # Cyclic tables: the tree matches only its own tables; the search brings all of them
         # towards the projected tables.
-        maximal = _maximal(tables)
+        maximal = maximal_sets(tables)
         rows, _ = search_table_rows(maximal, [tables[t] for t in maximal], rows, rng, passes=LOCAL_SEARCH_PASSES,
                                     batch=LOCAL_SEARCH_BATCH)
     data = Dataset(rows, domain)
@@ -85,29 +77,6 @@ def _check_local_workload(domain: Domain, result: LocalResult, workload: Workloa
     if not np.allclose(recomputed, result.answers, rtol=0.0, atol=1e-8 * scale):
         raise ValueError(f"workload: {workload.name} is not the workload this result projected (its terms over "
                          "the result's tables give other answers); pass the projected workload")
-
-
-def _junction_order(tables: dict[tuple[int, ...], np.ndarray]) -> list[tuple[int, ...]]:
-    """The maximal tables breadth-first along a maximum-weight spanning forest of them (children in
-    the tables' order), each tree from its table of most cells: on acyclic tables a junction tree
-    :cite:p:`BFMY83`, a table's attributes shared with those before it lying in its parent."""
-    maximal = _maximal(tables)
-    neighbours = spanning_neighbours(maximal, connect=False)
-    order: list[tuple[int, ...]] = []
-    visited = [False] * len(maximal)
-    for root in sorted(range(len(maximal)), key=lambda index: (-tables[maximal[index]].size, index)):
-        if visited[root]:
-            continue
-        visited[root] = True
-        queue = deque([root])
-        while queue:
-            node = queue.popleft()
-            order.append(maximal[node])
-            for child in sorted(neighbours[node]):
-                if not visited[child]:
-                    visited[child] = True
-                    queue.append(child)
-    return order
 
 
 def _draw_conditional(rows: np.ndarray, table: np.ndarray, clique: tuple[int, ...], given: tuple[int, ...],

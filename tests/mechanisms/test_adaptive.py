@@ -130,14 +130,18 @@ def test_every_estimate_is_a_function_of_the_measurements_so_far(monkeypatch):
     seen: list[int] = []
     original = adaptive.estimate_tables
 
-    def recording(sizes, measurements):
+    def recording(sizes, measurements, start=None):
         seen.append(len(measurements))
-        return original(sizes, measurements)
+        starts.append(start)
+        return original(sizes, measurements, start=start)
 
+    starts: list = []
     monkeypatch.setattr(adaptive.rounds, "estimate_tables", recording)
     run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous").run(data,
                                                                                                              rng=3)
-    assert seen == list(range(4, len(run.measurements) + 1))
+    # Each round's estimate starts from the round before's; the released one, after them, starts cold.
+    assert seen == [*range(4, len(run.measurements) + 1), len(run.measurements)]
+    assert starts[0] is None and starts[-1] is None and all(start is not None for start in starts[1:-1])
     # And the final estimate is recomputed from the published measurements alone.
     again = original(data.domain.sizes, run.measurements)
     np.testing.assert_allclose(again.values, run.estimate.values, atol=1e-12)

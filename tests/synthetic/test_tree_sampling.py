@@ -16,7 +16,7 @@ from oracles import marginal_tables_workload
 from projmech.bodies.local import project_to_local
 from projmech.synthetic import tree_sampling
 from projmech.synthetic.marginal_rows import search_table_rows
-from projmech.tables.junction_tree import JunctionTree
+from projmech.tables.junction_tree import JunctionTree, junction_order
 
 
 def _release(sizes, subsets, seed, concentration=0.3, noise=0.05):
@@ -131,7 +131,7 @@ def test_the_tables_are_drawn_in_an_order_with_the_running_intersection_property
     checked on the order itself, including a chain listed out of order, where a tree through the
     1-attribute edge (0,1,2)-(2,3,4) would break it."""
     tables = {tuple(sorted(t)): np.ones([2] * len(t)) for t in subsets}
-    order = tree_sampling._junction_order(tables)
+    order = junction_order(list(tables), [2] * 9)
     maximal = {t for t in tables if not any(set(t) < set(other) for other in tables)}
     assert len(order) == len(maximal) and set(order) == maximal
     for k, table in enumerate(order):
@@ -156,7 +156,7 @@ def test_the_order_walks_the_tables_junction_tree_from_the_table_of_most_cells(s
     the tree's cliques are not the tables: its elimination adds cliques to cyclic tables, and to
     acyclic ones whose middle attributes are cheap.)"""
     tables = {t: np.ones([sizes[a] for a in t]) for t in subsets}
-    order = tree_sampling._junction_order(tables)
+    order = junction_order(subsets, sizes)
     tree = JunctionTree(sizes, subsets)
     assert sorted(order) == sorted(tree.cliques)
     edges = {frozenset((tree.cliques[child], tree.cliques[parent]))
