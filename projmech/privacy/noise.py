@@ -52,7 +52,9 @@ import opendp.mod
 
 from ..errors import ArgumentValueError
 from ..validation import FLAG, NONNEGATIVE, OPEN_UNIT, POSITIVE, Options, validate_params
-from .guarantees import ZCDP, ApproxDP, Privacy, PureDP, SizePolicy, gaussian_sigma, laplace_scale, scale_budget
+from .calibration import gaussian_sigma, laplace_scale
+from .definitions import ZCDP, ApproxDP, Privacy, PureDP, scale_budget
+from .neighbouring import SizePolicy
 
 __all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gaussian_pmf",
            "discrete_laplace_pmf", "public_size"]
