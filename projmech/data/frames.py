@@ -32,18 +32,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encodings import (
+from .categories import Categories
+from .codes import Bins, Codes
+from .encoding_base import (
     BYTES_HINT,
     FLOAT_LABELS_HINT,
     MISSING_VALUE_HINT,
-    Bins,
-    Categories,
-    Codes,
     Encoding,
     NotANumberError,
     _is_text,
     _narwhals,
-    is_missing,
+    refuse_value,
 )
 
 if TYPE_CHECKING:
@@ -256,12 +255,7 @@ class FrameRows:
         else:
             (value,) = self._frame.filter(invalid).select(name).head(1).collect().rows()[0]
             where = f" ({self.engine} keeps no row order, so no row number)"
-        if is_missing(value):
-            raise ValueError(f"column {name!r}: missing value{where}; {MISSING_VALUE_HINT}")
-        if isinstance(value, bytes):
-            raise TypeError(f"column {name!r}: value {value!r}{where} is bytes, not text; {BYTES_HINT}")
-        raise ValueError(f"column {name!r}: value {value!r}{where} has no code: expected {encoding.describe()}"
-                         f"{encoding._hint(value)}")
+        refuse_value(name, value, where, f"has no code: expected {encoding.describe()}{encoding._hint(value)}")
 
     # --- counting -------------------------------------------------------------------------------
 
