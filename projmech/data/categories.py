@@ -72,8 +72,8 @@ class Categories(Encoding):
         if len(set(labels)) != len(labels):
             raise ValueError(f"labels: categories must be distinct, got {_brief(list(labels))}")
         if not text and not all(-2**63 <= int(label) < 2**63 for label in labels):
-            # Engines compare integer columns as int64: a label beyond it matched in pandas and
-            # eager Polars but failed inside lazy Polars and DuckDB with a cast error.
+            # Engines compare integer columns as int64: a label beyond it would match in pandas but
+            # fail inside lazy engines with a cast error.
             outside = next(label for label in labels if not -2**63 <= int(label) < 2**63)
             raise ValueError(f"labels: integer categories must fit in int64, got {_brief(outside)}; "
                              "declare such codes as text categories")
@@ -119,8 +119,7 @@ class Categories(Encoding):
                                 dtype=np.int64, count=len(values))
         else:
             # A hash lookup in the (distinct) categories, -1 for values outside them and for
-            # missing values alike. (pd.Categorical gave the same codes, but warns of values
-            # outside its categories, and pandas 4 will refuse them.)
+            # missing values alike (pd.Categorical warns of values outside its categories).
             keys = [str(label) for label in self.categories] if kind == "U" else list(self.categories)
             codes = np.asarray(pd.Index(keys).get_indexer(pd.Index(values)), dtype=np.int64)
         unknown = codes < 0
