@@ -156,13 +156,13 @@ class SolveStats:
     status : Status
         How the accepted (or best) attempt ended.
     solve_time : float
-        Wall-clock seconds of the accepted attempt, its final check included.
+        Seconds of the accepted attempt, its final check included.
     iterations : int or None, optional
         Iterations of an iterative solver.
     gap : float or None, optional
-        The certified suboptimality of the point (None without a certificate).
+        The certified suboptimality (None without a certificate).
     relative_gap : bool, default False
-        Whether ``gap`` is relative to the objective or absolute (the hull's Frank-Wolfe gap).
+        Whether ``gap`` is relative to the objective.
     tolerance : float or None, optional
         The gap the point had to reach.
     tolerance_met : bool, default False
@@ -172,15 +172,14 @@ class SolveStats:
     blas_threads : int or None, optional
         The BLAS threads the solver's dense kernels were held to.
     total_time : float or None, optional
-        Wall-clock seconds of the whole call (preparation, every attempt, the certificate), where
-        the optimizer measures it.
+        Seconds of the whole call, where the optimizer measures it.
 
     Examples
     --------
     >>> import projmech as pm
     >>> stats = pm.factorization_norm(pm.prefix(16)).stats
-    >>> stats.solver, stats.status, stats.tolerance_met, stats.gap <= stats.tolerance
-    ('iterative', <Status.OPTIMAL: 'optimal'>, True, True)
+    >>> stats.solver, stats.status, stats.tolerance_met
+    ('iterative', <Status.OPTIMAL: 'optimal'>, True)
     """
 
     solver: str
@@ -200,29 +199,16 @@ class SolveStats:
                      gap: float | None = None, relative_gap: bool = False,
                      tolerance: float | None = None, blas_threads: int | None = None,
                      total_time: float | None = None) -> SolveStats:
-        """The statistics of the point one attempt produced.
-
-        ``tolerance_met`` holds when the attempt is :attr:`Status.OPTIMAL` with a certified
-        ``gap <= tolerance``.
+        """The statistics of the point one attempt produced (``tolerance_met``: optimal with ``gap <= tolerance``).
 
         Parameters
         ----------
         attempt : Attempt
             The attempt whose point is reported.
         attempts : iterable of Attempt
-            Every attempt, in order, ``attempt`` among them.
-        iterations : int, optional
-            The iterations of an iterative solver.
-        gap : float, optional
-            The point's certified gap.
-        relative_gap : bool, default False
-            Whether ``gap`` is relative.
-        tolerance : float, optional
-            The gap the point had to reach.
-        blas_threads : int, optional
-            The BLAS threads the solver was held to.
-        total_time : float, optional
-            The whole call's seconds, where the caller timed it.
+            Every attempt, in order.
+        iterations, gap, relative_gap, tolerance, blas_threads, total_time
+            As the fields of :class:`SolveStats`.
 
         Returns
         -------

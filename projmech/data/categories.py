@@ -29,10 +29,9 @@ __all__ = ["Categories"]
 class Categories(Encoding):
     """A column of category labels, coded by their position in a declared list.
 
-    Declared by the list (``"vote": ["Clinton", "Dole"]``), or by ``{"categories": [...], "ordered":
-    true}`` when its order means something. Integer labels (survey codes ``[1, 2, 9]``) match integers,
-    or text that is exactly ``str(label)`` (``"09"`` is no label), in every engine; floats, booleans and
-    bytes are no labels.
+    Declared by the list, or by ``{"categories": [...], "ordered": true}`` when its order means
+    something. Integer labels match integers, or text that is exactly ``str(label)`` (``"09"`` is no
+    label), in every engine; floats, booleans and bytes are no labels.
 
     Parameters
     ----------
@@ -41,22 +40,14 @@ class Categories(Encoding):
     ordered : bool, default False
         Whether the list's order is an order of the values.
 
-    Attributes
-    ----------
-    categories : tuple of str or tuple of int
-        The categories, in code order.
-
     Examples
     --------
     >>> import numpy as np
     >>> from projmech.data.encodings import Categories
-    >>> vote = Categories(["Clinton", "Dole"])
-    >>> vote.encode(np.array(["Dole", "Clinton", "Dole"], dtype=object), "vote")
-    array([1, 0, 1])
-    >>> vote.encode(np.array(["Perot"], dtype=object), "vote")
+    >>> Categories(["Clinton", "Dole"]).encode(np.array(["Dole", "Perot"], dtype=object), "vote")
     Traceback (most recent call last):
     ...
-    ValueError: column 'vote': value 'Perot' at row 0 is not one of the domain's categories ['Clinton', 'Dole']
+    ValueError: column 'vote': value 'Perot' at row 1 is not one of the domain's categories ['Clinton', 'Dole']
     >>> Categories([1, 2, 10]).encode(np.array(["10", "1"], dtype=object), "x")
     array([2, 0])
     """

@@ -29,9 +29,8 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     name : str
         The attribute's name, for error messages.
     spec : int, list, dict or Encoding
-        A size, a list of category labels, or ``{"bins": edges}``; also ``{"size": k}`` and
-        ``{"categories": [...]}`` (with ``"ordered": true`` for ordered categories). An
-        :class:`Encoding` is returned as is.
+        A size, a list of category labels, ``{"bins": edges}``, ``{"size": k}`` or
+        ``{"categories": [...]}`` (with ``"ordered": true``); an :class:`Encoding` is returned as is.
 
     Returns
     -------
@@ -41,10 +40,6 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     Examples
     --------
     >>> from projmech.data.encodings import encoding_from_spec
-    >>> encoding_from_spec("vote", ["Clinton", "Dole"])
-    Categories(['Clinton', 'Dole'])
-    >>> encoding_from_spec("age", {"bins": [18, 35, 65, 100]})
-    Bins([18, 35, 65, 100])
     >>> encoding_from_spec("size", {"categories": ["S", "M", "L"], "ordered": True})
     Categories(['S', 'M', 'L'], ordered=True)
     >>> encoding_from_spec("PID", 7.0)

@@ -67,10 +67,10 @@ class Neighbouring(str, Enum):
     @validate_params(column_norm=NONNEGATIVE, ord=_SENSITIVITY_ORD, nonnegative=FLAG)
     def count_sensitivity(self, column_norm: float, ord: float = 2, *, nonnegative: bool = False,
                           column_distance: float | None = None) -> float:
-        """The l_p sensitivity of the counts ``F c`` under this relation.
+        """The l_p sensitivity of the counts ``F c`` under this relation (:doc:`/theory/privacy`).
 
-        Add/remove: ``column_norm``. Replace-one: ``2 column_norm``, or ``sqrt(2) column_norm`` in l2
-        when F has no negative entry, or the exact ``column_distance`` when given (clipped at that bound).
+        Add/remove: ``column_norm``. Replace-one: ``2 column_norm``, ``sqrt(2) column_norm`` in l2 when
+        F has no negative entry, or the exact ``column_distance`` when given (clipped at that bound).
 
         Parameters
         ----------
@@ -81,8 +81,7 @@ class Neighbouring(str, Enum):
         nonnegative : bool, default False
             Whether F has no negative entry.
         column_distance : float, optional
-            ``max over u != v of ||F_u - F_v||_2`` (:meth:`projmech.workloads.Workload.column_distance`);
-            used in l2 under replace-one only.
+            ``max over u != v of ||F_u - F_v||_2``, used in l2 under replace-one only.
 
         Returns
         -------
@@ -157,10 +156,8 @@ _ESTIMATE = Options(ESTIMATE_SIZE)
 class SizePolicy:
     """How a mechanism turns counts into the fractions it releases, without using a private size.
 
-    Under replace-one ``n`` is public and ``declared`` and ``share`` stay unset. Under add/remove the
-    answers are divided by a declared public size or by a private estimate of the row count bought
-    with a ``share`` of the budget (:meth:`parse` builds it from a mechanism's ``size=``). The budget
-    split: :doc:`/theory/privacy`.
+    Replace-one: ``n`` is public. Add/remove: a declared public size, or a private estimate bought
+    with a ``share`` of the budget (:meth:`parse` reads a mechanism's ``size=``; :doc:`/theory/privacy`).
 
     Parameters
     ----------
@@ -169,8 +166,7 @@ class SizePolicy:
     declared : int, optional
         Under add/remove, a size declared public (e.g. a published population total).
     share : float, default 0.0
-        Under add/remove with ``size="estimate"``, the share of the budget, in ``[0, 1)``, spent on
-        a noisy row count.
+        Under add/remove, the share of the budget, in ``[0, 1)``, spent on a noisy row count.
 
     Examples
     --------
@@ -180,8 +176,6 @@ class SizePolicy:
     ('estimated', 0.05, 0.95)
     >>> pm.SizePolicy.parse("add-remove", 48_842).resolve(100, lambda: 0.0)  # declared: not the rows
     48842.0
-    >>> pm.SizePolicy.parse("replace-one", None).resolve(100, lambda: 0.0)
-    100.0
     """
 
     neighbouring: Neighbouring

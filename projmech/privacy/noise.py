@@ -180,9 +180,8 @@ class Noise:
     def half_width(self, level: float) -> float:
         """The smallest ``t`` with ``P(|X| <= t) >= level`` for one draw ``X`` of the noise.
 
-        Exact for continuous noise; for discrete noise an integer whose coverage is at least ``level``,
-        never narrower than the least such (tails compared after an allowance for rounding; the bounds:
-        :doc:`/theory/privacy`). Time and memory do not grow with the scale.
+        Exact for continuous noise; for discrete noise an integer never narrower than the least such
+        (:doc:`/theory/privacy`). Time and memory do not grow with the scale.
 
         Parameters
         ----------
@@ -281,10 +280,9 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
               calibration: str = "analytic") -> tuple[Noise, Noise | None]:
     """The noise of a measurement of this sensitivity, and of the size estimate if the policy asks.
 
-    Gaussian for ``ZCDP``/``ApproxDP`` (``sensitivity`` in l2), Laplace for ``PureDP`` (l1). With a
-    size estimate the budget is split by ``policy.share`` so that both together spend exactly the
-    whole budget (:doc:`/theory/privacy`). A budget whose noise the sampler cannot draw as stated
-    is refused, naming the smallest budget that fits.
+    Gaussian for ``ZCDP``/``ApproxDP`` (l2 sensitivity), Laplace for ``PureDP`` (l1); with a size
+    estimate the budget is split by ``policy.share`` and both together spend exactly the whole
+    budget (:doc:`/theory/privacy`). A budget whose noise cannot be drawn as stated is refused.
 
     Parameters
     ----------
@@ -306,13 +304,10 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
 
     Examples
     --------
-    Under 0.5-zCDP, 5 % of the budget for the size raises the counts' sigma by ``1/sqrt(0.95)``:
-
     >>> import projmech as pm
     >>> from projmech.privacy.noise import calibrate
-    >>> policy = pm.SizePolicy.parse("add-remove", "estimate")
-    >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, policy, discrete=False)
-    >>> round(noise.scale, 4), round(size_noise.scale, 4)
+    >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, pm.SizePolicy.parse("add-remove", "estimate"), False)
+    >>> round(noise.scale, 4), round(size_noise.scale, 4)  # 5 % of the budget on the size
     (1.026, 4.4721)
     """
     shares = [policy.main_share()] + ([policy.share] if policy.estimated else [])
@@ -332,9 +327,7 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
 
 
 def public_size(policy: SizePolicy, rows: int, size_noise: Noise | None, rng: np.random.Generator) -> float:
-    """The public size a mechanism divides its counts by (:meth:`SizePolicy.resolve`), drawing the estimate's noise.
-
-    Every mechanism resolves its size here, so that none can divide by the private row count.
+    """The public size a mechanism divides its counts by: :meth:`SizePolicy.resolve`, drawing the estimate's noise.
 
     Parameters
     ----------
@@ -464,30 +457,28 @@ def _discrete_gaussian_tail_bound(sigma: float, t: int) -> float:
 
 @validate_params(sigma=POSITIVE, tail=POSITIVE)
 def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray, np.ndarray]:
-    """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``.
-
-    Truncated at ``T = ceil(tail * sigma) + 1``: the mass beyond is below ``exp(-tail^2 / 2)``.
+    """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``, truncated at ``tail`` sigmas.
 
     Parameters
     ----------
     sigma : float
         The scale, ``> 0``.
     tail : float, default 40.0
-        The truncation, in multiples of ``sigma``.
+        The truncation, in multiples of ``sigma`` (the mass beyond is below ``exp(-tail^2 / 2)``).
 
     Returns
     -------
     support : numpy.ndarray of int
-        ``-T, ..., T``.
+        ``-T, ..., T``, ``T = ceil(tail * sigma) + 1``.
     pmf : numpy.ndarray of float
-        The probabilities, proportional to ``exp(-x^2 / (2 sigma^2))``, summing to 1.
+        The probabilities, summing to 1.
 
     Examples
     --------
     >>> from projmech.privacy.noise import discrete_gaussian_pmf
     >>> support, pmf = discrete_gaussian_pmf(1.0)
-    >>> int(support[-1]), round(float(pmf[support == 0][0]), 4), round(float(pmf.sum()), 12)
-    (41, 0.3989, 1.0)
+    >>> int(support[-1]), round(float(pmf[support == 0][0]), 4)
+    (41, 0.3989)
     """
     bound = int(math.ceil(tail * sigma)) + 1
     support = np.arange(-bound, bound + 1)
@@ -511,7 +502,7 @@ def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray,
     support : numpy.ndarray of int
         ``-T, ..., T``, ``T = ceil(tail * b) + 1``.
     pmf : numpy.ndarray of float
-        The probabilities, proportional to ``exp(-|x| / b)``, summing to 1.
+        The probabilities, summing to 1.
 
     Examples
     --------
