@@ -59,26 +59,18 @@ class ArgumentError(Exception):
         super().__init__(f"{argument}: {self.describe()}")
 
     def describe(self, setting: Callable[[str, str], str] = _setting) -> str:
-        """The message without the argument's name, with the alternatives spelt by ``setting``.
+        """The message without the argument's name, another argument's value spelt by ``setting``.
 
         Parameters
         ----------
         setting : callable, optional
-            ``setting(argument, value)``: how another argument's value is spelt; by default as the API
-            takes it (``noise='continuous'``), the command line gives its flags.
+            ``setting(argument, value)``; by default as the API takes it (``noise='continuous'``), the
+            command line gives its flags (``--noise continuous``).
 
         Returns
         -------
         str
             The detail, then ``"; use ..."`` with the alternatives and remedies, if any.
-
-        Examples
-        --------
-        >>> from projmech.errors import ArgumentValueError
-        >>> error = ArgumentValueError("privacy", "too small", alternatives=[("noise", "continuous")],
-        ...                            remedies=["a larger budget"])
-        >>> error.describe(lambda argument, value: f"--{argument} {value}")
-        'too small; use --noise continuous or a larger budget'
         """
         ways = [setting(name, value) for name, value in self.alternatives] + list(self.remedies)
         return f"{self.detail}; use {' or '.join(ways)}" if ways else self.detail
