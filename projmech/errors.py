@@ -92,7 +92,7 @@ class ArgumentValueError(ArgumentError, ValueError):
     Parameters
     ----------
     argument, detail, part, valid, alternatives, remedies
-        As for :class:`ArgumentError`.
+        As for :class:`ArgumentError`; ``valid`` is the valid range in words.
 
     Examples
     --------
@@ -112,7 +112,7 @@ class ArgumentTypeError(ArgumentError, TypeError):
     Parameters
     ----------
     argument, detail, part, valid, alternatives, remedies
-        As for :class:`ArgumentError`.
+        As for :class:`ArgumentError`; ``valid`` says what would be accepted.
 
     Examples
     --------

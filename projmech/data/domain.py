@@ -220,7 +220,7 @@ class Domain:
         Parameters
         ----------
         name : str
-            The attribute.
+            The attribute whose column it codes.
 
         Returns
         -------
@@ -240,7 +240,7 @@ class Domain:
         Parameters
         ----------
         name : str
-            The attribute.
+            The attribute whose codes are labelled.
 
         Returns
         -------
