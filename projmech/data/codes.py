@@ -112,10 +112,8 @@ class Bins(Encoding):
     >>> import numpy as np
     >>> from projmech.data.encodings import Bins
     >>> age = Bins([18, 35, 65, 100])
-    >>> age.labels()
-    ('[18, 35)', '[35, 65)', '[65, 100]')
-    >>> age.encode(np.array([18, 34.5, 35, 100]), "age")
-    array([0, 0, 1, 2])
+    >>> age.encode(np.array([18, 34.5, 35, 100]), "age"), age.labels()
+    (array([0, 0, 1, 2]), ('[18, 35)', '[35, 65)', '[65, 100]'))
     >>> age.at_most("age", 1), age.between("age", 1, 2)
     ('age<65', '35<=age<=100')
     """

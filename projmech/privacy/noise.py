@@ -93,27 +93,22 @@ def _scale_problem(distribution: Distribution, scale: float, discrete: bool) -> 
 class Noise:
     """I.i.d. noise of one distribution, scale and family, added coordinate-wise.
 
-    A scale beyond what the sampler draws as stated is refused (discrete: its 40-sigma or 800-b tail
-    must stay where int64 draws added to float64 counts are exact).
+    A scale beyond what the sampler draws as stated is refused.
 
     Parameters
     ----------
     distribution : {"gaussian", "laplace"}
         The distribution.
     scale : float
-        ``sigma`` of the Gaussian, ``b`` of the Laplace, ``>= 0``, in the units of the values
-        (counts, in the mechanisms); 0 is no noise.
+        ``sigma`` of the Gaussian, ``b`` of the Laplace, ``>= 0``, in the units of the values; 0 is no noise.
     discrete : bool
         Integer noise from OpenDP (exact, not seedable) rather than numpy floats.
 
     Examples
     --------
     >>> import numpy as np, projmech as pm
-    >>> noise = pm.Noise("gaussian", 2.0, discrete=False)
-    >>> noise.sample(3, np.random.default_rng(0)).round(3)
+    >>> pm.Noise("gaussian", 2.0, discrete=False).sample(3, np.random.default_rng(0)).round(3)
     array([ 0.251, -0.264,  1.281])
-    >>> round(pm.Noise("laplace", 1.0, discrete=True).std, 4)  # below the continuous sqrt(2) b
-    1.357
     """
 
     distribution: Distribution
@@ -245,12 +240,10 @@ class Noise:
 def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") -> bool:
     """Whether a mechanism measuring values that are (or are not) integers uses discrete noise.
 
-    ``"discrete"`` on non-integer values is refused: integer noise on a fraction would publish it.
-
     Parameters
     ----------
     noise : {"auto", "discrete", "continuous"}
-        ``"auto"``: discrete exactly when the measured values are integers.
+        ``"auto"``: discrete exactly for integers; ``"discrete"`` refuses fractions (integer noise would publish them).
     integer_valued : bool
         Whether the measured values are integers.
     name : str, default "noise"
@@ -264,8 +257,8 @@ def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") ->
     Examples
     --------
     >>> from projmech.privacy.noise import choose_discrete
-    >>> choose_discrete("auto", True), choose_discrete("auto", False), choose_discrete("continuous", True)
-    (True, False, False)
+    >>> choose_discrete("auto", True), choose_discrete("auto", False)
+    (True, False)
     """
     noise = _NOISE_KIND.check(name, noise)
     if noise == "discrete" and not integer_valued:
