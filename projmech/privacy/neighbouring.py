@@ -98,14 +98,10 @@ class Neighbouring(str, Enum):
 
         Parameters
         ----------
-        column_norm : float
-            ``||F||_{1->p}``, ``>= 0``.
+        column_norm, ord, nonnegative
+            As for :meth:`count_sensitivity`.
         n : int
             The public size, ``>= 1``.
-        ord : {1, 2}, default 2
-            The norm.
-        nonnegative : bool, default False
-            Whether F has no negative entry.
 
         Returns
         -------
