@@ -1,12 +1,10 @@
 """Errors that name the argument at fault as data, not only in their message.
 
-Every refusal of a bad argument is a ``TypeError`` or a ``ValueError`` whose message starts with
-the argument's name (``"rows: must be at least 1, got 0"``). Where the refusal comes from
-:mod:`projmech`'s own checks it is an :class:`ArgumentValueError` or an
-:class:`ArgumentTypeError`, both :class:`ArgumentError`: the argument's public name, the part of
-it at fault (``"epsilon"`` of a privacy budget) and the valid range are attributes, so that a
-caller (the command line, a form, a notebook) can point at what the user gave without parsing the
-message. Both stay a ``ValueError`` and a ``TypeError``: handlers of those catch them as before.
+Every refusal of a bad argument is a ``TypeError`` or ``ValueError`` whose message starts with the
+argument's name (``"rows: must be at least 1, got 0"``). projmech's own checks raise
+:class:`ArgumentValueError` or :class:`ArgumentTypeError`, which also carry the name, the part at
+fault and the valid range as attributes, so that a caller (the command line, a form) can point at
+what the user gave without parsing the message.
 """
 
 from __future__ import annotations
@@ -23,29 +21,22 @@ def _setting(argument: str, value: str) -> str:
 
 
 class ArgumentError(Exception):
-    """A refused argument, named as data: the base of :class:`ArgumentValueError` and
-    :class:`ArgumentTypeError`.
+    """A refused argument, named as data: the base of :class:`ArgumentValueError` and :class:`ArgumentTypeError`.
 
     Parameters
     ----------
     argument : str
-        The public name of the argument at fault, as the caller passed it (``"privacy"``,
-        ``"rows"``, ``"workload"``).
+        The public name of the argument at fault (``"privacy"``, ``"rows"``).
     detail : str
         What is wrong, after the name: ``"must be at least 1, got 0"``.
     part : str, optional
-        The part of the argument at fault, where it has parts: ``"rho"``, ``"epsilon"`` or
-        ``"delta"`` of a privacy budget.
+        The part at fault, where the argument has parts (``"epsilon"`` of a privacy budget).
     valid : str, optional
-        The valid range of the argument (or of its part) in words, such as
-        ``"at most 1.34e+154"``; the detail says it too.
+        The valid range in words (``"at most 1.34e+154"``).
     alternatives : sequence of (str, str), optional
-        Other arguments' values that would avoid the refusal, as ``(argument, value)`` pairs:
-        ``[("noise", "continuous")]``. The message names them in the API's words
-        (``noise='continuous'``); :meth:`describe` in others.
+        Other arguments' values that would avoid the refusal, as ``(argument, value)`` pairs.
     remedies : sequence of str, optional
-        Other ways out, in words (``"a budget of at least rho = 2.4e-28"``), named after the
-        alternatives: the message ends ``"; use <alternatives> or <remedies>"``.
+        Other ways out, in words; the message ends ``"; use <alternatives> or <remedies>"``.
 
     Examples
     --------
@@ -68,29 +59,18 @@ class ArgumentError(Exception):
         super().__init__(f"{argument}: {self.describe()}")
 
     def describe(self, setting: Callable[[str, str], str] = _setting) -> str:
-        """The message without the argument's name, with the alternatives spelt by ``setting``.
+        """The message without the argument's name, another argument's value spelt by ``setting``.
 
         Parameters
         ----------
         setting : callable, optional
-            ``setting(argument, value)``: how another argument's value is spelt; by default as
-            the API takes it (``noise='continuous'``); the command line gives its flags
-            (``--noise continuous``).
+            ``setting(argument, value)``; by default as the API takes it (``noise='continuous'``), the
+            command line gives its flags (``--noise continuous``).
 
         Returns
         -------
         str
-            The detail, followed by ``"; use ..."`` and the alternatives and remedies, if any.
-
-        Examples
-        --------
-        >>> from projmech.errors import ArgumentValueError
-        >>> error = ArgumentValueError("privacy", "too small", alternatives=[("noise", "continuous")],
-        ...                            remedies=["a larger budget"])
-        >>> error.describe()
-        "too small; use noise='continuous' or a larger budget"
-        >>> error.describe(lambda argument, value: f"--{argument} {value}")
-        'too small; use --noise continuous or a larger budget'
+            The detail, then ``"; use ..."`` with the alternatives and remedies, if any.
         """
         ways = [setting(name, value) for name, value in self.alternatives] + list(self.remedies)
         return f"{self.detail}; use {' or '.join(ways)}" if ways else self.detail
@@ -107,22 +87,12 @@ def _rebuild(cls: type[ArgumentError], argument: str, detail: str, part: str | N
 
 
 class ArgumentValueError(ArgumentError, ValueError):
-    """A ``ValueError`` naming the argument at fault as data (see :class:`ArgumentError`).
+    """A ``ValueError`` naming the argument at fault as data.
 
     Parameters
     ----------
-    argument : str
-        The argument's public name.
-    detail : str
-        What is wrong, after the name.
-    part : str, optional
-        The part of the argument at fault (``"epsilon"`` of a privacy budget).
-    valid : str, optional
-        The valid range in words.
-    alternatives : sequence of (str, str), optional
-        Other arguments' values that would also do.
-    remedies : sequence of str, optional
-        Other ways out, in words.
+    argument, detail, part, valid, alternatives, remedies
+        As for :class:`ArgumentError`; ``valid`` is the valid range in words.
 
     Examples
     --------
@@ -137,22 +107,12 @@ class ArgumentValueError(ArgumentError, ValueError):
 
 
 class ArgumentTypeError(ArgumentError, TypeError):
-    """A ``TypeError`` naming the argument at fault as data (see :class:`ArgumentError`).
+    """A ``TypeError`` naming the argument at fault as data.
 
     Parameters
     ----------
-    argument : str
-        The argument's public name.
-    detail : str
-        What is wrong, after the name.
-    part : str, optional
-        The part of the argument at fault.
-    valid : str, optional
-        What would be accepted, in words.
-    alternatives : sequence of (str, str), optional
-        Other arguments' values that would also do.
-    remedies : sequence of str, optional
-        Other ways out, in words.
+    argument, detail, part, valid, alternatives, remedies
+        As for :class:`ArgumentError`; ``valid`` says what would be accepted.
 
     Examples
     --------

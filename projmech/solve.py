@@ -1,12 +1,9 @@
 """The contract every optimizer in projmech keeps: one status vocabulary, one statistics record,
 one error, one way to try solvers in order, one progress callback.
 
-Projection onto the hull K_Q (:func:`~projmech.bodies.hull.project_to_hull`), onto the
-relaxation L (:func:`~projmech.bodies.relaxation.project_to_relaxation`) and the optimal
-factorization (:func:`~projmech.factorization.norm.factorization_norm`) each return a result
-whose ``.stats`` is a :class:`SolveStats`, raise a subclass of :class:`SolveError` carrying the
-attempts and the best point found, and take ``callback(iteration, gap)``. A leaf module: it
-imports nothing from projmech, and tqdm only when a progress bar is asked for.
+The projections onto the hull and the relaxation and the optimal factorization each return a
+result whose ``.stats`` is a :class:`SolveStats`, raise a subclass of :class:`SolveError` carrying
+the attempts and the best point found, and take ``callback(iteration, gap)``. A leaf module.
 """
 
 from __future__ import annotations
@@ -45,28 +42,9 @@ Arguments = ParamSpec("Arguments")
 
 
 def check_callback(callback: Any) -> Callback | None:
-    """Check an optimizer's ``callback`` argument before any solve starts.
+    """Check an optimizer's ``callback`` argument (None or ``callback(iteration, gap)``) before any solve.
 
-    Parameters
-    ----------
-    callback : callable or None
-        ``callback(iteration, gap)``, or None for no progress report.
-
-    Returns
-    -------
-    callable or None
-        ``callback`` itself.
-
-    Raises
-    ------
-    TypeError
-        If ``callback`` is neither None nor callable.
-
-    Examples
-    --------
     >>> from projmech.solve import check_callback
-    >>> check_callback(None) is None
-    True
     >>> check_callback("progress")
     Traceback (most recent call last):
     ...
@@ -80,19 +58,13 @@ def check_callback(callback: Any) -> Callback | None:
 # The signature numpydoc sees is Enum's functional API (value, names, module, ...): Status("optimal")
 # only looks a member up, so there is no parameter to document.
 class Status(str, Enum):  # numpydoc ignore=PR01
-    """How a solve ended.
-
-    A ``str``, so it compares equal to, and serializes as, its value.
+    """How a solve ended; a ``str``, so it compares equal to and serializes as its value.
 
     Examples
     --------
     >>> from projmech.solve import Status
-    >>> Status("optimal") is Status.OPTIMAL
-    True
-    >>> Status.ITERATION_LIMIT == "iteration_limit"
-    True
-    >>> print(Status.GIVEN)
-    given
+    >>> Status("optimal") is Status.OPTIMAL, Status.ITERATION_LIMIT == "iteration_limit"
+    (True, True)
     """
 
     #: Solved: the solver's stopping rule was met and projmech's final check of the point passed
@@ -130,28 +102,11 @@ _CVXPY_STATUS = {
 
 
 def status_from_cvxpy(status: Any) -> Status:
-    """Map a CVXPY status string to a :class:`Status`.
+    """Map a CVXPY status string to a :class:`Status` (:attr:`Status.SOLVER_ERROR` for one it does not know).
 
-    A backend's ``"optimal"`` is a claim: the caller still runs its final check, and reports
-    :attr:`Status.REJECTED` if it fails. The ``_inaccurate`` variants of infeasible and unbounded
-    map to the accurate ones (either way there is no point to use).
+    A backend's ``"optimal"`` is a claim: the caller still runs its final check.
 
-    Parameters
-    ----------
-    status : str
-        ``problem.status`` after a CVXPY solve.
-
-    Returns
-    -------
-    Status
-        The status; :attr:`Status.SOLVER_ERROR` for a string it does not know (a CVXPY release
-        adding one).
-
-    Examples
-    --------
     >>> from projmech.solve import status_from_cvxpy
-    >>> status_from_cvxpy("optimal_inaccurate")
-    <Status.OPTIMAL_INACCURATE: 'optimal_inaccurate'>
     >>> status_from_cvxpy("infeasible_inaccurate")
     <Status.INFEASIBLE: 'infeasible'>
     """
@@ -192,29 +147,22 @@ class Attempt:
 
 @dataclass(frozen=True)
 class SolveStats:
-    """What one solve did: the same record for every optimizer.
-
-    Modelled on CVXPY's ``SolverStats``. Two times are kept: ``solve_time``, the accepted
-    attempt alone, and ``total_time``, the whole call that returned the result (every attempt,
-    the preparation before the first, the final checks and the certificate after the last), for
-    the optimizers that measure it. ``str(stats)`` shows ``total_time`` first when there is one.
+    """What one solve did: the same record for every optimizer (after CVXPY's ``SolverStats``).
 
     Parameters
     ----------
     solver : str
-        The solver whose point was returned (``"fast"``, ``"admm"``, ``"iterative"``, a CVXPY
-        solver name...).
+        The solver whose point was returned.
     status : Status
         How the accepted (or best) attempt ended.
     solve_time : float
-        Wall-clock seconds of the accepted attempt, model building and its final check included.
+        Seconds of the accepted attempt, its final check included.
     iterations : int or None, optional
-        Iterations of an iterative solver; None for a CVXPY backend.
+        Iterations of an iterative solver.
     gap : float or None, optional
-        The certified suboptimality of the returned point (None where there is no certificate).
+        The certified suboptimality (None without a certificate).
     relative_gap : bool, default False
-        Whether ``gap`` is relative to the objective (relaxation, factorization) or absolute
-        (the hull's Frank–Wolfe gap).
+        Whether ``gap`` is relative to the objective.
     tolerance : float or None, optional
         The gap the point had to reach.
     tolerance_met : bool, default False
@@ -222,15 +170,9 @@ class SolveStats:
     attempts : tuple of Attempt, default ()
         Every solver tried, in order, the accepted one last.
     blas_threads : int or None, optional
-        The BLAS threads the solver's dense kernels were held to (so that its time and its
-        point do not depend on the machine's default); None where the solver does not set it.
+        The BLAS threads the solver's dense kernels were held to.
     total_time : float or None, optional
-        Wall-clock seconds of the whole call (at least ``solve_time``); None where the optimizer
-        does not measure it. The factorization optimizers
-        (:func:`~projmech.factorization.norm.factorization_norm`,
-        :func:`~projmech.factorization.mean.approximate_factorization_norm`) and the
-        projections (:func:`~projmech.bodies.project_to_hull`,
-        :func:`~projmech.bodies.project_to_relaxation`) do.
+        Seconds of the whole call, where the optimizer measures it.
 
     Examples
     --------
@@ -238,12 +180,6 @@ class SolveStats:
     >>> stats = pm.factorization_norm(pm.prefix(16)).stats
     >>> stats.solver, stats.status, stats.tolerance_met
     ('iterative', <Status.OPTIMAL: 'optimal'>, True)
-    >>> stats.gap <= stats.tolerance
-    True
-    >>> stats.solve_time <= stats.total_time
-    True
-    >>> [attempt.solver for attempt in stats.attempts]
-    ['iterative']
     """
 
     solver: str
@@ -263,30 +199,16 @@ class SolveStats:
                      gap: float | None = None, relative_gap: bool = False,
                      tolerance: float | None = None, blas_threads: int | None = None,
                      total_time: float | None = None) -> SolveStats:
-        """The statistics of the point one attempt produced.
-
-        ``tolerance_met`` holds when the attempt was accepted (:attr:`Status.OPTIMAL`) with a
-        certified ``gap <= tolerance``; ``total_time`` is left to the optimizer, which times the
-        whole call, unless given (a solve of one attempt, timed whole).
+        """The statistics of the point one attempt produced (``tolerance_met``: optimal with ``gap <= tolerance``).
 
         Parameters
         ----------
         attempt : Attempt
-            The attempt whose point is reported: its solver, status and seconds.
+            The attempt whose point is reported.
         attempts : iterable of Attempt
-            Every attempt, in order, ``attempt`` among them.
-        iterations : int, optional
-            The iterations of an iterative solver.
-        gap : float, optional
-            The point's certified gap.
-        relative_gap : bool, default False
-            Whether ``gap`` is relative.
-        tolerance : float, optional
-            The gap the point had to reach.
-        blas_threads : int, optional
-            The BLAS threads the solver was held to.
-        total_time : float, optional
-            The whole call's seconds, where the caller timed it.
+            Every attempt, in order.
+        iterations, gap, relative_gap, tolerance, blas_threads, total_time
+            As the fields of :class:`SolveStats`.
 
         Returns
         -------
@@ -306,8 +228,8 @@ class SolveStats:
         Returns
         -------
         dict
-            One entry per field; times in seconds (``solve_time_s``, ``total_time_s``), the status
-            as its string and each attempt as its one-line ``str``.
+            One entry per field; times in seconds (``solve_time_s``, ``total_time_s``), the status and
+            each attempt as strings.
         """
         return {
             "solver": self.solver,
@@ -340,18 +262,12 @@ class SolveStats:
 class SolveResult:
     """The base of every optimizer's result: its :class:`SolveStats` as ``stats``.
 
-    A result's ``repr`` is one line and its ``str`` that line and the statistics, both built from
-    the result's own ``_description()``, never from its arrays (a witness may have millions of
-    entries).
+    ``repr`` and ``str`` come from the result's ``_description()``, never from its arrays.
 
     Examples
     --------
     >>> import projmech as pm
-    >>> from projmech.solve import SolveResult
-    >>> fact = pm.factorization_norm(pm.prefix(8))
-    >>> isinstance(fact, SolveResult)
-    True
-    >>> print(repr(fact))
+    >>> print(repr(pm.factorization_norm(pm.prefix(8))))
     <DenseFactorization R M = F of prefix(8): strategy 8x8; iterative optimal: relative gap ...>
     """
 
@@ -361,8 +277,7 @@ class SolveResult:
         raise NotImplementedError
 
     def _with_stats(self: Solved, stats: SolveStats) -> Solved:
-        """The same result with other ``stats``: a shallow copy, sharing its arrays and every
-        value already derived from them."""
+        """The same result with other ``stats``: a shallow copy sharing its arrays."""
         twin = copy.copy(self)
         object.__setattr__(twin, "stats", stats)  # results that are frozen dataclasses too
         return twin
@@ -375,10 +290,7 @@ class SolveResult:
 
 
 class SolveError(RuntimeError):
-    """No solver produced a point that passed the checks.
-
-    Each optimizer raises its own subclass
-    (:class:`~projmech.factorization.base.FactorizationError`, ...).
+    """No solver produced a point that passed the checks; each optimizer raises its own subclass.
 
     Parameters
     ----------
@@ -387,25 +299,13 @@ class SolveError(RuntimeError):
     attempts : iterable of Attempt, default ()
         Every solver tried, in order, with how it ended.
     best : object, optional
-        The best point found that passed the final feasibility check but not the tolerance (a
-        result of the optimizer's own type).
-
-    Attributes
-    ----------
-    attempts : tuple of Attempt
-        Every solver tried, in order, with how it ended.
-    best : object or None
-        The best point found that passed the final feasibility check but not the tolerance, or
-        None.
+        The best point that passed the final feasibility check but not the tolerance.
 
     Examples
     --------
     >>> from projmech.solve import Attempt, SolveError, Status
-    >>> error = SolveError("no solver converged", [Attempt("admm", Status.ITERATION_LIMIT, "gap 3.0e-02")])
-    >>> print(error)
+    >>> print(SolveError("no solver converged", [Attempt("admm", Status.ITERATION_LIMIT, "gap 3.0e-02")]))
     no solver converged (admm: iteration_limit, gap 3.0e-02)
-    >>> error.best is None
-    True
     """
 
     def __init__(self, message: str, attempts: Iterable[Attempt] = (), best: Any = None) -> None:
@@ -419,23 +319,8 @@ class SolveError(RuntimeError):
 class Outcome(Generic[Point]):
     """What one attempt of :func:`solve_in_order` produced.
 
-    Parameters
-    ----------
-    status : Status
-        :attr:`Status.OPTIMAL` for a point to return; any other status rejects the attempt.
-    point : object, optional
-        The attempt's point; a rejected attempt's point is a candidate for the error's ``best``.
-    detail : str, default ""
-        A line of detail for the attempt's record.
-    score : float, default inf
-        How good a rejected point is (smaller is better, e.g. its gap): the error's ``best`` is
-        the candidate with the smallest score.
-
-    Examples
-    --------
-    >>> from projmech.solve import Outcome, Status
-    >>> Outcome(Status.REJECTED, point=[0.5, 0.5], detail="gap 1e-2 > tol", score=1e-2).score
-    0.01
+    ``status`` :attr:`Status.OPTIMAL` accepts the ``point``; a rejected point is a candidate for the
+    error's ``best``, the one of smallest ``score`` (e.g. its gap).
     """
 
     status: Status
@@ -460,40 +345,11 @@ def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], err
                    ) -> tuple[Point | Result, tuple[Attempt, ...], float]:
     """Run the attempts of ``plan`` in order until one is :attr:`Status.OPTIMAL`.
 
-    An attempt that raises ``error`` (or any :class:`SolveError`) is recorded with its own
-    attempts, and its ``best`` (taken as it is) kept as a candidate.
+    ``plan`` holds ``(solver name, run)`` pairs, ``run()`` returning an :class:`Outcome`; each call is
+    timed into an :class:`Attempt`. ``finish(point, attempt, attempts)`` builds the returned result
+    (and the error's ``best``). Returns the point, every attempt and the accepted one's seconds;
+    raises ``error(message, attempts, best)`` when none is accepted.
 
-    Parameters
-    ----------
-    plan : iterable of (str, callable)
-        ``(solver name, run)`` pairs; ``run()`` returns an :class:`Outcome`. Each call is timed
-        into its :class:`Attempt`.
-    error : type
-        The :class:`SolveError` subclass to raise when no attempt is accepted.
-    message : str
-        The error's message.
-    finish : callable, optional
-        ``finish(point, its attempt, every attempt)``: builds the returned result, and the
-        error's ``best``, from a point; the one place where the caller attaches its
-        :class:`SolveStats` (see :meth:`SolveStats.from_attempt`).
-
-    Returns
-    -------
-    point : object
-        The accepted point, or ``finish``'s result for it.
-    attempts : tuple of Attempt
-        Every attempt, the accepted one last.
-    seconds : float
-        The accepted attempt's wall-clock seconds.
-
-    Raises
-    ------
-    SolveError
-        ``error(message, attempts, best)`` when no attempt is accepted, ``best`` being the
-        candidate with the smallest score (built by ``finish``), or None.
-
-    Examples
-    --------
     >>> from projmech.solve import Outcome, SolveError, Status, solve_in_order
     >>> plan = [("rough", lambda: Outcome(Status.ITERATION_LIMIT, "x0", "gap 0.1", score=0.1)),
     ...         ("exact", lambda: Outcome(Status.OPTIMAL, "x1", "gap 0"))]
@@ -528,10 +384,7 @@ def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], err
 
 
 class ProgressBar:
-    """A ``callback(iteration, gap)`` that draws a tqdm progress bar.
-
-    The one adapter from the solvers' callbacks to a display. Use it as a context manager, so
-    that the bar is closed however the solve ends.
+    """A ``callback(iteration, gap)`` that draws a tqdm progress bar; a context manager that closes it.
 
     Parameters
     ----------
@@ -573,12 +426,8 @@ class ProgressBar:
 
 
 def record_total_time(solve: Callable[Arguments, Solved]) -> Callable[Arguments, Solved]:
-    """Wrap an optimizer so that its result's ``stats.total_time`` is the whole call's seconds.
-
-    The timer starts before the arguments are checked and stops after the last check of the
-    result, so it covers the preparation (a Gram matrix), every attempt and the certificate. The
-    ``best`` result of a :class:`SolveError` the optimizer raises gets the same time.
-    """
+    """Wrap an optimizer so that its result's ``stats.total_time`` is the whole call's seconds
+    (and the ``best`` of a :class:`SolveError` it raises gets the same time)."""
     @functools.wraps(solve)
     def timed(*args: Arguments.args, **kwargs: Arguments.kwargs) -> Solved:
         start = time.perf_counter()

@@ -1,21 +1,12 @@
-"""Argument checks shared across layers (a leaf module: numpy and :mod:`projmech.errors` only),
-so that every layer words its errors the same way and names the argument.
+"""Argument checks shared across layers (a leaf module), so that every layer words its errors alike.
 
-The conventions: a wrong type is a ``TypeError`` and a wrong value a ``ValueError``, raised at
-the public boundary before any work, with a message that starts with the argument's name
-(``"sizes: size of 'age': expected an int, got 2.5"``); an allocation above a cap is refused
-with a ``ValueError`` naming the argument and the size instead of ending in a ``MemoryError``.
-The checks here raise them as :class:`~projmech.errors.ArgumentTypeError` and
-:class:`~projmech.errors.ArgumentValueError`, which carry the name (and the valid range) as
-attributes.
-
-Declarative checks, in the spirit of scikit-learn's ``validate_params``: a *constraint*
-(:class:`Interval`, :class:`Options`, :class:`Flag`, :class:`Seed`, :class:`InstanceOf`,
-:class:`IsCallable`, :class:`OrNone`) checks one value and returns it converted (a Python
-``int`` or ``float``, a ``bool``, a ``numpy.random.Generator``); :func:`validate_params`
-applies a spec of constraints to a function's arguments once, before its body runs. The same
-mistake is the same exception everywhere: ``2.0``, ``"2"`` or ``True`` where a count is
-expected is a ``TypeError``; ``0`` where a positive count is expected a ``ValueError``.
+A wrong type is a ``TypeError``, a wrong value a ``ValueError`` (as
+:class:`~projmech.errors.ArgumentTypeError` / :class:`~projmech.errors.ArgumentValueError`),
+raised before any work with a message that starts with the argument's name; an allocation above
+a cap is refused rather than ending in a ``MemoryError``. Declarative, in the spirit of
+scikit-learn's ``validate_params``: a constraint (:class:`Interval`, :class:`Options`,
+:class:`InstanceOf` ...) checks one value and returns it converted; :func:`validate_params`
+applies them to a function's arguments.
 """
 
 from __future__ import annotations
@@ -98,25 +89,11 @@ class Constraint(Protocol):
 
 
 class Interval:
-    """Numbers of one kind between two bounds.
+    """Numbers of one kind between two bounds (``closed`` says which bounds belong).
 
-    Parameters
-    ----------
-    kind : numbers.Integral or numbers.Real
-        ``Integral``: a Python or numpy int, returned as an ``int``. ``Real``: a Python or numpy
-        int or float, returned as a finite ``float`` (NaN and infinities are refused).
-        ``bool`` is refused by both.
-    low, high : number or None
-        The bounds; ``None``: unbounded on that side.
-    closed : {"both", "left", "right", "neither"}
-        Which bounds belong to the interval.
-    reason : str, optional
-        Why the bounds are what they are, shown in the ValueError.
+    ``Integral`` values come back as ``int``, ``Real`` ones as finite ``float``; ``bool`` is refused
+    by both. ``reason`` (optional) says in the ValueError why the bounds are what they are.
 
-    Examples
-    --------
-    >>> Interval(Integral, 1, None).check("k", 3)
-    3
     >>> Interval(Real, 0, 1, closed="neither").check("delta", 1e-6)
     1e-06
     """
@@ -179,10 +156,7 @@ class Interval:
 
 
 class Options:
-    """One of a few values: strings (a ``str`` subclass such as a ``str`` Enum member counts as
-    its value) or numbers (``Options(1, 2, math.inf)`` for a norm's order). A TypeError for a
-    value of another type (a bool is no number here), a ValueError for another value of the
-    right type; the matching choice is returned."""
+    """One of a few strings (a ``str`` Enum member counts as its value) or numbers; the matching choice is returned."""
 
     def __init__(self, *choices: Any) -> None:
         self.choices = tuple(choices)
@@ -275,15 +249,9 @@ ENUM_LOOKUP_SIGNATURE = inspect.Signature([inspect.Parameter("value", inspect.Pa
 
 
 def validate_params(**spec: Constraint) -> Callable[[_F], _F]:
-    """Check a function's arguments against ``spec`` (argument name to constraint) before its
-    body runs, and hand the body the converted values.
+    """Check a function's arguments against ``spec`` (name to constraint) before its body runs, and
+    hand the body the converted values (defaults included: ``rng=None`` arrives as a Generator).
 
-    Defaults are checked and converted too, so that the body always receives what the
-    constraint returns (``rng=None`` arrives as a fresh Generator under :data:`SEED`). The
-    names in ``spec`` are checked against the signature when the function is decorated.
-
-    Examples
-    --------
     >>> @validate_params(k=POSITIVE_INT, noise=Options("auto", "discrete"))
     ... def f(k, *, noise="auto"):
     ...     return k, noise
@@ -326,32 +294,12 @@ def check_nonnegative_number(name: str, value: Any) -> float:
 
 
 def check_positive_int(name: str, value: Any) -> int:
-    """``value`` as a Python int.
-
-    Raises
-    ------
-    TypeError
-        Unless ``value`` is an ``int`` or a numpy integer; ``bool`` is refused (``True`` is an
-        int to Python, never a count to a caller) and so is ``2.0`` (a float, even integral).
-    ValueError
-        If ``value < 1``.
-    """
+    """``value`` as a Python int ``>= 1`` (``bool`` and ``2.0`` are refused: a count is an int)."""
     return cast(int, POSITIVE_INT.check(name, value))  # an Integral interval returns an int
 
 
 def check_positions(name: str, value: Any, count: int | None = None, *, what: str = "positions") -> tuple[int, ...]:
-    """``value`` as a non-empty tuple of increasing, non-negative ints, each below ``count``.
-
-    The attributes of a table, or the axes of an array. ``0.9`` or ``True`` is refused, not read
-    as ``0`` or ``1``; ``what`` names them in the message (``"domain positions"``, ``"axes"``).
-
-    Raises
-    ------
-    TypeError
-        Unless every entry is an ``int`` or a numpy integer (``bool`` refused).
-    ValueError
-        If there is none, or they are not increasing, or one is negative or at least ``count``.
-    """
+    """``value`` as a non-empty tuple of increasing ints in ``0 .. count - 1`` (``what`` names them)."""
     try:
         entries = tuple(value)
     except TypeError:
@@ -378,27 +326,9 @@ _SEEDS = "a numpy.random.Generator, an int seed >= 0 or None"
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
-    """A ``numpy.random.Generator`` from the usual ways of asking for randomness.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator, int or None
-        A Generator is returned as is (its stream goes on); an int ``>= 0`` seeds a new one;
-        ``None`` draws a fresh one from OS entropy.
-    name : str
-        The argument's name, for the messages.
-
-    Returns
-    -------
-    numpy.random.Generator
-
-    Raises
-    ------
-    TypeError
-        For a bool, a float, a ``numpy.random.RandomState``, the legacy ``numpy.random`` module
-        or anything else: the legacy global state is not reproducible from a seed we record.
-    ValueError
-        For a negative int (numpy refuses it deep inside ``SeedSequence``).
+    """A ``numpy.random.Generator``: ``rng`` itself, a new one seeded by an int ``>= 0``, or one from
+    OS entropy for ``None``. The legacy global state and ``RandomState`` are refused: no recorded
+    seed reproduces them.
     """
     if isinstance(rng, np.random.Generator):
         return rng
@@ -425,12 +355,8 @@ def as_array(name: str, value: Any) -> np.ndarray:
 
 
 def check_real_dtype(name: str, dtype: np.dtype) -> None:
-    """TypeError unless ``dtype`` holds real numbers (bool, int or float).
-
-    Casting a complex array to float keeps the real part (with at most a ``ComplexWarning``), a
-    string array may parse, a datetime array becomes nanoseconds: each would be accepted
-    silently, so each is refused here, complex with a zero imaginary part too (the type is
-    wrong, whatever the values).
+    """TypeError unless ``dtype`` holds real numbers: a cast would silently drop an imaginary part,
+    parse strings or turn dates into nanoseconds.
     """
     dtype = np.dtype(dtype)
     if dtype.kind in _REAL_KINDS:
@@ -442,31 +368,8 @@ def check_real_dtype(name: str, dtype: np.dtype) -> None:
 
 
 def check_real_array(name: str, value: Any, *, finite: bool = True, copy: bool = False) -> np.ndarray:
-    """``value`` as a float64 ndarray of real numbers.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, for the messages.
-    value : array_like
-        Nested lists, an ndarray, a pandas object with numeric values, a scalar.
-    finite : bool
-        Refuse NaN and infinite entries.
-    copy : bool
-        Always return a new array (the caller keeps no alias).
-
-    Returns
-    -------
-    numpy.ndarray of float64, the shape of ``value``
-
-    Raises
-    ------
-    TypeError
-        For complex, string, bytes, datetime or other non-real entries, ``None``, a mapping,
-        a set (an object array is accepted only where every entry is a real number), a
-        scipy.sparse matrix (the callers that take one handle it before).
-    ValueError
-        For a ragged nested list, or, with ``finite``, NaN or infinite entries.
+    """``value`` as a float64 ndarray of real numbers (``finite``: no NaN or infinity; ``copy``: a new
+    array). Complex, text, ``None``, mappings, sets and sparse matrices are refused.
     """
     if hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse, without importing it
         raise ArgumentTypeError(name, f"expected a dense array, got a sparse {type(value).__name__}")
@@ -497,13 +400,8 @@ def check_real_vector(name: str, value: Any, length: int) -> np.ndarray:
 
 
 def check_query_row(name: str, row: Any, length: int) -> np.ndarray:
-    """``row`` as a float vector of ``length`` entries in ``[0, 1]``: an averaging query's value
-    on every universe element.
-
-    The one check of a query row shared by the multiplicative weights update and the
-    interactive mechanisms: the ``1/n`` sensitivity of every answer needs values in ``[0, 1]``
-    on every universe element, not only on those present in the data. A scipy.sparse row, and a
-    ``(1, length)`` or ``(length, 1)`` matrix, are read as the vector.
+    """``row`` as a float vector of ``length`` entries in ``[0, 1]``: an averaging query's values on
+    every universe element, which the ``1/n`` sensitivity of its answer needs.
     """
     if hasattr(row, "toarray") and hasattr(row, "nnz"):  # scipy.sparse, without importing it
         row = row.toarray()
@@ -533,11 +431,8 @@ def format_count(value: int) -> str:
 
 def check_entries(name: str, entries: int, max_entries: int, what: str, *, hint: str = "",
                   limit: str = "max_entries") -> None:
-    """Refuse an allocation of ``entries`` entries above ``max_entries``, before making it.
-
-    The message reads ``"{name}: {what} would hold {entries} entries, above {limit}=...;
-    refusing to allocate it{hint}"``: ``name`` is the argument that asked for the size,
-    ``limit`` the cap's name (an argument, or a module constant where the caller has none).
+    """Refuse an allocation of ``entries`` entries above ``max_entries`` before making it, naming the
+    argument that asked for it and the cap ``limit``.
     """
     if entries > max_entries:
         raise ArgumentValueError(

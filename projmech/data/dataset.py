@@ -1,14 +1,13 @@
 """Data sets over a :class:`~projmech.data.domain.Domain` and their histograms.
 
 One validation layer: every loader funnels into :class:`Dataset`, which checks that each column
-holds integer codes inside its attribute's range and names the column and first bad row otherwise.
+holds codes inside its attribute's range and names the column and first bad row otherwise.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -29,14 +28,12 @@ from ..validation import (
     Interval,
     OrNone,
     as_array,
-    check_real_array,
-    check_real_dtype,
-    first_true,
     validate_params,
 )
+from .codes import Codes
 from .counting import check_marginal_cells, check_table_cells, marginal_counts, table_counts
 from .domain import Domain
-from .encodings import MISSING_VALUE_HINT, Codes
+from .encoding_base import MISSING_VALUE_HINT
 from .frames import (
     CHANGED_ROWS,
     GROUP_BY_TABLES,
@@ -47,6 +44,7 @@ from .frames import (
     is_lazy_frame,
     pandas_csv_options,
 )
+from .histograms import DEFAULT_MAX_UNIVERSE, check_normalized_histogram, histogram_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,9 +59,6 @@ __all__ = [
     "MW_MAX_UNIVERSE",
 ]
 
-#: Largest universe for which a dense histogram is materialized (about 800 MB of float64).
-DEFAULT_MAX_UNIVERSE = 10**8
-
 #: Default cap on the universe of the multiplicative weights and sparse-vector mechanisms, which
 #: hold dense vectors over it (the distribution and its log-weights, the private histogram):
 #: 2^22 elements, 32 MB per float64 vector, the same size as
@@ -74,60 +69,31 @@ _DOMAIN = InstanceOf(Domain, what="a Domain")
 
 
 def _is_dataframe(value: Any) -> bool:
-    """Whether ``value`` is a pandas DataFrame, without importing pandas (if pandas was never
-    imported, nothing can be one)."""
+    """Whether ``value`` is a pandas DataFrame, without importing pandas."""
     pandas = sys.modules.get("pandas")
     return pandas is not None and isinstance(value, pandas.DataFrame)
 
 
 class Dataset:
-    """``n`` rows over a :class:`Domain`: integer codes in memory, or a frame in an engine.
+    """``n`` rows over a :class:`Domain`: integer codes in memory, or a frame kept in its engine.
 
-    Build it from a code matrix (this constructor), from a data frame of any engine
-    (:meth:`from_frame`: pandas, Polars, PyArrow, DuckDB, PySpark, Dask), or from a CSV file
-    (:meth:`from_csv`). Counting (:meth:`table`, :meth:`marginal_counts`, :meth:`cell_counts`)
-    is the only access to the rows a release needs; for a lazy or distributed frame it runs
-    inside the engine and only the counts come back.
+    Built from a code matrix (this constructor), a data frame of any engine (:meth:`from_frame`) or a
+    CSV file (:meth:`from_csv`). Counting is the only access to the rows a release needs; for a lazy
+    frame it runs inside the engine.
 
     Parameters
     ----------
     records : array_like of int, shape (n, d)
-        Row ``j`` is the ``j``-th individual; column ``i`` holds codes of ``domain.attributes[i]``.
-        Integral floats (``2.0``), booleans (codes 0/1) and numeric strings are read as codes;
-        a masked array's masked entries are missing values, refused.
+        Column ``i`` holds the codes of ``domain.attributes[i]`` (masked entries are refused).
     domain : Domain
-        The universe the rows belong to; its attributes name the columns of ``records``.
-
-    Raises
-    ------
-    TypeError
-        For ``records`` that is a DataFrame (its columns would be taken by position, not by
-        name: use :meth:`from_frame`), ``None``, a str or mapping, or holds complex or datetime
-        values; for a ``domain`` that is not a :class:`~projmech.data.domain.Domain`.
-    ValueError
-        On a wrong shape of ``records``, NaN, a masked entry or a code outside
-        ``0 .. size - 1``; the message names the column and the first bad row.
-
-    See Also
-    --------
-    histogram : The data set's histogram over the universe.
-    projmech.data.domain.Domain : The universe.
+        The universe the rows belong to.
 
     Examples
     --------
     >>> import projmech as pm
-    >>> domain = pm.Domain(["sex", "PID"], [2, 7])
-    >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], domain)
-    >>> data
-    Dataset(n=4, domain=Domain(sex: 2, PID: 7))
-    >>> data.table([0])  # rows per value of sex
-    array([2, 2])
-    >>> data.cell_counts()  # occupied universe cells, row-major, and their counts
-    (array([ 0,  6, 10]), array([1, 1, 2]))
-    >>> pm.Dataset([[0, 7]], domain)
-    Traceback (most recent call last):
-    ...
-    ValueError: column 'PID': value 7 at row 0 is outside the domain 0..6
+    >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], pm.Domain(["sex", "PID"], [2, 7]))
+    >>> data.table([0]), data.cell_counts()
+    (array([2, 2]), (array([ 0,  6, 10]), array([1, 1, 2])))
     """
 
     _rows: FrameRows | None = None
@@ -166,42 +132,20 @@ class Dataset:
     def from_frame(cls, frame: Any, domain: Domain) -> Dataset:
         """A data set from the domain's columns of a data frame of any engine.
 
-        An in-memory frame (pandas or Polars DataFrame, PyArrow Table) is coded into a NumPy
-        code matrix. A lazy or distributed frame (a Polars LazyFrame such as
-        ``pl.scan_parquet(...)``, a DuckDB relation, a PySpark or Dask DataFrame) keeps its rows
-        in its engine: one aggregate query checks every value and counts the rows, and every
-        later count is a query whose result alone leaves the engine.
+        An in-memory frame (pandas, Polars, PyArrow) is coded into a code matrix; a lazy or distributed
+        one (Polars LazyFrame, DuckDB, PySpark, Dask) keeps its rows in its engine, counted there.
 
         Parameters
         ----------
         frame : data frame
-            Holds a column named after each attribute (extra columns are ignored).
+            Holds a column named after each attribute (others are ignored).
         domain : Domain
-            The universe; its encodings (codes, categories or bins) code the columns.
+            The universe; its encodings code the columns.
 
         Returns
         -------
         Dataset
             In memory (:attr:`engine` ``"numpy"``) or kept in the frame's engine.
-
-        Raises
-        ------
-        TypeError
-            For a ``frame`` of no supported engine (an array, a dict ...), a column whose type
-            cannot hold the attribute's values (text for integer codes, numbers for text
-            categories ...), or a ``domain`` that is not a Domain.
-        ValueError
-            For a missing or repeated column, and a value with no code: outside ``0 .. size - 1``,
-            not one of the categories, outside the bins, missing. The message names the column,
-            the value and (where the engine keeps a row order) the row.
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> domain = Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 40, 100]}})
-        >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole"], "age": [23, 71, 40]})
-        >>> Dataset.from_frame(frame, domain).records.tolist()
-        [[1, 0], [0, 1], [1, 1]]
         """
         if frame is None or isinstance(frame, (str, bytes, Mapping, np.ndarray, list, tuple)):
             raise TypeError(f"frame: expected a data frame (pandas, Polars, PyArrow, DuckDB, PySpark or Dask), "
@@ -220,26 +164,19 @@ class Dataset:
     @classmethod
     @validate_params(domain=_DOMAIN)
     def from_dataframe(cls, frame: pd.DataFrame, domain: Domain) -> Dataset:
-        """A data set from a pandas DataFrame, as :meth:`from_frame` (kept for code written before it).
+        """A data set from a pandas DataFrame, as :meth:`from_frame`.
 
         Parameters
         ----------
         frame : pandas.DataFrame
-            Holds a column named after each attribute (extra columns are ignored).
+            Holds a column named after each attribute.
         domain : Domain
-            The universe; its encodings code the columns.
+            The universe.
 
         Returns
         -------
         Dataset
             The coded rows, in memory.
-
-        Raises
-        ------
-        TypeError
-            For a non-DataFrame, a non-Domain, or a column of complex or datetime values.
-        ValueError
-            For a missing or repeated column, and any bad value (see :meth:`from_frame`).
         """
         import pandas as pd
 
@@ -250,34 +187,20 @@ class Dataset:
     def from_csv(cls, data_path: str | PathLike[str], domain: Domain | str | PathLike[str]) -> Dataset:
         """Read a CSV file with a header row into memory.
 
-        For a file larger than memory, scan it with Polars or DuckDB and use :meth:`from_frame`.
+        Category columns are read as text, so that labels such as ``"01"`` stay labels; errors name
+        the file. For a file larger than memory, scan it with Polars or DuckDB and use :meth:`from_frame`.
 
         Parameters
         ----------
         data_path : str or os.PathLike
-            The CSV file; its header row names the columns (extra columns are ignored).
+            The CSV file; its header row names the columns.
         domain : Domain, str or os.PathLike
-            The universe, or the path of its JSON domain file (:meth:`Domain.from_json
-            <projmech.data.domain.Domain.from_json>`). Columns of categories are read as text, so
-            that labels such as ``"01"`` stay labels, and integer categories match text by its
-            exact decimal text (``"01"`` is not the label 1).
+            The universe, or the path of its JSON domain file.
 
         Returns
         -------
         Dataset
             The coded rows, in memory.
-
-        Raises
-        ------
-        TypeError
-            If ``data_path`` is not a str or ``os.PathLike``, or ``domain`` neither a Domain nor
-            a path.
-        FileNotFoundError
-            If there is no such file (the message names the path).
-        ValueError
-            Naming the file: a directory, an empty file, rows that do not parse, a missing
-            column (a CSV without a header row reads its first row as the header), a header
-            naming an attribute twice, a bad value.
         """
         import pandas as pd
 
@@ -308,14 +231,7 @@ class Dataset:
 
     @property
     def records(self) -> np.ndarray:
-        """The validated ``(n, d)`` int64 code matrix (read-only view).
-
-        Raises
-        ------
-        TypeError
-            For a data set whose rows stay in an engine (:attr:`engine`); :meth:`collect`
-            brings them into memory.
-        """
+        """The validated ``(n, d)`` int64 code matrix (read-only; :meth:`collect` first for rows in an engine)."""
         records = self._in_memory("records")
         view = records.view()
         view.flags.writeable = False
@@ -329,8 +245,7 @@ class Dataset:
 
     @property
     def engine(self) -> str:
-        """Where the rows are: ``numpy`` (in memory), or the engine of a lazy frame (``polars``,
-        ``duckdb``, ``pyspark``, ``dask``)."""
+        """Where the rows are: ``numpy`` (in memory), or a lazy frame's engine (``polars``, ``duckdb`` ...)."""
         return "numpy" if self._rows is None else self._rows.engine
 
     @property
@@ -354,21 +269,12 @@ class Dataset:
         Parameters
         ----------
         axes : sequence of int
-            Distinct attribute positions, in the order of the table's axes; ``()`` gives the
-            row count.
+            Distinct attribute positions, in the table's axis order; ``()`` gives the row count.
 
         Returns
         -------
         numpy.ndarray of int64
             The counts, of shape ``[sizes[a] for a in axes]``.
-
-        Raises
-        ------
-        TypeError
-            For ``axes`` that are not ints (a str, attribute names ...).
-        ValueError
-            For ``axes`` out of range or repeated, or a table of more than
-            ``DEFAULT_MAX_ENTRIES`` cells.
         """
         d = len(self._domain)
         if isinstance(axes, (str, bytes)) or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
@@ -388,21 +294,13 @@ class Dataset:
         Parameters
         ----------
         way : int
-            The number of attributes of each table, ``0 .. d`` (``0``: the row count).
+            The number of attributes of each table, ``0 .. d``.
 
         Returns
         -------
         numpy.ndarray of float64
-            Exact integer counts, in the layout of :func:`~projmech.workloads.marginals`: the
-            tables of the attribute subsets in ``itertools.combinations`` order, each
-            row-major.
-
-        Raises
-        ------
-        TypeError
-            For a ``way`` that is not an int.
-        ValueError
-            For a ``way`` outside ``0 .. d``, or more than ``DEFAULT_MAX_ENTRIES`` counts.
+            Exact counts in the layout of :func:`~projmech.workloads.marginals`: subsets in
+            ``itertools.combinations`` order, each table row-major.
         """
         sizes = self._domain.sizes
         way = cast(int, Interval(Integral, 0, len(sizes)).check("way", way))  # 0: the total
@@ -423,8 +321,7 @@ class Dataset:
         Returns
         -------
         cells : numpy.ndarray of int64
-            The row-major universe indices (:meth:`Domain.index
-            <projmech.data.domain.Domain.index>`) holding at least one row, increasing.
+            The row-major universe indices holding at least one row, increasing.
         counts : numpy.ndarray of int64
             The number of rows in each.
         """
@@ -441,15 +338,14 @@ class Dataset:
         Returns
         -------
         Dataset
-            Itself if its rows are in memory already; else a new data set of the rows its
-            engine codes.
+            Itself if its rows are in memory already, else a new data set of the coded rows.
         """
         if self._rows is None:
             return self
         return Dataset(self._rows.collect_codes(), self._domain)
 
     def project(self, attributes: list[str]) -> Dataset:
-        """The data set restricted to some attributes.
+        """The data set restricted to some attributes (its histogram is their marginal).
 
         Parameters
         ----------
@@ -459,14 +355,7 @@ class Dataset:
         Returns
         -------
         Dataset
-            The same rows over :meth:`Domain.project <projmech.data.domain.Domain.project>`; its
-            histogram is the marginal on ``attributes``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            For ``attributes`` that :meth:`Domain.project <projmech.data.domain.Domain.project>`
-            refuses (an unknown or repeated name ...).
+            The same rows over :meth:`Domain.project <projmech.data.domain.Domain.project>`.
         """
         projected = self._domain.project(attributes)  # checks the names before any copy
         if self._rows is not None:
@@ -489,13 +378,6 @@ class Dataset:
         -------
         Dataset
             ``n`` of the rows, over the same domain.
-
-        Raises
-        ------
-        TypeError
-            For data kept in an engine (:meth:`collect` first), or an ``n`` that is not an int.
-        ValueError
-            For an ``n`` outside ``1 .. self.n``.
         """
         records = self._in_memory("subsample")
         n = cast(int, Interval(Integral, 1, self.n).check("n", n))  # an Integral interval returns an int
@@ -510,11 +392,6 @@ class Dataset:
         -------
         pandas.DataFrame
             One int64 column of codes per attribute, named after it.
-
-        Raises
-        ------
-        TypeError
-            For data kept in an engine (:meth:`collect` first).
         """
         import pandas as pd
 
@@ -549,11 +426,7 @@ def histogram(
     sparse: bool = False,
     max_universe: int = DEFAULT_MAX_UNIVERSE,
 ) -> np.ndarray | sp.csr_array:
-    """The histogram of a data set over the universe.
-
-    ``h[u] = #{j : x_j = u} / n`` with ``normalize=True`` (the default), raw counts otherwise:
-    the representation of a database as a vector over the universe (:cite:p:`DR14`) that the
-    linear queries of a workload act on, ``W h``.
+    """The histogram of a data set over the universe, ``h[u] = #{j : x_j = u} / n`` :cite:p:`DR14`.
 
     Parameters
     ----------
@@ -564,47 +437,21 @@ def histogram(
     normalize : bool
         Divide the counts by ``n``.
     sparse : bool
-        Return a ``scipy.sparse.csr_array`` of shape ``(1, m)`` holding only the occupied cells;
-        its memory is ``O(n)`` whatever the universe size.
+        Return a ``scipy.sparse.csr_array`` of shape ``(1, m)``, of memory ``O(n)``.
     max_universe : int
-        A dense histogram over a larger universe is refused (use ``sparse=True``).
+        A dense histogram over a larger universe is refused.
 
     Returns
     -------
     numpy.ndarray of shape (m,) or scipy.sparse.csr_array of shape (1, m)
-        The histogram over the ``m = domain.size`` universe elements, in row-major order
-        (:meth:`Domain.index <projmech.data.domain.Domain.index>`).
-
-    Raises
-    ------
-    TypeError
-        For ``data`` of no accepted kind, a ``domain`` that is not a Domain (or missing beside
-        a DataFrame or array), non-bool ``normalize`` or ``sparse``.
-    ValueError
-        For bad records in ``data`` (see :class:`Dataset`), a ``domain`` other than the
-        Dataset's own, ``normalize`` with no rows, and a dense histogram over more than
-        ``max_universe`` elements (refused before allocating).
-
-    References
-    ----------
-    :cite:t:`DR14`, Chapter 2 (databases as histograms over the universe).
+        The histogram over the ``m = domain.size`` elements, row-major.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import pandas as pd
     >>> import projmech as pm
-    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
-    >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "age": [23, 71, 40, 35],
-    ...                       "PID": [0, 6, 3, 3]})
-    >>> data = pm.Dataset.from_frame(frame, domain)
-    >>> h = pm.histogram(data)
-    >>> h.shape, float(h.sum())
-    ((42,), 1.0)
-    >>> np.flatnonzero(h), h[np.flatnonzero(h)]
-    (array([20, 21, 31]), array([0.25, 0.25, 0.5 ]))
-    >>> pm.histogram(data, normalize=False, sparse=True).data
-    array([1., 1., 2.])
+    >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], pm.Domain(["sex", "PID"], [2, 7]))
+    >>> pm.histogram(data, sparse=True).data
+    array([0.25, 0.25, 0.5 ])
     """
     dataset = _as_dataset(data, domain)
     universe = dataset.domain.size
@@ -627,132 +474,6 @@ def histogram(
     return dense
 
 
-@validate_params(size=OrNone(POSITIVE_INT))
-def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
-    """Validate a user-given normalized histogram and its data size ``n``.
-
-    The one check of every mechanism that accepts a histogram instead of a Dataset: ``n`` cannot
-    be recovered from ``h``, so it is required. And ``n * h`` must be (to rounding) the integer
-    counts of ``n`` rows: ``h = [.5, .5]`` cannot come from ``n = 3`` rows, and a mechanism
-    calibrated to that ``n`` would release the wrong noise.
-
-    Parameters
-    ----------
-    histogram : array_like or scipy.sparse array
-        A vector, or a matrix of one row or one column, of real, finite, non-negative entries
-        summing to 1 (dense or sparse).
-    n : int
-        The number of rows the histogram counts, a positive integer.
-    size : int, optional
-        The number of entries the histogram must have (the workload's universe).
-
-    Returns
-    -------
-    h : numpy.ndarray of float64, shape (m,)
-        The histogram, flattened and dense.
-    n : int
-        The row count.
-
-    Raises
-    ------
-    TypeError
-        For an ``n`` that is not an int, or complex, string or other non-real entries of
-        ``histogram``.
-    ValueError
-        For a missing or non-positive ``n``, a wrong shape or size of ``histogram``, NaN,
-        negative entries, a sum other than 1, or counts ``n * h`` that are not integers.
-
-    See Also
-    --------
-    histogram_counts : The counts ``n h``, as exact integers.
-
-    Examples
-    --------
-    >>> from projmech.data.dataset import check_normalized_histogram
-    >>> check_normalized_histogram([0.25, 0.75, 0.0], 4)
-    (array([0.25, 0.75, 0.  ]), 4)
-    >>> check_normalized_histogram([0.5, 0.5], 3)
-    Traceback (most recent call last):
-    ...
-    ValueError: histogram, n: n * histogram must be the integer counts of n=3 rows, but cell 0 holds 0.5, ...
-    """
-    if n is None:
-        raise ValueError("n: required when a histogram is passed (it cannot be recovered from h)")
-    n = POSITIVE_INT.check("n", n)
-    if issparse(histogram):
-        # Every sparse format has a dtype; the stubs declare it only on the data-backed ones.
-        check_real_dtype("histogram", histogram.dtype)  # type: ignore[attr-defined]
-        shape = histogram.shape
-    else:
-        histogram = check_real_array("histogram", histogram, finite=False)
-        shape = histogram.shape
-    if len(shape) > 2 or (len(shape) == 2 and 1 not in shape):
-        raise ValueError(f"histogram: expected a vector (or a single row or column), got shape {shape}")
-    entries = math.prod(shape)
-    if size is not None and entries != size:
-        raise ValueError(f"histogram: expected {size} entries to match the workload, got {entries}")
-    if size is None and entries > DEFAULT_MAX_UNIVERSE:
-        # A sparse histogram of a huge universe would be densified below.
-        raise ValueError(
-            f"histogram: {entries:.3e} entries, above DEFAULT_MAX_UNIVERSE={DEFAULT_MAX_UNIVERSE:.1e}; "
-            "a dense histogram would not fit in memory"
-        )
-    h = (histogram.toarray() if issparse(histogram) else histogram).astype(float).ravel()
-    if h.size == 0:
-        raise ValueError("histogram: is empty")
-    if not np.all(np.isfinite(h)):
-        raise ValueError("histogram: contains NaN or infinite entries")
-    if h.min() < 0:
-        raise ValueError("histogram: has negative entries")
-    if abs(h.sum() - 1.0) > 1e-9:
-        raise ValueError(f"histogram: must be normalized to sum 1 (got {h.sum():.6g}); pass histogram(data)")
-    counts = n * h
-    # Tolerance: h = c/n in float64 makes n*h off by at most a few ulps of c.
-    fractional = np.abs(counts - np.rint(counts)) > 1e-6 + 1e-9 * counts
-    if fractional.any():
-        cell = first_true(fractional)
-        raise ValueError(
-            f"histogram, n: n * histogram must be the integer counts of n={n} rows, but cell {cell} "
-            f"holds {h[cell]:.6g}, i.e. {counts[cell]:.6g} rows; pass the n the histogram was computed from"
-        )
-    return h, n
-
-
-def histogram_counts(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
-    """The counts ``n h`` of a user-given normalized histogram, as exact integers.
-
-    :func:`check_normalized_histogram` checks that they are counts up to rounding, and rounding
-    makes them exactly so (the mechanisms measure counts).
-
-    Parameters
-    ----------
-    histogram : array_like or scipy.sparse array
-        A normalized histogram, as for :func:`check_normalized_histogram`.
-    n : int
-        The number of rows it counts.
-    size : int, optional
-        The number of entries it must have.
-
-    Returns
-    -------
-    counts : numpy.ndarray of float64, shape (m,)
-        The integer counts ``n h``.
-    n : int
-        The row count.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`check_normalized_histogram`, for a bad ``histogram``, ``n`` or ``size``.
-
-    Examples
-    --------
-    >>> from projmech.data.dataset import histogram_counts
-    >>> histogram_counts([0.25, 0.75, 0.0], 4)
-    (array([1., 3., 0.]), 4)
-    """
-    h, n = check_normalized_histogram(histogram, n, size=size)
-    return np.rint(n * h), n
 
 
 _REPLACE_ONE = SizePolicy(Neighbouring.REPLACE_ONE)
@@ -763,47 +484,29 @@ _REPLACE_ONE = SizePolicy(Neighbouring.REPLACE_ONE)
 def resolve_rows(data_or_histogram: Any, n: Any, *, universe_size: int | None = None,
                  max_universe: int | None = None,
                  policy: SizePolicy = _REPLACE_ONE) -> tuple[Dataset | np.ndarray, int]:
-    """The private input of a mechanism, resolved once: a Dataset, or a normalized histogram
-    with its row count ``n``.
+    """The private input of a mechanism, resolved once: a Dataset, or a histogram's counts and ``n``.
 
     Parameters
     ----------
     data_or_histogram : Dataset or array_like
-        A Dataset is returned as is. A histogram must be normalized, with ``n h`` integer counts
-        (:func:`check_normalized_histogram`); its exact integer counts are returned.
+        A Dataset, or a normalized histogram (:func:`check_normalized_histogram`).
     n : int or None
-        The row count. Required beside a histogram (it cannot be recovered from ``h``); beside a
-        Dataset checked by ``policy`` (:meth:`~projmech.privacy.guarantees.SizePolicy.check_dataset_n`:
-        under replace-one it must equal the rows, under add/remove it is refused whatever it
-        is, since the row count is private).
+        The row count: required beside a histogram; beside a Dataset checked by ``policy``.
     universe_size : int, optional
-        The universe the caller's queries index: a histogram must have that many entries, a
-        Dataset's domain that many elements.
+        The universe the caller's queries index.
     max_universe : int, optional
-        A larger universe is refused (for callers that hold dense vectors over it).
+        A larger universe is refused.
     policy : SizePolicy
-        The caller's; default replace-one (``n`` public).
+        The caller's; default replace-one.
 
     Returns
     -------
     (Dataset or ndarray of shape (m,), int)
-        The Dataset or the counts ``n h`` (exact integers), and the row count.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`check_normalized_histogram` and :meth:`SizePolicy.check_dataset_n
-        <projmech.privacy.guarantees.SizePolicy.check_dataset_n>`, for a bad ``data_or_histogram`` or
-        ``n``; a ValueError for a universe other than ``universe_size`` or above
-        ``max_universe``.
+        The Dataset or the exact counts ``n h``, and the row count.
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.data.dataset import resolve_rows
-    >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], pm.Domain(["sex", "PID"], [2, 7]))
-    >>> resolve_rows(data, None)
-    (Dataset(n=4, domain=Domain(sex: 2, PID: 7)), 4)
     >>> resolve_rows([0.25, 0.75, 0.0], 4)
     (array([1., 3., 0.]), 4)
     """

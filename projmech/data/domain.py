@@ -20,27 +20,18 @@ __all__ = ["Domain", "UnknownAttributeError", "DomainInferenceWarning"]
 
 
 class DomainInferenceWarning(UserWarning):
-    """A domain was read off the data, so its sizes, categories and bins are not private.
-
-    :meth:`Domain.infer` warns with it every time: the proposed domain depends on the private
-    rows, and no privacy guarantee covers it. Declare the domain from public knowledge before
-    a private release.
-
-    See Also
-    --------
-    Domain.infer : The method that warns.
+    """A domain was read off the data (:meth:`Domain.infer`): its sizes, categories and bins are not private.
 
     Examples
     --------
     >>> import warnings
     >>> import pandas as pd
     >>> import projmech as pm
-    >>> from projmech.data.domain import DomainInferenceWarning
     >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "PID": [0, 6, 3, 3]})
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     domain = pm.Domain.infer(frame)
-    >>> [warning.category is DomainInferenceWarning for warning in caught]
+    >>> [warning.category is pm.data.DomainInferenceWarning for warning in caught]
     [True]
     """
 
@@ -48,10 +39,8 @@ class DomainInferenceWarning(UserWarning):
 class UnknownAttributeError(KeyError, ValueError):
     """An attribute name that the domain does not have.
 
-    A ``KeyError`` for the mapping-style lookups (``domain[name]``, :meth:`Domain.position`)
-    and a ``ValueError`` for argument checks (:meth:`Domain.project`, a predicate of
-    :func:`projmech.from_predicates`), so that either ``except`` catches it. Its message names
-    the argument, the unknown name and the domain's attributes.
+    Both a ``KeyError`` (for ``domain[name]``, :meth:`Domain.position`) and a ``ValueError`` (for
+    argument checks), so that either ``except`` catches it.
 
     Examples
     --------
@@ -62,9 +51,6 @@ class UnknownAttributeError(KeyError, ValueError):
     ... except KeyError as error:
     ...     print(error)
     name: unknown attribute 'age'; the domain has ['vote', 'PID']
-    >>> from projmech.data.domain import UnknownAttributeError
-    >>> issubclass(UnknownAttributeError, ValueError)
-    True
     """
 
     def __str__(self) -> str:
@@ -73,58 +59,24 @@ class UnknownAttributeError(KeyError, ValueError):
 
 
 class Domain:
-    """Ordered attribute names with their sizes.
+    """Ordered attribute names with their sizes: the universe is their product, indexed row-major.
 
-    The universe is the product of the attributes; attribute ``i`` takes the integer codes
-    ``0 .. sizes[i] - 1``. Universe elements are indexed in row-major (C) order, so the last
-    attribute varies fastest, exactly like ``numpy.ravel_multi_index``.
+    Attribute ``i`` takes the codes ``0 .. sizes[i] - 1``; :meth:`from_dict` declares categories or bins.
 
     Parameters
     ----------
     attributes : sequence of str
-        Attribute names, unique, in order. A name holds no ``=`` and no `` & `` (query labels
-        read ``vote=Dole & age=[35, 65)``), no control character (a newline ...) and no
-        leading or trailing space, so that every label reads one way.
+        Unique names, in order; no ``=``, `` & ``, control character or surrounding space, so that
+        query labels (``vote=Dole & age=[35, 65)``) read one way.
     sizes : sequence of int
-        Number of values of each attribute, each from 1 to ``2**63 - 1`` (the codes are int64);
-        a Python or numpy int (a float, even ``2.0``, and a bool are refused: a size is a
-        count).
-
-    Raises
-    ------
-    TypeError
-        For a str, bytes, mapping, set or non-iterable in place of a sequence (a str would be
-        read as one name per character, a set has no order), a name that is not a str, or a
-        size that is not an int.
-    ValueError
-        For mismatched lengths, no attributes, an empty, repeated or ambiguous name, a size
-        below 1 or above ``2**63 - 1``.
-
-    See Also
-    --------
-    Domain.from_dict : A domain with categories or bins declared.
-    projmech.data.dataset.Dataset : Rows over a domain.
+        The number of values of each attribute, from 1 to ``2**63 - 1``.
 
     Examples
     --------
     >>> import projmech as pm
     >>> d = pm.Domain(["a", "b"], [2, 3])
-    >>> d.size
-    6
-    >>> d.index([[1, 2]])
-    array([5])
-
-    With labelled attributes, declared from a code book:
-
-    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
-    >>> domain
-    Domain(vote: ['Clinton', 'Dole'], age: {'bins': [18, 35, 65, 100]}, PID: 7)
-    >>> domain.sizes, domain.size
-    ((2, 3, 7), 42)
-    >>> domain.labels("age")
-    ('[18, 35)', '[35, 65)', '[65, 100]')
-    >>> domain.project(["PID", "vote"])
-    Domain(PID: 7, vote: ['Clinton', 'Dole'])
+    >>> d.size, d.index([[1, 2]])
+    (6, array([5]))
     """
 
     def __init__(self, attributes: Iterable[str], sizes: Iterable[int]) -> None:
@@ -154,43 +106,22 @@ class Domain:
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, Any]) -> Domain:
-        """Build a domain from ``{name: entry}``, keeping the mapping's order.
+        """Build a domain from ``{name: entry}``, entries as :func:`~projmech.data.encodings.encoding_from_spec` reads.
 
         Parameters
         ----------
         mapping : mapping of str to int, list or dict
-            One entry per attribute: a size (integer codes ``0 .. size - 1``), a list of
-            category labels (``["Clinton", "Dole"]``: strings or integers, coded by position;
-            ``{"categories": [...], "ordered": true}`` when their order means something, as
-            prefix and range queries need), or ``{"bins": [e_0, ..., e_k]}`` (a numeric column
-            cut at declared edges; code ``i`` holds ``e_i <= x < e_{i+1}``, the last bin also
-            ``e_k``). See :mod:`projmech.data.encodings`.
+            One entry per attribute: a size, category labels or ``{"bins": [...]}``.
 
         Returns
         -------
         Domain
             The attributes in the mapping's order, each with its encoding.
 
-        Raises
-        ------
-        TypeError
-            If ``mapping`` is not a mapping, a name is not a str, or an entry is of no such
-            kind, naming the attribute.
-        ValueError
-            For ``mapping`` empty, or an entry that its encoding refuses (a size below 1,
-            repeated categories, non-increasing edges), naming the attribute.
-
-        See Also
-        --------
-        spec : The inverse, ``Domain.from_dict(domain.spec()) == domain``.
-
         Examples
         --------
-        >>> d = Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "x": 2})
-        >>> d.sizes
-        (2, 3, 2)
-        >>> d.labels("age")
-        ('[18, 35)', '[35, 65)', '[65, 100]')
+        >>> Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
+        Domain(vote: ['Clinton', 'Dole'], age: {'bins': [18, 35, 65, 100]}, PID: 7)
         """
         InstanceOf(Mapping, what="a mapping of name: size, categories or bins").check("mapping", mapping)
         for name in mapping:
@@ -199,31 +130,19 @@ class Domain:
 
     @classmethod
     def from_json(cls, path: str | PathLike[str]) -> Domain:
-        """Read a domain file: a JSON object ``{name: entry, ...}``.
+        """Read a domain file: a JSON object ``{name: entry, ...}`` (entries as in :meth:`from_dict`).
+
+        Errors in the file (not JSON, a key given twice, a bad entry ...) are ValueErrors naming it.
 
         Parameters
         ----------
         path : str or os.PathLike
-            The file. Each entry is as in :meth:`from_dict`: a size (the format of the Adult
-            domain file), a list of category labels, or ``{"bins": [...]}``.
+            The file.
 
         Returns
         -------
         Domain
             The attributes in the file's order.
-
-        Raises
-        ------
-        TypeError
-            If ``path`` is not a str or ``os.PathLike`` (an int would be opened as a file
-            descriptor: ``0`` reads standard input).
-        FileNotFoundError
-            If there is no such file (Python's message names the path).
-        ValueError
-            Naming the file: a directory, an empty file, text that is not UTF-8 or not JSON,
-            JSON that is not an object, nested too deeply, a key given twice (``json`` would keep
-            the last one silently), or an entry that :class:`Domain` refuses (a size that is not
-            an int ...).
         """
         InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
         shown = os.fspath(path)
@@ -270,12 +189,12 @@ class Domain:
         return dict(zip(self._attributes, self._sizes))
 
     def spec(self) -> dict[str, Any]:
-        """The domain as :meth:`from_dict` reads it, encodings included.
+        """The domain as :meth:`from_dict` reads it: ``Domain.from_dict(d.spec()) == d``.
 
         Returns
         -------
         dict
-            ``{name: entry}`` of plain JSON values, so that ``Domain.from_dict(d.spec()) == d``.
+            ``{name: entry}`` of plain JSON values.
         """
         return {name: encoding.spec() for name, encoding in zip(self._attributes, self._encodings)}
 
@@ -287,15 +206,7 @@ class Domain:
         path : str or os.PathLike
             The file to create.
         overwrite : bool, default False
-            Replace an existing file; by default an existing file is refused, so a domain file
-            (an input of every release) is never replaced by accident.
-
-        Raises
-        ------
-        TypeError
-            If ``path`` is not a str or ``os.PathLike``, or ``overwrite`` not a bool.
-        FileExistsError
-            If the file ``path`` exists and ``overwrite`` is False.
+            Replace an existing file; by default one is refused, so a domain file is never replaced by accident.
         """
         InstanceOf(str, PathLike, what="a file path (str or os.PathLike)").check("path", path)
         FLAG.check("overwrite", overwrite)
@@ -309,20 +220,12 @@ class Domain:
         Parameters
         ----------
         name : str
-            The attribute.
+            The attribute whose column it codes.
 
         Returns
         -------
         Encoding
-            A :class:`~projmech.data.encodings.Codes`, :class:`~projmech.data.encodings.Categories` or
-            :class:`~projmech.data.encodings.Bins`.
-
-        Raises
-        ------
-        TypeError
-            If ``name`` is not a str.
-        UnknownAttributeError
-            If the domain has no attribute ``name``.
+            Its :class:`~projmech.data.encodings.Encoding`.
         """
         return self._encodings[self.position(name)]
 
@@ -332,24 +235,17 @@ class Domain:
         return self._encodings
 
     def labels(self, name: str) -> tuple[str, ...]:
-        """The printable label of each code of an attribute.
+        """The printable label of each code of an attribute: its categories, bins (``[18, 25)``) or codes.
 
         Parameters
         ----------
         name : str
-            The attribute.
+            The attribute whose codes are labelled.
 
         Returns
         -------
         tuple of str
-            Its categories, its bins (``[18, 25)``), or the codes themselves.
-
-        Raises
-        ------
-        TypeError
-            If ``name`` is not a str.
-        UnknownAttributeError
-            If the domain has no attribute ``name``.
+            One label per code.
         """
         return self._encodings[self.position(name)].labels()
 
@@ -362,54 +258,34 @@ class Domain:
     def infer(cls, frame: Any, *, max_categories: int = 100, bins: int = 10) -> Domain:
         """Propose a domain from a data frame's columns, with a :class:`DomainInferenceWarning`.
 
-        **A domain read off private data is not private**: its categories, sizes and bin edges
-        reveal the rows (a category held by one person names that person). Use it to draft a
-        domain file, then declare it from public knowledge (a code book, a census form, the
-        value ranges a survey allows) and release with the declared one.
+        **A domain read off private data is not private**: draft a domain file with it, then declare
+        the domain from public knowledge.
 
         Parameters
         ----------
         frame : data frame
-            A frame of any engine :meth:`Dataset.from_frame <projmech.data.dataset.Dataset.from_frame>`
-            accepts; every column becomes an attribute.
+            A frame :meth:`Dataset.from_frame <projmech.data.dataset.Dataset.from_frame>` accepts.
         max_categories : int
             A text or categorical column with more distinct values is refused.
         bins : int
-            The number of equal-width bins of a numeric column that is not read as codes.
+            The number of equal-width bins of a numeric column not read as codes.
 
         Returns
         -------
         Domain
-            Text and categorical columns become their sorted distinct values; booleans codes
-            0/1; integral columns whose values start at 0 or 1 and stay below 100 codes
-            ``0 .. max``; other integer columns of at most 20 distinct values (and at most
-            ``max_categories``) ordered integer categories of exactly those values (years
-            2007-2009: three categories, not 2010 codes); other numeric columns ``bins``
-            equal-width bins between their rounded minimum and maximum (integer edges for
-            integral columns).
-
-        Raises
-        ------
-        TypeError
-            For an object of no supported engine, or a column of another type (dates ...).
-        ValueError
-            For an empty ``frame``, a column with missing values, more than ``max_categories``
-            categories, or ``max_categories`` or ``bins`` below 1.
+            Text as sorted categories, booleans and small non-negative integers as codes, other integers
+            of at most 20 values as ordered categories, other numbers as ``bins`` bins.
 
         Examples
         --------
         >>> import warnings
         >>> import pandas as pd
         >>> import projmech as pm
-        >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "PID": [0, 6, 3, 3],
-        ...                       "year": [2008, 2007, 2009, 2008]})
+        >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton"], "PID": [0, 6], "year": [2008, 2007]})
         >>> with warnings.catch_warnings():
         ...     warnings.simplefilter("ignore", pm.data.DomainInferenceWarning)
-        ...     draft = pm.Domain.infer(frame)
-        >>> draft.sizes
-        (2, 7, 3)
-        >>> draft.spec()  # a draft of the domain file, to check against public knowledge
-        {'vote': ['Clinton', 'Dole'], 'PID': 7, 'year': {'categories': [2007, 2008, 2009], 'ordered': True}}
+        ...     print(pm.Domain.infer(frame).spec())
+        {'vote': ['Clinton', 'Dole'], 'PID': 7, 'year': {'categories': [2007, 2008], 'ordered': True}}
         """
         from .frames import infer_encodings
 
@@ -453,7 +329,7 @@ class Domain:
         return self._sizes[self.position(name)]
 
     def position(self, name: str) -> int:
-        """The position of an attribute among the domain's attributes.
+        """The index of an attribute in :attr:`attributes` (:class:`UnknownAttributeError` if it has none).
 
         Parameters
         ----------
@@ -463,15 +339,7 @@ class Domain:
         Returns
         -------
         int
-            Its index in :attr:`attributes`.
-
-        Raises
-        ------
-        TypeError
-            If ``name`` is not a str.
-        UnknownAttributeError
-            (a ``KeyError`` and a ``ValueError``) naming the known attributes, if the domain
-            has no attribute ``name``.
+            Its position.
         """
         return self._position("name", name)
 
@@ -486,7 +354,7 @@ class Domain:
             ) from None
 
     def project(self, attributes: Iterable[str]) -> Domain:
-        """The sub-domain on some attributes, in the order given.
+        """The sub-domain on some attributes, in the order given, with their encodings.
 
         Parameters
         ----------
@@ -496,23 +364,14 @@ class Domain:
         Returns
         -------
         Domain
-            Those attributes with their encodings.
-
-        Raises
-        ------
-        TypeError
-            For ``attributes`` that is a str, a set or a mapping, or holds a name that is not a
-            str.
-        ValueError
-            For ``attributes`` empty or repeating a name (:class:`UnknownAttributeError` for an
-            unknown name).
+            The sub-domain.
         """
         attributes = _as_tuple("attributes", attributes)
         return Domain._of_encodings(attributes, [self._encodings[self._position("attributes", name)]
                                                  for name in attributes])
 
     def index(self, rows: Any) -> np.ndarray:
-        """The universe indices of rows of codes, in row-major order.
+        """The universe indices of rows of codes, row-major (the inverse of :meth:`rows`).
 
         Parameters
         ----------
@@ -522,19 +381,7 @@ class Domain:
         Returns
         -------
         numpy.ndarray of int64, shape (n,)
-            The index of each row in the universe (the last attribute varies fastest).
-
-        Raises
-        ------
-        TypeError
-            Unless the codes in ``rows`` are integers (floats, bools, strings ... are refused).
-        ValueError
-            On a wrong shape of ``rows``, a code outside its attribute's range, or a universe
-            of ``2^63`` elements or more (its indices do not fit in int64).
-
-        See Also
-        --------
-        rows : The inverse.
+            The index of each row.
         """
         rows = as_array("rows", rows)
         if rows.size and not np.issubdtype(rows.dtype, np.integer):
@@ -558,14 +405,6 @@ class Domain:
         -------
         numpy.ndarray of int, shape (m, d)
             One row of codes per index.
-
-        Raises
-        ------
-        TypeError
-            Unless ``indices`` are integers.
-        ValueError
-            For ``indices`` that are not 1-d or lie outside ``0 .. size - 1``, or a universe of
-            ``2^63`` elements or more.
         """
         indices = as_array("indices", indices)
         if indices.size and not np.issubdtype(indices.dtype, np.integer):
@@ -584,8 +423,7 @@ class Domain:
             )
 
     def __eq__(self, other: object) -> bool:
-        """Same attributes, in order, with the same encodings: a labelled domain differs from
-        the plain one of the same sizes (data coded through one is not data of the other)."""
+        """Same attributes, in order, with the same encodings (a labelled domain differs from the plain one)."""
         return (
             isinstance(other, Domain)
             and self._attributes == other._attributes
@@ -610,8 +448,7 @@ _SEPARATORS = {"=": "'=' separates an attribute from its value in query labels (
                " & ": "' & ' separates the terms of query labels (vote=Dole & PID=3)"}
 
 def _check_name(name: Any) -> None:
-    """TypeError or ValueError, naming ``attributes``, for a name that is no str or would make
-    query labels ambiguous."""
+    """A TypeError or ValueError for a name that is no str or would make query labels ambiguous."""
     if not isinstance(name, str):
         raise TypeError(f"attributes: every name must be a non-empty str, got {name!r}")
     if not name:

@@ -1,22 +1,11 @@
 """Rows in a dataframe engine, counted inside it.
 
-Counting is the only step of a release that reads the rows, and every workload's counts are
-group-by tables of them. This module reads frames of any engine through Narwhals, the
-compatibility layer written for libraries that accept pandas, Polars, PyArrow, DuckDB, PySpark
-and Dask frames alike: the columns are coded by the domain's encodings as engine expressions
-(:mod:`projmech.data.encodings`), checked by one aggregate query, and counted by group-by queries
-whose results alone leave the engine.
-
-Two kinds of frame:
-
-- **in memory** (a pandas or Polars DataFrame, a PyArrow Table): the coded columns are taken
-  into a NumPy code matrix, the embedded default (:func:`frame_records`);
-- **lazy or distributed** (a Polars LazyFrame such as ``pl.scan_parquet``, a DuckDB relation, a
-  PySpark or Dask DataFrame): the rows stay in the engine (:class:`FrameRows`). A few tables are
-  counted by group-by queries; many tables at once (all 2-way marginals of 81 attributes) by one
-  pass that counts each partition's coded rows where the partition lives (Polars' and DuckDB's
-  streamed batches, Spark's ``mapInArrow``, Dask's partitions) and sums the partial counts.
-  Narwhals has no per-partition map, so that pass has one short adapter per engine.
+Frames of any engine are read through Narwhals: columns are coded by the domain's encodings as
+engine expressions, checked by one aggregate query and counted by group-by queries whose results
+alone leave the engine. In-memory frames (pandas, Polars, PyArrow) become a NumPy code matrix
+(:func:`frame_records`); lazy or distributed ones (Polars LazyFrame, DuckDB, PySpark, Dask) stay
+in the engine (:class:`FrameRows`), where many tables at once are counted by one pass over the
+partitions (one short adapter per engine: Narwhals has no per-partition map).
 """
 
 from __future__ import annotations
@@ -32,18 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .encodings import (
+from .categories import Categories
+from .codes import Bins, Codes
+from .encoding_base import (
     BYTES_HINT,
     FLOAT_LABELS_HINT,
     MISSING_VALUE_HINT,
-    Bins,
-    Categories,
-    Codes,
     Encoding,
     NotANumberError,
     _is_text,
     _narwhals,
-    is_missing,
+    refuse_value,
 )
 
 if TYPE_CHECKING:
@@ -256,12 +244,7 @@ class FrameRows:
         else:
             (value,) = self._frame.filter(invalid).select(name).head(1).collect().rows()[0]
             where = f" ({self.engine} keeps no row order, so no row number)"
-        if is_missing(value):
-            raise ValueError(f"column {name!r}: missing value{where}; {MISSING_VALUE_HINT}")
-        if isinstance(value, bytes):
-            raise TypeError(f"column {name!r}: value {value!r}{where} is bytes, not text; {BYTES_HINT}")
-        raise ValueError(f"column {name!r}: value {value!r}{where} has no code: expected {encoding.describe()}"
-                         f"{encoding._hint(value)}")
+        refuse_value(name, value, where, f"has no code: expected {encoding.describe()}{encoding._hint(value)}")
 
     # --- counting -------------------------------------------------------------------------------
 

@@ -1,28 +1,13 @@
 """Products with a marginal workload's matrix F without building F.
 
-For the workload of every ``way``-way marginal table of a domain (``projmech.marginals``), ``F @ w``
-is the list of marginal tables of a distribution ``w`` over the universe and ``F.T @ u`` adds,
-at every universe element, the entries of ``u`` at the cells the element falls in. Both are
-computed here from the domain's shape alone, in ``O(m)`` memory for a universe of ``m``
-elements (F itself has ``m * C(d, way)`` nonzeros: 200 million at ``d = 20`` binary attributes).
-
-2-way marginals, the workload the projection mechanism is benchmarked on, take a faster route:
-split the attributes into a first half ``H`` and a second half ``L``, so that a universe index
-is ``(index in H's universe) * m_L + (index in L's universe)``. The pairs inside ``H`` and inside
-``L`` are the same problem on a universe of about ``sqrt(m)`` elements (recursion), and all
-cross pairs at once are one dense matrix product with the one-hot encodings ``Z_H``, ``Z_L`` of
-the two halves: ``Z_H^T W Z_L`` for ``F @ w`` (``W`` = ``w`` reshaped ``m_H x m_L``) and
-``Z_H G Z_L^T`` for ``F.T @ u`` (``G`` = the cross tables of ``u`` as one block matrix). That is
-``O(m * sum(sizes[L]))`` BLAS flops instead of ``C(d, 2)`` passes over ``m`` elements: at
-``d = 20`` binary attributes about 20 ms instead of 0.4 s. Its ``sum(sizes)``-square block
-matrix and one-hot encodings are small for many small attributes, but not for few large ones
-(two attributes of 10^4 values: 4·10^8 entries for a universe of 10^8): there the products take
-the general route, whose memory is that of the vector and the tables.
-
-The public functions check their arguments and refuse an output above ``max_entries``;
-:func:`projmech.marginals` builds its implicit workload on the unchecked ``_matvec``,
-``_rmatvec`` and ``_columns``, since :class:`~projmech.workloads.Workload` has validated the
-vector and the sizes already (the products run in the inner loop of the projections).
+For every ``way``-way marginal of a domain, ``F @ w`` is the marginal tables of ``w`` and
+``F.T @ u`` adds, at every universe element, the entries of ``u`` at its cells: both from the
+domain's shape alone, in ``O(m)`` memory (F has ``m * C(d, way)`` nonzeros). 2-way marginals
+split the attributes into halves ``H`` and ``L``: the pairs inside each half recurse on about
+``sqrt(m)`` elements, and all cross pairs are one dense product with the halves' one-hot
+encodings (``Z_H^T W Z_L``), ``O(m * sum(sizes[L]))`` BLAS flops instead of ``C(d, 2)`` passes;
+few large attributes take the general route. The public functions check their arguments;
+:func:`projmech.marginals` uses the unchecked ``_matvec``, ``_rmatvec`` and ``_columns``.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ ADULT_DEMO_ATTRIBUTES: tuple[str, ...] = (
 
 @lru_cache(maxsize=1)
 def _adult_frame() -> tuple[pd.DataFrame, dict[str, int]]:
-    import pandas as pd  # imported where a frame is read: a quarter of a second at import
+    import pandas as pd  # imported where a frame is read: it is slow to import
 
     folder = resources.files(__name__)
     with folder.joinpath("adult-domain.json").open("r", encoding="utf-8") as handle:
@@ -80,46 +80,29 @@ def _adult_frame() -> tuple[pd.DataFrame, dict[str, int]]:
 
 @validate_params(binary=FLAG)
 def adult(binary: bool = False, attributes: Sequence[str] | None = None) -> Dataset:
-    """The discretized Adult data set (48,842 rows).
+    """The discretized UCI Adult census extract (48,842 rows, 14 attributes) :cite:p:`BK96`.
 
-    The UCI Adult census extract (:cite:p:`BK96`), each attribute discretized to small integer
-    codes as in Private-PGM (:cite:p:`MSM19`): the standard benchmark of private marginal
-    release.
+    Each attribute is coded to small integers as in Private-PGM :cite:p:`MSM19`: the standard
+    benchmark of private marginal release.
 
     Parameters
     ----------
     binary : bool
-        If true, each attribute ``a`` becomes ``1`` where its code is at least
-        ``ADULT_BINARY_THRESHOLDS[a]`` and ``0`` otherwise, giving a data set over ``{0,1}^d``
-        for experiments with conjunctions and 2-way marginals of binary attributes.
+        If true, attribute ``a`` becomes ``1`` where its code is at least
+        ``ADULT_BINARY_THRESHOLDS[a]``, else ``0``: data over ``{0,1}^d``.
     attributes : sequence of str, optional
         Keep only these attributes, in this order. Default: all 14.
 
     Returns
     -------
     Dataset
-        The rows in memory, over a domain of plain integer codes (of size 2 each if
-        ``binary``).
-
-    Raises
-    ------
-    TypeError
-        For ``binary`` that is not a bool, or ``attributes`` given as a single str.
-    ValueError
-        For ``attributes`` that are not Adult attributes, or repeated.
-
-    References
-    ----------
-    :cite:t:`BK96` (the data); :cite:t:`MSM19` (the discretization).
+        The rows in memory, over plain integer codes.
 
     Examples
     --------
     >>> import projmech as pm
-    >>> adult = pm.datasets.adult()
-    >>> adult.records.shape
+    >>> pm.datasets.adult().records.shape
     (48842, 14)
-    >>> adult.domain.attributes[:3]
-    ('age', 'workclass', 'fnlwgt')
     >>> small = pm.datasets.adult(binary=True, attributes=["sex", "income>50K"])
     >>> small.domain
     Domain(sex: 2, income>50K: 2)

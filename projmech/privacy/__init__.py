@@ -3,7 +3,9 @@ the public size, calibration and conversions, and the noise the mechanisms draw.
 
 Its modules, the public ones first (their ``__all__`` is exported here):
 
-- ``guarantees``: Privacy definitions, neighbouring relations and noise calibration.
+- ``guarantees``: Privacy definitions, neighbouring relations and noise calibration, gathered from
+  ``definitions`` (the guarantees, their composition), ``neighbouring`` (relations, sensitivity, the
+  public size) and ``calibration`` (noise scales and the zCDP conversion).
 - ``noise``: Noise distributions and their samplers.
 """
 

@@ -2,31 +2,16 @@
 
 Two families, each Gaussian or Laplace:
 
-- **continuous**: numpy's floating-point samplers, driven by the caller's explicit
-  ``numpy.random.Generator`` (reproducible from a seed). Like most research code they are open to
-  the floating-point attacks on textbook samplers :cite:p:`Mir12`: the low-order bits of a
-  released float can reveal the value the noise was added to.
-- **discrete**: the discrete Gaussian ``N_Z(0, sigma^2)`` (pmf proportional to
-  ``exp(-x^2 / (2 sigma^2))`` on the integers :cite:p:`CKS20`) and the
-  discrete Laplace (pmf proportional to ``exp(-|x| / b)``), added to integer values. Sampled
-  exactly by OpenDP (``opendp.measurements.make_gaussian`` / ``make_laplace`` on integer vectors,
-  which OpenDP ships behind its ``"contrib"`` feature flag) from OpenDP's own cryptographically
-  secure generator: an integer plus integer noise has no low-order bits to attack. The price is
-  that these draws cannot be reproduced from a seed (a ``numpy.random.Generator`` does not drive
-  them), and their time: 7-17 us of CPU per draw against numpy's 0.01-0.02 us, most of it in
-  OpenDP's generator. Draws are fetched in blocks spread over one thread per usable core
-  (OpenDP samples with the GIL released), which divides the wall-clock time by the number of
-  idle cores, not the CPU time (``benchmarks/noise.py --parts draws``).
+- **continuous**: numpy's floating-point samplers, driven by the caller's
+  ``numpy.random.Generator`` (reproducible from a seed), but open to the floating-point attacks
+  on textbook samplers :cite:p:`Mir12`;
+- **discrete**: the discrete Gaussian :cite:p:`CKS20` and discrete Laplace on integer values,
+  sampled exactly by OpenDP from its own secure generator: an integer plus integer noise has no
+  low-order bits to attack, but the draws are not reproducible from a seed and cost more time
+  (spread over one thread per usable core; timings in benchmarks/README.md).
 
-With ``noise="auto"``, their default, the non-interactive mechanisms choose discrete noise
-wherever the values they measure are integers (counts of a workload or strategy with integer
-entries), see :func:`choose_discrete`, and the sparse-vector mechanisms
-(:class:`~projmech.mechanisms.sparse_vector.ThresholdK`, :class:`~projmech.mechanisms.sparse_vector.Threshold`,
-:class:`~projmech.mechanisms.online_pmw.OnlinePMW`) draw the discrete Laplace for their thresholds and
-comparisons and for the release of a 0/1 query, whose count is an integer, and numpy's Laplace
-only for the release of a query with fractional values (their queries arrive one at a time,
-after the noise is fixed). The user guide *Privacy* (``docs/guide/privacy.md``) compares the two
-families.
+``noise="auto"`` chooses discrete noise wherever the measured values are integers
+(:func:`choose_discrete`). The user guide *Privacy* compares the families.
 """
 
 from __future__ import annotations
@@ -42,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-# OpenDP's core modules (0.2-0.4 s), imported with this module rather than at the first draw: an
+# OpenDP's core modules, imported with this module rather than at the first draw: an
 # import in progress on another thread while the process forks would leave the child holding its
 # import locks for a thread it does not have (see _pool_lock).
 import opendp.domains
@@ -52,7 +37,9 @@ import opendp.mod
 
 from ..errors import ArgumentValueError
 from ..validation import FLAG, NONNEGATIVE, OPEN_UNIT, POSITIVE, Options, validate_params
-from .guarantees import ZCDP, ApproxDP, Privacy, PureDP, SizePolicy, gaussian_sigma, laplace_scale, scale_budget
+from .calibration import gaussian_sigma, laplace_scale
+from .definitions import ZCDP, ApproxDP, Privacy, PureDP, scale_budget
+from .neighbouring import SizePolicy
 
 __all__ = ["Noise", "NOISE_KINDS", "calibrate", "choose_discrete", "discrete_gaussian_pmf",
            "discrete_laplace_pmf", "public_size"]
@@ -72,21 +59,19 @@ _NOISE_KIND = Options(*NOISE_KINDS)
 _TAIL = {"gaussian": 40.0, "laplace": 800.0}
 
 #: Where the tail of a discrete draw may reach. OpenDP draws int64 noise and saturates at
-#: +-2^63 (ZCDP(1e-40) released exactly +-2^63 while its summary stated sigma = 7e19), and the
-#: draws are then added to float64 counts, whose integers are exact only up to 2^53 in magnitude.
-#: Below 2^52, the noise is never clipped and the noisy counts stay exact integers for counts up
-#: to 2^52 too: what is stated is what is drawn. It allows sigma up to 1.1e14 counts (b up to 5.6e12).
+#: +-2^63, and the draws are then added to float64 counts, whose integers are exact only up to
+#: 2^53 in magnitude. Below 2^52, the noise is never clipped and the noisy counts stay exact
+#: integers for counts up to 2^52 too: what is stated is what is drawn.
 _DISCRETE_REACH = 2.0**52
 
 #: Where the tail of a continuous draw may reach: 2^24 below float64's largest number (2^1024),
 #: room for the counts added to the noise and for a reconstruction's sums of noisy measurements
-#: to stay finite (sigma up to 2.7e299, b up to 1.3e298; beyond, the draws became inf).
+#: to stay finite.
 _CONTINUOUS_REACH = 2.0**1000
 
 
 def largest_scale(distribution: Distribution, discrete: bool) -> float:
-    """The largest scale whose draws are represented exactly (see ``_DISCRETE_REACH``,
-    ``_CONTINUOUS_REACH``): every draw stays within ``_TAIL`` scales of 0."""
+    """The largest scale whose draws, up to ``_TAIL`` scales out, are represented exactly."""
     return (_DISCRETE_REACH if discrete else _CONTINUOUS_REACH) / _TAIL[distribution]
 
 
@@ -108,46 +93,22 @@ def _scale_problem(distribution: Distribution, scale: float, discrete: bool) -> 
 class Noise:
     """I.i.d. noise of one distribution, scale and family, added coordinate-wise.
 
+    A scale beyond what the sampler draws as stated is refused.
+
     Parameters
     ----------
     distribution : {"gaussian", "laplace"}
         The distribution.
     scale : float
-        ``sigma`` of the (discrete) Gaussian, ``b`` of the (discrete) Laplace, ``>= 0``, in the
-        units of the values noise is added to (counts, in the mechanisms); 0 is no noise.
+        ``sigma`` of the Gaussian, ``b`` of the Laplace, ``>= 0``, in the units of the values; 0 is no noise.
     discrete : bool
         Integer noise from OpenDP (exact, not seedable) rather than numpy floats.
 
-    Raises
-    ------
-    ValueError
-        If ``distribution`` is neither name, or ``scale`` is negative or beyond what the sampler
-        draws as stated: above ``2^52 / 40`` (Gaussian) or ``2^52 / 800`` (Laplace) for discrete
-        noise, whose 40-sigma (800-b) tail must stay where int64 draws added to float64 counts
-        are exact; above ``2^1000 / 40`` (``2^1000 / 800``) or below float64's smallest normal
-        number for continuous noise.
-    TypeError
-        If ``discrete`` is not a bool or ``scale`` not a real number.
-
-    See Also
-    --------
-    calibrate : The noise of a measurement of a given sensitivity.
-
     Examples
     --------
-    Continuous noise is reproducible from a seeded generator:
-
     >>> import numpy as np, projmech as pm
-    >>> noise = pm.Noise("gaussian", 2.0, discrete=False)
-    >>> noise.name, noise.std
-    ('gaussian', 2.0)
-    >>> noise.sample(3, np.random.default_rng(0)).round(3)
+    >>> pm.Noise("gaussian", 2.0, discrete=False).sample(3, np.random.default_rng(0)).round(3)
     array([ 0.251, -0.264,  1.281])
-
-    The discrete Laplace's standard deviation is below the continuous one's ``sqrt(2) b``:
-
-    >>> round(pm.Noise("laplace", 1.0, discrete=True).std, 4)
-    1.357
     """
 
     distribution: Distribution
@@ -178,7 +139,7 @@ class Noise:
             return self.scale if self.distribution == "gaussian" else math.sqrt(2.0) * self.scale
         if self.distribution == "laplace":
             # Var = 2 q / (1 - q)^2 with q = exp(-1/b) (a difference of two geometric variables);
-            # 1 - q by expm1, which 1.0 - q computed to 3 digits only at b = 1e12.
+            # 1 - q by expm1, accurate at large b.
             q = math.exp(-1.0 / self.scale)
             return math.sqrt(2.0 * q) / -math.expm1(-1.0 / self.scale)
         if self.scale >= 3.0:
@@ -214,16 +175,8 @@ class Noise:
     def half_width(self, level: float) -> float:
         """The smallest ``t`` with ``P(|X| <= t) >= level`` for one draw ``X`` of the noise.
 
-        Exact for the continuous distributions (``P(|X| <= t) = level``): ``sigma z`` with ``z``
-        the normal quantile at ``(1 + level) / 2``, and ``b ln(1 / (1 - level))`` for the Laplace.
-        For the discrete ones an integer whose coverage is at least ``level``, never narrower
-        than the least such: the discrete Laplace's tail ``P(|X| > t) = 2 q^(t+1) / (1 + q)``,
-        ``q = exp(-1/b)``, in closed form; the discrete Gaussian's tail summed from its
-        probabilities up to ``sigma = 1000``, and above, bounded from above by normal integrals.
-        Each tail is compared with ``1 - level`` after an allowance for its rounding (and the
-        bound's own slack, a relative ``O(1/sigma^2)``), so the width is the least one, or one
-        more where the true tail at the least one is within that allowance of ``1 - level``.
-        Time and memory do not grow with the scale.
+        Exact for continuous noise; for discrete noise an integer never narrower than the least such
+        (:doc:`/theory/privacy`). Time and memory do not grow with the scale.
 
         Parameters
         ----------
@@ -234,13 +187,6 @@ class Noise:
         -------
         float
             ``t`` (0 for no noise).
-
-        Raises
-        ------
-        TypeError
-            If ``level`` is not a real number.
-        ValueError
-            If ``level`` is not in ``(0, 1)``.
 
         Examples
         --------
@@ -256,7 +202,7 @@ class Noise:
         if not self.discrete:
             if self.distribution == "laplace":
                 return self.scale * math.log(1.0 / (1.0 - level))
-            from scipy import special  # imported where needed: a tenth of a second at import
+            from scipy import special  # imported where needed: it is slow to import
 
             return self.scale * math.sqrt(2.0) * float(special.erfinv(level))
         if self.distribution == "laplace":
@@ -269,9 +215,7 @@ class Noise:
         # tails[t] = P(|X| > t) = 2 (pmf[t + 1] + ... + pmf[T]) by symmetry, for t = 0..T (the
         # last 0), summed from the far end, the smallest terms first: each tail is then accurate
         # to a relative (T + 64) * eps, the bound on the rounding of a sum of T positive terms,
-        # added to the slack. (Summed from the centre as 1 - tail, the coverage rounded below
-        # levels within about 1e-13 of 1, whose widths came out narrower than the true ones, or
-        # 0 where no coverage reached the level: at level 1 - 1e-15, 0 from sigma = 333 on.)
+        # added to the slack (a sum from the centre, 1 - tail, would round near level 1).
         positive = pmf[support > 0]
         tails = np.append(2.0 * np.cumsum(positive[::-1])[::-1], 0.0)
         slack = _ROUNDING_SLACK + (tails.size + 64) * np.finfo(float).eps
@@ -299,8 +243,7 @@ def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") ->
     Parameters
     ----------
     noise : {"auto", "discrete", "continuous"}
-        ``"auto"``: discrete exactly when the measured values are integers; ``"discrete"``
-        demands integers; ``"continuous"``: numpy's floats.
+        ``"auto"``: discrete exactly for integers; ``"discrete"`` refuses fractions (integer noise would publish them).
     integer_valued : bool
         Whether the measured values are integers.
     name : str, default "noise"
@@ -311,17 +254,11 @@ def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") ->
     bool
         Whether to use discrete noise.
 
-    Raises
-    ------
-    ValueError
-        If ``noise`` names no choice, or is ``"discrete"`` for values that are not integers
-        (integer noise on a fractional value would publish the fraction).
-
     Examples
     --------
     >>> from projmech.privacy.noise import choose_discrete
-    >>> choose_discrete("auto", True), choose_discrete("auto", False), choose_discrete("continuous", True)
-    (True, False, False)
+    >>> choose_discrete("auto", True), choose_discrete("auto", False)
+    (True, False)
     """
     noise = _NOISE_KIND.check(name, noise)
     if noise == "discrete" and not integer_valued:
@@ -336,59 +273,35 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
               calibration: str = "analytic") -> tuple[Noise, Noise | None]:
     """The noise of a measurement of this sensitivity, and of the size estimate if the policy asks.
 
-    Gaussian noise for ``ZCDP``/``ApproxDP`` (``sensitivity`` in l2), Laplace for ``PureDP`` (l1).
-    With a size estimate (a count of sensitivity 1) the budget is split by ``policy.share`` so that
-    the measurement and the estimate together satisfy exactly the whole budget: for the Gaussian
-    each block of sensitivity ``Delta`` gets ``sigma = r Delta / sqrt(share)``, ``r`` the
-    noise-to-sensitivity ratio of the whole budget; for the Laplace
-    ``b = Delta_1 / (share epsilon)``.
+    Gaussian for ``ZCDP``/``ApproxDP`` (l2 sensitivity), Laplace for ``PureDP`` (l1); with a size
+    estimate the budget is split by ``policy.share`` and both together spend exactly the whole
+    budget (:doc:`/theory/privacy`). A budget whose noise cannot be drawn as stated is refused.
 
     Parameters
     ----------
     privacy : ZCDP, ApproxDP or PureDP
         The whole budget.
     sensitivity : float
-        The measurement's sensitivity, ``>= 0``, in counts (l2 for Gaussian noise, l1 for Laplace).
+        The measurement's sensitivity, ``>= 0``, in counts.
     policy : SizePolicy
-        Whether (and with which share of the budget) the size is estimated.
+        Whether (and with which share) the size is estimated.
     discrete : bool
-        Calibrate discrete noise (see :func:`choose_discrete`).
+        Calibrate discrete noise (:func:`choose_discrete`).
     calibration : {"analytic", "classical"}, default "analytic"
-        The Gaussian's (epsilon, delta) calibration (:func:`projmech.privacy.guarantees.gaussian_sigma`).
+        The Gaussian's (epsilon, delta) calibration (:func:`~projmech.privacy.guarantees.gaussian_sigma`).
 
     Returns
     -------
     (Noise, Noise or None)
         The measurement's noise and the size estimate's (``None`` without an estimate).
 
-    Raises
-    ------
-    TypeError
-        If ``privacy`` is not a ZCDP, ApproxDP or PureDP.
-    ValueError
-        If the budget is so small that the noise exceeds what its sampler draws as stated (see
-        :class:`Noise`; the message gives the smallest budget that fits, or says to use
-        continuous noise), or the calibration itself fails (see
-        :func:`projmech.privacy.guarantees.gaussian_sigma`).
-
-    Notes
-    -----
-    Why the split spends exactly the budget (the whitened sensitivity of the joint measurement)
-    is in the theory page *Privacy: definitions, sensitivity and calibration*
-    (``docs/theory/privacy.md``).
-
     Examples
     --------
-    Under 0.5-zCDP, 5 % of the budget for the size raises the counts' sigma by ``1/sqrt(0.95)``:
-
     >>> import projmech as pm
     >>> from projmech.privacy.noise import calibrate
-    >>> policy = pm.SizePolicy.parse("add-remove", "estimate")
-    >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, policy, discrete=False)
-    >>> round(noise.scale, 4), round(size_noise.scale, 4)
+    >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, pm.SizePolicy.parse("add-remove", "estimate"), False)
+    >>> round(noise.scale, 4), round(size_noise.scale, 4)  # 5 % of the budget on the size
     (1.026, 4.4721)
-    >>> calibrate(pm.PureDP(1.0), 2.0, pm.SizePolicy("replace-one"), discrete=True)
-    (Noise(distribution='laplace', scale=2.0, discrete=True), None)
     """
     shares = [policy.main_share()] + ([policy.share] if policy.estimated else [])
     if isinstance(privacy, PureDP):
@@ -407,22 +320,18 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
 
 
 def public_size(policy: SizePolicy, rows: int, size_noise: Noise | None, rng: np.random.Generator) -> float:
-    """The public size a mechanism divides its counts by: :meth:`SizePolicy.resolve`, drawing the
-    size estimate's noise where the size is estimated.
-
-    Every mechanism resolves its size here, so that none can divide by the private row count.
+    """The public size a mechanism divides its counts by: :meth:`SizePolicy.resolve`, drawing the estimate's noise.
 
     Parameters
     ----------
     policy : SizePolicy
         The mechanism's size policy.
     rows : int
-        The data set's row count (private under add/remove: it reaches the result only through
-        the noisy estimate).
+        The data set's row count (private under add/remove).
     size_noise : Noise or None
-        The noise of the size estimate, from :func:`calibrate` (None unless the size is estimated).
+        The size estimate's noise, from :func:`calibrate` (None unless the size is estimated).
     rng : numpy.random.Generator
-        Source of continuous noise (discrete noise comes from OpenDP).
+        Source of continuous noise.
 
     Returns
     -------
@@ -446,9 +355,9 @@ def public_size(policy: SizePolicy, rows: int, size_noise: Noise | None, rng: np
 
 
 def _check_scales(privacy: Privacy, distribution: Distribution, scale: float, discrete: bool) -> None:
-    """A ValueError naming the budget when the largest calibrated scale cannot be drawn as stated,
-    with the smallest budget that fits (the scale is proportional to 1/sqrt(rho) and to
-    1/epsilon) or, for discrete noise, the continuous noise that has room."""
+    """A ValueError naming the budget when the largest scale cannot be drawn as stated, with the
+    smallest budget that fits or, for discrete noise, the continuous noise that has room.
+    """
     problem = _scale_problem(distribution, scale, discrete)
     if problem is None:
         return
@@ -484,9 +393,8 @@ def _rounded_up(value: float) -> str:
 
 #: Up to this sigma the discrete Gaussian's half-width sums its table of probabilities
 #: (:func:`discrete_gaussian_pmf`, 80 sigma + 3 entries: 80,003 at most); above, it bounds the
-#: tail in closed form (:func:`_discrete_gaussian_tail_bound`). The table grew with sigma (its
-#: support alone 6.4 GB at sigma = 1e7), and so did the discrete Laplace's (1600 b entries, 13 GB
-#: at b = 1e6), whose tail now has its closed form at every scale.
+#: tail in closed form (:func:`_discrete_gaussian_tail_bound`), so that memory does not grow
+#: with sigma. The discrete Laplace's tail has its closed form at every scale.
 _TABLE_SIGMA = 1000.0
 
 #: Relative slack on a tail computed in floating point: erf, erfc and exp err by a few units in
@@ -497,10 +405,9 @@ _ROUNDING_SLACK = 1e-12
 
 
 def _least_covering(tail_bound: Callable[[int], float], level: float, high: int) -> int:
-    """The least integer ``t`` in ``[0, high]`` whose ``tail_bound(t)`` (an upper bound on
-    ``P(|X| > t)``), inflated by ``_ROUNDING_SLACK``, is at most ``1 - level``; found by bisection
-    (about 50 evaluations at the largest scales). ``high`` must qualify: it lies beyond the
-    tail that ``_TAIL`` truncates, where the bound is 0 in float64."""
+    """The least ``t`` in ``[0, high]`` whose tail bound, inflated by ``_ROUNDING_SLACK``, is at most
+    ``1 - level``, by bisection (``high`` must qualify).
+    """
     def covered(t: int) -> bool:
         return tail_bound(t) * (1.0 + _ROUNDING_SLACK) <= 1.0 - level
 
@@ -515,36 +422,16 @@ def _least_covering(tail_bound: Callable[[int], float], level: float, high: int)
 
 
 def _discrete_laplace_tail_bound(scale: float, t: int) -> float:
-    """``P(|X| > t) = 2 q^(t+1) / (1 + q)``, ``q = exp(-1/b)``, for the discrete Laplace of
-    scale ``b``: twice a geometric tail over the total ``(1 + q) / (1 - q)``. Exact up to
-    rounding."""
+    """``P(|X| > t) = 2 q^(t+1) / (1 + q)``, ``q = exp(-1/b)``, for the discrete Laplace of scale ``b``."""
     return 2.0 * math.exp(-(t + 1) / scale) / (1.0 + math.exp(-1.0 / scale))
 
 
 def _discrete_gaussian_tail_bound(sigma: float, t: int) -> float:
-    """An upper bound on ``P(|X| > t)`` for ``X ~ N_Z(0, sigma^2)``, within a relative
-    ``O(1/sigma^2)`` of it; for ``sigma >= 1`` and ``t >= 0``.
-
-    With ``f(x) = exp(-x^2 / (2 sigma^2))``, ``P(|X| > t) = 2 S / Z``, ``S = sum_{k > t} f(k)``,
-    ``Z = sum_k f(k)``. ``Z >= sqrt(2 pi) sigma`` (by Poisson summation ``Z = sqrt(2 pi) sigma
-    (1 + 2 sum_{n >= 1} exp(-2 pi^2 sigma^2 n^2))``), and ``S`` is bounded by integrals of ``f``,
-    which is concave on ``[0, sigma]`` and convex beyond: on a convex stretch each term is at
-    most the integral over its unit interval centred on it (the midpoint rule underestimates a
-    convex integral); on a concave one, the trapezoid rule underestimates the integral, so the sum
-    is at most the integral plus half its end terms. With ``2 / (sqrt(2 pi) sigma)`` times the
-    integral of ``f`` from ``x`` on being ``erfc(x / (sigma sqrt 2))``, and ``g(x) = 2 f(x) /
-    (sqrt(2 pi) sigma)`` one term's share, for ``a = t + 1`` and ``m = floor(sigma)``:
-
-    - ``a - 1/2 >= sigma``: ``erfc((a - 1/2) / (sigma sqrt 2))``;
-    - ``m < a < sigma + 1/2``: ``g(a) + erfc((a + 1/2) / (sigma sqrt 2))``;
-    - ``a <= m``: ``erf(m / (sigma sqrt 2)) - erf(a / (sigma sqrt 2)) + (g(a) + g(m)) / 2 + g(m + 1)
-      + erfc((m + 3/2) / (sigma sqrt 2))``.
-
-    The midpoint rule errs by about ``f'' / 24`` per term, a relative ``z^2 / (24 sigma^2)`` of
-    the tail at ``t = z sigma``; the trapezoid rule by ``(f'(m) - f'(a)) / 12`` in all, below
-    ``0.1 / sigma``, a share ``0.08 / sigma^2`` of probability.
+    """An upper bound on ``P(|X| > t)`` for ``X ~ N_Z(0, sigma^2)``, ``sigma >= 1``, within a relative
+    ``O(1/sigma^2)``: the sum bounded by normal integrals, midpoint rule on the convex part, trapezoid
+    rule on the concave one (:doc:`/theory/privacy`).
     """
-    from scipy import special  # imported where needed: a tenth of a second at import
+    from scipy import special  # imported where needed: it is slow to import
 
     root = sigma * math.sqrt(2.0)
 
@@ -563,32 +450,28 @@ def _discrete_gaussian_tail_bound(sigma: float, t: int) -> float:
 
 @validate_params(sigma=POSITIVE, tail=POSITIVE)
 def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray, np.ndarray]:
-    """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``.
-
-    The support is truncated at ``T = ceil(tail * sigma) + 1``; the mass beyond ``tail``
-    standard deviations is below ``exp(-tail^2 / 2)`` (1e-347 at the default), far under
-    float64's resolution of the probabilities.
+    """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``, truncated at ``tail`` sigmas.
 
     Parameters
     ----------
     sigma : float
         The scale, ``> 0``.
     tail : float, default 40.0
-        The truncation, in multiples of ``sigma``.
+        The truncation, in multiples of ``sigma`` (the mass beyond is below ``exp(-tail^2 / 2)``).
 
     Returns
     -------
     support : numpy.ndarray of int
-        ``-T, ..., T``.
+        ``-T, ..., T``, ``T = ceil(tail * sigma) + 1``.
     pmf : numpy.ndarray of float
-        The probabilities, proportional to ``exp(-x^2 / (2 sigma^2))``, summing to 1.
+        The probabilities, summing to 1.
 
     Examples
     --------
     >>> from projmech.privacy.noise import discrete_gaussian_pmf
     >>> support, pmf = discrete_gaussian_pmf(1.0)
-    >>> int(support[-1]), round(float(pmf[support == 0][0]), 4), round(float(pmf.sum()), 12)
-    (41, 0.3989, 1.0)
+    >>> int(support[-1]), round(float(pmf[support == 0][0]), 4)
+    (41, 0.3989)
     """
     bound = int(math.ceil(tail * sigma)) + 1
     support = np.arange(-bound, bound + 1)
@@ -598,22 +481,21 @@ def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray,
 
 @validate_params(scale=POSITIVE, tail=POSITIVE)
 def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray, np.ndarray]:
-    """The support and probabilities of the discrete Laplace of scale ``b``.
+    """The support and probabilities of the discrete Laplace of scale ``b``, truncated at ``tail`` scales.
 
     Parameters
     ----------
     scale : float
         ``b > 0``.
     tail : float, default 800.0
-        The truncation, in multiples of ``b``: the support is ``-T..T``,
-        ``T = ceil(tail * b) + 1``.
+        The truncation, in multiples of ``b``.
 
     Returns
     -------
     support : numpy.ndarray of int
-        ``-T, ..., T``.
+        ``-T, ..., T``, ``T = ceil(tail * b) + 1``.
     pmf : numpy.ndarray of float
-        The probabilities, proportional to ``exp(-|x| / b)``, summing to 1.
+        The probabilities, summing to 1.
 
     Examples
     --------
@@ -640,11 +522,8 @@ def _opendp_measurement(distribution: str, scale: float) -> Any:
 
 
 #: Discrete draws are fetched from OpenDP this many at a time (or more when one call needs more):
-#: a call into OpenDP costs about 0.1 ms whatever its size, then 7-17 us of CPU per draw (the
-#: discrete Laplace 7 us, the discrete Gaussian 11 us at sigma >= 10 and 16 us at sigma = 1,
-#: measured with OpenDP 0.16; ``benchmarks/noise.py --parts draws``). Most of that is OpenDP's
-#: generator: each draw asks OpenSSL's ``RAND_priv_bytes`` for a few bytes about 15 times, and no
-#: setting of OpenDP's measurements (integer type, ``make_noise``, ``make_geometric``) changes it.
+#: a call into OpenDP has a fixed cost whatever its size, and each draw a cost of its own, most of
+#: it in OpenDP's secure generator (timings: benchmarks/README.md).
 _POOL_CHUNK = 4096
 
 
@@ -658,15 +537,13 @@ def _usable_cores() -> int:
 
 #: Sampler threads per refill: one per usable core. OpenDP samples with the GIL released (ctypes
 #: calls into its library), so the threads' calls proceed in parallel, and the draws of
-#: independent calls are i.i.d. like those of one call. Only wall-clock time changes (the CPU time
-#: per draw stays the same, the threads adding none measurably), and only where cores are idle; no
-#: draw depends on the thread count, since no seed drives them. 1: a single OpenDP call per refill.
+#: independent calls are i.i.d. like those of one call. Only wall-clock time changes; no draw
+#: depends on the thread count, since no seed drives them. 1: a single OpenDP call per refill.
 _SAMPLER_THREADS = _usable_cores()
 
-#: A refill is sampled in blocks of this many draws (about 20 ms of sampling each, against about
-#: 0.1 ms per call into OpenDP), which the sampler threads take in turn until none is left: on a
-#: shared machine, a thread that the system holds back delays the refill by one block at most,
-#: rather than by a fixed half of it.
+#: A refill is sampled in blocks of this many draws (long against the cost of a call into
+#: OpenDP), which the sampler threads take in turn until none is left: on a shared machine, a
+#: thread that the system holds back delays the refill by one block at most.
 _BLOCK = 2048
 
 #: Unused i.i.d. draws per (distribution, scale). Every draw is handed out exactly once: the lock
@@ -722,9 +599,9 @@ os.register_at_fork(before=_hold_for_fork, after_in_parent=_release_after_fork, 
 
 
 def _opendp_draws(distribution: str, scale: float, size: int) -> np.ndarray:
-    """``size`` fresh draws from OpenDP: one call when ``size`` is at most ``_BLOCK`` or
-    ``_SAMPLER_THREADS`` is 1, else blocks of ``_BLOCK`` draws taken in turn by up to
-    ``_SAMPLER_THREADS`` threads (the caller's among them), all joined before it returns."""
+    """``size`` fresh draws from OpenDP, in blocks of ``_BLOCK`` taken in turn by up to
+    ``_SAMPLER_THREADS`` threads (the caller's among them), all joined before it returns.
+    """
     measurement = _opendp_measurement(distribution, float(scale))
 
     def draw(count: int) -> np.ndarray:
@@ -762,9 +639,9 @@ def _opendp_draws(distribution: str, scale: float, size: int) -> np.ndarray:
 
 
 def _opendp_sample(distribution: str, scale: float, size: int) -> np.ndarray:
-    """``size`` draws of the discrete distribution from OpenDP (its measurement applied to
-    zeros), served from a pool refilled in chunks so that small releases do not pay OpenDP's
-    per-call cost each time."""
+    """``size`` draws of the discrete distribution from OpenDP, served from a pool refilled in chunks
+    (OpenDP has a fixed cost per call).
+    """
     if size == 0:
         return np.zeros(0)
     global _pool_owner

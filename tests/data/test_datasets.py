@@ -22,23 +22,12 @@ EMBEDDED = resources.files("projmech.datasets")
 ORIGINAL_SHA256 = {"adult.csv": "de1b8341b65de6081d50863b9c15b90ed976e7e47322a7efc37968db98705400",
                    "adult-domain.json": "734f07d75cbc2acbe711984e6db520b3e95c9c727cf448c528ce0b38347bb147"}
 
-#: The thresholds as documented in the docstring of projmech.datasets (typed in independently).
-DOCUMENTED_THRESHOLDS = {
-    "age": 22,
-    "workclass": 1,
-    "fnlwgt": 11,
-    "education-num": 9,
-    "marital-status": 1,
-    "occupation": 5,
-    "relationship": 3,
-    "race": 1,
-    "sex": 1,
-    "capital-gain": 1,
-    "capital-loss": 1,
-    "hours-per-week": 40,
-    "native-country": 1,
-    "income>50K": 1,
-}
+#: The rule of ADULT_BINARY_THRESHOLDS, as its comment states it: ordered attributes split at the
+#: code closest to a balanced split, attributes dominated by code 0 split "0 vs the rest", binary
+#: ones kept. The thresholds are derived from it (below), not restated.
+BALANCED = ("age", "fnlwgt", "education-num", "occupation", "relationship", "hours-per-week")
+ZERO_VS_REST = ("workclass", "marital-status", "race", "capital-gain", "capital-loss", "native-country")
+BINARY = ("sex", "income>50K")
 
 #: Fractions of ones documented next to the thresholds.
 DOCUMENTED_FRACTIONS = {
@@ -79,6 +68,21 @@ def by_csv_module():
 
 
 @pytest.fixture(scope="module")
+def thresholds_by_rule(by_csv_module):
+    """Each attribute's threshold by the documented rule, from the csv module's reading."""
+    header, rows, sizes = by_csv_module
+    thresholds = {}
+    for j, name in enumerate(header):
+        if name in BALANCED:
+            fractions = [(rows[:, j] >= t).mean() for t in range(1, sizes[name])]
+            thresholds[name] = 1 + int(np.argmin([abs(f - 0.5) for f in fractions]))
+        else:
+            assert name in ZERO_VS_REST or (name in BINARY and sizes[name] == 2), name
+            thresholds[name] = 1
+    return thresholds
+
+
+@pytest.fixture(scope="module")
 def full():
     return adult()
 
@@ -100,18 +104,18 @@ def test_adult_codes_within_domain(by_csv_module):
     assert (rows >= 0).all() and (rows < limits).all()
 
 
-def test_documented_thresholds_match_constant():
-    assert ADULT_BINARY_THRESHOLDS == DOCUMENTED_THRESHOLDS
-    assert list(ADULT_BINARY_THRESHOLDS) == list(DOCUMENTED_THRESHOLDS)
+def test_thresholds_follow_the_documented_rule(thresholds_by_rule):
+    assert ADULT_BINARY_THRESHOLDS == thresholds_by_rule
+    assert list(ADULT_BINARY_THRESHOLDS) == list(thresholds_by_rule)
 
 
-def test_binary_equals_thresholded_csv_module_reading(by_csv_module):
+def test_binary_equals_thresholded_csv_module_reading(by_csv_module, thresholds_by_rule):
     header, rows, _ = by_csv_module
     binary = adult(binary=True)
     assert binary.domain == Domain(header, [2] * 14)
     expected = np.empty_like(rows)
     for j, name in enumerate(header):
-        t = DOCUMENTED_THRESHOLDS[name]
+        t = thresholds_by_rule[name]
         expected[:, j] = [1 if v >= t else 0 for v in rows[:, j]]
     np.testing.assert_array_equal(binary.records, expected)
     fractions = expected.mean(axis=0)
@@ -121,7 +125,7 @@ def test_binary_equals_thresholded_csv_module_reading(by_csv_module):
     assert ((fractions > 0) & (fractions < 1)).all()
 
 
-def test_attributes_subset_and_order(by_csv_module):
+def test_attributes_subset_and_order(by_csv_module, thresholds_by_rule):
     header, rows, sizes = by_csv_module
     names = ["sex", "age", "income>50K"]
     sub = adult(attributes=names)
@@ -131,15 +135,15 @@ def test_attributes_subset_and_order(by_csv_module):
     np.testing.assert_array_equal(sub.records, rows[:, cols])
     sub_bin = adult(binary=True, attributes=names)
     assert sub_bin.domain.sizes == (2, 2, 2)
-    thresholds = np.array([DOCUMENTED_THRESHOLDS[a] for a in names])
+    thresholds = np.array([thresholds_by_rule[a] for a in names])
     np.testing.assert_array_equal(sub_bin.records, (rows[:, cols] >= thresholds).astype(np.int64))
 
 
-def test_demo_attributes_binary():
+def test_demo_attributes_binary(thresholds_by_rule):
     demo = adult(binary=True, attributes=ADULT_DEMO_ATTRIBUTES)
     assert len(ADULT_DEMO_ATTRIBUTES) == 10
     assert demo.domain.size == 2**10
-    assert set(ADULT_DEMO_ATTRIBUTES) <= set(DOCUMENTED_THRESHOLDS)
+    assert set(ADULT_DEMO_ATTRIBUTES) <= set(thresholds_by_rule)
     assert "fnlwgt" not in ADULT_DEMO_ATTRIBUTES
 
 
