@@ -14,7 +14,15 @@ The guide :doc:`/guide/projection` says when to use which.
 """
 
 from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
-from .local import LocalError, LocalResult, LocalTables, local_tables, project_to_local
+from .local import (
+    LocalError,
+    LocalProjection,
+    LocalResult,
+    LocalTables,
+    local_tables,
+    project_measurements,
+    project_to_local,
+)
 from .relaxation import (
     RELAXATIONS,
     MomentEncoding,
@@ -49,4 +57,6 @@ __all__ = [
     "LocalTables",
     "local_tables",
     "project_to_local",
+    "project_measurements",
+    "LocalProjection",
 ]
