@@ -22,8 +22,8 @@ __all__ = ["KroneckerGram"]
 class KroneckerGram:
     """A Gram matrix kept as a weighted sum of Kronecker products of small square matrices :cite:p:`MMHM18`.
 
-    ``G = sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``, the same factor sizes in every
-    term; get one from :meth:`Workload.kronecker_gram`.
+    ``G = sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``; get one from
+    :meth:`Workload.kronecker_gram`.
 
     Parameters
     ----------
@@ -39,13 +39,9 @@ class KroneckerGram:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.workloads import kron, prefix, identity
-    >>> gram = kron([prefix(3), identity(2)]).kronecker_gram()
-    >>> gram.sizes, len(gram.terms), gram.trace()
-    ((3, 2), 1, 12.0)
-    >>> gram.matvec(np.ones(6))
-    array([6., 6., 5., 5., 3., 3.])
+    >>> kron([prefix(3), identity(2)]).kronecker_gram().trace()
+    12.0
     """
 
     def __init__(self, terms: Sequence[tuple[float, Sequence[np.ndarray]]]) -> None:
