@@ -227,14 +227,11 @@ class Kron(_Structured):
         return all(factor._has_nonzero_entry() for factor in self.factors)
 
     def kronecker_gram(self) -> KroneckerGram:
-        """Express ``F^T F`` as the Kronecker product of the factors' Gram matrices.
-
-        ``(A ⊗ B)^T (A ⊗ B) = A^T A ⊗ B^T B``, expanded over the factors' own terms.
+        """Express ``F^T F`` as ``A^T A ⊗ B^T B ⊗ ...``, expanded over the factors' own terms.
 
         Returns
         -------
         KroneckerGram
-            The Gram matrix, with one factor per attribute of each factor.
         """
         return functools.reduce(KroneckerGram.kron, [factor.kronecker_gram() for factor in self.factors])
 
@@ -370,11 +367,11 @@ class Stack(_Structured):
     def kronecker_gram(self) -> KroneckerGram:
         """Express ``F^T F``, the sum of the parts' Gram matrices, as Kronecker products.
 
+        The parts' terms together when they act on attributes of the same sizes; else one dense term.
+
         Returns
         -------
         KroneckerGram
-            The parts' terms together when they act on attributes of the same sizes; else one
-            dense term (:meth:`~Workload.gram`).
         """
         grams = [part.kronecker_gram() for part in self.parts]
         if len({gram.sizes for gram in grams}) == 1:
