@@ -1,9 +1,7 @@
 """Error bounds of the Gaussian and projection mechanisms, and the data size each one needs.
 
-Every bound takes plain numbers: the noise ``sigma`` per answer and a width, estimated
-(:func:`projmech.analysis.geometry.gaussian_width`) or the worst case over a finite universe
-(``universe_size=``). Each bounds ``alpha = sqrt(E (1/k) ||M(X) - Q(X)||²)``; :func:`min_n`
-inverts any of them. Statements, constants and proofs: :doc:`/theory/bounds`.
+Each bound takes the noise ``sigma`` per answer and a width (or ``universe_size=`` for the worst
+case); :func:`min_n` inverts any of them. Statements and proofs: :doc:`/theory/bounds`.
 """
 
 from __future__ import annotations
@@ -65,9 +63,7 @@ def check_measure(measure: Any) -> str:
 
 
 def _width(k: int, width: Any, universe_size: Any, radius: Any, points_per_element: int) -> float:
-    """The width a bound uses: ``width``, or with ``universe_size`` the finite-set bound over
-    ``points_per_element * universe_size`` points of norm at most ``radius`` (default ``√k``).
-    """
+    """The width a bound uses: ``width``, or the finite-set bound over ``points_per_element * universe_size`` points."""
     if universe_size is None:
         if width is None:
             raise TypeError("width: give the width, or universe_size= for the worst case over a finite universe")
@@ -99,11 +95,9 @@ def noise_constant(
     nonnegative: bool = False,
     discrete: bool = False,
 ) -> float:
-    """Return ``n · sigma(n)``, the Gaussian mechanism's noise constant, the same for every ``n``.
+    """Return ``n · sigma(n)``, the Gaussian mechanism's noise constant from the column norm.
 
-    Every calibration is proportional to the sensitivity, here bounded from the column norm, so
-    ``sigma(n) = noise_constant(...) / n``; a mechanism's exact column distance can make its own
-    constant, ``n * mechanism.noise_scale(n)``, smaller.
+    ``sigma(n) = noise_constant(...) / n`` for every ``n`` (:doc:`/theory/bounds`).
 
     Parameters
     ----------
@@ -112,25 +106,22 @@ def noise_constant(
     column_norm : float
         ``||F||_{1->2} > 0`` (:meth:`projmech.workloads.Workload.sensitivity`).
     neighbouring : {"replace-one", "add-remove"}
-        The neighbouring relation (default replace-one).
+        The neighbouring relation.
     calibration : {"analytic", "classical"}
         As for :func:`projmech.privacy.guarantees.gaussian_sigma`.
-    nonnegative : bool
-        Whether the workload has no negative entry.
-    discrete : bool
-        Whether the noise is the discrete Gaussian.
+    nonnegative, discrete : bool
+        Whether the workload has no negative entry; whether the noise is the discrete Gaussian.
 
     Returns
     -------
     float
-        ``n sigma(n)``.
 
     Examples
     --------
     >>> import projmech as pm
     >>> from projmech.analysis.bounds import noise_constant
-    >>> noise_constant(pm.ZCDP(0.5), 1.0), noise_constant(pm.ZCDP(0.5), 1.0, neighbouring="add-remove")
-    (2.0, 1.0)
+    >>> noise_constant(pm.ZCDP(0.5), 1.0)
+    2.0
     """
     column_norm = check_positive_number("column_norm", column_norm)
     sensitivity = Neighbouring.parse(neighbouring).count_sensitivity(column_norm, 2, nonnegative=nonnegative)
@@ -138,10 +129,7 @@ def noise_constant(
 
 
 def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
-    """Return the Gaussian mechanism's error for noise ``N(0, sigma² I_k)``: exact, not a bound.
-
-    ``"rms"``: ``sqrt(E (1/k) ||Z||²) = sigma``; ``"mean"``: ``E (1/√k) ||Z||``
-    (:func:`projmech.analysis.evaluation.gaussian_expected_rmse`).
+    """Return the Gaussian mechanism's exact error for noise ``N(0, sigma² I_k)``.
 
     Parameters
     ----------
@@ -150,18 +138,17 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
     k : int
         The number of queries.
     measure : {"rms", "mean"}
-        The error measure (default ``"rms"``).
+        ``sqrt(E (1/k) ||Z||²) = sigma`` or ``E (1/√k) ||Z||``.
 
     Returns
     -------
     float
-        ``sigma`` for ``"rms"``, ``sigma c_k / √k`` for ``"mean"``.
 
     Examples
     --------
     >>> from projmech.analysis.bounds import gaussian_mechanism_error
-    >>> gaussian_mechanism_error(0.02, 180), round(gaussian_mechanism_error(0.02, 180, measure="mean"), 6)
-    (0.02, 0.019972)
+    >>> round(gaussian_mechanism_error(0.02, 180, measure="mean"), 6)
+    0.019972
     """
     sigma = check_nonnegative_number("sigma", sigma)
     k = check_positive_int("k", k)
@@ -174,9 +161,6 @@ def projection_error(sigma: float, k: int, *, width: float | None = None, univer
                      radius: float | None = None) -> float:
     """Bound the projection mechanism's average error by ``sqrt(sigma l*(K) / k)`` :cite:p:`NTZ13`.
 
-    ``l*(K)`` is the Gaussian width of the body projected onto; with ``universe_size=|X|`` its worst
-    case ``R sqrt(2 ln |X|)`` is used instead.
-
     Parameters
     ----------
     sigma : float
@@ -186,7 +170,7 @@ def projection_error(sigma: float, k: int, *, width: float | None = None, univer
     width : float, optional
         ``l*(K) >= 0``, estimated or bounded. Give this or ``universe_size``.
     universe_size : int, optional
-        The worst case instead: ``|X|``, or the number of distinct columns of ``F``.
+        The worst case over ``|X|`` points (or distinct columns of ``F``) instead.
     radius : float, optional
         With ``universe_size``: ``R >= ||F||_{1->2}``; default ``√k``.
 
@@ -198,35 +182,29 @@ def projection_error(sigma: float, k: int, *, width: float | None = None, univer
     Examples
     --------
     >>> from projmech.analysis.bounds import projection_error
-    >>> round(projection_error(0.01, 180, width=16.5), 6)           # sqrt(0.01 * 16.5 / 180)
+    >>> round(projection_error(0.01, 180, width=16.5), 6)  # sqrt(0.01 * 16.5 / 180)
     0.030277
-    >>> round(projection_error(0.7, 12, universe_size=4096), 6)
-    0.907847
     """
     return _projection_bound(1.0, 1, sigma, k, width, universe_size, radius)
 
 
 def ntz_projection_error(sigma: float, k: int, *, width: float | None = None, universe_size: int | None = None,
                          radius: float | None = None) -> float:
-    """Bound the projection mechanism's average error by ``sqrt(2 sigma w(C) / k)``.
-
-    The weaker, symmetric form of :func:`projection_error` (``w(C) = E max_j |<c_j, G>|``), kept to
-    compare with statements of this form; with ``universe_size=m``, the worst case over ``2m`` points.
+    """Bound the projection mechanism's average error by the weaker ``sqrt(2 sigma w(C) / k)``.
 
     Parameters
     ----------
     sigma, k, width, universe_size, radius
-        As for :func:`projection_error`, with ``w(C)`` for the width.
+        As for :func:`projection_error`, with ``w(C) = E max_j |<c_j, G>|`` for the width.
 
     Returns
     -------
     float
-        The bound on ``sqrt(E (1/k) ||ã - a||²)``.
 
     Examples
     --------
     >>> from projmech.analysis.bounds import ntz_projection_error
-    >>> round(ntz_projection_error(0.01, 180, width=20.0), 6)   # sqrt(2 * 0.01 * 20 / 180)
+    >>> round(ntz_projection_error(0.01, 180, width=20.0), 6)  # sqrt(2 * 0.01 * 20 / 180)
     0.04714
     """
     return _projection_bound(2.0, 2, sigma, k, width, universe_size, radius)
@@ -234,11 +212,9 @@ def ntz_projection_error(sigma: float, k: int, *, width: float | None = None, un
 
 def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | None = None,
           **arguments: Any) -> int:
-    """Return the smallest ``n >= 1`` at which a bound that decreases in ``n`` is at most ``alpha``.
+    """Return the smallest ``n >= 1`` at which a bound non-increasing in ``n`` is at most ``alpha``.
 
-    With ``sigma_times_n`` the bound is evaluated as ``error(sigma_times_n / n, **arguments)``, else
-    as ``error(n, **arguments)``. Doubling then bisection: exactly consistent with the forward bound
-    in floating point.
+    With ``sigma_times_n`` the bound is ``error(sigma_times_n / n, **arguments)``, else ``error(n, **arguments)``.
 
     Parameters
     ----------
@@ -254,15 +230,12 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
     Returns
     -------
     int
-        The smallest ``n``.
 
     Examples
     --------
     >>> from projmech.analysis.bounds import gaussian_mechanism_error, min_n
     >>> min_n(gaussian_mechanism_error, 0.013, sigma_times_n=12.5, k=30)  # ceil(12.5 / 0.013)
     962
-    >>> min_n(lambda n: 1 / n, 0.01)  # a bound stated in n
-    100
     """
     if not callable(error):
         raise TypeError(f"error: expected a callable bound, got {error!r}")
@@ -299,14 +272,13 @@ class MinimumSize:
     n : int
         The smallest public size ``n >= 1`` at which ``bound`` is at most the target error.
     bound : {"projection", "gaussian"}
-        :func:`projection_error`, or :func:`gaussian_mechanism_error` (projection never moves the
-        noisy answers away from the true ones).
+        :func:`projection_error` or :func:`gaussian_mechanism_error`.
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import projection_min_n
-    >>> projection_min_n(0.2, sigma_times_n=10.0, k=180, width=16.5)
-    MinimumSize(n=23, bound='projection')
+    >>> from projmech.analysis.bounds import MinimumSize
+    >>> MinimumSize(23, "projection").n
+    23
     """
 
     n: int
@@ -318,8 +290,7 @@ def projection_min_n(alpha: float, *, sigma_times_n: float, k: int, width: float
                      measure: Literal["rms", "mean"] = "rms") -> MinimumSize:
     """Return the smallest data size at which the projection mechanism's error is provably at most ``alpha``.
 
-    The smaller ``n`` of two valid bounds, :func:`projection_error` and the Gaussian error the
-    projection starts from, and which one gave it (the Gaussian bound on a tie).
+    The smaller ``n`` of :func:`projection_error` and the Gaussian error (which wins a tie).
 
     Parameters
     ----------
@@ -330,20 +301,17 @@ def projection_min_n(alpha: float, *, sigma_times_n: float, k: int, width: float
     k, width, universe_size, radius
         As for :func:`projection_error`.
     measure : {"rms", "mean"}
-        The error measure the target is in (default ``"rms"``).
+        The error measure the target is in.
 
     Returns
     -------
     MinimumSize
-        ``n``, and ``bound``, ``"projection"`` or ``"gaussian"``.
 
     Examples
     --------
     >>> from projmech.analysis.bounds import projection_min_n
-    >>> projection_min_n(0.05, sigma_times_n=10.0, k=180, width=16.5)   # ceil(10 / 0.05)
+    >>> projection_min_n(0.05, sigma_times_n=10.0, k=180, width=16.5)  # ceil(10 / 0.05)
     MinimumSize(n=200, bound='gaussian')
-    >>> projection_min_n(0.2, sigma_times_n=10.0, k=180, universe_size=1024, radius=45 ** 0.5)
-    MinimumSize(n=35, bound='projection')
     """
     sigma_times_n = check_nonnegative_number("sigma_times_n", sigma_times_n)
     check_measure(measure)

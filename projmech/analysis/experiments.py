@@ -1,6 +1,6 @@
-"""The error-against-n experiment (every mechanism beside its bound, as in :cite:t:`ENU20`), shared by
-``projmech demo`` and ``benchmarks/error_vs_n.py``: mechanisms on subsamples of a data set, mean RMSE with confidence
-intervals, a table and a plot."""
+"""The error-against-n experiment :cite:p:`ENU20` shared by ``projmech demo`` and
+``benchmarks/error_vs_n.py``: mean RMSE with confidence intervals, a table and a plot.
+"""
 
 from __future__ import annotations
 
@@ -27,9 +27,7 @@ def error_vs_n(
     *,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Mean RMSE (95% CI), max error and time of each mechanism on one subsample of each size
-    (without replacement), the same subsample for every mechanism.
-    """
+    """Mean RMSE (95% CI), max error and time of each mechanism on one subsample per size, shared by all."""
     from tqdm.auto import tqdm
 
     rows = []
@@ -43,8 +41,7 @@ def error_vs_n(
 
 
 def format_number(value: float, spec: str) -> str:
-    """``format(value, spec)``, or a right-aligned ``-`` of the spec's width for a missing value
-    (a failed run's row in a benchmark table)."""
+    """``format(value, spec)``, or a right-aligned ``-`` of the spec's width for a missing value."""
     width = int(spec.split(".")[0])
     return f"{'-':>{width}}" if pd.isna(value) else format(value, spec)
 
@@ -72,13 +69,7 @@ def format_table(results: pd.DataFrame) -> str:
 
 
 def pyplot() -> Any:
-    """``matplotlib.pyplot``, imported on first use: matplotlib is optional (``projmech[plot]``).
-
-    Returns
-    -------
-    module
-        ``matplotlib.pyplot``.
-    """
+    """``matplotlib.pyplot``, imported on first use: matplotlib is optional (``projmech[plot]``)."""
     try:
         import matplotlib.pyplot as plt
     except ModuleNotFoundError as error:
@@ -88,8 +79,8 @@ def pyplot() -> Any:
 
 
 def plot_error_vs_n(results: pd.DataFrame, path: str, title: str, *, bounds: dict[str, Any] | None = None) -> None:
-    """Log-log plot of mean RMSE with CI bars against n, one line per mechanism, ``bounds`` (label to
-    ``(sizes, values)``) dashed; written to ``path`` and closed, the backend left to matplotlib.
+    """Log-log plot of mean RMSE with CI bars against n, ``bounds`` (label to ``(sizes, values)``)
+    dashed; written to ``path`` and closed.
     """
     plt = pyplot()
 

@@ -1,9 +1,7 @@
 """The :class:`Workload` base: ``k`` linear queries over a universe of ``m`` elements.
 
-For the normalized histogram ``h`` of a data set the answers are ``F @ h`` and the counts
-``F @ c = n F @ h`` (:cite:p:`LHRMM10`, :cite:p:`NTZ13`). Every workload type implements a few
-kernels (products, columns, Gram matrix, column norms, entry facts); what a caller sees
-(validation, labels, answers, sensitivity) is written once here on top of them.
+Every workload type implements a few kernels (products, columns, Gram matrix, column norms);
+what a caller sees (validation, labels, answers, sensitivity) is written once here on top of them.
 """
 
 from __future__ import annotations
@@ -69,9 +67,7 @@ _CONCRETE: dict[str, Any] = {}
 
 
 class _ConstructorSignature:
-    """The signature ``inspect.signature(Workload)`` shows: that of :class:`MatrixWorkload`, which
-    ``Workload(...)`` builds; subclasses see None, and so their own.
-    """
+    """The signature ``inspect.signature(Workload)`` shows: that of :class:`MatrixWorkload`, which it builds."""
 
     def __get__(self, instance: object, owner: type) -> inspect.Signature | None:
         if instance is not None or owner is not Workload:
@@ -101,15 +97,9 @@ class Workload:
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> W = pm.Workload([[1, 1, 0], [0, 1, 1]], ["left", "right"])
-    >>> W.shape, W.labels, W.answer([0.5, 0.25, 0.25])
-    ((2, 3), ('left', 'right'), array([0.75, 0.5 ]))
-    >>> data = pm.Dataset(np.array([[0], [1], [1], [2]]), pm.Domain(["x"], [3]))
-    >>> W.answer_counts(data), W.answer_data(data)
-    (array([3., 3.]), array([0.75, 0.75]))
-    >>> W.sensitivity(), W.is_integer, W.is_nonnegative
-    (1.4142135623730951, True, True)
+    >>> import projmech as pm
+    >>> pm.Workload([[1, 1, 0], [0, 1, 1]], ["left", "right"]).answer([0.5, 0.25, 0.25])
+    array([0.75, 0.5 ])
     """
 
     __signature__ = _ConstructorSignature()
@@ -160,14 +150,6 @@ class Workload:
         Returns
         -------
         ImplicitWorkload
-            The workload.
-
-        Examples
-        --------
-        >>> import numpy as np, projmech as pm
-        >>> P = pm.Workload.implicit((3, 3), np.cumsum, lambda: np.array([[3., 2, 1], [2, 2, 1], [1, 1, 1]]))
-        >>> P.is_implicit, P.answer([0.5, 0.25, 0.25])
-        (True, array([0.5 , 0.75, 1.  ]))
         """
         workload: Workload = _CONCRETE["implicit"](shape, matvec, gram, **options)
         return workload
@@ -192,15 +174,11 @@ class Workload:
         raise NotImplementedError
 
     def _sparse_columns(self, index: np.ndarray) -> sp.csc_array:
-        """``F[:, index]`` as a ``scipy.sparse.csc_array``: an active-set solver's products then cost the
-        stored entries. From the dense columns unless a type stores them sparsely.
-        """
+        """``F[:, index]`` as a ``scipy.sparse.csc_array``; from the dense columns unless stored sparsely."""
         return sp.csc_array(self._columns(index))
 
     def _column_gram(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-        """``F[:, left]^T F[:, right]`` for int64 universe indices; from the columns unless a type knows a
-        closed form that costs no ``k``.
-        """
+        """``F[:, left]^T F[:, right]`` for int64 universe indices, from the columns unless a type has a closed form."""
         left_columns = self._columns(left)
         right_columns = left_columns if right is left else self._columns(right)
         return left_columns.T @ right_columns
@@ -238,9 +216,7 @@ class Workload:
         return [f"q{i}" for i in range(self._shape[0])]
 
     def _terms(self, attribute: str, encoding: Encoding) -> Sequence[str]:
-        """Each query's label part inside a Kronecker product acting on ``attribute`` coded by
-        ``encoding``; ``""`` for a query that constrains nothing (a total).
-        """
+        """Each query's label part on ``attribute`` inside a Kronecker product; empty for a total."""
         if self._term_maker is not None:
             return self._term_maker(attribute, encoding)
         return self.labels
@@ -332,9 +308,7 @@ class Workload:
 
     @validate_params(max_entries=POSITIVE_INT)
     def gram(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """Compute the Gram matrix ``F^T F`` as a dense ``m x m`` ndarray.
-
-        The factorization mechanism's error depends on F only through it :cite:p:`ENU20`.
+        """Compute ``F^T F``, on which alone the factorization mechanism's error depends :cite:p:`ENU20`.
 
         Parameters
         ----------
@@ -344,7 +318,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (m, m)
-            ``F^T F``.
         """
         m = self.universe_size
         check_entries("gram", m * m, max_entries, f"the Gram matrix F^T F of {self.name} (m={format_count(m)})",
@@ -354,13 +327,11 @@ class Workload:
     def kronecker_gram(self) -> KroneckerGram:
         """Express ``F^T F`` as a sum of Kronecker products of per-attribute matrices.
 
-        A union of Kronecker products gives one term per product, its size that of the attributes; a
-        workload without that structure gives one term, its dense :meth:`gram`.
+        One term per Kronecker product of a union; one dense term (:meth:`gram`) without that structure.
 
         Returns
         -------
         KroneckerGram
-            The Gram matrix, kept factored.
         """
         return KroneckerGram([(1.0, (self.gram(),))])
 
@@ -376,7 +347,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (k, m)
-            The query matrix.
         """
         if self.is_implicit:
             _ = self.matrix  # raises, naming the workload
@@ -397,7 +367,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (k,)
-            The answers.
         """
         m = self.universe_size
         if not self.accepts_histograms:
@@ -437,7 +406,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (k,)
-            ``F @ vector``.
         """
         return self.answer(vector)
 
@@ -452,7 +420,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (m,)
-            ``F.T @ values``.
         """
         k, m = self._shape
         vector = check_real_vector("values", values, k)
@@ -475,7 +442,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (k, len(indices))
-            The columns.
         """
         index = as_array("indices", indices)
         if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
@@ -495,7 +461,6 @@ class Workload:
         Returns
         -------
         scipy.sparse.linalg.LinearOperator
-            An operator of shape ``(k, m)`` with :meth:`matvec` and :meth:`rmatvec`.
         """
         from scipy.sparse.linalg import LinearOperator
 
@@ -533,8 +498,7 @@ class Workload:
     def answer_counts(self, data: Dataset) -> np.ndarray:
         """Answer the queries as counts on a data set's records: ``F c``, ``c`` its histogram of counts.
 
-        Structured workloads count from the records' group-by tables and never index the universe, so
-        ``2^150`` elements work; the counts of an integer workload are exact.
+        Structured workloads count from group-by tables, never indexing the universe; integer workloads count exactly.
 
         Parameters
         ----------
@@ -544,7 +508,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (k,)
-            The counts.
         """
         self.check_data(data)
         return self._answer_counts(data)
@@ -567,7 +530,6 @@ class Workload:
         Returns
         -------
         ndarray, shape (k,)
-            The answers.
         """
         counts = self.answer_counts(data)
         if data.n == 0:
@@ -580,13 +542,13 @@ class Workload:
     def column_distance(self) -> float | None:
         """Compute the largest distance between two columns, ``max over u != v of ||F_u - F_v||_2``.
 
-        The l2 sensitivity of the counts under replace-one, bounded to rounding by
-        :func:`max_column_distance`; never from a ``gram=`` closed form, which must not lower the noise.
+        The replace-one l2 sensitivity, bounded to rounding by :func:`max_column_distance`; never from a
+        ``gram=`` closed form.
 
         Returns
         -------
         float or None
-            The distance; None above :data:`PAIRWISE_UNIVERSE` elements.
+            None above :data:`PAIRWISE_UNIVERSE` elements.
         """
         if self.universe_size > PAIRWISE_UNIVERSE:
             return None
@@ -600,9 +562,7 @@ class Workload:
         return self.gram()
 
     def _scaled_trusted_gram(self) -> tuple[np.ndarray, float]:
-        """``(G, s)``: ``s^2 G`` the trusted Gram matrix, ``G`` that of ``F / s``, scaled so that tiny or huge
-        entries neither underflow nor overflow. ``s = 1`` for a closed form.
-        """
+        """``(G, s)``: ``s^2 G`` the trusted Gram matrix, scaled against under- and overflow (1 for a closed form)."""
         return self._trusted_gram(), 1.0
 
     def _has_nonzero_entry(self) -> bool:
@@ -612,9 +572,8 @@ class Workload:
     def count_sensitivity(self, neighbouring: Neighbouring | str, ord: float = 2) -> float:
         """Compute the ``l_p`` sensitivity of the counts ``F c`` under a neighbouring relation.
 
-        The one computation behind every mechanism's noise: ``||F||_{1->p}`` under add/remove, at most
-        twice that under replace-one (see :doc:`/theory/workloads`). A nonzero F whose sensitivity
-        underflows is refused: noise calibrated to it would be none.
+        The one computation behind every mechanism's noise (:doc:`/theory/workloads`); a nonzero F
+        whose sensitivity underflows is refused.
 
         Parameters
         ----------
@@ -665,7 +624,6 @@ class Workload:
         Returns
         -------
         float
-            The largest column norm.
         """
         return self._column_norm(ord)
 
@@ -675,7 +633,6 @@ class Workload:
         Returns
         -------
         float
-            The largest column l2 norm.
         """
         return self.column_norm(2)
 

@@ -55,9 +55,8 @@ def identity(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     Examples
     --------
     >>> from projmech.workloads import identity
-    >>> W = identity(3)
-    >>> W.labels, W.is_sparse, W.answer([0.2, 0.3, 0.5])
-    (('x=0', 'x=1', 'x=2'), True, array([0.2, 0.3, 0.5]))
+    >>> identity(3).labels
+    ('x=0', 'x=1', 'x=2')
     """
     check_matrix_entries("m", "identity", m, m, m, max_entries)
     workload = MatrixWorkload(sp.eye_array(m, format="csr"), name=f"identity({m})")
@@ -66,9 +65,7 @@ def identity(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
 
 @validate_params(m=POSITIVE_INT)
 def total(m: int) -> Workload:
-    """Build the single query ``sum_u h[u]``: F is the row ``1^T``.
-
-    Inside a Kronecker product it sums its attribute out, and adds nothing to the labels.
+    """Build the single query ``sum_u h[u]``: F is ``1^T``; inside a Kronecker product it sums its attribute out.
 
     Parameters
     ----------
@@ -82,11 +79,9 @@ def total(m: int) -> Workload:
 
     Examples
     --------
-    >>> from projmech.workloads import identity, kron, total
-    >>> total(3).labels, total(3).answer([0.2, 0.3, 0.5])
-    (('total',), array([1.]))
-    >>> kron([total(2), identity(3)]).labels  # the first attribute summed out
-    ('x1=0', 'x1=1', 'x1=2')
+    >>> from projmech.workloads import total
+    >>> total(3).answer([0.2, 0.3, 0.5])
+    array([1.])
     """
     return _with_terms(MatrixWorkload(np.ones((1, m)), name=f"total({m})"), lambda attribute, encoding: [""])
 
@@ -180,11 +175,8 @@ def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
     Examples
     --------
     >>> from projmech.workloads import prefix
-    >>> W = prefix(3)
-    >>> W.labels, W.answer([0.2, 0.3, 0.5])
-    (('x<=0', 'x<=1', 'x<=2'), array([0.2, 0.5, 1. ]))
-    >>> prefix(10**6, implicit=True).shape
-    (1000000, 1000000)
+    >>> prefix(3).answer([0.2, 0.3, 0.5])
+    array([0.2, 0.5, 1. ])
     """
     def gram() -> np.ndarray:
         cells = np.arange(m)
@@ -205,7 +197,7 @@ def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool 
     """Build all ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``, by ``a`` then ``b``.
 
     The classic workload of hierarchical strategies :cite:p:`HRMS10` and of the matrix mechanism
-    :cite:p:`LHRMM10`; its Gram matrix ``(i + 1)(m - j)`` (``i <= j``) is a closed form.
+    :cite:p:`LHRMM10`; its Gram matrix is a closed form (:doc:`/theory/workloads`).
 
     Parameters
     ----------
@@ -222,11 +214,8 @@ def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool 
     Examples
     --------
     >>> from projmech.workloads import all_range
-    >>> W = all_range(3)
-    >>> W.shape, W.answer([0.2, 0.3, 0.5])
-    ((6, 3), array([0.2, 0.5, 1. , 0.3, 0.8, 0.5]))
-    >>> all_range(4096, implicit=True).num_queries
-    8390656
+    >>> all_range(3).answer([0.2, 0.3, 0.5])
+    array([0.2, 0.5, 1. , 0.3, 0.8, 0.5])
     """
     k = m * (m + 1) // 2
 
@@ -275,9 +264,8 @@ def repeated(query: Any, k: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> W
     Examples
     --------
     >>> from projmech.workloads import repeated
-    >>> repeated([1, 0, 1], k=2).toarray()
-    array([[1., 0., 1.],
-           [1., 0., 1.]])
+    >>> repeated([1, 0, 1], k=2).shape
+    (2, 3)
     """
     if isinstance(query, Workload):
         if query.num_queries != 1:
@@ -303,10 +291,8 @@ def random_queries(k: int, m: int, rng: np.random.Generator, *, max_entries: int
 
     Parameters
     ----------
-    k : int
-        The number of queries.
-    m : int
-        The universe size.
+    k, m : int
+        The number of queries and the universe size.
     rng : numpy.random.Generator
         The random stream (a seed is refused, so that successive workloads differ).
     max_entries : int, default DEFAULT_MAX_ENTRIES

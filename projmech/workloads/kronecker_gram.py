@@ -22,8 +22,8 @@ __all__ = ["KroneckerGram"]
 class KroneckerGram:
     """A Gram matrix kept as a weighted sum of Kronecker products of small square matrices :cite:p:`MMHM18`.
 
-    ``G = sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``, the same factor sizes in every
-    term; get one from :meth:`Workload.kronecker_gram`.
+    ``G = sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``; get one from
+    :meth:`Workload.kronecker_gram`.
 
     Parameters
     ----------
@@ -39,13 +39,9 @@ class KroneckerGram:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.workloads import kron, prefix, identity
-    >>> gram = kron([prefix(3), identity(2)]).kronecker_gram()
-    >>> gram.sizes, len(gram.terms), gram.trace()
-    ((3, 2), 1, 12.0)
-    >>> gram.matvec(np.ones(6))
-    array([6., 6., 5., 5., 3., 3.])
+    >>> kron([prefix(3), identity(2)]).kronecker_gram().trace()
+    12.0
     """
 
     def __init__(self, terms: Sequence[tuple[float, Sequence[np.ndarray]]]) -> None:
@@ -78,7 +74,6 @@ class KroneckerGram:
         Returns
         -------
         ndarray, shape (m,)
-            ``G @ vector``.
         """
         vector = np.asarray(vector, dtype=float)
         if vector.shape != (self.shape[1],):
@@ -100,7 +95,6 @@ class KroneckerGram:
         Returns
         -------
         float
-            The trace.
         """
         return float(sum(weight * math.prod(float(np.trace(f)) for f in factors) for weight, factors in self.terms))
 
@@ -114,8 +108,7 @@ class KroneckerGram:
 
         Returns
         -------
-        ndarray
-            The diagonal, of length ``m``.
+        ndarray, shape (m,)
         """
         check_entries("max_entries", self.shape[0], max_entries,
                       f"the diagonal of a Gram matrix (m={format_count(self.shape[0])})")
@@ -123,7 +116,7 @@ class KroneckerGram:
                     for weight, factors in self.terms), np.zeros(self.shape[0]))
 
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """Build the dense ``m x m`` matrix ``G``, refused above ``max_entries`` entries.
+        """Build the dense ``m x m`` matrix ``G``.
 
         Parameters
         ----------
@@ -132,8 +125,7 @@ class KroneckerGram:
 
         Returns
         -------
-        ndarray
-            ``G``, of shape ``(m, m)``.
+        ndarray, shape (m, m)
         """
         m = self.shape[0]
         check_entries("max_entries", m * m, max_entries, f"a dense Gram matrix (m={format_count(m)})")
@@ -141,12 +133,11 @@ class KroneckerGram:
                    np.zeros((m, m)))
 
     def aslinearoperator(self) -> LinearOperator:
-        """Wrap ``G`` as a symmetric :class:`scipy.sparse.linalg.LinearOperator`.
+        """Wrap ``G`` as a symmetric :class:`scipy.sparse.linalg.LinearOperator` (``matvec`` both ways).
 
         Returns
         -------
         scipy.sparse.linalg.LinearOperator
-            An ``m x m`` operator whose ``matvec`` and ``rmatvec`` are :meth:`matvec`.
         """
         return LinearOperator(self.shape, matvec=self.matvec, rmatvec=self.matvec, dtype=float)
 
@@ -168,7 +159,7 @@ class KroneckerGram:
         Returns
         -------
         KroneckerGram
-            ``len(self.terms) * len(other.terms)`` terms, with factor sizes ``self.sizes + other.sizes``.
+            ``len(self.terms) * len(other.terms)`` terms, factor sizes ``self.sizes + other.sizes``.
         """
         return KroneckerGram([(w1 * w2, f1 + f2) for (w1, f1), (w2, f2) in itertools.product(self.terms, other.terms)])
 

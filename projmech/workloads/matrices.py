@@ -25,9 +25,8 @@ Matrix = QueryMatrix
 def max_column_distance(gram: np.ndarray, terms: int) -> float:
     """Bound the largest distance between two columns of a matrix from its Gram matrix.
 
-    An upper bound, tight to rounding, on ``max over u != v of ||A_u - A_v||_2`` for ``A`` with
-    ``terms`` rows: a margin against the cancellation in ``G_uu + G_vv - 2 G_uv`` is added to each
-    pair (:doc:`/theory/workloads`), visited in row blocks.
+    Tight to rounding: a margin against cancellation in ``G_uu + G_vv - 2 G_uv`` is added to each
+    pair (:doc:`/theory/workloads`).
 
     Parameters
     ----------
@@ -39,13 +38,13 @@ def max_column_distance(gram: np.ndarray, terms: int) -> float:
     Returns
     -------
     float
-        The bound on the largest column distance; 0 for a single column.
+        The bound; 0 for a single column.
 
     Examples
     --------
     >>> import numpy as np
     >>> from projmech.workloads import max_column_distance
-    >>> round(max_column_distance(np.eye(3), terms=3), 6)  # the columns of I are sqrt(2) apart
+    >>> round(max_column_distance(np.eye(3), terms=3), 6)  # sqrt(2)
     1.414214
     """
     gram = np.asarray(gram, dtype=float)

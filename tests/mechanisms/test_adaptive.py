@@ -121,6 +121,18 @@ def test_release_summary_lists_the_rounds():
         str(run.release)
 
 
+def test_a_run_keeps_one_measurement_per_round_and_draws_rows_from_the_joint():
+    """The checks of AdaptiveRun's documentation example, with its fuller output."""
+    domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
+    data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
+    mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
+    run = mechanism.run(data, rng=0)
+    assert run.privacy_spent.rho <= 1.0 and run.release.answers.shape == (16,)
+    assert len(run.rounds) == len(run.measurements) and run.joint is not None
+    assert run.table((0, 1)).shape == (2, 3)
+    estimate, drawing, answered = run.row_source()
+    assert type(estimate).__name__ == "NoisyMarginalsResult" and drawing is answered is run.release.workload
+
 # --- the choices read noisy quantities only ---------------------------------------------------------
 
 def test_every_estimate_is_a_function_of_the_measurements_so_far(monkeypatch):

@@ -1,12 +1,7 @@
 """Select, measure, project: an adaptive mechanism for marginal workloads.
 
 :class:`AdaptiveProjectionMechanism` releases marginal tables by rounds, as MWEM :cite:p:`HLM12`
-and AIM :cite:p:`MMSM22` do: each round selects a table by the exponential mechanism, measures it
-with Gaussian noise and projects every measurement (:class:`Measurement`) so far onto the local
-polytope; the answers are read from a final estimate. Privacy: zCDP composed over the rounds.
-The design: :doc:`/guide/adaptive`. Its modules: ``selection``, ``schedule`` (the budget),
-``rounds`` (the loop), ``run`` (what a run publishes), ``final`` (the final estimate),
-``mechanism``, ``synthesis`` (the one-call rows) and ``estimation`` (the estimators).
+and AIM :cite:p:`MMSM22` do, its privacy zCDP composed over the rounds (:doc:`/guide/adaptive`).
 """
 
 from __future__ import annotations

@@ -47,28 +47,15 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         The relation the guarantee is stated for.
     max_cells : int, default ADAPTIVE_MAX_CELLS
         The most cells the distinct measured tables may hold together (AIM's size rule).
-    size : int or "estimate", optional
+    size, size_share
         Under add/remove, as for :class:`~projmech.mechanisms.additive.GaussianMechanism`.
-    size_share : float, optional
-        With ``size="estimate"``, the share of the budget spent on the size.
     noise : {"auto", "discrete", "continuous"}
         The discrete Gaussian on the counts (``"auto"``, ``"discrete"``) or numpy's (reproducible).
     rounds : int, optional
         The notional rounds setting the first noise (AIM's ``rounds``; default 16 per attribute).
     estimator : {"auto", "regularized", "joint", "tables"}, default "auto"
-        The final estimate: ``"regularized"`` (:func:`estimate_regularized_joint`), ``"joint"``
-        (:func:`estimate_joint`, certified), ``"tables"`` (the local projection's, :func:`table_estimate`),
-        or ``"auto"``: the regularized joint where the measured tables are few enough
-        (:data:`JOINT_AUTO_MAX_MEASURED`, :data:`JOINT_AUTO_MAX_CELLS`), else the tables.
-
-    Raises
-    ------
-    TypeError
-        If ``privacy`` is not ZCDP or ApproxDP.
-    ValueError
-        If the workload has no marginal table to measure or none that fits ``max_cells``, the
-        budget is too small for the sampler, ``rounds`` is below ``0.9 d + 1``, or ``"joint"``
-        exceeds :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS`.
+        The final estimate (:func:`estimate_regularized_joint`, :func:`estimate_joint`,
+        :func:`table_estimate`); ``"auto"`` chooses as the guide says.
 
     Examples
     --------
@@ -76,9 +63,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
     >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
     >>> mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
-    >>> run = mechanism.run(data, rng=0)
-    >>> bool(run.privacy_spent.rho <= 1.0), run.release.answers.shape
-    (True, (16,))
+    >>> mechanism.run(data, rng=0).release.answers.shape
+    (16,)
     """
 
     mechanism_name = "adaptive_projection"
@@ -147,17 +133,12 @@ class AdaptiveProjectionMechanism(CountingMechanism):
 
         Parameters
         ----------
-        data_or_histogram : Dataset
-            The data.
-        n : int, optional
-            Not taken with a Dataset.
-        rng : numpy.random.Generator, int or None
-            Source of the selections and of continuous noise.
+        data_or_histogram, n, rng
+            As for :meth:`run`.
 
         Returns
         -------
         Release
-            The run's release.
         """
         return self.run(data_or_histogram, n=n, rng=rng).release
 
@@ -169,24 +150,18 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         Parameters
         ----------
         data_or_histogram : Dataset
-            The data (the tables are counted from its records; a histogram is refused).
+            The data (a histogram is refused).
         n : int, optional
             Not taken with a Dataset.
         rng : numpy.random.Generator, int or None
             Source of the selections and of continuous noise.
         progress : callable, optional
             ``progress(number, latest, spent)`` after every round: its number (from 1), its
-            :class:`AdaptiveRound` and the share of the rounds' budget spent (published values only).
+            :class:`AdaptiveRound` and the share of the rounds' budget spent.
 
         Returns
         -------
         AdaptiveRun
-            The release, the rounds, the measurements and the final estimate.
-
-        Warns
-        -----
-        BudgetWarning
-            Before anything is spent, if the first rounds' noise swamps the typical 2-way table's counts.
         """
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         if not isinstance(data_or_histogram, Dataset):
@@ -213,8 +188,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     @validate_params(rng=SEED, progress=OrNone(IsCallable()))
     def synthesize(self, data: Dataset, rows: int | None = None, *, rng: np.random.Generator | int | None = None,
                    progress: Progress | None = None) -> Synthesis:
-        """Run, then draw synthetic rows from the estimate (:meth:`AdaptiveRun.row_source`):
-        post-processing, the same guarantee.
+        """Run, then draw synthetic rows from the estimate: post-processing, the same guarantee.
 
         Parameters
         ----------
@@ -222,15 +196,12 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             The private data.
         rows : int, optional
             How many rows; default the release's public size (rounded).
-        rng : numpy.random.Generator, int or None
-            Source of the selections, of continuous noise and of the rows.
-        progress : callable, optional
-            As for :meth:`run`.
+        rng, progress
+            As for :meth:`run` (``rng`` draws the rows too).
 
         Returns
         -------
         Synthesis
-            The rows, the run, and the rows' distance to the released answers.
         """
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         if not isinstance(data, Dataset):

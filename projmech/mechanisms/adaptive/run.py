@@ -35,7 +35,7 @@ class AdaptiveRound:
     attributes : tuple of int
         The table it measured.
     selection_rho, measurement_rho : float
-        The zCDP costs of its selection (0 for the one-way tables, measured first) and measurement.
+        The zCDP costs of its selection (0 for the one-way tables) and measurement.
     sigma : float
         The noise's standard deviation on the counts.
     annealed : bool
@@ -62,11 +62,11 @@ class AdaptiveRun:
     Parameters
     ----------
     release : Release
-        The answers, read from the final estimate (``answers == noisy_answers``).
+        The answers, read from the final estimate.
     rounds : tuple of AdaptiveRound
         Every round, in order.
     measurements : tuple of Measurement
-        Every noisy table, in order (one per round).
+        Every noisy table, one per round.
     estimate : LocalResult
         All measurements projected onto the local polytope of the measured tables.
     privacy_spent : ZCDP
@@ -74,21 +74,15 @@ class AdaptiveRun:
     joint : JointEstimate or None
         With the regularized or the joint estimator, the distribution the answers are read from.
     decomposable : DecomposableModel or None
-        With the tables estimate, the model its completions start from (else built from ``estimate``).
+        With the tables estimate, the model its completions start from.
 
     Examples
     --------
     >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
     >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
-    >>> run = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous").run(data, rng=0)
-    >>> len(run.rounds) == len(run.measurements), run.joint is not None
-    (True, True)
-    >>> run.table((0, 1)).shape
+    >>> pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0)).run(data, rng=0).table((0, 1)).shape
     (2, 3)
-    >>> estimate, drawing, answered = run.row_source()
-    >>> type(estimate).__name__, drawing is answered is run.release.workload
-    ('NoisyMarginalsResult', True)
     """
 
     release: Release
@@ -110,7 +104,6 @@ class AdaptiveRun:
         Returns
         -------
         numpy.ndarray
-            The table, of shape ``[sizes[a] for a in attributes]``.
         """
         workload = self.release.workload
         assert workload is not None and workload.domain is not None  # the mechanism's own workload
@@ -122,17 +115,14 @@ class AdaptiveRun:
         return model.complete(attributes)
 
     def row_source(self) -> tuple[LocalResult | MaximumEntropyResult | NoisyMarginalsResult, Workload, Workload]:
-        """What :func:`~projmech.synthetic.synthetic_data` draws this run's rows from: the joint
-        where it covers every attribute, else the local projection of the measured tables.
+        """What :func:`~projmech.synthetic.synthetic_data` draws this run's rows from.
 
         Returns
         -------
         estimate : LocalResult, MaximumEntropyResult or NoisyMarginalsResult
-            The joint's distribution, or the local projection.
-        drawing : Workload
-            The workload to draw the rows with: the run's, or the measured tables' (:func:`measured_workload`).
-        answered : Workload
-            The run's workload.
+            The joint's distribution where it covers every attribute, else the local projection.
+        drawing, answered : Workload
+            The workload to draw the rows with (the run's or :func:`measured_workload`), and the run's.
         """
         workload = self.release.workload
         assert workload is not None and workload.domain is not None  # the mechanism's own workload
@@ -143,9 +133,9 @@ class AdaptiveRun:
         return self.estimate, measured, workload
 
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
-        """Simultaneous confidence intervals for the workload's true answers (the true counts
-        over the release's size), from the measurements alone (:doc:`/guide/adaptive`); the
-        released answers, a projection, need not lie inside.
+        """Simultaneous confidence intervals for the workload's true answers, from the measurements alone.
+
+        The released answers, a projection, need not lie inside (:doc:`/guide/adaptive`).
 
         Parameters
         ----------
@@ -155,12 +145,6 @@ class AdaptiveRun:
         Returns
         -------
         ConfidenceIntervals
-            One interval per query of the workload, ``simultaneous=True``, ``exact=False``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            If ``level`` is not a number in ``(0, 1)``.
         """
         level = float(OPEN_UNIT.check("level", level))
         release = self.release
@@ -224,17 +208,14 @@ class Synthesis:
     run : AdaptiveRun
         The release they were drawn from.
     rows_rmse, rows_max_error : float
-        RMSE and largest absolute difference of the rows' answers (fractions of their count)
-        from the released ones.
+        RMSE and largest absolute difference of the rows' answers from the released ones.
 
     Examples
     --------
     >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 3])
-    >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(300, 2)), domain)
-    >>> synthesis = pm.synthesize(data, pm.ZCDP(1.0), neighbouring="replace-one", noise="continuous", rng=0)
-    >>> synthesis.data.n, synthesis.run.joint is not None
-    (300, True)
+    >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(300, 2)), pm.Domain(["a", "b"], [2, 3]))
+    >>> pm.synthesize(data, pm.ZCDP(1.0), neighbouring="replace-one", noise="continuous", rng=0).data.n
+    300
     """
 
     data: Dataset
