@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError"]
+__all__ = ["ArgumentError", "ArgumentTypeError", "ArgumentValueError", "ArgumentWarning"]
 
 
 def _setting(argument: str, value: str) -> str:
@@ -123,3 +123,36 @@ class ArgumentTypeError(ArgumentError, TypeError):
     ...     print(type(error).__name__, error.argument, error.valid)
     ArgumentTypeError rho a number
     """
+
+
+class ArgumentWarning(UserWarning):
+    """A warning about an argument, named as data as :class:`ArgumentError` names one.
+
+    Subclasses set :attr:`argument`; the message is ``"<part or argument>: <detail>"``.
+
+    Parameters
+    ----------
+    part : str or None
+        The part of the argument at fault (``"delta"`` of a budget), if any.
+    detail : str
+        The message after the name.
+
+    Examples
+    --------
+    >>> from projmech.errors import ArgumentWarning
+    >>> class RowsWarning(ArgumentWarning):
+    ...     argument = "rows"
+    >>> str(RowsWarning(None, "few")), RowsWarning(None, "few").argument
+    ('rows: few', 'rows')
+    """
+
+    #: The public name of the argument the warning is about.
+    argument = ""
+
+    def __init__(self, part: str | None, detail: str) -> None:
+        self.part = part
+        self.detail = detail
+        super().__init__(f"{part or self.argument}: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.part, self.detail))

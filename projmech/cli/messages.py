@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Collection, Iterator
 from typing import TextIO
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentWarning
 
 __all__ = ["ARGUMENT_FLAGS", "flag_of", "in_flags", "one_line", "warnings_in_one_line"]
 
@@ -63,17 +63,12 @@ def one_line(message: object) -> str:
 
 
 def _warning_text(message: Warning | str, args: argparse.Namespace, flags: Collection[str]) -> str:
-    """A warning's message, naming the flag of the argument it carries (``BudgetWarning``'s
-    ``argument``, ``part`` and ``detail``). A warning that carries none and opens with an
-    argument's name (``LargeDeltaWarning``'s ``delta: ...``) names that argument's flag."""
-    argument, detail = getattr(message, "argument", None), getattr(message, "detail", None)
-    if isinstance(argument, str) and isinstance(detail, str):
-        flag = flag_of(argument, getattr(message, "part", None), args, flags)
-        return one_line(str(message) if flag is None else f"{flag}: {detail}")
-    text = one_line(message)
-    name, colon, rest = text.partition(": ")
-    flag = "--" + name.replace("_", "-")
-    return f"{flag}: {rest}" if colon and flag in flags else text
+    """A warning's message, naming the flag of the argument it carries
+    (:class:`~projmech.errors.ArgumentWarning`); any other warning as it is."""
+    if not isinstance(message, ArgumentWarning):
+        return one_line(message)
+    flag = flag_of(message.argument, message.part, args, flags)
+    return one_line(str(message) if flag is None else f"{flag}: {message.detail}")
 
 
 @contextlib.contextmanager

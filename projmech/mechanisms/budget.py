@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..errors import ArgumentWarning
 from ..privacy.guarantees import ZCDP, ApproxDP, LargeDeltaWarning, Neighbouring, Privacy, PureDP, SizePolicy
 from ..workloads import Workload
 from ..workloads.marginal_tables import table_terms
@@ -37,7 +38,7 @@ _DIGITS = 3
 _SEARCH_RANGE = 1e12
 
 
-class BudgetWarning(UserWarning):
+class BudgetWarning(ArgumentWarning):
     """A budget whose noise swamps the counts it measures: the release will carry little of the data.
 
     Before they spend anything, :func:`~projmech.mechanisms.adaptive.synthesize`, the
@@ -86,29 +87,7 @@ class BudgetWarning(UserWarning):
     ('privacy', 'rho')
     """
 
-    #: The argument the warning is about, as :class:`~projmech.errors.ArgumentError` names one.
     argument = "privacy"
-
-    def __init__(self, part: str, detail: str) -> None:
-        self.part = part
-        self.detail = detail
-        super().__init__(f"{part}: {detail}")
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.part, self.detail))
-
-
-class _BudgetMessage(str):
-    """A :class:`BudgetWarning`'s message, kept by the mechanisms until they warn, with its parts."""
-
-    part: str
-    detail: str
-
-    @classmethod
-    def of(cls, part: str, detail: str) -> _BudgetMessage:
-        message = cls(f"{part}: {detail}")
-        message.part, message.detail = part, detail
-        return message
 
 
 def _caller_level() -> int:
@@ -152,10 +131,10 @@ def size_read(policy: SizePolicy, rows: int) -> tuple[float, str, bool]:
     return float(rows), "the row count, private under add-remove neighbours", True
 
 
-def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy], float], shares: Sequence[float],
+def budget_warning(privacy: Privacy, noise: float, noise_at: Callable[[Privacy], float], shares: Sequence[float],
                    policy: SizePolicy, rows: int, *, noise_name: str, tables_name: str,
-                   queries: bool = False) -> str | None:
-    """The :class:`BudgetWarning`'s message when ``noise`` exceeds the mean count of a cell in at
+                   queries: bool = False) -> BudgetWarning | None:
+    """The :class:`BudgetWarning` when ``noise`` exceeds the mean count of a cell in at
     least half of the tables whose per-row mean counts are ``shares``; None when it does not.
 
     ``noise_at(privacy)`` is the same noise at another budget of the same kind; the least budget
@@ -186,18 +165,17 @@ def budget_message(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
     else:
         at = f" (at delta {privacy.delta:g})" if isinstance(privacy, ApproxDP) else ""
         advice = f"{name} = {least:g}{at} is the least at which the typical one reaches the noise"
-    return _BudgetMessage.of(name, (
+    return BudgetWarning(name, (
         f"{privacy} leaves the measured counts little signal: {noise_name}, std {noise:.3g}, is above {what} "
         f"in {swamped} of the {len(shares)} {tables_name} (the typical one: {typical_one}); {advice} "
         f"(signal-to-noise 1), or measure fewer attributes or smaller tables. This warning reads {source} "
         f"(n = {shown}); it is for the data's curator, not part of the release, and nothing released depends on it"))
 
 
-def warn_budget(message: str | None) -> None:
-    """Warn with ``message`` (:func:`budget_message`'s) at the user's call, if there is one."""
-    if message is not None:
-        assert isinstance(message, _BudgetMessage), "the mechanisms warn with budget_message's messages"
-        warnings.warn(BudgetWarning(message.part, message.detail), stacklevel=_caller_level())
+def warn_budget(warning: BudgetWarning | None) -> None:
+    """Warn with ``warning`` (:func:`budget_warning`'s) at the user's call, if there is one."""
+    if warning is not None:
+        warnings.warn(warning, stacklevel=_caller_level())
 
 
 def _least_budget(privacy: Privacy, noise_at: Callable[[Privacy], float], target: float) -> float | None:

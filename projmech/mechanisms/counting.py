@@ -22,7 +22,7 @@ from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, Privacy, PureDP, 
 from ..privacy.noise import Noise, calibrate, choose_discrete, public_size
 from ..validation import as_generator, check_positive_int
 from ..workloads import Workload
-from .budget import budget_message, table_shares, warn_budget
+from .budget import BudgetWarning, budget_warning, table_shares, warn_budget
 from .release import JSON, Release
 
 if TYPE_CHECKING:
@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Mechanism", "CountingMechanism"]
 
-#: The BudgetWarning's messages of each live mechanism, by row count and noise (see
+#: The BudgetWarning of each live mechanism, by row count and noise (see
 #: CountingMechanism._check_budget): kept outside the mechanisms, since the row count may be private.
-_BUDGET_MESSAGES: weakref.WeakKeyDictionary[Any, dict[tuple[int, Noise], str | None]] = weakref.WeakKeyDictionary()
+_BUDGET_WARNINGS: weakref.WeakKeyDictionary[Any, dict[tuple[int, Noise], BudgetWarning | None]] = (
+    weakref.WeakKeyDictionary())
 
 
 @runtime_checkable
@@ -276,13 +277,13 @@ class CountingMechanism:
         """Warn (:class:`~projmech.mechanisms.budget.BudgetWarning`) when the noise swamps most tables; the message
         is cached beside this object, not in it, so that no copy or pickle carries a private row count.
         """
-        messages = _BUDGET_MESSAGES.setdefault(self, {})
+        warnings_by_key = _BUDGET_WARNINGS.setdefault(self, {})
         key = (rows, self.noise)
-        if key not in messages:
-            messages[key] = self._budget_message(rows)
-        warn_budget(messages[key])
+        if key not in warnings_by_key:
+            warnings_by_key[key] = self._budget_warning(rows)
+        warn_budget(warnings_by_key[key])
 
-    def _budget_message(self, rows: int) -> str | None:
+    def _budget_warning(self, rows: int) -> BudgetWarning | None:
         shares = table_shares(self.workload)
         if shares is None or self.noise.std == 0:
             return None
@@ -294,7 +295,7 @@ class CountingMechanism:
             return noise.std * ratio
 
         what = "the noise on each answer's count" if ratio == 1.0 else "the answers' noise per count (RMS)"
-        return budget_message(self.privacy, self._answer_std(1.0), noise_at, shares[0], self.size_policy, rows,
+        return budget_warning(self.privacy, self._answer_std(1.0), noise_at, shares[0], self.size_policy, rows,
                               noise_name=what, queries=shares[1],
                               tables_name="queries of the workload" if shares[1] else "tables of the workload")
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, overload
 
+from ..errors import ArgumentWarning
 from ..validation import POSITIVE, Interval, Real
 
 __all__ = ["ZCDP", "ApproxDP", "PureDP", "Privacy", "LargeDeltaWarning", "LARGE_DELTA", "scale_budget", "compose"]
@@ -59,12 +60,20 @@ _DELTA = Interval(Real, 0, 1, closed="neither",
                   reason="delta is the probability of a total failure of privacy; at 1 nothing is protected")
 
 
-class LargeDeltaWarning(UserWarning):
+class LargeDeltaWarning(ArgumentWarning):
     """An (epsilon, delta) guarantee whose delta protects too little.
 
     With ``n`` rows, a delta of ``1/n`` or more allows releasing a whole row. :class:`ApproxDP`
     warns above :data:`LARGE_DELTA`; the mechanisms warn at release when delta is at least ``1/n``
-    for a public size ``n`` (:meth:`SizePolicy.check_delta`).
+    for a public size ``n`` (:meth:`SizePolicy.check_delta`). It names ``privacy``'s part
+    ``delta`` as data (:class:`~projmech.errors.ArgumentWarning`).
+
+    Parameters
+    ----------
+    part : str
+        ``"delta"``.
+    detail : str
+        Why, and what to choose instead.
 
     Examples
     --------
@@ -76,6 +85,8 @@ class LargeDeltaWarning(UserWarning):
     >>> [issubclass(w.category, pm.LargeDeltaWarning) for w in caught]
     [True]
     """
+
+    argument = "privacy"
 
 
 def _large_delta_advice(delta: float, n: float | None = None) -> str:
@@ -114,7 +125,7 @@ class ApproxDP:
         object.__setattr__(self, "delta", _DELTA.check("delta", self.delta))
         if self.delta > LARGE_DELTA:
             # stacklevel 3: the caller of the dataclass's __init__, which called this.
-            warnings.warn(LargeDeltaWarning(f"delta: {self.delta:g} is above {LARGE_DELTA:g}; "
+            warnings.warn(LargeDeltaWarning("delta", f"{self.delta:g} is above {LARGE_DELTA:g}; "
                                             + _large_delta_advice(self.delta)), stacklevel=3)
 
     def __str__(self) -> str:

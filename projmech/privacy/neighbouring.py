@@ -297,7 +297,7 @@ class SizePolicy:
             return
         if n >= 1 and privacy.delta >= 1.0 / n:
             # stacklevel 3: the caller of the mechanism's release, which called this.
-            warnings.warn(LargeDeltaWarning(f"delta: {privacy.delta:g} is at least 1/n for the public size "
+            warnings.warn(LargeDeltaWarning("delta", f"{privacy.delta:g} is at least 1/n for the public size "
                                             f"n = {n:g} ({self.source}); " + _large_delta_advice(privacy.delta, n)),
                           stacklevel=3)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -570,6 +571,11 @@ def test_a_large_delta_warns_at_construction_saying_why_and_what_to_do(delta):
     assert message.startswith("delta: ") and "total failure of privacy" in message
     assert "releasing a row outright" in message and "1/n^2" in message
     assert caught[0].filename == __file__  # points at the caller, not at the dataclass
+    # The argument and its part as data, for a caller that points at what the user gave.
+    warning = caught[0].message
+    assert (warning.argument, warning.part) == ("privacy", "delta") and message == f"delta: {warning.detail}"
+    copy = pickle.loads(pickle.dumps(warning))
+    assert type(copy) is LargeDeltaWarning and (copy.part, copy.detail) == (warning.part, warning.detail)
 
 
 def test_a_small_delta_does_not_warn_and_delta_one_is_refused():

@@ -18,7 +18,7 @@ from ...validation import POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, O
 from ...workloads import Workload
 from ...workloads.marginal_tables import table_terms
 from ..additive import CountingMechanism, Release
-from ..budget import budget_message
+from ..budget import BudgetWarning, budget_warning
 from .estimation import DecomposableModel, JointEstimate
 from .final import ESTIMATORS, check_estimator, final_joint, summary
 from .rounds import Rounds
@@ -219,7 +219,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         difference = self.workload.answer_data(drawn) - run.release.answers
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 
-    def _budget_message(self, rows: int) -> str | None:
+    def _budget_warning(self, rows: int) -> BudgetWarning | None:
         """The :class:`~projmech.mechanisms.budget.BudgetWarning`: the first rounds' sigma against
         the 2-way tables the workload reads together, the smallest measured after the one-way ones."""
         def noise_at(privacy: Privacy) -> float:
@@ -230,7 +230,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
 
         pairs = {pair for table in self.tables for pair in itertools.combinations(table, 2)}
         shares = [1.0 / math.prod(self.sizes[a] for a in table) for table in sorted(pairs) or self.tables]
-        return budget_message(self.privacy, self.noise.scale, noise_at, shares, self.size_policy, rows,
+        return budget_warning(self.privacy, self.noise.scale, noise_at, shares, self.size_policy, rows,
                               noise_name=f"the first rounds' noise on each measured count ({self.notional_rounds} "
                               "notional rounds)", tables_name="2-way tables of attributes the workload reads "
                               "together" if pairs else "one-way tables of the workload")
