@@ -64,7 +64,7 @@ from projmech import (
     marginals,
     prefix,
 )
-from projmech.analysis.experiments import format_number
+from projmech.analysis import format_number
 
 DEFAULT_SIZES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 DEFAULT_DIMS: tuple[int, ...] = (4, 6, 8)

@@ -8,6 +8,19 @@ and ``sparse_vector`` (interactive); ``selection`` (the exponential mechanism); 
 
 from __future__ import annotations
 
+from ._additive import (
+                       CountingMechanism,
+                       FactorizationMechanism,
+                       GaussianMechanism,
+                       LaplaceMechanism,
+                       Mechanism,
+                       ProjectionMechanism,
+                       Release,
+)
+from ._budget import BudgetWarning
+from ._intervals import ConfidenceIntervals, confidence_intervals
+from ._selection import exponential_mechanism, exponential_mechanism_rho
+from ._sparse_vector import BOTTOM, Bottom, MechanismHalted, Threshold, ThresholdK
 from .adaptive import (
                        ADAPTIVE_MAX_CELLS,
                        AdaptiveProjectionMechanism,
@@ -21,17 +34,6 @@ from .adaptive import (
                        synthesize,
                        table_estimate,
 )
-from .additive import (
-                       CountingMechanism,
-                       FactorizationMechanism,
-                       GaussianMechanism,
-                       LaplaceMechanism,
-                       Mechanism,
-                       ProjectionMechanism,
-                       Release,
-)
-from .budget import BudgetWarning
-from .intervals import ConfidenceIntervals, confidence_intervals
 from .multiplicative_weights import (
                        MW_MAX_ALPHA,
                        MW_MAX_UNIVERSE,
@@ -46,8 +48,6 @@ from .multiplicative_weights import (
                        offline_pmw_min_n,
 )
 from .online_pmw import ONLINE_MAX_ALPHA, OnlineAccuracy, OnlinePMW, online_pmw_accuracy
-from .selection import exponential_mechanism, exponential_mechanism_rho
-from .sparse_vector import BOTTOM, Bottom, MechanismHalted, Threshold, ThresholdK
 
 __all__ = ["Release", "Mechanism", "CountingMechanism", "GaussianMechanism", "LaplaceMechanism",
            "ProjectionMechanism", "FactorizationMechanism", "ConfidenceIntervals", "confidence_intervals",

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.audit.auditor import audit
+from projmech.audit import audit
 from projmech.audit.self_audit import MECHANISMS, audit_cases, bug_factor, run_audits
 from projmech.cli.commands import main
 

@@ -468,7 +468,7 @@ def test_validation_is_a_leaf_module():
 
 import projmech as pm  # noqa: E402
 from projmech.audit import auditor as audit_module  # noqa: E402
-from projmech.data.tables import marginal_cells  # noqa: E402
+from projmech.data._tables import marginal_cells  # noqa: E402
 
 _D = pm.Domain(["a", "b"], [2, 3])
 _H = np.full(6, 1 / 6)

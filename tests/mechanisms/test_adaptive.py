@@ -11,12 +11,11 @@ import pytest
 
 import projmech as pm
 from oracles import clarabel_solve, point_room
-from projmech.mechanisms import adaptive
+from projmech.mechanisms import adaptive, exponential_mechanism, exponential_mechanism_rho
 from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
-from projmech.mechanisms.selection import exponential_mechanism, exponential_mechanism_rho
-from projmech.privacy.guarantees import zcdp_for_approx_dp
-from projmech.tables import noisy_marginals
-from projmech.tables.junction_tree import MARGINAL_MAX_CELLS, JunctionTree
+from projmech.privacy import zcdp_for_approx_dp
+from projmech.tables import MARGINAL_MAX_CELLS, JunctionTree
+from projmech.tables import _noisy_marginals as noisy_marginals
 
 
 def _data(rows: int = 1500, seed: int = 0) -> pm.Dataset:
