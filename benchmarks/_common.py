@@ -14,7 +14,8 @@ Not a benchmark: the scripts import it (``from _common import ...``; each runs a
 - **Time**: :class:`Timer`, wall-clock seconds from :func:`time.perf_counter`.
 - **Memory**: :func:`peak_memory_mb`, a process's peak resident memory (``VmHWM`` on Linux, not
   ``ru_maxrss``, which a worker inherits from its parent), and :func:`vm_status_mb`.
-- **Tables**: :func:`ruled` (fixed width: header, a rule of dashes, rows) and :func:`markdown`.
+- **Tables**: :func:`ruled` (fixed width: header, a rule of dashes, rows), :func:`column_table`
+  (a ruled table from column specifications) and :func:`markdown`.
 - **Output**: :func:`write_csv` writes a result table (its folder created on demand) and, beside
   it, ``NAME.run.json``: the record of the run (:func:`run_record`: the command line, the machine,
   the BLAS thread settings and the package versions), so that a table can be traced to what
@@ -39,7 +40,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,24 @@ def cell(value: Any, spec: str) -> str:
 def ruled(header: str, rows: Iterable[str]) -> str:
     """A fixed-width table: ``header``, a rule of dashes as long as it, then the formatted rows."""
     return "\n".join([header, "-" * len(header), *rows])
+
+
+def column_table(rows: Iterable[Any], columns: Sequence[tuple[str, str, str | Callable[[Any], Any]]]) -> str:
+    """A :func:`ruled` table of ``rows`` (named tuples), then each row's ``status`` after two spaces.
+
+    A column is ``(title, spec, value)``: ``value`` a field name or a function of the row; an
+    alignment ``spec`` (``"<16"``, ``">5"``) formats any value, a number ``spec`` (``"10.5f"``)
+    a number, a missing one as ``-`` (``format_number``).
+    """
+    from projmech.analysis import format_number
+
+    def formatted(row: Any, spec: str, field: str | Callable[[Any], Any]) -> str:
+        value = getattr(row, field) if isinstance(field, str) else field(row)
+        return format(value, spec) if spec[0] in "<>" else format_number(value, spec)
+
+    titles = [format(title, spec if spec[0] in "<>" else f">{spec.split('.')[0]}") for title, spec, _ in columns]
+    lines = (" ".join(formatted(row, spec, field) for _, spec, field in columns) + f"  {row.status}" for row in rows)
+    return ruled(" ".join(titles) + "  status", lines)
 
 
 def markdown(header: Sequence[str], rows: Iterable[Sequence[str]], align: Sequence[str] | None = None) -> str:

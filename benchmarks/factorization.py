@@ -46,8 +46,8 @@ from _common import (
     add_smoke_option,
     argument_parser,
     binary_domain,
+    column_table,
     int_list,
-    ruled,
     smoke_path,
     usage_error,
     write_csv,
@@ -64,7 +64,6 @@ from projmech import (
     marginals,
     prefix,
 )
-from projmech.analysis import format_number
 
 DEFAULT_SIZES: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 DEFAULT_DIMS: tuple[int, ...] = (4, 6, 8)
@@ -183,18 +182,16 @@ def target_checks(results: pd.DataFrame) -> list[str]:
 
 def format_results(results: pd.DataFrame) -> str:
     """A fixed-width plain-text table of the benchmark rows."""
-    header = (f"{'problem':<16} {'k':>9} {'m':>5} {'method':<13} {'gamma':>10} {'lower bnd':>10} {'gap':>8} "
-              f"{'residual':>8} {'iters':>5} {'time s':>8} {'ratio':>7}  status")
-    lines = []
-    for row in results.itertuples(index=False):
-        iterations = str(row.iterations) if row.kind == OPTIMIZED and row.method == "iterative" else "-"
-        lines.append(
-            f"{row.problem:<16} {row.k:>9} {row.m:>5} {row.method:<13} {format_number(row.gamma, '10.5f')} "
-            f"{format_number(row.lower_bound, '10.5f')} {format_number(row.relative_gap, '8.1e')} "
-            f"{format_number(row.residual, '8.1e')} "
-            f"{iterations:>5} {format_number(row.time_s, '8.3f')} {format_number(row.ratio, '7.3f')}  {row.status}"
-        )
-    return ruled(header, lines)
+    return column_table(results.itertuples(index=False), [
+        ("problem", "<16", "problem"), ("k", ">9", "k"), ("m", ">5", "m"), ("method", "<13", "method"),
+        ("gamma", "10.5f", "gamma"), ("lower bnd", "10.5f", "lower_bound"), ("gap", "8.1e", "relative_gap"),
+        ("residual", "8.1e", "residual"), ("iters", ">5", iterations_cell), ("time s", "8.3f", "time_s"),
+        ("ratio", "7.3f", "ratio")])
+
+
+def iterations_cell(row: Any) -> str:
+    """The iterative method's iteration count; ``-`` for the other methods and the baselines."""
+    return str(row.iterations) if row.kind == OPTIMIZED and row.method == "iterative" else "-"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -97,6 +97,7 @@ from _common import (
     binary_domain,
     cell,
     chain_records,
+    column_table,
     int_list,
     name_list,
     peak_memory_mb,
@@ -307,18 +308,11 @@ def add_relative_objective(results: pd.DataFrame) -> pd.DataFrame:
 
 def format_results(results: pd.DataFrame) -> str:
     """A fixed-width plain-text table of the ``small`` part's rows."""
-    header = (f"{'problem':<16} {'k':>5} {'m':>5} {'solver':<9} {'solve s':>9} {'total s':>9} {'distance':>11} "
-              f"{'gap':>9} {'raw feas':>9} {'obj rel':>9}  status")
-    lines = []
-    for row in results.itertuples(index=False):
-        lines.append(
-            f"{row.problem:<16} {row.k:>5} {row.m:>5} {row.solver:<9} {format_number(row.solve_time_s, '9.4f')} "
-            f"{format_number(row.total_time_s, '9.4f')} {format_number(row.distance, '11.6g')} "
-            f"{format_number(row.gap, '9.1e')} "
-            f"{format_number(row.raw_feasibility_error, '9.1e')} {format_number(row.objective_rel_diff, '9.1e')}  "
-            f"{row.status}"
-        )
-    return ruled(header, lines)
+    return column_table(results.itertuples(index=False), [
+        ("problem", "<16", "problem"), ("k", ">5", "k"), ("m", ">5", "m"), ("solver", "<9", "solver"),
+        ("solve s", "9.4f", "solve_time_s"), ("total s", "9.4f", "total_time_s"), ("distance", "11.6g", "distance"),
+        ("gap", "9.1e", "gap"), ("raw feas", "9.1e", "raw_feasibility_error"),
+        ("obj rel", "9.1e", "objective_rel_diff")])
 
 
 def part_small(args: argparse.Namespace, privacy: ApproxDP, repeats: int) -> pd.DataFrame:
@@ -654,20 +648,12 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP, repeats: int) -> p
 
 def format_scaling(frame: pd.DataFrame) -> str:
     """Fixed-width table of the ``scaling`` part: time, objective, certificate and memory per method."""
-    header = (f"{'d':>3} {'k':>5} {'m':>8} {'method':<13} {'time s':>9} {'first s':>9} {'obj rel':>9} "
-              f"{'<=1e-6':>6} {'gap':>9} {'iters':>6} {'inputs MB':>9} {'peak MB':>8}  status")
-    lines = []
-    for row in frame.itertuples(index=False):
-        same = "-" if pd.isna(row.same_objective) else ("yes" if row.same_objective else "no")
-        lines.append(
-            f"{row.d:>3} {format_number(row.k, '5.0f')} {format_number(row.m, '8.0f')} {row.method:<13} "
-            f"{format_number(row.time_s, '9.3f')} {format_number(row.first_time_s, '9.3f')} "
-            f"{format_number(row.objective_rel_diff, '9.1e')} {same:>6} {format_number(row.gap, '9.1e')} "
-            f"{format_number(row.iterations, '6.0f')} {format_number(row.rss_inputs_mb, '9.0f')} "
-            f"{format_number(row.peak_rss_mb, '8.0f')}  "
-            f"{row.status}"
-        )
-    return ruled(header, lines)
+    return column_table(frame.itertuples(index=False), [
+        ("d", ">3", "d"), ("k", "5.0f", "k"), ("m", "8.0f", "m"), ("method", "<13", "method"),
+        ("time s", "9.3f", "time_s"), ("first s", "9.3f", "first_time_s"), ("obj rel", "9.1e", "objective_rel_diff"),
+        ("<=1e-6", ">6", lambda row: "-" if pd.isna(row.same_objective) else ("yes" if row.same_objective else "no")),
+        ("gap", "9.1e", "gap"), ("iters", "6.0f", "iterations"), ("inputs MB", "9.0f", "rss_inputs_mb"),
+        ("peak MB", "8.0f", "peak_rss_mb")])
 
 
 def format_errors(frame: pd.DataFrame) -> str:

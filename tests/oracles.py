@@ -22,6 +22,13 @@ from scipy import stats
 #: Two threshold queries (the textbook two-threshold example): K_Q is the triangle {0 <= a1 <= a2 <= 1}.
 THRESHOLD_F = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
 
+#: A small dense workload with unequal columns: l2 column norms sqrt(2), sqrt(5), sqrt(0.5), sqrt(0.14)
+#: and l1 column norms 2, 3, 1, 0.6, so only the largest column sets the sensitivity.
+F_SMALL = np.array([[1.0, 0.0, 0.5, 0.2], [0.0, 2.0, 0.5, 0.1], [1.0, 1.0, 0.0, 0.3]])
+#: A normalized histogram over the four columns of :data:`F_SMALL`, and its true answers.
+H_SMALL = np.array([0.1, 0.2, 0.3, 0.4])
+TRUTH_SMALL = F_SMALL @ H_SMALL
+
 
 # --- geometry: bodies, projections, widths ----------------------------------------------------
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from oracles import F_SMALL, H_SMALL, TRUTH_SMALL
 from projmech.analysis.evaluation import (
     TrialSummary,
     evaluate,
@@ -20,11 +21,6 @@ from projmech.data import Dataset, Domain
 from projmech.mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
 from projmech.privacy import ZCDP, ApproxDP, PureDP
 from projmech.workloads import Workload, marginals
-
-F = np.array([[1.0, 0.0, 0.5, 0.2], [0.0, 2.0, 0.5, 0.1], [1.0, 1.0, 0.0, 0.3]])
-H = np.array([0.1, 0.2, 0.3, 0.4])
-TRUTH = F @ H
-
 
 # --------------------------------------------------------------------------------------------
 # rmse and max_error
@@ -175,14 +171,14 @@ def test_mean_confidence_interval_rejects_bad_arguments(values, confidence, matc
 
 
 def test_evaluate_reproduces_a_hand_written_loop():
-    mechanism = LaplaceMechanism(Workload(F), PureDP(1.0))
+    mechanism = LaplaceMechanism(Workload(F_SMALL), PureDP(1.0))
     trials = 25
-    summary = evaluate(mechanism, H, trials, np.random.default_rng(3), n=40, confidence=0.9)
+    summary = evaluate(mechanism, H_SMALL, trials, np.random.default_rng(3), n=40, confidence=0.9)
 
     rng = np.random.default_rng(3)
-    answers = [mechanism.release(H, n=40, rng=rng).answers for _ in range(trials)]
-    errors = np.array([np.sqrt(np.mean((a - TRUTH) ** 2)) for a in answers])
-    worst = np.array([np.max(np.abs(a - TRUTH)) for a in answers])
+    answers = [mechanism.release(H_SMALL, n=40, rng=rng).answers for _ in range(trials)]
+    errors = np.array([np.sqrt(np.mean((a - TRUTH_SMALL) ** 2)) for a in answers])
+    worst = np.array([np.max(np.abs(a - TRUTH_SMALL)) for a in answers])
 
     assert isinstance(summary, TrialSummary)
     assert summary.trials == trials and summary.n == 40 and summary.confidence == 0.9
@@ -218,10 +214,10 @@ def test_evaluate_on_a_dataset_and_with_progress():
 
 
 def test_evaluate_mean_rmse_agrees_with_the_closed_form():
-    mechanism = GaussianMechanism(Workload(F), ZCDP(0.5))
-    summary = evaluate(mechanism, H, 400, np.random.default_rng(4), n=30, confidence=0.99)
-    # Replace-one: the largest distance between two columns of F, by brute force.
-    pair = max(np.linalg.norm(F[:, u] - F[:, v]) for u in range(4) for v in range(4))
+    mechanism = GaussianMechanism(Workload(F_SMALL), ZCDP(0.5))
+    summary = evaluate(mechanism, H_SMALL, 400, np.random.default_rng(4), n=30, confidence=0.99)
+    # Replace-one: the largest distance between two columns of F_SMALL, by brute force.
+    pair = max(np.linalg.norm(F_SMALL[:, u] - F_SMALL[:, v]) for u in range(4) for v in range(4))
     sigma = pair / 30 / math.sqrt(2 * 0.5)
     expected = sigma * math.sqrt(2) * math.gamma(2) / math.gamma(1.5) / math.sqrt(3)
     assert summary.rmse_low <= expected <= summary.rmse_high
@@ -230,16 +226,16 @@ def test_evaluate_mean_rmse_agrees_with_the_closed_form():
 @pytest.mark.parametrize("trials, error", [(1, ValueError), (0, ValueError), (-3, ValueError),
                                            (2.0, TypeError), (True, TypeError), ("5", TypeError)])
 def test_evaluate_rejects_bad_trials(trials, error):
-    mechanism = GaussianMechanism(Workload(F), ZCDP(1.0))
+    mechanism = GaussianMechanism(Workload(F_SMALL), ZCDP(1.0))
     with pytest.raises(error, match="^trials: "):
-        evaluate(mechanism, H, trials, np.random.default_rng(0), n=10)
+        evaluate(mechanism, H_SMALL, trials, np.random.default_rng(0), n=10)
 
 
 @pytest.mark.parametrize("rng", [0, None, np.random.RandomState(0), "seed"])
 def test_evaluate_rejects_non_generators(rng):
-    mechanism = GaussianMechanism(Workload(F), ZCDP(1.0))
+    mechanism = GaussianMechanism(Workload(F_SMALL), ZCDP(1.0))
     with pytest.raises(TypeError, match="rng"):
-        evaluate(mechanism, H, 3, rng, n=10)
+        evaluate(mechanism, H_SMALL, 3, rng, n=10)
 
 
 def test_evaluate_on_a_dataset_beyond_any_histogram():
@@ -268,7 +264,7 @@ def test_evaluate_on_a_dataset_beyond_any_histogram():
 
 def test_evaluate_needs_n_with_a_histogram():
     with pytest.raises(ValueError, match="n: required"):
-        evaluate(GaussianMechanism(Workload(F), ZCDP(1.0)), H, 3, np.random.default_rng(0))
+        evaluate(GaussianMechanism(Workload(F_SMALL), ZCDP(1.0)), H_SMALL, 3, np.random.default_rng(0))
 
 
 def test_evaluate_checks_everything_before_the_first_release():
@@ -279,20 +275,20 @@ def test_evaluate_checks_everything_before_the_first_release():
             Counting.releases += 1
             return super().release(*args, **kwargs)
 
-    mechanism = Counting(Workload(F), ZCDP(1.0))
+    mechanism = Counting(Workload(F_SMALL), ZCDP(1.0))
     rng = np.random.default_rng(0)
     for data, options, error, match in [
-            (H, {"n": 3}, ValueError, "histogram, n"),  # 3 rows cannot give H
-            (H[:3], {"n": 10}, ValueError, "histogram"),  # not over the workload's universe
-            (H * 2, {"n": 10}, ValueError, "histogram"),  # not normalized
-            (H, {"n": 10, "confidence": 1.0}, ValueError, "confidence"),
-            (H, {"n": 10, "progress": "bar"}, TypeError, "progress")]:
+            (H_SMALL, {"n": 3}, ValueError, "histogram, n"),  # 3 rows cannot give H_SMALL
+            (H_SMALL[:3], {"n": 10}, ValueError, "histogram"),  # not over the workload's universe
+            (H_SMALL * 2, {"n": 10}, ValueError, "histogram"),  # not normalized
+            (H_SMALL, {"n": 10, "confidence": 1.0}, ValueError, "confidence"),
+            (H_SMALL, {"n": 10, "progress": "bar"}, TypeError, "progress")]:
         with pytest.raises(error, match=f"^{match}"):
             evaluate(mechanism, data, 3, rng, **options)
     assert Counting.releases == 0
 
 
 def test_evaluate_options_are_keyword_only():
-    mechanism = GaussianMechanism(Workload(F), ZCDP(1.0))
+    mechanism = GaussianMechanism(Workload(F_SMALL), ZCDP(1.0))
     with pytest.raises(TypeError, match="positional"):
-        evaluate(mechanism, H, 3, np.random.default_rng(0), 10)
+        evaluate(mechanism, H_SMALL, 3, np.random.default_rng(0), 10)

@@ -15,6 +15,12 @@ BINARY = pm.Domain(["a", "b", "c", "d"], [2, 2, 2, 2])
 CATEGORICAL = pm.Domain(["a", "b", "c"], [3, 2, 4])
 
 
+def noisy_solver_test(test):
+    """Mark ``test`` as a solver test on noisy answers, where "sdp" alone may leave negative cells
+    (its NegativeCellsWarning is ignored)."""
+    return pytest.mark.solver(pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")(test))
+
+
 def random_histogram(domain, seed, concentration=0.3, support=None):
     rng = np.random.default_rng(seed)
     h = rng.dirichlet(np.full(domain.size, concentration))
@@ -52,8 +58,7 @@ def test_true_answers_are_fixed_points(domain, relaxation, support):
         assert result.constraint_violation < 1e-7
 
 
-@pytest.mark.solver
-@pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
+@noisy_solver_test
 @pytest.mark.parametrize("d", [3, 5])
 def test_distance_to_relaxation_never_exceeds_distance_to_hull(d):
     domain = pm.Domain([f"x{i}" for i in range(d)], [2] * d)
@@ -70,8 +75,7 @@ def test_distance_to_relaxation_never_exceeds_distance_to_hull(d):
         assert distances["sdp+local"] >= max(distances["sdp"], distances["local"]) - 1e-6
 
 
-@pytest.mark.solver
-@pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
+@noisy_solver_test
 @pytest.mark.parametrize("relaxation", RELAXATIONS)
 def test_result_satisfies_the_constraints(relaxation):
     rng = np.random.default_rng(7)
@@ -90,8 +94,7 @@ def test_result_satisfies_the_constraints(relaxation):
     assert result.distance == pytest.approx(np.linalg.norm(result.answers - y))
 
 
-@pytest.mark.solver
-@pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")  # "sdp" on noisy answers
+@noisy_solver_test
 @pytest.mark.parametrize("relaxation", RELAXATIONS)
 def test_binary_and_one_hot_encodings_agree(relaxation):
     rng = np.random.default_rng(3)

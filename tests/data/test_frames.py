@@ -13,6 +13,7 @@ import functools
 import itertools
 import os
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -529,16 +530,25 @@ def read_in_engine(engine: str, request, path, domain: Domain) -> Dataset:
     return Dataset.from_frame(frames_module.read_frame([str(path)], engine, domain), domain)
 
 
+def check_good_and_bad_csv(engine: str, request, tmp_path, domain: Domain, good: str, counts: list[int], bad: str,
+                           message: str) -> Path:
+    """The CSV text ``good`` read by ``engine`` over ``domain`` has the first attribute's table
+    ``counts``; the CSV text ``bad`` is refused with an error matching ``message``. The good file's path."""
+    good_path, bad_path = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good_path.write_text(good, encoding="utf-8")
+    bad_path.write_text(bad, encoding="utf-8")
+    np.testing.assert_array_equal(read_in_engine(engine, request, good_path, domain).table([0]), counts)
+    with pytest.raises(ValueError, match=message):
+        read_in_engine(engine, request, bad_path, domain)
+    return good_path
+
+
 @pytest.mark.parametrize("engine", frames_module.ENGINES)
 def test_integer_categories_read_from_a_csv_follow_one_rule_in_every_engine(engine, request, tmp_path):
     """The issue's file: "01" and "02" in a CSV column of integer categories [1, 2, 10] are
     refused by every engine, naming the column and the value; "1", "2", "10" are counted."""
-    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
-    good.write_text("x\n1\n10\n2\n10\n", encoding="utf-8")
-    bad.write_text("x\n01\n02\n10\n1\n", encoding="utf-8")
-    np.testing.assert_array_equal(read_in_engine(engine, request, good, INTEGER_LABELS).table([0]), [1, 1, 2])
-    with pytest.raises(ValueError, match=r"^column 'x': value '0[12]' .*\[1, 2, 10\]"):
-        read_in_engine(engine, request, bad, INTEGER_LABELS)
+    check_good_and_bad_csv(engine, request, tmp_path, INTEGER_LABELS, "x\n1\n10\n2\n10\n", [1, 1, 2],
+                           "x\n01\n02\n10\n1\n", r"^column 'x': value '0[12]' .*\[1, 2, 10\]")
 
 
 @pytest.mark.parametrize("engine", frames_module.ENGINES)
@@ -546,12 +556,9 @@ def test_labels_that_pandas_reads_as_missing_are_labels_in_every_engine(engine, 
     """"NA", "None", "null" and "nan" are category labels in every engine (pandas and Dask read
     them as missing by default, Polars, DuckDB and Spark as text); only an empty field is missing."""
     domain = Domain.from_dict({"region": ["EU", "NA", "None", "null", "nan"], "x": 2})
-    good, gap = tmp_path / "good.csv", tmp_path / "gap.csv"
-    good.write_text("region,x\nNA,0\nEU,1\nNA,1\nNone,0\nnull,0\nnan,1\n", encoding="utf-8")
-    gap.write_text("region,x\nNA,0\n,1\n", encoding="utf-8")
-    np.testing.assert_array_equal(read_in_engine(engine, request, good, domain).table([0]), [1, 2, 1, 1, 1])
-    with pytest.raises(ValueError, match=r"^column 'region': missing value"):
-        read_in_engine(engine, request, gap, domain)
+    good = check_good_and_bad_csv(engine, request, tmp_path, domain,
+                                  "region,x\nNA,0\nEU,1\nNA,1\nNone,0\nnull,0\nnan,1\n", [1, 2, 1, 1, 1],
+                                  "region,x\nNA,0\n,1\n", r"^column 'region': missing value")
     if engine == "pandas":  # Dataset.from_csv reads with the same rule
         np.testing.assert_array_equal(Dataset.from_csv(good, domain).table([0]), [1, 2, 1, 1, 1])
 
@@ -561,12 +568,8 @@ def test_codes_with_a_leading_zero_are_numbers_in_every_engine(engine, request, 
     """A size-declared column holds numbers: "01" is the code 1 in every engine (DuckDB's sniffer
     read the column as text and refused it), and a fractional code is refused everywhere."""
     domain = Domain.from_dict({"x": 3})
-    good, fractional = tmp_path / "good.csv", tmp_path / "fractional.csv"
-    good.write_text("x\n01\n2\n1\n", encoding="utf-8")
-    fractional.write_text("x\n1.5\n2\n", encoding="utf-8")
-    np.testing.assert_array_equal(read_in_engine(engine, request, good, domain).table([0]), [0, 2, 1])
-    with pytest.raises(ValueError, match=r"^column 'x': .*1\.5"):
-        read_in_engine(engine, request, fractional, domain)
+    check_good_and_bad_csv(engine, request, tmp_path, domain, "x\n01\n2\n1\n", [0, 2, 1], "x\n1.5\n2\n",
+                           r"^column 'x': .*1\.5")
 
 
 @pytest.mark.parametrize("kind", ENGINES)

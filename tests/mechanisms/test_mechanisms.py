@@ -21,7 +21,7 @@ from scipy import stats
 
 import oracles
 import projmech as pm
-from oracles import oracle_sigma
+from oracles import F_SMALL, H_SMALL, TRUTH_SMALL, oracle_sigma
 from projmech.data import Dataset, Domain
 from projmech.factorization import Factorization
 from projmech.mechanisms import (
@@ -35,11 +35,8 @@ from projmech.privacy import ZCDP, ApproxDP, Neighbouring, PureDP
 from projmech.validation import as_generator
 from projmech.workloads import Workload, identity, kron, marginals, stack
 
-# A small dense workload with unequal columns: l2 column norms sqrt(2), sqrt(5), sqrt(0.5), sqrt(0.14)
-# and l1 column norms 2, 3, 1, 0.6, so only the largest column sets the sensitivity.
-F_SMALL = np.array([[1.0, 0.0, 0.5, 0.2], [0.0, 2.0, 0.5, 0.1], [1.0, 1.0, 0.0, 0.3]])
-H_SMALL = np.array([0.1, 0.2, 0.3, 0.4])
-TRUTH_SMALL = F_SMALL @ H_SMALL
+# F_SMALL (from oracles) has l2 column norms sqrt(2), sqrt(5), sqrt(0.5), sqrt(0.14) and l1 column
+# norms 2, 3, 1, 0.6, so only the largest column sets the sensitivity.
 N_SMALL = 50
 MAX_L2 = math.sqrt(5.0)
 MAX_L1 = 3.0

@@ -15,17 +15,7 @@ from hypothesis import strategies as st
 import projmech as pm
 from oracles import brute_marginals
 from projmech import Dataset, Domain, Workload, histogram
-from projmech.workloads import (
-    DEFAULT_MAX_ENTRIES,
-    all_range,
-    from_predicates,
-    identity,
-    marginals,
-    prefix,
-    random_queries,
-    repeated,
-    stack,
-)
+from projmech.workloads import DEFAULT_MAX_ENTRIES
 
 
 def universe(sizes):
@@ -189,7 +179,7 @@ def test_column_norm_sees_negative_entries_and_rejects_bad_ord():
 
 @pytest.mark.parametrize("m", [1, 2, 5, 9])
 def test_identity(m):
-    w = identity(m)
+    w = pm.identity(m)
     expected = [[1.0 if i == u else 0.0 for u in range(m)] for i in range(m)]
     np.testing.assert_array_equal(w.toarray(), expected)
     assert w.labels == tuple(f"x={u}" for u in range(m))
@@ -198,7 +188,7 @@ def test_identity(m):
 
 @pytest.mark.parametrize("m", [1, 2, 3, 7])
 def test_prefix(m):
-    w = prefix(m)
+    w = pm.prefix(m)
     expected = [[1.0 if u <= t else 0.0 for u in range(m)] for t in range(m)]
     np.testing.assert_array_equal(w.toarray(), expected)
     assert w.labels == tuple(f"x<={t}" for t in range(m))
@@ -208,12 +198,12 @@ def test_prefix(m):
 
 def test_prefix_answers_are_cdf():
     h = np.array([0.1, 0.2, 0.3, 0.4])
-    np.testing.assert_allclose(prefix(4).answer(h), [0.1, 0.3, 0.6, 1.0])
+    np.testing.assert_allclose(pm.prefix(4).answer(h), [0.1, 0.3, 0.6, 1.0])
 
 
 @pytest.mark.parametrize("m", [1, 2, 4, 6])
 def test_all_range(m):
-    w = all_range(m)
+    w = pm.all_range(m)
     rows, labels = [], []
     for a in range(m):
         for b in range(a, m):
@@ -229,17 +219,17 @@ def test_all_range(m):
 
 def test_repeated():
     q = [0.0, 1.0, 0.5]
-    w = repeated(q, 4)
+    w = pm.repeated(q, 4)
     np.testing.assert_array_equal(w.toarray(), [q] * 4)
     assert w.labels == ("copy0", "copy1", "copy2", "copy3")
     assert w.sensitivity() == pytest.approx(math.sqrt(4) * 1.0)
     single = Workload([q], labels=["mine"])
-    np.testing.assert_array_equal(repeated(single, 2).toarray(), [q, q])
+    np.testing.assert_array_equal(pm.repeated(single, 2).toarray(), [q, q])
     with pytest.raises(ValueError, match="single query"):
-        repeated(Workload([q, q]), 3)
+        pm.repeated(Workload([q, q]), 3)
 
 
-@pytest.mark.parametrize("builder", [identity, prefix, all_range])
+@pytest.mark.parametrize("builder", [pm.identity, pm.prefix, pm.all_range])
 def test_size_argument_checked(builder):
     with pytest.raises(ValueError, match="at least 1"):
         builder(0)
@@ -251,9 +241,9 @@ def test_size_argument_checked(builder):
 
 def test_repeated_k_checked():
     with pytest.raises(ValueError, match="k"):
-        repeated([1.0], 0)
+        pm.repeated([1.0], 0)
     with pytest.raises(TypeError, match="k"):
-        repeated([1.0], 2.5)
+        pm.repeated([1.0], 2.5)
 
 
 # ----------------------------------------------------------------------------- marginals
@@ -263,7 +253,7 @@ def test_repeated_k_checked():
 def test_marginals_non_binary_brute_force(way):
     names, sizes = ["a", "b", "c"], [2, 3, 4]
     d = Domain(names, sizes)
-    w = marginals(d, way)
+    w = pm.marginals(d, way)
     rows, labels = brute_marginals(names, sizes, way)
     assert w.is_sparse
     assert w.shape == rows.shape
@@ -276,7 +266,7 @@ def test_marginals_non_binary_brute_force(way):
 
 def test_marginals_row_ordering_explicit():
     d = Domain(["a", "b", "c"], [2, 3, 4])
-    w = marginals(d, 2)
+    w = pm.marginals(d, 2)
     # subsets (a,b): 6 cells, (a,c): 8 cells, (b,c): 12 cells
     assert w.num_queries == 26
     assert w.labels[0] == "a=0 & b=0"
@@ -296,7 +286,7 @@ def test_marginals_row_ordering_explicit():
 
 def test_marginals_with_size_one_attribute():
     names, sizes = ["a", "b", "c"], [3, 1, 2]
-    w = marginals(Domain(names, sizes), 2)
+    w = pm.marginals(Domain(names, sizes), 2)
     rows, labels = brute_marginals(names, sizes, 2)
     np.testing.assert_array_equal(w.toarray(), rows)
     assert w.labels == tuple(labels)
@@ -306,7 +296,7 @@ def test_marginals_with_size_one_attribute():
 def test_marginals_binary_count(d):
     domain = Domain([f"x{i}" for i in range(d)], [2] * d)
     for way in range(1, d + 1):
-        w = marginals(domain, way)
+        w = pm.marginals(domain, way)
         assert w.num_queries == math.comb(d, way) * 2**way
         assert w.sensitivity() == pytest.approx(math.sqrt(math.comb(d, way)))
         # each column has exactly C(d, way) ones, one per table
@@ -316,11 +306,11 @@ def test_marginals_binary_count(d):
 def test_marginals_argument_checks():
     d = Domain(["a", "b"], [2, 3])
     with pytest.raises(ValueError, match="at most the number of attributes"):
-        marginals(d, 3)
+        pm.marginals(d, 3)
     with pytest.raises(ValueError, match="at least 1"):
-        marginals(d, 0)
+        pm.marginals(d, 0)
     with pytest.raises(TypeError, match="Domain"):
-        marginals({"a": 2}, 1)
+        pm.marginals({"a": 2}, 1)
 
 
 @pytest.mark.parametrize("way", [1, 2, 3])
@@ -337,7 +327,7 @@ def test_marginal_answers_equal_pandas_groupby(way):
         counts = counts.reindex(full_index, fill_value=0) if way > 1 else counts.reindex(range(domain[subset[0]]),
                                                                                          fill_value=0)
         expected.extend((counts.to_numpy() / n).tolist())
-    w = marginals(domain, way)
+    w = pm.marginals(domain, way)
     ds = Dataset.from_dataframe(frame, domain)
     np.testing.assert_allclose(w.answer(histogram(ds)), expected, rtol=0, atol=1e-14)
     np.testing.assert_allclose(w.answer(histogram(ds, sparse=True)), expected, rtol=0, atol=1e-14)
@@ -352,7 +342,7 @@ def test_marginal_answers_pandas_crosstab_two_way():
     table = pd.crosstab(frame["a"], frame["b"], normalize=True).reindex(
         index=range(3), columns=range(4), fill_value=0
     )
-    answers = marginals(domain, 2).answer(histogram(frame, domain))
+    answers = pm.marginals(domain, 2).answer(histogram(frame, domain))
     np.testing.assert_allclose(answers, table.to_numpy().ravel(), atol=1e-14)
 
 
@@ -362,7 +352,7 @@ def test_marginal_answers_pandas_crosstab_two_way():
 def test_all_range_refused_before_allocation():
     # the dense matrix would take ~500 GB; a ValueError (not MemoryError) from the cap
     with pytest.raises(ValueError, match=r"all_range.*5,000.*max_entries") as info:
-        all_range(5000)
+        pm.all_range(5000)
     assert "6.251e+10" in str(info.value)
 
 
@@ -373,20 +363,20 @@ def test_marginals_on_full_adult_domain_refused():
     m = math.prod(domain.sizes)
     for way in (1, 2):
         with pytest.raises(ValueError, match=rf"marginals\(way={way}\).*max_entries") as info:
-            marginals(domain, way)
+            pm.marginals(domain, way)
         assert f"m={m:,}" in str(info.value)
 
 
 @pytest.mark.parametrize(
     "build, stored",
     [
-        (lambda cap: identity(10, max_entries=cap), 10),
-        (lambda cap: prefix(10, max_entries=cap), 100),
-        (lambda cap: all_range(4, max_entries=cap), 40),
-        (lambda cap: repeated(np.ones(5), 3, max_entries=cap), 15),
-        (lambda cap: marginals(Domain(["a", "b", "c"], [2, 3, 4]), 2, max_entries=cap), 72),
-        (lambda cap: from_predicates(Domain(["a"], [6]), [lambda x: x["a"] > 2] * 2, max_entries=cap), 12),
-        (lambda cap: random_queries(3, 7, np.random.default_rng(0), max_entries=cap), 21),
+        (lambda cap: pm.identity(10, max_entries=cap), 10),
+        (lambda cap: pm.prefix(10, max_entries=cap), 100),
+        (lambda cap: pm.all_range(4, max_entries=cap), 40),
+        (lambda cap: pm.repeated(np.ones(5), 3, max_entries=cap), 15),
+        (lambda cap: pm.marginals(Domain(["a", "b", "c"], [2, 3, 4]), 2, max_entries=cap), 72),
+        (lambda cap: pm.from_predicates(Domain(["a"], [6]), [lambda x: x["a"] > 2] * 2, max_entries=cap), 12),
+        (lambda cap: pm.random_queries(3, 7, np.random.default_rng(0), max_entries=cap), 21),
     ],
 )
 def test_max_entries_boundary(build, stored):
@@ -417,7 +407,7 @@ def test_from_predicates_matches_manual_evaluation():
         "young or zip0": lambda age, sex, zip_: float(age < 1 or zip_ == 0),
         "all": lambda age, sex, zip_: 1.0,
     }
-    w = from_predicates(d, predicates)
+    w = pm.from_predicates(d, predicates)
     expected = [[manual[label](*u) for u in universe(sizes)] for label in predicates]
     np.testing.assert_array_equal(w.toarray(), expected)
     assert w.labels == tuple(predicates)
@@ -426,7 +416,7 @@ def test_from_predicates_matches_manual_evaluation():
 
 def test_from_predicates_sequence_labels():
     d = Domain(["a"], [3])
-    w = from_predicates(d, [lambda x: x["a"] == 0, lambda x: x["a"] != 0])
+    w = pm.from_predicates(d, [lambda x: x["a"] == 0, lambda x: x["a"] != 0])
     assert w.labels == ("q0", "q1")
     np.testing.assert_array_equal(w.toarray(), [[1, 0, 0], [0, 1, 1]])
 
@@ -439,36 +429,36 @@ def test_from_predicates_sequence_labels():
 def test_from_predicates_outside_unit_interval(fn):
     d = Domain(["a"], [3])
     with pytest.raises(ValueError, match=r"'bad one'.*outside \[0, 1\]"):
-        from_predicates(d, {"fine": lambda x: x["a"] == 1, "bad one": fn})
+        pm.from_predicates(d, {"fine": lambda x: x["a"] == 1, "bad one": fn})
 
 
 def test_from_predicates_nan():
     d = Domain(["a"], [3])
     with pytest.raises(ValueError, match="'holey'.*NaN"):
-        from_predicates(d, {"holey": lambda x: np.where(x["a"] == 1, np.nan, 0.0)})
+        pm.from_predicates(d, {"holey": lambda x: np.where(x["a"] == 1, np.nan, 0.0)})
     with pytest.raises(ValueError, match="'q1'.*NaN"):
-        from_predicates(d, [lambda x: x["a"] == 1, lambda x: np.inf])
+        pm.from_predicates(d, [lambda x: x["a"] == 1, lambda x: np.inf])
 
 
 def test_from_predicates_other_errors():
     d = Domain(["a"], [3])
     with pytest.raises(ValueError, match="at least one"):
-        from_predicates(d, {})
+        pm.from_predicates(d, {})
     with pytest.raises(TypeError, match="'p'.*not callable"):
-        from_predicates(d, {"p": 1})
+        pm.from_predicates(d, {"p": 1})
     with pytest.raises(ValueError):
-        from_predicates(d, [lambda x: np.ones(4)])
+        pm.from_predicates(d, [lambda x: np.ones(4)])
     with pytest.raises(TypeError, match="Domain"):
-        from_predicates({"a": 3}, [lambda x: 1])
+        pm.from_predicates({"a": 3}, [lambda x: 1])
 
 
 # ----------------------------------------------------------------------------- random_queries
 
 
 def test_random_queries_seeded():
-    a = random_queries(20, 30, np.random.default_rng(123))
-    b = random_queries(20, 30, np.random.default_rng(123))
-    c = random_queries(20, 30, np.random.default_rng(124))
+    a = pm.random_queries(20, 30, np.random.default_rng(123))
+    b = pm.random_queries(20, 30, np.random.default_rng(123))
+    c = pm.random_queries(20, 30, np.random.default_rng(124))
     assert a.shape == (20, 30)
     np.testing.assert_array_equal(a.matrix, b.matrix)
     assert not np.array_equal(a.matrix, c.matrix)
@@ -480,7 +470,7 @@ def test_random_queries_seeded():
 @pytest.mark.parametrize("rng", [0, None, np.random.RandomState(0)])
 def test_random_queries_requires_generator(rng):
     with pytest.raises(TypeError, match="Generator"):
-        random_queries(2, 3, rng)
+        pm.random_queries(2, 3, rng)
 
 
 # ----------------------------------------------------------------------------- stack
@@ -489,7 +479,7 @@ def test_random_queries_requires_generator(rng):
 def test_stack_dense():
     w1 = Workload([[1, 0, 0]], labels=["a"])
     w2 = Workload([[0, 1, 1], [1, 1, 1]], labels=["b", "c"])
-    s = stack([w1, w2])
+    s = pm.stack([w1, w2])
     assert not s.is_sparse
     np.testing.assert_array_equal(s.toarray(), [[1, 0, 0], [0, 1, 1], [1, 1, 1]])
     assert s.labels == ("a", "b", "c")
@@ -497,26 +487,26 @@ def test_stack_dense():
 
 def test_stack_mixed_sparse_and_domain():
     d = Domain(["a", "b"], [2, 2])
-    m1 = marginals(d, 1)
-    p = prefix(4)
-    s = stack([m1, p, identity(4)])
+    m1 = pm.marginals(d, 1)
+    p = pm.prefix(4)
+    s = pm.stack([m1, p, pm.identity(4)])
     assert s.is_sparse
     expected = np.vstack([brute_marginals(["a", "b"], [2, 2], 1)[0], np.tril(np.ones((4, 4))), np.eye(4)])
     np.testing.assert_array_equal(s.toarray(), expected)
     assert s.labels == m1.labels + p.labels + tuple(f"x={u}" for u in range(4))
     assert s.domain is None  # the builders without a domain differ from d
-    both = stack([m1, marginals(d, 2)])
+    both = pm.stack([m1, pm.marginals(d, 2)])
     assert both.domain == d
     assert both.num_queries == 4 + 4
 
 
 def test_stack_errors():
     with pytest.raises(ValueError, match=r"universe sizes differ \(3 vs 4\)"):
-        stack([Workload(np.ones((1, 3))), Workload(np.ones((1, 4)))])
+        pm.stack([Workload(np.ones((1, 3))), Workload(np.ones((1, 4)))])
     with pytest.raises(ValueError, match="at least one"):
-        stack([])
+        pm.stack([])
     with pytest.raises(TypeError, match="Workload"):
-        stack([Workload(np.ones((1, 3))), np.ones((1, 3))])
+        pm.stack([Workload(np.ones((1, 3))), np.ones((1, 3))])
 
 
 def test_from_predicates_wrong_shape_names_the_predicate():
@@ -529,13 +519,13 @@ def test_from_predicates_wrong_shape_names_the_predicate():
 
 
 @pytest.mark.parametrize("build", [
-    lambda: prefix(9),
-    lambda: all_range(7),
-    lambda: marginals(Domain(["a", "b", "c", "d"], [2, 2, 2, 2]), 2),
-    lambda: marginals(Domain(["a", "b", "c"], [3, 2, 4]), 2),
-    lambda: marginals(Domain(["a", "b", "c"], [3, 2, 4]), 3),
-    lambda: random_queries(5, 8, np.random.default_rng(0)),
-    lambda: identity(5),
+    lambda: pm.prefix(9),
+    lambda: pm.all_range(7),
+    lambda: pm.marginals(Domain(["a", "b", "c", "d"], [2, 2, 2, 2]), 2),
+    lambda: pm.marginals(Domain(["a", "b", "c"], [3, 2, 4]), 2),
+    lambda: pm.marginals(Domain(["a", "b", "c"], [3, 2, 4]), 3),
+    lambda: pm.random_queries(5, 8, np.random.default_rng(0)),
+    lambda: pm.identity(5),
 ])
 def test_gram_matches_explicit_product(build):
     workload = build()
@@ -545,13 +535,13 @@ def test_gram_matches_explicit_product(build):
 
 def test_gram_refuses_huge_universes():
     with pytest.raises(ValueError, match="gram.*max_entries"):
-        prefix(50).gram(max_entries=2000)
+        pm.prefix(50).gram(max_entries=2000)
 
 
 @pytest.mark.parametrize("m", [1, 5, 17])
 def test_implicit_answers_equal_explicit(m):
     h = np.random.default_rng(m).dirichlet(np.ones(m))
-    for build in (prefix, all_range):
+    for build in (pm.prefix, pm.all_range):
         explicit, implicit = build(m), build(m, implicit=True)
         assert implicit.shape == explicit.shape and implicit.is_implicit and not explicit.is_implicit
         np.testing.assert_allclose(implicit.answer(h), explicit.answer(h), atol=1e-15)
@@ -561,7 +551,7 @@ def test_implicit_answers_equal_explicit(m):
 
 
 def test_implicit_all_range_is_large_but_cheap():
-    workload = all_range(4096, implicit=True)
+    workload = pm.all_range(4096, implicit=True)
     assert workload.num_queries == 4096 * 4097 // 2
     assert "implicit" in repr(workload)
     with pytest.raises(ValueError, match="implicit"):
@@ -612,7 +602,7 @@ def records_histogram(records, sizes):
 @pytest.mark.parametrize("names, sizes, way", marginal_cases())
 def test_implicit_marginals_equal_explicit(names, sizes, way):
     domain = Domain(names, sizes)
-    explicit, implicit = marginals(domain, way), marginals(domain, way, implicit=True)
+    explicit, implicit = pm.marginals(domain, way), pm.marginals(domain, way, implicit=True)
     rows, labels = brute_marginals(names, sizes, way)
     assert implicit.is_implicit and not explicit.is_implicit
     assert implicit.shape == explicit.shape == rows.shape
@@ -636,11 +626,11 @@ def test_answer_data_equals_the_matrix_times_the_histogram(names, sizes, way, mo
     data = Dataset(records, domain)
     rows, _ = brute_marginals(names, sizes, way)
     expected = rows @ records_histogram(records, sizes)
-    for workload in (marginals(domain, way), marginals(domain, way, implicit=True)):
+    for workload in (pm.marginals(domain, way), pm.marginals(domain, way, implicit=True)):
         np.testing.assert_allclose(workload.answer_data(data), expected, rtol=0, atol=1e-14)
     # Rows are counted in blocks; blocks of a few rows must add up to the same tables.
     monkeypatch.setattr("projmech.data._counting.BLOCK_ENTRIES", 16)
-    np.testing.assert_allclose(marginals(domain, way).answer_data(data), expected, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(pm.marginals(domain, way).answer_data(data), expected, rtol=0, atol=1e-14)
 
 
 def test_answer_data_of_other_workloads_uses_the_histogram():
@@ -649,31 +639,31 @@ def test_answer_data_of_other_workloads_uses_the_histogram():
     records = np.random.default_rng(3).integers(0, 2, size=(50, 2)) * [2, 1]
     data = Dataset(records, domain)
     h = records_histogram(records, sizes)
-    workload = from_predicates(domain, {"old": lambda x: x["age"] >= 2, "half": lambda x: 0.5 * (x["sex"] == 1)})
+    workload = pm.from_predicates(domain, {"old": lambda x: x["age"] >= 2, "half": lambda x: 0.5 * (x["sex"] == 1)})
     np.testing.assert_allclose(workload.answer_data(data), [(records[:, 0] >= 2).mean(), 0.5 * records[:, 1].mean()],
                                atol=1e-15)
     # Without a domain the universe size alone has to match.
-    np.testing.assert_allclose(prefix(8).answer_data(data), np.cumsum(h), atol=1e-15)
-    np.testing.assert_allclose(prefix(8, implicit=True).answer_data(data), np.cumsum(h), atol=1e-15)
+    np.testing.assert_allclose(pm.prefix(8).answer_data(data), np.cumsum(h), atol=1e-15)
+    np.testing.assert_allclose(pm.prefix(8, implicit=True).answer_data(data), np.cumsum(h), atol=1e-15)
 
 
 def test_answer_data_checks_the_data():
     domain = Domain(["a", "b"], [2, 3])
     data = Dataset([[0, 1], [1, 2]], domain)
     with pytest.raises(TypeError, match="data"):
-        marginals(domain, 2).answer_data(np.array([[0, 1]]))
+        pm.marginals(domain, 2).answer_data(np.array([[0, 1]]))
     with pytest.raises(ValueError, match="domain"):
-        marginals(Domain(["a", "c"], [2, 3]), 2).answer_data(data)
+        pm.marginals(Domain(["a", "c"], [2, 3]), 2).answer_data(data)
     with pytest.raises(ValueError, match="universe has 6 elements, the workload 7"):
-        prefix(7).answer_data(data)
+        pm.prefix(7).answer_data(data)
 
 
 def test_marginal_way_is_known_only_for_marginals():
     domain = Domain(["a", "b", "c"], [2, 3, 2])
-    assert marginals(domain, 1).marginal_way == 1
-    assert marginals(domain, 3, implicit=True).marginal_way == 3
-    two = marginals(domain, 2)
-    for other in (stack([two]), Workload(two.matrix, domain=domain), identity(12), prefix(5, implicit=True)):
+    assert pm.marginals(domain, 1).marginal_way == 1
+    assert pm.marginals(domain, 3, implicit=True).marginal_way == 3
+    two = pm.marginals(domain, 2)
+    for other in (pm.stack([two]), Workload(two.matrix, domain=domain), pm.identity(12), pm.prefix(5, implicit=True)):
         assert other.marginal_way is None
     with pytest.raises(AttributeError):
         two.marginal_way = 1  # read-only
@@ -682,7 +672,7 @@ def test_marginal_way_is_known_only_for_marginals():
 def test_implicit_marginals_over_150_binary_attributes():
     d = 150
     domain = Domain([f"x{i}" for i in range(d)], [2] * d)
-    workload = marginals(domain, 2, implicit=True)  # the universe has 2^150 elements
+    workload = pm.marginals(domain, 2, implicit=True)  # the universe has 2^150 elements
     assert workload.shape == (4 * math.comb(d, 2), 2**d)
     assert workload.sensitivity() == math.sqrt(math.comb(d, 2))
     assert not workload.accepts_histograms
@@ -706,17 +696,17 @@ def test_implicit_marginals_over_150_binary_attributes():
 def test_explicit_marginals_suggest_implicit():
     domain = Domain([f"x{i}" for i in range(40)], [2] * 40)
     with pytest.raises(ValueError, match=r"marginals\(way=2\).*max_entries.*implicit=True"):
-        marginals(domain, 2)
+        pm.marginals(domain, 2)
     with pytest.raises(ValueError, match="implicit=True"):
-        prefix(20_000)
+        pm.prefix(20_000)
 
 
 def test_implicit_marginals_and_constructor_arguments_checked():
     domain = Domain(["a", "b"], [2, 3])
     with pytest.raises(TypeError, match="implicit"):
-        marginals(domain, 2, implicit="yes")
+        pm.marginals(domain, 2, implicit="yes")
     with pytest.raises(ValueError, match="way"):
-        marginals(domain, 3, implicit=True)
+        pm.marginals(domain, 3, implicit=True)
     with pytest.raises(ValueError, match="column_norm"):
         Workload.implicit((2, 3), np.cumsum, lambda: np.eye(3), column_norm=-1.0)
     with pytest.raises(ValueError, match="column_norm"):
@@ -737,7 +727,7 @@ def test_implicit_marginals_and_constructor_arguments_checked():
 def test_predicate_reading_an_unknown_attribute_names_it_and_lists_the_domain():
     domain = Domain(["age", "sex"], [3, 2])
     with pytest.raises(ValueError) as info:
-        from_predicates(domain, {"old": lambda x: x["age"] >= 2, "q": lambda x: x["nope"] == 1})
+        pm.from_predicates(domain, {"old": lambda x: x["age"] >= 2, "q": lambda x: x["nope"] == 1})
     message = str(info.value)
     assert message.startswith("predicates: 'q' reads an attribute the domain does not have")
     assert "'nope'" in message and "['age', 'sex']" in message
@@ -745,7 +735,7 @@ def test_predicate_reading_an_unknown_attribute_names_it_and_lists_the_domain():
 
 def test_predicate_errors_are_chained():
     with pytest.raises(ValueError, match="^predicates: 'q' raised ZeroDivisionError") as info:
-        from_predicates(Domain(["a"], [2]), {"q": lambda x: 1 // 0})
+        pm.from_predicates(Domain(["a"], [2]), {"q": lambda x: 1 // 0})
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 
@@ -758,7 +748,7 @@ def test_predicates_get_read_only_codes_built_on_demand():
         seen["built"] = dict(x._arrays)
         return x["b"] == 1
 
-    workload = from_predicates(domain, {"b1": spy})
+    workload = pm.from_predicates(domain, {"b1": spy})
     assert seen == {"attributes": ["a", "b", "c"], "built": {}}  # nothing built before it was read
     np.testing.assert_array_equal(workload.toarray()[0], np.unravel_index(np.arange(24), (2, 3, 4))[1] == 1)
 
@@ -767,37 +757,37 @@ def test_predicates_get_read_only_codes_built_on_demand():
         return 1
 
     with pytest.raises(ValueError, match="^predicates: 'bad' raised ValueError: assignment destination is read-only"):
-        from_predicates(domain, {"b1": spy, "bad": mutate})
+        pm.from_predicates(domain, {"b1": spy, "bad": mutate})
 
 
 def test_predicate_returning_a_scalar_is_a_constant_query_but_one_entry_is_refused():
     domain = Domain(["a"], [3])
-    np.testing.assert_array_equal(from_predicates(domain, [lambda x: 0.5]).toarray(), [[0.5] * 3])
+    np.testing.assert_array_equal(pm.from_predicates(domain, [lambda x: 0.5]).toarray(), [[0.5] * 3])
     with pytest.raises(ValueError, match=r"'q0' returned shape \(1,\)"):
-        from_predicates(domain, [lambda x: np.ones(1)])
+        pm.from_predicates(domain, [lambda x: np.ones(1)])
 
 
 def test_from_predicates_caps_the_codes_it_builds():
     domain = Domain([f"x{i}" for i in range(8)], [4] * 8)  # 65,536 elements, 8 attributes
-    two = from_predicates(domain, [lambda x: (x["x0"] == 1) & (x["x7"] == 2)], max_entries=2**17)
+    two = pm.from_predicates(domain, [lambda x: (x["x0"] == 1) & (x["x7"] == 2)], max_entries=2**17)
     assert two.toarray().sum() == 4**6
     with pytest.raises(ValueError,
                        match=r"^predicates: 'q0' raised ArgumentValueError: domain: the codes of 3 attributes"):
-        from_predicates(domain, [lambda x: (x["x0"] == 1) & (x["x1"] == 2) & (x["x2"] == 3)], max_entries=2**17)
+        pm.from_predicates(domain, [lambda x: (x["x0"] == 1) & (x["x1"] == 2) & (x["x2"] == 3)], max_entries=2**17)
 
 
 def test_repeated_takes_one_row():
-    np.testing.assert_array_equal(repeated([[1, 0, 1]], 2).toarray(), [[1, 0, 1]] * 2)
-    np.testing.assert_array_equal(repeated(sp.csr_array(np.array([[0, 1.0]])), 2).toarray(), [[0, 1]] * 2)
+    np.testing.assert_array_equal(pm.repeated([[1, 0, 1]], 2).toarray(), [[1, 0, 1]] * 2)
+    np.testing.assert_array_equal(pm.repeated(sp.csr_array(np.array([[0, 1.0]])), 2).toarray(), [[0, 1]] * 2)
     with pytest.raises(ValueError, match=r"^query: expected one non-empty row of m values, got shape \(2, 2\)"):
-        repeated(np.eye(2), 3)  # ravel() would have made it one query over 4 elements
+        pm.repeated(np.eye(2), 3)  # ravel() would have made it one query over 4 elements
 
 
 def test_stack_refuses_different_domains_of_one_size():
     with pytest.raises(ValueError, match="^workloads: their domains differ"):
-        stack([marginals(Domain(["a", "b"], [2, 3]), 1), marginals(Domain(["x"], [6]), 1)])
+        pm.stack([pm.marginals(Domain(["a", "b"], [2, 3]), 1), pm.marginals(Domain(["x"], [6]), 1)])
     with pytest.raises(TypeError, match="single Workload"):
-        stack(identity(3))
+        pm.stack(pm.identity(3))
 
 
 def test_labels_must_be_str():
@@ -809,14 +799,14 @@ def test_labels_must_be_str():
 
 def test_implicit_products_refuse_outputs_above_the_cap():
     with pytest.raises(ValueError, match=r"^labels: the labels of all_range\(1000000\).*DEFAULT_MAX_ENTRIES"):
-        _ = all_range(10**6, implicit=True).labels
+        _ = pm.all_range(10**6, implicit=True).labels
     with pytest.raises(ValueError, match=r"^histogram: the answers of all_range\(20000\)"):
-        all_range(20_000, implicit=True).answer(np.ones(20_000))
+        pm.all_range(20_000, implicit=True).answer(np.ones(20_000))
     with pytest.raises(ValueError, match="^indices: "):
-        marginals(Domain(["a", "b"], [10**6, 10**6]), 2, implicit=True).columns(np.arange(4))
+        pm.marginals(Domain(["a", "b"], [10**6, 10**6]), 2, implicit=True).columns(np.arange(4))
     with pytest.raises(ValueError, match=r"^max_entries: the dense matrix of identity\(100000\)"):
-        identity(10**5).toarray()
-    assert identity(3).toarray(max_entries=9).shape == (3, 3)
+        pm.identity(10**5).toarray()
+    assert pm.identity(3).toarray(max_entries=9).shape == (3, 3)
 
 
 def test_implicit_callback_output_is_checked():
@@ -852,7 +842,7 @@ def test_few_large_attributes_count_without_the_pair_matrices(monkeypatch):
         raise AssertionError("the pair route was taken")
 
     monkeypatch.setattr("projmech.data._counting.pair_counts", refuse)
-    answers = marginals(domain, 2, implicit=True).answer_data(Dataset(records, domain))
+    answers = pm.marginals(domain, 2, implicit=True).answer_data(Dataset(records, domain))
     expected = np.bincount(records[:, 0] * 1000 + records[:, 1], minlength=3 * 10**6) / 500
     np.testing.assert_array_equal(answers, expected)
 
@@ -860,7 +850,7 @@ def test_few_large_attributes_count_without_the_pair_matrices(monkeypatch):
 def test_answer_data_refuses_more_counts_than_the_cap():
     domain = Domain(["a", "b"], [10**5, 10**5])
     with pytest.raises(ValueError, match=r"^data: the 2-way marginal counts \(k=10,000,000,000\)"):
-        marginals(domain, 2, implicit=True).answer_data(Dataset([[0, 0]], domain))
+        pm.marginals(domain, 2, implicit=True).answer_data(Dataset([[0, 0]], domain))
 
 
 # --- the largest distance between two columns (the replace-one sensitivity of the counts) ------
@@ -880,15 +870,15 @@ def test_max_column_distance_against_brute_force(k, m):
 def test_column_distance_of_builders():
     # Marginals: two rows differing in every attribute differ in every table, sqrt(2 * tables).
     domain = Domain(["a", "b", "c"], [2, 3, 2])
-    assert marginals(domain, 2).column_distance() == pytest.approx(math.sqrt(2 * 3), rel=1e-12)
-    assert marginals(domain, 2, implicit=True).column_distance() == pytest.approx(math.sqrt(6), rel=1e-12)
-    assert identity(5).column_distance() == pytest.approx(math.sqrt(2), rel=1e-12)
+    assert pm.marginals(domain, 2).column_distance() == pytest.approx(math.sqrt(2 * 3), rel=1e-12)
+    assert pm.marginals(domain, 2, implicit=True).column_distance() == pytest.approx(math.sqrt(6), rel=1e-12)
+    assert pm.identity(5).column_distance() == pytest.approx(math.sqrt(2), rel=1e-12)
     # Prefix: columns 0 and m-1 differ in the first m-1 queries.
-    assert prefix(9).column_distance() == pytest.approx(math.sqrt(8), rel=1e-12)
+    assert pm.prefix(9).column_distance() == pytest.approx(math.sqrt(8), rel=1e-12)
     # The total: the same in every column, distance 0 up to the rounding margin.
-    assert 0.0 <= repeated(np.ones(4), 3).column_distance() <= 1e-6
+    assert 0.0 <= pm.repeated(np.ones(4), 3).column_distance() <= 1e-6
     big = Domain([f"x{i}" for i in range(13)], [2] * 13)
-    assert marginals(big, 2, implicit=True).column_distance() is None  # 8192 > PAIRWISE_UNIVERSE
+    assert pm.marginals(big, 2, implicit=True).column_distance() is None  # 8192 > PAIRWISE_UNIVERSE
 
 
 def test_column_distance_survives_cancellation_and_ignores_a_given_gram():
@@ -911,13 +901,13 @@ DOMAIN_23 = Domain(["a", "b"], [2, 3])
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: identity(3, 100),
-        lambda: prefix(3, 100),
-        lambda: all_range(3, 100, False),
-        lambda: repeated([1, 0], 2, 100),
-        lambda: marginals(DOMAIN_23, 1, 100),
-        lambda: from_predicates(DOMAIN_23, [lambda x: 1], 100),
-        lambda: random_queries(2, 3, np.random.default_rng(0), 100),
+        lambda: pm.identity(3, 100),
+        lambda: pm.prefix(3, 100),
+        lambda: pm.all_range(3, 100, False),
+        lambda: pm.repeated([1, 0], 2, 100),
+        lambda: pm.marginals(DOMAIN_23, 1, 100),
+        lambda: pm.from_predicates(DOMAIN_23, [lambda x: 1], 100),
+        lambda: pm.random_queries(2, 3, np.random.default_rng(0), 100),
         lambda: Workload(np.eye(2), None, None),
         lambda: Workload.implicit((2, 2), lambda v: v, lambda: np.eye(2), None),
         lambda: pm.workloads.as_query_matrix(np.eye(2), "F", True),
@@ -932,18 +922,18 @@ def test_builder_options_are_keyword_only(call):
     "call, error, named",
     [
         # A float or a bool where a count goes is a TypeError, whatever the builder...
-        (lambda: identity(3.0), TypeError, "m"),
-        (lambda: prefix(True), TypeError, "m"),
-        (lambda: repeated([1, 0], 2.0), TypeError, "k"),
-        (lambda: marginals(DOMAIN_23, 1.0), TypeError, "way"),
-        (lambda: marginals(DOMAIN_23, 1, max_entries=1e9), TypeError, "max_entries"),
+        (lambda: pm.identity(3.0), TypeError, "m"),
+        (lambda: pm.prefix(True), TypeError, "m"),
+        (lambda: pm.repeated([1, 0], 2.0), TypeError, "k"),
+        (lambda: pm.marginals(DOMAIN_23, 1.0), TypeError, "way"),
+        (lambda: pm.marginals(DOMAIN_23, 1, max_entries=1e9), TypeError, "max_entries"),
         (lambda: Workload.implicit((2.0, 2), lambda v: v, lambda: np.eye(2)), TypeError, "shape[0]"),
-        (lambda: identity(3).gram(max_entries=True), TypeError, "max_entries"),
-        (lambda: identity(3).toarray(1e9), TypeError, "max_entries"),
+        (lambda: pm.identity(3).gram(max_entries=True), TypeError, "max_entries"),
+        (lambda: pm.identity(3).toarray(1e9), TypeError, "max_entries"),
         # ...and 0 where a positive count goes a ValueError.
-        (lambda: identity(0), ValueError, "m"),
-        (lambda: marginals(DOMAIN_23, 0), ValueError, "way"),
-        (lambda: identity(3).gram(max_entries=0), ValueError, "max_entries"),
+        (lambda: pm.identity(0), ValueError, "m"),
+        (lambda: pm.marginals(DOMAIN_23, 0), ValueError, "way"),
+        (lambda: pm.identity(3).gram(max_entries=0), ValueError, "max_entries"),
         (lambda: Workload.implicit((2, 0), lambda v: v, lambda: np.eye(2)), ValueError, "shape[1]"),
         # A bad number is a ValueError, a non-number a TypeError, for every real parameter.
         (lambda: Workload.implicit((2, 2), lambda v: v, lambda: np.eye(2), column_norm=0.0), ValueError,
@@ -953,8 +943,8 @@ def test_builder_options_are_keyword_only(call):
         (lambda: Workload.implicit((2, 2), lambda v: v, lambda: np.eye(2), integer=1), TypeError, "integer"),
         (lambda: Workload(np.eye(2), name=3), TypeError, "name"),
         (lambda: Workload(np.eye(2), gram=np.eye(2)), TypeError, "gram"),
-        (lambda: identity(3).column_norm(3), ValueError, "ord"),
-        (lambda: identity(3).column_norm(True), TypeError, "ord"),
+        (lambda: pm.identity(3).column_norm(3), ValueError, "ord"),
+        (lambda: pm.identity(3).column_norm(True), TypeError, "ord"),
         (lambda: pm.workloads.column_norm(np.eye(2), "2"), TypeError, "ord"),
     ],
 )
@@ -967,8 +957,8 @@ def test_kernels_compute_the_public_products_without_checking():
     """The unchecked kernels give the same products as the public methods, for explicit and
     implicit workloads (what the solvers' inner loops call)."""
     rng = np.random.default_rng(1)
-    explicit = marginals(DOMAIN_23, 2)
-    implicit = marginals(DOMAIN_23, 2, implicit=True)
+    explicit = pm.marginals(DOMAIN_23, 2)
+    implicit = pm.marginals(DOMAIN_23, 2, implicit=True)
     dense = explicit.toarray()
     vector, values = rng.random(6), rng.random(explicit.num_queries)
     index = np.array([4, 0, 5], dtype=np.int64)
@@ -982,7 +972,7 @@ def test_kernels_compute_the_public_products_without_checking():
 
 
 def test_public_products_check_their_argument_and_kernels_do_not():
-    workload = identity(3)
+    workload = pm.identity(3)
     with pytest.raises(ValueError, match="^values: "):
         workload.rmatvec([1.0, np.nan, 0.0])
     with pytest.raises(ValueError, match="^histogram: "):
