@@ -467,7 +467,7 @@ def test_validation_is_a_leaf_module():
 # ----------------------------------------------------------------------------- one rule, every layer
 
 import projmech as pm  # noqa: E402
-from projmech.audit import auditor as audit_module  # noqa: E402
+from projmech.audit import _auditor as audit_module  # noqa: E402
 from projmech.data._tables import marginal_cells  # noqa: E402
 
 _D = pm.Domain(["a", "b"], [2, 3])
