@@ -1720,8 +1720,8 @@ def test_synthesize_estimator_is_chosen_and_reported(files, capsys, monkeypatch)
     assert summary["estimate"] == {"requested": "tables", "estimator": "tables"} and summary["body"] == "local"
     # A universe above the dense limit: the joint is refused naming the flag, before anything is
     # counted; the regularized joint is held by a junction tree of the measured tables.
-    monkeypatch.setattr(adaptive.final, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
-    monkeypatch.setattr(adaptive.estimation, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
+    monkeypatch.setattr(adaptive._final, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
+    monkeypatch.setattr(adaptive._estimation, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
     code, path = synthesize_cli(files, *arguments, "--estimator", "joint", out="rows3.csv")
     assert code == 2
     one_line_error(capsys, "--estimator: 'joint' projects onto the marginal polytope over the", command="synthesize")

@@ -507,7 +507,7 @@ COUNTS = {
 NUMBERS = {
     "ZCDP rho": lambda v: pm.ZCDP(v),
     "PureDP epsilon": lambda v: pm.PureDP(v),
-    "discrete_gaussian_pmf sigma": lambda v: pm.privacy.noise.discrete_gaussian_pmf(v),
+    "discrete_gaussian_pmf sigma": lambda v: pm.privacy.discrete_gaussian_pmf(v),
     "gaussian_delta sigma": lambda v: pm.privacy.gaussian_delta(v, 1.0, 1.0),
     "laplace_scale epsilon": lambda v: pm.privacy.laplace_scale(1.0, v),
     "ThresholdK epsilon": lambda v: pm.ThresholdK(_H, 0.5, v, 2, n=6),

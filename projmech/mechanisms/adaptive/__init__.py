@@ -22,7 +22,7 @@ from ._run import AdaptiveRound, AdaptiveRun, Synthesis
 from ._synthesis import synthesize
 
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "DecomposableModel", "JointEstimate",
-           "Measurement", "Synthesis",
+           "Synthesis",
            "estimate_joint", "estimate_regularized_joint", "estimate_tables", "measured_workload", "synthesize",
            "table_estimate",
            "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JOINT_AUTO_MAX_MEASURED", "TREE_AUTO_MAX_CELLS",
