@@ -16,3 +16,6 @@ __all__ = [*base.__all__, *norm.__all__, *mean.__all__]
 # What other folders use beyond the public API above (not part of it).
 from ._base import Factorization, check_objective
 from ._norm import RANGE_MAX_UNIVERSE, factorization_norm
+
+# What other folders use beyond the public API above (not part of it).
+from ._structured import table_blocks

@@ -12,6 +12,7 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -19,12 +20,16 @@ from .._sparse import QueryMatrix
 from ..data import Dataset, Domain
 from ..solve import SolveStats, Status
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
-from ..workloads import Kron, KroneckerGram, TableTerms, Workload, along_axis
+from ..workloads import Kron, KroneckerGram, TableTerms, Workload, along_axis, table_terms
 from ._base import Factorization, check_objective
 from ._residual import AttributeBasis, Subset, residual_weights, subsets_of
 
 __all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
-           "optimize_kron_strategy", "telescoping_bound"]
+           "optimize_kron_strategy", "table_blocks", "telescoping_bound"]
+
+#: One block of measured queries that reads one table: its attributes, its dense query on the
+#: table's flat cells (None for the cells themselves) and its rows among the measured queries.
+TableBlock = tuple[tuple[int, ...], np.ndarray | None, slice]
 
 
 def telescoping_bound(norms: Sequence[float], residuals: Sequence[float]) -> float:
@@ -449,3 +454,43 @@ def _trace_with_inverse(gram: np.ndarray, strategy: np.ndarray) -> float:
     """``tr(G (M^T M)^+)`` = ``||W M^+||_F^2`` for ``G = W^T W``."""
     pinv = np.linalg.pinv(strategy)
     return float(np.sum(pinv * (gram @ pinv)))
+
+
+def table_blocks(queries: Workload, max_entries: int = DEFAULT_MAX_ENTRIES) -> list[TableBlock] | None:
+    """The measured ``queries`` as blocks that each read one table: one per subset of a residual
+    strategy, one per term of a union of tables (:func:`~projmech.workloads.table_terms`: a
+    Kronecker strategy, whose constant factors sum their attributes out, or a marginal workload);
+    a block of no attribute (the total) reads attribute 0's table. None for other queries (a dense
+    matrix over the universe); a ValueError where a dense query would exceed ``max_entries``."""
+    parts: list[tuple[Subset, float, list[Any], slice]]
+    if isinstance(queries, ResidualQueries):
+        sizes, identity = queries._sizes, False
+        parts = [(subset, coefficient, [queries._contrast(i) for i in subset], rows)
+                 for subset, coefficient, rows in queries._blocks()]
+    else:
+        terms = table_terms(queries)
+        if terms is None:
+            return None
+        sizes, offset, parts, identity = terms.sizes, 0, [], terms.is_marginal
+        for subset, weight in terms.terms:
+            blocks = [terms.blocks[i] for i in subset]
+            length = math.prod(block.num_queries for block in blocks if block is not None)
+            parts.append((subset, weight, blocks, slice(offset, offset + length)))
+            offset += length
+        if offset != queries.num_queries:
+            return None
+    result: list[TableBlock] = []
+    for subset, scale, factors, rows in parts:
+        attributes = subset or (0,)
+        if identity and scale == 1.0 and subset:
+            result.append((attributes, None, rows))
+            continue
+        entries = (rows.stop - rows.start) * math.prod(sizes[i] for i in attributes)
+        if entries > max_entries:
+            raise ValueError(f"the measured queries on the table of attributes {attributes} would be a dense "
+                             f"{format_count(rows.stop - rows.start)}x"
+                             f"{format_count(math.prod(sizes[i] for i in attributes))} matrix, over "
+                             f"{format_count(max_entries)} entries")
+        dense = [f.toarray() if isinstance(f, Workload) else f for f in factors] or [np.ones((1, sizes[0]))]
+        result.append((attributes, scale * functools.reduce(np.kron, dense), rows))
+    return result

@@ -268,16 +268,17 @@ class CountingMechanism:
             measurements = measured + self.noise.sample(measured.size, generator)
             size = public_size(self.size_policy, rows, self.size_noise, generator)
             noisy = self._reconstruct(measurements) / size
+        measured = noisy if self.factorization is None else measurements / size
         std = self._answer_std(size)
         if self.body is None:
-            return self._release(noisy, noisy, size, answer_sigma_rms=std)
+            return self._release(noisy, noisy, size, answer_sigma_rms=std, measured=measured)
         # One tolerance rule for every projection: relative to the answers' own noise. A
         # discrete Gaussian far below one count is the constant 0: then there is no noise level
         # for the tolerance to refer to, and the body's absolute default applies. A projection
         # that runs for seconds shows its progress on a terminal (nowhere else).
         with ProjectionProgress(f"projecting onto {self.body.name}") as progress:
             result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None, callback=progress)
-        return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std)
+        return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std, measured=measured)
 
     def _check_budget(self, rows: int) -> None:
         """Warn (:class:`~projmech.mechanisms.BudgetWarning`) when the noise swamps most tables; the message
@@ -308,7 +309,7 @@ class CountingMechanism:
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
                  projection: ProjectionResult | RelaxationResult | TablesResult | LocalResult | None = None,
                  answer_sigma_rms: float | None = None, rounds: tuple[AdaptiveRound, ...] | None = None,
-                 estimate: dict[str, JSON] | None = None) -> Release:
+                 estimate: dict[str, JSON] | None = None, measured: np.ndarray | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -327,6 +328,7 @@ class CountingMechanism:
             workload=self.workload,
             rounds=rounds,
             estimate=estimate,
+            measured=measured,
         )
 
     def _size_repr(self) -> str:

@@ -21,9 +21,10 @@ import numpy as np
 
 from .._sparse import issparse
 from ..bodies import LocalResult, ProjectionResult, RelaxationResult, TablesResult
-from ..factorization import Factorization
+from ..factorization import Factorization, table_blocks
 from ..privacy import Neighbouring, Noise, Privacy
-from ..validation import OPEN_UNIT
+from ..tables import Measurement
+from ..validation import DEFAULT_MAX_ENTRIES, OPEN_UNIT
 from ..workloads import Workload
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class Release:
         The workload answered.
     rounds, estimate : tuple of AdaptiveRound, dict or None
         The adaptive mechanism's rounds and estimate (``noise`` is then the first round's).
+    measured : ndarray or None
+        The noisy measured queries' answers over ``size`` (the strategy's for a factorization),
+        read by :meth:`measurements`; None where the mechanism does not measure them once.
 
     Examples
     --------
@@ -98,6 +102,7 @@ class Release:
     workload: Workload | None = None
     rounds: tuple[AdaptiveRound, ...] | None = None
     estimate: dict[str, JSON] | None = None
+    measured: np.ndarray | None = None
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
@@ -129,6 +134,41 @@ class Release:
     def counts(self) -> np.ndarray:
         """The released answers as counts, ``size * answers``."""
         return self.size * self.answers
+
+    def measurements(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[Measurement, ...] | None:
+        """The noisy measurements as data, one per table that a block of the measured queries reads.
+
+        A factorization's residual or Kronecker strategy measures ``M h + Z`` block by block; each
+        block's rows of ``M`` read one table (the other attributes' constant factors sum them out).
+        The Gaussian and projection mechanisms on a union of tables measure the workload itself:
+        the noisy cells of each marginal (no ``query``). The values are the measured numbers over
+        ``size``, and ``sigma`` the noise's standard deviation on each (:attr:`sigma`).
+
+        Parameters
+        ----------
+        max_entries : int, optional
+            The most entries of one dense query matrix.
+
+        Returns
+        -------
+        tuple of Measurement or None
+            None for Laplace noise, a release that measured no fixed queries (MWEM; the adaptive
+            mechanism's are ``AdaptiveRun.measurements``) or measured queries with no table
+            structure (a dense matrix or strategy over the universe).
+
+        Raises
+        ------
+        ValueError
+            If a block's query matrix on its table would exceed ``max_entries`` entries.
+        """
+        if self.measured is None or self.noise.distribution != "gaussian" or self.workload is None:
+            return None
+        queries = self.workload if self.factorization is None else self.factorization.strategy
+        blocks = table_blocks(queries, max_entries)
+        if blocks is None:
+            return None
+        return tuple(Measurement(attributes, self.measured[rows], self.sigma, query)
+                     for attributes, query, rows in blocks)
 
     def row_source(self) -> tuple[ProjectionResult | RelaxationResult | TablesResult | LocalResult, Workload | None,
                                   Workload]:
