@@ -213,7 +213,7 @@ def column_table(rows: Iterable[Any], columns: Sequence[tuple[str, str, str | Ca
     alignment ``spec`` (``"<16"``, ``">5"``) formats any value, a number ``spec`` (``"10.5f"``)
     a number, a missing one as ``-`` (``format_number``).
     """
-    from projmech.analysis.experiments import format_number
+    from projmech.analysis import format_number
 
     def formatted(row: Any, spec: str, field: str | Callable[[Any], Any]) -> str:
         value = getattr(row, field) if isinstance(field, str) else field(row)

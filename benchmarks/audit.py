@@ -38,7 +38,7 @@ import pandas as pd
 from _common import RESULTS, Timer, add_smoke_option, argument_parser, smoke_path, write_csv
 
 import projmech as pm
-from projmech.audit.auditor import audit
+from projmech.audit import audit
 from projmech.audit.self_audit import AUDIT_DELTA, MECHANISMS, PLANTED_BUG_DELTA, audit_cases
 
 #: A smoke run's cases: one of pure and one of approximate DP.

@@ -1,6 +1,6 @@
 """Counting: all 2-way marginals (3,240 tables) of 81 attributes, sizes cycling 2..10.
 
-Counting is the only step of a release that reads the rows (projmech.data.frames). Three parts:
+Counting is the only step of a release that reads the rows (projmech.data._frames). Three parts:
 
 - ``inprocess``: 10^6 rows in a pandas frame, coded and validated by ``Dataset.from_frame`` and
   counted by ``marginals(domain, 2).answer_counts``, with 1 and 2 BLAS threads; beside it, in the

@@ -4,7 +4,7 @@ Binarized Adult restricted to ``ADULT_DEMO_ATTRIBUTES`` (10 binary attributes, 1
 workload of all 2-way marginals (180 queries) and a sweep of the data size ``n`` by subsampling
 without replacement. For each ``n``, ``--trials`` independent releases of each mechanism give the
 mean RMSE with a 95% Student-t interval and the mean time per release
-(:func:`projmech.analysis.experiments.error_vs_n`). Mechanisms (``--mechanisms``):
+(:func:`projmech.analysis._experiments.error_vs_n`). Mechanisms (``--mechanisms``):
 
 * ``gaussian``, ``projection`` (onto K_Q), ``relaxed`` (onto the relaxation L, ``sdp+local``),
   ``factorization`` (the optimal strategy of ``factorization_norm``): ``ApproxDP(--epsilon,
@@ -75,7 +75,7 @@ from projmech import (
     factorization_norm,
     marginals,
 )
-from projmech.analysis.experiments import error_vs_n, format_table, plot_error_vs_n
+from projmech.analysis import error_vs_n, format_table, plot_error_vs_n
 from projmech.analysis.geometry import gaussian_widths
 from projmech.bodies import relaxation_support
 from projmech.mechanisms.multiplicative_weights import mw_update_bound, offline_pmw_error_bound

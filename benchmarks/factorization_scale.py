@@ -52,7 +52,7 @@ from _common import (
     write_csv,
 )
 
-from projmech.factorization.norm import RANGE_MAX_UNIVERSE
+from projmech.factorization import RANGE_MAX_UNIVERSE
 
 OBJECTIVES = ("mean", "max")
 DEFAULT_SIZES = (1024, 4096, 16384)

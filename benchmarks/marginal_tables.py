@@ -123,8 +123,7 @@ def _setting(row: str, smoke: bool = False) -> tuple[Any, Any, Any, Any]:
 
 def _table_rows(workload: Any) -> list[tuple[tuple[int, ...], np.ndarray]]:
     """Each table's attributes and its rows in the workload's answers."""
-    from projmech.bodies.local import local_tables
-    from projmech.bodies.tables import table_groups
+    from projmech.bodies import local_tables, table_groups
 
     groups = table_groups(workload)
     if not isinstance(groups, str):

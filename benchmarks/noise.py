@@ -54,7 +54,7 @@ from _common import (
 )
 
 import projmech as pm
-from projmech.privacy import noise as noise_module
+from projmech.privacy import _noise as noise_module
 
 PARTS = ("releases", "draws")
 

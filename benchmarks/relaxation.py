@@ -86,10 +86,10 @@ from _common import (
 from tqdm.auto import tqdm
 
 from projmech import ApproxDP, Dataset, Domain, GaussianMechanism, ProjectionMechanism, datasets, marginals
+from projmech.analysis import format_number
 from projmech.analysis.evaluation import max_error, mean_confidence_interval, rmse
-from projmech.analysis.experiments import format_number
-from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
-from projmech.synthetic.marginal_rows import pair_tables
+from projmech.bodies import RelaxationError, project_to_relaxation
+from projmech.synthetic import pair_tables
 
 PARTS: tuple[str, ...] = ("adult", "scaling", "pgm")
 RELAXATIONS: tuple[str, ...] = ("sdp+local", "sdp", "local")

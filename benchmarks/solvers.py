@@ -52,7 +52,7 @@ Three parts (``--parts``, default ``small,scaling``):
 
 ``auto``
     The measurements behind the cost model of ``body="auto"`` and ``solver="auto"``
-    (:mod:`projmech.bodies.cost`), and ``auto`` judged by them. On each problem of
+    (:mod:`projmech.bodies._cost`), and ``auto`` judged by them. On each problem of
     ``--auto-problems`` (default :data:`AUTO_PROBLEMS`: marginals of binary and categorical
     tables, 2- and 3-way, from records of a chain Bayesian network; random 0/1 queries; prefix
     and all-range), with ``--auto-rows`` records and the Gaussian mechanism's noise: the whole
@@ -123,12 +123,20 @@ from projmech import (
     project_to_hull,
     random_queries,
 )
+from projmech.analysis import format_number
 from projmech.analysis.evaluation import rmse
-from projmech.analysis.experiments import format_number
-from projmech.bodies.body import HULL_MAX_UNIVERSE, choose_body
-from projmech.bodies.cost import COST_MODELS, CostModel, PowerLaw, WorkloadSize, estimated_seconds
-from projmech.bodies.hull import NOISE_TOL, SOLVERS
-from projmech.bodies.relaxation import project_to_relaxation
+from projmech.bodies import (
+    COST_MODELS,
+    HULL_MAX_UNIVERSE,
+    NOISE_TOL,
+    SOLVERS,
+    CostModel,
+    PowerLaw,
+    WorkloadSize,
+    choose_body,
+    estimated_seconds,
+    project_to_relaxation,
+)
 from projmech.solve import SolveError
 from projmech.validation import DEFAULT_MAX_ENTRIES
 
@@ -713,7 +721,7 @@ def check_targets(frame: pd.DataFrame) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Part "auto": the measurements behind projmech.bodies.cost, and auto's choice judged by them
+# Part "auto": the measurements behind projmech.bodies._cost, and auto's choice judged by them
 # --------------------------------------------------------------------------------------------
 
 #: The problems of the ``auto`` part: ``marginals:SIZES:WAY`` (records from a chain Bayesian
@@ -1051,10 +1059,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               "one BLAS thread, one worker process each", flush=True)
         auto = part_auto(args, privacy)
         verdicts = auto_verdicts(auto)
-        print("\nSeconds of the whole call, measured and estimated by projmech.bodies.cost; then auto against the "
+        print("\nSeconds of the whole call, measured and estimated by projmech.bodies._cost; then auto against the "
               f"fastest certified choice (PASS: within {AUTO_MAX_RATIO:g}x)\n")
         print(format_auto(auto, verdicts))
-        print("\nThe cost models refitted to this run (projmech.bodies.cost.COST_MODELS):\n")
+        print("\nThe cost models refitted to this run (projmech.bodies._cost.COST_MODELS):\n")
         for choice, model in fit_cost_models(auto).items():
             print(f"    {choice!r}: {model!r},")
         print(f"\nwrote {write_csv(auto.merge(verdicts, on='problem', how='left'), args.auto_out)}")

@@ -29,8 +29,8 @@ from threadpoolctl import threadpool_limits
 
 import projmech as pm
 from projmech._threads import on_one_blas_thread
-from projmech.bodies.relaxation_admm import admm_projection
-from projmech.factorization.norm import factorization_norm
+from projmech.bodies import admm_projection
+from projmech.factorization import factorization_norm
 
 #: The code of the layer :func:`on_one_blas_thread` wraps a function in.
 _PINNING = on_one_blas_thread(lambda: None).__code__

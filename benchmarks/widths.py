@@ -4,11 +4,11 @@ For ``d`` binary attributes (``--dims``, default 4 … 10), the workload ``F = m
 (``k = 4 C(d, 2)`` queries, ``m = 2^d`` cells) and ``K_Q = conv(columns of F)``, a Monte Carlo
 estimate of the Gaussian width ``l*(K) = E h_K(G)``, ``G ~ N(0, I_k)`` [Ver18],
 of ``K_Q`` and of each relaxation L (``--relaxations``, default ``sdp+local,sdp,local``;
-:mod:`projmech.bodies.relaxation`). All bodies of one ``d`` share the same ``--samples`` draws
+:mod:`projmech.bodies._relaxation`). All bodies of one ``d`` share the same ``--samples`` draws
 (common random numbers), so each ratio ``l*(L) / l*(K_Q)`` has its own paired interval
 (:func:`projmech.analysis.geometry.compare_widths`). ``h_{K_Q}`` is a maximum over the ``2^d`` columns
 (:func:`projmech.analysis.geometry.support_function`); ``h_L`` is one SDP/LP per draw
-(:func:`projmech.bodies.relaxation.relaxation_support`, Clarabel by default), each with a
+(:func:`projmech.bodies.relaxation_support`, Clarabel by default), each with a
 certified upper bound from its multipliers.
 
 Columns beside the widths: the finite-class bound (docs/theory/geometry.md)
@@ -51,7 +51,7 @@ from _common import (
 )
 
 from projmech import marginals
-from projmech.analysis.experiments import format_number
+from projmech.analysis import format_number
 from projmech.analysis.geometry import (
     WidthEstimate,
     compare_widths,
@@ -59,7 +59,7 @@ from projmech.analysis.geometry import (
     gaussian_widths,
     support_function,
 )
-from projmech.bodies.relaxation import RELAXATIONS, RelaxationError, RelaxationSupport, relaxation_support
+from projmech.bodies import RELAXATIONS, RelaxationError, RelaxationSupport, relaxation_support
 
 DEFAULT_DIMS: tuple[int, ...] = (4, 5, 6, 7, 8, 9, 10)
 QUICK_DIMS: tuple[int, ...] = (4, 5, 6)

@@ -12,23 +12,21 @@ import inspect
 from collections.abc import Iterator
 from typing import Any
 
-#: Modules whose ``__all__`` is public, in the order the API reference shows them.
+#: The packages (and topic modules) whose ``__all__`` is the public API, in the order the API
+#: reference shows them; every other module is private (``_module.py``) behind its package.
 PUBLIC_MODULES = (
-    "projmech.data.dataset", "projmech.data.domain", "projmech.data.encodings", "projmech.datasets",
-    "projmech.workloads", "projmech.privacy.guarantees", "projmech.privacy.noise", "projmech.mechanisms.additive",
-    "projmech.mechanisms.budget", "projmech.mechanisms.intervals", "projmech.mechanisms.multiplicative_weights",
-    "projmech.mechanisms.online_pmw", "projmech.mechanisms.sparse_vector", "projmech.mechanisms.adaptive",
-    "projmech.bodies", "projmech.tables", "projmech.synthetic", "projmech.factorization.base",
-    "projmech.factorization.norm", "projmech.factorization.mean", "projmech.solve", "projmech.analysis.evaluation",
-    "projmech.analysis.bounds", "projmech.analysis.geometry", "projmech.audit.auditor", "projmech.audit.self_audit",
-    "projmech.errors",
+    "projmech.data", "projmech.datasets", "projmech.workloads", "projmech.privacy", "projmech.tables",
+    "projmech.bodies", "projmech.factorization", "projmech.synthetic", "projmech.mechanisms",
+    "projmech.mechanisms.adaptive", "projmech.mechanisms.multiplicative_weights", "projmech.mechanisms.online_pmw",
+    "projmech.analysis", "projmech.analysis.bounds", "projmech.analysis.evaluation", "projmech.analysis.geometry",
+    "projmech.audit", "projmech.audit.self_audit", "projmech.solve", "projmech.errors",
 )
 
 
 def public_objects() -> Iterator[tuple[str, Any]]:
     """Yield ``(qualified name, object)`` for every public function, class, method and property.
 
-    A name is qualified by the module that defines it (``projmech.mechanisms.additive.Release.summary``),
+    A name is qualified by the module that defines it (``projmech.mechanisms._additive.Release.summary``),
     and each object is yielded once however many modules re-export it or classes inherit it. Constants are skipped:
     their documentation is the ``#:`` comment beside them.
     """

@@ -18,9 +18,9 @@ import pytest
 #: The doctests of the package that call a third-party solver: a doctest takes no marker of its
 #: own, so the tests marked ``solver`` (``make test-cpus``) take these by name.
 SOLVER_DOCTESTS = frozenset({
-    "projmech.bodies.relaxation.RelaxationSupport",
-    "projmech.bodies.relaxation.relaxation_support",
-    "projmech.factorization.mean.approximate_factorization_norm",
+    "projmech.bodies._relaxation.RelaxationSupport",
+    "projmech.bodies._relaxation.relaxation_support",
+    "projmech.factorization._mean.approximate_factorization_norm",
 })
 
 

@@ -203,12 +203,12 @@ def point_room(accuracy: float, seen: float) -> float:
 def relaxation_reference(domain: Any, y: np.ndarray, relaxation: str = "sdp+local",
                          encoding: str = "auto") -> tuple[np.ndarray, float, float]:
     """The projection of ``y`` onto the relaxation L by Clarabel on the CVXPY model of L (the
-    model's definition, not the solvers of :func:`~projmech.bodies.relaxation.project_to_relaxation`):
+    model's definition, not the solvers of :func:`~projmech.bodies.project_to_relaxation`):
     ``(answers, distance, accuracy)``, the distance known to the relative ``accuracy`` of
     :func:`clarabel_solve`."""
     import cvxpy as cp
 
-    from projmech.bodies.relaxation import MomentEncoding, _cvxpy_body
+    from projmech.bodies._relaxation import MomentEncoding, _cvxpy_body
 
     model = MomentEncoding.of(domain, encoding)
     body = _cvxpy_body(model, relaxation)

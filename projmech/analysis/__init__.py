@@ -11,3 +11,6 @@ from .evaluation import *  # noqa: F403
 from .geometry import *  # noqa: F403
 
 __all__ = [*geometry.__all__, *bounds.__all__, *evaluation.__all__]
+
+# What other folders use beyond the public API above (not part of it).
+from ._experiments import error_vs_n, format_number, format_table, plot_error_vs_n, pyplot

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..privacy.guarantees import ZCDP, ApproxDP, Neighbouring, gaussian_sigma
+from ..privacy import ZCDP, ApproxDP, Neighbouring, gaussian_sigma
 from ..validation import check_nonnegative_number, check_positive_int, check_positive_number
 from .evaluation import gaussian_expected_rmse
 from .geometry import finite_set_width_bound
@@ -108,7 +108,7 @@ def noise_constant(
     neighbouring : {"replace-one", "add-remove"}
         The neighbouring relation.
     calibration : {"analytic", "classical"}
-        As for :func:`projmech.privacy.guarantees.gaussian_sigma`.
+        As for :func:`projmech.privacy.gaussian_sigma`.
     nonnegative, discrete : bool
         Whether the workload has no negative entry; whether the noise is the discrete Gaussian.
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..data.dataset import Dataset, resolve_rows
+from ..data import Dataset, resolve_rows
 from ..validation import (
     GENERATOR,
     NONNEGATIVE,
@@ -221,7 +221,7 @@ def evaluate(
     Parameters
     ----------
     mechanism : object with ``workload`` and ``release(data, n, rng=rng)``
-        The mechanism, e.g. a :class:`~projmech.mechanisms.additive.GaussianMechanism`.
+        The mechanism, e.g. a :class:`~projmech.mechanisms.GaussianMechanism`.
     data : Dataset or array_like, shape (m,)
         A Dataset (answers counted from its records), or a normalized histogram (then ``n`` is required).
     trials : int

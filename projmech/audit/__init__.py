@@ -1,13 +1,13 @@
 """Auditing: statistical lower bounds on a mechanism's epsilon and delta, and audits of projmech's own.
 
-Modules: ``auditor`` (:func:`~projmech.audit.auditor.audit` and its event selection), ``sampling``
+Modules: ``auditor`` (:func:`~projmech.audit.audit` and its event selection), ``sampling``
 (drawing releases), ``results`` (Clopper–Pearson bounds, events, results), ``self_audit`` (the
 library's own mechanisms).
 """
 
 from __future__ import annotations
 
-from .auditor import (
+from ._auditor import (
                       DISCRETE_VALUES,
                       AuditError,
                       AuditResult,

@@ -2,7 +2,7 @@
 
 Each :class:`AuditCase` is one mechanism under one relation, on two tiny neighbouring data sets
 where its calibration is tight, with the log-likelihood ratio of everything the release publishes
-as the statistic; :func:`projmech.audit.auditor.audit` then bounds its epsilon from below. A
+as the statistic; :func:`projmech.audit.audit` then bounds its epsilon from below. A
 planted bug divides every noise scale by :func:`bug_factor` while keeping the claim, so that an
 audit with power reports a bound above it. Under add/remove the size is estimated (and audited).
 The cases and their pairs are explained in :doc:`/theory/privacy` (*Auditing*) and the user
@@ -20,21 +20,24 @@ from typing import Any, overload
 
 import numpy as np
 
-from ..data.dataset import Dataset
-from ..data.domain import Domain
-from ..factorization.base import Factorization
-from ..factorization.norm import factorization_norm
+from ..data import Dataset, Domain
+from ..factorization import Factorization, factorization_norm
+from ..mechanisms import (
+    BOTTOM,
+    BudgetWarning,
+    FactorizationMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    ProjectionMechanism,
+    Threshold,
+)
 from ..mechanisms.adaptive import AdaptiveProjectionMechanism, estimate_tables, table_estimate
-from ..mechanisms.additive import FactorizationMechanism, GaussianMechanism, LaplaceMechanism, ProjectionMechanism
-from ..mechanisms.budget import BudgetWarning
 from ..mechanisms.multiplicative_weights import OfflinePMW
 from ..mechanisms.online_pmw import OnlinePMW
-from ..mechanisms.sparse_vector import BOTTOM, Threshold
-from ..privacy.guarantees import ApproxDP, Neighbouring, PureDP
-from ..privacy.noise import NOISE_KINDS, Noise
+from ..privacy import NOISE_KINDS, ApproxDP, Neighbouring, Noise, PureDP
 from ..validation import FLAG, OPEN_UNIT, SEED, Options, validate_params
 from ..workloads import Workload, identity, marginals, prefix
-from .auditor import AuditResult, audit
+from ._auditor import AuditResult, audit
 
 __all__ = ["MECHANISMS", "AuditCase", "audit_cases", "bug_factor", "run_audits"]
 
@@ -115,7 +118,7 @@ class AuditCase:
 
     def run(self, releases: int = 100_000, confidence: float = 0.99, *,
             rng: np.random.Generator | int | None = None) -> AuditResult:
-        """The audit of this case (:func:`projmech.audit.auditor.audit`).
+        """The audit of this case (:func:`projmech.audit.audit`).
 
         Parameters
         ----------

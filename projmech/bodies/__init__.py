@@ -13,8 +13,8 @@ returns a :class:`~projmech.solve.SolveResult` with certified ``.stats`` or rais
 The guide :doc:`/guide/projection` says when to use which.
 """
 
-from .hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
-from .local import (
+from ._hull import ProjectionError, ProjectionResult, frank_wolfe_gap, project_to_hull
+from ._local import (
     LocalError,
     LocalProjection,
     LocalResult,
@@ -23,7 +23,7 @@ from .local import (
     project_measurements,
     project_to_local,
 )
-from .relaxation import (
+from ._relaxation import (
     RELAXATIONS,
     MomentEncoding,
     NegativeCellsWarning,
@@ -33,7 +33,7 @@ from .relaxation import (
     project_to_relaxation,
     relaxation_support,
 )
-from .tables import TableGroups, TablesResult, project_to_tables, table_groups
+from ._tables import TableGroups, TablesResult, project_to_tables, table_groups
 
 __all__ = [
     "ProjectionError",
@@ -60,3 +60,20 @@ __all__ = [
     "project_measurements",
     "LocalProjection",
 ]
+
+# What other folders use beyond the public API above (not part of it).
+from ._body import (
+    BODIES,
+    HULL_MAX_UNIVERSE,
+    Body,
+    BodyFit,
+    Hull,
+    ProjectionProgress,
+    body_fit,
+    body_solvers,
+    choose_body,
+)
+from ._cost import COST_MODELS, HULL_PREFERENCE, CostModel, PowerLaw, WorkloadSize, estimated_seconds
+from ._hull import NOISE_TOL, SOLVERS
+from ._memory import memory_limit, memory_shortfall
+from ._relaxation_admm import admm_projection

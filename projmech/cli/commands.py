@@ -3,7 +3,7 @@
 Every error reaches the user as one line on stderr, naming the flag (and the file) at fault, and a
 non-zero exit status, argument errors included (with the closest flag or command to a mistyped one);
 ``PROJMECH_TRACEBACK=1`` shows the traceback of an unexpected one. Every warning is one line too.
-Each command lives in a module of its own (:mod:`~projmech.cli.release`, ``audit``, ``synthesize``,
+Each command lives in a module of its own (:mod:`~projmech.cli._release`, ``audit``, ``synthesize``,
 ``demo``); this one parses the command line and reports what ends a command.
 """
 
@@ -13,9 +13,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import audit, demo, release, synthesize
-from .messages import in_flags, one_line, warnings_in_one_line
-from .parser import Parser
+from . import _audit as audit
+from . import _demo as demo
+from . import _release as release
+from . import _synthesize as synthesize
+from ._messages import in_flags, one_line, warnings_in_one_line
+from ._parser import Parser
 
 __all__ = ["main", "build_parser"]
 

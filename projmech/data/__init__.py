@@ -3,7 +3,7 @@ data set and its counts, read through every supported engine.
 
 Its modules, the public ones first (their ``__all__`` is exported here):
 
-- ``dataset``: Data sets over a :class:`~projmech.data.domain.Domain` and their histograms.
+- ``dataset``: Data sets over a :class:`~projmech.data.Domain` and their histograms.
 - ``domain``: The data universe: an ordered product of finite attributes, each with its encoding.
 - ``encodings``: How one column's values become an attribute's codes (``encoding_base``, ``codes``,
   ``categories`` hold the contract and the three kinds).
@@ -15,7 +15,7 @@ Its modules, the public ones first (their ``__all__`` is exported here):
 
 from __future__ import annotations
 
-from .dataset import (
+from ._dataset import (
                       DEFAULT_MAX_UNIVERSE,
                       MW_MAX_UNIVERSE,
                       Dataset,
@@ -24,9 +24,13 @@ from .dataset import (
                       histogram_counts,
                       resolve_rows,
 )
-from .domain import Domain, DomainInferenceWarning, UnknownAttributeError
-from .encodings import Bins, Categories, Codes, Encoding, NotANumberError, encoding_from_spec
+from ._domain import Domain, DomainInferenceWarning, UnknownAttributeError
+from ._encodings import Bins, Categories, Codes, Encoding, NotANumberError, encoding_from_spec
 
 __all__ = ["Dataset", "histogram", "check_normalized_histogram", "histogram_counts", "resolve_rows",
            "DEFAULT_MAX_UNIVERSE", "MW_MAX_UNIVERSE", "Domain", "UnknownAttributeError", "DomainInferenceWarning",
            "Encoding", "Codes", "Categories", "Bins", "NotANumberError", "encoding_from_spec"]
+
+# What other folders use beyond the public API above (not part of it).
+from ._frames import ENGINES, is_parquet, read_frame
+from ._tables import Unchecked

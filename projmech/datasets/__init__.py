@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..data.dataset import Dataset
-from ..data.domain import Domain
+from ..data import Dataset, Domain
 from ..validation import FLAG, validate_params
 
 if TYPE_CHECKING:

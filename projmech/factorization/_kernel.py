@@ -11,7 +11,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from ..solve import Callback, Outcome, Status, status_from_cvxpy
-from .base import Factorization
+from ._base import Factorization
 
 #: Eigenvalues below this fraction of the largest are treated as zero when finding F's rank.
 RANK_RTOL = 1e-10

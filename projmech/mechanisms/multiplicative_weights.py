@@ -17,9 +17,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._sparse import issparse
-from ..data.dataset import MW_MAX_UNIVERSE
-from ..privacy.guarantees import ZCDP, Neighbouring, PureDP, compose, scale_budget
-from ..privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete, public_size
+from ..data import MW_MAX_UNIVERSE
+from ..privacy import (
+    NOISE_KINDS,
+    ZCDP,
+    Neighbouring,
+    Noise,
+    PureDP,
+    calibrate,
+    choose_discrete,
+    compose,
+    public_size,
+    scale_budget,
+)
 from ..validation import (
     FLAG,
     POSITIVE,
@@ -35,8 +45,8 @@ from ..validation import (
     validate_params,
 )
 from ..workloads import Workload
-from .counting import CountingMechanism
-from .mwem_bounds import (
+from ._counting import CountingMechanism
+from ._mwem_bounds import (
     _PRIVACY,
     RoundBudget,
     _measurement_scale,
@@ -44,8 +54,8 @@ from .mwem_bounds import (
     offline_pmw_error_bound,
     offline_pmw_min_n,
 )
-from .release import Release
-from .selection import exponential_mechanism
+from ._release import Release
+from ._selection import exponential_mechanism
 
 __all__ = [
     "MW_MAX_ALPHA",
@@ -238,7 +248,7 @@ class OfflinePMW(CountingMechanism):
     max_universe : int
         Larger universes are refused (the distribution is dense).
     neighbouring, size, size_share
-        As for :class:`~projmech.mechanisms.additive.GaussianMechanism`.
+        As for :class:`~projmech.mechanisms.GaussianMechanism`.
     noise : {"auto", "discrete", "continuous"}
         ``"auto"``: discrete noise for 0/1 rows, continuous otherwise.
 
@@ -350,7 +360,7 @@ class OfflinePMW(CountingMechanism):
     @validate_params(rng=SEED)
     def run(self, data_or_histogram: Any, n: int | None = None, *,
             rng: np.random.Generator | int | None = None) -> PMWRun:
-        """Run MWEM on a :class:`~projmech.data.dataset.Dataset` or a normalized histogram.
+        """Run MWEM on a :class:`~projmech.data.Dataset` or a normalized histogram.
 
         Parameters
         ----------
@@ -441,6 +451,6 @@ def _check_unit_rows(workload: Workload) -> None:
 
 
 if TYPE_CHECKING:  # the type checker proves that OfflinePMW follows the mechanisms' protocol
-    from .counting import Mechanism
+    from ._counting import Mechanism
 
     _FOLLOWS_THE_PROTOCOL: type[Mechanism] = OfflinePMW

@@ -1,7 +1,7 @@
 """Interactive private multiplicative weights: the Hardt–Rothblum mechanism :cite:p:`HR10`.
 
 A public multiplicative weights distribution answers each query, and a sparse-vector test
-(:mod:`projmech.mechanisms.sparse_vector`) decides privately when its answer is too far off, so
+(:mod:`projmech.mechanisms._sparse_vector`) decides privately when its answer is too far off, so
 that a noisy answer is released and the distribution updated. The privacy cost grows with the
 updates, which the mistake bound caps, not with the queries. Derivations: :doc:`/theory/online_pmw`.
 """
@@ -14,13 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..data.dataset import MW_MAX_UNIVERSE
-from ..privacy.guarantees import Neighbouring
-from ..privacy.noise import NOISE_KINDS
+from ..data import MW_MAX_UNIVERSE
+from ..privacy import NOISE_KINDS, Neighbouring
 from ..validation import POSITIVE, POSITIVE_INT, Interval, Options, OrNone, Real, validate_params
+from ._mwem_bounds import _laplace_tail_factor
+from ._sparse_vector import _SPARSE_VECTOR_PARAMETERS, BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
 from .multiplicative_weights import _mw_log_step, mw_update_bound
-from .mwem_bounds import _laplace_tail_factor
-from .sparse_vector import _SPARSE_VECTOR_PARAMETERS, BOTTOM, MechanismHalted, Query, _SparseVectorMechanism
 
 __all__ = ["OnlinePMW", "OnlineAccuracy", "online_pmw_accuracy", "ONLINE_MAX_ALPHA"]
 
@@ -117,7 +116,7 @@ class OnlinePMW(_SparseVectorMechanism):
     k : int, optional
         Updates before halting; default ``mw_update_bound + 1``.
     n, rng, neighbouring, max_universe, size, size_share, noise
-        As for :class:`~projmech.mechanisms.sparse_vector.ThresholdK`.
+        As for :class:`~projmech.mechanisms.ThresholdK`.
 
     Examples
     --------

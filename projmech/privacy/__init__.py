@@ -11,7 +11,7 @@ Its modules, the public ones first (their ``__all__`` is exported here):
 
 from __future__ import annotations
 
-from .guarantees import (
+from ._guarantees import (
                          DEFAULT_SIZE_SHARE,
                          ESTIMATE_SIZE,
                          LARGE_DELTA,
@@ -30,7 +30,7 @@ from .guarantees import (
                          zcdp_delta,
                          zcdp_for_approx_dp,
 )
-from .noise import (
+from ._noise import (
                          NOISE_KINDS,
                          Noise,
                          calibrate,

@@ -8,12 +8,12 @@ them (one protocol: :class:`Estimator`).
 - :class:`MaximumEntropy` (:func:`fit_maximum_entropy`) and :class:`NoisyMarginals`
   (:func:`fit_noisy_marginals`): estimators over a small universe or a :class:`JunctionTree`
   (theory page :doc:`/theory/maximum_entropy`); the local-polytope projection is
-  :class:`~projmech.bodies.local.LocalProjection`.
+  :class:`~projmech.bodies.LocalProjection`.
 """
 
-from .estimator import Estimator, TableModel
-from .junction_tree import JunctionTree, TreeTooLargeError, junction_order
-from .maximum_entropy import (
+from ._estimator import Estimator, TableModel
+from ._junction_tree import JunctionTree, TreeTooLargeError, junction_order
+from ._maximum_entropy import (
     MAXIMUM_ENTROPY_MAX_CELLS,
     MaximumEntropy,
     MaximumEntropyResult,
@@ -21,9 +21,9 @@ from .maximum_entropy import (
     proportional_fit,
     total_correlation,
 )
-from .measurement import Measurement, combined
-from .noisy_marginals import NoisyMarginals, NoisyMarginalsResult, fit_noisy_marginals
-from .table import Table, expand_table, is_acyclic, maximal_sets, project_table
+from ._measurement import Measurement, combined
+from ._noisy_marginals import NoisyMarginals, NoisyMarginalsResult, fit_noisy_marginals
+from ._table import Table, expand_table, is_acyclic, maximal_sets, project_table
 
 __all__ = [
     "Table",
@@ -48,3 +48,6 @@ __all__ = [
     "NoisyMarginalsResult",
     "fit_noisy_marginals",
 ]
+
+# What other folders use beyond the public API above (not part of it).
+from ._junction_tree import MARGINAL_MAX_CELLS

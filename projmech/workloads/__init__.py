@@ -9,13 +9,13 @@ unions of Kronecker products. Builders refuse, before allocating anything, an ex
 that would hold more than ``max_entries`` stored entries.
 """
 
-from .base import DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Kernels, Workload, max_column_distance
-from .builders import all_range, identity, identity_total, prefix, random_queries, repeated, total
-from .explicit import ImplicitWorkload, MatrixWorkload, as_query_matrix, column_norm
-from .kronecker_gram import KroneckerGram
-from .marginal_tables import Marginals, TableTerms, marginals, range_marginals, table_terms
-from .predicates import from_predicates
-from .structured import Kron, Stack, kron, stack
+from ._base import DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Kernels, Workload, max_column_distance
+from ._builders import all_range, identity, identity_total, prefix, random_queries, repeated, total
+from ._explicit import ImplicitWorkload, MatrixWorkload, as_query_matrix, column_norm
+from ._kronecker_gram import KroneckerGram
+from ._marginal_tables import Marginals, TableTerms, marginals, range_marginals, table_terms
+from ._predicates import from_predicates
+from ._structured import Kron, Stack, kron, stack
 
 __all__ = [
     "Workload",
@@ -46,3 +46,7 @@ __all__ = [
     "kron",
     "stack",
 ]
+
+# What other folders use beyond the public API above (not part of it).
+from ._marginal_tables import RANGE_BLOCKS
+from ._structured import along_axis, kron_terms

@@ -22,7 +22,7 @@ from projmech.analysis.bounds import (
 )
 from projmech.analysis.evaluation import evaluate
 from projmech.analysis.geometry import gaussian_width_bound
-from projmech.privacy.guarantees import gaussian_sigma
+from projmech.privacy import gaussian_sigma
 
 # --- references computed here, independently of the library ----------------------------------
 

@@ -17,10 +17,9 @@ from projmech.analysis.evaluation import (
     mean_confidence_interval,
     rmse,
 )
-from projmech.data.dataset import Dataset
-from projmech.data.domain import Domain
-from projmech.mechanisms.additive import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
-from projmech.privacy.guarantees import ZCDP, ApproxDP, PureDP
+from projmech.data import Dataset, Domain
+from projmech.mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
+from projmech.privacy import ZCDP, ApproxDP, PureDP
 from projmech.workloads import Workload, marginals
 
 # --------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import projmech.analysis.experiments as experiments
+import projmech.analysis._experiments as experiments
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +18,7 @@ import sys
 import matplotlib
 {before}
 import pandas as pd
-from projmech.analysis.experiments import plot_error_vs_n
+from projmech.analysis._experiments import plot_error_vs_n
 results = pd.DataFrame({{"mechanism": ["a", "a"], "n": [10, 100], "rmse_mean": [0.1, 0.01],
                          "rmse_ci_low": [0.09, 0.009], "rmse_ci_high": [0.11, 0.011]}})
 plot_error_vs_n(results, sys.argv[1], "title", bounds={{"bound": ([10, 100], [0.2, 0.02])}})

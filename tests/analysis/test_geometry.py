@@ -22,12 +22,7 @@ from projmech.analysis.geometry import (
     mean_widths,
     support_function,
 )
-from projmech.bodies.relaxation import (
-    RELAXATIONS,
-    MomentEncoding,
-    RelaxationError,
-    relaxation_support,
-)
+from projmech.bodies import RELAXATIONS, MomentEncoding, RelaxationError, relaxation_support
 
 
 def brute_force_support(F, g):

@@ -1,4 +1,4 @@
-"""Tests of projmech.audit.auditor: Clopper–Pearson intervals, validity (the lower bound holds) and power
+"""Tests of projmech.audit._auditor: Clopper–Pearson intervals, validity (the lower bound holds) and power
 (planted bugs are found) on mechanisms with known privacy, and argument validation.
 
 Mechanisms are written here from scratch (numpy only; nothing from the rest of projmech), as a
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from projmech.audit.auditor import (
+from projmech.audit import (
     AuditError,
     AuditResult,
     Counts,

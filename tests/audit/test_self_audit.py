@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.audit.auditor import audit
+from projmech.audit import audit
 from projmech.audit.self_audit import MECHANISMS, audit_cases, bug_factor, run_audits
 from projmech.cli.commands import main
 
@@ -182,7 +182,7 @@ def test_the_adaptive_statistic_prices_each_selection_as_the_mechanism_draws_it(
     from projmech.mechanisms import adaptive
 
     drawn = []
-    original = adaptive.selection.exponential_mechanism
+    original = adaptive._selection.exponential_mechanism
 
     def spy(scores, epsilon, sensitivity, rng):
         chosen = original(scores, epsilon, sensitivity, rng)
@@ -190,7 +190,7 @@ def test_the_adaptive_statistic_prices_each_selection_as_the_mechanism_draws_it(
         drawn.append(float(logits[chosen] - np.logaddexp.reduce(logits)))
         return chosen
 
-    monkeypatch.setattr(adaptive.selection, "exponential_mechanism", spy)
+    monkeypatch.setattr(adaptive._selection, "exponential_mechanism", spy)
     factor = bug_factor("adaptive", neighbouring) if planted_bug else 1.0
     mechanism = self_audit._adaptive_mechanism(neighbouring, factor, "continuous", 1e-5)
     (case,) = audit_cases(["adaptive"], [neighbouring], noise="continuous", planted_bug=planted_bug)

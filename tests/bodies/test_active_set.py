@@ -15,8 +15,8 @@ import scipy.sparse as sp
 
 import projmech as pm
 from oracles import reference_projection
-from projmech.bodies.active_set import active_set_projection
-from projmech.bodies.hull import NOISE_TOL, ProjectionError, project_to_hull
+from projmech.bodies import NOISE_TOL, ProjectionError, project_to_hull
+from projmech.bodies._active_set import active_set_projection
 from projmech.solve import SolveError, Status
 
 
@@ -341,7 +341,7 @@ def test_the_final_check_reads_the_witness_columns_sparse(monkeypatch):
     """The check of a fast solution reads the support's columns as sparse ones: dense, a large
     support of a large table was refused (2-way marginals of two 300-value attributes: 4,034
     columns of k = 90,000, 3.6e8 entries). Here the cap on dense entries is lowered to 1,000."""
-    import projmech.workloads.base as base
+    import projmech.workloads._base as base
 
     monkeypatch.setattr(base, "DEFAULT_MAX_ENTRIES", 1000)
     domain = pm.Domain(["a", "b"], [6, 7])

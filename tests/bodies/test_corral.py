@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from projmech.bodies.corral import GHOSTS_MIN, Corral
+from projmech.bodies._corral import GHOSTS_MIN, Corral
 
 
 def fresh_affine_minimizer(points, live):

@@ -1,4 +1,4 @@
-"""The cost model behind ``body="auto"`` and ``solver="auto"`` (projmech.bodies.cost)."""
+"""The cost model behind ``body="auto"`` and ``solver="auto"`` (projmech.bodies._cost)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 import scipy.sparse as sp
 
 from projmech import Domain, Workload, all_range, identity, marginals, prefix, project_to_hull, random_queries, stack
-from projmech.bodies import cost, hull
-from projmech.bodies.body import choose_body
-from projmech.bodies.cost import COST_MODELS, CostModel, PowerLaw, WorkloadSize, estimated_seconds
+from projmech.bodies import COST_MODELS, CostModel, PowerLaw, WorkloadSize, choose_body, estimated_seconds
+from projmech.bodies import _cost as cost
+from projmech.bodies import _hull as hull
 
 
 def _dense_rank(workload: Workload) -> int:

@@ -31,8 +31,8 @@ from scipy.optimize import nnls
 
 import projmech as pm
 from oracles import THRESHOLD_F, brute_force_projection, reference_projection
-from projmech.bodies import hull
-from projmech.bodies.hull import SOLVERS, ProjectionError, frank_wolfe_gap, project_to_hull
+from projmech.bodies import SOLVERS, ProjectionError, frank_wolfe_gap, project_to_hull
+from projmech.bodies import _hull as hull
 from projmech.solve import Attempt, SolveError, SolveStats, Status
 
 #: Every solver project_to_hull takes by name: the CVXPY ones and the active-set solver.
@@ -477,7 +477,7 @@ def test_auto_falls_back_to_the_next_solver(monkeypatch):
 def test_auto_raises_when_every_solver_fails(monkeypatch, m):
     """"auto" tries every solver, in the order of auto_solver_order (the modelled ones by their
     estimated time, then ECOS and OSQP), and reports all."""
-    from projmech.bodies import cost
+    from projmech.bodies import _cost as cost
 
     # Flat estimates, different at each size, fix the order independently of the fitted ones.
     seconds = {6: (3.0, 1.0, 2.0), 2048: (1.0, 3.0, 2.0)}[m]
@@ -706,7 +706,7 @@ def test_a_universe_beyond_memory_is_refused_before_any_allocation():
 def test_solvers_that_do_not_fit_are_refused_or_left_out(monkeypatch):
     """With memory for the active-set solver only (by the model's figures), a CVXPY solver named is
     refused, naming what it would hold, and solver="auto" runs the active-set solver."""
-    import projmech.bodies.memory as memory
+    import projmech.bodies._memory as memory
 
     workload = pm.marginals(pm.Domain([f"x{i}" for i in range(8)], [2] * 8), 2)  # 112 x 256, 28 entries a column
     k, m = workload.shape

@@ -12,10 +12,10 @@ import pytest
 
 import projmech as pm
 from oracles import clarabel_solve, marginal_tables_workload
-from projmech.bodies import local as local_module
-from projmech.bodies import local_layout
-from projmech.bodies.body import Local, choose_body
-from projmech.bodies.local import LocalError, local_tables, project_to_local
+from projmech.bodies import LocalError, local_tables, project_to_local
+from projmech.bodies import _local as local_module
+from projmech.bodies import _local_layout as local_layout
+from projmech.bodies._body import Local, choose_body
 from projmech.tables import is_acyclic
 from projmech.workloads import identity, kron, stack, total
 
@@ -218,7 +218,7 @@ def test_auto_takes_the_local_polytope_where_no_other_body_fits_and_allocates_no
 
 
 def test_the_memory_model_refuses_before_anything_is_allocated(monkeypatch):
-    import projmech.bodies.memory as memory
+    import projmech.bodies._memory as memory
 
     workload = pm.marginals(pm.Domain([f"x{i}" for i in range(12)], [10] * 12), 3, implicit=True)
     model = local_tables(workload)

@@ -8,9 +8,8 @@ import pytest
 
 import projmech as pm
 from oracles import unless_inaccurate
-from projmech.bodies import NegativeCellsWarning
-from projmech.bodies.relaxation import RELAXATIONS, MomentEncoding, RelaxationError, project_to_relaxation
-from projmech.bodies.relaxation_projection import ADMM_FEASIBILITY_TOL, CVXPY_FEASIBILITY_TOL
+from projmech.bodies import RELAXATIONS, MomentEncoding, NegativeCellsWarning, RelaxationError, project_to_relaxation
+from projmech.bodies._relaxation_projection import ADMM_FEASIBILITY_TOL, CVXPY_FEASIBILITY_TOL
 
 BINARY = pm.Domain(["a", "b", "c", "d"], [2, 2, 2, 2])
 CATEGORICAL = pm.Domain(["a", "b", "c"], [3, 2, 4])
@@ -209,7 +208,7 @@ def test_bad_options():
 def test_a_solver_that_cannot_solve_the_relaxation_is_refused_before_solving(relaxation, solver, monkeypatch):
     """ECOS and OSQP take no semidefinite constraint and OSQP fails on local's problem: the
     library refuses them by name before building a model."""
-    from projmech.bodies import relaxation_projection as relaxation_module
+    from projmech.bodies import _relaxation_projection as relaxation_module
 
     def model(*args, **kwargs):
         raise AssertionError("a model was built")

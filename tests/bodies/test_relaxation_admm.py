@@ -13,8 +13,8 @@ import pytest
 
 import projmech as pm
 from oracles import project_simplex, relaxation_reference
-from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
-from projmech.bodies.relaxation_admm import _ContrastModel, _simplex_projection, admm_projection, one_hot_lift
+from projmech.bodies import MomentEncoding, project_to_relaxation
+from projmech.bodies._relaxation_admm import _ContrastModel, _simplex_projection, admm_projection, one_hot_lift
 from projmech.solve import Status
 
 DOMAINS = {
@@ -282,7 +282,7 @@ def test_result_summary_holds_the_stats_and_repr_is_short():
 def test_clipped_cells_keep_the_marginals_and_lower_the_mixture_needed():
     """The refit changes the cross moments alone, so every table keeps the 1-way marginals of
     ``m``, and its cells are far less negative; the upper bound takes the better feasible point."""
-    from projmech.bodies.relaxation_admm import _clip_cells, _feasible, _mixed, _upper_bound
+    from projmech.bodies._relaxation_admm import _clip_cells, _feasible, _mixed, _upper_bound
     domain = DOMAINS["mixed"]
     rng = np.random.default_rng(11)
     _, _, y = _noisy(domain, rng, sigma=0.05)
@@ -314,7 +314,7 @@ def test_admm_runs_on_one_blas_thread(monkeypatch):
     10 x 17 values, 2-way: 8.6 s against 0.42 s, benchmarks/threads.py), so it pins one."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from projmech.bodies import relaxation_admm
+    from projmech.bodies import _relaxation_admm as relaxation_admm
 
     seen = []
     eigh = np.linalg.eigh

@@ -11,8 +11,8 @@ import pytest
 
 import projmech as pm
 from oracles import reference_projection
-from projmech.bodies.body import Tables, choose_body
-from projmech.bodies.tables import project_to_tables, table_groups
+from projmech.bodies import project_to_tables, table_groups
+from projmech.bodies._body import Tables, choose_body
 from projmech.workloads import kron, total
 
 DOMAIN = pm.Domain(["a", "b", "c"], [2, 3, 2])

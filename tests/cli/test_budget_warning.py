@@ -60,9 +60,9 @@ def test_a_sufficient_budget_prints_no_budget_warning(files, capsys, command, fl
 
 @pytest.mark.parametrize("command, flags, private", [
     ("release", ["--mechanism", "gaussian", "--rho", "0.001", "--noise", "continuous", "--seed", "0"],
-     "projmech.mechanisms.additive.CountingMechanism._measured_counts"),
+     "projmech.mechanisms._additive.CountingMechanism._measured_counts"),
     ("synthesize", ["--epsilon", "0.05", "--delta", "1e-9", "--noise", "continuous", "--seed", "0"],
-     "projmech.mechanisms.adaptive.mechanism.public_size"),
+     "projmech.mechanisms.adaptive._mechanism.public_size"),
 ])
 def test_the_budget_warning_is_shown_before_the_measurements(files, capsys, monkeypatch, command, flags, private):
     """The measurements fail here after the check: the warning is on stderr all the same, shown
@@ -82,8 +82,8 @@ def test_the_budget_warning_is_shown_before_the_measurements(files, capsys, monk
     (["--epsilon", "1", "--delta", "1e-9"], "rho", "--epsilon"),  # a part the user did not give: the budget's flag
 ])
 def test_the_flag_comes_from_the_warning_s_argument_not_its_text(files, capsys, monkeypatch, flags, part, flag):
-    import projmech.cli.inputs as inputs
-    from projmech.mechanisms.budget import BudgetWarning
+    import projmech.cli._inputs as inputs
+    from projmech.mechanisms import BudgetWarning
 
     read_inputs = inputs.read_inputs
 

@@ -23,14 +23,14 @@ import pytest
 import projmech
 from oracles import marginal_truth, oracle_sigma
 from projmech import workloads
-from projmech.cli import messages, synthesize
+from projmech.cli import _messages as messages
+from projmech.cli import _synthesize as synthesize
+from projmech.cli._release import MECHANISMS_BY_NAME
+from projmech.cli._workload import parse_ranges, parse_workload
 from projmech.cli.commands import build_parser, main
-from projmech.cli.release import MECHANISMS_BY_NAME
-from projmech.cli.workload import parse_ranges, parse_workload
-from projmech.data.domain import Domain
-from projmech.mechanisms import adaptive
-from projmech.mechanisms.additive import FactorizationMechanism
-from projmech.privacy.guarantees import ZCDP
+from projmech.data import Domain
+from projmech.mechanisms import FactorizationMechanism, adaptive
+from projmech.privacy import ZCDP
 
 SIZES = {"a": 2, "b": 3, "c": 2}
 N = 60
@@ -76,7 +76,7 @@ def read_outputs(path: Path) -> tuple[pd.DataFrame, dict]:
 
 # At n = 60 the noise on a 2-way count (std 10.3) is just above a cell's mean count (10): the
 # BudgetWarning has tests of its own.
-@pytest.mark.filterwarnings("ignore::projmech.mechanisms.budget.BudgetWarning")
+@pytest.mark.filterwarnings("ignore::projmech.mechanisms._budget.BudgetWarning")
 def test_release_gaussian(files, capsys):
     code, out = release(files, "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
                         "--noise", "continuous")
@@ -634,7 +634,7 @@ def test_release_solver_and_body_choices(files, args, body):
 
 
 # rho = 0.01 at n = 60 swamps the counts: the BudgetWarning has tests of its own.
-@pytest.mark.filterwarnings("ignore::projmech.mechanisms.budget.BudgetWarning")
+@pytest.mark.filterwarnings("ignore::projmech.mechanisms._budget.BudgetWarning")
 def test_negative_cells_warning_in_cli_words(files, capsys):
     """--relaxation sdp can release negative cells: the command says so in one line of its own."""
     warned = []
@@ -692,8 +692,7 @@ def test_header_only_csv_with_labels_and_bins_says_no_rows(tmp_path, capsys):
 def test_solver_failure_is_one_line_and_nonzero(files, capsys, monkeypatch):
     """A certified projection that no solver reaches ends the command with one line, not a
     traceback (the library raises ProjectionError with every attempt's outcome)."""
-    from projmech.bodies.body import Hull
-    from projmech.bodies.hull import ProjectionError
+    from projmech.bodies import Hull, ProjectionError
     from projmech.solve import Attempt, Status
 
     def failing(*args, **kwargs):
@@ -954,9 +953,9 @@ def test_laplace_needs_no_explicit_matrix(tmp_path, capsys):
 def test_body_hull_beyond_auto_limit_runs(files, capsys, monkeypatch):
     """What the --body auto refusal suggests works (with the limit lowered to below the fixture's
     12 elements, so that the projection takes no time; 2^23 elements take 10 s)."""
-    import projmech.bodies.body
+    import projmech.bodies._body
 
-    monkeypatch.setattr(projmech.bodies.body, "HULL_MAX_UNIVERSE", 8)
+    monkeypatch.setattr(projmech.bodies._body, "HULL_MAX_UNIVERSE", 8)
     # 2-way tables with prefix queries: overlapping tables (no tables body), not marginal ones
     # (no local polytope) and not all 2-way marginals (no L).
     ranged = ("--workload", "range-marginals:2", "--ranges", "b=prefix")
@@ -1118,7 +1117,7 @@ def test_demo_without_matplotlib_refuses_before_the_work(tmp_path, monkeypatch, 
     naming the extra, before the experiment runs and before any output or folder is made."""
     import sys
 
-    import projmech.cli.demo as demo
+    import projmech.cli._demo as demo
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
@@ -1128,7 +1127,7 @@ def test_demo_without_matplotlib_refuses_before_the_work(tmp_path, monkeypatch, 
     assert err.count("\n") == 1 and "projmech[plot]" in err and "matplotlib" in err, err
     assert not (tmp_path / "out").exists()
     with pytest.raises(ModuleNotFoundError, match=r"projmech\[plot\]"):
-        projmech.analysis.experiments.pyplot()
+        projmech.analysis._experiments.pyplot()
 
 
 # --------------------------------------------------------------------------------------------
@@ -1326,7 +1325,7 @@ def test_forced_outputs_keep_the_earlier_files_mode(files):
 def test_demo_write_failure_leaves_nothing_new(tmp_path, capsys, monkeypatch, earlier):
     """The figure's write fails after the CSV's: the earlier results stay as they were (or no
     folder is left where there was none), with one line naming --out-dir and the file."""
-    import projmech.cli.demo as cli
+    import projmech.cli._demo as cli
 
     out_dir = tmp_path / "results" if earlier else tmp_path / "new" / "results"
     if earlier:
@@ -1430,7 +1429,7 @@ def test_empty_or_dash_output_paths_are_refused_by_audit_and_demo(tmp_path, caps
 def test_warnings_are_one_line_and_the_command_runs_on(files, capsys, monkeypatch):
     """A UserWarning raised while the command runs (a large delta, say) is one line in the
     command's words, without Python's file and line; the release still completes."""
-    import projmech.cli.inputs as cli
+    import projmech.cli._inputs as cli
 
     read_inputs = cli.read_inputs
 
@@ -1488,9 +1487,9 @@ def test_factorization_projection_takes_the_body_auto_chooses(files, monkeypatch
     """With the hull's limit lowered below the fixture's 12 elements, --body auto (the default)
     projects the marginals:2 answers onto the relaxation L, and the summary says so; --body and
     --relaxation choose as for --mechanism projection."""
-    import projmech.bodies.body
+    import projmech.bodies._body
 
-    monkeypatch.setattr(projmech.bodies.body, "HULL_MAX_UNIVERSE", 8)
+    monkeypatch.setattr(projmech.bodies._body, "HULL_MAX_UNIVERSE", 8)
     for flags, body, name in [([], "relaxation/sdp+local", "auto.csv"),
                               (["--body", "hull"], "hull", "hull.csv"),
                               (["--relaxation", "local"], "relaxation/local", "local.csv")]:
@@ -1506,10 +1505,10 @@ def test_factorization_projection_takes_the_body_auto_chooses(files, monkeypatch
 def test_the_command_refuses_by_the_library_memory_model(files, capsys, monkeypatch):
     """With 1,000 bytes available, projecting the fixture's 16 answers (12 elements) fits neither
     body: the command says why in the library's own words (one model), with its flags."""
-    import projmech.bodies.memory
-    from projmech.bodies.body import Hull
+    import projmech.bodies._memory
+    from projmech.bodies import Hull
 
-    monkeypatch.setattr(projmech.bodies.memory, "available_memory", lambda: 1000)
+    monkeypatch.setattr(projmech.bodies._memory, "available_memory", lambda: 1000)
     workload = workloads.marginals(Domain.from_dict(SIZES), 2)
     why = Hull().memory_blocker(workload)
     assert why is not None and why.startswith("projecting onto the hull K_Q holds vectors over the universe of 12 "
@@ -1721,8 +1720,8 @@ def test_synthesize_estimator_is_chosen_and_reported(files, capsys, monkeypatch)
     assert summary["estimate"] == {"requested": "tables", "estimator": "tables"} and summary["body"] == "local"
     # A universe above the dense limit: the joint is refused naming the flag, before anything is
     # counted; the regularized joint is held by a junction tree of the measured tables.
-    monkeypatch.setattr(adaptive.final, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
-    monkeypatch.setattr(adaptive.estimation, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
+    monkeypatch.setattr(adaptive._final, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
+    monkeypatch.setattr(adaptive._estimation, "MAXIMUM_ENTROPY_MAX_CELLS", 4)
     code, path = synthesize_cli(files, *arguments, "--estimator", "joint", out="rows3.csv")
     assert code == 2
     one_line_error(capsys, "--estimator: 'joint' projects onto the marginal polytope over the", command="synthesize")
@@ -1818,7 +1817,7 @@ def test_rows_beyond_memory_are_refused_before_the_release_naming_their_flag(fil
                                                                               extra, flag):
     """The rows drawn by default number the public size; both it and --synthetic-rows were refused
     only after the budget was spent, naming the rounding's internal n."""
-    import projmech.privacy.noise as noise_module
+    import projmech.privacy._noise as noise_module
 
     def spent(*args, **kwargs):
         raise AssertionError("noise was drawn")

@@ -26,8 +26,8 @@ import scipy.sparse as sp
 
 import projmech as pm
 from projmech import Dataset, Domain, Workload, histogram
-from projmech.data import tables
-from projmech.data.dataset import check_normalized_histogram
+from projmech.data import _tables as tables
+from projmech.data import check_normalized_histogram
 from projmech.validation import (
     as_generator,
     check_bool,
@@ -808,7 +808,7 @@ def test_a_budget_beyond_the_discrete_sampler_names_privacy_its_part_and_the_alt
 
 def test_rows_beyond_memory_name_rows_with_the_most_that_fit():
     """rows=10**12 was refused as the rounding's internal "n"."""
-    from projmech.bodies.memory import memory_limit, memory_shortfall
+    from projmech.bodies import memory_limit, memory_shortfall
 
     if memory_limit() is None:
         pytest.skip("the available memory is unknown here")

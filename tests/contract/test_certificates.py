@@ -29,11 +29,11 @@ import scipy.sparse as sp
 import projmech as pm
 from oracles import THRESHOLD_F, brute_force_projection, reference_projection
 from oracles import project_simplex as simplex_projection
-from projmech.bodies import hull, relaxation_admm
-from projmech.bodies.active_set import ActiveSetOutcome
-from projmech.bodies.hull import ProjectionError, project_to_hull
-from projmech.bodies.relaxation import RelaxationError, project_to_relaxation
-from projmech.factorization import norm as optimal_factorization
+from projmech.bodies import ProjectionError, RelaxationError, project_to_hull, project_to_relaxation
+from projmech.bodies import _hull as hull
+from projmech.bodies import _relaxation_admm as relaxation_admm
+from projmech.bodies._active_set import ActiveSetOutcome
+from projmech.factorization import _norm as optimal_factorization
 from projmech.solve import Status
 
 #: Every solver project_to_hull takes by name, and "auto".

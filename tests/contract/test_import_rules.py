@@ -4,9 +4,10 @@
   from the leaves (``solve``, ``validation`` and the private helpers at the top level);
 - no import cycle among modules, counting imports inside functions (``if TYPE_CHECKING:`` blocks
   are left out: they never run);
-- no private name crosses a folder: neither imported (``from ..data.tables import _matvec``) nor
+- no private name crosses a folder: neither imported (``from ..data._tables import _matvec``) nor
   reached as an attribute of a module of another folder (``tables._matvec``), nor called as a
-  private method that only another folder defines (``workload._kernel()``).
+  private method that only another folder defines (``workload._kernel()``); and a folder's modules
+  are private (``_tables.py``): other folders import from its package (``from ..data import X``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _modules() -> dict[str, pathlib.Path]:
 
 
 def _folder(module: str) -> str:
-    """``projmech.data.tables`` -> ``data``; a top-level module is its own folder."""
+    """``projmech.data._tables`` -> ``data``; a top-level module is its own folder."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -189,6 +190,9 @@ def test_no_private_name_crosses_a_folder():
         for name in names:
             if name.startswith("_"):
                 wrong.append(f"{module}:{node.lineno} imports the private {target}.{name}")
+        if any(_private(part) for part in target.split(".")[2:]):
+            wrong.append(f"{module}:{node.lineno} imports {target}, a private module of another folder: "
+                         "import from its package")
         if bound is not None:
             bound_modules[module][bound] = target
     methods, defined = _private_names_by_folder()
@@ -210,21 +214,23 @@ def test_no_private_name_crosses_a_folder():
     assert not wrong, "\n".join(sorted(set(wrong)))
 
 
-@pytest.mark.parametrize("planted", ["layer", "cycle", "private"])
+@pytest.mark.parametrize("planted", ["layer", "cycle", "private", "private module"])
 def test_the_rules_catch_a_planted_violation(planted, tmp_path, monkeypatch):
     """Each rule fails on a copy of the package with one violation planted."""
     import shutil
 
     copy = tmp_path / "projmech"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.gz", "*.json", "*.md"))
-    target = copy / "data" / "domain.py"
+    target = copy / "data" / "_domain.py"
     line = {"layer": "from ..mechanisms import Release\n",
-            "cycle": "from .dataset import Dataset\n",
-            "private": "from ..privacy.noise import _opendp_sample\n"}[planted]
+            "cycle": "from ._dataset import Dataset\n",
+            "private": "from ..privacy._noise import _opendp_sample\n",
+            "private module": "from ..privacy._noise import Noise\n"}[planted]
     target.write_text(target.read_text() + "\n\ndef _planted():\n    " + line)
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", copy)
     rule = {"layer": test_a_folder_imports_only_its_own_folder_lower_layers_and_leaves,
-            "cycle": test_no_import_cycle, "private": test_no_private_name_crosses_a_folder}[planted]
+            "cycle": test_no_import_cycle, "private": test_no_private_name_crosses_a_folder,
+            "private module": test_no_private_name_crosses_a_folder}[planted]
     with pytest.raises(AssertionError):
         rule()
 

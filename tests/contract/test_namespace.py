@@ -37,7 +37,7 @@ def test_every_public_name_resolves_and_the_namespace_is_compact():
 
 
 def test_lazy_names_are_the_modules_own():
-    from projmech.mechanisms.additive import ProjectionMechanism
+    from projmech.mechanisms import ProjectionMechanism
     from projmech.solve import SolveStats
 
     assert pm.ProjectionMechanism is ProjectionMechanism and pm.SolveStats is SolveStats

@@ -467,8 +467,8 @@ def test_validation_is_a_leaf_module():
 # ----------------------------------------------------------------------------- one rule, every layer
 
 import projmech as pm  # noqa: E402
-from projmech.audit import auditor as audit_module  # noqa: E402
-from projmech.data.tables import marginal_cells  # noqa: E402
+from projmech.audit import _auditor as audit_module  # noqa: E402
+from projmech.data._tables import marginal_cells  # noqa: E402
 
 _D = pm.Domain(["a", "b"], [2, 3])
 _H = np.full(6, 1 / 6)
@@ -507,7 +507,7 @@ COUNTS = {
 NUMBERS = {
     "ZCDP rho": lambda v: pm.ZCDP(v),
     "PureDP epsilon": lambda v: pm.PureDP(v),
-    "discrete_gaussian_pmf sigma": lambda v: pm.privacy.noise.discrete_gaussian_pmf(v),
+    "discrete_gaussian_pmf sigma": lambda v: pm.privacy.discrete_gaussian_pmf(v),
     "gaussian_delta sigma": lambda v: pm.privacy.gaussian_delta(v, 1.0, 1.0),
     "laplace_scale epsilon": lambda v: pm.privacy.laplace_scale(1.0, v),
     "ThresholdK epsilon": lambda v: pm.ThresholdK(_H, 0.5, v, 2, n=6),

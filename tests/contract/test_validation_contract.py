@@ -132,7 +132,7 @@ def test_the_contract_reaches_every_layer():
     factorization, mechanisms and privacy folders are among those covered."""
     covered = {name for name, _, _ in _entry_points()}
     assert len(covered) >= 20, sorted(covered)
-    for expected in ("projmech.factorization.norm.factorization_norm",
+    for expected in ("projmech.factorization._norm.factorization_norm",
                      "projmech.mechanisms.multiplicative_weights.OfflinePMW"):
         assert expected in covered, sorted(covered)
 

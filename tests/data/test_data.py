@@ -1,4 +1,4 @@
-"""Tests of projmech.data.dataset: loading/validation of data sets and histograms."""
+"""Tests of projmech.data._dataset: loading/validation of data sets and histograms."""
 
 import itertools
 import json
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projmech import Dataset, Domain, histogram
-from projmech.data.dataset import check_normalized_histogram, resolve_rows
-from projmech.privacy.guarantees import SizePolicy
+from projmech.data import check_normalized_histogram, resolve_rows
+from projmech.privacy import SizePolicy
 
 DOMAIN = Domain(["a", "b", "c"], [2, 3, 4])
 ROWS = np.array([[0, 0, 0], [1, 2, 3], [1, 2, 3], [0, 1, 2], [1, 0, 3]])
@@ -503,7 +503,7 @@ def test_data_does_not_need_pandas_to_import():
     import subprocess
     import sys
 
-    code = ("import sys; import projmech.data.dataset as d, numpy as np; "
+    code = ("import sys; import projmech.data._dataset as d, numpy as np; "
             "ds = d.Dataset(np.zeros((2, 1), dtype=int), d.Domain(['a'], [2])); d.histogram(ds); "
             "print('pandas' in sys.modules)")
     # projmech/__init__ may import pandas through other modules; load data.py on its own.

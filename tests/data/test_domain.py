@@ -1,4 +1,4 @@
-"""Tests of projmech.data.domain.Domain against independent computations."""
+"""Tests of projmech.data._domain.Domain against independent computations."""
 
 import itertools
 import json
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projmech import Domain
-from projmech.data.domain import UnknownAttributeError
+from projmech.data import UnknownAttributeError
 
 # ----------------------------------------------------------------------------- construction
 

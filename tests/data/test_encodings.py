@@ -12,8 +12,7 @@ import pandas as pd
 import pytest
 
 from projmech import Dataset, Domain, workloads
-from projmech.data.domain import DomainInferenceWarning
-from projmech.data.encodings import Bins, Categories, Codes
+from projmech.data import Bins, Categories, Codes, DomainInferenceWarning
 
 SPEC = {"vote": ["Clinton", "Dole"], "age": {"bins": [18, 25, 35, 50, 65, 100]}, "PID": 7}
 

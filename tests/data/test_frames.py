@@ -21,8 +21,8 @@ import pytest
 
 import projmech as pm
 from projmech import Dataset, Domain, datasets, workloads
-from projmech.data import frames as frames_module
-from projmech.data.counting import marginal_counts
+from projmech.data import _frames as frames_module
+from projmech.data._counting import marginal_counts
 
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
@@ -298,17 +298,17 @@ def test_dask_on_a_process_cluster(parquet, frame):
 def test_counting_in_batches_smaller_than_a_partition(kind, make_frame, frame, monkeypatch):
     """Batches of 700 rows (3000 rows in all, one partition for Polars and DuckDB): the partial
     counts of every batch add up to the counts."""
-    import projmech.data.dataset
-    import projmech.data.frames
+    import projmech.data._dataset
+    import projmech.data._frames
 
-    monkeypatch.setattr(projmech.data.frames, "BATCH_ROWS", 700)
+    monkeypatch.setattr(projmech.data._frames, "BATCH_ROWS", 700)
     batches = []
 
     def counted(records, sizes, way):
         batches.append(records.shape[0])
         return marginal_counts(records, sizes, way)
 
-    monkeypatch.setattr(projmech.data.dataset, "marginal_counts", counted)
+    monkeypatch.setattr(projmech.data._dataset, "marginal_counts", counted)
     native = make_frame(kind)
     if kind == "dask":
         native = native.repartition(npartitions=1)
@@ -364,7 +364,7 @@ def test_boolean_columns_are_codes_and_empty_lazy_frames_count_nothing(tmp_path)
 
 def test_rows_that_change_after_the_check_are_refused():
     """A frame that reads differently the second time must fail, not be miscounted."""
-    import projmech.data.frames as frames
+    import projmech.data._frames as frames
 
     kernel = functools.partial(marginal_counts, sizes=(2, 2), way=2)
     with pytest.raises(ValueError, match="the rows counted are not the rows checked"):
@@ -397,8 +397,8 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 import numpy as np, pandas as pd
 from pyspark.sql import SparkSession
 import projmech as pm
-from projmech.data import frames as frames_module
-from projmech.data.counting import marginal_counts
+from projmech.data import _frames as frames_module
+from projmech.data._counting import marginal_counts
 spark = SparkSession.builder.remote("local[2]").getOrCreate()
 rng = np.random.default_rng(0)
 frame = pd.DataFrame({"vote": rng.choice(["Clinton", "Dole", "Perot"], 400), "x": rng.integers(0, 3, 400),
@@ -476,7 +476,7 @@ def test_spark_workers_without_projmech_get_one_clear_error(tmp_path):
 
 
 def test_spark_worker_hint_reads_the_missing_module():
-    from projmech.data.frames import _spark_worker_hint
+    from projmech.data._frames import _spark_worker_hint
 
     trace = ("py4j.protocol.Py4JJavaError: An error occurred while calling o52.collectToPython.\n"
              "  File \"/usr/lib/python3/pyspark/worker.py\", line 1, in main\n"
@@ -631,7 +631,7 @@ def test_integer_categories_code_text_alike_with_and_without_the_lookup():
     """Spark Connect's path (no replace_strict: a sum of comparisons) codes text like the lookup."""
     import narwhals as nw
 
-    from projmech.data.encodings import Categories
+    from projmech.data import Categories
 
     encoding = Categories([1, 2, 10])
     frame = nw.from_native(pl.DataFrame({"x": ["10", "1", "2", "01"]}))

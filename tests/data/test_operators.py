@@ -1,4 +1,4 @@
-"""Products with marginal workloads without F: ``projmech.data.tables`` and ``Workload.matvec``,
+"""Products with marginal workloads without F: ``projmech.data._tables`` and ``Workload.matvec``,
 ``rmatvec``, ``columns``, ``as_linear_operator``.
 
 The reference is the explicit sparse matrix of ``marginals(domain, way)``, which is built by
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import projmech as pm
 from oracles import brute_marginals
-from projmech.data.tables import (
+from projmech.data._tables import (
     marginal_cells,
     marginal_columns,
     marginal_matvec,
@@ -151,7 +151,7 @@ def test_products_validate_their_arguments():
 
 
 def test_pair_route_only_where_its_matrices_are_small():
-    from projmech.data.tables import _pair_route_fits
+    from projmech.data._tables import _pair_route_fits
 
     assert _pair_route_fits([2] * 20)  # 40-square blocks for a million elements
     assert _pair_route_fits([4, 3])
@@ -167,7 +167,7 @@ def test_general_route_equals_the_pair_route(name, monkeypatch):
     w = rng.random(m)
     u = rng.standard_normal(marginal_cells(sizes, 2))
     pair = marginal_matvec(w, sizes, 2), marginal_rmatvec(u, sizes, 2)
-    monkeypatch.setattr("projmech.data.tables._pair_route_fits", lambda sizes: False)
+    monkeypatch.setattr("projmech.data._tables._pair_route_fits", lambda sizes: False)
     general = marginal_matvec(w, sizes, 2), marginal_rmatvec(u, sizes, 2)
     F = definition_matrix(sizes, 2)
     for got, expected in zip(pair + general, (F @ w, F.T @ u) * 2):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.factorization.base import Factorization, hierarchical_strategy, identity_strategy, total_strategy
+from projmech.factorization._base import Factorization, hierarchical_strategy, identity_strategy, total_strategy
 
 
 def test_repeated_query_has_gamma_one():

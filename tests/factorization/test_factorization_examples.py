@@ -4,7 +4,7 @@ docstrings keep a short one each)."""
 import numpy as np
 
 import projmech as pm
-from projmech.factorization.base import check_objective
+from projmech.factorization import check_objective
 
 
 def test_fixed_strategies():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.factorization.norm import MAX_OBJECTIVE_ENTRIES, RANGE_MAX_UNIVERSE
-from projmech.factorization.range_forms import prefix_form, range_gram, range_squares
+from projmech.factorization._norm import MAX_OBJECTIVE_ENTRIES, RANGE_MAX_UNIVERSE
+from projmech.factorization._range_forms import prefix_form, range_gram, range_squares
 from projmech.workloads import identity, identity_total, kron, stack, table_terms, total
 
 SDP = {"method": "sdp", "solver": "CLARABEL"}
@@ -268,8 +268,8 @@ def test_residual_query_norms_match_explicit_reconstruction():
 
 
 def test_residual_factorization_refuses_foreign_coefficients():
-    from projmech.factorization.residual import AttributeBasis, helmert
-    from projmech.factorization.structured import ResidualFactorization
+    from projmech.factorization._residual import AttributeBasis, helmert
+    from projmech.factorization._structured import ResidualFactorization
     from projmech.workloads import table_terms
 
     workload = pm.marginals(pm.Domain(["a", "b"], [2, 3]), 1)
@@ -296,7 +296,7 @@ def test_refusals_name_the_argument():
     with pytest.raises(ValueError, match="query_weights: expected shape"):
         pm.factorization_lower_bound(pm.prefix(4), query_weights=np.ones(3))
     with pytest.raises(ValueError, match="factors: optimized for different objectives"):
-        from projmech.factorization.structured import KronFactorization
+        from projmech.factorization._structured import KronFactorization
         KronFactorization(kron([pm.prefix(2), pm.prefix(3)]),
                           [pm.factorization_norm(pm.prefix(2)), gamma_2(pm.prefix(3))])
 

@@ -9,8 +9,8 @@ import pytest
 from scipy import optimize
 
 import projmech as pm
-from projmech.factorization.mean import approximate_factorization_norm, approximate_lower_bound
-from projmech.factorization.norm import ScaledFactorization, factorization_norm
+from projmech.factorization._mean import approximate_factorization_norm, approximate_lower_bound
+from projmech.factorization._norm import ScaledFactorization, factorization_norm
 from projmech.solve import Status
 from projmech.workloads import kron, range_marginals
 
@@ -527,7 +527,7 @@ def test_approximate_refuses_large_explicit_problems():
     (lambda: pm.stack([pm.prefix(40), pm.identity(40)]), False),
 ])
 def test_tridiagonal_inverse_detection_and_agreement(build, tridiagonal):
-    from projmech.factorization.mean import _RowSpaceDual, _tridiagonal_inverse
+    from projmech.factorization._mean import _RowSpaceDual, _tridiagonal_inverse
 
     gram = build().gram()
     dual = _RowSpaceDual(gram)
@@ -569,7 +569,7 @@ def test_the_strategy_does_not_depend_on_the_blas_thread_count():
 def test_choose_method_follows_the_structure_then_the_objective():
     """One chooser, as for bodies: the structure first, the resolvent at scale, the dense method
     below it, the max objective's own method; each refusal says why, before anything is solved."""
-    from projmech.factorization.norm import (
+    from projmech.factorization._norm import (
         DENSE,
         MAX_OBJECTIVE,
         RESOLVENT,

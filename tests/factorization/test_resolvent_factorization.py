@@ -9,8 +9,8 @@ import pytest
 import scipy.linalg as sl
 
 import projmech as pm
-from projmech.factorization.norm import RESOLVENT_MIN_UNIVERSE
-from projmech.factorization.resolvent import (
+from projmech.factorization._norm import RESOLVENT_MIN_UNIVERSE
+from projmech.factorization._resolvent import (
     ResolventFactorization,
     _bands,
     _inverse_diagonals,

@@ -16,8 +16,8 @@ import pytest
 
 import projmech as pm
 from projmech import Dataset, Domain
-from projmech.factorization.residual import AttributeBasis, helmert, residual_weights
-from projmech.factorization.structured import KronFactorization, ResidualFactorization
+from projmech.factorization._residual import AttributeBasis, helmert, residual_weights
+from projmech.factorization._structured import KronFactorization, ResidualFactorization
 from projmech.workloads import all_range, identity, identity_total, kron, marginals, prefix, stack, total
 
 
@@ -256,7 +256,7 @@ def test_range_marginals_get_a_residual_strategy_with_range_contrasts_and_a_grou
 
 
 def test_a_union_with_two_blocks_on_one_attribute_gets_one_kronecker_strategy():
-    from projmech.factorization.structured import UnionKronFactorization
+    from projmech.factorization._structured import UnionKronFactorization
 
     workload = stack([kron([prefix(4), total(3)]), kron([all_range(4), identity(3)])], implicit=False)
     fact = pm.factorization_norm(workload, method="structured")
@@ -298,7 +298,7 @@ def test_residual_factorization_mechanism_passes_an_audit_that_catches_a_halved_
     mechanism with half the noise is caught (measured: lower bounds 0.49 and 1.12; 50 s)."""
     import dataclasses
 
-    from projmech.audit.auditor import audit
+    from projmech.audit import audit
 
     domain = Domain(["a", "b"], (2, 3))
     workload = marginals(domain, ways=(1, 2))

@@ -11,12 +11,11 @@ import pytest
 
 import projmech as pm
 from oracles import clarabel_solve, point_room
-from projmech.mechanisms import adaptive
+from projmech.mechanisms import adaptive, exponential_mechanism, exponential_mechanism_rho
 from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
-from projmech.mechanisms.selection import exponential_mechanism, exponential_mechanism_rho
-from projmech.privacy.guarantees import zcdp_for_approx_dp
-from projmech.tables import noisy_marginals
-from projmech.tables.junction_tree import MARGINAL_MAX_CELLS, JunctionTree
+from projmech.privacy import zcdp_for_approx_dp
+from projmech.tables import MARGINAL_MAX_CELLS, JunctionTree
+from projmech.tables import _noisy_marginals as noisy_marginals
 
 
 def _data(rows: int = 1500, seed: int = 0) -> pm.Dataset:
@@ -148,7 +147,7 @@ def test_every_estimate_is_a_function_of_the_measurements_so_far(monkeypatch):
         return original(sizes, measurements, start=start)
 
     starts: list = []
-    monkeypatch.setattr(adaptive.rounds, "estimate_tables", recording)
+    monkeypatch.setattr(adaptive._rounds, "estimate_tables", recording)
     run = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous").run(data,
                                                                                                              rng=3)
     # Each round's estimate starts from the round before's; the released one, after them, starts cold.
@@ -186,7 +185,7 @@ def test_repeated_measurements_are_combined_by_precision_in_the_regularized_join
 
     from projmech.tables import fit_noisy_marginals
 
-    monkeypatch.setattr(adaptive.estimation, "fit_noisy_marginals", recording)
+    monkeypatch.setattr(adaptive._estimation, "fit_noisy_marginals", recording)
     first, second = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.4, 0.2])
     joint = adaptive.estimate_regularized_joint((5, 3), [Measurement((1,), first, 0.1), Measurement((1,), second, 0.2)],
                                                 rng=0)
@@ -218,7 +217,7 @@ def test_what_is_drawn_is_what_is_charged(monkeypatch, neighbouring, size):
     noise scale equal to the round's sigma. The true counts are read only to measure and to score."""
     data = _data()
     selections, scales, reads = [], [], []
-    original_selection, original_sample = adaptive.selection.exponential_mechanism, adaptive.rounds.Noise.sample
+    original_selection, original_sample = adaptive._selection.exponential_mechanism, adaptive._rounds.Noise.sample
 
     def selection(scores, epsilon, sensitivity, rng):
         selections.append((epsilon, sensitivity, scores.size))
@@ -228,15 +227,15 @@ def test_what_is_drawn_is_what_is_charged(monkeypatch, neighbouring, size):
         scales.append(noise.scale)
         return original_sample(noise, count, rng)
 
-    monkeypatch.setattr(adaptive.selection, "exponential_mechanism", selection)
-    monkeypatch.setattr(adaptive.rounds.Noise, "sample", sample)
-    original_run = adaptive.rounds.Rounds.go
+    monkeypatch.setattr(adaptive._selection, "exponential_mechanism", selection)
+    monkeypatch.setattr(adaptive._rounds.Noise, "sample", sample)
+    original_run = adaptive._rounds.Rounds.go
 
     def watched_go(rounds):
         rounds.counts = _Watched(rounds.counts, reads)
         return original_run(rounds)
 
-    monkeypatch.setattr(adaptive.rounds.Rounds, "go", watched_go)
+    monkeypatch.setattr(adaptive._rounds.Rounds, "go", watched_go)
     workload = pm.marginals(data.domain, 2)
     mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.3), neighbouring=neighbouring, size=size,
                                                noise="continuous")
@@ -422,7 +421,7 @@ def test_auto_takes_the_dense_joint_then_a_junction_tree_then_the_tables(monkeyp
         assert estimate["estimator"] == "regularized" and estimate["model"] == model
     tree = JunctionTree(above.sizes, sorted({m.attributes for m in run.measurements}))
     assert estimate["cells"] == tree.cells <= adaptive.TREE_AUTO_MAX_CELLS
-    monkeypatch.setattr(adaptive.final, "TREE_AUTO_MAX_CELLS", tree.cells - 1)
+    monkeypatch.setattr(adaptive._final, "TREE_AUTO_MAX_CELLS", tree.cells - 1)
     again = mechanism.run(data, rng=0)
     assert again.joint is None and again.release.summary()["estimate"] == {"requested": "auto", "estimator": "tables"}
     assert [m.attributes for m in again.measurements] == [m.attributes for m in run.measurements]  # same rounds
@@ -463,7 +462,7 @@ def test_auto_takes_the_joint_only_when_few_cells_were_measured(monkeypatch):
     run = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous").run(data, rng=0)
     measured = sum(m.values.size for m in run.measurements)
     assert measured <= adaptive.JOINT_AUTO_MAX_MEASURED and run.joint is not None and run.joint.projection is None
-    monkeypatch.setattr(adaptive.final, "JOINT_AUTO_MAX_MEASURED", measured - 1)
+    monkeypatch.setattr(adaptive._final, "JOINT_AUTO_MAX_MEASURED", measured - 1)
     again = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.5), noise="continuous").run(data, rng=0)
     assert again.joint is None and again.release.summary()["estimate"] == {"requested": "auto", "estimator": "tables"}
     assert [m.attributes for m in again.measurements] == [m.attributes for m in run.measurements]  # same rounds
@@ -475,9 +474,9 @@ def test_auto_takes_the_joint_only_when_few_cells_were_measured(monkeypatch):
 
 def test_a_joint_short_of_its_tolerance_warns_and_says_so_in_the_release(monkeypatch):
     data = _data()
-    fit = adaptive.estimation.fit_maximum_entropy
+    fit = adaptive._estimation.fit_maximum_entropy
     # One sweep to a tolerance no fit meets: the fit stops at its limit.
-    monkeypatch.setattr(adaptive.estimation, "fit_maximum_entropy",
+    monkeypatch.setattr(adaptive._estimation, "fit_maximum_entropy",
                         lambda sizes, tables, tol: fit(sizes, tables, tol={k: 1e-300 for k in tol}, max_sweeps=1))
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous",
                                                estimator="joint")
@@ -500,7 +499,7 @@ def test_a_failed_joint_projection_warns_and_releases_the_tables(monkeypatch):
     def failing(*args, **kwargs):
         raise pm.ProjectionError("no point", [])
 
-    monkeypatch.setattr(adaptive.estimation, "project_to_hull", failing)
+    monkeypatch.setattr(adaptive._estimation, "project_to_hull", failing)
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous",
                                                estimator="joint")
     with pytest.warns(adaptive.JointEstimateWarning, match="read from the local projection's tables instead") as caught:
@@ -515,8 +514,8 @@ def test_a_failed_joint_projection_warns_and_releases_the_tables(monkeypatch):
 
 def test_a_regularized_joint_at_its_iteration_limit_warns_and_says_so_in_the_release(monkeypatch):
     data = _data()
-    fit = adaptive.estimation.fit_noisy_marginals
-    monkeypatch.setattr(adaptive.estimation, "fit_noisy_marginals",
+    fit = adaptive._estimation.fit_noisy_marginals
+    monkeypatch.setattr(adaptive._estimation, "fit_noisy_marginals",
                         lambda sizes, tables, sigmas, rng, model: fit(sizes, tables, sigmas, rng=rng, model=model,
                                                                       max_iterations=2))
     mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(data.domain, 2), pm.ZCDP(0.5), noise="continuous")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.mechanisms.budget import BudgetWarning
+from projmech.mechanisms import BudgetWarning
 
 #: The adaptive mechanism's schedule, as its guide states it: 16 notional rounds per attribute,
 #: nine tenths of a round's budget to its measurement.

@@ -10,8 +10,8 @@ import pytest
 from scipy import special, stats
 
 import projmech as pm
-from projmech.privacy import noise as noise_module
-from projmech.privacy.noise import discrete_gaussian_pmf, discrete_laplace_pmf
+from projmech.privacy import _noise as noise_module
+from projmech.privacy import discrete_gaussian_pmf, discrete_laplace_pmf
 
 LEVEL = 0.95
 

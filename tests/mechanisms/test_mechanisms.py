@@ -22,17 +22,16 @@ from scipy import stats
 import oracles
 import projmech as pm
 from oracles import F_SMALL, H_SMALL, TRUTH_SMALL, oracle_sigma
-from projmech.data.dataset import Dataset
-from projmech.data.domain import Domain
-from projmech.factorization.base import Factorization
-from projmech.mechanisms.additive import (
+from projmech.data import Dataset, Domain
+from projmech.factorization import Factorization
+from projmech.mechanisms import (
     FactorizationMechanism,
     GaussianMechanism,
     LaplaceMechanism,
     ProjectionMechanism,
     Release,
 )
-from projmech.privacy.guarantees import ZCDP, ApproxDP, Neighbouring, PureDP
+from projmech.privacy import ZCDP, ApproxDP, Neighbouring, PureDP
 from projmech.validation import as_generator
 from projmech.workloads import Workload, identity, kron, marginals, stack
 
@@ -228,7 +227,7 @@ def test_global_numpy_state_is_not_used():
 
 DOCUMENTED_FIELDS = ["answers", "noisy_answers", "label_source", "mechanism", "privacy", "neighbouring", "size",
                      "size_source", "noise", "sensitivity", "size_noise", "projection", "factorization",
-                     "answer_sigma_rms", "workload", "rounds", "estimate"]
+                     "answer_sigma_rms", "workload", "rounds", "estimate", "measured"]
 
 
 @pytest.mark.solver
@@ -695,8 +694,8 @@ def test_the_memory_model_decides_against_the_available_memory(monkeypatch):
     """With the memory available set by hand, the hull of 2-way marginals of 12 binary attributes
     fits or not by the model's own figures (48 bytes per universe element, 48 per entry of the
     active set's k x (rank + 1) columns), and body="auto" falls back to the relaxation."""
-    import projmech.bodies.memory as memory
-    from projmech.bodies import hull
+    import projmech.bodies._memory as memory
+    from projmech.bodies import _hull as hull
 
     workload = marginals(Domain([f"x{i}" for i in range(12)], [2] * 12), 2, implicit=True)
     k, m = workload.shape  # 264 x 4096; rank 1 + 12 + 66 = 79
@@ -741,7 +740,7 @@ def test_a_slow_projection_shows_progress_on_a_terminal_only(monkeypatch, termin
     import io
     import sys
 
-    import projmech.bodies.body as body_module
+    import projmech.bodies._body as body_module
 
     monkeypatch.setattr(body_module, "PROGRESS_DELAY", 0.0)
     stream = _Terminal() if terminal else io.StringIO()

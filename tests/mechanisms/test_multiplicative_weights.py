@@ -17,9 +17,8 @@ import scipy.sparse as sp
 from scipy import special, stats
 
 from projmech.analysis.evaluation import evaluate
-from projmech.data.dataset import Dataset, histogram
-from projmech.data.domain import Domain
-from projmech.mechanisms.additive import Release
+from projmech.data import Dataset, Domain, histogram
+from projmech.mechanisms import Release
 from projmech.mechanisms.multiplicative_weights import (
     MW_MAX_ALPHA,
     OFFLINE_PMW_MAX_ROUNDS,
@@ -31,7 +30,7 @@ from projmech.mechanisms.multiplicative_weights import (
     offline_pmw_error_bound,
     offline_pmw_min_n,
 )
-from projmech.privacy.guarantees import ZCDP, ApproxDP, Neighbouring, PureDP
+from projmech.privacy import ZCDP, ApproxDP, Neighbouring, PureDP
 from projmech.workloads import Workload, all_range, marginals
 
 # --------------------------------------------------------------------------------------------

@@ -18,12 +18,11 @@ import pytest
 from scipy import stats
 
 from oracles import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf, laplace_difference_tail
-from projmech.data.dataset import Dataset, histogram
-from projmech.data.domain import Domain
+from projmech.data import Dataset, Domain, histogram
+from projmech.mechanisms import BOTTOM, MechanismHalted
 from projmech.mechanisms.multiplicative_weights import multiplicative_weights_update
 from projmech.mechanisms.online_pmw import OnlineAccuracy, OnlinePMW, online_pmw_accuracy
-from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted
-from projmech.privacy.guarantees import PureDP
+from projmech.privacy import PureDP
 
 # --------------------------------------------------------------------------------------------
 # Accuracy on adaptive queries

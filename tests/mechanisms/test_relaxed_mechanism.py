@@ -14,12 +14,10 @@ import math
 import numpy as np
 import pytest
 
-from projmech.bodies.body import HULL_MAX_UNIVERSE
-from projmech.bodies.relaxation import RelaxationResult
-from projmech.data.dataset import Dataset
-from projmech.data.domain import Domain
-from projmech.mechanisms.additive import GaussianMechanism, ProjectionMechanism
-from projmech.privacy.guarantees import ZCDP, ApproxDP
+from projmech.bodies import HULL_MAX_UNIVERSE, RelaxationResult
+from projmech.data import Dataset, Domain
+from projmech.mechanisms import GaussianMechanism, ProjectionMechanism
+from projmech.privacy import ZCDP, ApproxDP
 from projmech.workloads import Workload, all_range, identity, marginals
 
 
@@ -212,7 +210,7 @@ def test_relaxed_release_on_150_binary_attributes():
 
 
 def test_bodies_state_what_they_need_and_take():
-    from projmech.bodies.body import Hull, Relaxation, choose_body
+    from projmech.bodies._body import Hull, Relaxation, choose_body
 
     domain = Domain(["a", "b", "c"], [2, 3, 2])
     explicit, implicit = marginals(domain, 2), marginals(domain, 2, implicit=True)

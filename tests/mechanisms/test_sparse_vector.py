@@ -21,11 +21,9 @@ import pytest
 from scipy import integrate, stats
 
 from oracles import chi_square_pvalue, discrete_difference_tail, discrete_laplace_pmf, laplace_difference_tail
-from projmech.data.dataset import Dataset
-from projmech.data.domain import Domain
-from projmech.mechanisms.sparse_vector import BOTTOM, MechanismHalted, Threshold, ThresholdK
-from projmech.privacy.guarantees import Neighbouring, PureDP
-from projmech.privacy.noise import Noise
+from projmech.data import Dataset, Domain
+from projmech.mechanisms import BOTTOM, MechanismHalted, Threshold, ThresholdK
+from projmech.privacy import Neighbouring, Noise, PureDP
 
 LOW = np.array([1.0, 0.0])  # the count of element 0
 ALL = np.array([1.0, 1.0])  # always 1
@@ -360,7 +358,7 @@ def test_any_k_is_taken_without_work_but_an_overflowing_guarantee_is_refused():
         with pytest.raises(ValueError, match="^k: k = .* copies make the guarantee 4 k epsilon overflow"):
             ThresholdK(Unreadable(), 0.5, epsilon, k=k, n=10)
     # An epsilon whose exact noise (scale 1/epsilon = 1e14 counts) the integer sampler cannot draw
-    # as stated (projmech.privacy.noise refuses it) is refused naming epsilon, before the data is read;
+    # as stated (projmech.privacy._noise refuses it) is refused naming epsilon, before the data is read;
     # continuous noise has room for it.
     with pytest.raises(ValueError, match="^epsilon: 1e-14 sets noise that cannot be drawn as stated"):
         ThresholdK(Unreadable(), 0.5, 1e-14, k=1, n=10)
@@ -504,7 +502,7 @@ def test_sparse_vector_imports_no_solver():
     import projmech
 
     root = Path(projmech.__file__).parent
-    seen, pending, external = set(), ["mechanisms.sparse_vector"], set()
+    seen, pending, external = set(), ["mechanisms._sparse_vector"], set()
     while pending:
         module = pending.pop()
         if module in seen:
@@ -527,10 +525,10 @@ def test_sparse_vector_imports_no_solver():
             elif isinstance(node, ast.Import):
                 external |= {alias.name.split(".")[0] for alias in node.names}
     assert "cvxpy" not in external
-    assert not seen & {"mechanisms.additive", "bodies", "mechanisms.multiplicative_weights"}, sorted(seen)
+    assert not seen & {"mechanisms._additive", "bodies", "mechanisms.multiplicative_weights"}, sorted(seen)
     # Run, through its package's __init__: still no solver.
     import subprocess
     import sys
 
-    code = "import sys, projmech.mechanisms.sparse_vector; assert 'cvxpy' not in sys.modules, 'cvxpy'"
+    code = "import sys, projmech.mechanisms._sparse_vector; assert 'cvxpy' not in sys.modules, 'cvxpy'"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -20,7 +20,7 @@ from scipy import stats
 
 import projmech as pm
 from oracles import marginal_truth
-from projmech.privacy.guarantees import DEFAULT_SIZE_SHARE, SizePolicy
+from projmech.privacy import DEFAULT_SIZE_SHARE, SizePolicy
 
 DOMAIN = pm.Domain(["a", "b"], [2, 3])
 

@@ -21,20 +21,23 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from projmech.mechanisms.additive import GaussianMechanism, LaplaceMechanism
-from projmech.privacy import noise as noise_module
-from projmech.privacy.guarantees import (
+from projmech.mechanisms import GaussianMechanism, LaplaceMechanism
+from projmech.privacy import (
+    NOISE_KINDS,
     ZCDP,
     ApproxDP,
     LargeDeltaWarning,
+    Noise,
     PureDP,
     SizePolicy,
+    calibrate,
+    choose_discrete,
     gaussian_sigma,
     laplace_scale,
     zcdp_delta,
     zcdp_for_approx_dp,
 )
-from projmech.privacy.noise import NOISE_KINDS, Noise, calibrate, choose_discrete
+from projmech.privacy import _noise as noise_module
 from projmech.workloads import Workload, identity
 
 dp = pytest.importorskip("opendp.prelude")
@@ -96,7 +99,7 @@ def test_discrete_laplace_pure_dp_calibration_by_opendp(epsilon, sensitivity):
     assert opendp_laplace(scale).map(sensitivity) == pytest.approx(epsilon, rel=1e-12)
 
 
-@pytest.mark.filterwarnings("ignore::projmech.privacy.guarantees.LargeDeltaWarning")  # delta = 0.01, by design
+@pytest.mark.filterwarnings("ignore::projmech.privacy._guarantees.LargeDeltaWarning")  # delta = 0.01, by design
 def test_zcdp_for_approx_dp_inverts_zcdp_delta():
     for privacy in (ApproxDP(1.0, 1e-6), ApproxDP(0.3, 1e-10), ApproxDP(8.0, 0.01)):
         rho = zcdp_for_approx_dp(privacy)
@@ -395,7 +398,7 @@ def test_discrete_draws_are_not_shared_with_a_forked_child():
 #: lock, OpenDP's) would leave the child waiting for it forever, killed by the alarm (-14).
 _FORK_DURING_FIRST_DRAW = """
 import os, signal, sys, threading, time
-from projmech.privacy.noise import Noise
+from projmech.privacy._noise import Noise
 noise = Noise(sys.argv[2], 10.0, discrete=True)
 thread = threading.Thread(target=noise.sample, args=(3, None))
 thread.start()
@@ -454,7 +457,7 @@ def test_a_fork_waits_until_no_other_thread_is_inside_opendp(monkeypatch):
 _SLOW_DRAWS = """
 import os, signal, sys, threading, time
 import numpy as np
-import projmech.privacy.noise as noise_module
+import projmech.privacy._noise as noise_module
 
 def slow(distribution, scale, size):
     time.sleep(1.0)

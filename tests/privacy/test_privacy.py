@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.privacy.guarantees import (
+from projmech.privacy import (
     ZCDP,
     ApproxDP,
     LargeDeltaWarning,
@@ -38,7 +38,7 @@ mp = pytest.importorskip("mpmath")
 
 # The calibration is checked at large deltas too (0.1, 0.5, 0.999), which warn by design; the
 # warning itself is tested below, where warnings are recorded whatever this filter says.
-pytestmark = pytest.mark.filterwarnings("ignore::projmech.privacy.guarantees.LargeDeltaWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::projmech.privacy._guarantees.LargeDeltaWarning")
 
 EPSILONS = [0.01, 0.05, 0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
 DELTAS = [1e-12, 1e-9, 1e-6, 1e-3, 0.1]
@@ -435,7 +435,7 @@ def test_analytic_sigma_errs_only_on_the_safe_side():
 
 
 def test_a_budget_share_lies_in_the_unit_interval():
-    from projmech.privacy.guarantees import scale_budget
+    from projmech.privacy import scale_budget
 
     assert scale_budget(ZCDP(1.0), 1.0) == ZCDP(1.0)
     for share in (0.0, 1.5, -0.1):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from projmech.bodies.relaxation import project_to_relaxation
-from projmech.synthetic.marginal_rows import pair_tables, search_rows, tree_rows
+from projmech.bodies import project_to_relaxation
+from projmech.synthetic._marginal_rows import pair_tables, search_rows, tree_rows
 
 SIZES = (3, 4, 2, 5)
 

@@ -5,8 +5,7 @@ import pytest
 
 import projmech as pm
 from oracles import unless_inaccurate
-from projmech.bodies.hull import project_to_hull
-from projmech.bodies.relaxation import MomentEncoding, project_to_relaxation
+from projmech.bodies import MomentEncoding, project_to_hull, project_to_relaxation
 from projmech.synthetic import gaussian_rounding, rounding_covariance
 
 

@@ -13,10 +13,10 @@ import pytest
 
 import projmech as pm
 from oracles import marginal_tables_workload
-from projmech.bodies.local import project_to_local
-from projmech.synthetic import tree_sampling
-from projmech.synthetic.marginal_rows import search_table_rows
-from projmech.tables.junction_tree import JunctionTree, junction_order
+from projmech.bodies import project_to_local
+from projmech.synthetic import _tree_sampling as tree_sampling
+from projmech.synthetic._marginal_rows import search_table_rows
+from projmech.tables import JunctionTree, junction_order
 
 
 def _release(sizes, subsets, seed, concentration=0.3, noise=0.05):
@@ -148,7 +148,7 @@ def test_the_tables_are_drawn_in_an_order_with_the_running_intersection_property
     ([3, 2, 4, 2, 2], [(0, 1), (1, 2, 3), (3, 4)]),
 ])
 def test_the_order_walks_the_tables_junction_tree_from_the_table_of_most_cells(sizes, subsets):
-    """Where the junction tree of the tables (:class:`~projmech.tables.junction_tree.JunctionTree`)
+    """Where the junction tree of the tables (:class:`~projmech.tables.JunctionTree`)
     has the tables themselves as cliques, the rows are drawn along its edges: each table after the
     first joins an earlier one through an edge of that tree. The walk starts at the table of most
     cells (its counts rounded closest), where the tree's own order starts at the clique of most

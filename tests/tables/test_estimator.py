@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from oracles import clarabel_solve
-from projmech.bodies.local import LocalProjection, LocalResult, project_measurements
+from projmech.bodies import LocalProjection, LocalResult, project_measurements
 from projmech.solve import Status
 from projmech.tables import (
     Estimator,
@@ -128,7 +128,7 @@ def test_measurements_projected_directly_are_their_weighted_workload_projected(s
     """The layout from the measurements is the one the measured workload decomposes into: the
     same answers, tables and iterations, bit for bit (an attribute of one value joins every table
     in both)."""
-    from projmech.bodies.local import project_to_local
+    from projmech.bodies import project_to_local
     from projmech.mechanisms.adaptive import measured_workload
 
     rng = np.random.default_rng(4)

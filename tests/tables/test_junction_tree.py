@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from projmech.tables import junction_tree
-from projmech.tables.junction_tree import JunctionTree
+from projmech.tables import JunctionTree
+from projmech.tables import _junction_tree as junction_tree
 
 SIZES = (2, 3, 2, 4, 3, 2)
 # A cycle (0-1-2-3-0), a 3-way table, a one-way table and a chord: fill-in is needed.

@@ -7,12 +7,7 @@ import pytest
 import projmech as pm
 from oracles import clarabel_solve, point_room
 from projmech.solve import Status
-from projmech.tables.maximum_entropy import (
-    MAXIMUM_ENTROPY_MAX_CELLS,
-    MaximumEntropyResult,
-    fit_maximum_entropy,
-    total_correlation,
-)
+from projmech.tables import MAXIMUM_ENTROPY_MAX_CELLS, MaximumEntropyResult, fit_maximum_entropy, total_correlation
 
 
 def _tables(joint, keys):
@@ -187,7 +182,7 @@ def test_rows_from_a_distribution_are_searched_towards_its_tables():
     """625 cells, 100 rows: most cells hold less than a row, so the rounding alone moves the
     2-way tables; the search after it brings them closer (the objective it minimizes, recomputed
     here from the rows, against the rounding's own rows)."""
-    from projmech.synthetic.witness import _rounded_cells
+    from projmech.synthetic._witness import _rounded_cells
 
     rng = np.random.default_rng(7)
     truth = rng.dirichlet(np.full(625, 0.3)).reshape(5, 5, 5, 5)

@@ -12,8 +12,8 @@ import projmech as pm
 from oracles import clarabel_solve, point_room
 from projmech.solve import Status
 from projmech.tables import MAXIMUM_ENTROPY_MAX_CELLS, NoisyMarginalsResult, fit_noisy_marginals
-from projmech.tables.noisy_marginals import _MarginalTree, _model
-from projmech.tables.noisy_marginals import _path as _model_path
+from projmech.tables._noisy_marginals import _MarginalTree, _model
+from projmech.tables._noisy_marginals import _path as _model_path
 
 
 def _path(sizes, targets, sigmas, rng):

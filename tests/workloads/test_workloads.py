@@ -629,7 +629,7 @@ def test_answer_data_equals_the_matrix_times_the_histogram(names, sizes, way, mo
     for workload in (pm.marginals(domain, way), pm.marginals(domain, way, implicit=True)):
         np.testing.assert_allclose(workload.answer_data(data), expected, rtol=0, atol=1e-14)
     # Rows are counted in blocks; blocks of a few rows must add up to the same tables.
-    monkeypatch.setattr("projmech.data.counting.BLOCK_ENTRIES", 16)
+    monkeypatch.setattr("projmech.data._counting.BLOCK_ENTRIES", 16)
     np.testing.assert_allclose(pm.marginals(domain, way).answer_data(data), expected, rtol=0, atol=1e-14)
 
 
@@ -841,7 +841,7 @@ def test_few_large_attributes_count_without_the_pair_matrices(monkeypatch):
     def refuse(*args):
         raise AssertionError("the pair route was taken")
 
-    monkeypatch.setattr("projmech.data.counting.pair_counts", refuse)
+    monkeypatch.setattr("projmech.data._counting.pair_counts", refuse)
     answers = pm.marginals(domain, 2, implicit=True).answer_data(Dataset(records, domain))
     expected = np.bincount(records[:, 0] * 1000 + records[:, 1], minlength=3 * 10**6) / 500
     np.testing.assert_array_equal(answers, expected)
@@ -1001,7 +1001,7 @@ def test_a_weighted_identity_block_is_a_weighted_table(size, weight):
     """``c I`` inside a Kronecker product keeps its attribute with weight ``c``, dense or sparse,
     whatever the rounding of sums of its entries (0.7 I of size 85 was read as a general block,
     its off-diagonal sum rounding to a nonzero)."""
-    from projmech.workloads.marginal_tables import table_terms
+    from projmech.workloads import table_terms
 
     for block in (pm.Workload(weight * np.eye(size)), pm.Workload(sp.csr_array(weight * np.eye(size)))):
         terms = table_terms(pm.workloads.kron([block, pm.workloads.total(2)]))
@@ -1015,7 +1015,7 @@ def test_a_weighted_one_value_factor_is_a_weighted_identity():
     """A 1x1 factor is a total and a scaled identity at once: read as the identity, its entry a
     weight, so that tables weighted differently on a one-value attribute are one union of
     tables (the adaptive mechanism's measured tables were refused on such a domain)."""
-    from projmech.workloads.marginal_tables import table_terms
+    from projmech.workloads import table_terms
 
     w = pm.workloads
     union = w.stack([w.kron([pm.Workload(2.0 * np.eye(1)), w.total(3)]),

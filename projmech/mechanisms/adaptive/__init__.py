@@ -6,7 +6,7 @@ and AIM :cite:p:`MMSM22` do, its privacy zCDP composed over the rounds (:doc:`/g
 
 from __future__ import annotations
 
-from .estimation import (
+from ._estimation import (
     DecomposableModel,
     JointEstimate,
     Measurement,
@@ -16,13 +16,13 @@ from .estimation import (
     measured_workload,
     table_estimate,
 )
-from .final import ESTIMATORS, JOINT_AUTO_MAX_CELLS, JOINT_AUTO_MAX_MEASURED, TREE_AUTO_MAX_CELLS, JointEstimateWarning
-from .mechanism import ADAPTIVE_MAX_CELLS, AdaptiveProjectionMechanism
-from .run import AdaptiveRound, AdaptiveRun, Synthesis
-from .synthesis import synthesize
+from ._final import ESTIMATORS, JOINT_AUTO_MAX_CELLS, JOINT_AUTO_MAX_MEASURED, TREE_AUTO_MAX_CELLS, JointEstimateWarning
+from ._mechanism import ADAPTIVE_MAX_CELLS, AdaptiveProjectionMechanism
+from ._run import AdaptiveRound, AdaptiveRun, Synthesis
+from ._synthesis import synthesize
 
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "DecomposableModel", "JointEstimate",
-           "Measurement", "Synthesis",
+           "Synthesis",
            "estimate_joint", "estimate_regularized_joint", "estimate_tables", "measured_workload", "synthesize",
            "table_estimate",
            "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JOINT_AUTO_MAX_MEASURED", "TREE_AUTO_MAX_CELLS",

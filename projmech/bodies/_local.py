@@ -1,0 +1,701 @@
+"""Projection onto the local polytope of marginal tables: consistent tables of any order, over the tables' cells.
+
+The local polytope ``L = {(mu_T): mu_T >= 0, sum(mu_T) = 1, mu_S and mu_T agree on S ∩ T}``
+holds every data set's tables and is the marginal polytope (``K_Q`` itself) when the tables are
+acyclic :cite:p:`BFMY83`; elsewhere it is a relaxation. The projection maximizes the
+Lagrangian dual of splitting ``L`` into simplices and consistent tables by L-BFGS, and is
+certified by an exactly consistent, non-negative point and a never-optimistic lower bound.
+Derivation: theory page *Projection onto K_Q* (section *Overlapping tables: the local polytope*).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.linalg.blas import daxpy, ddot
+
+from .._threads import one_blas_thread
+from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
+from ..tables import Measurement, project_table
+from ..validation import check_positive_int, check_positive_number, check_real_vector
+from ..workloads import Workload
+from ._hull import DEFAULT_TOL, NOISE_TOL
+from ._local_layout import LOCAL_MAX_CELLS, LocalTables, local_tables, measured_tables
+
+__all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local_tables", "project_to_local",
+           "project_measurements", "LOCAL_MAX_CELLS", "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
+
+
+#: Bytes per cell of the tables held at the peak of a projection: L-BFGS's ten pairs of vectors
+#: over the cells, its direction and candidate points, the simplex projection's masks and the
+#: certificate's copies. Measured as peak resident memory above the process's baseline (about
+#: 150 MB) over the cells: 340 (10 x 17 values, all 3-way tables, 589,560 cells) and 376 (Adult,
+#: 10 attributes, all 3-way tables, 443,862 cells); answers and counts included.
+LOCAL_BYTES_PER_CELL = 400
+
+#: L-BFGS iterations before a projection gives up (reported as ``iteration_limit``, never accepted).
+DEFAULT_MAX_ITERATIONS = 5000
+
+#: Iterations between certificates (each costs about two iterations).
+_CHECK_EVERY = 10
+
+#: Certificates in a row without a better gap after which the projection stops (and, above its
+#: tolerance, raises :class:`LocalError`): 300 iterations.
+_STALLED_CHECKS = 30
+
+#: The certificate's tolerance on the disagreement of two tables' shared marginals (and of a
+#: table's sum from 1) of the released point: it is consistent by construction, up to rounding.
+_CONSISTENCY_TOL = 1e-9
+
+
+class LocalError(SolveError):
+    """The projection stopped before its certificate met the tolerance.
+
+    Parameters
+    ----------
+    message : str
+        What failed; the attempts are appended to it.
+    attempts : iterable of Attempt, default ()
+        The solver's one attempt, with how it ended.
+    best : LocalResult, optional
+        The best certified point found (consistent, non-negative tables), above the tolerance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies import LocalError, project_to_local
+    >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [3, 3, 3]), 2)
+    >>> y = np.random.default_rng(0).normal(0.1, 0.3, workload.num_queries)
+    >>> try:
+    ...     project_to_local(workload, y, tol=1e-14, max_iterations=1)
+    ... except LocalError as error:
+    ...     print(error.best.stats.status, error.best.inconsistency < 1e-12)
+    iteration_limit True
+    """
+
+
+@dataclass(frozen=True, repr=False)
+class LocalResult(SolveResult):
+    """The projection onto the local polytope of some tables (made by :func:`project_to_local`).
+
+    Parameters
+    ----------
+    answers : numpy.ndarray
+        The projected answers: each term's table times its weight.
+    tables : tuple of tuple of int
+        Each table's attributes.
+    values : numpy.ndarray
+        The tables' cells, one table after another: non-negative, each summing to 1, consistent.
+    exact : bool
+        Whether the tables are acyclic (the projection is onto ``K_Q`` itself).
+    distance : float
+        ``||answers - y||_2``.
+    inconsistency : float
+        The largest disagreement of two tables' shared marginals, or of a table's sum from 1.
+    stats : SolveStats
+        The dual L-BFGS's iterations, certified gap and tolerance.
+    _model : LocalTables
+        The tables' layout.
+    multipliers : numpy.ndarray or None
+        The dual point ``values`` came from (where a warm start starts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies import project_to_local
+    >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2)
+    >>> result = project_to_local(workload, np.full(12, 0.25))
+    >>> result.marginal((0, 2)).tolist(), result.exact, result.inconsistency < 1e-12
+    ([[0.25, 0.25], [0.25, 0.25]], False, True)
+    """
+
+    answers: np.ndarray
+    tables: tuple[tuple[int, ...], ...]
+    values: np.ndarray
+    exact: bool
+    distance: float
+    inconsistency: float
+    stats: SolveStats
+    _model: LocalTables = field(repr=False, compare=False)
+    multipliers: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def witness(self) -> None:
+        """None: a local-polytope point is a set of tables, never a vector over the universe."""
+        return None
+
+    @property
+    def moments(self) -> None:
+        """None: the local polytope has no moment matrix."""
+        return None
+
+    def marginal(self, attributes: Any) -> np.ndarray:
+        """The projected table of some attributes (one of :attr:`tables`).
+
+        Parameters
+        ----------
+        attributes : sequence of int
+            The table's attributes (domain positions).
+
+        Returns
+        -------
+        numpy.ndarray
+            A copy of the table, one axis per attribute.
+
+        Raises
+        ------
+        ValueError
+            If no table has these attributes.
+        """
+        key = tuple(sorted(int(a) for a in attributes))
+        if key not in self.tables:
+            raise ValueError(f"attributes: {list(key)} is not one of the tables {[list(t) for t in self.tables]}")
+        return self._model.table(self.values, self.tables.index(key)).copy()
+
+    def summary(self) -> dict[str, Any]:
+        """The projection and its statistics as plain JSON-serializable values.
+
+        Returns
+        -------
+        dict
+            ``body`` (``"local"``), ``exact``, ``distance``, ``inconsistency``, ``tables`` and
+            ``stats.summary()``'s entries.
+        """
+        return {"body": "local", "exact": self.exact, "distance": self.distance,
+                "inconsistency": self.inconsistency, "tables": [list(table) for table in self.tables],
+                **self.stats.summary()}
+
+    def _description(self) -> str:
+        kind = "marginal polytope (exact)" if self.exact else "local polytope"
+        return (f"onto the {kind} of {len(self.tables)} tables: {self.answers.size} answers, "
+                f"distance {self.distance:.6g}")
+
+
+class _Problem:
+    """The projection's data over the tables' cells: each table's weight ``W_T`` and weighted mean
+    target ``ybar_T``, with ``(1/2)||answers(mu) - y||^2 = sum_T (W_T/2)||mu_T - ybar_T||^2 + constant``.
+    """
+
+    def __init__(self, model: LocalTables, y: np.ndarray) -> None:
+        self.model = model
+        self.y = y
+        count = len(model.attributes)
+        self.weight = np.zeros(count)
+        self.target = np.zeros(model.cells)
+        for table, row, weight in model.terms:
+            size = model.starts[table + 1] - model.starts[table]
+            self.weight[table] += weight**2
+            self.target[model.starts[table]:model.starts[table + 1]] += weight * y[row:row + size]
+        lengths = np.diff(model.starts)
+        self.counts = lengths
+        self.cell_weight = np.repeat(self.weight, lengths)
+        self.target /= self.cell_weight
+        self.lengths = lengths.astype(float)
+        self.uniform = 1.0 / np.repeat(self.lengths, lengths)
+        self._thresholds: np.ndarray | None = None
+        # The answers' part the tables cannot reach: sum_t ||y_t||^2 - sum_T W_T ||ybar_T||^2, halved.
+        constant_part = np.zeros(0) if model.constant_rows.size == 0 else y[model.constant_rows] - model.constants
+        reachable = np.concatenate([y[row:row + model.starts[t + 1] - model.starts[t]] for t, row, _ in model.terms]) \
+            if model.terms else np.zeros(0)
+        self.offset = 0.5 * (float(reachable @ reachable) - float(self.cell_weight @ self.target**2)
+                             + float(constant_part @ constant_part))
+
+    def answers(self, values: np.ndarray) -> np.ndarray:
+        """The workload's answers of the tables ``values``."""
+        return self.model.answers(values, self.y.size)
+
+    def objective(self, values: np.ndarray) -> float:
+        """``(1/2)||answers(values) - y||^2``, computed from the answers themselves."""
+        residual = self.answers(values) - self.y
+        return 0.5 * float(residual @ residual)
+
+    def table_sums(self, values: np.ndarray) -> np.ndarray:
+        """Each table's sum of ``values`` (a segmented sum over the contiguous tables)."""
+        return np.add.reduceat(values, self.model.starts[:-1])
+
+    def spread(self, per_table: np.ndarray) -> np.ndarray:
+        """One value per table repeated over the table's cells."""
+        return np.repeat(per_table, self.counts)
+
+    def simplex(self, values: np.ndarray) -> np.ndarray:
+        """Each table projected onto its simplex by Michelot's method, all tables at once, on the cells
+        above the first threshold only; the previous call's thresholds start it where still below.
+        """
+        threshold = (self.table_sums(values) - 1.0) / self.lengths
+        if self._thresholds is not None:
+            excess = self.table_sums(np.maximum(values - self.spread(self._thresholds), 0.0)) - 1.0
+            threshold = np.where(excess >= 0.0, np.maximum(self._thresholds, threshold), threshold)
+        index = np.flatnonzero(values > self.spread(threshold))
+        kept = values[index]
+        owner = np.searchsorted(self.model.starts, index, side="right") - 1
+        count = threshold.size
+        members = np.bincount(owner, minlength=count)
+        while True:
+            sums = np.bincount(owner, kept, count)
+            threshold = np.maximum(threshold, (sums - 1.0) / np.maximum(members, 1))
+            keep = kept > threshold[owner]
+            if keep.all():
+                break
+            kept, owner = kept[keep], owner[keep]
+            members = np.bincount(owner, minlength=count)
+        self._thresholds = threshold
+        return np.maximum(values - self.spread(threshold), 0.0)
+
+    def consistent(self, values: np.ndarray, metric: np.ndarray, total: float) -> np.ndarray:
+        """The projection of ``values`` onto tables agreeing on every shared set and summing to ``total``
+        (norm ``sum_T metric_T ||v_T||^2``): each shared component replaced by the weighted average.
+        """
+        model = self.model
+        plans = model.plans()
+        components: list[list[np.ndarray]] = []
+        totals: list[float] = []
+        averages: dict[tuple[int, ...], list[Any]] = {}
+        for index, plan in enumerate(plans):
+            table = model.table(values, index)
+            marginals: list[np.ndarray] = []
+            for origin, axes in zip(plan.source, plan.source_axes):
+                outer = table if origin < 0 else marginals[origin]
+                marginals.append(outer.sum(axis=axes) if axes else outer)
+            table_total = float(marginals[-1].sum()) if marginals else float(table.sum())
+            totals.append(table_total)
+            own = []
+            weight = metric[index] / plan.cells
+            for position, subset in enumerate(plan.subsets):
+                # |T| times the table's component on A: sum over B in A of (-1)^|A\B| |B| m_B.
+                component = plan.sizes[position] * marginals[position]
+                for inner, sign, shape in plan.mobius[position]:
+                    if inner < 0:
+                        component = component + sign * table_total
+                    else:
+                        component = component + sign * plan.sizes[inner] * marginals[inner].reshape(shape)
+                own.append(component)
+                if subset not in averages:
+                    averages[subset] = [0.0, 0.0]
+                averages[subset][0] = averages[subset][0] + weight * component
+                averages[subset][1] += weight
+            components.append(own)
+        result = values.copy()
+        for index, plan in enumerate(plans):
+            table = model.table(result, index)
+            changes = [(averages[subset][0] / averages[subset][1] - components[index][position]) / plan.cells
+                       for position, subset in enumerate(plan.subsets)]
+            shift = (total - totals[index]) / plan.cells
+            for position in range(len(changes) - 1, -1, -1):  # smallest first, into the largest sets
+                if plan.sink[position] >= 0:
+                    changes[plan.sink[position]] = changes[plan.sink[position]] + changes[position].reshape(
+                        plan.sink_shape[position])
+            added = False
+            for position, change in enumerate(changes):
+                if plan.sink[position] < 0:
+                    if not added:
+                        change = change + shift  # the sum's correction rides on the first addition
+                        added = True
+                    table += change.reshape(plan.sink_shape[position])
+            if not added:
+                table += shift
+        return result
+
+    def inconsistency(self, values: np.ndarray) -> float:
+        """The largest disagreement of two tables on a shared set, or of a table's sum from 1, by plain sums."""
+        model = self.model
+        worst = 0.0
+        seen: dict[tuple[int, ...], np.ndarray] = {}
+        for index, attributes in enumerate(model.attributes):
+            table = model.table(values, index)
+            worst = max(worst, abs(float(table.sum()) - 1.0))
+            for subset in model.shared:
+                if set(subset) <= set(attributes):
+                    marginal = project_table(table, attributes, subset)
+                    if subset in seen:
+                        worst = max(worst, float(np.max(np.abs(marginal - seen[subset]))))
+                    else:
+                        seen[subset] = marginal
+        return worst
+
+    def orthogonal(self, values: np.ndarray) -> np.ndarray:
+        """The part of ``values`` orthogonal to the consistent directions."""
+        return values - self.consistent(values, np.ones(self.lengths.size), 0.0)
+
+    def dual_tables(self, multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there."""
+        orthogonal = self.orthogonal(multipliers)
+        return orthogonal, self.simplex(self.target - orthogonal / self.cell_weight)
+
+    def lower_bound(self, multipliers: np.ndarray) -> float:
+        """A lower bound on the optimum from the dual at ``multipliers``: each table's inner minimum less
+        its Frank–Wolfe gap, less the spread rounding left along the consistent directions and the
+        sums' own rounding, so that it never exceeds the optimum.
+        """
+        return self.bound_at(*self.dual_tables(multipliers))
+
+    def bound_at(self, orthogonal: np.ndarray, point: np.ndarray) -> float:
+        """:meth:`lower_bound` from :meth:`dual_tables`' pair, for a caller that has it already."""
+        leftover = orthogonal - self.orthogonal(orthogonal)  # rounding along the consistent directions
+        starts = self.model.starts[:-1]
+        spread = float(np.sum(np.maximum.reduceat(leftover, starts) - np.minimum.reduceat(leftover, starts)))
+        gradient = self.cell_weight * (point - self.target) + orthogonal
+        terms = 0.5 * self.cell_weight * (point - self.target) ** 2 + orthogonal * point
+        inner = self.table_sums(terms)
+        # Frank–Wolfe gap of each table's inner problem: <g, p> - min_j g_j.
+        lowest = np.minimum.reduceat(gradient, starts)
+        products = gradient * point
+        gaps = np.maximum(self.table_sums(products) - lowest, 0.0)
+        shift = float(orthogonal @ self.uniform)
+        magnitude = (float(np.abs(terms).sum()) + float(np.abs(products).sum()) + float(np.abs(lowest).sum())
+                     + float(np.abs(orthogonal) @ self.uniform) + abs(self.offset))
+        rounding = 4.0 * terms.size * np.finfo(float).eps * magnitude
+        return float(np.sum(inner - gaps)) - shift + self.offset - spread - rounding
+
+
+def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, noise_scale: float | None = None,
+                     max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None,
+                     start: LocalResult | None = None) -> LocalResult:
+    """Project ``y`` onto the local polytope of the workload's marginal tables.
+
+    Parameters
+    ----------
+    workload : Workload
+        A marginal workload :func:`local_tables` takes.
+    y : array_like, shape (k,)
+        The point to project.
+    tol : float, optional
+        :func:`~projmech.bodies.project_to_hull`'s rule: certified gap ``<= tol * max(lower bound,
+        (k/2) noise_scale^2)`` (scale 1 without ``noise_scale``). Default ``NOISE_TOL`` with
+        ``noise_scale``, else ``DEFAULT_TOL``.
+    noise_scale : float, optional
+        The standard deviation of the noise in ``y``.
+    max_iterations : int, default DEFAULT_MAX_ITERATIONS
+        L-BFGS iterations before giving up.
+    callback : callable, optional
+        ``callback(iteration, gap)`` after each certificate.
+    start : LocalResult, optional
+        An earlier projection whose multipliers start the dual (0 on tables it lacks).
+
+    Returns
+    -------
+    LocalResult
+        The projected answers and tables, certified.
+
+    Raises
+    ------
+    ValueError
+        If the workload has no marginal tables, or ``y`` has the wrong length.
+    LocalError
+        If the certificate does not meet the tolerance within ``max_iterations``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import projmech as pm
+    >>> from projmech.bodies import project_to_local
+    >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), way=2)
+    >>> result = project_to_local(workload, np.full(12, 0.3))
+    >>> np.round(result.answers, 6).tolist()[:4], result.exact, result.stats.tolerance_met
+    ([0.25, 0.25, 0.25, 0.25], False, True)
+    """
+    model = local_tables(workload)
+    if isinstance(model, str):
+        raise ValueError(f"workload: {model}")
+    y = _finite_norm(check_real_vector("y", y, workload.num_queries))
+    if noise_scale is not None:
+        noise_scale = check_positive_number("noise_scale", noise_scale)
+    return _project(model, y, tol, noise_scale, max_iterations, callback, start)
+
+
+def project_measurements(sizes: Sequence[int], measurements: Sequence[Measurement], *, tol: float | None = None,
+                         max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None,
+                         start: LocalResult | None = None) -> LocalResult:
+    """Project noisy measurements of tables onto the local polytope of the tables they measure.
+
+    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent, non-negative tables summing to
+    1; the answers are the tables weighted by ``1/sigma_i`` (noise of standard deviation 1).
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one, each of a table's cells.
+    tol : float, optional
+        As :func:`project_to_local`'s with ``noise_scale=1``.
+    max_iterations : int, default DEFAULT_MAX_ITERATIONS
+        L-BFGS iterations before giving up.
+    callback : callable, optional
+        ``callback(iteration, gap)`` after each certificate.
+    start : LocalResult, optional
+        An earlier projection (of some of the measurements) to start from.
+
+    Returns
+    -------
+    LocalResult
+        The projected tables, certified.
+
+    Raises
+    ------
+    ValueError
+        If a measurement does not fit ``sizes`` or measures a query, or the tables hold too many cells.
+    LocalError
+        If the certificate does not meet the tolerance within ``max_iterations``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies import project_measurements
+    >>> from projmech.tables import Measurement
+    >>> result = project_measurements((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
+    ...                                        Measurement((0,), np.array([0.5, 0.5]), 0.1)])
+    >>> np.round(result.marginal((0,)), 6).tolist()
+    [0.6, 0.4]
+    """
+    model = measured_tables(sizes, measurements)
+    if isinstance(model, str):
+        raise ValueError(f"measurements: {model}")
+    y = np.concatenate([(1.0 / m.sigma) * np.asarray(m.values, dtype=float) for m in measurements])
+    y = _finite_norm(check_real_vector("measurements", y, y.size))
+    return _project(model, y, tol, 1.0, max_iterations, callback, start)
+
+
+@dataclass(frozen=True)
+class LocalProjection:
+    """The local-polytope estimator (:class:`~projmech.tables.Estimator`): :func:`project_measurements`.
+
+    Where the certificate falls short, the best point is returned and its status says so.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    tol : float, optional
+        The certificate's tolerance (default ``NOISE_TOL``).
+    max_iterations : int, default DEFAULT_MAX_ITERATIONS
+        L-BFGS iterations before stopping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.bodies import LocalProjection
+    >>> from projmech.tables import Measurement
+    >>> result = LocalProjection((2, 2)).estimate([Measurement((0, 1), np.array([0.4, 0.1, 0.3, 0.2]), 0.1)])
+    >>> np.round(result.marginal((0, 1)), 6).tolist()
+    [[0.4, 0.1], [0.3, 0.2]]
+    """
+
+    sizes: tuple[int, ...]
+    tol: float | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+
+    def estimate(self, measurements: Sequence[Measurement], start: LocalResult | None = None) -> LocalResult:
+        """The measured tables projected onto their local polytope.
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            At least one, each of a table's cells.
+        start : LocalResult, optional
+            An earlier projection to start from.
+
+        Returns
+        -------
+        LocalResult
+            The projection (its best point where the certificate fell short).
+        """
+        try:
+            return project_measurements(self.sizes, measurements, tol=self.tol, max_iterations=self.max_iterations,
+                                        start=start)
+        except LocalError as error:
+            assert isinstance(error.best, LocalResult)
+            return error.best
+
+
+def _started(model: LocalTables, start: LocalResult | None) -> np.ndarray:
+    """The dual's first point: ``start``'s multipliers on the tables it shares with ``model``."""
+    point = np.zeros(model.cells)
+    if start is None:
+        return point
+    if not isinstance(start, LocalResult):
+        raise TypeError(f"start: expected a LocalResult, got {type(start).__name__}")
+    if start.multipliers is not None:
+        for index, table in enumerate(model.attributes):
+            if table in start.tables and start._model.shapes[start.tables.index(table)] == model.shapes[index]:
+                model.table(point, index)[...] = start._model.table(start.multipliers, start.tables.index(table))
+    return point
+
+
+def _finite_norm(y: np.ndarray) -> np.ndarray:
+    """``y``, refused where its squared norm overflows."""
+    with np.errstate(over="ignore"):
+        squared = 0.5 * float(y @ y)
+    if not math.isfinite(squared):
+        raise ValueError("y: its squared norm overflows double precision (entries of about 1e154 or more); the "
+                         "answers are fractions of the public size, so rescale them")
+    return y
+
+
+def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: float | None, max_iterations: int,
+             callback: Callback | None, start: LocalResult | None) -> LocalResult:
+    """The projection of answers ``y`` onto the local polytope of ``model``'s tables."""
+    tol = check_positive_number("tol", (DEFAULT_TOL if noise_scale is None else NOISE_TOL) if tol is None else tol)
+    max_iterations = check_positive_int("max_iterations", max_iterations)
+    callback = check_callback(callback)
+    initial = _started(model, start)
+    began = time.perf_counter()
+    problem = _Problem(model, y)
+    scale = 1.0 if noise_scale is None else max(0.5 * y.size * noise_scale**2, 1e-8)
+    best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far
+    iterations = [0]
+
+    def negative_dual(point: np.ndarray) -> tuple[float, np.ndarray]:
+        multipliers, tables = problem.dual_tables(point)
+        value = float(np.sum(0.5 * problem.cell_weight * (tables - problem.target) ** 2 + multipliers * tables))
+        value += problem.offset - float(multipliers @ problem.uniform)
+        return -value, -(problem.orthogonal(tables) - problem.uniform)
+
+    stalled = [0]  # certificates in a row that did not improve on the best gap
+
+    def certify(multipliers: np.ndarray) -> bool:
+        orthogonal, tables = problem.dual_tables(multipliers)  # shared by the release and the bound
+        released = _nonnegative(problem, problem.consistent(tables, problem.weight, 1.0))
+        upper, lower = problem.objective(released), problem.bound_at(orthogonal, tables)
+        gap = max(upper - lower, 0.0)
+        if not best or gap < best[0]:
+            best[:] = [gap, lower, released, multipliers]
+            stalled[0] = 0
+        else:
+            stalled[0] += 1
+        if callback is not None:
+            callback(iterations[0], gap)
+        # Stop where the gap no longer falls (at the limit of double precision for a tight
+        # tolerance); reported, not accepted.
+        return best[0] <= tol * max(best[1], scale) or stalled[0] >= _STALLED_CHECKS
+
+    if not certify(initial):
+        # L-BFGS on the dual (smooth, piecewise quadratic): its gradient is the inconsistency of
+        # the tables it implies, which falls linearly.
+        def step(iteration: int, point: np.ndarray) -> bool:
+            iterations[0] = iteration
+            return iteration % _CHECK_EVERY == 0 and certify(point)
+
+        # On one BLAS thread: the iterations are vector operations bound by memory, which more
+        # threads do not speed up (on a loaded machine, OpenBLAS's waiting threads slow them);
+        # one thread also rounds alike on every machine.
+        with one_blas_thread():
+            last = _lbfgs(negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
+        if iterations[0] % _CHECK_EVERY:
+            certify(last)
+    gap, lower, released, multipliers = best
+    answers = problem.answers(released)
+    inconsistency = problem.inconsistency(released)
+    met = gap <= tol * max(lower, scale) and inconsistency <= _CONSISTENCY_TOL and bool(np.all(released >= 0))
+    status = Status.OPTIMAL if met else Status.ITERATION_LIMIT
+    seconds = time.perf_counter() - began
+    stats = SolveStats(solver="dual-lbfgs", status=status, solve_time=seconds, iterations=iterations[0], gap=gap,
+                       tolerance=tol * max(lower, scale), tolerance_met=met,
+                       attempts=(Attempt("dual-lbfgs", status, f"gap {gap:.3g}", seconds),), total_time=seconds)
+    iteration = iterations[0]
+    result = LocalResult(answers=answers, tables=model.attributes, values=released, exact=model.acyclic,
+                         distance=float(np.linalg.norm(answers - y)), inconsistency=inconsistency, stats=stats,
+                         _model=model, multipliers=multipliers)
+    if not met:
+        why = "at its iteration limit" if iteration >= max_iterations else "its gap no longer falling"
+        raise LocalError(f"the local-polytope projection stopped after {iteration} iterations ({why}) with gap "
+                         f"{gap:.3g} above its tolerance {stats.tolerance:.3g} (inconsistency {inconsistency:.2g})",
+                         stats.attempts, result)
+    return result
+
+
+def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,
+           memory: int = 10) -> np.ndarray:
+    """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4)
+    with Armijo backtracking, until ``on_iteration(iteration, point)`` is True or ``max_iterations``
+    pass; the last point. The direction is updated in place (BLAS), and three guards hold on noisy
+    inputs: a pair whose gradient change is rounding is dropped, a failed line search restarts from
+    the scaled gradient, and on a linear piece (no pairs) the step doubles while it gains.
+    """
+    value, gradient = function(point)
+    changes: list[np.ndarray] = []
+    differences: list[np.ndarray] = []
+    inverses: list[float] = []
+    direction = np.empty_like(point)
+    coefficients = np.empty(memory)
+    for iteration in range(1, max_iterations + 1):
+        np.negative(gradient, out=direction)
+        for index in range(len(changes) - 1, -1, -1):
+            coefficients[index] = inverses[index] * ddot(changes[index], direction)
+            daxpy(differences[index], direction, a=-coefficients[index])
+        scale = (1.0 / (inverses[-1] * ddot(differences[-1], differences[-1]))) if changes else 1.0 / curvature
+        direction *= scale
+        for index in range(len(changes)):
+            step = coefficients[index] - inverses[index] * ddot(differences[index], direction)
+            daxpy(changes[index], direction, a=step)
+        slope = ddot(gradient, direction)
+        restarted = not changes
+        if not slope < 0.0:  # not a descent direction: restart from the scaled gradient
+            changes.clear()
+            differences.clear()
+            inverses.clear()
+            np.multiply(gradient, -1.0 / curvature, out=direction)
+            slope, restarted = ddot(gradient, direction), True
+            if slope == 0.0:
+                break
+        length, doubled, halved = 1.0, False, False
+        while True:
+            candidate = point + length * direction
+            new_value, new_gradient = function(candidate)
+            if new_value <= value + 1e-4 * length * slope:
+                change = new_gradient - gradient
+                # Doubling only before any halving: a search that halved once and then doubled
+                # again ping-ponged between two lengths forever (a slope of -1e-26, where
+                # rounding decides Armijo's test, on an adaptive mechanism's estimate).
+                if (not changes and not halved and length < 2.0**40
+                        and ddot(change, change) <= 1e-16 * ddot(gradient, gradient)):
+                    length *= 2.0  # a linear piece: try a longer step
+                    doubled = True
+                    continue
+                break
+            if doubled:  # the doubling went one step too far: take the last step that gained
+                length /= 2.0
+                candidate = point + length * direction
+                new_value, new_gradient = function(candidate)
+                break
+            length /= 2.0
+            halved = True
+            if length < 1e-12:
+                if restarted:
+                    return point
+                changes.clear()
+                differences.clear()
+                inverses.clear()
+                np.multiply(gradient, -1.0 / curvature, out=direction)
+                slope, restarted, length, halved = ddot(gradient, direction), True, 1.0, False
+        change, difference = candidate - point, new_gradient - gradient
+        product = ddot(change, difference)
+        if (product > 1e-12 * math.sqrt(ddot(change, change) * ddot(difference, difference))
+                and ddot(difference, difference) > 1e-16 * ddot(new_gradient, new_gradient)):
+            if len(changes) == memory:
+                changes.pop(0)
+                differences.pop(0)
+                inverses.pop(0)
+            changes.append(change)
+            differences.append(difference)
+            inverses.append(1.0 / product)
+        point, value, gradient = candidate, new_value, new_gradient
+        if on_iteration(iteration, point):
+            break
+    return point
+
+
+def _nonnegative(problem: _Problem, z: np.ndarray) -> np.ndarray:
+    """``z`` (consistent tables summing to 1) mixed with the uniform tables just enough to have no
+    negative cell: ``(1 - t) z + t u`` is consistent, since the uniform tables are."""
+    negative = z < 0
+    if not np.any(negative):
+        return z
+    share = float(np.max(-z[negative] / (problem.uniform[negative] - z[negative])))
+    return np.maximum((1.0 - share) * z + share * problem.uniform, 0.0)

@@ -1,0 +1,519 @@
+"""The Gaussian, Laplace, projection and factorization mechanisms.
+
+Each measures counts (the workload's, or a factorization's strategy) with noise calibrated to
+their sensitivity, divides them by a public size and, optionally, projects them onto a body
+(:class:`~projmech.mechanisms.CountingMechanism`). The calibration is derived in
+:doc:`/theory/privacy`, the error bounds in :doc:`/theory/bounds` and :doc:`/theory/factorization`.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .._threads import one_blas_thread
+from ..analysis.bounds import check_measure, gaussian_mechanism_error, projection_error
+from ..bodies import BODIES, RELAXATIONS, Body, Hull, choose_body, memory_shortfall
+from ..factorization import Factorization, check_objective
+from ..privacy import NOISE_KINDS, ZCDP, ApproxDP, Neighbouring, PureDP
+from ..validation import FLAG, Options, check_positive_int, format_count, validate_params
+from ..workloads import Workload
+from ._counting import CountingMechanism, Mechanism, _counts_of
+from ._release import Release
+
+__all__ = [
+    "Release",
+    "Mechanism",
+    "CountingMechanism",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "ProjectionMechanism",
+    "FactorizationMechanism",
+]
+
+#: The constructors' declared checks (:func:`~projmech.validation.validate_params`).
+_NOISE = Options(*NOISE_KINDS)
+_CALIBRATION = Options("analytic", "classical")
+_BODY = Options(*BODIES)
+_RELAXATION = Options(*RELAXATIONS)
+
+
+class _GaussianMeasurement(CountingMechanism):
+    """The Gaussian family's shared options: the privacy type, ``calibration`` and ``noise``."""
+
+    def _gaussian_options(self, calibration: str, noise: str) -> str:
+        """Check the privacy type, ``calibration`` and ``noise``, set :attr:`calibration`, return the noise kind."""
+        if isinstance(self.privacy, PureDP):
+            raise TypeError(f"privacy: {type(self).__name__} needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
+        if calibration == "classical" and isinstance(self.privacy, ApproxDP) and self.privacy.epsilon >= 1:
+            raise ValueError(f"calibration='classical' is valid only for epsilon < 1, got "
+                             f"epsilon={self.privacy.epsilon}")
+        self.calibration = calibration
+        # The classical bound is stated for the continuous Gaussian.
+        return "continuous" if calibration == "classical" and noise == "auto" else noise
+
+    def _gaussian_error(self, n: int, measure: Literal["rms", "mean"]) -> float:
+        """The exact error of the unprojected noisy answers at public size ``n``."""
+        n = check_positive_int("n", n)
+        return gaussian_mechanism_error(self._answer_std(n), self.workload.num_queries, measure=measure)
+
+
+class GaussianMechanism(_GaussianMeasurement):
+    """The Gaussian mechanism: ``(F c + Z) / size``, ``Z`` Gaussian.
+
+    Guarantee: ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` under the given relation, the noise
+    calibrated to the l2 sensitivity of the counts :cite:p:`BS16,BW18,CKS20` (:doc:`/theory/privacy`).
+
+    Parameters
+    ----------
+    workload : Workload
+        The queries ``F``.
+    privacy : ZCDP or ApproxDP
+        The guarantee (:class:`LaplaceMechanism` takes ``PureDP``).
+    neighbouring : {"replace-one", "add-remove"}
+        The relation the guarantee is stated for.
+    calibration : {"analytic", "classical"}
+        ``"classical"``: the loose ``sqrt(2 ln(1.25/delta))/epsilon`` (epsilon < 1, continuous noise).
+    size : int or "estimate", optional
+        Under add/remove (required there): a declared public size, or a noisy row count.
+    size_share : float, optional
+        With ``size="estimate"``, the budget's share spent on it (default ``DEFAULT_SIZE_SHARE``).
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"``: the exact discrete Gaussian for integer entries, numpy's Gaussian otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
+    >>> mechanism = pm.GaussianMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5), noise="continuous")
+    >>> round(mechanism.sensitivity(), 6), round(mechanism.expected_error(3), 4)
+    (2.0, 0.6667)
+    >>> mechanism.release(data, rng=np.random.default_rng(0)).answers.round(3)
+    array([0.417, 0.579, 0.76 , 0.737])
+    """
+
+    mechanism_name = "gaussian"
+    _needs_matrix = False
+
+    @validate_params(calibration=_CALIBRATION, noise=_NOISE)
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 calibration: Literal["analytic", "classical"] = "analytic",
+                 size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
+        noise = self._gaussian_options(calibration, noise)
+        self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
+
+    def expected_error(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
+        """The exact expected error of the answers at public size ``n``.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms", "mean"}
+            ``"rms"``: ``std / n``; ``"mean"``: ``E[||Z|| / sqrt k] / n``
+            (:func:`~projmech.analysis.bounds.gaussian_mechanism_error`).
+
+        Returns
+        -------
+        float
+            The error, a fraction of ``n``. For discrete noise ``"mean"`` treats it as Gaussian: off
+            by up to 9 % for one query at sigma = 1, under 1 % from sigma = 3.
+        """
+        return self._gaussian_error(n, measure)
+
+
+class LaplaceMechanism(CountingMechanism):
+    """The Laplace mechanism :cite:p:`DMNS06`: ``(F c + Lap(b)^k) / size``, ``b = Delta_1 / epsilon``, ``PureDP``.
+
+    Parameters
+    ----------
+    workload : Workload
+        The queries ``F``.
+    privacy : PureDP
+        The guarantee.
+    neighbouring, size, size_share
+        As for :class:`GaussianMechanism`.
+    noise : {"auto", "discrete", "continuous"}
+        ``"auto"``: the discrete Laplace (same ``b``, same guarantee) for integer entries.
+
+    Examples
+    --------
+    Four 1-way marginal cells have l1 sensitivity 4 under replace-one: ``b = 4`` at ``epsilon = 1``.
+
+    >>> import projmech as pm
+    >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 2]), 1)
+    >>> mechanism = pm.LaplaceMechanism(workload, pm.PureDP(1.0), noise="continuous")
+    >>> mechanism.sensitivity(), mechanism.noise.scale, round(mechanism.expected_error(3), 3)
+    (4.0, 4.0, 1.886)
+    """
+
+    mechanism_name = "laplace"
+    # Its l1 sensitivity comes from the workload's column norms and its counts from the records'
+    # tables, both without the matrix.
+    _needs_matrix = False
+
+    @validate_params(noise=_NOISE)
+    def __init__(self, workload: Workload, privacy: PureDP, *,
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
+        if not isinstance(privacy, PureDP):
+            raise TypeError(f"privacy: the Laplace mechanism needs PureDP, got {type(privacy).__name__}")
+        self._calibrate(workload.count_sensitivity(self.neighbouring, 1), workload.is_integer, noise)
+
+    def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
+        """The exact root mean square error of the answers at public size ``n``: ``std / n``.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms"}
+            Only ``"rms"`` (``"mean"`` has no closed form for Laplace noise).
+
+        Returns
+        -------
+        float
+            The error, a fraction of ``n``.
+        """
+        n = _check_rms(n, measure, "measure: 'mean' has no closed form for Laplace noise; 'rms' bounds it from above")
+        return self._answer_std(n)
+
+
+class ProjectionMechanism(_GaussianMeasurement):
+    """The projection mechanism :cite:p:`NTZ13`: Gaussian answers projected onto a convex body.
+
+    It releases ``Pi_B(F h + Z)``: the noise of :class:`GaussianMechanism`, then the Euclidean
+    projection onto a convex body containing the true answers (:mod:`projmech.bodies`; ``"auto"``:
+    :func:`~projmech.bodies._body.choose_body`). Post-processing, never farther from the truth on
+    the same noise; :meth:`error_bound` bounds the error (:doc:`/theory/bounds`).
+
+    Parameters
+    ----------
+    workload : Workload
+        The queries ``F``.
+    privacy : ZCDP or ApproxDP
+        The guarantee.
+    body : {"auto", "hull", "relaxed", "tables", "local"}
+        The body; :attr:`body` holds the one chosen.
+    solver : str
+        The projection's solver.
+    tol : float, optional
+        The projection's certified tolerance, relative to the noise (default ``1e-4``).
+    relaxation : {"sdp+local", "sdp", "local"}
+        The relaxation L, for ``body="relaxed"``.
+    neighbouring, calibration, size, size_share, noise
+        As for :class:`GaussianMechanism`.
+
+    Raises
+    ------
+    ValueError
+        If no body takes the workload within this machine's memory (before any solver runs).
+
+    Examples
+    --------
+    The projected answers are consistent: each marginal's cells are non-negative and sum to 1.
+
+    >>> import numpy as np, projmech as pm
+    >>> domain = pm.Domain(["a", "b"], [2, 2])
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
+    >>> mechanism = pm.ProjectionMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5), solver="fast", noise="continuous")
+    >>> mechanism.release(data, rng=np.random.default_rng(0)).answers.round(3)
+    array([0.419, 0.581, 0.512, 0.488])
+    >>> mechanism.body, round(mechanism.error_bound(3), 3)
+    (Hull(solver='fast'), 0.626)
+    """
+
+    mechanism_name = "projection"
+    #: Always set by the constructor.
+    body: Body
+
+    @validate_params(body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
+                 body: Literal["auto", "hull", "relaxed", "tables", "local"] = "auto", solver: str = "auto",
+                 tol: float | None = None, relaxation: str = "sdp+local",
+                 neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 calibration: Literal["analytic", "classical"] = "analytic",
+                 size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
+        self.body = choose_body(workload, body, solver=solver, tol=tol, relaxation=relaxation)
+        noise = self._gaussian_options(calibration, noise)
+        self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
+
+    @classmethod
+    def needs_matrix(cls, *, body: str = "auto", solver: str = "auto", **options: Any) -> bool:
+        """Whether the mechanism needs the explicit matrix: only a named CVXPY solver on the hull does.
+
+        Parameters
+        ----------
+        body, solver : str
+            As for the constructor.
+        **options
+            The constructor's other options (ignored).
+
+        Returns
+        -------
+        bool
+            True when a caller (such as the CLI) must build the workload explicitly.
+        """
+        return body in ("auto", "hull") and Hull(solver=solver).needs_matrix
+
+    def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms", width: float | None = None) -> float:
+        """An upper bound on the expected error at public size ``n`` (when it is the row count).
+
+        The smaller of the Gaussian mechanism's exact error and ``sqrt(sigma l*(B) / k)`` :cite:p:`NTZ13`.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+        measure : {"rms", "mean"}
+            The error measure (the rms bound bounds the mean).
+        width : float, optional
+            An upper bound on the Gaussian width ``l*(B)``; default :meth:`Body.width_bound`.
+
+        Returns
+        -------
+        float
+            The bound, a fraction of ``n``.
+        """
+        gaussian = self._gaussian_error(n, measure)
+        if width is None:
+            width = self.body.width_bound(self.workload)
+        if width is None:
+            return gaussian
+        return min(gaussian, projection_error(self._answer_std(n), self.workload.num_queries, width=width))
+
+
+class FactorizationMechanism(_GaussianMeasurement):
+    """The factorization (matrix) mechanism :cite:p:`LHRMM10`, optionally followed by projection.
+
+    For ``R M = F`` it releases ``R (M c + Z) / size``, ``Z`` calibrated as in
+    :class:`GaussianMechanism` to the strategy ``M``'s sensitivity (``R`` is post-processing). The
+    default strategy, optimal in the factorization norm :cite:p:`ENU20`, depends only on the
+    workload. The answers' noise ``R Z`` has RMS ``Release.answer_sigma_rms``. See
+    :doc:`/theory/factorization`.
+
+    Parameters
+    ----------
+    workload, privacy
+        The queries ``F`` and the guarantee (ZCDP or ApproxDP).
+    factorization : Factorization, optional
+        Default :func:`~projmech.factorization.factorization_norm`; an approximate one adds a bias.
+    objective : {"mean", "max"}, optional
+        What the default factorization minimizes (RMS or worst query error).
+    project : bool
+        Project the reconstructed answers as :class:`ProjectionMechanism` does.
+    body, solver, tol, relaxation
+        As for :class:`ProjectionMechanism`; only with ``project=True``.
+    neighbouring, calibration, size, size_share, noise
+        As for :class:`GaussianMechanism` (``"auto"`` noise decides from the strategy's entries).
+
+    Raises
+    ------
+    ValueError
+        If ``factorization`` does not factorize ``workload`` or an option contradicts another.
+
+    Examples
+    --------
+    >>> import numpy as np, projmech as pm
+    >>> data = pm.Dataset(np.arange(8).repeat(10)[:, None], pm.Domain(["x"], [8]))
+    >>> mechanism = pm.FactorizationMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
+    >>> release = mechanism.release(data, rng=np.random.default_rng(0))
+    >>> round(release.sigma, 4), round(release.answer_sigma_rms, 4), round(mechanism.expected_error(80), 4)
+    (0.017, 0.0254, 0.0254)
+    """
+
+    mechanism_name = "factorization"
+    #: Always set by the constructor.
+    factorization: Factorization
+
+    @validate_params(project=FLAG, body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
+    def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
+                 factorization: Factorization | None = None, objective: str | None = None, project: bool = False,
+                 body: Literal["auto", "hull", "relaxed", "tables", "local"] = "auto", solver: str = "auto",
+                 tol: float | None = None,
+                 relaxation: str = "sdp+local", neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+                 calibration: Literal["analytic", "classical"] = "analytic",
+                 size: int | str | None = None, size_share: float | None = None,
+                 noise: str = "auto") -> None:
+        super().__init__(workload, privacy, neighbouring, size, size_share)
+        if factorization is not None and not isinstance(factorization, Factorization):
+            raise TypeError(f"factorization: expected a Factorization, got {type(factorization).__name__}")
+        if objective is not None:
+            check_objective(objective)
+            if factorization is not None and factorization.objective != objective:
+                raise ValueError(f"objective: {objective!r} differs from the given factorization's "
+                                 f"{factorization.objective!r}; omit it, or omit the factorization")
+        if project:
+            # The body, like ProjectionMechanism's, before the (possibly long) optimization: a
+            # workload no body takes, or whose projection would not fit in memory, is refused now.
+            chosen: Body | None = choose_body(workload, body, solver=solver, tol=tol, relaxation=relaxation)
+        else:
+            _refuse_projection_options(body=body, solver=solver, tol=tol, relaxation=relaxation)
+            chosen = None
+        noise = self._gaussian_options(calibration, noise)
+        # Every argument is valid: only now the (possibly long) optimization.
+        if factorization is None:
+            from ..factorization import factorization_norm
+
+            factorization = factorization_norm(workload, objective=objective or "mean")
+        else:
+            _check_factorizes(factorization, workload)
+        self.factorization = factorization
+        self.project = project
+        self.body = chosen
+        if project:
+            self.mechanism_name = "factorization+projection"
+        # The measured queries are the strategy M, not F: its sensitivity, and whether its counts
+        # are integers (then discrete noise applies), decide the noise.
+        strategy = factorization.strategy
+        self._calibrate(strategy.count_sensitivity(self.neighbouring, 2), strategy.is_integer, noise, calibration)
+
+    def _measured_counts(self, data: Any) -> np.ndarray:
+        # The strategy's counts from the records (table by table for a structured strategy).
+        return _counts_of(self.factorization.strategy, data)
+
+    def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
+        return self.factorization.reconstruct(measurements)
+
+    @classmethod
+    def needs_matrix(cls, *, project: bool = False, body: str = "auto", solver: str = "auto",
+                     **options: Any) -> bool:
+        """Whether the mechanism needs the explicit matrix: only its projection may (as for ProjectionMechanism).
+
+        Parameters
+        ----------
+        project, body, solver, **options
+            As for the constructor; the optimizer needs no explicit matrix.
+
+        Returns
+        -------
+        bool
+            ``project and ProjectionMechanism.needs_matrix(body=body, solver=solver)``.
+        """
+        return project and ProjectionMechanism.needs_matrix(body=body, solver=solver)
+
+    def _kernel_threads(self) -> AbstractContextManager[Any]:
+        # The strategy's counts and R y are dense products whose sums OpenBLAS splits differently
+        # with 1 and 2 threads: on one thread, the same seed gives the same answers anywhere.
+        return one_blas_thread()
+
+    def _answer_std(self, n: float) -> float:
+        # The answers' noise R Z is correlated: its root mean square per answer. The one formula
+        # behind expected_error, error_bound, the projection's tolerance and answer_sigma_rms.
+        return self.noise.std / n * self.factorization.reconstruction_norm / math.sqrt(self.workload.num_queries)
+
+    def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
+        """The exact rms error of the reconstructed answers at public size ``n``: ``std ||R||_F / (n sqrt(k))``.
+
+        Parameters
+        ----------
+        n, measure
+            As for :meth:`LaplaceMechanism.expected_error` (``"mean"`` has no closed form for ``R Z``).
+
+        Returns
+        -------
+        float
+            The error, a fraction of ``n``; refused with ``project=True`` (see :meth:`error_bound`).
+        """
+        n = _check_rms(n, measure, "measure: 'mean' has no closed form for the correlated noise R Z; 'rms' bounds it")
+        if self.project:
+            raise ValueError("expected_error: the projected answers have no closed-form error; use error_bound(n)")
+        return self._answer_std(n)
+
+    def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
+        """An upper bound on the expected error at public size ``n``: the unprojected answers' rms error.
+
+        Parameters
+        ----------
+        n, measure
+            The public size, and the error measure (the rms bounds the mean).
+
+        Returns
+        -------
+        float
+            The bound, a fraction of ``n``.
+        """
+        check_measure(measure)
+        return self._answer_std(check_positive_int("n", n))
+
+    def _repr_extra(self) -> str:
+        strategy = self.factorization.strategy
+        shape = f"{format_count(strategy.num_queries)}x{format_count(strategy.universe_size)}"
+        return f", strategy {shape}{super()._repr_extra()}"
+
+
+def _check_rms(n: int, measure: str, refusal: str) -> int:
+    """``n`` checked positive; a ValueError with ``refusal`` unless ``measure`` is ``"rms"``."""
+    n = check_positive_int("n", n)
+    if check_measure(measure) != "rms":
+        raise ValueError(refusal)
+    return n
+
+
+def _refuse_projection_options(*, body: str, solver: str, tol: float | None, relaxation: str) -> None:
+    """A ValueError naming the first projection option given to a mechanism that does not project."""
+    given = {"body": body != "auto", "solver": solver != "auto", "tol": tol is not None,
+             "relaxation": relaxation != "sdp+local"}
+    for name, is_given in given.items():
+        if is_given:
+            raise ValueError(f"{name}: applies only to the projection; pass project=True, or omit {name}")
+
+
+
+#: Bytes per universe element of one probe of :func:`_check_factorizes`: the vector, and the
+#: temporaries of the two workloads' products with it.
+_PROBE_BYTES_PER_ELEMENT = 32
+
+
+def _check_factorizes(factorization: Factorization, workload: Workload) -> None:
+    """A ValueError unless ``factorization`` factorizes ``workload`` (the same queries, reproduced by its factors)."""
+    if factorization.workload.shape != workload.shape:
+        raise ValueError(
+            f"factorization: it factorizes a {factorization.workload.shape} workload, not {workload.shape}"
+        )
+    if factorization.workload is workload:
+        agree = True
+    elif workload.is_implicit or factorization.workload.is_implicit:
+        # Equal workloads agree on every vector; products on a few fixed (public) random vectors
+        # tell different ones apart with probability 1. Each probe is a vector over the
+        # universe, drawn one at a time: refused up front where one does not fit.
+        m = workload.universe_size
+        too_large = memory_shortfall(_PROBE_BYTES_PER_ELEMENT * float(m))
+        if too_large is not None:
+            raise ValueError(
+                f"factorization: checking that it factorizes {workload.name} takes products with vectors over the "
+                f"universe of {format_count(m)} elements, {too_large}; pass the factorization built for this very "
+                "workload object (factorization_norm(workload)), which needs no check, or omit it"
+            )
+        probes = np.random.default_rng(0)
+        agree = all(np.allclose(workload.matvec(v), factorization.workload.matvec(v), rtol=1e-9, atol=1e-12)
+                    for v in (probes.standard_normal(m) for _ in range(4)))
+    else:
+        ours, theirs = workload.toarray(), factorization.workload.toarray()
+        agree = bool(np.allclose(ours, theirs, rtol=1e-9, atol=1e-12 * max(1.0, float(np.abs(ours).max()))))
+    if not agree:
+        raise ValueError(
+            f"factorization: it factorizes {factorization.workload.name}, whose queries differ from "
+            f"those of {workload.name} (same shape, different matrix)"
+        )
+    # The factors themselves: R M must reproduce F (or F + E for a declared approximation E),
+    # else the mechanism would release answers to other queries.
+    defect = factorization.defect()
+    if defect is not None:
+        raise ValueError(f"factorization: its factors do not factorize {workload.name}: {defect}")
+
+
+if TYPE_CHECKING:  # the type checker proves that each mechanism follows the protocol
+    _FOLLOW_THE_PROTOCOL: tuple[type[Mechanism], ...] = (GaussianMechanism, LaplaceMechanism, ProjectionMechanism,
+                                                         FactorizationMechanism)

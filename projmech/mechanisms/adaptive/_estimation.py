@@ -1,0 +1,486 @@
+"""The adaptive mechanism's estimators: models of the data from its noisy tables, read by each
+round and by the final release (theory page :doc:`/theory/maximum_entropy`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...bodies import LocalProjection, LocalResult, ProjectionError, ProjectionResult, project_to_hull
+from ...tables import (
+    MARGINAL_MAX_CELLS,
+    MAXIMUM_ENTROPY_MAX_CELLS,
+    JunctionTree,
+    MaximumEntropyResult,
+    Measurement,
+    NoisyMarginalsResult,
+    combined,
+    fit_maximum_entropy,
+    fit_noisy_marginals,
+    maximal_sets,
+    project_table,
+    proportional_fit,
+    total_correlation,
+)
+from ...validation import check_positions
+from ...workloads import Workload, kron, stack, total
+
+__all__ = ["DecomposableModel", "JointEstimate", "Measurement", "estimate_joint", "estimate_regularized_joint",
+           "estimate_tables", "measured_workload", "table_estimate"]
+
+#: Sweeps of iterative proportional fitting for a candidate's maximum-entropy estimate, and the
+#: largest relative change of a fitted marginal at which they stop earlier.
+_FIT_SWEEPS = 50
+_FIT_TOLERANCE = 1e-6
+
+#: The least mass, as a share of a uniform cell, that a completion keeps in a cell: where it
+#: starts from the decomposable model (a cell the model gives none, as the projection's zeros
+#: make, can still take the mass that the table's measured parts put there), and in parts that
+#: are no distribution's (they would otherwise leave no cell with mass).
+_MASS_FLOOR = 1e-9
+
+#: The joint's fit stops when each measured table is within this share of the expected l1 norm
+#: of its own noise (``sqrt(2/pi) sigma`` a cell) of the projection's table.
+_JOINT_FIT_SHARE = 0.1
+
+def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
+                      ) -> tuple[Workload, np.ndarray]:
+    """The measured tables as one workload, each table's queries and value weighted by ``1/sigma``.
+
+    What :func:`~projmech.synthetic.synthetic_data` checks the rows of the local projection against.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one, of the tables' cells.
+
+    Returns
+    -------
+    tuple of (Workload, numpy.ndarray)
+        The weighted workload over the domain's universe and the weighted measurements.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, measured_workload
+    >>> workload, y = measured_workload((2, 3), [Measurement((1,), np.array([0.2, 0.3, 0.5]), 0.1)])
+    >>> workload.shape, y.tolist()
+    ((3, 6), [2.0, 3.0, 5.0])
+    """
+    if not measurements:
+        raise ValueError("measurements: need at least one")
+    blocks, targets = [], []
+    for measurement in measurements:
+        measurement.check(sizes)
+        if not measurement.is_identity:
+            raise ValueError(f"measurements: the one on {measurement.attributes} measures a query, not the cells")
+        weight = 1.0 / measurement.sigma
+        first = min(measurement.attributes)
+        factors = [Workload(weight * np.eye(size)) if a == first else (Workload(np.eye(size)) if a in
+                   measurement.attributes else total(size)) for a, size in enumerate(sizes)]
+        blocks.append(kron(factors))
+        targets.append(weight * np.asarray(measurement.values, dtype=float))
+    return (blocks[0] if len(blocks) == 1 else stack(blocks)), np.concatenate(targets)
+
+
+def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
+                    start: LocalResult | None = None) -> LocalResult:
+    """Project the measurements onto the local polytope of their tables, weighted by precision.
+
+    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent, non-negative tables summing to
+    1 (:class:`~projmech.bodies.LocalProjection`); a projection stopped short of its
+    tolerance still gives such tables, and its status says so.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one.
+    start : LocalResult, optional
+        The estimate from some of the measurements (the previous round's) to start from.
+
+    Returns
+    -------
+    LocalResult
+        The projected tables.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables
+    >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
+    ...                                   Measurement((0,), np.array([0.5, 0.5]), 0.1)])
+    >>> np.round(result.marginal((0,)), 6).tolist()
+    [0.6, 0.4]
+    """
+    return LocalProjection(tuple(sizes)).estimate(measurements, start=start)
+
+
+def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tuple[int, ...], *,
+                   start: np.ndarray | None = None) -> np.ndarray:
+    """The estimate of the table on some attributes from the projected tables.
+
+    Summed from a projected table containing it, else fitted by iterative proportional fitting from
+    ``start`` (default uniform; at most 50 sweeps) to its largest measured parts: the table nearest
+    ``start`` in Kullback–Leibler divergence that agrees with them. Parts that are no
+    distribution's and leave no cell with mass are raised by a uniform share of 10^-9 first.
+
+    Parameters
+    ----------
+    estimate : LocalResult
+        The projected measured tables.
+    attributes : tuple of int
+        The table's attributes, increasing.
+    sizes : tuple of int
+        The domain's attribute sizes.
+    start : numpy.ndarray, optional
+        Positive cells of the table's shape to fit from.
+
+    Returns
+    -------
+    numpy.ndarray
+        The table, of shape ``[sizes[a] for a in attributes]``, summing to 1.
+
+    Raises
+    ------
+    TypeError
+        If ``start`` is not an array of numbers.
+    ValueError
+        If ``start`` does not have the table's shape or has a cell that is not positive and finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
+    >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
+    ...                                   Measurement((1,), np.array([0.5, 0.5]), 0.01)])
+    >>> np.round(table_estimate(result, (0, 1), (2, 2)), 6).tolist()
+    [[0.4, 0.4], [0.1, 0.1]]
+    """
+    def summed(table: tuple[int, ...], part: tuple[int, ...]) -> np.ndarray:
+        """The projected ``table`` summed down to ``part``."""
+        return project_table(estimate.marginal(table), table, part)
+
+    shape = tuple(sizes[a] for a in attributes)
+    if start is not None:
+        try:
+            start = np.asarray(start, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"start: expected an array of positive numbers, got {type(start).__name__}") from None
+        if start.shape != shape or not (np.all(np.isfinite(start)) and np.all(start > 0)):
+            raise ValueError(f"start: expected positive finite cells of shape {shape}, got shape {start.shape}"
+                             + ("" if start.shape != shape else " with a cell that is not positive and finite"))
+    wanted = set(attributes)
+    for table in estimate.tables:
+        if wanted <= set(table):
+            return summed(table, attributes)
+    # The largest parts of the table the measured tables cover, each with its projected marginal.
+    parts = {tuple(a for a in attributes if a in table) for table in estimate.tables}
+    parts = {part for part in maximal_sets(parts) if part}
+    constraints = []
+    for part in sorted(parts):
+        target = summed(next(table for table in estimate.tables if set(part) <= set(table)), part)
+        keep = tuple(axis for axis, a in enumerate(attributes) if a not in part)
+        constraints.append((keep, target.reshape([sizes[a] if a in part else 1 for a in attributes])))
+    first = np.full(shape, 1.0 / math.prod(shape)) if start is None else start / start.sum()
+    fitted = _proportional_fit(first.copy(), constraints)
+    if not fitted.sum() > 0:
+        # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
+        # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
+        # raised by a uniform share of 10^-9, which keeps every cell positive.
+        fitted = _proportional_fit(first, [(keep, target + _MASS_FLOOR / target.size) for keep, target in constraints])
+    return fitted / fitted.sum()
+
+
+def _proportional_fit(fitted: np.ndarray, constraints: list[tuple[tuple[int, ...], np.ndarray]]) -> np.ndarray:
+    """Proportional fitting of ``fitted`` in place, until no table is off by over :data:`_FIT_TOLERANCE`."""
+    proportional_fit(fitted, constraints, _FIT_SWEEPS, lambda differences: max(
+        (float(np.max(np.abs(difference))) for difference in differences), default=0.0) <= _FIT_TOLERANCE)
+    return fitted
+
+
+class DecomposableModel:
+    """The decomposable model of an acyclic set of the projected tables, where completions start.
+
+    Starting from it carries what chains of measured tables imply between attributes, as AIM's
+    graphical model does, without fitting: on an acyclic set the local polytope is the marginal
+    polytope, so the projected tables are one distribution's (their product over their separators'
+    along a junction tree). The maximal tables are taken most dependent first (total correlation),
+    each while the junction tree of those taken needs no other clique.
+
+    Parameters
+    ----------
+    estimate : LocalResult
+        The projected measured tables (:func:`estimate_tables`).
+    sizes : tuple of int
+        The domain's attribute sizes.
+
+    Attributes
+    ----------
+    tables : tuple of tuple of int
+        The tables the model was built on, in the order taken.
+    tree : JunctionTree
+        Their junction tree.
+    beliefs : list of numpy.ndarray
+        The tree's clique tables.
+
+    Raises
+    ------
+    TypeError
+        If ``estimate`` is not a LocalResult.
+    ValueError
+        If ``sizes`` are not the sizes of the estimate's tables.
+
+    Examples
+    --------
+    A chain measured by its two pairs: the model carries the dependence between its ends.
+
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import DecomposableModel, Measurement, estimate_tables, table_estimate
+    >>> pair = np.array([0.45, 0.05, 0.05, 0.45])  # two binary attributes, mostly equal
+    >>> result = estimate_tables((2, 2, 2), [Measurement((0, 1), pair, 1e-6), Measurement((1, 2), pair, 1e-6)])
+    >>> model = DecomposableModel(result, (2, 2, 2))
+    >>> np.round(model.complete((0, 2)), 3).tolist(), np.round(table_estimate(result, (0, 2), (2, 2, 2)), 3).tolist()
+    ([[0.41, 0.09], [0.09, 0.41]], [[0.25, 0.25], [0.25, 0.25]])
+    """
+
+    def __init__(self, estimate: LocalResult, sizes: tuple[int, ...]) -> None:
+        if not isinstance(estimate, LocalResult):
+            raise TypeError(f"estimate: expected a LocalResult (estimate_tables gives one), got "
+                            f"{type(estimate).__name__}")
+        self.estimate, self.sizes = estimate, tuple(int(size) for size in sizes)
+        for table in estimate.tables:
+            if any(not 0 <= a < len(self.sizes) for a in table) or \
+                    estimate.marginal(table).shape != tuple(self.sizes[a] for a in table):
+                raise ValueError(f"sizes: {list(self.sizes)} are not the sizes of the estimate's table on "
+                                 f"{list(table)} (shape {estimate.marginal(table).shape})")
+        maximal = maximal_sets(estimate.tables)
+        dependence = {table: total_correlation(_distribution(estimate.marginal(table))) for table in maximal}
+        taken: list[tuple[int, ...]] = []
+        for table in sorted(maximal, key=lambda t: (-dependence[t], t)):
+            trial = taken + [table]
+            if all(len(clique) == 1 or clique in trial for clique in JunctionTree(self.sizes, trial).cliques):
+                taken = trial
+        self.tables = tuple(taken)
+        self.tree = JunctionTree(self.sizes, taken)
+        self.beliefs = [table_estimate(estimate, clique, self.sizes) for clique in self.tree.cliques]
+
+    def complete(self, attributes: tuple[int, ...]) -> np.ndarray:
+        """The tables estimate's table on some attributes.
+
+        Summed from a projected table containing it, else :func:`table_estimate` started from the
+        model's table (every cell raised by 10^-9 of a uniform cell; from uniform beyond
+        :data:`~projmech.tables._junction_tree.MARGINAL_MAX_CELLS` cells).
+
+        Parameters
+        ----------
+        attributes : tuple of int
+            Increasing domain positions.
+
+        Returns
+        -------
+        numpy.ndarray
+            A distribution over the table's cells, one axis per attribute.
+
+        Raises
+        ------
+        ValueError
+            If ``attributes`` are not increasing positions.
+        """
+        attributes = check_positions("attributes", attributes, len(self.sizes), what="domain positions")
+        if any(set(attributes) <= set(table) for table in self.estimate.tables) or \
+                math.prod(self.sizes[a] for a in attributes) > MARGINAL_MAX_CELLS:
+            return table_estimate(self.estimate, attributes, self.sizes)
+        start = np.maximum(self.tree.marginal(self.beliefs, attributes), 0.0)
+        total = float(start.sum())
+        # The tree's tables are distributions: a table of no mass would need tables of none.
+        assert math.isfinite(total) and total > 0, f"the decomposable model's table on {attributes} sums to {total}"
+        return table_estimate(self.estimate, attributes, self.sizes, start=start / total + _MASS_FLOOR / start.size)
+
+
+def _distribution(table: np.ndarray) -> np.ndarray:
+    """A projected table clipped at 0 and summed to exactly 1."""
+    table = np.maximum(table, 0.0)
+    return table / table.sum()
+
+
+@dataclass(frozen=True, eq=False)
+class JointEstimate:
+    """One distribution over the universe of the measured attributes (:func:`estimate_joint` builds it).
+
+    Parameters
+    ----------
+    attributes : tuple of int
+        The domain positions of the distribution's axes, increasing.
+    projection : ProjectionResult or None
+        The precision-weighted projection onto the marginal polytope (:func:`estimate_joint`), or
+        None (:func:`estimate_regularized_joint`).
+    fit : MaximumEntropyResult or NoisyMarginalsResult
+        The distribution: the maximum-entropy one with the projection's tables, or the
+        measurements' regularized fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_joint
+    >>> joint = estimate_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> joint.attributes, np.round(joint.table((0,)), 6).tolist()
+    ((0,), [0.8, 0.2])
+    """
+
+    attributes: tuple[int, ...]
+    projection: ProjectionResult | None
+    fit: MaximumEntropyResult | NoisyMarginalsResult
+
+    def table(self, attributes: tuple[int, ...]) -> np.ndarray:
+        """The distribution's table on some of its attributes.
+
+        Parameters
+        ----------
+        attributes : tuple of int
+            Increasing domain positions, all among :attr:`attributes`.
+
+        Returns
+        -------
+        numpy.ndarray
+            The table, of shape ``[sizes[a] for a in attributes]``.
+        """
+        attributes = check_positions("attributes", attributes, what="domain positions")
+        if not set(attributes) <= set(self.attributes):
+            raise ValueError(f"attributes: {list(attributes)} are not all among the joint's {list(self.attributes)}")
+        return self.fit.marginal(tuple(self.attributes.index(a) for a in attributes))
+
+
+def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
+                   ) -> JointEstimate:
+    """Project the measurements onto the marginal polytope, then fit the maximum-entropy distribution.
+
+    The projection (:func:`~projmech.bodies.project_to_hull`, certified by its Frank–Wolfe gap;
+    used at its iteration limit too) gives one distribution's tables, which
+    :func:`~projmech.tables.fit_maximum_entropy` meets to a tenth of each table's expected noise
+    (l1) or reports its sweep limit.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one; their attributes' universe holds at most
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+
+    Returns
+    -------
+    JointEstimate
+        The projection and the fitted distribution.
+
+    Raises
+    ------
+    ValueError
+        If there are no measurements, or as :func:`measured_workload` and the fit raise.
+    ProjectionError
+        If the projection found no feasible point at all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_joint
+    >>> joint = estimate_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
+    ...                                 Measurement((1,), np.array([0.5, 0.5]), 0.01)])
+    >>> np.round(joint.table((0, 1)), 6).tolist()
+    [[0.4, 0.4], [0.1, 0.1]]
+    """
+    attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements)
+    workload, targets = measured_workload(axes_sizes, on_axes)
+    # After weighting, every target's noise has standard deviation 1: the tolerance's scale.
+    try:
+        projection = project_to_hull(workload, targets, solver="fast", noise_scale=1.0)
+    except ProjectionError as error:
+        if not isinstance(error.best, ProjectionResult):
+            raise
+        projection = error.best
+    weights = projection.weights
+    witness = np.asarray(weights.toarray() if hasattr(weights, "toarray") else weights, dtype=float)
+    witness = witness.reshape(axes_sizes) / witness.sum()
+    tables: dict[tuple[int, ...], np.ndarray] = {}
+    tolerances: dict[tuple[int, ...], float] = {}
+    for m in on_axes:
+        tables[m.attributes] = project_table(witness, range(len(axes_sizes)), m.attributes)
+        # A table measured again is held to its least noisy measurement's share.
+        share = _JOINT_FIT_SHARE * math.sqrt(2.0 / math.pi) * m.sigma * m.values.size
+        tolerances[m.attributes] = min(share, tolerances.get(m.attributes, math.inf))
+    return JointEstimate(attributes, projection, fit_maximum_entropy(axes_sizes, tables, tol=tolerances))
+
+
+def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement],
+                               *, rng: np.random.Generator | int | None = None, model: str = "auto") -> JointEstimate:
+    """Fit one distribution to the measurements, stopped where Stein's unbiased risk estimate is least.
+
+    Repeated measurements of a table are combined by precision first; then
+    :func:`~projmech.tables.fit_noisy_marginals` (results in ``benchmarks/README.md``).
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        The domain's attribute sizes.
+    measurements : sequence of Measurement
+        At least one; their universe (dense) or junction tree holds at most
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+    rng : numpy.random.Generator, int or None
+        Source of the risk estimate's perturbation (public randomness).
+    model : {"auto", "dense", "junction_tree"}
+        How the fit holds the distribution.
+
+    Returns
+    -------
+    JointEstimate
+        The fitted distribution (``projection`` None).
+
+    Raises
+    ------
+    ValueError
+        If there are no measurements, they do not fit ``sizes``, or the universe or junction tree is
+        too large (:class:`~projmech.tables.TreeTooLargeError`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from projmech.mechanisms.adaptive import Measurement, estimate_regularized_joint
+    >>> joint = estimate_regularized_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
+    ...                                             Measurement((1,), np.array([0.5, 0.5]), 0.01)], rng=0)
+    >>> joint.fit.stats.status.value, np.round(joint.table((0, 1)), 2).tolist()
+    ('optimal', [[0.4, 0.4], [0.1, 0.1]])
+    """
+    attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements, dense=False)
+    tables, sigmas = _combined(axes_sizes, on_axes)
+    return JointEstimate(attributes, None, fit_noisy_marginals(axes_sizes, tables, sigmas, rng=rng, model=model))
+
+
+def _combined(sizes: tuple[int, ...], measurements: list[Measurement]
+              ) -> tuple[dict[tuple[int, ...], np.ndarray], dict[tuple[int, ...], float]]:
+    """Each measured table once (:func:`~projmech.tables.combined`)."""
+    return combined(sizes, measurements)
+
+
+def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
+                 dense: bool = True) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
+    """The measured attributes, their sizes, and the measurements (checked) renumbered onto them;
+    with ``dense``, refused beyond :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells."""
+    if not measurements:
+        raise ValueError("measurements: need at least one")
+    for measurement in measurements:
+        measurement.check(sizes)
+    attributes = tuple(sorted({a for m in measurements for a in m.attributes}))
+    axes_sizes = tuple(sizes[a] for a in attributes)
+    if dense and math.prod(axes_sizes) > MAXIMUM_ENTROPY_MAX_CELLS:
+        raise ValueError(f"measurements: the universe of their attributes holds {math.prod(axes_sizes):,} cells, above "
+                         f"MAXIMUM_ENTROPY_MAX_CELLS={MAXIMUM_ENTROPY_MAX_CELLS:,}; use estimate_tables")
+    on_axes = [Measurement(tuple(attributes.index(a) for a in m.attributes), m.values, m.sigma)
+               for m in measurements]
+    return attributes, axes_sizes, on_axes
+

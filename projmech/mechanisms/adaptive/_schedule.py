@@ -1,0 +1,100 @@
+"""The adaptive mechanism's budget schedule, AIM's :cite:p:`MMSM22` (:doc:`/guide/adaptive`): each
+round's noise and selection parameter, their zCDP costs composed through
+:func:`~projmech.privacy.compose`, and the budgets refused."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from ...errors import ArgumentValueError
+from ...privacy import ZCDP, compose
+from .._selection import exponential_mechanism_rho
+
+#: Share of a round's budget spent on the measurement (the rest selects), as in AIM.
+MEASUREMENT_SHARE = 0.9
+
+#: Notional rounds per attribute that set the first round's noise by default, as in AIM.
+ROUNDS_PER_ATTRIBUTE = 16
+
+#: The most rows whose counts float64 holds exactly (2^53): what bounds a measurement's counts,
+#: whatever the data, in :func:`largest_rounds_rho`.
+_EXACT_ROWS = 2.0**53
+
+
+def round_parameters(sensitivity: float, rounds: int, budget: float) -> tuple[float, float]:
+    """A round's noise ``sigma`` on the counts and selection parameter ``epsilon`` when ``budget``
+    is split over ``rounds`` rounds, :data:`MEASUREMENT_SHARE` of each to the measurement."""
+    sigma = sensitivity * math.sqrt(rounds / (2.0 * MEASUREMENT_SHARE * budget))
+    return sigma, math.sqrt(8.0 * (1.0 - MEASUREMENT_SHARE) * budget / rounds)
+
+
+def measurement_rho(sensitivity: float, sigma: float) -> float:
+    """The zCDP cost of a Gaussian measurement of a table of l2 sensitivity ``sensitivity``."""
+    return sensitivity**2 / (2.0 * sigma**2)
+
+
+def round_rho(sensitivity: float, sigma: float, epsilon: float) -> float:
+    """The zCDP cost of a selecting round: its measurement and its exponential mechanism composed."""
+    return _composed(measurement_rho(sensitivity, sigma), exponential_mechanism_rho(epsilon)).rho
+
+
+def _composed(*costs: float) -> ZCDP:
+    """One round's zCDP costs composed (a zero cost, a round without selection, adds nothing)."""
+    composed = compose([ZCDP(cost) for cost in costs if cost > 0.0])
+    assert isinstance(composed, ZCDP)  # zCDP guarantees compose to one
+    return composed
+
+
+class Spending:
+    """The zCDP the rounds have spent: each round's selection and measurement, composed with the
+    rounds before it by :func:`~projmech.privacy.compose`."""
+
+    def __init__(self) -> None:
+        self.spent: ZCDP | None = None
+
+    @property
+    def rho(self) -> float:
+        """The rho spent so far (0 before the first round)."""
+        return 0.0 if self.spent is None else self.spent.rho
+
+    def charge(self, *costs: float) -> None:
+        """Compose one round's costs with the rounds before it."""
+        composed = _composed(*costs)
+        total = composed if self.spent is None else compose([self.spent, composed])
+        assert isinstance(total, ZCDP)
+        self.spent = total
+
+    def total(self, size_rho: float | None) -> ZCDP:
+        """The rounds' zCDP composed with the size estimate's (``size_rho``), if any."""
+        assert self.spent is not None  # a run measures every one-way table first
+        if size_rho is None:
+            return self.spent
+        total = compose([self.spent, ZCDP(size_rho)])
+        assert isinstance(total, ZCDP)
+        return total
+
+
+def least_rounds(attributes: int) -> int:
+    """The fewest notional rounds for ``attributes`` one-way tables (nine tenths of a round each)
+    and at least one full round after them, so that no round's noise exceeds the first's."""
+    return math.ceil((9 * attributes + 10) / 10)
+
+
+def largest_rounds_rho(sensitivity: float) -> float:
+    """The largest budget of the rounds whose measurements, each weighted by its precision, stay
+    within float64 for every data set of up to 2^53 rows: ``Delta^2 max / (8 n^2)``, about 5e275
+    under replace-one (the derivation: :doc:`/guide/adaptive`)."""
+    return sensitivity**2 * sys.float_info.max / (8.0 * _EXACT_ROWS**2)
+
+
+def check_weighable(rho: float, share: float, sensitivity: float) -> None:
+    """Refuse, naming ``privacy``, a ``rho`` whose rounds (``share`` of it) are beyond
+    :func:`largest_rounds_rho` (only a ZCDP budget reaches it: a converted (epsilon, delta) one
+    is at most about 1.3e154)."""
+    largest = largest_rounds_rho(sensitivity) / share
+    if rho > largest:
+        valid = f"at most {largest:.3g}"
+        raise ArgumentValueError("privacy", f"rho = {rho:g} is above {largest:.3g}, the largest whose rounds' "
+                                 "noise keeps the measurements, weighted by their precision, within float64 for every "
+                                 f"data set of up to 2^53 rows; rho must be {valid}", part="rho", valid=valid)

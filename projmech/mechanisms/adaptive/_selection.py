@@ -1,0 +1,53 @@
+"""The adaptive mechanism's selection: the candidate tables, AIM's size rule, the scores, and the
+exponential mechanism's draw among them (:doc:`/guide/adaptive`)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from .._selection import exponential_mechanism
+
+Table = tuple[int, ...]
+
+
+def candidates(tables: tuple[Table, ...]) -> tuple[tuple[Table, ...], dict[Table, float]]:
+    """The workload's tables and all their non-empty sub-tables, each weighted by how many of the
+    workload's attributes it shares with the workload's tables (AIM's weighting: a sub-table
+    informs every table that contains part of it)."""
+    closure = {subset for table in tables for size in range(1, len(table) + 1)
+               for subset in itertools.combinations(table, size)}
+    weights = {c: float(sum(len(set(c) & set(t)) for t in tables)) for c in closure}
+    return tuple(sorted(closure, key=lambda s: (len(s), s))), weights
+
+
+def cells(table: Table, sizes: tuple[int, ...]) -> int:
+    """The cells of a table."""
+    return math.prod(sizes[a] for a in table)
+
+
+def fitting(candidates: Iterable[Table], sizes: tuple[int, ...], measured: set[Table], allowed: float) -> list[Table]:
+    """AIM's size rule: the candidates inside a measured table (they add no cell), and those with
+    which the distinct measured tables hold at most ``allowed`` cells."""
+    measured_cells = sum(cells(table, sizes) for table in measured)
+    return [c for c in candidates if any(set(c) <= set(table) for table in measured)
+            or measured_cells + cells(c, sizes) <= allowed]
+
+
+def expected_noise(sigma: float, cells: int) -> float:
+    """The expected l1 norm of Gaussian noise of scale ``sigma`` on ``cells`` counts."""
+    return math.sqrt(2.0 / math.pi) * sigma * cells
+
+
+def select(choices: list[Table], weights: dict[Table, float], counts: dict[Table, np.ndarray], size: float,
+           before: dict[Table, np.ndarray], sigma: float, epsilon: float, score_sensitivity: float,
+           rng: np.random.Generator) -> Table:
+    """Draw the table whose estimate ``before`` is worst for the noise a measurement adds: score
+    its weighted l1 error in counts less the noise's expected l1 norm."""
+    scores = np.array([weights[c] * (np.abs(counts[c] - size * before[c]).sum() - expected_noise(sigma, before[c].size))
+                       for c in choices])
+    sensitivity = score_sensitivity * max(weights[c] for c in choices)
+    return choices[exponential_mechanism(scores, epsilon, sensitivity, rng)]
