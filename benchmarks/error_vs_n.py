@@ -12,8 +12,10 @@ mean RMSE with a 95% Student-t interval and the mean time per release
 * ``offline_pmw`` (MWEM) and ``online_pmw`` (Hardt–Rothblum, the workload's queries asked in
   order): ``PureDP(--epsilon)``, a stronger guarantee than the others' (it implies
   ``(epsilon, delta)``-DP for every delta). Their parameters are public functions of ``n``: the
-  number of rounds ``T`` minimizing :func:`projmech.offline_pmw_error_bound`, and the smallest
-  ``alpha`` on a grid whose accuracy guarantee (:func:`projmech.online_pmw_accuracy`, per-draw
+  number of rounds ``T`` minimizing
+  :func:`~projmech.mechanisms.multiplicative_weights.offline_pmw_error_bound`, and the smallest
+  ``alpha`` on a grid whose accuracy guarantee
+  (:func:`~projmech.mechanisms.online_pmw.online_pmw_accuracy`, per-draw
   ``epsilon / (4k)`` so that the total is ``PureDP(epsilon)``) fails with probability at most 5%.
   Online PMW draws its default noise (``--online-noise auto``: OpenDP's exact discrete Laplace,
   which no seed drives, so its cells below n = 1000, where it updates, vary from run to run);
@@ -26,9 +28,10 @@ Bounds (the column ``bound``; drawn dashed in the plot), each an upper bound on 
   Monte Carlo interval of ``l*(K_Q)`` (``--width-samples`` directions);
 * ``relaxed``: the same with ``l*(L)`` (Theorem 8 needs only a convex body containing the truth);
 * ``factorization``: ``sigma ||R||_F / sqrt(k)``, its RMS error exactly [ENU20];
-* ``offline_pmw``: the max-error bound of :func:`projmech.offline_pmw_error_bound` (probability
-  95%), capped at 1 (every answer lies in [0, 1]);
-* ``online_pmw``: ``4 alpha`` (:func:`projmech.online_pmw_accuracy`, probability 95%).
+* ``offline_pmw``: the max-error bound of
+  :func:`~projmech.mechanisms.multiplicative_weights.offline_pmw_error_bound` (probability 95%),
+  capped at 1 (every answer lies in [0, 1]);
+* ``online_pmw``: ``4 alpha`` (:func:`projmech.mechanisms.online_pmw.online_pmw_accuracy`, probability 95%).
 
 Checks, printed: the projection mechanism is below the Gaussian one at every ``n`` (the upper end
 of its interval below the lower end of the Gaussian's; exit code 1 otherwise), the ratio Gaussian

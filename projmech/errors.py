@@ -128,13 +128,15 @@ class ArgumentTypeError(ArgumentError, TypeError):
 class ArgumentWarning(UserWarning):
     """A warning about an argument, named as data as :class:`ArgumentError` names one.
 
-    Subclasses set :attr:`argument`; the message is ``"<part or argument>: <detail>"``.
+    Subclasses set :attr:`argument`; the message is ``"<part or argument>: <detail>"``. Given one
+    argument, as ``warnings.warn(message, category)`` gives it, that is the whole message.
 
     Parameters
     ----------
     part : str or None
-        The part of the argument at fault (``"delta"`` of a budget), if any.
-    detail : str
+        The part of the argument at fault (``"delta"`` of a budget), if any; with no ``detail``,
+        the whole message.
+    detail : str, optional
         The message after the name.
 
     Examples
@@ -149,10 +151,14 @@ class ArgumentWarning(UserWarning):
     #: The public name of the argument the warning is about.
     argument = ""
 
-    def __init__(self, part: str | None, detail: str) -> None:
-        self.part = part
-        self.detail = detail
-        super().__init__(f"{part or self.argument}: {detail}")
+    def __init__(self, part: str | None, detail: str | None = None) -> None:
+        self._given = (part, detail)
+        if detail is None:
+            self.part, self.detail = None, str(part)
+            super().__init__(self.detail)
+        else:
+            self.part, self.detail = part, detail
+            super().__init__(f"{part or self.argument}: {detail}")
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.part, self.detail))
+        return (type(self), self._given)

@@ -174,7 +174,9 @@ def budget_warning(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
 def warn_budget(warning: BudgetWarning | None) -> None:
     """Warn with ``warning`` (:func:`budget_warning`'s) at the user's call, if there is one."""
     if warning is not None:
-        warnings.warn(warning, stacklevel=_caller_level())
+        # A fresh instance each time: raised as an error, the kept one would hold the traceback
+        # (and through it the data) in the mechanisms' cache.
+        warnings.warn(BudgetWarning(warning.part, warning.detail), stacklevel=_caller_level())
 
 
 def _least_budget(privacy: Privacy, noise_at: Callable[[Privacy], float], target: float) -> float | None:

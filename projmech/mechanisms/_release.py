@@ -152,7 +152,8 @@ class Release:
         Returns
         -------
         tuple of Measurement or None
-            None for Laplace noise, a release that measured no fixed queries (MWEM; the adaptive
+            None for Laplace noise or noise of zero spread (a discrete Gaussian far below a count),
+            a release that measured no fixed queries (MWEM; the adaptive
             mechanism's are ``AdaptiveRun.measurements``) or measured queries with no table
             structure (a dense matrix or strategy over the universe).
 
@@ -161,7 +162,8 @@ class Release:
         ValueError
             If a block's query matrix on its table would exceed ``max_entries`` entries.
         """
-        if self.measured is None or self.noise.distribution != "gaussian" or self.workload is None:
+        if (self.measured is None or self.noise.distribution != "gaussian" or self.workload is None
+                or not self.sigma > 0):
             return None
         queries = self.workload if self.factorization is None else self.factorization.strategy
         blocks = table_blocks(queries, max_entries)

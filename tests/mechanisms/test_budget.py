@@ -233,3 +233,23 @@ def test_the_mechanism_carries_no_row_count_after_warning():
     before = pickle.dumps(mechanism)
     assert len(_budget_warnings(lambda: mechanism.release(data, rng=0))) == 1
     assert pickle.dumps(mechanism) == before
+
+
+def test_a_budget_warning_raised_as_an_error_keeps_neither_the_mechanism_nor_the_data_alive():
+    """The mechanisms keep the warning they computed (by row count) beside them; warned as an
+    error, a kept instance would carry the traceback, whose frames hold the mechanism and the data."""
+    import gc
+    import weakref
+
+    domain = pm.Domain(["a", "b", "c"], [4, 4, 4])
+    data = pm.Dataset(np.random.default_rng(0).integers(0, 4, size=(100, 3)), domain)
+    mechanism = pm.GaussianMechanism(pm.marginals(domain, 3), pm.ZCDP(0.01), noise="continuous")
+    alive = weakref.ref(mechanism), weakref.ref(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BudgetWarning)
+        for _ in range(3):
+            with pytest.raises(BudgetWarning):
+                mechanism.release(data, rng=0)
+    del mechanism, data
+    gc.collect()
+    assert [ref() for ref in alive] == [None, None]

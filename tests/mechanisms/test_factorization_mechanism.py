@@ -237,11 +237,12 @@ def test_body_and_relaxation_options_as_for_the_projection_mechanism():
 def test_projection_options_are_refused_before_the_optimization(monkeypatch, options, message):
     """Every projection option is checked, and one given without project=True refused (not
     ignored), before the strategy is optimized."""
-    import projmech.factorization._norm
+    import projmech.factorization
 
     def optimization(*args, **kwargs):
         raise AssertionError("the strategy was optimized before the options were checked")
 
-    monkeypatch.setattr(projmech.factorization._norm, "factorization_norm", optimization)
+    # Where the mechanism looks it up when it optimizes.
+    monkeypatch.setattr(projmech.factorization, "factorization_norm", optimization)
     with pytest.raises(ValueError, match=f"^{message}"):
         pm.FactorizationMechanism(pm.prefix(6), pm.ZCDP(1.0), **options)

@@ -576,6 +576,10 @@ def test_a_large_delta_warns_at_construction_saying_why_and_what_to_do(delta):
     assert (warning.argument, warning.part) == ("privacy", "delta") and message == f"delta: {warning.detail}"
     copy = pickle.loads(pickle.dumps(warning))
     assert type(copy) is LargeDeltaWarning and (copy.part, copy.detail) == (warning.part, warning.detail)
+    # warnings.warn(message, category) builds it from the message alone.
+    with pytest.warns(LargeDeltaWarning, match="^mine$") as own:
+        warnings.warn("mine", LargeDeltaWarning, stacklevel=1)
+    assert own[0].message.part is None and str(pickle.loads(pickle.dumps(own[0].message))) == "mine"
 
 
 def test_a_small_delta_does_not_warn_and_delta_one_is_refused():
