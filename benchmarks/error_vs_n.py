@@ -79,7 +79,7 @@ from projmech import (
     marginals,
 )
 from projmech.analysis import error_vs_n, format_table, plot_error_vs_n
-from projmech.analysis.geometry import gaussian_widths
+from projmech.analysis.geometry import gaussian_width
 from projmech.bodies import relaxation_support
 from projmech.mechanisms.multiplicative_weights import mw_update_bound, offline_pmw_error_bound
 from projmech.mechanisms.online_pmw import online_pmw_accuracy
@@ -182,7 +182,7 @@ def build_mechanisms(names: Sequence[str], workload: Workload, privacy: ApproxDP
         supports["L"] = lambda G: relaxation_support(workload.domain, G).upper_bounds
     if supports:
         # The upper end of each width's interval: the bound must hold for the true width.
-        estimates = gaussian_widths(supports, k, width_samples, rng)
+        estimates = gaussian_width(supports, k, width_samples, rng)
         widths = {name: estimate.high for name, estimate in estimates.items()}
         for name, estimate in estimates.items():
             print(f"  l*({name}) = {estimate.estimate:.3f} (95% CI {estimate.low:.3f} .. {estimate.high:.3f}, "

@@ -55,8 +55,8 @@ from projmech.analysis import format_number
 from projmech.analysis.geometry import (
     WidthEstimate,
     compare_widths,
+    gaussian_width,
     gaussian_width_bound,
-    gaussian_widths,
     support_function,
 )
 from projmech.bodies import RELAXATIONS, RelaxationError, RelaxationSupport, relaxation_support
@@ -115,9 +115,9 @@ def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, conf
     while True:
         functions = {HULL: hull, **{name: relaxed(name) for name in relaxations if name not in failed}}
         try:
-            estimates: dict[str, WidthEstimate] = gaussian_widths(functions, k, samples,
-                                                                  np.random.default_rng([seed, d]),
-                                                                  confidence=confidence)
+            estimates: dict[str, WidthEstimate] = gaussian_width(functions, k, samples,
+                                                                 np.random.default_rng([seed, d]),
+                                                                 confidence=confidence)
             break
         except RelaxationError:
             continue  # recorded in failed; estimate the others on the same draws

@@ -42,9 +42,7 @@ __all__ = [
     "gaussian_width_bound",
     "gaussian_norm_mean",
     "gaussian_width",
-    "gaussian_widths",
     "mean_width",
-    "mean_widths",
     "gaussian_width_from_mean",
     "mean_width_from_gaussian",
     "compare_widths",
@@ -283,8 +281,8 @@ class WidthComparison:
     Examples
     --------
     >>> import numpy as np
-    >>> from projmech.analysis.geometry import compare_widths, gaussian_widths
-    >>> widths = gaussian_widths({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
+    >>> from projmech.analysis.geometry import compare_widths, gaussian_width
+    >>> widths = gaussian_width({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
     >>> compare_widths(widths["b"], widths["a"]).ratio
     2.0
     """
@@ -348,7 +346,7 @@ def _as_support(name: str, body: Any, dimension: int) -> Support:
                     f"got {type(body).__name__}")
 
 
-#: The arguments of the four Monte Carlo width estimators (at least 2 samples for an interval).
+#: The arguments of the two Monte Carlo width estimators (at least 2 samples for an interval).
 _WIDTH_PARAMETERS: dict[str, Constraint] = dict(
     dimension=POSITIVE_INT,
     samples=Interval(Integral, 2, None, reason="a confidence interval"),
@@ -357,13 +355,15 @@ _WIDTH_PARAMETERS: dict[str, Constraint] = dict(
 )
 
 
-def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rng: np.random.Generator,
-                   confidence: float, kind: _WidthKind, *, single: bool = False) -> dict[str, WidthEstimate]:
-    """The Monte Carlo estimate of every width in ``supports`` on one set of draws."""
-    if not isinstance(supports, Mapping) or not supports:
-        raise ValueError("supports: expected a non-empty mapping of names to support functions")
-    labels = {name: "support" if single else f"supports[{name!r}]" for name in supports}
-    functions = {name: _as_support(labels[name], body, dimension) for name, body in supports.items()}
+def _sample_widths(bodies: Any, dimension: int, samples: int, rng: np.random.Generator, confidence: float,
+                   kind: _WidthKind) -> WidthEstimate | dict[str, WidthEstimate]:
+    """The Monte Carlo estimate of one body's width, or of every width in a mapping on one set of draws."""
+    single = not isinstance(bodies, Mapping)
+    if not single and not bodies:
+        raise ValueError("bodies: expected one body or a non-empty mapping of names to bodies")
+    named = {"": bodies} if single else bodies
+    labels = {name: "bodies" if single else f"bodies[{name!r}]" for name in named}
+    functions = {name: _as_support(labels[name], body, dimension) for name, body in named.items()}
     G = rng.standard_normal((samples, dimension))
     draws = hashlib.sha256(np.asarray(G.shape).tobytes() + G.tobytes()).hexdigest()[:16]
     # G / ||G|| is uniform on the sphere (the Gaussian is rotation invariant); a zero row has
@@ -379,21 +379,21 @@ def _sample_widths(supports: Mapping[str, Any], dimension: int, samples: int, rn
         if not np.all(np.isfinite(values)):
             raise ValueError(f"{labels[name]}: returned NaN or infinite values")
         estimates[name] = _estimate(values.copy(), confidence, draws, kind)
-    return estimates
+    return estimates[""] if single else estimates
 
 
 @validate_params(**_WIDTH_PARAMETERS)
-def gaussian_widths(supports: Mapping[str, Support | Any], dimension: int, samples: int, rng: np.random.Generator, *,
-                    confidence: float = 0.95) -> dict[str, WidthEstimate]:
-    """Estimate the Gaussian widths ``l*(K) = E h_K(G)`` of several bodies on common draws.
+def gaussian_width(bodies: Any, dimension: int, samples: int, rng: np.random.Generator, *,
+                   confidence: float = 0.95) -> WidthEstimate | dict[str, WidthEstimate]:
+    """Estimate the Gaussian width ``l*(K) = E h_K(G)`` of one body, or of several on common draws.
 
     Common draws pair the estimates, so :func:`compare_widths` gives tight intervals.
 
     Parameters
     ----------
-    supports : mapping of str to callable, Workload or matrix
-        A callable maps ``(samples, dimension)`` directions to ``samples`` values of ``h_K``; a
-        workload or ``(dimension, m)`` matrix stands for ``K_Q``.
+    bodies : callable, Workload, matrix, or mapping of str to them
+        One body, or named bodies. A callable maps ``(samples, dimension)`` directions to ``samples``
+        values of ``h_K``; a workload or ``(dimension, m)`` matrix stands for ``K_Q``.
     dimension : int
         ``k``, the dimension of the space the bodies live in.
     samples : int
@@ -405,32 +405,8 @@ def gaussian_widths(supports: Mapping[str, Support | Any], dimension: int, sampl
 
     Returns
     -------
-    dict of str to WidthEstimate
-        In the order of ``supports``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from projmech.analysis.geometry import gaussian_widths
-    >>> round(gaussian_widths({"simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))["simplex"].estimate, 2)
-    1.16
-    """
-    return _sample_widths(supports, dimension, samples, rng, confidence, "gaussian")
-
-
-@validate_params(**_WIDTH_PARAMETERS)
-def gaussian_width(support: Support | Any, dimension: int, samples: int, rng: np.random.Generator, *,
-                   confidence: float = 0.95) -> WidthEstimate:
-    """Estimate one Gaussian width ``l*(K)``: :func:`gaussian_widths` for one body.
-
-    Parameters
-    ----------
-    support, dimension, samples, rng, confidence
-        As in :func:`gaussian_widths` (``support`` one of its values).
-
-    Returns
-    -------
-    WidthEstimate
+    WidthEstimate, or dict of str to WidthEstimate
+        One estimate for one body; for a mapping, one per name in its order.
 
     Examples
     --------
@@ -439,57 +415,31 @@ def gaussian_width(support: Support | Any, dimension: int, samples: int, rng: np
     >>> round(gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 2)
     1.16
     """
-    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "gaussian",
-                          single=True)["support"]
+    return _sample_widths(bodies, dimension, samples, rng, confidence, "gaussian")
 
 
 @validate_params(**_WIDTH_PARAMETERS)
-def mean_widths(supports: Mapping[str, Support | Any], dimension: int, samples: int, rng: np.random.Generator, *,
-                confidence: float = 0.95) -> dict[str, WidthEstimate]:
-    """Estimate the mean widths ``M*(K) = E h_K(U)``, ``U`` uniform on the sphere, on common draws.
+def mean_width(bodies: Any, dimension: int, samples: int, rng: np.random.Generator, *,
+               confidence: float = 0.95) -> WidthEstimate | dict[str, WidthEstimate]:
+    """Estimate the mean width ``M*(K) = E h_K(U)``, ``U`` uniform on the sphere, of one body or several.
 
     Parameters
     ----------
-    supports, dimension, samples, rng, confidence
-        As in :func:`gaussian_widths`.
-
-    Returns
-    -------
-    dict of str to WidthEstimate
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from projmech.analysis.geometry import mean_widths
-    >>> round(mean_widths({"simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))["simplex"].estimate, 2)
-    0.55
-    """
-    return _sample_widths(supports, dimension, samples, rng, confidence, "mean")
-
-
-@validate_params(**_WIDTH_PARAMETERS)
-def mean_width(support: Support | Any, dimension: int, samples: int, rng: np.random.Generator, *,
-               confidence: float = 0.95) -> WidthEstimate:
-    """Estimate one mean width ``M*(K)``: :func:`mean_widths` for one body.
-
-    Parameters
-    ----------
-    support, dimension, samples, rng, confidence
+    bodies, dimension, samples, rng, confidence
         As in :func:`gaussian_width`.
 
     Returns
     -------
-    WidthEstimate
+    WidthEstimate, or dict of str to WidthEstimate
 
     Examples
     --------
     >>> import numpy as np
     >>> from projmech.analysis.geometry import mean_width
-    >>> round(mean_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 2)
+    >>> round(mean_width({"simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))["simplex"].estimate, 2)
     0.55
     """
-    return _sample_widths({"support": support}, dimension, samples, rng, confidence, "mean",
-                          single=True)["support"]
+    return _sample_widths(bodies, dimension, samples, rng, confidence, "mean")
 
 
 _Width = TypeVar("_Width", float, WidthEstimate)
@@ -559,7 +509,7 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate, *,
     Parameters
     ----------
     numerator, denominator : WidthEstimate
-        From one :func:`gaussian_widths` (or :func:`mean_widths`) call.
+        From one :func:`gaussian_width` (or :func:`mean_width`) call on a mapping of bodies.
     confidence : float, optional
         Level of the intervals; default the estimates' own.
 
@@ -570,14 +520,14 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate, *,
     Examples
     --------
     >>> import numpy as np
-    >>> from projmech.analysis.geometry import compare_widths, gaussian_widths
-    >>> widths = gaussian_widths({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
+    >>> from projmech.analysis.geometry import compare_widths, gaussian_width
+    >>> widths = gaussian_width({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
     >>> compare_widths(widths["b"], widths["a"]).ratio
     2.0
     """
     if numerator.draws != denominator.draws or numerator.samples != denominator.samples:
         raise ValueError("numerator, denominator: not estimated on the same Gaussian directions "
-                         "(estimate both in one gaussian_widths call)")
+                         "(estimate both in one gaussian_width call, on a mapping of bodies)")
     if numerator.kind != denominator.kind:
         raise ValueError(f"numerator, denominator: a {numerator.kind} width and a {denominator.kind} width; "
                          "convert one first (gaussian_width_from_mean, mean_width_from_gaussian)")

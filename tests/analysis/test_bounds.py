@@ -13,6 +13,7 @@ from oracles import cube_vertices, expected_max_of_gaussians, project_simplex
 from projmech.analysis import bounds
 from projmech.analysis.bounds import (
     MinimumSize,
+    check_measure,
     gaussian_mechanism_error,
     min_n,
     noise_constant,
@@ -20,7 +21,7 @@ from projmech.analysis.bounds import (
     projection_error,
     projection_min_n,
 )
-from projmech.analysis.evaluation import evaluate
+from projmech.analysis.evaluation import evaluate, gaussian_expected_rmse
 from projmech.analysis.geometry import gaussian_width_bound
 from projmech.privacy import gaussian_sigma
 
@@ -484,3 +485,19 @@ def test_validation_of_the_rest():
     assert gaussian_mechanism_error(np.float32(0.5), np.int64(3)) == 0.5
     assert set(bounds.__all__) >= {"noise_constant", "projection_error", "ntz_projection_error", "min_n",
                                    "projection_min_n", "MinimumSize"}
+
+
+def test_documented_examples():
+    with pytest.raises(ValueError, match=r"measure: expected one of \('rms', 'mean'\), got 'max'"):
+        check_measure("max")
+    assert round(noise_constant(pm.ApproxDP(1.0, 1e-6), 1.0), 3) == 8.449
+    assert min_n(projection_error, 0.05, sigma_times_n=10.0, k=180, width=16.5) == 367
+    assert ntz_projection_error(0.7, 12, universe_size=4096) > projection_error(0.7, 12, universe_size=4096)
+    assert projection_min_n(0.2, sigma_times_n=10.0, k=180, width=16.5).n == 23
+    assert round(gaussian_expected_rmse(1.0, 100), 4) == 0.9975
+    assert noise_constant(pm.ZCDP(0.5), 1.0, neighbouring="add-remove") == 1.0
+    assert gaussian_mechanism_error(0.02, 180) == 0.02
+    assert round(projection_error(0.7, 12, universe_size=4096), 6) == 0.907847
+    assert min_n(lambda n: 1 / n, 0.01) == 100
+    assert projection_min_n(0.2, sigma_times_n=10.0, k=180, universe_size=1024,
+                            radius=45 ** 0.5) == MinimumSize(35, "projection")

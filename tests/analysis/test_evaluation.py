@@ -20,7 +20,7 @@ from projmech.analysis.evaluation import (
 from projmech.data import Dataset, Domain
 from projmech.mechanisms import GaussianMechanism, LaplaceMechanism, ProjectionMechanism
 from projmech.privacy import ZCDP, ApproxDP, PureDP
-from projmech.workloads import Workload, marginals
+from projmech.workloads import Workload, marginals, prefix
 
 # --------------------------------------------------------------------------------------------
 # rmse and max_error
@@ -292,3 +292,11 @@ def test_evaluate_options_are_keyword_only():
     mechanism = GaussianMechanism(Workload(F_SMALL), ZCDP(1.0))
     with pytest.raises(TypeError, match="positional"):
         evaluate(mechanism, H_SMALL, 3, np.random.default_rng(0), 10)
+
+
+def test_evaluate_summary():
+    mechanism = GaussianMechanism(prefix(8), ZCDP(0.5), noise="continuous")
+    summary = evaluate(mechanism, np.full(8, 1 / 8), trials=20, rng=np.random.default_rng(0), n=1000)
+    assert summary.rmse_low <= summary.rmse_mean <= summary.rmse_high
+    assert summary.rmse_values.shape == (20,)
+    assert round(mechanism.expected_error(1000, measure="mean"), 5) == 0.00256

@@ -16,10 +16,8 @@ from projmech.analysis.geometry import (
     gaussian_width,
     gaussian_width_bound,
     gaussian_width_from_mean,
-    gaussian_widths,
     mean_width,
     mean_width_from_gaussian,
-    mean_widths,
     support_function,
 )
 from projmech.bodies import RELAXATIONS, MomentEncoding, RelaxationError, relaxation_support
@@ -125,7 +123,7 @@ def test_width_interval_covers_at_its_level():
 def test_paired_comparison_of_a_segment_and_the_cube():
     k = 4
     vertices, segment = cube_vertices(k), np.column_stack([-np.eye(k)[0], np.eye(k)[0]])
-    widths = gaussian_widths({"segment": lambda G: support_function(segment, G),
+    widths = gaussian_width({"segment": lambda G: support_function(segment, G),
                               "cube": lambda G: support_function(vertices, G)}, k, 20_000, np.random.default_rng(4),
                              confidence=0.99)
     seg, cube = widths["segment"], widths["cube"]
@@ -150,7 +148,7 @@ def test_ratio_interval_covers_at_its_level():
     rng = np.random.default_rng(5)
     covered = 0
     for _ in range(300):
-        widths = gaussian_widths({"simplex": lambda G: support_function(np.eye(k), G),
+        widths = gaussian_width({"simplex": lambda G: support_function(np.eye(k), G),
                                   "cube": lambda G: support_function(vertices, G)}, k, 200, rng)
         comparison = compare_widths(widths["simplex"], widths["cube"])
         covered += comparison.ratio_low <= exact <= comparison.ratio_high
@@ -189,7 +187,7 @@ def test_width_bad_inputs():
         gaussian_width(support, 3, 10, np.random.RandomState(0))
     with pytest.raises(ValueError, match="confidence"):
         gaussian_width(support, 3, 10, rng, confidence=1.5)
-    with pytest.raises(TypeError, match="support"):
+    with pytest.raises(TypeError, match="bodies"):
         gaussian_width("cube", 3, 10, rng)
     with pytest.raises(ValueError, match=r"K_Q lives in R\^4.*dimension is 3"):
         gaussian_width(np.ones((4, 2)), 3, 10, rng)  # a matrix stands for K_Q: one row per coordinate
@@ -199,8 +197,8 @@ def test_width_bad_inputs():
         gaussian_width(lambda G: G, 3, 10, rng)
     with pytest.raises(ValueError, match="NaN"):
         gaussian_width(lambda G: np.full(len(G), np.nan), 3, 10, rng)
-    with pytest.raises(ValueError, match="supports"):
-        gaussian_widths({}, 3, 10, rng)
+    with pytest.raises(ValueError, match="bodies"):
+        gaussian_width({}, 3, 10, rng)
 
 
 def test_compare_widths_needs_the_same_draws():
@@ -211,7 +209,7 @@ def test_compare_widths_needs_the_same_draws():
         compare_widths(first, second)
     with pytest.raises(TypeError, match="numerator"):
         compare_widths(1.0, second)
-    zero = gaussian_widths({"a": support, "zero": lambda G: np.zeros(len(G))}, 3, 50, np.random.default_rng(0))
+    zero = gaussian_width({"a": support, "zero": lambda G: np.zeros(len(G))}, 3, 50, np.random.default_rng(0))
     with pytest.raises(ValueError, match="denominator"):
         compare_widths(zero["a"], zero["zero"])
     same = compare_widths(first, first)
@@ -342,15 +340,15 @@ def test_mean_and_gaussian_widths_share_the_draws():
         compare_widths(gaussian, mean)
     # a matrix, a Workload and a callable describe the same K_Q
     by_callable = mean_width(lambda U: support_function(F, U), k, samples, np.random.default_rng(14))
-    by_workload = mean_widths({"F": pm.Workload(F)}, k, samples, np.random.default_rng(14))["F"]
+    by_workload = mean_width({"F": pm.Workload(F)}, k, samples, np.random.default_rng(14))["F"]
     np.testing.assert_array_equal(by_callable.values, mean.values)
     np.testing.assert_array_equal(by_workload.values, mean.values)
 
 
-def test_paired_mean_widths():
+def test_paired_mean_width():
     # M*(segment) / M*(cube) = 1 / k, like the Gaussian widths' ratio
     k = 4
-    widths = mean_widths({"segment": BODIES["segment"][0](k), "cube": cube_vertices(k)}, k, 20_000,
+    widths = mean_width({"segment": BODIES["segment"][0](k), "cube": cube_vertices(k)}, k, 20_000,
                          np.random.default_rng(15), confidence=0.99)
     comparison = compare_widths(widths["segment"], widths["cube"])
     assert comparison.ratio_low <= 1 / k <= comparison.ratio_high
@@ -392,10 +390,10 @@ def test_mean_width_bad_inputs():
         mean_width(np.eye(3), 3, 10, 0)
     with pytest.raises(ValueError, match="dimension is 4"):
         mean_width(np.eye(3), 4, 10, rng)
-    with pytest.raises(TypeError, match=r"supports\['a'\]"):
-        mean_widths({"a": 3.0}, 3, 10, rng)
-    with pytest.raises(ValueError, match="supports"):
-        mean_widths({}, 3, 10, rng)
+    with pytest.raises(TypeError, match=r"bodies\['a'\]"):
+        mean_width({"a": 3.0}, 3, 10, rng)
+    with pytest.raises(ValueError, match="bodies"):
+        mean_width({}, 3, 10, rng)
 
 
 def test_finite_set_width_bound():
@@ -565,10 +563,35 @@ def test_width_options_are_keyword_only():
 
 
 def test_one_body_width_errors_name_its_argument():
-    """The one-body estimators take ``support``; their errors say so (not ``supports['support']``)."""
+    """Given one body, the estimators' errors name ``bodies`` (not an entry of a mapping)."""
     workload = pm.marginals(pm.Domain(["a", "b"], [2, 2]), way=1)
     for estimator in (pm.geometry.gaussian_width, pm.geometry.mean_width):
-        with pytest.raises(ValueError, match=r"^support: K_Q lives in R\^4 .* but dimension is 3"):
+        with pytest.raises(ValueError, match=r"^bodies: K_Q lives in R\^4 .* but dimension is 3"):
             estimator(workload, 3, 10, np.random.default_rng(0))
-        with pytest.raises(ValueError, match=r"^support: returned NaN"):
+        with pytest.raises(ValueError, match=r"^bodies: returned NaN"):
             estimator(lambda G: np.full(len(G), np.nan), 3, 10, np.random.default_rng(0))
+
+
+def test_documented_width_examples():
+    assert round(gaussian_norm_mean(1), 6) == round(math.sqrt(2 / math.pi), 6)
+    assert gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).samples == 4000
+    cube = lambda G: np.maximum(G, 0).sum(axis=1)  # noqa: E731
+    widths = gaussian_width({"cube": cube, "simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))
+    assert widths["cube"].draws == widths["simplex"].draws
+    means = mean_width({"cube": cube, "simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))
+    assert {name: round(width.estimate, 2) for name, width in means.items()} == {"cube": 0.95, "simplex": 0.55}
+    workload = pm.marginals(pm.Domain([f"x{i}" for i in range(10)], [2] * 10), 2)
+    assert gaussian_width(workload, workload.num_queries, 1000, np.random.default_rng(0)).high < 24.98
+    assert round(gaussian_width(workload, workload.num_queries, 1000, np.random.default_rng(0)).estimate, 1) == 16.5
+    assert {name: round(width.estimate, 2) for name, width in widths.items()} == {"cube": 2.01, "simplex": 1.16}
+    assert widths["simplex"].low <= 1.163 <= widths["simplex"].high
+    comparison = compare_widths(widths["cube"], widths["simplex"])
+    assert round(comparison.ratio, 2) == 1.72 and round(comparison.ratio_high - comparison.ratio_low, 2) == 0.04
+    assert comparison.ratio_low <= 1.715 <= comparison.ratio_high
+    segment = mean_width(lambda U: np.maximum(U[:, 0], 0), 3, 4000, np.random.default_rng(0))
+    assert segment.low <= 0.25 <= segment.high  # the segment [0, e_1] in R^3
+    assert round(mean_width_from_gaussian(5 / math.sqrt(2 * math.pi), 5), 6) == 0.9375  # the cube [0, 1]^5
+    assert round(gaussian_norm_mean(10**6), 4) == 999.9998
+    assert round(finite_set_width_bound(1024, math.sqrt(45)), 3) == 24.977 and finite_set_width_bound(1, 3.0) == 0.0
+    F = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(support_function(F, [[-1.0, -1.0], [3.0, 1.0]]), [0.0, 3.0])
