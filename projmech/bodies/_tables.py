@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..solve import Attempt, Callback, SolveResult, SolveStats, Status
+from ..tables import maximal_sets
 from ..validation import DEFAULT_MAX_ENTRIES, check_real_vector, format_count
 from ..workloads import TableTerms, Workload, table_terms
 from . import _hull as hull
@@ -159,10 +160,7 @@ def decomposition(cache: weakref.WeakKeyDictionary[Workload, Decomposed | str], 
 
 
 def _decompose(workload: Workload, terms: TableTerms) -> TableGroups | str:
-    maximal: list[tuple[int, ...]] = []
-    for subset in sorted({tuple(sorted(s)) for s in terms.subsets if s}, key=len, reverse=True):
-        if not any(set(subset) <= set(other) for other in maximal):
-            maximal.append(subset)
+    maximal = maximal_sets(sorted({tuple(sorted(s)) for s in terms.subsets if s}, key=len, reverse=True))
     for first in range(len(maximal)):
         for second in range(first + 1, len(maximal)):
             shared = set(maximal[first]) & set(maximal[second])
