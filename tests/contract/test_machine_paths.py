@@ -65,7 +65,7 @@ def test_a_machine_path_matches(text):
 @pytest.mark.parametrize("text", [
     '  File "/usr/lib/python3/pyspark/worker.py", line 1, in main',
     'with open("/proc/self/status") as status:',
-    "https://github.com/ryan112358/private-pgm/tree/master/home/x",
+    f"https://github.com/ryan112358/private-pgm/tree/master{_rooted('home', 'x')}",
     "see docs/theory/factorization.md and benchmarks/README.md",
     "#!/usr/bin/env bash",
     "a ratio 1/tmp/2",
