@@ -40,7 +40,6 @@ class ArgumentError(Exception):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> try:
     ...     pm.ZCDP(-1.0)
     ... except pm.errors.ArgumentError as error:
@@ -116,7 +115,6 @@ class ArgumentTypeError(ArgumentError, TypeError):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> try:
     ...     pm.ZCDP("1")
     ... except TypeError as error:

@@ -176,7 +176,6 @@ class SolveStats:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> stats = pm.factorization_norm(pm.prefix(16)).stats
     >>> stats.solver, stats.status, stats.tolerance_met
     ('iterative', <Status.OPTIMAL: 'optimal'>, True)
@@ -266,7 +265,6 @@ class SolveResult:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> print(repr(pm.factorization_norm(pm.prefix(8))))
     <DenseFactorization R M = F of prefix(8): strategy 8x8; iterative optimal: relative gap ...>
     """
@@ -395,7 +393,6 @@ class ProgressBar:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.solve import ProgressBar
     >>> with ProgressBar("gamma(prefix)", total=200) as bar:  # drawn on stderr
     ...     fact = pm.factorization_norm(pm.prefix(32), method="iterative", callback=bar)

@@ -118,7 +118,6 @@ def noise_constant(
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.analysis.bounds import noise_constant
     >>> noise_constant(pm.ZCDP(0.5), 1.0)
     2.0

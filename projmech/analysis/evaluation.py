@@ -53,7 +53,6 @@ def rmse(estimate: Any, truth: Any) -> float:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.rmse([0.5, 0.25, 0.0, 1.0], [0.5, 0.25, 1.0, 0.0])  # sqrt(2 / 4)
     0.7071067811865476
     """
@@ -75,7 +74,6 @@ def max_error(estimate: Any, truth: Any) -> float:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.max_error([0.5, 0.2, 0.0], [0.5, 0.25, 0.1])
     0.1
     """

@@ -109,7 +109,6 @@ def support_function(workload_or_matrix: Any, directions: Any, *,
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.analysis.geometry import support_function
     >>> support_function(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), [1.0, 2.0])
     2.0
@@ -164,7 +163,6 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.analysis.geometry import gaussian_width_bound
     >>> round(gaussian_width_bound(pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2)), 3)
     3.532
@@ -229,7 +227,6 @@ class WidthEstimate:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.analysis.geometry import gaussian_width
     >>> round(gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 3)
     1.164
@@ -280,7 +277,6 @@ class WidthComparison:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.analysis.geometry import compare_widths, gaussian_width
     >>> widths = gaussian_width({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
     >>> compare_widths(widths["b"], widths["a"]).ratio
@@ -410,7 +406,6 @@ def gaussian_width(bodies: Any, dimension: int, samples: int, rng: np.random.Gen
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.analysis.geometry import gaussian_width
     >>> round(gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 2)
     1.16
@@ -434,7 +429,6 @@ def mean_width(bodies: Any, dimension: int, samples: int, rng: np.random.Generat
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.analysis.geometry import mean_width
     >>> round(mean_width({"simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))["simplex"].estimate, 2)
     0.55
@@ -519,7 +513,6 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate, *,
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.analysis.geometry import compare_widths, gaussian_width
     >>> widths = gaussian_width({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
     >>> compare_widths(widths["b"], widths["a"]).ratio

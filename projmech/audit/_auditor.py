@@ -282,7 +282,6 @@ def audit(
     Randomized response on one bit is exactly ln(3)-DP:
 
     >>> import math
-    >>> import numpy as np
     >>> def randomized_response(bit, rng, size):
     ...     return np.where(rng.random(size) < 0.75, bit, 1 - bit)
     >>> result = audit(randomized_response, (0, 1), releases=200_000, batch=100_000,

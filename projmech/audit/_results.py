@@ -91,7 +91,6 @@ class Event:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.audit import Event
     >>> Event("greater", 0.5).contains(np.array([0.2, 0.7]))
     array([False,  True])
@@ -264,7 +263,6 @@ class AuditResult:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> def laplace_count(count, rng, size):
     ...     return count + rng.laplace(0.0, 1.0, size)
     >>> result = pm.audit.audit(laplace_count, (0, 1), releases=20_000, batch=20_000,
@@ -450,7 +448,6 @@ def format_audit_table(results: Sequence[AuditResult]) -> str:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> def laplace_count(count, rng, size):
     ...     return count + rng.laplace(0.0, 1.0, size)
     >>> result = pm.audit.audit(laplace_count, (0, 1), releases=2_000, batch=2_000, claimed_epsilon=1.0, rng=0)

@@ -22,7 +22,6 @@ class AuditError(RuntimeError):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> def broken(data, rng):
     ...     raise ZeroDivisionError("oops")
     >>> try:

@@ -157,8 +157,6 @@ def project_to_hull(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
     >>> workload = pm.marginals(domain, way=2, implicit=True)
     >>> truth = workload.answer(np.full(domain.size, 1 / domain.size))

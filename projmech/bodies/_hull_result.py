@@ -44,8 +44,6 @@ class ProjectionResult(SolveResult):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), way=2)
     >>> result = pm.project_to_hull(workload, np.full(12, 0.3), solver="fast")
     >>> round(float(result.weights.sum()), 12), result.summary()["body"], str(result.stats.status)
@@ -118,8 +116,6 @@ class ProjectionError(SolveError):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), way=2)
     >>> try:
     ...     pm.project_to_hull(workload, np.full(12, 0.3), solver="fast", tol=1e-30, max_iterations=1)
@@ -151,7 +147,6 @@ def frank_wolfe_gap(F: Any, y: np.ndarray, weights: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.bodies import frank_wolfe_gap
     >>> F = np.array([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
     >>> w = np.array([0.5, 0.25, 0.25])

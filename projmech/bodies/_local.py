@@ -67,8 +67,6 @@ class LocalError(SolveError):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> from projmech.bodies import LocalError, project_to_local
     >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [3, 3, 3]), 2)
     >>> y = np.random.default_rng(0).normal(0.1, 0.3, workload.num_queries)
@@ -107,8 +105,6 @@ class LocalResult(SolveResult):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> from projmech.bodies import project_to_local
     >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2)
     >>> result = project_to_local(workload, np.full(12, 0.25))
@@ -392,8 +388,6 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> from projmech.bodies import project_to_local
     >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), way=2)
     >>> result = project_to_local(workload, np.full(12, 0.3))
@@ -446,7 +440,6 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.bodies import project_measurements
     >>> from projmech.tables import Measurement
     >>> result = project_measurements((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
@@ -479,7 +472,6 @@ class LocalProjection:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.bodies import LocalProjection
     >>> from projmech.tables import Measurement
     >>> result = LocalProjection((2, 2)).estimate([Measurement((0, 1), np.array([0.4, 0.1, 0.3, 0.2]), 0.1)])

@@ -50,7 +50,6 @@ class LocalTables:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.bodies import local_tables
     >>> model = local_tables(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=2))
     >>> model.attributes, model.shared, model.acyclic, int(model.starts[-1])
@@ -196,7 +195,6 @@ def local_tables(workload: Workload) -> LocalTables | str:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.bodies import local_tables
     >>> domain = pm.Domain(["a", "b", "c", "d"], [2, 2, 3, 2])
     >>> model = local_tables(pm.marginals(domain, ways=(0, 3)))
@@ -235,7 +233,6 @@ def measured_tables(sizes: Sequence[int], measurements: Sequence[Measurement]) -
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.bodies._local_layout import measured_tables
     >>> from projmech.tables import Measurement
     >>> model = measured_tables((2, 3), [Measurement((0, 1), np.full(6, 1 / 6), 0.5)])

@@ -62,8 +62,6 @@ class RelaxationSupport:
     --------
     Every cell weighted 1: the support is the three tables' sums.
 
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> support = pm.bodies.relaxation_support(pm.Domain(["a", "b", "c"], [2, 2, 2]), np.ones(12))
     >>> round(float(support.values[0]), 6), bool(support.upper_bounds[0] >= support.values[0])
     (3.0, True)
@@ -168,8 +166,6 @@ def relaxation_support(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> from projmech.bodies import relaxation_support
     >>> g = np.zeros(12)
     >>> g[3] = 1.0  # the (1, 1) cell of the first table

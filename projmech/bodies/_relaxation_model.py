@@ -41,8 +41,6 @@ class RelaxationError(SolveError):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> y = np.random.default_rng(0).normal(0.25, 0.1, 12)
     >>> try:
     ...     pm.project_to_relaxation(pm.Domain(["a", "b", "c"], [2, 2, 2]), y, tol=1e-9, max_iterations=10)
@@ -85,8 +83,6 @@ class MomentEncoding:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> from projmech.bodies import MomentEncoding
     >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
     >>> encoding = MomentEncoding.of(domain)

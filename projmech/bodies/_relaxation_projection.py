@@ -63,8 +63,6 @@ class NegativeCellsWarning(UserWarning):
     ``(1, 1)`` cell is ``-1/8``:
 
     >>> import warnings
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> y = np.array([0.375, 0.375, 0.375, -0.125])
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
@@ -97,8 +95,6 @@ class RelaxationResult(SolveResult):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> result = pm.project_to_relaxation(pm.Domain(["a", "b", "c"], [2, 2, 2]), np.full(12, 0.3))
     >>> result.moments.shape, result.witness is None, result.summary()["body"]
     ((4, 4), True, 'relaxation/sdp+local')
@@ -202,8 +198,6 @@ def project_to_relaxation(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
     >>> truth = pm.marginals(domain, way=2).answer(np.full(8, 1 / 8))
     >>> y = truth + np.random.default_rng(0).normal(0, 0.05, 12)

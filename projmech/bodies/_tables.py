@@ -62,7 +62,6 @@ class TableGroups:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.bodies import table_groups
     >>> groups = table_groups(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
     >>> groups.constant_rows.tolist(), groups.constants.tolist(), [rows.tolist() for rows in groups.rows]
@@ -137,7 +136,6 @@ def table_groups(workload: Workload) -> TableGroups | str:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.bodies import table_groups
     >>> groups = table_groups(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=1))
     >>> groups.attributes, [groups.matrix(group).shape for group in range(3)], groups.stored_entries
@@ -239,8 +237,6 @@ class TablesResult(SolveResult):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> from projmech.bodies import project_to_tables
     >>> result = project_to_tables(pm.marginals(pm.Domain(["a", "b"], [2, 3]), way=1), np.full(5, 0.4))
     >>> result.tables, len(result.parts), result.stats.tolerance_met
@@ -302,8 +298,6 @@ def project_to_tables(workload: Workload, y: Any, *, solver: str = "auto", tol: 
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> from projmech.bodies import project_to_tables
     >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 3]), way=1)
     >>> result = project_to_tables(workload, np.array([0.7, 0.5, 0.2, 0.2, 0.2]))

@@ -42,7 +42,6 @@ class Categories(Encoding):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.data import Categories
     >>> Categories(["Clinton", "Dole"]).encode(np.array(["Dole", "Perot"], dtype=object), "vote")
     Traceback (most recent call last):

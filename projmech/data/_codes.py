@@ -32,7 +32,6 @@ class Codes(Encoding):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.data import Codes
     >>> codes = Codes(7)
     >>> codes.encode(np.array([0, 6, 3]), "PID")
@@ -109,7 +108,6 @@ class Bins(Encoding):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.data import Bins
     >>> age = Bins([18, 35, 65, 100])
     >>> age.encode(np.array([18, 34.5, 35, 100]), "age"), age.labels()

@@ -90,7 +90,6 @@ class Dataset:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], pm.Domain(["sex", "PID"], [2, 7]))
     >>> data.table([0]), data.cell_counts()
     (array([2, 2]), (array([ 0,  6, 10]), array([1, 1, 2])))
@@ -448,7 +447,6 @@ def histogram(
 
     Examples
     --------
-    >>> import projmech as pm
     >>> data = pm.Dataset([[0, 6], [1, 3], [1, 3], [0, 0]], pm.Domain(["sex", "PID"], [2, 7]))
     >>> pm.histogram(data, sparse=True).data
     array([0.25, 0.25, 0.5 ])

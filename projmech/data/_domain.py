@@ -26,7 +26,6 @@ class DomainInferenceWarning(UserWarning):
     --------
     >>> import warnings
     >>> import pandas as pd
-    >>> import projmech as pm
     >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton", "Dole", "Dole"], "PID": [0, 6, 3, 3]})
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
@@ -44,7 +43,6 @@ class UnknownAttributeError(KeyError, ValueError):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "PID": 7})
     >>> try:
     ...     domain.position("age")
@@ -73,7 +71,6 @@ class Domain:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> d = pm.Domain(["a", "b"], [2, 3])
     >>> d.size, d.index([[1, 2]])
     (6, array([5]))
@@ -280,7 +277,6 @@ class Domain:
         --------
         >>> import warnings
         >>> import pandas as pd
-        >>> import projmech as pm
         >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton"], "PID": [0, 6], "year": [2008, 2007]})
         >>> with warnings.catch_warnings():
         ...     warnings.simplefilter("ignore", pm.data.DomainInferenceWarning)

@@ -59,7 +59,6 @@ class NotANumberError(ValueError):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.data import Codes, NotANumberError
     >>> try:
     ...     Codes(7).encode(np.array(["1", "x"], dtype=object), "PID")
@@ -166,7 +165,6 @@ class Encoding:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
     >>> domain.encodings
     (Categories(['Clinton', 'Dole']), Bins([18, 35, 65, 100]), Codes(7))

@@ -99,7 +99,6 @@ def adult(binary: bool = False, attributes: Sequence[str] | None = None) -> Data
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.datasets.adult().records.shape
     (48842, 14)
     >>> small = pm.datasets.adult(binary=True, attributes=["sex", "income>50K"])

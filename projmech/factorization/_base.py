@@ -38,7 +38,6 @@ class FactorizationError(SolveError):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> try:
     ...     pm.factorization_norm(pm.prefix(64), method="iterative", tol=1e-12, max_iterations=2)
     ... except pm.FactorizationError as error:
@@ -101,7 +100,6 @@ def as_workload(workload: Workload | Any, name: str = "workload") -> Workload:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.factorization import as_workload
     >>> as_workload(np.ones((2, 3))).shape
     (2, 3)
@@ -136,7 +134,6 @@ class Factorization(SolveResult):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> F = pm.prefix(16)
     >>> tree = pm.Factorization(F, pm.hierarchical_strategy(16))
     >>> type(tree).__name__, tree.num_measurements, tree.stats.status

@@ -48,7 +48,6 @@ def factorization_lower_bound(workload: Workload | Any, weights: Any = None, *, 
 
     Examples
     --------
-    >>> import projmech as pm
     >>> F = pm.prefix(16)
     >>> round(pm.factorization_lower_bound(F), 3)  # the singular-value bound ||F||_* / sqrt(k m)
     1.628

@@ -278,7 +278,6 @@ def approximate_factorization_norm(
 
     Examples
     --------
-    >>> import projmech as pm
     >>> approx = pm.approximate_factorization_norm(pm.prefix(4), alpha=0.1)
     >>> round(approx.gamma, 2), round(approx.residual / 2, 2)  # ||E||_{1->2} / sqrt(k) = alpha
     (1.12, 0.1)

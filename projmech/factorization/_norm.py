@@ -123,7 +123,6 @@ def factorization_norm(
 
     Examples
     --------
-    >>> import projmech as pm
     >>> fact = pm.factorization_norm(pm.prefix(16))
     >>> round(fact.gamma, 3), round(fact.lower_bound, 3), fact.relative_gap <= 1e-3, fact.stats.solver
     (1.69, 1.689, True, 'iterative')

@@ -94,7 +94,6 @@ class ScaledFactorization(Factorization):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> tiny = pm.factorization_norm(1e-200 * pm.prefix(8).toarray())
     >>> type(tiny).__name__, round(tiny.gamma / 1e-200, 4), round(pm.factorization_norm(pm.prefix(8)).gamma, 4)
     ('ScaledFactorization', 1.4949, 1.4949)

@@ -28,7 +28,6 @@ def identity_strategy(m: int) -> np.ndarray:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> round(pm.Factorization(pm.prefix(16), pm.identity_strategy(16)).gamma, 3)  # sqrt((m + 1) / 2)
     2.915
     """
@@ -78,7 +77,6 @@ def hierarchical_strategy(m: int, branching: int = 2) -> np.ndarray:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.hierarchical_strategy(4)[:3]
     array([[1., 1., 1., 1.],
            [1., 1., 0., 0.],

@@ -147,7 +147,6 @@ class LaplaceMechanism(CountingMechanism):
     --------
     Four 1-way marginal cells have l1 sensitivity 4 under replace-one: ``b = 4`` at ``epsilon = 1``.
 
-    >>> import projmech as pm
     >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 2]), 1)
     >>> mechanism = pm.LaplaceMechanism(workload, pm.PureDP(1.0), noise="continuous")
     >>> mechanism.sensitivity(), mechanism.noise.scale, round(mechanism.expected_error(3), 3)

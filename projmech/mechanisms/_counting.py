@@ -56,7 +56,6 @@ class Mechanism(Protocol):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> [isinstance(m, pm.mechanisms.Mechanism) for m in (pm.LaplaceMechanism(pm.identity(2), pm.PureDP(1.0)), 2)]
     [True, False]
     """
@@ -121,7 +120,6 @@ class CountingMechanism:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.mechanisms import CountingMechanism
     >>> isinstance(pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0)), CountingMechanism)
     True

@@ -30,7 +30,6 @@ class RoundBudget:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 2]), 1)
     >>> pm.OfflinePMW(workload, pm.PureDP(1.0), rounds=5).round_budget
     RoundBudget(selection=PureDP(epsilon=0.1), selection_epsilon=0.1, measurement=PureDP(epsilon=0.1))
@@ -88,7 +87,6 @@ def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.mechanisms.multiplicative_weights import offline_pmw_error_bound
     >>> [round(offline_pmw_error_bound(n, 1024, 180, 300, pm.PureDP(1.0)), 3) for n in (10**5, 10**7)]
     [0.488, 0.309]
@@ -145,7 +143,6 @@ def offline_pmw_min_n(alpha: float, universe_size: int, num_queries: int, rounds
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.mechanisms.multiplicative_weights import offline_pmw_min_n
     >>> offline_pmw_min_n(0.5, 1024, 180, 300, pm.PureDP(1.0))
     93713

@@ -36,7 +36,6 @@ def exponential_mechanism(scores: np.ndarray, epsilon: float, sensitivity: float
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms import exponential_mechanism
     >>> exponential_mechanism(np.array([0.0, 100.0]), 1.0, 1.0, np.random.default_rng(0))
     1

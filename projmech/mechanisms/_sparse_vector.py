@@ -51,7 +51,6 @@ class Bottom(Enum):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.mechanisms import Bottom
     >>> Bottom("⊥") is pm.BOTTOM, str(pm.BOTTOM)
     (True, '⊥')

@@ -144,7 +144,6 @@ def multiplicative_weights_update(distribution: Any, query_row: Any, too_low: bo
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms.multiplicative_weights import multiplicative_weights_update
     >>> multiplicative_weights_update(np.full(4, 0.25), [1, 1, 0, 0], too_low=True, alpha=0.5).round(3)
     array([0.311, 0.311, 0.189, 0.189])

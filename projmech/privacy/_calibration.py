@@ -44,7 +44,6 @@ def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float
 
     Examples
     --------
-    >>> import projmech as pm
     >>> round(pm.privacy.gaussian_delta(1.0, 1.0, 1.0), 4)
     0.1269
     """
@@ -157,7 +156,6 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> round(pm.privacy.zcdp_delta(0.5, 3.0), 5)
     0.00514
     """
@@ -237,7 +235,6 @@ def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> rho = pm.privacy.zcdp_for_approx_dp(pm.ApproxDP(1.0, 1e-6))
     >>> round(rho, 5), pm.privacy.zcdp_delta(rho, 1.0) <= 1e-6
     (0.02436, True)
@@ -311,7 +308,6 @@ def gaussian_sigma(
 
     Examples
     --------
-    >>> import projmech as pm
     >>> privacy = pm.ApproxDP(0.5, 1e-6)
     >>> round(pm.privacy.gaussian_sigma(1.0, privacy), 3)
     8.058
@@ -398,7 +394,6 @@ def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.privacy.laplace_scale(2.0, pm.PureDP(0.5)), pm.privacy.laplace_scale(1.0, 0.25)
     (4.0, 4.0)
     """

@@ -41,7 +41,6 @@ class ZCDP(_OneParameter):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> print(pm.ZCDP(0.5))
     0.5-zCDP
     """
@@ -78,7 +77,6 @@ class LargeDeltaWarning(ArgumentWarning):
     Examples
     --------
     >>> import warnings
-    >>> import projmech as pm
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     privacy = pm.ApproxDP(1.0, 0.01)
@@ -112,7 +110,6 @@ class ApproxDP:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> print(pm.ApproxDP(1.0, 1e-6))
     (1, 1e-06)-DP
     """
@@ -143,7 +140,6 @@ class PureDP(_OneParameter):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> print(pm.PureDP(1.0))
     1-DP
     """
@@ -189,7 +185,6 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> print(pm.privacy.scale_budget(pm.ZCDP(1.0), 0.25), pm.privacy.scale_budget(pm.PureDP(1.0), 0.05))
     0.25-zCDP 0.05-DP
     """
@@ -219,7 +214,6 @@ def compose(guarantees: Sequence[PureDP | ZCDP]) -> PureDP | ZCDP:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> print(pm.privacy.compose([pm.ZCDP(0.25), pm.ZCDP(0.5)]), pm.privacy.compose([pm.PureDP(0.1)] * 3))
     0.75-zCDP 0.3-DP
     """

@@ -49,7 +49,6 @@ class Neighbouring(str, Enum):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.Neighbouring("add-remove").count_sensitivity(1.0), pm.Neighbouring.REPLACE_ONE.count_sensitivity(1.0, ord=1)
     (1.0, 2.0)
     """
@@ -161,7 +160,6 @@ class SizePolicy:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> policy = pm.SizePolicy.parse("add-remove", "estimate")
     >>> policy.source, policy.share, policy.main_share()
     ('estimated', 0.05, 0.95)

@@ -190,7 +190,6 @@ class Noise:
 
         Examples
         --------
-        >>> import projmech as pm
         >>> round(pm.Noise("gaussian", 2.0, discrete=False).half_width(0.95), 4)  # 1.96 sigma
         3.9199
         >>> pm.Noise("gaussian", 2.0, discrete=True).half_width(0.95)
@@ -297,7 +296,6 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.privacy import calibrate
     >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, pm.SizePolicy.parse("add-remove", "estimate"), False)
     >>> round(noise.scale, 4), round(size_noise.scale, 4)  # 5 % of the budget on the size
@@ -340,7 +338,6 @@ def public_size(policy: SizePolicy, rows: int, size_noise: Noise | None, rng: np
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.privacy import SizePolicy, public_size
     >>> public_size(SizePolicy.parse("add-remove", 500), 3, None, np.random.default_rng(0))
     500.0

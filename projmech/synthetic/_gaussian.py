@@ -46,7 +46,6 @@ def rounding_covariance(moments: Any) -> tuple[np.ndarray, float]:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.synthetic import rounding_covariance
     >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
     >>> covariance, repair = rounding_covariance(moments)
@@ -99,7 +98,6 @@ def gaussian_rounding(moments: Any, n: int, rng: np.random.Generator) -> tuple[n
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.synthetic import gaussian_rounding
     >>> moments = np.array([[1.0, 0.5, 0.5], [0.5, 0.5, 0.25], [0.5, 0.25, 0.5]])
     >>> rows, repair = gaussian_rounding(moments, 10_000, np.random.default_rng(0))

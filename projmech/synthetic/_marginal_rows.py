@@ -226,7 +226,6 @@ def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], 
     --------
     Two attributes, one table: eight rows at ``(0, 0)`` are moved to the target's counts.
 
-    >>> import numpy as np
     >>> target = np.array([[0.5, 0.25], [0.0, 0.25]])
     >>> rows = np.zeros((8, 2), dtype=np.int64)
     >>> best, history = search_table_rows([(0, 1)], [target], rows, np.random.default_rng(0), batch=1)

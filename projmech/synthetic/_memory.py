@@ -34,7 +34,6 @@ def check_rows_fit(n: int, domain: Domain, name: str = "n") -> None:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.synthetic import check_rows_fit
     >>> check_rows_fit(1000, pm.Domain(["a", "b"], [2, 3]))  # fits: returns None
     """

@@ -92,8 +92,6 @@ def synthetic_data(domain: Domain, result: Projected | RowSource, n: int, rng: n
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
     >>> data = pm.Dataset(np.random.default_rng(2).integers(0, 2, size=(500, 3)), domain)
     >>> mechanism = pm.ProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), body="local", noise="continuous")

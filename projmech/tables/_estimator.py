@@ -31,7 +31,6 @@ class TableModel(Protocol):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import MaximumEntropy, Measurement, TableModel
     >>> model = MaximumEntropy((2, 2)).estimate([Measurement((0,), np.array([0.5, 0.5]), 0.1)])
     >>> isinstance(model, TableModel), model.tables

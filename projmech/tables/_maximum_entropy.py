@@ -76,7 +76,6 @@ class MaximumEntropyResult(_JointMarginals, SolveResult):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import fit_maximum_entropy
     >>> fit = fit_maximum_entropy((2, 3), {(0,): np.array([0.5, 0.5])})
     >>> fit.joint.shape, bool(fit.stats.tolerance_met), np.round(fit.marginal((1,)), 6).tolist()
@@ -126,7 +125,6 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import fit_maximum_entropy
     >>> fit = fit_maximum_entropy((2, 2), {(0,): np.array([0.8, 0.2]), (1,): np.array([0.5, 0.5])})
     >>> np.round(fit.joint, 6).tolist(), fit.stats.status.value
@@ -185,7 +183,6 @@ class MaximumEntropy:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import MaximumEntropy, Measurement
     >>> fit = MaximumEntropy((2, 2)).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
     >>> np.round(fit.joint, 6).tolist()
@@ -249,7 +246,6 @@ def proportional_fit(joint: np.ndarray, constraints: Sequence[tuple[tuple[int, .
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import proportional_fit
     >>> joint = np.full((2, 2), 0.25)
     >>> proportional_fit(joint, [((1,), np.array([[0.8], [0.2]]))], 5, lambda d: True), joint.tolist()
@@ -371,7 +367,6 @@ def total_correlation(table: np.ndarray) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import total_correlation
     >>> round(total_correlation(np.array([[0.5, 0.0], [0.0, 0.5]])), 6), total_correlation(np.full((2, 3), 1 / 6))
     (0.693147, 0.0)

@@ -31,7 +31,6 @@ class Measurement:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import Measurement
     >>> Measurement((0,), np.array([0.6, 0.4]), 0.01).attributes
     (0,)
@@ -101,7 +100,6 @@ def combined(sizes: Sequence[int], measurements: Sequence[Measurement]
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import Measurement, combined
     >>> tables, sigmas = combined((2,), [Measurement((0,), np.array([0.6, 0.4]), 1.0),
     ...                                  Measurement((0,), np.array([0.4, 0.6]), 1.0)])

@@ -88,7 +88,6 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import fit_noisy_marginals
     >>> fit = fit_noisy_marginals((2, 3), {(0,): np.array([0.52, 0.47])}, 0.05, rng=0)
     >>> fit.joint.shape, fit.stats.status.value, bool(abs(fit.marginal((0,)).sum() - 1) < 1e-12)
@@ -194,7 +193,6 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import fit_noisy_marginals
     >>> truth = np.array([[0.3, 0.2], [0.1, 0.4]])
     >>> noisy = truth + np.random.default_rng(1).normal(0, 0.05, (2, 2))
@@ -272,7 +270,6 @@ class NoisyMarginals:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import Measurement, NoisyMarginals
     >>> fit = NoisyMarginals((2, 2), rng=0).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
     >>> np.round(fit.marginal((0,)), 2).tolist()

@@ -35,7 +35,6 @@ def project_table(values: np.ndarray, attributes: Sequence[int], kept: Sequence[
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import project_table
     >>> project_table(np.arange(6.0).reshape(2, 3), (0, 4), (4,)).tolist()
     [3.0, 5.0, 7.0]
@@ -63,7 +62,6 @@ def expand_table(values: np.ndarray, attributes: Sequence[int], into: Sequence[i
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import expand_table
     >>> expand_table(np.ones(3), (1,), (0, 1, 2)).shape
     (1, 3, 1)
@@ -85,7 +83,6 @@ class Table:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.tables import Table
     >>> table = Table((0, 2), np.array([[1.0, 3.0], [2.0, 2.0]]))
     >>> table.project((2,)).values.tolist(), table.total, table.normalize().values.sum()

@@ -95,7 +95,6 @@ class Workload:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.Workload([[1, 1, 0], [0, 1, 1]], ["left", "right"]).answer([0.5, 0.25, 0.25])
     array([0.75, 0.5 ])
     """

@@ -305,7 +305,6 @@ def random_queries(k: int, m: int, rng: np.random.Generator, *, max_entries: int
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.workloads import random_queries
     >>> random_queries(3, 5, np.random.default_rng(0)).shape
     (3, 5)

@@ -250,7 +250,6 @@ class ImplicitWorkload(Workload):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.workloads import ImplicitWorkload
     >>> ImplicitWorkload((2, 2), np.cumsum, lambda: np.array([[2.0, 1.0], [1.0, 1.0]])).answer([0.5, 0.5])
     array([0.5, 1. ])

@@ -33,7 +33,6 @@ class Kernels:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.identity(2).kernels.stored_entries()
     2
     """

@@ -65,7 +65,6 @@ class Marginals(_Structured):
 
     Examples
     --------
-    >>> import projmech as pm
     >>> W = pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), 2)
     >>> isinstance(W, pm.workloads.Marginals), W.marginal_way, list(W.subsets)
     (True, 2, [(0, 1), (0, 2), (1, 2)])
@@ -230,8 +229,6 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 3])
     >>> W = pm.marginals(domain, way=1)
     >>> W.shape, W.labels
@@ -311,7 +308,6 @@ def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, impl
 
     Examples
     --------
-    >>> import projmech as pm
     >>> domain = pm.Domain(["age", "sex", "hours"], [4, 2, 3])
     >>> W = pm.workloads.range_marginals(domain, 2, {"age": "prefix", "hours": "all_range"})
     >>> W.shape, W.is_implicit
@@ -363,7 +359,6 @@ class TableTerms:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.workloads import table_terms
     >>> terms = table_terms(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
     >>> terms.sizes, terms.subsets, terms.weights
@@ -410,7 +405,6 @@ def table_terms(workload: Workload) -> TableTerms | None:
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.workloads import identity, kron, prefix, table_terms, total
     >>> terms = table_terms(kron([prefix(4), total(2), identity(3)]))
     >>> terms.subsets, terms.weights, terms.is_marginal

@@ -42,7 +42,6 @@ def max_column_distance(gram: np.ndarray, terms: int) -> float:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.workloads import max_column_distance
     >>> round(max_column_distance(np.eye(3), terms=3), 6)  # sqrt(2)
     1.414214

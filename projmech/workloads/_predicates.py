@@ -87,7 +87,6 @@ def from_predicates(
 
     Examples
     --------
-    >>> import projmech as pm
     >>> pm.workloads.from_predicates(pm.Domain(["a"], [3]), {"a>=1": lambda x: x["a"] >= 1}).toarray()
     array([[0., 1., 1.]])
     """

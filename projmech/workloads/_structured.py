@@ -496,7 +496,6 @@ def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str
 
     Examples
     --------
-    >>> import projmech as pm
     >>> from projmech.workloads import identity, kron, prefix
     >>> kron([prefix(3), identity(2)], domain=pm.Domain(["age", "sex"], [3, 2])).labels[:2]
     ('age<=0 & sex=0', 'age<=0 & sex=1')

@@ -66,7 +66,6 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, measured_workload
     >>> workload, y = measured_workload((2, 3), [Measurement((1,), np.array([0.2, 0.3, 0.5]), 0.1)])
     >>> workload.shape, y.tolist()
@@ -112,7 +111,6 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables
     >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
     ...                                   Measurement((0,), np.array([0.5, 0.5]), 0.1)])
@@ -156,7 +154,6 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
     >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
     ...                                   Measurement((1,), np.array([0.5, 0.5]), 0.01)])
@@ -241,7 +238,6 @@ class DecomposableModel:
     --------
     A chain measured by its two pairs: the model carries the dependence between its ends.
 
-    >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import DecomposableModel, Measurement, estimate_tables, table_estimate
     >>> pair = np.array([0.45, 0.05, 0.05, 0.45])  # two binary attributes, mostly equal
     >>> result = estimate_tables((2, 2, 2), [Measurement((0, 1), pair, 1e-6), Measurement((1, 2), pair, 1e-6)])
@@ -327,7 +323,6 @@ class JointEstimate:
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, estimate_joint
     >>> joint = estimate_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01)])
     >>> joint.attributes, np.round(joint.table((0,)), 6).tolist()
@@ -388,7 +383,6 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, estimate_joint
     >>> joint = estimate_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
     ...                                 Measurement((1,), np.array([0.5, 0.5]), 0.01)])
@@ -449,7 +443,6 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
 
     Examples
     --------
-    >>> import numpy as np
     >>> from projmech.mechanisms.adaptive import Measurement, estimate_regularized_joint
     >>> joint = estimate_regularized_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
     ...                                             Measurement((1,), np.array([0.5, 0.5]), 0.01)], rng=0)
