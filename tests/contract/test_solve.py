@@ -5,32 +5,21 @@ import time
 
 import pytest
 
-from projmech.solve import (
-    Attempt,
-    Outcome,
-    ProgressBar,
-    SolveError,
-    SolveResult,
-    SolveStats,
-    Status,
-    check_callback,
-    record_total_time,
-    solve_in_order,
-    status_from_cvxpy,
-)
+from projmech import solve
+from projmech.solve import Outcome, SolveStats, Status
 
 
-class _Error(SolveError):
+class _Error(solve.SolveError):
     pass
 
 
 def test_cvxpy_statuses_map_to_the_vocabulary():
-    assert status_from_cvxpy("optimal") is Status.OPTIMAL
-    assert status_from_cvxpy("optimal_inaccurate") is Status.OPTIMAL_INACCURATE
-    assert status_from_cvxpy("infeasible_inaccurate") is Status.INFEASIBLE
-    assert status_from_cvxpy("unbounded") is Status.UNBOUNDED
-    assert status_from_cvxpy("user_limit") is Status.ITERATION_LIMIT
-    assert status_from_cvxpy("something new") is Status.SOLVER_ERROR
+    assert solve.status_from_cvxpy("optimal") is Status.OPTIMAL
+    assert solve.status_from_cvxpy("optimal_inaccurate") is Status.OPTIMAL_INACCURATE
+    assert solve.status_from_cvxpy("infeasible_inaccurate") is Status.INFEASIBLE
+    assert solve.status_from_cvxpy("unbounded") is Status.UNBOUNDED
+    assert solve.status_from_cvxpy("user_limit") is Status.ITERATION_LIMIT
+    assert solve.status_from_cvxpy("something new") is Status.SOLVER_ERROR
 
 
 def test_status_is_its_string():
@@ -47,7 +36,7 @@ def test_first_optimal_attempt_is_returned_with_every_attempt_before_it():
             return Outcome(status, point, f"{name} detail", score)
         return name, run
 
-    point, attempts, seconds = solve_in_order(
+    point, attempts, seconds = solve.solve_in_order(
         [attempt("a", Status.ITERATION_LIMIT, "pa", 3.0), attempt("b", Status.OPTIMAL, "pb"),
          attempt("c", Status.OPTIMAL, "pc")], _Error, "failed")
     assert point == "pb"
@@ -58,14 +47,14 @@ def test_first_optimal_attempt_is_returned_with_every_attempt_before_it():
 
 def test_no_optimal_attempt_raises_with_the_best_point_and_every_attempt():
     def raising():
-        raise _Error("inner", [Attempt("x", Status.SOLVER_ERROR, "boom")])
+        raise _Error("inner", [solve.Attempt("x", Status.SOLVER_ERROR, "boom")])
 
     plan = [("a", lambda: Outcome(Status.ITERATION_LIMIT, "worse", score=2.0)),
             ("x", raising),
             ("b", lambda: Outcome(Status.REJECTED, "better", score=1.0)),
             ("c", lambda: Outcome(Status.SOLVER_ERROR))]
     with pytest.raises(_Error, match="failed") as caught:
-        solve_in_order(plan, _Error, "failed")
+        solve.solve_in_order(plan, _Error, "failed")
     assert caught.value.best == "better"
     assert [a.solver for a in caught.value.attempts] == ["a", "x", "b", "c"]
     assert "x: solver_error, boom" in str(caught.value)
@@ -73,7 +62,7 @@ def test_no_optimal_attempt_raises_with_the_best_point_and_every_attempt():
 
 def test_stats_summary_is_json_and_str_is_one_line():
     stats = SolveStats("fast", Status.OPTIMAL, 0.25, iterations=7, gap=1e-9, tolerance=1e-8, tolerance_met=True,
-                       attempts=(Attempt("fast", Status.OPTIMAL, "", 0.25),))
+                       attempts=(solve.Attempt("fast", Status.OPTIMAL, "", 0.25),))
     summary = json.loads(json.dumps(stats.summary()))
     assert summary["status"] == "optimal" and summary["attempts"] == ["fast: optimal"]
     text = str(stats)
@@ -81,7 +70,7 @@ def test_stats_summary_is_json_and_str_is_one_line():
 
 
 def test_progress_bar_must_be_opened_and_follows_iterations():
-    bar = ProgressBar("test", total=10)
+    bar = solve.ProgressBar("test", total=10)
     with pytest.raises(RuntimeError, match="with block"):
         bar(1, 0.5)
     with bar as callback:
@@ -101,7 +90,7 @@ def test_finish_builds_the_returned_point_and_the_errors_best_once():
         return {"point": point, "own": attempt.solver, "status": attempt.status,
                 "attempts": [a.solver for a in attempts]}
 
-    result, attempts, seconds = solve_in_order(
+    result, attempts, seconds = solve.solve_in_order(
         [("a", lambda: Outcome(Status.ITERATION_LIMIT, "pa", score=1.0)), ("b", lambda: Outcome(Status.OPTIMAL, "pb"))],
         _Error, "failed", finish)
     assert result == {"point": "pb", "own": "b", "status": Status.OPTIMAL, "attempts": ["a", "b"]}
@@ -109,15 +98,15 @@ def test_finish_builds_the_returned_point_and_the_errors_best_once():
 
     built.clear()
     with pytest.raises(_Error) as caught:
-        solve_in_order([("a", lambda: Outcome(Status.ITERATION_LIMIT, "pa", score=2.0)),
-                        ("b", lambda: Outcome(Status.REJECTED, "pb", score=1.0)),
-                        ("c", lambda: Outcome(Status.SOLVER_ERROR))], _Error, "failed", finish)
+        solve.solve_in_order([("a", lambda: Outcome(Status.ITERATION_LIMIT, "pa", score=2.0)),
+                              ("b", lambda: Outcome(Status.REJECTED, "pb", score=1.0)),
+                              ("c", lambda: Outcome(Status.SOLVER_ERROR))], _Error, "failed", finish)
     assert caught.value.best == {"point": "pb", "own": "b", "status": Status.REJECTED, "attempts": ["a", "b", "c"]}
     assert built == ["pb"]  # only the best is built
 
 
 def test_stats_from_an_attempt_meet_the_tolerance_only_when_accepted():
-    attempts = (Attempt("x", Status.ITERATION_LIMIT, "", 0.5), Attempt("y", Status.OPTIMAL, "", 0.25))
+    attempts = (solve.Attempt("x", Status.ITERATION_LIMIT, "", 0.5), solve.Attempt("y", Status.OPTIMAL, "", 0.25))
     stats = SolveStats.from_attempt(attempts[-1], attempts, iterations=3, gap=1e-9, relative_gap=True, tolerance=1e-8)
     assert (stats.solver, stats.status, stats.solve_time, stats.iterations) == ("y", Status.OPTIMAL, 0.25, 3)
     assert stats.tolerance_met and stats.relative_gap and stats.attempts == attempts
@@ -128,13 +117,13 @@ def test_stats_from_an_attempt_meet_the_tolerance_only_when_accepted():
 
 
 def test_callback_must_be_callable():
-    assert check_callback(None) is None
-    assert check_callback(print) is print
+    assert solve.check_callback(None) is None
+    assert solve.check_callback(print) is print
     with pytest.raises(TypeError, match="callback"):
-        check_callback(True)
+        solve.check_callback(True)
 
 
-class _Result(SolveResult):
+class _Result(solve.SolveResult):
     def __init__(self, seconds):
         self.stats = SolveStats("fast", Status.OPTIMAL, seconds)
 
@@ -146,7 +135,7 @@ def test_total_time_covers_the_whole_call_and_the_errors_best():
     """``record_total_time`` times everything the optimizer does, not only its accepted attempt,
     and gives the same time to the best point of the error it raises."""
 
-    @record_total_time
+    @solve.record_total_time
     def optimizer(fail=False):
         time.sleep(0.05)  # preparation outside any attempt
         result = _Result(0.0)
