@@ -49,21 +49,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    RESULTS,
-    add_smoke_option,
-    aim_error,
-    argument_parser,
-    float_list,
-    int_list,
-    name_list,
-    peak_memory_mb,
-    run_in_process,
-    smoke_path,
-    write_csv,
-)
 
 ROWS = ("adaptive", "adaptive_joint", "adaptive_tables", "residual", "residual_local", "aim")
 #: What a smoke run measures: one row of each kind of job, on a few small attributes.
@@ -124,10 +112,10 @@ def _job(kind: str, epsilon: float, seed: int, attributes: list[str] | None) -> 
         # of the largest tables, most of them empty, dominates the unprojected error.
         clipped = {t: np.maximum(table, 0.0) / max(float(np.maximum(table, 0.0).sum()), 1e-300)
                    for t, table in tables.items()}
-        extra = {"min_cell": float(answers.min()), "error_clipped": aim_error(clipped, truth)}
+        extra = {"min_cell": float(answers.min()), "error_clipped": bench.aim_error(clipped, truth)}
         if kind == "residual_local":
             extra["projection_status"] = str(release.projection.stats.status)
-    return {"error": aim_error(tables, truth), "seconds": seconds, "peak_mb": peak_memory_mb(), **extra}
+    return {"error": bench.aim_error(tables, truth), "seconds": seconds, "peak_mb": bench.peak_memory_mb(), **extra}
 
 
 def _round_times(run: Any, start: float, ends: list[float], seconds: float) -> dict[str, Any]:
@@ -166,13 +154,13 @@ def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--epsilons", type=float_list, default=[0.1, 1.0, 10.0])
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--epsilons", type=bench.float_list, default=[0.1, 1.0, 10.0])
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. seeds-1, unless --seed-list")
-    parser.add_argument("--seed-list", type=int_list, default=None, help="these seeds instead (to add runs)")
+    parser.add_argument("--seed-list", type=bench.int_list, default=None, help="these seeds instead (to add runs)")
     parser.add_argument("--out", default="adaptive.csv", help="the CSV's name in results/")
-    parser.add_argument("--rows", type=name_list, default=list(ROWS))
-    parser.add_argument("--attributes", type=name_list, default=None, help="Adult's attributes (default all 14)")
+    parser.add_argument("--rows", type=bench.name_list, default=list(ROWS))
+    parser.add_argument("--attributes", type=bench.name_list, default=None, help="Adult's attributes (default all 14)")
     parser.add_argument("--aim-path", default=None, help="the Private-PGM checkout (see _aim_runner.py)")
     parser.add_argument("--data", type=Path, default=None,
                         help="AIM's records: CSV of integer codes (default: the package's embedded Adult)")
@@ -183,8 +171,8 @@ def main() -> int:
     parser.add_argument("--aim-timeout", type=float, default=3600.0)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads of the projmech rows")
     parser.add_argument("--worker", help="(internal) run one job")
-    add_smoke_option(parser, f"rows {', '.join(SMOKE_ROWS)}; attributes {', '.join(SMOKE_ATTRIBUTES)}; "
-                             "epsilon 1, seed 0")
+    bench.add_smoke_option(parser, f"rows {', '.join(SMOKE_ROWS)}; attributes {', '.join(SMOKE_ATTRIBUTES)}; "
+                                   "epsilon 1, seed 0")
     args = parser.parse_args()
     if args.worker:
         job = json.loads(args.worker)
@@ -193,10 +181,10 @@ def main() -> int:
     unknown = sorted(set(args.rows) - set(ROWS))
     if unknown:
         parser.error(f"--rows: unknown {unknown}; expected some of {list(ROWS)}")
-    out = RESULTS / args.out
+    out = bench.RESULTS / args.out
     if args.smoke:
         args.epsilons, args.seeds, args.seed_list, args.rows = [1.0], 1, None, list(SMOKE_ROWS)
-        args.attributes, out = list(SMOKE_ATTRIBUTES), smoke_path(args.out)
+        args.attributes, out = list(SMOKE_ATTRIBUTES), bench.smoke_path(args.out)
     records = []
     for epsilon in args.epsilons:
         for seed in (args.seed_list if args.seed_list is not None else range(args.seeds)):
@@ -204,12 +192,12 @@ def main() -> int:
                 if row == "aim":
                     result = _aim(args, epsilon, seed)
                 else:
-                    result = run_in_process(__file__, {"kind": row, "epsilon": epsilon, "seed": seed,
-                                                       "attributes": args.attributes}, args.threads, timeout=3600)
+                    result = bench.run_in_process(__file__, {"kind": row, "epsilon": epsilon, "seed": seed,
+                                                             "attributes": args.attributes}, args.threads, timeout=3600)
                 records.append({"row": row, "epsilon": epsilon, "seed": seed, **result})
                 print(json.dumps(records[-1]), flush=True)
     frame = pd.DataFrame(records)
-    path = write_csv(frame, out)
+    path = bench.write_csv(frame, out)
     ok = frame[frame["status"] == "ok"]
     print(f"\n{'row':<16} {'epsilon':>7} {'runs':>4} {'error':>16} {'clipped':>8} {'seconds':>9} {'peak MB':>8} "
           f"{'s/round':>8} {'max':>7} {'final s':>8}")

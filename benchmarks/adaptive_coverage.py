@@ -32,9 +32,9 @@ import math
 import sys
 import time
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import RESULTS, add_smoke_option, aim_error, argument_parser, float_list, smoke_path, write_csv
 
 import projmech as pm
 from projmech.mechanisms.adaptive import DecomposableModel, Measurement, estimate_tables, table_estimate
@@ -60,22 +60,22 @@ def _exact_completion(data: pm.Dataset, measured: list[tuple[int, ...]], tables:
 
 
 def main() -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--epsilons", type=float_list, default=[0.1, 1.0, 10.0])
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--epsilons", type=bench.float_list, default=[0.1, 1.0, 10.0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--out", default="adaptive-coverage.csv", help="the CSV's name in results/")
-    add_smoke_option(parser, f"epsilon 1, one seed, Adult's {', '.join(SMOKE_ATTRIBUTES)}")
+    bench.add_smoke_option(parser, f"epsilon 1, one seed, Adult's {', '.join(SMOKE_ATTRIBUTES)}")
     args = parser.parse_args()
-    out = RESULTS / args.out
+    out = bench.RESULTS / args.out
     if args.smoke:
-        args.epsilons, args.seeds, out = [1.0], 1, smoke_path(args.out)
+        args.epsilons, args.seeds, out = [1.0], 1, bench.smoke_path(args.out)
     data = pm.datasets.adult(attributes=SMOKE_ATTRIBUTES) if args.smoke else pm.datasets.adult()
     sizes = tuple(data.domain.sizes)
     tables = list(itertools.combinations(range(len(sizes)), 3))
     truth = {t: np.asarray(data.table(list(t)), dtype=float) / data.n for t in tables}
     start = time.perf_counter()
-    exact_pairs = aim_error(_exact_completion(data, list(itertools.combinations(range(len(sizes)), 2)), tables,
-                                              decomposable=False), truth)
+    exact_pairs = bench.aim_error(_exact_completion(data, list(itertools.combinations(range(len(sizes)), 2)), tables,
+                                                    decomposable=False), truth)
     print(f"every 2-way table exact, 3-way tables by maximum entropy: {exact_pairs:.4f} "
           f"({time.perf_counter() - start:.1f} s)", flush=True)
     workload = pm.marginals(data.domain, 3, implicit=True)
@@ -99,19 +99,19 @@ def main() -> int:
                 "measured": len(measured), "measured_cells": sum(math.prod(sizes[a] for a in t) for t in measured),
                 **{f"measured_{k}way": sum(len(t) == k for t in measured) for k in (1, 2, 3)},
                 "covered": len(covered),
-                "error": aim_error(released, truth),
-                "error_covered": aim_error(released, truth, covered) if covered else math.nan,
-                "error_uncovered": aim_error(released, truth, uncovered),
-                "error_rows": aim_error(rows, truth),
-                "exact_same": aim_error(exact_same, truth),
-                "exact_same_uncovered": aim_error(exact_same, truth, uncovered),
+                "error": bench.aim_error(released, truth),
+                "error_covered": bench.aim_error(released, truth, covered) if covered else math.nan,
+                "error_uncovered": bench.aim_error(released, truth, uncovered),
+                "error_rows": bench.aim_error(rows, truth),
+                "exact_same": bench.aim_error(exact_same, truth),
+                "exact_same_uncovered": bench.aim_error(exact_same, truth, uncovered),
                 "exact_pairs": exact_pairs,
             }
             records.append(record)
             print(", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in record.items()),
                   flush=True)
     frame = pd.DataFrame(records)
-    path = write_csv(frame, out)
+    path = bench.write_csv(frame, out)
     columns = ["measured", "covered", "error", "error_uncovered", "error_rows", "exact_same", "exact_pairs", "seconds"]
     print(f"\n{'epsilon':>7} " + " ".join(f"{c:>15}" for c in columns))
     for epsilon, group in frame.groupby("epsilon"):

@@ -20,9 +20,9 @@ import sys
 import time
 import warnings
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import RESULTS, add_smoke_option, argument_parser, float_list, markdown, name_list, smoke_path, write_csv
 
 import projmech as pm
 from projmech.mechanisms.adaptive import estimate_tables
@@ -62,16 +62,16 @@ def replay(epsilon: float, seed: int, attributes: list[str]) -> dict[str, float]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--epsilons", type=float_list, default=[1.0, 10.0], help="epsilons (default 1,10)")
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--epsilons", type=bench.float_list, default=[1.0, 10.0], help="epsilons (default 1,10)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. seeds-1 (default 3)")
-    parser.add_argument("--attributes", type=name_list, default=ATTRIBUTES, help="Adult's attributes (default 7)")
-    parser.add_argument("--out", default=str(RESULTS / "adaptive_warm_start.csv"), help="CSV file written")
-    add_smoke_option(parser, "epsilon 1, one seed, 4 attributes")
+    parser.add_argument("--attributes", type=bench.name_list, default=ATTRIBUTES, help="Adult's attributes (default 7)")
+    parser.add_argument("--out", default=str(bench.RESULTS / "adaptive_warm_start.csv"), help="CSV file written")
+    bench.add_smoke_option(parser, "epsilon 1, one seed, 4 attributes")
     args = parser.parse_args(argv)
     if args.smoke:
         args.epsilons, args.seeds, args.attributes = [1.0], 1, ATTRIBUTES[:4]
-        args.out = smoke_path(args.out)
+        args.out = bench.smoke_path(args.out)
     rows = []
     for epsilon in args.epsilons:
         for seed in range(args.seeds):
@@ -84,12 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     frame = pd.DataFrame(rows)
     means = frame.groupby("epsilon", sort=False).mean(numeric_only=True)
     print()
-    print(markdown(["epsilon", "rounds", "estimate s, cold", "estimate s, warm", "iterations, cold",
-                    "iterations, warm", "largest table difference", "run s per round"],
-                   [[f"{epsilon:g}", f"{row.rounds:.1f}", f"{row.cold_seconds:.3f}", f"{row.warm_seconds:.3f}",
-                     f"{row.cold_iterations:.1f}", f"{row.warm_iterations:.1f}", f"{row.max_table_difference:.1e}",
-                     f"{row.run_seconds_per_round:.3f}"] for epsilon, row in means.iterrows()]))
-    print(f"\nwrote {write_csv(frame, args.out)}")
+    print(bench.markdown(["epsilon", "rounds", "estimate s, cold", "estimate s, warm", "iterations, cold",
+                          "iterations, warm", "largest table difference", "run s per round"],
+                         [[f"{epsilon:g}", f"{row.rounds:.1f}", f"{row.cold_seconds:.3f}", f"{row.warm_seconds:.3f}",
+                           f"{row.cold_iterations:.1f}", f"{row.warm_iterations:.1f}",
+                           f"{row.max_table_difference:.1e}", f"{row.run_seconds_per_round:.3f}"]
+                          for epsilon, row in means.iterrows()]))
+    print(f"\nwrote {bench.write_csv(frame, args.out)}")
     return 0
 
 

@@ -33,9 +33,9 @@ import math
 from concurrent.futures import ProcessPoolExecutor
 from unittest import mock
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import RESULTS, Timer, add_smoke_option, argument_parser, smoke_path, write_csv
 
 import projmech as pm
 from projmech.audit import audit
@@ -48,7 +48,7 @@ SMOKE_MECHANISMS = ("laplace", "gaussian")
 def _run_case(job: tuple[str, str, bool, float, int, float, int]) -> dict:
     mechanism, relation, planted, delta, releases, confidence, seed = job
     (case,) = audit_cases([mechanism], [relation], planted_bug=planted, delta=delta)
-    timer = Timer()
+    timer = bench.Timer()
     result = case.run(releases, confidence, rng=seed)
     row = result.as_row()
     row.update(part="power" if planted else "validity", relation=relation, kind=mechanism, seconds=timer.seconds)
@@ -119,7 +119,7 @@ def _old_defect_rows(releases: int, confidence: float) -> list[dict]:
 
 
 def main() -> None:
-    parser = argument_parser(__doc__)
+    parser = bench.argument_parser(__doc__)
     parser.add_argument("--releases", type=int, default=100_000)
     parser.add_argument("--confidence", type=float, default=0.99)
     parser.add_argument("--parts", nargs="+", default=["validity", "power", "old"],
@@ -129,14 +129,14 @@ def main() -> None:
                         help="the cases of validity and power (default all)")
     parser.add_argument("--out", default="audit.csv", help="the CSV's name in results/")
     parser.add_argument("--quick", action="store_true", help="a short run: 3,000 releases per data set")
-    add_smoke_option(parser, f"200 releases per data set, the cases {', '.join(SMOKE_MECHANISMS)}")
+    bench.add_smoke_option(parser, f"200 releases per data set, the cases {', '.join(SMOKE_MECHANISMS)}")
     args = parser.parse_args()
     if args.quick:
         args.releases = 3000
-    out = RESULTS / args.out
+    out = bench.RESULTS / args.out
     if args.smoke:
-        args.releases, args.mechanisms, out = 200, list(SMOKE_MECHANISMS), smoke_path(args.out)
-    timer = Timer()
+        args.releases, args.mechanisms, out = 200, list(SMOKE_MECHANISMS), bench.smoke_path(args.out)
+    timer = bench.Timer()
     jobs = []
     seed = 0
     for part, planted, delta in (("validity", False, AUDIT_DELTA), ("power", True, PLANTED_BUG_DELTA)):
@@ -151,7 +151,7 @@ def main() -> None:
     if "old" in args.parts:
         rows += _old_defect_rows(args.releases, args.confidence)
     frame = pd.DataFrame(rows)
-    write_csv(frame, out)
+    bench.write_csv(frame, out)
     for part, title in (("validity", "claimed epsilon and the audit's lower bound"),
                         ("power", "planted bug (noise divided by 2, or by 4 where the pair attains half the claim; "
                                   "claim kept)"),

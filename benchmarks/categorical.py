@@ -30,23 +30,9 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    Timer,
-    add_smoke_option,
-    answers_digest,
-    argument_parser,
-    cell,
-    chain_records,
-    int_list,
-    name_list,
-    peak_memory_mb,
-    ruled,
-    run_in_process,
-    smoke_path,
-    write_csv,
-)
 
 SIZES = (2, 2, 4, 5, 16, 32)
 #: A smoke run's attribute sizes (and 500 records, 2-way, 1 thread).
@@ -61,7 +47,7 @@ def noisy_answers(way: int, rows: int, sizes: Sequence[int] = SIZES) -> tuple[np
     import projmech as pm
 
     domain = pm.Domain([f"a{i}" for i in range(len(sizes))], sizes)
-    data = pm.Dataset(chain_records(sizes, rows, np.random.default_rng(0)), domain)
+    data = pm.Dataset(bench.chain_records(sizes, rows, np.random.default_rng(0)), domain)
     workload = pm.marginals(domain, way, implicit=True)
     sigma = pm.GaussianMechanism(workload, pm.ApproxDP(1.0, 1e-6)).noise_scale(rows)
     truth = workload.answer_data(data)
@@ -77,35 +63,37 @@ def job(way: int, method: str, path: str, sigma: float, sizes: Sequence[int] = S
     # A warm-up on a small table first, so that the row times a release, not the imports.
     small = pm.marginals(pm.Domain(["a", "b", "c"], (2, 3, 4)), way, implicit=method == "fast")
     pm.project_to_hull(small, small.answer(np.full(24, 1 / 24)) + 0.01, solver=method, noise_scale=0.01)
-    with Timer() as timer:
+    with bench.Timer() as timer:
         result = pm.project_to_hull(workload, y, solver=method, noise_scale=sigma)
     return {"seconds": timer.seconds, "gap": result.stats.gap, "tolerance": result.stats.tolerance,
             "certified": result.stats.tolerance_met, "objective": result.objective,
             "support": int(result.support.size), "blas_threads": getattr(result.stats, "blas_threads", None),
-            "peak_mb": peak_memory_mb(), "answers_hash": answers_digest(result.answers)}
+            "peak_mb": bench.peak_memory_mb(), "answers_hash": bench.answers_digest(result.answers)}
 
 
 def format_rows(results: pd.DataFrame) -> str:
-    lines = [f"{row.way:>3} {row.method:<9} {row.threads:>2} {cell(getattr(row, 'seconds', None), '8.2f'):>8} "
-             f"{cell(getattr(row, 'gap', None), '9.2e'):>9} {cell(getattr(row, 'tolerance', None), '9.2e'):>9} "
-             f"{cell(getattr(row, 'objective', None), '12.6e'):>12} {cell(getattr(row, 'support', None), '6.0f'):>6} "
-             f"{cell(getattr(row, 'peak_mb', None), '7.0f'):>7}  {row.status}" for row in results.itertuples()]
+    lines = [f"{row.way:>3} {row.method:<9} {row.threads:>2} {bench.cell(getattr(row, 'seconds', None), '8.2f'):>8} "
+             f"{bench.cell(getattr(row, 'gap', None), '9.2e'):>9}"
+             f" {bench.cell(getattr(row, 'tolerance', None), '9.2e'):>9} "
+             f"{bench.cell(getattr(row, 'objective', None), '12.6e'):>12}"
+             f" {bench.cell(getattr(row, 'support', None), '6.0f'):>6} "
+             f"{bench.cell(getattr(row, 'peak_mb', None), '7.0f'):>7}  {row.status}" for row in results.itertuples()]
     header = (f"{'way':>3} {'method':<9} {'th':>2} {'seconds':>8} {'gap':>9} {'tol':>9} {'objective':>12} "
               f"{'supp':>6} {'peak MB':>7}  status")
-    return ruled(header, lines)
+    return bench.ruled(header, lines)
 
 
 def build_parser() -> Any:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--ways", type=int_list, default=[2, 3], help="marginal sizes (default 2,3)")
-    parser.add_argument("--methods", type=name_list, default=list(METHODS), help=", ".join(METHODS))
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--ways", type=bench.int_list, default=[2, 3], help="marginal sizes (default 2,3)")
+    parser.add_argument("--methods", type=bench.name_list, default=list(METHODS), help=", ".join(METHODS))
     parser.add_argument("--rows", type=int, default=20_000, help="records drawn (default 20,000)")
-    parser.add_argument("--threads", type=int_list, default=[1, 2], help="BLAS thread counts (default 1,2)")
+    parser.add_argument("--threads", type=bench.int_list, default=[1, 2], help="BLAS thread counts (default 1,2)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a row is killed")
     parser.add_argument("--quick", action="store_true", help="2-way, the active-set solver, 1 thread")
     parser.add_argument("--out", default="results/categorical.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
-    add_smoke_option(parser, f"attributes of sizes {SMOKE_SIZES}, 500 records, 2-way, every method, 1 thread")
+    bench.add_smoke_option(parser, f"attributes of sizes {SMOKE_SIZES}, 500 records, 2-way, every method, 1 thread")
     return parser
 
 
@@ -119,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = SIZES
     if args.smoke:
         ways, methods, threads, sizes = [2], list(METHODS), [1], SMOKE_SIZES
-        args.rows, args.out = 500, smoke_path(args.out)
+        args.rows, args.out = 500, bench.smoke_path(args.out)
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for way in ways:
@@ -131,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 for count in threads:
                     row = {"way": way, "method": method, "threads": count,
-                           **run_in_process(__file__, [way, method, path, sigma, sizes], count, args.timeout)}
+                           **bench.run_in_process(__file__, [way, method, path, sigma, sizes], count, args.timeout)}
                     results.append({"rows": args.rows, "sigma": sigma, **row})
                     print(f"  way={way} {method} threads={count}: {row.get('seconds', '')} {row['status']}", flush=True)
     frame = pd.DataFrame(results)
@@ -146,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(fast) and len(scs):
             print(f"{way}-way: SCS / fast time ratio {scs.seconds.min() / fast.seconds.max():.1f}x "
                   "(fastest SCS row over slowest fast row)")
-    path = write_csv(frame, args.out)
+    path = bench.write_csv(frame, args.out)
     print(f"wrote {path}")
     return 0
 

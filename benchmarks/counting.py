@@ -38,21 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _common as bench
 import numpy as np
-from _common import (
-    RESULTS,
-    add_smoke_option,
-    argument_parser,
-    int_list,
-    markdown,
-    name_list,
-    not_installed,
-    run_in_process,
-    smoke_folder,
-    smoke_path,
-    usage_error,
-    write_csv,
-)
 
 ATTRIBUTES = 81
 #: The engines of the distributed part and of the CLI part.
@@ -182,41 +169,41 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
 # --- the parts -------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--parts", type=name_list, default=["inprocess", "outofcore", "distributed", "cli"])
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--parts", type=bench.name_list, default=["inprocess", "outofcore", "distributed", "cli"])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--outofcore-rows", type=int, default=100_000_000)
     parser.add_argument("--distributed-rows", type=int, default=10_000_000)
-    parser.add_argument("--threads", type=int_list, default=[1, 2])
-    parser.add_argument("--dir", type=Path, default=RESULTS / "counting_data",
+    parser.add_argument("--threads", type=bench.int_list, default=[1, 2])
+    parser.add_argument("--dir", type=Path, default=bench.RESULTS / "counting_data",
                         help="where the Parquet files are written (kept for later runs)")
     parser.add_argument("--skip-mbi", action="store_true")
     parser.add_argument("--quick", action="store_true",
                         help="a short run: 20,000 rows in process, 10^6 out of core, 2 x 10^5 distributed")
-    parser.add_argument("--out", type=Path, default=RESULTS / "counting.csv")
+    parser.add_argument("--out", type=Path, default=bench.RESULTS / "counting.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement, as JSON
-    add_smoke_option(parser, f"2,000 rows in process (1 thread), 20,000 out of core and distributed, the engines "
-                             f"{', '.join(SMOKE_ENGINES)} only")
+    bench.add_smoke_option(parser, f"2,000 rows in process (1 thread), 20,000 out of core and distributed, the engines "
+                                   f"{', '.join(SMOKE_ENGINES)} only")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.outofcore_rows, args.distributed_rows = 20_000, 1_000_000, 200_000
     engines = CLI_ENGINES
     if args.smoke:
         args.rows, args.outofcore_rows, args.distributed_rows, args.threads = 2_000, 20_000, 20_000, [1]
-        args.dir, args.out, engines = smoke_folder() / "counting_data", smoke_path(args.out), SMOKE_ENGINES
+        args.dir, args.out, engines = bench.smoke_folder() / "counting_data", bench.smoke_path(args.out), SMOKE_ENGINES
         print("smoke: Spark and Dask are not started, nor the CLI with DuckDB (--quick does)", flush=True)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     unknown = set(args.parts) - {"inprocess", "outofcore", "distributed", "cli"}
     if unknown:
-        return usage_error(f"--parts: unknown {sorted(unknown)}")
+        return bench.usage_error(f"--parts: unknown {sorted(unknown)}")
     script = str(Path(__file__).resolve())
     jobs: list[tuple[str, dict[str, Any], int]] = []
     if "inprocess" in args.parts:
         for threads in args.threads:
             jobs.append(("inprocess", {"method": "pandas", "rows": args.rows}, threads))
-        if not args.skip_mbi and (why := not_installed("mbi", "jax")):
+        if not args.skip_mbi and (why := bench.not_installed("mbi", "jax")):
             print(f"Private-PGM: skipped: {why}", flush=True)
         elif not args.skip_mbi:
             jobs.append(("inprocess", {"method": "mbi", "rows": args.rows}, max(args.threads)))
@@ -234,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     reference: dict[int, str] = {}
     for part, job, threads in jobs:
-        result = run_in_process(script, job, threads)
+        result = bench.run_in_process(script, job, threads)
         total = result.get("load_s", math.nan) + result.get("count_s", math.nan)
         reference.setdefault(job["rows"], result.get("digest", ""))
         record = {"part": part, "method": job["method"], "rows": job["rows"], "blas_threads": threads,
@@ -253,9 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     table = pd.DataFrame(records)
-    write_csv(table, args.out)
-    print(markdown(list(table.columns), [[f"{v:.3g}" if isinstance(v, float) else str(v) for v in row]
-                                         for row in table.itertuples(index=False)]))
+    bench.write_csv(table, args.out)
+    print(bench.markdown(list(table.columns), [[f"{v:.3g}" if isinstance(v, float) else str(v) for v in row]
+                                               for row in table.itertuples(index=False)]))
     return 0
 
 

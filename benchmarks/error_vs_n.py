@@ -49,19 +49,9 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    Timer,
-    add_smoke_option,
-    argument_parser,
-    int_list,
-    name_list,
-    ruled,
-    smoke_path,
-    usage_error,
-    write_csv,
-)
 
 from projmech import (
     ApproxDP,
@@ -237,7 +227,7 @@ def format_comparison(table: pd.DataFrame) -> str:
     """Fixed-width rendering of :func:`compare`'s table (the means are in ``format_table``'s)."""
     header = (f"{'n':>7} | {'Gaussian E[RMSE] (closed form)':>30} | {'Gaussian CI low':>15} | "
               f"{'projection CI high':>18} | {'ratio G/P':>9} | below")
-    return ruled(header, (
+    return bench.ruled(header, (
         f"{n:>7} | {row.gaussian_expected_rmse:>30.6f} | {row.gaussian_ci_low:>15.6f} | "
         f"{row.projection_ci_high:>18.6f} | {row.ratio:>9.2f} | {'yes' if row.projection_below else 'NO'}"
         for n, row in table.iterrows()))
@@ -253,14 +243,14 @@ def ratio_trend(table: pd.DataFrame) -> tuple[bool, list[tuple[int, int]]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--sizes", type=int_list, default=None,
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--sizes", type=bench.int_list, default=None,
                         help="comma-separated data sizes n (default " + ",".join(map(str, DEFAULT_SIZES)) + ")")
     parser.add_argument("--trials", type=int, default=None, help="releases per mechanism and n (default 30)")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--solver", default="auto", help="projection solver: auto, fast, CLARABEL, ECOS, OSQP or SCS")
-    parser.add_argument("--mechanisms", type=name_list, default=list(MECHANISMS),
+    parser.add_argument("--mechanisms", type=bench.name_list, default=list(MECHANISMS),
                         help="comma-separated, some of " + ",".join(MECHANISMS))
     parser.add_argument("--width-samples", type=int, default=1000,
                         help="Gaussian directions for the widths of K_Q and L in the projection bounds (default 1000)")
@@ -273,30 +263,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="results/error_vs_n.csv",
                         help="CSV output; the plot goes next to it with .png (default results/error_vs_n.csv)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_smoke_option(parser, "n = 100 and 400, 2 trials, 20 width samples")
+    bench.add_smoke_option(parser, "n = 100 and 400, 2 trials, 20 width samples")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.smoke:
-        args.sizes, args.trials, args.width_samples, args.out = [100, 400], 2, 20, smoke_path(args.out)
+        args.sizes, args.trials, args.width_samples, args.out = [100, 400], 2, 20, bench.smoke_path(args.out)
     sizes = sorted(set(args.sizes if args.sizes is not None else (QUICK_SIZES if args.quick else DEFAULT_SIZES)))
     trials = args.trials if args.trials is not None else (3 if args.quick else 30)
     data = datasets.adult(binary=True, attributes=datasets.ADULT_DEMO_ATTRIBUTES)
     if not sizes or sizes[0] < 1 or sizes[-1] > data.n:
-        return usage_error(f"--sizes must lie in [1, {data.n}], got {sizes}")
+        return bench.usage_error(f"--sizes must lie in [1, {data.n}], got {sizes}")
     if trials < 2:
-        return usage_error("--trials must be at least 2 (for a confidence interval)")
+        return bench.usage_error("--trials must be at least 2 (for a confidence interval)")
     unknown = [name for name in args.mechanisms if name not in MECHANISMS]
     if unknown or not args.mechanisms:
-        return usage_error(f"--mechanisms: unknown {unknown}; expected some of {','.join(MECHANISMS)}")
+        return bench.usage_error(f"--mechanisms: unknown {unknown}; expected some of {','.join(MECHANISMS)}")
     privacy = ApproxDP(args.epsilon, args.delta)
     workload = marginals(data.domain, 2)
     print(f"error vs n: Adult, {len(data.domain)} binary attributes, {workload.num_queries} two-way marginal "
           f"cells, {privacy} (PMW: {PureDP(args.epsilon)}), replace-one neighbours, {trials} trials per n, "
           f"mechanisms {', '.join(args.mechanisms)}", flush=True)
-    timer = Timer()
+    timer = bench.Timer()
     rng = np.random.default_rng(args.seed)
     mechanisms, bound_of = build_mechanisms(args.mechanisms, workload, privacy, args.solver, args.width_samples, rng,
                                             args.online_noise)
@@ -332,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           + ("yes" if above.empty else "NO: " + ", ".join(f"{r.mechanism} at n={r.n}" for r in above.itertuples())))
     ok = ok and above.empty
 
-    out = write_csv(results, args.out)
+    out = bench.write_csv(results, args.out)
     plot = out.with_suffix(".png")
     curves = {f"{name} bound": (sizes, [bound_of[name](n) for n in sizes]) for name in mechanisms}
     plot_error_vs_n(results, str(plot), f"Adult 2-way marginals, {privacy}", bounds=curves)
@@ -343,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def format_bounds(results: pd.DataFrame) -> str:
     """One row per mechanism and n: mean RMSE, its interval and the bound."""
     header = f"{'mechanism':<14} {'n':>7} {'RMSE':>10} {'CI low':>10} {'CI high':>10} {'bound':>10}  below"
-    return ruled(header, (
+    return bench.ruled(header, (
         f"{row.mechanism:<14} {row.n:>7} {row.rmse_mean:>10.5f} {row.rmse_ci_low:>10.5f} "
         f"{row.rmse_ci_high:>10.5f} {row.bound:>10.5f}  {'yes' if row.rmse_ci_low <= row.bound else 'NO'}"
         for row in results.sort_values(["mechanism", "n"]).itertuples()))

@@ -39,19 +39,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    Timer,
-    add_smoke_option,
-    argument_parser,
-    binary_domain,
-    column_table,
-    int_list,
-    smoke_path,
-    usage_error,
-    write_csv,
-)
 
 from projmech import (
     Factorization,
@@ -98,7 +88,7 @@ def problems(sizes: Sequence[int], dims: Sequence[int]) -> Iterator[Problem]:
         for m in sizes:
             yield Problem(f"{family} m={m}", family, build(m, implicit=True), interval_strategies)
     for d in dims:
-        domain = binary_domain(d)
+        domain = bench.binary_domain(d)
         yield Problem(f"marginals d={d}", "marginals", marginals(domain, 2), {"identity": identity_strategy})
 
 
@@ -123,7 +113,7 @@ def optimize(problem: Problem, method: str, tol: float, max_iterations: int, sol
     """One ``factorization_norm`` call, timed as a whole (Gram matrix included); one result row."""
     label = f"sdp/{solver}" if method == "sdp" else method
     row = _base_row(problem, label, OPTIMIZED)
-    timer = Timer()
+    timer = bench.Timer()
     try:
         fact: Factorization | None = factorization_norm(problem.workload, method=method, tol=tol,
                                                         max_iterations=max_iterations, solver=solver)
@@ -138,7 +128,7 @@ def optimize(problem: Problem, method: str, tol: float, max_iterations: int, sol
 def fixed(problem: Problem, name: str, strategy: Callable[[int], np.ndarray]) -> dict[str, Any]:
     """``gamma`` of a fixed strategy (``R = F M^+``); the time covers building M and computing gamma."""
     row = _base_row(problem, name, "fixed")
-    timer = Timer()
+    timer = bench.Timer()
     try:
         fact = Factorization.from_strategy(problem.workload, strategy(problem.workload.universe_size))
         row.update(_measures(fact), status="given")
@@ -182,7 +172,7 @@ def target_checks(results: pd.DataFrame) -> list[str]:
 
 def format_results(results: pd.DataFrame) -> str:
     """A fixed-width plain-text table of the benchmark rows."""
-    return column_table(results.itertuples(index=False), [
+    return bench.column_table(results.itertuples(index=False), [
         ("problem", "<16", "problem"), ("k", ">9", "k"), ("m", ">5", "m"), ("method", "<13", "method"),
         ("gamma", "10.5f", "gamma"), ("lower bnd", "10.5f", "lower_bound"), ("gap", "8.1e", "relative_gap"),
         ("residual", "8.1e", "residual"), ("iters", ">5", iterations_cell), ("time s", "8.3f", "time_s"),
@@ -195,11 +185,11 @@ def iterations_cell(row: Any) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--sizes", type=int_list, default=None,
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--sizes", type=bench.int_list, default=None,
                         help="comma-separated universe sizes m of prefix and all-range (default "
                              + ",".join(map(str, DEFAULT_SIZES)) + "; empty string: none)")
-    parser.add_argument("--dims", type=int_list, default=None,
+    parser.add_argument("--dims", type=bench.int_list, default=None,
                         help="comma-separated numbers d of binary attributes for 2-way marginals (default "
                              + ",".join(map(str, DEFAULT_DIMS)) + "; empty string: none)")
     parser.add_argument("--sdp-max", type=int, default=64,
@@ -212,20 +202,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"sizes {','.join(map(str, QUICK_SIZES))} and dims {','.join(map(str, QUICK_DIMS))}")
     parser.add_argument("--out", default="results/factorization.csv",
                         help="CSV output (default results/factorization.csv)")
-    add_smoke_option(parser, "m = 16, d = 3 (the SDP on both)")
+    bench.add_smoke_option(parser, "m = 16, d = 3 (the SDP on both)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.smoke:
-        args.sizes, args.dims, args.out = [16], [3], smoke_path(args.out)
+        args.sizes, args.dims, args.out = [16], [3], bench.smoke_path(args.out)
     sizes = args.sizes if args.sizes is not None else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     dims = args.dims if args.dims is not None else list(QUICK_DIMS if args.quick else DEFAULT_DIMS)
     if any(m < 1 for m in sizes) or any(d < 2 for d in dims):
-        return usage_error("--sizes must be >= 1 and --dims >= 2")
+        return bench.usage_error("--sizes must be >= 1 and --dims >= 2")
     if not (math.isfinite(args.tol) and args.tol > 0) or args.max_iterations < 1:
-        return usage_error("--tol must be > 0 and --max-iterations >= 1")
+        return bench.usage_error("--tol must be > 0 and --max-iterations >= 1")
 
     print(f"factorization benchmark: tol={args.tol:g}, iterative (max {args.max_iterations} iterations), "
           f"sdp/{args.solver} where m <= {args.sdp_max}", flush=True)
@@ -235,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
         print(f"  {row['problem']:<16} {row['method']:<13} {row['time_s']:8.3f} s  {row['status']}", flush=True)
 
-    timer = Timer()
+    timer = bench.Timer()
     for problem in problems(sizes, dims):
         record(optimize(problem, "iterative", args.tol, args.max_iterations, args.solver))
         if problem.workload.universe_size <= args.sdp_max:
@@ -258,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"BROKEN certificate: {row.problem} {row.method}: lower bound {row.lower_bound:.10g} > "
                   f"gamma {row.gamma:.10g}")
 
-    out = write_csv(results, args.out)
+    out = bench.write_csv(results, args.out)
     print(f"\nwrote {out} in {timer.seconds:.1f} s")
     return 1 if not broken.empty else 0
 

@@ -37,20 +37,8 @@ import sys
 import time
 from typing import Any
 
+import _common as bench
 import pandas as pd
-from _common import (
-    RESULTS,
-    add_smoke_option,
-    argument_parser,
-    int_list,
-    markdown,
-    name_list,
-    not_installed,
-    peak_memory_mb,
-    run_in_process,
-    smoke_path,
-    write_csv,
-)
 
 from projmech.factorization import RANGE_MAX_UNIVERSE
 
@@ -80,7 +68,7 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
         seconds = time.perf_counter() - start
         return {"value": fact.value, "lower_bound": fact.lower_bound, "relative_gap": fact.relative_gap,
                 "solver": fact.stats.solver, "iterations": fact.stats.iterations, "seconds": seconds,
-                "memory_gb": peak_memory_mb() / 1000}
+                "memory_gb": bench.peak_memory_mb() / 1000}
     workload = build(m)
     if method == "jax-privacy":
         import jax
@@ -99,31 +87,32 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
         seconds = time.perf_counter() - start
     fact = pm.Factorization(workload, strategy)
     return {"value": fact.gamma if objective == "mean" else fact.gamma_2, "lower_bound": None, "relative_gap": None,
-            "solver": method, "iterations": None, "seconds": seconds, "memory_gb": peak_memory_mb() / 1000}
+            "solver": method, "iterations": None, "seconds": seconds, "memory_gb": bench.peak_memory_mb() / 1000}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--sizes", type=int_list, default=list(DEFAULT_SIZES), help="prefix sizes (default "
-                                                                                    "1024,4096,16384)")
-    parser.add_argument("--range-sizes", type=int_list, default=list(DEFAULT_RANGE_SIZES),
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--sizes", type=bench.int_list, default=list(DEFAULT_SIZES), help="prefix sizes (default "
+                                                                                          "1024,4096,16384)")
+    parser.add_argument("--range-sizes", type=bench.int_list, default=list(DEFAULT_RANGE_SIZES),
                         help="all-range sizes, mean objective (default 16384)")
-    parser.add_argument("--range-max-sizes", type=int_list, default=list(DEFAULT_RANGE_MAX_SIZES),
+    parser.add_argument("--range-max-sizes", type=bench.int_list, default=list(DEFAULT_RANGE_MAX_SIZES),
                         help="all-range sizes, max objective (default 1024,2048,16384)")
-    parser.add_argument("--jax-sizes", type=int_list, default=list(DEFAULT_JAX_SIZES),
+    parser.add_argument("--jax-sizes", type=bench.int_list, default=list(DEFAULT_JAX_SIZES),
                         help="prefix sizes for jax-privacy (default 1024; empty: none)")
-    parser.add_argument("--objectives", type=name_list, default=list(OBJECTIVES), help="mean,max (default both)")
-    parser.add_argument("--jax-objectives", type=name_list, default=list(OBJECTIVES),
+    parser.add_argument("--objectives", type=bench.name_list, default=list(OBJECTIVES), help="mean,max (default both)")
+    parser.add_argument("--jax-objectives", type=bench.name_list, default=list(OBJECTIVES),
                         help="the objectives jax-privacy runs (default mean,max)")
     parser.add_argument("--jax-steps", type=int, default=10_000,
                         help="jax-privacy's max_optimizer_steps (default 10000, its own default)")
-    parser.add_argument("--threads", type=int_list, default=[2], help="BLAS threads, e.g. 1,2 (default 2)")
+    parser.add_argument("--threads", type=bench.int_list, default=[2], help="BLAS threads, e.g. 1,2 (default 2)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per measurement (default 1800)")
     parser.add_argument("--quick", action="store_true",
                         help="prefix 1024 and 4096, all ranges 4096 (mean) and 1024 (max), no jax-privacy")
-    parser.add_argument("--out", default=str(RESULTS / "factorization_scale.csv"), help="CSV file written")
+    parser.add_argument("--out", default=str(bench.RESULTS / "factorization_scale.csv"), help="CSV file written")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # internal: one measurement, as JSON
-    add_smoke_option(parser, "prefix 64 (mean; jax-privacy 50 steps), all ranges 64 (mean) and 32 (max), 1 thread")
+    bench.add_smoke_option(
+        parser, "prefix 64 (mean; jax-privacy 50 steps), all ranges 64 (mean) and 32 (max), 1 thread")
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
@@ -134,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         args.sizes, args.range_sizes, args.jax_sizes = [64], [64], [64]
         args.range_max_sizes = [32, 2 * RANGE_MAX_UNIVERSE]
         args.objectives, args.jax_objectives, args.jax_steps, args.threads = ["mean"], ["mean"], 50, [1]
-        args.out = smoke_path(args.out)
-    if args.jax_sizes and (why := not_installed("jax_privacy")):
+        args.out = bench.smoke_path(args.out)
+    if args.jax_sizes and (why := bench.not_installed("jax_privacy")):
         print(f"jax-privacy: skipped: {why}", flush=True)
         args.jax_sizes = []
     jobs = []
@@ -156,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 result: dict[str, Any] = {"status": f"not supported above {RANGE_MAX_UNIVERSE:,} values "
                                                     "(an m x m eigendecomposition a step)"}
             else:
-                result = run_in_process(__file__, job, threads, args.timeout)
+                result = bench.run_in_process(__file__, job, threads, args.timeout)
             row = {**job, "threads": threads, **result}
             rows.append(row)
             print(f"{job['family']:9} m={job['m']:>6} {job['objective']:4} {job['method']:12} threads={threads} "
@@ -179,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         table.append([row.family, f"{row.m:,}", row.objective, row.method, str(row.threads), f"{row.value:.5f}",
                       f"{row.certified_bound:.5f}", f"{row.gap_to_bound:.1e}", f"{row.seconds:.2f}",
                       f"{row.memory_gb:.2f}"])
-    print(markdown(["workload", "m", "objective", "method", "threads", "value", "certified bound", "gap", "seconds",
-                    "peak GB"], table, align=["---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:",
-                                              "---:"]))
+    headers = ["workload", "m", "objective", "method", "threads", "value", "certified bound", "gap", "seconds",
+               "peak GB"]
+    print(bench.markdown(headers, table, align=["---", "---:", "---", "---", "---:", "---:", "---:", "---:", "---:",
+                                                "---:"]))
     print()
     failures = []
     for row in frame[(frame.method == "projmech") & (frame.status == "ok")].itertuples():
@@ -197,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"beside jax-privacy, prefix m={row.m} {row.objective} threads={row.threads}: value {ours.value:.5f} vs "
               f"{row.value:.5f} ({'equal or lower' if ours.value <= row.value * (1 + 1e-9) else 'HIGHER'}), "
               f"{row.seconds / ours.seconds:.0f}x faster")
-    path = write_csv(frame, args.out)
+    path = bench.write_csv(frame, args.out)
     print(f"\nwrote {path}")
     return 1 if failures and not args.smoke else 0
 

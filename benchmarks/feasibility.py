@@ -37,9 +37,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import Timer, add_smoke_option, binary_domain, markdown, name_list, smoke_path, write_csv
 
 from projmech import ProjectionError, ProjectionResult, marginals, prefix, project_to_hull, random_queries
 
@@ -73,7 +73,7 @@ def _noisy(F: np.ndarray, rng: np.random.Generator, sigma: float) -> Instance:
 
 
 def _marginal_matrix(d: int) -> np.ndarray:
-    return marginals(binary_domain(d), 2).toarray()
+    return marginals(bench.binary_domain(d), 2).toarray()
 
 
 def _log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
@@ -228,7 +228,7 @@ def independent_check(instance: Instance, tol: float, result: ProjectionResult) 
 def run_call(instance: Instance, solver: str) -> dict[str, object]:
     """One ``project_to_hull`` call and its verdict."""
     tol = PLAIN_TOL if instance.sigma is None else NOISE_TOL
-    timer = Timer()
+    timer = bench.Timer()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # solvers' own warnings; their status is recorded
@@ -281,7 +281,7 @@ def summary_markdown(table: pd.DataFrame, instances_per_kind: pd.Series) -> str:
     header = ["kind", "n", *table.columns]
     rows = [[str(kind), str(instances_per_kind.get(kind, instances_per_kind.sum())), *(str(v) for v in row)]
             for kind, row in table.iterrows()]
-    return markdown(header, rows, ["---", *["---:"] * (len(header) - 1)])
+    return bench.markdown(header, rows, ["---", *["---:"] * (len(header) - 1)])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -292,22 +292,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_INSTANCES} instances (two per kind)")
     parser.add_argument("--out", default="results/feasibility.csv", help="the kind x solver table")
     parser.add_argument("--calls-out", default="results/feasibility_calls.csv", help="one row per call")
-    add_smoke_option(parser, "one instance of each kind")
+    bench.add_smoke_option(parser, "one instance of each kind")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    solvers = name_list(args.solvers)
+    solvers = bench.name_list(args.solvers)
     unknown = [s for s in solvers if s not in SOLVERS]
     if unknown:
         raise ValueError(f"--solvers: unknown {unknown}; expected some of {list(SOLVERS)}")
     count = QUICK_INSTANCES if args.quick else args.instances
     if args.smoke:
-        count, args.out, args.calls_out = len(KINDS), smoke_path(args.out), smoke_path(args.calls_out)
+        count, args.out, args.calls_out = len(KINDS), bench.smoke_path(args.out), bench.smoke_path(args.calls_out)
     if count < 1:
         raise ValueError(f"--instances: expected a positive integer, got {count}")
-    timer = Timer()
+    timer = bench.Timer()
     rows = []
     for kind, index, instance in instances(count, args.seed):
         for solver in solvers:
@@ -324,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           "cells: certified / reported failure / FALSE CERTIFICATE\n")
     print(summary_markdown(table, per_kind))
     for path, frame, index in ((args.out, table, True), (args.calls_out, calls, False)):
-        write_csv(frame, path, index=index)
+        bench.write_csv(frame, path, index=index)
     false = int((calls["outcome"] == FALSE).sum())
     print(f"\nfalse certificates: {false}; written {args.out} and {args.calls_out}")
     return 1 if false else 0

@@ -15,9 +15,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import RESULTS, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
 
 import projmech as pm
 
@@ -41,19 +41,19 @@ def mechanisms(workload: pm.Workload, m: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argument_parser(__doc__)
+    parser = bench.argument_parser(__doc__)
     parser.add_argument("--m", type=int, default=48, help="prefix sums over m values (default 48)")
     parser.add_argument("--rows", type=int, default=1000, help="records (default 1000)")
     parser.add_argument("--seeds", type=int, default=2000, help="releases per mechanism (default 2000)")
     parser.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     parser.add_argument("--quick", action="store_true", help="m = 24, 400 rows, 200 seeds")
-    parser.add_argument("--out", default=str(RESULTS / "intervals.csv"), help="CSV file written")
-    add_smoke_option(parser, "m = 8, 50 rows, 3 seeds")
+    parser.add_argument("--out", default=str(bench.RESULTS / "intervals.csv"), help="CSV file written")
+    bench.add_smoke_option(parser, "m = 8, 50 rows, 3 seeds")
     args = parser.parse_args(argv)
     if args.quick:
         args.m, args.rows, args.seeds = 24, 400, 200
     if args.smoke:
-        args.m, args.rows, args.seeds, args.out = 8, 50, 3, smoke_path(args.out)
+        args.m, args.rows, args.seeds, args.out = 8, 50, 3, bench.smoke_path(args.out)
     rng = np.random.default_rng(5)
     records = rng.integers(0, args.m, size=(args.rows, 1))
     data = pm.Dataset(records, pm.Domain(["x"], [args.m]))
@@ -77,13 +77,13 @@ def main(argv: list[str] | None = None) -> int:
               f"width {rows[-1]['mean_width']:.4f}  {'exact' if intervals.exact else 'bound'}", flush=True)
     frame = pd.DataFrame(rows)
     print()
-    print(markdown(["mechanism", "exact", "coverage", "all at once", "mean width"],
-                   [[row.mechanism, "yes" if row.exact else "bound", f"{row.coverage:.4f}",
-                     f"{row.simultaneous_coverage:.3f}", f"{row.mean_width:.4f}"]
-                    for row in frame.itertuples()], align=["---", "---", "---:", "---:", "---:"]))
+    print(bench.markdown(["mechanism", "exact", "coverage", "all at once", "mean width"],
+                         [[row.mechanism, "yes" if row.exact else "bound", f"{row.coverage:.4f}",
+                           f"{row.simultaneous_coverage:.3f}", f"{row.mean_width:.4f}"]
+                          for row in frame.itertuples()], align=["---", "---", "---:", "---:", "---:"]))
     bad = frame[(frame.exact & ((frame.coverage < 0.94) | (frame.coverage > 0.96)))
                 | (~frame.exact & (frame.coverage < args.level))]
-    path = write_csv(frame, args.out)
+    path = bench.write_csv(frame, args.out)
     print(f"\nwrote {path}")
     if not bad.empty and not args.smoke:
         print(f"coverage outside its target: {', '.join(bad.mechanism)}", file=sys.stderr)

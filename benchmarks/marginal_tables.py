@@ -49,21 +49,9 @@ import json
 import sys
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    RESULTS,
-    Timer,
-    add_smoke_option,
-    argument_parser,
-    import_mbi,
-    int_list,
-    name_list,
-    peak_memory_mb,
-    run_in_process,
-    smoke_path,
-    write_csv,
-)
 
 ROWS = ("adult 1-way", "10x17 1-way", "10x17 prefix", "10x17 2-way", "10x17 3-way", "chain 3-way",
         "chain 3-way cvxpy", "adult10 3-way", "adult10 3-way mbi", "adult10 3-way factorization",
@@ -161,7 +149,7 @@ def _job(row: str, repeats: int, mbi_iters: int = 1000, smoke: bool = False) -> 
     tables = _table_rows(workload) if not row.endswith("prefix") else []
     best: dict = {}
     for repeat in range(repeats):
-        with Timer() as timer:
+        with bench.Timer() as timer:
             if row.endswith(" factorization"):  # the optimal strategy's answers, projected
                 mechanism = pm.FactorizationMechanism(workload, privacy, project=True, body=body, noise="continuous")
             else:
@@ -181,7 +169,7 @@ def _job(row: str, repeats: int, mbi_iters: int = 1000, smoke: bool = False) -> 
                 "noise_checksum": float(np.sum(release.noisy_answers)),
                 "rmse_noisy": float(np.sqrt(np.mean((release.noisy_answers - truth) ** 2))),
                 "rmse_projected": float(np.sqrt(np.mean((release.answers - truth) ** 2))),
-                "peak_mb": peak_memory_mb(),
+                "peak_mb": bench.peak_memory_mb(),
             }
     return best
 
@@ -204,7 +192,7 @@ def _cvxpy_job(row: str, smoke: bool = False) -> dict:
     data, workload, truth, noisy, sigma = _noisy(row, smoke)
     tables = _table_rows(workload)
     sizes = data.domain.sizes
-    with Timer() as timer:
+    with bench.Timer() as timer:
         variables = [cp.Variable(rows.size, nonneg=True) for _, rows in tables]
         constraints = [cp.sum(v) == 1 for v in variables]
         for (one, v1), (two, v2) in itertools.combinations(zip([t for t, _ in tables], variables), 2):
@@ -221,7 +209,7 @@ def _cvxpy_job(row: str, smoke: bool = False) -> dict:
             "inconsistency": _inconsistency(answers, tables, sizes), "min_cell": float(answers.min()),
             "noise_checksum": float(np.sum(noisy)),
             "rmse_noisy": float(np.sqrt(np.mean((noisy - truth) ** 2))),
-            "rmse_projected": float(np.sqrt(np.mean((answers - truth) ** 2))), "peak_mb": peak_memory_mb()}
+            "rmse_projected": float(np.sqrt(np.mean((answers - truth) ** 2))), "peak_mb": bench.peak_memory_mb()}
 
 
 def _summing(attributes: tuple[int, ...], kept: list[int], sizes: tuple[int, ...]) -> Any:
@@ -238,7 +226,7 @@ def _summing(attributes: tuple[int, ...], kept: list[int], sizes: tuple[int, ...
 def _mbi_job(row: str, iters: int, smoke: bool = False) -> dict:
     """Private-PGM's approximate estimator on the row's noisy answers (identity measurements of each
     table, in counts, with the noise's standard deviation): its first call, then a warm one."""
-    mbi, version = import_mbi()
+    mbi, version = bench.import_mbi()
     if mbi is None:
         return {"row": row, "status": f"skipped: {version}"}
     from mbi import approximate_oracles, marginal_loss
@@ -251,7 +239,7 @@ def _mbi_job(row: str, iters: int, smoke: bool = False) -> dict:
     cliques = [tuple(names[a] for a in attributes) for attributes, _ in tables]
     times = []
     for _ in range(2):  # the first call compiles (JIT); the second is warm
-        with Timer() as timer:
+        with bench.Timer() as timer:
             measurements = [mbi.LinearMeasurement(noisy[rows] * n, clique, stddev=sigma * n)
                             for (_, rows), clique in zip(tables, cliques)]
             loss = marginal_loss.from_linear_measurements(measurements, domain)
@@ -267,37 +255,37 @@ def _mbi_job(row: str, iters: int, smoke: bool = False) -> dict:
             "min_cell": float(answers.min()), "objective": 0.5 * float(np.sum((answers - noisy) ** 2)),
             "noise_checksum": float(np.sum(noisy)),
             "rmse_noisy": float(np.sqrt(np.mean((noisy - truth) ** 2))),
-            "rmse_projected": float(np.sqrt(np.mean((answers - truth) ** 2))), "peak_mb": peak_memory_mb()}
+            "rmse_projected": float(np.sqrt(np.mean((answers - truth) ** 2))), "peak_mb": bench.peak_memory_mb()}
 
 
 def main() -> None:
-    parser = argument_parser(__doc__)
+    parser = bench.argument_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int_list, default=[1, 2])
-    parser.add_argument("--rows", type=name_list, default=list(ROWS), help="comma-separated rows (default all)")
+    parser.add_argument("--threads", type=bench.int_list, default=[1, 2])
+    parser.add_argument("--rows", type=bench.name_list, default=list(ROWS), help="comma-separated rows (default all)")
     parser.add_argument("--mbi-iters", type=int, default=1000, help="mbi's mirror-descent steps (default 1000)")
     parser.add_argument("--worker", help="(internal) run one job")
-    add_smoke_option(parser, f"rows {', '.join(SMOKE_ROWS)} on small data; 1 repeat, 1 thread, 20 mbi steps")
+    bench.add_smoke_option(parser, f"rows {', '.join(SMOKE_ROWS)} on small data; 1 repeat, 1 thread, 20 mbi steps")
     args = parser.parse_args()
     if args.worker:
         job = json.loads(args.worker)
         print(json.dumps(_job(job["row"], job["repeats"], job.get("mbi_iters", 1000), job.get("smoke", False))))
         return
-    out = RESULTS / "marginal_tables.csv"
+    out = bench.RESULTS / "marginal_tables.csv"
     if args.smoke:
         args.rows, args.repeats, args.threads, args.mbi_iters = list(SMOKE_ROWS), 1, [1], 20
-        out = smoke_path(out)
+        out = bench.smoke_path(out)
     unknown = sorted(set(args.rows) - set(ROWS))
     if unknown:
         parser.error(f"--rows: unknown {unknown}; expected some of {list(ROWS)}")
     rows = []
     for threads in args.threads:
         for row in args.rows:
-            result = run_in_process(__file__, {"row": row, "repeats": args.repeats, "mbi_iters": args.mbi_iters,
-                                               "smoke": args.smoke}, threads, timeout=1800)
+            result = bench.run_in_process(__file__, {"row": row, "repeats": args.repeats, "mbi_iters": args.mbi_iters,
+                                                     "smoke": args.smoke}, threads, timeout=1800)
             rows.append({"row": row, "threads": threads, **result})
     frame = pd.DataFrame(rows)
-    path = write_csv(frame, out)
+    path = bench.write_csv(frame, out)
     print(f"{'row':<20} {'th':>2} {'body':<20} {'k':>8} {'cells':>8} {'release':>8} {'project':>8} {'1st call':>8} "
           f"{'incons.':>8} {'min cell':>9} {'gap<=tol':>8} {'objective':>11} {'rmse noisy':>10} {'projected':>10} "
           f"{'peak MB':>8}")

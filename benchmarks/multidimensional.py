@@ -47,21 +47,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import _common as bench
 import pandas as pd
-from _common import (
-    Timer,
-    add_smoke_option,
-    answers_digest,
-    argument_parser,
-    cell,
-    int_list,
-    name_list,
-    peak_memory_mb,
-    ruled,
-    run_in_process,
-    smoke_path,
-    write_csv,
-)
 
 ADULT = (100, 100, 100, 99, 85, 42, 16, 15, 9, 7, 6, 5, 2, 2)
 CPS = (50, 100, 7, 4, 2)
@@ -133,7 +120,7 @@ def gamma_job(name: str, tol: float) -> dict[str, Any]:
     import projmech as pm
 
     built = workload(name)
-    with Timer() as timer:
+    with bench.Timer() as timer:
         fact = pm.factorization_norm(built, tol=tol)
     # A fingerprint of the strategy: its first measurements on fixed records.
     domain = built.domain
@@ -144,8 +131,8 @@ def gamma_job(name: str, tol: float) -> dict[str, Any]:
         probe = fact.strategy.columns(np.arange(min(8, built.universe_size)))
     return {"k": f"{built.num_queries:.4g}", "m": f"{built.universe_size:.4g}", "method": fact.stats.solver,
             "gamma": fact.gamma, "lower_bound": fact.lower_bound, "relative_gap": fact.relative_gap,
-            "tolerance_met": fact.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": peak_memory_mb(),
-            "strategy_hash": answers_digest(probe)}
+            "tolerance_met": fact.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": bench.peak_memory_mb(),
+            "strategy_hash": bench.answers_digest(probe)}
 
 
 def worst_job(name: str, tol: float) -> dict[str, Any]:
@@ -155,13 +142,13 @@ def worst_job(name: str, tol: float) -> dict[str, Any]:
     import projmech as pm
 
     built = workload(name)
-    with Timer() as timer:
+    with bench.Timer() as timer:
         worst = pm.factorization_norm(built, objective="max", tol=tol)
         value = worst.gamma_2  # its query norms are part of the time
     mean = pm.factorization_norm(built, tol=tol)
     return {"k": f"{built.num_queries:.4g}", "m": f"{built.universe_size:.4g}", "method": worst.stats.solver,
             "gamma": value, "lower_bound": worst.lower_bound, "relative_gap": worst.relative_gap,
-            "tolerance_met": worst.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": peak_memory_mb(),
+            "tolerance_met": worst.stats.tolerance_met, "seconds": timer.seconds, "peak_mb": bench.peak_memory_mb(),
             "mean_optimal_gamma_2": mean.gamma_2, "max_optimal_gamma": worst.gamma, "mean_optimal_gamma": mean.gamma}
 
 
@@ -188,21 +175,21 @@ def release_job(name: str) -> dict[str, Any]:
         domain = _domain([5] * 100)
         data = pm.Dataset(np.random.default_rng(0).integers(0, 5, size=(50_000, 100)), domain)
         built = pm.marginals(domain, 2, implicit=True)
-    with Timer() as timer:
+    with bench.Timer() as timer:
         mechanism = pm.FactorizationMechanism(built, pm.ZCDP(0.5))
         released = mechanism.release(data, rng=np.random.default_rng(0))
     truth = built.answer_data(data)
     return {"k": f"{built.num_queries:.4g}", "m": f"{built.universe_size:.4g}",
             "method": mechanism.factorization.stats.solver, "gamma": mechanism.factorization.gamma,
-            "seconds": timer.seconds, "peak_mb": peak_memory_mb(),
+            "seconds": timer.seconds, "peak_mb": bench.peak_memory_mb(),
             "rmse": float(np.sqrt(np.mean((released.answers - truth) ** 2))),
-            "expected_rmse": mechanism.expected_error(data.n), "answers_hash": answers_digest(released.answers)}
+            "expected_rmse": mechanism.expected_error(data.n), "answers_hash": bench.answers_digest(released.answers)}
 
 
 def run_worker(part: str, name: str, threads: int, tol: float) -> dict[str, Any]:
     """One job in a fresh process with ``threads`` BLAS threads; its row, or its failure."""
     return {"part": part, "workload": name, "threads": threads,
-            **run_in_process(__file__, [part, name, tol], threads)}
+            **bench.run_in_process(__file__, [part, name, tol], threads)}
 
 
 def format_rows(results: pd.DataFrame) -> str:
@@ -213,25 +200,29 @@ def format_rows(results: pd.DataFrame) -> str:
         compared = "" if hdmm is None or row.part != "gamma" or not isinstance(row.gamma, float) else (
             f"{hdmm[0]:g} {'yes' if round(row.gamma, 4) <= hdmm[0] else 'NO'}")
         lines.append(f"{row.part:<8} {row.workload:<20} {row.threads:>2} {str(row.method):<14} "
-                     f"{cell(row.gamma, '11.6f'):>11} {cell(getattr(row, 'lower_bound', None), '11.6f'):>11} "
-                     f"{cell(getattr(row, 'relative_gap', None), '9.1e'):>9} {cell(row.seconds, '8.2f'):>8} "
-                     f"{cell(row.peak_mb, '7.0f'):>7} {compared:>12}  {row.status}")
+                     f"{bench.cell(row.gamma, '11.6f'):>11}"
+                     f" {bench.cell(getattr(row, 'lower_bound', None), '11.6f'):>11} "
+                     f"{bench.cell(getattr(row, 'relative_gap', None), '9.1e'):>9}"
+                     f" {bench.cell(row.seconds, '8.2f'):>8} "
+                     f"{bench.cell(row.peak_mb, '7.0f'):>7} {compared:>12}  {row.status}")
     header = (f"{'part':<8} {'workload':<20} {'th':>2} {'method':<14} {'gamma':>11} {'bound':>11} {'gap':>9} "
               f"{'seconds':>8} {'peak MB':>7} {'<= HDMM':>12}  status")
-    return ruled(header, lines)
+    return bench.ruled(header, lines)
 
 
 def build_parser() -> Any:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--parts", type=name_list, default=["gamma", "worst", "release"], help="gamma, worst, release")
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--parts", type=bench.name_list, default=["gamma", "worst", "release"],
+                        help="gamma, worst, release")
     parser.add_argument("--workloads", type=lambda text: [part.strip() for part in text.split(";")], default=None,
                         help=f"';'-separated gamma rows (default all: {'; '.join(GAMMA_ROWS)})")
-    parser.add_argument("--threads", type=int_list, default=[1, 2], help="BLAS thread counts (default 1,2)")
+    parser.add_argument("--threads", type=bench.int_list, default=[1, 2], help="BLAS thread counts (default 1,2)")
     parser.add_argument("--tol", type=float, default=1e-6, help="relative gap asked of factorization_norm")
     parser.add_argument("--quick", action="store_true", help=f"gamma rows {', '.join(QUICK_GAMMA_ROWS)}; 1 thread")
     parser.add_argument("--out", default="results/multidimensional.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
-    add_smoke_option(parser, f"each part on {SMOKE_ROW} marginals of 4 attributes x 3 values (500 records); 1 thread")
+    bench.add_smoke_option(
+        parser, f"each part on {SMOKE_ROW} marginals of 4 attributes x 3 values (500 records); 1 thread")
     return parser
 
 
@@ -251,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     jobs += [("worst", name) for name in WORST_ROWS if name in rows] if "worst" in args.parts else []
     jobs += [("release", name) for name in RELEASE_ROWS] if "release" in args.parts and not args.quick else []
     if args.smoke:
-        threads, args.out = [1], smoke_path(args.out)
+        threads, args.out = [1], bench.smoke_path(args.out)
         jobs = [(part, SMOKE_ROW) for part in ("gamma", "worst", "release") if part in args.parts]
     results = []
     for part, name in jobs:
@@ -274,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             same = rows_of[column].nunique() == 1
             print(f"{name}: {'the same' if same else 'DIFFERENT'} {'answers' if part == 'release' else 'strategy'} "
                   f"with {', '.join(map(str, threads))} BLAS threads")
-    path = write_csv(frame, args.out)
+    path = bench.write_csv(frame, args.out)
     print(f"wrote {path}")
     return 0
 

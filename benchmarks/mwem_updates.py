@@ -14,25 +14,25 @@ from __future__ import annotations
 import sys
 import time
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import RESULTS, add_smoke_option, argument_parser, float_list, int_list, markdown, smoke_path, write_csv
 
 import projmech as pm
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--epsilons", type=float_list, default=[1.0, 0.1, 0.01], help="pure-DP epsilons")
-    parser.add_argument("--rounds", type=int_list, default=[10, 30, 100], help="rounds T")
-    parser.add_argument("--updates", type=int_list, default=[1, 3, 10, 30], help="updates per round u")
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--epsilons", type=bench.float_list, default=[1.0, 0.1, 0.01], help="pure-DP epsilons")
+    parser.add_argument("--rounds", type=bench.int_list, default=[10, 30, 100], help="rounds T")
+    parser.add_argument("--updates", type=bench.int_list, default=[1, 3, 10, 30], help="updates per round u")
     parser.add_argument("--seeds", type=int, default=10, help="releases per setting (default 10)")
-    parser.add_argument("--out", default=str(RESULTS / "mwem_updates.csv"), help="CSV file written")
-    add_smoke_option(parser, "epsilon 1, T = 10, u = 1 and 3, 2 seeds")
+    parser.add_argument("--out", default=str(bench.RESULTS / "mwem_updates.csv"), help="CSV file written")
+    bench.add_smoke_option(parser, "epsilon 1, T = 10, u = 1 and 3, 2 seeds")
     args = parser.parse_args(argv)
     if args.smoke:
         args.epsilons, args.rounds, args.updates, args.seeds = [1.0], [10], [1, 3], 2
-        args.out = smoke_path(args.out)
+        args.out = bench.smoke_path(args.out)
     data = pm.datasets.adult(binary=True, attributes=pm.datasets.ADULT_DEMO_ATTRIBUTES)
     workload = pm.marginals(data.domain, 2)
     truth = workload.answer_counts(data) / data.n
@@ -58,13 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     table = frame.pivot_table(index=["epsilon", "rounds"], columns="updates_per_round", sort=False,
                               values=["rmse", "standard_error", "seconds"])
     print()
-    print(markdown(["privacy", "T", *(f"u = {u}" for u in args.updates)],
-                   [[f"PureDP({epsilon:g})", str(rounds),
-                     *(f"{table.loc[(epsilon, rounds), ('rmse', u)]:.3f} ± "
-                       f"{table.loc[(epsilon, rounds), ('standard_error', u)]:.3f} "
-                       f"({table.loc[(epsilon, rounds), ('seconds', u)]:.2f} s)" for u in args.updates)]
-                    for epsilon, rounds in table.index]))
-    print(f"\nwrote {write_csv(frame, args.out)}")
+    print(bench.markdown(["privacy", "T", *(f"u = {u}" for u in args.updates)],
+                         [[f"PureDP({epsilon:g})", str(rounds),
+                           *(f"{table.loc[(epsilon, rounds), ('rmse', u)]:.3f} ± "
+                             f"{table.loc[(epsilon, rounds), ('standard_error', u)]:.3f} "
+                             f"({table.loc[(epsilon, rounds), ('seconds', u)]:.2f} s)" for u in args.updates)]
+                          for epsilon, rounds in table.index]))
+    print(f"\nwrote {bench.write_csv(frame, args.out)}")
     return 0
 
 

@@ -37,21 +37,9 @@ import os
 import time
 from pathlib import Path
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    RESULTS,
-    Timer,
-    add_smoke_option,
-    argument_parser,
-    binary_domain,
-    blas_threads,
-    markdown,
-    name_list,
-    smoke_folder,
-    usage_error,
-    write_csv,
-)
 
 import projmech as pm
 from projmech.privacy import _noise as noise_module
@@ -67,12 +55,12 @@ def _workloads(seed: int, smoke: bool = False) -> list[tuple[str, pm.Dataset, pm
     demo = [(f"demo n={n}", adult.subsample(n, rng) if n < adult.n else adult, pm.marginals(adult.domain, 2))
             for n in ((200,) if smoke else (1000, adult.n))]
     d, n = (4, 200) if smoke else (20, 50_000)
-    domain = binary_domain(d)
+    domain = bench.binary_domain(d)
     rows = (rng.random((n, d)) < rng.uniform(0.1, 0.9, d)).astype(np.int64)
     return demo + [(f"d={d} n={n}", pm.Dataset(rows, domain), pm.marginals(domain, 2, implicit=True))]
 
 
-def releases(trials: int, seed: int, out: Path = RESULTS / "noise.csv", smoke: bool = False) -> None:
+def releases(trials: int, seed: int, out: Path = bench.RESULTS / "noise.csv", smoke: bool = False) -> None:
     """The mechanisms with discrete and continuous noise, side by side (``results/noise.csv``)."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -86,7 +74,7 @@ def releases(trials: int, seed: int, out: Path = RESULTS / "noise.csv", smoke: b
                     mechanism.release(data, rng=rng)  # warm: OpenDP's measurement, caches
                     errors, times = [], []
                     for _ in range(trials):
-                        with Timer() as timer:
+                        with bench.Timer() as timer:
                             released = mechanism.release(data, rng=rng)
                         times.append(timer.seconds)
                         errors.append(pm.rmse(released.answers, truth))
@@ -99,7 +87,7 @@ def releases(trials: int, seed: int, out: Path = RESULTS / "noise.csv", smoke: b
                           f"RMSE {mean:.6f} ± {(high - low) / 2:.6f}  time {np.median(times) * 1e3:8.2f} ms",
                           flush=True)
     frame = pd.DataFrame(rows)
-    write_csv(frame, out)
+    bench.write_csv(frame, out)
     paired = frame.pivot_table(index=["workload", "privacy", "mechanism"], columns="noise",
                                values=["sigma_counts", "rmse", "time_median_s"])
     print("\ndiscrete / continuous (sigma, RMSE, time per release):")
@@ -109,7 +97,7 @@ def releases(trials: int, seed: int, out: Path = RESULTS / "noise.csv", smoke: b
               f"RMSE {row[('rmse', 'discrete')] / row[('rmse', 'continuous')]:.3f}  "
               f"time {row[('time_median_s', 'discrete')] * 1e3:.2f} vs "
               f"{row[('time_median_s', 'continuous')] * 1e3:.2f} ms")
-    print(f"\nOMP_NUM_THREADS={blas_threads()['OMP_NUM_THREADS']}; wrote {out}")
+    print(f"\nOMP_NUM_THREADS={bench.blas_threads()['OMP_NUM_THREADS']}; wrote {out}")
 
 
 def _time_draws(noise: pm.Noise, size: int, threads: int | None) -> tuple[float, float]:
@@ -120,7 +108,7 @@ def _time_draws(noise: pm.Noise, size: int, threads: int | None) -> tuple[float,
     noise_module._SAMPLER_THREADS = default if threads is None else threads
     try:
         cpu = time.process_time()
-        with Timer() as timer:
+        with bench.Timer() as timer:
             draws = noise.sample(size, np.random.default_rng(0))
         cpu = time.process_time() - cpu
     finally:
@@ -130,7 +118,7 @@ def _time_draws(noise: pm.Noise, size: int, threads: int | None) -> tuple[float,
     return timer.seconds, cpu
 
 
-def draws(size: int, repeats: int, out: Path = RESULTS / "noise_draws.csv", smoke: bool = False) -> None:
+def draws(size: int, repeats: int, out: Path = bench.RESULTS / "noise_draws.csv", smoke: bool = False) -> None:
     """Microseconds per draw of each sampler (``results/noise_draws.csv``)."""
     threads = noise_module._SAMPLER_THREADS
     rows = []
@@ -152,32 +140,32 @@ def draws(size: int, repeats: int, out: Path = RESULTS / "noise_draws.csv", smok
                       f"(CPU {rows[-1]['cpu_us_per_draw']:8.3f})  load {rows[-1]['load_1min']:.2f}", flush=True)
     frame = pd.DataFrame(rows)
     print()
-    print(markdown(["distribution", "scale", "setting", "us per draw", "CPU us per draw", "load"],
-                   [[r.distribution, f"{r.scale:.4g}", r.setting, f"{r.us_per_draw:.3f}", f"{r.cpu_us_per_draw:.3f}",
-                     f"{r.load_1min:.2f}"] for r in frame.itertuples()],
-                   ["---", "---:", "---", "---:", "---:", "---:"]))
+    print(bench.markdown(["distribution", "scale", "setting", "us per draw", "CPU us per draw", "load"],
+                         [[r.distribution, f"{r.scale:.4g}", r.setting, f"{r.us_per_draw:.3f}",
+                           f"{r.cpu_us_per_draw:.3f}", f"{r.load_1min:.2f}"] for r in frame.itertuples()],
+                         ["---", "---:", "---", "---:", "---:", "---:"]))
     print(f"\n{os.cpu_count()} cores, {threads} sampler threads by default; wrote "
-          f"{write_csv(frame, out)}")
+          f"{bench.write_csv(frame, out)}")
 
 
 def main() -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--parts", type=name_list, default=list(PARTS), help="comma-separated: releases, draws")
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--parts", type=bench.name_list, default=list(PARTS), help="comma-separated: releases, draws")
     parser.add_argument("--trials", type=int, default=40, help="releases: trials per cell")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--draws", type=int, default=100_000, help="draws: draws per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="draws: measurements per row (the least is kept)")
     parser.add_argument("--quick", action="store_true", help="a short run: 3 trials per cell, 20,000 draws once")
-    add_smoke_option(parser, "2 trials per cell, Adult at n = 200 and 4 binary attributes, 1,000 draws once")
+    bench.add_smoke_option(parser, "2 trials per cell, Adult at n = 200 and 4 binary attributes, 1,000 draws once")
     args = parser.parse_args()
     unknown = sorted(set(args.parts) - set(PARTS))
     if unknown:
-        return usage_error(f"--parts: unknown {', '.join(unknown)} (choose from {', '.join(PARTS)})")
+        return bench.usage_error(f"--parts: unknown {', '.join(unknown)} (choose from {', '.join(PARTS)})")
     if args.quick:
         args.trials, args.draws, args.repeats = 3, 20_000, 1
     if args.smoke:
         args.trials, args.draws, args.repeats = 2, 1000, 1
-    folder = smoke_folder() if args.smoke else RESULTS
+    folder = bench.smoke_folder() if args.smoke else bench.RESULTS
     if "releases" in args.parts:
         releases(args.trials, args.seed, folder / "noise.csv", args.smoke)
     if "draws" in args.parts:

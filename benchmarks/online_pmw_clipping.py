@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 
+import _common as bench
 import numpy as np
-from _common import add_smoke_option
 
 import projmech as pm
 
@@ -30,7 +30,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--noise", choices=("auto", "discrete", "continuous"), default="continuous",
                         help="OnlinePMW's noise (default continuous: reproducible from the seeds)")
-    add_smoke_option(parser, "n = 500 only, 2 sessions of 10 queries (it writes no file)")
+    bench.add_smoke_option(parser, "n = 500 only, 2 sessions of 10 queries (it writes no file)")
     args = parser.parse_args()
     noise = args.noise
     sessions, queries, sizes = (2, 10, (500,)) if args.smoke else (SESSIONS, QUERIES, (500, 5000))

@@ -67,22 +67,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    Timer,
-    add_smoke_option,
-    argument_parser,
-    binary_domain,
-    import_mbi,
-    int_list,
-    markdown,
-    name_list,
-    package_versions,
-    smoke_folder,
-    usage_error,
-    write_csv,
-)
 from tqdm.auto import tqdm
 
 from projmech import ApproxDP, Dataset, Domain, GaussianMechanism, ProjectionMechanism, datasets, marginals
@@ -142,7 +129,7 @@ def latent_factor_data(d: int, rows: int, rng: np.random.Generator, factors: int
     loadings = rng.normal(0.0, 0.8, size=(factors, d))
     bias = rng.uniform(-1.5, 1.5, size=d)
     latent = rng.normal(size=(rows, factors)) @ loadings + bias + rng.normal(size=(rows, d))
-    return Dataset((latent > 0).astype(np.int64), binary_domain(d))
+    return Dataset((latent > 0).astype(np.int64), bench.binary_domain(d))
 
 
 def inconsistency(domain: Domain, answers: np.ndarray) -> float:
@@ -196,7 +183,7 @@ def trial_rng(seed: int, data_key: str, n: int, trial: int) -> np.random.Generat
 
 
 def release_outcome(mechanism: GaussianMechanism, data: Dataset, rng: np.random.Generator) -> Outcome:
-    timer = Timer()
+    timer = bench.Timer()
     try:
         release = mechanism.release(data, rng=rng)
     except Exception as error:  # a solver failure is a result, not a crash
@@ -359,7 +346,7 @@ def format_adult(summary: pd.DataFrame, key: str, methods: Sequence[str], trials
     sizes = sorted(part["n"].unique())
     header = ["n"] + [f"{name} RMSE ({trials[name]} trials)" for name in methods]
     rmse_rows = [[str(n)] + [rmse_cell(lookup.get((n, name))) for name in methods] for n in sizes]
-    tables = [markdown(header, rmse_rows)]
+    tables = [bench.markdown(header, rmse_rows)]
     projections = [name for name in methods if name != "gaussian"]
     header = ["n"] + [f"{name} time" for name in methods]
     if "hull" in methods:
@@ -384,7 +371,7 @@ def format_adult(summary: pd.DataFrame, key: str, methods: Sequence[str], trials
             ratio = float("nan") if gauss is None or entry is None else gauss.rmse_mean / entry.rmse_mean
             row.append("-" if pd.isna(ratio) else f"{ratio:.2f}")
         time_rows.append(row)
-    tables.append(markdown(header, time_rows))
+    tables.append(bench.markdown(header, time_rows))
     return "\n\n".join(tables)
 
 
@@ -407,7 +394,7 @@ def synthetic_release(d: int, rows: int, seed: int, privacy: ApproxDP, trial: in
 def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
     rows = []
     for d in tqdm(args.dims, desc="scaling d", disable=args.no_progress):
-        with Timer() as timer:
+        with bench.Timer() as timer:
             data, truth, noisy, sigma = synthetic_release(d, args.rows, args.seed, privacy)
         setup = timer.seconds
         row: dict[str, Any] = {"d": d, "k": truth.size, "rows": args.rows, "sigma": sigma, "setup_time_s": setup,
@@ -415,7 +402,7 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
         times, result = [], None
         try:
             for _ in range(args.repeats):
-                with Timer() as timer:
+                with bench.Timer() as timer:
                     result = project_to_relaxation(data.domain, noisy, relaxation="sdp+local")
                 times.append(timer.seconds)
             row.update(admm_time_s=float(np.median(times)), admm_time_min_s=float(np.min(times)),
@@ -428,7 +415,7 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
             row["target_s"] = TARGETS[d]
             row["target_met"] = bool(row.get("admm_time_s", math.inf) <= TARGETS[d])
         if d <= args.scs_max_d:
-            timer = Timer()
+            timer = bench.Timer()
             try:
                 scs = project_to_relaxation(data.domain, noisy, relaxation="sdp+local", solver="SCS")
                 row.update(scs_time_s=timer.seconds, scs_distance=scs.distance,
@@ -467,7 +454,7 @@ def format_scaling(frame: pd.DataFrame) -> str:
             format_number(row.noisy_rmse, "1.5f"), format_number(row.admm_rmse, "1.5f") if ok else "-",
             scs_time, scs_rel, target,
         ])
-    return markdown(header, rows)
+    return bench.markdown(header, rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -495,7 +482,7 @@ class PrivatePGM:
     def estimate(self, noisy: np.ndarray, sigma: float, n: int) -> Outcome:
         from mbi import approximate_oracles, estimation, marginal_loss
 
-        timer = Timer()
+        timer = bench.Timer()
         measurements = self.measurements(noisy, sigma, n)
         if self.exact:
             model = estimation.MirrorDescent().estimate(self.mbi_domain, measurements, known_total=float(n),
@@ -626,7 +613,7 @@ def format_pgm(summary: pd.DataFrame) -> str:
         rows.append([row.data, str(row.n), f"{row.k:,}", name, rmse_cell(row, "1.6f"), ratio_text,
                      "-" if row.method == "gaussian" else format_number(row.distance_mean, "1.5f"),
                      f"{row.inconsistency_mean:.1e}", f"{row.min_cell_mean:+.1e}", time_text])
-    return markdown(header, rows, ["---", "---:", "---:", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
+    return bench.markdown(header, rows, ["---", "---:", "---:", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -635,8 +622,8 @@ def format_pgm(summary: pd.DataFrame) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--parts", type=name_list, default=list(PARTS),
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--parts", type=bench.name_list, default=list(PARTS),
                         help="comma-separated parts to run (default " + ",".join(PARTS) + ")")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
@@ -644,22 +631,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="a short run: fewer sizes, trials and dimensions, "
                         "no categorical Adult, no synthetic data for Private-PGM")
     # adult
-    parser.add_argument("--sizes", type=int_list, default=None,
+    parser.add_argument("--sizes", type=bench.int_list, default=None,
                         help="binarized Adult sizes n (default " + ",".join(map(str, DEFAULT_SIZES)) + ")")
     parser.add_argument("--trials", type=int, default=None,
                         help=f"releases per mechanism and n on binarized Adult (default {DEFAULT_TRIALS})")
     parser.add_argument("--hull-trials", type=int, default=None,
                         help=f"releases of the hull projection per n (default {DEFAULT_HULL_TRIALS}: 2-25 s each)")
-    parser.add_argument("--categorical-sizes", type=int_list, default=None,
+    parser.add_argument("--categorical-sizes", type=bench.int_list, default=None,
                         help="categorical Adult sizes n (default " + ",".join(map(str, DEFAULT_CATEGORICAL_SIZES))
                              + "; none with --quick; '' for none)")
     parser.add_argument("--categorical-trials", type=int, default=DEFAULT_CATEGORICAL_TRIALS,
                         help=f"releases per mechanism and n on categorical Adult (default "
                              f"{DEFAULT_CATEGORICAL_TRIALS})")
-    parser.add_argument("--categorical-relaxations", type=name_list, default=list(RELAXATIONS),
+    parser.add_argument("--categorical-relaxations", type=bench.name_list, default=list(RELAXATIONS),
                         help="relaxations on categorical Adult (default " + ",".join(RELAXATIONS) + ")")
     # scaling
-    parser.add_argument("--dims", type=int_list, default=None,
+    parser.add_argument("--dims", type=bench.int_list, default=None,
                         help="numbers d of binary attributes (default " + ",".join(map(str, DEFAULT_DIMS)) + ")")
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help=f"synthetic rows (default {DEFAULT_ROWS})")
     parser.add_argument("--repeats", type=int, default=None,
@@ -668,13 +655,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"largest d for the CVXPY+SCS reference (default {DEFAULT_SCS_MAX_D}; "
                              "it took 9.5 s at d = 300 and 1,122 s at d = 500 on 2 cores)")
     # pgm
-    parser.add_argument("--pgm-sizes", type=int_list, default=None,
-                        help="binarized Adult sizes for Private-PGM (default " + ",".join(map(str,
-                                                                                              DEFAULT_PGM_SIZES)) + ")")
-    parser.add_argument("--pgm-categorical-sizes", type=int_list, default=None,
+    parser.add_argument("--pgm-sizes", type=bench.int_list, default=None,
+                        help=f"binarized Adult sizes for Private-PGM (default {','.join(map(str, DEFAULT_PGM_SIZES))})")
+    parser.add_argument("--pgm-categorical-sizes", type=bench.int_list, default=None,
                         help="categorical Adult sizes for Private-PGM (default "
                              + ",".join(map(str, DEFAULT_PGM_CATEGORICAL_SIZES)) + "; none with --quick)")
-    parser.add_argument("--pgm-dims", type=int_list, default=None,
+    parser.add_argument("--pgm-dims", type=bench.int_list, default=None,
                         help="synthetic d for Private-PGM (default " + ",".join(map(str, DEFAULT_PGM_DIMS))
                              + "; none with --quick)")
     parser.add_argument("--pgm-trials", type=int, default=None,
@@ -690,8 +676,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="message-passing rounds per step of mbi's approximate estimator (default 1, mbi's)")
     parser.add_argument("--output", default="results", help="directory of the CSV and JSON outputs (default results)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    add_smoke_option(parser, f"Adult's {', '.join(SMOKE_ATTRIBUTES)} at n = 300 (binarized and categorical, "
-                             "Private-PGM too), d = 3 on 500 rows, 2 trials, 1 repeat, 20 mbi iterations")
+    bench.add_smoke_option(parser, f"Adult's {', '.join(SMOKE_ATTRIBUTES)} at n = 300 (binarized and categorical, "
+                                   "Private-PGM too), d = 3 on 500 rows, 2 trials, 1 repeat, 20 mbi iterations")
     return parser
 
 
@@ -746,28 +732,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.categorical_sizes, args.categorical_trials = [300], 2
         args.dims, args.rows, args.repeats = [3], 500, 1
         args.pgm_sizes, args.pgm_categorical_sizes, args.pgm_dims, args.pgm_trials = [300], [300], [3], 2
-        args.pgm_approx_trials, args.pgm_iters, args.pgm_exact_max, args.output = 2, 20, 64, str(smoke_folder())
+        args.pgm_approx_trials, args.pgm_iters, args.pgm_exact_max, args.output = 2, 20, 64, str(bench.smoke_folder())
     problem = resolve(args)
     if problem:
-        return usage_error(problem)
+        return bench.usage_error(problem)
     privacy = ApproxDP(args.epsilon, args.delta)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     cache = TrialCache()
     report: dict[str, Any] = {"arguments": {key: value for key, value in vars(args).items()},
                               "privacy": str(privacy), "neighbouring": "replace-one", "cpu_count": os.cpu_count(),
-                              "versions": package_versions(), "time_s": {}}
+                              "versions": bench.package_versions(), "time_s": {}}
     failures: list[str] = []
-    total = Timer()
+    total = bench.Timer()
     print(f"relaxation benchmark: parts {','.join(args.parts)}, {privacy}, replace-one, seed {args.seed}, "
           f"{os.cpu_count()} cores", flush=True)
 
     if "adult" in args.parts:
-        with Timer() as timer:
+        with bench.Timer() as timer:
             summary, trials = part_adult(args, cache, privacy)
         report["time_s"]["adult"] = timer.seconds
-        write_csv(summary, out / "relaxation_adult.csv")
-        write_csv(trials, out / "relaxation_adult_trials.csv")
+        bench.write_csv(summary, out / "relaxation_adult.csv")
+        bench.write_csv(trials, out / "relaxation_adult_trials.csv")
         ok = trials[trials["status"] == "ok"]
         projected = ok[ok["method"] != "gaussian"]
         worse = projected[projected["rmse"] > projected["noisy_rmse"] * (1 + CHECK_SLACK) + 1e-12]
@@ -794,10 +780,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               flush=True)
 
     if "scaling" in args.parts:
-        with Timer() as timer:
+        with bench.Timer() as timer:
             scaling = part_scaling(args, privacy)
         report["time_s"]["scaling"] = timer.seconds
-        write_csv(scaling, out / "relaxation_scaling.csv")
+        bench.write_csv(scaling, out / "relaxation_scaling.csv")
         print(f"\n## Time against d: sdp+local, {args.rows:,} synthetic rows, ADMM median of {args.repeats}\n")
         print(format_scaling(scaling))
         ok = scaling[scaling["admm_status"] == "optimal"]
@@ -813,20 +799,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(flush=True)
 
     if "pgm" in args.parts:
-        mbi, version = import_mbi()
+        mbi, version = bench.import_mbi()
         if mbi is None:
             print(f"\n## Private-PGM: skipped: {version}\n", flush=True)
             report["pgm_skipped"] = version
         else:
-            timer = Timer()
+            timer = bench.Timer()
             layout_error = check_mbi_layout(mbi)
             print(f"\nmbi {version}: cell order of clique marginals matches marginals(domain, 2) "
                   f"(max error {layout_error:.1e} on exact input)", flush=True)
             summary, trials = part_pgm(args, cache, privacy, mbi)
             report["time_s"]["pgm"] = timer.seconds
             report["mbi_layout_error"] = layout_error
-            write_csv(summary, out / "relaxation_pgm.csv")
-            write_csv(trials, out / "relaxation_pgm_trials.csv")
+            bench.write_csv(summary, out / "relaxation_pgm.csv")
+            bench.write_csv(trials, out / "relaxation_pgm_trials.csv")
             print(f"\n## Private-PGM (mbi {version}) and our projections on the same noisy 2-way marginals "
                   f"({args.pgm_trials} trials on binarized Adult, {args.pgm_approx_trials} elsewhere)\n")
             print(format_pgm(summary))

@@ -42,9 +42,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import RESULTS, aim_error, argument_parser, float_list, name_list, write_csv
 
 ROUTES = ("synthesize", "release", "local")
 ATTRIBUTES = ["workclass", "education-num", "marital-status", "relationship", "race", "sex"]
@@ -103,16 +103,16 @@ def run(route: str, data: Any, epsilon: float, seed: int) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     truth3, truth2 = _tables(data, 3), _tables(data, 2)
     return {"route": route, "body": body, "epsilon": epsilon, "seed": seed,
-            "rows3": aim_error(_tables(rows, 3), truth3), "rows2": aim_error(_tables(rows, 2), truth2),
-            "answers3": aim_error(_answer_tables(answers, tuple(domain.sizes)), truth3), "seconds": seconds}
+            "rows3": bench.aim_error(_tables(rows, 3), truth3), "rows2": bench.aim_error(_tables(rows, 2), truth2),
+            "answers3": bench.aim_error(_answer_tables(answers, tuple(domain.sizes)), truth3), "seconds": seconds}
 
 
 def main() -> int:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--epsilons", type=float_list, default=[0.3, 1.0, 3.0], help="default 0.3,1,3")
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--epsilons", type=bench.float_list, default=[0.3, 1.0, 3.0], help="default 0.3,1,3")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. seeds-1 (default 3)")
-    parser.add_argument("--routes", type=name_list, default=list(ROUTES), help=f"some of {','.join(ROUTES)}")
-    parser.add_argument("--attributes", type=name_list, default=ATTRIBUTES,
+    parser.add_argument("--routes", type=bench.name_list, default=list(ROUTES), help=f"some of {','.join(ROUTES)}")
+    parser.add_argument("--attributes", type=bench.name_list, default=ATTRIBUTES,
                         help=f"Adult's attributes (default {','.join(ATTRIBUTES)})")
     parser.add_argument("--out", default=None, help="the CSV of the runs (default results/routes.csv)")
     parser.add_argument("--smoke", action="store_true",
@@ -133,7 +133,7 @@ def main() -> int:
     else:
         data = pm.datasets.adult(attributes=args.attributes)
         epsilons, seeds = args.epsilons, list(range(args.seeds))
-        out = Path(args.out) if args.out else RESULTS / "routes.csv"
+        out = Path(args.out) if args.out else bench.RESULTS / "routes.csv"
     records = []
     for epsilon in epsilons:
         for seed in seeds:
@@ -142,7 +142,7 @@ def main() -> int:
                 print(" ".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
                                for key, value in records[-1].items()), flush=True)
     frame = pd.DataFrame(records)
-    path = write_csv(frame, out)
+    path = bench.write_csv(frame, out)
     means = frame.groupby(["epsilon", "route"], sort=False)[["rows3", "rows2", "answers3", "seconds"]].mean()
     print(f"\n{'epsilon':>7} {'route':<11} {'rows3':>7} {'ratio':>6} {'rows2':>7} {'ratio':>6} {'answers3':>8} "
           f"{'seconds':>7}")

@@ -87,27 +87,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import _common as bench
 import cvxpy as cp
 import numpy as np
 import pandas as pd
-from _common import (
-    Timer,
-    add_smoke_option,
-    argument_parser,
-    binary_domain,
-    cell,
-    chain_records,
-    column_table,
-    int_list,
-    name_list,
-    peak_memory_mb,
-    ruled,
-    run_in_process,
-    smoke_path,
-    usage_error,
-    vm_status_mb,
-    write_csv,
-)
 
 from projmech import (
     ApproxDP,
@@ -217,7 +200,7 @@ def marginal_problem(d: int, rows: int, privacy: ApproxDP, seed: int, implicit: 
         (``d = 20``: 760 x 2^20).
     """
     rng = np.random.default_rng([seed, 0, d])
-    domain = binary_domain(d)
+    domain = bench.binary_domain(d)
     biases = rng.uniform(0.1, 0.9, size=d)
     data = Dataset((rng.random((rows, d)) < biases).astype(np.int64), domain)
     workload = marginals(domain, 2, implicit=implicit)
@@ -275,7 +258,7 @@ def benchmark(problem: Problem, solver: str, repeats: int, tol: float = 1e-8) ->
     solve_times, total_times = [], []
     result = None
     for _ in range(repeats):
-        timer = Timer()
+        timer = bench.Timer()
         try:
             result = project_to_hull(problem.workload, problem.noisy, solver=solver, tol=tol)
         except ProjectionError as error:
@@ -308,7 +291,7 @@ def add_relative_objective(results: pd.DataFrame) -> pd.DataFrame:
 
 def format_results(results: pd.DataFrame) -> str:
     """A fixed-width plain-text table of the ``small`` part's rows."""
-    return column_table(results.itertuples(index=False), [
+    return bench.column_table(results.itertuples(index=False), [
         ("problem", "<16", "problem"), ("k", ">5", "k"), ("m", ">5", "m"), ("solver", "<9", "solver"),
         ("solve s", "9.4f", "solve_time_s"), ("total s", "9.4f", "total_time_s"), ("distance", "11.6g", "distance"),
         ("gap", "9.1e", "gap"), ("raw feas", "9.1e", "raw_feasibility_error"),
@@ -466,13 +449,13 @@ def run_job(job: Job) -> dict[str, Any]:
     except Exception as error:  # noqa: BLE001 - reported in the row, the run goes on
         return {**row, "status": f"failed: {type(error).__name__}: {error}"}
     gc.collect()
-    row["rss_inputs_mb"] = vm_status_mb("VmRSS")
+    row["rss_inputs_mb"] = bench.vm_status_mb("VmRSS")
     row["peak_scope"] = "solves" if reset_peak_memory() else "process"
     solver = FAST if job.method == FAST_DEFAULT else job.method  # the solver named in ProjectionError.attempts
     times: list[float] = []
     estimate = None
     for _ in range(job.repeats):
-        timer = Timer()
+        timer = bench.Timer()
         try:
             estimate = solve()
         except ProjectionError as error:
@@ -481,7 +464,7 @@ def run_job(job: Job) -> dict[str, Any]:
             break
         times.append(timer.seconds)
     row.update(repeats=len(times), time_s=statistics.median(times), first_time_s=times[0],
-               peak_rss_mb=peak_memory_mb())
+               peak_rss_mb=bench.peak_memory_mb())
     if estimate is not None:
         residual = estimate.answers - problem.noisy
         row.update(status=estimate.status, objective=0.5 * float(residual @ residual), gap=estimate.gap,
@@ -519,7 +502,7 @@ def run_worker(job: Job, timeout: float) -> dict[str, Any]:
         The worker's row (:func:`run_job`), or a ``failed`` row after a crash or timeout.
     """
     base = {**_shape(job.d), "method": job.method}
-    timer = Timer()
+    timer = bench.Timer()
     try:
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(asdict(job))],
                               capture_output=True, text=True, timeout=timeout)
@@ -648,7 +631,7 @@ def part_scaling(args: argparse.Namespace, privacy: ApproxDP, repeats: int) -> p
 
 def format_scaling(frame: pd.DataFrame) -> str:
     """Fixed-width table of the ``scaling`` part: time, objective, certificate and memory per method."""
-    return column_table(frame.itertuples(index=False), [
+    return bench.column_table(frame.itertuples(index=False), [
         ("d", ">3", "d"), ("k", "5.0f", "k"), ("m", "8.0f", "m"), ("method", "<13", "method"),
         ("time s", "9.3f", "time_s"), ("first s", "9.3f", "first_time_s"), ("obj rel", "9.1e", "objective_rel_diff"),
         ("<=1e-6", ">6", lambda row: "-" if pd.isna(row.same_objective) else ("yes" if row.same_objective else "no")),
@@ -679,7 +662,7 @@ def format_errors(frame: pd.DataFrame) -> str:
             f"{format_number(tight['rmse'], '11.6e')} {format_number(tight['time_s'], '8.3f')} "
             f"{format_number(default['rmse'] / tight['rmse'] - 1, '+13.1e')}"
         )
-    return ruled(header, lines)
+    return bench.ruled(header, lines)
 
 
 def check_targets(frame: pd.DataFrame) -> list[str]:
@@ -767,7 +750,7 @@ def auto_problem(spec: str, rows: int, privacy: ApproxDP, seed: int, explicit: b
         domain = Domain([f"a{i}" for i in range(len(sizes))], sizes)
         implicit = not explicit or math.prod(sizes) * math.comb(len(sizes), way) > DEFAULT_MAX_ENTRIES
         workload = marginals(domain, way, implicit=implicit)
-        data = Dataset(chain_records(sizes, rows, rng), domain)
+        data = Dataset(bench.chain_records(sizes, rows, rng), domain)
         noisy, sigma = _noisy_answers(workload, data, rows, privacy, rng)
         return workload, noisy, sigma, workload.answer_data(data)
     builders = {"random": lambda: random_queries(int(parts[0]), int(parts[1]), rng),
@@ -788,7 +771,7 @@ def run_auto_job(job: dict[str, Any]) -> dict[str, Any]:
     def project(spec: str, rows: int) -> tuple[Any, float, str]:
         workload, noisy, sigma, _ = auto_problem(spec, rows, privacy, job["seed"],
                                                  explicit=choice in SOLVERS + ("auto",))
-        timer = Timer()
+        timer = bench.Timer()
         if choice == "auto":
             body = choose_body(workload)
             result = body.project(workload, noisy, noise_scale=sigma)
@@ -830,9 +813,9 @@ def part_auto(args: argparse.Namespace, privacy: ApproxDP) -> pd.DataFrame:
             job = {"choice": choice, "spec": spec, "rows": args.auto_rows, "seed": args.seed,
                    "epsilon": args.epsilon, "delta": args.delta}
             row = {**base, "choice": choice, "estimate_s": estimate,
-                   **run_in_process(str(Path(__file__).resolve()), job, 1, args.auto_timeout)}
+                   **bench.run_in_process(str(Path(__file__).resolve()), job, 1, args.auto_timeout)}
             rows.append(row)
-            print(f"  {spec:<28} {choice:<9} {cell(row.get('seconds'), '9.4f'):>9}  {row['status']}", flush=True)
+            print(f"  {spec:<28} {choice:<9} {bench.cell(row.get('seconds'), '9.4f'):>9}  {row['status']}", flush=True)
     return pd.DataFrame(rows)
 
 
@@ -892,18 +875,20 @@ def format_auto(frame: pd.DataFrame, verdicts: pd.DataFrame) -> str:
     lines = []
     for row in frame.itertuples(index=False):
         lines.append(f"{row.problem:<28} {row.k:>6} {row.m:>9.3g} {row.rank:>6} {row.choice:<9} "
-                     f"{cell(getattr(row, 'seconds', None), '9.4f'):>9} "
-                     f"{cell(getattr(row, 'estimate_s', None), '9.4f'):>9}  "
+                     f"{bench.cell(getattr(row, 'seconds', None), '9.4f'):>9} "
+                     f"{bench.cell(getattr(row, 'estimate_s', None), '9.4f'):>9}  "
                      f"{row.status}{_uncertified(row)}")
-    table = ruled(f"{'problem':<28} {'k':>6} {'m':>9} {'rank':>6} {'choice':<9} {'seconds':>9} {'estimate':>9}  status",
-                  lines)
-    verdict_lines = [f"{row.problem:<28} {cell(getattr(row, 'auto_ran', None), ''):<15} "
-                     f"{cell(getattr(row, 'auto_s', None), '9.4f'):>9} "
-                     f"{cell(getattr(row, 'fastest', None), ''):<9} {cell(getattr(row, 'fastest_s', None), '9.4f'):>9} "
-                     f"{cell(getattr(row, 'ratio', None), '7.2f'):>7}  {row.verdict}"
+    table = bench.ruled(
+        f"{'problem':<28} {'k':>6} {'m':>9} {'rank':>6} {'choice':<9} {'seconds':>9} {'estimate':>9}  status",
+        lines)
+    verdict_lines = [f"{row.problem:<28} {bench.cell(getattr(row, 'auto_ran', None), ''):<15} "
+                     f"{bench.cell(getattr(row, 'auto_s', None), '9.4f'):>9} "
+                     f"{bench.cell(getattr(row, 'fastest', None), ''):<9}"
+                     f" {bench.cell(getattr(row, 'fastest_s', None), '9.4f'):>9} "
+                     f"{bench.cell(getattr(row, 'ratio', None), '7.2f'):>7}  {row.verdict}"
                      for row in verdicts.itertuples(index=False)]
-    return table + "\n\n" + ruled(f"{'problem':<28} {'auto ran':<15} {'auto s':>9} {'fastest':<9} {'seconds':>9} "
-                                  f"{'ratio':>7}  verdict", verdict_lines)
+    return table + "\n\n" + bench.ruled(f"{'problem':<28} {'auto ran':<15} {'auto s':>9} {'fastest':<9} {'seconds':>9} "
+                                        f"{'ratio':>7}  verdict", verdict_lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -925,7 +910,7 @@ def _name_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
     canonical = {name.lower(): name for name in choices}
 
     def parse(text: str) -> list[str]:
-        names = name_list(text)
+        names = bench.name_list(text)
         unknown = [name for name in names if name.lower() not in canonical]
         if unknown:
             raise argparse.ArgumentTypeError(f"unknown {unknown}; choose from {list(choices)}")
@@ -935,7 +920,7 @@ def _name_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argument_parser(__doc__)
+    parser = bench.argument_parser(__doc__)
     parser.add_argument("--parts", type=_name_list(PARTS), default=list(DEFAULT_PARTS),
                         help=f"comma-separated parts of {','.join(PARTS)} (default {','.join(DEFAULT_PARTS)})")
     parser.add_argument("--repeats", type=int, default=None,
@@ -947,7 +932,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"small part: dims {','.join(map(str, QUICK_DIMS))} and one small random workload; "
                              f"scaling part: dims {','.join(map(str, QUICK_SCALING_DIMS))}; 1 repeat")
     small = parser.add_argument_group("part small")
-    small.add_argument("--dims", type=int_list, default=None,
+    small.add_argument("--dims", type=bench.int_list, default=None,
                        help="comma-separated numbers of binary attributes (default "
                             f"{','.join(map(str, DEFAULT_DIMS))})")
     small.add_argument("--random", type=_shape_list, default=None,
@@ -960,7 +945,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="certification tolerance of project_to_hull (default its own, 1e-8)")
     small.add_argument("--out", default="results/solvers.csv", help="CSV output (default results/solvers.csv)")
     scaling = parser.add_argument_group("part scaling")
-    scaling.add_argument("--scaling-dims", type=int_list, default=None,
+    scaling.add_argument("--scaling-dims", type=bench.int_list, default=None,
                          help=f"binary attributes (default {','.join(map(str, DEFAULT_SCALING_DIMS))})")
     scaling.add_argument("--scaling-rows", type=int, default=DEFAULT_SCALING_ROWS,
                          help=f"data set size n (default {DEFAULT_SCALING_ROWS})")
@@ -978,7 +963,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaling.add_argument("--scaling-out", default="results/solvers_scaling.csv",
                          help="CSV output (default results/solvers_scaling.csv)")
     auto = parser.add_argument_group("part auto")
-    auto.add_argument("--auto-problems", type=name_list, default=None,
+    auto.add_argument("--auto-problems", type=bench.name_list, default=None,
                       help="problems, e.g. marginals:2,2,4,5,16,32:2, marginals:2x10:3, random:200:2000, prefix:256, "
                            "range:128 (default: the two dozen of AUTO_PROBLEMS; --quick: four)")
     auto.add_argument("--auto-rows", type=int, default=DEFAULT_AUTO_ROWS,
@@ -988,8 +973,8 @@ def build_parser() -> argparse.ArgumentParser:
     auto.add_argument("--auto-out", default="results/solvers_auto.csv",
                       help="CSV output (default results/solvers_auto.csv)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)  # internal: one Job, as JSON
-    add_smoke_option(parser, f"small: d = 4 and random 10x20, 200 rows; scaling: d = 4, 500 rows, methods "
-                             f"{','.join(SMOKE_METHODS)}; auto: {','.join(SMOKE_AUTO_PROBLEMS)}; 1 repeat")
+    bench.add_smoke_option(parser, f"small: d = 4 and random 10x20, 200 rows; scaling: d = 4, 500 rows, methods "
+                                   f"{','.join(SMOKE_METHODS)}; auto: {','.join(SMOKE_AUTO_PROBLEMS)}; 1 repeat")
     return parser
 
 
@@ -1023,22 +1008,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(run_auto_job(job) if "choice" in job else run_job(Job(**job))))
         return 0
     if args.smoke:
-        args.dims, args.random, args.rows, args.repeats, args.out = [4], [(10, 20)], 200, 1, smoke_path(args.out)
+        args.dims, args.random, args.rows, args.repeats, args.out = [4], [(10, 20)], 200, 1, bench.smoke_path(args.out)
         args.scaling_dims, args.scaling_rows, args.methods = [4], 500, list(SMOKE_METHODS)
-        args.scaling_out, args.auto_out = smoke_path(args.scaling_out), smoke_path(args.auto_out)
+        args.scaling_out, args.auto_out = bench.smoke_path(args.scaling_out), bench.smoke_path(args.auto_out)
         args.auto_problems, args.auto_rows = list(SMOKE_AUTO_PROBLEMS), 500
     repeats, error = resolve(args)
     if error is not None:
-        return usage_error(error)
+        return bench.usage_error(error)
     privacy = ApproxDP(args.epsilon, args.delta)
-    timer = Timer()
+    timer = bench.Timer()
     if "small" in args.parts:
         print(f"solver benchmark: {privacy}, replace-one, n={args.rows}, tol={args.tol:g}, {repeats} repeat(s), "
               f"solvers {args.solvers}", flush=True)
         results = part_small(args, privacy, repeats)
         print()
         print(format_results(results))
-        print(f"\nwrote {write_csv(results, args.out)}\n")
+        print(f"\nwrote {bench.write_csv(results, args.out)}\n")
     if "scaling" in args.parts:
         print(f"scaling: 2-way marginals, d = {args.scaling_dims}, n={args.scaling_rows}, {privacy}, replace-one, "
               f"{repeats} repeat(s), methods {args.methods}; one worker process each", flush=True)
@@ -1051,7 +1036,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nTargets:")
         for line in check_targets(scaling):
             print(f"  {line}")
-        print(f"\nwrote {write_csv(scaling, args.scaling_out)}")
+        print(f"\nwrote {bench.write_csv(scaling, args.scaling_out)}")
     if "auto" in args.parts:
         problems = args.auto_problems or list(QUICK_AUTO_PROBLEMS if args.quick else AUTO_PROBLEMS)
         args.auto_problems = problems
@@ -1065,7 +1050,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nThe cost models refitted to this run (projmech.bodies._cost.COST_MODELS):\n")
         for choice, model in fit_cost_models(auto).items():
             print(f"    {choice!r}: {model!r},")
-        print(f"\nwrote {write_csv(auto.merge(verdicts, on='problem', how='left'), args.auto_out)}")
+        print(f"\nwrote {bench.write_csv(auto.merge(verdicts, on='problem', how='left'), args.auto_out)}")
     print(f"done in {timer.seconds:.1f} s")
     return 0
 

@@ -39,20 +39,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    add_smoke_option,
-    argument_parser,
-    cell,
-    int_list,
-    name_list,
-    not_installed,
-    ruled,
-    run_in_process,
-    smoke_path,
-    write_csv,
-)
 
 JOBS = ("adult", "adult-pgm", "binary", "binary-pgm", "grid")
 #: A smoke run's jobs (``adult-pgm`` is ``binary-pgm``'s code on a small domain) and data: Adult's
@@ -149,27 +138,29 @@ def format_rows(frame: pd.DataFrame) -> str:
     header = (f"{'job':<11} {'thr':>3} {'seconds':>8} {'iters':>6} {'gap':>8} {'noisy':>9} {'released':>9} "
               f"{'rows':>9} {'ratio':>6} {'rows s':>7} {'gaussian':>9} {'ratio':>6}")
     lines = [
-        f"{row.job:<11} {row.threads:>3} {cell(row.seconds, '8.2f'):>8} {cell(row.iterations, '6.0f'):>6} "
-        f"{cell(row.gap, '8.1e'):>8} {cell(row.noisy_rmse, '9.6f'):>9} {cell(row.rmse, '9.6f'):>9} "
-        f"{cell(row.rows_rmse, '9.6f'):>9} {cell(row.rows_ratio, '6.2f'):>6} {cell(row.rows_seconds, '7.2f'):>7} "
-        f"{cell(row.gaussian_rmse, '9.6f'):>9} {cell(row.gaussian_ratio, '6.2f'):>6}"
+        f"{row.job:<11} {row.threads:>3} {bench.cell(row.seconds, '8.2f'):>8} {bench.cell(row.iterations, '6.0f'):>6} "
+        f"{bench.cell(row.gap, '8.1e'):>8} {bench.cell(row.noisy_rmse, '9.6f'):>9} {bench.cell(row.rmse, '9.6f'):>9} "
+        f"{bench.cell(row.rows_rmse, '9.6f'):>9} {bench.cell(row.rows_ratio, '6.2f'):>6}"
+        f" {bench.cell(row.rows_seconds, '7.2f'):>7} "
+        f"{bench.cell(row.gaussian_rmse, '9.6f'):>9} {bench.cell(row.gaussian_ratio, '6.2f'):>6}"
         + ("" if row.status == "ok" else f"  {row.status}")
         for row in table.itertuples()
     ]
-    return ruled(header, lines)
+    return bench.ruled(header, lines)
 
 
 def build_parser() -> Any:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--jobs", type=name_list, default=list(JOBS), help=", ".join(JOBS))
-    parser.add_argument("--threads", type=int_list, default=[1, 2], help="BLAS thread counts for ours (default 1,2)")
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--jobs", type=bench.name_list, default=list(JOBS), help=", ".join(JOBS))
+    parser.add_argument("--threads", type=bench.int_list, default=[1, 2],
+                        help="BLAS thread counts for ours (default 1,2)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pgm-iters", type=int, default=1000, help="Private-PGM steps (default 1000)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before a row is killed")
     parser.add_argument("--out", default="results/synthetic.csv")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
-    add_smoke_option(parser, f"jobs {', '.join(SMOKE_JOBS)} on Adult's {', '.join(SMOKE_ATTRIBUTES)} and a grid of "
-                             "4 x 3 values; 1 thread; 20 Private-PGM steps")
+    bench.add_smoke_option(parser, f"jobs {', '.join(SMOKE_JOBS)} on Adult's {', '.join(SMOKE_ATTRIBUTES)} "
+                                   "and a grid of 4 x 3 values; 1 thread; 20 Private-PGM steps")
     return parser
 
 
@@ -180,26 +171,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(job(name, seed, iters, smoke)))
         return 0
     if args.smoke:
-        args.jobs, args.threads, args.pgm_iters, args.out = list(SMOKE_JOBS), [1], 20, smoke_path(args.out)
+        args.jobs, args.threads, args.pgm_iters, args.out = list(SMOKE_JOBS), [1], 20, bench.smoke_path(args.out)
     unknown = [name for name in args.jobs if name not in JOBS]
     if unknown:
         print(f"--jobs: unknown {unknown}; expected among {', '.join(JOBS)}", file=sys.stderr)
         return 2
     results = []
     for name in args.jobs:
-        why = not_installed("mbi", "jax") if name.endswith("-pgm") else None
+        why = bench.not_installed("mbi", "jax") if name.endswith("-pgm") else None
         if why:
             print(f"  {name}: skipped: {why}", flush=True)
             results.append({"job": name, "threads": 2, "status": f"skipped: {why}"})
             continue
         for count in ([2] if name.endswith("-pgm") else args.threads):
             row = {"job": name, "threads": count,
-                   **run_in_process(__file__, [name, args.seed, args.pgm_iters, args.smoke], count, args.timeout)}
+                   **bench.run_in_process(__file__, [name, args.seed, args.pgm_iters, args.smoke], count, args.timeout)}
             results.append(row)
             print(f"  {name} threads={count}: {row.get('seconds', '')} {row['status']}", flush=True)
     frame = pd.DataFrame(results)
     print(format_rows(frame))
-    print(f"wrote {write_csv(frame, args.out)}")
+    print(f"wrote {bench.write_csv(frame, args.out)}")
     return 0
 
 

@@ -22,9 +22,9 @@ import os
 import warnings
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import RESULTS, Timer, add_smoke_option, argument_parser, markdown, smoke_path, write_csv
 from threadpoolctl import threadpool_limits
 
 import projmech as pm
@@ -60,13 +60,13 @@ def _relaxation_case(sizes: list[int], rows: int, sigma: float, seed: int) -> tu
 
 
 def main() -> None:
-    parser = argument_parser(__doc__)
+    parser = bench.argument_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=7)
-    add_smoke_option(parser, "1 repeat, the ADMM on 4 x 3 values, prefix(16) and prefix(32)")
+    bench.add_smoke_option(parser, "1 repeat, the ADMM on 4 x 3 values, prefix(16) and prefix(32)")
     args = parser.parse_args()
-    (attributes, values), sizes, out = (10, 17), (512, 1024), RESULTS / "threads.csv"
+    (attributes, values), sizes, out = (10, 17), (512, 1024), bench.RESULTS / "threads.csv"
     if args.smoke:
-        args.repeats, (attributes, values), sizes, out = 1, (4, 3), (16, 32), smoke_path(out)
+        args.repeats, (attributes, values), sizes, out = 1, (4, 3), (16, 32), bench.smoke_path(out)
     domain, noisy = _relaxation_case([values] * attributes, 1797, 0.02, 0)
     kernels = {
         f"ADMM sdp+local, {attributes} x {values} values, 2-way": lambda function: function(domain, noisy, local=True),
@@ -84,7 +84,7 @@ def main() -> None:
             seconds = []
             for _ in range(args.repeats):
                 with threadpool_limits(threads, user_api="blas") if threads else threadpool_limits(None):
-                    with Timer() as timer:
+                    with bench.Timer() as timer:
                         run(function)
                 seconds.append(timer.seconds)
             rows.append({"kernel": name, "setting": setting, "median_s": float(np.median(seconds)),
@@ -92,10 +92,10 @@ def main() -> None:
             print(f"{name:42s} {setting:22s} median {rows[-1]['median_s']:.3f} s  max {rows[-1]['max_s']:.3f} s  "
                   f"load {rows[-1]['load_1min']:.2f}", flush=True)
     frame = pd.DataFrame(rows)
-    print(markdown(["kernel", "setting", "median s", "max s", "load"],
-                   [[r.kernel, r.setting, f"{r.median_s:.3f}", f"{r.max_s:.3f}", f"{r.load_1min:.2f}"]
-                    for r in frame.itertuples()]))
-    print(f"wrote {write_csv(frame, out)}")
+    print(bench.markdown(["kernel", "setting", "median s", "max s", "load"],
+                         [[r.kernel, r.setting, f"{r.median_s:.3f}", f"{r.max_s:.3f}", f"{r.load_1min:.2f}"]
+                          for r in frame.itertuples()]))
+    print(f"wrote {bench.write_csv(frame, out)}")
 
 
 if __name__ == "__main__":

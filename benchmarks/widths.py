@@ -35,20 +35,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import _common as bench
 import numpy as np
 import pandas as pd
-from _common import (
-    Timer,
-    add_smoke_option,
-    argument_parser,
-    binary_domain,
-    int_list,
-    markdown,
-    name_list,
-    smoke_path,
-    usage_error,
-    write_csv,
-)
 
 from projmech import marginals
 from projmech.analysis import format_number
@@ -85,7 +74,7 @@ def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, conf
     A relaxation whose solver fails (:class:`RelaxationError`) becomes a row with status
     ``failed: <reason>``; the others are then estimated again on the same draws (the same seed;
     the supports already computed are reused)."""
-    domain = binary_domain(d)
+    domain = bench.binary_domain(d)
     workload = marginals(domain, 2)
     k, m = workload.shape
     hull_values: dict[str, np.ndarray] = {}
@@ -94,7 +83,7 @@ def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, conf
     failed: dict[str, str] = {}
 
     def hull(G: np.ndarray) -> np.ndarray:
-        with Timer() as timer:
+        with bench.Timer() as timer:
             hull_values["values"] = support_function(workload, G)
         times[HULL] = timer.seconds
         return hull_values["values"]
@@ -102,7 +91,7 @@ def widths_for(d: int, relaxations: Sequence[str], samples: int, seed: int, conf
     def relaxed(name: str):
         def support(G: np.ndarray) -> np.ndarray:
             if name not in supports:
-                timer = Timer()
+                timer = bench.Timer()
                 try:
                     supports[name] = relaxation_support(domain, G, relaxation=name, solver=solver)
                 except RelaxationError as error:
@@ -168,17 +157,17 @@ def format_results(results: pd.DataFrame, relaxations: Sequence[str]) -> str:
         cells += [format_number(hull.seed_bound_sharp, "1.2f"), format_number(hull.seed_bound_stated, "1.2f"),
                   f"{group['time_s'].sum():.1f} s"]
         lines.append(cells)
-    return markdown(header, lines)
+    return bench.markdown(header, lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--dims", type=int_list, default=None,
+    parser = bench.argument_parser(__doc__)
+    parser.add_argument("--dims", type=bench.int_list, default=None,
                         help="comma-separated numbers d of binary attributes (default "
                              + ",".join(map(str, DEFAULT_DIMS)) + ")")
     parser.add_argument("--samples", type=int, default=None,
                         help=f"Gaussian draws per d, shared by all bodies (default {DEFAULT_SAMPLES})")
-    parser.add_argument("--relaxations", type=name_list, default=list(RELAXATIONS),
+    parser.add_argument("--relaxations", type=bench.name_list, default=list(RELAXATIONS),
                         help="comma-separated relaxations (default " + ",".join(RELAXATIONS) + ")")
     parser.add_argument("--solver", default="CLARABEL", help="CVXPY solver of the support SDP/LP (default CLARABEL)")
     parser.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
@@ -186,30 +175,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true",
                         help=f"dims {','.join(map(str, QUICK_DIMS))} and {QUICK_SAMPLES} samples")
     parser.add_argument("--out", default="results/widths.csv", help="CSV output (default results/widths.csv)")
-    add_smoke_option(parser, "d = 3, 5 samples")
+    bench.add_smoke_option(parser, "d = 3, 5 samples")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.smoke:
-        args.dims, args.samples, args.out = [3], 5, smoke_path(args.out)
+        args.dims, args.samples, args.out = [3], 5, bench.smoke_path(args.out)
     dims = args.dims if args.dims is not None else list(QUICK_DIMS if args.quick else DEFAULT_DIMS)
     samples = args.samples if args.samples is not None else (QUICK_SAMPLES if args.quick else DEFAULT_SAMPLES)
     if not dims or min(dims) < 2:
-        return usage_error("--dims must be at least 2")
+        return bench.usage_error("--dims must be at least 2")
     if samples < 2:
-        return usage_error("--samples must be at least 2 (for a confidence interval)")
+        return bench.usage_error("--samples must be at least 2 (for a confidence interval)")
     unknown = [name for name in args.relaxations if name not in RELAXATIONS]
     if unknown or not args.relaxations:
-        return usage_error(f"--relaxations must be among {','.join(RELAXATIONS)}, got {unknown}")
+        return bench.usage_error(f"--relaxations must be among {','.join(RELAXATIONS)}, got {unknown}")
     if not 0 < args.confidence < 1:
-        return usage_error("--confidence must lie in (0, 1)")
+        return bench.usage_error("--confidence must lie in (0, 1)")
 
     print(f"Gaussian widths of 2-way marginals: d = {','.join(map(str, dims))}, {samples} common draws per d, "
           f"relaxations {','.join(args.relaxations)} ({args.solver}), {args.confidence:.0%} intervals, "
           f"seed {args.seed}", flush=True)
-    timer = Timer()
+    timer = bench.Timer()
     rows: list[dict[str, Any]] = []
     for d in dims:
         rows += widths_for(d, args.relaxations, samples, args.seed, args.confidence, args.solver)
@@ -247,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"l*(K_Q) below the seed's bound √(2 ln m)·max‖col‖: "
           f"{'yes' if bool((hull['ci_high'] <= hull['seed_bound_sharp']).all()) else 'NO'}")
 
-    out = write_csv(results, args.out)
+    out = bench.write_csv(results, args.out)
     print(f"\nwrote {out} in {timer.seconds:.1f} s")
     return 1 if failures else 0
 
