@@ -81,7 +81,7 @@ def iterate(evaluate: Callable[[np.ndarray], Evaluated], start: np.ndarray, tol:
     return best, evaluations
 
 
-def _judge(fact: Factorization, tol: float | None, iterations: int | None = None, stopped: bool = False,
+def judge(fact: Factorization, tol: float | None, iterations: int | None = None, stopped: bool = False,
            note: str = "") -> Outcome[tuple[Factorization, int | None]]:
     """A factorization through the final check (:meth:`~projmech.Factorization.defect`) and the
     tolerance on its relative gap (any when ``tol`` is None): optimal, iteration limit or rejected.
@@ -100,7 +100,7 @@ def _judge(fact: Factorization, tol: float | None, iterations: int | None = None
     return Outcome(Status.ITERATION_LIMIT if stopped else Status.REJECTED, (fact, iterations), detail, score=gap)
 
 
-def _solve_cvxpy(problem: Any, solver: str, solver_options: dict[str, Any] | None,
+def solve_cvxpy(problem: Any, solver: str, solver_options: dict[str, Any] | None,
                  variables: tuple[Any, ...]) -> tuple[str, Outcome[Any] | None]:
     """Solve ``problem``: a note with the backend's status when it is not ``optimal`` (the final
     check decides), and the failed outcome when a variable has no value."""
@@ -117,14 +117,14 @@ def _solve_cvxpy(problem: Any, solver: str, solver_options: dict[str, Any] | Non
     return ("" if status is Status.OPTIMAL else f"backend status {problem.status}"), None
 
 
-def _weights_from_dual(dual_values: Any, m: int) -> np.ndarray:
+def weights_from_dual(dual_values: Any, m: int) -> np.ndarray:
     q = np.clip(np.asarray(dual_values, dtype=float).ravel(), 0.0, None) if dual_values is not None else None
     if q is None or q.shape != (m,) or not np.all(np.isfinite(q)) or q.sum() <= 0:
         return np.full(m, 1.0 / m)
     return q / q.sum()
 
 
-def _strategy_from_gram_matrix(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def strategy_from_gram_matrix(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``M = X^1/2`` after scaling X to ``max diag = 1``, with its pseudo-inverse."""
     X = (X + X.T) / 2
     X = X / max(float(np.max(np.diag(X))), np.finfo(float).tiny)
@@ -132,10 +132,10 @@ def _strategy_from_gram_matrix(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     keep = eigenvalues > RANK_RTOL * max(eigenvalues[-1], 0.0)
     values, vectors = eigenvalues[keep], eigenvectors[:, keep]
     strategy = np.sqrt(values)[:, None] * vectors.T
-    return _canonical_signs(strategy, vectors / np.sqrt(values)[None, :])
+    return canonical_signs(strategy, vectors / np.sqrt(values)[None, :])
 
 
-def _canonical_signs(strategy: np.ndarray, pinv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def canonical_signs(strategy: np.ndarray, pinv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(S M, M^+ S)`` for the signs ``S`` that make each row's largest entry positive: an
     eigensolver may return any sign of each eigenvector (and 1 and 2 BLAS threads do differ), and
     a flipped row measures the same query with the noise negated, so the same seed would give

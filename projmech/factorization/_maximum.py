@@ -15,17 +15,8 @@ import numpy as np
 
 from ..solve import Callback, Outcome
 from ..workloads import Workload
+from . import _kernel as kernel
 from ._base import Factorization
-from ._kernel import (
-    RANK_RTOL,
-    _canonical_signs,
-    _judge,
-    _solve_cvxpy,
-    _strategy_from_gram_matrix,
-    _weights_from_dual,
-    iterate,
-    normalize_weights,
-)
 from ._range_forms import prefix_form, range_gram, range_squares
 from ._residual import subsets_of
 
@@ -45,7 +36,7 @@ STEP_POWER = 2.0
 def _step(weights: np.ndarray, norms: np.ndarray, value: float) -> np.ndarray:
     """The ascent's plain update of one side's weights, ``w (a / Phi)^STEP_POWER`` into the
     simplex (squared norms below zero by rounding count as zero)."""
-    return normalize_weights(weights * (np.clip(norms, 0.0, None) / value) ** STEP_POWER, WEIGHT_FLOOR)
+    return kernel.normalize_weights(weights * (np.clip(norms, 0.0, None) / value) ** STEP_POWER, WEIGHT_FLOOR)
 
 
 class _AscentPoint:
@@ -78,8 +69,8 @@ class _MaxPoint(_AscentPoint):
 
     def __init__(self, matrix: np.ndarray, rank: int, x: np.ndarray) -> None:
         k = matrix.shape[0]
-        self.p = normalize_weights(x[:k], WEIGHT_FLOOR)
-        self.q = normalize_weights(x[k:], WEIGHT_FLOOR)
+        self.p = kernel.normalize_weights(x[:k], WEIGHT_FLOOR)
+        self.q = kernel.normalize_weights(x[k:], WEIGHT_FLOOR)
         self.x = np.concatenate([self.p, self.q])
         left, singular, right = np.linalg.svd(np.sqrt(self.p)[:, None] * matrix * np.sqrt(self.q)[None, :],
                                               full_matrices=False)
@@ -99,7 +90,7 @@ class _MaxPoint(_AscentPoint):
         scale = math.sqrt(self.peak)
         reconstruction = self.left * root[None, :] / np.sqrt(self.p)[:, None] * scale
         strategy = root[:, None] * self.right / np.sqrt(self.q)[None, :] / scale
-        strategy, reconstruction = _canonical_signs(strategy, reconstruction)
+        strategy, reconstruction = kernel.canonical_signs(strategy, reconstruction)
         return reconstruction, strategy
 
 
@@ -112,14 +103,14 @@ def solve_max_iterative(workload: Workload, matrix: np.ndarray, tol: float, max_
     solved = matrix.T if transposed else matrix
     k, m = solved.shape
     singular = np.linalg.svd(solved, compute_uv=False)
-    rank = int(np.sum(singular > RANK_RTOL * singular[0]))
+    rank = int(np.sum(singular > kernel.RANK_RTOL * singular[0]))
     start = np.concatenate([np.full(k, 1.0 / k), np.full(m, 1.0 / m)])
-    best, evaluations = iterate(lambda x: _MaxPoint(solved, rank, x), start, tol, max_iterations, callback=callback,
-                                monotone=True)
+    best, evaluations = kernel.iterate(lambda x: _MaxPoint(solved, rank, x), start, tol, max_iterations,
+                                       callback=callback, monotone=True)
     reconstruction, strategy = best.factors()
     if transposed:
         # F^T = R' M', so F = M'^T R'^T: the strategy is R'^T, the reconstruction M'^T.
-        strategy, reconstruction = _canonical_signs(reconstruction.T, strategy.T)
+        strategy, reconstruction = kernel.canonical_signs(reconstruction.T, strategy.T)
         bound = max_lower_bound(matrix, best.q, best.p)
     else:
         bound = max_lower_bound(matrix, best.p, best.q)
@@ -143,8 +134,8 @@ class _RangeMaxPoint(_AscentPoint):
     def __init__(self, m: int, x: np.ndarray) -> None:
         k = m * (m + 1) // 2
         self.m = m
-        self.p = normalize_weights(x[:k], WEIGHT_FLOOR)
-        self.q = normalize_weights(x[k:], WEIGHT_FLOOR)
+        self.p = kernel.normalize_weights(x[:k], WEIGHT_FLOOR)
+        self.q = kernel.normalize_weights(x[k:], WEIGHT_FLOOR)
         self.x = np.concatenate([self.p, self.q])
         root = np.sqrt(self.q)
         # F has full column rank (its Gram inverse is a second difference), so with positive
@@ -178,8 +169,8 @@ def solve_range_max(workload: Workload, tol: float, max_iterations: int,
     m = workload.universe_size
     k = m * (m + 1) // 2
     start = np.concatenate([np.full(k, 1.0 / k), np.full(m, 1.0 / m)])
-    best, evaluations = iterate(lambda x: _RangeMaxPoint(m, x), start, tol, max_iterations, callback=callback,
-                                monotone=True)
+    best, evaluations = kernel.iterate(lambda x: _RangeMaxPoint(m, x), start, tol, max_iterations, callback=callback,
+                                       monotone=True)
     strategy, inverse = best.factors()
     # Forming D_q^1/2 G D_q^1/2: G's entries are sums of nonnegative weights (2 m eps relative,
     # range_gram), then two products and a square root; for a nonnegative matrix that bounds the
@@ -198,7 +189,7 @@ class _MarginalMaxPoint(_AscentPoint):
     """
 
     def __init__(self, incidence: np.ndarray, dimensions: np.ndarray, x: np.ndarray) -> None:
-        self.x = normalize_weights(x, WEIGHT_FLOOR)
+        self.x = kernel.normalize_weights(x, WEIGHT_FLOOR)
         self.eigenvalues = self.x @ incidence
         self.value = float(dimensions @ np.sqrt(self.eigenvalues))
         rows = incidence @ (dimensions / np.sqrt(self.eigenvalues))
@@ -228,8 +219,8 @@ def solve_marginal_max(sizes: tuple[int, ...], terms: list[tuple[tuple[int, ...]
                 incidence[row, index[part]] = weight**2 / size**2
     dimensions = np.array([math.prod(sizes[i] - 1 for i in part) for part in parts], dtype=float)
     start = np.full(len(active), 1.0 / len(active))
-    best, evaluations = iterate(lambda x: _MarginalMaxPoint(incidence, dimensions, x), start, tol, max_iterations,
-                                callback=callback, monotone=True)
+    best, evaluations = kernel.iterate(lambda x: _MarginalMaxPoint(incidence, dimensions, x), start, tol,
+                                       max_iterations, callback=callback, monotone=True)
     # Phi is a sum of square roots of sums of nonnegative terms: each step is off by a few eps
     # relative, all of them by at most this; and it is homogeneous of degree 1/2 in x.
     slack = (len(active) + len(parts) + 8) * np.finfo(float).eps
@@ -253,11 +244,12 @@ def solve_max_sdp(workload: Workload, matrix: np.ndarray, tol: float, solver: st
     t = cp.Variable()
     rows, columns = cp.diag(W) <= t, cp.diag(X) <= t
     problem = cp.Problem(cp.Minimize(t), [cp.bmat([[W, matrix], [matrix.T, X]]) >> 0, rows, columns])
-    note, failed = _solve_cvxpy(problem, solver, solver_options, (X,))
+    note, failed = kernel.solve_cvxpy(problem, solver, solver_options, (X,))
     if failed is not None:
         return failed
-    assert X.value is not None  # _solve_cvxpy reports a variable without a value as failed
-    strategy, pinv = _strategy_from_gram_matrix(X.value)
-    bound = max_lower_bound(matrix, _weights_from_dual(rows.dual_value, k), _weights_from_dual(columns.dual_value, m))
+    assert X.value is not None  # solve_cvxpy reports a variable without a value as failed
+    strategy, pinv = kernel.strategy_from_gram_matrix(X.value)
+    bound = max_lower_bound(matrix, kernel.weights_from_dual(rows.dual_value, k),
+                            kernel.weights_from_dual(columns.dual_value, m))
     fact = Factorization(workload, strategy, strategy_pinv=pinv, lower_bound=bound, objective="max")
-    return _judge(fact, tol, note=note)
+    return kernel.judge(fact, tol, note=note)

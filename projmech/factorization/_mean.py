@@ -19,17 +19,8 @@ import scipy.sparse as sp
 from .._threads import on_one_blas_thread
 from ..solve import Attempt, Callback, Outcome, SolveStats, record_total_time, solve_in_order
 from ..workloads import Workload
+from . import _kernel as kernel
 from ._base import Factorization, FactorizationError, as_workload
-from ._kernel import (
-    RANK_RTOL,
-    _canonical_signs,
-    _judge,
-    _solve_cvxpy,
-    _strategy_from_gram_matrix,
-    _weights_from_dual,
-    iterate,
-    normalize_weights,
-)
 
 __all__ = ["approximate_factorization_norm"]
 
@@ -53,7 +44,7 @@ def _row_space(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     orthonormal basis of F's row space and ``s`` the square roots of G's nonzero eigenvalues
     (those above ``RANK_RTOL`` times the largest)."""
     eigenvalues, eigenvectors = np.linalg.eigh(gram)
-    keep = eigenvalues > RANK_RTOL * max(eigenvalues[-1], 0.0)
+    keep = eigenvalues > kernel.RANK_RTOL * max(eigenvalues[-1], 0.0)
     scales, directions = np.sqrt(eigenvalues[keep]), eigenvectors[:, keep]
     return scales[:, None] * directions.T, directions, scales
 
@@ -139,7 +130,7 @@ class _RowSpaceDual:
         # M = C B with C invertible, so M^+ = B^+ C^-1 and B^+ = U S^-1/2 (U = directions).
         pinv = (self.directions / self.scales[None, :]) @ (eigenvectors * (1.0 / quarter)[None, :])
         pinv *= math.sqrt(peak)
-        return _canonical_signs(strategy, pinv)
+        return kernel.canonical_signs(strategy, pinv)
 
 
 def strategy_from_eigen(q: np.ndarray, peak: float, eigenvalues: np.ndarray,
@@ -147,12 +138,12 @@ def strategy_from_eigen(q: np.ndarray, peak: float, eigenvalues: np.ndarray,
     """``(M, M^+)`` with ``M^T M = D^-1/2 A^1/2 D^-1/2 / peak`` from the eigendecomposition of
     ``A = D^1/2 G D^1/2`` (``D = diag(q)``): the strategy of weights ``q`` on the Gram matrix G,
     its eigenvalues below ``RANK_RTOL`` times the largest dropped (F's row space)."""
-    positive = eigenvalues > RANK_RTOL * eigenvalues[-1]
+    positive = eigenvalues > kernel.RANK_RTOL * eigenvalues[-1]
     values, vectors = eigenvalues[positive], eigenvectors[:, positive]
     root = np.sqrt(q)
     strategy = (values[:, None] ** 0.25 * vectors.T) / root[None, :] / math.sqrt(peak)
     pinv = (root[:, None] * vectors) * values[None, :] ** -0.25 * math.sqrt(peak)
-    return _canonical_signs(strategy, pinv)
+    return kernel.canonical_signs(strategy, pinv)
 
 
 class _Point:
@@ -161,11 +152,11 @@ class _Point:
     """
 
     def __init__(self, dual: _RowSpaceDual, q: np.ndarray) -> None:
-        self.x = self.q = normalize_weights(q)
+        self.x = self.q = kernel.normalize_weights(q)
         self.value, diagonal, self.eigen = dual.step(self.q)
         self.peak = float(diagonal.max())
         self.gap = self.peak / self.value - 1.0
-        self.target = normalize_weights(self.q * (np.clip(diagonal, 0.0, None) / self.value) ** 2)
+        self.target = kernel.normalize_weights(self.q * (np.clip(diagonal, 0.0, None) / self.value) ** 2)
         self.residual = self.target - self.q
         self.residual_norm = float(np.linalg.norm(self.residual))
 
@@ -173,11 +164,11 @@ class _Point:
 def _solve_iterative(workload: Workload, gram: np.ndarray, tol: float, max_iterations: int,
                      callback: Callback | None) -> tuple[Factorization, int, bool]:
     """The dual ascent's factorization, its iterations and whether it stopped at
-    ``max_iterations`` short of ``tol`` (by its own gap; :func:`_judge` recomputes it)."""
+    ``max_iterations`` short of ``tol`` (by its own gap; :func:`judge` recomputes it)."""
     dual = _RowSpaceDual(gram)
     m = gram.shape[0]
-    best, iterations = iterate(lambda q: _Point(dual, q), np.full(m, 1.0 / m), tol, max_iterations,
-                               callback=callback)
+    best, iterations = kernel.iterate(lambda q: _Point(dual, q), np.full(m, 1.0 / m), tol, max_iterations,
+                                      callback=callback)
     strategy, pinv = dual.recover(best.q, best.peak, best.eigen)
     k = workload.num_queries
     # The tridiagonal path works on the computed G^-1; the certificate uses G itself.
@@ -210,15 +201,15 @@ def _solve_sdp(workload: Workload, gram: np.ndarray, tol: float, solver: str,
     diagonal = cp.diag(X) <= 1
     # tr(U) >= tr(B X^-1 B^T) = tr(G X^-1) by the Schur complement.
     problem = cp.Problem(cp.Minimize(cp.trace(U)), [cp.bmat([[U, basis], [basis.T, X]]) >> 0, diagonal])
-    note, failed = _solve_cvxpy(problem, solver, solver_options, (X,))
+    note, failed = kernel.solve_cvxpy(problem, solver, solver_options, (X,))
     if failed is not None:
         return failed
-    assert X.value is not None  # _solve_cvxpy reports a variable without a value as failed
-    strategy, pinv = _strategy_from_gram_matrix(X.value)
-    q = _weights_from_dual(diagonal.dual_value, m)
+    assert X.value is not None  # solve_cvxpy reports a variable without a value as failed
+    strategy, pinv = kernel.strategy_from_gram_matrix(X.value)
+    q = kernel.weights_from_dual(diagonal.dual_value, m)
     fact = Factorization(workload, strategy, strategy_pinv=pinv, lower_bound=_dual_value(gram, q) / math.sqrt(k),
                          gram=gram)
-    return _judge(fact, tol, note=note)
+    return kernel.judge(fact, tol, note=note)
 
 
 def _check_alpha(alpha: Any) -> float:
@@ -303,11 +294,11 @@ def approximate_factorization_norm(
         constraints = [cp.bmat([[U, target], [target.T, X]]) >> 0, diagonal,
                        cp.norm(E, 2, axis=0) <= alpha * math.sqrt(k)]
         problem = cp.Problem(cp.Minimize(cp.trace(U)), constraints)
-        note, failed = _solve_cvxpy(problem, solver, solver_options, (X, E))
+        note, failed = kernel.solve_cvxpy(problem, solver, solver_options, (X, E))
         if failed is not None:
             return failed
-        assert X.value is not None and E.value is not None  # else _solve_cvxpy reports a failure
-        strategy, pinv = _strategy_from_gram_matrix(X.value)
+        assert X.value is not None and E.value is not None  # else solve_cvxpy reports a failure
+        strategy, pinv = kernel.strategy_from_gram_matrix(X.value)
         perturbation = E.value
         # Keep E exactly feasible: rescale any column the solver left slightly outside the ball.
         norms = np.linalg.norm(perturbation, axis=0)
@@ -319,10 +310,10 @@ def approximate_factorization_norm(
         # that much; the bound is then taken at the alpha this factorization actually satisfies
         # (gamma_alpha only decreases with alpha), which keeps it a bound on what is reported.
         achieved = max(alpha, float(np.linalg.norm(realized, axis=0).max()) / math.sqrt(k))
-        q = _weights_from_dual(diagonal.dual_value, m)
+        q = kernel.weights_from_dual(diagonal.dual_value, m)
         fact = Factorization(workload, strategy, reconstruction, strategy_pinv=pinv, perturbation=realized,
                              lower_bound=approximate_lower_bound(F, achieved, q))
-        return _judge(fact, None, note=note)
+        return kernel.judge(fact, None, note=note)
 
     fact, _, _ = solve_in_order([(f"approximate-sdp/{solver}", approximate)], FactorizationError,
                                 "approximate_factorization_norm: no factorization passed the final check",

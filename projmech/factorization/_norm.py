@@ -20,7 +20,7 @@ from ..solve import Callback, Outcome, check_callback, record_total_time, solve_
 from ..validation import POSITIVE, POSITIVE_INT, Options, validate_params
 from ..workloads import Kron, KroneckerGram, Workload, kron_terms, table_terms
 from ._base import OBJECTIVES, DenseFactorization, Factorization, FactorizationError, as_workload, dense_matrix
-from ._kernel import _judge
+from ._kernel import judge
 from ._lower_bound import factorization_lower_bound
 from ._maximum import solve_marginal_max, solve_max_iterative, solve_max_sdp, solve_range_max
 from ._mean import _finish, _solve_iterative, _solve_sdp
@@ -303,7 +303,7 @@ class _SingleQuery:
 
         def single() -> Outcome[tuple[Factorization, int | None]]:
             bound = factorization_lower_bound(workload, weights)
-            return _judge(DenseFactorization(workload, row[None, :], lower_bound=bound), request.tol)
+            return judge(DenseFactorization(workload, row[None, :], lower_bound=bound), request.tol)
 
         return [("single-query", single)]
 
@@ -352,7 +352,7 @@ def _dense_plan(method: str, small: bool, tol: float, iterative: Callable[[], tu
     ``"auto"``, where ``small``."""
     def attempt() -> Outcome[tuple[Factorization, int | None]]:
         fact, iterations, stopped = iterative()
-        return _judge(fact, tol, iterations, stopped)
+        return judge(fact, tol, iterations, stopped)
 
     plan: Plan = [(name, attempt)] if method in ("auto", "iterative") else []
     if method == "sdp" or (method == "auto" and small):
@@ -379,7 +379,7 @@ def _resolvent_plan(workload: Workload, objective: str, tol: float, max_iteratio
     def resolvent() -> Outcome[tuple[Factorization, int | None]]:
         assert structure is not None
         fact, iterations, stopped = solve_resolvent(workload, structure, objective, tol, max_iterations, callback)
-        return _judge(fact, tol, iterations, stopped)
+        return judge(fact, tol, iterations, stopped)
 
     return "resolvent", resolvent
 
@@ -444,7 +444,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int, object
                      for block in tables.blocks]
             fact = ResidualFactorization(workload, tables, bases, lower_bound=bound, coefficients=coefficients,
                                          objective="max")
-            return _judge(fact, tol, evaluations, stopped)
+            return judge(fact, tol, evaluations, stopped)
 
         return "residual", marginal_max
     if objective == "max" and not isinstance(workload, Kron):
@@ -466,7 +466,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int, object
             fact = ResidualFactorization(workload, tables, bases, lower_bound=bound)
             # Marginals: optimal over all strategies, held to tol. Range blocks: optimal within the
             # class, its gap to the grouped bound reported, not held to tol.
-            return _judge(fact, tol if tables.is_marginal else None)
+            return judge(fact, tol if tables.is_marginal else None)
 
         return ("residual" if tables.is_marginal else "range-residual"), residual
     if isinstance(workload, Kron):
@@ -482,7 +482,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int, object
                     solved[id(factor)] = _solve_step(factor, tight, max_iterations, objective)
             factors = [solved[id(factor)] for factor in workload.factors]
             iterations = sum(fact.stats.iterations or 0 for fact in solved.values())
-            return _judge(KronFactorization(workload, factors), tol, iterations)
+            return judge(KronFactorization(workload, factors), tol, iterations)
 
         return "kron", kron
     products = kron_terms(workload)
@@ -503,7 +503,7 @@ def _structured_plan(workload: Workload, tol: float, max_iterations: int, object
                 gram, lambda attribute: _solve_step(attribute, min(tol, UNION_STEP_TOL), max_iterations))
             # A strategy from a restricted class: its gap to the certified bound is reported, not
             # held to tol (the statistics say whether it met it).
-            return _judge(UnionKronFactorization(workload, products, strategies, bounds), None, solves)
+            return judge(UnionKronFactorization(workload, products, strategies, bounds), None, solves)
 
         return "kron-strategy", union
     return None
