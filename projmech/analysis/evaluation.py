@@ -66,7 +66,7 @@ def max_error(estimate: Any, truth: Any) -> float:
 
     Parameters
     ----------
-    estimate, truth
+    estimate, truth : array_like
         As for :func:`rmse`.
 
     Returns

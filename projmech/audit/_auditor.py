@@ -292,13 +292,14 @@ def audit_delta(mechanism: Callable[..., Any], pairs: tuple[Any, Any] | list[tup
     Parameters
     ----------
     epsilon, claimed_delta
-        The epsilon ``>= 0`` delta is bounded at (the result's ``claimed_epsilon``), and the claimed delta there.
+        The epsilon ``>= 0`` delta is bounded at, and the claimed delta there.
     mechanism, pairs, releases, confidence, statistic, rng, selection_fraction, batch, name
         As in :func:`audit`.
 
     Returns
     -------
     AuditResult
+        Its ``claimed_epsilon`` is ``epsilon``.
 
     Examples
     --------

@@ -311,16 +311,18 @@ class AuditResult:
         return max(estimate.lower_bound_on_epsilon(delta) for estimate in self.estimates)
 
     def lower_bound_on_delta(self, epsilon: float) -> float:
-        """:meth:`EventEstimate.lower_bound_on_delta` at ``epsilon >= 0``, maximized (every epsilon holds at once).
+        """:meth:`EventEstimate.lower_bound_on_delta` at ``epsilon``, maximized over the events.
 
         Parameters
         ----------
         epsilon
-            The epsilon the bound is at.
+            At least 0. The bounds at every epsilon hold at once, so a curve of them holds with
+            probability ``confidence`` too.
 
         Returns
         -------
         float
+            0 where no event bounds it.
         """
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         return max(estimate.lower_bound_on_delta(epsilon) for estimate in self.estimates)
