@@ -122,10 +122,8 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
 
     Parameters
     ----------
-    sigma, k
-        See the module's arguments.
-    measure : {"rms", "mean"}
-        ``sqrt(E (1/k) ||Z||²) = sigma`` or ``E (1/√k) ||Z||``.
+    sigma, k, measure
+        See the module's arguments; ``measure`` is ``"rms"`` (the result is ``sigma``) or ``"mean"``.
 
     Returns
     -------
@@ -189,14 +187,12 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
           **arguments: Any) -> int:
     """Return the smallest ``n >= 1`` at which a bound non-increasing in ``n`` is at most ``alpha``.
 
+    The bound is ``error(sigma_times_n / n, **arguments)`` given ``sigma_times_n``, else ``error(n, **arguments)``.
+
     Parameters
     ----------
-    error, alpha
-        The bound, and the target error ``> 0``.
-    sigma_times_n
-        If given, ``error(sigma_times_n / n, **arguments)`` is bounded, else ``error(n, **arguments)``.
-    **arguments
-        The bound's other arguments, by name.
+    error, alpha, sigma_times_n, **arguments
+        The bound; the target error ``> 0``; ``n · sigma(n)``; the bound's other arguments, by name.
 
     Returns
     -------
@@ -255,16 +251,12 @@ class MinimumSize:
 def projection_min_n(alpha: float, *, sigma_times_n: float, k: int, width: float | None = None,
                      universe_size: int | None = None, radius: float | None = None,
                      measure: Literal["rms", "mean"] = "rms") -> MinimumSize:
-    """Return the smallest ``n`` at which the projection mechanism's error is provably at most ``alpha``.
-
-    The smaller ``n`` of :func:`projection_error` and the Gaussian error (which wins a tie).
+    """Return the least ``n`` at which :func:`projection_error` or the Gaussian error (wins ties) is at most ``alpha``.
 
     Parameters
     ----------
-    alpha, sigma_times_n
-        As for :func:`min_n`; ``sigma_times_n`` from :func:`noise_constant`.
-    k, width, universe_size, radius, measure
-        As for :func:`projection_error` and :func:`gaussian_mechanism_error`.
+    alpha, sigma_times_n, k, width, universe_size, radius, measure
+        As for :func:`min_n` (``sigma_times_n`` from :func:`noise_constant`) and the bounds.
 
     Returns
     -------

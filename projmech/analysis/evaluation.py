@@ -205,10 +205,8 @@ def evaluate(
         Any object with ``workload`` and ``release(data, n, rng=rng)``.
     data, n
         A Dataset (answers counted from its records), or a normalized histogram and its record count.
-    trials, rng, confidence
-        At least 2 releases, all their noise from ``rng``, and the level of the interval on the mean.
-    progress
-        Called once per finished trial (e.g. a ``tqdm`` instance's ``update``).
+    trials, rng, confidence, progress
+        At least 2 releases; all their noise; the interval's level; called after each (e.g. ``tqdm.update``).
 
     Returns
     -------

@@ -96,10 +96,8 @@ def support_function(workload_or_matrix: Any, directions: Any, *,
 
     Parameters
     ----------
-    workload_or_matrix, directions
-        An explicit workload, and one direction per row (a float is returned for a 1-d one).
-    block_entries
-        The largest ``directions x columns`` block formed at once.
+    workload_or_matrix, directions, block_entries
+        An explicit workload; one direction per row (a float back for a 1-d one); the largest block at once.
 
     Returns
     -------
@@ -355,9 +353,7 @@ def _sample_widths(bodies: Any, dimension: int, samples: int, rng: np.random.Gen
 @validate_params(**_WIDTH_PARAMETERS)
 def gaussian_width(bodies: Any, dimension: int, samples: int, rng: np.random.Generator, *,
                    confidence: float = 0.95) -> WidthEstimate | dict[str, WidthEstimate]:
-    """Estimate the Gaussian width ``l*(K) = E h_K(G)`` of one body, or of several on common draws.
-
-    Common draws pair the estimates, so :func:`compare_widths` gives tight intervals.
+    """Estimate the Gaussian width ``l*(K) = E h_K(G)`` of one body, or of several on common (paired) draws.
 
     Parameters
     ----------
@@ -463,10 +459,8 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate, *,
 
     Parameters
     ----------
-    numerator, denominator
-        From one :func:`gaussian_width` (or :func:`mean_width`) call on a mapping of bodies.
-    confidence
-        The intervals' level; default the estimates' own.
+    numerator, denominator, confidence
+        From one :func:`gaussian_width` or :func:`mean_width` call on a mapping; default their level.
 
     Returns
     -------
