@@ -191,8 +191,10 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
 
     Parameters
     ----------
-    error, alpha, sigma_times_n, **arguments
-        The bound; the target error ``> 0``; ``n · sigma(n)``; the bound's other arguments, by name.
+    error, alpha, sigma_times_n
+        The bound; the target error ``> 0``; ``n · sigma(n)``.
+    **arguments
+        The bound's other arguments, by name.
 
     Returns
     -------
