@@ -1,7 +1,8 @@
 """Error bounds of the Gaussian and projection mechanisms, and the data size each one needs.
 
-Each bound takes the noise ``sigma`` per answer and a width (or ``universe_size=`` for the worst
-case); :func:`min_n` inverts any of them. Statements and proofs: :doc:`/theory/bounds`.
+Arguments: ``sigma`` is the noise's standard deviation per answer, ``k`` the number of queries,
+``width`` the body's width, or ``universe_size`` for the worst case over that many points of norm at
+most ``radius`` (default ``√k``). :func:`min_n` inverts any bound. Proofs: :doc:`/theory/bounds`.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ _LARGEST_N = 2**1023
 
 
 def check_measure(measure: Any) -> str:
-    """Check that ``measure`` is one of :data:`MEASURES`.
+    """Return ``measure`` if it is one of :data:`MEASURES`; raise otherwise.
 
     Parameters
     ----------
@@ -49,12 +50,10 @@ def check_measure(measure: Any) -> str:
     Returns
     -------
     str
-        ``measure`` itself.
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import check_measure
-    >>> check_measure("mean")
+    >>> pm.analysis.check_measure("mean")
     'mean'
     """
     if measure not in MEASURES:
@@ -97,20 +96,12 @@ def noise_constant(
 ) -> float:
     """Return ``n · sigma(n)``, the Gaussian mechanism's noise constant from the column norm.
 
-    ``sigma(n) = noise_constant(...) / n`` for every ``n`` (:doc:`/theory/bounds`).
-
     Parameters
     ----------
-    privacy : ZCDP or ApproxDP
-        The privacy guarantee.
-    column_norm : float
-        ``||F||_{1->2} > 0`` (:meth:`projmech.workloads.Workload.sensitivity`).
-    neighbouring : {"replace-one", "add-remove"}
-        The neighbouring relation.
-    calibration : {"analytic", "classical"}
-        As for :func:`projmech.privacy.gaussian_sigma`.
-    nonnegative, discrete : bool
-        Whether the workload has no negative entry; whether the noise is the discrete Gaussian.
+    privacy, column_norm
+        The guarantee, and ``||F||_{1->2} > 0`` (:meth:`projmech.workloads.Workload.sensitivity`).
+    neighbouring, calibration, nonnegative, discrete
+        The relation, and the options of :func:`projmech.privacy.gaussian_sigma`.
 
     Returns
     -------
@@ -118,8 +109,7 @@ def noise_constant(
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import noise_constant
-    >>> noise_constant(pm.ZCDP(0.5), 1.0)
+    >>> pm.analysis.noise_constant(pm.ZCDP(0.5), 1.0)
     2.0
     """
     column_norm = check_positive_number("column_norm", column_norm)
@@ -132,12 +122,8 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
 
     Parameters
     ----------
-    sigma : float
-        The noise's standard deviation per answer, ``>= 0``.
-    k : int
-        The number of queries.
-    measure : {"rms", "mean"}
-        ``sqrt(E (1/k) ||Z||²) = sigma`` or ``E (1/√k) ||Z||``.
+    sigma, k, measure
+        See the module's arguments; ``measure`` is ``"rms"`` (the result is ``sigma``) or ``"mean"``.
 
     Returns
     -------
@@ -145,8 +131,7 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import gaussian_mechanism_error
-    >>> round(gaussian_mechanism_error(0.02, 180, measure="mean"), 6)
+    >>> round(pm.analysis.gaussian_mechanism_error(0.02, 180, measure="mean"), 6)
     0.019972
     """
     sigma = check_nonnegative_number("sigma", sigma)
@@ -158,30 +143,20 @@ def gaussian_mechanism_error(sigma: float, k: int, *, measure: Literal["rms", "m
 
 def projection_error(sigma: float, k: int, *, width: float | None = None, universe_size: int | None = None,
                      radius: float | None = None) -> float:
-    """Bound the projection mechanism's average error by ``sqrt(sigma l*(K) / k)`` :cite:p:`NTZ13`.
+    """Bound the projection mechanism's RMSE ``sqrt(E (1/k) ||Ŷ - y||²)`` by ``sqrt(sigma l*(K) / k)`` :cite:p:`NTZ13`.
 
     Parameters
     ----------
-    sigma : float
-        The noise's standard deviation per answer, ``>= 0``.
-    k : int
-        The number of queries (the dimension of ``K``).
-    width : float, optional
-        ``l*(K) >= 0``, estimated or bounded. Give this or ``universe_size``.
-    universe_size : int, optional
-        The worst case over ``|X|`` points (or distinct columns of ``F``) instead.
-    radius : float, optional
-        With ``universe_size``: ``R >= ||F||_{1->2}``; default ``√k``.
+    sigma, k, width, universe_size, radius
+        As in the module docstring; ``width`` is ``l*(K)``.
 
     Returns
     -------
     float
-        The bound on ``sqrt(E (1/k) ||Ŷ - y||²)``.
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import projection_error
-    >>> round(projection_error(0.01, 180, width=16.5), 6)  # sqrt(0.01 * 16.5 / 180)
+    >>> round(pm.analysis.projection_error(0.01, 180, width=16.5), 6)  # sqrt(0.01 * 16.5 / 180)
     0.030277
     """
     return _projection_bound(1.0, 1, sigma, k, width, universe_size, radius)
@@ -194,7 +169,7 @@ def ntz_projection_error(sigma: float, k: int, *, width: float | None = None, un
     Parameters
     ----------
     sigma, k, width, universe_size, radius
-        As for :func:`projection_error`, with ``w(C) = E max_j |<c_j, G>|`` for the width.
+        As for :func:`projection_error`, ``width`` being ``w(C) = E max_j |<c_j, G>|``.
 
     Returns
     -------
@@ -202,8 +177,7 @@ def ntz_projection_error(sigma: float, k: int, *, width: float | None = None, un
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import ntz_projection_error
-    >>> round(ntz_projection_error(0.01, 180, width=20.0), 6)  # sqrt(2 * 0.01 * 20 / 180)
+    >>> round(pm.analysis.ntz_projection_error(0.01, 180, width=20.0), 6)  # sqrt(2 * 0.01 * 20 / 180)
     0.04714
     """
     return _projection_bound(2.0, 2, sigma, k, width, universe_size, radius)
@@ -213,16 +187,12 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
           **arguments: Any) -> int:
     """Return the smallest ``n >= 1`` at which a bound non-increasing in ``n`` is at most ``alpha``.
 
-    With ``sigma_times_n`` the bound is ``error(sigma_times_n / n, **arguments)``, else ``error(n, **arguments)``.
+    The bound is ``error(sigma_times_n / n, **arguments)`` given ``sigma_times_n``, else ``error(n, **arguments)``.
 
     Parameters
     ----------
-    error : callable
-        A bound non-increasing in ``n``.
-    alpha : float
-        Target error, ``> 0``.
-    sigma_times_n : float, optional
-        ``n sigma(n) >= 0``, from :func:`noise_constant`.
+    error, alpha, sigma_times_n
+        The bound; the target error ``> 0``; ``n · sigma(n)``.
     **arguments
         The bound's other arguments, by name.
 
@@ -232,8 +202,7 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import gaussian_mechanism_error, min_n
-    >>> min_n(gaussian_mechanism_error, 0.013, sigma_times_n=12.5, k=30)  # ceil(12.5 / 0.013)
+    >>> pm.analysis.min_n(pm.analysis.gaussian_mechanism_error, 0.013, sigma_times_n=12.5, k=30)
     962
     """
     if not callable(error):
@@ -264,19 +233,16 @@ def min_n(error: Callable[..., float], alpha: float, *, sigma_times_n: float | N
 
 @dataclass(frozen=True)
 class MinimumSize:
-    """The smallest data size that meets a target error, and the bound that certifies it.
+    """The smallest data size ``n`` that meets a target error, and the bound that certifies it.
 
     Parameters
     ----------
-    n : int
-        The smallest public size ``n >= 1`` at which ``bound`` is at most the target error.
-    bound : {"projection", "gaussian"}
-        :func:`projection_error` or :func:`gaussian_mechanism_error`.
+    n, bound
+        The size, and which bound: :func:`projection_error` or :func:`gaussian_mechanism_error`.
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import MinimumSize
-    >>> MinimumSize(23, "projection").n
+    >>> pm.analysis.MinimumSize(23, "projection").n
     23
     """
 
@@ -287,20 +253,12 @@ class MinimumSize:
 def projection_min_n(alpha: float, *, sigma_times_n: float, k: int, width: float | None = None,
                      universe_size: int | None = None, radius: float | None = None,
                      measure: Literal["rms", "mean"] = "rms") -> MinimumSize:
-    """Return the smallest data size at which the projection mechanism's error is provably at most ``alpha``.
-
-    The smaller ``n`` of :func:`projection_error` and the Gaussian error (which wins a tie).
+    """Return the least ``n`` at which :func:`projection_error` or the Gaussian error (wins ties) is at most ``alpha``.
 
     Parameters
     ----------
-    alpha : float
-        Target error, ``> 0``.
-    sigma_times_n : float
-        ``n sigma(n) >= 0``, from :func:`noise_constant`.
-    k, width, universe_size, radius
-        As for :func:`projection_error`.
-    measure : {"rms", "mean"}
-        The error measure the target is in.
+    alpha, sigma_times_n, k, width, universe_size, radius, measure
+        As for :func:`min_n` (``sigma_times_n`` from :func:`noise_constant`) and the bounds.
 
     Returns
     -------
@@ -308,8 +266,7 @@ def projection_min_n(alpha: float, *, sigma_times_n: float, k: int, width: float
 
     Examples
     --------
-    >>> from projmech.analysis.bounds import projection_min_n
-    >>> projection_min_n(0.05, sigma_times_n=10.0, k=180, width=16.5)  # ceil(10 / 0.05)
+    >>> pm.analysis.projection_min_n(0.05, sigma_times_n=10.0, k=180, width=16.5)  # ceil(10 / 0.05)
     MinimumSize(n=200, bound='gaussian')
     """
     sigma_times_n = check_nonnegative_number("sigma_times_n", sigma_times_n)

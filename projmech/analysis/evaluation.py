@@ -1,7 +1,8 @@
 """Error measures and repeated trials with confidence intervals.
 
 A release's average error is its root-mean-square error over the ``k`` queries, the measure the
-bounds are stated in :cite:p:`NTZ13,ENU20` (:doc:`/theory/bounds`).
+bounds are stated in :cite:p:`NTZ13,ENU20` (:doc:`/theory/bounds`). ``estimate`` and ``truth``
+are the released and the true answers, shape ``(k,)``.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def rmse(estimate: Any, truth: Any) -> float:
 
     Parameters
     ----------
-    estimate, truth : array_like, shape (k,)
-        The released and the true answers.
+    estimate, truth
+        See the module docstring.
 
     Returns
     -------
@@ -65,8 +66,8 @@ def max_error(estimate: Any, truth: Any) -> float:
 
     Parameters
     ----------
-    estimate, truth : array_like, shape (k,)
-        The released and the true answers.
+    estimate, truth : array_like
+        As for :func:`rmse`.
 
     Returns
     -------
@@ -83,16 +84,12 @@ def max_error(estimate: Any, truth: Any) -> float:
 
 @validate_params(sigma=NONNEGATIVE, k=POSITIVE_INT)
 def gaussian_expected_rmse(sigma: float, k: int) -> float:
-    """The exact expected root-mean-square error ``sigma c_k / sqrt k`` of Gaussian noise.
-
-    ``c_k`` is :func:`projmech.analysis.geometry.gaussian_norm_mean`; the result is slightly below ``sigma``.
+    """The exact expected RMSE ``sigma c_k / sqrt k`` of ``N(0, sigma² I_k)`` noise.
 
     Parameters
     ----------
-    sigma : float
-        The noise's standard deviation, ``>= 0``.
-    k : int
-        The number of answers, ``>= 1``.
+    sigma, k
+        The standard deviation ``>= 0`` and ``k``; ``c_k`` is :func:`~projmech.analysis.geometry.gaussian_norm_mean`.
 
     Returns
     -------
@@ -100,8 +97,7 @@ def gaussian_expected_rmse(sigma: float, k: int) -> float:
 
     Examples
     --------
-    >>> from projmech.analysis.evaluation import gaussian_expected_rmse
-    >>> round(gaussian_expected_rmse(1.0, 1), 4)  # E|Z| = sqrt(2 / pi)
+    >>> round(pm.analysis.gaussian_expected_rmse(1.0, 1), 4)  # E|Z| = sqrt(2 / pi)
     0.7979
     """
     c_k = gaussian_norm_mean(k)
@@ -110,24 +106,20 @@ def gaussian_expected_rmse(sigma: float, k: int) -> float:
 
 @validate_params(confidence=OPEN_UNIT)
 def mean_confidence_interval(values: Any, confidence: float = 0.95) -> tuple[float, float, float]:
-    """The sample mean with a Student-t confidence interval.
+    """The sample mean with a Student-t interval ``mean -+ t_{t-1} s / sqrt(t)``.
 
     Parameters
     ----------
-    values : array_like, shape (t,)
-        At least two observations.
-    confidence : float, default 0.95
-        The interval's confidence level, in ``(0, 1)``.
+    values, confidence
+        At least two observations; the level, in ``(0, 1)``.
 
     Returns
     -------
     mean, low, high : float
-        The mean and the interval ``mean -+ t_{t-1} s / sqrt(t)``.
 
     Examples
     --------
-    >>> from projmech.analysis.evaluation import mean_confidence_interval
-    >>> [round(value, 3) for value in mean_confidence_interval([1.0, 2.0, 3.0, 4.0])]
+    >>> [round(value, 3) for value in pm.analysis.mean_confidence_interval([1.0, 2.0, 3.0, 4.0])]
     [2.5, 0.446, 4.554]
     """
     sample = check_real_array("values", values, finite=False)
@@ -150,22 +142,13 @@ class TrialSummary:
 
     Parameters
     ----------
-    mechanism : str
-        The mechanism's name.
-    trials, n : int
-        The number of releases and of records.
-    rmse_mean, rmse_low, rmse_high : float
-        The releases' mean RMSE (:func:`rmse`) and its Student-t confidence interval.
-    max_error_mean, time_mean : float
-        The mean of the releases' worst errors (:func:`max_error`) and wall-clock seconds.
-    confidence : float
-        The interval's confidence level.
-    rmse_values : ndarray, shape (trials,)
-        Each release's RMSE.
+    mechanism, trials, n, confidence
+        The mechanism's name; the numbers of releases and of records; the intervals' level.
+    rmse_mean, rmse_low, rmse_high, max_error_mean, time_mean, rmse_values
+        Mean RMSE and its interval; mean worst error; mean seconds; each release's RMSE.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> gaussian = pm.GaussianMechanism(pm.identity(4), pm.ZCDP(1.0), noise="continuous")
     >>> pm.evaluate(gaussian, np.full(4, 0.25), trials=5, rng=np.random.default_rng(1), n=100).trials
     5
@@ -218,20 +201,12 @@ def evaluate(
 
     Parameters
     ----------
-    mechanism : object with ``workload`` and ``release(data, n, rng=rng)``
-        The mechanism, e.g. a :class:`~projmech.mechanisms.GaussianMechanism`.
-    data : Dataset or array_like, shape (m,)
-        A Dataset (answers counted from its records), or a normalized histogram (then ``n`` is required).
-    trials : int
-        The number of releases, at least 2 (for a confidence interval).
-    rng : numpy.random.Generator
-        The source of every release's noise.
-    n : int, optional
-        The number of records, for a histogram.
-    confidence : float, default 0.95
-        The confidence level of the interval on the mean error.
-    progress : callable, optional
-        Called once per finished trial (e.g. a ``tqdm`` instance's ``update``).
+    mechanism
+        Any object with ``workload`` and ``release(data, n, rng=rng)``.
+    data, n
+        A Dataset (answers counted from its records), or a normalized histogram and its record count.
+    trials, rng, confidence, progress
+        At least 2 releases; all their noise; the interval's level; called after each (e.g. ``tqdm.update``).
 
     Returns
     -------
@@ -239,7 +214,6 @@ def evaluate(
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> mechanism = pm.GaussianMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
     >>> round(pm.evaluate(mechanism, np.full(8, 1 / 8), 20, np.random.default_rng(0), n=1000).rmse_mean, 5)
     0.00251

@@ -1,7 +1,8 @@
 """Support functions and Gaussian and mean widths of the bodies noisy answers are projected onto.
 
 The projection mechanism's error grows with the Gaussian width of its body :cite:p:`NTZ13`.
-Definitions, proofs and estimators: :doc:`/theory/geometry`.
+Arguments: ``workload_or_matrix`` is a workload or its ``(k, m)`` matrix, whose columns span
+``K_Q``; ``k`` or ``dimension`` is the number of queries. Proofs and estimators: :doc:`/theory/geometry`.
 """
 
 from __future__ import annotations
@@ -95,22 +96,16 @@ def support_function(workload_or_matrix: Any, directions: Any, *,
 
     Parameters
     ----------
-    workload_or_matrix : Workload or array_like or sparse matrix, shape (k, m)
-        An explicit workload or its matrix.
-    directions : array_like, shape (s, k) or (k,)
-        One direction per row.
-    block_entries : int
-        Largest ``s x block`` product formed at once.
+    workload_or_matrix, directions, block_entries
+        An explicit workload; one direction per row (a float back for a 1-d one); the largest block at once.
 
     Returns
     -------
     ndarray, shape (s,), or float
-        ``h`` of each direction (a float for a 1-d ``directions``).
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import support_function
-    >>> support_function(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), [1.0, 2.0])
+    >>> pm.analysis.support_function(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), [1.0, 2.0])
     2.0
     """
     F = _query_matrix(workload_or_matrix)
@@ -131,10 +126,8 @@ def finite_set_width_bound(num_points: int, radius: float) -> float:
 
     Parameters
     ----------
-    num_points : int
-        ``|S|`` (for ``K_Q``: the number of columns ``m``).
-    radius : float
-        ``R >= max_{y in S} ||y||_2``; 0 allowed.
+    num_points, radius
+        ``|S|``, and ``R >= max_{y in S} ||y||_2`` (0 allowed).
 
     Returns
     -------
@@ -142,8 +135,7 @@ def finite_set_width_bound(num_points: int, radius: float) -> float:
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import finite_set_width_bound
-    >>> round(finite_set_width_bound(1024, 2.0), 3)
+    >>> round(pm.analysis.finite_set_width_bound(1024, 2.0), 3)
     7.447
     """
     return math.sqrt(2.0 * math.log(num_points)) * radius
@@ -154,8 +146,8 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
 
     Parameters
     ----------
-    workload_or_matrix : Workload or array_like or sparse matrix, shape (k, m)
-        The workload (implicit ones too) or its matrix.
+    workload_or_matrix
+        Implicit workloads too.
 
     Returns
     -------
@@ -163,8 +155,7 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import gaussian_width_bound
-    >>> round(gaussian_width_bound(pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2)), 3)
+    >>> round(pm.analysis.gaussian_width_bound(pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2)), 3)
     3.532
     """
     if isinstance(workload_or_matrix, Workload):
@@ -177,13 +168,11 @@ def gaussian_width_bound(workload_or_matrix: Any) -> float:
 
 @validate_params(k=POSITIVE_INT)
 def gaussian_norm_mean(k: int) -> float:
-    """Return ``c_k = E ||G||_2`` for ``G ~ N(0, I_k)``, the constant of ``l*(K) = c_k M*(K)``.
-
-    Accurate to a few ulps for every ``k`` (:doc:`/theory/geometry`).
+    """Return ``c_k = E ||G||_2`` for ``G ~ N(0, I_k)``, to a few ulps: ``l*(K) = c_k M*(K)``.
 
     Parameters
     ----------
-    k : int
+    k
         The dimension, at least 1.
 
     Returns
@@ -192,8 +181,7 @@ def gaussian_norm_mean(k: int) -> float:
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import gaussian_norm_mean
-    >>> round(gaussian_norm_mean(1), 6)
+    >>> round(pm.analysis.gaussian_norm_mean(1), 6)
     0.797885
     """
     z = k / 2
@@ -212,23 +200,14 @@ class WidthEstimate:
 
     Parameters
     ----------
-    estimate, standard_error, low, high : float
-        The sample mean of ``h_K``, its standard error and Student-t interval.
-    samples : int
-        The number of directions drawn.
-    confidence : float
-        The level of the interval.
-    values : ndarray, shape (samples,)
-        The per-draw values, kept for paired comparisons.
-    draws : str
-        A digest of the draws: equal for estimates on the same directions.
-    kind : {"gaussian", "mean"}
-        Which width: ``l*`` or ``M*``.
+    estimate, standard_error, low, high, samples, confidence
+        The sample mean of ``h_K``, its standard error, Student-t interval, draws and level.
+    values, draws, kind
+        The per-draw values; a digest equal for estimates on the same draws; ``"gaussian"`` or ``"mean"``.
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import gaussian_width
-    >>> round(gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 3)
+    >>> round(pm.analysis.gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 3)
     1.164
     """
 
@@ -248,7 +227,7 @@ class WidthEstimate:
         return (self.high - self.low) / 2
 
     def summary(self) -> dict[str, Any]:
-        """Return the estimate as a flat dictionary (one row of a results table).
+        """Return the estimate as one row of a results table.
 
         Returns
         -------
@@ -260,27 +239,20 @@ class WidthEstimate:
 
 @dataclass(frozen=True)
 class WidthComparison:
-    """Paired comparison of two widths estimated on the same draws (:func:`compare_widths`).
+    """Paired ratio and difference of two widths estimated on the same draws (:func:`compare_widths`).
 
     Parameters
     ----------
-    ratio, ratio_standard_error, ratio_low, ratio_high : float
-        The ratio of the two widths, its standard error and its confidence interval.
-    difference, difference_standard_error, difference_low, difference_high : float
-        The same for their difference.
-    correlation : float
-        Sample correlation of the paired support values.
-    samples : int
-        The number of paired draws.
-    confidence : float
-        The level of the intervals.
+    ratio, ratio_standard_error, ratio_low, ratio_high, difference, difference_standard_error
+        Each quantity, its standard error and its confidence interval.
+    difference_low, difference_high, correlation, samples, confidence
+        The difference's interval; the paired values' correlation; the draws and level.
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import compare_widths, gaussian_width
-    >>> widths = gaussian_width({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
-    >>> compare_widths(widths["b"], widths["a"]).ratio
-    2.0
+    >>> same = pm.analysis.gaussian_width({"a": np.eye(3), "b": np.eye(3)}, 3, 10, np.random.default_rng(0))
+    >>> pm.analysis.compare_widths(same["a"], same["b"]).difference
+    0.0
     """
 
     ratio: float
@@ -296,7 +268,7 @@ class WidthComparison:
     confidence: float
 
     def summary(self) -> dict[str, Any]:
-        """Return the comparison as a flat dictionary (one row of a results table).
+        """Return the comparison as one row of a results table.
 
         Returns
         -------
@@ -381,33 +353,23 @@ def _sample_widths(bodies: Any, dimension: int, samples: int, rng: np.random.Gen
 @validate_params(**_WIDTH_PARAMETERS)
 def gaussian_width(bodies: Any, dimension: int, samples: int, rng: np.random.Generator, *,
                    confidence: float = 0.95) -> WidthEstimate | dict[str, WidthEstimate]:
-    """Estimate the Gaussian width ``l*(K) = E h_K(G)`` of one body, or of several on common draws.
-
-    Common draws pair the estimates, so :func:`compare_widths` gives tight intervals.
+    """Estimate the Gaussian width ``l*(K) = E h_K(G)`` of one body, or of several on common (paired) draws.
 
     Parameters
     ----------
-    bodies : callable, Workload, matrix, or mapping of str to them
-        One body, or named bodies. A callable maps ``(samples, dimension)`` directions to ``samples``
-        values of ``h_K``; a workload or ``(dimension, m)`` matrix stands for ``K_Q``.
-    dimension : int
-        ``k``, the dimension of the space the bodies live in.
-    samples : int
-        At least 2 (for an interval).
-    rng : numpy.random.Generator
-        The only source of randomness.
-    confidence : float
-        Level of the Student-t intervals.
+    bodies
+        A body, or a mapping of names to bodies: a callable from ``(samples, dimension)`` directions to
+        ``samples`` values of ``h_K``, or a workload or matrix for ``K_Q``.
+    dimension, samples, rng, confidence
+        ``k``; at least 2 draws; the only randomness; the intervals' level.
 
     Returns
     -------
     WidthEstimate, or dict of str to WidthEstimate
-        One estimate for one body; for a mapping, one per name in its order.
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import gaussian_width
-    >>> round(gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 2)
+    >>> round(pm.analysis.gaussian_width(np.eye(5), 5, 4000, np.random.default_rng(0)).estimate, 2)
     1.16
     """
     return _sample_widths(bodies, dimension, samples, rng, confidence, "gaussian")
@@ -429,8 +391,7 @@ def mean_width(bodies: Any, dimension: int, samples: int, rng: np.random.Generat
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import mean_width
-    >>> round(mean_width({"simplex": np.eye(5)}, 5, 4000, np.random.default_rng(0))["simplex"].estimate, 2)
+    >>> round(pm.analysis.mean_width({"s": np.eye(5)}, 5, 4000, np.random.default_rng(0))["s"].estimate, 2)
     0.55
     """
     return _sample_widths(bodies, dimension, samples, rng, confidence, "mean")
@@ -455,10 +416,8 @@ def gaussian_width_from_mean(mean_width: _Width, k: int) -> _Width:
 
     Parameters
     ----------
-    mean_width : float or WidthEstimate
-        ``M*(K)``; an estimate (``kind="mean"``) has its interval scaled too.
-    k : int
-        The dimension of the space ``K`` lives in.
+    mean_width, k
+        ``M*(K)`` (an estimate of ``kind="mean"`` has its interval scaled too), and the dimension.
 
     Returns
     -------
@@ -466,8 +425,7 @@ def gaussian_width_from_mean(mean_width: _Width, k: int) -> _Width:
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import gaussian_width_from_mean
-    >>> round(gaussian_width_from_mean(1.0, 2), 6)  # c_2 = sqrt(π/2)
+    >>> round(pm.analysis.gaussian_width_from_mean(1.0, 2), 6)  # c_2 = sqrt(π/2)
     1.253314
     """
     return _scale_width(mean_width, gaussian_norm_mean(k), "mean", "gaussian", "mean_width")
@@ -479,7 +437,7 @@ def mean_width_from_gaussian(gaussian_width: _Width, k: int) -> _Width:
     Parameters
     ----------
     gaussian_width, k
-        ``l*(K)`` (an estimate of ``kind="gaussian"``) and the dimension.
+        The inverse of :func:`gaussian_width_from_mean`'s arguments.
 
     Returns
     -------
@@ -487,8 +445,7 @@ def mean_width_from_gaussian(gaussian_width: _Width, k: int) -> _Width:
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import mean_width_from_gaussian
-    >>> round(mean_width_from_gaussian(1.253314, 2), 6)
+    >>> round(pm.analysis.mean_width_from_gaussian(1.253314, 2), 6)
     1.0
     """
     return _scale_width(gaussian_width, 1.0 / gaussian_norm_mean(k), "gaussian", "mean", "gaussian_width")
@@ -502,10 +459,8 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate, *,
 
     Parameters
     ----------
-    numerator, denominator : WidthEstimate
-        From one :func:`gaussian_width` (or :func:`mean_width`) call on a mapping of bodies.
-    confidence : float, optional
-        Level of the intervals; default the estimates' own.
+    numerator, denominator, confidence
+        From one :func:`gaussian_width` or :func:`mean_width` call on a mapping; default their level.
 
     Returns
     -------
@@ -513,9 +468,8 @@ def compare_widths(numerator: WidthEstimate, denominator: WidthEstimate, *,
 
     Examples
     --------
-    >>> from projmech.analysis.geometry import compare_widths, gaussian_width
-    >>> widths = gaussian_width({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
-    >>> compare_widths(widths["b"], widths["a"]).ratio
+    >>> widths = pm.analysis.gaussian_width({"a": np.eye(5), "b": 2 * np.eye(5)}, 5, 100, np.random.default_rng(0))
+    >>> pm.analysis.compare_widths(widths["b"], widths["a"]).ratio
     2.0
     """
     if numerator.draws != denominator.draws or numerator.samples != denominator.samples:

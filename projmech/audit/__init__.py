@@ -1,8 +1,5 @@
-"""Auditing: statistical lower bounds on a mechanism's epsilon and delta, and audits of projmech's own.
-
-Modules: ``auditor`` (:func:`~projmech.audit.audit` and its event selection), ``sampling``
-(drawing releases), ``results`` (Clopper–Pearson bounds, events, results), ``self_audit`` (the
-library's own mechanisms).
+"""Auditing: statistical lower bounds on a mechanism's epsilon and delta (:func:`audit`,
+:func:`audit_delta`), and audits of projmech's own mechanisms (:mod:`projmech.audit.self_audit`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Statistical privacy auditing: lower bounds on the epsilon and delta of any mechanism from samples.
 
-A mechanism is any callable ``mechanism(data, rng) -> output`` drawing all its randomness from
-``rng``; this folder's auditor needs only numpy, scipy and :mod:`projmech.validation`, so that it
-audits mechanisms of any origin. On each pair of neighbouring data sets it draws releases, chooses
-one event per direction on a selection half and bounds its probabilities on the other half by
-Clopper–Pearson :cite:p:`CP34`, in the way of :cite:t:`DWWZK18` and :cite:t:`JUO20`. A passed
-audit is evidence, a failed one proof. Procedure and guarantee: :doc:`/theory/privacy` (*Auditing*).
+A mechanism is any callable ``mechanism(data, rng) -> output`` drawing all its randomness from ``rng``;
+the auditor needs only numpy, scipy and :mod:`projmech.validation`, so it audits mechanisms of any origin.
+Events are chosen on a selection half and bounded by Clopper–Pearson :cite:p:`CP34` on the other, as in
+:cite:t:`DWWZK18` and :cite:t:`JUO20`. A passed audit is evidence, a failed one proof: :doc:`/theory/privacy`.
 """
 
 from __future__ import annotations
@@ -247,41 +245,28 @@ def audit(
 
     Parameters
     ----------
-    mechanism : callable
+    mechanism
         ``mechanism(data, rng) -> output``, all randomness from ``rng``, no state between calls;
         with ``batch``, ``mechanism(data, rng, size)`` returns ``size`` outputs.
-    pairs : tuple or list of tuples
+    pairs
         One pair ``(data, neighbour)``, or a list of pairs.
-    releases : int, default 100_000
-        Releases per data set per pair, for selection and estimation together.
-    confidence : float, default 0.99
-        The probability that every reported bound holds.
-    statistic : callable, optional
-        ``statistic(output) -> number``; default the output, or a vector's projection on the
-        mean difference of the selection halves.
-    delta : float, default 0.0
-        The claimed delta, in ``[0, 1)``.
-    claimed_epsilon : float, optional
-        The claimed epsilon; the audit passes when the bound is at most it.
-    rng : numpy.random.Generator, int or None
-        The only source of randomness.
-    selection_fraction : float, default 0.5
-        The fraction of the releases that chooses the events.
-    batch : int, optional
-        Call a vectorized mechanism with ``size`` at most ``batch``.
-    name : str, optional
-        The mechanism's name in reports (default its ``__name__``).
+    releases, confidence
+        Releases per data set per pair, both halves together; the probability that every bound holds.
+    statistic
+        ``statistic(output) -> number``; default the output, or a vector's projection on the mean
+        difference of the selection halves.
+    delta, claimed_epsilon
+        The claim, ``delta`` in ``[0, 1)``; the audit passes when the bound is at most ``claimed_epsilon``.
+    rng, selection_fraction, batch, name
+        The only randomness; the share of releases that chooses the events; most outputs per call; report name.
 
     Returns
     -------
     AuditResult
-        The bound, the best event, the verdict and every pair's own bound.
 
     Examples
     --------
-    Randomized response on one bit is exactly ln(3)-DP:
-
-    >>> import math
+    >>> import math  # randomized response on one bit is exactly ln(3)-DP
     >>> def randomized_response(bit, rng, size):
     ...     return np.where(rng.random(size) < 0.75, bit, 1 - bit)
     >>> result = audit(randomized_response, (0, 1), releases=200_000, batch=100_000,
@@ -296,37 +281,25 @@ def audit(
 
 
 @validate_params(epsilon=NONNEGATIVE, claimed_delta=OrNone(_DELTA), **_AUDIT_PARAMETERS)
-def audit_delta(
-    mechanism: Callable[..., Any],
-    pairs: tuple[Any, Any] | list[tuple[Any, Any]],
-    epsilon: float,
-    *,
-    releases: int = 100_000,
-    confidence: float = 0.99,
-    statistic: Callable[[Any], Any] | None = None,
-    claimed_delta: float | None = None,
-    rng: np.random.Generator | int | None = None,
-    selection_fraction: float = 0.5,
-    batch: int | None = None,
-    name: str | None = None,
-) -> AuditResult:
-    """A statistically valid lower bound on the delta of ``mechanism`` at ``epsilon``.
+def audit_delta(mechanism: Callable[..., Any], pairs: tuple[Any, Any] | list[tuple[Any, Any]], epsilon: float, *,
+                releases: int = 100_000, confidence: float = 0.99, statistic: Callable[[Any], Any] | None = None,
+                claimed_delta: float | None = None, rng: np.random.Generator | int | None = None,
+                selection_fraction: float = 0.5, batch: int | None = None, name: str | None = None) -> AuditResult:
+    """A statistically valid lower bound on the delta of ``mechanism`` at ``epsilon`` (``target == "delta"``).
 
     As :func:`audit`, with events chosen to maximize ``p_lower - exp(epsilon) q_upper``.
 
     Parameters
     ----------
-    epsilon : float
-        The epsilon, ``>= 0``, at which delta is bounded.
-    claimed_delta : float, optional
-        The claimed delta at ``epsilon``, in ``[0, 1)``.
+    epsilon, claimed_delta
+        The epsilon ``>= 0`` delta is bounded at, and the claimed delta there.
     mechanism, pairs, releases, confidence, statistic, rng, selection_fraction, batch, name
         As in :func:`audit`.
 
     Returns
     -------
     AuditResult
-        With ``target == "delta"`` and ``claimed_epsilon == epsilon``.
+        Its ``claimed_epsilon`` is ``epsilon``.
 
     Examples
     --------

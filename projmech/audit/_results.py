@@ -44,21 +44,17 @@ _DELTA = Interval(Real, 0, 1, closed="left")
 
 @validate_params(successes=Interval(Integral, 0, None), trials=POSITIVE_INT, confidence=OPEN_UNIT)
 def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[float, float]:
-    """The exact two-sided confidence interval of a binomial proportion :cite:p:`CP34`.
+    """The exact two-sided confidence interval of a binomial proportion :cite:p:`CP34`: 0 at no success, 1 at all.
 
     Parameters
     ----------
-    successes : int
-        Successes, at most ``trials``.
-    trials : int
-        Independent trials, at least 1.
-    confidence : float
-        Coverage, in ``(0, 1)``; each end alone is a one-sided bound at ``(1 + confidence) / 2``.
+    successes, trials, confidence
+        At most ``trials`` successes of at least one trial; the coverage in ``(0, 1)``, each end alone
+        a one-sided bound at ``(1 + confidence) / 2``.
 
     Returns
     -------
     (lower, upper) : tuple of float
-        Beta quantiles, exactly 0 when ``successes == 0`` and 1 when ``successes == trials``.
 
     Examples
     --------
@@ -82,19 +78,14 @@ class Event:
 
     Parameters
     ----------
-    kind : {"greater", "less", "in"}
-        The event's form.
-    threshold : float, optional
-        The threshold of a ``"greater"`` or ``"less"`` event.
-    values : tuple of float, default ()
-        The values of an ``"in"`` event.
+    kind, threshold, values
+        ``"greater"``, ``"less"`` or ``"in"``; the threshold of the first two; the values of the last.
 
     Examples
     --------
-    >>> from projmech.audit import Event
-    >>> Event("greater", 0.5).contains(np.array([0.2, 0.7]))
+    >>> pm.audit.Event("greater", 0.5).contains(np.array([0.2, 0.7]))
     array([False,  True])
-    >>> print(Event("greater", 0.5), "|", Event("in", values=(0.0, 2.0)))
+    >>> print(pm.audit.Event("greater", 0.5), "|", pm.audit.Event("in", values=(0.0, 2.0)))
     statistic > 0.5 | statistic in {0, 2}
     """
 
@@ -107,13 +98,12 @@ class Event:
 
         Parameters
         ----------
-        statistics : array_like of float
+        statistics
             Values of the statistic.
 
         Returns
         -------
         numpy.ndarray of bool
-            One entry per statistic.
         """
         statistics = np.asarray(statistics, dtype=float)
         if self.kind == "greater":
@@ -137,15 +127,12 @@ class Counts(NamedTuple):
 
     Parameters
     ----------
-    p_successes, q_successes : int
-        Releases on the favoured data set, and on the other, that fall in the event.
-    trials : int
-        Estimation releases per data set.
+    p_successes, q_successes, trials
+        Releases on the favoured data set, and on the other, in the event; releases per data set.
 
     Examples
     --------
-    >>> from projmech.audit import Counts
-    >>> Counts(750, 250, 1000).trials
+    >>> pm.audit.Counts(750, 250, 1000).trials
     1000
     """
 
@@ -160,25 +147,19 @@ class EventEstimate:
 
     Parameters
     ----------
-    pair, favoured : int
-        The pair's index, and the data set whose probability of the event is ``p`` (0 the data, 1 its
-        neighbour).
-    event : Event
-        The event, chosen on the selection half.
-    counts : Counts
-        Its counts on the estimation half.
-    p_lower, q_upper : float
-        The bounds on ``p`` and ``q`` (each at level ``1 - alpha / (4 m)`` for ``m`` pairs).
+    pair, favoured
+        The pair's index, and the data set (0 the data, 1 its neighbour) whose probability is ``p``.
+    event, counts
+        The event chosen on the selection half, and its counts on the estimation half.
+    p_lower, q_upper
+        The bounds, each at level ``1 - alpha / (4 m)`` for ``m`` pairs.
 
     Examples
     --------
-    >>> from projmech.audit import Counts, Event, EventEstimate, clopper_pearson
     >>> p_lower, q_upper = clopper_pearson(750, 1000, 0.98)[0], clopper_pearson(250, 1000, 0.98)[1]
     >>> estimate = EventEstimate(0, 0, Event("greater", 0.5), Counts(750, 250, 1000), p_lower, q_upper)
     >>> round(estimate.lower_bound_on_epsilon(), 3), round(estimate.lower_bound_on_delta(0.5), 3)
     (0.928, 0.25)
-    >>> estimate.describe()
-    'statistic > 0.5, p on data, q on neighbour (pair 0)'
     """
 
     pair: int
@@ -189,44 +170,41 @@ class EventEstimate:
     q_upper: float
 
     def lower_bound_on_epsilon(self, delta: float = 0.0) -> float:
-        """The event's bound on epsilon at ``delta``: ``max(0, ln((p_lower - delta) / q_upper))``.
+        """The event's bound on epsilon: ``max(0, ln((p_lower - delta) / q_upper))``.
 
         Parameters
         ----------
-        delta : float, default 0.0
-            The delta, in ``[0, 1)``.
+        delta
+            In ``[0, 1)``.
 
         Returns
         -------
         float
-            The bound, ``>= 0``.
         """
         if self.p_lower <= delta:
             return 0.0
         return max(0.0, math.log((self.p_lower - delta) / self.q_upper))
 
     def lower_bound_on_delta(self, epsilon: float) -> float:
-        """The event's bound on delta at ``epsilon``: ``max(0, p_lower - exp(epsilon) q_upper)``.
+        """The event's bound on delta: ``max(0, p_lower - exp(epsilon) q_upper)``.
 
         Parameters
         ----------
-        epsilon : float
-            The epsilon, ``>= 0``.
+        epsilon
+            At least 0.
 
         Returns
         -------
         float
-            The bound, ``>= 0``.
         """
         return max(0.0, self.p_lower - math.exp(epsilon) * self.q_upper)
 
     def describe(self) -> str:
-        """The event and its direction.
+        """The event and its direction, e.g. ``"statistic > 0.731, p on data, q on neighbour (pair 0)"``.
 
         Returns
         -------
         str
-            E.g. ``"statistic > 0.731, p on data, q on neighbour (pair 0)"``.
         """
         p_side, q_side = ("data", "neighbour") if self.favoured == 0 else ("neighbour", "data")
         return f"{self.event}, p on {p_side}, q on {q_side} (pair {self.pair})"
@@ -248,30 +226,22 @@ class AuditResult:
 
     Parameters
     ----------
-    name : str
-        What reports call the mechanism.
-    target : {"epsilon", "delta"}
-        What the events were chosen to bound.
-    estimates : tuple of EventEstimate
-        Every evaluated event: two per pair (one per direction), in order.
-    confidence : float
-        The probability that every bound holds.
-    releases, selection_releases : int
-        Releases per data set per pair, and of those the ones that chose the events.
-    claimed_epsilon, claimed_delta : float or None
+    name, target
+        The mechanism's name in reports; ``"epsilon"`` or ``"delta"``, what the events were chosen to bound.
+    estimates
+        Every evaluated event, two per pair (one per direction), in order.
+    confidence, releases, selection_releases
+        As in :func:`audit`; the releases per data set that chose the events.
+    claimed_epsilon, claimed_delta
         The claim (for :func:`audit_delta`, ``claimed_epsilon`` is the epsilon it bounds delta at).
 
     Examples
     --------
     >>> def laplace_count(count, rng, size):
     ...     return count + rng.laplace(0.0, 1.0, size)
-    >>> result = pm.audit.audit(laplace_count, (0, 1), releases=20_000, batch=20_000,
-    ...                         claimed_epsilon=1.0, rng=0)
+    >>> result = pm.audit.audit(laplace_count, (0, 1), releases=20_000, batch=20_000, claimed_epsilon=1.0, rng=0)
     >>> round(result.epsilon_lower_bound, 3), result.passed, result.pairs, result.counts
     (0.897, True, 1, Counts(p_successes=4231, q_successes=1565, trials=10000))
-    >>> print(result.summary())
-    laplace_count: epsilon >= 0.8966 (claimed epsilon 1, delta 0; confidence 0.99; 20,000 releases per data set, 1
-    pair): passed
     """
 
     name: str
@@ -326,33 +296,33 @@ class AuditResult:
         return self.lower_bound_on_delta(self.claimed_epsilon)
 
     def lower_bound_on_epsilon(self, delta: float = 0.0) -> float:
-        """The largest bound on epsilon at ``delta`` over every evaluated event.
+        """:meth:`EventEstimate.lower_bound_on_epsilon` at ``delta`` in ``[0, 1)``, maximized over the events.
 
         Parameters
         ----------
-        delta : float, default 0.0
-            In ``[0, 1)``.
+        delta
+            The delta the bound is at.
 
         Returns
         -------
         float
-            :meth:`EventEstimate.lower_bound_on_epsilon`, maximized.
         """
         delta = _DELTA.check("delta", delta)
         return max(estimate.lower_bound_on_epsilon(delta) for estimate in self.estimates)
 
     def lower_bound_on_delta(self, epsilon: float) -> float:
-        """The largest bound on delta at ``epsilon`` over every evaluated event (all epsilons hold at once).
+        """:meth:`EventEstimate.lower_bound_on_delta` at ``epsilon``, maximized over the events.
 
         Parameters
         ----------
-        epsilon : float
-            At least 0.
+        epsilon
+            At least 0. The bounds at every epsilon hold at once, so a curve of them holds with
+            probability ``confidence`` too.
 
         Returns
         -------
         float
-            :meth:`EventEstimate.lower_bound_on_delta`, maximized.
+            0 where no event bounds it.
         """
         epsilon = NONNEGATIVE.check("epsilon", epsilon)
         return max(estimate.lower_bound_on_delta(epsilon) for estimate in self.estimates)
@@ -390,7 +360,6 @@ class AuditResult:
         Returns
         -------
         str
-            E.g. ``"laplace_count: epsilon >= 0.8966 (claimed epsilon 1, ...): passed"``.
         """
         verdict = {True: "passed", False: "FAILED", None: "no claim"}[self.passed]
         sample = f"{self.releases:,} releases per data set, {self.pairs} pair{'s' if self.pairs != 1 else ''}"
@@ -405,12 +374,11 @@ class AuditResult:
     __str__ = summary
 
     def as_row(self) -> dict[str, Any]:
-        """The result as a dict of plain values (the claim, the bounds, the verdict, the best event).
+        """The result as a dict of plain values: the claim, the bounds, the verdict, the best event.
 
         Returns
         -------
         dict
-            str, int, float, bool or None values.
         """
         best = self.best
         return {
@@ -438,19 +406,17 @@ def format_audit_table(results: Sequence[AuditResult]) -> str:
 
     Parameters
     ----------
-    results : sequence of AuditResult
-        The results.
+    results
+        A sequence of :class:`AuditResult`.
 
     Returns
     -------
     str
-        The claim, the bounds, confidence, releases, pairs, verdict and best event of each.
 
     Examples
     --------
-    >>> def laplace_count(count, rng, size):
-    ...     return count + rng.laplace(0.0, 1.0, size)
-    >>> result = pm.audit.audit(laplace_count, (0, 1), releases=2_000, batch=2_000, claimed_epsilon=1.0, rng=0)
+    >>> result = pm.audit.audit(lambda count, rng, size: count + rng.laplace(0.0, 1.0, size), (0, 1),
+    ...                         releases=2_000, batch=2_000, claimed_epsilon=1.0, rng=0, name="laplace_count")
     >>> print(pm.audit.format_audit_table([result]))
     mechanism      claimed eps  claimed delta  eps >=  delta >=  confidence  releases  pairs  result  event
     -------------  ...

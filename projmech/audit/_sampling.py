@@ -16,9 +16,7 @@ _SPAWN_CHUNK = 1024
 
 
 class AuditError(RuntimeError):
-    """The audited mechanism or statistic raised; the message names the pair and the release.
-
-    The original exception is chained as ``__cause__``.
+    """The audited mechanism or statistic raised (chained as ``__cause__``); the message names the release.
 
     Examples
     --------

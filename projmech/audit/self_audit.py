@@ -1,12 +1,9 @@
 """Audits of projmech's own mechanisms: worst-case neighbouring pairs, likelihood-ratio statistics, planted bugs.
 
-Each :class:`AuditCase` is one mechanism under one relation, on two tiny neighbouring data sets
-where its calibration is tight, with the log-likelihood ratio of everything the release publishes
-as the statistic; :func:`projmech.audit.audit` then bounds its epsilon from below. A
-planted bug divides every noise scale by :func:`bug_factor` while keeping the claim, so that an
-audit with power reports a bound above it. Under add/remove the size is estimated (and audited).
-The cases and their pairs are explained in :doc:`/theory/privacy` (*Auditing*) and the user
-guide *Auditing a mechanism*.
+Each :class:`AuditCase` is one mechanism under one relation on two tiny neighbouring data sets where
+its calibration is tight, with the log-likelihood ratio of everything the release publishes as the
+statistic. A planted bug divides every noise scale by :func:`bug_factor`, keeping the claim. Cases and
+pairs: :doc:`/theory/privacy` (*Auditing*).
 """
 
 from __future__ import annotations
@@ -72,25 +69,18 @@ class AuditCase:
 
     Parameters
     ----------
-    mechanism : str
-        The mechanism's name, from :data:`MECHANISMS`.
-    neighbouring : {"replace-one", "add-remove"}
-        The neighbouring relation.
-    claimed_epsilon, claimed_delta : float
+    mechanism, neighbouring
+        A name from :data:`MECHANISMS`, and the relation.
+    claimed_epsilon, claimed_delta
         The guarantee the mechanism states (delta 0 for pure DP).
-    pair : tuple of Dataset
-        Two neighbouring data sets.
-    release : callable
-        ``release(data, rng) -> output``: one run of the mechanism.
-    statistic : callable
-        ``statistic(output) -> float``: the log-likelihood ratio of the output, second data set over
-        first (or a monotone proxy).
-    bug_factor : float, default 1
+    pair, release, statistic
+        Two neighbouring data sets; ``release(data, rng) -> output``; ``statistic(output) -> float``, the
+        log-likelihood ratio of the output, second data set over first (or a monotone proxy).
+    bug_factor
         The planted bug's divisor of every noise scale (1: no bug).
 
     Examples
     --------
-    >>> from projmech.audit.self_audit import audit_cases
     >>> case = audit_cases(["laplace"], ["replace-one"], noise="continuous")[0]
     >>> case.name, case.claimed_epsilon, case.pair[0].n, case.run(releases=500, rng=0).passed
     ('laplace, replace-one', 1.0, 1, True)
@@ -118,21 +108,16 @@ class AuditCase:
 
     def run(self, releases: int = 100_000, confidence: float = 0.99, *,
             rng: np.random.Generator | int | None = None) -> AuditResult:
-        """The audit of this case (:func:`projmech.audit.audit`).
+        """Audit this case's epsilon at ``claimed_delta`` against ``claimed_epsilon`` (:func:`projmech.audit.audit`).
 
         Parameters
         ----------
-        releases : int, default 100_000
-            Releases per data set, at least 2.
-        confidence : float, default 0.99
-            The probability that the bound holds.
-        rng : numpy.random.Generator, int or None
-            The auditor's randomness.
+        releases, confidence, rng
+            As in :func:`projmech.audit.audit`.
 
         Returns
         -------
         AuditResult
-            The bound on epsilon at ``claimed_delta``, checked against ``claimed_epsilon``.
         """
         with warnings.catch_warnings():  # one- and two-row data sets: the noise swamps them by design
             warnings.simplefilter("ignore", BudgetWarning)
@@ -156,8 +141,8 @@ def _counts(data: Dataset) -> np.ndarray:
 
 
 def _log_density(noise: Noise, deviation: np.ndarray) -> np.ndarray:
-    """Log density (or pmf) of ``noise`` at ``deviation`` up to a constant, the deviation scaled before squaring
-    (scales of 1e-200 would underflow); no noise is a point mass at 0.
+    """Log density (or pmf) of ``noise`` at ``deviation`` up to a constant; scaled before squaring so that
+    scales of 1e-200 do not underflow; no noise is a point mass at 0.
     """
     deviation = np.asarray(deviation, dtype=float)
     if noise.scale == 0:
@@ -170,8 +155,7 @@ def _log_density(noise: Noise, deviation: np.ndarray) -> np.ndarray:
 
 def _count_ratio(noise: Noise, size_noise: Noise | None, first: Dataset, second: Dataset,
                  measure: Callable[[np.ndarray], np.ndarray]) -> Callable[[tuple[np.ndarray, float]], float]:
-    """The log-likelihood ratio (second over first) of noisy measurements ``measure(counts) + Z``
-    and, with a size estimate, of the noisy size ``n + Z_0``."""
+    """The log-likelihood ratio (second over first) of ``measure(counts) + Z`` and of any noisy size."""
     mean_first, mean_second = measure(_counts(first)), measure(_counts(second))
 
     def ratio(output: tuple[np.ndarray, float]) -> float:
@@ -205,25 +189,19 @@ def _shrink(noise: Noise | None, factor: float) -> Noise | None:
 
 
 def bug_factor(mechanism: str, neighbouring: str) -> float:
-    """The factor by which a planted bug divides the noise of a case.
+    """Return the divisor of a case's noise that makes a planted bug's true epsilon about twice the claim.
 
     Parameters
     ----------
-    mechanism : str
-        A name from :data:`MECHANISMS`.
-    neighbouring : {"replace-one", "add-remove"}
-        The relation.
+    mechanism, neighbouring
+        A name from :data:`MECHANISMS`, and the relation; 4 where the pair attains half the claim, else 2.
 
     Returns
     -------
     float
-        2 where the pair attains the claim; 4 where it attains about half of it (under add/remove,
-        the sparse-vector mechanisms and offline PMW), so that the bug's true epsilon is about twice
-        the claim in every case.
 
     Examples
     --------
-    >>> from projmech.audit.self_audit import bug_factor
     >>> bug_factor("laplace", "add-remove"), bug_factor("threshold", "add-remove")
     (2.0, 4.0)
     """
@@ -239,8 +217,9 @@ def _size_arguments(neighbouring: str) -> dict[str, Any]:
 
 
 def _noisy_size(release: Any) -> float:
-    """The size estimate before clamping at 1 is not published; the clamped one is, and at the
-    pair's sizes 1 and 2 clamping changes the likelihood ratio only where both sides clamp."""
+    """The published (clamped) size; at the pair's sizes 1 and 2 clamping changes the ratio only where
+    both sides clamp.
+    """
     return float(release.size)
 
 
@@ -365,12 +344,7 @@ _RANK = 1e6
 
 
 def _interactive_case(kind: str, neighbouring: str, factor: float, noise: str) -> AuditCase:
-    """The sparse-vector mechanisms' worst case (the proof of their guarantee, read backwards):
-    queries whose count rises from the first data set to the second, answered below the threshold
-    (which the second makes less likely), then a query whose count falls, answered with a number
-    (which the second makes less likely again). Replace-one moves a row from the last cell to cell
-    0, so the rising queries ask for cell 0 and the falling one for the last cell; add/remove can
-    only add, so there every query asks for cell 0 and only the threshold and the release leak."""
+    """The sparse-vector mechanisms' worst case, their guarantee's proof read backwards (:doc:`/theory/privacy`)."""
     # The guarantee is PureDP(4 k epsilon) with k = 1: epsilon = 0.25 claims 1-DP. With
     # a size estimate the claim is 4 k epsilon / (1 - size_share).
     epsilon = 0.25
@@ -433,8 +407,7 @@ _ADAPTIVE_DOMAIN = Domain(["x", "y"], [2, 2])
 
 
 def _round_estimates(mechanism: AdaptiveProjectionMechanism, run: Any) -> dict[int, list[np.ndarray]]:
-    """Each selecting round's estimate of every candidate table, recomputed from the published
-    measurements before the round alone, each warm-started from the one before as the run does."""
+    """Each selecting round's estimate of every candidate table, from the measurements published before it."""
     sizes, estimates = mechanism.sizes, {}
     first = next((index for index, spent in enumerate(run.rounds) if spent.selection_rho > 0), len(run.rounds))
     previous = None
@@ -447,10 +420,9 @@ def _round_estimates(mechanism: AdaptiveProjectionMechanism, run: Any) -> dict[i
 
 def _transcript_log_likelihood(mechanism: AdaptiveProjectionMechanism, data: Dataset, run: Any,
                                estimates: dict[int, list[np.ndarray]]) -> tuple[list[float], float]:
-    """The log-likelihood of an adaptive run's transcript on ``data``, in two parts: each selecting
-    round's log-probability of the table it selected (the exponential mechanism on the scores the
-    mechanism defines, every candidate fitting ``max_cells`` on the audit's domain), and the
-    log-density of every noisy table and of the size estimate (up to constants)."""
+    """The log-likelihood of an adaptive run's transcript on ``data``: each selection's log-probability,
+    and the log-density of every noisy table and of the size estimate (up to constants).
+    """
     candidates, sizes = mechanism.candidates, mechanism.sizes
     weights = np.array([mechanism.weights[c] for c in candidates])
     cells = np.array([math.prod(sizes[a] for a in c) for c in candidates])
@@ -488,11 +460,7 @@ def _adaptive_mechanism(neighbouring: str, factor: float, noise: str, delta: flo
 
 
 def _adaptive_case(neighbouring: str, factor: float, noise: str, delta: float) -> AuditCase:
-    """The adaptive mechanism with its default schedule on two binary attributes, all 2-way
-    tables. The statistic is the log-likelihood ratio of the whole transcript
-    (:func:`_transcript_log_likelihood`): every round's selection (its probability under each
-    data set, from the estimate that the published measurements before the round give,
-    recomputed here from them alone), every noisy table, and the size estimate."""
+    """The adaptive mechanism on two binary attributes, its statistic the transcript's log-likelihood ratio."""
     mechanism = _adaptive_mechanism(neighbouring, factor, noise, delta)
     first = Dataset(np.array([[1, 1]]), _ADAPTIVE_DOMAIN)
     second = Dataset(np.array([[1, 1], [0, 0]]) if neighbouring == "add-remove" else np.array([[0, 0]]),
@@ -514,36 +482,26 @@ def _adaptive_case(neighbouring: str, factor: float, noise: str, delta: float) -
 def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
                 neighbourings: Sequence[str] = ("replace-one", "add-remove"), *,
                 planted_bug: bool = False, noise: str = "auto", delta: float = AUDIT_DELTA) -> list[AuditCase]:
-    """The audit cases of the given mechanisms under the given relations.
+    """The audit cases of the given mechanisms under the given relations, mechanisms first.
 
     Parameters
     ----------
-    mechanisms : sequence of str, default MECHANISMS
-        Names from :data:`MECHANISMS`.
-    neighbourings : sequence of {"replace-one", "add-remove"}, default both
-        The relations.
-    planted_bug : bool, default False
+    mechanisms, neighbourings
+        Names from :data:`MECHANISMS` (not a str), and the relations.
+    planted_bug
         Divide every noise scale by the case's :func:`bug_factor`, keeping the claim.
-    noise : {"auto", "discrete", "continuous"}, default "auto"
-        The mechanisms' noise: ``"auto"`` their default (continuous for the factorization and tiny
-        Gaussian cases, whose counts are fractional; ``"discrete"`` is refused there). Only continuous
-        noise makes an audit reproducible from a seed.
-    delta : float, default 1e-5
+    noise
+        ``"auto"`` (continuous where counts are fractional, where ``"discrete"`` is refused); only
+        continuous noise makes an audit reproducible from a seed.
+    delta
         The delta of the (epsilon, delta) mechanisms, which all claim epsilon = 1.
 
     Returns
     -------
     list of AuditCase
-        One case per mechanism and relation, mechanisms first.
-
-    Raises
-    ------
-    TypeError
-        If ``mechanisms`` is a str.
 
     Examples
     --------
-    >>> from projmech.audit.self_audit import audit_cases
     >>> [case.name for case in audit_cases(["gaussian", "laplace"], ["add-remove"], planted_bug=True)]
     ['gaussian, add-remove, planted 2x bug', 'laplace, add-remove, planted 2x bug']
     """
@@ -572,27 +530,21 @@ def audit_cases(mechanisms: Sequence[str] = MECHANISMS,
 @validate_params(rng=SEED)
 def run_audits(cases: Sequence[AuditCase], releases: int = 100_000, *, confidence: float = 0.99,
                rng: np.random.Generator | int | None = None) -> list[AuditResult]:
-    """Run every case with its own child generator of ``rng``.
+    """Run every case with its own child generator of ``rng``; one result per case, in order.
 
     Parameters
     ----------
-    cases : sequence of AuditCase
-        The cases, e.g. from :func:`audit_cases`.
-    releases : int, default 100_000
-        Releases per data set of each case.
-    confidence : float, default 0.99
-        The probability that each case's bound holds.
-    rng : numpy.random.Generator, int or None
-        The auditor's randomness.
+    cases
+        E.g. from :func:`audit_cases`.
+    releases, confidence, rng
+        As in :meth:`AuditCase.run`.
 
     Returns
     -------
     list of AuditResult
-        One per case, in order.
 
     Examples
     --------
-    >>> from projmech.audit.self_audit import audit_cases, run_audits
     >>> cases = audit_cases(["laplace"], ["replace-one"], noise="continuous")
     >>> [result.passed for result in run_audits(cases, 500, rng=0)]
     [True]

@@ -81,26 +81,20 @@ def _adult_frame() -> tuple[pd.DataFrame, dict[str, int]]:
 def adult(binary: bool = False, attributes: Sequence[str] | None = None) -> Dataset:
     """The discretized UCI Adult census extract (48,842 rows, 14 attributes) :cite:p:`BK96`.
 
-    Each attribute is coded to small integers as in Private-PGM :cite:p:`MSM19`: the standard
-    benchmark of private marginal release.
-
     Parameters
     ----------
-    binary : bool
-        If true, attribute ``a`` becomes ``1`` where its code is at least
-        ``ADULT_BINARY_THRESHOLDS[a]``, else ``0``: data over ``{0,1}^d``.
-    attributes : sequence of str, optional
-        Keep only these attributes, in this order. Default: all 14.
+    binary
+        If true, attribute ``a`` is 1 where its code is at least ``ADULT_BINARY_THRESHOLDS[a]``, else 0.
+    attributes
+        Keep only these attributes, in this order (default all 14).
 
     Returns
     -------
     Dataset
-        The rows in memory, over plain integer codes.
+        The rows in memory, over the integer codes of Private-PGM :cite:p:`MSM19`.
 
     Examples
     --------
-    >>> pm.datasets.adult().records.shape
-    (48842, 14)
     >>> small = pm.datasets.adult(binary=True, attributes=["sex", "income>50K"])
     >>> small.domain
     Domain(sex: 2, income>50K: 2)
