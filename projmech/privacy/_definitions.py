@@ -37,7 +37,8 @@ class ZCDP(_OneParameter):
     Parameters
     ----------
     rho : float
-        The budget, ``> 0``.
+        The budget, ``> 0``: the Renyi divergence of each order alpha between the outputs on
+        neighbouring data sets is at most ``rho * alpha``.
 
     Examples
     --------
@@ -49,6 +50,31 @@ class ZCDP(_OneParameter):
     _suffix = "zCDP"
 
     rho: float
+
+
+@dataclass(frozen=True)
+class PureDP(_OneParameter):
+    """Pure epsilon-differential privacy :cite:p:`DMNS06`, the strongest; epsilons add up.
+
+    The Laplace mechanism achieves it (:func:`laplace_scale`); ``PureDP(eps)`` implies
+    ``eps**2 / 2``-zCDP.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget, positive.
+
+    Examples
+    --------
+    >>> budget = pm.PureDP(1.0)
+    >>> print(budget, pm.privacy.laplace_scale(2.0, budget))
+    1-DP 2.0
+    """
+
+    epsilon: float
+
+    _parameter = "epsilon"
+    _suffix = "DP"
 
 
 #: The largest delta accepted without a :class:`LargeDeltaWarning` when an :class:`ApproxDP` is built.
@@ -125,27 +151,6 @@ class ApproxDP:
 
     def __str__(self) -> str:
         return f"({self.epsilon:g}, {self.delta:g})-DP"
-
-
-@dataclass(frozen=True)
-class PureDP(_OneParameter):
-    """Pure epsilon-differential privacy :cite:p:`DMNS06`, the strongest; epsilons add up.
-
-    Parameters
-    ----------
-    epsilon : float
-        The budget, positive.
-
-    Examples
-    --------
-    >>> print(pm.PureDP(1.0))
-    1-DP
-    """
-
-    _parameter = "epsilon"
-    _suffix = "DP"
-
-    epsilon: float
 
 
 Privacy = ZCDP | ApproxDP | PureDP
