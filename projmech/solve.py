@@ -144,10 +144,8 @@ class SolveStats:
 
     Parameters
     ----------
-    solver : str
-        The solver whose point was returned.
-    status : Status
-        How the accepted (or best) attempt ended.
+    solver, status : str, Status
+        The solver whose point was returned, and how the accepted (or best) attempt ended.
     solve_time, total_time : float, float or None
         Seconds of the accepted attempt, its final check included; of the whole call, where measured.
     iterations : int or None, optional
@@ -206,11 +204,13 @@ class SolveStats:
                    attempts=tuple(attempts), blas_threads=blas_threads, total_time=total_time)
 
     def summary(self) -> dict[str, Any]:
-        """The statistics as plain JSON-serializable values (times as ``solve_time_s``, ``total_time_s``).
+        """The statistics as plain JSON-serializable values.
 
         Returns
         -------
         dict
+            One entry per field; times in seconds (``solve_time_s``, ``total_time_s``), the status and
+            each attempt as strings.
         """
         return {
             "solver": self.solver,

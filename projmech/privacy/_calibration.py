@@ -36,6 +36,7 @@ def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float
     Returns
     -------
     float
+        delta, in ``[0, 1]``; it falls as sigma grows.
 
     Examples
     --------
@@ -133,10 +134,8 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
     Parameters
     ----------
-    rho : float
-        ``> 0``.
-    epsilon : float
-        ``>= 0``.
+    rho, epsilon : float
+        The zCDP budget (``> 0``) and the target epsilon (``>= 0``).
 
     Returns
     -------

@@ -208,11 +208,12 @@ class Noise:
         return float(np.argmax(tails * (1.0 + slack) <= 1.0 - level))
 
     def summary(self) -> dict[str, Any]:
-        """Plain values for a release summary: ``distribution``, ``scale``, ``std`` and ``sampler``.
+        """Plain values for a release summary.
 
         Returns
         -------
         dict
+            ``distribution`` (:attr:`name`), ``scale``, ``std`` and ``sampler``.
         """
         return {
             "distribution": self.name,
@@ -450,14 +451,13 @@ def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray,
 
     Parameters
     ----------
-    scale : float
-        ``b > 0``.
-    tail : float, default 800.0
-        The truncation, in multiples of ``b``.
+    scale, tail : float
+        ``b > 0``, and the truncation in multiples of ``b``.
 
     Returns
     -------
     (numpy.ndarray, numpy.ndarray)
+        The support, and probabilities proportional to ``exp(-|k| / b)`` summing to 1.
 
     Examples
     --------

@@ -185,7 +185,9 @@ def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
 
 @validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT, implicit=FLAG)
 def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
-    """Build all ``m(m+1)/2`` range queries ``#{a <= x <= b}/n``, by ``a`` then ``b`` :cite:p:`HRMS10,LHRMM10`.
+    """Build all ``m(m+1)/2`` range queries ``#{a <= x <= b}/n``, by ``a`` then ``b``.
+
+    The classic workload of hierarchical strategies :cite:p:`HRMS10` and of the matrix mechanism :cite:p:`LHRMM10`.
 
     Parameters
     ----------
@@ -246,7 +248,7 @@ def repeated(query: Any, k: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> W
     Returns
     -------
     Workload
-        Labelled ``copy0, copy1, ...``.
+        ``k`` copies of the row, labelled ``copy0, copy1, ...``.
 
     Examples
     --------
@@ -281,13 +283,13 @@ def random_queries(k: int, m: int, rng: np.random.Generator, *, max_entries: int
         The number of queries and the universe size.
     rng : numpy.random.Generator
         The random stream (a seed is refused, so that successive workloads differ).
-    max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest ``k * m`` accepted.
+    max_entries
+        As for :func:`repeated`.
 
     Returns
     -------
     Workload
-        Labelled ``random0, random1, ...``.
+        Entries 0 or 1; queries labelled ``random0, random1, ...``.
 
     Examples
     --------

@@ -107,12 +107,15 @@ class KroneckerGram:
                     for weight, factors in self.terms), np.zeros(self.shape[0]))
 
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """Build the dense ``m x m`` matrix ``G``, refused above ``max_entries`` entries.
+        """Build the dense ``m x m`` matrix ``G``.
+
+        Only for a small universe: :meth:`matvec`, :meth:`diagonal` and :meth:`trace` never build it.
 
         Parameters
         ----------
         max_entries : int, default DEFAULT_MAX_ENTRIES
-            The cap on ``m * m``.
+            The cap on ``m * m``, checked before anything is allocated; each entry
+            takes 8 bytes.
 
         Returns
         -------
@@ -150,6 +153,7 @@ class KroneckerGram:
         Returns
         -------
         KroneckerGram
+            ``len(self.terms) * len(other.terms)`` terms, factor sizes ``self.sizes + other.sizes``.
         """
         return KroneckerGram([(w1 * w2, f1 + f2) for (w1, f1), (w2, f2) in itertools.product(self.terms, other.terms)])
 

@@ -360,7 +360,9 @@ class Stack(_Structured):
         return any(part._has_nonzero_entry() for part in self.parts)
 
     def kronecker_gram(self) -> KroneckerGram:
-        """Express ``F^T F`` as the parts' terms together, or one dense term if their attribute sizes differ.
+        """Express ``F^T F`` as the parts' terms together.
+
+        One dense term (:meth:`~Workload.gram`) if the parts act on attributes of different sizes.
 
         Returns
         -------
@@ -481,11 +483,12 @@ def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str
     Parameters
     ----------
     factors, domain, name, implicit
-        As for :class:`Kron`.
+        As for :class:`Kron`; ``factors`` in attribute order.
 
     Returns
     -------
     Kron
+        ``prod k_j`` queries over ``prod m_j`` elements.
 
     Examples
     --------
