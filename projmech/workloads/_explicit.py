@@ -232,10 +232,8 @@ class ImplicitWorkload(Workload):
         ``F @ v`` for a dense length-``m`` vector.
     gram : callable
         Returns ``F^T F``.
-    labels : sequence of str, or a callable returning one, optional
-        A callable is called on first access to :attr:`labels`.
-    domain, name
-        As for :class:`Workload`.
+    labels, domain, name
+        As for :class:`Workload`; ``labels`` may be a callable, called on first use.
     column_norm : float, optional
         A closed form for ``||F||_{1->2}``.
     rmatvec, columns : callable, optional

@@ -190,9 +190,6 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
     >>> W = pm.marginals(domain, way=1)
     >>> W.shape, W.labels
     ((5, 6), ('a=0', 'a=1', 'b=0', 'b=1', 'b=2'))
-    >>> data = pm.Dataset(np.array([[0, 0], [0, 2], [1, 2], [1, 1]]), domain)
-    >>> W.answer_data(data)
-    array([0.5 , 0.5 , 0.25, 0.25, 0.5 ])
     >>> big = pm.Domain([f"x{i}" for i in range(150)], [2] * 150)
     >>> pm.marginals(big, 2, implicit=True).num_queries
     44700
@@ -286,10 +283,8 @@ class TableTerms:
         The attributes' sizes.
     blocks : tuple of (Workload or None)
         Each attribute's block; None where no term keeps the attribute.
-    subsets : tuple of tuple of int
-        Each term's attributes (positions, increasing).
-    weights : tuple of float
-        Each term's weight.
+    subsets, weights : tuple
+        Each term's attributes (positions, increasing) and its weight.
 
     Examples
     --------
