@@ -1,10 +1,8 @@
 """Errors that name the argument at fault as data, not only in their message.
 
-Every refusal of a bad argument is a ``TypeError`` or ``ValueError`` whose message starts with the
-argument's name (``"rows: must be at least 1, got 0"``). projmech's own checks raise
-:class:`ArgumentValueError` or :class:`ArgumentTypeError`, which also carry the name, the part at
-fault and the valid range as attributes, so that a caller (the command line, a form) can point at
-what the user gave without parsing the message.
+A refusal is a ``TypeError`` or ``ValueError`` whose message starts with the argument's name
+(``"rows: must be at least 1, got 0"``); projmech's also carry the name, the part at fault and the
+valid range as attributes, so that a caller (the command line, a form) need not parse the message.
 """
 
 from __future__ import annotations
@@ -25,18 +23,12 @@ class ArgumentError(Exception):
 
     Parameters
     ----------
-    argument : str
-        The public name of the argument at fault (``"privacy"``, ``"rows"``).
-    detail : str
-        What is wrong, after the name: ``"must be at least 1, got 0"``.
-    part : str, optional
-        The part at fault, where the argument has parts (``"epsilon"`` of a privacy budget).
-    valid : str, optional
-        The valid range in words (``"at most 1.34e+154"``).
-    alternatives : sequence of (str, str), optional
-        Other arguments' values that would avoid the refusal, as ``(argument, value)`` pairs.
-    remedies : sequence of str, optional
-        Other ways out, in words; the message ends ``"; use <alternatives> or <remedies>"``.
+    argument, detail : str
+        The public name of the argument at fault, and what is wrong (``"must be at least 1, got 0"``).
+    part, valid : str, optional
+        The part at fault (``"epsilon"`` of a budget), and the valid range in words.
+    alternatives, remedies : sequence, optional
+        Other arguments' ``(argument, value)`` pairs, and other ways out in words, that avoid the refusal.
 
     Examples
     --------
@@ -58,18 +50,16 @@ class ArgumentError(Exception):
         super().__init__(f"{argument}: {self.describe()}")
 
     def describe(self, setting: Callable[[str, str], str] = _setting) -> str:
-        """The message without the argument's name, another argument's value spelt by ``setting``.
+        """The message without the argument's name, the alternatives spelt by ``setting``.
 
         Parameters
         ----------
         setting : callable, optional
-            ``setting(argument, value)``; by default as the API takes it (``noise='continuous'``), the
-            command line gives its flags (``--noise continuous``).
+            ``setting(argument, value)``; by default as the API takes it (``noise='continuous'``).
 
         Returns
         -------
         str
-            The detail, then ``"; use ..."`` with the alternatives and remedies, if any.
         """
         ways = [setting(name, value) for name, value in self.alternatives] + list(self.remedies)
         return f"{self.detail}; use {' or '.join(ways)}" if ways else self.detail
@@ -91,17 +81,12 @@ class ArgumentValueError(ArgumentError, ValueError):
     Parameters
     ----------
     argument, detail, part, valid, alternatives, remedies
-        As for :class:`ArgumentError`; ``valid`` is the valid range in words.
+        As for :class:`ArgumentError`.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> data = pm.Dataset(np.zeros((10, 2), dtype=int), pm.Domain(["a", "b"], [2, 2]))
-    >>> try:
-    ...     pm.synthesize(data, pm.ZCDP(1.0), rows=0)
-    ... except ValueError as error:
-    ...     print(type(error).__name__, error.argument, error.valid)
-    ArgumentValueError rows at least 1
+    >>> pm.errors.ArgumentValueError("rows", "must be at least 1, got 0", valid="at least 1").valid
+    'at least 1'
     """
 
 
@@ -115,35 +100,27 @@ class ArgumentTypeError(ArgumentError, TypeError):
 
     Examples
     --------
-    >>> try:
-    ...     pm.ZCDP("1")
-    ... except TypeError as error:
-    ...     print(type(error).__name__, error.argument, error.valid)
-    ArgumentTypeError rho a number
+    >>> str(pm.errors.ArgumentTypeError("rho", "expected a number, got str"))
+    'rho: expected a number, got str'
     """
 
 
 class ArgumentWarning(UserWarning):
-    """A warning about an argument, named as data as :class:`ArgumentError` names one.
-
-    Subclasses set :attr:`argument`; the message is ``"<part or argument>: <detail>"``. Given one
-    argument, as ``warnings.warn(message, category)`` gives it, that is the whole message.
+    """A warning about an argument, named as data; subclasses set :attr:`argument`.
 
     Parameters
     ----------
     part : str or None
-        The part of the argument at fault (``"delta"`` of a budget), if any; with no ``detail``,
-        the whole message.
+        The part of the argument at fault, if any; with no ``detail``, the whole message.
     detail : str, optional
         The message after the name.
 
     Examples
     --------
-    >>> from projmech.errors import ArgumentWarning
-    >>> class RowsWarning(ArgumentWarning):
+    >>> class RowsWarning(pm.errors.ArgumentWarning):
     ...     argument = "rows"
-    >>> str(RowsWarning(None, "few")), RowsWarning(None, "few").argument
-    ('rows: few', 'rows')
+    >>> str(RowsWarning(None, "few")), str(RowsWarning("few"))
+    ('rows: few', 'few')
     """
 
     #: The public name of the argument the warning is about.

@@ -1,9 +1,8 @@
-"""The contract every optimizer in projmech keeps: one status vocabulary, one statistics record,
-one error, one way to try solvers in order, one progress callback.
+"""The contract every optimizer keeps: one status vocabulary, one statistics record, one error,
+one way to try solvers in order, one progress callback (``callback(iteration, gap)``).
 
-The projections onto the hull and the relaxation and the optimal factorization each return a
-result whose ``.stats`` is a :class:`SolveStats`, raise a subclass of :class:`SolveError` carrying
-the attempts and the best point found, and take ``callback(iteration, gap)``. A leaf module.
+Each optimizer's result has ``.stats``, a :class:`SolveStats`, and it raises a subclass of
+:class:`SolveError` carrying the attempts and the best point found. A leaf module.
 """
 
 from __future__ import annotations
@@ -42,10 +41,9 @@ Arguments = ParamSpec("Arguments")
 
 
 def check_callback(callback: Any) -> Callback | None:
-    """Check an optimizer's ``callback`` argument (None or ``callback(iteration, gap)``) before any solve.
+    """Check an optimizer's ``callback`` (None or ``callback(iteration, gap)``) before any solve.
 
-    >>> from projmech.solve import check_callback
-    >>> check_callback("progress")
+    >>> pm.solve.check_callback("progress")
     Traceback (most recent call last):
     ...
     TypeError: callback: expected callback(iteration, gap) or None, got 'progress'
@@ -62,8 +60,7 @@ class Status(str, Enum):  # numpydoc ignore=PR01
 
     Examples
     --------
-    >>> from projmech.solve import Status
-    >>> Status("optimal") is Status.OPTIMAL, Status.ITERATION_LIMIT == "iteration_limit"
+    >>> pm.solve.Status("optimal") is pm.solve.Status.OPTIMAL, pm.solve.Status.ITERATION_LIMIT == "iteration_limit"
     (True, True)
     """
 
@@ -102,12 +99,9 @@ _CVXPY_STATUS = {
 
 
 def status_from_cvxpy(status: Any) -> Status:
-    """Map a CVXPY status string to a :class:`Status` (:attr:`Status.SOLVER_ERROR` for one it does not know).
+    """Map a CVXPY status to a :class:`Status`, ``SOLVER_ERROR`` if unknown; ``"optimal"`` is still checked.
 
-    A backend's ``"optimal"`` is a claim: the caller still runs its final check.
-
-    >>> from projmech.solve import status_from_cvxpy
-    >>> status_from_cvxpy("infeasible_inaccurate")
+    >>> pm.solve.status_from_cvxpy("infeasible_inaccurate")
     <Status.INFEASIBLE: 'infeasible'>
     """
     return _CVXPY_STATUS.get(str(status), Status.SOLVER_ERROR)
@@ -130,9 +124,8 @@ class Attempt:
 
     Examples
     --------
-    >>> from projmech.solve import Attempt, Status
-    >>> print(Attempt("iterative", Status.ITERATION_LIMIT, "relative gap 2.1e-02 > tol=0.001", 0.4))
-    iterative: iteration_limit, relative gap 2.1e-02 > tol=0.001
+    >>> print(pm.solve.Attempt("iterative", pm.solve.Status.ITERATION_LIMIT, "gap 2.1e-02", 0.4))
+    iterative: iteration_limit, gap 2.1e-02
     """
 
     solver: str
@@ -151,28 +144,20 @@ class SolveStats:
 
     Parameters
     ----------
-    solver : str
-        The solver whose point was returned.
-    status : Status
-        How the accepted (or best) attempt ended.
-    solve_time : float
-        Seconds of the accepted attempt, its final check included.
+    solver, status : str, Status
+        The solver whose point was returned, and how the accepted (or best) attempt ended.
+    solve_time, total_time : float, float or None
+        Seconds of the accepted attempt, its final check included; of the whole call, where measured.
     iterations : int or None, optional
         Iterations of an iterative solver.
-    gap : float or None, optional
-        The certified suboptimality (None without a certificate).
-    relative_gap : bool, default False
-        Whether ``gap`` is relative to the objective.
-    tolerance : float or None, optional
-        The gap the point had to reach.
-    tolerance_met : bool, default False
-        Whether ``gap <= tolerance`` (and every other check) held.
+    gap, tolerance : float or None, optional
+        The certified suboptimality (None without a certificate); the gap the point had to reach.
+    relative_gap, tolerance_met : bool, default False
+        Whether ``gap`` is relative to the objective; whether ``gap <= tolerance`` and every check held.
     attempts : tuple of Attempt, default ()
         Every solver tried, in order, the accepted one last.
     blas_threads : int or None, optional
         The BLAS threads the solver's dense kernels were held to.
-    total_time : float or None, optional
-        Seconds of the whole call, where the optimizer measures it.
 
     Examples
     --------
@@ -198,21 +183,18 @@ class SolveStats:
                      gap: float | None = None, relative_gap: bool = False,
                      tolerance: float | None = None, blas_threads: int | None = None,
                      total_time: float | None = None) -> SolveStats:
-        """The statistics of the point one attempt produced (``tolerance_met``: optimal with ``gap <= tolerance``).
+        """The statistics of the point one attempt produced, ``solve_time`` its seconds.
 
         Parameters
         ----------
-        attempt : Attempt
-            The attempt whose point is reported.
-        attempts : iterable of Attempt
-            Every attempt, in order.
+        attempt, attempts : Attempt, iterable of Attempt
+            The attempt whose point is reported, and every attempt in order.
         iterations, gap, relative_gap, tolerance, blas_threads, total_time
-            As the fields of :class:`SolveStats`.
+            As the fields of :class:`SolveStats`; ``tolerance_met`` is optimal with ``gap <= tolerance``.
 
         Returns
         -------
         SolveStats
-            The statistics, ``solve_time`` being the attempt's seconds.
         """
         met = attempt.status is Status.OPTIMAL and gap is not None and tolerance is not None and gap <= tolerance
         return cls(solver=attempt.solver, status=attempt.status, solve_time=attempt.seconds,
@@ -301,8 +283,8 @@ class SolveError(RuntimeError):
 
     Examples
     --------
-    >>> from projmech.solve import Attempt, SolveError, Status
-    >>> print(SolveError("no solver converged", [Attempt("admm", Status.ITERATION_LIMIT, "gap 3.0e-02")]))
+    >>> attempt = pm.solve.Attempt("admm", pm.solve.Status.ITERATION_LIMIT, "gap 3.0e-02")
+    >>> print(pm.solve.SolveError("no solver converged", [attempt]))
     no solver converged (admm: iteration_limit, gap 3.0e-02)
     """
 
@@ -315,11 +297,7 @@ class SolveError(RuntimeError):
 
 @dataclass(frozen=True)
 class Outcome(Generic[Point]):
-    """What one attempt of :func:`solve_in_order` produced.
-
-    ``status`` :attr:`Status.OPTIMAL` accepts the ``point``; a rejected point is a candidate for the
-    error's ``best``, the one of smallest ``score`` (e.g. its gap).
-    """
+    """One attempt's result: ``OPTIMAL`` accepts ``point``; the least ``score`` rejected is the error's ``best``."""
 
     status: Status
     point: Point | None = None
@@ -341,12 +319,10 @@ def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], err
 def solve_in_order(plan: Iterable[tuple[str, Callable[[], Outcome[Point]]]], error: type[SolveError],
                    message: str, finish: Callable[[Point, Attempt, tuple[Attempt, ...]], Result] | None = None,
                    ) -> tuple[Point | Result, tuple[Attempt, ...], float]:
-    """Run the attempts of ``plan`` in order until one is :attr:`Status.OPTIMAL`.
+    """Run ``plan``'s ``(solver name, run)`` pairs in order until one's :class:`Outcome` is ``OPTIMAL``.
 
-    ``plan`` holds ``(solver name, run)`` pairs, ``run()`` returning an :class:`Outcome`; each call is
-    timed into an :class:`Attempt`. ``finish(point, attempt, attempts)`` builds the returned result
-    (and the error's ``best``). Returns the point, every attempt and the accepted one's seconds;
-    raises ``error(message, attempts, best)`` when none is accepted.
+    Returns the point (or ``finish(point, attempt, attempts)``), every timed :class:`Attempt` and the
+    accepted one's seconds; raises ``error(message, attempts, best)`` when none is accepted.
 
     >>> from projmech.solve import Outcome, SolveError, Status, solve_in_order
     >>> plan = [("rough", lambda: Outcome(Status.ITERATION_LIMIT, "x0", "gap 0.1", score=0.1)),
@@ -393,11 +369,8 @@ class ProgressBar:
 
     Examples
     --------
-    >>> from projmech.solve import ProgressBar
-    >>> with ProgressBar("gamma(prefix)", total=200) as bar:  # drawn on stderr
+    >>> with pm.solve.ProgressBar("gamma(prefix)", total=200) as bar:  # drawn on stderr
     ...     fact = pm.factorization_norm(pm.prefix(32), method="iterative", callback=bar)
-    >>> fact.stats.tolerance_met
-    True
     """
 
     def __init__(self, description: str, total: int | None = None) -> None:
@@ -423,8 +396,7 @@ class ProgressBar:
 
 
 def record_total_time(solve: Callable[Arguments, Solved]) -> Callable[Arguments, Solved]:
-    """Wrap an optimizer so that its result's ``stats.total_time`` is the whole call's seconds
-    (and the ``best`` of a :class:`SolveError` it raises gets the same time)."""
+    """Wrap an optimizer so that its result's (or its error's ``best``'s) ``stats.total_time`` is the whole call's."""
     @functools.wraps(solve)
     def timed(*args: Arguments.args, **kwargs: Arguments.kwargs) -> Solved:
         start = time.perf_counter()

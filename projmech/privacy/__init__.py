@@ -1,12 +1,7 @@
-"""Privacy: guarantees (pure, approximate and zero-concentrated DP), neighbouring relations,
-the public size, calibration and conversions, and the noise the mechanisms draw.
+"""Privacy: guarantees, neighbouring relations, the public size, calibration, and the noise drawn.
 
-Its modules, the public ones first (their ``__all__`` is exported here):
-
-- ``guarantees``: Privacy definitions, neighbouring relations and noise calibration, gathered from
-  ``definitions`` (the guarantees, their composition), ``neighbouring`` (relations, sensitivity, the
-  public size) and ``calibration`` (noise scales and the zCDP conversion).
-- ``noise``: Noise distributions and their samplers.
+Public modules: ``guarantees`` (the definitions, relations and calibration, :doc:`/theory/privacy`)
+and ``noise`` (the distributions and their samplers); their ``__all__`` is exported here.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Noise calibration: the Gaussian's sigma (zCDP, the analytic Gaussian, the discrete Gaussian), the
-Laplace scale, and the conversion from zCDP to (epsilon, delta)-DP.
+"""Noise calibration: the Gaussian's sigma, the Laplace scale, and zCDP to (epsilon, delta)-DP.
 
-Every scale is in the units of the measured values (counts, in the mechanisms). Equations and
-their numerically safe evaluation: :doc:`/theory/privacy`.
+Scales are in the units of the measured values (counts, in the mechanisms); equations and their
+numerically safe evaluation: :doc:`/theory/privacy`.
 """
 
 from __future__ import annotations
@@ -23,24 +22,21 @@ __all__ = ["gaussian_sigma", "gaussian_delta", "laplace_scale", "zcdp_delta", "z
 
 @validate_params(sigma=POSITIVE, l2_sensitivity=POSITIVE, epsilon=NONNEGATIVE)
 def gaussian_delta(sigma: float, l2_sensitivity: float, epsilon: float) -> float:
-    """The smallest delta for which the Gaussian mechanism is (epsilon, delta)-DP.
-
-    Its exact privacy profile :cite:p:`BW18`, evaluated in log space without cancellation
-    (:doc:`/theory/privacy`).
+    """The smallest delta for which the Gaussian mechanism is (epsilon, delta)-DP: its exact profile :cite:p:`BW18`.
 
     Parameters
     ----------
     sigma : float
-        The noise's standard deviation, ``> 0``.
+        The noise's standard deviation.
     l2_sensitivity : float
-        ``Delta > 0``, in the units of ``sigma``.
+        ``Delta``, in the units of ``sigma``.
     epsilon : float
         ``>= 0``.
 
     Returns
     -------
     float
-        delta, in ``[0, 1]``.
+        delta, in ``[0, 1]``; it falls as sigma grows.
 
     Examples
     --------
@@ -75,9 +71,7 @@ def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
 
 
 def _log_mills_slope(t: np.ndarray) -> np.ndarray:
-    """``log R'(t)`` for the Mills ratio ``R = Phi / phi``, at ``t <= 1``: as written from -3 up,
-    below from Laplace's continued fraction (:doc:`/theory/privacy`).
-    """
+    """``log R'(t)`` for the Mills ratio ``R = Phi / phi`` at ``t <= 1`` (:doc:`/theory/privacy`)."""
     from scipy import special
 
     t = np.asarray(t, dtype=float)
@@ -98,10 +92,7 @@ def _log_mills_slope(t: np.ndarray) -> np.ndarray:
 
 
 def _log_gaussian_delta(ratio: float, epsilon: float) -> tuple[float, float]:
-    """``log delta`` of the Gaussian's profile at ``ratio = sigma / Delta``, and a bound on its absolute
-    error: a difference of logs where the terms differ by 10 % or more, else the quadrature of
-    ``R'`` over ``[b, a]`` (:doc:`/theory/privacy`).
-    """
+    """``log delta`` of the Gaussian's profile at ``ratio = sigma / Delta`` and a bound on its error."""
     from scipy import special  # imported where needed: it is slow to import
 
     h = 1.0 / ratio if ratio > 0 else math.inf  # Delta / sigma
@@ -137,22 +128,18 @@ def _log_gaussian_delta_bound(ratio: float, epsilon: float) -> float:
 
 @validate_params(rho=POSITIVE, epsilon=NONNEGATIVE)
 def zcdp_delta(rho: float, epsilon: float) -> float:
-    """The delta at which every ``rho``-zCDP mechanism is ``(epsilon, delta)``-DP.
+    """The delta at which every ``rho``-zCDP mechanism is ``(epsilon, delta)``-DP :cite:p:`CKS20`.
 
-    The conversion of :cite:t:`CKS20`, tighter than ``epsilon = rho + 2 sqrt(rho ln(1/delta))``
-    :cite:p:`BS16` (:doc:`/theory/privacy`).
+    Tighter than ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` :cite:p:`BS16`.
 
     Parameters
     ----------
-    rho : float
-        ``> 0``.
-    epsilon : float
-        ``>= 0``.
+    rho, epsilon : float
+        The zCDP budget (``> 0``) and the target epsilon (``>= 0``).
 
     Returns
     -------
     float
-        In ``[0, 1]``.
 
     Examples
     --------
@@ -173,9 +160,7 @@ def _log1p_exp_minus(t: float) -> float:
 
 
 def _log_zcdp_delta(rho: float, epsilon: float) -> tuple[float, float]:
-    """``log delta`` of :func:`zcdp_delta` at ``alpha = 1 + e^t`` with t the root of its slope, and a
-    rounding bound on it (:doc:`/theory/privacy`).
-    """
+    """``log delta`` of :func:`zcdp_delta` at its best ``alpha = 1 + e^t``, and a rounding bound on it."""
     from scipy import optimize
 
     def slope(t: float) -> float:
@@ -218,10 +203,7 @@ def _log_zcdp_delta_bound(rho: float, epsilon: float) -> float:
 
 @validate_params(privacy=InstanceOf(ApproxDP, what="ApproxDP"))
 def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
-    """The largest ``rho`` whose zCDP guarantee converts to ``privacy`` by :func:`zcdp_delta`.
-
-    Calibrates the discrete Gaussian for (epsilon, delta)-DP :cite:p:`CKS20`; it errs on the safe
-    side only: ``zcdp_delta(rho, epsilon) <= delta``.
+    """The largest ``rho`` whose zCDP guarantee converts to ``privacy``, erring only on the safe side :cite:p:`CKS20`.
 
     Parameters
     ----------
@@ -231,7 +213,6 @@ def zcdp_for_approx_dp(privacy: ApproxDP) -> float:
     Returns
     -------
     float
-        rho, ``> 0``.
 
     Examples
     --------
@@ -286,8 +267,7 @@ def gaussian_sigma(
     """Standard deviation of Gaussian noise that makes a query of this l2 sensitivity private.
 
     ``ZCDP(rho)``: ``Delta / sqrt(2 rho)`` :cite:p:`BS16,CKS20`. ``ApproxDP``: the least sigma whose
-    exact profile (:func:`gaussian_delta`) is at most delta, rounding included :cite:p:`BW18`;
-    discrete noise through :func:`zcdp_for_approx_dp` (:doc:`/theory/privacy`).
+    exact profile (:func:`gaussian_delta`), rounding included, is at most delta :cite:p:`BW18`.
 
     Parameters
     ----------
@@ -296,23 +276,18 @@ def gaussian_sigma(
     privacy : ZCDP or ApproxDP
         The guarantee.
     method : {"analytic", "classical"}, default "analytic"
-        ``"classical"``: the loose ``Delta sqrt(2 ln(1.25/delta)) / epsilon`` :cite:p:`DR14`, for
-        ``epsilon < 1`` and continuous noise, kept for comparison.
+        ``"classical"``: the looser ``Delta sqrt(2 ln(1.25/delta)) / epsilon`` :cite:p:`DR14` (epsilon < 1).
     discrete : bool, default False
-        Calibrate the discrete Gaussian on integer-valued queries.
+        Calibrate the discrete Gaussian, through :func:`zcdp_for_approx_dp`.
 
     Returns
     -------
     float
-        sigma, in the units of ``l2_sensitivity``.
 
     Examples
     --------
-    >>> privacy = pm.ApproxDP(0.5, 1e-6)
-    >>> round(pm.privacy.gaussian_sigma(1.0, privacy), 3)
+    >>> round(pm.privacy.gaussian_sigma(1.0, pm.ApproxDP(0.5, 1e-6)), 3)
     8.058
-    >>> round(pm.privacy.gaussian_sigma(1.0, privacy, method="classical"), 3)
-    10.598
     """
     from scipy import optimize
 
@@ -376,21 +351,18 @@ def _finite_scale(scale: float, parameter: str, privacy: Privacy) -> float:
 
 @validate_params(l1_sensitivity=NONNEGATIVE)
 def laplace_scale(l1_sensitivity: float, privacy: PureDP | float) -> float:
-    """Scale of Laplace noise for pure epsilon-DP: ``b = Delta_1 / epsilon`` :cite:p:`DMNS06`.
-
-    The discrete Laplace of the same scale satisfies the same guarantee on integer queries.
+    """Scale ``b = Delta_1 / epsilon`` of Laplace noise for pure epsilon-DP :cite:p:`DMNS06`, discrete or not.
 
     Parameters
     ----------
     l1_sensitivity : float
         ``Delta_1 >= 0``, in the units of the query.
     privacy : PureDP or float
-        The guarantee, or its epsilon ``> 0``.
+        The guarantee, or its epsilon.
 
     Returns
     -------
     float
-        b, in the units of ``l1_sensitivity``.
 
     Examples
     --------

@@ -32,23 +32,49 @@ class _OneParameter:
 
 @dataclass(frozen=True)
 class ZCDP(_OneParameter):
-    """Rho-zero-concentrated differential privacy (rho-zCDP) :cite:p:`BS16`; budgets add up under composition.
+    """Rho-zero-concentrated differential privacy :cite:p:`BS16`; rhos add up under composition.
 
     Parameters
     ----------
     rho : float
-        The budget, ``> 0``.
+        The budget, ``> 0``: the Renyi divergence of each order alpha between the outputs on
+        neighbouring data sets is at most ``rho * alpha``.
 
     Examples
     --------
-    >>> print(pm.ZCDP(0.5))
-    0.5-zCDP
+    >>> print(pm.ZCDP(0.5), pm.privacy.compose([pm.ZCDP(0.5)] * 2))
+    0.5-zCDP 1-zCDP
     """
 
     _parameter = "rho"
     _suffix = "zCDP"
 
     rho: float
+
+
+@dataclass(frozen=True)
+class PureDP(_OneParameter):
+    """Pure epsilon-differential privacy :cite:p:`DMNS06`, the strongest; epsilons add up.
+
+    The Laplace mechanism achieves it (:func:`laplace_scale`); ``PureDP(eps)`` implies
+    ``eps**2 / 2``-zCDP.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget, positive.
+
+    Examples
+    --------
+    >>> budget = pm.PureDP(1.0)
+    >>> print(budget, pm.privacy.laplace_scale(2.0, budget))
+    1-DP 2.0
+    """
+
+    epsilon: float
+
+    _parameter = "epsilon"
+    _suffix = "DP"
 
 
 #: The largest delta accepted without a :class:`LargeDeltaWarning` when an :class:`ApproxDP` is built.
@@ -60,12 +86,10 @@ _DELTA = Interval(Real, 0, 1, closed="neither",
 
 
 class LargeDeltaWarning(ArgumentWarning):
-    """An (epsilon, delta) guarantee whose delta protects too little.
+    """An (epsilon, delta) guarantee whose delta protects too little: with ``n`` rows, ``1/n`` releases a row.
 
-    With ``n`` rows, a delta of ``1/n`` or more allows releasing a whole row. :class:`ApproxDP`
-    warns above :data:`LARGE_DELTA`; the mechanisms warn at release when delta is at least ``1/n``
-    for a public size ``n`` (:meth:`SizePolicy.check_delta`). It names ``privacy``'s part
-    ``delta`` as data (:class:`~projmech.errors.ArgumentWarning`).
+    :class:`ApproxDP` warns above :data:`LARGE_DELTA`, the mechanisms at ``1/n`` for a public ``n``
+    (:meth:`SizePolicy.check_delta`); it names ``privacy``'s part ``delta`` as data.
 
     Parameters
     ----------
@@ -129,27 +153,6 @@ class ApproxDP:
         return f"({self.epsilon:g}, {self.delta:g})-DP"
 
 
-@dataclass(frozen=True)
-class PureDP(_OneParameter):
-    """Pure epsilon-differential privacy :cite:p:`DMNS06`; budgets add up under composition.
-
-    Parameters
-    ----------
-    epsilon : float
-        ``> 0``.
-
-    Examples
-    --------
-    >>> print(pm.PureDP(1.0))
-    1-DP
-    """
-
-    _parameter = "epsilon"
-    _suffix = "DP"
-
-    epsilon: float
-
-
 Privacy = ZCDP | ApproxDP | PureDP
 
 #: A share of a budget: more than nothing, at most all of it.
@@ -181,12 +184,11 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
     Returns
     -------
     PureDP or ZCDP
-        ``PureDP(share epsilon)`` or ``ZCDP(share rho)``.
 
     Examples
     --------
-    >>> print(pm.privacy.scale_budget(pm.ZCDP(1.0), 0.25), pm.privacy.scale_budget(pm.PureDP(1.0), 0.05))
-    0.25-zCDP 0.05-DP
+    >>> print(pm.privacy.scale_budget(pm.ZCDP(1.0), 0.25))
+    0.25-zCDP
     """
     share = _BUDGET_SHARE.check("share", share)
     if isinstance(privacy, PureDP):
@@ -197,10 +199,10 @@ def scale_budget(privacy: PureDP | ZCDP, share: float) -> PureDP | ZCDP:
 
 
 def compose(guarantees: Sequence[PureDP | ZCDP]) -> PureDP | ZCDP:
-    """Sequential composition of pure DP or zCDP guarantees: epsilons add, rhos add.
+    """Sequential composition of pure DP or zCDP guarantees, the inverse of :func:`scale_budget`.
 
-    The inverse of :func:`scale_budget` :cite:p:`DR14,BS16`. Mixing kinds is refused: convert
-    first (``PureDP(eps)`` is ``eps**2 / 2``-zCDP).
+    Epsilons add, rhos add :cite:p:`DR14,BS16`; mixing kinds is refused (``PureDP(eps)`` is
+    ``eps**2 / 2``-zCDP).
 
     Parameters
     ----------
@@ -210,12 +212,11 @@ def compose(guarantees: Sequence[PureDP | ZCDP]) -> PureDP | ZCDP:
     Returns
     -------
     PureDP or ZCDP
-        ``PureDP(sum of epsilons)`` or ``ZCDP(sum of rhos)``.
 
     Examples
     --------
-    >>> print(pm.privacy.compose([pm.ZCDP(0.25), pm.ZCDP(0.5)]), pm.privacy.compose([pm.PureDP(0.1)] * 3))
-    0.75-zCDP 0.3-DP
+    >>> print(pm.privacy.compose([pm.PureDP(0.1)] * 3))
+    0.3-DP
     """
     if isinstance(guarantees, (str, bytes)) or not isinstance(guarantees, Sequence):
         raise TypeError(f"guarantees: expected a sequence of PureDP or ZCDP, got {type(guarantees).__name__}")

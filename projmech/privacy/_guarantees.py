@@ -1,10 +1,8 @@
 """Privacy definitions, neighbouring relations and noise calibration: the public face of ``privacy``.
 
-Three guarantees: :class:`ZCDP` (rho-zero-concentrated DP, :cite:p:`BS16`), :class:`ApproxDP`
-((epsilon, delta)-DP) and :class:`PureDP` (epsilon-DP, :cite:p:`DMNS06`), defined with their
-composition in ``definitions``; two neighbouring relations and the public size the answers are
-fractions of (``neighbouring``); the noise scales (``calibration``). Derivations:
-:doc:`/theory/privacy`.
+:class:`ZCDP` :cite:p:`BS16`, :class:`ApproxDP` and :class:`PureDP` :cite:p:`DMNS06` with their
+composition, the two neighbouring relations and the public size, and the noise scales
+(:doc:`/theory/privacy`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""Neighbouring relations, the sensitivity of counts under each, and the public size the answers are fractions of.
-
-Derivations: :doc:`/theory/privacy`.
-"""
+"""Neighbouring relations, the sensitivity of counts under each, and the public size (:doc:`/theory/privacy`)."""
 
 from __future__ import annotations
 
@@ -35,12 +32,11 @@ _SENSITIVITY_ORD = Options(1, 2)
 
 
 class Neighbouring(str, Enum):
-    """Which data sets count as neighbours.
+    """Which data sets count as neighbours (:doc:`/theory/privacy`).
 
-    ``REPLACE_ONE`` (bounded DP, the default): one row replaced; the size ``n`` is public and the
-    answers are the counts divided by it. ``ADD_REMOVE`` (unbounded DP): one row added or removed;
-    the row count is private, so the answers are divided by a declared or privately estimated size
-    (:class:`SizePolicy`). Sensitivities: :doc:`/theory/privacy`.
+    ``REPLACE_ONE`` (bounded DP, the default): one row replaced; ``n`` is public and divides the counts.
+    ``ADD_REMOVE`` (unbounded DP): one row added or removed; the row count is private, so the counts
+    are divided by a declared or privately estimated size (:class:`SizePolicy`).
 
     Parameters
     ----------
@@ -61,26 +57,22 @@ class Neighbouring(str, Enum):
     @validate_params(column_norm=NONNEGATIVE, ord=_SENSITIVITY_ORD, nonnegative=FLAG)
     def count_sensitivity(self, column_norm: float, ord: float = 2, *, nonnegative: bool = False,
                           column_distance: float | None = None) -> float:
-        """The l_p sensitivity of the counts ``F c`` under this relation (:doc:`/theory/privacy`).
-
-        Add/remove: ``column_norm``. Replace-one: ``2 column_norm``, ``sqrt(2) column_norm`` in l2 when
-        F has no negative entry, or the exact ``column_distance`` when given (clipped at that bound).
+        """The l_p sensitivity of the counts ``F c``: ``column_norm`` under add/remove, at most twice under replace-one.
 
         Parameters
         ----------
         column_norm : float
-            ``||F||_{1->p}``, the largest l_p norm of a column of F, ``>= 0``.
+            ``||F||_{1->p}``, ``>= 0``.
         ord : {1, 2}, default 2
-            The norm (1 for Laplace noise, 2 for Gaussian).
+            1 for Laplace noise, 2 for Gaussian.
         nonnegative : bool, default False
-            Whether F has no negative entry.
+            Whether F has no negative entry (replace-one l2: ``sqrt(2) column_norm``).
         column_distance : float, optional
             ``max over u != v of ||F_u - F_v||_2``, used in l2 under replace-one only.
 
         Returns
         -------
         float
-            The sensitivity, in counts.
         """
         if self is Neighbouring.ADD_REMOVE:
             return column_norm
@@ -100,12 +92,11 @@ class Neighbouring(str, Enum):
         column_norm, ord, nonnegative
             As for :meth:`count_sensitivity`.
         n : int
-            The public size, ``>= 1``.
+            The public size.
 
         Returns
         -------
         float
-            :meth:`count_sensitivity` divided by ``n``.
         """
         return self.count_sensitivity(column_norm, ord, nonnegative=nonnegative) / n
 
@@ -121,7 +112,6 @@ class Neighbouring(str, Enum):
         Returns
         -------
         Neighbouring
-            The relation.
         """
         return cls(_NEIGHBOURING.check("neighbouring", value))
 
@@ -144,10 +134,10 @@ _ESTIMATE = Options(ESTIMATE_SIZE)
 
 @dataclass(frozen=True)
 class SizePolicy:
-    """How a mechanism turns counts into the fractions it releases, without using a private size.
+    """How a mechanism turns counts into fractions without using a private size (:doc:`/theory/privacy`).
 
     Replace-one: ``n`` is public. Add/remove: a declared public size, or a private estimate bought
-    with a ``share`` of the budget (:meth:`parse` reads a mechanism's ``size=``; :doc:`/theory/privacy`).
+    with a ``share`` of the budget; :meth:`parse` reads a mechanism's ``size=``.
 
     Parameters
     ----------
@@ -192,15 +182,13 @@ class SizePolicy:
         neighbouring : Neighbouring or {"replace-one", "add-remove"}
             The neighbouring relation.
         size : int, "estimate" or None
-            ``None`` under replace-one; under add/remove a declared public size ``>= 1`` or ``"estimate"``.
+            None under replace-one; under add/remove a declared public size or ``"estimate"``.
         size_share : float, optional
-            With ``size="estimate"``, the share of the budget for the estimate, in ``(0, 1)``; default
-            :data:`DEFAULT_SIZE_SHARE`.
+            With ``size="estimate"``, the budget's share for it; default :data:`DEFAULT_SIZE_SHARE`.
 
         Returns
         -------
         SizePolicy
-            The policy.
         """
         relation = Neighbouring.parse(neighbouring)
         if relation is Neighbouring.REPLACE_ONE:
@@ -240,25 +228,23 @@ class SizePolicy:
         return "estimated" if self.estimated else "declared"
 
     def main_share(self) -> float:
-        """The share of the budget left for the mechanism itself.
+        """The share of the budget left for the mechanism itself, ``1 - share``.
 
         Returns
         -------
         float
-            ``1 - share``.
         """
         return 1.0 - self.share
 
     def check_dataset_n(self, n: Any, rows: int) -> None:
-        """Check an ``n`` passed beside a Dataset of ``rows`` rows.
+        """Check an ``n`` passed beside a Dataset: equal to its rows under replace-one, refused under add/remove.
 
-        Under add/remove any ``n`` is refused: comparing the private row count with a guess would tell
-        whether the guess is right. Under replace-one it must equal ``rows``.
+        Comparing the private row count with a guess would tell whether the guess is right.
 
         Parameters
         ----------
         n : int or None
-            The size passed by the caller (``None``: nothing to check).
+            The size passed by the caller (None: nothing to check).
         rows : int
             The data set's row count.
         """
@@ -275,13 +261,12 @@ class SizePolicy:
     def check_delta(self, privacy: Privacy, rows: int) -> None:
         """Warn (:class:`LargeDeltaWarning`) when an ApproxDP's delta is at least ``1/n`` for a public ``n``.
 
-        ``n`` is the row count under replace-one and the declared size under add/remove; a private size
-        is never compared, so the warning tells nothing about the data.
+        A private size is never compared, so the warning tells nothing about the data.
 
         Parameters
         ----------
         privacy : ZCDP, ApproxDP or PureDP
-            The guarantee; only an ApproxDP has a delta to check.
+            The guarantee.
         rows : int
             The data's row count, compared under replace-one only.
         """
@@ -300,20 +285,18 @@ class SizePolicy:
                           stacklevel=3)
 
     def resolve(self, rows: int, draw_size_noise: Callable[[], float]) -> float:
-        """The public size for data of ``rows`` rows.
+        """The public size for data of ``rows`` rows: ``rows``, the declared size, or ``max(1, rows + noise)``.
 
         Parameters
         ----------
         rows : int
-            The data set's row count (at least 1 under replace-one: the size divides the counts).
+            The data set's row count (at least 1 under replace-one).
         draw_size_noise : callable
-            ``draw_size_noise() -> float``: one draw of the size estimate's noise, called only when the
-            size is estimated.
+            One draw of the size estimate's noise, called only when the size is estimated.
 
         Returns
         -------
         float
-            ``rows`` under replace-one, the declared size, or ``max(1, rows + noise)``.
         """
         if self.neighbouring is Neighbouring.REPLACE_ONE:
             if rows < 1:

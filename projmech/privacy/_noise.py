@@ -1,17 +1,10 @@
-"""Noise distributions and their samplers.
+"""Noise distributions and their samplers, each Gaussian or Laplace, continuous or discrete.
 
-Two families, each Gaussian or Laplace:
-
-- **continuous**: numpy's floating-point samplers, driven by the caller's
-  ``numpy.random.Generator`` (reproducible from a seed), but open to the floating-point attacks
-  on textbook samplers :cite:p:`Mir12`;
-- **discrete**: the discrete Gaussian :cite:p:`CKS20` and discrete Laplace on integer values,
-  sampled exactly by OpenDP from its own secure generator: an integer plus integer noise has no
-  low-order bits to attack, but the draws are not reproducible from a seed and cost more time
-  (spread over one thread per usable core; timings in benchmarks/README.md).
-
-``noise="auto"`` chooses discrete noise wherever the measured values are integers
-(:func:`choose_discrete`). The user guide *Privacy* compares the families.
+Continuous noise comes from numpy's samplers, reproducible from the caller's Generator but open to
+floating-point attacks :cite:p:`Mir12`. Discrete noise (the discrete Gaussian :cite:p:`CKS20`,
+the discrete Laplace) is drawn exactly by OpenDP from its own secure generator: integer noise on
+integer values has no low-order bits to attack, but is not reproducible from a seed.
+``noise="auto"`` chooses discrete noise wherever the values are integers (:func:`choose_discrete`).
 """
 
 from __future__ import annotations
@@ -100,13 +93,12 @@ class Noise:
     distribution : {"gaussian", "laplace"}
         The distribution.
     scale : float
-        ``sigma`` of the Gaussian, ``b`` of the Laplace, ``>= 0``, in the units of the values; 0 is no noise.
+        ``sigma`` of the Gaussian, ``b`` of the Laplace, in the units of the values; 0 is no noise.
     discrete : bool
         Integer noise from OpenDP (exact, not seedable) rather than numpy floats.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> pm.Noise("gaussian", 2.0, discrete=False).sample(3, np.random.default_rng(0)).round(3)
     array([ 0.251, -0.264,  1.281])
     """
@@ -150,7 +142,7 @@ class Noise:
         return math.sqrt(float(pmf @ support.astype(float) ** 2))
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Independent draws of the noise.
+        """Independent draws of the noise, as floats (integers for discrete noise).
 
         Parameters
         ----------
@@ -162,7 +154,6 @@ class Noise:
         Returns
         -------
         numpy.ndarray
-            ``size`` draws as floats (integers for discrete noise).
         """
         if self.scale == 0:
             return np.zeros(size)
@@ -173,10 +164,9 @@ class Noise:
         return rng.laplace(0.0, self.scale, size=size)
 
     def half_width(self, level: float) -> float:
-        """The smallest ``t`` with ``P(|X| <= t) >= level`` for one draw ``X`` of the noise.
+        """The smallest ``t`` with ``P(|X| <= t) >= level`` for one draw ``X`` (never too narrow for discrete noise).
 
-        Exact for continuous noise; for discrete noise an integer never narrower than the least such
-        (:doc:`/theory/privacy`). Time and memory do not grow with the scale.
+        Time and memory do not grow with the scale (:doc:`/theory/privacy`).
 
         Parameters
         ----------
@@ -186,14 +176,11 @@ class Noise:
         Returns
         -------
         float
-            ``t`` (0 for no noise).
 
         Examples
         --------
-        >>> round(pm.Noise("gaussian", 2.0, discrete=False).half_width(0.95), 4)  # 1.96 sigma
+        >>> round(pm.Noise("gaussian", 2.0, discrete=False).half_width(0.95), 4)
         3.9199
-        >>> pm.Noise("gaussian", 2.0, discrete=True).half_width(0.95)
-        4.0
         """
         level = float(OPEN_UNIT.check("level", level))
         if self.scale == 0:
@@ -251,12 +238,10 @@ def choose_discrete(noise: str, integer_valued: bool, *, name: str = "noise") ->
     Returns
     -------
     bool
-        Whether to use discrete noise.
 
     Examples
     --------
-    >>> from projmech.privacy import choose_discrete
-    >>> choose_discrete("auto", True), choose_discrete("auto", False)
+    >>> pm.privacy.choose_discrete("auto", True), pm.privacy.choose_discrete("auto", False)
     (True, False)
     """
     noise = _NOISE_KIND.check(name, noise)
@@ -272,33 +257,33 @@ def calibrate(privacy: Privacy, sensitivity: float, policy: SizePolicy, discrete
               calibration: str = "analytic") -> tuple[Noise, Noise | None]:
     """The noise of a measurement of this sensitivity, and of the size estimate if the policy asks.
 
-    Gaussian for ``ZCDP``/``ApproxDP`` (l2 sensitivity), Laplace for ``PureDP`` (l1); with a size
-    estimate the budget is split by ``policy.share`` and both together spend exactly the whole
-    budget (:doc:`/theory/privacy`). A budget whose noise cannot be drawn as stated is refused.
+    Gaussian for ``ZCDP``/``ApproxDP`` (l2 sensitivity), Laplace for ``PureDP`` (l1); a size estimate
+    takes ``policy.share`` and both together spend exactly the budget (:doc:`/theory/privacy`). A
+    budget whose noise cannot be drawn as stated is refused.
 
     Parameters
     ----------
     privacy : ZCDP, ApproxDP or PureDP
         The whole budget.
     sensitivity : float
-        The measurement's sensitivity, ``>= 0``, in counts.
+        The measurement's sensitivity, in counts.
     policy : SizePolicy
         Whether (and with which share) the size is estimated.
     discrete : bool
-        Calibrate discrete noise (:func:`choose_discrete`).
+        Calibrate discrete noise.
     calibration : {"analytic", "classical"}, default "analytic"
-        The Gaussian's (epsilon, delta) calibration (:func:`~projmech.privacy.gaussian_sigma`).
+        As ``method`` of :func:`~projmech.privacy.gaussian_sigma`.
 
     Returns
     -------
     (Noise, Noise or None)
-        The measurement's noise and the size estimate's (``None`` without an estimate).
+        The measurement's noise and the size estimate's.
 
     Examples
     --------
-    >>> from projmech.privacy import calibrate
-    >>> noise, size_noise = calibrate(pm.ZCDP(0.5), 1.0, pm.SizePolicy.parse("add-remove", "estimate"), False)
-    >>> round(noise.scale, 4), round(size_noise.scale, 4)  # 5 % of the budget on the size
+    >>> policy = pm.SizePolicy.parse("add-remove", "estimate")
+    >>> noise, size_noise = pm.privacy.calibrate(pm.ZCDP(0.5), 1.0, policy, False)
+    >>> round(noise.scale, 4), round(size_noise.scale, 4)
     (1.026, 4.4721)
     """
     shares = [policy.main_share()] + ([policy.share] if policy.estimated else [])
@@ -327,19 +312,17 @@ def public_size(policy: SizePolicy, rows: int, size_noise: Noise | None, rng: np
     rows : int
         The data set's row count (private under add/remove).
     size_noise : Noise or None
-        The size estimate's noise, from :func:`calibrate` (None unless the size is estimated).
+        The size estimate's noise, from :func:`calibrate`.
     rng : numpy.random.Generator
         Source of continuous noise.
 
     Returns
     -------
     float
-        ``rows`` under replace-one, the declared size, or ``max(1, rows + noise)``.
 
     Examples
     --------
-    >>> from projmech.privacy import SizePolicy, public_size
-    >>> public_size(SizePolicy.parse("add-remove", 500), 3, None, np.random.default_rng(0))
+    >>> pm.privacy.public_size(pm.SizePolicy.parse("add-remove", 500), 3, None, np.random.default_rng(0))
     500.0
     """
     def draw_size_noise() -> float:
@@ -352,9 +335,7 @@ def public_size(policy: SizePolicy, rows: int, size_noise: Noise | None, rng: np
 
 
 def _check_scales(privacy: Privacy, distribution: Distribution, scale: float, discrete: bool) -> None:
-    """A ValueError naming the budget when the largest scale cannot be drawn as stated, with the
-    smallest budget that fits or, for discrete noise, the continuous noise that has room.
-    """
+    """Refuse a budget whose largest scale cannot be drawn as stated, naming the budget that would fit."""
     problem = _scale_problem(distribution, scale, discrete)
     if problem is None:
         return
@@ -402,9 +383,7 @@ _ROUNDING_SLACK = 1e-12
 
 
 def _least_covering(tail_bound: Callable[[int], float], level: float, high: int) -> int:
-    """The least ``t`` in ``[0, high]`` whose tail bound, inflated by ``_ROUNDING_SLACK``, is at most
-    ``1 - level``, by bisection (``high`` must qualify).
-    """
+    """The least ``t`` in ``[0, high]`` whose inflated tail bound is at most ``1 - level``, by bisection."""
     def covered(t: int) -> bool:
         return tail_bound(t) * (1.0 + _ROUNDING_SLACK) <= 1.0 - level
 
@@ -424,10 +403,7 @@ def _discrete_laplace_tail_bound(scale: float, t: int) -> float:
 
 
 def _discrete_gaussian_tail_bound(sigma: float, t: int) -> float:
-    """An upper bound on ``P(|X| > t)`` for ``X ~ N_Z(0, sigma^2)``, ``sigma >= 1``, within a relative
-    ``O(1/sigma^2)``: the sum bounded by normal integrals, midpoint rule on the convex part, trapezoid
-    rule on the concave one (:doc:`/theory/privacy`).
-    """
+    """An upper bound on ``P(|X| > t)`` for ``X ~ N_Z(0, sigma^2)``, ``sigma >= 1`` (:doc:`/theory/privacy`)."""
     from scipy import special  # imported where needed: it is slow to import
 
     root = sigma * math.sqrt(2.0)
@@ -447,63 +423,57 @@ def _discrete_gaussian_tail_bound(sigma: float, t: int) -> float:
 
 @validate_params(sigma=POSITIVE, tail=POSITIVE)
 def discrete_gaussian_pmf(sigma: float, tail: float = 40.0) -> tuple[np.ndarray, np.ndarray]:
-    """The support and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``, truncated at ``tail`` sigmas.
+    """The support ``-T..T`` and probabilities of the discrete Gaussian ``N_Z(0, sigma^2)``, ``T = ceil(tail sigma)+1``.
 
     Parameters
     ----------
     sigma : float
         The scale, ``> 0``.
     tail : float, default 40.0
-        The truncation, in multiples of ``sigma`` (the mass beyond is below ``exp(-tail^2 / 2)``).
+        The truncation, in sigmas (the mass beyond is below ``exp(-tail^2 / 2)``).
 
     Returns
     -------
-    support : numpy.ndarray of int
-        ``-T, ..., T``, ``T = ceil(tail * sigma) + 1``.
-    pmf : numpy.ndarray of float
-        The probabilities, summing to 1.
+    (numpy.ndarray, numpy.ndarray)
 
     Examples
     --------
-    >>> from projmech.privacy import discrete_gaussian_pmf
-    >>> support, pmf = discrete_gaussian_pmf(1.0)
+    >>> support, pmf = pm.privacy.discrete_gaussian_pmf(1.0)
     >>> int(support[-1]), round(float(pmf[support == 0][0]), 4)
     (41, 0.3989)
     """
-    bound = int(math.ceil(tail * sigma)) + 1
-    support = np.arange(-bound, bound + 1)
-    weights = np.exp(-(support.astype(float) ** 2) / (2.0 * sigma**2))
-    return support, weights / weights.sum()
+    return _truncated_pmf(sigma, tail, lambda support: np.exp(-(support.astype(float) ** 2) / (2.0 * sigma**2)))
 
 
 @validate_params(scale=POSITIVE, tail=POSITIVE)
 def discrete_laplace_pmf(scale: float, tail: float = 800.0) -> tuple[np.ndarray, np.ndarray]:
-    """The support and probabilities of the discrete Laplace of scale ``b``, truncated at ``tail`` scales.
+    """The support ``-T..T`` and probabilities of the discrete Laplace of scale ``b``, ``T = ceil(tail b) + 1``.
 
     Parameters
     ----------
-    scale : float
-        ``b > 0``.
-    tail : float, default 800.0
-        The truncation, in multiples of ``b``.
+    scale, tail : float
+        ``b > 0``, and the truncation in multiples of ``b``.
 
     Returns
     -------
-    support : numpy.ndarray of int
-        ``-T, ..., T``, ``T = ceil(tail * b) + 1``.
-    pmf : numpy.ndarray of float
-        The probabilities, summing to 1.
+    (numpy.ndarray, numpy.ndarray)
+        The support, and probabilities proportional to ``exp(-|k| / b)`` summing to 1.
 
     Examples
     --------
-    >>> from projmech.privacy import discrete_laplace_pmf
-    >>> support, pmf = discrete_laplace_pmf(1.0)
-    >>> round(float(pmf[support == 0][0]), 4)  # (1 - q) / (1 + q), q = exp(-1/b)
+    >>> support, pmf = pm.privacy.discrete_laplace_pmf(1.0)
+    >>> round(float(pmf[support == 0][0]), 4)
     0.4621
     """
+    return _truncated_pmf(scale, tail, lambda support: np.exp(-np.abs(support) / scale))
+
+
+def _truncated_pmf(scale: float, tail: float,
+                   weight: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The integers within ``tail`` scales (plus one) and their ``weight``, normalized to sum to 1."""
     bound = int(math.ceil(tail * scale)) + 1
     support = np.arange(-bound, bound + 1)
-    weights = np.exp(-np.abs(support) / scale)
+    weights = weight(support)
     return support, weights / weights.sum()
 
 
@@ -596,9 +566,7 @@ os.register_at_fork(before=_hold_for_fork, after_in_parent=_release_after_fork, 
 
 
 def _opendp_draws(distribution: str, scale: float, size: int) -> np.ndarray:
-    """``size`` fresh draws from OpenDP, in blocks of ``_BLOCK`` taken in turn by up to
-    ``_SAMPLER_THREADS`` threads (the caller's among them), all joined before it returns.
-    """
+    """``size`` fresh draws from OpenDP in blocks, on up to ``_SAMPLER_THREADS`` threads joined before it returns."""
     measurement = _opendp_measurement(distribution, float(scale))
 
     def draw(count: int) -> np.ndarray:
@@ -636,9 +604,7 @@ def _opendp_draws(distribution: str, scale: float, size: int) -> np.ndarray:
 
 
 def _opendp_sample(distribution: str, scale: float, size: int) -> np.ndarray:
-    """``size`` draws of the discrete distribution from OpenDP, served from a pool refilled in chunks
-    (OpenDP has a fixed cost per call).
-    """
+    """``size`` draws from OpenDP, served from a pool refilled in chunks (each call has a fixed cost)."""
     if size == 0:
         return np.zeros(0)
     global _pool_owner

@@ -1,12 +1,10 @@
 """Workloads: ``k`` linear queries over a universe of ``m`` elements, as an algebra.
 
-A :class:`Workload` is a ``k x m`` query matrix F, stored as an explicit matrix
-(``Workload(matrix)``), known through its products (:meth:`Workload.implicit`), or kept
-structured: the Kronecker product :func:`kron` of per-attribute blocks (:func:`identity`,
-:func:`total`, :func:`prefix`, :func:`all_range`, :func:`identity_total`) and the union
-:func:`stack` of workloads over one universe; :func:`marginals` and :func:`range_marginals` are
-unions of Kronecker products. Builders refuse, before allocating anything, an explicit matrix
-that would hold more than ``max_entries`` stored entries.
+A :class:`Workload` is a ``k x m`` query matrix F: explicit (``Workload(matrix)``), known through
+its products (:meth:`Workload.implicit`), or structured: :func:`kron` of per-attribute blocks
+(:func:`identity`, :func:`total`, :func:`prefix`, :func:`all_range`) and :func:`stack` unions, of
+which :func:`marginals` are one. Builders refuse an explicit matrix above ``max_entries`` entries
+before allocating it.
 """
 
 from ._base import DEFAULT_MAX_ENTRIES, PAIRWISE_UNIVERSE, Kernels, Workload, max_column_distance

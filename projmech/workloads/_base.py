@@ -1,7 +1,7 @@
 """The :class:`Workload` base: ``k`` linear queries over a universe of ``m`` elements.
 
-Every workload type implements a few kernels (products, columns, Gram matrix, column norms);
-what a caller sees (validation, labels, answers, sensitivity) is written once here on top of them.
+Each workload type implements a few kernels (products, columns, Gram matrix, column norms); what a
+caller sees (validation, labels, answers, sensitivity) is written once here on top of them.
 """
 
 from __future__ import annotations
@@ -76,9 +76,9 @@ class _ConstructorSignature:
 class Workload:
     """A workload: ``k`` linear queries over a universe of ``m`` elements, a ``k x m`` matrix F.
 
-    ``Workload(matrix, labels)`` builds an explicit :class:`MatrixWorkload`; :meth:`implicit` one
-    known through its products; :func:`kron` and :func:`stack` compose workloads without building
-    their matrices. Query ``i`` on the normalized histogram ``h`` is ``(F @ h)[i]`` :cite:p:`LHRMM10`.
+    ``Workload(matrix, labels)`` builds an explicit :class:`MatrixWorkload`; :meth:`implicit`, :func:`kron`
+    and :func:`stack` build ones whose matrix is never built. Query ``i`` on the normalized histogram
+    ``h`` is ``(F @ h)[i]`` :cite:p:`LHRMM10`.
 
     Parameters
     ----------
@@ -87,7 +87,7 @@ class Workload:
     labels : sequence of str, optional
         One label per query; default ``"q0", "q1", ...``.
     domain : Domain, optional
-        The universe the columns index (row-major order); ``domain.size`` must equal ``m``.
+        The universe the columns index (row-major order), of ``m`` elements.
     name : str, optional
         A short description, e.g. ``"marginals(way=2)"``.
     gram : callable, optional
@@ -136,11 +136,11 @@ class Workload:
         Parameters
         ----------
         shape : (int, int)
-            ``(k, m)``, the number of queries and the universe size.
+            ``(k, m)``.
         matvec : callable
             ``F @ v`` for a dense length-``m`` vector ``v``.
         gram : callable
-            Called with no arguments, returns the ``m x m`` Gram matrix ``F^T F``.
+            Called with no arguments, returns ``F^T F``.
         **options
             The keywords of :class:`ImplicitWorkload`.
 
@@ -310,7 +310,7 @@ class Workload:
         Parameters
         ----------
         max_entries : int, default DEFAULT_MAX_ENTRIES
-            The largest ``m * m`` accepted.
+            Refuse a Gram matrix of more entries.
 
         Returns
         -------
@@ -322,9 +322,7 @@ class Workload:
         return self._gram()
 
     def kronecker_gram(self) -> KroneckerGram:
-        """Express ``F^T F`` as a sum of Kronecker products of per-attribute matrices.
-
-        One term per Kronecker product of a union; one dense term (:meth:`gram`) without that structure.
+        """Express ``F^T F`` as a sum of Kronecker products: one dense term unless the type has structure.
 
         Returns
         -------
@@ -334,12 +332,12 @@ class Workload:
 
     @validate_params(max_entries=POSITIVE_INT)
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """Return F as a dense ndarray (a copy).
+        """Return F as a dense ndarray (a copy), refused above ``max_entries`` entries.
 
         Parameters
         ----------
         max_entries : int, default DEFAULT_MAX_ENTRIES
-            The largest ``k * m`` accepted.
+            The cap on ``k * m``.
 
         Returns
         -------
@@ -393,7 +391,7 @@ class Workload:
         return self._matvec(check_real_vector("histogram", histogram, m))
 
     def matvec(self, vector: Any) -> np.ndarray:
-        """Compute ``F @ vector``: :meth:`answer` under the name SciPy's operators use.
+        """Compute ``F @ vector``: :meth:`answer` under SciPy's name.
 
         Parameters
         ----------
@@ -407,7 +405,7 @@ class Workload:
         return self.answer(vector)
 
     def rmatvec(self, values: Any) -> np.ndarray:
-        """Compute ``F.T @ values``, the adjoint product (e.g. the gradient of ``(1/2)||F w - y||^2``).
+        """Compute ``F.T @ values``, the adjoint product.
 
         Parameters
         ----------
@@ -493,9 +491,7 @@ class Workload:
             )
 
     def answer_counts(self, data: Dataset) -> np.ndarray:
-        """Answer the queries as counts on a data set's records: ``F c``, ``c`` its histogram of counts.
-
-        Structured workloads count from group-by tables, never indexing the universe; integer workloads count exactly.
+        """Answer the queries as counts on a data set's records (structured workloads count from group-by tables).
 
         Parameters
         ----------
@@ -517,7 +513,7 @@ class Workload:
         return self.answer(histogram(data, sparse=True, normalize=False))
 
     def answer_data(self, data: Dataset) -> np.ndarray:
-        """Answer the queries on a data set's records, as fractions of its ``n`` rows: ``answer_counts / n``.
+        """Answer the queries as fractions of the data set's ``n`` rows: ``answer_counts / n``.
 
         Parameters
         ----------
@@ -537,10 +533,9 @@ class Workload:
     # --- norms and sensitivity -----------------------------------------------------------------
 
     def column_distance(self) -> float | None:
-        """Compute the largest distance between two columns, ``max over u != v of ||F_u - F_v||_2``.
+        """Compute ``max over u != v of ||F_u - F_v||_2``, the exact replace-one l2 sensitivity.
 
-        The replace-one l2 sensitivity, bounded to rounding by :func:`max_column_distance`; never from a
-        ``gram=`` closed form.
+        Never from a ``gram=`` closed form, since sensitivity rests on it.
 
         Returns
         -------
@@ -569,15 +564,15 @@ class Workload:
     def count_sensitivity(self, neighbouring: Neighbouring | str, ord: float = 2) -> float:
         """Compute the ``l_p`` sensitivity of the counts ``F c`` under a neighbouring relation.
 
-        The one computation behind every mechanism's noise (:doc:`/theory/workloads`); a nonzero F
-        whose sensitivity underflows is refused.
+        The one computation behind every mechanism's noise (:doc:`/theory/workloads`); a nonzero F whose
+        sensitivity underflows is refused.
 
         Parameters
         ----------
         neighbouring : Neighbouring or {"add-remove", "replace-one"}
             The neighbouring relation.
         ord : {1, 2}, default 2
-            The norm: 1 for the Laplace mechanism, 2 for the Gaussian.
+            1 for the Laplace mechanism, 2 for the Gaussian.
 
         Returns
         -------

@@ -1,8 +1,7 @@
-"""Per-attribute building blocks (identity, total, prefix, all-range) and other fixed workloads.
+"""Per-attribute blocks (identity, total, prefix, all-range) and other fixed workloads.
 
-Each block is a workload over one attribute's ``m`` values; :func:`~projmech.workloads.kron`
-combines one per attribute, and inside a product each query's label names the attribute
-(``age<=3``). Alone, a block's labels use ``x``.
+:func:`~projmech.workloads.kron` combines one block per attribute; inside a product each query's
+label names the attribute (``age<=3``), alone it uses ``x``.
 """
 
 from __future__ import annotations
@@ -45,17 +44,16 @@ def identity(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
     m : int
         The number of values of the attribute (the universe size).
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest number of stored entries accepted, checked before anything is allocated.
+        Refuse more stored entries, checked before anything is allocated.
 
     Returns
     -------
     Workload
-        A sparse ``m x m`` workload; inside a Kronecker product its labels read ``age=3``.
+        A sparse ``m x m`` workload.
 
     Examples
     --------
-    >>> from projmech.workloads import identity
-    >>> identity(3).labels
+    >>> pm.workloads.identity(3).labels
     ('x=0', 'x=1', 'x=2')
     """
     check_matrix_entries("m", "identity", m, m, m, max_entries)
@@ -65,7 +63,7 @@ def identity(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
 
 @validate_params(m=POSITIVE_INT)
 def total(m: int) -> Workload:
-    """Build the single query ``sum_u h[u]``: F is ``1^T``; inside a Kronecker product it sums its attribute out.
+    """Build the single query ``sum_u h[u]`` (F is ``1^T``): inside a Kronecker product it sums its attribute out.
 
     Parameters
     ----------
@@ -75,12 +73,11 @@ def total(m: int) -> Workload:
     Returns
     -------
     Workload
-        A ``1 x m`` workload, labelled ``"total"``.
+        A ``1 x m`` workload labelled ``"total"``.
 
     Examples
     --------
-    >>> from projmech.workloads import total
-    >>> total(3).answer([0.2, 0.3, 0.5])
+    >>> pm.workloads.total(3).answer([0.2, 0.3, 0.5])
     array([1.])
     """
     return _with_terms(MatrixWorkload(np.ones((1, m)), name=f"total({m})"), lambda attribute, encoding: [""])
@@ -88,7 +85,7 @@ def total(m: int) -> Workload:
 
 @validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT)
 def identity_total(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workload:
-    """Build the ``m`` point queries, then the total: F is ``[I; 1^T]``, HDMM's ``IdentityTotal`` :cite:p:`MMHM18`.
+    """Build the ``m`` point queries, then the total: HDMM's ``IdentityTotal`` :cite:p:`MMHM18`.
 
     Parameters
     ----------
@@ -102,8 +99,7 @@ def identity_total(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> Workloa
 
     Examples
     --------
-    >>> from projmech.workloads import identity_total
-    >>> identity_total(2).labels
+    >>> pm.workloads.identity_total(2).labels
     ('x=0', 'x=1', 'total')
     """
     check_matrix_entries("m", "identity_total", 2 * m, m + 1, m, max_entries)
@@ -120,8 +116,7 @@ TridiagonalBands = dict[str, Any]
 
 
 def _prefix_inverse(m: int) -> Callable[[], TridiagonalBands]:
-    """The prefix sums' inverses in closed form: ``F^-1 = I - S`` (S the shift down) and
-    ``(F^T F)^-1 = F^-1 F^-T``, tridiagonal with diagonal ``1, 2, ..., 2`` and off-diagonal -1."""
+    """The prefix sums' inverses in closed form, tridiagonal (:doc:`/theory/workloads`)."""
     def bands() -> TridiagonalBands:
         diagonal = np.full(m, 2.0)
         diagonal[0] = 1.0
@@ -131,8 +126,7 @@ def _prefix_inverse(m: int) -> Callable[[], TridiagonalBands]:
 
 
 def _range_inverse(m: int) -> Callable[[], TridiagonalBands]:
-    """The all-range Gram matrix ``(min(i,j)+1)(m-max(i,j))`` is ``m + 1`` times the Green's
-    function of the second difference with zero ends: its inverse is ``tridiag(-1, 2, -1) / (m+1)``."""
+    """The all-range Gram matrix's inverse, ``tridiag(-1, 2, -1) / (m+1)`` (:doc:`/theory/workloads`)."""
     def bands() -> TridiagonalBands:
         return {"gram_inverse": (np.full(m, 2.0 / (m + 1)), np.full(m - 1, -1.0 / (m + 1))), "inverse": None,
                 "ranges": True}
@@ -156,8 +150,6 @@ def _range_terms(m: int) -> Callable[[str, Encoding], list[str]]:
 def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
     """Build the ``m`` threshold (prefix) queries ``#{x <= t}/n`` for ``t = 0 .. m-1``.
 
-    F is lower-triangular with ones; its Gram matrix is ``m - max(i, j)`` (:doc:`/theory/workloads`).
-
     Parameters
     ----------
     m : int
@@ -170,12 +162,11 @@ def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
     Returns
     -------
     Workload
-        An ``m x m`` workload; inside a Kronecker product its labels read ``age<=3``.
+        An ``m x m`` workload (its Gram matrix in closed form, :doc:`/theory/workloads`).
 
     Examples
     --------
-    >>> from projmech.workloads import prefix
-    >>> prefix(3).answer([0.2, 0.3, 0.5])
+    >>> pm.workloads.prefix(3).answer([0.2, 0.3, 0.5])
     array([0.2, 0.5, 1. ])
     """
     def gram() -> np.ndarray:
@@ -194,27 +185,25 @@ def prefix(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = F
 
 @validate_params(m=POSITIVE_INT, max_entries=POSITIVE_INT, implicit=FLAG)
 def all_range(m: int, *, max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
-    """Build all ``m(m+1)/2`` range queries ``#{a <= x <= b}/n`` for ``0 <= a <= b < m``, by ``a`` then ``b``.
+    """Build all ``m(m+1)/2`` range queries ``#{a <= x <= b}/n``, by ``a`` then ``b``.
 
-    The classic workload of hierarchical strategies :cite:p:`HRMS10` and of the matrix mechanism
-    :cite:p:`LHRMM10`; its Gram matrix is a closed form (:doc:`/theory/workloads`).
+    The classic workload of hierarchical strategies :cite:p:`HRMS10` and of the matrix mechanism :cite:p:`LHRMM10`.
 
     Parameters
     ----------
     m : int
         The number of values of the ordered attribute (the universe size).
     max_entries, implicit
-        As for :func:`prefix` (implicit: answers are differences of cumulative sums).
+        As for :func:`prefix`.
 
     Returns
     -------
     Workload
-        A ``m(m+1)/2 x m`` workload; inside a Kronecker product its labels read ``1<=age<=3``.
+        An ``m(m+1)/2 x m`` workload (its Gram matrix in closed form, :doc:`/theory/workloads`).
 
     Examples
     --------
-    >>> from projmech.workloads import all_range
-    >>> all_range(3).answer([0.2, 0.3, 0.5])
+    >>> pm.workloads.all_range(3).answer([0.2, 0.3, 0.5])
     array([0.2, 0.5, 1. , 0.3, 0.8, 0.5])
     """
     k = m * (m + 1) // 2
@@ -259,12 +248,11 @@ def repeated(query: Any, k: int, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> W
     Returns
     -------
     Workload
-        A dense ``k x m`` workload labelled ``copy0, copy1, ...``.
+        ``k`` copies of the row, labelled ``copy0, copy1, ...``.
 
     Examples
     --------
-    >>> from projmech.workloads import repeated
-    >>> repeated([1, 0, 1], k=2).shape
+    >>> pm.workloads.repeated([1, 0, 1], k=2).shape
     (2, 3)
     """
     if isinstance(query, Workload):
@@ -295,18 +283,17 @@ def random_queries(k: int, m: int, rng: np.random.Generator, *, max_entries: int
         The number of queries and the universe size.
     rng : numpy.random.Generator
         The random stream (a seed is refused, so that successive workloads differ).
-    max_entries : int, default DEFAULT_MAX_ENTRIES
-        The largest ``k * m`` accepted.
+    max_entries
+        As for :func:`repeated`.
 
     Returns
     -------
     Workload
-        A dense ``k x m`` 0/1 workload labelled ``random0, random1, ...``.
+        Entries 0 or 1; queries labelled ``random0, random1, ...``.
 
     Examples
     --------
-    >>> from projmech.workloads import random_queries
-    >>> random_queries(3, 5, np.random.default_rng(0)).shape
+    >>> pm.workloads.random_queries(3, 5, np.random.default_rng(0)).shape
     (3, 5)
     """
     check_matrix_entries("k", "random_queries", k * m, k, m, max_entries)

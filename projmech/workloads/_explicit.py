@@ -41,7 +41,7 @@ def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matr
     matrix : array_like or scipy.sparse matrix, shape (k, m)
         The query matrix.
     name : str, default "F"
-        The argument's name, used in error messages.
+        The argument's name in error messages.
     copy : bool, default False
         Copy the entries even when no conversion is needed.
 
@@ -52,8 +52,7 @@ def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matr
 
     Examples
     --------
-    >>> from projmech.workloads import as_query_matrix
-    >>> as_query_matrix([[1, 0]])
+    >>> pm.workloads.as_query_matrix([[1, 0]])
     array([[1., 0.]])
     """
     if isinstance(matrix, Workload):
@@ -77,12 +76,12 @@ def as_query_matrix(matrix: Any, name: str = "F", *, copy: bool = False) -> Matr
 
 @validate_params(ord=ORD)
 def column_norm(matrix: Matrix, ord: float = 2) -> float:
-    """Compute ``||A||_{1->p}``, the largest ``l_p`` norm of a column of a matrix.
+    """Compute ``||A||_{1->p}``, the largest ``l_p`` norm of a column of a real, finite matrix.
 
     Parameters
     ----------
     matrix : array_like or scipy.sparse matrix, shape (k, m)
-        A real, finite matrix, dense or sparse.
+        The matrix, dense or sparse.
     ord : {1, 2, inf}, default 2
         The order ``p``.
 
@@ -92,15 +91,14 @@ def column_norm(matrix: Matrix, ord: float = 2) -> float:
 
     Examples
     --------
-    >>> from projmech.workloads import column_norm
-    >>> column_norm([[3.0, 1.0], [4.0, 1.0]])
+    >>> pm.workloads.column_norm([[3.0, 1.0], [4.0, 1.0]])
     5.0
     """
     return float(np.max(matrix_column_norms(as_query_matrix(matrix, "matrix"), ord)))
 
 
 class MatrixWorkload(Workload):
-    """A workload given by its ``k x m`` query matrix (copied), dense or sparse; ``Workload(matrix, ...)`` builds one.
+    """A workload given by its query matrix (copied), dense or sparse; ``Workload(matrix, ...)`` builds one.
 
     A ``gram`` closed form serves :meth:`~Workload.gram`, never the sensitivity.
 
@@ -111,10 +109,8 @@ class MatrixWorkload(Workload):
 
     Examples
     --------
-    >>> import scipy.sparse as sp
-    >>> from projmech.workloads import MatrixWorkload
-    >>> MatrixWorkload(sp.eye(3, format="csr"), name="points")
-    Workload(points, k=3, m=3, sparse)
+    >>> pm.workloads.MatrixWorkload(np.eye(3), name="points")
+    Workload(points, k=3, m=3, dense)
     """
 
     @validate_params(domain=_DOMAIN, name=OrNone(InstanceOf(str)), gram=OrNone(_GRAM))
@@ -223,35 +219,32 @@ class MatrixWorkload(Workload):
 
 
 class ImplicitWorkload(Workload):
-    """A workload whose ``k x m`` matrix is never built.
+    """A workload whose ``k x m`` matrix is never built: products and Gram matrix only.
 
-    It answers through ``matvec`` and exposes its Gram matrix ``F^T F``, all the factorization
-    mechanism needs; anything that needs F itself (:attr:`matrix`, projection by CVXPY) raises.
+    That is all the factorization mechanism needs; anything that needs F itself (:attr:`matrix`,
+    projection by CVXPY) raises.
 
     Parameters
     ----------
     shape : (int, int)
-        ``(k, m)``; ``m`` may be far beyond memory (e.g. ``2**150``).
+        ``(k, m)``; ``m`` may be far beyond memory.
     matvec : callable
         ``F @ v`` for a dense length-``m`` vector.
     gram : callable
-        Returns the ``m x m`` Gram matrix ``F^T F``.
-    labels : sequence of str, or a callable returning one, optional
-        A callable is called on the first access to :attr:`labels`.
-    domain, name
-        As for :class:`Workload`.
+        Returns ``F^T F``.
+    labels, domain, name
+        As for :class:`Workload`; ``labels`` may be a callable, called on first use.
     column_norm : float, optional
-        A closed form for ``||F||_{1->2}``, instead of the diagonal of the Gram matrix.
+        A closed form for ``||F||_{1->2}``.
     rmatvec, columns : callable, optional
-        ``F.T @ u`` for a length-``k`` vector and ``F[:, indices]`` as a dense array; needed by
-        :meth:`rmatvec` (the ``"fast"`` projection) and :meth:`columns`.
+        ``F.T @ u`` and ``F[:, indices]``; needed by :meth:`rmatvec` and :meth:`columns`.
     integer, nonnegative : bool, default False
-        What the builder knows of F's entries; the default claims nothing.
+        What the builder knows of F's entries.
 
     Examples
     --------
-    >>> from projmech.workloads import ImplicitWorkload
-    >>> ImplicitWorkload((2, 2), np.cumsum, lambda: np.array([[2.0, 1.0], [1.0, 1.0]])).answer([0.5, 0.5])
+    >>> W = pm.workloads.ImplicitWorkload((2, 2), np.cumsum, lambda: np.array([[2.0, 1.0], [1.0, 1.0]]))
+    >>> W.answer([0.5, 0.5])
     array([0.5, 1. ])
     """
 

@@ -15,21 +15,13 @@ __all__ = ["Kernels"]
 
 
 class Kernels:
-    """A workload's unchecked kernels, for solver loops that built their float64 arrays themselves.
+    """A workload's unchecked kernels (``matvec``, ``rmatvec``, ``matmat``, ``rmatmat``, ``sparse_columns``,
+    ``column_gram``, ``scaled_identity``, ``stored_entries``), for solver loops that checked their arrays.
 
     Parameters
     ----------
     workload : Workload
         The workload whose kernels these are.
-
-    Attributes
-    ----------
-    matvec, rmatvec, matmat, rmatmat : callable
-        ``F @ vector``, ``F.T @ values`` and their blocks: ``F @ (m, r)``, ``F.T @ (k, r)``.
-    sparse_columns, column_gram : callable
-        ``F[:, index]`` as a ``scipy.sparse.csc_array``; ``F[:, left]^T F[:, right]`` (int64 indices).
-    scaled_identity, stored_entries : callable
-        ``c`` when F is ``c I`` (else None); the entries an explicit form of F would store.
 
     Examples
     --------

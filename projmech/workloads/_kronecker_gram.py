@@ -1,7 +1,6 @@
-"""The Gram matrix of a structured workload, kept as a weighted sum of Kronecker products.
+"""The Gram matrix of a structured workload, a weighted sum of Kronecker products of small matrices.
 
-For a union of Kronecker products ``F^T F = sum_t G_1^(t) ⊗ ... ⊗ G_d^(t)``: ``d`` small matrices
-per term, never the ``m x m`` one; what a factorization needs is computed factor by factor.
+What a factorization needs is computed factor by factor, never from the ``m x m`` matrix.
 """
 
 from __future__ import annotations
@@ -20,27 +19,19 @@ __all__ = ["KroneckerGram"]
 
 
 class KroneckerGram:
-    """A Gram matrix kept as a weighted sum of Kronecker products of small square matrices :cite:p:`MMHM18`.
+    """A Gram matrix ``G = sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])`` :cite:p:`MMHM18`.
 
-    ``G = sum_t weights[t] * (factors[t][0] ⊗ ... ⊗ factors[t][d-1])``; get one from
-    :meth:`Workload.kronecker_gram`.
+    Get one from :meth:`Workload.kronecker_gram`; :attr:`terms` holds the float64 factors and
+    :attr:`sizes` their sizes ``(m_1, ..., m_d)``.
 
     Parameters
     ----------
     terms : sequence of (float, sequence of ndarray)
-        Each term's weight and its ``d`` square factors, the ``i``-th of size ``sizes[i]``.
-
-    Attributes
-    ----------
-    terms : tuple of (float, tuple of ndarray)
-        The terms, as float64 arrays.
-    sizes : tuple of int
-        The factor sizes ``(m_1, ..., m_d)``; ``m`` is their product.
+        Each term's weight and its ``d`` square factors.
 
     Examples
     --------
-    >>> from projmech.workloads import kron, prefix, identity
-    >>> kron([prefix(3), identity(2)]).kronecker_gram().trace()
+    >>> pm.workloads.kron([pm.workloads.prefix(3), pm.identity(2)]).kronecker_gram().trace()
     12.0
     """
 
@@ -64,7 +55,7 @@ class KroneckerGram:
         return m, m
 
     def matvec(self, vector: np.ndarray) -> np.ndarray:
-        """Compute ``G @ vector``, each factor applied along its own axis of the reshaped vector.
+        """Compute ``G @ vector``, each factor applied along its own axis.
 
         Parameters
         ----------
@@ -99,12 +90,12 @@ class KroneckerGram:
         return float(sum(weight * math.prod(float(np.trace(f)) for f in factors) for weight, factors in self.terms))
 
     def diagonal(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-        """Compute the ``m`` diagonal entries of ``G``: the squared column norms of F.
+        """Compute the diagonal of ``G``: the squared column norms of F.
 
         Parameters
         ----------
         max_entries : int, default DEFAULT_MAX_ENTRIES
-            The largest ``m`` accepted.
+            Refuse a longer diagonal.
 
         Returns
         -------
@@ -118,14 +109,17 @@ class KroneckerGram:
     def toarray(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
         """Build the dense ``m x m`` matrix ``G``.
 
+        Only for a small universe: :meth:`matvec`, :meth:`diagonal` and :meth:`trace` never build it.
+
         Parameters
         ----------
         max_entries : int, default DEFAULT_MAX_ENTRIES
-            The largest ``m * m`` accepted.
+            The cap on ``m * m``, checked before anything is allocated; each entry
+            takes 8 bytes.
 
         Returns
         -------
-        ndarray, shape (m, m)
+        ndarray
         """
         m = self.shape[0]
         check_entries("max_entries", m * m, max_entries, f"a dense Gram matrix (m={format_count(m)})")
@@ -149,7 +143,7 @@ class KroneckerGram:
         return KroneckerGram(self.terms + other.terms)
 
     def kron(self, other: KroneckerGram) -> KroneckerGram:
-        """Compute ``self ⊗ other``, term by term: the Gram matrix of a Kronecker product.
+        """Compute ``self ⊗ other`` term by term: the Gram matrix of a Kronecker product.
 
         Parameters
         ----------

@@ -30,15 +30,11 @@ RANGE_BLOCKS = {"prefix": prefix, "all_range": all_range, "identity": identity}
 
 
 class Marginals(_Structured):
-    """Every cell of every ``way``-way marginal table of a domain.
+    """Every cell of every ``way``-way marginal table of a domain (build it with :func:`marginals`).
 
-    The union over attribute subsets ``S`` of size ``way`` of the Kronecker product with
-    identity on ``S`` and total elsewhere (:attr:`parts`). Build it with :func:`marginals`,
-    which checks the size of the explicit matrix first.
-
-    The products run on the domain's shape (:mod:`projmech.data._tables`), the counts come from
-    the records' tables, and the Gram matrix and norms have closed forms, so the universe may
-    be astronomically large (``2^150``).
+    The union over attribute subsets of size ``way`` of Kronecker products, identity on the subset
+    and total elsewhere (:attr:`parts`). Products, counts, Gram matrix and norms all have closed
+    forms on the domain's shape, so the universe may be astronomically large (``2^150``).
 
     Parameters
     ----------
@@ -49,27 +45,11 @@ class Marginals(_Structured):
     implicit : bool
         Never build the ``k x m`` matrix.
 
-    Attributes
-    ----------
-    way : int
-        The size of the attribute subsets.
-
-    Raises
-    ------
-    ValueError
-        If ``way`` exceeds the number of attributes.
-
-    See Also
-    --------
-    marginals : the builder.
-
     Examples
     --------
     >>> W = pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), 2)
     >>> isinstance(W, pm.workloads.Marginals), W.marginal_way, list(W.subsets)
     (True, 2, [(0, 1), (0, 2), (1, 2)])
-    >>> [part.name for part in W.parts][0]
-    'kron(identity(2), identity(3), total(2))'
     """
 
     def __init__(self, domain: Domain, way: int, *, implicit: bool) -> None:
@@ -120,10 +100,7 @@ class Marginals(_Structured):
         return self._column_gram(universe, universe)
 
     def kronecker_gram(self) -> KroneckerGram:
-        """Express ``F^T F`` as one Kronecker product per table.
-
-        Subset ``S``'s table contributes identity on the attributes of ``S`` and the all-ones
-        matrix (a total's Gram matrix) on the others.
+        """Express ``F^T F`` as one Kronecker product per table: identity on the subset, all-ones elsewhere.
 
         Returns
         -------
@@ -184,12 +161,9 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
               max_entries: int = DEFAULT_MAX_ENTRIES, implicit: bool = False) -> Workload:
     """Build every cell of every ``way``-way marginal table of a domain.
 
-    With ``ways`` instead of ``way``: every table of each of those sizes (``ways=(0, 1, 2, 3)``:
-    the total, then all 1-, 2- and 3-way tables). Rows are ordered by attribute subset
-    (lexicographic in attribute position), then by cell (row-major within the subset's table).
-    On ``{0,1}^d`` these are the ``C(d, way) * 2^way`` ``way``-wise conjunctions
-    (:cite:p:`DNT15`). F is sparse: each universe element falls in exactly one cell of each
-    table, so ``||F||_{1->2} = sqrt(C(d, way))``.
+    Rows run by attribute subset (lexicographic), then by cell (row-major). On ``{0,1}^d`` these are
+    the ``way``-wise conjunctions (:cite:p:`DNT15`); each element falls in one cell of each table, so
+    ``||F||_{1->2} = sqrt(C(d, way))``.
 
     Parameters
     ----------
@@ -198,34 +172,17 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
     way : int, optional
         The table size, between 1 and the number of attributes.
     ways : sequence of int, optional
-        Instead of ``way``: several sizes, each between 0 and the number of attributes, in
-        increasing order, each once.
+        Instead of ``way``: several sizes (0 is the total), distinct and increasing.
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        Cap on the stored entries of the explicit matrix (``m * C(d, way)``), checked before
-        anything is allocated.
+        Cap on the explicit matrix's stored entries, checked before anything is allocated.
     implicit : bool, default False
-        Never build the ``k x m`` matrix: answers to a histogram by summing its tensor over the
-        other attributes, to records by counting (:meth:`Workload.answer_data`), the
-        closed-form Gram matrix and sensitivity, labels on first use. The universe may then be
-        astronomically large (``2^150``), as long as nothing asks for a histogram over it.
+        Never build the ``k x m`` matrix (answers, Gram matrix and sensitivity in closed form), so
+        the universe may be astronomically large.
 
     Returns
     -------
     Workload
         A :class:`Marginals` for ``way``; for ``ways``, a :class:`Stack` of them.
-
-    Raises
-    ------
-    TypeError
-        For an argument of the wrong type, or both or neither of ``way`` and ``ways``.
-    ValueError
-        For a size outside its range, ``ways`` not distinct and increasing, or an explicit
-        matrix above ``max_entries`` stored entries.
-
-    See Also
-    --------
-    range_marginals : prefix or range blocks on ordinal attributes.
-    table_terms : a workload as a union of tables.
 
     Examples
     --------
@@ -233,18 +190,9 @@ def marginals(domain: Domain, way: int | None = None, *, ways: Sequence[int] | N
     >>> W = pm.marginals(domain, way=1)
     >>> W.shape, W.labels
     ((5, 6), ('a=0', 'a=1', 'b=0', 'b=1', 'b=2'))
-    >>> data = pm.Dataset(np.array([[0, 0], [0, 2], [1, 2], [1, 1]]), domain)
-    >>> W.answer_data(data)
-    array([0.5 , 0.5 , 0.25, 0.25, 0.5 ])
-    >>> pm.marginals(domain, ways=(0, 1)).labels[:2]
-    ('total', 'a=0')
-
-    Over 150 binary attributes (``2^150`` elements), nothing of the universe's size is built:
-
     >>> big = pm.Domain([f"x{i}" for i in range(150)], [2] * 150)
-    >>> W = pm.marginals(big, 2, implicit=True)
-    >>> W.num_queries, round(W.sensitivity(), 3)
-    (44700, 105.712)
+    >>> pm.marginals(big, 2, implicit=True).num_queries
+    44700
     """
     if (way is None) == (ways is None):
         raise TypeError("marginals: give exactly one of way (an int) and ways (a sequence of ints)")
@@ -276,44 +224,32 @@ def _marginals_of_way(argument: str, domain: Domain, way: int, max_entries: int,
 def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, implicit: bool = True) -> Workload:
     """Build marginal tables with prefix or range queries on ordinal attributes.
 
-    The union over attribute subsets of size ``way`` of Kronecker products with the block
-    named in ``ranges`` on each ordinal attribute of the subset (``"prefix"``,
-    ``"all_range"``), identity on its other attributes, and total outside it: HDMM's
-    "DimKKrons" workloads (:cite:p:`MMHM18`).
+    Each subset of size ``way`` gives a Kronecker product: the block named in ``ranges`` on its
+    ordinal attributes, identity on its others, total outside it (HDMM's "DimKKrons",
+    :cite:p:`MMHM18`).
 
     Parameters
     ----------
     domain : Domain
         The attributes.
     way : int
-        The number of attributes in each table, between 1 and the number of attributes.
+        The number of attributes in each table.
     ranges : mapping of str to str
-        Attribute name to block: ``"prefix"``, ``"all_range"`` or ``"identity"``. Attributes
-        not named get ``"identity"``.
+        Attribute name to ``"prefix"``, ``"all_range"`` or ``"identity"`` (the default).
     implicit : bool, default True
-        Never build the explicit matrix: the union of ``C(d, way)`` products is answered
-        factor by factor.
+        Never build the explicit matrix.
 
     Returns
     -------
     Stack
         The union of the ``C(d, way)`` Kronecker products.
 
-    Raises
-    ------
-    TypeError
-        For an argument of the wrong type.
-    ValueError
-        For an unknown block or attribute, or a ``way`` outside 1 to the number of attributes.
-
     Examples
     --------
     >>> domain = pm.Domain(["age", "sex", "hours"], [4, 2, 3])
     >>> W = pm.workloads.range_marginals(domain, 2, {"age": "prefix", "hours": "all_range"})
-    >>> W.shape, W.is_implicit
-    ((44, 24), True)
-    >>> W.labels[0]
-    'age<=0 & sex=0'
+    >>> W.shape, W.labels[0]
+    ((44, 24), 'age<=0 & sex=0')
     """
     if not isinstance(ranges, Mapping):
         raise TypeError(f"ranges: expected a mapping of attribute name to block name, got {type(ranges).__name__}")
@@ -336,35 +272,25 @@ def range_marginals(domain: Domain, way: int, ranges: Mapping[str, str], *, impl
 
 @dataclass(frozen=True)
 class TableTerms:
-    """A workload as a union of weighted tables, one block per attribute.
+    """A workload as a union of weighted tables, one block per attribute (from :func:`table_terms`).
 
-    Term ``t`` applies, on each attribute of ``subsets[t]``, that attribute's block (the same
-    in every term), sums the other attributes out, and weights the cells by ``weights[t]``.
-    Get one from :func:`table_terms`.
+    Term ``t`` applies each attribute's block on ``subsets[t]``, sums the other attributes out and
+    weights the cells by ``weights[t]``.
 
     Parameters
     ----------
     sizes : tuple of int
         The attributes' sizes.
     blocks : tuple of (Workload or None)
-        Each attribute's block; None for an attribute that no term keeps.
-    subsets : tuple of tuple of int
-        Each term's attributes (positions, increasing).
-    weights : tuple of float
-        Each term's weight.
-
-    See Also
-    --------
-    table_terms : the decomposition of a workload.
+        Each attribute's block; None where no term keeps the attribute.
+    subsets, weights : tuple
+        Each term's attributes (positions, increasing) and its weight.
 
     Examples
     --------
-    >>> from projmech.workloads import table_terms
-    >>> terms = table_terms(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
-    >>> terms.sizes, terms.subsets, terms.weights
-    ((2, 3), ((), (0,), (1,)), (1.0, 1.0, 1.0))
-    >>> terms.is_marginal
-    True
+    >>> terms = pm.workloads.table_terms(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
+    >>> terms.subsets, terms.weights, terms.is_marginal
+    (((), (0,), (1,)), (1.0, 1.0, 1.0), True)
     """
 
     sizes: tuple[int, ...]
@@ -386,12 +312,9 @@ class TableTerms:
 def table_terms(workload: Workload) -> TableTerms | None:
     """Decompose a workload as a union of weighted tables, if it is one.
 
-    A :class:`Marginals`, a Kronecker product, or a stack of them decomposes when each factor is
-    a constant row (a total: its constant becomes a weight), a scaled identity (an identity:
-    its scale becomes a weight) or a block, and every attribute has one block (the same
-    workload object, or an equal matrix) in all terms. The structured factorizations rest on
-    this form (the theory page *Structured factorizations*,
-    ``docs/theory/structured_factorization.md``).
+    A :class:`Marginals`, a Kronecker product or a stack of them decomposes when each factor is a
+    total, a scaled identity or the attribute's one block; the structured factorizations rest on
+    this form (:doc:`/theory/structured_factorization`).
 
     Parameters
     ----------
@@ -406,9 +329,8 @@ def table_terms(workload: Workload) -> TableTerms | None:
     Examples
     --------
     >>> from projmech.workloads import identity, kron, prefix, table_terms, total
-    >>> terms = table_terms(kron([prefix(4), total(2), identity(3)]))
-    >>> terms.subsets, terms.weights, terms.is_marginal
-    (((0, 2),), (1.0,), False)
+    >>> table_terms(kron([prefix(4), total(2), identity(3)])).subsets
+    ((0, 2),)
     >>> table_terms(pm.Workload([[1, 0], [1, 1]])) is None
     True
     """
@@ -457,8 +379,7 @@ def table_terms(workload: Workload) -> TableTerms | None:
 
 
 def _products(workload: Workload) -> list[tuple[tuple[int, ...] | None, tuple[Workload, ...]]] | None:
-    """The terms of a union: ``(subset, ())`` for each table of a :class:`Marginals`, ``(None,
-    factors)`` for a Kronecker product; None for anything else."""
+    """The terms of a union, ``(subset, ())`` per Marginals table or ``(None, factors)`` per product; None otherwise."""
     if isinstance(workload, Marginals):
         return [(subset, ()) for subset in workload.subsets]
     if isinstance(workload, Kron):

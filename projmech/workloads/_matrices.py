@@ -1,8 +1,7 @@
 """Checks and scale-safe norms of query matrices, shared by every workload type.
 
-The norms feed the sensitivity, and so the noise: they divide by each column's largest magnitude
-before squaring, so that entries of 1e-200 or 1e200 neither vanish nor overflow. The margin of
-:func:`max_column_distance` is derived in :doc:`/theory/workloads`.
+The norms feed the noise, so they divide by each column's largest magnitude before squaring:
+entries of 1e-200 or 1e200 neither vanish nor overflow (:doc:`/theory/workloads`).
 """
 
 from __future__ import annotations
@@ -23,10 +22,9 @@ Matrix = QueryMatrix
 
 
 def max_column_distance(gram: np.ndarray, terms: int) -> float:
-    """Bound the largest distance between two columns of a matrix from its Gram matrix.
+    """Bound the largest distance between two columns of a matrix from its Gram matrix, tight to rounding.
 
-    Tight to rounding: a margin against cancellation in ``G_uu + G_vv - 2 G_uv`` is added to each
-    pair (:doc:`/theory/workloads`).
+    A margin against cancellation in ``G_uu + G_vv - 2 G_uv`` is added to each pair (:doc:`/theory/workloads`).
 
     Parameters
     ----------
@@ -42,8 +40,7 @@ def max_column_distance(gram: np.ndarray, terms: int) -> float:
 
     Examples
     --------
-    >>> from projmech.workloads import max_column_distance
-    >>> round(max_column_distance(np.eye(3), terms=3), 6)  # sqrt(2)
+    >>> round(pm.workloads.max_column_distance(np.eye(3), terms=3), 6)
     1.414214
     """
     gram = np.asarray(gram, dtype=float)

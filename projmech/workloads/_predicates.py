@@ -68,22 +68,21 @@ def from_predicates(
 ) -> Workload:
     """Build queries from vectorized predicates over the universe.
 
-    A predicate maps ``{attribute: codes}`` (arrays over the universe) to a value in ``[0, 1]`` per
-    element, e.g. ``lambda x: (x["age"] >= 3) & (x["sex"] == 1)``.
+    A predicate maps ``{attribute: codes}`` to a value in ``[0, 1]`` per element, e.g.
+    ``lambda x: (x["age"] >= 3) & (x["sex"] == 1)``.
 
     Parameters
     ----------
     domain : Domain
         The attributes; the universe is their product, in row-major order.
     predicates : mapping of str to callable, or sequence of callable
-        The queries: label to predicate, or predicates alone (labelled ``q0, q1, ...``).
+        Label to predicate, or predicates alone (labelled ``q0, q1, ...``).
     max_entries : int, default DEFAULT_MAX_ENTRIES
-        Cap on the ``k x m`` matrix and on the attribute codes handed to the predicates.
+        Cap on the ``k x m`` matrix and on the codes handed to the predicates.
 
     Returns
     -------
     Workload
-        A dense ``k x m`` workload over ``domain``.
 
     Examples
     --------

@@ -1,8 +1,7 @@
 """Workloads kept structured: Kronecker products of per-attribute workloads, and stacks.
 
-Products, columns, Gram matrices and column norms are computed factor by factor, and counts on
-records from group-by tables, so nothing of size ``k x m`` is built unless
-:attr:`~Workload.matrix` is asked for and fits.
+Products, columns, Gram matrices, norms and counts are computed factor by factor, so nothing of
+size ``k x m`` is built unless :attr:`~Workload.matrix` is asked for and fits.
 """
 
 from __future__ import annotations
@@ -100,19 +99,18 @@ class Kron(_Structured):
     Parameters
     ----------
     factors : sequence of Workload
-        ``W_j`` acts on attribute ``j``: its universe is that attribute's values.
+        ``W_j`` acts on attribute ``j``.
     domain : Domain, optional
-        The attributes, whose sizes must be the factors' universe sizes.
+        The attributes, of sizes the factors' universe sizes.
     name : str, optional
-        A short description; default ``"kron(...)"`` of the factors' names.
+        A short description; default ``"kron(...)"``.
     implicit : bool, optional
-        True: never build the explicit matrix; False: build it when asked (refused now if too
-        large or some part is implicit); None: build it on demand when it fits.
+        True: never build the explicit matrix; False: build it when asked (refused now if it cannot
+        be); None: build it on demand when it fits.
 
     Examples
     --------
-    >>> from projmech.workloads import Kron, identity, prefix
-    >>> Kron([prefix(3), identity(2)]).attributes
+    >>> pm.workloads.Kron([pm.workloads.prefix(3), pm.identity(2)]).attributes
     ('x0', 'x1')
     """
 
@@ -279,7 +277,7 @@ class Stack(_Structured):
     parts : sequence of Workload
         The workloads, over the same universe and the same domain (or none).
     domain : Domain, optional
-        The universe's attributes; default: the parts' common domain, if they all have it.
+        The attributes; default: the parts' common domain.
     name : str, optional
         A short description; default: the parts' names joined by ``" + "``.
     implicit : bool, optional
@@ -287,8 +285,7 @@ class Stack(_Structured):
 
     Examples
     --------
-    >>> from projmech.workloads import Stack, prefix, total
-    >>> Stack([total(3), prefix(3)]).shape
+    >>> pm.workloads.Stack([pm.workloads.total(3), pm.workloads.prefix(3)]).shape
     (4, 3)
     """
 
@@ -363,9 +360,9 @@ class Stack(_Structured):
         return any(part._has_nonzero_entry() for part in self.parts)
 
     def kronecker_gram(self) -> KroneckerGram:
-        """Express ``F^T F``, the sum of the parts' Gram matrices, as Kronecker products.
+        """Express ``F^T F`` as the parts' terms together.
 
-        The parts' terms together when they act on attributes of the same sizes; else one dense term.
+        One dense term (:meth:`~Workload.gram`) if the parts act on attributes of different sizes.
 
         Returns
         -------
@@ -481,23 +478,22 @@ def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str
          implicit: bool | None = None) -> Kron:
     """Build the Kronecker product of per-attribute workloads, kept structured :cite:p:`MMHM18`.
 
-    Query ``(i_1, ..., i_d)`` is the product of query ``i_j`` of ``W_j`` on attribute ``j``, in
-    row-major order as :func:`numpy.kron`.
+    Queries run in row-major order, as :func:`numpy.kron`.
 
     Parameters
     ----------
     factors, domain, name, implicit
-        As for :class:`Kron`.
+        As for :class:`Kron`; ``factors`` in attribute order.
 
     Returns
     -------
     Kron
-        The product, a ``prod k_j x prod m_j`` workload.
+        ``prod k_j`` queries over ``prod m_j`` elements.
 
     Examples
     --------
-    >>> from projmech.workloads import identity, kron, prefix
-    >>> kron([prefix(3), identity(2)], domain=pm.Domain(["age", "sex"], [3, 2])).labels[:2]
+    >>> W = pm.workloads.kron([pm.workloads.prefix(3), pm.identity(2)], domain=pm.Domain(["age", "sex"], [3, 2]))
+    >>> W.labels[:2]
     ('age<=0 & sex=0', 'age<=0 & sex=1')
     """
     return Kron(factors, domain=domain, name=name, implicit=implicit)
@@ -506,8 +502,7 @@ def kron(factors: Sequence[Workload], *, domain: Domain | None = None, name: str
 def stack(workloads: Sequence[Workload], *, name: str | None = None, implicit: bool | None = None) -> Workload:
     """Build the union of workloads over the same universe, queries in the order given.
 
-    Structured parts stay structured; the result has the parts' common domain (None where some
-    have none), and different domains are refused.
+    Structured parts stay structured; the parts must share their domain (or have none).
 
     Parameters
     ----------
@@ -519,12 +514,10 @@ def stack(workloads: Sequence[Workload], *, name: str | None = None, implicit: b
     Returns
     -------
     Stack
-        ``sum k_j`` queries over the common universe.
 
     Examples
     --------
-    >>> from projmech.workloads import identity, stack, total
-    >>> stack([total(3), identity(3)]).answer([0.2, 0.3, 0.5])
+    >>> pm.workloads.stack([pm.workloads.total(3), pm.identity(3)]).answer([0.2, 0.3, 0.5])
     array([1. , 0.2, 0.3, 0.5])
     """
     return Stack(workloads, name=name, implicit=implicit)
