@@ -10,7 +10,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,8 @@ MAXIMUM_ENTROPY_MAX_CELLS = 4 * 10**6
 
 #: Default sweeps of iterative proportional fitting (each updates every table once).
 DEFAULT_MAX_SWEEPS = 1000
+
+_Result = TypeVar("_Result")
 
 
 class _JointMarginals:
@@ -150,8 +152,37 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     return MaximumEntropyResult(joint, tuple(targets), stats)
 
 
+class _FitsMeasurements(Generic[_Result]):
+    """An estimator that fits the measured tables, checked and combined by precision (its ``_fit``)."""
+
+    sizes: tuple[int, ...]
+
+    def estimate(self, measurements: Sequence[Measurement], start: _Result | None = None) -> _Result:
+        """The distribution fitted to the measured tables (repeated ones combined by precision).
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            Noisy measurements of the tables' cells (for :class:`MaximumEntropy`, one distribution's).
+        start : MaximumEntropyResult or NoisyMarginalsResult, optional
+            An earlier fit of this estimator's to start from (:class:`NoisyMarginals`: ``stop="gap"`` only).
+
+        Returns
+        -------
+        MaximumEntropyResult or NoisyMarginalsResult
+        """
+        for measurement in measurements:
+            measurement.check(self.sizes)
+        tables, sigmas = combined(self.sizes, measurements)
+        return self._fit(dict(tables), dict(sigmas), start)
+
+    def _fit(self, tables: dict[tuple[int, ...], np.ndarray], sigmas: dict[tuple[int, ...], float],
+             start: _Result | None) -> _Result:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class MaximumEntropy:
+class MaximumEntropy(_FitsMeasurements[MaximumEntropyResult]):
     """The maximum-entropy estimator (:class:`~projmech.tables.Estimator`), taking the tables as exact.
 
     Parameters
@@ -174,32 +205,10 @@ class MaximumEntropy:
     tol: float = 1e-8
     max_sweeps: int = DEFAULT_MAX_SWEEPS
 
-    def estimate(self, measurements: Sequence[Measurement], start: MaximumEntropyResult | None = None
-                 ) -> MaximumEntropyResult:
-        """The maximum-entropy distribution with the measured tables (repeats combined by precision).
-
-        Parameters
-        ----------
-        measurements : sequence of Measurement
-            Tables of one distribution, each summing to 1.
-        start : MaximumEntropyResult, optional
-            An earlier fit to some of the tables.
-
-        Returns
-        -------
-        MaximumEntropyResult
-        """
-        tables, _ = _checked_combined(self.sizes, measurements)
-        return fit_maximum_entropy(self.sizes, dict(tables), tol=self.tol, max_sweeps=self.max_sweeps,
+    def _fit(self, tables: dict[tuple[int, ...], np.ndarray], sigmas: dict[tuple[int, ...], float],
+             start: MaximumEntropyResult | None) -> MaximumEntropyResult:
+        return fit_maximum_entropy(self.sizes, tables, tol=self.tol, max_sweeps=self.max_sweeps,
                                    start=None if start is None else start.joint)
-
-
-def _checked_combined(sizes: Sequence[int], measurements: Sequence[Measurement]
-                     ) -> tuple[dict[tuple[int, ...], np.ndarray], dict[tuple[int, ...], float]]:
-    """The measurements, each checked against ``sizes``, combined by precision (:func:`combined`)."""
-    for measurement in measurements:
-        measurement.check(sizes)
-    return combined(sizes, measurements)
 
 
 def _marginal(joint: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:

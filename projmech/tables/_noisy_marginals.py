@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,11 @@ from ..validation import SEED, Options, check_positions, check_positive_int, che
 from ._junction_tree import JunctionTree, TreeTooLargeError
 from ._maximum_entropy import (
     MAXIMUM_ENTROPY_MAX_CELLS,
-    _checked_combined,
     _checked_marginals,
     _checked_sizes,
+    _FitsMeasurements,
     _JointMarginals,
 )
-from ._measurement import Measurement
 from ._table import expand_table, project_table
 
 __all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginals", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
@@ -228,7 +227,7 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
 
 
 @dataclass(frozen=True)
-class NoisyMarginals:
+class NoisyMarginals(_FitsMeasurements[NoisyMarginalsResult]):
     """The noisy-marginals estimator (:class:`~projmech.tables.Estimator`): :func:`fit_noisy_marginals`.
 
     Parameters
@@ -261,25 +260,11 @@ class NoisyMarginals:
     tol: float | None = None
     max_iterations: int = DEFAULT_MAX_ITERATIONS
 
-    def estimate(self, measurements: Sequence[Measurement], start: NoisyMarginalsResult | None = None
-                 ) -> NoisyMarginalsResult:
-        """The fitted distribution (repeated measurements of a table combined by precision).
-
-        Parameters
-        ----------
-        measurements : sequence of Measurement
-            At least one, of the tables' cells.
-        start : NoisyMarginalsResult, optional
-            An earlier fit (``stop="gap"`` only).
-
-        Returns
-        -------
-        NoisyMarginalsResult
-        """
-        if not measurements:
+    def _fit(self, tables: dict[tuple[int, ...], np.ndarray], sigmas: dict[tuple[int, ...], float],
+             start: NoisyMarginalsResult | None) -> NoisyMarginalsResult:
+        if not tables:
             raise ValueError("measurements: need at least one")
-        tables, sigmas = _checked_combined(self.sizes, measurements)
-        return fit_noisy_marginals(self.sizes, dict(tables), dict(sigmas), rng=self.rng, model=self.model,
+        return fit_noisy_marginals(self.sizes, tables, sigmas, rng=self.rng, model=self.model,
                                    stop=self.stop, tol=self.tol, max_iterations=self.max_iterations, start=start)
 
 
