@@ -45,10 +45,8 @@ def expand_table(values: np.ndarray, attributes: Sequence[int], into: Sequence[i
 
     Parameters
     ----------
-    values : numpy.ndarray
-        The table, one axis per attribute.
-    attributes : sequence of int
-        Its attributes, increasing, all in ``into``.
+    values, attributes
+        The table and its attributes, as for :func:`project_table` (all in ``into``).
     into : sequence of int
         The larger table's attributes, increasing.
 
