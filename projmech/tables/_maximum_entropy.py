@@ -163,9 +163,9 @@ class _FitsMeasurements(Generic[_Result]):
         Parameters
         ----------
         measurements : sequence of Measurement
-            Noisy measurements of the tables' cells (for :class:`MaximumEntropy`, one distribution's).
+            Noisy measurements of the tables' cells (one distribution's, for the maximum-entropy fit).
         start : MaximumEntropyResult or NoisyMarginalsResult, optional
-            An earlier fit of this estimator's to start from (:class:`NoisyMarginals`: ``stop="gap"`` only).
+            An earlier fit of this estimator's to start from (the noisy-marginals fit: ``stop="gap"`` only).
 
         Returns
         -------

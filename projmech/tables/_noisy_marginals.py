@@ -142,8 +142,8 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
                         start: NoisyMarginalsResult | None = None) -> NoisyMarginalsResult:
     """The distribution over ``prod(sizes)`` cells fitted to noisy tables, stopped early.
 
-    Raises ``TypeError``/``ValueError`` for invalid arguments (:class:`TreeTooLargeError` for a tree too
-    large) and ``ArithmeticError`` if a step cannot pass its acceptance test.
+    Raises ``TypeError``/``ValueError`` for invalid arguments (a tree too large:
+    :class:`~projmech.tables.TreeTooLargeError`), ``ArithmeticError`` if a step cannot pass its test.
 
     Parameters
     ----------
