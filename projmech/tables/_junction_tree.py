@@ -75,7 +75,7 @@ class JunctionTree:
         Parameters
         ----------
         index : int
-            The clique's position in :attr:`cliques`.
+            The clique's position in ``cliques``.
 
         Returns
         -------
