@@ -189,10 +189,8 @@ class MaximumEntropy(_FitsMeasurements[MaximumEntropyResult]):
     ----------
     sizes : tuple of int
         The domain's attribute sizes.
-    tol : float
-        Each table's l1 tolerance.
-    max_sweeps : int
-        Sweeps before stopping with ``iteration_limit``.
+    tol, max_sweeps
+        As for :func:`fit_maximum_entropy` (one ``tol`` for every table).
 
     Examples
     --------

@@ -234,16 +234,8 @@ class NoisyMarginals(_FitsMeasurements[NoisyMarginalsResult]):
     ----------
     sizes : tuple of int
         The domain's attribute sizes.
-    rng : numpy.random.Generator, int or None
-        Source of the risk estimate's perturbation.
-    model : {"auto", "dense", "junction_tree"}
-        How the fit holds the distribution.
-    stop : {"risk", "gap"}
-        The stopping rule (only ``"gap"`` takes a warm start).
-    tol : float, optional
-        The gap's tolerance with ``stop="gap"``.
-    max_iterations : int
-        Iterations before stopping with ``iteration_limit``.
+    rng, model, stop, tol, max_iterations
+        As for :func:`fit_noisy_marginals` (only ``stop="gap"`` takes a warm start).
 
     Examples
     --------

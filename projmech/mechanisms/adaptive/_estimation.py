@@ -350,10 +350,8 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     measurements : sequence of Measurement
         At least one; their universe (dense) or junction tree holds at most
         :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
-    rng : numpy.random.Generator, int or None
-        Source of the risk estimate's perturbation (public randomness).
-    model : {"auto", "dense", "junction_tree"}
-        How the fit holds the distribution.
+    rng, model
+        As for :func:`~projmech.tables.fit_noisy_marginals` (``rng`` is public randomness).
 
     Returns
     -------
