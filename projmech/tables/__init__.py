@@ -1,14 +1,5 @@
-"""Marginal tables: the table type, measurements of tables, and estimators of the tables from
-them (one protocol: :class:`Estimator`).
-
-- :class:`Table`, :func:`project_table`, :func:`expand_table`: a table on some attributes,
-  summed down to fewer or broadcast over more; :func:`maximal_sets`, :func:`is_acyclic`.
-- :class:`Measurement`: a noisy measurement of a table (or of a linear query on it) with its
-  noise scale.
-- :class:`MaximumEntropy` (:func:`fit_maximum_entropy`) and :class:`NoisyMarginals`
-  (:func:`fit_noisy_marginals`): estimators over a small universe or a :class:`JunctionTree`
-  (theory page :doc:`/theory/maximum_entropy`); the local-polytope projection is
-  :class:`~projmech.bodies.LocalProjection`.
+"""Marginal tables: the :class:`Table` type, :class:`Measurement` of tables, and the estimators of
+tables from them behind one :class:`Estimator` protocol (:doc:`/theory/maximum_entropy`).
 """
 
 from ._estimator import Estimator, TableModel

@@ -1,10 +1,8 @@
 """One estimator protocol: noisy measurements of tables in, a model of the tables out.
 
-The implementations are :class:`~projmech.tables.MaximumEntropy`,
-:class:`~projmech.tables.NoisyMarginals` and the local-polytope projection
-:class:`~projmech.bodies.LocalProjection`. Each takes an optional ``start``, a model it
-returned before on fewer measurements (an adaptive mechanism's previous round), where its
-algorithm can start from it; ``start=None`` is the cold start.
+Implementations: :class:`~projmech.tables.MaximumEntropy`, :class:`~projmech.tables.NoisyMarginals`
+and :class:`~projmech.bodies.LocalProjection`; each may warm-start from its own earlier model
+(``start``, an adaptive mechanism's previous round).
 """
 
 from __future__ import annotations
@@ -31,9 +29,8 @@ class TableModel(Protocol):
 
     Examples
     --------
-    >>> from projmech.tables import MaximumEntropy, Measurement, TableModel
-    >>> model = MaximumEntropy((2, 2)).estimate([Measurement((0,), np.array([0.5, 0.5]), 0.1)])
-    >>> isinstance(model, TableModel), model.tables
+    >>> model = pm.tables.MaximumEntropy((2, 2)).estimate([pm.tables.Measurement((0,), np.array([0.5, 0.5]), 0.1)])
+    >>> isinstance(model, pm.tables.TableModel), model.tables
     (True, ((0,),))
     """
 
@@ -46,7 +43,7 @@ class TableModel(Protocol):
         """How the estimate was solved."""
 
     def marginal(self, attributes: Any) -> np.ndarray:
-        """The estimated table on some attributes.
+        """The estimated table on some attributes, one axis per attribute.
 
         Parameters
         ----------
@@ -56,7 +53,6 @@ class TableModel(Protocol):
         Returns
         -------
         numpy.ndarray
-            The table, one axis per attribute.
         """
 
 
@@ -71,8 +67,7 @@ class Estimator(Protocol):
 
     Examples
     --------
-    >>> from projmech.tables import Estimator, NoisyMarginals
-    >>> isinstance(NoisyMarginals((2, 3)), Estimator)
+    >>> isinstance(pm.tables.NoisyMarginals((2, 3)), pm.tables.Estimator)
     True
     """
 
@@ -89,5 +84,4 @@ class Estimator(Protocol):
         Returns
         -------
         TableModel
-            The estimate.
         """

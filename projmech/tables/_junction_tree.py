@@ -1,11 +1,5 @@
-"""A junction tree of marginal tables: distributions over a large universe held by their cliques.
-
-A log-linear model on some tables (the fits' iterates) is held exactly by the cliques of a
-chordal completion of the graph joining the attributes each table shares: its cost is the
-cliques' cells, not the universe's. The cliques come from greedy elimination (fewest cells
-first), joined by a maximum-weight spanning tree :cite:p:`WJ08`; calibration is sum-product in
-the logarithms, a table inside no clique is summed from a subtree's conditionals, and the least
-total cost over the universe is one min-sum pass. Derivation: :doc:`/theory/maximum_entropy`.
+"""A junction tree of marginal tables: a log-linear model on them held by the cliques of a chordal
+completion, at the cliques' cost rather than the universe's (:doc:`/theory/maximum_entropy`).
 """
 
 from __future__ import annotations
@@ -32,21 +26,20 @@ _EINSUM_MAX_ATTRIBUTES = len(_LETTERS)
 
 
 class TreeTooLargeError(ValueError):
-    """A junction tree of the given tables holds more cells than a fit may allocate.
-
-    Raised before anything of the tree's size is allocated; a ``ValueError``, since the tables are
-    the argument at fault.
+    """A junction tree of the given tables holds more cells than a fit may allocate (raised before any).
 
     Examples
     --------
-    >>> from projmech.tables import TreeTooLargeError
-    >>> issubclass(TreeTooLargeError, ValueError)
+    >>> issubclass(pm.tables.TreeTooLargeError, ValueError)
     True
     """
 
 
 class JunctionTree:
-    """The cliques of a chordal completion of some tables, joined in a tree.
+    """The cliques of a chordal completion of some tables (greedy elimination), joined in a tree.
+
+    Sets ``cliques`` (``cliques[order[0]]`` the root), ``order`` (each clique after its ``parent``),
+    ``separator`` and ``cells`` (the cliques' together).
 
     Parameters
     ----------
@@ -55,21 +48,9 @@ class JunctionTree:
     tables : sequence of tuple of int
         The tables (increasing attribute positions) the model's factors are on.
 
-    Attributes
-    ----------
-    cliques : tuple of tuple of int
-        The maximal cliques; ``cliques[order[0]]`` is the root.
-    order : tuple of int
-        The cliques from the root, every clique after its parent.
-    parent : tuple of int or None
-        Each clique's parent (None for the root).
-    cells : int
-        The cliques' cells together.
-
     Examples
     --------
-    >>> from projmech.tables import JunctionTree
-    >>> tree = JunctionTree((2, 3, 4), [(0, 1), (1, 2)])
+    >>> tree = pm.tables.JunctionTree((2, 3, 4), [(0, 1), (1, 2)])
     >>> sorted(tree.cliques), tree.cells
     ([(0, 1), (1, 2)], 18)
     """
@@ -94,17 +75,16 @@ class JunctionTree:
         Parameters
         ----------
         index : int
-            The clique's position in :attr:`cliques`.
+            The clique's position in ``cliques``.
 
         Returns
         -------
         tuple of int
-            Its attributes' sizes.
         """
         return tuple(self.sizes[a] for a in self.cliques[index])
 
     def home(self, table: tuple[int, ...]) -> int:
-        """The smallest clique holding a table.
+        """The position of the smallest clique holding a table (``ValueError`` if none does).
 
         Parameters
         ----------
@@ -114,12 +94,6 @@ class JunctionTree:
         Returns
         -------
         int
-            The clique's position in :attr:`cliques`.
-
-        Raises
-        ------
-        ValueError
-            If no clique holds it.
         """
         table = check_positions("table", table, len(self.sizes), what="attribute positions")
         index = self._holding(table)
@@ -139,7 +113,7 @@ class JunctionTree:
         ----------
         potentials : sequence of numpy.ndarray
             One log-potential per clique, of the clique's shape.
-        log : bool, default False
+        log : bool
             Return the tables' logarithms (exact where a table underflows).
 
         Returns
@@ -147,7 +121,6 @@ class JunctionTree:
         beliefs : list of numpy.ndarray
             Each clique's table (summing to 1), or its logarithm.
         log_partition : float
-            ``log sum_x exp(sum_c potentials[c](x_c))``.
         """
         if len(potentials) != len(self.cliques):
             raise ValueError(f"potentials: expected one per clique ({len(self.cliques)}), got {len(potentials)}")
@@ -179,10 +152,7 @@ class JunctionTree:
         return (logs if log else [np.exp(table) for table in logs]), log_partition
 
     def divergence(self, new: Sequence[np.ndarray], old: Sequence[np.ndarray]) -> float:
-        """``KL(p || q)`` of two distributions on this tree, from their clique tables' logarithms.
-
-        The cliques' divergences less the separators' (each a divergence of tables, which keeps the
-        small divergences of short steps that a difference of log-partitions loses to rounding).
+        """``KL(p || q)``: the cliques' divergences less the separators' (exact for short steps).
 
         Parameters
         ----------
@@ -192,7 +162,6 @@ class JunctionTree:
         Returns
         -------
         float
-            ``KL(p || q)`` (slightly negative by rounding near 0).
         """
         total = 0.0
         for index, clique in enumerate(self.cliques):
@@ -206,8 +175,8 @@ class JunctionTree:
     def marginal(self, beliefs: Sequence[np.ndarray], attributes: tuple[int, ...]) -> np.ndarray:
         """The table on some attributes of the distribution with calibrated clique tables ``beliefs``.
 
-        Summed from a clique holding it, else from the product of a subtree's conditionals (summed by
-        :func:`numpy.einsum`, or from the leaves up beyond its 52 letters).
+        Summed from a clique holding it, else from a subtree's conditionals; ``ValueError`` beyond
+        :data:`MARGINAL_MAX_CELLS` cells.
 
         Parameters
         ----------
@@ -219,13 +188,6 @@ class JunctionTree:
         Returns
         -------
         numpy.ndarray
-            The table, of shape ``[sizes[a] for a in attributes]``.
-
-        Raises
-        ------
-        ValueError
-            If ``attributes`` are not increasing positions, or the table holds more than
-            :data:`MARGINAL_MAX_CELLS` cells.
         """
         attributes = check_positions("attributes", attributes, len(self.sizes), what="attribute positions")
         index = self._holding(attributes)
@@ -256,9 +218,7 @@ class JunctionTree:
         return self._summed_up(dict(zip(nodes, tables)), nodes, attributes)
 
     def _summed_up(self, tables: dict[int, np.ndarray], nodes: list[int], attributes: tuple[int, ...]) -> np.ndarray:
-        """The product of a subtree's factors (``nodes`` from its top) summed to ``attributes`` from the
-        leaves up, each clique summing out first what neither its parent, children nor the table read.
-        """
+        """A subtree's product (``nodes`` from its top) summed to ``attributes`` from the leaves up."""
         top = nodes[0]
         sent: dict[int, tuple[np.ndarray, tuple[int, ...]]] = {}
         for node in reversed(nodes):
@@ -286,7 +246,6 @@ class JunctionTree:
         Returns
         -------
         float
-            The least total.
         """
         totals = [np.zeros(self.shape(i)) for i in range(len(self.cliques))]
         for table, cost in costs.items():
@@ -306,8 +265,7 @@ class JunctionTree:
         return float(totals[self.order[0]].min())
 
     def _subtree(self, attributes: tuple[int, ...]) -> list[int]:
-        """The cliques of a subtree holding every one of ``attributes`` (not always the smallest):
-        each attribute's clique nearest the root, joined through their paths to the top one."""
+        """The cliques of a subtree holding every one of ``attributes`` (each one's clique nearest the root, joined)."""
         depth = {self.order[0]: 0}
         for node in self.order[1:]:
             parent = self.parent[node]
@@ -363,10 +321,8 @@ def _spanning_tree(cliques: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...
 
 
 def spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> list[list[int]]:
-    """A maximum-weight spanning forest of groups of attributes (Kruskal's, weights the attributes
-    shared, ties to the lower indices), as each group's neighbours; with ``connect``, groups sharing
-    nothing are joined by weight-0 edges. For a chordal graph's cliques, or an acyclic set, it is a
-    junction tree :cite:p:`BFMY83`.
+    """A maximum-weight spanning forest of groups (Kruskal's; weights the attributes shared, ties to lower
+    indices) as each group's neighbours; ``connect`` joins disjoint groups by weight 0 :cite:p:`BFMY83`.
     """
     edges = sorted(((len(set(a) & set(b)), i, j) for (i, a), (j, b) in itertools.combinations(enumerate(groups), 2)),
                    key=lambda edge: (-edge[0], edge[1], edge[2]))
@@ -388,10 +344,8 @@ def spanning_neighbours(groups: Sequence[Sequence[int]], *, connect: bool) -> li
 
 
 def junction_order(tables: Sequence[tuple[int, ...]], sizes: Sequence[int]) -> list[tuple[int, ...]]:
-    """The maximal tables in breadth-first order of a maximum-weight spanning forest of them.
-
-    Each tree starts at its table of most cells; for an acyclic set the forest is a junction tree
-    :cite:p:`BFMY83` (a table's attributes shared with those before it lie in its parent).
+    """The maximal tables in breadth-first order of a maximum-weight spanning forest, each tree from its
+    table of most cells (for an acyclic set, a junction tree :cite:p:`BFMY83`).
 
     Parameters
     ----------
@@ -403,12 +357,10 @@ def junction_order(tables: Sequence[tuple[int, ...]], sizes: Sequence[int]) -> l
     Returns
     -------
     list of tuple of int
-        The maximal tables, each tree's from its root.
 
     Examples
     --------
-    >>> from projmech.tables import junction_order
-    >>> junction_order([(0,), (0, 1), (1, 2)], (2, 2, 3))
+    >>> pm.tables.junction_order([(0,), (0, 1), (1, 2)], (2, 2, 3))
     [(1, 2), (0, 1)]
     """
     maximal = maximal_sets(tables)
@@ -439,8 +391,7 @@ def _table_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:
 
 def _product(first: tuple[np.ndarray, tuple[int, ...]], second: tuple[np.ndarray, tuple[int, ...]]
              ) -> tuple[np.ndarray, tuple[int, ...]]:
-    """The product of two tables (each with its increasing attributes), over the union of their
-    attributes."""
+    """The product of two tables (each with its attributes) over the union of their attributes."""
     union = tuple(sorted(set(first[1]) | set(second[1])))
     return expand_table(first[0], first[1], union) * expand_table(second[0], second[1], union), union
 

@@ -1,10 +1,6 @@
-"""The maximum-entropy distribution over a small universe with given marginal tables.
-
-:func:`fit_maximum_entropy` runs iterative proportional fitting :cite:p:`DS40` from the uniform
-distribution; every iterate is a product of one factor per table, so a fit meeting the tables is
-the maximum-entropy one (:doc:`/theory/maximum_entropy`). The tables must be one distribution's
-(a projection's); the certificate is the largest l1 distance of a fitted table from its target.
-Dense over the universe: at most :data:`MAXIMUM_ENTROPY_MAX_CELLS` cells.
+"""The maximum-entropy distribution over a small universe with given marginal tables, by iterative
+proportional fitting :cite:p:`DS40` (:doc:`/theory/maximum_entropy`); dense, at most
+:data:`MAXIMUM_ENTROPY_MAX_CELLS` cells.
 """
 
 from __future__ import annotations
@@ -14,7 +10,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -31,6 +27,8 @@ MAXIMUM_ENTROPY_MAX_CELLS = 4 * 10**6
 
 #: Default sweeps of iterative proportional fitting (each updates every table once).
 DEFAULT_MAX_SWEEPS = 1000
+
+_Result = TypeVar("_Result")
 
 
 class _JointMarginals:
@@ -49,7 +47,6 @@ class _JointMarginals:
         Returns
         -------
         numpy.ndarray
-            The table, of shape ``[sizes[a] for a in axes]``.
         """
         return self._table(tuple(axes))
 
@@ -71,13 +68,11 @@ class MaximumEntropyResult(_JointMarginals, SolveResult):
     tables : tuple of tuple of int
         The axes of the tables it was fitted to, in the order given.
     stats : SolveStats
-        Solver ``"ipf"``: the sweeps, and as ``gap`` the largest ratio of a table's l1 distance to
-        its tolerance (optimal when at most 1).
+        Solver ``"ipf"``; ``gap`` is the largest ratio of a table's l1 distance to its tolerance (optimal at most 1).
 
     Examples
     --------
-    >>> from projmech.tables import fit_maximum_entropy
-    >>> fit = fit_maximum_entropy((2, 3), {(0,): np.array([0.5, 0.5])})
+    >>> fit = pm.tables.fit_maximum_entropy((2, 3), {(0,): np.array([0.5, 0.5])})
     >>> fit.joint.shape, bool(fit.stats.tolerance_met), np.round(fit.marginal((1,)), 6).tolist()
     ((2, 3), True, [0.333333, 0.333333, 0.333333])
     """
@@ -95,38 +90,29 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
                     max_sweeps: int = DEFAULT_MAX_SWEEPS, start: Any = None) -> MaximumEntropyResult:
     """The maximum-entropy distribution over ``prod(sizes)`` cells with the given tables.
 
+    The tables must be one distribution's (a projection's); ``ValueError`` for invalid input, two tables
+    disagreeing beyond their tolerances, or a fit leaving no cell with mass.
+
     Parameters
     ----------
     sizes : sequence of int
         The attributes' sizes (at most :data:`MAXIMUM_ENTROPY_MAX_CELLS` cells).
     marginals : dict
-        Increasing axis positions to a table of shape ``[sizes[a] for a in axes]``: non-negative,
-        summing to 1, together one distribution's.
-    tol : float or dict, default 1e-8
+        Increasing axes to a non-negative table of shape ``[sizes[a] for a in axes]`` summing to 1.
+    tol : float or dict
         The largest l1 distance of a fitted table from its target: one, or one per table.
-    max_sweeps : int, default 1000
+    max_sweeps : int
         Sweeps before stopping with ``iteration_limit``.
     start : numpy.ndarray, optional
-        A distribution of shape ``sizes`` to fit from: the fit is then the one nearest it (KL), the
-        maximum-entropy one when ``start`` is a product of factors on the tables (an earlier fit).
+        A distribution of shape ``sizes`` to fit from (the fit is then the KL-nearest to it).
 
     Returns
     -------
     MaximumEntropyResult
-        The fitted distribution (``iteration_limit`` when the tables were not met).
-
-    Raises
-    ------
-    TypeError
-        If ``marginals`` is not a dict.
-    ValueError
-        If ``sizes``, a table, ``tol`` or ``start`` is invalid, two tables disagree by more than
-        their tolerances, or the fit leaves no cell with mass.
 
     Examples
     --------
-    >>> from projmech.tables import fit_maximum_entropy
-    >>> fit = fit_maximum_entropy((2, 2), {(0,): np.array([0.8, 0.2]), (1,): np.array([0.5, 0.5])})
+    >>> fit = pm.tables.fit_maximum_entropy((2, 2), {(0,): np.array([0.8, 0.2]), (1,): np.array([0.5, 0.5])})
     >>> np.round(fit.joint, 6).tolist(), fit.stats.status.value
     ([[0.4, 0.4], [0.1, 0.1]], 'optimal')
     """
@@ -166,25 +152,49 @@ def fit_maximum_entropy(sizes: Any, marginals: dict[tuple[int, ...], Any], *,
     return MaximumEntropyResult(joint, tuple(targets), stats)
 
 
-@dataclass(frozen=True)
-class MaximumEntropy:
-    """The maximum-entropy estimator (:class:`~projmech.tables.Estimator`): :func:`fit_maximum_entropy`.
+class _FitsMeasurements(Generic[_Result]):
+    """An estimator that fits the measured tables, checked and combined by precision (its ``_fit``)."""
 
-    The measured tables are taken as exact (consistent tables, such as a projection's).
+    sizes: tuple[int, ...]
+
+    def estimate(self, measurements: Sequence[Measurement], start: _Result | None = None) -> _Result:
+        """The distribution fitted to the measured tables (repeated ones combined by precision).
+
+        Parameters
+        ----------
+        measurements : sequence of Measurement
+            Noisy measurements of the tables' cells (one distribution's, for the maximum-entropy fit).
+        start : MaximumEntropyResult or NoisyMarginalsResult, optional
+            An earlier fit of this estimator's to start from (the noisy-marginals fit: ``stop="gap"`` only).
+
+        Returns
+        -------
+        MaximumEntropyResult or NoisyMarginalsResult
+        """
+        for measurement in measurements:
+            measurement.check(self.sizes)
+        tables, sigmas = combined(self.sizes, measurements)
+        return self._fit(dict(tables), dict(sigmas), start)
+
+    def _fit(self, tables: dict[tuple[int, ...], np.ndarray], sigmas: dict[tuple[int, ...], float],
+             start: _Result | None) -> _Result:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class MaximumEntropy(_FitsMeasurements[MaximumEntropyResult]):
+    """The maximum-entropy estimator (:class:`~projmech.tables.Estimator`), taking the tables as exact.
 
     Parameters
     ----------
     sizes : tuple of int
         The domain's attribute sizes.
-    tol : float, default 1e-8
-        Each table's l1 tolerance.
-    max_sweeps : int, default 1000
-        Sweeps before stopping with ``iteration_limit``.
+    tol, max_sweeps
+        As for :func:`fit_maximum_entropy` (one ``tol`` for every table).
 
     Examples
     --------
-    >>> from projmech.tables import MaximumEntropy, Measurement
-    >>> fit = MaximumEntropy((2, 2)).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> fit = pm.tables.MaximumEntropy((2, 2)).estimate([pm.tables.Measurement((0,), np.array([0.8, 0.2]), 0.01)])
     >>> np.round(fit.joint, 6).tolist()
     [[0.4, 0.4], [0.1, 0.1]]
     """
@@ -193,26 +203,9 @@ class MaximumEntropy:
     tol: float = 1e-8
     max_sweeps: int = DEFAULT_MAX_SWEEPS
 
-    def estimate(self, measurements: Sequence[Measurement], start: MaximumEntropyResult | None = None
-                 ) -> MaximumEntropyResult:
-        """The maximum-entropy distribution with the measured tables (repeated ones combined by precision).
-
-        Parameters
-        ----------
-        measurements : sequence of Measurement
-            Tables of one distribution, each summing to 1.
-        start : MaximumEntropyResult, optional
-            An earlier fit to some of the tables: the same fit, from its distribution.
-
-        Returns
-        -------
-        MaximumEntropyResult
-            The fitted distribution.
-        """
-        for measurement in measurements:
-            measurement.check(self.sizes)
-        tables, _ = combined(self.sizes, measurements)
-        return fit_maximum_entropy(self.sizes, dict(tables), tol=self.tol, max_sweeps=self.max_sweeps,
+    def _fit(self, tables: dict[tuple[int, ...], np.ndarray], sigmas: dict[tuple[int, ...], float],
+             start: MaximumEntropyResult | None) -> MaximumEntropyResult:
+        return fit_maximum_entropy(self.sizes, tables, tol=self.tol, max_sweeps=self.max_sweeps,
                                    start=None if start is None else start.joint)
 
 
@@ -222,17 +215,14 @@ def _marginal(joint: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 def proportional_fit(joint: np.ndarray, constraints: Sequence[tuple[tuple[int, ...], np.ndarray]], max_sweeps: int,
                      done: Callable[[list[np.ndarray]], bool]) -> int:
-    """Iterative proportional fitting :cite:p:`DS40` of ``joint``, in place.
-
-    Each sweep scales ``joint`` so that its sum over each constraint's axes is the target; a cell
-    at 0 stays there.
+    """Iterative proportional fitting :cite:p:`DS40` of ``joint`` in place (a cell at 0 stays there).
 
     Parameters
     ----------
     joint : numpy.ndarray
         The starting distribution, updated in place.
     constraints : sequence of (tuple of int, numpy.ndarray)
-        The axes summed out and the target, with length-1 axes for those summed.
+        The axes summed out, and the target with length-1 axes for them.
     max_sweeps : int
         The most sweeps.
     done : callable
@@ -246,9 +236,8 @@ def proportional_fit(joint: np.ndarray, constraints: Sequence[tuple[tuple[int, .
 
     Examples
     --------
-    >>> from projmech.tables import proportional_fit
     >>> joint = np.full((2, 2), 0.25)
-    >>> proportional_fit(joint, [((1,), np.array([[0.8], [0.2]]))], 5, lambda d: True), joint.tolist()
+    >>> pm.tables.proportional_fit(joint, [((1,), np.array([[0.8], [0.2]]))], 5, lambda d: True), joint.tolist()
     (1, [[0.4, 0.4], [0.1, 0.1]])
     """
     sweeps = 0
@@ -335,9 +324,7 @@ def _checked_marginals(sizes: tuple[int, ...], marginals: Any, *, distribution: 
 
 
 def _check_agreement(targets: dict[tuple[int, ...], np.ndarray], tolerances: dict[tuple[int, ...], float]) -> None:
-    """Refuse two tables farther apart (l1) on their shared axes than their tolerances together: no
-    distribution is within both. A frustrated cycle agreeing pairwise is left to the fit's status.
-    """
+    """Refuse two tables farther apart (l1) on their shared axes than their tolerances together."""
     for (first, one), (second, other) in itertools.combinations(targets.items(), 2):
         shared = tuple(a for a in first if a in second)
         if shared:
@@ -351,9 +338,8 @@ def _check_agreement(targets: dict[tuple[int, ...], np.ndarray], tolerances: dic
 
 
 def total_correlation(table: np.ndarray) -> float:
-    """A distribution's Kullback–Leibler divergence from the product of its one-way tables.
-
-    For two attributes, their mutual information.
+    """A distribution's KL divergence from the product of its one-way tables, in nats (for two attributes,
+    their mutual information).
 
     Parameters
     ----------
@@ -363,13 +349,11 @@ def total_correlation(table: np.ndarray) -> float:
     Returns
     -------
     float
-        The divergence, in nats (0 exactly when the attributes are independent).
 
     Examples
     --------
-    >>> from projmech.tables import total_correlation
-    >>> round(total_correlation(np.array([[0.5, 0.0], [0.0, 0.5]])), 6), total_correlation(np.full((2, 3), 1 / 6))
-    (0.693147, 0.0)
+    >>> round(pm.tables.total_correlation(np.array([[0.5, 0.0], [0.0, 0.5]])), 6)
+    0.693147
     """
     product = np.ones_like(table)
     for axis in range(table.ndim):

@@ -1,5 +1,4 @@
-"""Measurements as data: a noisy measurement of a table, or of a linear query on it, with its
-noise scale (as Private-PGM's ``LinearMeasurement``)."""
+"""A noisy measurement of a table, or of a linear query on it, with its noise scale."""
 
 from __future__ import annotations
 
@@ -14,25 +13,22 @@ __all__ = ["Measurement", "combined"]
 
 @dataclass(frozen=True, eq=False)
 class Measurement:
-    """One noisy measurement of a table.
+    """One noisy measurement of a table (as Private-PGM's ``LinearMeasurement``).
 
     Parameters
     ----------
     attributes : tuple of int
         The table's attributes, increasing domain positions.
     values : numpy.ndarray
-        The noisy answers, as fractions of the public size: the table's cells (row-major over
-        the attributes), or the answers of ``query``.
+        The noisy answers as fractions of the public size: the cells (row-major), or ``query``'s answers.
     sigma : float
-        The standard deviation of their noise (as a fraction of the public size).
+        The standard deviation of their noise, as a fraction of the public size.
     query : numpy.ndarray, optional
-        A matrix over the table's flat cells whose answers were measured; None for the cells
-        themselves (the identity).
+        A matrix over the table's flat cells whose answers were measured; None for the cells.
 
     Examples
     --------
-    >>> from projmech.tables import Measurement
-    >>> Measurement((0,), np.array([0.6, 0.4]), 0.01).attributes
+    >>> pm.tables.Measurement((0,), np.array([0.6, 0.4]), 0.01).attributes
     (0,)
     """
 
@@ -47,19 +43,13 @@ class Measurement:
         return self.query is None
 
     def check(self, sizes: Sequence[int]) -> None:
-        """Refuse attributes that are not increasing positions of ``sizes``, values that are not
-        one per cell of the table (or per row of ``query``), or a sigma that is not positive and
-        finite.
+        """Refuse (``ValueError``) attributes that are not increasing positions of ``sizes``, values not one
+        per cell (or per row of ``query``), or a sigma that is not positive and finite.
 
         Parameters
         ----------
         sizes : sequence of int
             The domain's attribute sizes.
-
-        Raises
-        ------
-        ValueError
-            For each of these.
         """
         attributes = tuple(self.attributes)
         if not attributes or any(not 0 <= a < len(sizes) for a in attributes) or \
@@ -81,8 +71,7 @@ class Measurement:
 
 def combined(sizes: Sequence[int], measurements: Sequence[Measurement]
              ) -> tuple[dict[tuple[int, ...], np.ndarray], dict[tuple[int, ...], float]]:
-    """Each measured table once: its measurements' precision-weighted mean (shaped as the table)
-    and that mean's standard deviation.
+    """Each measured table once: its measurements' precision-weighted mean and that mean's noise.
 
     Parameters
     ----------
@@ -94,15 +83,14 @@ def combined(sizes: Sequence[int], measurements: Sequence[Measurement]
     Returns
     -------
     tables : dict
-        Each measured table's attributes to its combined values.
+        Each measured table's attributes to its combined values, shaped as the table.
     sigmas : dict
         Each to its combined noise's standard deviation.
 
     Examples
     --------
-    >>> from projmech.tables import Measurement, combined
-    >>> tables, sigmas = combined((2,), [Measurement((0,), np.array([0.6, 0.4]), 1.0),
-    ...                                  Measurement((0,), np.array([0.4, 0.6]), 1.0)])
+    >>> tables, sigmas = pm.tables.combined((2,), [pm.tables.Measurement((0,), np.array([0.6, 0.4]), 1.0),
+    ...                                            pm.tables.Measurement((0,), np.array([0.4, 0.6]), 1.0)])
     >>> tables[(0,)].tolist(), round(sigmas[(0,)], 6)
     ([0.5, 0.5], 0.707107)
     """

@@ -1,14 +1,6 @@
-"""A distribution fitted to noisy marginal tables, stopped where an unbiased estimate of its risk is least.
-
-:func:`fit_noisy_marginals` runs entropic mirror descent from the uniform distribution on the
-precision-weighted squared residual of a distribution's tables against the measurements. Its
-iterates are log-linear models on the measured tables; run to convergence they would fit the
-noise, so the path is stopped at the iterate of least Stein's unbiased risk estimate
-:cite:p:`Ste81` (its divergence term by a second, perturbed path: Monte-Carlo SURE
-:cite:p:`RBU08`), or, with ``stop="gap"``, at the least-squares point certified by its
-Frank–Wolfe gap. Iterates are held over the universe (one tree of partial sums computes all
-tables) or by a junction tree of the tables. Derivation: :doc:`/theory/maximum_entropy`;
-measured errors and times: ``benchmarks/README.md``.
+"""A distribution fitted to noisy marginal tables by entropic mirror descent, stopped where Stein's
+unbiased risk estimate :cite:p:`Ste81,RBU08` is least or at a Frank–Wolfe gap
+(:doc:`/theory/maximum_entropy`).
 """
 
 from __future__ import annotations
@@ -16,7 +8,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +17,13 @@ import numpy as np
 from ..solve import Attempt, SolveResult, SolveStats, Status
 from ..validation import SEED, Options, check_positions, check_positive_int, check_positive_number, format_count
 from ._junction_tree import JunctionTree, TreeTooLargeError
-from ._maximum_entropy import MAXIMUM_ENTROPY_MAX_CELLS, _checked_marginals, _checked_sizes, _JointMarginals
-from ._measurement import Measurement, combined
+from ._maximum_entropy import (
+    MAXIMUM_ENTROPY_MAX_CELLS,
+    _checked_marginals,
+    _checked_sizes,
+    _FitsMeasurements,
+    _JointMarginals,
+)
 from ._table import expand_table, project_table
 
 __all__ = ["GAP_TOLERANCE", "MODELS", "NoisyMarginals", "NoisyMarginalsResult", "STOPS", "fit_noisy_marginals"]
@@ -69,9 +66,8 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
     tables : tuple of tuple of int
         The axes of the tables it was fitted to, in the order given.
     risk : float or None
-        Stein's estimate of the returned iterate's mean squared error per measured cell, in units
-        of each cell's noise variance (optimistic for the least of the path; None with
-        ``stop="gap"``).
+        Stein's estimate of the iterate's mean squared error per measured cell, in noise variances
+        (None with ``stop="gap"``).
     chi2 : float
         The iterate's weighted squared residual per measured cell.
     degrees_of_freedom : float or None
@@ -79,8 +75,7 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
     iterations_run : int
         The iterations the path ran (``stats.iterations``: the one returned).
     stats : SolveStats
-        Solver ``"mirror_descent"``: optimal when the path stopped by its rule (``stop="risk"``) or
-        its Frank–Wolfe gap met the tolerance (``stop="gap"``, ``gap`` set).
+        Solver ``"mirror_descent"``: optimal when the path stopped by its rule.
     tree : JunctionTree or None
         The junction tree holding the distribution, if any.
     beliefs : tuple of numpy.ndarray or None
@@ -88,10 +83,9 @@ class NoisyMarginalsResult(_JointMarginals, SolveResult):
 
     Examples
     --------
-    >>> from projmech.tables import fit_noisy_marginals
-    >>> fit = fit_noisy_marginals((2, 3), {(0,): np.array([0.52, 0.47])}, 0.05, rng=0)
-    >>> fit.joint.shape, fit.stats.status.value, bool(abs(fit.marginal((0,)).sum() - 1) < 1e-12)
-    ((2, 3), 'optimal', True)
+    >>> fit = pm.tables.fit_noisy_marginals((2, 3), {(0,): np.array([0.52, 0.47])}, 0.05, rng=0)
+    >>> fit.joint.shape, fit.stats.status.value
+    ((2, 3), 'optimal')
     """
 
     joint: np.ndarray | None
@@ -148,55 +142,40 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
                         start: NoisyMarginalsResult | None = None) -> NoisyMarginalsResult:
     """The distribution over ``prod(sizes)`` cells fitted to noisy tables, stopped early.
 
+    Raises ``TypeError``/``ValueError`` for invalid arguments (a tree too large:
+    :class:`~projmech.tables.TreeTooLargeError`), ``ArithmeticError`` if a step cannot pass its test.
+
     Parameters
     ----------
     sizes : sequence of int
-        The attributes' sizes (the universe, dense, or the junction tree's cliques hold at most
-        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells).
+        The attributes' sizes; the dense universe or the tree's cliques hold at most
+        :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
     marginals : dict
-        Increasing axis positions to a measured table of shape ``[sizes[a] for a in axes]`` (a
-        distribution's table plus Gaussian noise), each set of axes once.
+        Increasing axes to a measured table of shape ``[sizes[a] for a in axes]``, each axes once.
     sigma : float or dict
         The standard deviation of each cell's noise: one, or one per table.
     rng : numpy.random.Generator, int or None
-        Source of the second path's perturbation (the risk estimate's only randomness).
-    max_iterations : int, default 20,000
+        Source of the risk estimate's perturbation (its only randomness).
+    max_iterations : int
         Iterations before stopping with ``iteration_limit``.
     model : {"auto", "dense", "junction_tree"}
         How the iterates are held; ``"auto"``, dense where the universe fits.
     stop : {"risk", "gap"}
-        The iterate of least estimated risk, or the first whose Frank–Wolfe gap is within ``tol``
-        of the larger of the loss's lower bound and half the measured cells (the precision-weighted
-        projection onto the marginal polytope, ties broken towards maximum entropy).
+        The iterate of least estimated risk, or the first whose Frank–Wolfe gap is within ``tol``.
     tol : float, optional
         The gap's tolerance with ``stop="gap"`` (default :data:`GAP_TOLERANCE`).
     start : NoisyMarginalsResult, optional
-        With ``stop="gap"``, an earlier fit to some of the tables to start from (a junction tree's
-        cliques each inside one of this fit's, else uniform): the same point to the tolerance.
+        With ``stop="gap"``, an earlier fit to some of the tables to start from.
 
     Returns
     -------
     NoisyMarginalsResult
-        The chosen iterate.
-
-    Raises
-    ------
-    TypeError
-        If ``marginals``, ``sigma``, ``model``, ``stop``, ``tol``, ``rng`` or ``start`` has the wrong
-        type.
-    ValueError
-        If ``sizes`` or a table is invalid or too large for the model
-        (:class:`~projmech.tables.TreeTooLargeError` for the tree), a ``sigma`` is not positive, an
-        option is unknown, or ``tol`` or ``start`` is given with ``stop="risk"``.
-    ArithmeticError
-        If a step cannot be made small enough to pass its acceptance test.
 
     Examples
     --------
-    >>> from projmech.tables import fit_noisy_marginals
     >>> truth = np.array([[0.3, 0.2], [0.1, 0.4]])
     >>> noisy = truth + np.random.default_rng(1).normal(0, 0.05, (2, 2))
-    >>> fit = fit_noisy_marginals((2, 2), {(0, 1): noisy}, 0.05, rng=0)
+    >>> fit = pm.tables.fit_noisy_marginals((2, 2), {(0, 1): noisy}, 0.05, rng=0)
     >>> bool(np.abs(fit.joint - truth).sum() < np.abs(noisy - truth).sum())
     True
     """
@@ -248,30 +227,20 @@ def fit_noisy_marginals(sizes: Any, marginals: dict[tuple[int, ...], Any], sigma
 
 
 @dataclass(frozen=True)
-class NoisyMarginals:
+class NoisyMarginals(_FitsMeasurements[NoisyMarginalsResult]):
     """The noisy-marginals estimator (:class:`~projmech.tables.Estimator`): :func:`fit_noisy_marginals`.
-
-    Repeated measurements of a table are combined by precision first.
 
     Parameters
     ----------
     sizes : tuple of int
         The domain's attribute sizes.
-    rng : numpy.random.Generator, int or None
-        Source of the risk estimate's perturbation.
-    model : {"auto", "dense", "junction_tree"}
-        How the fit holds the distribution.
-    stop : {"risk", "gap"}
-        The stopping rule (only ``"gap"`` takes a warm start).
-    tol : float, optional
-        The gap's tolerance with ``stop="gap"``.
-    max_iterations : int, default 20,000
-        Iterations before stopping with ``iteration_limit``.
+    rng, model, stop, tol, max_iterations
+        As for :func:`fit_noisy_marginals` (only ``stop="gap"`` takes a warm start).
 
     Examples
     --------
-    >>> from projmech.tables import Measurement, NoisyMarginals
-    >>> fit = NoisyMarginals((2, 2), rng=0).estimate([Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> measured = pm.tables.Measurement((0,), np.array([0.8, 0.2]), 0.01)
+    >>> fit = pm.tables.NoisyMarginals((2, 2), rng=0).estimate([measured])
     >>> np.round(fit.marginal((0,)), 2).tolist()
     [0.8, 0.2]
     """
@@ -283,28 +252,11 @@ class NoisyMarginals:
     tol: float | None = None
     max_iterations: int = DEFAULT_MAX_ITERATIONS
 
-    def estimate(self, measurements: Sequence[Measurement], start: NoisyMarginalsResult | None = None
-                 ) -> NoisyMarginalsResult:
-        """The fitted distribution.
-
-        Parameters
-        ----------
-        measurements : sequence of Measurement
-            At least one, of the tables' cells.
-        start : NoisyMarginalsResult, optional
-            An earlier fit (``stop="gap"`` only; see :func:`fit_noisy_marginals`).
-
-        Returns
-        -------
-        NoisyMarginalsResult
-            The fit.
-        """
-        if not measurements:
+    def _fit(self, tables: dict[tuple[int, ...], np.ndarray], sigmas: dict[tuple[int, ...], float],
+             start: NoisyMarginalsResult | None) -> NoisyMarginalsResult:
+        if not tables:
             raise ValueError("measurements: need at least one")
-        for measurement in measurements:
-            measurement.check(self.sizes)
-        tables, sigmas = combined(self.sizes, measurements)
-        return fit_noisy_marginals(self.sizes, dict(tables), dict(sigmas), rng=self.rng, model=self.model,
+        return fit_noisy_marginals(self.sizes, tables, sigmas, rng=self.rng, model=self.model,
                                    stop=self.stop, tol=self.tol, max_iterations=self.max_iterations, start=start)
 
 
@@ -360,9 +312,7 @@ def _path(holder: _Dense | _Factored, targets: dict[tuple[int, ...], np.ndarray]
           sigmas: dict[tuple[int, ...], float],
           generator: np.random.Generator | None, start: NoisyMarginalsResult | None = None
           ) -> Iterator[tuple[int, _Iterate, float]]:
-    """Mirror descent from uniform (or ``start``): yields each iteration's iterate and the Monte-Carlo
-    estimate of its tables' divergence ``df`` (0 without ``generator``), endlessly.
-    """
+    """Mirror descent from uniform (or ``start``), endlessly: each iteration, its iterate and the Monte-Carlo ``df``."""
     weights = {axes: 1.0 / sigmas[axes] ** 2 for axes in targets}
     directions = ({} if generator is None else
                   {axes: generator.standard_normal(target.shape) for axes, target in targets.items()})
@@ -435,9 +385,8 @@ class _Iterate:
         return self.holder.step(self.state, self.gradient, step)
 
     def below_model_of(self, previous: _Iterate, step: float, weights: dict[tuple[int, ...], float]) -> bool:
-        """The step's acceptance test (relative smoothness in the entropy's geometry): the loss's excess
-        over its linear model, exactly ``(1/2) sum_t w_t ||mu_t(this) - mu_t(previous)||^2``, at most
-        KL(this || previous) / step; a step moving no log-cell by over 1e-10 passes.
+        """The step's acceptance test (relative smoothness): the loss's excess over its linear model at most
+        KL(this || previous) / step.
         """
         if step * previous.spread <= _NEGLIGIBLE_MOVE:
             return True
@@ -508,8 +457,7 @@ class _FactoredState:
 
 
 class _Factored:
-    """Iterates held by a junction tree of the measured tables: each clique's log-potential
-    and, calibrated, its table. A step moves the potentials of the cliques the tables live in."""
+    """Iterates held by a junction tree of the measured tables: each clique's log-potential and table."""
 
     def __init__(self, tree: JunctionTree, tables: tuple[tuple[int, ...], ...]) -> None:
         self.tree = tree
@@ -574,9 +522,7 @@ class _Factored:
 
 
 class _MarginalTree:
-    """The tables of a distribution through one tree of partial sums: each node drops the largest
-    attribute its tables lack, so tables sharing their first drops share their sums.
-    """
+    """A distribution's tables through one tree of partial sums, shared by tables with common drops."""
 
     def __init__(self, sizes: tuple[int, ...], tables: tuple[tuple[int, ...], ...]) -> None:
         self.sizes = sizes

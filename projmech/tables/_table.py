@@ -1,5 +1,4 @@
-"""One marginal table: values over the cells of some attributes, and the operations on families
-of tables (their maximal members, their acyclicity)."""
+"""One marginal table, and the operations on families of tables (maximal members, acyclicity)."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ _Set = TypeVar("_Set", bound=Iterable[int])
 
 
 def project_table(values: np.ndarray, attributes: Sequence[int], kept: Sequence[int]) -> np.ndarray:
-    """A table's values summed down to some of its attributes.
+    """A table's values summed down to some of its attributes (``values`` itself when nothing is summed).
 
     Parameters
     ----------
@@ -26,17 +25,15 @@ def project_table(values: np.ndarray, attributes: Sequence[int], kept: Sequence[
     attributes : sequence of int
         Its attributes, increasing.
     kept : sequence of int
-        The attributes kept (increasing, among ``attributes``).
+        The attributes kept, increasing, among ``attributes``.
 
     Returns
     -------
     numpy.ndarray
-        The summed table; ``values`` itself when nothing is summed.
 
     Examples
     --------
-    >>> from projmech.tables import project_table
-    >>> project_table(np.arange(6.0).reshape(2, 3), (0, 4), (4,)).tolist()
+    >>> pm.tables.project_table(np.arange(6.0).reshape(2, 3), (0, 4), (4,)).tolist()
     [3.0, 5.0, 7.0]
     """
     axes = tuple(axis for axis, a in enumerate(attributes) if a not in kept)
@@ -44,26 +41,22 @@ def project_table(values: np.ndarray, attributes: Sequence[int], kept: Sequence[
 
 
 def expand_table(values: np.ndarray, attributes: Sequence[int], into: Sequence[int]) -> np.ndarray:
-    """A table's values reshaped to broadcast over a table on more attributes.
+    """A table's values with a length-1 axis for each attribute of ``into`` they lack, to broadcast.
 
     Parameters
     ----------
-    values : numpy.ndarray
-        The table, one axis per attribute.
-    attributes : sequence of int
-        Its attributes, increasing, all in ``into``.
+    values, attributes
+        The table and its attributes, as for :func:`project_table` (all in ``into``).
     into : sequence of int
         The larger table's attributes, increasing.
 
     Returns
     -------
     numpy.ndarray
-        ``values`` with a length-1 axis for each attribute of ``into`` it lacks.
 
     Examples
     --------
-    >>> from projmech.tables import expand_table
-    >>> expand_table(np.ones(3), (1,), (0, 1, 2)).shape
+    >>> pm.tables.expand_table(np.ones(3), (1,), (0, 1, 2)).shape
     (1, 3, 1)
     """
     attributes = tuple(attributes)
@@ -83,8 +76,7 @@ class Table:
 
     Examples
     --------
-    >>> from projmech.tables import Table
-    >>> table = Table((0, 2), np.array([[1.0, 3.0], [2.0, 2.0]]))
+    >>> table = pm.tables.Table((0, 2), np.array([[1.0, 3.0], [2.0, 2.0]]))
     >>> table.project((2,)).values.tolist(), table.total, table.normalize().values.sum()
     ([3.0, 5.0], 8.0, np.float64(1.0))
     """
@@ -119,7 +111,6 @@ class Table:
         Returns
         -------
         Table
-            The summed table.
         """
         kept = _positions(attributes)
         if not set(kept) <= set(self.attributes):
@@ -134,12 +125,11 @@ class Table:
         attributes : sequence of int
             Increasing positions holding :attr:`attributes`.
         sizes : sequence of int, optional
-            The domain's sizes: broadcast to the full shape (a read-only view).
+            The domain's sizes: broadcast to the full shape (a read-only view); else length-1 new axes.
 
         Returns
         -------
         numpy.ndarray
-            The values, with length-1 axes for the new attributes unless ``sizes`` is given.
         """
         into = _positions(attributes)
         if not set(self.attributes) <= set(into):
@@ -148,12 +138,11 @@ class Table:
         return expanded if sizes is None else np.broadcast_to(expanded, [sizes[a] for a in into])
 
     def normalize(self) -> Table:
-        """The table divided by its total.
+        """The table divided by its total: a distribution over its cells.
 
         Returns
         -------
         Table
-            A distribution over the table's cells.
         """
         return Table(self.attributes, self.values / self.total)
 
@@ -165,7 +154,7 @@ def _positions(attributes: Sequence[int]) -> tuple[int, ...]:
 
 
 def maximal_sets(family: Iterable[_Set]) -> list[_Set]:
-    """The members of a family of attribute sets inside no other member, in the family's order.
+    """The members of a family of attribute sets inside no other member (repeats kept), in order.
 
     Parameters
     ----------
@@ -175,12 +164,10 @@ def maximal_sets(family: Iterable[_Set]) -> list[_Set]:
     Returns
     -------
     list
-        The members no other member strictly contains (repeated members all kept).
 
     Examples
     --------
-    >>> from projmech.tables import maximal_sets
-    >>> maximal_sets([(0,), (0, 1), (1, 2), (2,)])
+    >>> pm.tables.maximal_sets([(0,), (0, 1), (1, 2), (2,)])
     [(0, 1), (1, 2)]
     """
     members = list(family)
@@ -189,8 +176,7 @@ def maximal_sets(family: Iterable[_Set]) -> list[_Set]:
 
 
 def is_acyclic(tables: Iterable[Iterable[int]]) -> bool:
-    """Whether a family of attribute sets is an acyclic (alpha-acyclic) hypergraph, by the
-    Graham (GYO) reduction :cite:p:`BFMY83`.
+    """Whether a family of attribute sets is an alpha-acyclic hypergraph (GYO reduction :cite:p:`BFMY83`).
 
     Parameters
     ----------
@@ -200,13 +186,10 @@ def is_acyclic(tables: Iterable[Iterable[int]]) -> bool:
     Returns
     -------
     bool
-        True when dropping attributes read by one set only and sets inside another leaves at
-        most one set.
 
     Examples
     --------
-    >>> from projmech.tables import is_acyclic
-    >>> is_acyclic([(0, 1), (1, 2)]), is_acyclic([(0, 1), (1, 2), (0, 2)])
+    >>> pm.tables.is_acyclic([(0, 1), (1, 2)]), pm.tables.is_acyclic([(0, 1), (1, 2), (0, 2)])
     (True, False)
     """
     edges = [set(table) for table in tables]

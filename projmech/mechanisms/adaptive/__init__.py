@@ -1,7 +1,5 @@
-"""Select, measure, project: an adaptive mechanism for marginal workloads.
-
-:class:`AdaptiveProjectionMechanism` releases marginal tables by rounds, as MWEM :cite:p:`HLM12`
-and AIM :cite:p:`MMSM22` do, its privacy zCDP composed over the rounds (:doc:`/guide/adaptive`).
+"""Select, measure, project: an adaptive mechanism for marginal workloads, as MWEM :cite:p:`HLM12`
+and AIM :cite:p:`MMSM22`, its privacy zCDP composed over the rounds (:doc:`/guide/adaptive`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""The adaptive mechanism's estimators: models of the data from its noisy tables, read by each
-round and by the final release (theory page :doc:`/theory/maximum_entropy`).
-"""
+"""The adaptive mechanism's estimators of the data from its noisy tables (:doc:`/theory/maximum_entropy`)."""
 
 from __future__ import annotations
 
@@ -48,9 +46,7 @@ _JOINT_FIT_SHARE = 0.1
 
 def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
                       ) -> tuple[Workload, np.ndarray]:
-    """The measured tables as one workload, each table's queries and value weighted by ``1/sigma``.
-
-    What :func:`~projmech.synthetic.synthetic_data` checks the rows of the local projection against.
+    """The measured tables as one workload over the universe, each table's queries and values weighted by ``1/sigma``.
 
     Parameters
     ----------
@@ -62,12 +58,11 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
     Returns
     -------
     tuple of (Workload, numpy.ndarray)
-        The weighted workload over the domain's universe and the weighted measurements.
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import Measurement, measured_workload
-    >>> workload, y = measured_workload((2, 3), [Measurement((1,), np.array([0.2, 0.3, 0.5]), 0.1)])
+    >>> measured = pm.tables.Measurement((1,), np.array([0.2, 0.3, 0.5]), 0.1)
+    >>> workload, y = pm.mechanisms.adaptive.measured_workload((2, 3), [measured])
     >>> workload.shape, y.tolist()
     ((3, 6), [2.0, 3.0, 5.0])
     """
@@ -89,11 +84,8 @@ def measured_workload(sizes: tuple[int, ...], measurements: tuple[Measurement, .
 
 def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
                     start: LocalResult | None = None) -> LocalResult:
-    """Project the measurements onto the local polytope of their tables, weighted by precision.
-
-    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent, non-negative tables summing to
-    1 (:class:`~projmech.bodies.LocalProjection`); a projection stopped short of its
-    tolerance still gives such tables, and its status says so.
+    """Project the measurements, weighted by precision, onto the local polytope of their tables
+    (:class:`~projmech.bodies.LocalProjection`; its status says if it stopped short).
 
     Parameters
     ----------
@@ -107,14 +99,11 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
     Returns
     -------
     LocalResult
-        The projected tables.
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables
-    >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
-    ...                                   Measurement((0,), np.array([0.5, 0.5]), 0.1)])
-    >>> np.round(result.marginal((0,)), 6).tolist()
+    >>> twice = [pm.tables.Measurement((0,), np.array(values), 0.1) for values in ([0.7, 0.3], [0.5, 0.5])]
+    >>> np.round(pm.mechanisms.adaptive.estimate_tables((2, 2), twice).marginal((0,)), 6).tolist()
     [0.6, 0.4]
     """
     return LocalProjection(tuple(sizes)).estimate(measurements, start=start)
@@ -122,12 +111,8 @@ def estimate_tables(sizes: tuple[int, ...], measurements: tuple[Measurement, ...
 
 def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tuple[int, ...], *,
                    start: np.ndarray | None = None) -> np.ndarray:
-    """The estimate of the table on some attributes from the projected tables.
-
-    Summed from a projected table containing it, else fitted by iterative proportional fitting from
-    ``start`` (default uniform; at most 50 sweeps) to its largest measured parts: the table nearest
-    ``start`` in Kullback–Leibler divergence that agrees with them. Parts that are no
-    distribution's and leave no cell with mass are raised by a uniform share of 10^-9 first.
+    """The table on some attributes from the projected tables: summed from one containing it, else the
+    KL-nearest table to ``start`` agreeing with its largest measured parts (proportional fitting).
 
     Parameters
     ----------
@@ -138,27 +123,19 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     sizes : tuple of int
         The domain's attribute sizes.
     start : numpy.ndarray, optional
-        Positive cells of the table's shape to fit from.
+        Positive finite cells of the table's shape to fit from; default uniform.
 
     Returns
     -------
     numpy.ndarray
-        The table, of shape ``[sizes[a] for a in attributes]``, summing to 1.
-
-    Raises
-    ------
-    TypeError
-        If ``start`` is not an array of numbers.
-    ValueError
-        If ``start`` does not have the table's shape or has a cell that is not positive and finite.
+        The table, summing to 1.
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
-    >>> result = estimate_tables((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
-    ...                                   Measurement((1,), np.array([0.5, 0.5]), 0.01)])
+    >>> from projmech.mechanisms.adaptive import estimate_tables, table_estimate
+    >>> result = estimate_tables((2, 2), [pm.tables.Measurement((a,), np.array([0.8, 0.2]), 0.01) for a in (0, 1)])
     >>> np.round(table_estimate(result, (0, 1), (2, 2)), 6).tolist()
-    [[0.4, 0.4], [0.1, 0.1]]
+    [[0.64, 0.16], [0.16, 0.04]]
     """
     def summed(table: tuple[int, ...], part: tuple[int, ...]) -> np.ndarray:
         """The projected ``table`` summed down to ``part``."""
@@ -205,11 +182,8 @@ def _proportional_fit(fitted: np.ndarray, constraints: list[tuple[tuple[int, ...
 class DecomposableModel:
     """The decomposable model of an acyclic set of the projected tables, where completions start.
 
-    Starting from it carries what chains of measured tables imply between attributes, as AIM's
-    graphical model does, without fitting: on an acyclic set the local polytope is the marginal
-    polytope, so the projected tables are one distribution's (their product over their separators'
-    along a junction tree). The maximal tables are taken most dependent first (total correlation),
-    each while the junction tree of those taken needs no other clique.
+    It carries what chains of measured tables imply between attributes, as AIM's graphical model
+    does, without fitting (:doc:`/theory/maximum_entropy`). Sets ``tables``, ``tree`` and ``beliefs``.
 
     Parameters
     ----------
@@ -218,32 +192,13 @@ class DecomposableModel:
     sizes : tuple of int
         The domain's attribute sizes.
 
-    Attributes
-    ----------
-    tables : tuple of tuple of int
-        The tables the model was built on, in the order taken.
-    tree : JunctionTree
-        Their junction tree.
-    beliefs : list of numpy.ndarray
-        The tree's clique tables.
-
-    Raises
-    ------
-    TypeError
-        If ``estimate`` is not a LocalResult.
-    ValueError
-        If ``sizes`` are not the sizes of the estimate's tables.
-
     Examples
     --------
-    A chain measured by its two pairs: the model carries the dependence between its ends.
-
-    >>> from projmech.mechanisms.adaptive import DecomposableModel, Measurement, estimate_tables, table_estimate
+    >>> from projmech.mechanisms.adaptive import DecomposableModel, estimate_tables
     >>> pair = np.array([0.45, 0.05, 0.05, 0.45])  # two binary attributes, mostly equal
-    >>> result = estimate_tables((2, 2, 2), [Measurement((0, 1), pair, 1e-6), Measurement((1, 2), pair, 1e-6)])
-    >>> model = DecomposableModel(result, (2, 2, 2))
-    >>> np.round(model.complete((0, 2)), 3).tolist(), np.round(table_estimate(result, (0, 2), (2, 2, 2)), 3).tolist()
-    ([[0.41, 0.09], [0.09, 0.41]], [[0.25, 0.25], [0.25, 0.25]])
+    >>> chain = [pm.tables.Measurement(t, pair, 1e-6) for t in ((0, 1), (1, 2))]
+    >>> np.round(DecomposableModel(estimate_tables((2, 2, 2), chain), (2, 2, 2)).complete((0, 2)), 3).tolist()
+    [[0.41, 0.09], [0.09, 0.41]]
     """
 
     def __init__(self, estimate: LocalResult, sizes: tuple[int, ...]) -> None:
@@ -268,11 +223,7 @@ class DecomposableModel:
         self.beliefs = [table_estimate(estimate, clique, self.sizes) for clique in self.tree.cliques]
 
     def complete(self, attributes: tuple[int, ...]) -> np.ndarray:
-        """The tables estimate's table on some attributes.
-
-        Summed from a projected table containing it, else :func:`table_estimate` started from the
-        model's table (every cell raised by 10^-9 of a uniform cell; from uniform beyond
-        :data:`~projmech.tables._junction_tree.MARGINAL_MAX_CELLS` cells).
+        """The tables estimate's distribution on some attributes: :func:`table_estimate` started from the model's.
 
         Parameters
         ----------
@@ -282,12 +233,6 @@ class DecomposableModel:
         Returns
         -------
         numpy.ndarray
-            A distribution over the table's cells, one axis per attribute.
-
-        Raises
-        ------
-        ValueError
-            If ``attributes`` are not increasing positions.
         """
         attributes = check_positions("attributes", attributes, len(self.sizes), what="domain positions")
         if any(set(attributes) <= set(table) for table in self.estimate.tables) or \
@@ -315,16 +260,13 @@ class JointEstimate:
     attributes : tuple of int
         The domain positions of the distribution's axes, increasing.
     projection : ProjectionResult or None
-        The precision-weighted projection onto the marginal polytope (:func:`estimate_joint`), or
-        None (:func:`estimate_regularized_joint`).
+        The projection onto the marginal polytope, or None (:func:`estimate_regularized_joint`).
     fit : MaximumEntropyResult or NoisyMarginalsResult
-        The distribution: the maximum-entropy one with the projection's tables, or the
-        measurements' regularized fit.
+        The distribution.
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import Measurement, estimate_joint
-    >>> joint = estimate_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01)])
+    >>> joint = pm.mechanisms.adaptive.estimate_joint((2, 2), [pm.tables.Measurement((0,), np.array([0.8, 0.2]), 0.01)])
     >>> joint.attributes, np.round(joint.table((0,)), 6).tolist()
     ((0,), [0.8, 0.2])
     """
@@ -339,12 +281,11 @@ class JointEstimate:
         Parameters
         ----------
         attributes : tuple of int
-            Increasing domain positions, all among :attr:`attributes`.
+            Increasing domain positions among :attr:`attributes`.
 
         Returns
         -------
         numpy.ndarray
-            The table, of shape ``[sizes[a] for a in attributes]``.
         """
         attributes = check_positions("attributes", attributes, what="domain positions")
         if not set(attributes) <= set(self.attributes):
@@ -354,12 +295,8 @@ class JointEstimate:
 
 def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement]
                    ) -> JointEstimate:
-    """Project the measurements onto the marginal polytope, then fit the maximum-entropy distribution.
-
-    The projection (:func:`~projmech.bodies.project_to_hull`, certified by its Frank–Wolfe gap;
-    used at its iteration limit too) gives one distribution's tables, which
-    :func:`~projmech.tables.fit_maximum_entropy` meets to a tenth of each table's expected noise
-    (l1) or reports its sweep limit.
+    """Project the measurements onto the marginal polytope (:func:`~projmech.bodies.project_to_hull`), then
+    fit the maximum-entropy distribution with the projection's tables.
 
     Parameters
     ----------
@@ -372,22 +309,12 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
     Returns
     -------
     JointEstimate
-        The projection and the fitted distribution.
-
-    Raises
-    ------
-    ValueError
-        If there are no measurements, or as :func:`measured_workload` and the fit raise.
-    ProjectionError
-        If the projection found no feasible point at all.
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import Measurement, estimate_joint
-    >>> joint = estimate_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
-    ...                                 Measurement((1,), np.array([0.5, 0.5]), 0.01)])
-    >>> np.round(joint.table((0, 1)), 6).tolist()
-    [[0.4, 0.4], [0.1, 0.1]]
+    >>> measured = [pm.tables.Measurement((a,), np.array([0.8, 0.2]), 0.01) for a in (0, 1)]
+    >>> np.round(pm.mechanisms.adaptive.estimate_joint((2, 2), measured).table((0, 1)), 6).tolist()
+    [[0.64, 0.16], [0.16, 0.04]]
     """
     attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements)
     workload, targets = measured_workload(axes_sizes, on_axes)
@@ -413,10 +340,8 @@ def estimate_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...]
 
 def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement],
                                *, rng: np.random.Generator | int | None = None, model: str = "auto") -> JointEstimate:
-    """Fit one distribution to the measurements, stopped where Stein's unbiased risk estimate is least.
-
-    Repeated measurements of a table are combined by precision first; then
-    :func:`~projmech.tables.fit_noisy_marginals` (results in ``benchmarks/README.md``).
+    """Fit one distribution to the measurements, stopped where Stein's unbiased risk estimate is least
+    (:func:`~projmech.tables.fit_noisy_marginals`).
 
     Parameters
     ----------
@@ -425,29 +350,18 @@ def estimate_regularized_joint(sizes: tuple[int, ...], measurements: tuple[Measu
     measurements : sequence of Measurement
         At least one; their universe (dense) or junction tree holds at most
         :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
-    rng : numpy.random.Generator, int or None
-        Source of the risk estimate's perturbation (public randomness).
-    model : {"auto", "dense", "junction_tree"}
-        How the fit holds the distribution.
+    rng, model
+        As for :func:`~projmech.tables.fit_noisy_marginals` (``rng`` is public randomness).
 
     Returns
     -------
     JointEstimate
-        The fitted distribution (``projection`` None).
-
-    Raises
-    ------
-    ValueError
-        If there are no measurements, they do not fit ``sizes``, or the universe or junction tree is
-        too large (:class:`~projmech.tables.TreeTooLargeError`).
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import Measurement, estimate_regularized_joint
-    >>> joint = estimate_regularized_joint((2, 2), [Measurement((0,), np.array([0.8, 0.2]), 0.01),
-    ...                                             Measurement((1,), np.array([0.5, 0.5]), 0.01)], rng=0)
-    >>> joint.fit.stats.status.value, np.round(joint.table((0, 1)), 2).tolist()
-    ('optimal', [[0.4, 0.4], [0.1, 0.1]])
+    >>> measured = [pm.tables.Measurement((0,), np.array([0.8, 0.2]), 0.01)]
+    >>> pm.mechanisms.adaptive.estimate_regularized_joint((2, 2), measured, rng=0).fit.stats.status.value
+    'optimal'
     """
     attributes, axes_sizes, on_axes = _on_own_axes(sizes, measurements, dense=False)
     tables, sigmas = _combined(axes_sizes, on_axes)
@@ -462,8 +376,9 @@ def _combined(sizes: tuple[int, ...], measurements: list[Measurement]
 
 def _on_own_axes(sizes: tuple[int, ...], measurements: tuple[Measurement, ...] | list[Measurement], *,
                  dense: bool = True) -> tuple[tuple[int, ...], tuple[int, ...], list[Measurement]]:
-    """The measured attributes, their sizes, and the measurements (checked) renumbered onto them;
-    with ``dense``, refused beyond :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells."""
+    """The measured attributes, their sizes, and the measurements (checked) renumbered onto them; with
+    ``dense``, refused beyond :data:`~projmech.tables.MAXIMUM_ENTROPY_MAX_CELLS` cells.
+    """
     if not measurements:
         raise ValueError("measurements: need at least one")
     for measurement in measurements:

@@ -1,6 +1,4 @@
-"""The adaptive mechanism's final estimate: which estimator the answers are read from (the
-regularized joint, the certified joint or the measured tables), its warnings and its summary
-(:doc:`/guide/adaptive`)."""
+"""The adaptive mechanism's final estimate: the estimator the answers are read from, its warnings and summary."""
 
 from __future__ import annotations
 
@@ -37,14 +35,12 @@ TREE_AUTO_MAX_CELLS = 10**6
 
 
 class JointEstimateWarning(UserWarning):
-    """The joint estimate stopped short of its stopping rule or certificate, or none could be found.
-
-    Then the answers come from the local projection's tables; statistics are in :attr:`AdaptiveRun.joint`.
+    """The joint estimate stopped short of its rule or certificate, or none was found (then the answers
+    come from the local projection's tables).
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import JointEstimateWarning
-    >>> issubclass(JointEstimateWarning, UserWarning)
+    >>> issubclass(pm.mechanisms.adaptive.JointEstimateWarning, UserWarning)
     True
     """
 
@@ -60,8 +56,7 @@ def check_estimator(estimator: str, universe: int) -> None:
 
 def final_joint(estimator: str, sizes: tuple[int, ...], universe: int, measurements: list[Measurement],
                 rng: np.random.Generator) -> tuple[JointEstimate | None, str | None]:
-    """The joint the answers are read from (None for the tables) and the reason for a fallback
-    to the tables, if any."""
+    """The joint the answers are read from (None for the tables) and the reason for a fallback, if any."""
     if estimator == "regularized" or (estimator == "auto" and _auto_regularized(sizes, universe, measurements)):
         return _regularized(estimator, sizes, universe, measurements, rng)
     if estimator == "joint":
@@ -70,8 +65,7 @@ def final_joint(estimator: str, sizes: tuple[int, ...], universe: int, measureme
 
 
 def summary(requested: str, joint: JointEstimate | None, fallback: str | None) -> dict[str, Any]:
-    """The release's ``estimate``: the estimator asked for and the one used, with its solvers'
-    statistics."""
+    """The release's ``estimate``: the estimator asked for and the one used, with its solvers' statistics."""
     result: dict[str, Any] = {"requested": requested, "estimator": "tables"}
     if joint is not None and joint.projection is None:
         assert isinstance(joint.fit, NoisyMarginalsResult)
@@ -113,8 +107,7 @@ def _joint(sizes: tuple[int, ...], measurements: list[Measurement]) -> tuple[Joi
 
 
 def _auto_regularized(sizes: tuple[int, ...], universe: int, measurements: list[Measurement]) -> bool:
-    """Whether ``estimator="auto"`` takes the regularized joint, by the measurements' shapes
-    alone (public)."""
+    """Whether ``estimator="auto"`` takes the regularized joint, by the measurements' shapes (public)."""
     if sum(m.values.size for m in measurements) > JOINT_AUTO_MAX_MEASURED:
         return False
     if universe <= JOINT_AUTO_MAX_CELLS:
@@ -126,8 +119,7 @@ def _auto_regularized(sizes: tuple[int, ...], universe: int, measurements: list[
 
 def _regularized(estimator: str, sizes: tuple[int, ...], universe: int, measurements: list[Measurement],
                  rng: np.random.Generator) -> tuple[JointEstimate | None, str | None]:
-    """The regularized joint, warning when its path reached the iteration limit with its
-    estimated risk still falling."""
+    """The regularized joint, warning when its path reached the iteration limit with its risk still falling."""
     model = "dense" if universe <= (JOINT_AUTO_MAX_CELLS if estimator == "auto"
                                     else MAXIMUM_ENTROPY_MAX_CELLS) else "junction_tree"
     try:

@@ -1,5 +1,4 @@
-"""The adaptive mechanism: select, measure, project a marginal workload by rounds
-(:doc:`/guide/adaptive`)."""
+"""The adaptive mechanism: select, measure, project a marginal workload by rounds."""
 
 from __future__ import annotations
 
@@ -43,8 +42,10 @@ _PRIVACY = InstanceOf(ZCDP, ApproxDP, what="ZCDP or ApproxDP (Gaussian measureme
 
 
 class AdaptiveProjectionMechanism(CountingMechanism):
-    """Select, measure, project: release a marginal workload by adaptive rounds, as AIM
-    :cite:p:`MMSM22` does, its privacy zCDP composed over the rounds (:doc:`/guide/adaptive`).
+    """Select, measure, project: release a marginal workload by adaptive rounds, as AIM :cite:p:`MMSM22` does.
+
+    Its guarantee is the budget in zCDP, composed over the rounds, for the ``neighbouring`` relation;
+    the data are private, the workload, domain and budget public (:doc:`/guide/adaptive`).
 
     Parameters
     ----------
@@ -54,7 +55,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         The whole budget.
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
-    max_cells : int, default ADAPTIVE_MAX_CELLS
+    max_cells : int
         The most cells the distinct measured tables may hold together (AIM's size rule).
     size, size_share
         Under add/remove, as for :class:`~projmech.mechanisms.GaussianMechanism`.
@@ -62,13 +63,11 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         The discrete Gaussian on the counts (``"auto"``, ``"discrete"``) or numpy's (reproducible).
     rounds : int, optional
         The notional rounds setting the first noise (AIM's ``rounds``; default 16 per attribute).
-    estimator : {"auto", "regularized", "joint", "tables"}, default "auto"
-        The final estimate (:func:`estimate_regularized_joint`, :func:`estimate_joint`,
-        :func:`table_estimate`); ``"auto"`` chooses as the guide says.
+    estimator : {"auto", "regularized", "joint", "tables"}
+        The final estimate (:func:`estimate_regularized_joint`, :func:`estimate_joint`, :func:`table_estimate`).
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
     >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
     >>> mechanism = pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0), noise="continuous")
@@ -132,13 +131,12 @@ class AdaptiveProjectionMechanism(CountingMechanism):
 
     @property
     def privacy_spent(self) -> ZCDP:
-        """The budget this mechanism spends by design (a run's :attr:`AdaptiveRun.privacy_spent`
-        recomposes what it drew)."""
+        """The budget this mechanism spends by design (a run's recomposes what it drew)."""
         return ZCDP(self.rho)
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
-        """Run the rounds and release the workload's answers (see :meth:`run`).
+        """Run the rounds and release the workload's answers.
 
         Parameters
         ----------
@@ -165,8 +163,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         rng : numpy.random.Generator, int or None
             Source of the selections and of continuous noise.
         progress : callable, optional
-            ``progress(number, latest, spent)`` after every round: its number (from 1), its
-            :class:`AdaptiveRound` and the share of the rounds' budget spent.
+            ``progress(number, latest, spent)`` after every round: its :class:`AdaptiveRound`, the share spent.
 
         Returns
         -------
@@ -229,8 +226,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 
     def _budget_warning(self, rows: int) -> BudgetWarning | None:
-        """The :class:`~projmech.mechanisms.BudgetWarning`: the first rounds' sigma against
-        the 2-way tables the workload reads together, the smallest measured after the one-way ones."""
+        """The first rounds' sigma against the 2-way tables the workload reads together."""
         def noise_at(privacy: Privacy) -> float:
             assert isinstance(privacy, (ZCDP, ApproxDP))  # the budget's own kind
             rho = privacy.rho if isinstance(privacy, ZCDP) else zcdp_for_approx_dp(privacy)
@@ -266,8 +262,7 @@ class AdaptiveProjectionMechanism(CountingMechanism):
 
 def _measurable_tables(subsets: tuple[tuple[int, ...], ...], sizes: tuple[int, ...],
                        max_cells: int) -> tuple[tuple[int, ...], ...]:
-    """The workload's non-empty tables, refusing a workload with nothing to measure or none of
-    whose tables fits beside the one-way tables."""
+    """The workload's non-empty tables, refusing a workload of which no table can be measured."""
     tables = sorted({subset for subset in subsets if subset}, key=lambda s: (len(s), s))
     if not tables:
         raise ArgumentValueError("workload", "it reads no attribute (only totals): nothing to measure")

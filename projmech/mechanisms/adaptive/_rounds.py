@@ -1,5 +1,4 @@
-"""The adaptive mechanism's rounds: measure the one-way tables, then select, measure and
-estimate until the budget is spent (:doc:`/guide/adaptive`)."""
+"""The adaptive mechanism's rounds: the one-way tables, then select, measure, estimate."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What an adaptive run publishes: its rounds, its measurements, its estimates, their confidence
-intervals, and the synthetic rows drawn from them."""
+"""What an adaptive run publishes: its rounds, measurements, estimates and intervals."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ class AdaptiveRound:
 
     Examples
     --------
-    >>> from projmech.mechanisms.adaptive import AdaptiveRound
-    >>> AdaptiveRound((0, 1), 0.01, 0.09, 3.3, False).measurement_rho
+    >>> pm.mechanisms.adaptive.AdaptiveRound((0, 1), 0.01, 0.09, 3.3, False).measurement_rho
     0.09
     """
 
@@ -75,7 +73,6 @@ class AdaptiveRun:
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
     >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(500, 3)), domain)
     >>> pm.AdaptiveProjectionMechanism(pm.marginals(domain, 2), pm.ZCDP(1.0)).run(data, rng=0).table((0, 1)).shape
@@ -96,7 +93,7 @@ class AdaptiveRun:
         Parameters
         ----------
         attributes : tuple of int
-            Increasing domain positions.
+            The table's attributes, increasing positions of the workload's domain.
 
         Returns
         -------
@@ -130,13 +127,12 @@ class AdaptiveRun:
         return self.estimate, measured, workload
 
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
-        """Simultaneous confidence intervals for the workload's true answers, from the measurements alone.
-
-        The released answers, a projection, need not lie inside (:doc:`/guide/adaptive`).
+        """Simultaneous confidence intervals for the workload's true answers, from the measurements alone
+        (the released answers need not lie inside: :doc:`/guide/adaptive`).
 
         Parameters
         ----------
-        level : float, default 0.95
+        level : float
             The simultaneous coverage, in ``(0, 1)``.
 
         Returns
@@ -173,8 +169,7 @@ class AdaptiveRun:
 def _table_interval(attributes: tuple[int, ...], sizes: tuple[int, ...],
                     measured: list[tuple[tuple[int, ...], np.ndarray, float]],
                     public_n: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds on every cell of the true table on ``attributes`` (fractions of the size), given
-    that every measured cell is within its half-width."""
+    """Bounds on every cell of the true table (fractions of the size), every measured cell within its half-width."""
     if not attributes and public_n:
         return np.ones(()), np.ones(())  # the total is the public n over itself
     shape = tuple(sizes[a] for a in attributes)
@@ -209,7 +204,6 @@ class Synthesis:
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(300, 2)), pm.Domain(["a", "b"], [2, 3]))
     >>> pm.synthesize(data, pm.ZCDP(1.0), neighbouring="replace-one", noise="continuous", rng=0).data.n
     300

@@ -1,6 +1,4 @@
-"""The adaptive mechanism's budget schedule, AIM's :cite:p:`MMSM22` (:doc:`/guide/adaptive`): each
-round's noise and selection parameter, their zCDP costs composed through
-:func:`~projmech.privacy.compose`, and the budgets refused."""
+"""The adaptive mechanism's budget schedule, AIM's :cite:p:`MMSM22`: each round's noise and costs, composed."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ _EXACT_ROWS = 2.0**53
 
 
 def round_parameters(sensitivity: float, rounds: int, budget: float) -> tuple[float, float]:
-    """A round's noise ``sigma`` on the counts and selection parameter ``epsilon`` when ``budget``
-    is split over ``rounds`` rounds, :data:`MEASUREMENT_SHARE` of each to the measurement."""
+    """A round's noise ``sigma`` and selection ``epsilon`` when ``budget`` is split over ``rounds`` rounds."""
     sigma = sensitivity * math.sqrt(rounds / (2.0 * MEASUREMENT_SHARE * budget))
     return sigma, math.sqrt(8.0 * (1.0 - MEASUREMENT_SHARE) * budget / rounds)
 
@@ -47,8 +44,7 @@ def _composed(*costs: float) -> ZCDP:
 
 
 class Spending:
-    """The zCDP the rounds have spent: each round's selection and measurement, composed with the
-    rounds before it by :func:`~projmech.privacy.compose`."""
+    """The zCDP the rounds have spent, composed round by round by :func:`~projmech.privacy.compose`."""
 
     def __init__(self) -> None:
         self.spent: ZCDP | None = None
@@ -76,22 +72,19 @@ class Spending:
 
 
 def least_rounds(attributes: int) -> int:
-    """The fewest notional rounds for ``attributes`` one-way tables (nine tenths of a round each)
-    and at least one full round after them, so that no round's noise exceeds the first's."""
+    """The fewest notional rounds for ``attributes`` one-way tables and one full round after them."""
     return math.ceil((9 * attributes + 10) / 10)
 
 
 def largest_rounds_rho(sensitivity: float) -> float:
-    """The largest budget of the rounds whose measurements, each weighted by its precision, stay
-    within float64 for every data set of up to 2^53 rows: ``Delta^2 max / (8 n^2)``, about 5e275
-    under replace-one (the derivation: :doc:`/guide/adaptive`)."""
+    """The largest budget of the rounds whose precision-weighted measurements stay within float64 for up
+    to 2^53 rows: ``Delta^2 max / (8 n^2)`` (:doc:`/guide/adaptive`).
+    """
     return sensitivity**2 * sys.float_info.max / (8.0 * _EXACT_ROWS**2)
 
 
 def check_weighable(rho: float, share: float, sensitivity: float) -> None:
-    """Refuse, naming ``privacy``, a ``rho`` whose rounds (``share`` of it) are beyond
-    :func:`largest_rounds_rho` (only a ZCDP budget reaches it: a converted (epsilon, delta) one
-    is at most about 1.3e154)."""
+    """Refuse, naming ``privacy``, a ``rho`` whose rounds (``share`` of it) are beyond :func:`largest_rounds_rho`."""
     largest = largest_rounds_rho(sensitivity) / share
     if rho > largest:
         valid = f"at most {largest:.3g}"

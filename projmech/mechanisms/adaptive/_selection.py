@@ -1,5 +1,4 @@
-"""The adaptive mechanism's selection: the candidate tables, AIM's size rule, the scores, and the
-exponential mechanism's draw among them (:doc:`/guide/adaptive`)."""
+"""The adaptive mechanism's selection: candidates, AIM's size rule, scores and the exponential mechanism."""
 
 from __future__ import annotations
 
@@ -15,9 +14,7 @@ Table = tuple[int, ...]
 
 
 def candidates(tables: tuple[Table, ...]) -> tuple[tuple[Table, ...], dict[Table, float]]:
-    """The workload's tables and all their non-empty sub-tables, each weighted by how many of the
-    workload's attributes it shares with the workload's tables (AIM's weighting: a sub-table
-    informs every table that contains part of it)."""
+    """The workload's tables and their non-empty sub-tables, weighted as AIM does by the attributes shared."""
     closure = {subset for table in tables for size in range(1, len(table) + 1)
                for subset in itertools.combinations(table, size)}
     weights = {c: float(sum(len(set(c) & set(t)) for t in tables)) for c in closure}
@@ -30,8 +27,7 @@ def cells(table: Table, sizes: tuple[int, ...]) -> int:
 
 
 def fitting(candidates: Iterable[Table], sizes: tuple[int, ...], measured: set[Table], allowed: float) -> list[Table]:
-    """AIM's size rule: the candidates inside a measured table (they add no cell), and those with
-    which the distinct measured tables hold at most ``allowed`` cells."""
+    """AIM's size rule: candidates inside a measured table, or within ``allowed`` cells with the measured ones."""
     measured_cells = sum(cells(table, sizes) for table in measured)
     return [c for c in candidates if any(set(c) <= set(table) for table in measured)
             or measured_cells + cells(c, sizes) <= allowed]
@@ -45,8 +41,7 @@ def expected_noise(sigma: float, cells: int) -> float:
 def select(choices: list[Table], weights: dict[Table, float], counts: dict[Table, np.ndarray], size: float,
            before: dict[Table, np.ndarray], sigma: float, epsilon: float, score_sensitivity: float,
            rng: np.random.Generator) -> Table:
-    """Draw the table whose estimate ``before`` is worst for the noise a measurement adds: score
-    its weighted l1 error in counts less the noise's expected l1 norm."""
+    """Draw the table whose estimate is worst for the noise a measurement adds (weighted l1 error less that noise)."""
     scores = np.array([weights[c] * (np.abs(counts[c] - size * before[c]).sum() - expected_noise(sigma, before[c].size))
                        for c in choices])
     sensitivity = score_sensitivity * max(weights[c] for c in choices)

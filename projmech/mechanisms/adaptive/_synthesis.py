@@ -1,5 +1,4 @@
-"""Synthetic rows from private data in one call: the adaptive mechanism's release, then rows
-drawn from its estimate."""
+"""Synthetic rows from private data in one call."""
 
 from __future__ import annotations
 
@@ -30,15 +29,10 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
         The whole budget (no default: the budget is the curator's decision).
     workload : Workload, optional
         Marginal tables to release; default every 3-way table.
-    rows : int, optional
-        How many rows; default the release's public size (rounded).
-    neighbouring : {"add-remove", "replace-one"}, default "add-remove"
-        The relation of the guarantee (add/remove: the row count stays private).
-    size : int or "estimate", default "estimate"
-        Under add/remove, the declared public size or ``"estimate"``.
-    size_share, noise
-        As for :class:`AdaptiveProjectionMechanism`.
-    rng, progress
+    neighbouring, size, size_share, noise
+        As for :class:`AdaptiveProjectionMechanism`; by default add/remove with an estimated size
+        (the row count stays private).
+    rows, rng, progress
         As for :meth:`AdaptiveProjectionMechanism.synthesize`.
 
     Returns
@@ -47,9 +41,7 @@ def synthesize(data: Dataset, privacy: ZCDP | ApproxDP, workload: Workload | Non
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b", "c"], [2, 3, 2])
-    >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(400, 3)), domain)
+    >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 2, size=(400, 3)), pm.Domain(["a", "b", "c"], [2, 3, 2]))
     >>> len(pm.synthesize(data, pm.ZCDP(1.0), neighbouring="replace-one", noise="continuous", rng=0).data)
     400
     """
