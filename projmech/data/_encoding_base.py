@@ -54,9 +54,6 @@ def refuse_value(column: str, value: Any, where: str, reason: str) -> NoReturn:
 class NotANumberError(ValueError):
     """A value that should be a number (a code, an integer category, a value to bin) is not.
 
-    Raised by :meth:`Encoding.encode` for text that does not parse as a number; the message names the
-    column, the entry and its row.
-
     Examples
     --------
     >>> from projmech.data import Codes, NotANumberError
@@ -69,9 +66,7 @@ class NotANumberError(ValueError):
 
 
 def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
-    """A column's values as a real NumPy array (text and objects parsed), or an error naming the first
-    entry that is not a number.
-    """
+    """A column's values as a real array (text parsed), or an error naming the first non-number."""
     values = np.asarray(values)
     if values.dtype.kind in "cmMVS":
         hint = f"; {BYTES_HINT}" if values.dtype.kind == "S" else ""
@@ -122,8 +117,7 @@ def _brief(value: Any) -> str:
 
 
 def _number(value: float) -> str:
-    """An edge as it prints in labels: exact (the shortest repr that reads back as the same
-    float), so that two edges never print alike."""
+    """An edge as it prints in labels: exact, so that two edges never print alike."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return repr(value)
@@ -151,17 +145,9 @@ def _is_text(dtype: Any) -> bool:
 class Encoding:
     """The values an attribute's column may hold, and their codes ``0 .. size - 1``.
 
-    The base of :class:`Codes`, :class:`Categories` and :class:`Bins`; a
-    :class:`~projmech.data.Domain` holds one per attribute. Each codes values two ways that
-    agree exactly: :meth:`encode` in NumPy, and :meth:`code` / :meth:`invalid` as Narwhals
-    expressions evaluated inside a lazy engine. Equal encodings are of one kind and code alike.
-
-    Attributes
-    ----------
-    size : int
-        The number of codes.
-    ordered : bool
-        Whether the codes' order means something (prefix and range queries need it).
+    A :class:`~projmech.data.Domain` holds one per attribute. Each codes values two ways that agree
+    exactly: :meth:`encode` in NumPy, :meth:`code` / :meth:`invalid` inside a lazy engine.
+    ``ordered`` says whether the codes' order means something (prefix and range queries need it).
 
     Examples
     --------
@@ -188,7 +174,6 @@ class Encoding:
         Returns
         -------
         tuple of str
-            ``size`` labels, that of code ``i`` at position ``i``.
         """
         raise NotImplementedError
 
@@ -198,7 +183,6 @@ class Encoding:
         Returns
         -------
         int, list or dict
-            A size, a list of categories (a dict when ordered), or ``{"bins": edges}``.
         """
         raise NotImplementedError
 
@@ -210,12 +194,11 @@ class Encoding:
         attribute : str
             The attribute's name.
         code : int
-            A code in ``0 .. size - 1``.
+            A code.
 
         Returns
         -------
         str
-            ``attribute=label``.
         """
         return f"{attribute}={self.labels()[code]}"
 
@@ -227,12 +210,11 @@ class Encoding:
         attribute : str
             The attribute's name.
         code : int
-            The largest code the query counts.
+            The largest code counted.
 
         Returns
         -------
         str
-            The label.
         """
         return f"{attribute}<={self.labels()[code]}"
 
@@ -244,25 +226,22 @@ class Encoding:
         attribute : str
             The attribute's name.
         low, high : int
-            The smallest and largest codes counted, ``0 <= low <= high < size``.
+            The smallest and largest codes counted.
 
         Returns
         -------
         str
-            The label.
         """
         labels = self.labels()
         return f"{labels[low]}<={attribute}<={labels[high]}"
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
-        """The codes of a column's values, computed in NumPy.
-
-        A value with no code raises an error naming ``column``, the first bad value and its row.
+        """The codes of a column's values in NumPy; a value with no code raises an error naming its row.
 
         Parameters
         ----------
         values : numpy.ndarray
-            One column's values, of any dtype pandas or NumPy gives it.
+            One column's values.
         column : str
             The column's name, for error messages.
 
@@ -286,7 +265,6 @@ class Encoding:
         Returns
         -------
         narwhals.Expr
-            The codes.
         """
         raise NotImplementedError
 
@@ -303,7 +281,6 @@ class Encoding:
         Returns
         -------
         narwhals.Expr
-            True on the rows refused.
         """
         raise NotImplementedError
 
@@ -318,17 +295,15 @@ class Encoding:
         Returns
         -------
         bool
-            False for a type refused outright (text for integer codes ...).
         """
         raise NotImplementedError
 
     def describe(self) -> str:
-        """What the column must hold, for error messages.
+        """What the column must hold, for error messages (``integer codes 0..6``).
 
         Returns
         -------
         str
-            A phrase such as ``integer codes 0..6`` or ``numbers in [18, 100]``.
         """
         raise NotImplementedError
 

@@ -18,10 +18,7 @@ DEFAULT_MAX_UNIVERSE = 10**8
 
 @validate_params(size=OrNone(POSITIVE_INT))
 def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
-    """Validate a user-given normalized histogram and its data size ``n``.
-
-    ``n`` cannot be recovered from ``h``, and ``n h`` must be (to rounding) the counts of ``n`` rows,
-    else a mechanism calibrated to ``n`` would release the wrong noise.
+    """Validate a user-given normalized histogram and its data size ``n``: ``n h`` must be counts.
 
     Parameters
     ----------
@@ -41,8 +38,7 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
 
     Examples
     --------
-    >>> from projmech.data import check_normalized_histogram
-    >>> check_normalized_histogram([0.5, 0.5], 3)
+    >>> pm.data.check_normalized_histogram([0.5, 0.5], 3)
     Traceback (most recent call last):
     ...
     ValueError: histogram, n: n * histogram must be the integer counts of n=3 rows, but cell 0 holds 0.5, ...
@@ -104,14 +100,11 @@ def histogram_counts(histogram: Any, n: Any, *, size: int | None = None) -> tupl
     Returns
     -------
     counts : numpy.ndarray of float64, shape (m,)
-        The integer counts ``n h``.
     n : int
-        The row count.
 
     Examples
     --------
-    >>> from projmech.data import histogram_counts
-    >>> histogram_counts([0.25, 0.75, 0.0], 4)
+    >>> pm.data.histogram_counts([0.25, 0.75, 0.0], 4)
     (array([1., 3., 0.]), 4)
     """
     h, n = check_normalized_histogram(histogram, n, size=size)
