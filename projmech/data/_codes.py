@@ -102,8 +102,6 @@ class Bins(Encoding):
     >>> age = pm.data.Bins([18, 35, 65, 100])
     >>> age.encode(np.array([18, 34.5, 35, 100]), "age"), age.labels()
     (array([0, 0, 1, 2]), ('[18, 35)', '[35, 65)', '[65, 100]'))
-    >>> age.at_most("age", 1), age.between("age", 1, 2)
-    ('age<65', '35<=age<=100')
     """
 
     def __init__(self, edges: Sequence[float]) -> None:

@@ -52,8 +52,7 @@ BLOCK_ENTRIES = 2**22
 
 
 def marginal_counts(records: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
-    """The cell counts of every ``way``-way table of ``records``, in the layout of
-    :func:`~projmech.workloads.marginals`."""
+    """The cell counts of every ``way``-way table of ``records``, as :func:`~projmech.workloads.marginals` lays them."""
     k = check_marginal_cells(sizes, way)
     # The 2-way route holds a few sum(sizes)-square matrices: fine beside k counts for many small
     # attributes (d = 150 binary: 9e4 entries for 44,700 counts), not for few large ones.

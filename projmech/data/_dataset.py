@@ -1,5 +1,4 @@
-"""Data sets over a :class:`~projmech.data.Domain` and their histograms; every loader funnels into
-:class:`Dataset`, which checks each column's codes and names the first bad row."""
+"""Data sets over a :class:`~projmech.data.Domain` (every loader checks codes in :class:`Dataset`) and histograms."""
 
 from __future__ import annotations
 
@@ -73,8 +72,6 @@ def _is_dataframe(value: Any) -> bool:
 
 class Dataset:
     """``n`` rows over a :class:`Domain`: integer codes in memory, or a frame kept in its engine.
-
-    Counting is the only access to the rows a release needs; for a lazy frame it runs in the engine.
 
     Parameters
     ----------
@@ -283,7 +280,7 @@ class Dataset:
         Returns
         -------
         numpy.ndarray of float64
-            Exact counts in the layout of :func:`~projmech.workloads.marginals`.
+            In the layout of :func:`~projmech.workloads.marginals`.
         """
         sizes = self._domain.sizes
         way = cast(int, Interval(Integral, 0, len(sizes)).check("way", way))  # 0: the total
@@ -304,9 +301,8 @@ class Dataset:
         Returns
         -------
         cells : numpy.ndarray of int64
-            The row-major universe indices holding at least one row, increasing.
+            Row-major universe indices, increasing.
         counts : numpy.ndarray of int64
-            The number of rows in each.
         """
         if self._rows is None:
             cells, counts = np.unique(self._domain.index(self._in_memory("cell_counts")), return_counts=True)
@@ -479,7 +475,7 @@ def resolve_rows(data_or_histogram: Any, n: Any, *, universe_size: int | None = 
     Returns
     -------
     (Dataset or ndarray of shape (m,), int)
-        The Dataset or the exact counts ``n h``, and the row count.
+        The Dataset or the exact counts ``n h``; the row count.
 
     Examples
     --------

@@ -48,14 +48,12 @@ class UnknownAttributeError(KeyError, ValueError):
 class Domain:
     """Ordered attribute names with their sizes: the universe is their product, indexed row-major.
 
-    :meth:`from_dict` declares categories or bins.
-
     Parameters
     ----------
     attributes : sequence of str
         Unique names; no ``=``, `` & ``, control character or surrounding space (query labels read one way).
     sizes : sequence of int
-        The number of codes of each attribute.
+        The number of codes of each attribute (:meth:`from_dict` declares categories or bins).
 
     Examples
     --------
@@ -101,11 +99,6 @@ class Domain:
         Returns
         -------
         Domain
-
-        Examples
-        --------
-        >>> Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
-        Domain(vote: ['Clinton', 'Dole'], age: {'bins': [18, 35, 65, 100]}, PID: 7)
         """
         InstanceOf(Mapping, what="a mapping of name: size, categories or bins").check("mapping", mapping)
         for name in mapping:
@@ -164,7 +157,7 @@ class Domain:
 
         Returns
         -------
-        dict of str to int
+        dict
         """
         return dict(zip(self._attributes, self._sizes))
 
@@ -252,12 +245,9 @@ class Domain:
 
         Examples
         --------
-        >>> import warnings
         >>> import pandas as pd
         >>> frame = pd.DataFrame({"vote": ["Dole", "Clinton"], "PID": [0, 6], "year": [2008, 2007]})
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore", pm.data.DomainInferenceWarning)
-        ...     print(pm.Domain.infer(frame).spec())
+        >>> pm.Domain.infer(frame).spec()  # warns: DomainInferenceWarning
         {'vote': ['Clinton', 'Dole'], 'PID': 7, 'year': {'categories': [2007, 2008], 'ordered': True}}
         """
         from ._frames import infer_encodings

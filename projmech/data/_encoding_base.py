@@ -1,6 +1,4 @@
-"""The contract of an encoding (how one column's values become an attribute's codes) and the
-checks of column values every encoding shares.
-"""
+"""The contract of an encoding and the checks of column values every encoding shares."""
 
 from __future__ import annotations
 
@@ -56,12 +54,10 @@ class NotANumberError(ValueError):
 
     Examples
     --------
-    >>> from projmech.data import Codes, NotANumberError
-    >>> try:
-    ...     Codes(7).encode(np.array(["1", "x"], dtype=object), "PID")
-    ... except NotANumberError as error:
-    ...     print(error)
-    column 'PID': expected integer codes, found 'x' at row 1
+    >>> pm.data.Codes(7).encode(np.array(["1", "x"], dtype=object), "PID")
+    Traceback (most recent call last):
+    ...
+    projmech.data._encoding_base.NotANumberError: column 'PID': expected integer codes, found 'x' at row 1
     """
 
 
@@ -151,11 +147,8 @@ class Encoding:
 
     Examples
     --------
-    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
-    >>> domain.encodings
+    >>> pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7}).encodings
     (Categories(['Clinton', 'Dole']), Bins([18, 35, 65, 100]), Codes(7))
-    >>> domain.encoding("age").between("age", 0, 1)
-    '18<=age<65'
     """
 
     size: int
@@ -248,7 +241,6 @@ class Encoding:
         Returns
         -------
         numpy.ndarray
-            Integers, or integral floats, in ``0 .. size - 1``.
         """
         raise NotImplementedError
 

@@ -23,8 +23,7 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     name : str
         The attribute's name, for error messages.
     spec : int, list, dict or Encoding
-        A size, a list of category labels, ``{"bins": edges}``, ``{"size": k}`` or
-        ``{"categories": [...]}`` (with ``"ordered": true``); an :class:`Encoding` is returned as is.
+        A size, a list of labels, ``{"bins": edges}``, ``{"size": k}`` or ``{"categories": [...]}``.
 
     Returns
     -------

@@ -265,8 +265,7 @@ class FrameRows:
         return _stack([collected[name].to_numpy() for name in self.domain.attributes], len(self.domain))
 
     def reduce(self, kernel: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """``sum over partitions of kernel(codes of the partition)``, counted where the rows live;
-        ``kernel`` must be additive over rows and picklable."""
+        """The sum over partitions of ``kernel(codes)``, counted where the rows live (``kernel`` picklable)."""
         native = self._coded.to_native()
         adapter = _PARTITION_SUMS.get(self.engine)
         if adapter is None:
@@ -293,8 +292,7 @@ def _engine_message(error: BaseException) -> str:
 
 
 def _checked(records: np.ndarray, kernel: Callable[[np.ndarray], np.ndarray], sizes: Sequence[int]) -> np.ndarray:
-    """``kernel(records)`` after checking the codes again: a frame that reads differently the second
-    time (a growing table, an unseeded sample) must fail, not be miscounted."""
+    """``kernel(records)`` after checking the codes again: a frame that reads differently must fail."""
     if records.shape[0] and ((records.min(axis=0) < 0).any() or (records.max(axis=0) >= np.asarray(sizes)).any()):
         raise ValueError(CHANGED_ROWS)
     return kernel(records)
@@ -485,10 +483,7 @@ def _round_edges(low: float, high: float, bins: int, integral: bool) -> list[flo
 
 
 def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any = None) -> Any:
-    """A frame over CSV or Parquet ``files`` in ``engine`` (pandas in memory, the others lazily).
-
-    Category columns of a CSV are read as text in every engine, so that ``"01"`` stays a label.
-    """
+    """A frame over CSV or Parquet ``files`` in ``engine``; CSV categories are text (``"01"`` stays a label)."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     files = list(files)
@@ -559,16 +554,14 @@ PANDAS_MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", 
 
 
 def pandas_csv_options(domain: Domain) -> dict[str, Any]:
-    """``read_csv`` options that read category columns as text, only an empty field missing ("NA" is a
-    label, as in the other engines)."""
+    """``read_csv`` options: category columns as text, only an empty field missing ("NA" is a label)."""
     text = {name for name, encoding in zip(domain.attributes, domain.encodings) if isinstance(encoding, Categories)}
     return {"dtype": {name: str for name in text}, "keep_default_na": False,
             "na_values": {name: [""] if name in text else list(PANDAS_MISSING) for name in domain.attributes}}
 
 
 def check_csv_header(file: str, domain: Domain) -> None:
-    """A ValueError naming ``file`` if its header names an attribute twice (engines rename the
-    second, each its own way, and count one of the columns)."""
+    """A ValueError naming ``file`` if its header names an attribute twice (engines would count one)."""
     import pandas as pd
 
     try:

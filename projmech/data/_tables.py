@@ -60,8 +60,7 @@ def _check_sizes_and_way(sizes: Any, way: Any) -> tuple[list[int], int]:
 @validate_params(max_entries=POSITIVE_INT)
 def marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int, *,
                   max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-    """Row of F (the marginal cell) that each element falls in: shape ``(C(d, way), q)``, where
-    ``codes[i]`` holds attribute ``i``'s value for each of ``q`` elements."""
+    """Row of F (the cell) of each of ``q`` elements, given by their codes: shape ``(C(d, way), q)``."""
     sizes, way = _check_sizes_and_way(sizes, way)
     if isinstance(codes, (str, bytes)) or not isinstance(codes, (Sequence, np.ndarray)):
         raise TypeError(f"codes: expected one array of codes per attribute, got {type(codes).__name__}")
@@ -175,8 +174,7 @@ def _rmatvec(values: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
 
 @validate_params(max_entries=POSITIVE_INT)
 def pair_cells(sizes: Sequence[int], *, max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column of every 2-way cell in the ``sum(sizes)``-square block matrix whose ``(a, b)``
-    block is the table of ``a < b``, in the layout of :func:`projmech.marginals`."""
+    """Row and column of every 2-way cell in the block matrix whose ``(a, b)`` block is their table."""
     sizes, _ = _check_sizes_and_way(sizes, 1)
     if len(sizes) < 2:
         raise ValueError(f"sizes: 2-way tables need at least two attributes, got {sizes}")
