@@ -88,12 +88,8 @@ def histogram_counts(histogram: Any, n: Any, *, size: int | None = None) -> tupl
 
     Parameters
     ----------
-    histogram : array_like or scipy.sparse array
-        A normalized histogram.
-    n : int
-        The number of rows it counts.
-    size : int, optional
-        The number of entries it must have.
+    histogram, n, size
+        As for :func:`check_normalized_histogram`.
 
     Returns
     -------
