@@ -21,7 +21,7 @@ from ._cost import WorkloadSize, prefers_relaxation
 from ._hull import ProjectionResult, project_to_hull
 from ._local import LOCAL_BYTES_PER_CELL, LocalResult, local_tables, project_to_local
 from ._memory import memory_shortfall
-from ._relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
+from ._relaxation import MomentEncoding, RelaxationResult, check_relaxation, project_to_relaxation
 from ._tables import DENSE_TABLE_ENTRIES, TablesResult, project_to_tables, table_groups
 
 __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "Tables", "Local",
@@ -147,8 +147,7 @@ class Relaxation:
     needs_matrix = False
 
     def __init__(self, *, relaxation: str = "sdp+local", solver: str = "auto", tol: float | None = None) -> None:
-        if relaxation not in RELAXATIONS:
-            raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+        check_relaxation(relaxation)
         relaxation_module.check_solver(solver, relaxation)
         if tol is not None and not check_positive_number("tol", tol) < 1:
             raise ValueError(f"tol: the relaxation's relative gap must lie in (0, 1), got {tol!r}")
@@ -294,8 +293,7 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
         raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
     if body not in BODIES:
         raise ValueError(f"body: expected one of {BODIES}, got {body!r}")
-    if relaxation not in RELAXATIONS:
-        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+    check_relaxation(relaxation)
     if body == "auto":
         body = _auto_body(workload, solver, relaxation)
     chosen: Hull | Relaxation | Tables | Local

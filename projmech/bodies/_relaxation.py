@@ -14,7 +14,15 @@ import numpy as np
 
 from ..data import Domain
 from ..validation import check_real_array
-from ._relaxation_model import RELAXATIONS, MomentEncoding, RelaxationError, _cvxpy_body, _violation, moment_dimension
+from ._relaxation_model import (
+    RELAXATIONS,
+    MomentEncoding,
+    RelaxationError,
+    _cvxpy_body,
+    _violation,
+    check_relaxation,
+    moment_dimension,
+)
 from ._relaxation_projection import SOLVERS, NegativeCellsWarning, RelaxationResult, check_solver, project_to_relaxation
 from ._solvers import installed_solvers
 
@@ -23,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "NegativeCellsWarning",
            "project_to_relaxation", "relaxation_support", "MomentEncoding", "moment_dimension", "check_solver",
-           "SOLVERS"]
+           "check_relaxation", "SOLVERS"]
 
 @dataclass(frozen=True)
 class RelaxationSupport:
@@ -159,8 +167,7 @@ def relaxation_support(
     """
     import cvxpy as cp
 
-    if relaxation not in RELAXATIONS:
-        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+    check_relaxation(relaxation)
     if not isinstance(solver, str) or solver.upper() not in installed_solvers():
         raise ValueError(f"solver: expected an installed CVXPY solver {list(installed_solvers())}, got {solver!r}")
     model = MomentEncoding.of(domain, encoding)

@@ -14,10 +14,16 @@ import scipy.sparse as sp
 from ..data import Domain
 from ..solve import SolveError
 
-__all__ = ["RELAXATIONS", "RelaxationError", "MomentEncoding", "moment_dimension"]
+__all__ = ["RELAXATIONS", "RelaxationError", "MomentEncoding", "moment_dimension", "check_relaxation"]
 
 #: The constraints L may have, as ``relaxation=`` takes them (module docstring).
 RELAXATIONS = ("sdp+local", "sdp", "local")
+
+
+def check_relaxation(relaxation: Any) -> None:
+    """A ValueError naming ``relaxation`` unless it is one of :data:`RELAXATIONS`."""
+    if relaxation not in RELAXATIONS:
+        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
 
 
 class RelaxationError(SolveError):

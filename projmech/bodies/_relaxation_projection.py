@@ -24,7 +24,14 @@ from ..solve import (
     status_from_cvxpy,
 )
 from ..validation import check_positive_int, check_positive_number, check_real_array
-from ._relaxation_model import RELAXATIONS, MomentEncoding, RelaxationError, _cvxpy_body, _equalities, _violation
+from ._relaxation_model import (
+    MomentEncoding,
+    RelaxationError,
+    _cvxpy_body,
+    _equalities,
+    _violation,
+    check_relaxation,
+)
 from ._solvers import installed_solvers
 
 __all__ = ["RelaxationResult", "NegativeCellsWarning", "project_to_relaxation", "check_solver", "SOLVERS",
@@ -187,8 +194,7 @@ def project_to_relaxation(
     >>> str(result.stats.status), result.stats.gap <= 1e-4, bool(result.answers.min() >= 0)
     ('optimal', True, True)
     """
-    if relaxation not in RELAXATIONS:
-        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+    check_relaxation(relaxation)
     model = MomentEncoding.of(domain, encoding)
     target = check_real_array("y", y, finite=False)
     if target.shape != (model.num_queries,):
