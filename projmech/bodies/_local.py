@@ -375,7 +375,8 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
                          start: LocalResult | None = None) -> LocalResult:
     """Project noisy measurements of tables onto the local polytope of the tables they measure.
 
-    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over the local polytope.
+    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over the local polytope, certified as by
+    :func:`project_to_local` (:class:`LocalError` where the certificate falls short).
 
     Parameters
     ----------
@@ -391,11 +392,6 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
     Returns
     -------
     LocalResult
-
-    Raises
-    ------
-    LocalError
-        If the certificate does not meet the tolerance within ``max_iterations``.
 
     Examples
     --------

@@ -32,6 +32,7 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
     Returns
     -------
     h : numpy.ndarray of float64, shape (m,)
+        The histogram, flattened and dense.
     n : int
 
     Examples
