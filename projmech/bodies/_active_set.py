@@ -1,14 +1,6 @@
-"""The ``"fast"`` solver of the projection onto K_Q, from products with F alone: column
-generation over the universe, with Wolfe's minimum-norm-point method (:cite:p:`Wol76`) on the
-columns generated.
-
-Each outer iteration takes one gradient ``F^T (F w - y)`` over the universe, whose Frank–Wolfe gap
-certifies the point (:cite:p:`Jag13`); above the tolerance, the elements of smallest gradient join
-a small pool, solved exactly by Wolfe's method, whose corral (:mod:`projmech.bodies._corral`) keeps
-at most ``rank(F) + 1`` points: a sparse witness. Why it ends and why the witness is sparse:
-:doc:`/theory/projection`, *The active-set solver*. The pool's inner products come from the
-workload's closed forms, so no ``k``-long vector per pair is formed.
-"""
+"""The ``"fast"`` solver of the projection onto K_Q, from products with F alone: column generation
+over the universe, with Wolfe's minimum-norm-point method (:cite:p:`Wol76`) on the columns generated,
+certified by the Frank–Wolfe gap (:doc:`/theory/projection`, *The active-set solver*)."""
 
 from __future__ import annotations
 
@@ -52,10 +44,7 @@ _RESOLUTION = 1e-13
 
 @dataclass(frozen=True)
 class ActiveSetOutcome:
-    """What :func:`active_set_projection` reached, certified (``converged``) or not: the support
-    (universe indices, increasing) and its weights, ``answers = F[:, support] @ weights``, the
-    objective, the Frank–Wolfe gap from a full gradient, the ``threshold`` asked for, the outer
-    iterations (gradients over the universe) and the seconds."""
+    """What :func:`active_set_projection` reached, certified (``converged``) or not."""
 
     support: np.ndarray
     weights: np.ndarray
@@ -79,10 +68,7 @@ def active_set_projection(
     callback: Callback | None = None,
 ) -> ActiveSetOutcome:
     """Minimize ``(1/2)||F w - y||^2`` over the simplex until the Frank–Wolfe gap is at most
-    ``threshold(objective_lower_bound)``, or ``max_iterations`` gradients. Inputs are validated by
-    :func:`~projmech.bodies.project_to_hull`; ``warm_start`` is (distinct indices, positive weights
-    summing to 1); ``batch`` elements join the pool per iteration (default ``max(16, min(k // 4, 256))``).
-    """
+    ``threshold(objective_lower_bound)``, or ``max_iterations`` gradients (inputs checked by the caller)."""
     start = time.perf_counter()
     k, m = workload.shape
     batch = min(m, batch or max(_MIN_BATCH, min(int(_BATCH_FRACTION * k), _MAX_BATCH)))
@@ -204,10 +190,8 @@ class _Pool:
 
 
 def _wolfe(pool: _Pool, corral: Corral, weights: np.ndarray) -> np.ndarray:
-    """Wolfe's minimum-norm-point method on the pool's points ``F_j - y``, from ``corral`` at its
-    affine minimizer ``weights``; moves the corral in place and returns its weights. Each major
-    cycle adds up to ``_ENTERING`` improving points; ``|x|`` falls at each, so the method ends.
-    """
+    """Wolfe's minimum-norm-point method on the pool's points ``F_j - y``, from ``corral``; moves the
+    corral in place and returns its weights."""
     size = pool.points_gram.shape[0]
     # Exact arithmetic ends when no point improves; in floating point that is "improves by
     # less than rounding", relative to the size of the quadratic form. The gradient

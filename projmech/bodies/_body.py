@@ -1,24 +1,14 @@
-"""The bodies noisy answers are projected onto, behind one protocol, and the choice among them.
-
-A :class:`Body` is a convex set that contains every data set's true answers to a workload: the
-hull ``K_Q`` (:class:`Hull`) or, for 2-way marginals, the moment relaxation ``L``
-(:class:`Relaxation`). Each says whether it can take a workload and why not
-(:meth:`Body.blocker`), whether it needs the workload's explicit matrix
-(:attr:`Body.needs_matrix`), how much memory projecting takes and whether this machine has it
-(:meth:`Body.memory`, :meth:`Body.memory_blocker`), what it knows of its own Gaussian width
-(:meth:`Body.width_bound`), and projects (:meth:`Body.project`), returning a result with
-``answers``, ``stats`` and its certificate (a witness distribution for the hull, a moment matrix
-for the relaxation). The mechanisms hold a body and never restate its rules; :func:`choose_body`
-is the one place that picks one, and refuses, before any solver runs, a body whose projection
-would not fit in memory.
-"""
+"""The bodies noisy answers are projected onto, behind one protocol (:class:`Body`), and the choice
+among them: :func:`choose_body` is the one place that picks one, and refuses, before any solver
+runs, a body whose projection would not fit in memory."""
 
 from __future__ import annotations
 
 import math
 import sys
 import time
-from typing import NamedTuple, Protocol
+from collections.abc import Callable
+from typing import NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -31,19 +21,20 @@ from ._cost import WorkloadSize, prefers_relaxation
 from ._hull import ProjectionResult, project_to_hull
 from ._local import LOCAL_BYTES_PER_CELL, LocalResult, local_tables, project_to_local
 from ._memory import memory_shortfall
-from ._relaxation import RELAXATIONS, MomentEncoding, RelaxationResult, project_to_relaxation
+from ._relaxation import MomentEncoding, RelaxationResult, check_relaxation, project_to_relaxation
 from ._tables import DENSE_TABLE_ENTRIES, TablesResult, project_to_tables, table_groups
 
 __all__ = ["BODIES", "HULL_MAX_UNIVERSE", "PROGRESS_DELAY", "Body", "Hull", "Relaxation", "Tables", "Local",
            "ProjectionProgress", "choose_body", "BodyFit", "body_fit", "body_solvers"]
 
+_Result = TypeVar("_Result")
+
 #: What ``body=`` accepts (``"auto"`` picks one of the others, :func:`choose_body`).
 BODIES = ("auto", "hull", "relaxed", "tables", "local")
 
 #: Largest universe for which ``body="auto"`` may project onto ``K_Q`` itself, by the active-set
-#: solver, whose gradients over the universe take O(m) memory: 0.64 s for 2-way marginals at
-#: m = 2^20 (README, projection benchmark), 1.8 s at m = 2^22 in a single probe. Below it the
-#: cost model decides between the bodies (:func:`choose_body`).
+#: solver, whose gradients over the universe take O(m) memory (its times: benchmarks/README.md).
+#: Below it the cost model decides between the bodies (:func:`choose_body`).
 HULL_MAX_UNIVERSE = 2**22
 
 #: The memory model of the relaxation L (:meth:`Relaxation.memory`), in bytes per entry of its
@@ -91,19 +82,32 @@ class Body(Protocol):
         answer), reporting ``callback(iteration, gap)`` as its solver goes."""
 
 
-class Hull:
-    """``K_Q = conv(columns of F)``, projected onto by :func:`~projmech.bodies.project_to_hull`.
-
-    ``solver`` and ``tol`` are that function's; the tolerance is tied to the noise
-    (``noise_scale``) the mechanism passes, so every mechanism projecting onto the hull uses
-    the same rule.
-    """
-
-    name = "hull"
+class _HullOptions:
+    """The hull projection's ``solver`` and ``tol``, which the hull and the tables (a hull per table) share."""
 
     def __init__(self, *, solver: str = "auto", tol: float | None = None) -> None:
         self.solver = hull.check_solver(solver)
         self.tol = None if tol is None else check_positive_number("tol", tol)
+
+    def _project_by(self, project: Callable[..., _Result], workload: Workload, y: np.ndarray,
+                    noise_scale: float | None, callback: Callback | None) -> _Result:
+        return project(workload, y, solver=self.solver, tol=self.tol, noise_scale=noise_scale, callback=callback)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(solver={self.solver!r})"
+
+
+def _memory_blocker(memory: float, holds: str) -> str | None:
+    """Why a projection holding ``memory`` bytes does not fit (``holds`` says what it holds), or None."""
+    shortfall = memory_shortfall(memory)
+    return None if shortfall is None else f"{holds}{shortfall}"
+
+
+class Hull(_HullOptions):
+    """``K_Q = conv(columns of F)``, projected onto by :func:`~projmech.bodies.project_to_hull`,
+    with a tolerance tied to the noise the mechanism passes."""
+
+    name = "hull"
 
     @property
     def needs_matrix(self) -> bool:
@@ -133,24 +137,17 @@ class Hull:
 
     def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
                 callback: Callback | None = None) -> ProjectionResult:
-        return project_to_hull(workload, y, solver=self.solver, tol=self.tol, noise_scale=noise_scale,
-                               callback=callback)
-
-    def __repr__(self) -> str:
-        return f"Hull(solver={self.solver!r})"
+        return self._project_by(project_to_hull, workload, y, noise_scale, callback)
 
 
 class Relaxation:
-    """The moment relaxation ``L`` of 2-way marginals, projected onto by
-    :func:`~projmech.bodies.project_to_relaxation` (its tolerance is a relative gap,
-    which needs no noise level)."""
+    """The moment relaxation ``L`` of 2-way marginals (:func:`~projmech.bodies.project_to_relaxation`)."""
 
     name = "relaxed"
     needs_matrix = False
 
     def __init__(self, *, relaxation: str = "sdp+local", solver: str = "auto", tol: float | None = None) -> None:
-        if relaxation not in RELAXATIONS:
-            raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+        check_relaxation(relaxation)
         relaxation_module.check_solver(solver, relaxation)
         if tol is not None and not check_positive_number("tol", tol) < 1:
             raise ValueError(f"tol: the relaxation's relative gap must lie in (0, 1), got {tol!r}")
@@ -201,17 +198,12 @@ class Relaxation:
         return f"Relaxation(relaxation={self.relaxation!r}, solver={self.solver!r})"
 
 
-class Tables:
-    """``K_Q`` of a workload whose tables are disjoint: the product of the images of its tables'
-    simplices, projected onto table by table (:func:`~projmech.bodies.project_to_tables`),
-    each over its table's cells, never over the universe. Exact, like the hull."""
+class Tables(_HullOptions):
+    """``K_Q`` of a workload whose tables are disjoint, projected onto table by table over their
+    cells (:func:`~projmech.bodies.project_to_tables`)."""
 
     name = "tables"
     needs_matrix = False
-
-    def __init__(self, *, solver: str = "auto", tol: float | None = None) -> None:
-        self.solver = hull.check_solver(solver)
-        self.tol = None if tol is None else check_positive_number("tol", tol)
 
     def blocker(self, workload: Workload) -> str | None:
         groups = table_groups(workload)
@@ -233,27 +225,19 @@ class Tables:
         return matrices + largest
 
     def memory_blocker(self, workload: Workload) -> str | None:
-        shortfall = memory_shortfall(self.memory(workload))
-        return None if shortfall is None else f"projecting onto its tables holds their query matrices, {shortfall}"
+        return _memory_blocker(self.memory(workload), "projecting onto its tables holds their query matrices, ")
 
     def width_bound(self, workload: Workload) -> float | None:
         return None
 
     def project(self, workload: Workload, y: np.ndarray, *, noise_scale: float | None,
                 callback: Callback | None = None) -> TablesResult:
-        return project_to_tables(workload, y, solver=self.solver, tol=self.tol, noise_scale=noise_scale,
-                                 callback=callback)
-
-    def __repr__(self) -> str:
-        return f"Tables(solver={self.solver!r})"
+        return self._project_by(project_to_tables, workload, y, noise_scale, callback)
 
 
 class Local:
-    """The local polytope of a marginal workload's tables: non-negative tables summing to 1 that
-    agree on every marginal two of them share, projected onto over the tables' cells by
-    :func:`~projmech.bodies.project_to_local`. It contains ``K_Q`` and equals it when the
-    tables form an acyclic hypergraph (``LocalResult.exact``); elsewhere (all 3-way tables) it is a
-    relaxation, like L. Takes marginal tables of any order (identity blocks), never the universe."""
+    """The local polytope of a marginal workload's tables (:func:`~projmech.bodies.project_to_local`):
+    ``K_Q`` itself where the tables are acyclic, a relaxation elsewhere."""
 
     name = "local"
     needs_matrix = False
@@ -274,8 +258,7 @@ class Local:
         return 0.0 if isinstance(model, str) else LOCAL_BYTES_PER_CELL * model.cells + 24.0 * workload.num_queries
 
     def memory_blocker(self, workload: Workload) -> str | None:
-        shortfall = memory_shortfall(self.memory(workload))
-        return None if shortfall is None else f"projecting onto the local polytope of its tables {shortfall}"
+        return _memory_blocker(self.memory(workload), "projecting onto the local polytope of its tables ")
 
     def width_bound(self, workload: Workload) -> float | None:
         return None
@@ -299,39 +282,18 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
                 relaxation: str = "sdp+local") -> Hull | Relaxation | Tables | Local:
     """The body to project ``workload``'s answers onto; a ValueError naming ``body`` if none fits.
 
-    ``"hull"``, ``"relaxed"``, ``"tables"`` and ``"local"`` name one. ``"auto"`` decides from the
-    workload alone (never the data, since the body decides which point is released):
-
-    - a workload only one body takes gets it: the hull needs products both ways, at most
-      :data:`HULL_MAX_UNIVERSE` elements (its memory is O(m)) and the memory its projection
-      holds (:meth:`Hull.memory`); the relaxation, all 2-way marginals of a domain and the
-      memory of its moment matrices (:meth:`Relaxation.memory`); any other workload is refused;
-    - a solver that only one body runs picks it (``"fast"`` the hull, ``"admm"`` the relaxation;
-      a CVXPY name, the hull, which runs it on the explicit matrix);
-    - with ``solver="auto"``, where both bodies apply, the hull unless the cost model estimates
-      its fastest solver more than :data:`~projmech.bodies._cost.HULL_PREFERENCE` times slower
-      than the relaxation's ADMM (:func:`~projmech.bodies._cost.prefers_relaxation`); the
-      solvers counted are those the workload allows (the CVXPY ones need its explicit matrix,
-      so an implicit workload's hull is the active-set solver's). ``relaxation="local"``,
-      which the ADMM does not solve and the model does not cover, keeps the hull;
-    - where neither takes it (a universe above :data:`HULL_MAX_UNIVERSE`, tables that are not
-      all 2-way), the workload's tables: disjoint tables (:class:`Tables`, ``K_Q`` table by
-      table), else, for marginal tables, their local polytope (:class:`Local`, ``K_Q`` itself
-      where the tables are acyclic, a relaxation elsewhere).
-
-    A body whose projection would hold more memory than this machine has available
-    (:meth:`Body.memory_blocker`) is refused here, with a ValueError naming ``workload``, before
-    any solver runs or any memory over the universe is allocated: the mechanisms call this in
-    their constructors.
-
-    ``solver`` and ``tol`` go to the chosen body's projection; ``relaxation`` picks L's constraints.
+    ``"auto"`` decides from the workload alone (never the data: the body decides which point is
+    released): the one body that takes it or runs ``solver``; where hull and relaxation both do,
+    the hull unless the cost model estimates it :data:`~projmech.bodies._cost.HULL_PREFERENCE`
+    times slower; where neither does, disjoint tables, else the local polytope. A body whose
+    projection would not fit in memory is refused here, before any solver runs
+    (:doc:`/guide/projection`).
     """
     if not isinstance(workload, Workload):
         raise TypeError(f"workload: expected a Workload, got {type(workload).__name__}")
     if body not in BODIES:
         raise ValueError(f"body: expected one of {BODIES}, got {body!r}")
-    if relaxation not in RELAXATIONS:
-        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+    check_relaxation(relaxation)
     if body == "auto":
         body = _auto_body(workload, solver, relaxation)
     chosen: Hull | Relaxation | Tables | Local
@@ -353,9 +315,7 @@ def choose_body(workload: Workload, body: str = "auto", *, solver: str = "auto",
 
 
 def _memory_remedies(workload: Workload, chosen: Hull | Relaxation | Tables | Local, relaxation: str) -> str:
-    """What to use instead of a body whose projection does not fit in memory (for
-    :func:`choose_body`'s refusal): the other body where it takes the workload and fits, or the
-    hull's automatic solver where that fits, fewer attributes, or no projection."""
+    """What to use instead of a body whose projection does not fit in memory, for :func:`choose_body`."""
     remedies = []
     if isinstance(chosen, Hull):
         if chosen.solver != "auto" and Hull().memory_blocker(workload) is None:
@@ -370,9 +330,8 @@ def _memory_remedies(workload: Workload, chosen: Hull | Relaxation | Tables | Lo
 
 
 def _hull_fits(workload: Workload, solver: str, *, limit: bool = True) -> bool:
-    """Whether the hull takes ``workload`` (products both ways, and within
-    :data:`HULL_MAX_UNIVERSE` where ``limit``, the bound of ``body="auto"``) and its projection
-    with ``solver`` (``"auto"`` for a solver only the relaxation runs) fits in memory."""
+    """Whether the hull takes ``workload`` (within :data:`HULL_MAX_UNIVERSE` where ``limit``) and its
+    projection with ``solver`` fits in memory."""
     if not workload.has_adjoint or (limit and workload.universe_size > HULL_MAX_UNIVERSE):
         return False
     candidate = Hull(solver=solver if _hull_runs(solver) else "auto")
@@ -448,8 +407,7 @@ def _auto_body(workload: Workload, solver: str, relaxation: str) -> str:
 
 
 def body_solvers(body: str, relaxation: str = "sdp+local") -> tuple[str, ...]:
-    """The values of ``solver=`` that ``body`` runs (``"auto"`` first; for ``"auto"``, those of the
-    hull and the relaxation L, either of which it may choose).
+    """The values of ``solver=`` that ``body`` runs (``"auto"`` first; for ``"auto"``, both bodies').
 
     >>> body_solvers("relaxed", "local"), body_solvers("local")
     (('auto', 'CLARABEL', 'ECOS', 'SCS'), ('auto',))
@@ -495,11 +453,8 @@ def body_fit(workload: Workload, body: str, *, solver: str = "auto", relaxation:
 class ProjectionProgress:
     """A ``callback(iteration, gap)`` that shows a projection's progress where it is slow.
 
-    Silent for the first ``delay`` seconds (default :data:`PROGRESS_DELAY`: most projections end
-    sooner) and wherever standard error is not a terminal (a pipe, a log file, a notebook or a
-    test); after that it draws :class:`~projmech.solve.ProgressBar`'s bar with the solver's
-    iteration and gap. Use it as a context manager, so that a bar it opened is closed however
-    the solve ends.
+    Silent for the first ``delay`` seconds and wherever standard error is not a terminal; a context
+    manager, so that a bar it opened is closed however the solve ends.
     """
 
     def __init__(self, description: str, *, delay: float | None = None) -> None:

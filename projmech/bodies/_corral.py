@@ -1,11 +1,5 @@
-"""Wolfe's corral with an updated Cholesky factor: the affine minimizer in ``O(s^2)`` per change.
-
-Wolfe's method (:cite:p:`Wol76`; :mod:`projmech.bodies._active_set`) moves to its corral's affine
-minimizer after every change. Solving afresh costs ``O(s^3)``; the factor ``R^T R = M_CC`` here
-takes a point in by one triangular solve, lets one out as a *ghost* held at zero weight (a Schur
-complement), and is refactored once ghosts are many (:doc:`/theory/projection`, *The corral's
-factorization*). ``R`` lives in a Fortran array with spare capacity, so every solve runs in place.
-"""
+"""Wolfe's corral with an updated Cholesky factor: the affine minimizer in ``O(s^2)`` per change
+(:doc:`/theory/projection`, *The corral's factorization*)."""
 
 from __future__ import annotations
 
@@ -26,9 +20,7 @@ GHOSTS_SHARE = 8
 class Corral:
     """The factorized corral over a pool of points whose Gram matrix is ``points_gram`` (read only).
 
-    ``border`` is ``c > 0`` of ``M = Q + c 1 1^T``; ``members`` the starting corral's pool positions
-    (affinely dependent ones are refused); ``dimension`` caps the points the factor may hold
-    (``k + 1`` for points in ``R^k``), a bound rounding cannot fool where the pivot test can.
+    ``border`` is ``c > 0`` of ``M = Q + c 1 1^T``; ``dimension`` caps the points the factor may hold.
     """
 
     def __init__(self, points_gram: np.ndarray, border: float, members: np.ndarray,

@@ -1,10 +1,7 @@
 """The estimated time of each way to project a workload's noisy answers, and the choice by it.
 
-``body="auto"`` and ``solver="auto"`` choose from these estimates. An estimate reads the workload
-alone (:class:`WorkloadSize`), never the data or the noisy answers, so the choice depends on
-nothing private. Each is ``overhead + sum of coefficient * size ** exponent`` (:data:`COST_MODELS`),
-fitted to the times of ``benchmarks/solvers.py --parts auto``: coarse (iteration counts are left
-out), but the choice needs only the order of magnitude (see benchmarks/README.md).
+An estimate reads the workload alone (:class:`WorkloadSize`), never the data, so the choice depends
+on nothing private; the models are fitted to ``benchmarks/solvers.py`` (see benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -31,9 +28,7 @@ _MAX_CLOSURE = 200_000
 class WorkloadSize:
     """The sizes of a workload that the cost model reads (:meth:`of`); ``inf`` beyond floating point.
 
-    ``queries`` and ``universe`` are ``k`` and ``m``; ``product_work`` the entries one product
-    ``F^T r`` touches; ``rank`` that of ``F`` for marginals, else the bound ``min(k, m)``;
-    ``moment_dimension`` the side of L's moment matrix less one for 2-way marginals, else None.
+    ``product_work`` is the entries one product ``F^T r`` touches; ``rank`` a bound on that of ``F``.
     """
 
     queries: int

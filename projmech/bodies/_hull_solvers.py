@@ -53,9 +53,8 @@ def check_solver(solver: Any) -> str:
 
 
 def auto_solver_order(workload: Workload) -> list[str]:
-    """The solvers ``solver="auto"`` tries on ``workload``: those the cost model covers, fastest
-    estimate first, then the other installed CVXPY solvers, each the fallback of the one before
-    (the active-set solver certifies badly scaled problems CVXPY's fail, and conversely)."""
+    """The solvers ``solver="auto"`` tries on ``workload``, fastest estimate first, each the fallback
+    of the one before."""
     explicit = not workload.is_implicit
     # Only an explicit matrix takes a CVXPY solver: an implicit one needs no lookup (nor CVXPY's import).
     installed = set(installed_solvers()) if explicit else set()
@@ -66,9 +65,7 @@ def auto_solver_order(workload: Workload) -> list[str]:
 
 
 def solver_memory(workload: Workload, solver: str) -> float:
-    """Bytes that projecting onto ``K_Q`` by one solver holds at its peak, beyond the workload and
-    the answers: :data:`HULL_BYTES_PER_ELEMENT` per universe element, plus the active-set solver's
-    columns or a CVXPY solver's copies of the matrix (``inf`` beyond floating point)."""
+    """Bytes that projecting onto ``K_Q`` by one solver holds at its peak, beyond the workload and answers."""
     return _memory_parts(workload, check_solver(solver))[0]
 
 

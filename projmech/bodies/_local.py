@@ -1,12 +1,5 @@
-"""Projection onto the local polytope of marginal tables: consistent tables of any order, over the tables' cells.
-
-The local polytope ``L = {(mu_T): mu_T >= 0, sum(mu_T) = 1, mu_S and mu_T agree on S ∩ T}``
-holds every data set's tables and is the marginal polytope (``K_Q`` itself) when the tables are
-acyclic :cite:p:`BFMY83`; elsewhere it is a relaxation. The projection maximizes the
-Lagrangian dual of splitting ``L`` into simplices and consistent tables by L-BFGS, and is
-certified by an exactly consistent, non-negative point and a never-optimistic lower bound.
-Derivation: theory page *Projection onto K_Q* (section *Overlapping tables: the local polytope*).
-"""
+"""Projection onto the local polytope of marginal tables (``K_Q`` itself when the tables are acyclic
+:cite:p:`BFMY83`), by L-BFGS on a smooth dual, certified (:doc:`/theory/projection`)."""
 
 from __future__ import annotations
 
@@ -61,20 +54,18 @@ class LocalError(SolveError):
     message : str
         What failed; the attempts are appended to it.
     attempts : iterable of Attempt, default ()
-        The solver's one attempt, with how it ended.
+        The solver's one attempt.
     best : LocalResult, optional
-        The best certified point found (consistent, non-negative tables), above the tolerance.
+        The best certified point found, above the tolerance.
 
     Examples
     --------
-    >>> from projmech.bodies import LocalError, project_to_local
-    >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [3, 3, 3]), 2)
-    >>> y = np.random.default_rng(0).normal(0.1, 0.3, workload.num_queries)
-    >>> try:
-    ...     project_to_local(workload, y, tol=1e-14, max_iterations=1)
-    ... except LocalError as error:
-    ...     print(error.best.stats.status, error.best.inconsistency < 1e-12)
-    iteration_limit True
+    >>> y = np.random.default_rng(0).normal(0.1, 0.3, 27)
+    >>> pm.bodies.project_to_local(pm.marginals(pm.Domain(["a", "b", "c"], [3, 3, 3]), 2), y, tol=1e-14,
+    ...                            max_iterations=1)
+    Traceback (most recent call last):
+    ...
+    projmech.bodies._local.LocalError: ...
     """
 
 
@@ -89,7 +80,7 @@ class LocalResult(SolveResult):
     tables : tuple of tuple of int
         Each table's attributes.
     values : numpy.ndarray
-        The tables' cells, one table after another: non-negative, each summing to 1, consistent.
+        The tables' cells, one table after another.
     exact : bool
         Whether the tables are acyclic (the projection is onto ``K_Q`` itself).
     distance : float
@@ -105,9 +96,7 @@ class LocalResult(SolveResult):
 
     Examples
     --------
-    >>> from projmech.bodies import project_to_local
-    >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2)
-    >>> result = project_to_local(workload, np.full(12, 0.25))
+    >>> result = pm.bodies.project_to_local(pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2), np.full(12, 0.25))
     >>> result.marginal((0, 2)).tolist(), result.exact, result.inconsistency < 1e-12
     ([[0.25, 0.25], [0.25, 0.25]], False, True)
     """
@@ -144,11 +133,6 @@ class LocalResult(SolveResult):
         -------
         numpy.ndarray
             A copy of the table, one axis per attribute.
-
-        Raises
-        ------
-        ValueError
-            If no table has these attributes.
         """
         key = tuple(sorted(int(a) for a in attributes))
         if key not in self.tables:
@@ -161,8 +145,6 @@ class LocalResult(SolveResult):
         Returns
         -------
         dict
-            ``body`` (``"local"``), ``exact``, ``distance``, ``inconsistency``, ``tables`` and
-            ``stats.summary()``'s entries.
         """
         return {"body": "local", "exact": self.exact, "distance": self.distance,
                 "inconsistency": self.inconsistency, "tables": [list(table) for table in self.tables],
@@ -175,9 +157,7 @@ class LocalResult(SolveResult):
 
 
 class _Problem:
-    """The projection's data over the tables' cells: each table's weight ``W_T`` and weighted mean
-    target ``ybar_T``, with ``(1/2)||answers(mu) - y||^2 = sum_T (W_T/2)||mu_T - ybar_T||^2 + constant``.
-    """
+    """The projection's data over the tables' cells: each table's weight ``W_T`` and mean target ``ybar_T``."""
 
     def __init__(self, model: LocalTables, y: np.ndarray) -> None:
         self.model = model
@@ -221,9 +201,7 @@ class _Problem:
         return np.repeat(per_table, self.counts)
 
     def simplex(self, values: np.ndarray) -> np.ndarray:
-        """Each table projected onto its simplex by Michelot's method, all tables at once, on the cells
-        above the first threshold only; the previous call's thresholds start it where still below.
-        """
+        """Each table projected onto its simplex by Michelot's method, all tables at once, warm-started."""
         threshold = (self.table_sums(values) - 1.0) / self.lengths
         if self._thresholds is not None:
             excess = self.table_sums(np.maximum(values - self.spread(self._thresholds), 0.0)) - 1.0
@@ -245,9 +223,7 @@ class _Problem:
         return np.maximum(values - self.spread(threshold), 0.0)
 
     def consistent(self, values: np.ndarray, metric: np.ndarray, total: float) -> np.ndarray:
-        """The projection of ``values`` onto tables agreeing on every shared set and summing to ``total``
-        (norm ``sum_T metric_T ||v_T||^2``): each shared component replaced by the weighted average.
-        """
+        """The projection of ``values`` onto consistent tables summing to ``total``, in the weighted norm."""
         model = self.model
         plans = model.plans()
         components: list[list[np.ndarray]] = []
@@ -325,10 +301,8 @@ class _Problem:
         return orthogonal, self.simplex(self.target - orthogonal / self.cell_weight)
 
     def lower_bound(self, multipliers: np.ndarray) -> float:
-        """A lower bound on the optimum from the dual at ``multipliers``: each table's inner minimum less
-        its Frank–Wolfe gap, less the spread rounding left along the consistent directions and the
-        sums' own rounding, so that it never exceeds the optimum.
-        """
+        """A lower bound on the optimum from the dual at ``multipliers``, lowered for rounding so that it
+        never exceeds the optimum."""
         return self.bound_at(*self.dual_tables(multipliers))
 
     def bound_at(self, orthogonal: np.ndarray, point: np.ndarray) -> float:
@@ -362,9 +336,7 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     y : array_like, shape (k,)
         The point to project.
     tol : float, optional
-        :func:`~projmech.bodies.project_to_hull`'s rule: certified gap ``<= tol * max(lower bound,
-        (k/2) noise_scale^2)`` (scale 1 without ``noise_scale``). Default ``NOISE_TOL`` with
-        ``noise_scale``, else ``DEFAULT_TOL``.
+        As for :func:`~projmech.bodies.project_to_hull`.
     noise_scale : float, optional
         The standard deviation of the noise in ``y``.
     max_iterations : int, default DEFAULT_MAX_ITERATIONS
@@ -377,20 +349,15 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     Returns
     -------
     LocalResult
-        The projected answers and tables, certified.
 
     Raises
     ------
-    ValueError
-        If the workload has no marginal tables, or ``y`` has the wrong length.
     LocalError
         If the certificate does not meet the tolerance within ``max_iterations``.
 
     Examples
     --------
-    >>> from projmech.bodies import project_to_local
-    >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), way=2)
-    >>> result = project_to_local(workload, np.full(12, 0.3))
+    >>> result = pm.bodies.project_to_local(pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2), np.full(12, 0.3))
     >>> np.round(result.answers, 6).tolist()[:4], result.exact, result.stats.tolerance_met
     ([0.25, 0.25, 0.25, 0.25], False, True)
     """
@@ -408,8 +375,8 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
                          start: LocalResult | None = None) -> LocalResult:
     """Project noisy measurements of tables onto the local polytope of the tables they measure.
 
-    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over consistent, non-negative tables summing to
-    1; the answers are the tables weighted by ``1/sigma_i`` (noise of standard deviation 1).
+    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over the local polytope, certified as by
+    :func:`project_to_local` (:class:`LocalError` where the certificate falls short).
 
     Parameters
     ----------
@@ -417,33 +384,20 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
         The domain's attribute sizes.
     measurements : sequence of Measurement
         At least one, each of a table's cells.
-    tol : float, optional
-        As :func:`project_to_local`'s with ``noise_scale=1``.
-    max_iterations : int, default DEFAULT_MAX_ITERATIONS
-        L-BFGS iterations before giving up.
-    callback : callable, optional
-        ``callback(iteration, gap)`` after each certificate.
+    tol, max_iterations, callback
+        As for :func:`project_to_local` (``tol`` with ``noise_scale=1``).
     start : LocalResult, optional
         An earlier projection (of some of the measurements) to start from.
 
     Returns
     -------
     LocalResult
-        The projected tables, certified.
-
-    Raises
-    ------
-    ValueError
-        If a measurement does not fit ``sizes`` or measures a query, or the tables hold too many cells.
-    LocalError
-        If the certificate does not meet the tolerance within ``max_iterations``.
 
     Examples
     --------
-    >>> from projmech.bodies import project_measurements
     >>> from projmech.tables import Measurement
-    >>> result = project_measurements((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
-    ...                                        Measurement((0,), np.array([0.5, 0.5]), 0.1)])
+    >>> result = pm.bodies.project_measurements((2, 2), [Measurement((0,), np.array([0.7, 0.3]), 0.1),
+    ...                                                  Measurement((0,), np.array([0.5, 0.5]), 0.1)])
     >>> np.round(result.marginal((0,)), 6).tolist()
     [0.6, 0.4]
     """
@@ -457,9 +411,8 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
 
 @dataclass(frozen=True)
 class LocalProjection:
-    """The local-polytope estimator (:class:`~projmech.tables.Estimator`): :func:`project_measurements`.
-
-    Where the certificate falls short, the best point is returned and its status says so.
+    """The local-polytope estimator (:class:`~projmech.tables.Estimator`): :func:`project_measurements`,
+    returning the best point (its status says so) where the certificate falls short.
 
     Parameters
     ----------
@@ -472,9 +425,8 @@ class LocalProjection:
 
     Examples
     --------
-    >>> from projmech.bodies import LocalProjection
     >>> from projmech.tables import Measurement
-    >>> result = LocalProjection((2, 2)).estimate([Measurement((0, 1), np.array([0.4, 0.1, 0.3, 0.2]), 0.1)])
+    >>> result = pm.bodies.LocalProjection((2, 2)).estimate([Measurement((0, 1), np.array([0.4, 0.1, 0.3, 0.2]), 0.1)])
     >>> np.round(result.marginal((0, 1)), 6).tolist()
     [[0.4, 0.1], [0.3, 0.2]]
     """
@@ -496,7 +448,6 @@ class LocalProjection:
         Returns
         -------
         LocalResult
-            The projection (its best point where the certificate fell short).
         """
         try:
             return project_measurements(self.sizes, measurements, tol=self.tol, max_iterations=self.max_iterations,
@@ -605,11 +556,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,
            memory: int = 10) -> np.ndarray:
     """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4)
-    with Armijo backtracking, until ``on_iteration(iteration, point)`` is True or ``max_iterations``
-    pass; the last point. The direction is updated in place (BLAS), and three guards hold on noisy
-    inputs: a pair whose gradient change is rounding is dropped, a failed line search restarts from
-    the scaled gradient, and on a linear piece (no pairs) the step doubles while it gains.
-    """
+    with Armijo backtracking, until ``on_iteration(iteration, point)`` is True; the last point."""
     value, gradient = function(point)
     changes: list[np.ndarray] = []
     differences: list[np.ndarray] = []
@@ -684,8 +631,7 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
 
 
 def _nonnegative(problem: _Problem, z: np.ndarray) -> np.ndarray:
-    """``z`` (consistent tables summing to 1) mixed with the uniform tables just enough to have no
-    negative cell: ``(1 - t) z + t u`` is consistent, since the uniform tables are."""
+    """``z`` (consistent tables) mixed with the uniform tables just enough to have no negative cell."""
     negative = z < 0
     if not np.any(negative):
         return z

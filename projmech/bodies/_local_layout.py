@@ -1,5 +1,4 @@
-"""The layout of marginal tables over one flat vector of their cells and the attribute sets they share,
-what the local-polytope projection (:mod:`projmech.bodies._local`) works on."""
+"""The layout of marginal tables over one flat vector of their cells, for the local-polytope projection."""
 
 from __future__ import annotations
 
@@ -27,8 +26,6 @@ LOCAL_MAX_CELLS = 2**28
 class LocalTables:
     """Marginal tables laid out over one flat vector of their cells, and the attribute sets they share.
 
-    Built by :func:`local_tables` (a workload's) or :func:`measured_tables` (measurements').
-
     Parameters
     ----------
     attributes : tuple of tuple of int
@@ -36,11 +33,11 @@ class LocalTables:
     shapes : tuple of tuple of int
         Each table's shape.
     starts : numpy.ndarray
-        Where each table's cells start in the flat vector (row-major within a table), and their total.
+        Where each table's cells start in the flat vector, and their total.
     terms : tuple of (int, int, float)
         Each term's table, its first row in the answers, and its weight.
     constant_rows : numpy.ndarray
-        The queries that read no attribute, whose answers are ``constants``.
+        The queries that read no attribute.
     constants : numpy.ndarray
         Their answers on every data set.
     shared : tuple of tuple of int
@@ -50,8 +47,7 @@ class LocalTables:
 
     Examples
     --------
-    >>> from projmech.bodies import local_tables
-    >>> model = local_tables(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=2))
+    >>> model = pm.bodies.local_tables(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=2))
     >>> model.attributes, model.shared, model.acyclic, int(model.starts[-1])
     (((0, 1), (0, 2), (1, 2)), ((0,), (1,), (2,)), False, 16)
     """
@@ -72,19 +68,18 @@ class LocalTables:
         return int(self.starts[-1])
 
     def table(self, values: np.ndarray, index: int) -> np.ndarray:
-        """Table ``index`` of the flat vector ``values``, as an array of its shape.
+        """Table ``index`` of the flat vector ``values``, as a view of its shape.
 
         Parameters
         ----------
         values : numpy.ndarray
-            A vector over the tables' cells (length :attr:`cells`).
+            The tables' cells.
         index : int
             The table's position in :attr:`attributes`.
 
         Returns
         -------
         numpy.ndarray
-            A view of ``values``: writing to it writes to them.
         """
         return values[self.starts[index]:self.starts[index + 1]].reshape(self.shapes[index])
 
@@ -94,14 +89,13 @@ class LocalTables:
         Parameters
         ----------
         values : numpy.ndarray
-            A vector over the tables' cells (length :attr:`cells`).
+            The tables' cells (length :attr:`cells`).
         num_queries : int
             The number of answers.
 
         Returns
         -------
         numpy.ndarray
-            The answers, in the terms' order.
         """
         answers = np.empty(num_queries)
         answers[self.constant_rows] = self.constants
@@ -116,7 +110,6 @@ class LocalTables:
         Returns
         -------
         list of _TablePlan
-            One per table, in the order of :attr:`attributes`.
         """
         if not self._plans:
             for attributes, shape in zip(self.attributes, self.shapes):
@@ -126,10 +119,8 @@ class LocalTables:
 
 @dataclass(frozen=True)
 class _TablePlan:
-    """How to take one table's marginals on the shared sets inside it, and put corrections back, in
-    few passes: each marginal is summed from the smallest one taken that contains it, and each
-    correction folded into a largest set containing it before being added to the table.
-    """
+    """How to take one table's marginals on the shared sets inside it, and put corrections back, each
+    marginal summed from the smallest one taken that contains it."""
 
     cells: int
     subsets: tuple[tuple[int, ...], ...]  # the shared sets inside the table, largest first
@@ -179,30 +170,20 @@ _MODELS: weakref.WeakKeyDictionary[Workload, LocalTables | str] = weakref.WeakKe
 def local_tables(workload: Workload) -> LocalTables | str:
     """The workload's marginal tables and the sets they share, or why it has none (a phrase).
 
-    Reads the workload's structure only (no matrix is built); kept for the workload's lifetime.
-
     Parameters
     ----------
     workload : Workload
-        A workload over a domain.
+        A workload over a domain; its structure is read, no matrix built.
 
     Returns
     -------
     LocalTables or str
-        The tables, or why they cannot be formed: no table structure, a block that is not an
-        identity (a range or prefix query, which the local polytope's closed-form steps do not
-        take), or more than :data:`LOCAL_MAX_CELLS` cells in all.
 
     Examples
     --------
-    >>> from projmech.bodies import local_tables
-    >>> domain = pm.Domain(["a", "b", "c", "d"], [2, 2, 3, 2])
-    >>> model = local_tables(pm.marginals(domain, ways=(0, 3)))
+    >>> model = pm.bodies.local_tables(pm.marginals(pm.Domain(["a", "b", "c", "d"], [2, 2, 3, 2]), ways=(0, 3)))
     >>> len(model.attributes), model.constant_rows.tolist(), model.acyclic
     (4, [0], False)
-    >>> print(local_tables(pm.workloads.range_marginals(domain, 2, {"c": "prefix"})))
-    ... # doctest: +ELLIPSIS
-    range_marginals(...) reads its attributes through blocks (...) that are not all identities: ...
     """
     return decomposition(_MODELS, workload, _decompose)
 
@@ -216,29 +197,8 @@ def _decompose(workload: Workload, terms: TableTerms) -> LocalTables | str:
 
 
 def measured_tables(sizes: Sequence[int], measurements: Sequence[Measurement]) -> LocalTables | str:
-    """The layout of the tables some measurements measure, each measurement a term weighted by
-    ``1/sigma`` (its noise then has standard deviation 1), in the measurements' order.
-
-    Parameters
-    ----------
-    sizes : sequence of int
-        The domain's attribute sizes.
-    measurements : sequence of Measurement
-        At least one, each of a table's cells (checked).
-
-    Returns
-    -------
-    LocalTables or str
-        The layout, or why there is none (more than :data:`LOCAL_MAX_CELLS` cells).
-
-    Examples
-    --------
-    >>> from projmech.bodies._local_layout import measured_tables
-    >>> from projmech.tables import Measurement
-    >>> model = measured_tables((2, 3), [Measurement((0, 1), np.full(6, 1 / 6), 0.5)])
-    >>> model.attributes, model.terms
-    (((0, 1),), ((0, 0, 2.0),))
-    """
+    """The layout of the tables some measurements measure, each a term weighted by ``1/sigma``, or why
+    there is none (more than :data:`LOCAL_MAX_CELLS` cells)."""
     if not measurements:
         raise ValueError("measurements: need at least one")
     for measurement in measurements:

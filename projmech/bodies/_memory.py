@@ -1,10 +1,5 @@
-"""Whether an allocation fits in this machine's memory, asked before it is made.
-
-A projection over a huge universe, or a huge number of synthetic rows, would otherwise end in a
-``MemoryError`` (or swapping) after the solver ran a while. Each step's model of what it holds
-lives beside the step; this module says whether that many bytes fit, so that the library and the
-command line refuse by one rule, before any work.
-"""
+"""Whether an allocation fits in this machine's memory, asked before it is made, so that the library
+and the command line refuse by one rule before any work (not with a ``MemoryError`` later)."""
 
 from __future__ import annotations
 

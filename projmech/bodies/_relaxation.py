@@ -1,7 +1,5 @@
 """The relaxation L of 2-way marginals (:doc:`/theory/relaxation`): its public names, and its
-support function, from which L's Gaussian width is estimated. L itself is
-:mod:`~projmech.bodies._relaxation_model`; the projection, :mod:`~projmech.bodies._relaxation_projection`.
-"""
+support function, from which L's Gaussian width is estimated."""
 
 from __future__ import annotations
 
@@ -16,7 +14,15 @@ import numpy as np
 
 from ..data import Domain
 from ..validation import check_real_array
-from ._relaxation_model import RELAXATIONS, MomentEncoding, RelaxationError, _cvxpy_body, _violation, moment_dimension
+from ._relaxation_model import (
+    RELAXATIONS,
+    MomentEncoding,
+    RelaxationError,
+    _cvxpy_body,
+    _violation,
+    check_relaxation,
+    moment_dimension,
+)
 from ._relaxation_projection import SOLVERS, NegativeCellsWarning, RelaxationResult, check_solver, project_to_relaxation
 from ._solvers import installed_solvers
 
@@ -25,22 +31,20 @@ if TYPE_CHECKING:
 
 __all__ = ["RELAXATIONS", "RelaxationResult", "RelaxationError", "RelaxationSupport", "NegativeCellsWarning",
            "project_to_relaxation", "relaxation_support", "MomentEncoding", "moment_dimension", "check_solver",
-           "SOLVERS"]
+           "check_relaxation", "SOLVERS"]
 
 @dataclass(frozen=True)
 class RelaxationSupport:
-    """The support function ``h_L(g) = max {<g, cells(Y)> : Y in L}`` of L in many directions.
+    """The support function ``h_L(g) = max {<g, cells(Y)> : Y in L}`` in many directions.
 
-    As :func:`relaxation_support` returns it. ``K_Q ⊆ L``, so the mean of ``upper_bounds`` over
-    Gaussian directions bounds the Gaussian width ``l*(L) >= l*(K_Q)`` of the error bound.
+    Over Gaussian directions, the mean of ``upper_bounds`` bounds the width ``l*(L) >= l*(K_Q)``.
 
     Parameters
     ----------
     values : ndarray, shape (s,)
         ``<g, cells(Y_g)>`` at the solver's maximizer ``Y_g``, one per direction.
     upper_bounds : ndarray, shape (s,)
-        Certified ``h_L(g) <= upper_bounds`` whatever the solver's accuracy (weak duality,
-        :doc:`/theory/relaxation`): the side the error bound uses.
+        Certified ``h_L(g) <= upper_bounds`` by weak duality, whatever the solver's accuracy.
     relaxation : str
         The constraints of L, one of :data:`RELAXATIONS`.
     solver : str
@@ -52,16 +56,14 @@ class RelaxationSupport:
     max_gap : float
         ``max(upper_bounds - values)``.
     retries : int
-        Directions solved a second time, with the retry options, after a non-optimal status.
+        Directions solved a second time after a non-optimal status.
     solve_time : float
         Seconds for all directions, model building included.
     moments : ndarray, shape (s, D+1, D+1), or None
-        The maximizers, when asked for (``return_moments=True``).
+        The maximizers (``return_moments=True``).
 
     Examples
     --------
-    Every cell weighted 1: the support is the three tables' sums.
-
     >>> support = pm.bodies.relaxation_support(pm.Domain(["a", "b", "c"], [2, 2, 2]), np.ones(12))
     >>> round(float(support.values[0]), 6), bool(support.upper_bounds[0] >= support.values[0])
     (3.0, True)
@@ -81,8 +83,7 @@ class RelaxationSupport:
 
 def _support_upper_bound(encoding: MomentEncoding, relaxation: str, body: _CvxpyBody,
                          objective: np.ndarray) -> float:
-    """A certified upper bound on ``max {<objective, vec Y> : Y in L}`` by weak duality with the
-    solver's multipliers: valid for any multipliers, tight for optimal ones (:doc:`/theory/relaxation`)."""
+    """A certified upper bound on ``max {<objective, vec Y> : Y in L}`` by weak duality (any multipliers)."""
     lam = body.equality.dual_value
     if lam is None or (body.local is not None and body.local.dual_value is None):
         raise RelaxationError("the solver returned no multipliers: the support value cannot be certified")
@@ -125,8 +126,7 @@ def relaxation_support(
 ) -> RelaxationSupport:
     """The support function ``h_L(g)`` of the relaxation L, for each row ``g`` of ``directions``.
 
-    A linear SDP (or LP) over the CVXPY model of L, built once. ``K_Q ⊆ L``, so ``l*(K_Q) <= l*(L)``;
-    each value comes with a certified upper bound (:doc:`/theory/relaxation`).
+    Each value comes with a certified upper bound (:doc:`/theory/relaxation`).
 
     Parameters
     ----------
@@ -137,8 +137,7 @@ def relaxation_support(
     relaxation : {"sdp+local", "sdp", "local"}
         The constraints of L.
     solver : str
-        An installed CVXPY solver. An interior-point one (Clarabel, the default) is accurate; a
-        first-order one (SCS) can be off by its tolerance either way.
+        An installed CVXPY solver; a first-order one (SCS) can be off by its tolerance either way.
     solver_options : dict, optional
         The solver's options (default: ``SUPPORT_CLARABEL_OPTIONS`` for Clarabel).
     encoding : {"auto", "binary", "one-hot"}
@@ -146,37 +145,29 @@ def relaxation_support(
     return_moments : bool
         Keep each direction's maximizer in :attr:`RelaxationSupport.moments`.
     retry : bool
-        Solve a direction once more, with ``retry_options``, when its status is not ``optimal``
-        (interior-point solvers occasionally stall on these degenerate problems).
+        Solve a direction once more, with ``retry_options``, when its status is not ``optimal``.
     retry_options : dict, optional
-        The retry's options (default: ``SUPPORT_CLARABEL_RETRY_OPTIONS`` for Clarabel, else
-        ``solver_options``).
+        The retry's options (default: ``SUPPORT_CLARABEL_RETRY_OPTIONS`` for Clarabel, else ``solver_options``).
 
     Returns
     -------
     RelaxationSupport
-        Values, certified upper bounds, the largest constraint violation and duality gap.
 
     Raises
     ------
-    ValueError
-        On an unknown ``relaxation``, ``solver`` or ``encoding``, or bad ``directions``.
     RelaxationError
         If the solver fails or is not ``optimal`` for a direction (after the retry, if any).
 
     Examples
     --------
-    >>> from projmech.bodies import relaxation_support
-    >>> g = np.zeros(12)
-    >>> g[3] = 1.0  # the (1, 1) cell of the first table
-    >>> support = relaxation_support(pm.Domain(["a", "b", "c"], [2, 2, 2]), g)
+    >>> g = np.eye(12)[3]  # the (1, 1) cell of the first table
+    >>> support = pm.bodies.relaxation_support(pm.Domain(["a", "b", "c"], [2, 2, 2]), g)
     >>> round(float(support.values[0]), 6), support.retries
     (1.0, 0)
     """
     import cvxpy as cp
 
-    if relaxation not in RELAXATIONS:
-        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+    check_relaxation(relaxation)
     if not isinstance(solver, str) or solver.upper() not in installed_solvers():
         raise ValueError(f"solver: expected an installed CVXPY solver {list(installed_solvers())}, got {solver!r}")
     model = MomentEncoding.of(domain, encoding)

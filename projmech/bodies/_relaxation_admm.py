@@ -1,13 +1,6 @@
-"""A certified first-order solver for the projection onto the moment relaxation L.
-
-The problem of :func:`~projmech.bodies.project_to_relaxation` (``"sdp+local"`` and ``"sdp"``),
-solved by ADMM (:cite:p:`BPCPE11`) whose every step is closed form, in orthogonal contrast
-coordinates (Helmert contrasts of each attribute's one-hot vector): a separable least-squares
-step, one simplex projection per table and one eigendecomposition. Every ``check_every``
-iterations it builds a feasible point (mixed with the independent uniform point just enough to
-lie in L) and a Lagrangian lower bound, and stops at a relative gap of ``tol``. The derivations
-are in :doc:`/theory/relaxation`, *The certified ADMM*.
-"""
+"""A certified first-order solver for the projection onto the moment relaxation L: ADMM
+(:cite:p:`BPCPE11`) with closed-form steps, stopped at a certified relative gap
+(:doc:`/theory/relaxation`, *The certified ADMM*)."""
 
 from __future__ import annotations
 
@@ -37,9 +30,7 @@ KRONECKER_MAX_CELLS = 64
 
 @dataclass(frozen=True)
 class AdmmProjection:
-    """The output of :func:`admm_projection`: the cells of the feasible point found, its
-    contrast moment matrix ``Y'``, ``1/2 ||answers - y||^2`` with a certified lower bound on its
-    minimum over L, their :func:`relative_gap`, whether it reached ``tol``, and the iterations."""
+    """The output of :func:`admm_projection`: a feasible point, its contrast moments and its certificate."""
 
     answers: np.ndarray
     contrast_moments: np.ndarray
@@ -317,8 +308,7 @@ def admm_projection(
     callback: Callback | None = None,
 ) -> AdmmProjection:
     """Project 2-way marginal answers ``y`` onto L by ADMM until the certified relative gap is at
-    most ``tol`` (module docstring); ``local`` selects ``"sdp+local"``. Inputs are checked by the
-    caller; ``callback(iteration, gap)`` at every certificate."""
+    most ``tol``; ``local`` selects ``"sdp+local"`` (inputs checked by the caller)."""
     model = _ContrastModel(domain, local)
     y = np.asarray(y, dtype=float)
     # One penalty per constraint block (T = cells(x) and Y'(x) = Z), each balanced on its own
@@ -384,9 +374,8 @@ def admm_projection(
 
 
 def relative_gap(objective: float, lower_bound: float, num_queries: int) -> float:
-    """``(objective - lower_bound) / max(objective, floor)``, ``floor`` the objective of an RMS
-    distance of ``DISTANCE_FLOOR`` per answer (a point already in L would divide rounding by 0).
-    Shared by the stopping rule and the final check; negative means an invalid certificate."""
+    """``(objective - lower_bound) / max(objective, floor)``, ``floor`` from ``DISTANCE_FLOOR`` (a point
+    already in L would divide rounding by 0); negative means an invalid certificate."""
     floor = 0.5 * num_queries * DISTANCE_FLOOR ** 2
     return (objective - lower_bound) / max(objective, floor)
 
@@ -437,10 +426,8 @@ def _mixed(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray],
 
 
 def _clip_cells(model: _ContrastModel, m: np.ndarray, cross: list[np.ndarray]) -> list[np.ndarray]:
-    """Cross moments whose cells are (nearly) nonnegative, with the 1-way marginals ``m`` kept:
-    near the solution many cells that should be 0 are slightly negative, and lifting them by the
-    uniform mixture is costly. ``CLIP_ROUNDS`` alternations between clipping the cells and
-    restoring the 1-way marginals (``X_ab`` alone changes) leave far smaller violations."""
+    """Cross moments whose cells are (nearly) nonnegative, the 1-way marginals ``m`` kept: cheaper
+    than lifting slightly negative cells by the uniform mixture."""
     for _ in range(CLIP_ROUNDS):
         _, cross = model.cells_adjoint(np.maximum(model.cells(m, cross), 0.0))
     return cross

@@ -1,9 +1,5 @@
-"""The relaxation L of 2-way marginals (:doc:`/theory/relaxation`): the moment encoding of a row
-and L's constraints. Every 2-way cell is an entry of the moment matrix ``Y = E[(1, z)(1, z)^T]`` of
-the row's indicators ``z``; L holds the ``Y`` that meet the equalities of such matrices, plus
-``"sdp"`` (``Y ⪰ 0``, :cite:p:`Las01`), ``"local"`` (nonnegative cells) or both. ``K_Q ⊆ L``,
-and L has polynomial size (:cite:p:`DNT15`).
-"""
+"""The relaxation L of 2-way marginals (:doc:`/theory/relaxation`): the moment encoding of a row and
+L's constraints, ``"sdp"`` (``Y ⪰ 0``, :cite:p:`Las01`), ``"local"`` (nonnegative cells) or both."""
 
 from __future__ import annotations
 
@@ -18,17 +14,22 @@ import scipy.sparse as sp
 from ..data import Domain
 from ..solve import SolveError
 
-__all__ = ["RELAXATIONS", "RelaxationError", "MomentEncoding", "moment_dimension"]
+__all__ = ["RELAXATIONS", "RelaxationError", "MomentEncoding", "moment_dimension", "check_relaxation"]
 
 #: The constraints L may have, as ``relaxation=`` takes them (module docstring).
 RELAXATIONS = ("sdp+local", "sdp", "local")
 
 
+def check_relaxation(relaxation: Any) -> None:
+    """A ValueError naming ``relaxation`` unless it is one of :data:`RELAXATIONS`."""
+    if relaxation not in RELAXATIONS:
+        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+
+
 class RelaxationError(SolveError):
     """The solver returned no optimal projection onto the relaxation, or no optimal support value.
 
-    Raised by :func:`~projmech.bodies.project_to_relaxation` and
-    :func:`~projmech.bodies.relaxation_support`; the point in ``best`` is never returned as a projection.
+    The point in ``best`` is never returned as a projection.
 
     Parameters
     ----------
@@ -113,8 +114,6 @@ class MomentEncoding:
         Returns
         -------
         MomentEncoding
-            Its ``cells`` map in the layout of ``marginals(domain, 2)``; a TypeError or ValueError
-            names the argument that cannot be encoded.
         """
         if not isinstance(domain, Domain):
             raise TypeError(f"domain: expected a Domain, got {type(domain).__name__}")
@@ -174,7 +173,6 @@ class MomentEncoding:
         Returns
         -------
         ndarray, shape (k,)
-            ``cells @ vec(moments)``.
         """
         return self.cells @ np.asarray(moments, dtype=float).ravel()
 
@@ -189,7 +187,6 @@ class MomentEncoding:
         Returns
         -------
         ndarray, shape (D+1, D+1)
-            ``sum_x histogram[x] (1, z(x))(1, z(x))^T``.
         """
         h = np.asarray(histogram, dtype=float).ravel()
         codes = np.unravel_index(np.arange(self.domain.size), self.domain.sizes)

@@ -1,7 +1,5 @@
-"""Projection of noisy 2-way marginals onto the relaxation L (:doc:`/theory/relaxation`), by the
-certified ADMM of :mod:`~projmech.bodies._relaxation_admm` or a CVXPY model of L (the tests'
-reference); either's point passes one final check before it is returned.
-"""
+"""Projection of noisy 2-way marginals onto the relaxation L (:doc:`/theory/relaxation`) by certified
+ADMM or a CVXPY model; either's point passes one final check before it is returned."""
 
 from __future__ import annotations
 
@@ -26,7 +24,14 @@ from ..solve import (
     status_from_cvxpy,
 )
 from ..validation import check_positive_int, check_positive_number, check_real_array
-from ._relaxation_model import RELAXATIONS, MomentEncoding, RelaxationError, _cvxpy_body, _equalities, _violation
+from ._relaxation_model import (
+    MomentEncoding,
+    RelaxationError,
+    _cvxpy_body,
+    _equalities,
+    _violation,
+    check_relaxation,
+)
 from ._solvers import installed_solvers
 
 __all__ = ["RelaxationResult", "NegativeCellsWarning", "project_to_relaxation", "check_solver", "SOLVERS",
@@ -53,15 +58,11 @@ _BOUND_SLACK = 1e-9
 class NegativeCellsWarning(UserWarning):
     """Answers projected onto a relaxation without the local constraints have negative cells.
 
-    :func:`project_to_relaxation` warns with it when ``relaxation="sdp"`` returns a cell below
-    ``-feasibility_tol``: the semidefinite constraint alone does not keep 2-way tables
-    nonnegative. ``relaxation="sdp+local"`` (the default) does, and is no wider.
+    The semidefinite constraint alone (``relaxation="sdp"``) does not keep 2-way tables nonnegative;
+    ``"sdp+local"`` (the default) does, and is no wider.
 
     Examples
     --------
-    The point below lies in ``"sdp"`` (its moment matrix is positive semidefinite), yet its
-    ``(1, 1)`` cell is ``-1/8``:
-
     >>> import warnings
     >>> y = np.array([0.375, 0.375, 0.375, -0.125])
     >>> with warnings.catch_warnings(record=True) as caught:
@@ -89,9 +90,8 @@ class RelaxationResult(SolveResult):
     constraint_violation : float
         The largest violation of L's constraints in ``moments``.
     stats : SolveStats
-        Solver, status, time and attempts. For ``"admm"``, ``stats.gap`` is the certified
-        relative gap of ``distance**2``: the exact projection is within ``sqrt(gap) * distance``.
-        For a CVXPY solver ``stats.gap`` is None: its accuracy is its own status.
+        For ``"admm"``, ``stats.gap`` is the certified relative gap of ``distance**2`` (the exact
+        projection is within ``sqrt(gap) * distance``); None for a CVXPY solver.
 
     Examples
     --------
@@ -116,8 +116,6 @@ class RelaxationResult(SolveResult):
         Returns
         -------
         dict
-            ``body`` (``"relaxation/<relaxation>"``), ``distance``, ``constraint_violation``
-            and ``stats.summary()``.
         """
         return {
             "body": f"relaxation/{self.relaxation}",
@@ -147,9 +145,8 @@ def project_to_relaxation(
 ) -> RelaxationResult:
     """Euclidean projection of 2-way marginal answers ``y`` onto the relaxation L.
 
-    Polynomial in the number of attributes. ``K_Q ⊆ L``, so the error bound (:cite:p:`NTZ13`) holds
-    with L's Gaussian width (:cite:p:`DNT15`). The point passes one final check whatever the solver
-    (:doc:`/theory/relaxation`).
+    Polynomial in the number of attributes; ``K_Q ⊆ L``, so the error bound (:cite:p:`NTZ13`) holds
+    with L's Gaussian width (:cite:p:`DNT15`) (:doc:`/theory/relaxation`).
 
     Parameters
     ----------
@@ -160,36 +157,29 @@ def project_to_relaxation(
     relaxation : {"sdp+local", "sdp", "local"}
         The constraints of L on ``Y``: positive semidefinite, nonnegative cells, or both.
     solver : str
-        ``"admm"``: the certified first-order solver of :mod:`projmech.bodies._relaxation_admm`
-        (semidefinite relaxations). A CVXPY name (:data:`SOLVERS`): the reference model, trusted
-        when its status is ``optimal``. ``"auto"``: ``"admm"``, or SCS for ``"local"``.
+        ``"admm"`` (certified; semidefinite relaxations only), a CVXPY name (trusted when its status
+        is ``optimal``), or ``"auto"``: ``"admm"``, or SCS for ``"local"``.
     solver_options : dict, optional
         Options of a CVXPY solver (none for ``"admm"``).
     encoding : {"auto", "binary", "one-hot"}
         Of the returned moment matrix; ``"auto"`` is binary when every attribute has 2 values.
     tol : float
-        The certified relative gap at which ADMM stops, in ``(0, 1)``: the answers are then within
-        ``sqrt(tol) * distance`` of the exact projection.
+        The certified relative gap at which ADMM stops (the answers within ``sqrt(tol) * distance``).
     max_iterations : int
         ADMM iterations before giving up with :class:`RelaxationError`.
     callback : callable, optional
         ``callback(iteration, gap)`` at every certificate of ADMM.
     feasibility_tol : float, optional
-        The largest constraint violation a returned point may have (default
-        ``ADMM_FEASIBILITY_TOL`` or ``CVXPY_FEASIBILITY_TOL``).
+        The largest constraint violation a returned point may have.
 
     Returns
     -------
     RelaxationResult
-        The projected answers, their moment matrix and the solver's statistics.
 
     Raises
     ------
-    ValueError
-        On bad inputs or a solver that cannot solve ``relaxation``; before any solve.
     RelaxationError
-        If the solver is not optimal, ADMM does not certify ``tol`` (the point as ``best``), or
-        the point fails the final check.
+        If no point is certified (ADMM's best attached as ``best``) or it fails the final check.
 
     Warns
     -----
@@ -199,16 +189,12 @@ def project_to_relaxation(
     Examples
     --------
     >>> domain = pm.Domain(["a", "b", "c"], [2, 2, 2])
-    >>> truth = pm.marginals(domain, way=2).answer(np.full(8, 1 / 8))
-    >>> y = truth + np.random.default_rng(0).normal(0, 0.05, 12)
+    >>> y = pm.marginals(domain, way=2).answer(np.full(8, 1 / 8)) + np.random.default_rng(0).normal(0, 0.05, 12)
     >>> result = pm.project_to_relaxation(domain, y)
     >>> str(result.stats.status), result.stats.gap <= 1e-4, bool(result.answers.min() >= 0)
     ('optimal', True, True)
-    >>> bool(np.linalg.norm(result.answers - truth) <= np.linalg.norm(y - truth))
-    True
     """
-    if relaxation not in RELAXATIONS:
-        raise ValueError(f"relaxation: expected one of {RELAXATIONS}, got {relaxation!r}")
+    check_relaxation(relaxation)
     model = MomentEncoding.of(domain, encoding)
     target = check_real_array("y", y, finite=False)
     if target.shape != (model.num_queries,):
@@ -256,8 +242,7 @@ def project_to_relaxation(
 
 
 def _warn_negative_cells(result: RelaxationResult, tolerance: float) -> None:
-    """Warn (:class:`NegativeCellsWarning`) when ``result`` has cells below ``-tolerance``. It reads
-    only the released answers: post-processing, no privacy cost."""
+    """Warn when ``result`` has cells below ``-tolerance`` (post-processing of released answers)."""
     negative = result.answers < -tolerance
     count = int(np.count_nonzero(negative))
     if count:
@@ -279,8 +264,7 @@ SOLVERS: dict[str, tuple[str, ...]] = {
 
 
 def check_solver(solver: Any, relaxation: str) -> str:
-    """The solver :func:`project_to_relaxation` runs for ``solver`` on ``relaxation`` (``"auto"``
-    resolved); a TypeError or ValueError names ``solver`` when it cannot run there or is not installed."""
+    """The solver :func:`project_to_relaxation` runs for ``solver`` on ``relaxation``, or an error naming it."""
     if not isinstance(solver, str):
         raise TypeError(f"solver: expected a string, got {type(solver).__name__}")
     if solver == "auto":
@@ -362,9 +346,8 @@ def _project_by_cvxpy(model: MomentEncoding, target: np.ndarray, relaxation: str
 def _check_relaxation(model: MomentEncoding, relaxation: str, target: np.ndarray, answers: np.ndarray,
                       moments: np.ndarray, feasibility_tol: float, lower_bound: float | None = None,
                       tol: float | None = None) -> tuple[str | None, float, float | None]:
-    """The final check of a point of L from its moments alone: ``(defect, violation, gap)``,
-    ``defect`` None when the moments are finite, their cells are ``answers``, the violation is within
-    ``feasibility_tol`` and (with ADMM's ``lower_bound``) the recomputed gap in ``[-_BOUND_SLACK, tol]``."""
+    """The final check of a point of L from its moments alone: ``(defect, violation, gap)``, ``defect``
+    None when the point is finite, feasible, has cells ``answers`` and (with a lower bound) gap within ``tol``."""
     from ._relaxation_admm import relative_gap
 
     if not (np.all(np.isfinite(moments)) and np.all(np.isfinite(answers))):

@@ -1,10 +1,5 @@
-"""Projection onto K_Q table by table, for a workload whose tables are disjoint.
-
-A workload of table terms reads the data only through its tables. When the maximal ones are
-disjoint, any tuple of distributions on them is the marginals of one (their product), so the
-projection splits into one hull projection per table over its cells (:doc:`/theory/projection`).
-Overlapping tables go to the local polytope (:mod:`projmech.bodies._local`).
-"""
+"""Projection onto K_Q table by table, for a workload whose maximal tables are disjoint: one hull
+projection per table over its cells (:doc:`/theory/projection`)."""
 
 from __future__ import annotations
 
@@ -48,7 +43,7 @@ class TableGroups:
     rows : tuple of numpy.ndarray
         Each table's queries (indices into the workload's answers).
     stored_entries : tuple of int
-        The stored entries of each table's query matrix, known before it is built.
+        The stored entries of each table's query matrix.
     constant_rows : numpy.ndarray
         The queries that read no attribute (the total).
     constants : numpy.ndarray
@@ -62,10 +57,9 @@ class TableGroups:
 
     Examples
     --------
-    >>> from projmech.bodies import table_groups
-    >>> groups = table_groups(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
-    >>> groups.constant_rows.tolist(), groups.constants.tolist(), [rows.tolist() for rows in groups.rows]
-    ([0], [1.0], [[1, 2], [3, 4, 5]])
+    >>> groups = pm.bodies.table_groups(pm.marginals(pm.Domain(["a", "b"], [2, 3]), ways=(0, 1)))
+    >>> groups.constant_rows.tolist(), [rows.tolist() for rows in groups.rows]
+    ([0], [[1, 2], [3, 4, 5]])
     """
 
     attributes: tuple[tuple[int, ...], ...]
@@ -80,8 +74,7 @@ class TableGroups:
     _built: dict[int, np.ndarray | sp.csr_array] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def matrix(self, group: int) -> np.ndarray | sp.csr_array:
-        """Table ``group``'s queries as a matrix over its cells (row-major), built on first use:
-        dense up to :data:`DENSE_TABLE_ENTRIES` entries, else sparse.
+        """Table ``group``'s queries as a matrix over its cells (row-major), built on first use.
 
         Parameters
         ----------
@@ -91,7 +84,6 @@ class TableGroups:
         Returns
         -------
         numpy.ndarray or scipy.sparse.csr_array
-            Shape ``(len(rows[group]), cells of the table)``.
         """
         if group not in self._built:
             parts = []
@@ -120,24 +112,20 @@ _GROUPS: weakref.WeakKeyDictionary[Workload, TableGroups | str] = weakref.WeakKe
 
 
 def table_groups(workload: Workload) -> TableGroups | str:
-    """The workload's disjoint tables, or why it has none (a phrase), from its structure alone
-    (no matrix is built) and kept while the workload lives.
+    """The workload's disjoint tables, or why it has none (a phrase), from its structure alone.
 
     Parameters
     ----------
     workload : Workload
-        Any workload; one without disjoint tables gets the reason instead.
+        Any workload.
 
     Returns
     -------
     TableGroups or str
-        The groups, or why there are none: no table structure, overlapping tables, or a table
-        above :data:`TABLE_MAX_CELLS` cells or ``DEFAULT_MAX_ENTRIES`` stored entries.
 
     Examples
     --------
-    >>> from projmech.bodies import table_groups
-    >>> groups = table_groups(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=1))
+    >>> groups = pm.bodies.table_groups(pm.marginals(pm.Domain(["a", "b", "c"], [2, 3, 2]), way=1))
     >>> groups.attributes, [groups.matrix(group).shape for group in range(3)], groups.stored_entries
     (((0,), (1,), (2,)), [(2, 2), (3, 3), (2, 2)], (2, 3, 2))
     """
@@ -149,8 +137,7 @@ Decomposed = TypeVar("Decomposed")
 
 def decomposition(cache: weakref.WeakKeyDictionary[Workload, Decomposed | str], workload: Workload,
                   build: Callable[[Workload, TableTerms], Decomposed | str]) -> Decomposed | str:
-    """A tables body's decomposition of ``workload`` (or why there is none), built once from its
-    table terms and kept in ``cache`` for the workload's lifetime."""
+    """A tables body's decomposition of ``workload`` (or why there is none), kept in ``cache``."""
     if workload not in cache:
         terms = table_terms(workload)
         cache[workload] = f"{workload.name} {NOT_TABLES}" if terms is None else build(workload, terms)
@@ -217,8 +204,7 @@ def _decompose(workload: Workload, terms: TableTerms) -> TableGroups | str:
 
 @dataclass(frozen=True, repr=False)
 class TablesResult(SolveResult):
-    """The projection onto a product of table simplices, one hull projection per table (made by
-    :func:`project_to_tables`).
+    """The projection onto a product of table simplices, one hull projection per table.
 
     Parameters
     ----------
@@ -233,12 +219,11 @@ class TablesResult(SolveResult):
     stats : SolveStats
         The parts' statistics together: the sums of their gaps and of their tolerances.
     _groups : TableGroups or None
-        The tables and their queries, to answer rows drawn from the parts without the workload.
+        The tables and their queries.
 
     Examples
     --------
-    >>> from projmech.bodies import project_to_tables
-    >>> result = project_to_tables(pm.marginals(pm.Domain(["a", "b"], [2, 3]), way=1), np.full(5, 0.4))
+    >>> result = pm.bodies.project_to_tables(pm.marginals(pm.Domain(["a", "b"], [2, 3]), way=1), np.full(5, 0.4))
     >>> result.tables, len(result.parts), result.stats.tolerance_met
     (((0,), (1,)), 2, True)
     """
@@ -261,7 +246,6 @@ class TablesResult(SolveResult):
         Returns
         -------
         dict
-            ``body`` (``"tables"``), ``distance``, ``tables`` and ``stats.summary()``.
         """
         return {"body": "tables", "distance": self.distance, "tables": [list(table) for table in self.tables],
                 **self.stats.summary()}
@@ -281,26 +265,21 @@ def project_to_tables(workload: Workload, y: Any, *, solver: str = "auto", tol: 
     y : array_like, shape (k,)
         The point to project.
     solver, tol, noise_scale, callback
-        As for :func:`~projmech.bodies.project_to_hull`, for each table, with half of ``tol`` so
-        that the parts' gaps together meet ``tol``.
+        As for :func:`~projmech.bodies.project_to_hull`, for each table (half of ``tol`` each).
 
     Returns
     -------
     TablesResult
-        The projected answers, each table's projection and the statistics.
 
     Raises
     ------
-    ValueError
-        If the workload's tables are not disjoint (or too large), or ``y`` has the wrong length.
     ProjectionError
         If a table's projection fails.
 
     Examples
     --------
-    >>> from projmech.bodies import project_to_tables
     >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 3]), way=1)
-    >>> result = project_to_tables(workload, np.array([0.7, 0.5, 0.2, 0.2, 0.2]))
+    >>> result = pm.bodies.project_to_tables(workload, np.array([0.7, 0.5, 0.2, 0.2, 0.2]))
     >>> np.round(result.answers, 6).tolist()
     [0.6, 0.4, 0.333333, 0.333333, 0.333333]
     """

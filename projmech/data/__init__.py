@@ -1,17 +1,5 @@
 """Data: the domain (what each attribute can hold), the encodings of raw values, the private
-data set and its counts, read through every supported engine.
-
-Its modules, the public ones first (their ``__all__`` is exported here):
-
-- ``dataset``: Data sets over a :class:`~projmech.data.Domain` and their histograms.
-- ``domain``: The data universe: an ordered product of finite attributes, each with its encoding.
-- ``encodings``: How one column's values become an attribute's codes (``encoding_base``, ``codes``,
-  ``categories`` hold the contract and the three kinds).
-- ``histograms``: Checks of user-given normalized histograms.
-- ``frames``: Rows in a dataframe engine, counted inside it.
-- ``counting``: Counting from records: the only step of a release that reads the rows.
-- ``tables``: Products with a marginal workload's matrix F without building F.
-"""
+data set and its counts, read through every supported engine."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The numeric encodings: :class:`Codes` (the column holds the codes) and :class:`Bins` (declared
-bin edges over a numeric column).
-"""
+"""The numeric encodings: :class:`Codes` (the column holds the codes) and :class:`Bins` (declared edges)."""
 
 from __future__ import annotations
 
@@ -22,22 +20,16 @@ __all__ = ["Codes", "Bins"]
 class Codes(Encoding):
     """A column that already holds the integer codes ``0 .. size - 1`` (declared by a size: ``"PID": 7``).
 
-    Integral floats, booleans (codes 0 and 1) and, in memory, numeric strings are read as codes;
-    fractional floats and bytes are refused.
-
     Parameters
     ----------
     size : int
-        The number of codes, at least 1 (:func:`encoding_from_spec` checks it).
+        The number of codes.
 
     Examples
     --------
-    >>> from projmech.data import Codes
-    >>> codes = Codes(7)
-    >>> codes.encode(np.array([0, 6, 3]), "PID")
-    array([0, 6, 3])
-    >>> codes.at_most("PID", 5), codes.spec()
-    ('PID<=5', 7)
+    >>> codes = pm.data.Codes(7)
+    >>> codes.encode(np.array([0, 6, 3]), "PID"), codes.at_most("PID", 5)
+    (array([0, 6, 3]), 'PID<=5')
     """
 
     def __init__(self, size: int) -> None:
@@ -97,23 +89,19 @@ class Codes(Encoding):
 class Bins(Encoding):
     """A numeric column cut into bins at declared edges (``{"bins": [e_0, ..., e_k]}``).
 
-    Code ``i`` holds ``e_i <= x < e_{i+1}``, the last bin its right edge too; values are compared in
-    float64 in every engine. Declare edges from public knowledge: edges computed from the data (its
-    quantiles) depend on the private rows.
+    Code ``i`` holds ``e_i <= x < e_{i+1}``, the last bin its right edge too. Declare edges from
+    public knowledge: edges computed from the data (its quantiles) depend on the private rows.
 
     Parameters
     ----------
     edges : sequence of float
-        At least two finite numbers, strictly increasing.
+        Strictly increasing finite numbers, at least two.
 
     Examples
     --------
-    >>> from projmech.data import Bins
-    >>> age = Bins([18, 35, 65, 100])
+    >>> age = pm.data.Bins([18, 35, 65, 100])
     >>> age.encode(np.array([18, 34.5, 35, 100]), "age"), age.labels()
     (array([0, 0, 1, 2]), ('[18, 35)', '[35, 65)', '[65, 100]'))
-    >>> age.at_most("age", 1), age.between("age", 1, 2)
-    ('age<65', '35<=age<=100')
     """
 
     def __init__(self, edges: Sequence[float]) -> None:

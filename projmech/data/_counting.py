@@ -1,10 +1,5 @@
-"""Counting from records: the only step of a release that reads the rows.
-
-Every workload's true counts are a function of group-by tables of the records: a Kronecker
-product needs the table of the attributes it does not sum out, a marginal workload its tables.
-These functions compute them from an ``(n, d)`` array of integer codes without ever indexing
-the universe, so that a domain of ``2^150`` elements is no harder than its tables.
-"""
+"""Counting from records, the only step of a release that reads the rows: group-by tables of an
+``(n, d)`` code matrix, never indexing the universe (:doc:`/theory/workloads`)."""
 
 from __future__ import annotations
 
@@ -40,9 +35,7 @@ def check_marginal_cells(sizes: Sequence[int], way: int) -> int:
 
 
 def table_counts(records: np.ndarray, sizes: Sequence[int], axes: Sequence[int]) -> np.ndarray:
-    """The contingency table of the records on the attributes ``axes`` (in that order), as an
-    array of shape ``[sizes[a] for a in axes]`` of integer counts; refused above
-    ``DEFAULT_MAX_ENTRIES`` cells."""
+    """The contingency table of the records on the attributes ``axes`` (in that order)."""
     shape = [int(sizes[a]) for a in axes]
     cells = check_table_cells(sizes, axes)
     if not shape:
@@ -59,13 +52,7 @@ BLOCK_ENTRIES = 2**22
 
 
 def marginal_counts(records: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
-    """The cell counts of every ``way``-way table of ``records`` (an ``(n, d)`` code matrix), in
-    the layout of :func:`~projmech.workloads.marginals`; never indexes the universe.
-
-    Memory: the ``k`` counts (refused above ``DEFAULT_MAX_ENTRIES``), and for the 2-way route
-    its ``sum(sizes)``-square moment matrix; where that is larger than the counts (few attributes
-    of many values), the cells are counted per block of rows instead.
-    """
+    """The cell counts of every ``way``-way table of ``records``, as :func:`~projmech.workloads.marginals` lays them."""
     k = check_marginal_cells(sizes, way)
     # The 2-way route holds a few sum(sizes)-square matrices: fine beside k counts for many small
     # attributes (d = 150 binary: 9e4 entries for 44,700 counts), not for few large ones.
@@ -82,14 +69,7 @@ def marginal_counts(records: np.ndarray, sizes: Sequence[int], way: int) -> np.n
 
 
 def pair_counts(records: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
-    """All 2-way count tables at once from one Gram matrix of indicators.
-
-    With ``Z`` the rows' one-hot indicators (``n x sum(sizes)``), the ``(a, b)`` block of
-    ``Z^T Z`` is the count table of attributes ``a`` and ``b``. Since the indicator of value 0 is
-    ``1 - sum_{v >= 1} z_{a,v}``, ``Z = U T^T`` with ``U = (1, indicators of the values >= 1)``,
-    so ``Z^T Z = T (U^T U) T^T``: the Gram matrix over the rows is formed on ``1 + sum(sizes - 1)``
-    columns (``d + 1`` for binary data instead of ``2d``, a quarter of the flops).
-    """
+    """All 2-way count tables at once from one Gram matrix of indicators (:doc:`/theory/workloads`)."""
     size_array = np.asarray(sizes, dtype=np.int64)
     d, n = size_array.size, records.shape[0]
     reduced = 1 + np.concatenate([[0], np.cumsum(size_array - 1)[:-1]])  # column of (a, 1) in U

@@ -1,8 +1,4 @@
-"""Data sets over a :class:`~projmech.data.Domain` and their histograms.
-
-One validation layer: every loader funnels into :class:`Dataset`, which checks that each column
-holds codes inside its attribute's range and names the column and first bad row otherwise.
-"""
+"""Data sets over a :class:`~projmech.data.Domain` (every loader checks codes in :class:`Dataset`) and histograms."""
 
 from __future__ import annotations
 
@@ -77,10 +73,6 @@ def _is_dataframe(value: Any) -> bool:
 class Dataset:
     """``n`` rows over a :class:`Domain`: integer codes in memory, or a frame kept in its engine.
 
-    Built from a code matrix (this constructor), a data frame of any engine (:meth:`from_frame`) or a
-    CSV file (:meth:`from_csv`). Counting is the only access to the rows a release needs; for a lazy
-    frame it runs inside the engine.
-
     Parameters
     ----------
     records : array_like of int, shape (n, d)
@@ -129,10 +121,7 @@ class Dataset:
     @classmethod
     @validate_params(domain=_DOMAIN)
     def from_frame(cls, frame: Any, domain: Domain) -> Dataset:
-        """A data set from the domain's columns of a data frame of any engine.
-
-        An in-memory frame (pandas, Polars, PyArrow) is coded into a code matrix; a lazy or distributed
-        one (Polars LazyFrame, DuckDB, PySpark, Dask) keeps its rows in its engine, counted there.
+        """A data set from the domain's columns of a data frame; a lazy frame's rows stay in its engine.
 
         Parameters
         ----------
@@ -144,7 +133,6 @@ class Dataset:
         Returns
         -------
         Dataset
-            In memory (:attr:`engine` ``"numpy"``) or kept in the frame's engine.
         """
         if frame is None or isinstance(frame, (str, bytes, Mapping, np.ndarray, list, tuple)):
             raise TypeError(f"frame: expected a data frame (pandas, Polars, PyArrow, DuckDB, PySpark or Dask), "
@@ -175,7 +163,6 @@ class Dataset:
         Returns
         -------
         Dataset
-            The coded rows, in memory.
         """
         import pandas as pd
 
@@ -184,10 +171,7 @@ class Dataset:
 
     @classmethod
     def from_csv(cls, data_path: str | PathLike[str], domain: Domain | str | PathLike[str]) -> Dataset:
-        """Read a CSV file with a header row into memory.
-
-        Category columns are read as text, so that labels such as ``"01"`` stay labels; errors name
-        the file. For a file larger than memory, scan it with Polars or DuckDB and use :meth:`from_frame`.
+        """Read a CSV file with a header row into memory (a larger file: scan it, then :meth:`from_frame`).
 
         Parameters
         ----------
@@ -199,7 +183,6 @@ class Dataset:
         Returns
         -------
         Dataset
-            The coded rows, in memory.
         """
         import pandas as pd
 
@@ -273,7 +256,6 @@ class Dataset:
         Returns
         -------
         numpy.ndarray of int64
-            The counts, of shape ``[sizes[a] for a in axes]``.
         """
         d = len(self._domain)
         if isinstance(axes, (str, bytes)) or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
@@ -298,8 +280,7 @@ class Dataset:
         Returns
         -------
         numpy.ndarray of float64
-            Exact counts in the layout of :func:`~projmech.workloads.marginals`: subsets in
-            ``itertools.combinations`` order, each table row-major.
+            In the layout of :func:`~projmech.workloads.marginals`.
         """
         sizes = self._domain.sizes
         way = cast(int, Interval(Integral, 0, len(sizes)).check("way", way))  # 0: the total
@@ -320,9 +301,8 @@ class Dataset:
         Returns
         -------
         cells : numpy.ndarray of int64
-            The row-major universe indices holding at least one row, increasing.
+            Row-major universe indices, increasing.
         counts : numpy.ndarray of int64
-            The number of rows in each.
         """
         if self._rows is None:
             cells, counts = np.unique(self._domain.index(self._in_memory("cell_counts")), return_counts=True)
@@ -337,7 +317,6 @@ class Dataset:
         Returns
         -------
         Dataset
-            Itself if its rows are in memory already, else a new data set of the coded rows.
         """
         if self._rows is None:
             return self
@@ -354,7 +333,6 @@ class Dataset:
         Returns
         -------
         Dataset
-            The same rows over :meth:`Domain.project <projmech.data._domain.Domain.project>`.
         """
         projected = self._domain.project(attributes)  # checks the names before any copy
         if self._rows is not None:
@@ -376,7 +354,6 @@ class Dataset:
         Returns
         -------
         Dataset
-            ``n`` of the rows, over the same domain.
         """
         records = self._in_memory("subsample")
         n = cast(int, Interval(Integral, 1, self.n).check("n", n))  # an Integral interval returns an int
@@ -390,7 +367,6 @@ class Dataset:
         Returns
         -------
         pandas.DataFrame
-            One int64 column of codes per attribute, named after it.
         """
         import pandas as pd
 
@@ -443,7 +419,6 @@ def histogram(
     Returns
     -------
     numpy.ndarray of shape (m,) or scipy.sparse.csr_array of shape (1, m)
-        The histogram over the ``m = domain.size`` elements, row-major.
 
     Examples
     --------
@@ -495,17 +470,16 @@ def resolve_rows(data_or_histogram: Any, n: Any, *, universe_size: int | None = 
     max_universe : int, optional
         A larger universe is refused.
     policy : SizePolicy
-        The caller's; default replace-one.
+        The caller's neighbouring relation.
 
     Returns
     -------
     (Dataset or ndarray of shape (m,), int)
-        The Dataset or the exact counts ``n h``, and the row count.
+        The Dataset or the exact counts ``n h``; the row count.
 
     Examples
     --------
-    >>> from projmech.data import resolve_rows
-    >>> resolve_rows([0.25, 0.75, 0.0], 4)
+    >>> pm.data.resolve_rows([0.25, 0.75, 0.0], 4)
     (array([1., 3., 0.]), 4)
     """
     resolved: Dataset | np.ndarray

@@ -1,6 +1,4 @@
-"""The contract of an encoding (how one column's values become an attribute's codes) and the
-checks of column values every encoding shares.
-"""
+"""The contract of an encoding and the checks of column values every encoding shares."""
 
 from __future__ import annotations
 
@@ -54,24 +52,17 @@ def refuse_value(column: str, value: Any, where: str, reason: str) -> NoReturn:
 class NotANumberError(ValueError):
     """A value that should be a number (a code, an integer category, a value to bin) is not.
 
-    Raised by :meth:`Encoding.encode` for text that does not parse as a number; the message names the
-    column, the entry and its row.
-
     Examples
     --------
-    >>> from projmech.data import Codes, NotANumberError
-    >>> try:
-    ...     Codes(7).encode(np.array(["1", "x"], dtype=object), "PID")
-    ... except NotANumberError as error:
-    ...     print(error)
-    column 'PID': expected integer codes, found 'x' at row 1
+    >>> pm.data.Codes(7).encode(np.array(["1", "x"], dtype=object), "PID")
+    Traceback (most recent call last):
+    ...
+    projmech.data._encoding_base.NotANumberError: column 'PID': expected integer codes, found 'x' at row 1
     """
 
 
 def _numeric(values: np.ndarray, column: str, expected: str) -> np.ndarray:
-    """A column's values as a real NumPy array (text and objects parsed), or an error naming the first
-    entry that is not a number.
-    """
+    """A column's values as a real array (text parsed), or an error naming the first non-number."""
     values = np.asarray(values)
     if values.dtype.kind in "cmMVS":
         hint = f"; {BYTES_HINT}" if values.dtype.kind == "S" else ""
@@ -122,8 +113,7 @@ def _brief(value: Any) -> str:
 
 
 def _number(value: float) -> str:
-    """An edge as it prints in labels: exact (the shortest repr that reads back as the same
-    float), so that two edges never print alike."""
+    """An edge as it prints in labels: exact, so that two edges never print alike."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return repr(value)
@@ -151,25 +141,14 @@ def _is_text(dtype: Any) -> bool:
 class Encoding:
     """The values an attribute's column may hold, and their codes ``0 .. size - 1``.
 
-    The base of :class:`Codes`, :class:`Categories` and :class:`Bins`; a
-    :class:`~projmech.data.Domain` holds one per attribute. Each codes values two ways that
-    agree exactly: :meth:`encode` in NumPy, and :meth:`code` / :meth:`invalid` as Narwhals
-    expressions evaluated inside a lazy engine. Equal encodings are of one kind and code alike.
-
-    Attributes
-    ----------
-    size : int
-        The number of codes.
-    ordered : bool
-        Whether the codes' order means something (prefix and range queries need it).
+    A :class:`~projmech.data.Domain` holds one per attribute. Each codes values two ways that agree
+    exactly: :meth:`encode` in NumPy, :meth:`code` / :meth:`invalid` inside a lazy engine.
+    ``ordered`` says whether the codes' order means something (prefix and range queries need it).
 
     Examples
     --------
-    >>> domain = pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7})
-    >>> domain.encodings
+    >>> pm.Domain.from_dict({"vote": ["Clinton", "Dole"], "age": {"bins": [18, 35, 65, 100]}, "PID": 7}).encodings
     (Categories(['Clinton', 'Dole']), Bins([18, 35, 65, 100]), Codes(7))
-    >>> domain.encoding("age").between("age", 0, 1)
-    '18<=age<65'
     """
 
     size: int
@@ -188,7 +167,6 @@ class Encoding:
         Returns
         -------
         tuple of str
-            ``size`` labels, that of code ``i`` at position ``i``.
         """
         raise NotImplementedError
 
@@ -198,7 +176,6 @@ class Encoding:
         Returns
         -------
         int, list or dict
-            A size, a list of categories (a dict when ordered), or ``{"bins": edges}``.
         """
         raise NotImplementedError
 
@@ -210,12 +187,11 @@ class Encoding:
         attribute : str
             The attribute's name.
         code : int
-            A code in ``0 .. size - 1``.
+            A code.
 
         Returns
         -------
         str
-            ``attribute=label``.
         """
         return f"{attribute}={self.labels()[code]}"
 
@@ -227,12 +203,11 @@ class Encoding:
         attribute : str
             The attribute's name.
         code : int
-            The largest code the query counts.
+            The largest code counted.
 
         Returns
         -------
         str
-            The label.
         """
         return f"{attribute}<={self.labels()[code]}"
 
@@ -244,32 +219,28 @@ class Encoding:
         attribute : str
             The attribute's name.
         low, high : int
-            The smallest and largest codes counted, ``0 <= low <= high < size``.
+            The smallest and largest codes counted.
 
         Returns
         -------
         str
-            The label.
         """
         labels = self.labels()
         return f"{labels[low]}<={attribute}<={labels[high]}"
 
     def encode(self, values: np.ndarray, column: str) -> np.ndarray:
-        """The codes of a column's values, computed in NumPy.
-
-        A value with no code raises an error naming ``column``, the first bad value and its row.
+        """The codes of a column's values in NumPy; a value with no code raises an error naming its row.
 
         Parameters
         ----------
         values : numpy.ndarray
-            One column's values, of any dtype pandas or NumPy gives it.
+            One column's values.
         column : str
             The column's name, for error messages.
 
         Returns
         -------
         numpy.ndarray
-            Integers, or integral floats, in ``0 .. size - 1``.
         """
         raise NotImplementedError
 
@@ -286,7 +257,6 @@ class Encoding:
         Returns
         -------
         narwhals.Expr
-            The codes.
         """
         raise NotImplementedError
 
@@ -303,7 +273,6 @@ class Encoding:
         Returns
         -------
         narwhals.Expr
-            True on the rows refused.
         """
         raise NotImplementedError
 
@@ -318,17 +287,15 @@ class Encoding:
         Returns
         -------
         bool
-            False for a type refused outright (text for integer codes ...).
         """
         raise NotImplementedError
 
     def describe(self) -> str:
-        """What the column must hold, for error messages.
+        """What the column must hold, for error messages (``integer codes 0..6``).
 
         Returns
         -------
         str
-            A phrase such as ``integer codes 0..6`` or ``numbers in [18, 100]``.
         """
         raise NotImplementedError
 

@@ -1,11 +1,5 @@
-"""How one column's values become an attribute's codes ``0 .. size - 1``: the public face of the encodings.
-
-Three kinds of :class:`Encoding`: :class:`Codes` (the column holds the codes; a size in the domain
-file), :class:`Categories` (labels, coded by their position in a declared list) and :class:`Bins`
-(a numeric column cut at declared edges; never edges computed from the data, which would depend on
-the private rows). Each codes a NumPy array and, identically, an engine's lazy column. The contract
-and the shared value checks are in ``encoding_base``; the kinds in ``codes`` and ``categories``.
-"""
+"""How one column's values become an attribute's codes: :class:`Codes`, :class:`Categories` and
+:class:`Bins`, and the domain file entries that declare them."""
 
 from __future__ import annotations
 
@@ -29,23 +23,16 @@ def encoding_from_spec(name: str, spec: Any) -> Encoding:
     name : str
         The attribute's name, for error messages.
     spec : int, list, dict or Encoding
-        A size, a list of category labels, ``{"bins": edges}``, ``{"size": k}`` or
-        ``{"categories": [...]}`` (with ``"ordered": true``); an :class:`Encoding` is returned as is.
+        A size, a list of labels, ``{"bins": edges}``, ``{"size": k}`` or ``{"categories": [...]}``.
 
     Returns
     -------
     Encoding
-        A :class:`Codes`, :class:`Categories` or :class:`Bins`.
 
     Examples
     --------
-    >>> from projmech.data import encoding_from_spec
-    >>> encoding_from_spec("size", {"categories": ["S", "M", "L"], "ordered": True})
+    >>> pm.data.encoding_from_spec("size", {"categories": ["S", "M", "L"], "ordered": True})
     Categories(['S', 'M', 'L'], ordered=True)
-    >>> encoding_from_spec("PID", 7.0)
-    Traceback (most recent call last):
-    ...
-    projmech.errors.ArgumentTypeError: sizes: size of 'PID': expected an int, got 7.0
     """
     if isinstance(spec, Encoding):
         return spec

@@ -1,11 +1,5 @@
-"""Rows in a dataframe engine, counted inside it.
-
-Frames of any engine are read through Narwhals: columns are coded by the domain's encodings as
-engine expressions, checked by one aggregate query and counted by group-by queries whose results
-alone leave the engine. In-memory frames (pandas, Polars, PyArrow) become a NumPy code matrix
-(:func:`frame_records`); lazy or distributed ones (Polars LazyFrame, DuckDB, PySpark, Dask) stay
-in the engine (:class:`FrameRows`), where many tables at once are counted by one pass over the
-partitions (one short adapter per engine: Narwhals has no per-partition map).
+"""Rows in a dataframe engine, read through Narwhals: in-memory frames become a code matrix
+(:func:`frame_records`); lazy ones stay in their engine (:class:`FrameRows`), where only counts leave it.
 """
 
 from __future__ import annotations
@@ -75,8 +69,7 @@ def _as_narwhals(frame: Any, argument: str = "frame") -> Any:
 
 
 def is_frame(value: Any) -> bool:
-    """Whether ``value`` is a data frame of an engine Narwhals knows (a frame with repeated
-    column names included)."""
+    """Whether ``value`` is a data frame of an engine Narwhals knows (repeated column names too)."""
     try:
         _as_narwhals(value)
     except TypeError:
@@ -130,8 +123,7 @@ def _dtype_error(name: str, encoding: Encoding, dtype: Any) -> TypeError:
 
 
 def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.ndarray:
-    """The ``(n, d)`` int64 codes of an in-memory frame's domain columns, taken by name (extra
-    columns ignored) and coded by the domain's encodings; errors name the column and row."""
+    """The ``(n, d)`` int64 codes of an in-memory frame's domain columns, taken by name."""
     nw = _narwhals()
     frame = _without_repeated_extra_columns(frame, domain, argument)
     wrapped = _as_narwhals(frame, argument)
@@ -160,8 +152,7 @@ def frame_records(frame: Any, domain: Domain, argument: str = "frame") -> np.nda
 
 
 def _without_repeated_extra_columns(frame: Any, domain: Domain, argument: str) -> Any:
-    """A pandas frame without repeated columns the domain does not name (they are ignored, and
-    Narwhals refuses repeated names); a repeated domain column stays an error."""
+    """A pandas frame without the repeated columns the domain does not name (Narwhals refuses them)."""
     pandas = sys.modules.get("pandas")
     if pandas is None or not isinstance(frame, pandas.DataFrame) or not frame.columns.has_duplicates:
         return frame
@@ -170,12 +161,7 @@ def _without_repeated_extra_columns(frame: Any, domain: Domain, argument: str) -
 
 
 class FrameRows:
-    """The rows of a lazy or distributed frame, coded and counted inside its engine.
-
-    Construction checks the domain's columns and their types, and runs one aggregate query for
-    the row count and, per attribute, the number of values with no code; a bad value is then
-    fetched to name it (with its row number where the engine keeps a row order).
-    """
+    """The rows of a lazy or distributed frame, checked by one aggregate query, counted inside its engine."""
 
     def __init__(self, frame: Any, domain: Domain, argument: str = "frame") -> None:
         nw = _narwhals()
@@ -249,8 +235,7 @@ class FrameRows:
     # --- counting -------------------------------------------------------------------------------
 
     def table(self, axes: Sequence[int]) -> np.ndarray:
-        """The int64 count table of the attributes at ``axes`` (in that order), by one group-by
-        query; only the occupied cells leave the engine."""
+        """The int64 count table of the attributes at ``axes``, by one group-by query."""
         if not axes:
             return np.array(self.n, dtype=np.int64)
         sizes = [self.domain.sizes[a] for a in axes]
@@ -262,15 +247,12 @@ class FrameRows:
         return table.reshape(sizes)
 
     def cell_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """The occupied universe cells (row-major indices) and their counts, by one group-by over
-        every attribute."""
+        """The occupied universe cells (row-major indices) and their counts, by one group-by."""
         codes, counts = self._grouped(range(len(self.domain)))
         return self.domain.index(codes), counts
 
     def _grouped(self, axes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """One group-by query on the attributes at ``axes``: the occupied cells' codes (an
-        ``(r, len(axes))`` int64 matrix) and their int64 counts, the only result that leaves the
-        engine."""
+        """One group-by query on the attributes at ``axes``: the occupied cells' codes and counts."""
         nw = _narwhals()
         names = [self.domain.attributes[a] for a in axes]
         grouped = self._coded.group_by(*names).agg(nw.len().alias(_COUNT)).collect()
@@ -283,10 +265,7 @@ class FrameRows:
         return _stack([collected[name].to_numpy() for name in self.domain.attributes], len(self.domain))
 
     def reduce(self, kernel: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """``sum over partitions of kernel(codes of the partition)``: each partition's coded rows
-        (an ``(r, d)`` int64 matrix) are counted where they live and only the results come back.
-        ``kernel`` must be additive over rows and picklable (a module-level function, or a
-        ``functools.partial`` of one) for the distributed engines."""
+        """The sum over partitions of ``kernel(codes)``, counted where the rows live (``kernel`` picklable)."""
         native = self._coded.to_native()
         adapter = _PARTITION_SUMS.get(self.engine)
         if adapter is None:
@@ -296,9 +275,7 @@ class FrameRows:
 
 
 def _engine_call(engine: str, argument: str, call: Callable[[], Any]) -> Any:
-    """``call()``, an engine reading a frame's rows, with the engine's own error (a Polars
-    ComputeError for a corrupt Parquet file, Spark's Java exception ...) as a ValueError naming
-    ``argument``: the engine's message names neither the argument nor, often, the file."""
+    """``call()``, with the engine's own error as a ValueError naming ``argument`` (the engine's does not)."""
     try:
         return call()
     except ImportError:  # the engine is not installed: not the file's fault
@@ -308,17 +285,14 @@ def _engine_call(engine: str, argument: str, call: Callable[[], Any]) -> Any:
 
 
 def _engine_message(error: BaseException) -> str:
-    """An engine's error in one short line: its type and the start of its first line (a Spark
-    error continues with thousands of characters of Java stack)."""
+    """An engine's error in one short line (a Spark error goes on with a Java stack)."""
     lines = str(error).strip().splitlines()
     first = " ".join(lines[0].split()) if lines else ""
     return f"{type(error).__name__}: {first[:300]}{'...' if len(first) > 300 else ''}"
 
 
 def _checked(records: np.ndarray, kernel: Callable[[np.ndarray], np.ndarray], sizes: Sequence[int]) -> np.ndarray:
-    """``kernel(records)`` after checking that every code is inside the domain: the rows were
-    checked by an earlier query, and a frame that reads differently the second time (a growing
-    table, an unseeded sample) must fail, not be miscounted."""
+    """``kernel(records)`` after checking the codes again: a frame that reads differently must fail."""
     if records.shape[0] and ((records.min(axis=0) < 0).any() or (records.max(axis=0) >= np.asarray(sizes)).any()):
         raise ValueError(CHANGED_ROWS)
     return kernel(records)
@@ -331,8 +305,7 @@ CHANGED_ROWS = ("frame: the rows counted are not the rows checked (a code outsid
 
 
 def _stack(columns: Sequence[np.ndarray], d: int) -> np.ndarray:
-    """Code columns as an ``(r, d)`` int64 matrix, column-major (each column written
-    contiguously; the kernels take row blocks of it)."""
+    """Code columns as an ``(r, d)`` int64 matrix, column-major."""
     rows = len(columns[0]) if len(columns) else 0
     records = np.empty((rows, d), dtype=np.int64, order="F")
     for i, column in enumerate(columns):
@@ -341,8 +314,7 @@ def _stack(columns: Sequence[np.ndarray], d: int) -> np.ndarray:
 
 
 def _total(parts: Iterator[np.ndarray], kernel: Callable[[np.ndarray], np.ndarray], d: int) -> np.ndarray:
-    """The sum of the partitions' counts, starting from the kernel's zeros (so that a frame with
-    no rows, or no partitions, gives zero counts of the right shape)."""
+    """The sum of the partitions' counts, from the kernel's zeros (no partitions: zeros of the right shape)."""
     total = kernel(np.zeros((0, d), dtype=np.int64))
     for part in parts:
         total = total + part
@@ -383,8 +355,7 @@ def _dask_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain: 
 
 
 def _partition_counts(partition: Any, kernel: Callable[[np.ndarray], np.ndarray], d: int) -> np.ndarray:
-    """One pandas partition's counts (run by a Dask worker), :data:`BATCH_ROWS` rows at a time:
-    a partition may be a whole file, and its int64 codes several times its own size."""
+    """One pandas partition's counts (on a Dask worker), :data:`BATCH_ROWS` rows at a time."""
     columns = [partition[column].to_numpy() for column in partition.columns]
     rows = len(partition)
     return _total((kernel(_stack([column[start:start + BATCH_ROWS] for column in columns], d))
@@ -409,9 +380,7 @@ def _spark_sums(native: Any, kernel: Callable[[np.ndarray], np.ndarray], domain:
 
 
 def _spark_worker_hint(error: str) -> str | None:
-    """What to do when Spark's Python workers could not import a module (their interpreter is not
-    this one: a session started without ``PYSPARK_PYTHON`` runs the system ``python3``), or None
-    when ``error`` (a Spark job's error text) says no such thing."""
+    """What to do when Spark's Python workers could not import a module (no ``PYSPARK_PYTHON``), or None."""
     missing = re.search(r"ModuleNotFoundError: No module named '([^']+)'", error)
     if missing is None:
         return None
@@ -504,8 +473,7 @@ MAX_INFERRED_INTEGER_CATEGORIES = 20
 
 
 def _round_edges(low: float, high: float, bins: int, integral: bool) -> list[float]:
-    """``bins`` equal-width bins over ``[floor(low), ceil(high)]``, their edges rounded to 10
-    significant digits (integers for an integral column, fewer bins where they would repeat)."""
+    """``bins`` equal-width bins over ``[floor(low), ceil(high)]``, edges rounded to 10 significant digits."""
     start, stop = math.floor(low), math.ceil(high)
     stop = stop if stop > start else start + 1
     edges = np.linspace(start, stop, bins + 1)
@@ -515,18 +483,7 @@ def _round_edges(low: float, high: float, bins: int, integral: bool) -> list[flo
 
 
 def read_frame(files: Sequence[str], engine: str, domain: Domain, *, spark: Any = None) -> Any:
-    """A frame over CSV or Parquet ``files`` (all of one kind, by suffix) in ``engine``: pandas
-    reads them into memory; Polars and DuckDB scan them lazily (out of core); Spark and Dask read
-    them as a distributed frame (Spark in the active session, else a local one).
-
-    Category columns of a CSV, text and integer categories alike, are read as text in every
-    engine: labels such as ``"01"`` keep their leading zeros, and integer categories match text by
-    its exact decimal text (``"01"`` is not the label 1), one rule whatever the engine's own
-    inference would make of the column. Before an engine reads them, every CSV header must name
-    each attribute of the domain at most once (engines rename a repeated name, each its own way,
-    and count one of the columns), and every local Parquet file must begin and end as one; an
-    engine's own error reading the files is a ValueError naming them.
-    """
+    """A frame over CSV or Parquet ``files`` in ``engine``; CSV categories are text (``"01"`` stays a label)."""
     if engine not in ENGINES:
         raise ValueError(f"engine: expected one of {ENGINES}, got {engine!r}")
     files = list(files)
@@ -597,20 +554,14 @@ PANDAS_MISSING = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", 
 
 
 def pandas_csv_options(domain: Domain) -> dict[str, Any]:
-    """``read_csv`` options (pandas, Dask) that read a domain's category columns as text, with
-    only an empty field missing: pandas would read the labels "NA", "None" or "null" as missing,
-    where Polars, DuckDB and Spark read them as the labels they are. Other columns keep pandas'
-    missing strings."""
+    """``read_csv`` options: category columns as text, only an empty field missing ("NA" is a label)."""
     text = {name for name, encoding in zip(domain.attributes, domain.encodings) if isinstance(encoding, Categories)}
     return {"dtype": {name: str for name in text}, "keep_default_na": False,
             "na_values": {name: [""] if name in text else list(PANDAS_MISSING) for name in domain.attributes}}
 
 
 def check_csv_header(file: str, domain: Domain) -> None:
-    """A ValueError naming ``file`` if its header row names an attribute of ``domain`` more than
-    once: pandas and Dask rename the second ``x`` to ``x.1``, Polars to ``x_duplicated_0``, DuckDB
-    to ``x_1``, Spark both to ``x0`` and ``x1``, and the first three counted one of the columns.
-    A header that cannot be read is left to the reader, whose own error says why."""
+    """A ValueError naming ``file`` if its header names an attribute twice (engines would count one)."""
     import pandas as pd
 
     try:
@@ -631,9 +582,7 @@ _PARQUET_MAGIC = (b"PAR1", b"PARE")
 
 
 def _check_parquet(file: str) -> None:
-    """A ValueError naming ``file`` if it is empty or does not begin and end as a Parquet file
-    (each engine words that differently, most without the file's name). A path that is no local
-    file (a Spark cluster's ``s3a://`` ...) is left to its engine."""
+    """A ValueError naming ``file`` if a local file does not begin and end as a Parquet file."""
     if not os.path.isfile(file):
         return
     size = os.path.getsize(file)

@@ -18,10 +18,7 @@ DEFAULT_MAX_UNIVERSE = 10**8
 
 @validate_params(size=OrNone(POSITIVE_INT))
 def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = None) -> tuple[np.ndarray, int]:
-    """Validate a user-given normalized histogram and its data size ``n``.
-
-    ``n`` cannot be recovered from ``h``, and ``n h`` must be (to rounding) the counts of ``n`` rows,
-    else a mechanism calibrated to ``n`` would release the wrong noise.
+    """Validate a user-given normalized histogram and its data size ``n``: ``n h`` must be counts.
 
     Parameters
     ----------
@@ -37,12 +34,10 @@ def check_normalized_histogram(histogram: Any, n: Any, *, size: int | None = Non
     h : numpy.ndarray of float64, shape (m,)
         The histogram, flattened and dense.
     n : int
-        The row count.
 
     Examples
     --------
-    >>> from projmech.data import check_normalized_histogram
-    >>> check_normalized_histogram([0.5, 0.5], 3)
+    >>> pm.data.check_normalized_histogram([0.5, 0.5], 3)
     Traceback (most recent call last):
     ...
     ValueError: histogram, n: n * histogram must be the integer counts of n=3 rows, but cell 0 holds 0.5, ...
@@ -94,24 +89,17 @@ def histogram_counts(histogram: Any, n: Any, *, size: int | None = None) -> tupl
 
     Parameters
     ----------
-    histogram : array_like or scipy.sparse array
-        A normalized histogram.
-    n : int
-        The number of rows it counts.
-    size : int, optional
-        The number of entries it must have.
+    histogram, n, size
+        As for :func:`check_normalized_histogram`.
 
     Returns
     -------
     counts : numpy.ndarray of float64, shape (m,)
-        The integer counts ``n h``.
     n : int
-        The row count.
 
     Examples
     --------
-    >>> from projmech.data import histogram_counts
-    >>> histogram_counts([0.25, 0.75, 0.0], 4)
+    >>> pm.data.histogram_counts([0.25, 0.75, 0.0], 4)
     (array([1., 3., 0.]), 4)
     """
     h, n = check_normalized_histogram(histogram, n, size=size)

@@ -1,13 +1,5 @@
-"""Products with a marginal workload's matrix F without building F.
-
-For every ``way``-way marginal of a domain, ``F @ w`` is the marginal tables of ``w`` and
-``F.T @ u`` adds, at every universe element, the entries of ``u`` at its cells: both from the
-domain's shape alone, in ``O(m)`` memory (F has ``m * C(d, way)`` nonzeros). 2-way marginals
-split the attributes into halves ``H`` and ``L``: the pairs inside each half recurse on about
-``sqrt(m)`` elements, and all cross pairs are one dense product with the halves' one-hot
-encodings (``Z_H^T W Z_L``), ``O(m * sum(sizes[L]))`` BLAS flops instead of ``C(d, 2)`` passes;
-few large attributes take the general route. The public functions check their arguments;
-:func:`projmech.marginals` uses the unchecked ``_matvec``, ``_rmatvec`` and ``_columns``.
+"""Products with a marginal workload's matrix F without building F, in ``O(m)`` memory
+(:doc:`/theory/workloads`); :func:`projmech.marginals` uses the unchecked kernels (:class:`Unchecked`).
 """
 
 from __future__ import annotations
@@ -39,9 +31,7 @@ __all__ = [
 
 
 def marginal_cells(sizes: Sequence[int], way: int) -> int:
-    """``k``, the number of cells of all ``way``-way tables: ``sum over way-subsets S of
-    prod(sizes[S])`` (an elementary symmetric polynomial), in ``O(d way)`` without enumerating
-    the subsets; an exact Python int."""
+    """``k``, the number of cells of all ``way``-way tables, an exact int in ``O(d way)``."""
     sizes, way = _check_sizes_and_way(sizes, way)
     return _marginal_cells(sizes, way)
 
@@ -70,19 +60,7 @@ def _check_sizes_and_way(sizes: Any, way: Any) -> tuple[list[int], int]:
 @validate_params(max_entries=POSITIVE_INT)
 def marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int, *,
                   max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-    """Row of F (the marginal cell) that each element falls in, one row of the result per table.
-
-    ``codes[i]`` holds attribute ``i``'s value for each of ``q`` elements; the result has shape
-    ``(C(d, way), q)``, tables in the order of :func:`projmech.marginals`.
-
-    Raises
-    ------
-    TypeError
-        For non-integer codes.
-    ValueError
-        For a number of code arrays other than ``len(sizes)``, arrays of different lengths,
-        codes outside their attribute's range, or a result above ``max_entries`` entries.
-    """
+    """Row of F (the cell) of each of ``q`` elements, given by their codes: shape ``(C(d, way), q)``."""
     sizes, way = _check_sizes_and_way(sizes, way)
     if isinstance(codes, (str, bytes)) or not isinstance(codes, (Sequence, np.ndarray)):
         raise TypeError(f"codes: expected one array of codes per attribute, got {type(codes).__name__}")
@@ -117,11 +95,7 @@ def _marginal_rows(codes: Sequence[np.ndarray], sizes: Sequence[int], way: int) 
 @validate_params(num_queries=POSITIVE_INT, max_entries=POSITIVE_INT)
 def marginal_columns(indices: np.ndarray, sizes: Sequence[int], way: int, num_queries: int, *,
                      max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-    """The columns ``F[:, indices]`` as a dense ``(k, len(indices))`` array of zeros and ones.
-
-    ``num_queries`` must be ``k`` (:func:`marginal_cells`); the result is refused above
-    ``max_entries`` entries.
-    """
+    """The columns ``F[:, indices]`` as a dense 0/1 array (``num_queries`` must be ``k``)."""
     sizes, way = _check_sizes_and_way(sizes, way)
     m, k = math.prod(sizes), _marginal_cells(sizes, way)
     if num_queries != k:
@@ -146,11 +120,7 @@ def _columns(indices: np.ndarray, sizes: Sequence[int], way: int, num_queries: i
 @validate_params(max_entries=POSITIVE_INT)
 def marginal_matvec(vector: np.ndarray, sizes: Sequence[int], way: int, *,
                     max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-    """``F @ vector``: every ``way``-way marginal table of a dense vector over the universe.
-
-    ``vector`` holds ``prod(sizes)`` real, finite entries; the ``k`` answers are refused above
-    ``max_entries``.
-    """
+    """``F @ vector``: every ``way``-way marginal table of a dense vector over the universe."""
     sizes, way = _check_sizes_and_way(sizes, way)
     vector = check_real_vector("vector", vector, math.prod(sizes))
     k = _marginal_cells(sizes, way)
@@ -176,11 +146,7 @@ def _matvec(vector: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
 @validate_params(max_entries=POSITIVE_INT)
 def marginal_rmatvec(values: np.ndarray, sizes: Sequence[int], way: int, *,
                      max_entries: int = DEFAULT_MAX_ENTRIES) -> np.ndarray:
-    """``F.T @ values``: at each universe element, the sum of ``values`` over its cells.
-
-    ``values`` holds ``k`` real, finite entries (:func:`marginal_cells`); the ``prod(sizes)``
-    entries of the result are refused above ``max_entries``.
-    """
+    """``F.T @ values``: at each universe element, the sum of ``values`` over its cells."""
     sizes, way = _check_sizes_and_way(sizes, way)
     values = check_real_vector("values", values, _marginal_cells(sizes, way))
     check_entries("sizes", math.prod(sizes), max_entries, f"F.T @ values over the universe of sizes {sizes}")
@@ -208,10 +174,7 @@ def _rmatvec(values: np.ndarray, sizes: Sequence[int], way: int) -> np.ndarray:
 
 @validate_params(max_entries=POSITIVE_INT)
 def pair_cells(sizes: Sequence[int], *, max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column of every 2-way marginal cell in the ``sum(sizes)``-square block matrix
-    whose ``(a, b)`` block is the table of attributes ``a < b``, in the layout of
-    :func:`projmech.marginals`: pairs lexicographic (as ``triu_indices``), cells row-major.
-    At least two attributes; refused above ``max_entries`` cells."""
+    """Row and column of every 2-way cell in the block matrix whose ``(a, b)`` block is their table."""
     sizes, _ = _check_sizes_and_way(sizes, 1)
     if len(sizes) < 2:
         raise ValueError(f"sizes: 2-way tables need at least two attributes, got {sizes}")
@@ -235,9 +198,7 @@ def _offsets(sizes: Sequence[int] | np.ndarray) -> np.ndarray:
 
 
 def _pair_route_fits(sizes: Sequence[int]) -> bool:
-    """Whether the 2-way route's extra memory stays within that of the vector (plus 1M entries):
-    its ``sum(sizes)``-square block matrix, the one-hot encodings of the two halves and their
-    product with the vector's ``m_H x m_L`` reshape (the recursion on each half is smaller)."""
+    """Whether the 2-way route's extra memory stays within that of the vector (plus 1M entries)."""
     if len(sizes) < 2:
         return False
     half = len(sizes) // 2
@@ -253,8 +214,7 @@ def _kept_axes(sizes: Sequence[int]) -> list[int]:
 
 
 def _one_hot(sizes: Sequence[int]) -> np.ndarray:
-    """``Z``: one row per element of the universe of ``sizes`` (row-major), one column per
-    (attribute, value), a 1 where the element has that value."""
+    """``Z``: per universe element (row-major), a 1 in the column of each (attribute, value) it has."""
     codes = np.unravel_index(np.arange(math.prod(sizes), dtype=np.int64), sizes)
     offsets = _offsets(sizes)
     encoding = np.zeros((math.prod(sizes), int(offsets[-1])))
@@ -294,10 +254,7 @@ def _pair_sum(blocks: np.ndarray, sizes: list[int]) -> np.ndarray:
 
 
 class Unchecked:
-    """The kernels of the functions above without their argument checks, for callers that
-    validated the sizes and vectors already: :func:`projmech.marginals` builds its implicit
-    workload on them, whose products run in the projections' inner loop. One named interface,
-    so that no private name crosses a package."""
+    """The kernels above without their argument checks, for :func:`projmech.marginals`' inner loops."""
 
     marginal_cells = staticmethod(_marginal_cells)
     marginal_rows = staticmethod(_marginal_rows)
