@@ -22,10 +22,8 @@ class RoundBudget:
 
     Parameters
     ----------
-    selection, measurement : PureDP or ZCDP
-        The guarantees of the round's exponential mechanism and of its noisy measurement.
-    selection_epsilon : float
-        The exponential mechanism's ``epsilon_0`` (``sqrt(8 rho_0)`` under zCDP, by bounded range).
+    selection, selection_epsilon, measurement
+        The guarantees of the round's selection (parameter ``epsilon_0``) and of its measurement.
 
     Examples
     --------
@@ -128,8 +126,7 @@ def offline_pmw_min_n(alpha: float, universe_size: int, num_queries: int, rounds
 
     Examples
     --------
-    >>> from projmech.mechanisms.multiplicative_weights import offline_pmw_min_n
-    >>> offline_pmw_min_n(0.5, 1024, 180, 300, pm.PureDP(1.0))
+    >>> pm.mechanisms.multiplicative_weights.offline_pmw_min_n(0.5, 1024, 180, 300, pm.PureDP(1.0))
     93713
     """
     p = failure_probability

@@ -111,9 +111,7 @@ class Release:
         return self.size * self.answers
 
     def measurements(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[Measurement, ...] | None:
-        """The noisy measurements as data, one per table that a block of the measured queries reads.
-
-        Values are the measured numbers over ``size``, with standard deviation :attr:`sigma`.
+        """The noisy measurements as data (values over ``size``, deviation :attr:`sigma`), one per table read.
 
         Parameters
         ----------
@@ -123,8 +121,7 @@ class Release:
         Returns
         -------
         tuple of Measurement or None
-            None for Laplace or zero noise, no fixed measured queries (MWEM, the adaptive mechanism), or
-            measured queries without table structure.
+            None for Laplace or zero noise, or no fixed measured queries with table structure.
         """
         if (self.measured is None or self.noise.distribution != "gaussian" or self.workload is None
                 or not self.sigma > 0):
@@ -270,10 +267,8 @@ class ConfidenceIntervals:
 
     Parameters
     ----------
-    lower, upper : ndarray, shape (k,)
-        The intervals' ends.
-    level, method
-        The confidence level asked for, and how the intervals were obtained, in words.
+    lower, upper, level, method
+        The intervals' ends, the confidence level, and how they were obtained, in words.
     exact, simultaneous : bool
         Whether each covers with probability exactly ``level`` (else at least); whether all do at once.
 
@@ -386,6 +381,7 @@ def confidence_intervals(release: Release, level: float = 0.95) -> ConfidenceInt
     Returns
     -------
     ConfidenceIntervals
+        With the method in words, and whether they are exact and simultaneous.
 
     Examples
     --------

@@ -69,11 +69,9 @@ class MechanismHalted(RuntimeError):
     >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), pm.Domain(["a", "b"], [2, 2]))
     >>> mechanism = pm.Threshold(data, threshold=0.5, epsilon=0.5, rng=np.random.default_rng(0))
     >>> answer = mechanism.answer(lambda x: x["a"] == 1)  # far above 0.5: a number, then halt
-    >>> try:
-    ...     mechanism.answer(lambda x: x["b"] == 1)
-    ... except pm.MechanismHalted as error:
-    ...     print(error)
-    the threshold mechanism halted after its k=1 numerical answers
+    >>> mechanism.answer(lambda x: x["b"] == 1)
+    Traceback (most recent call last):
+    projmech.mechanisms._sparse_vector.MechanismHalted: the threshold mechanism halted after its k=1 numerical answers
     """
 
 
@@ -277,10 +275,8 @@ class ThresholdK(_SparseVectorMechanism):
         The public threshold ``t`` (a fraction of the size), the noise parameter, the numerical answers.
     rng : numpy.random.Generator, int or None
         The source of continuous noise; OpenDP draws discrete noise, which no seed drives.
-    neighbouring, size, size_share
-        As for :class:`~projmech.mechanisms.GaussianMechanism`.
-    max_universe : int
-        Larger universes are refused (the histogram is dense).
+    neighbouring, size, size_share, max_universe
+        As for :class:`~projmech.mechanisms.GaussianMechanism`; larger universes are refused.
     noise : {"auto", "discrete", "continuous"}
         ``"auto"``: the discrete Laplace, numpy's for a fractional query; ``"discrete"`` refuses those.
 

@@ -125,10 +125,8 @@ def multiplicative_weights_update(distribution: Any, query_row: Any, too_low: bo
     ----------
     distribution, query_row : array_like, shape (m,)
         The current distribution ``y``, and the query's value ``q(r) ∈ [0, 1]`` on each element.
-    too_low : bool
-        The verdict: True for "too low", False for "too high".
-    alpha : float
-        The step, ``> 0`` (the mistake bound needs ``alpha <= MW_MAX_ALPHA``).
+    too_low, alpha
+        The verdict (True: "too low"), and the step (the mistake bound needs ``alpha <= MW_MAX_ALPHA``).
 
     Returns
     -------
@@ -152,10 +150,9 @@ def _mw_log_step(log_y: np.ndarray, row: np.ndarray, too_low: bool, alpha: float
 
 @validate_params(universe_size=POSITIVE_INT, alpha=_MW_ALPHA)
 def mw_update_bound(universe_size: int, alpha: float) -> int:
-    """The mistake bound of multiplicative weights: at most ``floor(ln|D| / alpha^2)`` updates.
+    """The mistake bound of multiplicative weights: at most ``floor(ln|D| / alpha^2)`` updates :cite:p:`HR10`.
 
-    It holds for verdicts that are right and given only when ``|q(x) - q(y)| >= 2 alpha``
-    :cite:p:`HR10` (:doc:`/theory/multiplicative_weights`).
+    It holds for right verdicts given only when ``|q(x) - q(y)| >= 2 alpha`` (:doc:`/theory/multiplicative_weights`).
 
     Parameters
     ----------
@@ -168,8 +165,7 @@ def mw_update_bound(universe_size: int, alpha: float) -> int:
 
     Examples
     --------
-    >>> from projmech.mechanisms.multiplicative_weights import mw_update_bound
-    >>> mw_update_bound(1024, 0.1)
+    >>> pm.mechanisms.multiplicative_weights.mw_update_bound(1024, 0.1)
     693
     """
     # In exact rationals: alpha^2 underflows to 0 below alpha = 1e-162, and the quotient passes
@@ -188,10 +184,8 @@ class PMWRun:
 
     Parameters
     ----------
-    release, distribution
-        The workload's answers on ``distribution``, the average of the rounds' distributions.
-    selected, measurements
-        The query picked, and the noisy answer measured, in each round.
+    release, distribution, selected, measurements
+        The answers on ``distribution`` (the rounds' average), each round's query and noisy answer.
 
     Examples
     --------
@@ -223,10 +217,8 @@ class OfflinePMW(CountingMechanism):
     updates_per_round : int
         ``u``: each round re-applies every measurement ``u - 1`` more times (post-processing).
         Default 10 (chosen in the user guide); 1 is MWEM as analysed, the only one :meth:`error_bound` takes.
-    max_universe : int
-        Larger universes are refused (the distribution is dense).
-    neighbouring, size, size_share
-        As for :class:`~projmech.mechanisms.GaussianMechanism`.
+    neighbouring, size, size_share, max_universe
+        As for :class:`~projmech.mechanisms.GaussianMechanism`; larger universes are refused.
     noise : {"auto", "discrete", "continuous"}
         ``"auto"``: discrete noise for 0/1 rows, continuous otherwise.
 
@@ -307,16 +299,17 @@ class OfflinePMW(CountingMechanism):
     # mechanisms also take it by position, hence an override the checker calls incompatible.
     def release(self, data_or_histogram: Any, n: int | None = None, *,  # type: ignore[override]
                 rng: np.random.Generator | int | None = None) -> Release:
-        """Run MWEM and release the answers on its synthetic distribution (:meth:`run`).
+        """Run MWEM (:meth:`run`, the same arguments) and release the answers on its synthetic distribution.
 
         Parameters
         ----------
         data_or_histogram, n, rng
-            As for :meth:`run`.
+            The data (or a histogram and its row count) and the source of randomness.
 
         Returns
         -------
         Release
+            ``answers == noisy_answers``, with one measurement's noise.
         """
         return self.run(data_or_histogram, n=n, rng=rng).release
 
@@ -327,10 +320,8 @@ class OfflinePMW(CountingMechanism):
 
         Parameters
         ----------
-        data_or_histogram : Dataset or array_like of shape (m,)
-            The data; a histogram must be normalized and needs ``n``.
-        n : int, optional
-            The row count of a histogram (private under add/remove: never released).
+        data_or_histogram, n
+            The data, or a normalized histogram and its row count (private under add/remove, never released).
         rng : numpy.random.Generator, int or None
             The source of the selections and of continuous noise.
 

@@ -28,13 +28,12 @@ _ALPHA = Interval(Real, 0, ONLINE_MAX_ALPHA, closed="right", reason="the update 
 
 @dataclass(frozen=True)
 class OnlineAccuracy:
-    """What :class:`OnlinePMW` promises: every answer within ``error`` (a fraction of ``n``) of the truth,
-    except with probability at most ``failure_probability``.
+    """What :class:`OnlinePMW` promises: every answer within ``error`` of the truth, but with ``failure_probability``.
 
     Parameters
     ----------
     error, failure_probability : float
-        The bound, and the probability it fails (capped at 1).
+        The bound (a fraction of ``n``), and the probability it fails (capped at 1).
 
     Examples
     --------
@@ -140,12 +139,12 @@ class OnlinePMW(_SparseVectorMechanism):
         return y
 
     def accuracy(self, num_queries: int) -> OnlineAccuracy:
-        """:func:`online_pmw_accuracy` for this mechanism's parameters.
+        """:func:`online_pmw_accuracy` for this mechanism's parameters and ``num_queries`` queries to be asked.
 
         Parameters
         ----------
         num_queries : int
-            The number of queries to be asked.
+            ``Q``.
 
         Returns
         -------
