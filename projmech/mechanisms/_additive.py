@@ -72,7 +72,7 @@ class GaussianMechanism(_GaussianMeasurement):
     calibration : {"analytic", "classical"}
         ``"classical"``: ``sqrt(2 ln(1.25/delta))/epsilon`` (epsilon < 1, continuous noise).
     size, size_share
-        Under add/remove: a declared public size, or ``"estimate"`` and the budget's share spent on it.
+        Under add/remove (required): a declared public size, or ``"estimate"`` and the share spent on it.
     noise : {"auto", "discrete", "continuous"}
         ``"auto"``: the exact discrete Gaussian for integer entries, numpy's otherwise.
 
@@ -251,8 +251,8 @@ class FactorizationMechanism(_GaussianMeasurement):
     """The factorization (matrix) mechanism :cite:p:`LHRMM10`, optionally followed by projection.
 
     For ``R M = F`` it releases ``R (M c + Z) / size``, ``Z`` calibrated to the strategy ``M`` as in
-    :class:`GaussianMechanism` (same guarantee; ``R`` is post-processing). The default strategy is
-    optimal in the factorization norm :cite:p:`ENU20` (:doc:`/theory/factorization`).
+    :class:`GaussianMechanism` (same guarantee; ``R`` is post-processing). The default strategy, optimal in
+    the factorization norm :cite:p:`ENU20`, depends only on the workload (:doc:`/theory/factorization`).
 
     Parameters
     ----------

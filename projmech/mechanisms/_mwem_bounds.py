@@ -59,7 +59,8 @@ def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds
                             discrete: bool = False) -> float:
     """A bound on MWEM's largest error (one update per round), holding with probability ``1 - failure_probability``.
 
-    In fractions of ``n`` when it is the row count :cite:p:`HLM12` (:doc:`/theory/multiplicative_weights`).
+    ``sqrt(4 ln|D| / T + beta^2) + delta + 1/T`` :cite:p:`HLM12`, in fractions of ``n`` when it is the row
+    count (:doc:`/theory/multiplicative_weights`).
 
     Parameters
     ----------

@@ -278,7 +278,8 @@ class ThresholdK(_SparseVectorMechanism):
     neighbouring, size, size_share, max_universe
         As for :class:`~projmech.mechanisms.GaussianMechanism`; larger universes are refused.
     noise : {"auto", "discrete", "continuous"}
-        ``"auto"``: the discrete Laplace, numpy's for a fractional query; ``"discrete"`` refuses those.
+        ``"auto"``: the discrete Laplace, numpy's to release a fractional query (integer noise would
+        publish its fraction); ``"discrete"`` refuses those.
 
     Examples
     --------
