@@ -140,12 +140,8 @@ class Release:
         Returns
         -------
         projection, drawing, answered
-            The projection, the workload to draw and check rows with (None for L), and the workload answered.
-
-        Raises
-        ------
-        ValueError
-            Without a projection, or for the adaptive mechanism (its run holds the estimate).
+            The projection, the workload to draw and check rows with (None for L), the workload answered;
+            a ValueError without a projection or for the adaptive mechanism (its run holds the estimate).
         """
         if self.rounds is not None:
             raise ValueError("an adaptive release's rows come from its run's estimate: pass the AdaptiveRun "

@@ -264,8 +264,8 @@ def _check_guarantee(name: str, subject: str, k: int, epsilon: float, policy: Si
 class ThresholdK(_SparseVectorMechanism):
     """``Thr_t^k``: ``k`` copies of the threshold mechanism, one after the other; ``PureDP(4 k epsilon)``.
 
-    A copy answers ⊥ while ``q(x) + N_i`` stays below its noisy threshold, then ``q(x) + N'_i``, and
-    halts. The guarantee holds under ``neighbouring``; the inquirer sees only the :attr:`transcript`.
+    A copy answers ⊥ below its noisy threshold, then ``q(x) + N'_i``, and halts; the :attr:`transcript`
+    is all that is released (the guarantee is under ``neighbouring``).
 
     Parameters
     ----------

@@ -204,9 +204,8 @@ class PMWRun:
 class OfflinePMW(CountingMechanism):
     """MWEM :cite:p:`HLM12`: private multiplicative weights over a workload.
 
-    Each of ``T`` rounds selects a badly answered query (exponential mechanism), measures it with
-    Laplace (PureDP) or Gaussian (ZCDP) noise and updates, each step with ``1/(2T)`` of the budget
-    (:class:`RoundBudget`): ``privacy`` in all, under ``neighbouring`` (:doc:`/theory/multiplicative_weights`).
+    Each of ``T`` rounds selects a badly answered query and measures it with noise, each step with
+    ``1/(2T)`` of ``privacy``, under ``neighbouring`` (:class:`RoundBudget`, :doc:`/theory/multiplicative_weights`).
 
     Parameters
     ----------

@@ -84,10 +84,9 @@ def online_pmw_accuracy(alpha: float, epsilon: float, n: float, num_queries: int
 class OnlinePMW(_SparseVectorMechanism):
     """The Hardt–Rothblum mechanism :cite:p:`HR10,DR14`: interactive private multiplicative weights.
 
-    A public distribution ``y`` answers each query unless a sparse-vector test (threshold
-    ``3 alpha``) privately finds it too far off; then a noisy answer is released and ``y`` updated,
-    until ``k`` updates. Guarantee ``PureDP(4 k epsilon)`` under ``neighbouring``; accuracy
-    :func:`online_pmw_accuracy` (:doc:`/theory/online_pmw`).
+    A public distribution answers each query unless a sparse-vector test finds it too far off; then a
+    noisy answer is released and the distribution updated, up to ``k`` times. Guarantee
+    ``PureDP(4 k epsilon)`` under ``neighbouring``; accuracy :func:`online_pmw_accuracy` (:doc:`/theory/online_pmw`).
 
     Parameters
     ----------
