@@ -1,6 +1,5 @@
 """The Gaussian, Laplace, projection and factorization mechanisms (:doc:`/theory/privacy`,
-:doc:`/theory/bounds`, :doc:`/theory/factorization`).
-"""
+:doc:`/theory/bounds`, :doc:`/theory/factorization`)."""
 
 from __future__ import annotations
 

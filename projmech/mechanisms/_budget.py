@@ -1,6 +1,5 @@
 """Whether a budget leaves the measured counts any signal: the check the mechanisms make before they
-spend (derived in the guide's ``docs/guide/adaptive.md``).
-"""
+spend (derived in the guide's ``docs/guide/adaptive.md``)."""
 
 from __future__ import annotations
 

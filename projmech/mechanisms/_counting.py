@@ -1,6 +1,5 @@
 """The mechanisms' protocol and their shared base: counts measured with calibrated noise, divided by
-a public size, optionally projected onto a body.
-"""
+a public size, optionally projected onto a body."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """MWEM's budget split and the error bound :class:`~projmech.mechanisms.multiplicative_weights.OfflinePMW`
-promises (:doc:`/theory/multiplicative_weights`).
-"""
+promises (:doc:`/theory/multiplicative_weights`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The release: privately released answers, what interprets them, and their confidence intervals
-(derived in the user guide's *Confidence intervals*).
-"""
+(derived in the user guide's *Confidence intervals*)."""
 
 from __future__ import annotations
 

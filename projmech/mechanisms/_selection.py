@@ -1,6 +1,5 @@
 """Private selection: the exponential mechanism :cite:p:`MT07`, ``epsilon``-DP and ``epsilon^2 / 8``-zCDP
-(bounded range :cite:p:`DR19,CR21`), shared by MWEM and the adaptive mechanism.
-"""
+(bounded range :cite:p:`DR19,CR21`), shared by MWEM and the adaptive mechanism."""
 
 from __future__ import annotations
 

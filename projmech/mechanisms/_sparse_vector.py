@@ -1,7 +1,6 @@
 """The sparse vector technique :cite:p:`DNRRV09`: the threshold mechanism ``Thr_t`` and its k-fold product
 (:doc:`/theory/online_pmw`). Counts get Laplace noise of scale ``1/epsilon``, by default OpenDP's
-exact discrete Laplace, so that no released number has low-order bits to attack :cite:p:`Mir12`.
-"""
+exact discrete Laplace, so that no released number has low-order bits to attack :cite:p:`Mir12`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Multiplicative weights: the MW update, its mistake bound, and MWEM (:class:`OfflinePMW`)
-(:doc:`/theory/multiplicative_weights`).
-"""
+(:doc:`/theory/multiplicative_weights`)."""
 
 from __future__ import annotations
 

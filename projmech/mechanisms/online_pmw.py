@@ -1,6 +1,4 @@
-"""Interactive private multiplicative weights: the Hardt–Rothblum mechanism :cite:p:`HR10`
-(:doc:`/theory/online_pmw`).
-"""
+"""Interactive private multiplicative weights (Hardt–Rothblum) :cite:p:`HR10`: :doc:`/theory/online_pmw`."""
 
 from __future__ import annotations
 
@@ -28,7 +26,7 @@ _ALPHA = Interval(Real, 0, ONLINE_MAX_ALPHA, closed="right", reason="the update 
 
 @dataclass(frozen=True)
 class OnlineAccuracy:
-    """What :class:`OnlinePMW` promises: every answer within ``error`` of the truth, but with ``failure_probability``.
+    """What :class:`OnlinePMW` promises: every answer within ``error`` of the truth but with ``failure_probability``.
 
     Parameters
     ----------
