@@ -1,10 +1,5 @@
-"""Mechanisms: Gaussian, Laplace, projection, factorization, MWEM, online PMW, sparse vector, adaptive.
-
-Modules: ``additive`` (the four counting mechanisms) on ``counting`` (their protocol and base)
-and ``release`` (what they publish; ``intervals`` its confidence intervals); ``budget`` (the
-check before spending); ``multiplicative_weights`` and ``mwem_bounds`` (MWEM), ``online_pmw``
-and ``sparse_vector`` (interactive); ``selection`` (the exponential mechanism); ``adaptive``.
-"""
+"""Mechanisms: Gaussian, Laplace, projection, factorization, MWEM, online PMW, sparse vector, adaptive;
+their releases, confidence intervals, budget check and the exponential mechanism."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The Gaussian, Laplace, projection and factorization mechanisms.
-
-Each measures counts (the workload's, or a factorization's strategy) with noise calibrated to
-their sensitivity, divides them by a public size and, optionally, projects them onto a body
-(:class:`~projmech.mechanisms.CountingMechanism`). The calibration is derived in
-:doc:`/theory/privacy`, the error bounds in :doc:`/theory/bounds` and :doc:`/theory/factorization`.
-"""
+"""The Gaussian, Laplace, projection and factorization mechanisms (:doc:`/theory/privacy`,
+:doc:`/theory/bounds`, :doc:`/theory/factorization`)."""
 
 from __future__ import annotations
 
@@ -45,7 +40,7 @@ class _GaussianMeasurement(CountingMechanism):
     """The Gaussian family's shared options: the privacy type, ``calibration`` and ``noise``."""
 
     def _gaussian_options(self, calibration: str, noise: str) -> str:
-        """Check the privacy type, ``calibration`` and ``noise``, set :attr:`calibration`, return the noise kind."""
+        """Check the privacy type and ``calibration``, set :attr:`calibration`; return the noise kind."""
         if isinstance(self.privacy, PureDP):
             raise TypeError(f"privacy: {type(self).__name__} needs ZCDP or ApproxDP; use LaplaceMechanism for PureDP")
         if calibration == "classical" and isinstance(self.privacy, ApproxDP) and self.privacy.epsilon >= 1:
@@ -64,32 +59,26 @@ class _GaussianMeasurement(CountingMechanism):
 class GaussianMechanism(_GaussianMeasurement):
     """The Gaussian mechanism: ``(F c + Z) / size``, ``Z`` Gaussian.
 
-    Guarantee: ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` under the given relation, the noise
-    calibrated to the l2 sensitivity of the counts :cite:p:`BS16,BW18,CKS20` (:doc:`/theory/privacy`).
+    Guarantee: ``ZCDP(rho)`` or ``ApproxDP(epsilon, delta)`` under ``neighbouring``, the noise
+    calibrated to the counts' l2 sensitivity :cite:p:`BS16,BW18,CKS20` (:doc:`/theory/privacy`).
 
     Parameters
     ----------
-    workload : Workload
-        The queries ``F``.
-    privacy : ZCDP or ApproxDP
-        The guarantee (:class:`LaplaceMechanism` takes ``PureDP``).
+    workload, privacy
+        The queries ``F`` and the guarantee (ZCDP or ApproxDP).
     neighbouring : {"replace-one", "add-remove"}
         The relation the guarantee is stated for.
     calibration : {"analytic", "classical"}
-        ``"classical"``: the loose ``sqrt(2 ln(1.25/delta))/epsilon`` (epsilon < 1, continuous noise).
-    size : int or "estimate", optional
-        Under add/remove (required there): a declared public size, or a noisy row count.
-    size_share : float, optional
-        With ``size="estimate"``, the budget's share spent on it (default ``DEFAULT_SIZE_SHARE``).
+        ``"classical"``: ``sqrt(2 ln(1.25/delta))/epsilon`` (epsilon < 1, continuous noise).
+    size, size_share
+        Under add/remove (required): a declared public size, or ``"estimate"`` and the share spent on it.
     noise : {"auto", "discrete", "continuous"}
-        ``"auto"``: the exact discrete Gaussian for integer entries, numpy's Gaussian otherwise.
+        ``"auto"``: the exact discrete Gaussian for integer entries, numpy's otherwise.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 2])
-    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
-    >>> mechanism = pm.GaussianMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5), noise="continuous")
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), pm.Domain(["a", "b"], [2, 2]))
+    >>> mechanism = pm.GaussianMechanism(pm.marginals(data.domain, 1), pm.ZCDP(0.5), noise="continuous")
     >>> round(mechanism.sensitivity(), 6), round(mechanism.expected_error(3), 4)
     (2.0, 0.6667)
     >>> mechanism.release(data, rng=np.random.default_rng(0)).answers.round(3)
@@ -110,21 +99,16 @@ class GaussianMechanism(_GaussianMeasurement):
         self._calibrate(workload.count_sensitivity(self.neighbouring, 2), workload.is_integer, noise, calibration)
 
     def expected_error(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
-        """The exact expected error of the answers at public size ``n``.
+        """The exact expected error of the answers at public size ``n``, a fraction of ``n``.
 
         Parameters
         ----------
-        n : int
-            The public size.
-        measure : {"rms", "mean"}
-            ``"rms"``: ``std / n``; ``"mean"``: ``E[||Z|| / sqrt k] / n``
-            (:func:`~projmech.analysis.bounds.gaussian_mechanism_error`).
+        n, measure
+            The public size; ``"rms"`` (``std / n``) or ``"mean"`` (``E[||Z|| / sqrt k] / n``).
 
         Returns
         -------
         float
-            The error, a fraction of ``n``. For discrete noise ``"mean"`` treats it as Gaussian: off
-            by up to 9 % for one query at sigma = 1, under 1 % from sigma = 3.
         """
         return self._gaussian_error(n, measure)
 
@@ -134,10 +118,8 @@ class LaplaceMechanism(CountingMechanism):
 
     Parameters
     ----------
-    workload : Workload
-        The queries ``F``.
-    privacy : PureDP
-        The guarantee.
+    workload, privacy
+        The queries ``F`` and the guarantee (PureDP), under ``neighbouring``.
     neighbouring, size, size_share
         As for :class:`GaussianMechanism`.
     noise : {"auto", "discrete", "continuous"}
@@ -145,8 +127,6 @@ class LaplaceMechanism(CountingMechanism):
 
     Examples
     --------
-    Four 1-way marginal cells have l1 sensitivity 4 under replace-one: ``b = 4`` at ``epsilon = 1``.
-
     >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 2]), 1)
     >>> mechanism = pm.LaplaceMechanism(workload, pm.PureDP(1.0), noise="continuous")
     >>> mechanism.sensitivity(), mechanism.noise.scale, round(mechanism.expected_error(3), 3)
@@ -169,19 +149,16 @@ class LaplaceMechanism(CountingMechanism):
         self._calibrate(workload.count_sensitivity(self.neighbouring, 1), workload.is_integer, noise)
 
     def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
-        """The exact root mean square error of the answers at public size ``n``: ``std / n``.
+        """The exact rms error of the answers at public size ``n``: ``std / n``.
 
         Parameters
         ----------
-        n : int
-            The public size.
-        measure : {"rms"}
-            Only ``"rms"`` (``"mean"`` has no closed form for Laplace noise).
+        n, measure
+            The public size; only ``"rms"`` (``"mean"`` has no closed form for Laplace noise).
 
         Returns
         -------
         float
-            The error, a fraction of ``n``.
         """
         n = _check_rms(n, measure, "measure: 'mean' has no closed form for Laplace noise; 'rms' bounds it from above")
         return self._answer_std(n)
@@ -190,38 +167,22 @@ class LaplaceMechanism(CountingMechanism):
 class ProjectionMechanism(_GaussianMeasurement):
     """The projection mechanism :cite:p:`NTZ13`: Gaussian answers projected onto a convex body.
 
-    It releases ``Pi_B(F h + Z)``: the noise of :class:`GaussianMechanism`, then the Euclidean
-    projection onto a convex body containing the true answers (:mod:`projmech.bodies`; ``"auto"``:
-    :func:`~projmech.bodies._body.choose_body`). Post-processing, never farther from the truth on
-    the same noise; :meth:`error_bound` bounds the error (:doc:`/theory/bounds`).
+    It releases ``Pi_B(F h + Z)``, the noise and guarantee of :class:`GaussianMechanism`; the
+    projection is post-processing, never farther from the truth (:doc:`/theory/projection`).
 
     Parameters
     ----------
-    workload : Workload
-        The queries ``F``.
-    privacy : ZCDP or ApproxDP
-        The guarantee.
+    workload, privacy
+        The queries ``F`` and the guarantee (ZCDP or ApproxDP).
     body : {"auto", "hull", "relaxed", "tables", "local"}
-        The body; :attr:`body` holds the one chosen.
-    solver : str
-        The projection's solver.
-    tol : float, optional
-        The projection's certified tolerance, relative to the noise (default ``1e-4``).
-    relaxation : {"sdp+local", "sdp", "local"}
-        The relaxation L, for ``body="relaxed"``.
+        The body (:mod:`projmech.bodies`), refused up front if none fits in memory.
+    solver, tol, relaxation
+        The projection's solver, its tolerance relative to the noise, the relaxation for ``"relaxed"``.
     neighbouring, calibration, size, size_share, noise
         As for :class:`GaussianMechanism`.
 
-    Raises
-    ------
-    ValueError
-        If no body takes the workload within this machine's memory (before any solver runs).
-
     Examples
     --------
-    The projected answers are consistent: each marginal's cells are non-negative and sum to 1.
-
-    >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 2])
     >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
     >>> mechanism = pm.ProjectionMechanism(pm.marginals(domain, 1), pm.ZCDP(0.5), solver="fast", noise="continuous")
@@ -254,36 +215,28 @@ class ProjectionMechanism(_GaussianMeasurement):
 
         Parameters
         ----------
-        body, solver : str
-            As for the constructor.
-        **options
-            The constructor's other options (ignored).
+        body, solver, **options
+            As for the constructor (the other options are ignored).
 
         Returns
         -------
         bool
-            True when a caller (such as the CLI) must build the workload explicitly.
         """
         return body in ("auto", "hull") and Hull(solver=solver).needs_matrix
 
     def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms", width: float | None = None) -> float:
-        """An upper bound on the expected error at public size ``n`` (when it is the row count).
-
-        The smaller of the Gaussian mechanism's exact error and ``sqrt(sigma l*(B) / k)`` :cite:p:`NTZ13`.
+        """An upper bound on the expected error at public size ``n``: at most the Gaussian mechanism's :cite:p:`NTZ13`.
 
         Parameters
         ----------
-        n : int
-            The public size.
-        measure : {"rms", "mean"}
-            The error measure (the rms bound bounds the mean).
+        n, measure
+            The public size (the bound holds when it is the row count) and the error measure.
         width : float, optional
             An upper bound on the Gaussian width ``l*(B)``; default :meth:`Body.width_bound`.
 
         Returns
         -------
         float
-            The bound, a fraction of ``n``.
         """
         gaussian = self._gaussian_error(n, measure)
         if width is None:
@@ -296,11 +249,9 @@ class ProjectionMechanism(_GaussianMeasurement):
 class FactorizationMechanism(_GaussianMeasurement):
     """The factorization (matrix) mechanism :cite:p:`LHRMM10`, optionally followed by projection.
 
-    For ``R M = F`` it releases ``R (M c + Z) / size``, ``Z`` calibrated as in
-    :class:`GaussianMechanism` to the strategy ``M``'s sensitivity (``R`` is post-processing). The
-    default strategy, optimal in the factorization norm :cite:p:`ENU20`, depends only on the
-    workload. The answers' noise ``R Z`` has RMS ``Release.answer_sigma_rms``. See
-    :doc:`/theory/factorization`.
+    For ``R M = F`` it releases ``R (M c + Z) / size``, ``Z`` calibrated to the strategy ``M`` as in
+    :class:`GaussianMechanism` (same guarantee; ``R`` is post-processing). The default strategy, optimal in
+    the factorization norm :cite:p:`ENU20`, depends only on the workload (:doc:`/theory/factorization`).
 
     Parameters
     ----------
@@ -310,21 +261,13 @@ class FactorizationMechanism(_GaussianMeasurement):
         Default :func:`~projmech.factorization.factorization_norm`; an approximate one adds a bias.
     objective : {"mean", "max"}, optional
         What the default factorization minimizes (RMS or worst query error).
-    project : bool
-        Project the reconstructed answers as :class:`ProjectionMechanism` does.
-    body, solver, tol, relaxation
-        As for :class:`ProjectionMechanism`; only with ``project=True``.
+    project, body, solver, tol, relaxation
+        Whether to project as :class:`ProjectionMechanism` does, and its options.
     neighbouring, calibration, size, size_share, noise
-        As for :class:`GaussianMechanism` (``"auto"`` noise decides from the strategy's entries).
-
-    Raises
-    ------
-    ValueError
-        If ``factorization`` does not factorize ``workload`` or an option contradicts another.
+        As for :class:`GaussianMechanism` (``"auto"`` noise looks at the strategy's entries).
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> data = pm.Dataset(np.arange(8).repeat(10)[:, None], pm.Domain(["x"], [8]))
     >>> mechanism = pm.FactorizationMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
     >>> release = mechanism.release(data, rng=np.random.default_rng(0))
@@ -388,17 +331,16 @@ class FactorizationMechanism(_GaussianMeasurement):
     @classmethod
     def needs_matrix(cls, *, project: bool = False, body: str = "auto", solver: str = "auto",
                      **options: Any) -> bool:
-        """Whether the mechanism needs the explicit matrix: only its projection may (as for ProjectionMechanism).
+        """Whether the mechanism needs the explicit matrix: only its projection may.
 
         Parameters
         ----------
         project, body, solver, **options
-            As for the constructor; the optimizer needs no explicit matrix.
+            As for the constructor.
 
         Returns
         -------
         bool
-            ``project and ProjectionMechanism.needs_matrix(body=body, solver=solver)``.
         """
         return project and ProjectionMechanism.needs_matrix(body=body, solver=solver)
 
@@ -413,17 +355,16 @@ class FactorizationMechanism(_GaussianMeasurement):
         return self.noise.std / n * self.factorization.reconstruction_norm / math.sqrt(self.workload.num_queries)
 
     def expected_error(self, n: int, *, measure: Literal["rms"] = "rms") -> float:
-        """The exact rms error of the reconstructed answers at public size ``n``: ``std ||R||_F / (n sqrt(k))``.
+        """The exact rms error of the unprojected answers at public size ``n``: ``std ||R||_F / (n sqrt(k))``.
 
         Parameters
         ----------
         n, measure
-            As for :meth:`LaplaceMechanism.expected_error` (``"mean"`` has no closed form for ``R Z``).
+            As for :meth:`LaplaceMechanism.expected_error`.
 
         Returns
         -------
         float
-            The error, a fraction of ``n``; refused with ``project=True`` (see :meth:`error_bound`).
         """
         n = _check_rms(n, measure, "measure: 'mean' has no closed form for the correlated noise R Z; 'rms' bounds it")
         if self.project:
@@ -441,7 +382,6 @@ class FactorizationMechanism(_GaussianMeasurement):
         Returns
         -------
         float
-            The bound, a fraction of ``n``.
         """
         check_measure(measure)
         return self._answer_std(check_positive_int("n", n))
@@ -476,7 +416,7 @@ _PROBE_BYTES_PER_ELEMENT = 32
 
 
 def _check_factorizes(factorization: Factorization, workload: Workload) -> None:
-    """A ValueError unless ``factorization`` factorizes ``workload`` (the same queries, reproduced by its factors)."""
+    """A ValueError unless ``factorization`` factorizes ``workload``."""
     if factorization.workload.shape != workload.shape:
         raise ValueError(
             f"factorization: it factorizes a {factorization.workload.shape} workload, not {workload.shape}"

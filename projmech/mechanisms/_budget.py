@@ -1,15 +1,5 @@
-"""Whether a budget leaves the measured counts any signal: the check the mechanisms make before they spend.
-
-A table of ``c`` cells counted over ``n`` rows holds ``n / c`` rows in its mean cell; a measurement
-adds noise of standard deviation ``sigma`` to every cell. Where ``sigma > n / c`` (the mean cell's
-signal-to-noise ratio ``n / (c sigma)`` is below 1) the noise on the normalized table, about
-``sqrt(2/pi) c sigma / n`` in l1, is above 0.8, while two distributions differ by at most 2: the
-measurement barely tells the data's table from another. The mechanisms that measure tables of counts
-(:class:`~projmech.mechanisms.CountingMechanism`'s release and the adaptive mechanism) warn
-with a :class:`BudgetWarning` when that holds for at least half of their tables, before they spend
-anything, naming the least budget at which it no longer does (the guide's page *The adaptive
-mechanism and synthetic rows*, ``docs/guide/adaptive.md``, derives it).
-"""
+"""Whether a budget leaves the measured counts any signal: the check the mechanisms make before they
+spend (derived in the guide's ``docs/guide/adaptive.md``)."""
 
 from __future__ import annotations
 
@@ -40,38 +30,19 @@ _SEARCH_RANGE = 1e12
 class BudgetWarning(ArgumentWarning):
     """A budget whose noise swamps the counts it measures: the release will carry little of the data.
 
-    Before they spend anything, :func:`~projmech.mechanisms.adaptive.synthesize`, the
-    :class:`~projmech.mechanisms.adaptive.AdaptiveProjectionMechanism` and the release of a
-    :class:`~projmech.mechanisms.CountingMechanism` (Gaussian, Laplace, projection,
-    factorization) compare the noise of a measured count, ``sigma`` (for the adaptive mechanism,
-    its first rounds'), with the mean count ``n / c`` of a cell of each table of ``c`` cells they
-    measure (a weighted table's ``w n / c``; a workload that is no union of tables counts each query
-    as a table, its count were the rows spread uniformly). When ``sigma > n / c`` in at least half
-    of the tables, the signal-to-noise ratio of the typical table is below 1 and they warn, naming
-    the least epsilon (at the same delta) or rho at which it reaches 1. The derivation is in the
-    guide's page *The adaptive mechanism and synthetic rows*.
-
-    The warning is shown to whoever runs the release, the data's curator, and is not part of the
-    release: nothing released (the answers, the :class:`~projmech.mechanisms.Release`,
-    its summary) depends on it, and it draws no randomness. It reads the public size where there
-    is one (the row count under replace-one, a declared size under add/remove); under add/remove
-    without a declared size it reads the row count itself, which that relation keeps private, so
-    its text must not be published with the release.
+    Raised before spending where the noise of a measured count exceeds the mean count ``n / c`` of a
+    cell in at least half of the measured tables; it names the least budget that avoids it
+    (``docs/guide/adaptive.md``). It is for the data's curator, not the release: under add/remove
+    without a declared size it reads the private row count, so its text must not be published.
 
     Parameters
     ----------
-    part : str
-        The part of the budget (``privacy``, its :attr:`argument`) to raise: ``"rho"`` or
-        ``"epsilon"``.
-    detail : str
-        The message after the part's name.
+    part, detail : str
+        The part of ``privacy`` (its :attr:`argument`) to raise, ``"rho"`` or ``"epsilon"``; the message.
 
     Examples
     --------
-    A 3-way table of 64 cells over 100 rows, measured with noise of sigma 10:
-
     >>> import warnings
-    >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b", "c"], [4, 4, 4])
     >>> data = pm.Dataset(np.random.default_rng(0).integers(0, 4, size=(100, 3)), domain)
     >>> mechanism = pm.GaussianMechanism(pm.marginals(domain, 3), pm.ZCDP(0.01), noise="continuous")
@@ -90,8 +61,7 @@ class BudgetWarning(ArgumentWarning):
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` that puts a warning raised by the caller of this function at the first
-    frame outside projmech (the user's call, however many of projmech's wrappers lie between)."""
+    """The ``stacklevel`` of the first frame outside projmech, for a warning raised by our caller."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame: types.FrameType | None = sys._getframe(1)
     level = 1
@@ -101,10 +71,9 @@ def _caller_level() -> int:
 
 
 def table_shares(workload: Workload) -> tuple[list[float], bool] | None:
-    """The mean count of a cell of each of the workload's tables, per row: ``w / c`` for a table
-    of ``c`` cells weighted ``w``; for a workload that is no union of tables, each query's answer
-    on the uniform distribution (then True beside them: queries, not tables). None where neither
-    can be computed (an implicit workload of another form over a universe too large to hold)."""
+    """The mean count per row of a cell of each of the workload's tables (``w / c``), False beside them;
+    else each query's answer on the uniform distribution, True beside them; else None.
+    """
     terms = table_terms(workload)
     if terms is not None and terms.is_marginal:
         cells = [math.prod(terms.sizes[a] for a in subset) for subset in terms.subsets]
@@ -120,9 +89,7 @@ def table_shares(workload: Workload) -> tuple[list[float], bool] | None:
 
 
 def size_read(policy: SizePolicy, rows: int) -> tuple[float, str, bool]:
-    """The size the check reads, what it is and whether it is private: the public size where
-    there is one, else the row count (private under add/remove: read for the curator's warning
-    only)."""
+    """The size the check reads, what it is and whether it is private (the row count under add/remove)."""
     if policy.neighbouring is Neighbouring.REPLACE_ONE:
         return float(rows), "the row count, public under replace-one neighbours", False
     if policy.declared is not None:
@@ -133,12 +100,8 @@ def size_read(policy: SizePolicy, rows: int) -> tuple[float, str, bool]:
 def budget_warning(privacy: Privacy, noise: float, noise_at: Callable[[Privacy], float], shares: Sequence[float],
                    policy: SizePolicy, rows: int, *, noise_name: str, tables_name: str,
                    queries: bool = False) -> BudgetWarning | None:
-    """The :class:`BudgetWarning` when ``noise`` exceeds the mean count of a cell in at
-    least half of the tables whose per-row mean counts are ``shares``; None when it does not.
-
-    ``noise_at(privacy)`` is the same noise at another budget of the same kind; the least budget
-    stated is the smallest at which it is at most the typical table's mean count (the lower
-    median of the tables'), found by bisection and rounded up to :data:`_DIGITS` digits.
+    """The :class:`BudgetWarning` when ``noise`` exceeds the mean count of a cell in at least half of
+    the tables (per-row ``shares``), naming the least budget (by bisection on ``noise_at``); else None.
     """
     if not shares or noise <= 0:
         return None
@@ -172,7 +135,7 @@ def budget_warning(privacy: Privacy, noise: float, noise_at: Callable[[Privacy],
 
 
 def warn_budget(warning: BudgetWarning | None) -> None:
-    """Warn with ``warning`` (:func:`budget_warning`'s) at the user's call, if there is one."""
+    """Warn with ``warning`` at the user's call, if there is one."""
     if warning is not None:
         # A fresh instance each time: raised as an error, the kept one would hold the traceback
         # (and through it the data) in the mechanisms' cache.
@@ -180,9 +143,9 @@ def warn_budget(warning: BudgetWarning | None) -> None:
 
 
 def _least_budget(privacy: Privacy, noise_at: Callable[[Privacy], float], target: float) -> float | None:
-    """The least rho (ZCDP) or epsilon (ApproxDP at the same delta, PureDP) at which
-    ``noise_at`` is at most ``target``, rounded up; None if none is found within
-    :data:`_SEARCH_RANGE` times the budget given or the calibration refuses one."""
+    """The least rho or epsilon (same delta) at which ``noise_at`` is at most ``target``, rounded up;
+    None beyond :data:`_SEARCH_RANGE` times the budget or where the calibration refuses one.
+    """
     def noise(value: float) -> float:
         with warnings.catch_warnings():  # the same delta again: its warning, if any, was given
             warnings.simplefilter("ignore", LargeDeltaWarning)

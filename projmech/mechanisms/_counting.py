@@ -46,9 +46,6 @@ _BUDGET_WARNINGS: weakref.WeakKeyDictionary[Any, dict[tuple[int, Noise], BudgetW
 class Mechanism(Protocol):
     """What every non-interactive mechanism offers: its workload, guarantee, relation, size policy and ``release``.
 
-    The Gaussian, Laplace, projection, factorization mechanisms and MWEM follow it (through
-    :class:`CountingMechanism`); code that takes "a mechanism" can type it with this protocol.
-
     Parameters
     ----------
     *args, **kwargs
@@ -93,7 +90,6 @@ class Mechanism(Protocol):
         Returns
         -------
         Release
-            The released answers and what was drawn.
         """
         ...
 
@@ -101,27 +97,19 @@ class Mechanism(Protocol):
 class CountingMechanism:
     """The base of the non-interactive mechanisms: counts measured with calibrated noise, divided by a public size.
 
-    The counts' sensitivity does not depend on the row count, and the answers are divided by the
-    public size of :class:`~projmech.privacy.SizePolicy`, so nothing released depends on a
-    private row count. A mechanism with a :attr:`body` then projects the noisy answers onto it.
+    Nothing released depends on a private row count: the counts' sensitivity does not, and the
+    answers are divided by the public size of :class:`~projmech.privacy.SizePolicy`.
 
     Parameters
     ----------
-    workload : Workload
-        The queries.
-    privacy : ZCDP, ApproxDP or PureDP
-        The guarantee.
-    neighbouring : {"replace-one", "add-remove"} or Neighbouring
-        The relation the guarantee is stated for.
-    size : int or "estimate", optional
-        Under add/remove, the declared public size or ``"estimate"``.
-    size_share : float, optional
-        With ``size="estimate"``, the share of the guarantee spent on the size estimate.
+    workload, privacy
+        The queries and the guarantee (ZCDP, ApproxDP or PureDP).
+    neighbouring, size, size_share
+        As for :class:`~projmech.mechanisms.GaussianMechanism`.
 
     Examples
     --------
-    >>> from projmech.mechanisms import CountingMechanism
-    >>> isinstance(pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0)), CountingMechanism)
+    >>> isinstance(pm.GaussianMechanism(pm.identity(2), pm.ZCDP(1.0)), pm.mechanisms.CountingMechanism)
     True
     """
 
@@ -151,12 +139,11 @@ class CountingMechanism:
         Parameters
         ----------
         **options
-            The constructor's keyword options (ignored by the Gaussian and Laplace mechanisms).
+            The constructor's keyword options.
 
         Returns
         -------
         bool
-            True when a caller (such as the CLI) must build the workload explicitly.
         """
         return cls._needs_matrix
 
@@ -174,7 +161,6 @@ class CountingMechanism:
         Returns
         -------
         float
-            The largest change of the measured counts between neighbouring data sets.
         """
         return self._sensitivity
 
@@ -189,16 +175,15 @@ class CountingMechanism:
         Returns
         -------
         float
-            ``noise.scale / n``.
         """
         return self.noise.scale / check_positive_int("n", n)
 
     def _answer_std(self, n: float) -> float:
-        """The RMS over the answers of their noise's standard deviation at public size ``n``, before any projection."""
+        """The answers' noise's RMS standard deviation at public size ``n``, before any projection."""
         return self.noise.std / n
 
     def _rows(self, data: Any, n: int | None) -> tuple[Any, int]:
-        """The data (a Dataset, or the integer counts ``n h``) and its row count, which is never released."""
+        """The data (a Dataset, or the counts ``n h``) and its row count, which is never released."""
         if not isinstance(data, Dataset) and not self.workload.accepts_histograms:
             raise ValueError(
                 f"data_or_histogram: {self.workload!r} is implicit over a universe too large for a "
@@ -223,38 +208,26 @@ class CountingMechanism:
         return measurements
 
     def _kernel_threads(self) -> AbstractContextManager[Any]:
-        """The BLAS threads of measurement and reconstruction (one for :class:`FactorizationMechanism`)."""
+        """The BLAS threads of measurement and reconstruction."""
         return contextlib.nullcontext()
 
     def release(self, data_or_histogram: Any, n: int | None = None,
                 rng: np.random.Generator | int | None = None) -> Release:
         """Release the workload's answers on a :class:`Dataset` or a normalized histogram.
 
-        Measures the counts with calibrated noise, divides them by the public size and, with a
-        :attr:`body`, projects them onto it (post-processing).
+        Warns (LargeDeltaWarning) of a delta of at least ``1/n`` for a public ``n``, and
+        (:class:`~projmech.mechanisms.BudgetWarning`) of noise that swamps most tables' counts.
 
         Parameters
         ----------
-        data_or_histogram : Dataset or array_like of shape (m,)
-            The data; a histogram must be normalized and needs ``n`` (where
-            :attr:`Workload.accepts_histograms`).
-        n : int, optional
-            The row count of a histogram; private under add/remove (never released).
+        data_or_histogram, n
+            The data, or a normalized histogram and its row count (private under add/remove, never released).
         rng : numpy.random.Generator, int or None
-            The source of continuous noise (``None``: fresh OS entropy); OpenDP draws discrete noise.
+            The source of continuous noise; OpenDP draws discrete noise.
 
         Returns
         -------
         Release
-            The answers, the noisy answers before any projection, and what interprets them.
-
-        Warns
-        -----
-        LargeDeltaWarning
-            Under ``ApproxDP``, if delta is at least ``1/n`` for a public size ``n``.
-        BudgetWarning
-            Before anything is spent, if the noise swamps the counts of most tables
-            (:class:`~projmech.mechanisms.BudgetWarning`).
         """
         generator = as_generator(rng)
         data, rows = self._rows(data_or_histogram, n)
@@ -279,9 +252,7 @@ class CountingMechanism:
         return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std, measured=measured)
 
     def _check_budget(self, rows: int) -> None:
-        """Warn (:class:`~projmech.mechanisms.BudgetWarning`) when the noise swamps most tables; the message
-        is cached beside this object, not in it, so that no copy or pickle carries a private row count.
-        """
+        """Warn when the noise swamps most tables (cached beside self: no copy carries a private row count)."""
         warnings_by_key = _BUDGET_WARNINGS.setdefault(self, {})
         key = (rows, self.noise)
         if key not in warnings_by_key:
@@ -341,7 +312,7 @@ class CountingMechanism:
                 f"{self.noise.name}{self._repr_extra()})")
 
     def _repr_extra(self) -> str:
-        """What the repr adds after the noise: the body, and what a subclass measures."""
+        """What the repr adds after the noise."""
         return "" if self.body is None else f", body={self.body!r}"
 
 

@@ -1,5 +1,5 @@
-"""MWEM's accuracy and budget split: the privacy of each round, and the error bound that
-:class:`~projmech.mechanisms.multiplicative_weights.OfflinePMW` promises (:doc:`/theory/multiplicative_weights`)."""
+"""MWEM's budget split and the error bound :class:`~projmech.mechanisms.multiplicative_weights.OfflinePMW`
+promises (:doc:`/theory/multiplicative_weights`)."""
 
 from __future__ import annotations
 
@@ -21,17 +21,12 @@ class RoundBudget:
 
     Parameters
     ----------
-    selection : PureDP or ZCDP
-        The guarantee of the round's exponential mechanism.
-    selection_epsilon : float
-        Its parameter ``epsilon_0`` (``sqrt(8 rho_0)`` under zCDP, by bounded range).
-    measurement : PureDP or ZCDP
-        The guarantee of the round's noisy measurement.
+    selection, selection_epsilon, measurement
+        The guarantees of the round's selection (parameter ``epsilon_0``) and of its measurement.
 
     Examples
     --------
-    >>> workload = pm.marginals(pm.Domain(["a", "b"], [2, 2]), 1)
-    >>> pm.OfflinePMW(workload, pm.PureDP(1.0), rounds=5).round_budget
+    >>> pm.OfflinePMW(pm.marginals(pm.Domain(["a", "b"], [2, 2]), 1), pm.PureDP(1.0), rounds=5).round_budget
     RoundBudget(selection=PureDP(epsilon=0.1), selection_epsilon=0.1, measurement=PureDP(epsilon=0.1))
     """
 
@@ -41,7 +36,7 @@ class RoundBudget:
 
 
 def _round_budget(privacy: PureDP | ZCDP, rounds: int) -> RoundBudget:
-    """Split ``privacy`` evenly over ``rounds`` selections and measurements (:doc:`/theory/multiplicative_weights`)."""
+    """Split ``privacy`` evenly over ``rounds`` selections and measurements."""
     if isinstance(privacy, PureDP):
         share = privacy.epsilon / (2 * rounds)
         return RoundBudget(PureDP(share), share, PureDP(share))
@@ -61,29 +56,23 @@ def _measurement_scale(budget: RoundBudget, discrete: bool = False) -> float:
 def offline_pmw_error_bound(n: int, universe_size: int, num_queries: int, rounds: int,
                             privacy: PureDP | ZCDP, *, failure_probability: float = 0.05,
                             discrete: bool = False) -> float:
-    """A bound on MWEM's largest error that holds with probability ``1 - failure_probability``.
+    """A bound on MWEM's largest error (one update per round), holding with probability ``1 - failure_probability``.
 
-    For ``updates_per_round=1``: ``sqrt(4 ln|D| / T + beta^2) + delta + 1/T``, ``delta`` the
-    exponential mechanism's shortfall and ``beta`` the noise's tail :cite:p:`HLM12`, in fractions
-    of ``n`` when it is the row count (:doc:`/theory/multiplicative_weights`).
+    ``sqrt(4 ln|D| / T + beta^2) + delta + 1/T`` :cite:p:`HLM12`, in fractions of ``n`` when it is the row
+    count (:doc:`/theory/multiplicative_weights`).
 
     Parameters
     ----------
-    n : int
-        The public size.
-    universe_size, num_queries, rounds : int
-        ``|D|``, the workload's ``k`` queries and ``T``.
+    n, universe_size, num_queries, rounds : int
+        The public size, ``|D|``, the workload's ``k`` queries and ``T``.
     privacy : PureDP or ZCDP
         The budget of the rounds (after any size estimate's share).
-    failure_probability : float
-        In ``(0, 1)``.
-    discrete : bool
-        Whether the measurements carry discrete noise.
+    failure_probability, discrete
+        In ``(0, 1)``; whether the measurements carry discrete noise.
 
     Returns
     -------
     float
-        The bound (it may exceed 1).
 
     Examples
     --------
@@ -114,7 +103,7 @@ def _error_bound(n: float, universe_size: int, num_queries: int, rounds: int, bu
 
 
 def _laplace_tail_factor(scale: float, discrete: bool) -> float:
-    """``c`` with ``P(|Z| >= t) <= c e^{-t/b}`` for Laplace of scale ``b``: ``2 / (1 + e^{-1/b})`` if discrete."""
+    """``c`` with ``P(|Z| >= t) <= c e^{-t/b}`` for Laplace of scale ``b``."""
     return 2.0 / (1.0 + math.exp(-1.0 / scale)) if discrete else 1.0
 
 
@@ -127,24 +116,17 @@ def offline_pmw_min_n(alpha: float, universe_size: int, num_queries: int, rounds
     Parameters
     ----------
     alpha : float
-        The target error, above the floor ``2 sqrt(ln|D|/T) + 1/T``.
+        The target error, above the floor ``2 sqrt(ln|D|/T) + 1/T`` (else a ValueError).
     universe_size, num_queries, rounds, privacy, failure_probability
         As for :func:`offline_pmw_error_bound`.
 
     Returns
     -------
     int
-        The smallest public size whose bound is at most ``alpha``.
-
-    Raises
-    ------
-    ValueError
-        If ``alpha`` is at or below the floor (more rounds lower it).
 
     Examples
     --------
-    >>> from projmech.mechanisms.multiplicative_weights import offline_pmw_min_n
-    >>> offline_pmw_min_n(0.5, 1024, 180, 300, pm.PureDP(1.0))
+    >>> pm.mechanisms.multiplicative_weights.offline_pmw_min_n(0.5, 1024, 180, 300, pm.PureDP(1.0))
     93713
     """
     p = failure_probability

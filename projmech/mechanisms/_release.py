@@ -1,11 +1,5 @@
-"""The release: privately released answers, everything needed to interpret them, and their
-confidence intervals.
-
-Unprojected answers carry one known draw of noise per query (``r_i^T Z`` for a factorization),
-so their intervals are exact (at least ``level`` for discrete noise). Projected answers get
-simultaneous Bonferroni intervals of the noisy answers, clipped to each query's range over
-``K_Q`` when the size is the row count. Derivations: the user guide *Confidence intervals*.
-"""
+"""The release: privately released answers, what interprets them, and their confidence intervals
+(derived in the user guide's *Confidence intervals*)."""
 
 from __future__ import annotations
 
@@ -48,37 +42,18 @@ class Release:
 
     Parameters
     ----------
-    answers, noisy_answers : ndarray, shape (k,)
-        The released answers (fractions of ``size``), and the noisy ones before any projection.
-    label_source : callable
-        Returns the queries' labels, read on first access to :attr:`labels`.
-    mechanism : str
-        The mechanism's name (``"gaussian"``, ``"factorization+projection"``, ...).
-    privacy, neighbouring : Privacy, Neighbouring
-        The guarantee (the size estimate's share included) and the relation it is stated for.
-    size, size_source : float, {"public n", "declared", "estimated"}
-        The public size the answers are fractions of, and where it comes from.
-    noise, sensitivity : Noise, float
-        The noise on each measured count (a factorization's strategy's), and their sensitivity.
-    size_noise : Noise or None
-        The size estimate's noise.
-    projection : ProjectionResult, RelaxationResult, TablesResult, LocalResult or None
-        The projection's result and solver statistics.
-    factorization : Factorization or None
-        The factorization mechanism's strategy and reconstruction.
-    answer_sigma_rms : float or None
-        The RMS of the answers' noise over ``size``; None without per-answer noise (MWEM).
-    workload : Workload or None
-        The workload answered.
-    rounds, estimate : tuple of AdaptiveRound, dict or None
-        The adaptive mechanism's rounds and estimate (``noise`` is then the first round's).
-    measured : ndarray or None
-        The noisy measured queries' answers over ``size`` (the strategy's for a factorization),
-        read by :meth:`measurements`; None where the mechanism does not measure them once.
+    answers, noisy_answers, label_source, mechanism
+        The answers (fractions of ``size``), the noisy ones before any projection, a callable giving
+        the labels, the mechanism's name.
+    privacy, neighbouring, size, size_source, noise, sensitivity, size_noise
+        The guarantee (all shares included), its relation, the public size and its source, the noise
+        on each measured count, their sensitivity, the size estimate's noise.
+    projection, factorization, workload, answer_sigma_rms, rounds, estimate, measured
+        What a mechanism adds (else None): the projection's result, the strategy, the workload, the
+        answers' noise RMS, the adaptive rounds and estimate, the noisy measured answers.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> data = pm.Dataset(np.array([[0], [1], [1]]), pm.Domain(["a"], [2]))
     >>> release = pm.GaussianMechanism(pm.marginals(data.domain, 1), pm.ZCDP(0.5)).release(data, rng=0)
     >>> release.labels, release.size, release.size_source, release.summary()["guarantee"]
@@ -116,13 +91,12 @@ class Release:
 
     @property
     def sigma(self) -> float:
-        """The noise's standard deviation on each measured count, over ``size`` (for a factorization,
-        on the strategy's measurements; the answers' is :attr:`answer_sigma_rms`)."""
+        """The noise's standard deviation on each measured count, over ``size`` (a factorization's strategy's)."""
         return self.noise.std / self.size
 
     @property
     def witness(self) -> np.ndarray | sp.csr_array | None:
-        """A distribution ``w`` over the universe with ``F @ witness == answers`` (projection onto ``K_Q`` only)."""
+        """A distribution ``w`` with ``F @ witness == answers`` (projection onto ``K_Q`` only)."""
         return None if self.projection is None else self.projection.witness
 
     @property
@@ -136,31 +110,17 @@ class Release:
         return self.size * self.answers
 
     def measurements(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[Measurement, ...] | None:
-        """The noisy measurements as data, one per table that a block of the measured queries reads.
-
-        A factorization's residual or Kronecker strategy measures ``M h + Z`` block by block; each
-        block's rows of ``M`` read one table (the other attributes' constant factors sum them out).
-        The Gaussian and projection mechanisms on a union of tables measure the workload itself:
-        the noisy cells of each marginal (no ``query``). The values are the measured numbers over
-        ``size``, and ``sigma`` the noise's standard deviation on each (:attr:`sigma`).
+        """The noisy measurements as data (values over ``size``, deviation :attr:`sigma`), one per table read.
 
         Parameters
         ----------
         max_entries : int, optional
-            The most entries of one dense query matrix.
+            The most entries of one dense query matrix (a ValueError beyond).
 
         Returns
         -------
         tuple of Measurement or None
-            None for Laplace noise or noise of zero spread (a discrete Gaussian far below a count),
-            a release that measured no fixed queries (MWEM; the adaptive
-            mechanism's are ``AdaptiveRun.measurements``) or measured queries with no table
-            structure (a dense matrix or strategy over the universe).
-
-        Raises
-        ------
-        ValueError
-            If a block's query matrix on its table would exceed ``max_entries`` entries.
+            None for Laplace or zero noise, or no fixed measured queries with table structure.
         """
         if (self.measured is None or self.noise.distribution != "gaussian" or self.workload is None
                 or not self.sigma > 0):
@@ -178,17 +138,9 @@ class Release:
 
         Returns
         -------
-        projection : ProjectionResult, RelaxationResult, TablesResult or LocalResult
-            The release's projection.
-        drawing : Workload or None
-            The workload to draw and check rows with (None for L, whose answers are 2-way marginals).
-        answered : Workload
-            The workload answered.
-
-        Raises
-        ------
-        ValueError
-            Without a projection, or for the adaptive mechanism (its run holds the estimate).
+        projection, drawing, answered
+            The projection, the workload to draw and check rows with (None for L), the workload answered;
+            a ValueError without a projection or for the adaptive mechanism (its run holds the estimate).
         """
         if self.rounds is not None:
             raise ValueError("an adaptive release's rows come from its run's estimate: pass the AdaptiveRun "
@@ -200,27 +152,25 @@ class Release:
         return self.projection, drawing, self.workload
 
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:
-        """Per-query confidence intervals for the true answers (see :class:`ConfidenceIntervals`).
+        """Per-query confidence intervals for the true answers (see :func:`confidence_intervals`).
 
         Parameters
         ----------
-        level : float, default 0.95
-            The confidence level, in ``(0, 1)``.
+        level : float
+            In ``(0, 1)``.
 
         Returns
         -------
         ConfidenceIntervals
-            ``lower``, ``upper``, ``method``, whether ``exact`` and ``simultaneous``.
         """
         return confidence_intervals(self, level)
 
     def to_frame(self) -> pd.DataFrame:
-        """The answers as a table, one row per query.
+        """The answers as a table: columns ``query`` (the label), ``answer`` and ``noisy_answer``.
 
         Returns
         -------
         pandas.DataFrame
-            Columns ``query`` (the label), ``answer`` and ``noisy_answer``.
         """
         import pandas as pd  # only here: a release needs no pandas until it becomes a frame
 
@@ -232,7 +182,6 @@ class Release:
         Returns
         -------
         dict
-            The fields above as plain values, with ``solver`` and ``body`` after a projection.
         """
         summary: dict[str, Any] = {
             "mechanism": self.mechanism,
@@ -267,7 +216,6 @@ class Release:
         Returns
         -------
         str
-            ``json.dumps(summary(), indent=2)``.
         """
         return json.dumps(self.summary(), indent=2)
 
@@ -278,7 +226,7 @@ class Release:
                 f"{self.noise.name} std {self.noise.std:.4g}{projected})")
 
     def _answer_noise(self) -> str:
-        """The answers' noise in words (a factorization's ``R Z`` is not the strategy's ``sigma``)."""
+        """The answers' noise in words."""
         if self.factorization is not None and self.answer_sigma_rms is not None:
             return f"{self.sigma:.4g} per measurement, RMS {self.answer_sigma_rms:.4g} on the answers"
         return f"{self.sigma:.4g} on the answers"
@@ -310,27 +258,17 @@ def _status(stats: JSON) -> JSON:
 
 @dataclass(frozen=True, eq=False)
 class ConfidenceIntervals:
-    """Confidence intervals ``[lower, upper]`` for the true answers of a release, one per query.
-
-    Made by :meth:`Release.confidence_intervals <projmech.mechanisms._additive.Release.confidence_intervals>`;
-    the true answers are the true counts over the release's ``size``.
+    """Confidence intervals ``[lower, upper]`` for the true answers (counts over ``size``) of a release.
 
     Parameters
     ----------
-    lower, upper : ndarray, shape (k,)
-        The intervals' ends.
-    level : float
-        The confidence level asked for.
-    method : str
-        How the intervals were obtained, in words.
-    exact : bool
-        Whether each interval covers its truth with probability exactly ``level`` (else at least).
-    simultaneous : bool
-        Whether all ``k`` intervals hold at once with probability at least ``level``.
+    lower, upper, level, method
+        The intervals' ends, the confidence level, and how they were obtained, in words.
+    exact, simultaneous : bool
+        Whether each covers with probability exactly ``level`` (else at least); whether all do at once.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> data = pm.Dataset(np.arange(8).repeat(10)[:, None], pm.Domain(["x"], [8]))
     >>> mechanism = pm.GaussianMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")
     >>> intervals = mechanism.release(data, rng=np.random.default_rng(0)).confidence_intervals(0.95)
@@ -356,7 +294,7 @@ class ConfidenceIntervals:
         return float(np.mean(self.width))
 
     def covers(self, answers: Any) -> np.ndarray:
-        """Which intervals contain the given answers.
+        """Which intervals contain the given answers: ``lower <= answers <= upper``.
 
         Parameters
         ----------
@@ -366,7 +304,6 @@ class ConfidenceIntervals:
         Returns
         -------
         ndarray of bool, shape (k,)
-            ``lower <= answers <= upper``.
         """
         values = np.asarray(answers, dtype=float)
         if values.shape != self.lower.shape:
@@ -413,7 +350,7 @@ def _bias_bounds(release: Release) -> np.ndarray | None:
 
 
 def _query_ranges(release: Release) -> tuple[np.ndarray, np.ndarray] | None:
-    """Each query's range over ``K_Q`` (its row's extreme entries) when the truth lies in ``K_Q``, else None."""
+    """Each query's range over ``K_Q`` when the truth lies in ``K_Q``, else None."""
     workload = release.workload
     if workload is None or workload.is_implicit or release.size_source != "public n":
         return None
@@ -428,29 +365,21 @@ def _query_ranges(release: Release) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def confidence_intervals(release: Release, level: float = 0.95) -> ConfidenceIntervals:
-    """The confidence intervals of a release's answers (see :class:`ConfidenceIntervals`).
+    """The confidence intervals of a release's answers: exact (at least ``level`` for discrete noise)
+    or, for projected answers, simultaneous (Bonferroni over the noisy answers).
 
     Parameters
     ----------
-    release : Release
-        The release.
-    level : float, default 0.95
-        The confidence level, in ``(0, 1)``.
+    release, level
+        The release (with per-answer noise: not MWEM's, nor the adaptive mechanism's), and the level in ``(0, 1)``.
 
     Returns
     -------
     ConfidenceIntervals
-        Exact or at least ``level`` per query, or simultaneous for projected answers.
-
-    Raises
-    ------
-    ValueError
-        If the release has no per-answer noise (MWEM, the adaptive mechanism), or an approximate
-        factorization's bias cannot be bounded.
+        With the method in words, and whether they are exact and simultaneous.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> from projmech.mechanisms import confidence_intervals
     >>> data = pm.Dataset(np.arange(8).repeat(10)[:, None], pm.Domain(["x"], [8]))
     >>> mechanism = pm.FactorizationMechanism(pm.prefix(8), pm.ZCDP(0.5), noise="continuous")

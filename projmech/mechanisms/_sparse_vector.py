@@ -1,13 +1,6 @@
-"""The sparse vector technique :cite:p:`DNRRV09`: the threshold mechanism ``Thr_t`` and its k-fold product.
-
-:class:`Threshold` is AboveThreshold :cite:p:`DR14` with the number released: ⊥ (:data:`BOTTOM`)
-to every query below a noisy threshold, a noisy number to the first above it, then it halts;
-:class:`ThresholdK` runs ``k`` copies in turn. Privacy degrades with the numerical answers, not
-the queries. Queries are averaging queries answered as fractions of a public size; the
-mechanisms run on counts with Laplace noise of scale ``1/epsilon``, by default OpenDP's exact
-discrete Laplace, so that no released number has low-order bits to attack :cite:p:`Mir12`.
-Derivations: :doc:`/theory/online_pmw`.
-"""
+"""The sparse vector technique :cite:p:`DNRRV09`: the threshold mechanism ``Thr_t`` and its k-fold product
+(:doc:`/theory/online_pmw`). Counts get Laplace noise of scale ``1/epsilon``, by default OpenDP's
+exact discrete Laplace, so that no released number has low-order bits to attack :cite:p:`Mir12`."""
 
 from __future__ import annotations
 
@@ -40,19 +33,16 @@ __all__ = ["BOTTOM", "Bottom", "MechanismHalted", "Threshold", "ThresholdK"]
 
 
 class Bottom(Enum):
-    """The type of :data:`BOTTOM`, the symbol ⊥ of a transcript ("below the threshold", "the estimate is correct").
-
-    It has one member: test for it by identity (``entry is BOTTOM``).
+    """The type of :data:`BOTTOM`, the symbol ⊥ of a transcript (below the threshold, or the estimate is correct).
 
     Parameters
     ----------
     value : {"⊥"}
-        The member's value: ``Bottom("⊥") is BOTTOM``.
+        The one member's value: test by identity (``entry is BOTTOM``).
 
     Examples
     --------
-    >>> from projmech.mechanisms import Bottom
-    >>> Bottom("⊥") is pm.BOTTOM, str(pm.BOTTOM)
+    >>> pm.mechanisms.Bottom("⊥") is pm.BOTTOM, str(pm.BOTTOM)
     (True, '⊥')
     """
 
@@ -75,16 +65,12 @@ class MechanismHalted(RuntimeError):
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 2])
-    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
+    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), pm.Domain(["a", "b"], [2, 2]))
     >>> mechanism = pm.Threshold(data, threshold=0.5, epsilon=0.5, rng=np.random.default_rng(0))
     >>> answer = mechanism.answer(lambda x: x["a"] == 1)  # far above 0.5: a number, then halt
-    >>> try:
-    ...     mechanism.answer(lambda x: x["b"] == 1)
-    ... except pm.MechanismHalted as error:
-    ...     print(error)
-    the threshold mechanism halted after its k=1 numerical answers
+    >>> mechanism.answer(lambda x: x["b"] == 1)
+    Traceback (most recent call last):
+    projmech.mechanisms._sparse_vector.MechanismHalted: the threshold mechanism halted after its k=1 numerical answers
     """
 
 
@@ -105,7 +91,7 @@ class _PrivateData:
         return int(self.counts.size)
 
     def row(self, query: Any) -> np.ndarray:
-        """The validated row of ``query``: a predicate is evaluated on the whole (public) universe."""
+        """The validated row of ``query``; a predicate is evaluated on the whole (public) universe."""
         if callable(query):
             if self.domain is None:
                 raise TypeError(
@@ -129,10 +115,7 @@ class _PrivateData:
 class _SparseVector:
     """The engine of ``Thr_t^k`` on counts: noisy thresholds, comparisons and releases, all private.
 
-    Each copy draws ``T = t + N``; a compared value ``c`` with ``c + N_i < T`` gives ⊥, else the
-    copy releases ``v + N'_i`` and the next copy starts. The proof (:doc:`/theory/online_pmw`) needs
-    only that ``c`` and ``v`` are 1-Lipschitz in counts; the discrete Laplace serves as well, except
-    that a release needs an integer count, so each release takes the noise its caller chose.
+    Each release takes the noise its caller chose: the discrete Laplace needs an integer count.
     """
 
     def __init__(self, threshold: float, noise: Noise, k: int, rng: np.random.Generator) -> None:
@@ -173,15 +156,14 @@ Query = np.ndarray | Callable[..., Any]
 
 
 class _SparseVectorMechanism:
-    """What :class:`ThresholdK` and :class:`~projmech.mechanisms.online_pmw.OnlinePMW` share: the data, the noise,
-    the public size, ``k`` copies of the test, the transcript and the guarantee ``4 k epsilon``.
-    """
+    """What :class:`ThresholdK` and ``OnlinePMW`` share: data, noise, size, ``k`` copies, transcript, guarantee."""
 
     def _start(self, data_or_histogram: Any, epsilon: float, k: int | None, n: int | None,
-               generator: np.random.Generator, neighbouring: Neighbouring | str, max_universe: int,
+               generator: np.random.Generator | int | None, neighbouring: Neighbouring | str, max_universe: int,
                threshold: float, size: int | str | None, size_share: float | None, noise: str,
                default_k: Callable[[int], int] | None = None, default_k_source: str = "k") -> None:
         """Set up the state from checked arguments; ``k=None`` takes ``default_k(universe size)``."""
+        assert isinstance(generator, np.random.Generator)  # made one by validate_params(rng=SEED)
         self.epsilon = epsilon
         self.size_policy = SizePolicy.parse(neighbouring, size, size_share=size_share)
         self.neighbouring = self.size_policy.neighbouring
@@ -221,12 +203,12 @@ class _SparseVectorMechanism:
 
     @property
     def scale(self) -> float:
-        """The Laplace scale on the answers (fractions of the public size): ``1 / (epsilon size)``."""
+        """The Laplace scale on the answers: ``1 / (epsilon size)``."""
         return self.noise.scale / self.size
 
     @property
     def universe_size(self) -> int:
-        """The number of elements of the universe the queries are rows over."""
+        """The size of the universe the queries are rows over."""
         return self._data.universe_size
 
     @property
@@ -236,16 +218,16 @@ class _SparseVectorMechanism:
 
     @property
     def halted(self) -> bool:
-        """Whether the mechanism has given its ``k`` numerical answers and answers no more."""
+        """Whether the mechanism has given its ``k`` numerical answers."""
         return self._engine.halted
 
     @property
     def transcript(self) -> tuple[float | Bottom, ...]:
-        """The outputs, one per query: :data:`BOTTOM` or the noisy number as released (before any clipping)."""
+        """The outputs, one per query: :data:`BOTTOM` or the noisy number as released (unclipped)."""
         return tuple(self._transcript)
 
     def _release_noise(self, row: np.ndarray) -> Noise:
-        """The noise of a query's released count: :attr:`noise` for a 0/1 row, continuous for a fractional one."""
+        """The noise of a query's released count: :attr:`noise`, continuous for a fractional row."""
         if not self.noise.discrete or np.all((row == 0) | (row == 1)):
             return self.noise
         if self._noise_option == "discrete":
@@ -260,7 +242,7 @@ _T = TypeVar("_T")
 
 
 def _noise_of_epsilon(epsilon: float, make: Callable[[], _T]) -> _T:
-    """``make()``; a ValueError it raises is reported as one of ``epsilon``, the caller's argument."""
+    """``make()``; its ValueError reported as one of ``epsilon``."""
     try:
         return make()
     except ValueError as error:
@@ -268,7 +250,7 @@ def _noise_of_epsilon(epsilon: float, make: Callable[[], _T]) -> _T:
 
 
 def _check_guarantee(name: str, subject: str, k: int, epsilon: float, policy: SizePolicy) -> None:
-    """Refuse ``k`` copies whose guarantee ``4 k epsilon`` is no finite float; the error names ``name``."""
+    """Refuse ``k`` copies whose guarantee ``4 k epsilon`` overflows a float; the error names ``name``."""
     try:
         total = 4.0 * float(k) * epsilon / policy.main_share()
     except OverflowError:  # an int beyond float64's range
@@ -281,36 +263,25 @@ def _check_guarantee(name: str, subject: str, k: int, epsilon: float, policy: Si
 class ThresholdK(_SparseVectorMechanism):
     """``Thr_t^k``: ``k`` copies of the threshold mechanism, one after the other; ``PureDP(4 k epsilon)``.
 
-    AboveThreshold :cite:p:`DR14` with numerical answers: each copy draws ``T = t + N``; a query
-    with ``q(x) + N_i < T`` is answered ⊥, otherwise by ``q(x) + N'_i`` and the copy halts (Laplace
-    of scale ``1/epsilon`` on counts, numbers over the public size). The inquirer sees only the
-    :attr:`transcript` (:doc:`/theory/online_pmw`).
+    A copy answers ⊥ below its noisy threshold, then ``q(x) + N'_i``, and halts; the :attr:`transcript`
+    is all that is released (the guarantee is under ``neighbouring``).
 
     Parameters
     ----------
-    data_or_histogram : Dataset or array_like of shape (m,)
-        The private data; a histogram must be normalized and needs ``n``.
-    threshold : float
-        The public threshold ``t``, a fraction of the public size.
-    epsilon : float
-        The noise parameter (the guarantee is ``4 k epsilon``).
-    k : int
-        Numerical answers before the mechanism halts.
-    n : int, optional
-        The row count of a histogram (private under add/remove: never released).
+    data_or_histogram, n
+        The private data (a normalized histogram needs its row count ``n``, never released).
+    threshold, epsilon, k
+        The public threshold ``t`` (a fraction of the size), the noise parameter, the numerical answers.
     rng : numpy.random.Generator, int or None
         The source of continuous noise; OpenDP draws discrete noise, which no seed drives.
-    neighbouring, size, size_share
-        As for :class:`~projmech.mechanisms.GaussianMechanism`.
-    max_universe : int
-        Larger universes are refused (the histogram is dense).
+    neighbouring, size, size_share, max_universe
+        As for :class:`~projmech.mechanisms.GaussianMechanism`; larger universes are refused.
     noise : {"auto", "discrete", "continuous"}
-        ``"auto"``: the exact discrete Laplace, but numpy's for releasing a fractional query (integer
-        noise would publish its fraction); ``"discrete"`` refuses those; ``"continuous"``: numpy's.
+        ``"auto"``: the discrete Laplace, numpy's to release a fractional query (integer noise would
+        publish its fraction); ``"discrete"`` refuses those.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), pm.Domain(["a", "b"], [2, 2]))
     >>> mechanism = pm.ThresholdK(data, threshold=0.5, epsilon=0.5, k=2)
     >>> print(mechanism.privacy, mechanism.noise.name)
@@ -329,7 +300,6 @@ class ThresholdK(_SparseVectorMechanism):
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
                  size_share: float | None = None, noise: str = "auto") -> None:
         self.threshold = threshold
-        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, self.threshold,
                     size, size_share, noise)
 
@@ -344,18 +314,12 @@ class ThresholdK(_SparseVectorMechanism):
         Parameters
         ----------
         query : array_like of shape (m,) or callable
-            Its value in ``[0, 1]`` on each universe element, or a vectorized predicate on a Dataset's
-            attributes (:func:`~projmech.workloads.from_predicates`).
+            Its value in ``[0, 1]`` on each universe element, or a vectorized predicate on the attributes.
 
         Returns
         -------
         float or Bottom
-            :data:`BOTTOM` below the copy's noisy threshold, else the noisy count over the size.
-
-        Raises
-        ------
-        MechanismHalted
-            After ``k`` numerical answers.
+            A MechanismHalted after ``k`` numerical answers.
         """
         if self.halted:
             raise MechanismHalted(
@@ -379,16 +343,12 @@ class Threshold(ThresholdK):
 
     Parameters
     ----------
-    data_or_histogram, threshold, epsilon
-        As for :class:`ThresholdK`.
-    n, rng, neighbouring, max_universe, size, size_share, noise
+    data_or_histogram, threshold, epsilon, n, rng, neighbouring, max_universe, size, size_share, noise
         As for :class:`ThresholdK`.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 2])
-    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), domain)
+    >>> data = pm.Dataset(np.array([[1, 0]] * 160 + [[0, 1]] * 40), pm.Domain(["a", "b"], [2, 2]))
     >>> mechanism = pm.Threshold(data, threshold=0.5, epsilon=0.5)
     >>> [mechanism.answer(lambda x: x["b"] == 1), mechanism.halted]
     [⊥, False]

@@ -1,11 +1,5 @@
-"""Multiplicative weights: the MW update, its mistake bound, and MWEM (:class:`OfflinePMW`).
-
-The update keeps a public distribution over the universe and tilts it towards the elements where
-a query's guess was too low (or away where too high); at most ``ln|D| / alpha^2`` updates happen
-with right verdicts. MWEM :cite:p:`HLM12` drives it with private selections and measurements.
-Answers are fractions of a public size, query rows lie in ``[0, 1]`` (sensitivity 1 on counts).
-Derivations: :doc:`/theory/multiplicative_weights`.
-"""
+"""Multiplicative weights: the MW update, its mistake bound, and MWEM (:class:`OfflinePMW`)
+(:doc:`/theory/multiplicative_weights`)."""
 
 from __future__ import annotations
 
@@ -128,19 +122,14 @@ def multiplicative_weights_update(distribution: Any, query_row: Any, too_low: bo
 
     Parameters
     ----------
-    distribution : array_like, shape (m,)
-        The current distribution ``y``.
-    query_row : array_like, shape (m,)
-        The query's value ``q(r) ∈ [0, 1]`` on each universe element.
-    too_low : bool
-        The verdict: True for "too low", False for "too high".
-    alpha : float
-        The step, ``> 0`` (the mistake bound needs ``alpha <= MW_MAX_ALPHA``).
+    distribution, query_row : array_like, shape (m,)
+        The current distribution ``y``, and the query's value ``q(r) ∈ [0, 1]`` on each element.
+    too_low, alpha
+        The verdict (True: "too low"), and the step (the mistake bound needs ``alpha <= MW_MAX_ALPHA``).
 
     Returns
     -------
     numpy.ndarray, shape (m,)
-        The updated distribution, computed in log space.
 
     Examples
     --------
@@ -154,33 +143,28 @@ def multiplicative_weights_update(distribution: Any, query_row: Any, too_low: bo
 
 
 def _mw_log_step(log_y: np.ndarray, row: np.ndarray, too_low: bool, alpha: float) -> np.ndarray:
-    """The MW step on log-weights: too low, ``y e^{alpha q}``; too high, ``y e^{alpha (1 - q)}``."""
+    """The MW step on log-weights."""
     return _tilt(log_y, alpha * row if too_low else alpha * (1.0 - row))
 
 
 @validate_params(universe_size=POSITIVE_INT, alpha=_MW_ALPHA)
 def mw_update_bound(universe_size: int, alpha: float) -> int:
-    """The mistake bound of multiplicative weights: at most ``floor(ln|D| / alpha^2)`` updates.
+    """The mistake bound of multiplicative weights: at most ``floor(ln|D| / alpha^2)`` updates :cite:p:`HR10`.
 
-    Valid for ``0 < alpha <= MW_MAX_ALPHA`` and verdicts that are right and given only when
-    ``|q(x) - q(y)| >= 2 alpha`` :cite:p:`HR10` (:doc:`/theory/multiplicative_weights`).
+    It holds for right verdicts given only when ``|q(x) - q(y)| >= 2 alpha`` (:doc:`/theory/multiplicative_weights`).
 
     Parameters
     ----------
-    universe_size : int
-        ``|D|``.
-    alpha : float
-        The update step.
+    universe_size, alpha
+        ``|D|``, and the update step (``0 < alpha <= MW_MAX_ALPHA``).
 
     Returns
     -------
     int
-        ``floor(ln|D| / alpha^2)``.
 
     Examples
     --------
-    >>> from projmech.mechanisms.multiplicative_weights import mw_update_bound
-    >>> mw_update_bound(1024, 0.1)
+    >>> pm.mechanisms.multiplicative_weights.mw_update_bound(1024, 0.1)
     693
     """
     # In exact rationals: alpha^2 underflows to 0 below alpha = 1e-162, and the quotient passes
@@ -199,21 +183,13 @@ class PMWRun:
 
     Parameters
     ----------
-    release : Release
-        The workload's answers on ``distribution``.
-    distribution : ndarray, shape (m,)
-        The synthetic distribution: the average of the rounds' distributions.
-    selected : tuple of int
-        The query picked in each round.
-    measurements : ndarray, shape (T,)
-        The noisy answer measured in each round.
+    release, distribution, selected, measurements
+        The answers on ``distribution`` (the rounds' average), each round's query and noisy answer.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 2])
-    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
-    >>> run = pm.OfflinePMW(pm.marginals(domain, 1), pm.PureDP(1.0), rounds=3).run(data, rng=0)
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), pm.Domain(["a", "b"], [2, 2]))
+    >>> run = pm.OfflinePMW(pm.marginals(data.domain, 1), pm.PureDP(1.0), rounds=3).run(data, rng=0)
     >>> len(run.selected), run.measurements.shape, run.distribution.shape
     (3, (3,), (4,))
     """
@@ -227,36 +203,27 @@ class PMWRun:
 class OfflinePMW(CountingMechanism):
     """MWEM :cite:p:`HLM12`: private multiplicative weights over a workload.
 
-    Each of ``T`` rounds selects a badly answered query by the exponential mechanism, measures it
-    with Laplace (PureDP) or Gaussian (ZCDP) noise and applies MWEM's update, each step with
-    ``1/(2T)`` of the budget (:class:`RoundBudget`); the answers are those of the rounds' average
-    distribution. Re-applying past measurements is post-processing (:doc:`/theory/multiplicative_weights`).
+    Each of ``T`` rounds selects a badly answered query and measures it with noise, each step with
+    ``1/(2T)`` of ``privacy``, under ``neighbouring`` (:class:`RoundBudget`, :doc:`/theory/multiplicative_weights`).
 
     Parameters
     ----------
     workload : Workload
         Rows with entries in ``[0, 1]``: explicit (checked) or implicit marginals.
-    privacy : PureDP or ZCDP
-        The total guarantee.
-    rounds : int
-        ``T``, at most :data:`OFFLINE_PMW_MAX_ROUNDS`.
+    privacy, rounds
+        The total guarantee (PureDP or ZCDP) and ``T`` (at most :data:`OFFLINE_PMW_MAX_ROUNDS`).
     updates_per_round : int
-        ``u``: each round re-applies every measurement so far ``u - 1`` more times.
-        Default 10 (chosen in the user guide, ``docs/guide/multiplicative_weights.md``); 1 is MWEM
-        as analysed, the only setting :meth:`error_bound` accepts.
-    max_universe : int
-        Larger universes are refused (the distribution is dense).
-    neighbouring, size, size_share
-        As for :class:`~projmech.mechanisms.GaussianMechanism`.
+        ``u``: each round re-applies every measurement ``u - 1`` more times (post-processing).
+        Default 10 (chosen in the user guide); 1 is MWEM as analysed, the only one :meth:`error_bound` takes.
+    neighbouring, size, size_share, max_universe
+        As for :class:`~projmech.mechanisms.GaussianMechanism`; larger universes are refused.
     noise : {"auto", "discrete", "continuous"}
         ``"auto"``: discrete noise for 0/1 rows, continuous otherwise.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
-    >>> domain = pm.Domain(["a", "b"], [2, 2])
-    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), domain)
-    >>> mechanism = pm.OfflinePMW(pm.marginals(domain, 1), pm.PureDP(1.0), rounds=3)
+    >>> data = pm.Dataset(np.array([[0, 1], [1, 1], [1, 0]]), pm.Domain(["a", "b"], [2, 2]))
+    >>> mechanism = pm.OfflinePMW(pm.marginals(data.domain, 1), pm.PureDP(1.0), rounds=3)
     >>> mechanism.updates_per_round, mechanism.privacy_spent == pm.PureDP(1.0), mechanism.release(data).answers.shape
     (10, True, (4,))
     """
@@ -309,24 +276,16 @@ class OfflinePMW(CountingMechanism):
         return compose(parts)
 
     def error_bound(self, n: int, failure_probability: float = 0.05) -> float:
-        """:func:`offline_pmw_error_bound` for this mechanism's workload, budget and rounds.
+        """:func:`offline_pmw_error_bound` for this mechanism (``updates_per_round=1`` only).
 
         Parameters
         ----------
-        n : int
-            The public size.
-        failure_probability : float
-            The probability with which the bound may fail.
+        n, failure_probability
+            The public size, and the probability with which the bound may fail.
 
         Returns
         -------
         float
-            The bound on the largest error.
-
-        Raises
-        ------
-        ValueError
-            With ``updates_per_round`` other than 1, for which no bound is proved.
         """
         if self.updates_per_round != 1:
             raise ValueError("updates_per_round: the error bound is proved for 1 update per round only")
@@ -338,21 +297,17 @@ class OfflinePMW(CountingMechanism):
     # mechanisms also take it by position, hence an override the checker calls incompatible.
     def release(self, data_or_histogram: Any, n: int | None = None, *,  # type: ignore[override]
                 rng: np.random.Generator | int | None = None) -> Release:
-        """Run MWEM and release the workload's answers on its synthetic distribution (:meth:`run`).
+        """Run MWEM (:meth:`run`, the same arguments) and release the answers on its synthetic distribution.
 
         Parameters
         ----------
-        data_or_histogram : Dataset or array_like of shape (m,)
-            As for :meth:`run`.
-        n : int, optional
-            As for :meth:`run`.
-        rng : numpy.random.Generator, int or None
-            As for :meth:`run`.
+        data_or_histogram, n, rng
+            The data (or a histogram and its row count) and the source of randomness.
 
         Returns
         -------
         Release
-            The answers (``answers == noisy_answers``), with one measurement's noise.
+            ``answers == noisy_answers``, with one measurement's noise.
         """
         return self.run(data_or_histogram, n=n, rng=rng).release
 
@@ -363,17 +318,14 @@ class OfflinePMW(CountingMechanism):
 
         Parameters
         ----------
-        data_or_histogram : Dataset or array_like of shape (m,)
-            The data; a histogram must be normalized and needs ``n``.
-        n : int, optional
-            The row count of a histogram (private under add/remove: never released).
+        data_or_histogram, n
+            The data, or a normalized histogram and its row count (private under add/remove, never released).
         rng : numpy.random.Generator, int or None
             The source of the selections and of continuous noise.
 
         Returns
         -------
         PMWRun
-            The release, the distribution, the selected queries and the measurements.
         """
         assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         generator = rng
@@ -410,7 +362,7 @@ class OfflinePMW(CountingMechanism):
         return PMWRun(release, distribution, tuple(selected), np.array(measurements))
 
     def _row(self, index: int) -> np.ndarray:
-        """Query ``index``'s row ``F[index, :]`` (``F.T e_i``, which implicit marginals offer too)."""
+        """Query ``index``'s row ``F.T e_i``, which implicit marginals offer too."""
         unit = np.zeros(self.workload.num_queries)
         unit[index] = 1.0
         return self.workload.kernels.rmatvec(unit)

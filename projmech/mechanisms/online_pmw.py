@@ -1,10 +1,4 @@
-"""Interactive private multiplicative weights: the Hardt–Rothblum mechanism :cite:p:`HR10`.
-
-A public multiplicative weights distribution answers each query, and a sparse-vector test
-(:mod:`projmech.mechanisms._sparse_vector`) decides privately when its answer is too far off, so
-that a noisy answer is released and the distribution updated. The privacy cost grows with the
-updates, which the mistake bound caps, not with the queries. Derivations: :doc:`/theory/online_pmw`.
-"""
+"""Interactive private multiplicative weights (Hardt–Rothblum) :cite:p:`HR10`: :doc:`/theory/online_pmw`."""
 
 from __future__ import annotations
 
@@ -32,19 +26,16 @@ _ALPHA = Interval(Real, 0, ONLINE_MAX_ALPHA, closed="right", reason="the update 
 
 @dataclass(frozen=True)
 class OnlineAccuracy:
-    """What :class:`OnlinePMW` promises: an error bound and the probability it fails.
+    """What :class:`OnlinePMW` promises: every answer within ``error`` of the truth but with ``failure_probability``.
 
     Parameters
     ----------
-    error : float
-        Every answer is within ``error`` of the truth (a fraction of ``n``)...
-    failure_probability : float
-        ...except with probability at most this (capped at 1).
+    error, failure_probability : float
+        The bound (a fraction of ``n``), and the probability it fails (capped at 1).
 
     Examples
     --------
-    >>> from projmech.mechanisms.online_pmw import online_pmw_accuracy
-    >>> promise = online_pmw_accuracy(0.05, 1.0, 2000, 100, 20)
+    >>> promise = pm.mechanisms.online_pmw.online_pmw_accuracy(0.05, 1.0, 2000, 100, 20)
     >>> promise.error, promise.failure_probability < 1e-19
     (0.2, True)
     """
@@ -57,27 +48,19 @@ class OnlineAccuracy:
                  noise=Options(*NOISE_KINDS))
 def online_pmw_accuracy(alpha: float, epsilon: float, n: float, num_queries: int, k: int, *,
                         noise: str = "auto") -> OnlineAccuracy:
-    """Accuracy of :class:`OnlinePMW` over ``num_queries`` adaptively chosen queries.
-
-    Every answer is within ``4 alpha`` of the truth except with probability at most
-    ``c ((Q + K) exp(-alpha epsilon n / 2) + K exp(-2 alpha epsilon n))``, ``Q = num_queries``,
-    ``K = min(Q, k)``, ``c`` the draws' tail factor (:doc:`/theory/online_pmw`).
+    """Accuracy of :class:`OnlinePMW` over ``num_queries`` adaptively chosen queries (:doc:`/theory/online_pmw`).
 
     Parameters
     ----------
-    alpha, epsilon, k
+    alpha, epsilon, k, noise
         The mechanism's (see :class:`OnlinePMW`).
-    n : float
-        The public size (the statement is about the data's fractions when it is the row count).
-    num_queries : int
-        ``Q``, the queries asked.
-    noise : {"auto", "discrete", "continuous"}, default "auto"
-        The mechanism's noise (discrete draws have a heavier tail factor).
+    n, num_queries
+        The public size and the number of queries asked.
 
     Returns
     -------
     OnlineAccuracy
-        ``error = 4 alpha`` and the failure probability, capped at 1.
+        ``4 alpha``, and the probability it fails, capped at 1.
 
     Examples
     --------
@@ -99,28 +82,23 @@ def online_pmw_accuracy(alpha: float, epsilon: float, n: float, num_queries: int
 class OnlinePMW(_SparseVectorMechanism):
     """The Hardt–Rothblum mechanism :cite:p:`HR10,DR14`: interactive private multiplicative weights.
 
-    A public distribution ``y`` guesses ``a = q(y)``; a sparse-vector test (threshold ``3 alpha``)
-    checks ``|q(x) - a|`` privately: below, the answer is ``a`` (⊥ in the transcript); above, a noisy
-    ``q(x)`` is released and ``y`` takes a multiplicative weights step; after ``k`` updates it
-    halts. Privacy ``PureDP(4 k epsilon)``; accuracy :func:`online_pmw_accuracy`; the default ``k``
-    never halts where that holds (:doc:`/theory/online_pmw`).
+    A public distribution answers each query unless a sparse-vector test finds it too far off; then a
+    noisy answer is released and the distribution updated, up to ``k`` times. Guarantee
+    ``PureDP(4 k epsilon)`` under ``neighbouring``; accuracy :func:`online_pmw_accuracy` (:doc:`/theory/online_pmw`).
 
     Parameters
     ----------
-    data_or_histogram : Dataset or array_like of shape (m,)
-        The private data; a histogram must be normalized and needs ``n``.
-    alpha : float
-        The MW step and the checker's band ``3 alpha``, ``0 < alpha <= 1/2``.
-    epsilon : float
-        Laplace scale ``1/epsilon`` on counts; for a target ``PureDP(eps)`` pass ``eps / (4 k)``.
+    data_or_histogram, n
+        The private data (a normalized histogram needs its row count ``n``).
+    alpha, epsilon
+        The MW step (``<= 1/2``) and the Laplace scale ``1/epsilon`` on counts.
     k : int, optional
-        Updates before halting; default ``mw_update_bound + 1``.
-    n, rng, neighbouring, max_universe, size, size_share, noise
+        Updates before halting; default ``mw_update_bound + 1``, not reached where the accuracy holds.
+    rng, neighbouring, max_universe, size, size_share, noise
         As for :class:`~projmech.mechanisms.ThresholdK`.
 
     Examples
     --------
-    >>> import numpy as np, projmech as pm
     >>> domain = pm.Domain(["a", "b"], [2, 2])
     >>> data = pm.Dataset(np.repeat([[1, 0], [0, 1], [1, 1]], [10000, 5000, 5000], axis=0), domain)
     >>> mechanism = pm.OnlinePMW(data, alpha=0.05, epsilon=0.05, k=5)
@@ -140,7 +118,6 @@ class OnlinePMW(_SparseVectorMechanism):
                  max_universe: int = MW_MAX_UNIVERSE, size: int | str | None = None,
                  size_share: float | None = None, noise: str = "auto") -> None:
         self.alpha = alpha
-        assert isinstance(rng, np.random.Generator)  # made one by validate_params(rng=SEED)
         self._start(data_or_histogram, epsilon, k, n, rng, neighbouring, max_universe, 3.0 * self.alpha,
                     size, size_share, noise, default_k=lambda m: mw_update_bound(m, self.alpha) + 1,
                     default_k_source="alpha")
@@ -153,28 +130,27 @@ class OnlinePMW(_SparseVectorMechanism):
 
     @property
     def public_distribution(self) -> np.ndarray:
-        """The MW distribution ``y`` (a read-only copy): public, a function of the queries and the transcript."""
+        """The MW distribution ``y``, a read-only copy: public (a function of the queries and transcript)."""
         y = np.exp(self._log_y)
         y.flags.writeable = False
         return y
 
     def accuracy(self, num_queries: int) -> OnlineAccuracy:
-        """:func:`online_pmw_accuracy` for this mechanism's parameters.
+        """:func:`online_pmw_accuracy` for this mechanism's parameters and ``num_queries`` queries to be asked.
 
         Parameters
         ----------
         num_queries : int
-            The number of queries to be asked.
+            ``Q``.
 
         Returns
         -------
         OnlineAccuracy
-            The error bound and its failure probability.
         """
         return online_pmw_accuracy(self.alpha, self.epsilon, self.size, num_queries, self.k, noise=self._noise_option)
 
     def answer(self, query: Query) -> float:
-        """Answer one averaging query: the public estimate ``q(y)`` or a noisy ``q(x)``, clipped to ``[0, 1]``.
+        """Answer one averaging query: ``q(y)`` if the checker finds it close, else a noisy ``q(x)`` and an update.
 
         Parameters
         ----------
@@ -184,13 +160,7 @@ class OnlinePMW(_SparseVectorMechanism):
         Returns
         -------
         float
-            ``q(y)`` when the checker finds it correct (⊥ in the transcript), else the noisy answer,
-            after which ``y`` is updated. Clipping is post-processing.
-
-        Raises
-        ------
-        MechanismHalted
-            After ``k`` updates.
+            The answer clipped to ``[0, 1]`` (post-processing); a MechanismHalted after ``k`` updates.
         """
         if self.halted:
             raise MechanismHalted(f"the mechanism halted after its k={self.k} updates")
@@ -216,5 +186,5 @@ class OnlinePMW(_SparseVectorMechanism):
 
 
 def _clip_to_unit(answer: float) -> float:
-    """``answer`` clipped to ``[0, 1]``: post-processing, never farther from a truth in ``[0, 1]``."""
+    """``answer`` clipped to ``[0, 1]``: post-processing."""
     return min(1.0, max(0.0, answer))
