@@ -306,7 +306,8 @@ def test_fractional_queries_take_continuous_release_noise_or_are_refused():
     n, epsilon = 10, 0.5
     h, row = np.array([0.3, 0.7]), np.array([0.25, 0.5])  # count 0.25 * 3 + 0.5 * 7 = 4.25
     rng, replay = np.random.default_rng(5), np.random.default_rng(5)
-    mechanism = ThresholdK(h, threshold=-1.0, epsilon=epsilon, k=2, n=n, rng=rng)
+    # A threshold 1,000 below every count: at noise scales of tens, no comparison falls under it (p < 1e-20).
+    mechanism = ThresholdK(h, threshold=-1000.0, epsilon=epsilon, k=2, n=n, rng=rng)
     value = mechanism.answer(row)
     assert value * n == pytest.approx(4.25 + replay.laplace(0.0, 1 / epsilon), abs=1e-9)
     assert rng.bit_generator.state == replay.bit_generator.state  # one draw: the release
@@ -314,7 +315,7 @@ def test_fractional_queries_take_continuous_release_noise_or_are_refused():
     assert abs(whole * n - round(whole * n)) < 1e-9 and rng.bit_generator.state == replay.bit_generator.state
 
     rng = np.random.default_rng(5)
-    strict = ThresholdK(h, threshold=-1.0, epsilon=epsilon, k=2, n=n, rng=rng, noise="discrete")
+    strict = ThresholdK(h, threshold=-1000.0, epsilon=epsilon, k=2, n=n, rng=rng, noise="discrete")
     state = rng.bit_generator.state
     with pytest.raises(ValueError, match="^query: noise='discrete' needs 0/1 queries"):
         strict.answer(row)
