@@ -5,16 +5,16 @@
 from __future__ import annotations
 
 from ._auditor import (
-                      DISCRETE_VALUES,
-                      AuditError,
-                      AuditResult,
-                      Counts,
-                      Event,
-                      EventEstimate,
-                      audit,
-                      audit_delta,
-                      clopper_pearson,
-                      format_audit_table,
+    DISCRETE_VALUES,
+    AuditError,
+    AuditResult,
+    Counts,
+    Event,
+    EventEstimate,
+    audit,
+    audit_delta,
+    clopper_pearson,
+    format_audit_table,
 )
 from .self_audit import MECHANISMS, AuditCase, audit_cases, bug_factor, run_audits
 

@@ -4,13 +4,13 @@ data set and its counts, read through every supported engine."""
 from __future__ import annotations
 
 from ._dataset import (
-                      DEFAULT_MAX_UNIVERSE,
-                      MW_MAX_UNIVERSE,
-                      Dataset,
-                      check_normalized_histogram,
-                      histogram,
-                      histogram_counts,
-                      resolve_rows,
+    DEFAULT_MAX_UNIVERSE,
+    MW_MAX_UNIVERSE,
+    Dataset,
+    check_normalized_histogram,
+    histogram,
+    histogram_counts,
+    resolve_rows,
 )
 from ._domain import Domain, DomainInferenceWarning, UnknownAttributeError
 from ._encodings import Bins, Categories, Codes, Encoding, NotANumberError, encoding_from_spec

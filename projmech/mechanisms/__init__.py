@@ -14,7 +14,7 @@ from ._additive import (
     Release,
 )
 from ._budget import BudgetWarning
-from ._intervals import ConfidenceIntervals, confidence_intervals
+from ._release import ConfidenceIntervals, confidence_intervals
 from ._selection import exponential_mechanism, exponential_mechanism_rho
 from ._sparse_vector import BOTTOM, Bottom, MechanismHalted, Threshold, ThresholdK
 

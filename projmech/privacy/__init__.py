@@ -1,38 +1,22 @@
 """Privacy: guarantees, neighbouring relations, the public size, calibration, and the noise drawn.
 
-Public modules: ``guarantees`` (the definitions, relations and calibration, :doc:`/theory/privacy`)
-and ``noise`` (the distributions and their samplers); their ``__all__`` is exported here.
+The definitions and their composition, the two neighbouring relations and the calibration of noise
+scales are derived on :doc:`/theory/privacy`; the noise distributions and their samplers follow.
 """
 
 from __future__ import annotations
 
-from ._guarantees import (
-                         DEFAULT_SIZE_SHARE,
-                         ESTIMATE_SIZE,
-                         LARGE_DELTA,
-                         ZCDP,
-                         ApproxDP,
-                         LargeDeltaWarning,
-                         Neighbouring,
-                         Privacy,
-                         PureDP,
-                         SizePolicy,
-                         compose,
-                         gaussian_delta,
-                         gaussian_sigma,
-                         laplace_scale,
-                         scale_budget,
-                         zcdp_delta,
-                         zcdp_for_approx_dp,
-)
+from ._calibration import gaussian_delta, gaussian_sigma, laplace_scale, zcdp_delta, zcdp_for_approx_dp
+from ._definitions import LARGE_DELTA, ZCDP, ApproxDP, LargeDeltaWarning, Privacy, PureDP, compose, scale_budget
+from ._neighbouring import DEFAULT_SIZE_SHARE, ESTIMATE_SIZE, Neighbouring, SizePolicy
 from ._noise import (
-                         NOISE_KINDS,
-                         Noise,
-                         calibrate,
-                         choose_discrete,
-                         discrete_gaussian_pmf,
-                         discrete_laplace_pmf,
-                         public_size,
+    NOISE_KINDS,
+    Noise,
+    calibrate,
+    choose_discrete,
+    discrete_gaussian_pmf,
+    discrete_laplace_pmf,
+    public_size,
 )
 
 __all__ = ["ZCDP", "ApproxDP", "PureDP", "Privacy", "LargeDeltaWarning", "LARGE_DELTA", "Neighbouring",

@@ -15,7 +15,7 @@ from ...tables import MaximumEntropyResult, NoisyMarginalsResult
 from ...validation import OPEN_UNIT, check_positions
 from ...workloads import Workload, table_terms
 from .._additive import Release
-from .._intervals import ConfidenceIntervals
+from .._release import ConfidenceIntervals
 from ._estimation import DecomposableModel, JointEstimate, Measurement, measured_workload
 
 #: A run's progress callback: ``progress(number, latest, spent)`` after every round.
