@@ -51,7 +51,8 @@ class Domain:
     Parameters
     ----------
     attributes : sequence of str
-        Unique names; no ``=``, `` & ``, control character or surrounding space (query labels read one way).
+        Unique names; no ``=``, no ``&`` between spaces, no control character or surrounding space (query
+        labels read one way).
     sizes : sequence of int
         The number of codes of each attribute (:meth:`from_dict` declares categories or bins).
 
