@@ -2,6 +2,7 @@
 tables from them behind one :class:`Estimator` protocol (:doc:`/theory/maximum_entropy`).
 """
 
+from ._components import DENSE_QUERY_MAX_CELLS, Components, centered, components_of
 from ._estimator import Estimator, TableModel
 from ._junction_tree import JunctionTree, TreeTooLargeError, junction_order
 from ._maximum_entropy import (
@@ -12,7 +13,7 @@ from ._maximum_entropy import (
     proportional_fit,
     total_correlation,
 )
-from ._measurement import Measurement, combined
+from ._measurement import KroneckerQuery, Measurement, combined
 from ._noisy_marginals import NoisyMarginals, NoisyMarginalsResult, fit_noisy_marginals
 from ._table import Table, expand_table, is_acyclic, maximal_sets, project_table
 
@@ -23,7 +24,12 @@ __all__ = [
     "maximal_sets",
     "is_acyclic",
     "Measurement",
+    "KroneckerQuery",
     "combined",
+    "Components",
+    "components_of",
+    "centered",
+    "DENSE_QUERY_MAX_CELLS",
     "Estimator",
     "TableModel",
     "JunctionTree",
@@ -41,4 +47,5 @@ __all__ = [
 ]
 
 # What other folders use beyond the public API above (not part of it).
+from ._components import compose, nonempty_subsets
 from ._junction_tree import MARGINAL_MAX_CELLS

@@ -8,7 +8,78 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Measurement", "combined"]
+__all__ = ["Measurement", "KroneckerQuery", "combined"]
+
+
+@dataclass(frozen=True, eq=False)
+class KroneckerQuery:
+    """A query matrix on a table held as its Kronecker factors: ``scale (Q_1 ⊗ ... ⊗ Q_d)``, one
+    factor per attribute, so that a strategy block of a large table never becomes a dense matrix.
+
+    Parameters
+    ----------
+    factors : tuple of numpy.ndarray
+        One matrix per attribute of the table, ``Q_i`` of the attribute's size in columns.
+    scale : float, default 1.0
+        The factor in front of the product.
+
+    Examples
+    --------
+    >>> query = pm.tables.KroneckerQuery((np.ones((1, 2)), np.eye(3)), 2.0)
+    >>> query.shape, (query @ np.arange(6.0)).tolist()
+    ((3, 6), [6.0, 10.0, 14.0])
+    """
+
+    factors: tuple[np.ndarray, ...]
+    scale: float = 1.0
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, columns)`` of the product."""
+        return (math.prod(f.shape[0] for f in self.factors), math.prod(f.shape[1] for f in self.factors))
+
+    @property
+    def ndim(self) -> int:
+        """2, as a matrix's."""
+        return 2
+
+    def __matmul__(self, cells: np.ndarray) -> np.ndarray:
+        return self.scale * _kronecker_apply(self.factors, np.asarray(cells, dtype=float))
+
+    def transpose_apply(self, answers: np.ndarray) -> np.ndarray:
+        """``Q^T answers``: the answers' weights spread back over the table's flat cells.
+
+        Parameters
+        ----------
+        answers : numpy.ndarray
+            One value per row of the query.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per cell.
+        """
+        return self.scale * _kronecker_apply(tuple(f.T for f in self.factors), np.asarray(answers, dtype=float))
+
+    def toarray(self) -> np.ndarray:
+        """The dense matrix (for small tables and tests).
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        dense = np.ones((1, 1))
+        for factor in self.factors:
+            dense = np.kron(dense, factor)
+        return self.scale * dense
+
+
+def _kronecker_apply(factors: tuple[np.ndarray, ...], vector: np.ndarray) -> np.ndarray:
+    """``(F_1 ⊗ ... ⊗ F_d) vector``, one axis at a time."""
+    tensor = vector.reshape([f.shape[1] for f in factors])
+    for axis, factor in enumerate(factors):
+        tensor = np.moveaxis(np.tensordot(factor, tensor, axes=([1], [axis])), 0, axis)
+    return tensor.ravel()
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,7 +106,7 @@ class Measurement:
     attributes: tuple[int, ...]
     values: np.ndarray
     sigma: float
-    query: np.ndarray | None = None
+    query: np.ndarray | KroneckerQuery | None = None
 
     @property
     def is_identity(self) -> bool:
@@ -57,7 +128,15 @@ class Measurement:
             raise ValueError(f"measurements: attributes {attributes} must be increasing positions in "
                              f"0..{len(sizes) - 1} (the values are read row-major over them)")
         cells = math.prod(sizes[a] for a in attributes)
-        if self.query is not None:
+        if isinstance(self.query, KroneckerQuery):
+            factors = self.query.factors
+            if len(factors) != len(attributes) or any(
+                    np.ndim(f) != 2 or np.shape(f)[1] != sizes[a] for f, a in zip(factors, attributes)):
+                raise ValueError(f"measurements: the Kronecker query on {attributes} must have one factor per "
+                                 f"attribute, of {[sizes[a] for a in attributes]} columns, got shapes "
+                                 f"{[np.shape(f) for f in factors]}")
+            cells = self.query.shape[0]
+        elif self.query is not None:
             if np.ndim(self.query) != 2 or np.shape(self.query)[1] != cells:
                 raise ValueError(f"measurements: the query on {attributes} must be a matrix of {cells} columns, "
                                  f"got shape {np.shape(self.query)}")
