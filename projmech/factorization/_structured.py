@@ -19,6 +19,7 @@ import numpy as np
 from .._sparse import QueryMatrix
 from ..data import Dataset, Domain
 from ..solve import SolveStats, Status
+from ..tables import KroneckerQuery
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
 from ..workloads import Kron, KroneckerGram, TableTerms, Workload, along_axis, table_terms
 from ._base import Factorization, check_objective
@@ -27,9 +28,9 @@ from ._residual import AttributeBasis, Subset, residual_weights, subsets_of
 __all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
            "optimize_kron_strategy", "table_blocks", "telescoping_bound"]
 
-#: One block of measured queries that reads one table: its attributes, its dense query on the
-#: table's flat cells (None for the cells themselves) and its rows among the measured queries.
-TableBlock = tuple[tuple[int, ...], np.ndarray | None, slice]
+#: One block of measured queries that reads one table: its attributes, its query on the table's
+#: flat cells (None for the cells themselves) and its rows among the measured queries.
+TableBlock = tuple[tuple[int, ...], KroneckerQuery | None, slice]
 
 
 def telescoping_bound(norms: Sequence[float], residuals: Sequence[float]) -> float:
@@ -456,12 +457,12 @@ def _trace_with_inverse(gram: np.ndarray, strategy: np.ndarray) -> float:
     return float(np.sum(pinv * (gram @ pinv)))
 
 
-def table_blocks(queries: Workload, max_entries: int = DEFAULT_MAX_ENTRIES) -> list[TableBlock] | None:
+def table_blocks(queries: Workload) -> list[TableBlock] | None:
     """The measured ``queries`` as blocks that each read one table: one per subset of a residual
     strategy, one per term of a union of tables (:func:`~projmech.workloads.table_terms`: a
     Kronecker strategy, whose constant factors sum their attributes out, or a marginal workload);
-    a block of no attribute (the total) reads attribute 0's table. None for other queries (a dense
-    matrix over the universe); a ValueError where a dense query would exceed ``max_entries``."""
+    a block of no attribute (the total) reads attribute 0's table. Each query stays factored
+    (:class:`~projmech.tables.KroneckerQuery`). None for other queries (a dense matrix over the universe)."""
     parts: list[tuple[Subset, float, list[Any], slice]]
     if isinstance(queries, ResidualQueries):
         sizes, identity = queries._sizes, False
@@ -485,12 +486,6 @@ def table_blocks(queries: Workload, max_entries: int = DEFAULT_MAX_ENTRIES) -> l
         if identity and scale == 1.0 and subset:
             result.append((attributes, None, rows))
             continue
-        entries = (rows.stop - rows.start) * math.prod(sizes[i] for i in attributes)
-        if entries > max_entries:
-            raise ValueError(f"the measured queries on the table of attributes {attributes} would be a dense "
-                             f"{format_count(rows.stop - rows.start)}x"
-                             f"{format_count(math.prod(sizes[i] for i in attributes))} matrix, over "
-                             f"{format_count(max_entries)} entries")
-        dense = [f.toarray() if isinstance(f, Workload) else f for f in factors] or [np.ones((1, sizes[0]))]
-        result.append((attributes, scale * functools.reduce(np.kron, dense), rows))
+        dense = [np.asarray(f.toarray() if isinstance(f, Workload) else f, dtype=float) for f in factors]
+        result.append((attributes, KroneckerQuery(tuple(dense or [np.ones((1, sizes[0]))]), float(scale)), rows))
     return result

@@ -18,7 +18,7 @@ from ..bodies import LocalResult, ProjectionResult, RelaxationResult, TablesResu
 from ..factorization import Factorization, table_blocks
 from ..privacy import Neighbouring, Noise, Privacy
 from ..tables import Measurement
-from ..validation import DEFAULT_MAX_ENTRIES, OPEN_UNIT
+from ..validation import OPEN_UNIT
 from ..workloads import Workload
 
 if TYPE_CHECKING:
@@ -109,13 +109,9 @@ class Release:
         """The released answers as counts, ``size * answers``."""
         return self.size * self.answers
 
-    def measurements(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> tuple[Measurement, ...] | None:
-        """The noisy measurements as data (values over ``size``, deviation :attr:`sigma`), one per table read.
-
-        Parameters
-        ----------
-        max_entries : int, optional
-            The most entries of one dense query matrix (a ValueError beyond).
+    def measurements(self) -> tuple[Measurement, ...] | None:
+        """The noisy measurements as data (values over ``size``, deviation :attr:`sigma`), one per table
+        read, each query kept as its Kronecker factors.
 
         Returns
         -------
@@ -126,7 +122,7 @@ class Release:
                 or not self.sigma > 0):
             return None
         queries = self.workload if self.factorization is None else self.factorization.strategy
-        blocks = table_blocks(queries, max_entries)
+        blocks = table_blocks(queries)
         if blocks is None:
             return None
         return tuple(Measurement(attributes, self.measured[rows], self.sigma, query)
