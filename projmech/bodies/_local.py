@@ -14,11 +14,12 @@ from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
-from ..tables import Measurement, project_table
+from ..tables import Components, Measurement, components_of, maximal_sets, nonempty_subsets, project_table
 from ..validation import check_positive_int, check_positive_number, check_real_vector
 from ..workloads import Workload
 from ._hull import DEFAULT_TOL, NOISE_TOL
-from ._local_layout import LOCAL_MAX_CELLS, LocalTables, local_tables, measured_tables
+from ._local_components import COMPONENT_SOLVER, measured_answers, project_components
+from ._local_layout import LOCAL_MAX_CELLS, LocalTables, _layout, local_tables, measured_tables
 
 __all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local_tables", "project_to_local",
            "project_measurements", "LOCAL_MAX_CELLS", "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
@@ -370,24 +371,31 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     return _project(model, y, tol, noise_scale, max_iterations, callback, start)
 
 
-def project_measurements(sizes: Sequence[int], measurements: Sequence[Measurement], *, tol: float | None = None,
-                         max_iterations: int = DEFAULT_MAX_ITERATIONS, callback: Callback | None = None,
-                         start: LocalResult | None = None) -> LocalResult:
+def project_measurements(sizes: Sequence[int], measurements: Sequence[Measurement], *, metric: str = "precision",
+                         tol: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+                         callback: Callback | None = None, start: LocalResult | None = None) -> LocalResult:
     """Project noisy measurements of tables onto the local polytope of the tables they measure.
 
-    ``min sum_i ||mu_{S_i} - y_i||^2 / sigma_i^2`` over the local polytope, certified as by
-    :func:`project_to_local` (:class:`LocalError` where the certificate falls short).
+    ``metric="precision"``: ``min sum_i ||Q_i mu_{S_i} - y_i||^2 / sigma_i^2``, generalized least
+    squares, the constrained maximum-likelihood estimate. ``metric="tables"``: the tables'
+    unconstrained least-squares estimate projected in the tables' own Euclidean norm, never farther
+    from the true tables in that norm than the estimate. Both are certified as by
+    :func:`project_to_local` (:class:`LocalError` where the certificate falls short); see
+    :doc:`/theory/projection`, section *Measurements in their own metric*.
 
     Parameters
     ----------
     sizes : sequence of int
         The domain's attribute sizes.
     measurements : sequence of Measurement
-        At least one, each of a table's cells.
+        At least one: of a table's cells, or of queries that weigh each residual component of the
+        table by one precision (:func:`~projmech.tables.components_of`).
+    metric : {"precision", "tables"}
+        The norm of the projection.
     tol, max_iterations, callback
         As for :func:`project_to_local` (``tol`` with ``noise_scale=1``).
     start : LocalResult, optional
-        An earlier projection (of some of the measurements) to start from.
+        An earlier projection of the same kind (of some of the measurements) to start from.
 
     Returns
     -------
@@ -401,12 +409,70 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
     >>> np.round(result.marginal((0,)), 6).tolist()
     [0.6, 0.4]
     """
-    model = measured_tables(sizes, measurements)
+    if metric not in ("precision", "tables"):
+        raise ValueError(f"metric: expected 'precision' or 'tables', got {metric!r}")
+    if not isinstance(measurements, Sequence) or not all(isinstance(m, Measurement) for m in measurements):
+        raise TypeError("measurements: expected a sequence of Measurement")
+    if metric == "precision" and all(m.is_identity for m in measurements):
+        if isinstance(start, LocalResult) and start.stats.solver == COMPONENT_SOLVER:
+            raise ValueError("start: a projection of queries in their metric cannot start one of cells")
+        model = measured_tables(sizes, measurements)
+        if isinstance(model, str):
+            raise ValueError(f"measurements: {model}")
+        y = np.concatenate([(1.0 / m.sigma) * np.asarray(m.values, dtype=float) for m in measurements])
+        y = _finite_norm(check_real_vector("measurements", y, y.size))
+        return _project(model, y, tol, 1.0, max_iterations, callback, start)
+    parts = components_of(sizes, measurements)
+    tables = [tuple(m.attributes) for m in measurements]
+    if metric == "tables":
+        return _project_estimate(parts, tables, tol, max_iterations, callback, start)
+    tol = check_positive_number("tol", NOISE_TOL if tol is None else tol)
+    max_iterations = check_positive_int("max_iterations", max_iterations)
+    callback = check_callback(callback)
+    model, values, multipliers, stats = project_components(parts, tables, tol=tol, max_iterations=max_iterations,
+                                                           callback=callback, start=_component_start(start))
+    y = np.concatenate([np.asarray(m.values, dtype=float) / m.sigma for m in measurements])
+    answers = measured_answers(model, values, measurements)
+    result = LocalResult(answers=answers, tables=model.attributes, values=values, exact=model.acyclic,
+                         distance=float(np.linalg.norm(answers - y)),
+                         inconsistency=_Problem(model, np.zeros(model.cells)).inconsistency(values), stats=stats,
+                         _model=model, multipliers=multipliers)
+    if not stats.tolerance_met:
+        raise LocalError(f"the projection in the measurements' metric stopped after {stats.iterations} iterations "
+                         f"with gap {stats.gap:.3g} above its tolerance {stats.tolerance:.3g}", stats.attempts, result)
+    return result
+
+
+def _project_estimate(parts: Components, tables: list[tuple[int, ...]], tol: float | None, max_iterations: int,
+                      callback: Callback | None, start: LocalResult | None) -> LocalResult:
+    """The maximal tables' least-squares estimate projected in the tables' Euclidean norm."""
+    sizes = parts.sizes
+    maximal = sorted((tuple(sorted(s)) for s in maximal_sets(tables)), key=lambda s: (len(s), s))
+    for table in maximal:
+        missing = parts.unmeasured(table)
+        if missing:
+            raise ValueError(f"measurements: the components on {missing} of the table {table} are not measured, so "
+                             "its tables are not determined; measure its cells, or residual contrasts of each subset")
+    model = _layout(sizes, [(table, 1.0) for table in maximal], sum(math.prod(sizes[a] for a in t) for t in maximal))
     if isinstance(model, str):
         raise ValueError(f"measurements: {model}")
-    y = np.concatenate([(1.0 / m.sigma) * np.asarray(m.values, dtype=float) for m in measurements])
-    y = _finite_norm(check_real_vector("measurements", y, y.size))
-    return _project(model, y, tol, 1.0, max_iterations, callback, start)
+    y = np.concatenate([parts.table(table).ravel() for table in maximal])
+    # The estimate's noise per cell, root mean square: the tolerance's scale.
+    variance = sum(math.prod(sizes[a] - 1 for a in subset) / parts.precision[subset]
+                   / math.prod(sizes[a] for a in table if a not in subset)
+                   for table in maximal for subset in nonempty_subsets(table))
+    return _project(model, y, tol, math.sqrt(variance / y.size), max_iterations, callback, start)
+
+
+def _component_start(start: LocalResult | None) -> np.ndarray | None:
+    """The multipliers of an earlier projection in the measurements' metric (a ValueError for another kind)."""
+    if start is None:
+        return None
+    if not isinstance(start, LocalResult):
+        raise TypeError(f"start: expected a LocalResult, got {type(start).__name__}")
+    if start.stats.solver != COMPONENT_SOLVER or start.multipliers is None:
+        raise ValueError("start: a projection of cells cannot start one of queries in their metric")
+    return start.multipliers
 
 
 @dataclass(frozen=True)
