@@ -295,6 +295,15 @@ def chi_square_pvalue(draws: np.ndarray, b: float, bound: int) -> float:
     return float(stats.chisquare(observed, expected).pvalue)
 
 
+def helmert_contrasts(n: int) -> np.ndarray:
+    """The ``(n - 1) x n`` Helmert contrasts written out: orthonormal rows orthogonal to the ones vector."""
+    rows = np.zeros((n - 1, n))
+    for j in range(1, n):
+        rows[j - 1, :j], rows[j - 1, j] = 1.0, -float(j)
+        rows[j - 1] /= math.sqrt(j * (j + 1))
+    return rows
+
+
 def marginal_tables_workload(sizes: Sequence[int], subsets: Sequence[Sequence[int]],
                              weights: Sequence[float] | None = None) -> Any:
     """A stack of marginal tables on ``subsets`` (Kronecker products of identities and totals

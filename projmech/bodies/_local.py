@@ -18,7 +18,7 @@ from ..tables import Components, Measurement, components_of, maximal_sets, nonem
 from ..validation import check_positive_int, check_positive_number, check_real_vector
 from ..workloads import Workload
 from ._hull import DEFAULT_TOL, NOISE_TOL
-from ._local_components import COMPONENT_SOLVER, measured_answers, project_components
+from ._local_components import COMPONENT_SOLVER, check_measured, measured_answers, project_components
 from ._local_layout import LOCAL_MAX_CELLS, LocalTables, _layout, local_tables, measured_tables
 
 __all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local_tables", "project_to_local",
@@ -448,11 +448,7 @@ def _project_estimate(parts: Components, tables: list[tuple[int, ...]], tol: flo
     """The maximal tables' least-squares estimate projected in the tables' Euclidean norm."""
     sizes = parts.sizes
     maximal = sorted((tuple(sorted(s)) for s in maximal_sets(tables)), key=lambda s: (len(s), s))
-    for table in maximal:
-        missing = parts.unmeasured(table)
-        if missing:
-            raise ValueError(f"measurements: the components on {missing} of the table {table} are not measured, so "
-                             "its tables are not determined; measure its cells, or residual contrasts of each subset")
+    check_measured(parts, maximal)
     model = _layout(sizes, [(table, 1.0) for table in maximal], sum(math.prod(sizes[a] for a in t) for t in maximal))
     if isinstance(model, str):
         raise ValueError(f"measurements: {model}")

@@ -23,7 +23,7 @@ from ..solve import Attempt, Callback, SolveStats, Status
 from ..tables import Components, Measurement, centered, compose, maximal_sets, nonempty_subsets, project_table
 from ._local_layout import LocalTables, _layout
 
-__all__ = ["COMPONENT_SOLVER", "project_components"]
+__all__ = ["COMPONENT_SOLVER", "project_components", "check_measured", "measured_answers"]
 
 #: The solver name a projection in the measurements' metric reports (and a warm start must match).
 COMPONENT_SOLVER = "component-dual"
@@ -130,11 +130,7 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
     """
     sizes = parts.sizes
     tables = sorted(set(map(tuple, measured)), key=lambda s: (len(s), s))
-    for table in tables:
-        missing = parts.unmeasured(table)
-        if missing:
-            raise ValueError(f"measurements: the components on {missing} of the table {table} are not measured, so "
-                             "its tables are not determined; measure its cells, or residual contrasts of each subset")
+    check_measured(parts, tables)
     model = _layout(sizes, [(table, 1.0) for table in tables], sum(math.prod(sizes[a] for a in t) for t in tables))
     if isinstance(model, str):
         raise ValueError(f"measurements: {model}")
@@ -184,6 +180,15 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
                        tolerance=tol * max(lower, problem.scale), tolerance_met=met,
                        attempts=(Attempt(COMPONENT_SOLVER, status, f"gap {gap:.3g}", seconds),), total_time=seconds)
     return model, np.maximum(values, 0.0), multipliers, stats
+
+
+def check_measured(parts: Components, tables: Sequence[tuple[int, ...]]) -> None:
+    """A ValueError naming the first table with a component no measurement determines."""
+    for table in tables:
+        missing = parts.unmeasured(table)
+        if missing:
+            raise ValueError(f"measurements: the components on {missing} of the table {table} are not measured, so "
+                             "its tables are not determined; measure its cells, or residual contrasts of each subset")
 
 
 def measured_answers(model: LocalTables, values: np.ndarray, measurements: Sequence[Measurement]) -> np.ndarray:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from oracles import clarabel_solve
+from oracles import clarabel_solve, helmert_contrasts
 from projmech.bodies import LocalError, project_measurements, project_to_local
 from projmech.tables import KroneckerQuery, Measurement
 
@@ -17,12 +17,6 @@ SIZES = (2, 3, 2, 2)
 TABLES = [(0, 1), (1, 2), (2, 3), (0, 3)]  # a cycle: the local polytope is a relaxation
 
 
-def helmert(n: int) -> np.ndarray:
-    rows = np.zeros((n - 1, n))
-    for j in range(1, n):
-        rows[j - 1, :j], rows[j - 1, j] = 1.0, -float(j)
-        rows[j - 1] /= math.sqrt(j * (j + 1))
-    return rows
 
 
 def sparse_truth(rng) -> np.ndarray:
@@ -43,7 +37,7 @@ def residual_measurements(seed: int, sigma: float = 0.08) -> list[Measurement]:
     subsets = sorted({s for t in TABLES for size in (1, 2) for s in itertools.combinations(t, size)})
     out = []
     for subset in subsets:
-        query = KroneckerQuery(tuple(helmert(SIZES[a]) for a in subset), 0.5 + rng.random())
+        query = KroneckerQuery(tuple(helmert_contrasts(SIZES[a]) for a in subset), 0.5 + rng.random())
         values = query @ table_of(truth, subset) + sigma * rng.standard_normal(query.shape[0])
         out.append(Measurement(subset, values, sigma, query))
     return out

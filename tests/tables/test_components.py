@@ -10,18 +10,12 @@ import math
 import numpy as np
 import pytest
 
+from oracles import helmert_contrasts
 from projmech.tables import Components, KroneckerQuery, Measurement, centered, components_of
 
 SIZES = (2, 3, 2)
 
 
-def helmert(n: int) -> np.ndarray:
-    """Orthonormal contrasts (rows orthogonal to the ones vector), written out here."""
-    rows = np.zeros((n - 1, n))
-    for j in range(1, n):
-        rows[j - 1, :j], rows[j - 1, j] = 1.0, -float(j)
-        rows[j - 1] /= math.sqrt(j * (j + 1))
-    return rows
 
 
 def summing(attributes: tuple[int, ...], sizes=SIZES) -> np.ndarray:
@@ -53,7 +47,7 @@ def residual_measurements(rng, subsets, sizes=SIZES, sigma=0.05):
     truth = rng.dirichlet(np.ones(math.prod(sizes)))
     out = []
     for subset in subsets:
-        factors = tuple(helmert(sizes[a]) for a in subset)
+        factors = tuple(helmert_contrasts(sizes[a]) for a in subset)
         query = KroneckerQuery(factors, 1.0 + rng.random())
         values = query @ (summing(subset, sizes) @ truth) + sigma * rng.standard_normal(query.shape[0])
         out.append(Measurement(subset, values, sigma, query))
