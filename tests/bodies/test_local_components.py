@@ -17,8 +17,6 @@ SIZES = (2, 3, 2, 2)
 TABLES = [(0, 1), (1, 2), (2, 3), (0, 3)]  # a cycle: the local polytope is a relaxation
 
 
-
-
 def sparse_truth(rng) -> np.ndarray:
     """A distribution over the universe with most cells empty: the non-negativity binds."""
     weights = np.where(rng.random(math.prod(SIZES)) < 0.3, rng.random(math.prod(SIZES)), 0.0)

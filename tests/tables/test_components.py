@@ -16,8 +16,6 @@ from projmech.tables import Components, KroneckerQuery, Measurement, centered, c
 SIZES = (2, 3, 2)
 
 
-
-
 def summing(attributes: tuple[int, ...], sizes=SIZES) -> np.ndarray:
     """The matrix summing a vector over the universe onto the table of ``attributes``."""
     cells = list(itertools.product(*[range(n) for n in sizes]))
