@@ -99,7 +99,7 @@ def test_discrete_laplace_pure_dp_calibration_by_opendp(epsilon, sensitivity):
     assert opendp_laplace(scale).map(sensitivity) == pytest.approx(epsilon, rel=1e-12)
 
 
-@pytest.mark.filterwarnings("ignore::projmech.privacy._guarantees.LargeDeltaWarning")  # delta = 0.01, by design
+@pytest.mark.filterwarnings("ignore::projmech.privacy.LargeDeltaWarning")  # delta = 0.01, by design
 def test_zcdp_for_approx_dp_inverts_zcdp_delta():
     for privacy in (ApproxDP(1.0, 1e-6), ApproxDP(0.3, 1e-10), ApproxDP(8.0, 0.01)):
         rho = zcdp_for_approx_dp(privacy)

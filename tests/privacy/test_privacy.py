@@ -38,7 +38,7 @@ mp = pytest.importorskip("mpmath")
 
 # The calibration is checked at large deltas too (0.1, 0.5, 0.999), which warn by design; the
 # warning itself is tested below, where warnings are recorded whatever this filter says.
-pytestmark = pytest.mark.filterwarnings("ignore::projmech.privacy._guarantees.LargeDeltaWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::projmech.privacy.LargeDeltaWarning")
 
 EPSILONS = [0.01, 0.05, 0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
 DELTAS = [1e-12, 1e-9, 1e-6, 1e-3, 0.1]
