@@ -295,6 +295,31 @@ def chi_square_pvalue(draws: np.ndarray, b: float, bound: int) -> float:
     return float(stats.chisquare(observed, expected).pvalue)
 
 
+def summing_matrix(attributes: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
+    """The 0/1 matrix summing a vector over the universe (row-major) onto the table of ``attributes``."""
+    cells = list(itertools.product(*[range(n) for n in sizes]))
+    matrix = np.zeros((math.prod(sizes[a] for a in attributes), len(cells)))
+    for column, cell in enumerate(cells):
+        matrix[np.ravel_multi_index(tuple(cell[a] for a in attributes), [sizes[a] for a in attributes]), column] = 1
+    return matrix
+
+
+def universe_least_squares(measurements: Sequence[Any], sizes: Sequence[int]) -> np.ndarray:
+    """The least-norm vector over the universe, summing to 1, minimizing
+    ``sum_i ||Q_i M_i x - y_i||^2 / sigma_i^2`` (``M_i`` summing onto measurement i's table), by a
+    dense KKT system: the tables it sums to are the measurements' least-squares tables."""
+    rows, values = [], []
+    for m in measurements:
+        cells = math.prod(sizes[a] for a in m.attributes)
+        query = np.eye(cells) if m.query is None else (m.query.toarray() if hasattr(m.query, "toarray") else m.query)
+        rows.append(query @ summing_matrix(m.attributes, sizes) / m.sigma)
+        values.append(np.asarray(m.values) / m.sigma)
+    design, target = np.vstack(rows), np.concatenate(values)
+    m = design.shape[1]
+    kkt = np.block([[design.T @ design, np.ones((m, 1))], [np.ones((1, m)), np.zeros((1, 1))]])
+    return np.linalg.lstsq(kkt, np.concatenate([design.T @ target, [1.0]]), rcond=None)[0][:m]
+
+
 def helmert_contrasts(n: int) -> np.ndarray:
     """The ``(n - 1) x n`` Helmert contrasts written out: orthonormal rows orthogonal to the ones vector."""
     rows = np.zeros((n - 1, n))

@@ -14,7 +14,7 @@ from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
-from ..tables import Components, Measurement, components_of, maximal_sets, nonempty_subsets, project_table
+from ..tables import Components, Measurement, components_of, maximal_sets, project_table, varying_subsets
 from ..validation import check_positive_int, check_positive_number, check_real_vector
 from ..workloads import Workload
 from ._hull import DEFAULT_TOL, NOISE_TOL
@@ -72,12 +72,15 @@ class LocalError(SolveError):
 
 @dataclass(frozen=True, repr=False)
 class LocalResult(SolveResult):
-    """The projection onto the local polytope of some tables (made by :func:`project_to_local`).
+    """The projection onto the local polytope of some tables (made by :func:`project_to_local` and
+    :func:`project_measurements`).
 
     Parameters
     ----------
     answers : numpy.ndarray
-        The projected answers: each term's table times its weight.
+        What was projected, at the projected tables: each workload term's table times its weight;
+        for measurements, each one's answers over its sigma (``metric="precision"``) or the maximal
+        tables' cells (``metric="tables"``).
     tables : tuple of tuple of int
         Each table's attributes.
     values : numpy.ndarray
@@ -423,8 +426,12 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
         y = _finite_norm(check_real_vector("measurements", y, y.size))
         return _project(model, y, tol, 1.0, max_iterations, callback, start)
     parts = components_of(sizes, measurements)
-    tables = [tuple(m.attributes) for m in measurements]
+    tables = list(parts.tables)
+    if not tables:
+        raise ValueError("measurements: none informs a table beyond its total, which is 1")
     if metric == "tables":
+        if isinstance(start, LocalResult) and start.stats.solver == COMPONENT_SOLVER:
+            raise ValueError("start: a projection of queries in their metric cannot start one in the tables' norm")
         return _project_estimate(parts, tables, tol, max_iterations, callback, start)
     tol = check_positive_number("tol", NOISE_TOL if tol is None else tol)
     max_iterations = check_positive_int("max_iterations", max_iterations)
@@ -432,7 +439,7 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
     model, values, multipliers, stats = project_components(parts, tables, tol=tol, max_iterations=max_iterations,
                                                            callback=callback, start=_component_start(start))
     y = np.concatenate([np.asarray(m.values, dtype=float) / m.sigma for m in measurements])
-    answers = measured_answers(model, values, measurements)
+    answers = measured_answers(sizes, model, values, measurements)
     result = LocalResult(answers=answers, tables=model.attributes, values=values, exact=model.acyclic,
                          distance=float(np.linalg.norm(answers - y)),
                          inconsistency=_Problem(model, np.zeros(model.cells)).inconsistency(values), stats=stats,
@@ -456,19 +463,21 @@ def _project_estimate(parts: Components, tables: list[tuple[int, ...]], tol: flo
     # The estimate's noise per cell, root mean square: the tolerance's scale.
     variance = sum(math.prod(sizes[a] - 1 for a in subset) / parts.precision[subset]
                    / math.prod(sizes[a] for a in table if a not in subset)
-                   for table in maximal for subset in nonempty_subsets(table))
+                   for table in maximal for subset in varying_subsets(sizes, table))
     return _project(model, y, tol, math.sqrt(variance / y.size), max_iterations, callback, start)
 
 
-def _component_start(start: LocalResult | None) -> np.ndarray | None:
-    """The multipliers of an earlier projection in the measurements' metric (a ValueError for another kind)."""
+def _component_start(start: LocalResult | None) -> dict[tuple[int, ...], np.ndarray] | None:
+    """Each table's multipliers in an earlier projection in the measurements' metric (a ValueError
+    for another kind)."""
     if start is None:
         return None
     if not isinstance(start, LocalResult):
         raise TypeError(f"start: expected a LocalResult, got {type(start).__name__}")
     if start.stats.solver != COMPONENT_SOLVER or start.multipliers is None:
         raise ValueError("start: a projection of cells cannot start one of queries in their metric")
-    return start.multipliers
+    multipliers = start.multipliers
+    return {table: start._model.table(multipliers, index) for index, table in enumerate(start.tables)}
 
 
 @dataclass(frozen=True)

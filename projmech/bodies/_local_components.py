@@ -20,7 +20,7 @@ import scipy.optimize
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveStats, Status
-from ..tables import Components, Measurement, centered, compose, maximal_sets, nonempty_subsets, project_table
+from ..tables import Components, Measurement, centered, compose, maximal_sets, project_table, varying_subsets
 from ._local_layout import LocalTables, _layout
 
 __all__ = ["COMPONENT_SOLVER", "project_components", "check_measured", "measured_answers"]
@@ -48,7 +48,7 @@ class _ComponentProblem:
         self.plans = []
         for table, shape in zip(self.maximal, self.shapes):
             plan = []
-            for subset in nonempty_subsets(table):
+            for subset in varying_subsets(sizes, table):
                 axes = tuple(axis for axis, a in enumerate(table) if a not in subset)
                 plan.append((subset, axes, math.prod(shape[axis] for axis in axes),
                              tuple(sizes[a] if a in subset else 1 for a in table)))
@@ -117,16 +117,18 @@ class _ComponentProblem:
             diagonal[self.starts[index]:self.starts[index + 1]] = sum(
                 math.prod(1.0 - 1.0 / sizes[a] for a in subset) / (outside * self.precision[subset])
                 for subset, _, outside, _ in plan)
-        return 1.0 / np.sqrt(diagonal)
+        return np.where(diagonal > 0, 1.0 / np.sqrt(np.maximum(diagonal, np.finfo(float).tiny)), 1.0)
 
 
 def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *, tol: float, max_iterations: int,
-                       callback: Callback | None, start: np.ndarray | None
+                       callback: Callback | None, start: dict[tuple[int, ...], np.ndarray] | None
                        ) -> tuple[LocalTables, np.ndarray, np.ndarray, SolveStats]:
     """The tables minimizing ``sum_A (w_A/2) ||c_A - chat_A||^2`` over the local polytope of ``measured``.
 
-    Returns the layout of the measured tables, their cells, the dual point and the statistics; the
-    certificate meets ``tol * max(lower bound, expected objective)`` or the status says it did not.
+    ``start`` maps tables to earlier multipliers (those of the maximal tables here are used). Returns
+    the layout of the measured tables, their cells, the dual point in that layout (zero on tables
+    inside others) and the statistics; the certificate meets ``tol * max(lower bound, expected
+    objective)`` or the status says it did not.
     """
     sizes = parts.sizes
     tables = sorted(set(map(tuple, measured)), key=lambda s: (len(s), s))
@@ -153,7 +155,11 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
             callback(iterations[0], gap)
         return best[0] <= tol * max(best[1], problem.scale)
 
-    initial = np.zeros(int(problem.starts[-1])) if start is None else np.maximum(start, 0.0)
+    initial = np.zeros(int(problem.starts[-1]))
+    for index, table in enumerate(problem.maximal):
+        earlier = (start or {}).get(table)
+        if earlier is not None and earlier.shape == problem.shapes[index]:
+            problem.table(initial, index)[...] = np.maximum(earlier, 0.0)
     if not certify(initial):
         def function(point: np.ndarray) -> tuple[float, np.ndarray]:
             value, gradient, _ = problem.negative_dual(point * scale)
@@ -179,7 +185,10 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
     stats = SolveStats(solver=COMPONENT_SOLVER, status=status, solve_time=seconds, iterations=iterations[0], gap=gap,
                        tolerance=tol * max(lower, problem.scale), tolerance_met=met,
                        attempts=(Attempt(COMPONENT_SOLVER, status, f"gap {gap:.3g}", seconds),), total_time=seconds)
-    return model, np.maximum(values, 0.0), multipliers, stats
+    laid_out = np.zeros(model.cells)
+    for index, table in enumerate(problem.maximal):
+        model.table(laid_out, model.attributes.index(table))[...] = problem.table(multipliers, index)
+    return model, np.maximum(values, 0.0), laid_out, stats
 
 
 def check_measured(parts: Components, tables: Sequence[tuple[int, ...]]) -> None:
@@ -191,12 +200,17 @@ def check_measured(parts: Components, tables: Sequence[tuple[int, ...]]) -> None
                              "its tables are not determined; measure its cells, or residual contrasts of each subset")
 
 
-def measured_answers(model: LocalTables, values: np.ndarray, measurements: Sequence[Measurement]) -> np.ndarray:
+def measured_answers(sizes: Sequence[int], model: LocalTables, values: np.ndarray,
+                     measurements: Sequence[Measurement]) -> np.ndarray:
     """Each measurement's answers at the tables ``values``, over its sigma (noise of standard deviation 1)."""
     answers = []
     for measurement in measurements:
         attributes = tuple(measurement.attributes)
-        index = next(i for i, table in enumerate(model.attributes) if set(attributes) <= set(table))
-        cells = project_table(model.table(values, index), model.attributes[index], attributes).ravel()
+        index = next((i for i, table in enumerate(model.attributes) if set(attributes) <= set(table)), None)
+        if index is None:  # it reads only the total (its other components have no weight): the total is 1
+            count = math.prod(sizes[a] for a in attributes)
+            cells = np.full(count, 1.0 / count)
+        else:
+            cells = project_table(model.table(values, index), model.attributes[index], attributes).ravel()
         answers.append((cells if measurement.query is None else measurement.query @ cells) / measurement.sigma)
     return np.concatenate(answers)

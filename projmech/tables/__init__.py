@@ -47,5 +47,5 @@ __all__ = [
 ]
 
 # What other folders use beyond the public API above (not part of it).
-from ._components import compose, nonempty_subsets
+from ._components import compose, varying_subsets
 from ._junction_tree import MARGINAL_MAX_CELLS

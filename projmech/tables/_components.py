@@ -21,7 +21,7 @@ import numpy as np
 
 from ._measurement import KroneckerQuery, Measurement
 
-__all__ = ["centered", "Components", "components_of", "DENSE_QUERY_MAX_CELLS"]
+__all__ = ["centered", "Components", "components_of", "DENSE_QUERY_MAX_CELLS", "varying_subsets"]
 
 #: The most cells of a table measured through a dense query matrix: its Gram matrix, cells x cells,
 #: is formed to check that it weighs each component by one precision.
@@ -66,6 +66,9 @@ class Components:
         Each measured subset (increasing positions) to ``w_A > 0``.
     estimate : dict
         Each to ``chat_A``, a centred table on the subset.
+    tables : tuple of tuple of int
+        The attribute sets of the measurements that inform some component (a measurement of the
+        total alone informs none: the total is 1).
 
     Examples
     --------
@@ -79,6 +82,7 @@ class Components:
     sizes: tuple[int, ...]
     precision: dict[tuple[int, ...], float]
     estimate: dict[tuple[int, ...], np.ndarray]
+    tables: tuple[tuple[int, ...], ...] = ()
 
     def unmeasured(self, attributes: Sequence[int]) -> list[tuple[int, ...]]:
         """The subsets of ``attributes`` (not empty) with no precision.
@@ -92,7 +96,7 @@ class Components:
         -------
         list of tuple of int
         """
-        return [subset for subset in nonempty_subsets(tuple(attributes)) if subset not in self.precision]
+        return [subset for subset in varying_subsets(self.sizes, tuple(attributes)) if subset not in self.precision]
 
     def table(self, attributes: Sequence[int]) -> np.ndarray:
         """The table these estimates make (summing to 1), which may hold negative cells.
@@ -119,12 +123,17 @@ def nonempty_subsets(attributes: tuple[int, ...]) -> list[tuple[int, ...]]:
     return [subset for size in range(1, len(attributes) + 1) for subset in itertools.combinations(attributes, size)]
 
 
+def varying_subsets(sizes: Sequence[int], attributes: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The non-empty subsets of ``attributes`` with a component: an attribute of one value has none."""
+    return [subset for subset in nonempty_subsets(attributes) if all(sizes[a] > 1 for a in subset)]
+
+
 def compose(sizes: Sequence[int], attributes: tuple[int, ...], parts: dict[tuple[int, ...], np.ndarray]
             ) -> np.ndarray:
     """The table on ``attributes`` with total 1 and these components: ``1/|T| + sum_A expand(c_A)/|T - A|``."""
     shape = [sizes[a] for a in attributes]
     table = np.full(shape, 1.0 / math.prod(shape))
-    for subset in nonempty_subsets(attributes):
+    for subset in varying_subsets(sizes, attributes):
         outside = math.prod(sizes[a] for a in attributes if a not in subset)
         table = table + (parts[subset] / outside).reshape([sizes[a] if a in subset else 1 for a in attributes])
     return table
@@ -164,6 +173,7 @@ def components_of(sizes: Sequence[int], measurements: Sequence[Measurement]) -> 
     sizes = tuple(int(n) for n in sizes)
     precision: dict[tuple[int, ...], float] = {}
     weighted: dict[tuple[int, ...], np.ndarray] = {}
+    informing: list[tuple[int, ...]] = []
     for index, measurement in enumerate(measurements):
         measurement.check(sizes)
         attributes = tuple(measurement.attributes)
@@ -172,16 +182,19 @@ def components_of(sizes: Sequence[int], measurements: Sequence[Measurement]) -> 
         largest = max(weights.values())
         weights = {key: value if value > _ISOTROPY_RTOL * largest else 0.0 for key, value in weights.items()}
         spread = _transpose(measurement).reshape(shape) / measurement.sigma**2
-        for subset in nonempty_subsets(attributes):
+        for subset in varying_subsets(sizes, attributes):
             outside = math.prod(sizes[a] for a in attributes if a not in subset)
             weight = weights[tuple(a in subset for a in attributes)] / (measurement.sigma**2 * outside)
             if weight <= 0.0:
                 continue
+            if not informing or informing[-1] is not attributes:
+                informing.append(attributes)
             kept = tuple(axis for axis, a in enumerate(attributes) if a not in subset)
             part = centered(spread.sum(axis=kept) if kept else spread) / outside
             precision[subset] = precision.get(subset, 0.0) + weight
             weighted[subset] = weighted.get(subset, 0.0) + part
-    return Components(sizes, precision, {subset: weighted[subset] / precision[subset] for subset in precision})
+    estimate = {subset: weighted[subset] / precision[subset] for subset in precision}
+    return Components(sizes, precision, estimate, tuple(informing))
 
 
 def _transpose(measurement: Measurement) -> np.ndarray:

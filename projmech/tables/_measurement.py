@@ -44,7 +44,10 @@ class KroneckerQuery:
         return 2
 
     def __matmul__(self, cells: np.ndarray) -> np.ndarray:
-        return self.scale * _kronecker_apply(self.factors, np.asarray(cells, dtype=float))
+        cells = np.asarray(cells, dtype=float)
+        if cells.shape != (self.shape[1],):
+            raise ValueError(f"cells: expected a vector of {self.shape[1]} cells, got shape {cells.shape}")
+        return self.scale * _kronecker_apply(self.factors, cells)
 
     def transpose_apply(self, answers: np.ndarray) -> np.ndarray:
         """``Q^T answers``: the answers' weights spread back over the table's flat cells.
@@ -59,7 +62,10 @@ class KroneckerQuery:
         numpy.ndarray
             One value per cell.
         """
-        return self.scale * _kronecker_apply(tuple(f.T for f in self.factors), np.asarray(answers, dtype=float))
+        answers = np.asarray(answers, dtype=float)
+        if answers.shape != (self.shape[0],):
+            raise ValueError(f"answers: expected a vector of {self.shape[0]} answers, got shape {answers.shape}")
+        return self.scale * _kronecker_apply(tuple(f.T for f in self.factors), answers)
 
     def toarray(self) -> np.ndarray:
         """The dense matrix (for small tables and tests).
@@ -144,6 +150,14 @@ class Measurement:
         if np.shape(self.values) != (cells,):
             raise ValueError(f"measurements: the table on {attributes} has {cells} cells, its values have shape "
                              f"{np.shape(self.values)}")
+        if not np.all(np.isfinite(np.asarray(self.values, dtype=float))):
+            raise ValueError(f"measurements: the values on {attributes} must be finite")
+        if isinstance(self.query, KroneckerQuery):
+            entries = [np.asarray(f, dtype=float) for f in self.query.factors] + [np.asarray(self.query.scale)]
+        else:
+            entries = [] if self.query is None else [np.asarray(self.query, dtype=float)]
+        if not all(np.all(np.isfinite(entry)) for entry in entries):
+            raise ValueError(f"measurements: the query on {attributes} must have finite entries")
         if not (math.isfinite(self.sigma) and self.sigma > 0):
             raise ValueError(f"measurements: sigma must be positive and finite, got {self.sigma}")
 
