@@ -105,13 +105,17 @@ def main(argv: list[str] | None = None) -> int:
                   f"gap {bench.cell(row.get('gap'), '.2e')} (tol {bench.cell(row.get('tolerance'), '.2e')})",
                   flush=True)
     frame = pd.DataFrame(records)
+    for column in ("seconds", "outcome", "gap", "tolerance", "objective", "iterations"):
+        if column not in frame:
+            frame[column] = np.nan  # no job of the run reported it (every one killed or failed)
     lines = []
     for solver in args.solvers:
         mine = frame[frame.solver == solver]
-        finished = mine[mine.get("outcome", pd.Series(dtype=str)).astype(str).eq("optimal")]
-        lines.append([solver, f"{len(finished)} of {len(mine)}",
-                      bench.cell(mine["seconds"].median() if "seconds" in mine else None, ".2f"),
-                      bench.cell(mine["seconds"].max() if "seconds" in mine else None, ".2f")])
+        finished = mine[mine["outcome"].astype(str).eq("optimal")]
+        seconds = mine["seconds"]
+        killed = int(seconds.isna().sum())
+        worst = f"over {args.timeout:g} (killed)" if killed else bench.cell(seconds.max(), ".2f")
+        lines.append([solver, f"{len(finished)} of {len(mine)}", bench.cell(seconds.median(), ".2f"), worst])
     print()
     print(bench.markdown(["solver", "certified", "median s", "worst s"], lines, ["---", "---:", "---:", "---:"]))
     print(f"wrote {bench.write_csv(frame, out)}")
