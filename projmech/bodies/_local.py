@@ -14,12 +14,12 @@ from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
-from ..tables import Components, Measurement, components_of, maximal_sets, project_table, varying_subsets
+from ..tables import Components, Measurement, components_of, maximal_sets, varying_subsets
 from ..validation import check_positive_int, check_positive_number, check_real_vector
 from ..workloads import Workload
 from ._hull import DEFAULT_TOL, NOISE_TOL
 from ._local_components import COMPONENT_SOLVER, check_measured, measured_answers, project_components
-from ._local_layout import LOCAL_MAX_CELLS, LocalTables, _layout, local_tables, measured_tables
+from ._local_layout import LOCAL_MAX_CELLS, LocalTables, local_tables, measured_tables, table_layout
 
 __all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local_tables", "project_to_local",
            "project_measurements", "LOCAL_MAX_CELLS", "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
@@ -278,23 +278,6 @@ class _Problem:
                 table += shift
         return result
 
-    def inconsistency(self, values: np.ndarray) -> float:
-        """The largest disagreement of two tables on a shared set, or of a table's sum from 1, by plain sums."""
-        model = self.model
-        worst = 0.0
-        seen: dict[tuple[int, ...], np.ndarray] = {}
-        for index, attributes in enumerate(model.attributes):
-            table = model.table(values, index)
-            worst = max(worst, abs(float(table.sum()) - 1.0))
-            for subset in model.shared:
-                if set(subset) <= set(attributes):
-                    marginal = project_table(table, attributes, subset)
-                    if subset in seen:
-                        worst = max(worst, float(np.max(np.abs(marginal - seen[subset]))))
-                    else:
-                        seen[subset] = marginal
-        return worst
-
     def orthogonal(self, values: np.ndarray) -> np.ndarray:
         """The part of ``values`` orthogonal to the consistent directions."""
         return values - self.consistent(values, np.ones(self.lengths.size), 0.0)
@@ -442,7 +425,7 @@ def project_measurements(sizes: Sequence[int], measurements: Sequence[Measuremen
     answers = measured_answers(sizes, model, values, measurements)
     result = LocalResult(answers=answers, tables=model.attributes, values=values, exact=model.acyclic,
                          distance=float(np.linalg.norm(answers - y)),
-                         inconsistency=_Problem(model, np.zeros(model.cells)).inconsistency(values), stats=stats,
+                         inconsistency=model.inconsistency(values), stats=stats,
                          _model=model, multipliers=multipliers)
     if not stats.tolerance_met:
         raise LocalError(f"the projection in the measurements' metric stopped after {stats.iterations} iterations "
@@ -454,11 +437,9 @@ def _project_estimate(parts: Components, tables: list[tuple[int, ...]], tol: flo
                       callback: Callback | None, start: LocalResult | None) -> LocalResult:
     """The maximal tables' least-squares estimate projected in the tables' Euclidean norm."""
     sizes = parts.sizes
-    maximal = sorted((tuple(sorted(s)) for s in maximal_sets(tables)), key=lambda s: (len(s), s))
+    model = table_layout(sizes, maximal_sets(tables))
+    maximal = model.attributes
     check_measured(parts, maximal)
-    model = _layout(sizes, [(table, 1.0) for table in maximal], sum(math.prod(sizes[a] for a in t) for t in maximal))
-    if isinstance(model, str):
-        raise ValueError(f"measurements: {model}")
     y = np.concatenate([parts.table(table).ravel() for table in maximal])
     # The estimate's noise per cell, root mean square: the tolerance's scale.
     variance = sum(math.prod(sizes[a] - 1 for a in subset) / parts.precision[subset]
@@ -605,7 +586,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
             certify(last)
     gap, lower, released, multipliers = best
     answers = problem.answers(released)
-    inconsistency = problem.inconsistency(released)
+    inconsistency = model.inconsistency(released)
     met = gap <= tol * max(lower, scale) and inconsistency <= _CONSISTENCY_TOL and bool(np.all(released >= 0))
     status = Status.OPTIMAL if met else Status.ITERATION_LIMIT
     seconds = time.perf_counter() - began

@@ -21,7 +21,7 @@ import scipy.optimize
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveStats, Status
 from ..tables import Components, Measurement, centered, compose, maximal_sets, project_table, varying_subsets
-from ._local_layout import LocalTables, _layout
+from ._local_layout import LocalTables, table_layout
 
 __all__ = ["COMPONENT_SOLVER", "project_components", "check_measured", "measured_answers"]
 
@@ -33,20 +33,17 @@ _CHECK_EVERY = 10
 
 
 class _ComponentProblem:
-    """The dual's data: for each maximal table its cells' place and the subsets it sums onto."""
+    """The dual's data: for each maximal table of ``layout`` the subsets it sums onto."""
 
-    def __init__(self, parts: Components, model: LocalTables, maximal: Sequence[tuple[int, ...]]) -> None:
-        self.parts = parts
-        self.model = model
+    def __init__(self, parts: Components, layout: LocalTables) -> None:
         sizes = parts.sizes
-        self.maximal = [tuple(table) for table in maximal]
-        self.shapes = [tuple(sizes[a] for a in table) for table in self.maximal]
-        lengths = [math.prod(shape) for shape in self.shapes]
-        self.starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        self.uniform = np.repeat(1.0 / np.asarray(lengths, dtype=float), lengths)
+        self.sizes = sizes
+        self.layout = layout
+        lengths = np.diff(layout.starts)
+        self.uniform = np.repeat(1.0 / lengths, lengths)
         # Per table: (subset, axes summed out, cells summed into each, broadcast shape).
         self.plans = []
-        for table, shape in zip(self.maximal, self.shapes):
+        for table, shape in zip(layout.attributes, layout.shapes):
             plan = []
             for subset in varying_subsets(sizes, table):
                 axes = tuple(axis for axis, a in enumerate(table) if a not in subset)
@@ -59,14 +56,11 @@ class _ComponentProblem:
         # The objective's value at the truth, in expectation: half the number of measured contrasts.
         self.scale = 0.5 * sum(math.prod(sizes[a] - 1 for a in subset) for subset in self.subsets)
 
-    def table(self, values: np.ndarray, index: int) -> np.ndarray:
-        return values[self.starts[index]:self.starts[index + 1]].reshape(self.shapes[index])
-
     def spread(self, multipliers: np.ndarray) -> dict[tuple[int, ...], np.ndarray]:
         """``g_A``: each component's share of the multipliers (the adjoint of composing the tables)."""
         sums: dict[tuple[int, ...], np.ndarray] = {}
         for index, plan in enumerate(self.plans):
-            table = self.table(multipliers, index)
+            table = self.layout.table(multipliers, index)
             for subset, axes, outside, _ in plan:
                 part = (table.sum(axis=axes) if axes else table) / outside
                 sums[subset] = sums[subset] + part if subset in sums else part
@@ -78,12 +72,12 @@ class _ComponentProblem:
 
     def tables(self, parts: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
         """The maximal tables of these components, one after another."""
-        out = np.empty(int(self.starts[-1]))
+        out = np.empty(self.layout.cells)
         for index, plan in enumerate(self.plans):
-            cells = np.full(self.shapes[index], 1.0 / (self.starts[index + 1] - self.starts[index]))
+            cells = self.layout.table(out, index)
+            cells[...] = 1.0 / cells.size
             for subset, _, outside, shape in plan:
                 cells += (parts[subset] / outside).reshape(shape)
-            out[self.starts[index]:self.starts[index + 1]] = cells.ravel()
         return out
 
     def negative_dual(self, multipliers: np.ndarray) -> tuple[float, np.ndarray, dict[tuple[int, ...], np.ndarray]]:
@@ -111,11 +105,10 @@ class _ComponentProblem:
 
     def scaling(self) -> np.ndarray:
         """The diagonal of the dual's Hessian, per cell: the variables' scale for L-BFGS-B."""
-        sizes = self.parts.sizes
-        diagonal = np.empty(int(self.starts[-1]))
+        diagonal = np.empty(self.layout.cells)
         for index, plan in enumerate(self.plans):
-            diagonal[self.starts[index]:self.starts[index + 1]] = sum(
-                math.prod(1.0 - 1.0 / sizes[a] for a in subset) / (outside * self.precision[subset])
+            self.layout.table(diagonal, index)[...] = sum(
+                math.prod(1.0 - 1.0 / self.sizes[a] for a in subset) / (outside * self.precision[subset])
                 for subset, _, outside, _ in plan)
         return np.where(diagonal > 0, 1.0 / np.sqrt(np.maximum(diagonal, np.finfo(float).tiny)), 1.0)
 
@@ -131,13 +124,10 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
     objective)`` or the status says it did not.
     """
     sizes = parts.sizes
-    tables = sorted(set(map(tuple, measured)), key=lambda s: (len(s), s))
-    check_measured(parts, tables)
-    model = _layout(sizes, [(table, 1.0) for table in tables], sum(math.prod(sizes[a] for a in t) for t in tables))
-    if isinstance(model, str):
-        raise ValueError(f"measurements: {model}")
-    maximal = sorted((tuple(sorted(s)) for s in maximal_sets(tables)), key=lambda s: (len(s), s))
-    problem = _ComponentProblem(parts, model, maximal)
+    model = table_layout(sizes, measured)
+    check_measured(parts, model.attributes)
+    layout = table_layout(sizes, maximal_sets(model.attributes))
+    problem = _ComponentProblem(parts, layout)
     scale = problem.scaling()
     began = time.perf_counter()
     best: list[Any] = []  # [gap, lower bound, components, multipliers]
@@ -155,11 +145,11 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
             callback(iterations[0], gap)
         return best[0] <= tol * max(best[1], problem.scale)
 
-    initial = np.zeros(int(problem.starts[-1]))
-    for index, table in enumerate(problem.maximal):
+    initial = np.zeros(layout.cells)
+    for index, table in enumerate(layout.attributes):
         earlier = (start or {}).get(table)
-        if earlier is not None and earlier.shape == problem.shapes[index]:
-            problem.table(initial, index)[...] = np.maximum(earlier, 0.0)
+        if earlier is not None and earlier.shape == layout.shapes[index]:
+            layout.table(initial, index)[...] = np.maximum(earlier, 0.0)
     if not certify(initial):
         def function(point: np.ndarray) -> tuple[float, np.ndarray]:
             value, gradient, _ = problem.negative_dual(point * scale)
@@ -173,12 +163,12 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
         with one_blas_thread():
             minimize: Any = scipy.optimize.minimize  # its overloads do not cover jac=True with bounds
             result = minimize(function, initial / scale, jac=True, method="L-BFGS-B",
-                                             bounds=scipy.optimize.Bounds(0.0, np.inf), callback=step,
-                                             options={"maxiter": max_iterations, "ftol": 0.0, "gtol": 0.0})
+                              bounds=scipy.optimize.Bounds(0.0, np.inf), callback=step,
+                              options={"maxiter": max_iterations, "ftol": 0.0, "gtol": 0.0})
         if iterations[0] % _CHECK_EVERY:
             certify(np.maximum(result.x * scale, 0.0))
     gap, lower, released, multipliers = best
-    values = np.concatenate([compose(sizes, table, released).ravel() for table in tables])
+    values = np.concatenate([compose(sizes, table, released).ravel() for table in model.attributes])
     met = gap <= tol * max(lower, problem.scale)
     status = Status.OPTIMAL if met else Status.ITERATION_LIMIT
     seconds = time.perf_counter() - began
@@ -186,8 +176,8 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
                        tolerance=tol * max(lower, problem.scale), tolerance_met=met,
                        attempts=(Attempt(COMPONENT_SOLVER, status, f"gap {gap:.3g}", seconds),), total_time=seconds)
     laid_out = np.zeros(model.cells)
-    for index, table in enumerate(problem.maximal):
-        model.table(laid_out, model.attributes.index(table))[...] = problem.table(multipliers, index)
+    for index, table in enumerate(layout.attributes):
+        model.table(laid_out, model.attributes.index(table))[...] = layout.table(multipliers, index)
     return model, np.maximum(values, 0.0), laid_out, stats
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 import itertools
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..tables import Measurement, is_acyclic, maximal_sets
+from ..tables import Measurement, is_acyclic, maximal_sets, project_table
 from ..validation import format_count
 from ..workloads import TableTerms, Workload
 from ._tables import decomposition
 
-__all__ = ["LocalTables", "local_tables", "measured_tables", "LOCAL_MAX_CELLS"]
+__all__ = ["LocalTables", "local_tables", "measured_tables", "table_layout", "LOCAL_MAX_CELLS"]
 
 #: The most cells the tables together may hold (the sum of their sizes): every L-BFGS iteration
 #: passes over them a few dozen times.
@@ -103,6 +103,33 @@ class LocalTables:
             answers[row:row + self.starts[table + 1] - self.starts[table]] = \
                 weight * values[self.starts[table]:self.starts[table + 1]]
         return answers
+
+    def inconsistency(self, values: np.ndarray) -> float:
+        """The largest disagreement of two tables on a shared set, or of a table's sum from 1, by plain sums.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            The tables' cells (length :attr:`cells`).
+
+        Returns
+        -------
+        float
+        """
+        model = self
+        worst = 0.0
+        seen: dict[tuple[int, ...], np.ndarray] = {}
+        for index, attributes in enumerate(model.attributes):
+            table = model.table(values, index)
+            worst = max(worst, abs(float(table.sum()) - 1.0))
+            for subset in model.shared:
+                if set(subset) <= set(attributes):
+                    marginal = project_table(table, attributes, subset)
+                    if subset in seen:
+                        worst = max(worst, float(np.max(np.abs(marginal - seen[subset]))))
+                    else:
+                        seen[subset] = marginal
+        return worst
 
     def plans(self) -> list[_TablePlan]:
         """Each table's shared attribute sets and the axes to sum out for each, built once.
@@ -211,6 +238,17 @@ def measured_tables(sizes: Sequence[int], measurements: Sequence[Measurement]) -
     ones = {a for a, size in enumerate(sizes) if size == 1}
     terms = [(tuple(sorted(set(m.attributes) | ones)), 1.0 / m.sigma) for m in measurements]
     return _layout(tuple(sizes), terms, sum(np.size(m.values) for m in measurements))
+
+
+def table_layout(sizes: Sequence[int], tables: Iterable[Sequence[int]]) -> LocalTables:
+    """The layout of some tables, each once, smallest first (a ValueError naming ``measurements``
+    where they hold more than :data:`LOCAL_MAX_CELLS` cells)."""
+    distinct = sorted({tuple(sorted(table)) for table in tables}, key=lambda s: (len(s), s))
+    model = _layout(tuple(sizes), [(table, 1.0) for table in distinct],
+                    sum(math.prod(sizes[a] for a in table) for table in distinct))
+    if isinstance(model, str):
+        raise ValueError(f"measurements: {model}")
+    return model
 
 
 def _layout(sizes: tuple[int, ...], terms: Sequence[tuple[tuple[int, ...], float]], num_queries: int

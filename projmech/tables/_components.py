@@ -182,17 +182,19 @@ def components_of(sizes: Sequence[int], measurements: Sequence[Measurement]) -> 
         largest = max(weights.values())
         weights = {key: value if value > _ISOTROPY_RTOL * largest else 0.0 for key, value in weights.items()}
         spread = _transpose(measurement).reshape(shape) / measurement.sigma**2
+        informs = False
         for subset in varying_subsets(sizes, attributes):
             outside = math.prod(sizes[a] for a in attributes if a not in subset)
             weight = weights[tuple(a in subset for a in attributes)] / (measurement.sigma**2 * outside)
             if weight <= 0.0:
                 continue
-            if not informing or informing[-1] is not attributes:
-                informing.append(attributes)
+            informs = True
             kept = tuple(axis for axis, a in enumerate(attributes) if a not in subset)
             part = centered(spread.sum(axis=kept) if kept else spread) / outside
             precision[subset] = precision.get(subset, 0.0) + weight
             weighted[subset] = weighted.get(subset, 0.0) + part
+        if informs:
+            informing.append(attributes)
     estimate = {subset: weighted[subset] / precision[subset] for subset in precision}
     return Components(sizes, precision, estimate, tuple(informing))
 
