@@ -18,8 +18,8 @@ draw), all k-way marginals released four ways:
 
 Per row: RMSE over the workload's answers, seconds, and the projection's iterations and status.
 Tables: Adult's 10 attributes of at most 42 values (3-way and 2-way), 7 of Adult's smaller
-attributes (3-way), and a generated binary table of 14 attributes and 20,000 rows with correlated
-columns (3-way). Usage::
+attributes (3-way), a generated binary table of 14 attributes and 20,000 rows with correlated
+columns (3-way), and the four public tables of ``benchmarks/data`` (3-way), never tuned on. Usage::
 
     .venv/bin/python benchmarks/weighted_projection.py                 # 3 seeds, every table
     .venv/bin/python benchmarks/weighted_projection.py --tables "adult10 3-way" --seeds 1
@@ -39,11 +39,13 @@ import numpy as np
 import pandas as pd
 
 import projmech as pm
+from _public_tables import PUBLIC_TABLES, public_table
 
 ADULT10 = ("age", "workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex",
            "native-country", "income>50K")
 ADULT7 = ("workclass", "marital-status", "relationship", "race", "sex", "income>50K", "education-num")
-TABLES = ("adult10 3-way", "adult10 2-way", "adult7 3-way", "binary14 3-way")
+TABLES = ("adult10 3-way", "adult10 2-way", "adult7 3-way", "binary14 3-way",
+          *(f"{name} 3-way" for name in PUBLIC_TABLES))
 ROWS = ("cells+projection", "cells+local", "strategy", "strategy+projection", "strategy+tables",
         "strategy+precision")
 
@@ -61,6 +63,11 @@ def setting(name: str, smoke: bool) -> tuple[pm.Dataset, int]:
     way = int(name.split()[-1][0])
     if name.startswith("binary"):
         return binary_table(6 if smoke else 14, 2000 if smoke else 20_000), way
+    if name.split()[0] in PUBLIC_TABLES:
+        data = public_table(name.split()[0])
+        if smoke:
+            data = public_table(name.split()[0], data.domain.attributes[:4]).subsample(3000, np.random.default_rng(0))
+        return data, way
     attributes = ADULT10 if name.startswith("adult10") else ADULT7
     data = pm.datasets.adult(attributes=list(attributes[-4:] if smoke else attributes))
     return (data.subsample(3000, np.random.default_rng(0)) if smoke else data), way
@@ -126,13 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. seeds-1 (default 3)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="epsilon at delta 1e-9 (default 1)")
     parser.add_argument("--out", default=str(bench.RESULTS / "weighted_projection.csv"), help="CSV file written")
-    bench.add_smoke_option(parser, "one seed; 4 of Adult's attributes on 3,000 rows, 6 binary attributes on 2,000")
+    bench.add_smoke_option(parser, "one seed; 4 of Adult's attributes and of the first public table on 3,000 rows, "
+                                  "6 binary attributes on 2,000")
     args = parser.parse_args(argv)
     unknown = [t for t in args.tables if t not in TABLES]
     if unknown:
         return bench.usage_error(f"--tables: unknown {unknown}; choose among {list(TABLES)}")
     if args.smoke:
-        args.seeds, args.tables, args.out = 1, ["adult10 3-way", "binary14 3-way"], bench.smoke_path(args.out)
+        args.seeds, args.tables = 1, ["adult10 3-way", "binary14 3-way", f"{PUBLIC_TABLES[0]} 3-way"]
+        args.out = bench.smoke_path(args.out)
     records = []
     for name in args.tables:
         for seed in range(args.seeds):
