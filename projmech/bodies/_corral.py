@@ -81,10 +81,6 @@ class Corral:
     def add_many(self, positions: np.ndarray) -> np.ndarray:
         """Bring several points in (weight zero), in order, each unless affinely dependent on the
         factor's points and the block's earlier ones (one block solve); returns the ones refused."""
-        """Bring several points in (weight zero), in order, each unless affinely dependent on
-        the factor's points and the block's earlier ones; returns the ones refused. Their columns
-        of ``R`` come from one triangular solve with as many right-hand sides, then a Cholesky
-        factorization of the block's Schur complement, point by point to refuse the dependent."""
         positions = np.asarray(positions, dtype=np.int64)
         refused: list[int] = []
         fresh: list[int] = []
@@ -181,9 +177,6 @@ class Corral:
     def affine_minimizer(self) -> tuple[np.ndarray, float] | None:
         """The live points' affine weights (in :attr:`positions` order) and ``w^T Q w``; None if
         rounding made the solve meaningless (a non-positive sum)."""
-        """The live points' affine weights (summing to 1, in :attr:`positions` order) and
-        ``w^T Q w``, the squared norm of the minimizer; None if rounding made the solve
-        meaningless (a non-positive sum: compact, or give up on this corral)."""
         target = self._ones
         if self._ghost_count:
             ghosts = self._ghosts[:, :self._ghost_count]
@@ -272,9 +265,6 @@ def _cholesky_refusing(matrix: np.ndarray, diagonal: np.ndarray, limit: int | No
                        ) -> tuple[np.ndarray, list[int]]:
     """The upper Cholesky factor of ``matrix[kept][:, kept]`` and ``kept``: at most ``limit`` points
     whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry."""
-    """The upper Cholesky factor of ``matrix[kept][:, kept]`` and ``kept``: the points (rows, in
-    order) whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry, at most
-    ``limit`` of them. All at once when every pivot is clear of zero, else point by point."""
     size = matrix.shape[0]
     if limit is None or size <= limit:
         try:
@@ -325,9 +315,6 @@ def _forward_block_solve(upper: np.ndarray, right: np.ndarray) -> np.ndarray:
 def _triangular_solve(upper: np.ndarray, right: np.ndarray, trans: int) -> np.ndarray:
     """``R^{-1} right`` (``trans=0``) or ``R^{-T} right`` (``trans=1``) by BLAS ``dtrsv`` in place,
     without ``solve_triangular``'s per-call checks."""
-    """``R^{-1} right`` (``trans=0``) or ``R^{-T} right`` (``trans=1``) by BLAS ``dtrsv`` on the
-    Fortran array itself: no copy, and none of ``solve_triangular``'s per-call checks, which
-    cost more than the solve at the corral's sizes."""
     return _DTRSV(upper, right, lower=0, trans=trans)
 
 
