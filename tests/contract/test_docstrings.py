@@ -50,3 +50,18 @@ def test_no_citation_of_unpublished_notes() -> None:
     found = [f"{path.relative_to(ROOT)}:{number}" for path in paths
              for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
     assert not found, found
+
+
+def test_no_string_statement_after_a_docstring() -> None:
+    """A second string right after a docstring is dead code (a stale docstring left behind)."""
+    import ast
+
+    found = []
+    for path in sorted(ROOT.glob("projmech/**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and len(body) > 1 and all(
+                    isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+                    and isinstance(statement.value.value, str) for statement in body[:2]):
+                found.append(f"{path.relative_to(ROOT)}:{body[1].lineno}")
+    assert not found, found
