@@ -452,6 +452,8 @@ def _lower_bound(model: _ContrastModel, y: np.ndarray, multiplier: np.ndarray, m
         group.scatter(constant_cells, np.full(group.cells.shape, 1.0 / (group.ra * group.rb)))
     m0, cross0 = model.uniform_point()
     constant_moments = model.moments(m0, cross0)
-    largest = np.linalg.eigvalsh(Lambda)[-1]
+    order = Lambda.shape[0]
+    largest = float(scipy.linalg.eigh(Lambda, eigvals_only=True, subset_by_index=(order - 1, order - 1),
+                                      driver="evr", check_finite=False)[0])
     return table_term + float(multiplier @ constant_cells) + float(np.sum(Lambda * constant_moments)) \
         - model.trace * largest
