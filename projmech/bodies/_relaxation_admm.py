@@ -26,6 +26,12 @@ DISTANCE_FLOOR = 1e-5
 CLIP_ROUNDS = 10
 #: Tables up to this many cells are transformed by one product with ``U_a ⊗ U_b``.
 KRONECKER_MAX_CELLS = 64
+#: Anderson acceleration (type II, :cite:p:`WN11`) of the iteration once the penalties are frozen:
+#: iterations of residual balancing first, then the differences kept, and the growth of the
+#: fixed-point residual over its smallest that clears them and takes the plain step instead.
+ANDERSON_AFTER = 50
+ANDERSON_MEMORY = 10
+ANDERSON_SAFEGUARD = 10.0
 
 
 @dataclass(frozen=True)
@@ -334,7 +340,9 @@ def admm_projection(
         lower = max(lower, _lower_bound(model, y, rho_cells * U, rho_moments * V, local))
         gap = relative_gap(best[0], lower, y.size)
 
-    for iteration in range(1, max_iterations + 1):
+    def step(T: np.ndarray, Z: np.ndarray, U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, ...]:
+        """One ADMM iteration from ``(T, Z, U, V)``: the new four and the fit ``x``'s cells and ``Y'``."""
+        nonlocal m, cross
         ratio = rho_moments / rho_cells
         m_cells, cross_cells = model.cells_adjoint(T - U)
         m_moments, cross_moments = model.moments_adjoint(Z - V)
@@ -342,27 +350,33 @@ def admm_projection(
                                [a + ratio * b for a, b in zip(cross_cells, cross_moments)], ratio)
         answers = model.cells(m, cross)
         Y = model.moments(m, cross)
-        previous_T, previous_Z = T, Z
         # Over-relaxation (BPCPE11, §3.4.3): feed alpha Ax + (1 - alpha) z to the z-step.
         relaxed_answers = OVER_RELAXATION * answers + (1 - OVER_RELAXATION) * T
         relaxed_Y = OVER_RELAXATION * Y + (1 - OVER_RELAXATION) * Z
         target = (y + rho_cells * (relaxed_answers + U)) / (1.0 + rho_cells)
-        T = _simplex_all(model, target) if local else target
-        Z = _project_psd(relaxed_Y + V)
-        U += relaxed_answers - T
-        V += relaxed_Y - Z
+        new_T = _simplex_all(model, target) if local else target
+        new_Z = _project_psd(relaxed_Y + V)
+        return new_T, new_Z, U + relaxed_answers - new_T, V + relaxed_Y - new_Z, answers, Y
+
+    anderson = _Anderson()
+    for iteration in range(1, max_iterations + 1):
+        before = (T, Z, U, V)
+        T, Z, U, V, answers, Y = step(*before)
         if iteration % check_every == 0:
             certify()
             if callback is not None:
                 callback(iteration, gap)
             if gap <= tol:
                 break
-        factor = _balance(np.linalg.norm(answers - T), rho_cells * np.linalg.norm(T - previous_T))
-        rho_cells *= factor
-        U /= factor
-        factor = _balance(np.linalg.norm(Y - Z), rho_moments * np.linalg.norm(Z - previous_Z))
-        rho_moments *= factor
-        V /= factor
+        if iteration <= ANDERSON_AFTER:
+            factor = _balance(np.linalg.norm(answers - T), rho_cells * np.linalg.norm(T - before[0]))
+            rho_cells *= factor
+            U /= factor
+            factor = _balance(np.linalg.norm(Y - Z), rho_moments * np.linalg.norm(Z - before[1]))
+            rho_moments *= factor
+            V /= factor
+        else:  # the penalties are frozen: the iteration is one fixed map, which Anderson extrapolates
+            T, Z, U, V = anderson.next(before, (T, Z, U, V))
     if best is None:
         certify()
     assert best is not None  # set by certify()
@@ -370,6 +384,56 @@ def admm_projection(
         answers=best[1], contrast_moments=best[2], objective=best[0], lower_bound=lower,
         gap=max(gap, 0.0), converged=gap <= tol, iterations=iteration,
     )
+
+
+class _Anderson:
+    """Type-II Anderson acceleration :cite:p:`WN11` of a fixed-point map ``g`` on tuples of arrays:
+    the next point is ``g(x)`` less the combination of the last differences of ``g`` whose
+    differences of residuals ``g(x) - x`` best cancel the current residual (least squares)."""
+
+    def __init__(self) -> None:
+        self.residuals = np.empty((0, 0))  # differences of residuals, one per row (a ring)
+        self.images = np.empty((0, 0))  # differences of g, alike
+        self.gram = np.zeros((ANDERSON_MEMORY, ANDERSON_MEMORY))  # the residual differences' Gram matrix
+        self.count = 0
+        self.slot = 0
+        self.last: tuple[np.ndarray, np.ndarray] | None = None  # the last residual and image
+        self.smallest = math.inf
+
+    def next(self, point: tuple[np.ndarray, ...], image: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        """The accelerated successor of ``point``, whose plain successor is ``image``."""
+        flat_image = np.concatenate([part.ravel() for part in image])
+        residual = flat_image - np.concatenate([part.ravel() for part in point])
+        if self.residuals.shape[1] != residual.size:
+            self.residuals = np.zeros((ANDERSON_MEMORY, residual.size))
+            self.images = np.zeros((ANDERSON_MEMORY, residual.size))
+        norm = float(np.linalg.norm(residual))
+        if norm > ANDERSON_SAFEGUARD * self.smallest:  # the extrapolations went astray: start over
+            self.count, self.slot, self.last = 0, 0, None
+        self.smallest = min(self.smallest, norm)
+        if self.last is not None:
+            slot = self.slot
+            np.subtract(residual, self.last[0], out=self.residuals[slot])
+            np.subtract(flat_image, self.last[1], out=self.images[slot])
+            self.gram[slot] = self.residuals @ self.residuals[slot]
+            self.gram[:, slot] = self.gram[slot]
+            self.slot = (slot + 1) % ANDERSON_MEMORY
+            self.count = min(self.count + 1, ANDERSON_MEMORY)
+        self.last = (residual, flat_image)
+        if not self.count:
+            return image
+        kept = np.arange(self.count) if self.count < ANDERSON_MEMORY else slice(None)
+        gram = self.gram[kept][:, kept].copy() if self.count < ANDERSON_MEMORY else self.gram.copy()
+        # A relative ridge keeps the small system solvable when differences repeat.
+        gram[np.diag_indices_from(gram)] += 1e-10 * float(np.trace(gram)) + np.finfo(float).tiny
+        weights = np.linalg.solve(gram, self.residuals[kept] @ residual)
+        accelerated = flat_image - weights @ self.images[kept]
+        parts, offset = [], 0
+        for part in image:
+            piece = accelerated[offset:offset + part.size].reshape(part.shape)
+            parts.append((piece + piece.T) / 2 if part.ndim == 2 else piece)  # Z and V stay symmetric
+            offset += part.size
+        return tuple(parts)
 
 
 def relative_gap(objective: float, lower_bound: float, num_queries: int) -> float:

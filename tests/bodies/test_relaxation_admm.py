@@ -14,7 +14,14 @@ import pytest
 import projmech as pm
 from oracles import project_simplex, relaxation_reference
 from projmech.bodies import MomentEncoding, project_to_relaxation
-from projmech.bodies._relaxation_admm import _ContrastModel, _simplex_projection, admm_projection, one_hot_lift
+from projmech.bodies import _relaxation_admm as relaxation_admm
+from projmech.bodies._relaxation_admm import (
+    _Anderson,
+    _ContrastModel,
+    _simplex_projection,
+    admm_projection,
+    one_hot_lift,
+)
 from projmech.solve import Status
 
 DOMAINS = {
@@ -87,7 +94,11 @@ def test_adjoints_are_adjoint(name):
 @pytest.mark.filterwarnings("ignore::projmech.bodies.NegativeCellsWarning")
 @pytest.mark.parametrize("name", DOMAINS)
 @pytest.mark.parametrize("relaxation", ["sdp+local", "sdp"])
-def test_admm_matches_the_cvxpy_reference_within_its_certificate(name, relaxation):
+@pytest.mark.parametrize("accelerated_after", [None, 10])
+def test_admm_matches_the_cvxpy_reference_within_its_certificate(name, relaxation, accelerated_after, monkeypatch):
+    """Also with Anderson's acceleration from the tenth iteration, where these small problems reach it."""
+    if accelerated_after is not None:
+        monkeypatch.setattr(relaxation_admm, "ANDERSON_AFTER", accelerated_after)
     domain = DOMAINS[name]
     rng = np.random.default_rng(3)
     for _ in range(3):
@@ -329,3 +340,30 @@ def test_admm_runs_on_one_blas_thread(monkeypatch):
     with threadpool_limits(2, user_api="blas"):
         relaxation_admm.admm_projection(domain, y)
     assert seen and all(threads == {1} for threads in seen), seen
+
+
+def test_anderson_reaches_the_fixed_point_of_a_linear_contraction_far_sooner():
+    """On ``x -> M x + b`` in 6 dimensions (contraction 0.95), the extrapolated steps reach the
+    solution of ``(I - M) x = b`` within 10 steps (exactly, in exact arithmetic, once the memory
+    spans the space); the plain steps are still more than half as far as at the start."""
+    rng = np.random.default_rng(0)
+    basis, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    M = basis @ np.diag(np.linspace(-0.5, 0.95, 6)) @ basis.T
+    b = rng.normal(size=6)
+    fixed = np.linalg.solve(np.eye(6) - M, b)
+    anderson, x, plain = _Anderson(), np.zeros(6), np.zeros(6)
+    for _ in range(10):
+        (x,) = anderson.next((x,), (M @ x + b,))
+        plain = M @ plain + b
+    assert np.linalg.norm(x - fixed) <= 1e-10 * np.linalg.norm(fixed)
+    assert np.linalg.norm(plain - fixed) >= 0.5 * np.linalg.norm(fixed)
+
+
+def test_anderson_takes_the_plain_step_and_forgets_after_a_residual_far_above_its_smallest():
+    anderson = _Anderson()
+    anderson.next((np.zeros(3),), (np.ones(3),))
+    accelerated = anderson.next((np.ones(3),), (np.full(3, 1.5),))
+    assert anderson.count == 1 and not np.allclose(accelerated[0], 1.5)  # extrapolated
+    image = np.full(3, 1e3)
+    (after,) = anderson.next((np.zeros(3),), (image,))  # a residual 2,000 times the smallest
+    assert anderson.count == 0 and np.array_equal(after, image)
