@@ -37,9 +37,9 @@ from typing import Any
 import _common as bench
 import numpy as np
 import pandas as pd
+from _public_tables import PUBLIC_TABLES, public_table
 
 import projmech as pm
-from _public_tables import PUBLIC_TABLES, public_table
 
 ADULT10 = ("age", "workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex",
            "native-country", "income>50K")
