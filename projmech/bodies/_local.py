@@ -42,6 +42,15 @@ _CHECK_EVERY = 10
 #: tolerance, raises :class:`LocalError`): 300 iterations.
 _STALLED_CHECKS = 30
 
+#: Arrays of fewer cells are summed by numpy, larger ones as products with ones.
+_SMALL = 4096
+
+#: Tables of this many cells on average are projected onto their simplices one by one.
+_LARGE_TABLES = 1024
+
+#: Newton steps on one table's simplex threshold before an exact sort (a handful suffice).
+_NEWTON_STEPS = 64
+
 #: The certificate's tolerance on the disagreement of two tables' shared marginals (and of a
 #: table's sum from 1) of the released point: it is consistent by construction, up to rounding.
 _CONSISTENCY_TOL = 1e-9
@@ -161,7 +170,11 @@ class LocalResult(SolveResult):
 
 
 class _Problem:
-    """The projection's data over the tables' cells: each table's weight ``W_T`` and mean target ``ybar_T``."""
+    """The projection's data over the tables' cells: each table's weight ``W_T`` and mean target ``ybar_T``.
+
+    Every pass over the cells writes into buffers held here, allocated once: a fresh array of the
+    cells costs more than the arithmetic on it (its pages are faulted in on each allocation).
+    """
 
     def __init__(self, model: LocalTables, y: np.ndarray) -> None:
         self.model = model
@@ -179,7 +192,15 @@ class _Problem:
         self.target /= self.cell_weight
         self.lengths = lengths.astype(float)
         self.uniform = 1.0 / np.repeat(self.lengths, lengths)
+        self.owner = np.repeat(np.arange(count), lengths)  # each cell's table
         self._thresholds: np.ndarray | None = None
+        self._unit = np.ones(count)
+        self._ones: dict[int, np.ndarray] = {}
+        # Buffers: dual_tables' pair (valid until its next call) and the simplex's input and mask.
+        self._orthogonal = np.empty(model.cells)
+        self._tables = np.empty(model.cells)
+        self._scratch = np.empty(model.cells)
+        self._mask = np.empty(model.cells, dtype=bool)
         # The answers' part the tables cannot reach: sum_t ||y_t||^2 - sum_T W_T ||ybar_T||^2, halved.
         constant_part = np.zeros(0) if model.constant_rows.size == 0 else y[model.constant_rows] - model.constants
         reachable = np.concatenate([y[row:row + model.starts[t + 1] - model.starts[t]] for t, row, _ in model.terms]) \
@@ -200,19 +221,34 @@ class _Problem:
         """Each table's sum of ``values`` (a segmented sum over the contiguous tables)."""
         return np.add.reduceat(values, self.model.starts[:-1])
 
-    def spread(self, per_table: np.ndarray) -> np.ndarray:
-        """One value per table repeated over the table's cells."""
-        return np.repeat(per_table, self.counts)
+    def spread(self, per_table: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """One value per table repeated over the table's cells (into ``out`` where given)."""
+        if out is None:
+            return np.repeat(per_table, self.counts)
+        return np.take(per_table, self.owner, out=out)
 
-    def simplex(self, values: np.ndarray) -> np.ndarray:
-        """Each table projected onto its simplex by Michelot's method, all tables at once, warm-started."""
+    def simplex(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Each table projected onto its simplex by Michelot's method, warm-started (into ``out``, not
+        ``values``, where given): table by table where tables are large, else all tables at once."""
+        out = np.empty_like(values) if out is None else out
+        if self.model.cells >= _LARGE_TABLES * self.lengths.size:
+            starts, previous = self.model.starts, self._thresholds
+            thresholds = np.empty(self.lengths.size)
+            for table in range(thresholds.size):
+                thresholds[table] = _simplex_threshold(values[starts[table]:starts[table + 1]],
+                                                       out[starts[table]:starts[table + 1]],
+                                                       None if previous is None else float(previous[table]))
+            self._thresholds = thresholds
+            return out
         threshold = (self.table_sums(values) - 1.0) / self.lengths
         if self._thresholds is not None:
-            excess = self.table_sums(np.maximum(values - self.spread(self._thresholds), 0.0)) - 1.0
+            np.subtract(values, self.spread(self._thresholds, out), out=out)
+            np.maximum(out, 0.0, out=out)
+            excess = self.table_sums(out) - 1.0
             threshold = np.where(excess >= 0.0, np.maximum(self._thresholds, threshold), threshold)
-        index = np.flatnonzero(values > self.spread(threshold))
+        index = np.flatnonzero(np.greater(values, self.spread(threshold, out), out=self._mask))
         kept = values[index]
-        owner = np.searchsorted(self.model.starts, index, side="right") - 1
+        owner = self.owner[index]
         count = threshold.size
         members = np.bincount(owner, minlength=count)
         while True:
@@ -224,10 +260,34 @@ class _Problem:
             kept, owner = kept[keep], owner[keep]
             members = np.bincount(owner, minlength=count)
         self._thresholds = threshold
-        return np.maximum(values - self.spread(threshold), 0.0)
+        np.subtract(values, self.spread(threshold, out), out=out)
+        return np.maximum(out, 0.0, out=out)
 
-    def consistent(self, values: np.ndarray, metric: np.ndarray, total: float) -> np.ndarray:
-        """The projection of ``values`` onto consistent tables summing to ``total``, in the weighted norm."""
+    def _summed(self, array: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        """``array`` summed over ``axes``, one axis at a time as a product with ones (BLAS reads the
+        cells once, several times faster than numpy's sum over a short inner axis); small arrays by
+        numpy's sum, which costs fewer Python steps."""
+        if array.size < _SMALL:
+            return array.sum(axis=axes)
+        for axis in sorted(axes, reverse=True):
+            shape = array.shape
+            size, before, after = shape[axis], math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+            ones = self._ones.get(size)
+            if ones is None:
+                ones = self._ones[size] = np.ones(size)
+            if after == 1:
+                summed = array.reshape(before, size) @ ones
+            elif before == 1:
+                summed = ones @ array.reshape(size, after)
+            else:
+                summed = ones.reshape(1, size) @ array.reshape(before, size, after)
+            array = summed.reshape(shape[:axis] + shape[axis + 1:])
+        return array
+
+    def _corrections(self, values: np.ndarray, metric: np.ndarray, total: float
+                     ) -> list[tuple[list[np.ndarray], float]]:
+        """What :meth:`consistent` adds to each table: corrections on its largest shared sets, shaped to
+        broadcast over the table, and a constant."""
         model = self.model
         plans = model.plans()
         components: list[list[np.ndarray]] = []
@@ -238,7 +298,7 @@ class _Problem:
             marginals: list[np.ndarray] = []
             for origin, axes in zip(plan.source, plan.source_axes):
                 outer = table if origin < 0 else marginals[origin]
-                marginals.append(outer.sum(axis=axes) if axes else outer)
+                marginals.append(self._summed(outer, axes) if axes else outer)
             table_total = float(marginals[-1].sum()) if marginals else float(table.sum())
             totals.append(table_total)
             own = []
@@ -248,44 +308,77 @@ class _Problem:
                 component = plan.sizes[position] * marginals[position]
                 for inner, sign, shape in plan.mobius[position]:
                     if inner < 0:
-                        component = component + sign * table_total
+                        component += sign * table_total
                     else:
-                        component = component + sign * plan.sizes[inner] * marginals[inner].reshape(shape)
+                        component += sign * plan.sizes[inner] * marginals[inner].reshape(shape)
                 own.append(component)
                 if subset not in averages:
-                    averages[subset] = [0.0, 0.0]
-                averages[subset][0] = averages[subset][0] + weight * component
-                averages[subset][1] += weight
+                    averages[subset] = [weight * component, weight]
+                else:
+                    averages[subset][0] += weight * component
+                    averages[subset][1] += weight
             components.append(own)
-        result = values.copy()
+        corrections = []
         for index, plan in enumerate(plans):
-            table = model.table(result, index)
             changes = [(averages[subset][0] / averages[subset][1] - components[index][position]) / plan.cells
                        for position, subset in enumerate(plan.subsets)]
-            shift = (total - totals[index]) / plan.cells
             for position in range(len(changes) - 1, -1, -1):  # smallest first, into the largest sets
                 if plan.sink[position] >= 0:
-                    changes[plan.sink[position]] = changes[plan.sink[position]] + changes[position].reshape(
-                        plan.sink_shape[position])
-            added = False
-            for position, change in enumerate(changes):
-                if plan.sink[position] < 0:
-                    if not added:
-                        change = change + shift  # the sum's correction rides on the first addition
-                        added = True
-                    table += change.reshape(plan.sink_shape[position])
-            if not added:
-                table += shift
-        return result
+                    changes[plan.sink[position]] += changes[position].reshape(plan.sink_shape[position])
+            parts = [change.reshape(plan.sink_shape[position]) for position, change in enumerate(changes)
+                     if plan.sink[position] < 0]
+            corrections.append((parts, (total - totals[index]) / plan.cells))
+        return corrections
 
-    def orthogonal(self, values: np.ndarray) -> np.ndarray:
-        """The part of ``values`` orthogonal to the consistent directions."""
-        return values - self.consistent(values, np.ones(self.lengths.size), 0.0)
+    def consistent(self, values: np.ndarray, metric: np.ndarray, total: float, out: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """The projection of ``values`` onto consistent tables summing to ``total``, in the weighted norm
+        (into ``out`` where given)."""
+        corrections = self._corrections(values, metric, total)
+        if out is None:
+            out = values.copy()
+        else:
+            np.copyto(out, values)
+        for index, (parts, shift) in enumerate(corrections):
+            table = self.model.table(out, index)
+            if parts:
+                parts[0] = parts[0] + shift  # the sum's correction rides on the first addition
+                for part in parts:
+                    table += part
+            else:
+                table += shift
+        return out
+
+    def orthogonal(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The part of ``values`` orthogonal to the consistent directions (into ``out`` where given).
+
+        ``values`` minus its consistent part rather than minus the corrections themselves: rounded
+        alike, the dual's certificate reaches a gap some 30 times smaller.
+        """
+        out = self.consistent(values, self._unit, 0.0, out)
+        return np.subtract(values, out, out=out)
 
     def dual_tables(self, multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there."""
-        orthogonal = self.orthogonal(multipliers)
-        return orthogonal, self.simplex(self.target - orthogonal / self.cell_weight)
+        """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there (both
+        buffers of this problem, overwritten by the next call)."""
+        orthogonal = self.orthogonal(multipliers, self._orthogonal)
+        np.divide(orthogonal, self.cell_weight, out=self._scratch)
+        np.subtract(self.target, self._scratch, out=self._scratch)
+        return orthogonal, self.simplex(self._scratch, self._tables)
+
+    def negative_dual(self, multipliers: np.ndarray) -> tuple[float, np.ndarray]:
+        """Minus the dual at ``multipliers`` and its gradient (a new array)."""
+        orthogonal, tables = self.dual_tables(multipliers)
+        # The terms cell by cell and then their (pairwise) sum: separate sums of the two parts
+        # cancel, and the line search's comparisons of nearby values then stall.
+        terms = np.subtract(tables, self.target, out=self._scratch)
+        np.multiply(terms, terms, out=terms)
+        terms *= self.cell_weight
+        terms *= 0.5
+        gradient = np.multiply(orthogonal, tables)
+        terms += gradient
+        value = float(np.sum(terms)) + self.offset - float(orthogonal @ self.uniform)
+        return -value, np.subtract(self.uniform, self.orthogonal(tables, gradient), out=gradient)
 
     def lower_bound(self, multipliers: np.ndarray) -> float:
         """A lower bound on the optimum from the dual at ``multipliers``, lowered for rounding so that it
@@ -546,12 +639,6 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
     best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far
     iterations = [0]
 
-    def negative_dual(point: np.ndarray) -> tuple[float, np.ndarray]:
-        multipliers, tables = problem.dual_tables(point)
-        value = float(np.sum(0.5 * problem.cell_weight * (tables - problem.target) ** 2 + multipliers * tables))
-        value += problem.offset - float(multipliers @ problem.uniform)
-        return -value, -(problem.orthogonal(tables) - problem.uniform)
-
     stalled = [0]  # certificates in a row that did not improve on the best gap
 
     def certify(multipliers: np.ndarray) -> bool:
@@ -581,7 +668,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
         # threads do not speed up (on a loaded machine, OpenBLAS's waiting threads slow them);
         # one thread also rounds alike on every machine.
         with one_blas_thread():
-            last = _lbfgs(negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
+            last = _lbfgs(problem.negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
         if iterations[0] % _CHECK_EVERY:
             certify(last)
     gap, lower, released, multipliers = best
@@ -613,6 +700,7 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
     changes: list[np.ndarray] = []
     differences: list[np.ndarray] = []
     inverses: list[float] = []
+    spare = [np.empty_like(point), np.empty_like(point)]  # the next pair's arrays, recycled from the oldest
     direction = np.empty_like(point)
     coefficients = np.empty(memory)
     for iteration in range(1, max_iterations + 1):
@@ -637,22 +725,21 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
                 break
         length, doubled, halved = 1.0, False, False
         while True:
-            candidate = point + length * direction
+            candidate = _step(point, length, direction)
             new_value, new_gradient = function(candidate)
             if new_value <= value + 1e-4 * length * slope:
-                change = new_gradient - gradient
                 # Doubling only before any halving: a search that halved once and then doubled
                 # again ping-ponged between two lengths forever (a slope of -1e-26, where
                 # rounding decides Armijo's test, on an adaptive mechanism's estimate).
                 if (not changes and not halved and length < 2.0**40
-                        and ddot(change, change) <= 1e-16 * ddot(gradient, gradient)):
+                        and _squared_distance(new_gradient, gradient, spare[1]) <= 1e-16 * ddot(gradient, gradient)):
                     length *= 2.0  # a linear piece: try a longer step
                     doubled = True
                     continue
                 break
             if doubled:  # the doubling went one step too far: take the last step that gained
                 length /= 2.0
-                candidate = point + length * direction
+                candidate = _step(point, length, direction)
                 new_value, new_gradient = function(candidate)
                 break
             length /= 2.0
@@ -665,14 +752,16 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
                 inverses.clear()
                 np.multiply(gradient, -1.0 / curvature, out=direction)
                 slope, restarted, length, halved = ddot(gradient, direction), True, 1.0, False
-        change, difference = candidate - point, new_gradient - gradient
+        change = np.subtract(candidate, point, out=spare[0])
+        difference = np.subtract(new_gradient, gradient, out=spare[1])
         product = ddot(change, difference)
         if (product > 1e-12 * math.sqrt(ddot(change, change) * ddot(difference, difference))
                 and ddot(difference, difference) > 1e-16 * ddot(new_gradient, new_gradient)):
             if len(changes) == memory:
-                changes.pop(0)
-                differences.pop(0)
+                spare = [changes.pop(0), differences.pop(0)]
                 inverses.pop(0)
+            else:
+                spare = [np.empty_like(point), np.empty_like(point)]
             changes.append(change)
             differences.append(difference)
             inverses.append(1.0 / product)
@@ -680,6 +769,51 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
         if on_iteration(iteration, point):
             break
     return point
+
+
+def _simplex_threshold(values: np.ndarray, out: np.ndarray, start: float | None) -> float:
+    """The threshold ``t`` with ``sum(max(values - t, 0)) = 1``, ``out`` set to ``max(values - t, 0)``.
+
+    Newton's method on that piecewise-linear convex decreasing sum, from ``start`` (the last
+    evaluation's threshold, close) or from the mean's threshold (below): from the right one step
+    lands at or left of ``t``, from the left it is Michelot's method, rising to ``t``; where two
+    thresholds in a row keep as many cells the set is the same and the second is exact. An exact
+    sort where rounding keeps it from settling.
+    """
+    size = values.size
+    threshold = (float(values.sum()) - 1.0) / size if start is None else start
+    members = -1
+    for _ in range(_NEWTON_STEPS):
+        np.subtract(values, threshold, out=out)
+        np.maximum(out, 0.0, out=out)
+        count = int(np.count_nonzero(out))
+        if count == members:
+            return threshold
+        members = count
+        if count == 0:  # above every cell: restart from the mean's threshold, below them all
+            threshold = (float(values.sum()) - 1.0) / size
+        else:
+            threshold += (float(out.sum()) - 1.0) / count
+    ordered = np.sort(values)[::-1]
+    sums = np.cumsum(ordered) - 1.0
+    rank = int(np.flatnonzero(ordered * np.arange(1, size + 1) > sums)[-1])
+    threshold = float(sums[rank]) / (rank + 1)
+    np.subtract(values, threshold, out=out)
+    np.maximum(out, 0.0, out=out)
+    return threshold
+
+
+def _step(point: np.ndarray, length: float, direction: np.ndarray) -> np.ndarray:
+    """``point + length * direction``, a new array."""
+    candidate = np.multiply(direction, length)
+    candidate += point
+    return candidate
+
+
+def _squared_distance(first: np.ndarray, second: np.ndarray, scratch: np.ndarray) -> float:
+    """``||first - second||^2``, through ``scratch``."""
+    np.subtract(first, second, out=scratch)
+    return ddot(scratch, scratch)
 
 
 def _nonnegative(problem: _Problem, z: np.ndarray) -> np.ndarray:
