@@ -51,6 +51,10 @@ _LARGE_TABLES = 1024
 #: Newton steps on one table's simplex threshold before an exact sort (a handful suffice).
 _NEWTON_STEPS = 64
 
+#: Alternating projections (negative cells to 0, then onto consistent tables) before the
+#: released point's mix with the uniform tables.
+_REPAIR_STEPS = 5
+
 #: The certificate's tolerance on the disagreement of two tables' shared marginals (and of a
 #: table's sum from 1) of the released point: it is consistent by construction, up to rounding.
 _CONSISTENCY_TOL = 1e-9
@@ -196,6 +200,7 @@ class _Problem:
         self._thresholds: np.ndarray | None = None
         self._unit = np.ones(count)
         self._ones: dict[int, np.ndarray] = {}
+        self._group_list: list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]] | None = None
         # Buffers: dual_tables' pair (valid until its next call) and the simplex's input and mask.
         self._orthogonal = np.empty(model.cells)
         self._tables = np.empty(model.cells)
@@ -284,48 +289,60 @@ class _Problem:
             array = summed.reshape(shape[:axis] + shape[axis + 1:])
         return array
 
+    def _groups(self) -> list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]]:
+        """Each shared set's tables: their indices, (table, position in its plan) and one over their cells."""
+        if self._group_list is None:
+            plans = self.model.plans()
+            members: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+            for index, plan in enumerate(plans):
+                for position, subset in enumerate(plan.subsets):
+                    members.setdefault(subset, []).append((index, position))
+            self._group_list = [
+                (np.array([index for index, _ in rows]), rows,
+                 1.0 / np.array([plans[index].cells for index, _ in rows], dtype=float))
+                for rows in members.values()]
+        return self._group_list
+
     def _corrections(self, values: np.ndarray, metric: np.ndarray, total: float
                      ) -> list[tuple[list[np.ndarray], float]]:
         """What :meth:`consistent` adds to each table: corrections on its largest shared sets, shaped to
-        broadcast over the table, and a constant."""
+        broadcast over the table, and a constant.
+
+        A table's component on a shared set ``A`` (times ``|T|``) is its marginal on ``A`` times
+        ``n_a I - J_a`` along each of ``A``'s axes (``sum over B in A of (-1)^|A\\B| |B| m_B``);
+        the tables holding ``A`` are stacked, averaged and corrected together, set by set rather
+        than table by table.
+        """
         model = self.model
         plans = model.plans()
-        components: list[list[np.ndarray]] = []
+        taken: list[list[np.ndarray]] = []
         totals: list[float] = []
-        averages: dict[tuple[int, ...], list[Any]] = {}
         for index, plan in enumerate(plans):
             table = model.table(values, index)
             marginals: list[np.ndarray] = []
             for origin, axes in zip(plan.source, plan.source_axes):
                 outer = table if origin < 0 else marginals[origin]
                 marginals.append(self._summed(outer, axes) if axes else outer)
-            table_total = float(marginals[-1].sum()) if marginals else float(table.sum())
-            totals.append(table_total)
-            own = []
-            weight = metric[index] / plan.cells
-            for position, subset in enumerate(plan.subsets):
-                # |T| times the table's component on A: sum over B in A of (-1)^|A\B| |B| m_B.
-                component = plan.sizes[position] * marginals[position]
-                for inner, sign, shape in plan.mobius[position]:
-                    if inner < 0:
-                        component += sign * table_total
-                    else:
-                        component += sign * plan.sizes[inner] * marginals[inner].reshape(shape)
-                own.append(component)
-                if subset not in averages:
-                    averages[subset] = [weight * component, weight]
-                else:
-                    averages[subset][0] += weight * component
-                    averages[subset][1] += weight
-            components.append(own)
+            totals.append(float(marginals[-1].sum()) if marginals else float(table.sum()))
+            taken.append(marginals)
+        changes: list[list[Any]] = [[None] * len(plan.subsets) for plan in plans]
+        for tables, rows, scale in self._groups():
+            stacked = np.stack([taken[index][position] for index, position in rows])
+            for axis in range(1, stacked.ndim):  # no division: (n_a I - J_a) along each axis
+                stacked = stacked.shape[axis] * stacked - stacked.sum(axis=axis, keepdims=True)
+            weights = metric[tables] * scale
+            average = np.tensordot(weights, stacked, axes=1) / weights.sum()
+            stacked -= average
+            stacked *= -scale.reshape((-1,) + (1,) * (stacked.ndim - 1))
+            for row, (index, position) in enumerate(rows):
+                changes[index][position] = stacked[row]
         corrections = []
         for index, plan in enumerate(plans):
-            changes = [(averages[subset][0] / averages[subset][1] - components[index][position]) / plan.cells
-                       for position, subset in enumerate(plan.subsets)]
-            for position in range(len(changes) - 1, -1, -1):  # smallest first, into the largest sets
+            own = changes[index]
+            for position in range(len(own) - 1, -1, -1):  # smallest first, into the largest sets
                 if plan.sink[position] >= 0:
-                    changes[plan.sink[position]] += changes[position].reshape(plan.sink_shape[position])
-            parts = [change.reshape(plan.sink_shape[position]) for position, change in enumerate(changes)
+                    own[plan.sink[position]] += own[position].reshape(plan.sink_shape[position])
+            parts = [change.reshape(plan.sink_shape[position]) for position, change in enumerate(own)
                      if plan.sink[position] < 0]
             corrections.append((parts, (total - totals[index]) / plan.cells))
         return corrections
@@ -643,8 +660,8 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
 
     def certify(multipliers: np.ndarray) -> bool:
         orthogonal, tables = problem.dual_tables(multipliers)  # shared by the release and the bound
-        released = _nonnegative(problem, problem.consistent(tables, problem.weight, 1.0))
-        upper, lower = problem.objective(released), problem.bound_at(orthogonal, tables)
+        lower = problem.bound_at(orthogonal, tables)
+        released, upper = _released(problem, tables)
         gap = max(upper - lower, 0.0)
         if not best or gap < best[0]:
             best[:] = [gap, lower, released, multipliers]
@@ -814,6 +831,32 @@ def _squared_distance(first: np.ndarray, second: np.ndarray, scratch: np.ndarray
     """``||first - second||^2``, through ``scratch``."""
     np.subtract(first, second, out=scratch)
     return ddot(scratch, scratch)
+
+
+def _released(problem: _Problem, tables: np.ndarray) -> tuple[np.ndarray, float]:
+    """Consistent non-negative tables near ``tables`` and their objective.
+
+    ``tables`` projected onto consistent tables, then mixed with the uniform tables just enough
+    that no cell is negative; and the same after a few alternating projections (negative cells
+    set to 0, then the tables projected onto consistent ones again), which shrink the negative
+    cells first: the mix with the uniform tables moves every cell, and a cell of a large table,
+    of uniform value ``1/|T|``, needs a large share to lift even a small negative value. The
+    better of the two (the first is what the certificate would release without the second).
+    """
+    consistent = problem.consistent(tables, problem.weight, 1.0)
+    released = _nonnegative(problem, consistent)
+    upper = problem.objective(released)
+    if released is consistent:
+        return released, upper
+    repaired = consistent
+    for _ in range(_REPAIR_STEPS):
+        np.maximum(repaired, 0.0, out=repaired)
+        repaired = problem.consistent(repaired, problem.weight, 1.0, repaired)
+        if float(repaired.min()) >= 0.0:
+            break
+    repaired = _nonnegative(problem, repaired)
+    value = problem.objective(repaired)
+    return (repaired, value) if value < upper else (released, upper)
 
 
 def _nonnegative(problem: _Problem, z: np.ndarray) -> np.ndarray:
