@@ -403,20 +403,30 @@ class _Problem:
         return self.bound_at(*self.dual_tables(multipliers))
 
     def bound_at(self, orthogonal: np.ndarray, point: np.ndarray) -> float:
-        """:meth:`lower_bound` from :meth:`dual_tables`' pair, for a caller that has it already."""
-        leftover = orthogonal - self.orthogonal(orthogonal)  # rounding along the consistent directions
+        """:meth:`lower_bound` from :meth:`dual_tables`' pair, for a caller that has it already (the
+        arithmetic of each term as written in the theory, in place: the same roundings)."""
         starts = self.model.starts[:-1]
+        work = self.orthogonal(orthogonal, self._scratch)
+        leftover = np.subtract(orthogonal, work, out=work)  # rounding along the consistent directions
         spread = float(np.sum(np.maximum.reduceat(leftover, starts) - np.minimum.reduceat(leftover, starts)))
-        gradient = self.cell_weight * (point - self.target) + orthogonal
-        terms = 0.5 * self.cell_weight * (point - self.target) ** 2 + orthogonal * point
+        difference = np.subtract(point, self.target, out=work)
+        gradient = np.multiply(self.cell_weight, difference)
+        gradient += orthogonal
+        # terms = (1/2) W (p - ybar)^2 + lambda p, cell by cell
+        terms = np.multiply(difference, difference, out=work)
+        terms *= self.cell_weight
+        terms *= 0.5
+        products = np.multiply(orthogonal, point)
+        terms += products
         inner = self.table_sums(terms)
         # Frank–Wolfe gap of each table's inner problem: <g, p> - min_j g_j.
         lowest = np.minimum.reduceat(gradient, starts)
-        products = gradient * point
+        np.multiply(gradient, point, out=products)
         gaps = np.maximum(self.table_sums(products) - lowest, 0.0)
         shift = float(orthogonal @ self.uniform)
-        magnitude = (float(np.abs(terms).sum()) + float(np.abs(products).sum()) + float(np.abs(lowest).sum())
-                     + float(np.abs(orthogonal) @ self.uniform) + abs(self.offset))
+        magnitude = (float(np.abs(terms, out=terms).sum()) + float(np.abs(products, out=products).sum())
+                     + float(np.abs(lowest).sum()) + float(np.abs(orthogonal, out=gradient) @ self.uniform)
+                     + abs(self.offset))
         rounding = 4.0 * terms.size * np.finfo(float).eps * magnitude
         return float(np.sum(inner - gaps)) - shift + self.offset - spread - rounding
 
