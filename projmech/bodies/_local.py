@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
@@ -721,31 +722,18 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,
            memory: int = 10) -> np.ndarray:
-    """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4)
-    with Armijo backtracking, until ``on_iteration(iteration, point)`` is True; the last point."""
+    """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4,
+    its directions in the compact form of :class:`_Pairs`) with Armijo backtracking, until
+    ``on_iteration(iteration, point)`` is True; the last point."""
     value, gradient = function(point)
-    changes: list[np.ndarray] = []
-    differences: list[np.ndarray] = []
-    inverses: list[float] = []
-    spare = [np.empty_like(point), np.empty_like(point)]  # the next pair's arrays, recycled from the oldest
+    pairs = _Pairs(point.size, memory)
     direction = np.empty_like(point)
-    coefficients = np.empty(memory)
     for iteration in range(1, max_iterations + 1):
-        np.negative(gradient, out=direction)
-        for index in range(len(changes) - 1, -1, -1):
-            coefficients[index] = inverses[index] * ddot(changes[index], direction)
-            daxpy(differences[index], direction, a=-coefficients[index])
-        scale = (1.0 / (inverses[-1] * ddot(differences[-1], differences[-1]))) if changes else 1.0 / curvature
-        direction *= scale
-        for index in range(len(changes)):
-            step = coefficients[index] - inverses[index] * ddot(differences[index], direction)
-            daxpy(changes[index], direction, a=step)
+        pairs.direction(gradient, curvature, direction)
         slope = ddot(gradient, direction)
-        restarted = not changes
+        restarted = pairs.empty
         if not slope < 0.0:  # not a descent direction: restart from the scaled gradient
-            changes.clear()
-            differences.clear()
-            inverses.clear()
+            pairs.clear()
             np.multiply(gradient, -1.0 / curvature, out=direction)
             slope, restarted = ddot(gradient, direction), True
             if slope == 0.0:
@@ -758,8 +746,9 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
                 # Doubling only before any halving: a search that halved once and then doubled
                 # again ping-ponged between two lengths forever (a slope of -1e-26, where
                 # rounding decides Armijo's test, on an adaptive mechanism's estimate).
-                if (not changes and not halved and length < 2.0**40
-                        and _squared_distance(new_gradient, gradient, spare[1]) <= 1e-16 * ddot(gradient, gradient)):
+                if (pairs.empty and not halved and length < 2.0**40
+                        and _squared_distance(new_gradient, gradient, pairs.scratch) <= 1e-16 * ddot(gradient,
+                                                                                                   gradient)):
                     length *= 2.0  # a linear piece: try a longer step
                     doubled = True
                     continue
@@ -774,28 +763,106 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
             if length < 1e-12:
                 if restarted:
                     return point
-                changes.clear()
-                differences.clear()
-                inverses.clear()
+                pairs.clear()
                 np.multiply(gradient, -1.0 / curvature, out=direction)
                 slope, restarted, length, halved = ddot(gradient, direction), True, 1.0, False
-        change = np.subtract(candidate, point, out=spare[0])
-        difference = np.subtract(new_gradient, gradient, out=spare[1])
-        product = ddot(change, difference)
-        if (product > 1e-12 * math.sqrt(ddot(change, change) * ddot(difference, difference))
-                and ddot(difference, difference) > 1e-16 * ddot(new_gradient, new_gradient)):
-            if len(changes) == memory:
-                spare = [changes.pop(0), differences.pop(0)]
-                inverses.pop(0)
-            else:
-                spare = [np.empty_like(point), np.empty_like(point)]
-            changes.append(change)
-            differences.append(difference)
-            inverses.append(1.0 / product)
+        pairs.offer(point, candidate, gradient, new_gradient, length)
         point, value, gradient = candidate, new_value, new_gradient
         if on_iteration(iteration, point):
             break
     return point
+
+
+class _Pairs:
+    """L-BFGS's last ``memory`` pairs ``(s, y)`` in the compact form :cite:p:`NW06` (section 7.2): the
+    pairs are rows of one matrix beside their Gram matrix, so that a direction costs two passes
+    over them (two matrix-vector products) instead of the two-loop recursion's four. The Gram matrix
+    is kept from inner products at hand: a new ``s`` is a multiple of the last direction, a
+    combination of the rows and the gradient; a new ``y``'s products are the difference of the
+    rows' products with two gradients, the second taken by the next direction."""
+
+    def __init__(self, size: int, memory: int) -> None:
+        self.memory = memory
+        self.slots = memory + 1  # one spare: a pair is written before it is accepted
+        self.rows = np.zeros((2 * self.slots, size))  # s of slot i in row i, its y in row slots + i
+        self.gram = np.zeros((2 * self.slots, 2 * self.slots))
+        self.order: list[int] = []  # the slots of the pairs held, oldest first
+        self.spare = 0
+        self.products = np.zeros(2 * self.slots)  # the rows' products with the last gradient
+        self.coefficients = np.zeros(2 * self.slots)  # the last direction: rows^T coefficients + factor g
+        self.factor = 0.0
+        self.pending: tuple[int, np.ndarray] | None = None  # a new y's slot and the rows' products before it
+
+    @property
+    def empty(self) -> bool:
+        return not self.order
+
+    def clear(self) -> None:
+        self.order.clear()
+        self.pending = None
+
+    def direction(self, gradient: np.ndarray, curvature: float, out: np.ndarray) -> np.ndarray:
+        """``-H gradient`` into ``out`` (the scaled gradient where no pair is held)."""
+        products = self.rows @ gradient
+        if self.pending is not None:
+            slot, before = self.pending
+            column = self.slots + slot
+            held = [row for index in self.order if index != slot for row in (index, self.slots + index)]
+            self.gram[held, column] = products[held] - before[held]
+            self.gram[column, held] = self.gram[held, column]
+            self.pending = None
+        self.products = products
+        self.coefficients[:] = 0.0
+        if not self.order:
+            self.factor = -1.0 / curvature
+            return np.multiply(gradient, self.factor, out=out)
+        s_rows = np.array(self.order)
+        y_rows = s_rows + self.slots
+        upper = np.triu(self.gram[np.ix_(s_rows, y_rows)])
+        diagonal = np.diag(upper)
+        yy = self.gram[np.ix_(y_rows, y_rows)]
+        scale = diagonal[-1] / yy[-1, -1]
+        first = scipy.linalg.solve_triangular(upper, products[s_rows])
+        second = scipy.linalg.solve_triangular(upper, diagonal * first + scale * (yy @ first)
+                                               - scale * products[y_rows], trans="T")
+        self.coefficients[s_rows] = -second
+        self.coefficients[y_rows] = scale * first
+        self.factor = -scale
+        np.dot(self.coefficients, self.rows, out=out)
+        daxpy(gradient, out, a=self.factor)
+        return out
+
+    def offer(self, point: np.ndarray, candidate: np.ndarray, gradient: np.ndarray, new_gradient: np.ndarray,
+              length: float) -> None:
+        """Keep the pair of a step of ``length`` along the last direction, where its curvature is
+        positive and measurable."""
+        spare = self.spare
+        change = np.subtract(candidate, point, out=self.rows[spare])
+        difference = np.subtract(new_gradient, gradient, out=self.rows[self.slots + spare])
+        product = ddot(change, difference)
+        changes, differences = ddot(change, change), ddot(difference, difference)
+        if not (product > 1e-12 * math.sqrt(changes * differences)
+                and differences > 1e-16 * ddot(new_gradient, new_gradient)):
+            return
+        held = [row for index in self.order for row in (index, self.slots + index)]
+        column = spare
+        if held:  # the old rows' products with s = length * (rows^T coefficients + factor g)
+            along = self.gram[held] @ self.coefficients + self.factor * self.products[held]
+            self.gram[held, column] = length * along
+            self.gram[column, held] = self.gram[held, column]
+        self.gram[column, column] = changes
+        self.gram[self.slots + column, self.slots + column] = differences
+        self.gram[column, self.slots + column] = self.gram[self.slots + column, column] = product
+        if len(self.order) == self.memory:
+            self.order.pop(0)
+        self.pending = (spare, self.products)
+        self.order.append(spare)
+        self.spare = next(index for index in range(self.slots) if index not in self.order)
+
+    @property
+    def scratch(self) -> np.ndarray:
+        """A vector of the cells free until the next :meth:`offer` (the spare slot's ``y``)."""
+        return self.rows[self.slots + self.spare]
 
 
 def _simplex_threshold(values: np.ndarray, out: np.ndarray, start: float | None) -> float:
