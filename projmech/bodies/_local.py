@@ -27,10 +27,12 @@ __all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local
 
 
 #: Bytes per cell of the tables held at the peak of a projection: L-BFGS's ten pairs of vectors
-#: over the cells, its direction and candidate points, the simplex projection's masks and the
-#: certificate's copies. Measured as peak resident memory above the process's baseline (about
-#: 150 MB) over the cells: 340 (10 x 17 values, all 3-way tables, 589,560 cells) and 376 (Adult,
-#: 10 attributes, all 3-way tables, 443,862 cells); answers and counts included.
+#: over the cells (and a spare pair), its direction and candidate points, the problem's buffers
+#: and each cell's table, and the certificate's copies. Measured as peak resident memory above
+#: the process's baseline (about 150 MB) over the cells: 340 (10 x 17 values, all 3-way tables,
+#: 589,560 cells) and 376 (Adult, 10 attributes, all 3-way tables, 443,862 cells); answers and
+#: counts included. Above the measurements' own memory, about 300 on Adult's 14 attributes
+#: (20,894,536 cells).
 LOCAL_BYTES_PER_CELL = 400
 
 #: L-BFGS iterations before a projection gives up (reported as ``iteration_limit``, never accepted).
