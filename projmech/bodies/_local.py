@@ -203,7 +203,7 @@ class _Problem:
         self._thresholds: np.ndarray | None = None
         self._unit = np.ones(count)
         self._ones: dict[int, np.ndarray] = {}
-        self._group_list: list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]] | None = None
+        self._shared_list: list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]] | None = None
         # Buffers: dual_tables' pair (valid until its next call) and the simplex's input and mask.
         self._orthogonal = np.empty(model.cells)
         self._tables = np.empty(model.cells)
@@ -292,19 +292,19 @@ class _Problem:
             array = summed.reshape(shape[:axis] + shape[axis + 1:])
         return array
 
-    def _groups(self) -> list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]]:
+    def _shared_sets(self) -> list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]]:
         """Each shared set's tables: their indices, (table, position in its plan) and one over their cells."""
-        if self._group_list is None:
+        if self._shared_list is None:
             plans = self.model.plans()
             members: dict[tuple[int, ...], list[tuple[int, int]]] = {}
             for index, plan in enumerate(plans):
                 for position, subset in enumerate(plan.subsets):
                     members.setdefault(subset, []).append((index, position))
-            self._group_list = [
+            self._shared_list = [
                 (np.array([index for index, _ in rows]), rows,
                  1.0 / np.array([plans[index].cells for index, _ in rows], dtype=float))
                 for rows in members.values()]
-        return self._group_list
+        return self._shared_list
 
     def _corrections(self, values: np.ndarray, metric: np.ndarray, total: float
                      ) -> list[tuple[list[np.ndarray], float]]:
@@ -329,7 +329,7 @@ class _Problem:
             totals.append(float(marginals[-1].sum()) if marginals else float(table.sum()))
             taken.append(marginals)
         changes: list[list[Any]] = [[None] * len(plan.subsets) for plan in plans]
-        for tables, rows, scale in self._groups():
+        for tables, rows, scale in self._shared_sets():
             stacked = np.stack([taken[index][position] for index, position in rows])
             for axis in range(1, stacked.ndim):  # no division: (n_a I - J_a) along each axis
                 stacked = stacked.shape[axis] * stacked - stacked.sum(axis=axis, keepdims=True)
