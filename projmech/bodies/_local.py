@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg.blas import daxpy, ddot
 
 from .._threads import one_blas_thread
@@ -26,10 +27,12 @@ __all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local
 
 
 #: Bytes per cell of the tables held at the peak of a projection: L-BFGS's ten pairs of vectors
-#: over the cells, its direction and candidate points, the simplex projection's masks and the
-#: certificate's copies. Measured as peak resident memory above the process's baseline (about
-#: 150 MB) over the cells: 340 (10 x 17 values, all 3-way tables, 589,560 cells) and 376 (Adult,
-#: 10 attributes, all 3-way tables, 443,862 cells); answers and counts included.
+#: over the cells (and a spare pair), its direction and candidate points, the problem's buffers
+#: and each cell's table, and the certificate's copies. Measured as peak resident memory above
+#: the process's baseline (about 150 MB) over the cells: 340 (10 x 17 values, all 3-way tables,
+#: 589,560 cells) and 376 (Adult, 10 attributes, all 3-way tables, 443,862 cells); answers and
+#: counts included. Above the measurements' own memory, about 300 on Adult's 14 attributes
+#: (20,894,536 cells).
 LOCAL_BYTES_PER_CELL = 400
 
 #: L-BFGS iterations before a projection gives up (reported as ``iteration_limit``, never accepted).
@@ -41,6 +44,19 @@ _CHECK_EVERY = 10
 #: Certificates in a row without a better gap after which the projection stops (and, above its
 #: tolerance, raises :class:`LocalError`): 300 iterations.
 _STALLED_CHECKS = 30
+
+#: Arrays of fewer cells are summed by numpy, larger ones as products with ones.
+_SMALL = 4096
+
+#: Tables of this many cells on average are projected onto their simplices one by one.
+_LARGE_TABLES = 1024
+
+#: Newton steps on one table's simplex threshold before an exact sort (a handful suffice).
+_NEWTON_STEPS = 64
+
+#: Alternating projections (negative cells to 0, then onto consistent tables) before the
+#: released point's mix with the uniform tables.
+_REPAIR_STEPS = 5
 
 #: The certificate's tolerance on the disagreement of two tables' shared marginals (and of a
 #: table's sum from 1) of the released point: it is consistent by construction, up to rounding.
@@ -161,7 +177,11 @@ class LocalResult(SolveResult):
 
 
 class _Problem:
-    """The projection's data over the tables' cells: each table's weight ``W_T`` and mean target ``ybar_T``."""
+    """The projection's data over the tables' cells: each table's weight ``W_T`` and mean target ``ybar_T``.
+
+    Every pass over the cells writes into buffers held here, allocated once: a fresh array of the
+    cells costs more than the arithmetic on it (its pages are faulted in on each allocation).
+    """
 
     def __init__(self, model: LocalTables, y: np.ndarray) -> None:
         self.model = model
@@ -179,7 +199,16 @@ class _Problem:
         self.target /= self.cell_weight
         self.lengths = lengths.astype(float)
         self.uniform = 1.0 / np.repeat(self.lengths, lengths)
+        self.owner = np.repeat(np.arange(count), lengths)  # each cell's table
         self._thresholds: np.ndarray | None = None
+        self._unit = np.ones(count)
+        self._ones: dict[int, np.ndarray] = {}
+        self._shared_list: list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]] | None = None
+        # Buffers: dual_tables' pair (valid until its next call) and the simplex's input and mask.
+        self._orthogonal = np.empty(model.cells)
+        self._tables = np.empty(model.cells)
+        self._scratch = np.empty(model.cells)
+        self._mask = np.empty(model.cells, dtype=bool)
         # The answers' part the tables cannot reach: sum_t ||y_t||^2 - sum_T W_T ||ybar_T||^2, halved.
         constant_part = np.zeros(0) if model.constant_rows.size == 0 else y[model.constant_rows] - model.constants
         reachable = np.concatenate([y[row:row + model.starts[t + 1] - model.starts[t]] for t, row, _ in model.terms]) \
@@ -200,19 +229,34 @@ class _Problem:
         """Each table's sum of ``values`` (a segmented sum over the contiguous tables)."""
         return np.add.reduceat(values, self.model.starts[:-1])
 
-    def spread(self, per_table: np.ndarray) -> np.ndarray:
-        """One value per table repeated over the table's cells."""
-        return np.repeat(per_table, self.counts)
+    def spread(self, per_table: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """One value per table repeated over the table's cells (into ``out`` where given)."""
+        if out is None:
+            return np.repeat(per_table, self.counts)
+        return np.take(per_table, self.owner, out=out)
 
-    def simplex(self, values: np.ndarray) -> np.ndarray:
-        """Each table projected onto its simplex by Michelot's method, all tables at once, warm-started."""
+    def simplex(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Each table projected onto its simplex by Michelot's method, warm-started (into ``out``, not
+        ``values``, where given): table by table where tables are large, else all tables at once."""
+        out = np.empty_like(values) if out is None else out
+        if self.model.cells >= _LARGE_TABLES * self.lengths.size:
+            starts, previous = self.model.starts, self._thresholds
+            thresholds = np.empty(self.lengths.size)
+            for table in range(thresholds.size):
+                thresholds[table] = _simplex_threshold(values[starts[table]:starts[table + 1]],
+                                                       out[starts[table]:starts[table + 1]],
+                                                       None if previous is None else float(previous[table]))
+            self._thresholds = thresholds
+            return out
         threshold = (self.table_sums(values) - 1.0) / self.lengths
         if self._thresholds is not None:
-            excess = self.table_sums(np.maximum(values - self.spread(self._thresholds), 0.0)) - 1.0
+            np.subtract(values, self.spread(self._thresholds, out), out=out)
+            np.maximum(out, 0.0, out=out)
+            excess = self.table_sums(out) - 1.0
             threshold = np.where(excess >= 0.0, np.maximum(self._thresholds, threshold), threshold)
-        index = np.flatnonzero(values > self.spread(threshold))
+        index = np.flatnonzero(np.greater(values, self.spread(threshold, out), out=self._mask))
         kept = values[index]
-        owner = np.searchsorted(self.model.starts, index, side="right") - 1
+        owner = self.owner[index]
         count = threshold.size
         members = np.bincount(owner, minlength=count)
         while True:
@@ -224,68 +268,137 @@ class _Problem:
             kept, owner = kept[keep], owner[keep]
             members = np.bincount(owner, minlength=count)
         self._thresholds = threshold
-        return np.maximum(values - self.spread(threshold), 0.0)
+        np.subtract(values, self.spread(threshold, out), out=out)
+        return np.maximum(out, 0.0, out=out)
 
-    def consistent(self, values: np.ndarray, metric: np.ndarray, total: float) -> np.ndarray:
-        """The projection of ``values`` onto consistent tables summing to ``total``, in the weighted norm."""
+    def _summed(self, array: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+        """``array`` summed over ``axes``, one axis at a time as a product with ones (BLAS reads the
+        cells once, several times faster than numpy's sum over a short inner axis); small arrays by
+        numpy's sum, which costs fewer Python steps."""
+        if array.size < _SMALL:
+            return array.sum(axis=axes)
+        for axis in sorted(axes, reverse=True):
+            shape = array.shape
+            size, before, after = shape[axis], math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+            ones = self._ones.get(size)
+            if ones is None:
+                ones = self._ones[size] = np.ones(size)
+            if after == 1:
+                summed = array.reshape(before, size) @ ones
+            elif before == 1:
+                summed = ones @ array.reshape(size, after)
+            else:
+                summed = ones.reshape(1, size) @ array.reshape(before, size, after)
+            array = summed.reshape(shape[:axis] + shape[axis + 1:])
+        return array
+
+    def _shared_sets(self) -> list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]]:
+        """Each shared set's tables: their indices, (table, position in its plan) and one over their cells."""
+        if self._shared_list is None:
+            plans = self.model.plans()
+            members: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+            for index, plan in enumerate(plans):
+                for position, subset in enumerate(plan.subsets):
+                    members.setdefault(subset, []).append((index, position))
+            self._shared_list = [
+                (np.array([index for index, _ in rows]), rows,
+                 1.0 / np.array([plans[index].cells for index, _ in rows], dtype=float))
+                for rows in members.values()]
+        return self._shared_list
+
+    def _corrections(self, values: np.ndarray, metric: np.ndarray, total: float
+                     ) -> list[tuple[list[np.ndarray], float]]:
+        """What :meth:`consistent` adds to each table: corrections on its largest shared sets, shaped to
+        broadcast over the table, and a constant.
+
+        A table's component on a shared set ``A`` (times ``|T|``) is its marginal on ``A`` times
+        ``n_a I - J_a`` along each of ``A``'s axes (``sum over B in A of (-1)^|A\\B| |B| m_B``);
+        the tables holding ``A`` are stacked, averaged and corrected together, set by set rather
+        than table by table.
+        """
         model = self.model
         plans = model.plans()
-        components: list[list[np.ndarray]] = []
+        taken: list[list[np.ndarray]] = []
         totals: list[float] = []
-        averages: dict[tuple[int, ...], list[Any]] = {}
         for index, plan in enumerate(plans):
             table = model.table(values, index)
             marginals: list[np.ndarray] = []
             for origin, axes in zip(plan.source, plan.source_axes):
                 outer = table if origin < 0 else marginals[origin]
-                marginals.append(outer.sum(axis=axes) if axes else outer)
-            table_total = float(marginals[-1].sum()) if marginals else float(table.sum())
-            totals.append(table_total)
-            own = []
-            weight = metric[index] / plan.cells
-            for position, subset in enumerate(plan.subsets):
-                # |T| times the table's component on A: sum over B in A of (-1)^|A\B| |B| m_B.
-                component = plan.sizes[position] * marginals[position]
-                for inner, sign, shape in plan.mobius[position]:
-                    if inner < 0:
-                        component = component + sign * table_total
-                    else:
-                        component = component + sign * plan.sizes[inner] * marginals[inner].reshape(shape)
-                own.append(component)
-                if subset not in averages:
-                    averages[subset] = [0.0, 0.0]
-                averages[subset][0] = averages[subset][0] + weight * component
-                averages[subset][1] += weight
-            components.append(own)
-        result = values.copy()
+                marginals.append(self._summed(outer, axes) if axes else outer)
+            totals.append(float(marginals[-1].sum()) if marginals else float(table.sum()))
+            taken.append(marginals)
+        changes: list[list[Any]] = [[None] * len(plan.subsets) for plan in plans]
+        for tables, rows, scale in self._shared_sets():
+            stacked = np.stack([taken[index][position] for index, position in rows])
+            for axis in range(1, stacked.ndim):  # no division: (n_a I - J_a) along each axis
+                stacked = stacked.shape[axis] * stacked - stacked.sum(axis=axis, keepdims=True)
+            weights = metric[tables] * scale
+            average = np.tensordot(weights, stacked, axes=1) / weights.sum()
+            stacked -= average
+            stacked *= -scale.reshape((-1,) + (1,) * (stacked.ndim - 1))
+            for row, (index, position) in enumerate(rows):
+                changes[index][position] = stacked[row]
+        corrections = []
         for index, plan in enumerate(plans):
-            table = model.table(result, index)
-            changes = [(averages[subset][0] / averages[subset][1] - components[index][position]) / plan.cells
-                       for position, subset in enumerate(plan.subsets)]
-            shift = (total - totals[index]) / plan.cells
-            for position in range(len(changes) - 1, -1, -1):  # smallest first, into the largest sets
+            own = changes[index]
+            for position in range(len(own) - 1, -1, -1):  # smallest first, into the largest sets
                 if plan.sink[position] >= 0:
-                    changes[plan.sink[position]] = changes[plan.sink[position]] + changes[position].reshape(
-                        plan.sink_shape[position])
-            added = False
-            for position, change in enumerate(changes):
-                if plan.sink[position] < 0:
-                    if not added:
-                        change = change + shift  # the sum's correction rides on the first addition
-                        added = True
-                    table += change.reshape(plan.sink_shape[position])
-            if not added:
-                table += shift
-        return result
+                    own[plan.sink[position]] += own[position].reshape(plan.sink_shape[position])
+            parts = [change.reshape(plan.sink_shape[position]) for position, change in enumerate(own)
+                     if plan.sink[position] < 0]
+            corrections.append((parts, (total - totals[index]) / plan.cells))
+        return corrections
 
-    def orthogonal(self, values: np.ndarray) -> np.ndarray:
-        """The part of ``values`` orthogonal to the consistent directions."""
-        return values - self.consistent(values, np.ones(self.lengths.size), 0.0)
+    def consistent(self, values: np.ndarray, metric: np.ndarray, total: float, out: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """The projection of ``values`` onto consistent tables summing to ``total``, in the weighted norm
+        (into ``out`` where given)."""
+        corrections = self._corrections(values, metric, total)
+        if out is None:
+            out = values.copy()
+        else:
+            np.copyto(out, values)
+        for index, (parts, shift) in enumerate(corrections):
+            table = self.model.table(out, index)
+            if parts:
+                parts[0] = parts[0] + shift  # the sum's correction rides on the first addition
+                for part in parts:
+                    table += part
+            else:
+                table += shift
+        return out
+
+    def orthogonal(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The part of ``values`` orthogonal to the consistent directions (into ``out`` where given).
+
+        ``values`` minus its consistent part rather than minus the corrections themselves: rounded
+        alike, the dual's certificate reaches a gap some 30 times smaller.
+        """
+        out = self.consistent(values, self._unit, 0.0, out)
+        return np.subtract(values, out, out=out)
 
     def dual_tables(self, multipliers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there."""
-        orthogonal = self.orthogonal(multipliers)
-        return orthogonal, self.simplex(self.target - orthogonal / self.cell_weight)
+        """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there (both
+        buffers of this problem, overwritten by the next call)."""
+        orthogonal = self.orthogonal(multipliers, self._orthogonal)
+        np.divide(orthogonal, self.cell_weight, out=self._scratch)
+        np.subtract(self.target, self._scratch, out=self._scratch)
+        return orthogonal, self.simplex(self._scratch, self._tables)
+
+    def negative_dual(self, multipliers: np.ndarray) -> tuple[float, np.ndarray]:
+        """Minus the dual at ``multipliers`` and its gradient (a new array)."""
+        orthogonal, tables = self.dual_tables(multipliers)
+        # The terms cell by cell and then their (pairwise) sum: separate sums of the two parts
+        # cancel, and the line search's comparisons of nearby values then stall.
+        terms = np.subtract(tables, self.target, out=self._scratch)
+        np.multiply(terms, terms, out=terms)
+        terms *= self.cell_weight
+        terms *= 0.5
+        gradient = np.multiply(orthogonal, tables)
+        terms += gradient
+        value = float(np.sum(terms)) + self.offset - float(orthogonal @ self.uniform)
+        return -value, np.subtract(self.uniform, self.orthogonal(tables, gradient), out=gradient)
 
     def lower_bound(self, multipliers: np.ndarray) -> float:
         """A lower bound on the optimum from the dual at ``multipliers``, lowered for rounding so that it
@@ -293,20 +406,30 @@ class _Problem:
         return self.bound_at(*self.dual_tables(multipliers))
 
     def bound_at(self, orthogonal: np.ndarray, point: np.ndarray) -> float:
-        """:meth:`lower_bound` from :meth:`dual_tables`' pair, for a caller that has it already."""
-        leftover = orthogonal - self.orthogonal(orthogonal)  # rounding along the consistent directions
+        """:meth:`lower_bound` from :meth:`dual_tables`' pair, for a caller that has it already (the
+        arithmetic of each term as written in the theory, in place: the same roundings)."""
         starts = self.model.starts[:-1]
+        work = self.orthogonal(orthogonal, self._scratch)
+        leftover = np.subtract(orthogonal, work, out=work)  # rounding along the consistent directions
         spread = float(np.sum(np.maximum.reduceat(leftover, starts) - np.minimum.reduceat(leftover, starts)))
-        gradient = self.cell_weight * (point - self.target) + orthogonal
-        terms = 0.5 * self.cell_weight * (point - self.target) ** 2 + orthogonal * point
+        difference = np.subtract(point, self.target, out=work)
+        gradient = np.multiply(self.cell_weight, difference)
+        gradient += orthogonal
+        # terms = (1/2) W (p - ybar)^2 + lambda p, cell by cell
+        terms = np.multiply(difference, difference, out=work)
+        terms *= self.cell_weight
+        terms *= 0.5
+        products = np.multiply(orthogonal, point)
+        terms += products
         inner = self.table_sums(terms)
         # Frank–Wolfe gap of each table's inner problem: <g, p> - min_j g_j.
         lowest = np.minimum.reduceat(gradient, starts)
-        products = gradient * point
+        np.multiply(gradient, point, out=products)
         gaps = np.maximum(self.table_sums(products) - lowest, 0.0)
         shift = float(orthogonal @ self.uniform)
-        magnitude = (float(np.abs(terms).sum()) + float(np.abs(products).sum()) + float(np.abs(lowest).sum())
-                     + float(np.abs(orthogonal) @ self.uniform) + abs(self.offset))
+        magnitude = (float(np.abs(terms, out=terms).sum()) + float(np.abs(products, out=products).sum())
+                     + float(np.abs(lowest).sum()) + float(np.abs(orthogonal, out=gradient) @ self.uniform)
+                     + abs(self.offset))
         rounding = 4.0 * terms.size * np.finfo(float).eps * magnitude
         return float(np.sum(inner - gaps)) - shift + self.offset - spread - rounding
 
@@ -546,18 +669,12 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
     best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far
     iterations = [0]
 
-    def negative_dual(point: np.ndarray) -> tuple[float, np.ndarray]:
-        multipliers, tables = problem.dual_tables(point)
-        value = float(np.sum(0.5 * problem.cell_weight * (tables - problem.target) ** 2 + multipliers * tables))
-        value += problem.offset - float(multipliers @ problem.uniform)
-        return -value, -(problem.orthogonal(tables) - problem.uniform)
-
     stalled = [0]  # certificates in a row that did not improve on the best gap
 
     def certify(multipliers: np.ndarray) -> bool:
         orthogonal, tables = problem.dual_tables(multipliers)  # shared by the release and the bound
-        released = _nonnegative(problem, problem.consistent(tables, problem.weight, 1.0))
-        upper, lower = problem.objective(released), problem.bound_at(orthogonal, tables)
+        lower = problem.bound_at(orthogonal, tables)
+        released, upper = _released(problem, tables)
         gap = max(upper - lower, 0.0)
         if not best or gap < best[0]:
             best[:] = [gap, lower, released, multipliers]
@@ -581,7 +698,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
         # threads do not speed up (on a loaded machine, OpenBLAS's waiting threads slow them);
         # one thread also rounds alike on every machine.
         with one_blas_thread():
-            last = _lbfgs(negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
+            last = _lbfgs(problem.negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
         if iterations[0] % _CHECK_EVERY:
             certify(last)
     gap, lower, released, multipliers = best
@@ -607,52 +724,40 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,
            memory: int = 10) -> np.ndarray:
-    """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4)
-    with Armijo backtracking, until ``on_iteration(iteration, point)`` is True; the last point."""
+    """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4,
+    its directions in the compact form of :class:`_Pairs`) with Armijo backtracking, until
+    ``on_iteration(iteration, point)`` is True; the last point."""
     value, gradient = function(point)
-    changes: list[np.ndarray] = []
-    differences: list[np.ndarray] = []
-    inverses: list[float] = []
+    pairs = _Pairs(point.size, memory)
     direction = np.empty_like(point)
-    coefficients = np.empty(memory)
     for iteration in range(1, max_iterations + 1):
-        np.negative(gradient, out=direction)
-        for index in range(len(changes) - 1, -1, -1):
-            coefficients[index] = inverses[index] * ddot(changes[index], direction)
-            daxpy(differences[index], direction, a=-coefficients[index])
-        scale = (1.0 / (inverses[-1] * ddot(differences[-1], differences[-1]))) if changes else 1.0 / curvature
-        direction *= scale
-        for index in range(len(changes)):
-            step = coefficients[index] - inverses[index] * ddot(differences[index], direction)
-            daxpy(changes[index], direction, a=step)
+        pairs.direction(gradient, curvature, direction)
         slope = ddot(gradient, direction)
-        restarted = not changes
+        restarted = pairs.empty
         if not slope < 0.0:  # not a descent direction: restart from the scaled gradient
-            changes.clear()
-            differences.clear()
-            inverses.clear()
+            pairs.clear()
             np.multiply(gradient, -1.0 / curvature, out=direction)
             slope, restarted = ddot(gradient, direction), True
             if slope == 0.0:
                 break
         length, doubled, halved = 1.0, False, False
         while True:
-            candidate = point + length * direction
+            candidate = _step(point, length, direction)
             new_value, new_gradient = function(candidate)
             if new_value <= value + 1e-4 * length * slope:
-                change = new_gradient - gradient
                 # Doubling only before any halving: a search that halved once and then doubled
                 # again ping-ponged between two lengths forever (a slope of -1e-26, where
                 # rounding decides Armijo's test, on an adaptive mechanism's estimate).
-                if (not changes and not halved and length < 2.0**40
-                        and ddot(change, change) <= 1e-16 * ddot(gradient, gradient)):
+                if (pairs.empty and not halved and length < 2.0**40
+                        and _squared_distance(new_gradient, gradient, pairs.scratch) <= 1e-16 * ddot(gradient,
+                                                                                                   gradient)):
                     length *= 2.0  # a linear piece: try a longer step
                     doubled = True
                     continue
                 break
             if doubled:  # the doubling went one step too far: take the last step that gained
                 length /= 2.0
-                candidate = point + length * direction
+                candidate = _step(point, length, direction)
                 new_value, new_gradient = function(candidate)
                 break
             length /= 2.0
@@ -660,26 +765,177 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
             if length < 1e-12:
                 if restarted:
                     return point
-                changes.clear()
-                differences.clear()
-                inverses.clear()
+                pairs.clear()
                 np.multiply(gradient, -1.0 / curvature, out=direction)
                 slope, restarted, length, halved = ddot(gradient, direction), True, 1.0, False
-        change, difference = candidate - point, new_gradient - gradient
-        product = ddot(change, difference)
-        if (product > 1e-12 * math.sqrt(ddot(change, change) * ddot(difference, difference))
-                and ddot(difference, difference) > 1e-16 * ddot(new_gradient, new_gradient)):
-            if len(changes) == memory:
-                changes.pop(0)
-                differences.pop(0)
-                inverses.pop(0)
-            changes.append(change)
-            differences.append(difference)
-            inverses.append(1.0 / product)
+        pairs.offer(point, candidate, gradient, new_gradient, length)
         point, value, gradient = candidate, new_value, new_gradient
         if on_iteration(iteration, point):
             break
     return point
+
+
+class _Pairs:
+    """L-BFGS's last ``memory`` pairs ``(s, y)`` in the compact form :cite:p:`NW06` (section 7.2): the
+    pairs are rows of one matrix beside their Gram matrix, so that a direction costs two passes
+    over them (two matrix-vector products) instead of the two-loop recursion's four. The Gram matrix
+    is kept from inner products at hand: a new ``s`` is a multiple of the last direction, a
+    combination of the rows and the gradient; a new ``y``'s products are the difference of the
+    rows' products with two gradients, the second taken by the next direction."""
+
+    def __init__(self, size: int, memory: int) -> None:
+        self.memory = memory
+        self.slots = memory + 1  # one spare: a pair is written before it is accepted
+        self.rows = np.zeros((2 * self.slots, size))  # s of slot i in row i, its y in row slots + i
+        self.gram = np.zeros((2 * self.slots, 2 * self.slots))
+        self.order: list[int] = []  # the slots of the pairs held, oldest first
+        self.spare = 0
+        self.products = np.zeros(2 * self.slots)  # the rows' products with the last gradient
+        self.coefficients = np.zeros(2 * self.slots)  # the last direction: rows^T coefficients + factor g
+        self.factor = 0.0
+        self.pending: tuple[int, np.ndarray] | None = None  # a new y's slot and the rows' products before it
+
+    @property
+    def empty(self) -> bool:
+        return not self.order
+
+    def clear(self) -> None:
+        self.order.clear()
+        self.pending = None
+
+    def direction(self, gradient: np.ndarray, curvature: float, out: np.ndarray) -> np.ndarray:
+        """``-H gradient`` into ``out`` (the scaled gradient where no pair is held)."""
+        products = self.rows @ gradient
+        if self.pending is not None:
+            slot, before = self.pending
+            column = self.slots + slot
+            held = [row for index in self.order if index != slot for row in (index, self.slots + index)]
+            self.gram[held, column] = products[held] - before[held]
+            self.gram[column, held] = self.gram[held, column]
+            self.pending = None
+        self.products = products
+        self.coefficients[:] = 0.0
+        if not self.order:
+            self.factor = -1.0 / curvature
+            return np.multiply(gradient, self.factor, out=out)
+        s_rows = np.array(self.order)
+        y_rows = s_rows + self.slots
+        upper = np.triu(self.gram[np.ix_(s_rows, y_rows)])
+        diagonal = np.diag(upper)
+        yy = self.gram[np.ix_(y_rows, y_rows)]
+        scale = diagonal[-1] / yy[-1, -1]
+        first = scipy.linalg.solve_triangular(upper, products[s_rows])
+        second = scipy.linalg.solve_triangular(upper, diagonal * first + scale * (yy @ first)
+                                               - scale * products[y_rows], trans="T")
+        self.coefficients[s_rows] = -second
+        self.coefficients[y_rows] = scale * first
+        self.factor = -scale
+        np.dot(self.coefficients, self.rows, out=out)
+        daxpy(gradient, out, a=self.factor)
+        return out
+
+    def offer(self, point: np.ndarray, candidate: np.ndarray, gradient: np.ndarray, new_gradient: np.ndarray,
+              length: float) -> None:
+        """Keep the pair of a step of ``length`` along the last direction, where its curvature is
+        positive and measurable."""
+        spare = self.spare
+        change = np.subtract(candidate, point, out=self.rows[spare])
+        difference = np.subtract(new_gradient, gradient, out=self.rows[self.slots + spare])
+        product = ddot(change, difference)
+        changes, differences = ddot(change, change), ddot(difference, difference)
+        if not (product > 1e-12 * math.sqrt(changes * differences)
+                and differences > 1e-16 * ddot(new_gradient, new_gradient)):
+            return
+        held = [row for index in self.order for row in (index, self.slots + index)]
+        column = spare
+        if held:  # the old rows' products with s = length * (rows^T coefficients + factor g)
+            along = self.gram[held] @ self.coefficients + self.factor * self.products[held]
+            self.gram[held, column] = length * along
+            self.gram[column, held] = self.gram[held, column]
+        self.gram[column, column] = changes
+        self.gram[self.slots + column, self.slots + column] = differences
+        self.gram[column, self.slots + column] = self.gram[self.slots + column, column] = product
+        if len(self.order) == self.memory:
+            self.order.pop(0)
+        self.pending = (spare, self.products)
+        self.order.append(spare)
+        self.spare = next(index for index in range(self.slots) if index not in self.order)
+
+    @property
+    def scratch(self) -> np.ndarray:
+        """A vector of the cells free until the next :meth:`offer` (the spare slot's ``y``)."""
+        return self.rows[self.slots + self.spare]
+
+
+def _simplex_threshold(values: np.ndarray, out: np.ndarray, start: float | None) -> float:
+    """The threshold ``t`` with ``sum(max(values - t, 0)) = 1``, ``out`` set to ``max(values - t, 0)``.
+
+    Newton's method on that piecewise-linear convex decreasing sum, from ``start`` (the last
+    evaluation's threshold, close) or from the mean's threshold (below): from the right one step
+    lands at or left of ``t``, from the left it is Michelot's method, rising to ``t``; where two
+    thresholds in a row keep as many cells the set is the same and the second is exact. An exact
+    sort where rounding keeps it from settling.
+    """
+    size = values.size
+    threshold = (float(values.sum()) - 1.0) / size if start is None else start
+    members = -1
+    for _ in range(_NEWTON_STEPS):
+        np.subtract(values, threshold, out=out)
+        np.maximum(out, 0.0, out=out)
+        count = int(np.count_nonzero(out))
+        if count == members:
+            return threshold
+        members = count
+        if count == 0:  # above every cell: restart from the mean's threshold, below them all
+            threshold = (float(values.sum()) - 1.0) / size
+        else:
+            threshold += (float(out.sum()) - 1.0) / count
+    ordered = np.sort(values)[::-1]
+    sums = np.cumsum(ordered) - 1.0
+    rank = int(np.flatnonzero(ordered * np.arange(1, size + 1) > sums)[-1])
+    threshold = float(sums[rank]) / (rank + 1)
+    np.subtract(values, threshold, out=out)
+    np.maximum(out, 0.0, out=out)
+    return threshold
+
+
+def _step(point: np.ndarray, length: float, direction: np.ndarray) -> np.ndarray:
+    """``point + length * direction``, a new array."""
+    candidate = np.multiply(direction, length)
+    candidate += point
+    return candidate
+
+
+def _squared_distance(first: np.ndarray, second: np.ndarray, scratch: np.ndarray) -> float:
+    """``||first - second||^2``, through ``scratch``."""
+    np.subtract(first, second, out=scratch)
+    return ddot(scratch, scratch)
+
+
+def _released(problem: _Problem, tables: np.ndarray) -> tuple[np.ndarray, float]:
+    """Consistent non-negative tables near ``tables`` and their objective.
+
+    ``tables`` projected onto consistent tables, then mixed with the uniform tables just enough
+    that no cell is negative; and the same after a few alternating projections (negative cells
+    set to 0, then the tables projected onto consistent ones again), which shrink the negative
+    cells first: the mix with the uniform tables moves every cell, and a cell of a large table,
+    of uniform value ``1/|T|``, needs a large share to lift even a small negative value. The
+    better of the two (the first is what the certificate would release without the second).
+    """
+    consistent = problem.consistent(tables, problem.weight, 1.0)
+    released = _nonnegative(problem, consistent)
+    upper = problem.objective(released)
+    if released is consistent:
+        return released, upper
+    repaired = consistent
+    for _ in range(_REPAIR_STEPS):
+        np.maximum(repaired, 0.0, out=repaired)
+        repaired = problem.consistent(repaired, problem.weight, 1.0, repaired)
+        if float(repaired.min()) >= 0.0:
+            break
+    repaired = _nonnegative(problem, repaired)
+    value = problem.objective(repaired)
+    return (repaired, value) if value < upper else (released, upper)
 
 
 def _nonnegative(problem: _Problem, z: np.ndarray) -> np.ndarray:

@@ -154,9 +154,6 @@ class _TablePlan:
     sizes: tuple[int, ...]  # their cells
     source: tuple[int, ...]  # the set each marginal is summed from (-1: the table itself)
     source_axes: tuple[tuple[int, ...], ...]  # the axes of that source summed out
-    # For each set A, the sets B strictly inside it and the empty set (-1), with the sign
-    # (-1)^|A \ B| and the shape that broadcasts B's marginal over A's.
-    mobius: tuple[tuple[tuple[int, int, tuple[int, ...]], ...], ...]
     sink: tuple[int, ...]  # the largest set each correction is folded into (-1: the table itself)
     sink_shape: tuple[tuple[int, ...], ...]  # the shape broadcasting it over that sink
 
@@ -169,7 +166,7 @@ class _TablePlan:
         def broadcast(inner: tuple[int, ...], outer: tuple[int, ...]) -> tuple[int, ...]:
             return tuple(size_of[a] if a in inner else 1 for a in outer)
 
-        sizes, source, source_axes, mobius, sink, sink_shape = [], [], [], [], [], []
+        sizes, source, source_axes, sink, sink_shape = [], [], [], [], []
         for position, subset in enumerate(inside):
             sizes.append(math.prod(size_of[a] for a in subset))
             containing = [index for index in range(position) if set(subset) < set(inside[index])]
@@ -177,16 +174,12 @@ class _TablePlan:
             outer = attributes if origin < 0 else inside[origin]
             source.append(origin)
             source_axes.append(tuple(axis for axis, a in enumerate(outer) if a not in subset))
-            terms = [(-1, (-1) ** len(subset), tuple(1 for _ in subset))]
-            terms += [(index, (-1) ** (len(subset) - len(smaller)), broadcast(smaller, subset))
-                      for index, smaller in enumerate(inside) if set(smaller) < set(subset)]
-            mobius.append(tuple(terms))
             largest = next((index for index in range(position) if set(subset) < set(inside[index])
                             and inside[index] in maximal), -1)
             sink.append(largest)
             sink_shape.append(broadcast(subset, attributes if largest < 0 else inside[largest]))
-        return cls(math.prod(shape), tuple(inside), tuple(sizes), tuple(source), tuple(source_axes), tuple(mobius),
-                   tuple(sink), tuple(sink_shape))
+        return cls(math.prod(shape), tuple(inside), tuple(sizes), tuple(source), tuple(source_axes), tuple(sink),
+                   tuple(sink_shape))
 
 
 #: Each workload's tables while the workload lives (the body's blocker, memory model and

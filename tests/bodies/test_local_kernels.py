@@ -1,0 +1,121 @@
+"""The local projection's kernels against independent computations: the simplex projection against
+a sort, the consistent tables against a weighted least-squares solve of their constraints, and the
+released point against the plain mix with the uniform tables."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import projmech as pm
+from projmech.bodies import _local as local_module
+from projmech.bodies import local_tables
+
+
+def _sorted_simplex(values):
+    """The Euclidean projection onto the simplex by sorting (Held, Wolfe and Crowder)."""
+    ordered = np.sort(values)[::-1]
+    sums = np.cumsum(ordered) - 1.0
+    rank = np.flatnonzero(ordered - sums / np.arange(1, values.size + 1) > 0)[-1]
+    return np.maximum(values - sums[rank] / (rank + 1), 0.0)
+
+
+def _marginal_matrix(shape, attributes, kept):
+    """The 0/1 matrix summing a table of ``attributes`` (row-major, ``shape``) onto ``kept``."""
+    keep_axes = [attributes.index(a) for a in kept]
+    kept_shape = [shape[axis] for axis in keep_axes]
+    matrix = np.zeros((int(np.prod(kept_shape)), int(np.prod(shape))))
+    for flat, cell in enumerate(itertools.product(*(range(n) for n in shape))):
+        matrix[np.ravel_multi_index([cell[axis] for axis in keep_axes], kept_shape), flat] = 1.0
+    return matrix
+
+
+def _weighted_consistent(model, values, metric, total):
+    """``min sum_T metric_T ||x_T - values_T||^2`` over tables agreeing on every shared marginal and
+    each summing to ``total``, from the constraints' normal equations (least squares)."""
+    blocks = []
+    starts = model.starts
+    for first, second in itertools.combinations(range(len(model.attributes)), 2):
+        shared = sorted(set(model.attributes[first]) & set(model.attributes[second]))
+        if shared:
+            row = np.zeros((int(np.prod([model.shapes[first][model.attributes[first].index(a)] for a in shared])),
+                            model.cells))
+            row[:, starts[first]:starts[first + 1]] = _marginal_matrix(model.shapes[first], model.attributes[first],
+                                                                       shared)
+            row[:, starts[second]:starts[second + 1]] = -_marginal_matrix(model.shapes[second],
+                                                                          model.attributes[second], shared)
+            blocks.append(row)
+    sums = np.zeros((len(model.attributes), model.cells))
+    for index in range(len(model.attributes)):
+        sums[index, starts[index]:starts[index + 1]] = 1.0
+    constraints = np.vstack(blocks + [sums])
+    target = np.concatenate([np.zeros(sum(len(b) for b in blocks)), np.full(len(model.attributes), total)])
+    inverse = 1.0 / np.repeat(metric, np.diff(starts))
+    multipliers = np.linalg.lstsq((constraints * inverse) @ constraints.T, constraints @ values - target, rcond=None)[0]
+    return values - inverse * (constraints.T @ multipliers)
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 300, 5000])
+def test_the_table_by_table_simplex_projection_is_the_sorted_one_from_any_start(size):
+    rng = np.random.default_rng(size)
+    for values in (rng.normal(0, 1, size), rng.normal(0, 1e-3, size), np.round(rng.normal(0, 1, size), 1),
+                   rng.exponential(1.0, size) / size):
+        expected = _sorted_simplex(values)
+        # Below, at and above the cells (a start above them all restarts from the mean's threshold).
+        for start in (None, -10.0, float(np.mean(values)), float(values.max()), float(values.max()) + 5.0, 0.0):
+            out = np.empty(size)
+            threshold = local_module._simplex_threshold(values, out, start)
+            np.testing.assert_allclose(out, expected, atol=1e-13)
+            np.testing.assert_allclose(out, np.maximum(values - threshold, 0.0), atol=1e-13)
+
+
+@pytest.mark.parametrize("large", [0, 10**9])
+def test_both_ways_of_projecting_every_table_onto_its_simplex_agree_with_a_sort(monkeypatch, large):
+    monkeypatch.setattr(local_module, "_LARGE_TABLES", large)  # 0: table by table; 10**9: all at once
+    workload = pm.marginals(pm.Domain(list("abcde"), [3, 4, 2, 5, 3]), 3)
+    model = local_tables(workload)
+    rng = np.random.default_rng(1)
+    problem = local_module._Problem(model, rng.normal(0.02, 0.1, workload.num_queries))
+    for _ in range(3):  # warm-started after the first
+        values = rng.normal(0.01, 0.05, model.cells)
+        projected = problem.simplex(values, np.empty(model.cells))
+        for index in range(len(model.attributes)):
+            np.testing.assert_allclose(model.table(projected, index).ravel(),
+                                       _sorted_simplex(model.table(values, index).ravel()), atol=1e-13)
+
+
+@pytest.mark.parametrize("small", [4096, 0])
+def test_the_consistent_tables_are_the_weighted_least_squares_projection(monkeypatch, small):
+    monkeypatch.setattr(local_module, "_SMALL", small)  # 0: every marginal summed as a product with ones
+    workload = pm.marginals(pm.Domain(list("abcd"), [3, 2, 4, 2]), ways=(1, 2, 3))
+    model = local_tables(workload)
+    rng = np.random.default_rng(2)
+    problem = local_module._Problem(model, rng.normal(0, 1, workload.num_queries))
+    values = rng.normal(0, 1, model.cells)
+    metric = rng.uniform(0.5, 3.0, len(model.attributes))
+    for total in (0.0, 1.0):
+        np.testing.assert_allclose(problem.consistent(values, metric, total),
+                                   _weighted_consistent(model, values, metric, total), atol=1e-12)
+    unit = np.ones(len(model.attributes))
+    np.testing.assert_allclose(problem.orthogonal(values), values - _weighted_consistent(model, values, unit, 0.0),
+                               atol=1e-12)
+
+
+def test_the_released_point_is_consistent_non_negative_and_no_worse_than_the_plain_mix():
+    workload = pm.marginals(pm.Domain(list("abcde"), [3, 4, 2, 5, 3]), 3)
+    model = local_tables(workload)
+    rng = np.random.default_rng(3)
+    problem = local_module._Problem(model, rng.normal(0.02, 0.1, workload.num_queries))
+    tables = problem.simplex(rng.normal(0.0, 0.05, model.cells))
+    released, value = local_module._released(problem, tables)
+    assert model.inconsistency(released) <= 1e-12 and released.min() >= 0.0
+    assert value == problem.objective(released)
+    # The plain mix, from the independent projection onto consistent tables.
+    consistent = _weighted_consistent(model, tables, problem.weight, 1.0)
+    negative = consistent < 0
+    assert negative.any()
+    share = np.max(-consistent[negative] / (problem.uniform[negative] - consistent[negative]))
+    plain = np.maximum((1 - share) * consistent + share * problem.uniform, 0.0)
+    assert value <= problem.objective(plain) * (1 + 1e-12)
