@@ -8,7 +8,9 @@ strategy's measurements, ``strategy``). Rows:
 * ``adult10 identity``, ``adult10 strategy``: Adult's 10 attributes of at most 85 values (443,862 cells);
 * ``10x17 strategy``: 10 attributes of 17 values, 10,000 uniform rows (589,560 cells);
 * ``adult14 strategy``: all 14 of Adult's attributes (20,894,536 cells, about 6 GB at the peak; not
-  run by default; ``--max-iterations`` caps it).
+  run by default; ``--max-iterations`` caps it);
+* ``code500 identity``, ``code500 strategy``: a code column of 500 values and 8 attributes of 8-60
+  values, 135,727 rows from a chain of Dirichlet(0.5) tables (10,347,020 cells; not run by default).
 
 Per row: the projection's seconds (its setup included), L-BFGS iterations, milliseconds per
 iteration and that as a multiple of one pass over the cells (copying them into an allocated
@@ -37,7 +39,10 @@ import projmech as pm
 
 ADULT10 = ("age", "workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex",
            "native-country", "income>50K")
-ROWS = ("adult10 identity", "adult10 strategy", "10x17 strategy", "adult14 strategy")
+ROWS = ("adult10 identity", "adult10 strategy", "10x17 strategy", "adult14 strategy", "code500 identity",
+        "code500 strategy")
+#: The code500 rows' attribute sizes: one column of 500 values (a name or code) and 8 others.
+CODE500 = (500, 60, 40, 30, 25, 20, 16, 12, 10)
 DEFAULT_ROWS = ROWS[:3]
 
 
@@ -47,6 +52,10 @@ def data_of(row: str, smoke: bool) -> pm.Dataset:
         values, attributes, rows = (5, 3, 500) if smoke else (17, 10, 10_000)
         domain = pm.Domain([f"p{i}" for i in range(attributes)], [values] * attributes)
         return pm.Dataset(np.random.default_rng(0).integers(0, values, size=(rows, attributes)), domain)
+    if row.startswith("code500"):
+        sizes, rows = ((50, 6, 4, 3), 2000) if smoke else (CODE500, 135_727)
+        domain = pm.Domain([f"c{i}" for i in range(len(sizes))], list(sizes))
+        return pm.Dataset(bench.chain_records(sizes, rows, np.random.default_rng(0)), domain)
     if smoke:
         return pm.datasets.adult(attributes=list(ADULT10[-4:])).subsample(3000, np.random.default_rng(0))
     return pm.datasets.adult(attributes=list(ADULT10)) if row.startswith("adult10") else pm.datasets.adult()
@@ -113,16 +122,17 @@ def run(row: str, smoke: bool, max_iterations: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = bench.argument_parser(__doc__)
     parser.add_argument("--rows", type=bench.name_list, default=list(DEFAULT_ROWS),
-                        help=f"rows (default {', '.join(DEFAULT_ROWS)}; also: adult14 strategy)")
+                        help=f"rows (default {', '.join(DEFAULT_ROWS)}; also: {', '.join(ROWS[3:])})")
     parser.add_argument("--max-iterations", type=int, default=5000, help="L-BFGS iterations at most (default 5000)")
     parser.add_argument("--out", default=str(bench.RESULTS / "local_projection_speed.csv"), help="CSV file written")
-    bench.add_smoke_option(parser, "4 of Adult's attributes on 3,000 rows, 3 attributes of 5 values on 500")
+    bench.add_smoke_option(parser, "4 of Adult's attributes on 3,000 rows, 3 attributes of 5 values on 500, "
+                                   "4 of 3-50 values on 2,000")
     args = parser.parse_args(argv)
     unknown = [row for row in args.rows if row not in ROWS]
     if unknown:
         return bench.usage_error(f"--rows: unknown {unknown}; choose among {list(ROWS)}")
     if args.smoke:
-        args.rows, args.out = list(DEFAULT_ROWS), bench.smoke_path(args.out)
+        args.rows, args.out = [*DEFAULT_ROWS, "code500 strategy"], bench.smoke_path(args.out)
     records = []
     for row in args.rows:
         record = run(row, args.smoke, args.max_iterations)
