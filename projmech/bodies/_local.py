@@ -41,6 +41,10 @@ DEFAULT_MAX_ITERATIONS = 5000
 #: Iterations between certificates (each costs about two iterations).
 _CHECK_EVERY = 10
 
+#: L-BFGS's pairs: each costs two passes over the cells per direction, and five reach the
+#: certificate in as many iterations as ten (benchmarks/README.md, ``local_projection_speed.py``).
+_LBFGS_MEMORY = 5
+
 #: Certificates in a row without a better gap after which the projection stops (and, above its
 #: tolerance, raises :class:`LocalError`): 300 iterations.
 _STALLED_CHECKS = 30
@@ -723,7 +727,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
 
 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,
-           memory: int = 10) -> np.ndarray:
+           memory: int = _LBFGS_MEMORY) -> np.ndarray:
     """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4,
     its directions in the compact form of :class:`_Pairs`) with Armijo backtracking, until
     ``on_iteration(iteration, point)`` is True; the last point."""
