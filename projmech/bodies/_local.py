@@ -38,8 +38,11 @@ LOCAL_BYTES_PER_CELL = 400
 #: L-BFGS iterations before a projection gives up (reported as ``iteration_limit``, never accepted).
 DEFAULT_MAX_ITERATIONS = 5000
 
-#: Iterations between certificates (each costs about two iterations).
+#: Iterations between certificates (each costs about two iterations): at least ``_CHECK_EVERY``;
+#: up to ``_CHECK_MOST`` where the best gap's fall over the last two says the tolerance is
+#: further off (half the iterations it predicts), since the gap falls about linearly.
 _CHECK_EVERY = 10
+_CHECK_MOST = 50
 
 #: L-BFGS's pairs: each costs two passes over the cells per direction, and five reach the
 #: certificate in as many iterations as ten (benchmarks/README.md, ``local_projection_speed.py``).
@@ -674,6 +677,8 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
     iterations = [0]
 
     stalled = [0]  # certificates in a row that did not improve on the best gap
+    checks: list[tuple[int, float]] = []  # (iteration, best gap) at each certificate
+    next_check = [_CHECK_EVERY]
 
     def certify(multipliers: np.ndarray) -> bool:
         orthogonal, tables = problem.dual_tables(multipliers)  # shared by the release and the bound
@@ -687,23 +692,26 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
             stalled[0] += 1
         if callback is not None:
             callback(iterations[0], gap)
+        target = tol * max(best[1], scale)
+        checks.append((iterations[0], best[0]))
+        next_check[0] = iterations[0] + _spacing(checks, target)
         # Stop where the gap no longer falls (at the limit of double precision for a tight
         # tolerance); reported, not accepted.
-        return best[0] <= tol * max(best[1], scale) or stalled[0] >= _STALLED_CHECKS
+        return best[0] <= target or stalled[0] >= _STALLED_CHECKS
 
     if not certify(initial):
         # L-BFGS on the dual (smooth, piecewise quadratic): its gradient is the inconsistency of
         # the tables it implies, which falls linearly.
         def step(iteration: int, point: np.ndarray) -> bool:
             iterations[0] = iteration
-            return iteration % _CHECK_EVERY == 0 and certify(point)
+            return iteration >= next_check[0] and certify(point)
 
         # On one BLAS thread: the iterations are vector operations bound by memory, which more
         # threads do not speed up (on a loaded machine, OpenBLAS's waiting threads slow them);
         # one thread also rounds alike on every machine.
         with one_blas_thread():
             last = _lbfgs(problem.negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
-        if iterations[0] % _CHECK_EVERY:
+        if checks[-1][0] != iterations[0]:
             certify(last)
     gap, lower, released, multipliers = best
     answers = problem.answers(released)
@@ -724,6 +732,18 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
                          f"{gap:.3g} above its tolerance {stats.tolerance:.3g} (inconsistency {inconsistency:.2g})",
                          stats.attempts, result)
     return result
+
+
+def _spacing(checks: list[tuple[int, float]], target: float) -> int:
+    """Iterations to the next certificate: half those the last two best gaps' linear fall predicts
+    to ``target``, between ``_CHECK_EVERY`` and ``_CHECK_MOST``."""
+    if len(checks) < 2:
+        return _CHECK_EVERY
+    (first, earlier), (last, later) = checks[-2], checks[-1]
+    if not (target < later < earlier) or last <= first:
+        return _CHECK_EVERY
+    predicted = math.log(later / target) / (math.log(earlier / later) / (last - first))
+    return round(min(max(_CHECK_EVERY, predicted / 2), _CHECK_MOST))
 
 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,

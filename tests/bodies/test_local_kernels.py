@@ -119,3 +119,15 @@ def test_the_released_point_is_consistent_non_negative_and_no_worse_than_the_pla
     share = np.max(-consistent[negative] / (problem.uniform[negative] - consistent[negative]))
     plain = np.maximum((1 - share) * consistent + share * problem.uniform, 0.0)
     assert value <= problem.objective(plain) * (1 + 1e-12)
+
+
+def test_certificates_are_spaced_by_half_the_predicted_iterations_within_bounds():
+    from projmech.bodies._local import _CHECK_EVERY, _CHECK_MOST, _spacing
+
+    # A tenfold fall in 10 iterations: 1e-4 is 30 iterations from 0.1, so the next check is in 15.
+    assert _spacing([(0, 1.0), (10, 0.1)], 1e-4) == 15
+    assert _spacing([(0, 1.0), (10, 0.1)], 1e-12) == _CHECK_MOST  # 110 predicted
+    assert _spacing([(0, 1.0), (10, 0.1)], 0.05) == _CHECK_EVERY  # 3 predicted
+    assert _spacing([(0, 1.0)], 1e-4) == _CHECK_EVERY  # no fall measured yet
+    assert _spacing([(0, 0.1), (10, 0.1)], 1e-4) == _CHECK_EVERY  # not falling
+    assert _spacing([(0, 1.0), (10, 0.1)], 0.2) == _CHECK_EVERY  # already below the target
