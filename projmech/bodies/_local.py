@@ -393,8 +393,8 @@ class _Problem:
         np.subtract(self.target, self._scratch, out=self._scratch)
         return orthogonal, self.simplex(self._scratch, self._tables)
 
-    def negative_dual(self, multipliers: np.ndarray) -> tuple[float, np.ndarray]:
-        """Minus the dual at ``multipliers`` and its gradient (a new array)."""
+    def negative_dual(self, multipliers: np.ndarray, out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+        """Minus the dual at ``multipliers`` and its gradient (into ``out`` where given, else a new array)."""
         orthogonal, tables = self.dual_tables(multipliers)
         # The terms cell by cell and then their (pairwise) sum: separate sums of the two parts
         # cancel, and the line search's comparisons of nearby values then stall.
@@ -402,7 +402,7 @@ class _Problem:
         np.multiply(terms, terms, out=terms)
         terms *= self.cell_weight
         terms *= 0.5
-        gradient = np.multiply(orthogonal, tables)
+        gradient = np.multiply(orthogonal, tables, out=out)
         terms += gradient
         value = float(np.sum(terms)) + self.offset - float(orthogonal @ self.uniform)
         return -value, np.subtract(self.uniform, self.orthogonal(tables, gradient), out=gradient)
@@ -686,7 +686,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
         released, upper = _released(problem, tables)
         gap = max(upper - lower, 0.0)
         if not best or gap < best[0]:
-            best[:] = [gap, lower, released, multipliers]
+            best[:] = [gap, lower, released, multipliers.copy()]  # L-BFGS reuses its points
             stalled[0] = 0
         else:
             stalled[0] += 1
@@ -750,8 +750,12 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
            memory: int = _LBFGS_MEMORY) -> np.ndarray:
     """Minimize a smooth convex ``function`` (value, gradient) by L-BFGS :cite:p:`NW06` (algorithm 7.4,
     its directions in the compact form of :class:`_Pairs`) with Armijo backtracking, until
-    ``on_iteration(iteration, point)`` is True; the last point."""
-    value, gradient = function(point)
+    ``on_iteration(iteration, point)`` is True; the last point. ``function(point, out)`` writes the
+    gradient into ``out``: two buffers of points and two of gradients, swapped at each step, since a
+    fresh array of many cells costs more than its arithmetic."""
+    point = point.copy()
+    value, gradient = function(point, np.empty_like(point))
+    spare_point, spare_gradient = np.empty_like(point), np.empty_like(point)
     pairs = _Pairs(point.size, memory)
     direction = np.empty_like(point)
     for iteration in range(1, max_iterations + 1):
@@ -766,8 +770,8 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
                 break
         length, doubled, halved = 1.0, False, False
         while True:
-            candidate = _step(point, length, direction)
-            new_value, new_gradient = function(candidate)
+            candidate = _step(point, length, direction, spare_point)
+            new_value, new_gradient = function(candidate, spare_gradient)
             if new_value <= value + 1e-4 * length * slope:
                 # Doubling only before any halving: a search that halved once and then doubled
                 # again ping-ponged between two lengths forever (a slope of -1e-26, where
@@ -781,8 +785,8 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
                 break
             if doubled:  # the doubling went one step too far: take the last step that gained
                 length /= 2.0
-                candidate = _step(point, length, direction)
-                new_value, new_gradient = function(candidate)
+                candidate = _step(point, length, direction, spare_point)
+                new_value, new_gradient = function(candidate, spare_gradient)
                 break
             length /= 2.0
             halved = True
@@ -793,7 +797,8 @@ def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: 
                 np.multiply(gradient, -1.0 / curvature, out=direction)
                 slope, restarted, length, halved = ddot(gradient, direction), True, 1.0, False
         pairs.offer(point, candidate, gradient, new_gradient, length)
-        point, value, gradient = candidate, new_value, new_gradient
+        point, spare_point, value = candidate, point, new_value
+        gradient, spare_gradient = new_gradient, gradient
         if on_iteration(iteration, point):
             break
     return point
@@ -923,11 +928,11 @@ def _simplex_threshold(values: np.ndarray, out: np.ndarray, start: float | None)
     return threshold
 
 
-def _step(point: np.ndarray, length: float, direction: np.ndarray) -> np.ndarray:
-    """``point + length * direction``, a new array."""
-    candidate = np.multiply(direction, length)
-    candidate += point
-    return candidate
+def _step(point: np.ndarray, length: float, direction: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``point + length * direction``, into ``out``."""
+    np.multiply(direction, length, out=out)
+    out += point
+    return out
 
 
 def _squared_distance(first: np.ndarray, second: np.ndarray, scratch: np.ndarray) -> float:
