@@ -344,3 +344,13 @@ def marginal_tables_workload(sizes: Sequence[int], subsets: Sequence[Sequence[in
         factors[first] = pm.Workload(weight * np.eye(sizes[first]))
         parts.append(kron(factors))
     return stack(parts)
+
+
+def marginal_matrix(shape, attributes, kept):
+    """The 0/1 matrix summing a table of ``attributes`` (row-major, ``shape``) onto ``kept``."""
+    keep_axes = [attributes.index(a) for a in kept]
+    kept_shape = [shape[axis] for axis in keep_axes]
+    matrix = np.zeros((int(np.prod(kept_shape)), int(np.prod(shape))))
+    for flat, cell in enumerate(itertools.product(*(range(n) for n in shape))):
+        matrix[np.ravel_multi_index([cell[axis] for axis in keep_axes], kept_shape), flat] = 1.0
+    return matrix

@@ -11,23 +11,13 @@ import numpy as np
 import pytest
 
 import projmech as pm
-from oracles import clarabel_solve, marginal_tables_workload
+from oracles import clarabel_solve, marginal_matrix, marginal_tables_workload
 from projmech.bodies import LocalError, local_tables, project_to_local
 from projmech.bodies import _local as local_module
 from projmech.bodies import _local_layout as local_layout
 from projmech.bodies._body import Local, choose_body
 from projmech.tables import is_acyclic
 from projmech.workloads import identity, kron, stack, total
-
-
-def _marginal_matrix(shape, attributes, kept):
-    """The 0/1 matrix summing a table of ``attributes`` (row-major, ``shape``) onto ``kept``."""
-    keep_axes = [attributes.index(a) for a in kept]
-    kept_shape = [shape[axis] for axis in keep_axes]
-    matrix = np.zeros((int(np.prod(kept_shape)), int(np.prod(shape))))
-    for flat, cell in enumerate(itertools.product(*(range(n) for n in shape))):
-        matrix[np.ravel_multi_index([cell[axis] for axis in keep_axes], kept_shape), flat] = 1.0
-    return matrix
 
 
 def _cvxpy_local(workload, y):
@@ -43,8 +33,8 @@ def _cvxpy_local(workload, y):
         shared = sorted(set(model.attributes[first]) & set(model.attributes[second]))
         if shared:
             constraints.append(
-                _marginal_matrix(model.shapes[first], model.attributes[first], shared) @ tables[first]
-                == _marginal_matrix(model.shapes[second], model.attributes[second], shared) @ tables[second])
+                marginal_matrix(model.shapes[first], model.attributes[first], shared) @ tables[first]
+                == marginal_matrix(model.shapes[second], model.attributes[second], shared) @ tables[second])
     residuals = []
     for table, row, weight in model.terms:
         size = int(np.prod(model.shapes[table]))
@@ -90,9 +80,9 @@ def _independent_inconsistency(result, workload):
     for first, second in itertools.combinations(result.tables, 2):
         shared = sorted(set(first) & set(second))
         if shared:
-            one = _marginal_matrix(model.shapes[model.attributes.index(first)], first,
+            one = marginal_matrix(model.shapes[model.attributes.index(first)], first,
                                    shared) @ result.marginal(first).ravel()
-            two = _marginal_matrix(model.shapes[model.attributes.index(second)], second,
+            two = marginal_matrix(model.shapes[model.attributes.index(second)], second,
                                    shared) @ result.marginal(second).ravel()
             worst = max(worst, float(np.max(np.abs(one - two))))
     return worst

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import projmech as pm
+from oracles import marginal_matrix
 from projmech.bodies import _local as local_module
 from projmech.bodies import local_tables
 
@@ -22,16 +23,6 @@ def _sorted_simplex(values):
     return np.maximum(values - sums[rank] / (rank + 1), 0.0)
 
 
-def _marginal_matrix(shape, attributes, kept):
-    """The 0/1 matrix summing a table of ``attributes`` (row-major, ``shape``) onto ``kept``."""
-    keep_axes = [attributes.index(a) for a in kept]
-    kept_shape = [shape[axis] for axis in keep_axes]
-    matrix = np.zeros((int(np.prod(kept_shape)), int(np.prod(shape))))
-    for flat, cell in enumerate(itertools.product(*(range(n) for n in shape))):
-        matrix[np.ravel_multi_index([cell[axis] for axis in keep_axes], kept_shape), flat] = 1.0
-    return matrix
-
-
 def _weighted_consistent(model, values, metric, total):
     """``min sum_T metric_T ||x_T - values_T||^2`` over tables agreeing on every shared marginal and
     each summing to ``total``, from the constraints' normal equations (least squares)."""
@@ -42,9 +33,9 @@ def _weighted_consistent(model, values, metric, total):
         if shared:
             row = np.zeros((int(np.prod([model.shapes[first][model.attributes[first].index(a)] for a in shared])),
                             model.cells))
-            row[:, starts[first]:starts[first + 1]] = _marginal_matrix(model.shapes[first], model.attributes[first],
+            row[:, starts[first]:starts[first + 1]] = marginal_matrix(model.shapes[first], model.attributes[first],
                                                                        shared)
-            row[:, starts[second]:starts[second + 1]] = -_marginal_matrix(model.shapes[second],
+            row[:, starts[second]:starts[second + 1]] = -marginal_matrix(model.shapes[second],
                                                                           model.attributes[second], shared)
             blocks.append(row)
     sums = np.zeros((len(model.attributes), model.cells))
