@@ -913,6 +913,13 @@ def _simplex_threshold(values: np.ndarray, out: np.ndarray, start: float | None)
         np.maximum(out, 0.0, out=out)
         count = int(np.count_nonzero(out))
         if count == members:
+            # Exact for this set in exact arithmetic; one more step removes what a start far
+            # away left in the threshold's rounding.
+            error = float(out.sum()) - 1.0
+            if abs(error) > 4.0 * np.finfo(float).eps * count:
+                threshold += error / count
+                np.subtract(values, threshold, out=out)
+                np.maximum(out, 0.0, out=out)
             return threshold
         members = count
         if count == 0:  # above every cell: restart from the mean's threshold, below them all

@@ -410,6 +410,7 @@ class _Anderson:
         norm = float(np.linalg.norm(residual))
         if norm > ANDERSON_SAFEGUARD * self.smallest:  # the extrapolations went astray: start over
             self.count, self.slot, self.last = 0, 0, None
+            self.smallest = norm  # from here: the residuals of the iteration are not monotone
         self.smallest = min(self.smallest, norm)
         if self.last is not None:
             slot = self.slot

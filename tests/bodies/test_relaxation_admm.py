@@ -367,3 +367,14 @@ def test_anderson_takes_the_plain_step_and_forgets_after_a_residual_far_above_it
     image = np.full(3, 1e3)
     (after,) = anderson.next((np.zeros(3),), (image,))  # a residual 2,000 times the smallest
     assert anderson.count == 0 and np.array_equal(after, image)
+
+
+def test_anderson_extrapolates_again_after_a_reset():
+    """After a reset, residuals of the size that caused it are the new reference: the next steps
+    extrapolate again instead of resetting at every call."""
+    anderson = _Anderson()
+    anderson.next((np.zeros(3),), (np.ones(3),))
+    anderson.next((np.ones(3),), (np.full(3, 1.5),))
+    anderson.next((np.zeros(3),), (np.full(3, 1e3),))  # reset
+    anderson.next((np.full(3, 1e3),), (np.full(3, 1.5e3),))
+    assert anderson.count == 1
