@@ -912,20 +912,16 @@ def _simplex_threshold(values: np.ndarray, out: np.ndarray, start: float | None)
         np.subtract(values, threshold, out=out)
         np.maximum(out, 0.0, out=out)
         count = int(np.count_nonzero(out))
-        if count == members:
-            # Exact for this set in exact arithmetic; one more step removes what a start far
-            # away left in the threshold's rounding.
-            error = float(out.sum()) - 1.0
-            if abs(error) > 4.0 * np.finfo(float).eps * count:
-                threshold += error / count
-                np.subtract(values, threshold, out=out)
-                np.maximum(out, 0.0, out=out)
+        if count == 0:  # above every cell: restart from the mean's threshold, below them all
+            members, threshold = 0, (float(values.sum()) - 1.0) / size
+            continue
+        error = float(out.sum()) - 1.0
+        # The same set twice is exact in exact arithmetic; the sum is checked too, since a start
+        # far away leaves its rounding in the threshold.
+        if count == members and abs(error) <= 4.0 * np.finfo(float).eps * count:
             return threshold
         members = count
-        if count == 0:  # above every cell: restart from the mean's threshold, below them all
-            threshold = (float(values.sum()) - 1.0) / size
-        else:
-            threshold += (float(out.sum()) - 1.0) / count
+        threshold += error / count
     ordered = np.sort(values)[::-1]
     sums = np.cumsum(ordered) - 1.0
     rank = int(np.flatnonzero(ordered * np.arange(1, size + 1) > sums)[-1])

@@ -116,13 +116,12 @@ class LocalTables:
         -------
         float
         """
-        model = self
         worst = 0.0
         seen: dict[tuple[int, ...], np.ndarray] = {}
-        for index, attributes in enumerate(model.attributes):
-            table = model.table(values, index)
+        for index, attributes in enumerate(self.attributes):
+            table = self.table(values, index)
             worst = max(worst, abs(float(table.sum()) - 1.0))
-            for subset in model.shared:
+            for subset in self.shared:
                 if set(subset) <= set(attributes):
                     marginal = project_table(table, attributes, subset)
                     if subset in seen:

@@ -423,8 +423,8 @@ class _Anderson:
         self.last = (residual, flat_image)
         if not self.count:
             return image
-        kept = np.arange(self.count) if self.count < ANDERSON_MEMORY else slice(None)
-        gram = self.gram[kept][:, kept].copy() if self.count < ANDERSON_MEMORY else self.gram.copy()
+        kept = slice(self.count)  # the rows filled since the start or the last reset: views, no copies
+        gram = self.gram[kept, kept].copy()
         # A relative ridge keeps the small system solvable when differences repeat.
         gram[np.diag_indices_from(gram)] += 1e-10 * float(np.trace(gram)) + np.finfo(float).tiny
         weights = np.linalg.solve(gram, self.residuals[kept] @ residual)
