@@ -128,7 +128,7 @@ def run(name: str, seed: int, epsilon: float, smoke: bool) -> list[dict[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     parser = bench.argument_parser(__doc__)
-    parser.add_argument("--tables", type=lambda text: [t.strip() for t in text.split(",")], default=list(TABLES),
+    parser.add_argument("--tables", type=bench.name_list, default=list(TABLES),
                         help=f"tables (default all: {', '.join(TABLES)})")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0 .. seeds-1 (default 3)")
     parser.add_argument("--epsilon", type=float, default=1.0, help="epsilon at delta 1e-9 (default 1)")
