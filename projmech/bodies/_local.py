@@ -389,13 +389,24 @@ class _Problem:
         """The orthogonal part of ``multipliers`` and the tables minimizing the Lagrangian there (both
         buffers of this problem, overwritten by the next call)."""
         orthogonal = self.orthogonal(multipliers, self._orthogonal)
+        return orthogonal, self._minimizing(orthogonal)
+
+    def _minimizing(self, orthogonal: np.ndarray) -> np.ndarray:
+        """The tables minimizing the Lagrangian at multipliers ``orthogonal`` (a buffer of this problem)."""
         np.divide(orthogonal, self.cell_weight, out=self._scratch)
         np.subtract(self.target, self._scratch, out=self._scratch)
-        return orthogonal, self.simplex(self._scratch, self._tables)
+        return self.simplex(self._scratch, self._tables)
 
     def negative_dual(self, multipliers: np.ndarray, out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
-        """Minus the dual at ``multipliers`` and its gradient (into ``out`` where given, else a new array)."""
-        orthogonal, tables = self.dual_tables(multipliers)
+        """Minus the dual at ``multipliers`` and its gradient (into ``out`` where given, else a new array).
+
+        ``multipliers`` must be orthogonal to the consistent directions, as L-BFGS's iterates are
+        from an orthogonal start (every gradient is; rounding leaves some 1e-14 of the norm per
+        iteration along them): one projection per evaluation instead of two. The certificate
+        projects its multipliers itself (:meth:`dual_tables`).
+        """
+        orthogonal = multipliers
+        tables = self._minimizing(orthogonal)
         # The terms cell by cell and then their (pairwise) sum: separate sums of the two parts
         # cancel, and the line search's comparisons of nearby values then stall.
         terms = np.subtract(tables, self.target, out=self._scratch)
@@ -669,9 +680,9 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
     tol = check_positive_number("tol", (DEFAULT_TOL if noise_scale is None else NOISE_TOL) if tol is None else tol)
     max_iterations = check_positive_int("max_iterations", max_iterations)
     callback = check_callback(callback)
-    initial = _started(model, start)
     began = time.perf_counter()
     problem = _Problem(model, y)
+    initial = problem.orthogonal(_started(model, start))  # as the dual's iterations need it
     scale = 1.0 if noise_scale is None else max(0.5 * y.size * noise_scale**2, 1e-8)
     best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far
     iterations = [0]

@@ -3,6 +3,7 @@ hull on acyclic tables, brute-force consistency checks, and the refusals."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import tracemalloc
 
@@ -315,3 +316,47 @@ def test_line_search_never_ping_pongs_between_two_lengths():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert result.stats.tolerance_met and result.stats.iterations <= 100
+
+
+def _consistent_directions(model):
+    """An orthonormal basis of the consistent tables summing to 0 (every two tables agreeing on
+    their shared attributes), from explicit marginalization matrices."""
+    starts = np.concatenate([[0], np.cumsum([int(np.prod(shape)) for shape in model.shapes])])
+    rows = []
+    for index in range(len(model.shapes)):
+        row = np.zeros(starts[-1])
+        row[starts[index]:starts[index + 1]] = 1.0
+        rows.append(row[None, :])
+    for first, second in itertools.combinations(range(len(model.shapes)), 2):
+        shared = sorted(set(model.attributes[first]) & set(model.attributes[second]))
+        if shared:
+            one = marginal_matrix(model.shapes[first], model.attributes[first], shared)
+            two = marginal_matrix(model.shapes[second], model.attributes[second], shared)
+            block = np.zeros((one.shape[0], starts[-1]))
+            block[:, starts[first]:starts[first + 1]] = one
+            block[:, starts[second]:starts[second + 1]] = -two
+            rows.append(block)
+    constraints = np.vstack(rows)
+    _, singular, right = np.linalg.svd(constraints)
+    rank = int(np.sum(singular > 1e-10 * singular[0]))
+    return right[rank:].T
+
+
+@pytest.mark.solver
+def test_a_start_with_a_part_along_the_consistent_tables_is_projected_before_the_dual_iterations():
+    """The dual's function is evaluated at its multipliers as they are, so they must have no part
+    along the consistent directions (the gradients have none): a start's multipliers with such a
+    part (here planted) are projected first, and the result still matches CVXPY."""
+    rng = np.random.default_rng(5)
+    workload = pm.marginals(pm.Domain(list("abcd"), [3, 2, 2, 2]), 3)
+    y = workload.toarray() @ rng.dirichlet(np.ones(24)) + rng.normal(0, 0.2, workload.num_queries)
+    model = local_tables(workload)
+    basis = _consistent_directions(model)
+    earlier = project_to_local(workload, y + rng.normal(0, 0.05, y.size), tol=1e-10)
+    assert np.linalg.norm(basis.T @ earlier.multipliers) <= 1e-10 * np.linalg.norm(earlier.multipliers)
+    planted = dataclasses.replace(earlier, multipliers=earlier.multipliers + basis @ rng.normal(0, 1.0, basis.shape[1]))
+    result = project_to_local(workload, y, tol=1e-10, start=planted)
+    assert np.linalg.norm(basis.T @ result.multipliers) <= 1e-10 * np.linalg.norm(result.multipliers)
+    optimum, room = _cvxpy_local(workload, y)
+    value = 0.5 * float(np.sum((result.answers - y) ** 2))
+    assert result.stats.tolerance_met and abs(value - optimum) <= result.stats.gap + max(room, 1e-7)
