@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-from scipy.linalg.blas import daxpy, ddot
+from scipy.linalg.blas import ddot, dgemv
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
@@ -845,7 +845,10 @@ class _Pairs:
 
     def direction(self, gradient: np.ndarray, curvature: float, out: np.ndarray) -> np.ndarray:
         """``-H gradient`` into ``out`` (the scaled gradient where no pair is held)."""
-        products = self.rows @ gradient
+        runs = self._runs()
+        products = np.zeros(2 * self.slots)
+        for begin, end in runs:
+            np.dot(self.rows[begin:end], gradient, out=products[begin:end])
         if self.pending is not None:
             slot, before = self.pending
             column = self.slots + slot
@@ -870,9 +873,23 @@ class _Pairs:
         self.coefficients[s_rows] = -second
         self.coefficients[y_rows] = scale * first
         self.factor = -scale
-        np.dot(self.coefficients, self.rows, out=out)
-        daxpy(gradient, out, a=self.factor)
+        np.multiply(gradient, self.factor, out=out)
+        for begin, end in runs:  # out += rows^T coefficients, in place (the transpose is Fortran-ordered)
+            dgemv(1.0, self.rows[begin:end].T, self.coefficients[begin:end], beta=1.0, y=out, overwrite_y=True)
         return out
+
+    def _runs(self) -> list[tuple[int, int]]:
+        """The held rows as runs of consecutive rows: the spare slot's and unfilled slots' rows are
+        left out of the products (a sixth of them, once the memory is full)."""
+        held = sorted(self.order)
+        rows = held + [self.slots + index for index in held]
+        runs: list[tuple[int, int]] = []
+        for row in rows:
+            if runs and runs[-1][1] == row:
+                runs[-1] = (runs[-1][0], row + 1)
+            else:
+                runs.append((row, row + 1))
+        return runs
 
     def offer(self, point: np.ndarray, candidate: np.ndarray, gradient: np.ndarray, new_gradient: np.ndarray,
               length: float) -> None:
