@@ -25,6 +25,7 @@ from ..bodies import (
     memory_shortfall,
     project_measurements,
 )
+from ..errors import ArgumentValueError
 from ..factorization import Factorization, check_objective, table_blocks
 from ..privacy import NOISE_KINDS, ZCDP, ApproxDP, Neighbouring, PureDP
 from ..solve import Callback
@@ -480,12 +481,12 @@ def _measurement_body(workload: Workload, metric: str, body: str, solver: str, t
     """The local polytope, the one body the measurements' metrics project onto (a ValueError naming
     ``metric`` for another body or a workload without marginal tables)."""
     if body not in ("auto", "local"):
-        raise ValueError(f"metric: {metric!r} projects the strategy's measurements onto the local polytope, not "
-                         f"body={body!r}; pass body='local' (or 'auto'), or metric='answers'")
+        raise ArgumentValueError("metric", f"{metric!r} projects the strategy's measurements onto the local polytope, "
+                                 f"which body {body!r} is not", alternatives=[("body", "local"), ("metric", "answers")])
     model = local_tables(workload)
     if isinstance(model, str):
-        raise ValueError(f"metric: {metric!r} projects measurements of a marginal workload's tables, but {model}; "
-                         "pass metric='answers'")
+        raise ArgumentValueError("metric", f"{metric!r} projects measurements of a marginal workload's tables, but "
+                                 f"{model}", alternatives=[("metric", "answers")])
     return choose_body(workload, "local", solver=solver, tol=tol, relaxation=relaxation)
 
 
@@ -495,24 +496,27 @@ def _check_measures_tables(factorization: Factorization, workload: Workload, met
     strategy = factorization.strategy
     blocks = table_blocks(strategy)
     domain = workload.domain
+    structured = "the structured strategy of a marginal workload (factorization_norm's residual or Kronecker one)"
     if blocks is None or domain is None:
-        raise ValueError(f"metric: {metric!r} projects measurements of tables, but the strategy {strategy.name} is "
-                         "a matrix over the universe; pass the structured strategy of a marginal workload "
-                         "(factorization_norm's residual or Kronecker one), or metric='answers'")
+        raise ArgumentValueError("metric", f"{metric!r} projects measurements of tables, but the strategy "
+                                 f"{strategy.name} is a matrix over the universe", remedies=[structured],
+                                 alternatives=[("metric", "answers")])
     sizes = tuple(domain.sizes)
     # The queries' structure alone decides; their values do not matter.
     try:
         components_of(sizes, [Measurement(attributes, np.zeros(rows.stop - rows.start), 1.0, query)
                               for attributes, query, rows in blocks])
     except ValueError as error:
-        raise ValueError(f"metric: {metric!r} cannot project the strategy's measurements: {error}") from None
+        raise ArgumentValueError("metric", f"{metric!r} cannot project the strategy's measurements: {error}",
+                                 remedies=[structured], alternatives=[("metric", "answers")]) from None
     measured = [set(attributes) for attributes, _, _ in blocks]
     model = local_tables(workload)
     for table in [] if isinstance(model, str) else model.attributes:
         varying = {a for a in table if sizes[a] > 1}
         if not any(varying <= attributes for attributes in measured):
-            raise ValueError(f"metric: {metric!r} reads the workload's table on attributes {list(table)} off the "
-                             "projected tables, but no measurement reads them together; pass metric='answers'")
+            raise ArgumentValueError("metric", f"{metric!r} reads the workload's table on attributes {list(table)} off "
+                                     "the projected tables, but no measurement reads them together",
+                                     remedies=[structured], alternatives=[("metric", "answers")])
 
 
 def _answers_of_tables(workload: Workload, sizes: tuple[int, ...], result: LocalResult) -> np.ndarray:

@@ -2,6 +2,7 @@
 the answers read off the projected tables, against a direct CVXPY model; the refusals; the default."""
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -82,7 +83,8 @@ def test_answers_are_the_tables_projected_in_the_measurements_metric(metric):
     np.testing.assert_allclose(release.answers, expected, rtol=0, atol=1e-12)
     assert isinstance(release.projection, pm.bodies.LocalResult)
     stats = release.projection.stats
-    assert str(stats.status) == "optimal" and stats.gap <= stats.tolerance
+    assert str(stats.status) == "optimal" and stats.gap <= stats.tolerance and stats.tolerance_met is True
+    assert json.loads(json.dumps(release.summary()))["body"] == "local"
     # The CVXPY model's optimum, within what Clarabel's status vouches for: its points were
     # measured within 4e-8 of ours where it meets its tolerances (1e-6 leaves a margin of 25; the
     # projection moves the answers by about 1e-2), else the strong-convexity bound.
@@ -147,9 +149,10 @@ def test_the_default_is_the_answers_projection():
     ("marginals", {"metric": "nope", "project": True}, "metric: expected one of"),
     ("marginals", {"metric": "tables"}, "metric: applies only to the projection; pass project=True"),
     ("marginals", {"metric": "precision", "project": True, "body": "hull"},
-     "metric: 'precision' projects the strategy's measurements onto the local polytope, not body='hull'"),
+     "metric: 'precision' projects the strategy's measurements onto the local polytope, which body 'hull' is not; "
+     "use body='local' or metric='answers'"),
     ("marginals", {"metric": "tables", "project": True, "body": "relaxed"},
-     "metric: 'tables' projects the strategy's measurements onto the local polytope, not body='relaxed'"),
+     "metric: 'tables' projects the strategy's measurements onto the local polytope, which body 'relaxed' is not"),
     ("prefix", {"metric": "tables", "project": True}, "metric: 'tables' projects measurements of a marginal"),
     ("marginals", {"metric": "tables", "project": True, "solver": "fast"}, "solver: body 'local' runs its own"),
 ])
