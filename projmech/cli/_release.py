@@ -181,8 +181,10 @@ def run(args: argparse.Namespace) -> int:
     scale = f"answers: counts / {released.size_source} size {released.size:g}"
     if isinstance(mechanism, FactorizationMechanism):
         # The answers' noise R Z is the strategy's noise mixed by R: its root mean square per
-        # answer, at public size 1 in counts, then on the answers.
-        rms = mechanism.error_bound(1)
+        # answer, in counts, then on the answers (the release's own figure: error_bound refuses a
+        # projection in the measurements' metric, which it does not bound).
+        assert released.answer_sigma_rms is not None, "a factorization release carries its answers' noise"
+        rms = released.answer_sigma_rms * released.size
         noise = (f"the strategy's {released.noise.name} noise of std sigma = {released.noise.std:.3g} on each of "
                  f"its {mechanism.factorization.strategy.num_queries} measured counts, the answers' RMS noise"
                  f"{' before projection' if projected else ''} sigma ||R||_F / sqrt(k) = {rms:.3g} per count, "

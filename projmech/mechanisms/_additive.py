@@ -53,6 +53,8 @@ _RELAXATION = Options(*RELAXATIONS)
 #: What the factorization mechanism's projection measures distance in (:doc:`/guide/factorization`).
 METRICS = ("answers", "tables", "precision")
 _METRIC = Options(*METRICS)
+#: The norm each measurements' metric projects in, for the messages.
+_NORMS = {"tables": "tables' norm", "precision": "measurements' noise metric"}
 
 
 class _GaussianMeasurement(CountingMechanism):
@@ -439,6 +441,9 @@ class FactorizationMechanism(_GaussianMeasurement):
     def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
         """An upper bound on the expected error at public size ``n``: the unprojected answers' rms error.
 
+        Refused for ``metric="tables"`` or ``"precision"``: those projections are never farther from
+        the truth in another norm than the answers', so the unprojected error bounds nothing.
+
         Parameters
         ----------
         n, measure
@@ -449,7 +454,11 @@ class FactorizationMechanism(_GaussianMeasurement):
         float
         """
         check_measure(measure)
-        return self._answer_std(check_positive_int("n", n))
+        n = check_positive_int("n", n)
+        if self.metric != "answers":
+            raise ValueError(f"error_bound: metric={self.metric!r} projects in the {_NORMS[self.metric]}, not the "
+                             "answers': their unprojected rms error bounds nothing; use metric='answers' for the bound")
+        return self._answer_std(n)
 
     def _repr_extra(self) -> str:
         strategy = self.factorization.strategy

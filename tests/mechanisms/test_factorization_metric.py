@@ -145,6 +145,15 @@ def test_the_default_is_the_answers_projection():
     assert not pm.FactorizationMechanism.needs_matrix(project=True, body="hull", solver="CLARABEL", metric="tables")
 
 
+@pytest.mark.parametrize("metric", ["tables", "precision"])
+def test_no_error_bound_in_another_norm(metric):
+    """The measurements' projections are never worse in their own norm, not the answers': the
+    unprojected answers' error is no bound on theirs, and is not passed off as one."""
+    mechanism = pm.FactorizationMechanism(pm.marginals(DOMAIN, 2), pm.ZCDP(0.05), project=True, metric=metric)
+    with pytest.raises(ValueError, match=f"^error_bound: metric={metric!r} projects in the"):
+        mechanism.error_bound(100)
+
+
 @pytest.mark.parametrize("workload, options, message", [
     ("marginals", {"metric": "nope", "project": True}, "metric: expected one of"),
     ("marginals", {"metric": "tables"}, "metric: applies only to the projection; pass project=True"),
