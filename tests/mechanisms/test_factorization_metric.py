@@ -70,7 +70,7 @@ def test_answers_are_the_tables_projected_in_the_measurements_metric(metric):
     projected in their norm, over the local polytope."""
     workload = pm.marginals(DOMAIN, 2)
     data = skewed_data()
-    mechanism = pm.FactorizationMechanism(workload, pm.ZCDP(0.05), project=True, metric=metric, tol=1e-10,
+    mechanism = pm.FactorizationMechanism(workload, pm.ZCDP(0.05), project=True, metric=metric, tol=1e-7,
                                           noise="continuous")
     assert mechanism.body.name == "local" and mechanism.metric == metric
     release = mechanism.release(data, rng=7)
@@ -78,7 +78,7 @@ def test_answers_are_the_tables_projected_in_the_measurements_metric(metric):
     # negative cells, the released ones do not.
     assert release.noisy_answers.min() < -0.01 and release.answers.min() >= -1e-12
     measurements = release.measurements()
-    direct = pm.bodies.project_measurements(SIZES, measurements, metric=metric, tol=1e-10)
+    direct = pm.bodies.project_measurements(SIZES, measurements, metric=metric, tol=1e-7)
     expected = np.concatenate([direct.marginal(pair).ravel() for pair in PAIRS])
     np.testing.assert_allclose(release.answers, expected, rtol=0, atol=1e-12)
     assert isinstance(release.projection, pm.bodies.LocalResult)
@@ -86,8 +86,9 @@ def test_answers_are_the_tables_projected_in_the_measurements_metric(metric):
     assert str(stats.status) == "optimal" and stats.gap <= stats.tolerance and stats.tolerance_met is True
     assert json.loads(json.dumps(release.summary()))["body"] == "local"
     # The CVXPY model's optimum, within what Clarabel's status vouches for: its points were
-    # measured within 4e-8 of ours where it meets its tolerances (1e-6 leaves a margin of 25; the
-    # projection moves the answers by about 1e-2), else the strong-convexity bound.
+    # measured within 9e-8 of ours where it meets its tolerances, on 12 seeds and both metrics
+    # (1e-6 leaves a margin of 10; the projection moves the answers by about 1e-2), else the
+    # strong-convexity bound. tol=1e-7 is certified on all of them (1e-9 was not on two).
     reference, accuracy = reference_tables(measurements, metric)
     room = point_room(accuracy, 1e-6)
     for pair in PAIRS:
