@@ -330,8 +330,6 @@ class FactorizationMechanism(_GaussianMeasurement):
             if factorization is not None and factorization.objective != objective:
                 raise ValueError(f"objective: {objective!r} differs from the given factorization's "
                                  f"{factorization.objective!r}; omit it, or omit the factorization")
-        if factorization is not None and metric != "answers":
-            _check_measures_tables(factorization, workload, metric)
         if project:
             # The body, like ProjectionMechanism's, before the (possibly long) optimization: a
             # workload no body takes, or whose projection would not fit in memory, is refused now.
@@ -341,6 +339,8 @@ class FactorizationMechanism(_GaussianMeasurement):
         else:
             _refuse_projection_options(body=body, solver=solver, tol=tol, relaxation=relaxation, metric=metric)
             chosen = None
+        if factorization is not None and metric != "answers":
+            _check_measures_tables(factorization, workload, metric)
         noise = self._gaussian_options(calibration, noise)
         # Every argument is valid: only now the (possibly long) optimization.
         if factorization is None:

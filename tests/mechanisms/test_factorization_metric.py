@@ -184,3 +184,6 @@ def test_a_strategy_that_measures_no_tables_is_refused():
     dense = pm.factorization_norm(workload, method="iterative")
     with pytest.raises(ValueError, match="^metric: 'tables' projects measurements of tables, but the strategy"):
         pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=dense, project=True, metric="tables")
+    # Without project=True, that is what is said first.
+    with pytest.raises(ValueError, match="^metric: applies only to the projection"):
+        pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=dense, metric="tables")
