@@ -5,7 +5,8 @@ Not a benchmark: the scripts import it (``from _common import ...``; each runs a
 
 - **Arguments**: :func:`argument_parser` (the script's docstring as its ``--help``),
   :func:`int_list` and :func:`name_list` for comma-separated options, :func:`usage_error` for
-  an invalid combination (``NAME.py: error: ...`` on stderr, exit status 2).
+  an invalid combination (``NAME.py: error: ...`` on stderr, exit status 2), :func:`unknown_names`
+  for names an option does not know.
 - **Smoke runs**: :func:`add_smoke_option` gives a script ``--smoke``, its whole code path on tiny
   sizes in seconds (a check that it runs, not a measurement); :func:`smoke_path` puts an output
   file of such a run into a fresh temporary folder instead of ``results/``.
@@ -128,6 +129,19 @@ def usage_error(message: str) -> int:
     the exit status of a usage error."""
     print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
     return 2
+
+
+def unknown_names(flag: str, given: Iterable[str], known: Iterable[str], *, at_least_one: bool = False) -> int | None:
+    """The :func:`usage_error` of an option naming rows, tables, parts ... that the script does not
+    have (``FLAG: unknown [...]; choose among [...]``, each unknown name once, in the order given),
+    or of none named where ``at_least_one``; None where the names are fine."""
+    given, known = list(given), list(known)
+    unknown = list(dict.fromkeys(name for name in given if name not in known))
+    if unknown:
+        return usage_error(f"{flag}: unknown {unknown}; choose among {known}")
+    if at_least_one and not given:
+        return usage_error(f"{flag}: name at least one; choose among {known}")
+    return None
 
 
 # --- data ----------------------------------------------------------------------------------------

@@ -178,9 +178,9 @@ def main() -> int:
         job = json.loads(args.worker)
         print(json.dumps(_job(job["kind"], job["epsilon"], job["seed"], job["attributes"])))
         return 0
-    unknown = sorted(set(args.rows) - set(ROWS))
-    if unknown:
-        parser.error(f"--rows: unknown {unknown}; expected some of {list(ROWS)}")
+    refused = bench.unknown_names("--rows", args.rows, ROWS)
+    if refused is not None:
+        return refused
     out = bench.RESULTS / args.out
     if args.smoke:
         args.epsilons, args.seeds, args.seed_list, args.rows = [1.0], 1, None, list(SMOKE_ROWS)

@@ -195,9 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
-    unknown = set(args.parts) - {"inprocess", "outofcore", "distributed", "cli"}
-    if unknown:
-        return bench.usage_error(f"--parts: unknown {sorted(unknown)}")
+    refused = bench.unknown_names("--parts", args.parts, ("inprocess", "outofcore", "distributed", "cli"))
+    if refused is not None:
+        return refused
     script = str(Path(__file__).resolve())
     jobs: list[tuple[str, dict[str, Any], int]] = []
     if "inprocess" in args.parts:

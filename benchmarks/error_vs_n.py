@@ -278,9 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bench.usage_error(f"--sizes must lie in [1, {data.n}], got {sizes}")
     if trials < 2:
         return bench.usage_error("--trials must be at least 2 (for a confidence interval)")
-    unknown = [name for name in args.mechanisms if name not in MECHANISMS]
-    if unknown or not args.mechanisms:
-        return bench.usage_error(f"--mechanisms: unknown {unknown}; expected some of {','.join(MECHANISMS)}")
+    refused = bench.unknown_names("--mechanisms", args.mechanisms, MECHANISMS, at_least_one=True)
+    if refused is not None:
+        return refused
     privacy = ApproxDP(args.epsilon, args.delta)
     workload = marginals(data.domain, 2)
     print(f"error vs n: Adult, {len(data.domain)} binary attributes, {workload.num_queries} two-way marginal "

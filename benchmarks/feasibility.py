@@ -299,9 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     solvers = bench.name_list(args.solvers)
-    unknown = [s for s in solvers if s not in SOLVERS]
-    if unknown:
-        raise ValueError(f"--solvers: unknown {unknown}; expected some of {list(SOLVERS)}")
+    refused = bench.unknown_names("--solvers", solvers, SOLVERS)
+    if refused is not None:
+        return refused
     count = QUICK_INSTANCES if args.quick else args.instances
     if args.smoke:
         count, args.out, args.calls_out = len(KINDS), bench.smoke_path(args.out), bench.smoke_path(args.calls_out)

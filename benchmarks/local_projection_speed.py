@@ -128,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_smoke_option(parser, "4 of Adult's attributes on 3,000 rows, 3 attributes of 5 values on 500, "
                                    "4 of 3-50 values on 2,000")
     args = parser.parse_args(argv)
-    unknown = [row for row in args.rows if row not in ROWS]
-    if unknown:
-        return bench.usage_error(f"--rows: unknown {unknown}; choose among {list(ROWS)}")
+    refused = bench.unknown_names("--rows", args.rows, ROWS)
+    if refused is not None:
+        return refused
     if args.smoke:
         args.rows, args.out = [*DEFAULT_ROWS, "code500 strategy"], bench.smoke_path(args.out)
     records = []

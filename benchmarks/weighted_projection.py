@@ -136,9 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_smoke_option(parser, "one seed; 4 of Adult's attributes and of the first public table on 3,000 rows, "
                                   "6 binary attributes on 2,000")
     args = parser.parse_args(argv)
-    unknown = [t for t in args.tables if t not in TABLES]
-    if unknown:
-        return bench.usage_error(f"--tables: unknown {unknown}; choose among {list(TABLES)}")
+    refused = bench.unknown_names("--tables", args.tables, TABLES)
+    if refused is not None:
+        return refused
     if args.smoke:
         args.seeds, args.tables = 1, ["adult10 3-way", "binary14 3-way", f"{PUBLIC_TABLES[0]} 3-way"]
         args.out = bench.smoke_path(args.out)

@@ -169,7 +169,7 @@ def project_components(parts: Components, measured: Sequence[tuple[int, ...]], *
             certify(np.maximum(result.x * scale, 0.0))
     gap, lower, released, multipliers = best
     values = np.concatenate([compose(sizes, table, released).ravel() for table in model.attributes])
-    met = gap <= tol * max(lower, problem.scale)
+    met = bool(gap <= tol * max(lower, problem.scale))  # a plain bool: the summary is JSON
     status = Status.OPTIMAL if met else Status.ITERATION_LIMIT
     seconds = time.perf_counter() - began
     stats = SolveStats(solver=COMPONENT_SOLVER, status=status, solve_time=seconds, iterations=iterations[0], gap=gap,

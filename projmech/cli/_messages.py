@@ -23,7 +23,7 @@ ARGUMENT_FLAGS = {
     "rho": "--rho", "epsilon": "--epsilon", "delta": "--delta", "rows": "--rows", "workload": "--workload",
     "estimator": "--estimator", "noise": "--noise", "size": "--size", "size_share": "--size-share",
     "neighbouring": "--neighbouring", "objective": "--objective", "body": "--body", "solver": "--solver",
-    "relaxation": "--relaxation", "synthetic_rows": "--synthetic-rows",
+    "relaxation": "--relaxation", "synthetic_rows": "--synthetic-rows", "metric": "--metric",
     # The adaptive mechanism's max_cells has no flag: a workload none of whose tables fits in it is
     # the workload's to change.
     "max_cells": "--workload",

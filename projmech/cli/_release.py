@@ -84,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     budget.check_seed(args.seed)
     if args.noise == "discrete" and args.seed is not None:
         raise ValueError("--seed: --noise discrete is drawn by OpenDP from OS entropy, which no seed reproduces")
+    if args.metric is not None and args.mechanism != "factorization+projection":
+        raise ValueError(f"--metric: applies only to --mechanism factorization+projection, not {args.mechanism}")
+    if args.synthetic is not None and args.metric in ("tables", "precision"):
+        raise ValueError(f"--synthetic: rows are drawn from a projection of the answers; --metric {args.metric} "
+                         "projects the strategy's measurements (use --metric answers, or 'projmech synthesize')")
     if args.objective is not None and not args.mechanism.startswith("factorization"):
         raise ValueError(f"--objective: only --mechanism factorization or factorization+projection optimizes a "
                          f"strategy; --mechanism {args.mechanism} has none")
@@ -113,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         options.update(body=projection.body, solver=projection.solver, relaxation=projection.relaxation)
     if args.mechanism.startswith("factorization"):
         options.update(project=projection is not None, objective=args.objective)
+    if args.metric is not None:
+        options.update(metric=args.metric)
     mechanism_class = MECHANISMS_BY_NAME[args.mechanism]
     workload = _workload(args, dataset.domain, mechanism_class, options, projection)
     if projection is not None:
@@ -174,8 +181,10 @@ def run(args: argparse.Namespace) -> int:
     scale = f"answers: counts / {released.size_source} size {released.size:g}"
     if isinstance(mechanism, FactorizationMechanism):
         # The answers' noise R Z is the strategy's noise mixed by R: its root mean square per
-        # answer, at public size 1 in counts, then on the answers.
-        rms = mechanism.error_bound(1)
+        # answer, in counts, then on the answers (the release's own figure: error_bound refuses a
+        # projection in the measurements' metric, which it does not bound).
+        assert released.answer_sigma_rms is not None, "a factorization release carries its answers' noise"
+        rms = released.answer_sigma_rms * released.size
         noise = (f"the strategy's {released.noise.name} noise of std sigma = {released.noise.std:.3g} on each of "
                  f"its {mechanism.factorization.strategy.num_queries} measured counts, the answers' RMS noise"
                  f"{' before projection' if projected else ''} sigma ||R||_F / sqrt(k) = {rms:.3g} per count, "
@@ -271,6 +280,12 @@ def add_parser(commands: Any) -> None:
     release.add_argument("--objective", choices=("mean", "max"), default=None,
                          help="--mechanism factorization[+projection]: the strategy minimizes the root-mean-square "
                               "error over the queries (mean, the default) or the worst query's error (max)")
+    release.add_argument("--metric", choices=("answers", "tables", "precision"), default=None,
+                         help="--mechanism factorization+projection: what the projection measures distance in: "
+                              "answers (default: the answers onto --body, never farther from the true answers), "
+                              "tables or precision (the strategy's measurements of a marginal workload's tables onto "
+                              "the local polytope, in the tables' norm or weighed by their noise; --body local or "
+                              "auto)")
     release.add_argument("--intervals", type=float, default=None, metavar="LEVEL",
                          help="add columns lower and upper to --out: per-query confidence intervals for the true "
                               "answers at LEVEL (e.g. 0.95), exact for unprojected Gaussian, Laplace and "

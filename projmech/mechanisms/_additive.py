@@ -11,9 +11,25 @@ import numpy as np
 
 from .._threads import one_blas_thread
 from ..analysis.bounds import check_measure, gaussian_mechanism_error, projection_error
-from ..bodies import BODIES, RELAXATIONS, Body, Hull, choose_body, memory_shortfall
-from ..factorization import Factorization, check_objective
+from ..bodies import (
+    BODIES,
+    RELAXATIONS,
+    Body,
+    Hull,
+    LocalResult,
+    ProjectionResult,
+    RelaxationResult,
+    TablesResult,
+    choose_body,
+    local_tables,
+    memory_shortfall,
+    project_measurements,
+)
+from ..errors import ArgumentValueError
+from ..factorization import Factorization, check_objective, table_blocks
 from ..privacy import NOISE_KINDS, ZCDP, ApproxDP, Neighbouring, PureDP
+from ..solve import Callback
+from ..tables import Measurement, components_of, project_table
 from ..validation import FLAG, Options, check_positive_int, format_count, validate_params
 from ..workloads import Workload
 from ._counting import CountingMechanism, Mechanism, _counts_of
@@ -34,6 +50,11 @@ _NOISE = Options(*NOISE_KINDS)
 _CALIBRATION = Options("analytic", "classical")
 _BODY = Options(*BODIES)
 _RELAXATION = Options(*RELAXATIONS)
+#: What the factorization mechanism's projection measures distance in (:doc:`/guide/factorization`).
+METRICS = ("answers", "tables", "precision")
+_METRIC = Options(*METRICS)
+#: The norm each measurements' metric projects in, for the messages.
+_NORMS = {"tables": "tables' norm", "precision": "measurements' noise metric"}
 
 
 class _GaussianMeasurement(CountingMechanism):
@@ -263,6 +284,13 @@ class FactorizationMechanism(_GaussianMeasurement):
         What the default factorization minimizes (RMS or worst query error).
     project, body, solver, tol, relaxation
         Whether to project as :class:`ProjectionMechanism` does, and its options.
+    metric : {"answers", "tables", "precision"}
+        What the projection measures distance in. ``"answers"``: the answers ``R y`` onto ``body`` in the
+        workload's norm (never farther from the true answers). ``"tables"``, ``"precision"``: the
+        strategy's measurements of a marginal workload's tables onto the local polytope (``body``
+        ``"auto"`` or ``"local"``), in the tables' norm or the noise's own (generalized least squares),
+        by :func:`~projmech.bodies.project_measurements`; the answers are the workload's on the
+        projected tables. Either is post-processing of the noisy measurements: same guarantee.
     neighbouring, calibration, size, size_share, noise
         As for :class:`GaussianMechanism` (``"auto"`` noise looks at the strategy's entries).
 
@@ -273,15 +301,21 @@ class FactorizationMechanism(_GaussianMeasurement):
     >>> release = mechanism.release(data, rng=np.random.default_rng(0))
     >>> round(release.sigma, 4), round(release.answer_sigma_rms, 4), round(mechanism.expected_error(80), 4)
     (0.017, 0.0254, 0.0254)
+    >>> tables = pm.FactorizationMechanism(pm.marginals(pm.Domain(["a", "b"], [2, 3]), 2), pm.ZCDP(0.5),
+    ...                                    project=True, metric="precision")
+    >>> tables.body, tables.metric
+    (Local(), 'precision')
     """
 
     mechanism_name = "factorization"
     #: Always set by the constructor.
     factorization: Factorization
 
-    @validate_params(project=FLAG, body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION, noise=_NOISE)
+    @validate_params(project=FLAG, metric=_METRIC, body=_BODY, relaxation=_RELAXATION, calibration=_CALIBRATION,
+                     noise=_NOISE)
     def __init__(self, workload: Workload, privacy: ZCDP | ApproxDP, *,
                  factorization: Factorization | None = None, objective: str | None = None, project: bool = False,
+                 metric: Literal["answers", "tables", "precision"] = "answers",
                  body: Literal["auto", "hull", "relaxed", "tables", "local"] = "auto", solver: str = "auto",
                  tol: float | None = None,
                  relaxation: str = "sdp+local", neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
@@ -299,20 +333,32 @@ class FactorizationMechanism(_GaussianMeasurement):
         if project:
             # The body, like ProjectionMechanism's, before the (possibly long) optimization: a
             # workload no body takes, or whose projection would not fit in memory, is refused now.
-            chosen: Body | None = choose_body(workload, body, solver=solver, tol=tol, relaxation=relaxation)
+            chosen: Body | None = (choose_body(workload, body, solver=solver, tol=tol, relaxation=relaxation)
+                                   if metric == "answers" else _measurement_body(workload, metric, body, solver, tol,
+                                                                                 relaxation))
         else:
-            _refuse_projection_options(body=body, solver=solver, tol=tol, relaxation=relaxation)
+            _refuse_projection_options(body=body, solver=solver, tol=tol, relaxation=relaxation, metric=metric)
             chosen = None
+        if factorization is not None and metric != "answers":
+            _check_measures_tables(factorization, workload, metric)
         noise = self._gaussian_options(calibration, noise)
         # Every argument is valid: only now the (possibly long) optimization.
         if factorization is None:
             from ..factorization import factorization_norm
 
-            factorization = factorization_norm(workload, objective=objective or "mean")
+            # The measurements' metrics need the structured strategy, whose blocks measure tables;
+            # a marginal workload (checked above) always has one.
+            factorization = factorization_norm(workload, objective=objective or "mean",
+                                               method="auto" if metric == "answers" else "structured")
+            if metric != "answers":
+                _check_measures_tables(factorization, workload, metric)
         else:
             _check_factorizes(factorization, workload)
         self.factorization = factorization
         self.project = project
+        self.metric = metric
+        # The projection's tolerance, relative to the noise as for every body (the local body checked it).
+        self._measurement_tol = tol
         self.body = chosen
         if project:
             self.mechanism_name = "factorization+projection"
@@ -328,21 +374,42 @@ class FactorizationMechanism(_GaussianMeasurement):
     def _reconstruct(self, measurements: np.ndarray) -> np.ndarray:
         return self.factorization.reconstruct(measurements)
 
+    def _project(self, noisy: np.ndarray, measured: np.ndarray, size: float, callback: Callback
+                 ) -> tuple[np.ndarray, ProjectionResult | RelaxationResult | TablesResult | LocalResult]:
+        if self.metric == "answers":
+            return super()._project(noisy, measured, size, callback)
+        # The measurements as Release.measurements() gives them: values over size, deviation sigma
+        # (positive: the structured strategies' entries are not integers, so their noise is
+        # continuous). A LocalError propagates, as project_to_local's does from the answers'.
+        blocks = table_blocks(self.factorization.strategy)
+        assert blocks is not None, "the constructor checked that the strategy measures tables"
+        sigma = self.noise.std / size
+        measurements = [Measurement(attributes, measured[rows], sigma, query) for attributes, query, rows in blocks]
+        result = project_measurements(self._sizes(), measurements, metric=self.metric, tol=self._measurement_tol,
+                                      callback=callback)
+        return _answers_of_tables(self.workload, self._sizes(), result), result
+
+    def _sizes(self) -> tuple[int, ...]:
+        """The domain's attribute sizes (a marginal workload's, checked by the constructor)."""
+        domain = self.workload.domain
+        assert domain is not None, "the constructor checked that the workload has marginal tables"
+        return tuple(domain.sizes)
+
     @classmethod
     def needs_matrix(cls, *, project: bool = False, body: str = "auto", solver: str = "auto",
-                     **options: Any) -> bool:
-        """Whether the mechanism needs the explicit matrix: only its projection may.
+                     metric: str = "answers", **options: Any) -> bool:
+        """Whether the mechanism needs the explicit matrix: only its projection of the answers may.
 
         Parameters
         ----------
-        project, body, solver, **options
+        project, body, solver, metric, **options
             As for the constructor.
 
         Returns
         -------
         bool
         """
-        return project and ProjectionMechanism.needs_matrix(body=body, solver=solver)
+        return project and metric == "answers" and ProjectionMechanism.needs_matrix(body=body, solver=solver)
 
     def _kernel_threads(self) -> AbstractContextManager[Any]:
         # The strategy's counts and R y are dense products whose sums OpenBLAS splits differently
@@ -374,6 +441,9 @@ class FactorizationMechanism(_GaussianMeasurement):
     def error_bound(self, n: int, *, measure: Literal["rms", "mean"] = "rms") -> float:
         """An upper bound on the expected error at public size ``n``: the unprojected answers' rms error.
 
+        Refused for ``metric="tables"`` or ``"precision"``: those projections are never farther from
+        the truth in another norm than the answers', so the unprojected error bounds nothing.
+
         Parameters
         ----------
         n, measure
@@ -384,12 +454,17 @@ class FactorizationMechanism(_GaussianMeasurement):
         float
         """
         check_measure(measure)
-        return self._answer_std(check_positive_int("n", n))
+        n = check_positive_int("n", n)
+        if self.metric != "answers":
+            raise ValueError(f"error_bound: metric={self.metric!r} projects in the {_NORMS[self.metric]}, not the "
+                             "answers': their unprojected rms error bounds nothing; use metric='answers' for the bound")
+        return self._answer_std(n)
 
     def _repr_extra(self) -> str:
         strategy = self.factorization.strategy
         shape = f"{format_count(strategy.num_queries)}x{format_count(strategy.universe_size)}"
-        return f", strategy {shape}{super()._repr_extra()}"
+        metric = "" if self.metric == "answers" else f", metric={self.metric!r}"
+        return f", strategy {shape}{super()._repr_extra()}{metric}"
 
 
 def _check_rms(n: int, measure: str, refusal: str) -> int:
@@ -400,14 +475,75 @@ def _check_rms(n: int, measure: str, refusal: str) -> int:
     return n
 
 
-def _refuse_projection_options(*, body: str, solver: str, tol: float | None, relaxation: str) -> None:
+def _refuse_projection_options(*, body: str, solver: str, tol: float | None, relaxation: str,
+                               metric: str = "answers") -> None:
     """A ValueError naming the first projection option given to a mechanism that does not project."""
-    given = {"body": body != "auto", "solver": solver != "auto", "tol": tol is not None,
+    given = {"metric": metric != "answers", "body": body != "auto", "solver": solver != "auto", "tol": tol is not None,
              "relaxation": relaxation != "sdp+local"}
     for name, is_given in given.items():
         if is_given:
             raise ValueError(f"{name}: applies only to the projection; pass project=True, or omit {name}")
 
+
+def _measurement_body(workload: Workload, metric: str, body: str, solver: str, tol: float | None,
+                      relaxation: str) -> Body:
+    """The local polytope, the one body the measurements' metrics project onto (a ValueError naming
+    ``metric`` for another body or a workload without marginal tables)."""
+    if body not in ("auto", "local"):
+        raise ArgumentValueError("metric", f"{metric!r} projects the strategy's measurements onto the local polytope, "
+                                 f"which body {body!r} is not", alternatives=[("body", "local"), ("metric", "answers")])
+    model = local_tables(workload)
+    if isinstance(model, str):
+        raise ArgumentValueError("metric", f"{metric!r} projects measurements of a marginal workload's tables, but "
+                                 f"{model}", alternatives=[("metric", "answers")])
+    return choose_body(workload, "local", solver=solver, tol=tol, relaxation=relaxation)
+
+
+def _check_measures_tables(factorization: Factorization, workload: Workload, metric: str) -> None:
+    """A ValueError naming ``metric`` unless the strategy measures tables in blocks the measurements'
+    projection takes (:func:`~projmech.tables.components_of`), covering each of the workload's tables."""
+    strategy = factorization.strategy
+    blocks = table_blocks(strategy)
+    domain = workload.domain
+    structured = "the structured strategy of a marginal workload (factorization_norm's residual or Kronecker one)"
+    if blocks is None or domain is None:
+        raise ArgumentValueError("metric", f"{metric!r} projects measurements of tables, but the strategy "
+                                 f"{strategy.name} is a matrix over the universe", remedies=[structured],
+                                 alternatives=[("metric", "answers")])
+    sizes = tuple(domain.sizes)
+    # The queries' structure alone decides; their values do not matter.
+    try:
+        components_of(sizes, [Measurement(attributes, np.zeros(rows.stop - rows.start), 1.0, query)
+                              for attributes, query, rows in blocks])
+    except ValueError as error:
+        raise ArgumentValueError("metric", f"{metric!r} cannot project the strategy's measurements: {error}",
+                                 remedies=[structured], alternatives=[("metric", "answers")]) from None
+    measured = [set(attributes) for attributes, _, _ in blocks]
+    model = local_tables(workload)
+    for table in [] if isinstance(model, str) else model.attributes:
+        varying = {a for a in table if sizes[a] > 1}
+        if not any(varying <= attributes for attributes in measured):
+            raise ArgumentValueError("metric", f"{metric!r} reads the workload's table on attributes {list(table)} off "
+                                     "the projected tables, but no measurement reads them together",
+                                     remedies=[structured], alternatives=[("metric", "answers")])
+
+
+def _answers_of_tables(workload: Workload, sizes: tuple[int, ...], result: LocalResult) -> np.ndarray:
+    """The workload's answers on the projected tables: each of its tables summed from the smallest
+    projected one holding its attributes (an attribute of one value adds an axis of one cell)."""
+    model = local_tables(workload)
+    assert not isinstance(model, str), "the constructor checked that the workload has marginal tables"
+    values = []
+    for table in model.attributes:
+        varying = {a for a in table if sizes[a] > 1}
+        sources = [source for source in result.tables if varying <= set(source)]
+        if not sources:
+            raise ValueError(f"metric: the projected tables {[list(t) for t in result.tables]} hold no table "
+                             f"on the workload's attributes {list(table)}")
+        source = min(sources, key=len)
+        kept = tuple(a for a in source if a in table)
+        values.append(project_table(result.marginal(source), source, kept).ravel())
+    return model.answers(np.concatenate(values), workload.num_queries)
 
 
 #: Bytes per universe element of one probe of :func:`_check_factorizes`: the vector, and the

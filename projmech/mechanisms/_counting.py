@@ -26,6 +26,7 @@ from ..privacy import (
     choose_discrete,
     public_size,
 )
+from ..solve import Callback
 from ..validation import as_generator, check_positive_int
 from ..workloads import Workload
 from ._budget import BudgetWarning, budget_warning, table_shares, warn_budget
@@ -248,8 +249,16 @@ class CountingMechanism:
         # for the tolerance to refer to, and the body's absolute default applies. A projection
         # that runs for seconds shows its progress on a terminal (nowhere else).
         with ProjectionProgress(f"projecting onto {self.body.name}") as progress:
-            result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None, callback=progress)
-        return self._release(result.answers, noisy, size, projection=result, answer_sigma_rms=std, measured=measured)
+            answers, result = self._project(noisy, measured, size, progress)
+        return self._release(answers, noisy, size, projection=result, answer_sigma_rms=std, measured=measured)
+
+    def _project(self, noisy: np.ndarray, measured: np.ndarray, size: float, callback: Callback
+                 ) -> tuple[np.ndarray, ProjectionResult | RelaxationResult | TablesResult | LocalResult]:
+        """The released answers and the projection they come from: the noisy answers onto :attr:`body`."""
+        assert self.body is not None, "release() projects only where there is a body"
+        std = self._answer_std(size)
+        result = self.body.project(self.workload, noisy, noise_scale=std if std > 0 else None, callback=callback)
+        return result.answers, result
 
     def _check_budget(self, rows: int) -> None:
         """Warn when the noise swamps most tables (cached beside self: no copy carries a private row count)."""

@@ -1167,6 +1167,43 @@ def test_objective_and_intervals_refusals(files, capsys, extra, message):
 
 
 # --------------------------------------------------------------------------------------------
+# --metric: the factorization mechanism's projection of its measurements
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("metric", ["tables", "precision"])
+def test_metric_releases_the_library_answers(files, metric):
+    """--metric passes FactorizationMechanism's metric: the command's answers are the library's
+    on the same records and seed, projected onto the local polytope, the summary's body says so."""
+    code, out = release(files, "--mechanism", "factorization+projection", "--metric", metric, "--rho", "0.05",
+                        "--noise", "continuous", "--seed", "4")
+    assert code == 0
+    table, summary = read_outputs(out)
+    domain = Domain(list(SIZES), list(SIZES.values()))
+    data = projmech.Dataset(files["frame"][list(SIZES)].to_numpy(), domain)
+    expected = FactorizationMechanism(projmech.marginals(domain, 2, implicit=True), ZCDP(0.05), project=True,
+                                      metric=metric, noise="continuous").release(data, rng=np.random.default_rng(4))
+    assert list(table["query"]) == marginal_labels(2)
+    np.testing.assert_allclose(table["answer"].to_numpy(), expected.answers, rtol=0, atol=1e-12)
+    assert summary["body"] == "local" and table["answer"].min() >= -1e-12
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--mechanism", "projection", "--metric", "tables"],
+     "--metric: applies only to --mechanism factorization+projection, not projection"),
+    (["--mechanism", "factorization+projection", "--metric", "precision", "--body", "hull"],
+     "--metric: 'precision' projects the strategy's measurements onto the local polytope, which body 'hull' is "
+     "not; use --body local or --metric answers"),
+    (["--mechanism", "factorization+projection", "--metric", "tables", "--synthetic", "rows.csv"],
+     "--synthetic: rows are drawn from a projection of the answers; --metric tables projects"),
+])
+def test_metric_refusals(files, capsys, extra, message):
+    code, out = release(files, "--rho", "0.5", *extra)
+    assert code == 2 and not out.exists()
+    assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
 # Outputs: never an input under another name, written whole or not at all; inputs that hang
 # --------------------------------------------------------------------------------------------
 
