@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from .._sparse import issparse
-from ..bodies import LocalResult, ProjectionResult, RelaxationResult, TablesResult
+from ..bodies import COMPONENT_SOLVER, LocalResult, ProjectionResult, RelaxationResult, TablesResult
 from ..factorization import Factorization, table_blocks
 from ..privacy import Neighbouring, Noise, Privacy
 from ..tables import Measurement
@@ -144,7 +144,18 @@ class Release:
         if self.projection is None or self.workload is None:
             raise ValueError(f"a {self.mechanism} release holds no projection to draw rows from; for rows call "
                              "projmech.synthesize, or release with ProjectionMechanism")
-        drawing = None if isinstance(self.projection, RelaxationResult) else self.workload
+        drawing: Workload | None = self.workload
+        if isinstance(self.projection, LocalResult) and self.projection.answers.shape != (self.workload.num_queries,):
+            # A projection of the strategy's measurements (FactorizationMechanism's metric): its answers
+            # are its own tables' (metric 'tables'), whose rows it draws and checks by itself, or the
+            # measurements' (metric 'precision'), which rows do not answer.
+            if self.projection.stats.solver == COMPONENT_SOLVER:
+                raise ValueError("this release projected the strategy's measurements in their noise metric "
+                                 "(metric='precision'), whose answers are the measurements' and not the rows'; "
+                                 "release with metric='tables' or 'answers', or call projmech.synthesize")
+            drawing = None
+        if isinstance(self.projection, RelaxationResult):
+            drawing = None
         return self.projection, drawing, self.workload
 
     def confidence_intervals(self, level: float = 0.95) -> ConfidenceIntervals:

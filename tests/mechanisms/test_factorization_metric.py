@@ -187,3 +187,22 @@ def test_a_strategy_that_measures_no_tables_is_refused():
     # Without project=True, that is what is said first.
     with pytest.raises(ValueError, match="^metric: applies only to the projection"):
         pm.FactorizationMechanism(workload, pm.ZCDP(1.0), factorization=dense, metric="tables")
+
+
+def test_rows_come_from_the_projected_tables_in_their_norm_and_are_refused_in_the_noise_metric():
+    """Synthetic rows of a metric='tables' release are drawn from its projected (maximal) tables and
+    checked against them, even where the workload also asks lower-order tables; a 'precision'
+    release's answers are the measurements', which rows do not answer: refused, naming the way out."""
+    data = skewed_data(rows=400)
+    workload = pm.marginals(DOMAIN, ways=(1, 2))
+    release = pm.FactorizationMechanism(workload, pm.ZCDP(4.0), project=True, metric="tables",
+                                        noise="continuous").release(data, rng=np.random.default_rng(0))
+    rows = pm.synthetic.synthetic_data(DOMAIN, release, 400, np.random.default_rng(1))
+    for pair in PAIRS:  # the rows' 2-way tables, counted here, against the projected tables
+        counts = np.zeros((SIZES[pair[0]], SIZES[pair[1]]))
+        np.add.at(counts, (rows.data.records[:, pair[0]], rows.data.records[:, pair[1]]), 1.0)
+        assert np.abs(counts / 400 - release.projection.marginal(pair)).max() <= 2.0 / 400
+    precision = pm.FactorizationMechanism(workload, pm.ZCDP(4.0), project=True, metric="precision",
+                                          noise="continuous").release(data, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="metric='tables' or 'answers'"):
+        pm.synthetic.synthetic_data(DOMAIN, precision, 400, np.random.default_rng(1))
