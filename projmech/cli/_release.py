@@ -86,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--seed: --noise discrete is drawn by OpenDP from OS entropy, which no seed reproduces")
     if args.metric is not None and args.mechanism != "factorization+projection":
         raise ValueError(f"--metric: applies only to --mechanism factorization+projection, not {args.mechanism}")
-    if args.synthetic is not None and args.metric in ("tables", "precision"):
-        raise ValueError(f"--synthetic: rows are drawn from a projection of the answers; --metric {args.metric} "
-                         "projects the strategy's measurements (use --metric answers, or 'projmech synthesize')")
+    if args.synthetic is not None and args.metric == "precision":
+        raise ValueError("--synthetic: rows are drawn from projected tables or answers; --metric precision projects "
+                         "the strategy's measurements in their noise metric (use --metric tables or answers, or "
+                         "'projmech synthesize')")
     if args.objective is not None and not args.mechanism.startswith("factorization"):
         raise ValueError(f"--objective: only --mechanism factorization or factorization+projection optimizes a "
                          f"strategy; --mechanism {args.mechanism} has none")

@@ -1194,8 +1194,8 @@ def test_metric_releases_the_library_answers(files, metric):
     (["--mechanism", "factorization+projection", "--metric", "precision", "--body", "hull"],
      "--metric: 'precision' projects the strategy's measurements onto the local polytope, which body 'hull' is "
      "not; use --body local or --metric answers"),
-    (["--mechanism", "factorization+projection", "--metric", "tables", "--synthetic", "rows.csv"],
-     "--synthetic: rows are drawn from a projection of the answers; --metric tables projects"),
+    (["--mechanism", "factorization+projection", "--metric", "precision", "--synthetic", "rows.csv"],
+     "--synthetic: rows are drawn from projected tables or answers; --metric precision projects"),
 ])
 def test_metric_refusals(files, capsys, extra, message):
     code, out = release(files, "--rho", "0.5", *extra)
@@ -1596,11 +1596,13 @@ def test_a_symbolic_link_output_is_written_through(files, capsys, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("workload, body", [("marginals:2", "hull"), ("marginals:2", "local"),
-                                            ("marginals:1", "tables")])
-def test_synthetic_rows_are_written_labelled_and_their_error_reported(files, capsys, workload, body):
+@pytest.mark.parametrize("workload, body, mechanism", [
+    ("marginals:2", "hull", ["projection"]), ("marginals:2", "local", ["projection"]),
+    ("marginals:1", "tables", ["projection"]),
+    ("marginals:2", "local", ["factorization+projection", "--metric", "tables"])])
+def test_synthetic_rows_are_written_labelled_and_their_error_reported(files, capsys, workload, body, mechanism):
     rows_path = files["dir"] / "rows.csv"
-    code, out = release(files, "--mechanism", "projection", "--workload", workload, "--body", body, "--rho", "1",
+    code, out = release(files, "--mechanism", *mechanism, "--workload", workload, "--body", body, "--rho", "1",
                         "--noise", "continuous", "--seed", "3", "--synthetic", str(rows_path))
     assert code == 0, capsys.readouterr().err
     assert str(rows_path) in capsys.readouterr().out
