@@ -363,17 +363,14 @@ class _Problem:
         (into ``out`` where given)."""
         corrections = self._corrections(values, metric, total)
         if out is None:
-            out = values.copy()
-        else:
-            np.copyto(out, values)
+            out = np.empty_like(values)
         for index, (parts, shift) in enumerate(corrections):
-            table = self.model.table(out, index)
-            if parts:
-                parts[0] = parts[0] + shift  # the sum's correction rides on the first addition
-                for part in parts:
-                    table += part
-            else:
-                table += shift
+            # The first addition writes the table (no copy first: one pass fewer); the sum's
+            # correction rides on it. ``out`` may be ``values``: cell by cell, in place.
+            table, source = self.model.table(out, index), self.model.table(values, index)
+            np.add(source, parts[0] + shift if parts else shift, out=table)
+            for part in parts[1:]:
+                table += part
         return out
 
     def orthogonal(self, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
