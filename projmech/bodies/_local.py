@@ -203,6 +203,7 @@ class _Problem:
         lengths = np.diff(model.starts)
         self.counts = lengths
         self.cell_weight = np.repeat(self.weight, lengths)
+        self._unit_weights = bool(np.all(self.weight == 1.0))  # then the passes by the weights are skipped
         self.target /= self.cell_weight
         self.lengths = lengths.astype(float)
         self.uniform = 1.0 / np.repeat(self.lengths, lengths)
@@ -390,8 +391,11 @@ class _Problem:
 
     def _minimizing(self, orthogonal: np.ndarray) -> np.ndarray:
         """The tables minimizing the Lagrangian at multipliers ``orthogonal`` (a buffer of this problem)."""
-        np.divide(orthogonal, self.cell_weight, out=self._scratch)
-        np.subtract(self.target, self._scratch, out=self._scratch)
+        if self._unit_weights:  # no division by ones: a pass fewer
+            np.subtract(self.target, orthogonal, out=self._scratch)
+        else:
+            np.divide(orthogonal, self.cell_weight, out=self._scratch)
+            np.subtract(self.target, self._scratch, out=self._scratch)
         return self.simplex(self._scratch, self._tables)
 
     def negative_dual(self, multipliers: np.ndarray, out: np.ndarray | None = None) -> tuple[float, np.ndarray]:
@@ -408,7 +412,8 @@ class _Problem:
         # cancel, and the line search's comparisons of nearby values then stall.
         terms = np.subtract(tables, self.target, out=self._scratch)
         np.multiply(terms, terms, out=terms)
-        terms *= self.cell_weight
+        if not self._unit_weights:
+            terms *= self.cell_weight
         terms *= 0.5
         gradient = np.multiply(orthogonal, tables, out=out)
         terms += gradient
