@@ -358,25 +358,48 @@ def admm_projection(
         new_Z = _project_psd(relaxed_Y + V)
         return new_T, new_Z, U + relaxed_answers - new_T, V + relaxed_Y - new_Z, answers, Y
 
+    def fixed_map(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The same iteration as a map of ``w = (T + U, Z + V)``, the input of the proximal steps
+        (``T``, ``Z`` are its proximal points, ``U``, ``V`` the rest): ``g(w)`` and this ``U``, ``V``."""
+        nonlocal m, cross
+        k = y.size
+        w_cells, w_moments = w[:k], w[k:].reshape(Z.shape)
+        T = _simplex_all(model, (y + rho_cells * w_cells) / (1.0 + rho_cells)) if local \
+            else (y + rho_cells * w_cells) / (1.0 + rho_cells)
+        Z_new = _project_psd(w_moments)
+        ratio = rho_moments / rho_cells
+        m_cells, cross_cells = model.cells_adjoint(2.0 * T - w_cells)
+        m_moments, cross_moments = model.moments_adjoint(2.0 * Z_new - w_moments)
+        m, cross = model.solve(m_cells + ratio * m_moments,
+                               [a + ratio * b for a, b in zip(cross_cells, cross_moments)], ratio)
+        image = np.empty_like(w)
+        image[:k] = w_cells + OVER_RELAXATION * (model.cells(m, cross) - T)
+        image[k:] = (w_moments + OVER_RELAXATION * (model.moments(m, cross) - Z_new)).ravel()
+        return image, w_cells - T, w_moments - Z_new
+
     anderson = _Anderson()
+    w = np.empty(0)  # the fixed map's state once the penalties are frozen
     for iteration in range(1, max_iterations + 1):
-        before = (T, Z, U, V)
-        T, Z, U, V, answers, Y = step(*before)
-        if iteration % check_every == 0:
-            certify()
-            if callback is not None:
-                callback(iteration, gap)
-            if gap <= tol:
-                break
         if iteration <= ANDERSON_AFTER:
+            before = (T, Z, U, V)
+            T, Z, U, V, answers, Y = step(*before)
             factor = _balance(np.linalg.norm(answers - T), rho_cells * np.linalg.norm(T - before[0]))
             rho_cells *= factor
             U /= factor
             factor = _balance(np.linalg.norm(Y - Z), rho_moments * np.linalg.norm(Z - before[1]))
             rho_moments *= factor
             V /= factor
+            if iteration == ANDERSON_AFTER:  # from here the state is the proximal steps' input
+                w = np.concatenate([(T + U).ravel(), (Z + V).ravel()])
         else:  # the penalties are frozen: the iteration is one fixed map, which Anderson extrapolates
-            T, Z, U, V = anderson.next(before, (T, Z, U, V))
+            image, U, V = fixed_map(w)
+            w = anderson.next((w,), (image,))[0]
+        if iteration % check_every == 0:
+            certify()
+            if callback is not None:
+                callback(iteration, gap)
+            if gap <= tol:
+                break
     if best is None:
         certify()
     assert best is not None  # set by certify()
@@ -389,21 +412,28 @@ def admm_projection(
 class _Anderson:
     """Type-II Anderson acceleration :cite:p:`WN11` of a fixed-point map ``g`` on tuples of arrays:
     the next point is ``g(x)`` less the combination of the last differences of ``g`` whose
-    differences of residuals ``g(x) - x`` best cancel the current residual (least squares)."""
+    differences of residuals ``g(x) - x`` best cancel the current residual (least squares).
+
+    Two passes over the kept differences per call: their products with the residual, and the
+    combination. The Gram matrix of the residual differences is updated from those products
+    (the new difference's products with the others are this call's products less the last call's).
+    """
 
     def __init__(self) -> None:
         self.residuals = np.empty((0, 0))  # differences of residuals, one per row (a ring)
         self.images = np.empty((0, 0))  # differences of g, alike
         self.gram = np.zeros((ANDERSON_MEMORY, ANDERSON_MEMORY))  # the residual differences' Gram matrix
+        self.products = np.zeros(ANDERSON_MEMORY)  # the kept residual differences' products with the last residual
         self.count = 0
         self.slot = 0
         self.last: tuple[np.ndarray, np.ndarray] | None = None  # the last residual and image
         self.smallest = math.inf
 
     def next(self, point: tuple[np.ndarray, ...], image: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        """The accelerated successor of ``point``, whose plain successor is ``image``."""
-        flat_image = np.concatenate([part.ravel() for part in image])
-        residual = flat_image - np.concatenate([part.ravel() for part in point])
+        """The accelerated successor of ``point``, whose plain successor is ``image`` (a point of one
+        flat array is used as is, not copied)."""
+        flat_image = _flat(image)
+        residual = flat_image - _flat(point)
         if self.residuals.shape[1] != residual.size:
             self.residuals = np.zeros((ANDERSON_MEMORY, residual.size))
             self.images = np.zeros((ANDERSON_MEMORY, residual.size))
@@ -412,29 +442,42 @@ class _Anderson:
             self.count, self.slot, self.last = 0, 0, None
             self.smallest = norm  # from here: the residuals of the iteration are not monotone
         self.smallest = min(self.smallest, norm)
-        if self.last is not None:
-            slot = self.slot
-            np.subtract(residual, self.last[0], out=self.residuals[slot])
-            np.subtract(flat_image, self.last[1], out=self.images[slot])
-            self.gram[slot] = self.residuals @ self.residuals[slot]
-            self.gram[:, slot] = self.gram[slot]
-            self.slot = (slot + 1) % ANDERSON_MEMORY
-            self.count = min(self.count + 1, ANDERSON_MEMORY)
-        self.last = (residual, flat_image)
-        if not self.count:
+        last, self.last = self.last, (residual, flat_image)
+        if last is None:
             return image
+        slot, previous = self.slot, self.count
+        np.subtract(residual, last[0], out=self.residuals[slot])
+        np.subtract(flat_image, last[1], out=self.images[slot])
+        self.slot = (slot + 1) % ANDERSON_MEMORY
+        self.count = min(previous + 1, ANDERSON_MEMORY)
         kept = slice(self.count)  # the rows filled since the start or the last reset: views, no copies
+        products = self.residuals[kept] @ residual
+        # The rows other than slot were kept at the last call too, with their products with its
+        # residual: the new difference's products with them are the difference of the two.
+        self.gram[slot, kept] = products - self.products[kept]
+        self.gram[slot, slot] = float(self.residuals[slot] @ self.residuals[slot])
+        self.gram[kept, slot] = self.gram[slot, kept]
+        self.products[kept] = products
         gram = self.gram[kept, kept].copy()
         # A relative ridge keeps the small system solvable when differences repeat.
         gram[np.diag_indices_from(gram)] += 1e-10 * float(np.trace(gram)) + np.finfo(float).tiny
-        weights = np.linalg.solve(gram, self.residuals[kept] @ residual)
+        weights = np.linalg.solve(gram, products)
         accelerated = flat_image - weights @ self.images[kept]
+        if len(image) == 1:
+            return (accelerated.reshape(image[0].shape),)
         parts, offset = [], 0
         for part in image:
             piece = accelerated[offset:offset + part.size].reshape(part.shape)
             parts.append((piece + piece.T) / 2 if part.ndim == 2 else piece)  # Z and V stay symmetric
             offset += part.size
         return tuple(parts)
+
+
+def _flat(parts: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The parts as one flat vector: the one part itself (a view) where there is one."""
+    if len(parts) == 1:
+        return parts[0].reshape(-1)
+    return np.concatenate([part.ravel() for part in parts])
 
 
 def relative_gap(objective: float, lower_bound: float, num_queries: int) -> float:

@@ -378,3 +378,20 @@ def test_anderson_extrapolates_again_after_a_reset():
     anderson.next((np.zeros(3),), (np.full(3, 1e3),))  # reset
     anderson.next((np.full(3, 1e3),), (np.full(3, 1.5e3),))
     assert anderson.count == 1
+
+
+def test_anderson_updated_gram_matrix_equals_the_recomputed_one():
+    """The Gram matrix kept from each call's products (the ring filled, wrapped, then reset) is
+    the one recomputed from the kept residual differences."""
+    rng = np.random.default_rng(5)
+    anderson = _Anderson()
+    x = rng.normal(size=40)
+    for step in range(25):
+        image = 0.9 * x + rng.normal(size=40) * (1e3 if step == 18 else 1.0)  # step 18 resets
+        x = anderson.next((x,), (image,))[0]
+        kept = slice(anderson.count)
+        if anderson.count:
+            residuals = anderson.residuals[kept]
+            np.testing.assert_allclose(anderson.gram[kept, kept], residuals @ residuals.T, rtol=1e-10,
+                                       atol=1e-10 * float(np.trace(residuals @ residuals.T)))
+    assert anderson.count == 6  # 25 calls, a reset at the 19th, the next difference at the 20th
