@@ -32,6 +32,10 @@ KRONECKER_MAX_CELLS = 64
 ANDERSON_AFTER = 50
 ANDERSON_MEMORY = 10
 ANDERSON_SAFEGUARD = 10.0
+#: Certificates cost several iterations each (two eigenvalues, ten refits of the cells): after two,
+#: the next comes after half the iterations their gaps' linear fall predicts to ``tol``, at most
+#: this many times ``check_every`` (:func:`_spacing`).
+CHECK_MOST = 4
 
 
 @dataclass(frozen=True)
@@ -379,6 +383,8 @@ def admm_projection(
 
     anderson = _Anderson()
     w = np.empty(0)  # the fixed map's state once the penalties are frozen
+    checks: list[tuple[int, float]] = []  # (iteration, gap) of each certificate
+    next_check = check_every
     for iteration in range(1, max_iterations + 1):
         if iteration <= ANDERSON_AFTER:
             before = (T, Z, U, V)
@@ -394,8 +400,10 @@ def admm_projection(
         else:  # the penalties are frozen: the iteration is one fixed map, which Anderson extrapolates
             image, U, V = fixed_map(w)
             w = anderson.next((w,), (image,))[0]
-        if iteration % check_every == 0:
+        if iteration >= next_check:
             certify()
+            checks.append((iteration, gap))
+            next_check = iteration + _spacing(checks, tol, check_every)
             if callback is not None:
                 callback(iteration, gap)
             if gap <= tol:
@@ -478,6 +486,18 @@ def _flat(parts: tuple[np.ndarray, ...]) -> np.ndarray:
     if len(parts) == 1:
         return parts[0].reshape(-1)
     return np.concatenate([part.ravel() for part in parts])
+
+
+def _spacing(checks: list[tuple[int, float]], target: float, least: int) -> int:
+    """Iterations to the next certificate: half those the last two gaps' linear fall (in log scale)
+    predicts to ``target``, between ``least`` and ``CHECK_MOST * least``."""
+    if len(checks) < 2:
+        return least
+    (first, earlier), (last, later) = checks[-2], checks[-1]
+    if not (target < later < earlier) or last <= first:
+        return least
+    predicted = math.log(later / target) / (math.log(earlier / later) / (last - first))
+    return round(min(max(least, predicted / 2), CHECK_MOST * least))
 
 
 def relative_gap(objective: float, lower_bound: float, num_queries: int) -> float:

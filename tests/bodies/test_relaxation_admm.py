@@ -228,7 +228,8 @@ def test_callback_gets_increasing_iterations_and_the_final_gap():
     calls = []
     result = project_to_relaxation(domain, y, tol=1e-6, callback=lambda i, gap: calls.append((i, gap)))
     iterations = [i for i, _ in calls]
-    assert iterations == list(range(10, result.stats.iterations + 1, 10))  # every certificate
+    assert iterations[:2] == [10, 20] and iterations[-1] == result.stats.iterations  # every certificate
+    assert all(10 <= b - a <= 40 for a, b in zip(iterations, iterations[1:]))
     assert calls[-1][1] == pytest.approx(result.stats.gap, rel=1e-6, abs=1e-12)
     assert calls[-1][1] <= 1e-6 < calls[0][1]
 
@@ -395,3 +396,13 @@ def test_anderson_updated_gram_matrix_equals_the_recomputed_one():
             np.testing.assert_allclose(anderson.gram[kept, kept], residuals @ residuals.T, rtol=1e-10,
                                        atol=1e-10 * float(np.trace(residuals @ residuals.T)))
     assert anderson.count == 6  # 25 calls, a reset at the 19th, the next difference at the 20th
+
+
+def test_certificates_are_spaced_by_half_the_predicted_iterations():
+    """Gaps 0.1 then 0.05 twenty iterations apart fall by half every 20: 0.01 is log2(5) * 20 = 46.4
+    iterations away, and the next certificate comes after half of them; within 10 to 40."""
+    spacing = relaxation_admm._spacing
+    assert spacing([(10, 0.1), (30, 0.05)], 0.01, 10) == round(10 * math.log2(5))
+    assert spacing([(10, 0.1), (20, 0.05)], 1e-4, 10) == 40  # far: at most 4 x check_every
+    assert spacing([(10, 0.1), (20, 1e-3)], 1e-4, 10) == 10  # near: at least check_every
+    assert spacing([(10, 0.1)], 1e-4, 10) == 10 and spacing([(10, 0.1), (20, 0.2)], 1e-4, 10) == 10
