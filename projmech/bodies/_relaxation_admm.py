@@ -36,6 +36,8 @@ ANDERSON_SAFEGUARD = 10.0
 #: the next comes after half the iterations their gaps' linear fall predicts to ``tol``, at most
 #: this many times ``check_every`` (:func:`_spacing`).
 CHECK_MOST = 4
+#: Newton steps of the warm-started simplex projections before the cold one (:func:`_simplex_from`).
+SIMPLEX_NEWTON_STEPS = 8
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,40 @@ def _simplex_projection(points: np.ndarray) -> np.ndarray:
         if np.array_equal(still, active):
             return np.maximum(points - threshold[:, None], 0.0)
         active = still
+
+
+def _simplex_from(points: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_simplex_projection` of each row from thresholds ``start`` near its own (the last
+    iteration's), and the thresholds: Newton's method on each row's ``sum(max(p - t, 0)) = 1``.
+
+    From either side a step lands at or left of the threshold; from the left each step is
+    Michelot's, to the threshold of the cells above the last, and once a row keeps as many cells
+    as before the threshold is exact. Rows are stepped together until all settle, else
+    :func:`_simplex_projection` from the start.
+    """
+    threshold = start.copy()
+    out = np.empty_like(points)
+    previous: np.ndarray | None = None
+    for _ in range(SIMPLEX_NEWTON_STEPS):
+        np.subtract(points, threshold[:, None], out=out)
+        np.maximum(out, 0.0, out=out)
+        count = np.count_nonzero(out, axis=1)
+        if previous is not None and np.array_equal(count, previous):
+            return out, threshold
+        threshold += (out.sum(axis=1) - 1.0) / np.maximum(count, 1)
+        empty = count == 0  # above every cell: restart from the mean's threshold, below them all
+        if empty.any():
+            threshold[empty] = (points[empty].sum(axis=1) - 1.0) / points.shape[1]
+            count[empty] = -1
+        previous = count
+    out = _simplex_projection(points)
+    return out, _thresholds(points, out)
+
+
+def _thresholds(points: np.ndarray, projected: np.ndarray) -> np.ndarray:
+    """The threshold of each row's projection ``max(p - t, 0)``, read off its positive cells."""
+    positive = projected > 0
+    return np.sum(np.where(positive, points - projected, 0.0), axis=1) / np.maximum(positive.sum(axis=1), 1)
 
 
 @dataclass(frozen=True)
@@ -273,11 +309,22 @@ def _project_psd(S: np.ndarray) -> np.ndarray:
     return S - (vectors * values) @ vectors.T
 
 
-def _simplex_all(model: _ContrastModel, answers: np.ndarray) -> np.ndarray:
+def _simplex_all(model: _ContrastModel, answers: np.ndarray, thresholds: list[np.ndarray] | None = None
+                 ) -> np.ndarray:
+    """Each table of ``answers`` projected onto its simplex; with ``thresholds`` (one array per pair
+    group, empty at first), warm-started from those of the last call and updated."""
     out = np.empty_like(answers)
-    for group in model.groups:
+    for index, group in enumerate(model.groups):
         tables = group.gather(answers)
-        group.scatter(out, _simplex_projection(tables.reshape(tables.shape[0], -1)).reshape(tables.shape))
+        rows = tables.reshape(tables.shape[0], -1)
+        if thresholds is None:
+            projected = _simplex_projection(rows)
+        elif len(thresholds) <= index:
+            projected = _simplex_projection(rows)
+            thresholds.append(_thresholds(rows, projected))
+        else:
+            projected, thresholds[index] = _simplex_from(rows, thresholds[index])
+        group.scatter(out, projected.reshape(tables.shape))
     return out
 
 
@@ -368,7 +415,7 @@ def admm_projection(
         nonlocal m, cross
         k = y.size
         w_cells, w_moments = w[:k], w[k:].reshape(Z.shape)
-        T = _simplex_all(model, (y + rho_cells * w_cells) / (1.0 + rho_cells)) if local \
+        T = _simplex_all(model, (y + rho_cells * w_cells) / (1.0 + rho_cells), thresholds) if local \
             else (y + rho_cells * w_cells) / (1.0 + rho_cells)
         Z_new = _project_psd(w_moments)
         ratio = rho_moments / rho_cells
@@ -384,6 +431,7 @@ def admm_projection(
     anderson = _Anderson()
     w = np.empty(0)  # the fixed map's state once the penalties are frozen
     checks: list[tuple[int, float]] = []  # (iteration, gap) of each certificate
+    thresholds: list[np.ndarray] = []  # the fixed map's simplex thresholds, one array per pair group
     next_check = check_every
     for iteration in range(1, max_iterations + 1):
         if iteration <= ANDERSON_AFTER:

@@ -406,3 +406,30 @@ def test_certificates_are_spaced_by_half_the_predicted_iterations():
     assert spacing([(10, 0.1), (20, 0.05)], 1e-4, 10) == 40  # far: at most 4 x check_every
     assert spacing([(10, 0.1), (20, 1e-3)], 1e-4, 10) == 10  # near: at least check_every
     assert spacing([(10, 0.1)], 1e-4, 10) == 10 and spacing([(10, 0.1), (20, 0.2)], 1e-4, 10) == 10
+
+
+@pytest.mark.parametrize("shift", [-1e3, -0.3, -1e-3, 0.0, 1e-3, 0.3, 1e3])
+def test_warm_started_simplex_projection_matches_the_closed_form_from_any_start(shift):
+    """From thresholds near (Newton's steps) or far (above every cell: a restart; far below: the
+    cold projection after the steps) the answer is the sorted closed form's, with its threshold."""
+    rng = np.random.default_rng(2)
+    points = rng.normal(0.05, 0.1, size=(30, 40))
+    exact = project_simplex(points)
+    support = exact > 0
+    threshold = (np.where(support, points, 0.0).sum(axis=1) - 1.0) / support.sum(axis=1)
+    projected, found = relaxation_admm._simplex_from(points, threshold + shift)
+    np.testing.assert_allclose(projected, exact, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(found, threshold, rtol=0, atol=1e-13)
+
+
+def test_fixed_map_warm_simplex_changes_nothing_but_time(monkeypatch):
+    """The ADMM with its tables' projections warm-started ends where the cold ones lead (same
+    iterations, same objective to rounding)."""
+    domain = DOMAINS["mixed"]
+    _, _, y = _noisy(domain, np.random.default_rng(12), sigma=0.1)
+    warm = admm_projection(domain, y, tol=1e-7, max_iterations=2000)
+    monkeypatch.setattr(relaxation_admm, "_simplex_from",
+                        lambda points, start: (_simplex_projection(points), start))
+    cold = admm_projection(domain, y, tol=1e-7, max_iterations=2000)
+    assert warm.converged and cold.converged and warm.iterations == cold.iterations
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
