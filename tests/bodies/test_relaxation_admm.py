@@ -228,7 +228,8 @@ def test_callback_gets_increasing_iterations_and_the_final_gap():
     calls = []
     result = project_to_relaxation(domain, y, tol=1e-6, callback=lambda i, gap: calls.append((i, gap)))
     iterations = [i for i, _ in calls]
-    assert iterations == list(range(10, result.stats.iterations + 1, 10))  # every certificate
+    assert iterations[:2] == [10, 20] and iterations[-1] == result.stats.iterations  # every certificate
+    assert all(10 <= b - a <= 40 for a, b in zip(iterations, iterations[1:]))
     assert calls[-1][1] == pytest.approx(result.stats.gap, rel=1e-6, abs=1e-12)
     assert calls[-1][1] <= 1e-6 < calls[0][1]
 
@@ -378,3 +379,57 @@ def test_anderson_extrapolates_again_after_a_reset():
     anderson.next((np.zeros(3),), (np.full(3, 1e3),))  # reset
     anderson.next((np.full(3, 1e3),), (np.full(3, 1.5e3),))
     assert anderson.count == 1
+
+
+def test_anderson_updated_gram_matrix_equals_the_recomputed_one():
+    """The Gram matrix kept from each call's products (the ring filled, wrapped, then reset) is
+    the one recomputed from the kept residual differences."""
+    rng = np.random.default_rng(5)
+    anderson = _Anderson()
+    x = rng.normal(size=40)
+    for step in range(25):
+        image = 0.9 * x + rng.normal(size=40) * (1e3 if step == 18 else 1.0)  # step 18 resets
+        x = anderson.next((x,), (image,))[0]
+        kept = slice(anderson.count)
+        if anderson.count:
+            residuals = anderson.residuals[kept]
+            np.testing.assert_allclose(anderson.gram[kept, kept], residuals @ residuals.T, rtol=1e-10,
+                                       atol=1e-10 * float(np.trace(residuals @ residuals.T)))
+    assert anderson.count == 6  # 25 calls, a reset at the 19th, the next difference at the 20th
+
+
+def test_certificates_are_spaced_by_half_the_predicted_iterations():
+    """Gaps 0.1 then 0.05 twenty iterations apart fall by half every 20: 0.01 is log2(5) * 20 = 46.4
+    iterations away, and the next certificate comes after half of them; within 10 to 40."""
+    spacing = relaxation_admm._spacing
+    assert spacing([(10, 0.1), (30, 0.05)], 0.01, 10) == round(10 * math.log2(5))
+    assert spacing([(10, 0.1), (20, 0.05)], 1e-4, 10) == 40  # far: at most 4 x check_every
+    assert spacing([(10, 0.1), (20, 1e-3)], 1e-4, 10) == 10  # near: at least check_every
+    assert spacing([(10, 0.1)], 1e-4, 10) == 10 and spacing([(10, 0.1), (20, 0.2)], 1e-4, 10) == 10
+
+
+@pytest.mark.parametrize("shift", [-1e3, -0.3, -1e-3, 0.0, 1e-3, 0.3, 1e3])
+def test_warm_started_simplex_projection_matches_the_closed_form_from_any_start(shift):
+    """From thresholds near (Newton's steps) or far (above every cell: a restart; far below: the
+    cold projection after the steps) the answer is the sorted closed form's, with its threshold."""
+    rng = np.random.default_rng(2)
+    points = rng.normal(0.05, 0.1, size=(30, 40))
+    exact = project_simplex(points)
+    support = exact > 0
+    threshold = (np.where(support, points, 0.0).sum(axis=1) - 1.0) / support.sum(axis=1)
+    projected, found = relaxation_admm._simplex_from(points, threshold + shift)
+    np.testing.assert_allclose(projected, exact, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(found, threshold, rtol=0, atol=1e-13)
+
+
+def test_fixed_map_warm_simplex_changes_nothing_but_time(monkeypatch):
+    """The ADMM with its tables' projections warm-started ends where the cold ones lead (same
+    iterations, same objective to rounding)."""
+    domain = DOMAINS["mixed"]
+    _, _, y = _noisy(domain, np.random.default_rng(12), sigma=0.1)
+    warm = admm_projection(domain, y, tol=1e-7, max_iterations=2000)
+    monkeypatch.setattr(relaxation_admm, "_simplex_from",
+                        lambda points, start: (_simplex_projection(points), start))
+    cold = admm_projection(domain, y, tol=1e-7, max_iterations=2000)
+    assert warm.converged and cold.converged and warm.iterations == cold.iterations
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
