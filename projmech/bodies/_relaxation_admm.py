@@ -32,11 +32,6 @@ KRONECKER_MAX_CELLS = 64
 ANDERSON_AFTER = 50
 ANDERSON_MEMORY = 10
 ANDERSON_SAFEGUARD = 10.0
-#: The cells' penalty is multiplied by this when the penalties are frozen: the certificate's
-#: feasible point lags its lower bound (its mixture is set by the fit's slightly negative cells and
-#: eigenvalues), and a heavier penalty on ``T = cells(x)`` certifies sooner. Measured on Adult's
-#: 2-way tables at epsilon 0.1, 1 and 10: 852 -> 592, 368 -> 302, 235 -> 231 iterations (4 instead of 2: more at 1).
-FREEZE_CELLS = 2.0
 #: Certificates cost several iterations each (two eigenvalues, ten refits of the cells): after two,
 #: the next comes after half the iterations their gaps' linear fall predicts to ``tol``, at most
 #: this many times ``check_every`` (:func:`_spacing`).
@@ -449,8 +444,6 @@ def admm_projection(
             rho_moments *= factor
             V /= factor
             if iteration == ANDERSON_AFTER:  # from here the state is the proximal steps' input
-                rho_cells *= FREEZE_CELLS
-                U /= FREEZE_CELLS
                 w = np.concatenate([(T + U).ravel(), (Z + V).ravel()])
         else:  # the penalties are frozen: the iteration is one fixed map, which Anderson extrapolates
             image, U, V = fixed_map(w)
