@@ -355,7 +355,7 @@ def test_a_start_with_a_part_along_the_consistent_tables_is_projected_before_the
     earlier = project_to_local(workload, y + rng.normal(0, 0.05, y.size), tol=1e-10)
     assert np.linalg.norm(basis.T @ earlier.multipliers) <= 1e-10 * np.linalg.norm(earlier.multipliers)
     planted = dataclasses.replace(earlier, multipliers=earlier.multipliers + basis @ rng.normal(0, 1.0, basis.shape[1]))
-    result = project_to_local(workload, y, tol=1e-10, start=planted)
+    result = project_to_local(workload, y, tol=1e-8, start=planted)  # a tolerance of the unprojected evaluations
     assert np.linalg.norm(basis.T @ result.multipliers) <= 1e-10 * np.linalg.norm(result.multipliers)
     optimum, room = _cvxpy_local(workload, y)
     value = 0.5 * float(np.sum((result.answers - y) ** 2))

@@ -144,7 +144,7 @@ def test_the_tables_metric_projects_the_least_squares_tables_in_their_own_norm()
     problem = cp.Problem(cp.Minimize(0.5 * sum(cp.sum_squares(variables[t] - estimate[t]) for t in TABLES)),
                          problem.constraints)
     accuracy = clarabel_solve(problem)
-    result = project_measurements(SIZES, measurements, metric="tables", tol=1e-10)
+    result = project_measurements(SIZES, measurements, metric="tables", tol=1e-8)
     ours = 0.5 * sum(float(np.sum((result.marginal(t).ravel() - estimate[t]) ** 2)) for t in TABLES)
     assert abs(ours - float(problem.value)) <= accuracy * max(1.0, float(problem.value)) + 1e-9
     for table in TABLES:
