@@ -75,6 +75,5 @@ from ._body import (
 )
 from ._cost import COST_MODELS, HULL_PREFERENCE, CostModel, PowerLaw, WorkloadSize, estimated_seconds
 from ._hull import NOISE_TOL, SOLVERS
-from ._local_components import COMPONENT_SOLVER
 from ._memory import memory_limit, memory_shortfall
 from ._relaxation_admm import admm_projection

@@ -121,6 +121,9 @@ class CountingMechanism:
     body: Body | None = None
     #: The factorization whose strategy is measured, if any (else the workload itself is).
     factorization: Factorization | None = None
+    #: What the projection measures distance in: the answers', unless a mechanism says otherwise
+    #: (:class:`FactorizationMechanism`'s ``metric``).
+    metric: str = "answers"
 
     def __init__(self, workload: Workload, privacy: Privacy, neighbouring: Neighbouring | str,
                  size: int | str | None, size_share: float | None) -> None:
@@ -307,6 +310,7 @@ class CountingMechanism:
             rounds=rounds,
             estimate=estimate,
             measured=measured,
+            metric=self.metric,
         )
 
     def _size_repr(self) -> str:

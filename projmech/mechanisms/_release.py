@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from .._sparse import issparse
-from ..bodies import COMPONENT_SOLVER, LocalResult, ProjectionResult, RelaxationResult, TablesResult
+from ..bodies import LocalResult, ProjectionResult, RelaxationResult, TablesResult
 from ..factorization import Factorization, table_blocks
 from ..privacy import Neighbouring, Noise, Privacy
 from ..tables import Measurement
@@ -51,6 +51,9 @@ class Release:
     projection, factorization, workload, answer_sigma_rms, rounds, estimate, measured
         What a mechanism adds (else None): the projection's result, the strategy, the workload, the
         answers' noise RMS, the adaptive rounds and estimate, the noisy measured answers.
+    metric : str
+        What the projection measured distance in: ``"answers"``, or the factorization mechanism's
+        ``"tables"`` or ``"precision"`` (its measurements projected).
 
     Examples
     --------
@@ -78,6 +81,7 @@ class Release:
     rounds: tuple[AdaptiveRound, ...] | None = None
     estimate: dict[str, JSON] | None = None
     measured: np.ndarray | None = None
+    metric: str = "answers"
 
     @cached_property
     def labels(self) -> tuple[str, ...]:
@@ -135,7 +139,8 @@ class Release:
         Returns
         -------
         projection, drawing, answered
-            The projection, the workload to draw and check rows with (None for L), the workload answered;
+            The projection, the workload to draw and check rows with (None for L and for the tables
+            of ``metric="tables"``, which check their rows themselves), the workload answered;
             a ValueError without a projection or for the adaptive mechanism (its run holds the estimate).
         """
         if self.rounds is not None:
@@ -145,14 +150,11 @@ class Release:
             raise ValueError(f"a {self.mechanism} release holds no projection to draw rows from; for rows call "
                              "projmech.synthesize, or release with ProjectionMechanism")
         drawing: Workload | None = self.workload
-        if isinstance(self.projection, LocalResult) and self.projection.answers.shape != (self.workload.num_queries,):
-            # A projection of the strategy's measurements (FactorizationMechanism's metric): its answers
-            # are its own tables' (metric 'tables'), whose rows it draws and checks by itself, or the
-            # measurements' (metric 'precision'), which rows do not answer.
-            if self.projection.stats.solver == COMPONENT_SOLVER:
-                raise ValueError("this release projected the strategy's measurements in their noise metric "
-                                 "(metric='precision'), whose answers are the measurements' and not the rows'; "
-                                 "release with metric='tables' or 'answers', or call projmech.synthesize")
+        if self.metric == "precision":  # its answers are the measurements', in their noise units
+            raise ValueError("this release projected the strategy's measurements in their noise metric "
+                             "(metric='precision'), whose answers are the measurements' and not the rows'; "
+                             "release with metric='tables' or 'answers', or call projmech.synthesize")
+        if self.metric == "tables":  # its own (maximal) tables, whose rows it draws and checks by itself
             drawing = None
         if isinstance(self.projection, RelaxationResult):
             drawing = None
@@ -207,6 +209,8 @@ class Release:
         if self.projection is not None:
             summary["solver"] = self.projection.summary()
             summary["body"] = summary["solver"]["body"]
+            if self.metric != "answers":
+                summary["metric"] = self.metric
         if self.factorization is not None:
             summary["factorization"] = self.factorization.summary()
             summary["answer_sigma_rms"] = self.answer_sigma_rms

@@ -206,3 +206,11 @@ def test_rows_come_from_the_projected_tables_in_their_norm_and_are_refused_in_th
                                           noise="continuous").release(data, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="metric='tables' or 'answers'"):
         pm.synthetic.synthetic_data(DOMAIN, precision, 400, np.random.default_rng(1))
+    # Where the measurements are as many as the workload's answers (two attributes, 2-way), too.
+    pair = pm.Domain(["a", "b"], [2, 3])
+    few = pm.Dataset(np.random.default_rng(2).integers(0, [2, 3], size=(50, 2)), pair)
+    release = pm.FactorizationMechanism(pm.marginals(pair, 2), pm.ZCDP(4.0), project=True, metric="precision",
+                                        noise="continuous").release(few, rng=np.random.default_rng(0))
+    assert release.projection.answers.size == release.answers.size and release.summary()["metric"] == "precision"
+    with pytest.raises(ValueError, match="metric='tables' or 'answers'"):
+        pm.synthetic.synthetic_data(pair, release, 50, np.random.default_rng(1))
