@@ -496,6 +496,10 @@ def _measurement_body(workload: Workload, metric: str, body: str, solver: str, t
     if isinstance(model, str):
         raise ArgumentValueError("metric", f"{metric!r} projects measurements of a marginal workload's tables, but "
                                  f"{model}", alternatives=[("metric", "answers")])
+    if not model.attributes:
+        raise ArgumentValueError("metric", f"{metric!r} projects measurements of a marginal workload's tables, but "
+                                 f"{workload.name} reads no attribute (its answers are totals)",
+                                 alternatives=[("metric", "answers")])
     return choose_body(workload, "local", solver=solver, tol=tol, relaxation=relaxation)
 
 
@@ -508,7 +512,7 @@ def _check_measures_tables(factorization: Factorization, workload: Workload, met
     structured = "the structured strategy of a marginal workload (factorization_norm's residual or Kronecker one)"
     if blocks is None or domain is None:
         raise ArgumentValueError("metric", f"{metric!r} projects measurements of tables, but the strategy "
-                                 f"{strategy.name} is a matrix over the universe", remedies=[structured],
+                                 f"({strategy.name}) is a matrix over the universe", remedies=[structured],
                                  alternatives=[("metric", "answers")])
     sizes = tuple(domain.sizes)
     # The queries' structure alone decides; their values do not matter.

@@ -165,6 +165,9 @@ def test_no_error_bound_in_another_norm(metric):
      "metric: 'tables' projects the strategy's measurements onto the local polytope, which body 'relaxed' is not"),
     ("prefix", {"metric": "tables", "project": True}, "metric: 'tables' projects measurements of a marginal"),
     ("marginals", {"metric": "tables", "project": True, "solver": "fast"}, "solver: body 'local' runs its own"),
+    ("totals", {"metric": "tables", "project": True},
+     r"metric: 'tables' projects measurements of a marginal workload's tables, but marginals\(ways=\(0,\)\) reads "
+     "no attribute"),
 ])
 def test_bad_metrics_are_refused_before_the_optimization(monkeypatch, workload, options, message):
     import projmech.factorization
@@ -173,7 +176,8 @@ def test_bad_metrics_are_refused_before_the_optimization(monkeypatch, workload, 
         raise AssertionError("the strategy was optimized before the options were checked")
 
     monkeypatch.setattr(projmech.factorization, "factorization_norm", optimization)
-    queries = pm.marginals(DOMAIN, 2) if workload == "marginals" else pm.prefix(6)
+    queries = {"marginals": pm.marginals(DOMAIN, 2), "prefix": pm.prefix(6),
+               "totals": pm.marginals(DOMAIN, ways=(0,))}[workload]
     with pytest.raises(ValueError, match=f"^{message}"):
         pm.FactorizationMechanism(queries, pm.ZCDP(1.0), **options)
 
