@@ -227,7 +227,7 @@ def test_global_numpy_state_is_not_used():
 
 DOCUMENTED_FIELDS = ["answers", "noisy_answers", "label_source", "mechanism", "privacy", "neighbouring", "size",
                      "size_source", "noise", "sensitivity", "size_noise", "projection", "factorization",
-                     "answer_sigma_rms", "workload", "rounds", "estimate", "measured"]
+                     "answer_sigma_rms", "workload", "rounds", "estimate", "measured", "metric"]
 
 
 @pytest.mark.solver
