@@ -169,8 +169,36 @@ class Corral:
         self._alive[factor_indices] = False
 
     def compact(self) -> None:
-        """Refactor from the live points alone (ghosts dropped)."""
-        self._factor_from_scratch(self.positions)
+        """Refactor from the live points alone (ghosts dropped). The points before the first ghost
+        keep their rows of the factor: only the trailing live points are refactored, from the Schur
+        complement of the leading block (``O(j t^2 + t^3)`` for ``t`` of them after ``j``)."""
+        alive = self._alive[:self.size]
+        first = int(np.argmin(alive))
+        if alive[first] or first == 0:  # no ghost, or one at the front: nothing to keep
+            self._factor_from_scratch(self.positions)
+            return
+        trailing = first + np.flatnonzero(alive[first:])
+        points = self._members[trailing].copy()
+        # R[:j, L] = R11^{-T} M[:j, L] already: the Schur complement of the kept block in M[L, L].
+        cross = self._factor[:first, trailing]
+        schur = self.points_gram[np.ix_(points, points)] + self.border - cross.T @ cross
+        upper, kept = _cholesky_refusing(schur, np.diag(self.points_gram)[points] + self.border,
+                                         limit=self.dimension - first)
+        self.refused = [int(position) for position in np.delete(points, kept)]
+        size = first + len(kept)
+        self._factor[:, first:] = 0.0
+        self._factor[:first, first:size] = cross[:, kept]
+        self._factor[first:size, first:size] = upper
+        diagonal = np.arange(size, self._capacity)
+        self._factor[diagonal, diagonal] = 1.0
+        self._members[first:size] = points[kept]
+        self._alive[first:] = False
+        self._alive[:size] = True
+        self.size = size
+        self._reset_ghosts()
+        right = np.zeros(self._capacity)
+        right[:size] = 1.0
+        self._ones = self._forward(right)
 
     # --- the affine minimizer --------------------------------------------------------------
 
@@ -224,7 +252,7 @@ class Corral:
         """Room for ``needed`` points (with a quarter spare), the factor padded with the identity."""
         if needed <= self._capacity:
             return
-        capacity = max(64, needed + needed // 4)
+        capacity = max(64, needed + needed // 16)
         factor = np.asfortranarray(np.eye(capacity))
         factor[:self.size, :self.size] = self._factor[:self.size, :self.size]
         members = np.zeros(capacity, dtype=np.int64)
@@ -238,15 +266,18 @@ class Corral:
         self._factor, self._members, self._alive, self._ones, self._ghosts = factor, members, alive, ones, ghosts
         self._capacity = capacity
 
-    def _factor_from_scratch(self, members: np.ndarray) -> None:
-        """``R`` of the points ``members``: one Cholesky factorization, else point by point."""
-        self.size = 0
-        self._factor[:] = np.eye(self._capacity)
+    def _reset_ghosts(self) -> None:
         self._ghosts = np.zeros((self._capacity, GHOSTS_MIN), order="F")
         self._ghost_factor_index = np.zeros(GHOSTS_MIN, dtype=np.int64)
         self._ghost_count = 0
         self._ghosts_gram = np.zeros((0, 0))
         self._ghosts_cholesky = np.zeros((0, 0))
+
+    def _factor_from_scratch(self, members: np.ndarray) -> None:
+        """``R`` of the points ``members``: one Cholesky factorization, else point by point."""
+        self.size = 0
+        self._factor[:] = np.eye(self._capacity)
+        self._reset_ghosts()
         self._alive[:] = False
         matrix = self.points_gram[np.ix_(members, members)] + self.border
         upper, kept = _cholesky_refusing(matrix, np.diag(matrix), limit=self.dimension)
