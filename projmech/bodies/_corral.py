@@ -181,9 +181,13 @@ class Corral:
         points = self._members[trailing].copy()
         # R[:j, L] = R11^{-T} M[:j, L] already: the Schur complement of the kept block in M[L, L].
         cross = self._factor[:first, trailing]
-        schur = self.points_gram[np.ix_(points, points)] + self.border - cross.T @ cross
-        upper, kept = _cholesky_refusing(schur, np.diag(self.points_gram)[points] + self.border,
-                                         limit=self.dimension - first)
+        # cross^T cross by dsyrk: its upper triangle alone, half a product's work (the lower
+        # triangle of ``schur`` is then wrong, and _cholesky_refusing never reads it).
+        upper, kept = np.empty((0, 0)), list[int]()
+        if points.size:  # else every point after the first ghost is one: the factor is truncated
+            schur = self.points_gram[np.ix_(points, points)] + self.border - _DSYRK(1.0, cross.T)
+            upper, kept = _cholesky_refusing(schur, np.diag(self.points_gram)[points] + self.border,
+                                             limit=self.dimension - first)
         self.refused = [int(position) for position in np.delete(points, kept)]
         size = first + len(kept)
         self._factor[:, first:] = 0.0
@@ -295,7 +299,8 @@ class Corral:
 def _cholesky_refusing(matrix: np.ndarray, diagonal: np.ndarray, limit: int | None = None
                        ) -> tuple[np.ndarray, list[int]]:
     """The upper Cholesky factor of ``matrix[kept][:, kept]`` and ``kept``: at most ``limit`` points
-    whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry."""
+    whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry. Only the upper triangle
+    of ``matrix`` is read."""
     size = matrix.shape[0]
     if limit is None or size <= limit:
         try:
@@ -350,4 +355,5 @@ def _triangular_solve(upper: np.ndarray, right: np.ndarray, trans: int) -> np.nd
 
 
 _DTRSV = scipy.linalg.blas.dtrsv
+_DSYRK = scipy.linalg.blas.dsyrk
 _DTRSM = scipy.linalg.blas.dtrsm

@@ -124,6 +124,17 @@ def test_compaction_behind_the_first_ghost_keeps_the_leading_points_and_the_mini
         check(corral, points)
 
 
+def test_compaction_with_only_ghosts_behind_the_first_truncates_the_factor():
+    points, gram = make()
+    corral = Corral(gram, 1.0, np.arange(8))
+    corral.remove(np.array([6, 7]))
+    corral.compact()
+    assert list(corral.positions) == list(range(6)) and corral.size == 6 and corral.ghosts == 0
+    check(corral, points)
+    assert corral.add(9) == 6
+    check(corral, points)
+
+
 def test_compaction_behind_a_ghost_refuses_what_the_dimension_forbids():
     """Past the affine dimension, the trailing points that compaction would add again are refused."""
     points, _ = make(dimension=6, count=9)
