@@ -158,7 +158,13 @@ class _Pool:
         block = self.workload.kernels.column_gram(new, new)
         self.column_norms = np.concatenate([self.column_norms, np.diag(block)])
         block = block - b_new[:, None] - b_new[None, :] + self.norm
-        self.points_gram = np.block([[self.points_gram, cross], [cross.T, block]])
+        size = self.indices.size
+        gram = np.empty((size + new.size, size + new.size))  # one pass: np.block is slower
+        gram[:size, :size] = self.points_gram
+        gram[:size, size:] = cross
+        gram[size:, :size] = cross.T
+        gram[size:, size:] = block
+        self.points_gram = gram
         self.columns = sp.csc_array(sp.hstack([self.columns, self.workload.kernels.sparse_columns(new)], format="csc"))
         self.indices = np.concatenate([self.indices, new])
         self.pool_linear = np.concatenate([b_old, b_new])

@@ -169,8 +169,40 @@ class Corral:
         self._alive[factor_indices] = False
 
     def compact(self) -> None:
-        """Refactor from the live points alone (ghosts dropped)."""
-        self._factor_from_scratch(self.positions)
+        """Refactor from the live points alone (ghosts dropped). The points before the first ghost
+        keep their rows of the factor: only the trailing live points are refactored, from the Schur
+        complement of the leading block (``O(j t^2 + t^3)`` for ``t`` of them after ``j``)."""
+        alive = self._alive[:self.size]
+        first = int(np.argmin(alive))
+        if alive[first] or first == 0:  # no ghost, or one at the front: nothing to keep
+            self._factor_from_scratch(self.positions)
+            return
+        trailing = first + np.flatnonzero(alive[first:])
+        points = self._members[trailing].copy()
+        # R[:j, L] = R11^{-T} M[:j, L] already: the Schur complement of the kept block in M[L, L].
+        cross = self._factor[:first, trailing]
+        # cross^T cross by dsyrk: its upper triangle alone, half a product's work (the lower
+        # triangle of ``schur`` is then wrong, and _cholesky_refusing never reads it).
+        upper, kept = np.empty((0, 0)), list[int]()
+        if points.size:  # else every point after the first ghost is one: the factor is truncated
+            schur = self.points_gram[np.ix_(points, points)] + self.border - _DSYRK(1.0, cross.T)
+            upper, kept = _cholesky_refusing(schur, np.diag(self.points_gram)[points] + self.border,
+                                             limit=self.dimension - first)
+        self.refused = [int(position) for position in np.delete(points, kept)]
+        size = first + len(kept)
+        self._factor[:, first:] = 0.0
+        self._factor[:first, first:size] = cross[:, kept]
+        self._factor[first:size, first:size] = upper
+        diagonal = np.arange(size, self._capacity)
+        self._factor[diagonal, diagonal] = 1.0
+        self._members[first:size] = points[kept]
+        self._alive[first:] = False
+        self._alive[:size] = True
+        self.size = size
+        self._reset_ghosts()
+        right = np.zeros(self._capacity)
+        right[:size] = 1.0
+        self._ones = self._forward(right)
 
     # --- the affine minimizer --------------------------------------------------------------
 
@@ -224,7 +256,7 @@ class Corral:
         """Room for ``needed`` points (with a quarter spare), the factor padded with the identity."""
         if needed <= self._capacity:
             return
-        capacity = max(64, needed + needed // 4)
+        capacity = max(64, needed + needed // 16)
         factor = np.asfortranarray(np.eye(capacity))
         factor[:self.size, :self.size] = self._factor[:self.size, :self.size]
         members = np.zeros(capacity, dtype=np.int64)
@@ -238,15 +270,18 @@ class Corral:
         self._factor, self._members, self._alive, self._ones, self._ghosts = factor, members, alive, ones, ghosts
         self._capacity = capacity
 
-    def _factor_from_scratch(self, members: np.ndarray) -> None:
-        """``R`` of the points ``members``: one Cholesky factorization, else point by point."""
-        self.size = 0
-        self._factor[:] = np.eye(self._capacity)
+    def _reset_ghosts(self) -> None:
         self._ghosts = np.zeros((self._capacity, GHOSTS_MIN), order="F")
         self._ghost_factor_index = np.zeros(GHOSTS_MIN, dtype=np.int64)
         self._ghost_count = 0
         self._ghosts_gram = np.zeros((0, 0))
         self._ghosts_cholesky = np.zeros((0, 0))
+
+    def _factor_from_scratch(self, members: np.ndarray) -> None:
+        """``R`` of the points ``members``: one Cholesky factorization, else point by point."""
+        self.size = 0
+        self._factor[:] = np.eye(self._capacity)
+        self._reset_ghosts()
         self._alive[:] = False
         matrix = self.points_gram[np.ix_(members, members)] + self.border
         upper, kept = _cholesky_refusing(matrix, np.diag(matrix), limit=self.dimension)
@@ -264,7 +299,8 @@ class Corral:
 def _cholesky_refusing(matrix: np.ndarray, diagonal: np.ndarray, limit: int | None = None
                        ) -> tuple[np.ndarray, list[int]]:
     """The upper Cholesky factor of ``matrix[kept][:, kept]`` and ``kept``: at most ``limit`` points
-    whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry."""
+    whose pivot is above :data:`DEPENDENCE` times their ``diagonal`` entry. Only the upper triangle
+    of ``matrix`` is read."""
     size = matrix.shape[0]
     if limit is None or size <= limit:
         try:
@@ -319,4 +355,5 @@ def _triangular_solve(upper: np.ndarray, right: np.ndarray, trans: int) -> np.nd
 
 
 _DTRSV = scipy.linalg.blas.dtrsv
+_DSYRK = scipy.linalg.blas.dsyrk
 _DTRSM = scipy.linalg.blas.dtrsm

@@ -101,6 +101,54 @@ def test_compaction_and_growth_keep_the_minimizer():
     check(corral, points)
 
 
+def test_compaction_behind_the_first_ghost_keeps_the_leading_points_and_the_minimizer():
+    """Ghosts only in the trailing part: compaction refactors the live points after the first
+    ghost alone; adds and removes afterwards still match fresh solves."""
+    points, gram = make(dimension=200, count=190)
+    corral = Corral(gram, 1.0, np.arange(100))
+    leading = corral._factor[:60, :60].copy()
+    corral.remove(np.arange(60, 100, 3))
+    corral.compact()
+    assert corral.ghosts == 0 and corral.size == corral.positions.size == 100 - 14
+    np.testing.assert_array_equal(corral._factor[:60, :60], leading)
+    check(corral, points)
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        live = corral.positions
+        if rng.random() < 0.5:
+            corral.remove(np.array([rng.integers(live.size)]))
+        else:
+            assert corral.add(int(rng.choice(np.setdiff1d(np.arange(150), live)))) is not None
+        if corral.ghosts > 3:
+            corral.compact()
+        check(corral, points)
+
+
+def test_compaction_with_only_ghosts_behind_the_first_truncates_the_factor():
+    points, gram = make()
+    corral = Corral(gram, 1.0, np.arange(8))
+    corral.remove(np.array([6, 7]))
+    corral.compact()
+    assert list(corral.positions) == list(range(6)) and corral.size == 6 and corral.ghosts == 0
+    check(corral, points)
+    assert corral.add(9) == 6
+    check(corral, points)
+
+
+def test_compaction_behind_a_ghost_refuses_what_the_dimension_forbids():
+    """Past the affine dimension, the trailing points that compaction would add again are refused."""
+    points, _ = make(dimension=6, count=9)
+    gram = points.T @ points
+    corral = Corral(gram, 1.0, np.arange(7), dimension=7)  # 7 points span R^6 affinely
+    corral.remove(np.array([3]))
+    corral.compact()
+    assert corral.positions.size <= 7 and corral.refused == []
+    check(corral, points)
+    assert corral.add(8) is not None  # the ghost's slot is free again: 7 points
+    check(corral, points)
+    assert corral.add(7) is None  # an eighth point is affinely dependent
+
+
 def test_scaled_points_give_the_same_weights():
     """c P has the affine minimizer of P for every c > 0 (the border scales with the points)."""
     points, gram = make()
