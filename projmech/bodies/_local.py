@@ -18,6 +18,7 @@ from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Stat
 from ..tables import Components, Measurement, components_of, maximal_sets, varying_subsets
 from ..validation import check_positive_int, check_positive_number, check_real_vector
 from ..workloads import Workload
+from ._certificates import next_certificate
 from ._hull import DEFAULT_TOL, NOISE_TOL
 from ._local_components import COMPONENT_SOLVER, check_measured, measured_answers, project_components
 from ._local_layout import LOCAL_MAX_CELLS, LocalTables, local_tables, measured_tables, table_layout
@@ -719,7 +720,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
             callback(iterations[0], gap)
         target = tol * max(best[1], scale)
         checks.append((iterations[0], best[0]))
-        next_check[0] = iterations[0] + _spacing(checks, target)
+        next_check[0] = iterations[0] + next_certificate(checks, target, _CHECK_EVERY, _CHECK_MOST)
         # Stop where the gap no longer falls (at the limit of double precision for a tight
         # tolerance); reported, not accepted.
         return best[0] <= target or stalled[0] >= _STALLED_CHECKS
@@ -757,18 +758,6 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
                          f"{gap:.3g} above its tolerance {stats.tolerance:.3g} (inconsistency {inconsistency:.2g})",
                          stats.attempts, result)
     return result
-
-
-def _spacing(checks: list[tuple[int, float]], target: float) -> int:
-    """Iterations to the next certificate: half those the last two best gaps' linear fall predicts
-    to ``target``, between ``_CHECK_EVERY`` and ``_CHECK_MOST``."""
-    if len(checks) < 2:
-        return _CHECK_EVERY
-    (first, earlier), (last, later) = checks[-2], checks[-1]
-    if not (target < later < earlier) or last <= first:
-        return _CHECK_EVERY
-    predicted = math.log(later / target) / (math.log(earlier / later) / (last - first))
-    return round(min(max(_CHECK_EVERY, predicted / 2), _CHECK_MOST))
 
 
 def _lbfgs(function: Any, point: np.ndarray, max_iterations: int, on_iteration: Any, curvature: float,

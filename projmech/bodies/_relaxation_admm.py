@@ -13,6 +13,7 @@ import scipy.linalg
 from .._threads import on_one_blas_thread
 from ..data import Domain
 from ..solve import Callback
+from ._certificates import next_certificate
 
 __all__ = ["AdmmProjection", "admm_projection", "one_hot_lift", "relative_gap"]
 
@@ -34,7 +35,7 @@ ANDERSON_MEMORY = 10
 ANDERSON_SAFEGUARD = 10.0
 #: Certificates cost several iterations each (two eigenvalues, ten refits of the cells): after two,
 #: the next comes after half the iterations their gaps' linear fall predicts to ``tol``, at most
-#: this many times ``check_every`` (:func:`_spacing`).
+#: this many times ``check_every`` (:func:`next_certificate`).
 CHECK_MOST = 4
 #: Newton steps of the warm-started simplex projections before the cold one (:func:`_simplex_from`).
 SIMPLEX_NEWTON_STEPS = 8
@@ -451,7 +452,7 @@ def admm_projection(
         if iteration >= next_check:
             certify()
             checks.append((iteration, gap))
-            next_check = iteration + _spacing(checks, tol, check_every)
+            next_check = iteration + next_certificate(checks, tol, check_every, CHECK_MOST * check_every)
             if callback is not None:
                 callback(iteration, gap)
             if gap <= tol:
@@ -534,18 +535,6 @@ def _flat(parts: tuple[np.ndarray, ...]) -> np.ndarray:
     if len(parts) == 1:
         return parts[0].reshape(-1)
     return np.concatenate([part.ravel() for part in parts])
-
-
-def _spacing(checks: list[tuple[int, float]], target: float, least: int) -> int:
-    """Iterations to the next certificate: half those the last two gaps' linear fall (in log scale)
-    predicts to ``target``, between ``least`` and ``CHECK_MOST * least``."""
-    if len(checks) < 2:
-        return least
-    (first, earlier), (last, later) = checks[-2], checks[-1]
-    if not (target < later < earlier) or last <= first:
-        return least
-    predicted = math.log(later / target) / (math.log(earlier / later) / (last - first))
-    return round(min(max(least, predicted / 2), CHECK_MOST * least))
 
 
 def relative_gap(objective: float, lower_bound: float, num_queries: int) -> float:

@@ -113,7 +113,11 @@ def test_the_released_point_is_consistent_non_negative_and_no_worse_than_the_pla
 
 
 def test_certificates_are_spaced_by_half_the_predicted_iterations_within_bounds():
-    from projmech.bodies._local import _CHECK_EVERY, _CHECK_MOST, _spacing
+    from projmech.bodies._certificates import next_certificate
+    from projmech.bodies._local import _CHECK_EVERY, _CHECK_MOST
+
+    def _spacing(checks, target):
+        return next_certificate(checks, target, _CHECK_EVERY, _CHECK_MOST)
 
     # A tenfold fall in 10 iterations: 1e-4 is 30 iterations from 0.1, so the next check is in 15.
     assert _spacing([(0, 1.0), (10, 0.1)], 1e-4) == 15

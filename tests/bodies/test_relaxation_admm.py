@@ -401,7 +401,10 @@ def test_anderson_updated_gram_matrix_equals_the_recomputed_one():
 def test_certificates_are_spaced_by_half_the_predicted_iterations():
     """Gaps 0.1 then 0.05 twenty iterations apart fall by half every 20: 0.01 is log2(5) * 20 = 46.4
     iterations away, and the next certificate comes after half of them; within 10 to 40."""
-    spacing = relaxation_admm._spacing
+    from projmech.bodies._certificates import next_certificate
+
+    def spacing(checks, target, least):
+        return next_certificate(checks, target, least, relaxation_admm.CHECK_MOST * least)
     assert spacing([(10, 0.1), (30, 0.05)], 0.01, 10) == round(10 * math.log2(5))
     assert spacing([(10, 0.1), (20, 0.05)], 1e-4, 10) == 40  # far: at most 4 x check_every
     assert spacing([(10, 0.1), (20, 1e-3)], 1e-4, 10) == 10  # near: at least check_every
