@@ -392,38 +392,42 @@ def admm_projection(
         lower = max(lower, _lower_bound(model, y, rho_cells * U, rho_moments * V, local))
         gap = relative_gap(best[0], lower, y.size)
 
-    def step(T: np.ndarray, Z: np.ndarray, U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, ...]:
-        """One ADMM iteration from ``(T, Z, U, V)``: the new four and the fit ``x``'s cells and ``Y'``."""
+    def fit(cells: np.ndarray, moments: np.ndarray) -> None:
+        """The x-step: ``m``, ``cross`` of the least-squares fit to ``cells`` and ``moments``, weighed by
+        the penalties."""
         nonlocal m, cross
         ratio = rho_moments / rho_cells
-        m_cells, cross_cells = model.cells_adjoint(T - U)
-        m_moments, cross_moments = model.moments_adjoint(Z - V)
+        m_cells, cross_cells = model.cells_adjoint(cells)
+        m_moments, cross_moments = model.moments_adjoint(moments)
         m, cross = model.solve(m_cells + ratio * m_moments,
                                [a + ratio * b for a, b in zip(cross_cells, cross_moments)], ratio)
+
+    def cells_step(v: np.ndarray, warm: list[np.ndarray] | None = None) -> np.ndarray:
+        """The cells' proximal step at ``v``: the answers' term, and the simplices where ``local``
+        (warm-started from ``warm``'s thresholds where given)."""
+        target = (y + rho_cells * v) / (1.0 + rho_cells)
+        return _simplex_all(model, target, warm) if local else target
+
+    def step(T: np.ndarray, Z: np.ndarray, U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, ...]:
+        """One ADMM iteration from ``(T, Z, U, V)``: the new four and the fit ``x``'s cells and ``Y'``."""
+        fit(T - U, Z - V)
         answers = model.cells(m, cross)
         Y = model.moments(m, cross)
         # Over-relaxation (BPCPE11, §3.4.3): feed alpha Ax + (1 - alpha) z to the z-step.
         relaxed_answers = OVER_RELAXATION * answers + (1 - OVER_RELAXATION) * T
         relaxed_Y = OVER_RELAXATION * Y + (1 - OVER_RELAXATION) * Z
-        target = (y + rho_cells * (relaxed_answers + U)) / (1.0 + rho_cells)
-        new_T = _simplex_all(model, target) if local else target
+        new_T = cells_step(relaxed_answers + U)
         new_Z = _project_psd(relaxed_Y + V)
         return new_T, new_Z, U + relaxed_answers - new_T, V + relaxed_Y - new_Z, answers, Y
 
     def fixed_map(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The same iteration as a map of ``w = (T + U, Z + V)``, the input of the proximal steps
         (``T``, ``Z`` are its proximal points, ``U``, ``V`` the rest): ``g(w)`` and this ``U``, ``V``."""
-        nonlocal m, cross
         k = y.size
         w_cells, w_moments = w[:k], w[k:].reshape(Z.shape)
-        T = _simplex_all(model, (y + rho_cells * w_cells) / (1.0 + rho_cells), thresholds) if local \
-            else (y + rho_cells * w_cells) / (1.0 + rho_cells)
+        T = cells_step(w_cells, thresholds)
         Z_new = _project_psd(w_moments)
-        ratio = rho_moments / rho_cells
-        m_cells, cross_cells = model.cells_adjoint(2.0 * T - w_cells)
-        m_moments, cross_moments = model.moments_adjoint(2.0 * Z_new - w_moments)
-        m, cross = model.solve(m_cells + ratio * m_moments,
-                               [a + ratio * b for a, b in zip(cross_cells, cross_moments)], ratio)
+        fit(2.0 * T - w_cells, 2.0 * Z_new - w_moments)
         image = np.empty_like(w)
         image[:k] = w_cells + OVER_RELAXATION * (model.cells(m, cross) - T)
         image[k:] = (w_moments + OVER_RELAXATION * (model.moments(m, cross) - Z_new)).ravel()
