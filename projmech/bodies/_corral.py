@@ -174,35 +174,11 @@ class Corral:
         complement of the leading block (``O(j t^2 + t^3)`` for ``t`` of them after ``j``)."""
         alive = self._alive[:self.size]
         first = int(np.argmin(alive))
-        if alive[first] or first == 0:  # no ghost, or one at the front: nothing to keep
-            self._factor_from_scratch(self.positions)
-            return
+        if alive[first]:  # no ghost: all of them, afresh
+            first = 0
         trailing = first + np.flatnonzero(alive[first:])
-        points = self._members[trailing].copy()
         # R[:j, L] = R11^{-T} M[:j, L] already: the Schur complement of the kept block in M[L, L].
-        cross = self._factor[:first, trailing]
-        # cross^T cross by dsyrk: its upper triangle alone, half a product's work (the lower
-        # triangle of ``schur`` is then wrong, and _cholesky_refusing never reads it).
-        upper, kept = np.empty((0, 0)), list[int]()
-        if points.size:  # else every point after the first ghost is one: the factor is truncated
-            schur = self.points_gram[np.ix_(points, points)] + self.border - _DSYRK(1.0, cross.T)
-            upper, kept = _cholesky_refusing(schur, np.diag(self.points_gram)[points] + self.border,
-                                             limit=self.dimension - first)
-        self.refused = [int(position) for position in np.delete(points, kept)]
-        size = first + len(kept)
-        self._factor[:, first:] = 0.0
-        self._factor[:first, first:size] = cross[:, kept]
-        self._factor[first:size, first:size] = upper
-        diagonal = np.arange(size, self._capacity)
-        self._factor[diagonal, diagonal] = 1.0
-        self._members[first:size] = points[kept]
-        self._alive[first:] = False
-        self._alive[:size] = True
-        self.size = size
-        self._reset_ghosts()
-        right = np.zeros(self._capacity)
-        right[:size] = 1.0
-        self._ones = self._forward(right)
+        self._refactor(first, self._members[trailing].copy(), self._factor[:first, trailing])
 
     # --- the affine minimizer --------------------------------------------------------------
 
@@ -279,22 +255,36 @@ class Corral:
 
     def _factor_from_scratch(self, members: np.ndarray) -> None:
         """``R`` of the points ``members``: one Cholesky factorization, else point by point."""
-        self.size = 0
-        self._factor[:] = np.eye(self._capacity)
-        self._reset_ghosts()
-        self._alive[:] = False
-        matrix = self.points_gram[np.ix_(members, members)] + self.border
-        upper, kept = _cholesky_refusing(matrix, np.diag(matrix), limit=self.dimension)
-        self.refused = [int(position) for position in np.delete(members, kept)]
-        count = len(kept)
-        self._factor[:count, :count] = upper
-        self._members[:count] = members[kept]
-        self._alive[:count] = True
-        self.size = count
-        right = np.zeros(self._capacity)
-        right[:count] = 1.0
-        self._ones = self._forward(right)
+        self._refactor(0, members, np.zeros((0, members.size)))
 
+    def _refactor(self, first: int, points: np.ndarray, cross: np.ndarray) -> None:
+        """Keep the factor's first ``first`` points and refactor ``points`` after them, ``cross``
+        their block of the factor above (``R11^{-T} M[:first, points]``): a Cholesky factorization
+        of the Schur complement, refusing dependent points (:attr:`refused`); no ghosts after."""
+        upper, kept = np.empty((0, 0)), list[int]()
+        if points.size:  # else every point after the first ghost is one: the factor is truncated
+            schur = self.points_gram[np.ix_(points, points)] + self.border
+            if first:
+                # cross^T cross by dsyrk: its upper triangle alone, half a product's work (the lower
+                # triangle of ``schur`` is then wrong, and _cholesky_refusing never reads it).
+                schur -= _DSYRK(1.0, cross.T)
+            upper, kept = _cholesky_refusing(schur, np.diag(self.points_gram)[points] + self.border,
+                                             limit=self.dimension - first)
+        self.refused = [int(position) for position in np.delete(points, kept)]
+        size = first + len(kept)
+        self._factor[:, first:] = 0.0
+        self._factor[:first, first:size] = cross[:, kept]
+        self._factor[first:size, first:size] = upper
+        diagonal = np.arange(size, self._capacity)
+        self._factor[diagonal, diagonal] = 1.0
+        self._members[first:size] = points[kept]
+        self._alive[first:] = False
+        self._alive[:size] = True
+        self.size = size
+        self._reset_ghosts()
+        right = np.zeros(self._capacity)
+        right[:size] = 1.0
+        self._ones = self._forward(right)
 
 def _cholesky_refusing(matrix: np.ndarray, diagonal: np.ndarray, limit: int | None = None
                        ) -> tuple[np.ndarray, list[int]]:
