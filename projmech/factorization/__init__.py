@@ -18,4 +18,4 @@ from ._base import Factorization, check_objective
 from ._norm import RANGE_MAX_UNIVERSE, factorization_norm
 
 # What other folders use beyond the public API above (not part of it).
-from ._structured import table_blocks
+from ._structured import table_blocks, table_measurements

@@ -19,14 +19,14 @@ import numpy as np
 from .._sparse import QueryMatrix
 from ..data import Dataset, Domain
 from ..solve import SolveStats, Status
-from ..tables import KroneckerQuery
+from ..tables import KroneckerQuery, Measurement
 from ..validation import DEFAULT_MAX_ENTRIES, format_count
 from ..workloads import Kron, KroneckerGram, TableTerms, Workload, along_axis, table_terms
 from ._base import Factorization, check_objective
 from ._residual import AttributeBasis, Subset, residual_weights, subsets_of
 
 __all__ = ["KronFactorization", "ResidualFactorization", "ResidualQueries", "UnionKronFactorization",
-           "optimize_kron_strategy", "table_blocks", "telescoping_bound"]
+           "optimize_kron_strategy", "table_blocks", "table_measurements", "telescoping_bound"]
 
 #: One block of measured queries that reads one table: its attributes, its query on the table's
 #: flat cells (None for the cells themselves) and its rows among the measured queries.
@@ -489,3 +489,13 @@ def table_blocks(queries: Workload) -> list[TableBlock] | None:
         dense = [np.asarray(f.toarray() if isinstance(f, Workload) else f, dtype=float) for f in factors]
         result.append((attributes, KroneckerQuery(tuple(dense or [np.ones((1, sizes[0]))]), float(scale)), rows))
     return result
+
+
+def table_measurements(queries: Workload, values: np.ndarray, sigma: float) -> tuple[Measurement, ...] | None:
+    """``values`` of the measured ``queries`` as measurements of tables, one per block of
+    :func:`table_blocks` (its query kept factored), each of deviation ``sigma``; None for queries
+    without table structure."""
+    blocks = table_blocks(queries)
+    if blocks is None:
+        return None
+    return tuple(Measurement(attributes, values[rows], sigma, query) for attributes, query, rows in blocks)

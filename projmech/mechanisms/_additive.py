@@ -26,10 +26,10 @@ from ..bodies import (
     project_measurements,
 )
 from ..errors import ArgumentValueError
-from ..factorization import Factorization, check_objective, table_blocks
+from ..factorization import Factorization, check_objective, table_measurements
 from ..privacy import NOISE_KINDS, ZCDP, ApproxDP, Neighbouring, PureDP
 from ..solve import Callback
-from ..tables import Measurement, components_of, project_table
+from ..tables import components_of, project_table
 from ..validation import FLAG, Options, check_positive_int, format_count, validate_params
 from ..workloads import Workload
 from ._counting import CountingMechanism, Mechanism, _counts_of
@@ -381,10 +381,8 @@ class FactorizationMechanism(_GaussianMeasurement):
         # The measurements as Release.measurements() gives them: values over size, deviation sigma
         # (positive: the structured strategies' entries are not integers, so their noise is
         # continuous). A LocalError propagates, as project_to_local's does from the answers'.
-        blocks = table_blocks(self.factorization.strategy)
-        assert blocks is not None, "the constructor checked that the strategy measures tables"
-        sigma = self.noise.std / size
-        measurements = [Measurement(attributes, measured[rows], sigma, query) for attributes, query, rows in blocks]
+        measurements = table_measurements(self.factorization.strategy, measured, self.noise.std / size)
+        assert measurements is not None, "the constructor checked that the strategy measures tables"
         result = project_measurements(self._sizes(), measurements, metric=self.metric, tol=self._measurement_tol,
                                       callback=callback)
         return _answers_of_tables(self.workload, self._sizes(), result), result
@@ -507,22 +505,21 @@ def _check_measures_tables(factorization: Factorization, workload: Workload, met
     """A ValueError naming ``metric`` unless the strategy measures tables in blocks the measurements'
     projection takes (:func:`~projmech.tables.components_of`), covering each of the workload's tables."""
     strategy = factorization.strategy
-    blocks = table_blocks(strategy)
+    # The queries' structure alone decides; their values do not matter.
+    measurements = table_measurements(strategy, np.zeros(strategy.num_queries), 1.0)
     domain = workload.domain
     structured = "the structured strategy of a marginal workload (factorization_norm's residual or Kronecker one)"
-    if blocks is None or domain is None:
+    if measurements is None or domain is None:
         raise ArgumentValueError("metric", f"{metric!r} projects measurements of tables, but the strategy "
                                  f"({strategy.name}) is a matrix over the universe", remedies=[structured],
                                  alternatives=[("metric", "answers")])
     sizes = tuple(domain.sizes)
-    # The queries' structure alone decides; their values do not matter.
     try:
-        components_of(sizes, [Measurement(attributes, np.zeros(rows.stop - rows.start), 1.0, query)
-                              for attributes, query, rows in blocks])
+        components_of(sizes, measurements)
     except ValueError as error:
         raise ArgumentValueError("metric", f"{metric!r} cannot project the strategy's measurements: {error}",
                                  remedies=[structured], alternatives=[("metric", "answers")]) from None
-    measured = [set(attributes) for attributes, _, _ in blocks]
+    measured = [set(measurement.attributes) for measurement in measurements]
     model = local_tables(workload)
     for table in [] if isinstance(model, str) else model.attributes:
         varying = {a for a in table if sizes[a] > 1}

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._sparse import issparse
 from ..bodies import LocalResult, ProjectionResult, RelaxationResult, TablesResult
-from ..factorization import Factorization, table_blocks
+from ..factorization import Factorization, table_measurements
 from ..privacy import Neighbouring, Noise, Privacy
 from ..tables import Measurement
 from ..validation import OPEN_UNIT
@@ -126,11 +126,7 @@ class Release:
                 or not self.sigma > 0):
             return None
         queries = self.workload if self.factorization is None else self.factorization.strategy
-        blocks = table_blocks(queries)
-        if blocks is None:
-            return None
-        return tuple(Measurement(attributes, self.measured[rows], self.sigma, query)
-                     for attributes, query, rows in blocks)
+        return table_measurements(queries, self.measured, self.sigma)
 
     def row_source(self) -> tuple[ProjectionResult | RelaxationResult | TablesResult | LocalResult, Workload | None,
                                   Workload]:
