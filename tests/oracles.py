@@ -296,12 +296,9 @@ def chi_square_pvalue(draws: np.ndarray, b: float, bound: int) -> float:
 
 
 def summing_matrix(attributes: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
-    """The 0/1 matrix summing a vector over the universe (row-major) onto the table of ``attributes``."""
-    cells = list(itertools.product(*[range(n) for n in sizes]))
-    matrix = np.zeros((math.prod(sizes[a] for a in attributes), len(cells)))
-    for column, cell in enumerate(cells):
-        matrix[np.ravel_multi_index(tuple(cell[a] for a in attributes), [sizes[a] for a in attributes]), column] = 1
-    return matrix
+    """The 0/1 matrix summing a vector over the universe (row-major) onto the table of ``attributes``:
+    the universe is the table of every attribute (:func:`marginal_matrix`)."""
+    return marginal_matrix(list(sizes), list(range(len(sizes))), list(attributes))
 
 
 def universe_least_squares(measurements: Sequence[Any], sizes: Sequence[int]) -> np.ndarray:
