@@ -1159,8 +1159,16 @@ def test_objective_max_and_intervals(files, capsys):
      "--mechanism gaussian has none"),
     (["--mechanism", "gaussian", "--rho", "0.5", "--intervals", "1.5"],
      "--intervals: must lie strictly between 0 and 1, got 1.5"),
+    (["--mechanism", "projection", "--rho", "0.5", "--metric", "tables"],
+     "--metric: applies only to --mechanism factorization+projection, not projection"),
+    (["--mechanism", "factorization+projection", "--rho", "0.5", "--metric", "precision", "--body", "hull"],
+     "--metric: 'precision' projects the strategy's measurements onto the local polytope, which body 'hull' is "
+     "not; use --body local or --metric answers"),
+    (["--mechanism", "factorization+projection", "--rho", "0.5", "--metric", "precision", "--synthetic", "rows.csv"],
+     "--synthetic: rows are drawn from projected tables or answers; --metric precision projects"),
 ])
-def test_objective_and_intervals_refusals(files, capsys, extra, message):
+def test_option_refusals(files, capsys, extra, message):
+    """--objective, --intervals and --metric given where they do not apply, or with what they refuse."""
     code, out = release(files, *extra)
     assert code == 2 and not out.exists()  # refused before anything is read or written
     assert message in capsys.readouterr().err
@@ -1186,21 +1194,6 @@ def test_metric_releases_the_library_answers(files, metric):
     assert list(table["query"]) == marginal_labels(2)
     np.testing.assert_allclose(table["answer"].to_numpy(), expected.answers, rtol=0, atol=1e-12)
     assert summary["body"] == "local" and table["answer"].min() >= -1e-12
-
-
-@pytest.mark.parametrize("extra, message", [
-    (["--mechanism", "projection", "--metric", "tables"],
-     "--metric: applies only to --mechanism factorization+projection, not projection"),
-    (["--mechanism", "factorization+projection", "--metric", "precision", "--body", "hull"],
-     "--metric: 'precision' projects the strategy's measurements onto the local polytope, which body 'hull' is "
-     "not; use --body local or --metric answers"),
-    (["--mechanism", "factorization+projection", "--metric", "precision", "--synthetic", "rows.csv"],
-     "--synthetic: rows are drawn from projected tables or answers; --metric precision projects"),
-])
-def test_metric_refusals(files, capsys, extra, message):
-    code, out = release(files, "--rho", "0.5", *extra)
-    assert code == 2 and not out.exists()
-    assert message in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------------
