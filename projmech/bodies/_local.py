@@ -174,6 +174,21 @@ class LocalResult(SolveResult):
             raise ValueError(f"attributes: {list(key)} is not one of the tables {[list(t) for t in self.tables]}")
         return self._model.table(self.values, self.tables.index(key)).copy()
 
+    def cells_on(self, attributes: Any) -> np.ndarray | None:
+        """The projected cells on some attributes, summed from the smallest table holding them (in
+        its order of attributes); None where no projected table holds them all.
+
+        Parameters
+        ----------
+        attributes : iterable of int
+            Domain positions.
+
+        Returns
+        -------
+        numpy.ndarray or None
+        """
+        return self._model.cells_on(self.values, (int(a) for a in attributes))
+
     def summary(self) -> dict[str, Any]:
         """The projection and its statistics as plain JSON-serializable values.
 
@@ -198,7 +213,7 @@ class _Problem:
     cells costs more than the arithmetic on it (its pages are faulted in on each allocation).
     """
 
-    def __init__(self, model: LocalTables, y: np.ndarray) -> None:
+    def __init__(self, model: LocalTables, y: np.ndarray, exact_dual: bool = False) -> None:
         self.model = model
         self.y = y
         count = len(model.attributes)
@@ -213,7 +228,7 @@ class _Problem:
         self.cell_weight = np.repeat(self.weight, lengths)
         self._unit_weights = bool(np.all(self.weight == 1.0))  # then the passes by the weights are skipped
         #: Whether :meth:`negative_dual` projects its multipliers (see there).
-        self.exact_dual = False
+        self.exact_dual = exact_dual
         self.target /= self.cell_weight
         self.lengths = lengths.astype(float)
         self.uniform = 1.0 / np.repeat(self.lengths, lengths)
@@ -695,9 +710,8 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
     max_iterations = check_positive_int("max_iterations", max_iterations)
     callback = check_callback(callback)
     began = time.perf_counter()
-    problem = _Problem(model, y)
+    problem = _Problem(model, y, exact_dual=tol < _EXACT_DUAL_BELOW)
     initial = problem.orthogonal(_started(model, start))  # as the dual's iterations need it
-    problem.exact_dual = tol < _EXACT_DUAL_BELOW
     scale = 1.0 if noise_scale is None else max(0.5 * y.size * noise_scale**2, 1e-8)
     best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far
     iterations = [0]

@@ -20,7 +20,7 @@ import scipy.optimize
 
 from .._threads import one_blas_thread
 from ..solve import Attempt, Callback, SolveStats, Status
-from ..tables import Components, Measurement, centered, compose, maximal_sets, project_table, varying_subsets
+from ..tables import Components, Measurement, centered, compose, maximal_sets, varying_subsets
 from ._local_layout import LocalTables, table_layout
 
 __all__ = ["COMPONENT_SOLVER", "project_components", "check_measured", "measured_answers"]
@@ -196,11 +196,11 @@ def measured_answers(sizes: Sequence[int], model: LocalTables, values: np.ndarra
     answers = []
     for measurement in measurements:
         attributes = tuple(measurement.attributes)
-        index = next((i for i, table in enumerate(model.attributes) if set(attributes) <= set(table)), None)
-        if index is None:  # it reads only the total (its other components have no weight): the total is 1
+        table = model.cells_on(values, attributes)
+        if table is None:  # it reads only the total (its other components have no weight): the total is 1
             count = math.prod(sizes[a] for a in attributes)
             cells = np.full(count, 1.0 / count)
         else:
-            cells = project_table(model.table(values, index), model.attributes[index], attributes).ravel()
+            cells = table.ravel()
         answers.append((cells if measurement.query is None else measurement.query @ cells) / measurement.sigma)
     return np.concatenate(answers)

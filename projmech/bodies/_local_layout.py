@@ -83,6 +83,29 @@ class LocalTables:
         """
         return values[self.starts[index]:self.starts[index + 1]].reshape(self.shapes[index])
 
+    def cells_on(self, values: np.ndarray, attributes: Iterable[int]) -> np.ndarray | None:
+        """The cells on ``attributes``, summed from the smallest table holding them (in its order of
+        attributes); None where no table holds them all.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            The tables' cells (length :attr:`cells`).
+        attributes : iterable of int
+            Domain positions.
+
+        Returns
+        -------
+        numpy.ndarray or None
+        """
+        wanted = set(attributes)
+        holding = [index for index, table in enumerate(self.attributes) if wanted <= set(table)]
+        if not holding:
+            return None
+        index = min(holding, key=lambda i: len(self.attributes[i]))
+        source = self.attributes[index]
+        return project_table(self.table(values, index), source, tuple(a for a in source if a in wanted))
+
     def answers(self, values: np.ndarray, num_queries: int) -> np.ndarray:
         """The answers from the tables ``values``: each term's table times its weight, and the constants.
 

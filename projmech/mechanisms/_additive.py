@@ -29,7 +29,7 @@ from ..errors import ArgumentValueError
 from ..factorization import Factorization, check_objective, table_measurements
 from ..privacy import NOISE_KINDS, ZCDP, ApproxDP, Neighbouring, PureDP
 from ..solve import Callback
-from ..tables import components_of, project_table
+from ..tables import components_of
 from ..validation import FLAG, Options, check_positive_int, format_count, validate_params
 from ..workloads import Workload
 from ._counting import CountingMechanism, Mechanism, _counts_of
@@ -536,14 +536,11 @@ def _answers_of_tables(workload: Workload, sizes: tuple[int, ...], result: Local
     assert not isinstance(model, str), "the constructor checked that the workload has marginal tables"
     values = []
     for table in model.attributes:
-        varying = {a for a in table if sizes[a] > 1}
-        sources = [source for source in result.tables if varying <= set(source)]
-        if not sources:
+        cells = result.cells_on(a for a in table if sizes[a] > 1)
+        if cells is None:
             raise ValueError(f"metric: the projected tables {[list(t) for t in result.tables]} hold no table "
                              f"on the workload's attributes {list(table)}")
-        source = min(sources, key=len)
-        kept = tuple(a for a in source if a in table)
-        values.append(project_table(result.marginal(source), source, kept).ravel())
+        values.append(cells.ravel())
     return model.answers(np.concatenate(values), workload.num_queries)
 
 

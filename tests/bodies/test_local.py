@@ -105,6 +105,19 @@ def test_the_released_tables_are_consistent_non_negative_and_give_the_answers():
         result.marginal((0, 1))
 
 
+
+def test_cells_on_attributes_are_summed_from_the_smallest_table_holding_them():
+    workload = marginal_tables_workload([2, 3, 2, 2], [(0, 1, 2), (2, 3), (1, 3)])
+    rng = np.random.default_rng(4)
+    y = workload.toarray() @ rng.dirichlet(np.ones(workload.universe_size)) + rng.normal(0, 0.05, workload.num_queries)
+    result = project_to_local(workload, y, noise_scale=0.05)
+    assert sorted(result.tables) == [(0, 1, 2), (1, 3), (2, 3)]
+    np.testing.assert_array_equal(result.cells_on([3, 1]), result.marginal((1, 3)))  # the table itself
+    np.testing.assert_array_equal(result.cells_on((2,)), result.marginal((2, 3)).sum(axis=1))  # not the 3-way one
+    np.testing.assert_array_equal(result.cells_on((1, 2)), result.marginal((0, 1, 2)).sum(axis=0))
+    assert result.cells_on(()).sum() == pytest.approx(1.0)
+    assert result.cells_on((0, 3)) is None  # no table holds both
+
 ACYCLIC = {
     "chain of 3-way tables": ([2, 2, 3, 2, 2], [(0, 1, 2), (1, 2, 3), (2, 3, 4)]),
     "star": ([3, 2, 2, 2], [(0, 1), (0, 2), (0, 3)]),
