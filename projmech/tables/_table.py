@@ -192,18 +192,26 @@ def is_acyclic(tables: Iterable[Iterable[int]]) -> bool:
     >>> pm.tables.is_acyclic([(0, 1), (1, 2)]), pm.tables.is_acyclic([(0, 1), (1, 2), (0, 2)])
     (True, False)
     """
-    edges = [set(table) for table in tables]
-    changed = True
-    while changed:
-        changed = False
-        for edge in edges:
-            lonely = {a for a in edge if sum(a in other for other in edges) == 1}
-            if lonely:
-                edge -= lonely
-                changed = True
-        for position, edge in enumerate(edges):
-            if not edge or any(edge <= other for later, other in enumerate(edges) if later != position):
-                del edges[position]
-                changed = True
-                break
+    edges = dict(enumerate(set(table) for table in tables))
+    holding: dict[int, set[int]] = {}
+    for position, edge in edges.items():
+        for a in edge:
+            holding.setdefault(a, set()).add(position)
+    # GYO: drop attributes in one edge only, and edges inside another; an edge is looked at again
+    # when one of its attributes is left in it alone.
+    pending = list(edges)
+    while pending:
+        position = pending.pop()
+        edge = edges.get(position)
+        if edge is None:
+            continue
+        lonely = {a for a in edge if len(holding[a]) == 1}
+        edge -= lonely
+        if edge and not any(edge <= other for later, other in edges.items() if later != position):
+            continue
+        del edges[position]
+        for a in edge:
+            holding[a].discard(position)
+            if len(holding[a]) == 1:
+                pending.extend(holding[a])
     return len(edges) <= 1

@@ -13,6 +13,7 @@ import projmech as pm
 from oracles import clarabel_solve, point_room
 from projmech.mechanisms import adaptive, exponential_mechanism, exponential_mechanism_rho
 from projmech.mechanisms.adaptive import Measurement, estimate_tables, table_estimate
+from projmech.mechanisms.adaptive import _estimation as estimation
 from projmech.privacy import zcdp_for_approx_dp
 from projmech.tables import MARGINAL_MAX_CELLS, JunctionTree
 from projmech.tables import _noisy_marginals as noisy_marginals
@@ -583,6 +584,41 @@ def test_uncovered_table_is_the_maximum_entropy_completion():
     # A table inside a measured one is summed from it, exactly.
     np.testing.assert_allclose(table_estimate(result, (1,), (2, 2, 2)), result.marginal((0, 1)).sum(0), atol=1e-15)
 
+
+
+def test_many_tables_at_once_are_each_the_proportional_fit_to_its_parts():
+    """table_estimates against each table fitted alone by pm.tables.proportional_fit (the same sweeps) from uniform to
+    the marginals of its largest measured parts, summed here from the projected tables."""
+    sizes = (2, 3, 2, 4, 3, 2)
+    joint = _chain(sizes, 3)
+    rng = np.random.default_rng(5)
+    measured = [(0, 1), (1, 2), (0, 2), (2, 3, 4), (4, 5), (3,), (1, 5)]
+    measurements = [Measurement(t, joint.sum(axis=tuple(a for a in range(6) if a not in t)).ravel()
+                                + rng.normal(0, 0.01, math.prod(sizes[a] for a in t)), 0.01) for t in measured]
+    result = estimate_tables(sizes, measurements)
+    wanted = [t for k in (1, 2, 3) for t in itertools.combinations(range(6), k)]
+    ours = pm.mechanisms.adaptive.table_estimates(result, wanted, sizes)
+    fitted_alone = 0
+    for table in wanted:
+        holding = [t for t in result.tables if set(table) <= set(t)]
+        if holding:
+            np.testing.assert_array_equal(ours[table], pm.tables.project_table(result.marginal(holding[0]),
+                                                                               holding[0], table))
+            continue
+        parts = sorted(pm.tables.maximal_sets({tuple(a for a in table if a in t) for t in result.tables} - {()}))
+        constraints = []
+        for part in parts:
+            source = next(t for t in result.tables if set(part) <= set(t))
+            target = pm.tables.project_table(result.marginal(source), source, part)
+            constraints.append((tuple(axis for axis, a in enumerate(table) if a not in part),
+                                target.reshape([sizes[a] if a in part else 1 for a in table])))
+        alone = np.full([sizes[a] for a in table], 1.0 / math.prod(sizes[a] for a in table))
+        # The same stopping rule: every part within the tolerance, or the most sweeps.
+        pm.tables.proportional_fit(alone, constraints, estimation._FIT_SWEEPS, lambda differences: max(
+            (float(np.abs(d).max()) for d in differences), default=0.0) <= estimation._FIT_TOLERANCE)
+        np.testing.assert_allclose(ours[table], alone / alone.sum(), rtol=0, atol=1e-12)
+        fitted_alone += bool(constraints)
+    assert fitted_alone >= 10  # the case the batches are for
 
 def _chain(sizes: tuple[int, ...], seed: int) -> np.ndarray:
     """A random Markov chain's distribution over ``sizes`` (each attribute depends on the last)."""

@@ -68,3 +68,33 @@ def test_the_junction_order_of_an_acyclic_set_has_the_running_intersection_prope
         seen = set().union(*order[:position])
         shared = set(table) & seen
         assert not shared or any(shared <= set(before) for before in order[:position])
+
+
+def _acyclic_by_spanning_tree(tables):
+    """A join tree exists iff a maximum-weight spanning forest of the distinct maximal tables, each
+    two joined by the size of their intersection, weighs sum |T| - |union of T| (Kruskal)."""
+    maximal = [set(t) for t in dict.fromkeys(tuple(sorted(t)) for t in maximal_sets(tables))]
+    parent = list(range(len(maximal)))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    weight = 0
+    for size, i, j in sorted(((len(maximal[i] & maximal[j]), i, j)
+                              for i, j in itertools.combinations(range(len(maximal)), 2)), reverse=True):
+        if size and root(i) != root(j):
+            parent[root(i)] = root(j)
+            weight += size
+    return weight == sum(map(len, maximal)) - len(set().union(*maximal))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_acyclicity_of_many_tables_is_the_weight_of_a_spanning_tree(seed):
+    rng = np.random.default_rng(seed)
+    attributes = int(rng.integers(4, 12))
+    tables = [tuple(sorted(rng.choice(attributes, size=rng.integers(1, 4), replace=False).tolist()))
+              for _ in range(rng.integers(2, 16))]
+    tables += tables[: int(rng.integers(0, 3))]  # repeated tables too
+    assert is_acyclic(tables) is _acyclic_by_spanning_tree(tables)

@@ -13,6 +13,7 @@ from ._estimation import (
     estimate_tables,
     measured_workload,
     table_estimate,
+    table_estimates,
 )
 from ._final import ESTIMATORS, JOINT_AUTO_MAX_CELLS, JOINT_AUTO_MAX_MEASURED, TREE_AUTO_MAX_CELLS, JointEstimateWarning
 from ._mechanism import ADAPTIVE_MAX_CELLS, AdaptiveProjectionMechanism
@@ -22,6 +23,6 @@ from ._synthesis import synthesize
 __all__ = ["AdaptiveProjectionMechanism", "AdaptiveRound", "AdaptiveRun", "DecomposableModel", "JointEstimate",
            "Synthesis",
            "estimate_joint", "estimate_regularized_joint", "estimate_tables", "measured_workload", "synthesize",
-           "table_estimate",
+           "table_estimate", "table_estimates",
            "ADAPTIVE_MAX_CELLS", "ESTIMATORS", "JOINT_AUTO_MAX_CELLS", "JOINT_AUTO_MAX_MEASURED", "TREE_AUTO_MAX_CELLS",
            "JointEstimateWarning"]

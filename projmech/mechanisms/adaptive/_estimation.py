@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,14 +23,13 @@ from ...tables import (
     fit_noisy_marginals,
     maximal_sets,
     project_table,
-    proportional_fit,
     total_correlation,
 )
 from ...validation import check_positions
 from ...workloads import Workload, kron, stack, total
 
 __all__ = ["DecomposableModel", "JointEstimate", "Measurement", "estimate_joint", "estimate_regularized_joint",
-           "estimate_tables", "measured_workload", "table_estimate"]
+           "estimate_tables", "measured_workload", "table_estimate", "table_estimates"]
 
 #: Sweeps of iterative proportional fitting for a candidate's maximum-entropy estimate, and the
 #: largest relative change of a fitted marginal at which they stop earlier.
@@ -137,10 +139,6 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
     >>> np.round(table_estimate(result, (0, 1), (2, 2)), 6).tolist()
     [[0.64, 0.16], [0.16, 0.04]]
     """
-    def summed(table: tuple[int, ...], part: tuple[int, ...]) -> np.ndarray:
-        """The projected ``table`` summed down to ``part``."""
-        return project_table(estimate.marginal(table), table, part)
-
     shape = tuple(sizes[a] for a in attributes)
     if start is not None:
         try:
@@ -150,32 +148,113 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
         if start.shape != shape or not (np.all(np.isfinite(start)) and np.all(start > 0)):
             raise ValueError(f"start: expected positive finite cells of shape {shape}, got shape {start.shape}"
                              + ("" if start.shape != shape else " with a cell that is not positive and finite"))
-    wanted = set(attributes)
-    for table in estimate.tables:
-        if wanted <= set(table):
-            return summed(table, attributes)
-    # The largest parts of the table the measured tables cover, each with its projected marginal.
-    parts = {tuple(a for a in attributes if a in table) for table in estimate.tables}
-    parts = {part for part in maximal_sets(parts) if part}
-    constraints = []
-    for part in sorted(parts):
-        target = summed(next(table for table in estimate.tables if set(part) <= set(table)), part)
-        keep = tuple(axis for axis, a in enumerate(attributes) if a not in part)
-        constraints.append((keep, target.reshape([sizes[a] if a in part else 1 for a in attributes])))
-    first = np.full(shape, 1.0 / math.prod(shape)) if start is None else start / start.sum()
-    fitted = _proportional_fit(first.copy(), constraints)
-    if not fitted.sum() > 0:
-        # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
-        # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
-        # raised by a uniform share of 10^-9, which keeps every cell positive.
-        fitted = _proportional_fit(first, [(keep, target + _MASS_FLOOR / target.size) for keep, target in constraints])
-    return fitted / fitted.sum()
+    return _Covering(estimate).estimates([tuple(attributes)], sizes, None if start is None else [start])[0]
+
+
+def table_estimates(estimate: LocalResult, tables: Sequence[tuple[int, ...]], sizes: tuple[int, ...]
+                    ) -> dict[tuple[int, ...], np.ndarray]:
+    """:func:`table_estimate` of many tables at once, from uniform: each part's marginal summed once,
+    and the tables of one shape and one set of parts fitted together.
+
+    Parameters
+    ----------
+    estimate : LocalResult
+        The projected measured tables.
+    tables : sequence of tuple of int
+        Each table's attributes, increasing.
+    sizes : tuple of int
+        The domain's attribute sizes.
+
+    Returns
+    -------
+    dict
+        Each table's attributes to its estimate.
+    """
+    tables = list(tables)
+    return dict(zip(tables, _Covering(estimate).estimates(tables, sizes, None)))
+
+
+class _Covering:
+    """The projected tables' marginals on the subsets of the measured tables, each summed once from the
+    first table holding it (in the estimate's order)."""
+
+    def __init__(self, estimate: LocalResult) -> None:
+        self.estimate = estimate
+        self.first: dict[tuple[int, ...], tuple[int, ...]] = {}
+        for table in estimate.tables:
+            for size in range(len(table), 0, -1):
+                for subset in itertools.combinations(table, size):
+                    self.first.setdefault(subset, table)
+        self._marginals: dict[tuple[int, ...], np.ndarray] = {}
+
+    def marginal(self, part: tuple[int, ...]) -> np.ndarray:
+        """The projected marginal on ``part`` (a subset of a measured table); shared, not to be changed."""
+        if part not in self._marginals:
+            table = self.first[part]
+            self._marginals[part] = project_table(self.estimate.marginal(table), table, part)
+        return self._marginals[part]
+
+    def parts(self, attributes: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """The largest subsets of ``attributes`` inside a measured table, sorted."""
+        inside = [subset for size in range(1, len(attributes) + 1)
+                  for subset in itertools.combinations(attributes, size) if subset in self.first]
+        return sorted(maximal_sets(inside))
+
+    def estimates(self, tables: list[tuple[int, ...]], sizes: tuple[int, ...], starts: list[np.ndarray] | None
+                  ) -> list[np.ndarray]:
+        """Each table summed from a measured one holding it, else fitted to its parts by proportional
+        fitting from its start (default uniform), the tables of one shape and one set of parts together."""
+        results: list[np.ndarray | None] = [None] * len(tables)
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for index, attributes in enumerate(tables):
+            if attributes in self.first:
+                results[index] = self.marginal(attributes).copy()
+                continue
+            parts = self.parts(attributes)
+            pattern = tuple(tuple(axis for axis, a in enumerate(attributes) if a in part) for part in parts)
+            groups.setdefault((tuple(sizes[a] for a in attributes), pattern), []).append(index)
+        for (shape, pattern), members in groups.items():
+            if starts is None:
+                first = np.full((len(members), *shape), 1.0 / math.prod(shape))
+            else:
+                first = np.stack([starts[index] / starts[index].sum() for index in members])
+            constraints = []
+            for axes in pattern:
+                keep = tuple(1 + axis for axis in range(len(shape)) if axis not in axes)
+                targets = [self.marginal(tuple(tables[index][axis] for axis in axes)) for index in members]
+                constraints.append((keep, np.stack(targets).reshape(
+                    [len(members), *(shape[axis] if axis in axes else 1 for axis in range(len(shape)))])))
+            fitted = _proportional_fit(first.copy(), constraints)
+            totals = fitted.reshape(len(members), -1).sum(axis=1)
+            empty = np.flatnonzero(~(totals > 0))
+            if empty.size:
+                # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
+                # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
+                # raised by a uniform share of 10^-9, which keeps every cell positive.
+                raised = [(keep, target[empty] + _MASS_FLOOR / target[0].size) for keep, target in constraints]
+                fitted[empty] = _proportional_fit(first[empty], raised)
+                totals[empty] = fitted[empty].reshape(empty.size, -1).sum(axis=1)
+            for position, index in enumerate(members):
+                results[index] = fitted[position] / totals[position]
+        return [result for result in results if result is not None]
 
 
 def _proportional_fit(fitted: np.ndarray, constraints: list[tuple[tuple[int, ...], np.ndarray]]) -> np.ndarray:
-    """Proportional fitting of ``fitted`` in place, until no table is off by over :data:`_FIT_TOLERANCE`."""
-    proportional_fit(fitted, constraints, _FIT_SWEEPS, lambda differences: max(
-        (float(np.max(np.abs(difference))) for difference in differences), default=0.0) <= _FIT_TOLERANCE)
+    """Proportional fitting of a stack of tables (axis 0) in place, each until none of its parts is off
+    by over :data:`_FIT_TOLERANCE`, or for :data:`_FIT_SWEEPS` sweeps (a cell at 0 stays there)."""
+    active = np.arange(fitted.shape[0])
+    for _ in range(_FIT_SWEEPS):
+        current_tables = fitted[active]
+        worst = np.zeros(active.size)
+        for keep, target in constraints:
+            wanted = target[active]
+            current = current_tables.sum(axis=keep, keepdims=True)
+            worst = np.maximum(worst, np.abs(current - wanted).reshape(active.size, -1).max(axis=1))
+            current_tables *= np.divide(wanted, current, out=np.zeros_like(current), where=current > 0)
+        fitted[active] = current_tables
+        active = active[worst > _FIT_TOLERANCE]
+        if not active.size:
+            break
     return fitted
 
 

@@ -29,8 +29,9 @@ def cells(table: Table, sizes: tuple[int, ...]) -> int:
 def fitting(candidates: Iterable[Table], sizes: tuple[int, ...], measured: set[Table], allowed: float) -> list[Table]:
     """AIM's size rule: candidates inside a measured table, or within ``allowed`` cells with the measured ones."""
     measured_cells = sum(cells(table, sizes) for table in measured)
-    return [c for c in candidates if any(set(c) <= set(table) for table in measured)
-            or measured_cells + cells(c, sizes) <= allowed]
+    inside = {subset for table in measured for size in range(1, len(table) + 1)
+              for subset in itertools.combinations(sorted(table), size)}
+    return [c for c in candidates if c in inside or measured_cells + cells(c, sizes) <= allowed]
 
 
 def expected_noise(sigma: float, cells: int) -> float:
