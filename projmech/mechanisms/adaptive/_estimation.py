@@ -6,7 +6,6 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -203,39 +202,51 @@ class _Covering:
     def estimates(self, tables: list[tuple[int, ...]], sizes: tuple[int, ...], starts: list[np.ndarray] | None
                   ) -> list[np.ndarray]:
         """Each table summed from a measured one holding it, else fitted to its parts by proportional
-        fitting from its start (default uniform), the tables of one shape and one set of parts together."""
+        fitting from its start (default uniform). The tables with parts on the same axes are fitted
+        together, each in a corner of one stack of their largest shape (its other cells at 0 stay
+        there), so that the numpy calls per sweep do not grow with the tables."""
         results: list[np.ndarray | None] = [None] * len(tables)
-        groups: dict[tuple[Any, ...], list[int]] = {}
+        groups: dict[tuple[tuple[int, ...], ...], list[int]] = {}
         for index, attributes in enumerate(tables):
             if attributes in self.first:
                 results[index] = self.marginal(attributes).copy()
                 continue
-            parts = self.parts(attributes)
-            pattern = tuple(tuple(axis for axis, a in enumerate(attributes) if a in part) for part in parts)
-            groups.setdefault((tuple(sizes[a] for a in attributes), pattern), []).append(index)
-        for (shape, pattern), members in groups.items():
-            if starts is None:
-                first = np.full((len(members), *shape), 1.0 / math.prod(shape))
-            else:
-                first = np.stack([starts[index] / starts[index].sum() for index in members])
+            pattern = tuple(tuple(axis for axis, a in enumerate(attributes) if a in part)
+                            for part in self.parts(attributes))
+            groups.setdefault((len(attributes), *pattern), []).append(index)
+        for (dimension, *pattern), members in groups.items():
+            shapes = [tuple(sizes[a] for a in tables[index]) for index in members]
+            largest = tuple(int(n) for n in np.max(shapes, axis=0))
+            first = np.zeros((len(members), *largest))
+            for position, (index, shape) in enumerate(zip(members, shapes)):
+                corner = (position, *(slice(0, n) for n in shape))
+                first[corner] = (1.0 / math.prod(shape) if starts is None else starts[index] / starts[index].sum())
             constraints = []
             for axes in pattern:
-                keep = tuple(1 + axis for axis in range(len(shape)) if axis not in axes)
-                targets = [self.marginal(tuple(tables[index][axis] for axis in axes)) for index in members]
-                constraints.append((keep, np.stack(targets).reshape(
-                    [len(members), *(shape[axis] if axis in axes else 1 for axis in range(len(shape)))])))
+                keep = tuple(1 + axis for axis in range(dimension) if axis not in axes)
+                targets = np.zeros((len(members), *(largest[axis] if axis in axes else 1 for axis in range(dimension))))
+                for position, (index, shape) in enumerate(zip(members, shapes)):
+                    corner = (position, *(slice(0, shape[axis] if axis in axes else 1) for axis in range(dimension)))
+                    targets[corner] = self.marginal(tuple(tables[index][axis] for axis in axes)).reshape(
+                        [shape[axis] if axis in axes else 1 for axis in range(dimension)])
+                constraints.append((keep, targets))
             fitted = _proportional_fit(first.copy(), constraints)
-            totals = fitted.reshape(len(members), -1).sum(axis=1)
-            empty = np.flatnonzero(~(totals > 0))
-            if empty.size:
-                # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
-                # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
-                # raised by a uniform share of 10^-9, which keeps every cell positive.
-                raised = [(keep, target[empty] + _MASS_FLOOR / target[0].size) for keep, target in constraints]
-                fitted[empty] = _proportional_fit(first[empty], raised)
-                totals[empty] = fitted[empty].reshape(empty.size, -1).sum(axis=1)
-            for position, index in enumerate(members):
-                results[index] = fitted[position] / totals[position]
+            for position, (index, shape) in enumerate(zip(members, shapes)):
+                table = fitted[(position, *(slice(0, n) for n in shape))]
+                total = table.sum()
+                if not total > 0:
+                    # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
+                    # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
+                    # raised by a uniform share of 10^-9, which keeps every cell positive.
+                    alone = first[(slice(position, position + 1), *(slice(0, n) for n in shape))].copy()
+                    raised = []
+                    for (keep, _), axes in zip(constraints, pattern):
+                        part = self.marginal(tuple(tables[index][axis] for axis in axes))
+                        raised.append((keep, (part + _MASS_FLOOR / part.size).reshape(
+                            [1, *(shape[axis] if axis in axes else 1 for axis in range(dimension))])))
+                    table = _proportional_fit(alone, raised)[0]
+                    total = table.sum()
+                results[index] = table / total
         return [result for result in results if result is not None]
 
 
