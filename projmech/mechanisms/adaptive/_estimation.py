@@ -185,6 +185,7 @@ class _Covering:
                 for subset in itertools.combinations(table, size):
                     self.first.setdefault(subset, table)
         self._marginals: dict[tuple[int, ...], np.ndarray] = {}
+        self._padded: dict[tuple[tuple[int, ...], tuple[int, ...]], np.ndarray] = {}
 
     def marginal(self, part: tuple[int, ...]) -> np.ndarray:
         """The projected marginal on ``part`` (a subset of a measured table); shared, not to be changed."""
@@ -195,9 +196,20 @@ class _Covering:
 
     def parts(self, attributes: tuple[int, ...]) -> list[tuple[int, ...]]:
         """The largest subsets of ``attributes`` inside a measured table, sorted."""
-        inside = [subset for size in range(1, len(attributes) + 1)
-                  for subset in itertools.combinations(attributes, size) if subset in self.first]
-        return sorted(maximal_sets(inside))
+        largest: list[tuple[int, ...]] = []
+        for size in range(len(attributes), 0, -1):  # a subset is largest unless inside a larger one taken
+            largest += [subset for subset in itertools.combinations(attributes, size)
+                        if subset in self.first and not any(set(subset) <= set(taken) for taken in largest)]
+        return sorted(largest)
+
+    def padded(self, part: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+        """The marginal on ``part`` in the corner of zeros of ``shape``."""
+        key = (part, shape)
+        if key not in self._padded:
+            marginal = self.marginal(part)
+            self._padded[key] = np.zeros(shape)
+            self._padded[key][tuple(slice(0, n) for n in marginal.shape)] = marginal
+        return self._padded[key]
 
     def estimates(self, tables: list[tuple[int, ...]], sizes: tuple[int, ...], starts: list[np.ndarray] | None
                   ) -> list[np.ndarray]:
@@ -215,25 +227,31 @@ class _Covering:
                             for part in self.parts(attributes))
             groups.setdefault((len(attributes), *pattern), []).append(index)
         for (dimension, *pattern), members in groups.items():
-            shapes = [tuple(sizes[a] for a in tables[index]) for index in members]
-            largest = tuple(int(n) for n in np.max(shapes, axis=0))
-            first = np.zeros((len(members), *largest))
-            for position, (index, shape) in enumerate(zip(members, shapes)):
-                corner = (position, *(slice(0, n) for n in shape))
-                first[corner] = (1.0 / math.prod(shape) if starts is None else starts[index] / starts[index].sum())
+            shapes = np.array([[sizes[a] for a in tables[index]] for index in members], dtype=np.int64)
+            largest = tuple(int(n) for n in shapes.max(axis=0))
+            if starts is None:  # uniform on each table's corner
+                inside = np.ones((len(members), *largest), dtype=bool)
+                for axis, n in enumerate(largest):
+                    inside &= (np.arange(n)[None, :] < shapes[:, axis, None]).reshape(
+                        [len(members), *(n if other == axis else 1 for other in range(dimension))])
+                first = inside / shapes.prod(axis=1).astype(float).reshape([-1, *[1] * dimension])
+            else:
+                first = np.zeros((len(members), *largest))
+                for position, (index, shape) in enumerate(zip(members, shapes)):
+                    first[(position, *(slice(0, n) for n in shape))] = starts[index] / starts[index].sum()
             constraints = []
             for axes in pattern:
                 keep = tuple(1 + axis for axis in range(dimension) if axis not in axes)
-                targets = np.zeros((len(members), *(largest[axis] if axis in axes else 1 for axis in range(dimension))))
-                for position, (index, shape) in enumerate(zip(members, shapes)):
-                    corner = (position, *(slice(0, shape[axis] if axis in axes else 1) for axis in range(dimension)))
-                    targets[corner] = self.marginal(tuple(tables[index][axis] for axis in axes)).reshape(
-                        [shape[axis] if axis in axes else 1 for axis in range(dimension)])
-                constraints.append((keep, targets))
+                target_shape = tuple(largest[axis] for axis in axes)
+                targets = np.stack([self.padded(tuple(tables[index][axis] for axis in axes), target_shape)
+                                    for index in members])
+                constraints.append((keep, targets.reshape(
+                    [len(members), *(largest[axis] if axis in axes else 1 for axis in range(dimension))])))
             fitted = _proportional_fit(first.copy(), constraints)
+            totals = fitted.reshape(len(members), -1).sum(axis=1)
             for position, (index, shape) in enumerate(zip(members, shapes)):
                 table = fitted[(position, *(slice(0, n) for n in shape))]
-                total = table.sum()
+                total = totals[position]
                 if not total > 0:
                     # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
                     # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
