@@ -59,8 +59,9 @@ KEYS = ["table", "row", "noise", "epsilon", "seed"]
 
 def load(table: str) -> Any:
     """The table as a projmech Dataset."""
-    import projmech as pm
     from _public_tables import public_table
+
+    import projmech as pm
 
     return pm.datasets.adult(attributes=list(ADULT10)) if table == "adult10" else public_table(table)
 

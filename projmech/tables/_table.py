@@ -202,9 +202,9 @@ def is_acyclic(tables: Iterable[Iterable[int]]) -> bool:
     pending = list(edges)
     while pending:
         position = pending.pop()
-        edge = edges.get(position)
-        if edge is None:
+        if position not in edges:
             continue
+        edge = edges[position]
         lonely = {a for a in edge if len(holding[a]) == 1}
         edge -= lonely
         if edge and not any(edge <= other for later, other in edges.items() if later != position):

@@ -6,6 +6,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -218,15 +219,15 @@ class _Covering:
         together, each in a corner of one stack of their largest shape (its other cells at 0 stay
         there), so that the numpy calls per sweep do not grow with the tables."""
         results: list[np.ndarray | None] = [None] * len(tables)
-        groups: dict[tuple[tuple[int, ...], ...], list[int]] = {}
+        groups: dict[tuple[int, tuple[tuple[int, ...], ...]], list[int]] = {}
         for index, attributes in enumerate(tables):
             if attributes in self.first:
                 results[index] = self.marginal(attributes).copy()
                 continue
             pattern = tuple(tuple(axis for axis, a in enumerate(attributes) if a in part)
                             for part in self.parts(attributes))
-            groups.setdefault((len(attributes), *pattern), []).append(index)
-        for (dimension, *pattern), members in groups.items():
+            groups.setdefault((len(attributes), pattern), []).append(index)
+        for (dimension, pattern), members in groups.items():
             shapes = np.array([[sizes[a] for a in tables[index]] for index in members], dtype=np.int64)
             largest = tuple(int(n) for n in shapes.max(axis=0))
             if starts is None:  # uniform on each table's corner
@@ -238,7 +239,7 @@ class _Covering:
             else:
                 first = np.zeros((len(members), *largest))
                 for position, (index, shape) in enumerate(zip(members, shapes)):
-                    first[(position, *(slice(0, n) for n in shape))] = starts[index] / starts[index].sum()
+                    first[_corner(position, shape)] = starts[index] / starts[index].sum()
             constraints = []
             for axes in pattern:
                 keep = tuple(1 + axis for axis in range(dimension) if axis not in axes)
@@ -250,13 +251,13 @@ class _Covering:
             fitted = _proportional_fit(first.copy(), constraints)
             totals = fitted.reshape(len(members), -1).sum(axis=1)
             for position, (index, shape) in enumerate(zip(members, shapes)):
-                table = fitted[(position, *(slice(0, n) for n in shape))]
+                table = fitted[_corner(position, shape)]
                 total = totals[position]
                 if not total > 0:
                     # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
                     # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
                     # raised by a uniform share of 10^-9, which keeps every cell positive.
-                    alone = first[(slice(position, position + 1), *(slice(0, n) for n in shape))].copy()
+                    alone = first[_corner(slice(position, position + 1), shape)].copy()
                     raised = []
                     for (keep, _), axes in zip(constraints, pattern):
                         part = self.marginal(tuple(tables[index][axis] for axis in axes))
@@ -266,6 +267,11 @@ class _Covering:
                     total = table.sum()
                 results[index] = table / total
         return [result for result in results if result is not None]
+
+
+def _corner(position: int | slice, shape: Any) -> tuple[Any, ...]:
+    """The index of a table of ``shape`` in the corner of its place ``position`` in a stack."""
+    return (position, *(slice(0, int(n)) for n in shape))
 
 
 def _proportional_fit(fitted: np.ndarray, constraints: list[tuple[tuple[int, ...], np.ndarray]]) -> np.ndarray:
@@ -328,7 +334,8 @@ class DecomposableModel:
                 taken = trial
         self.tables = tuple(taken)
         self.tree = JunctionTree(self.sizes, taken)
-        self.beliefs = [table_estimate(estimate, clique, self.sizes) for clique in self.tree.cliques]
+        self._covering = _Covering(estimate)
+        self.beliefs = self._covering.estimates(list(self.tree.cliques), self.sizes, None)
 
     def complete(self, attributes: tuple[int, ...]) -> np.ndarray:
         """The tables estimate's distribution on some attributes: :func:`table_estimate` started from the model's.
@@ -343,14 +350,13 @@ class DecomposableModel:
         numpy.ndarray
         """
         attributes = check_positions("attributes", attributes, len(self.sizes), what="domain positions")
-        if any(set(attributes) <= set(table) for table in self.estimate.tables) or \
-                math.prod(self.sizes[a] for a in attributes) > MARGINAL_MAX_CELLS:
-            return table_estimate(self.estimate, attributes, self.sizes)
+        if attributes in self._covering.first or math.prod(self.sizes[a] for a in attributes) > MARGINAL_MAX_CELLS:
+            return self._covering.estimates([attributes], self.sizes, None)[0]
         start = np.maximum(self.tree.marginal(self.beliefs, attributes), 0.0)
         total = float(start.sum())
         # The tree's tables are distributions: a table of no mass would need tables of none.
         assert math.isfinite(total) and total > 0, f"the decomposable model's table on {attributes} sums to {total}"
-        return table_estimate(self.estimate, attributes, self.sizes, start=start / total + _MASS_FLOOR / start.size)
+        return self._covering.estimates([attributes], self.sizes, [start / total + _MASS_FLOOR / start.size])[0]
 
 
 def _distribution(table: np.ndarray) -> np.ndarray:
