@@ -325,13 +325,19 @@ def run_record() -> dict[str, Any]:
 
 def write_csv(frame: pd.DataFrame, path: str | Path, *, index: bool = False) -> Path:
     """Write ``frame`` to the CSV file ``path`` (creating its folder) and the run's record
-    (:func:`run_record`) beside it as ``<stem>.run.json``; the path of the CSV."""
+    (:func:`run_record`) beside it as ``<stem>.run.json``, each through a temporary file renamed
+    over it, so that a reader never sees half a file; the path of the CSV."""
     import json
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=index)
-    out.with_name(out.stem + ".run.json").write_text(json.dumps(run_record(), indent=2) + "\n")
+    partial = out.with_name(out.name + ".part")
+    frame.to_csv(partial, index=index)
+    partial.replace(out)
+    record = out.with_name(out.stem + ".run.json")
+    partial = record.with_name(record.name + ".part")
+    partial.write_text(json.dumps(run_record(), indent=2) + "\n")
+    partial.replace(record)
     return out
 
 

@@ -124,7 +124,21 @@ def _aim(args: Any, table: str, epsilon: float, seed: int) -> dict[str, Any]:
     return {key: result.get(key) for key in ("error", "error_model", "seconds", "peak_mb", "rounds", "status")}
 
 
-def _key(record: dict[str, Any]) -> tuple[str, str, str, float, int]:
+Key = tuple[str, str, str, float, int]
+
+
+def _merged(out: Path, records: dict[Key, dict[str, Any]], key: Key, smoke: bool) -> dict[Key, dict[str, Any]]:
+    """The runs in ``out`` now (another invocation may have added some) with the run ``key`` of
+    ``records``, written back to ``out``."""
+    merged = dict(records)
+    if out.exists() and not smoke:
+        merged = {_key(record): record for record in pd.read_csv(out).to_dict("records")}
+        merged[key] = records[key]
+    bench.write_csv(pd.DataFrame(list(merged.values())), out)
+    return merged
+
+
+def _key(record: dict[str, Any]) -> Key:
     """A run's key: table, row, noise, epsilon and seed."""
     return (str(record["table"]), str(record["row"]), str(record["noise"]), float(record["epsilon"]),
             int(record["seed"]))
@@ -211,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                                                           args.threads, timeout=3600)
                         records[key] = dict(zip(KEYS, key), **result)
                         print(json.dumps(records[key]), flush=True)
-                        bench.write_csv(pd.DataFrame(list(records.values())), out)
+                        records = _merged(out, records, key, args.smoke)
     frame = pd.DataFrame(list(records.values()), columns=list(kept.columns) if not records else None)
     table, mean_ratio = summary(frame[frame["noise"].isin([args.noise, "continuous"])])
     print()

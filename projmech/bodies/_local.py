@@ -739,7 +739,9 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
         # tolerance); reported, not accepted.
         return best[0] <= target or stalled[0] >= _STALLED_CHECKS
 
-    if not certify(initial):
+    # A warm start is the point of another problem (fewer measurements, other values): its
+    # certificate almost never holds, so the first one waits for the iterations.
+    if start is not None or not certify(initial):
         # L-BFGS on the dual (smooth, piecewise quadratic): its gradient is the inconsistency of
         # the tables it implies, which falls linearly.
         def step(iteration: int, point: np.ndarray) -> bool:
@@ -751,7 +753,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
         # one thread also rounds alike on every machine.
         with one_blas_thread():
             last = _lbfgs(problem.negative_dual, initial, max_iterations, step, 1.0 / float(problem.weight.min()))
-        if checks[-1][0] != iterations[0]:
+        if not checks or checks[-1][0] != iterations[0]:
             certify(last)
     gap, lower, released, multipliers = best
     answers = problem.answers(released)
