@@ -169,6 +169,14 @@ def table_estimates(estimate: LocalResult, tables: Sequence[tuple[int, ...]], si
     -------
     dict
         Each table's attributes to its estimate.
+
+    Examples
+    --------
+    >>> from projmech.mechanisms.adaptive import estimate_tables, table_estimates
+    >>> result = estimate_tables((2, 2, 2), [pm.tables.Measurement((a,), np.array([0.8, 0.2]), 0.01) for a in (0, 1)])
+    >>> estimates = table_estimates(result, [(0,), (0, 1), (1, 2)], (2, 2, 2))
+    >>> [np.round(estimates[t], 6).tolist() for t in [(0,), (0, 1), (1, 2)]]
+    [[0.8, 0.2], [[0.64, 0.16], [0.16, 0.04]], [[0.4, 0.4], [0.1, 0.1]]]
     """
     tables = list(tables)
     return dict(zip(tables, _Covering(estimate).estimates(tables, sizes, None)))
