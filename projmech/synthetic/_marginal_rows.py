@@ -249,14 +249,22 @@ def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], 
     def objective() -> float:
         return float(np.sum(difference ** 2))
 
+    # Each table's strides, attribute by attribute (C order).
+    table_strides = [{b: math.prod(target.shape[axis + 1:]) for axis, b in enumerate(key)}
+                     for key, target in zip(keys, targets)]
+
     def bases(a: int) -> np.ndarray:
         """Each row's flat cell, with ``a``'s value 0, in every table holding ``a``: shape
         ``(n, t_a)``. The other attributes do not change while ``a`` is searched."""
+        columns = np.ascontiguousarray(rows.T)  # one attribute's values contiguous
         out = np.empty((n, len(holding[a])), dtype=np.int64)
+        cell = np.empty(n, dtype=np.int64)
         for column, k in enumerate(holding[a]):
-            values = rows[:, list(keys[k])].copy()
-            values[:, keys[k].index(a)] = 0
-            out[:, column] = offsets[k] + np.ravel_multi_index(tuple(values.T), targets[k].shape)
+            cell.fill(offsets[k])
+            for b, stride in table_strides[k].items():
+                if b != a:
+                    cell += stride * columns[b]
+            out[:, column] = cell
         return out
 
     history = [objective()]
