@@ -14,9 +14,10 @@ neighbours (AIM's relation; the size stays private), two rows:
 
 The error is AIM's metric on the synthetic rows (the mean over the workload of half the L1
 distance between normalized tables); AIM's model is scored too (``error_model``). Tables: Adult's
-10 attributes where AIM finishes (``adult10``), and the four tables of ``benchmarks/data``
-(see its README). Each run is its own process. The CSV keeps every run; a rerun with the same
-``--out`` skips the runs already there (``--again`` repeats them), so AIM's slow runs add up
+10 attributes where AIM finishes (``adult10``), the four tables of ``benchmarks/data`` (see its
+README), and ``wide30``, 30 generated columns of 2 to 6 values on 20,000 rows (:func:`wide_table`;
+the time per round is in the CSV, ``seconds_per_round``; AIM is not run on it). Each run is its
+own process. The CSV keeps every run; a rerun with the same ``--out`` skips the runs already there (``--again`` repeats them), so AIM's slow runs add up
 over several invocations.
 
 The summary, per table and epsilon: each row's mean and standard error, their difference with
@@ -52,9 +53,24 @@ from _public_tables import DATA, PUBLIC_TABLES
 
 ADULT10 = ("age", "workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex",
            "hours-per-week", "income>50K")
-TABLES = ("adult10", *PUBLIC_TABLES)
+TABLES = ("adult10", *PUBLIC_TABLES, "wide30")
 ROWS = ("synthesize", "aim")
 KEYS = ["table", "row", "noise", "epsilon", "seed"]
+
+
+def wide_table(columns: int = 30, rows: int = 20_000, seed: int = 0) -> Any:
+    """A generated wide table: ``columns`` attributes of 2 to 6 values, each a Gaussian of four shared
+    factors plus noise cut at random quantiles, so that every column depends on the others."""
+    import projmech as pm
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 7, columns)
+    values = rng.standard_normal((rows, 4)) @ rng.standard_normal((4, columns)) + rng.standard_normal((rows, columns))
+    records = np.empty((rows, columns), dtype=np.int64)
+    for j, size in enumerate(sizes):
+        cuts = np.quantile(values[:, j], np.sort(rng.uniform(0.05, 0.95, size - 1)))
+        records[:, j] = np.searchsorted(cuts, values[:, j])
+    return pm.Dataset(records, pm.Domain([f"c{j}" for j in range(columns)], [int(size) for size in sizes]))
 
 
 def load(table: str) -> Any:
@@ -63,6 +79,8 @@ def load(table: str) -> Any:
 
     import projmech as pm
 
+    if table == "wide30":
+        return wide_table()
     return pm.datasets.adult(attributes=list(ADULT10)) if table == "adult10" else public_table(table)
 
 
@@ -97,6 +115,8 @@ def _aim(args: Any, table: str, epsilon: float, seed: int) -> dict[str, Any]:
 
     if args.aim_path is None:
         return {"status": "skipped: no --aim-path (Private-PGM's checkout; see _aim_runner.py)"}
+    if table == "wide30":
+        return {"status": "skipped: the generated table is not written for AIM"}
     data = load(table)
     if table == "adult10":
         folder = Path(pm.datasets.__file__).parent
