@@ -17,8 +17,8 @@ distance between normalized tables); AIM's model is scored too (``error_model``)
 10 attributes where AIM finishes (``adult10``), the four tables of ``benchmarks/data`` (see its
 README), and ``wide30``, 30 generated columns of 2 to 6 values on 20,000 rows (:func:`wide_table`;
 the time per round is in the CSV, ``seconds_per_round``; AIM is not run on it). Each run is its
-own process. The CSV keeps every run; a rerun with the same ``--out`` skips the runs already there (``--again`` repeats them), so AIM's slow runs add up
-over several invocations.
+own process. The CSV keeps every run; a rerun with the same ``--out`` skips the runs already
+there (``--again`` repeats them), so AIM's slow runs add up over several invocations.
 
 The summary, per table and epsilon: each row's mean and standard error, their difference with
 the standard error of the difference (unpaired: the two mechanisms draw different noise), the
