@@ -154,7 +154,7 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
 def table_estimates(estimate: LocalResult, tables: Sequence[tuple[int, ...]], sizes: tuple[int, ...]
                     ) -> dict[tuple[int, ...], np.ndarray]:
     """:func:`table_estimate` of many tables at once, from uniform: each part's marginal summed once,
-    and the tables of one shape and one set of parts fitted together.
+    and tables of similar shapes with parts on the same axes fitted together.
 
     Parameters
     ----------
@@ -223,9 +223,10 @@ class _Covering:
     def estimates(self, tables: list[tuple[int, ...]], sizes: tuple[int, ...], starts: list[np.ndarray] | None
                   ) -> list[np.ndarray]:
         """Each table summed from a measured one holding it, else fitted to its parts by proportional
-        fitting from its start (default uniform). The tables with parts on the same axes are fitted
-        together, each in a corner of one stack of their largest shape (its other cells at 0 stay
-        there), so that the numpy calls per sweep do not grow with the tables."""
+        fitting from its start (default uniform). Tables with parts on the same axes are fitted
+        together, each in a corner of a stack of their largest shape (its other cells at 0 stay
+        there; :func:`_stacks` bounds the padding), so that the numpy calls per sweep do not grow
+        with the tables."""
         results: list[np.ndarray | None] = [None] * len(tables)
         groups: dict[tuple[int, tuple[tuple[int, ...], ...]], list[int]] = {}
         for index, attributes in enumerate(tables):
@@ -235,7 +236,9 @@ class _Covering:
             pattern = tuple(tuple(axis for axis, a in enumerate(attributes) if a in part)
                             for part in self.parts(attributes))
             groups.setdefault((len(attributes), pattern), []).append(index)
-        for (dimension, pattern), members in groups.items():
+        stacks = [(dimension, pattern, stack) for (dimension, pattern), members in groups.items()
+                  for stack in _stacks(members, [tuple(sizes[a] for a in tables[index]) for index in members])]
+        for dimension, pattern, members in stacks:
             shapes = np.array([[sizes[a] for a in tables[index]] for index in members], dtype=np.int64)
             largest = tuple(int(n) for n in shapes.max(axis=0))
             if starts is None:  # uniform on each table's corner
@@ -275,6 +278,33 @@ class _Covering:
                     total = table.sum()
                 results[index] = table / total
         return [result for result in results if result is not None]
+
+
+#: A stack of candidate tables holds at most this many times the cells of each of its tables,
+#: and at most ``_STACK_MAX_CELLS`` cells (32 MB).
+_STACK_WASTE = 4.0
+_STACK_MAX_CELLS = 2**22
+
+
+def _stacks(members: list[int], shapes: list[tuple[int, ...]]) -> list[list[int]]:
+    """``members`` (of these shapes) split into stacks, smallest tables first, each stack's shape
+    (the largest along each axis) at most ``_STACK_WASTE`` times its smallest table's cells and
+    its cells at most ``_STACK_MAX_CELLS`` (or one table)."""
+    order = sorted(range(len(members)), key=lambda i: (math.prod(shapes[i]), shapes[i]))
+    stacks: list[list[int]] = []
+    current: list[int] = []
+    largest: tuple[int, ...] = ()
+    for i in order:
+        merged = tuple(max(a, b) for a, b in zip(largest, shapes[i])) if current else shapes[i]
+        if current and (math.prod(merged) > _STACK_WASTE * math.prod(shapes[current[0]])
+                        or (len(current) + 1) * math.prod(merged) > _STACK_MAX_CELLS):
+            stacks.append([members[j] for j in current])
+            current, merged = [], shapes[i]
+        current.append(i)
+        largest = merged
+    if current:
+        stacks.append([members[j] for j in current])
+    return stacks
 
 
 def _corner(position: int | slice, shape: Any) -> tuple[Any, ...]:
