@@ -14,9 +14,10 @@ import scipy.linalg
 from scipy.linalg.blas import ddot, dgemv
 
 from .._threads import one_blas_thread
+from ..errors import ArgumentTypeError
 from ..solve import Attempt, Callback, SolveError, SolveResult, SolveStats, Status, check_callback
 from ..tables import Components, Measurement, components_of, maximal_sets, varying_subsets
-from ..validation import check_positive_int, check_positive_number, check_real_vector
+from ..validation import check_positions, check_positive_int, check_positive_number, check_real_vector
 from ..workloads import Workload
 from ._certificates import next_certificate
 from ._hull import DEFAULT_TOL, NOISE_TOL
@@ -175,19 +176,34 @@ class LocalResult(SolveResult):
         return self._model.table(self.values, self.tables.index(key)).copy()
 
     def cells_on(self, attributes: Any) -> np.ndarray | None:
-        """The projected cells on some attributes, summed from the smallest table holding them (in
-        its order of attributes); None where no projected table holds them all.
+        """The projected cells on some attributes, summed from the smallest table holding them; None
+        where no projected table holds them all.
 
         Parameters
         ----------
-        attributes : iterable of int
-            Domain positions.
+        attributes : sequence of int
+            Increasing domain positions (none: the total).
 
         Returns
         -------
         numpy.ndarray or None
+            A new array, one axis per attribute.
+
+        Examples
+        --------
+        >>> workload = pm.marginals(pm.Domain(["a", "b", "c"], [2, 2, 2]), 2)
+        >>> result = pm.bodies.project_to_local(workload, workload.toarray() @ np.full(8, 0.125))
+        >>> result.cells_on((1,)).tolist(), result.cells_on((0, 1, 2)) is None
+        ([0.5, 0.5], True)
         """
-        return self._model.cells_on(self.values, (int(a) for a in attributes))
+        try:
+            wanted = tuple(attributes)
+        except TypeError:
+            raise ArgumentTypeError("attributes", f"expected a sequence of int positions, got {attributes!r}") from None
+        if wanted:
+            wanted = check_positions("attributes", wanted, what="domain positions")
+        cells = self._model.cells_on(self.values, wanted)
+        return None if cells is None else cells.copy()
 
     def summary(self) -> dict[str, Any]:
         """The projection and its statistics as plain JSON-serializable values.

@@ -112,11 +112,17 @@ def test_cells_on_attributes_are_summed_from_the_smallest_table_holding_them():
     y = workload.toarray() @ rng.dirichlet(np.ones(workload.universe_size)) + rng.normal(0, 0.05, workload.num_queries)
     result = project_to_local(workload, y, noise_scale=0.05)
     assert sorted(result.tables) == [(0, 1, 2), (1, 3), (2, 3)]
-    np.testing.assert_array_equal(result.cells_on([3, 1]), result.marginal((1, 3)))  # the table itself
+    np.testing.assert_array_equal(result.cells_on([1, 3]), result.marginal((1, 3)))  # the table itself
     np.testing.assert_array_equal(result.cells_on((2,)), result.marginal((2, 3)).sum(axis=1))  # not the 3-way one
     np.testing.assert_array_equal(result.cells_on((1, 2)), result.marginal((0, 1, 2)).sum(axis=0))
     assert result.cells_on(()).sum() == pytest.approx(1.0)
     assert result.cells_on((0, 3)) is None  # no table holds both
+    result.cells_on((0, 1, 2))[...] = 7.0  # a copy: the result is unchanged
+    assert result.marginal((0, 1, 2)).max() < 1.0
+    with pytest.raises(TypeError, match="attributes"):
+        result.cells_on(5)
+    with pytest.raises(ValueError, match="attributes"):
+        result.cells_on((3, 1))
 
 ACYCLIC = {
     "chain of 3-way tables": ([2, 2, 3, 2, 2], [(0, 1, 2), (1, 2, 3), (2, 3, 4)]),
