@@ -331,14 +331,17 @@ def write_csv(frame: pd.DataFrame, path: str | Path, *, index: bool = False) -> 
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".part")
-    frame.to_csv(partial, index=index)
-    partial.replace(out)
-    record = out.with_name(out.stem + ".run.json")
-    partial = record.with_name(record.name + ".part")
-    partial.write_text(json.dumps(run_record(), indent=2) + "\n")
-    partial.replace(record)
+    _replace(out, frame.to_csv(index=index))
+    _replace(out.with_name(out.stem + ".run.json"), json.dumps(run_record(), indent=2) + "\n")
     return out
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file of its own beside ``path``, then rename it over ``path``."""
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name + ".", suffix=".part",
+                                     delete=False) as handle:
+        handle.write(text)
+    os.replace(handle.name, path)
 
 
 def import_mbi() -> tuple[Any, str]:

@@ -23,7 +23,8 @@ there (``--again`` repeats them), so AIM's slow runs add up over several invocat
 The summary, per table and epsilon: each row's mean and standard error, their difference with
 the standard error of the difference (unpaired: the two mechanisms draw different noise), the
 ratio of the means and of the times, and whether ``synthesize`` is ahead (more than two standard
-errors below) or at least 5 % lower; then the mean ratio over the cells where both ran.
+errors below), behind (two above) or level; then the mean ratio over the cells where both ran (the
+target's other reading: at least 5 % lower on average).
 Usage::
 
     .venv/bin/python benchmarks/across_tables.py --seeds 10 --rows synthesize
@@ -37,6 +38,7 @@ Writes ``results/across_tables.csv``.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import subprocess
@@ -151,10 +153,13 @@ def _merged(out: Path, records: dict[Key, dict[str, Any]], key: Key, smoke: bool
     """The runs in ``out`` now (another invocation may have added some) with the run ``key`` of
     ``records``, written back to ``out``."""
     merged = dict(records)
-    if out.exists() and not smoke:
-        merged = {_key(record): record for record in pd.read_csv(out).to_dict("records")}
-        merged[key] = records[key]
-    bench.write_csv(pd.DataFrame(list(merged.values())), out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_name(out.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # read, merge and write as one step
+        if out.exists() and not smoke:
+            merged = {_key(record): record for record in pd.read_csv(out).to_dict("records")}
+            merged[key] = records[key]
+        bench.write_csv(pd.DataFrame(list(merged.values())), out)
     return merged
 
 
@@ -178,17 +183,18 @@ def summary(frame: pd.DataFrame) -> tuple[str, float | None]:
                           errors.std(ddof=1) / math.sqrt(len(errors)) if len(errors) > 1 else math.nan,
                           len(errors), runs["seconds"].mean() if len(errors) else math.nan)
         (ours, our_se, our_n, our_s), (aim, aim_se, aim_n, aim_s) = cells["synthesize"], cells["aim"]
+        both = bool(our_n and aim_n)
         difference, se = ours - aim, math.hypot(our_se, aim_se)
-        ratio = ours / aim if aim_n else math.nan
-        if aim_n:
+        ratio = ours / aim if both else math.nan
+        if both:
             ratios.append(ratio)
-        verdict = ("" if not aim_n else "ahead" if difference < -2 * se else
-                   "5 % lower" if ratio <= 0.95 else "behind" if difference > 2 * se else "level")
+        verdict = ("" if not both else "n/a (under 2 runs)" if math.isnan(se) else
+                   "ahead" if difference < -2 * se else "behind" if difference > 2 * se else "level")
         lines.append([table, f"{epsilon:g}", f"{ours:.4f} ± {our_se:.4f} ({our_n})",
                       f"{aim:.4f} ± {aim_se:.4f} ({aim_n})" if aim_n else "–",
-                      f"{difference:+.4f} ± {se:.4f}" if aim_n else "–", bench.cell(ratio, ".3f"),
+                      f"{difference:+.4f} ± {se:.4f}" if both else "–", bench.cell(ratio, ".3f"),
                       bench.cell(our_s, ".1f"), bench.cell(aim_s, ".0f"),
-                      bench.cell(our_s / aim_s if aim_n else math.nan, ".4f"), verdict])
+                      bench.cell(our_s / aim_s if both else math.nan, ".4f"), verdict])
     table = bench.markdown(["table", "epsilon", "synthesize (runs)", "AIM rows (runs)", "difference", "ratio",
                             "seconds", "AIM seconds", "time ratio", "verdict"], lines,
                            ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"])
@@ -203,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=bench.name_list, default=list(ROWS))
     parser.add_argument("--noise", choices=("continuous", "auto"), default="continuous",
                         help="synthesize's noise: continuous (reproducible, default) or auto (exact discrete)")
-    parser.add_argument("--again", action="store_true", help="repeat the runs already in --out")
+    parser.add_argument("--again", action="store_true",
+                        help="repeat the runs already in --out (finished or killed at their time limit)")
     parser.add_argument("--summary", action="store_true", help="print the summary of --out; run nothing")
     parser.add_argument("--out", default=str(bench.RESULTS / "across_tables.csv"), help="the CSV kept and extended")
     parser.add_argument("--aim-path", default=None, help="the Private-PGM checkout (see _aim_runner.py)")
@@ -235,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
                     for row in args.rows:
                         noise = args.noise if row == "synthesize" else "continuous"
                         key = (table, row, noise, float(epsilon), seed)
-                        if key in records and records[key]["status"] == "ok" and not args.again:
+                        # Runs that finished, or were killed at their time limit, are kept unless --again.
+                        status = str(records[key]["status"]) if key in records else ""
+                        if (status == "ok" or status.startswith("killed")) and not args.again:
                             continue
                         if row == "aim":
                             result = _aim(args, table, epsilon, seed)
@@ -247,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
                         print(json.dumps(records[key]), flush=True)
                         records = _merged(out, records, key, args.smoke)
     frame = pd.DataFrame(list(records.values()), columns=list(kept.columns) if not records else None)
-    table, mean_ratio = summary(frame[frame["noise"].isin([args.noise, "continuous"])])
+    table, mean_ratio = summary(frame[(frame["row"] == "aim") | (frame["noise"] == args.noise)])
     print()
     print(table)
     if mean_ratio is not None:
