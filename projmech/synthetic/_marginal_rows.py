@@ -210,6 +210,10 @@ def _table_differences(tables: list[tuple[int, ...]], targets: list[np.ndarray],
     return difference
 
 
+#: The most values of an attribute whose scores are summed with the tables along the last axis.
+_TABLES_LAST_MAX_VALUES = 16
+
+
 def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], rows: np.ndarray,
                       rng: np.random.Generator, *, passes: int = DEFAULT_PASSES,
                       batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, list[float]]:
@@ -273,15 +277,21 @@ def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], 
     for _ in range(passes):
         for a in rng.permutation(attributes).tolist():
             base, stride = bases(a), strides[a]
-            steps = stride[None, :, None] * np.arange(sizes[a])[None, None, :]  # (1, t_a, size_a)
+            # The scores sum over the tables; with few values the tables run along the last axis,
+            # whose sum is contiguous (two to three times faster there, slower for many values).
+            tables_last = sizes[a] <= _TABLES_LAST_MAX_VALUES
+            steps = (stride[None, None, :] * np.arange(sizes[a])[None, :, None] if tables_last  # (1, size_a, t_a)
+                     else stride[None, :, None] * np.arange(sizes[a])[None, None, :])  # (1, t_a, size_a)
             # A move changes the objective by 2/n (S[new] - S[old]) + 2 t_a / n^2: worth it
             # only where S[new] - S[old] < -t_a / n.
             threshold = -len(holding[a]) * unit
             order = rng.permutation(n)
             for start in range(0, n, batch):
                 chosen = order[start:start + batch]
-                cells = base[chosen][:, :, None] + steps  # (batch, t_a, size_a)
-                scores = difference[cells].sum(axis=1)
+                if tables_last:
+                    scores = difference[base[chosen][:, None, :] + steps].sum(axis=2)
+                else:
+                    scores = difference[base[chosen][:, :, None] + steps].sum(axis=1)
                 current = rows[chosen, a]
                 target = scores.argmin(axis=1)
                 index = np.arange(chosen.size)
