@@ -517,7 +517,8 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     callback : callable, optional
         ``callback(iteration, gap)`` after each certificate.
     start : LocalResult, optional
-        An earlier projection whose multipliers start the dual (0 on tables it lacks).
+        An earlier projection whose multipliers start the dual (0 on tables it lacks). Its point
+        is not certified as it is: the first certificate comes after the first iterations.
 
     Returns
     -------
