@@ -246,16 +246,14 @@ def search_table_rows(tables: list[tuple[int, ...]], targets: list[np.ndarray], 
     # Per attribute: the tables holding it, the stride of its axis in each (C order) and the
     # flat offset of the table's cells in the concatenation.
     holding = {a: [k for k, key in enumerate(keys) if a in key] for a in sorted(sizes)}
-    strides = {a: np.array([math.prod(targets[k].shape[keys[k].index(a) + 1:]) for k in holding[a]], dtype=np.int64)
-               for a in holding}
+    # Each table's strides, attribute by attribute (C order).
+    table_strides = [{b: math.prod(target.shape[axis + 1:]) for axis, b in enumerate(key)}
+                     for key, target in zip(keys, targets)]
+    strides = {a: np.array([table_strides[k][a] for k in holding[a]], dtype=np.int64) for a in holding}
     difference = _table_differences(keys, targets, offsets, rows)
 
     def objective() -> float:
         return float(np.sum(difference ** 2))
-
-    # Each table's strides, attribute by attribute (C order).
-    table_strides = [{b: math.prod(target.shape[axis + 1:]) for axis, b in enumerate(key)}
-                     for key, target in zip(keys, targets)]
 
     def bases(a: int) -> np.ndarray:
         """Each row's flat cell, with ``a``'s value 0, in every table holding ``a``: shape
