@@ -210,6 +210,30 @@ def run_in_process(script: str, job: Any, threads: int, timeout: float | None = 
     return {"status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
 
 
+def run_aim(python: str, aim_path: str, data: Path, domain: Path, epsilon: float, seed: int, max_model_size: float,
+            timeout: float, attributes: Sequence[str] | None = None) -> dict[str, Any]:
+    """AIM by ``_aim_runner.py`` in a process of its own (``python``, the checkout ``aim_path``), at
+    ``(epsilon, 1e-9)`` on the records ``data`` with the attribute sizes ``domain``: its error, model
+    error, seconds, peak MB, rounds and ``status`` (or only the status of a failure or timeout)."""
+    import json
+    import subprocess
+
+    command = [python, str(Path(__file__).with_name("_aim_runner.py")), "--aim-path", aim_path,
+               "--data", str(data), "--domain", str(domain), "--epsilon", str(epsilon), "--delta", "1e-9",
+               "--seed", str(seed), "--max-model-size", str(max_model_size), "--compat-shim"]
+    if attributes:
+        command += ["--attributes", ",".join(attributes)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": f"killed after {timeout:g} s"}
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        return {"status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"}
+    result = json.loads(lines[-1])
+    return {key: result.get(key) for key in ("error", "error_model", "seconds", "peak_mb", "rounds", "status")}
+
+
 def cell(value: Any, spec: str) -> str:
     """``value`` formatted by ``spec``; empty for a missing value (None or NaN)."""
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)

@@ -41,7 +41,6 @@ from __future__ import annotations
 import fcntl
 import json
 import math
-import subprocess
 import sys
 import tempfile
 import time
@@ -122,7 +121,7 @@ def _aim(args: Any, table: str, epsilon: float, seed: int) -> dict[str, Any]:
     data = load(table)
     if table == "adult10":
         folder = Path(pm.datasets.__file__).parent
-        records, attributes = folder / "adult.csv.gz", ["--attributes", ",".join(ADULT10)]
+        records, attributes = folder / "adult.csv.gz", list(ADULT10)
     else:
         records, attributes = DATA / f"{table}.csv.gz", []
     with tempfile.TemporaryDirectory() as folder:
@@ -132,18 +131,8 @@ def _aim(args: Any, table: str, epsilon: float, seed: int) -> dict[str, Any]:
             domain = Path(pm.datasets.__file__).parent / "adult-domain.json"
         else:
             domain.write_text(json.dumps(dict(zip(data.domain.attributes, map(int, data.domain.sizes)))))
-        command = [args.aim_python, str(Path(__file__).with_name("_aim_runner.py")), "--aim-path", args.aim_path,
-                   "--data", str(records), "--domain", str(domain), "--epsilon", str(epsilon), "--delta", "1e-9",
-                   "--seed", str(seed), "--max-model-size", str(args.max_model_size), "--compat-shim", *attributes]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=args.aim_timeout)
-        except subprocess.TimeoutExpired:
-            return {"status": f"killed after {args.aim_timeout:g} s"}
-    lines = done.stdout.strip().splitlines()
-    if not lines:
-        return {"status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"}
-    result = json.loads(lines[-1])
-    return {key: result.get(key) for key in ("error", "error_model", "seconds", "peak_mb", "rounds", "status")}
+        return bench.run_aim(args.aim_python, args.aim_path, records, domain, epsilon, seed, args.max_model_size,
+                             args.aim_timeout, attributes)
 
 
 Key = tuple[str, str, str, float, int]

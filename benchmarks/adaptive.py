@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -135,22 +134,8 @@ def _aim(args: Any, epsilon: float, seed: int) -> dict[str, Any]:
         print("AIM: skipped: no --aim-path (Private-PGM's checkout; see _aim_runner.py)", flush=True)
         return {"status": "skipped: no --aim-path"}
     data, domain = embedded_adult()
-    command = [args.aim_python, str(Path(__file__).with_name("_aim_runner.py")), "--aim-path", args.aim_path,
-               "--data", str(args.data or data), "--domain", str(args.domain or domain),
-               "--epsilon", str(epsilon), "--delta", "1e-9", "--seed", str(seed),
-               "--max-model-size", str(args.max_model_size), "--compat-shim"]
-    if args.attributes:
-        command += ["--attributes", ",".join(args.attributes)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=args.aim_timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": f"killed after {args.aim_timeout:g} s"}
-    lines = done.stdout.strip().splitlines()
-    if not lines:
-        return {"status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"}
-    result = json.loads(lines[-1])
-    keep = ("error", "error_model", "seconds", "peak_mb", "rounds", "status")
-    return {key: result.get(key) for key in keep}
+    return bench.run_aim(args.aim_python, args.aim_path, args.data or data, args.domain or domain, epsilon, seed,
+                         args.max_model_size, args.aim_timeout, args.attributes)
 
 
 def main() -> int:
