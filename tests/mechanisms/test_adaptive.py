@@ -619,6 +619,14 @@ def test_many_tables_at_once_are_each_the_proportional_fit_to_its_parts():
         np.testing.assert_allclose(ours[table], alone / alone.sum(), rtol=0, atol=1e-12)
         fitted_alone += bool(constraints)
     assert fitted_alone >= 10  # the case the batches are for
+    as_lists = pm.mechanisms.adaptive.table_estimates(result, [[0, 1, 2], [3]], sizes)
+    np.testing.assert_array_equal(as_lists[(0, 1, 2)], ours[(0, 1, 2)])
+    with pytest.raises(ValueError, match="tables"):
+        pm.mechanisms.adaptive.table_estimates(result, [(1, 0)], sizes)  # not increasing
+    with pytest.raises(ValueError, match="tables"):
+        pm.mechanisms.adaptive.table_estimates(result, [(0, 6)], sizes)  # no attribute 6
+    with pytest.raises(TypeError, match="estimate"):
+        pm.mechanisms.adaptive.table_estimates(measurements, [(0, 1)], sizes)
 
 
 def test_tables_of_very_different_sizes_are_not_padded_to_the_largest():

@@ -178,13 +178,25 @@ def table_estimates(estimate: LocalResult, tables: Sequence[tuple[int, ...]], si
     >>> [np.round(estimates[t], 6).tolist() for t in [(0,), (0, 1), (1, 2)]]
     [[0.8, 0.2], [[0.64, 0.16], [0.16, 0.04]], [[0.4, 0.4], [0.1, 0.1]]]
     """
-    tables = list(tables)
+    if not isinstance(estimate, LocalResult):
+        raise TypeError(f"estimate: expected a LocalResult (estimate_tables gives one), got {type(estimate).__name__}")
+    sizes = tuple(int(size) for size in sizes)
+    checked = [check_positions("tables", table, len(sizes), what="domain positions") for table in tables]
+    return _unchecked_estimates(estimate, checked, sizes)
+
+
+def _unchecked_estimates(estimate: LocalResult, tables: list[tuple[int, ...]], sizes: tuple[int, ...]
+                        ) -> dict[tuple[int, ...], np.ndarray]:
+    """:func:`table_estimates` of tables already known to be increasing domain positions (the rounds'
+    candidates), without checking them again."""
     return dict(zip(tables, _Covering(estimate).estimates(tables, sizes, None)))
 
 
 class _Covering:
     """The projected tables' marginals on the subsets of the measured tables, each summed once from the
-    first table holding it (in the estimate's order)."""
+    first table holding it (in the estimate's order, as the rounds always read them; the projected
+    tables agree on their shared marginals to the projection's consistency, so another choice, as
+    :meth:`~projmech.bodies.LocalResult.cells_on`'s smallest table, differs only at that level)."""
 
     def __init__(self, estimate: LocalResult) -> None:
         self.estimate = estimate

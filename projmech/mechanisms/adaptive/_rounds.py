@@ -10,7 +10,7 @@ import numpy as np
 from ...bodies import LocalResult
 from ...privacy import Noise
 from .._selection import exponential_mechanism_rho
-from ._estimation import Measurement, estimate_tables, table_estimate, table_estimates
+from ._estimation import Measurement, _unchecked_estimates, estimate_tables, table_estimate
 from ._run import AdaptiveRound, Progress
 from ._schedule import Spending, measurement_rho, round_parameters, round_rho
 from ._selection import expected_noise, fitting, select
@@ -72,7 +72,7 @@ class Rounds:
             # allows; re-measured tables count once.
             allowed = mechanism.max_cells * min(1.0, (used + cost if not final else budget) / budget)
             choices = fitting(mechanism.candidates, sizes, {m.attributes for m in self.measurements}, allowed)
-            before = table_estimates(estimate, choices, sizes)
+            before = _unchecked_estimates(estimate, choices, sizes)
             chosen = select(choices, mechanism.weights, self.counts, self.size, before, sigma, epsilon,
                             mechanism.score_sensitivity, self.rng)
             self.measure(chosen, sigma)
