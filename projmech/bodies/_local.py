@@ -23,6 +23,7 @@ from ._certificates import next_certificate
 from ._hull import DEFAULT_TOL, NOISE_TOL
 from ._local_components import COMPONENT_SOLVER, check_measured, measured_answers, project_components
 from ._local_layout import LOCAL_MAX_CELLS, LocalTables, local_tables, measured_tables, table_layout
+from ._local_sparse import SPARSE_MIN_TOL, SparseConsistency
 
 __all__ = ["LocalTables", "LocalResult", "LocalError", "LocalProjection", "local_tables", "project_to_local",
            "project_measurements", "LOCAL_MAX_CELLS", "LOCAL_BYTES_PER_CELL", "DEFAULT_MAX_ITERATIONS"]
@@ -229,7 +230,7 @@ class _Problem:
     cells costs more than the arithmetic on it (its pages are faulted in on each allocation).
     """
 
-    def __init__(self, model: LocalTables, y: np.ndarray, exact_dual: bool = False) -> None:
+    def __init__(self, model: LocalTables, y: np.ndarray, exact_dual: bool = False, sparse: bool = True) -> None:
         self.model = model
         self.y = y
         count = len(model.attributes)
@@ -253,6 +254,9 @@ class _Problem:
         self._unit = np.ones(count)
         self._ones: dict[int, np.ndarray] = {}
         self._shared_list: list[tuple[np.ndarray, list[tuple[int, int]], np.ndarray]] | None = None
+        # The consistency projection as sparse products: built at the first projection where allowed
+        # (at loose tolerances: see SPARSE_MIN_TOL) and fitting, else False.
+        self._sparse: SparseConsistency | bool | None = None if sparse else False
         # Buffers: dual_tables' pair (valid until its next call) and the simplex's input and mask.
         self._orthogonal = np.empty(model.cells)
         self._tables = np.empty(model.cells)
@@ -402,10 +406,15 @@ class _Problem:
     def consistent(self, values: np.ndarray, metric: np.ndarray, total: float, out: np.ndarray | None = None
                    ) -> np.ndarray:
         """The projection of ``values`` onto consistent tables summing to ``total``, in the weighted norm
-        (into ``out`` where given)."""
-        corrections = self._corrections(values, metric, total)
+        (into ``out`` where given): as sparse products where the tables are many and small
+        (:class:`SparseConsistency`), else table by table."""
         if out is None:
             out = np.empty_like(values)
+        if self._sparse is None:
+            self._sparse = SparseConsistency(self.model) if SparseConsistency.fits(self.model) else False
+        if isinstance(self._sparse, SparseConsistency):
+            return self._sparse.consistent(values, metric, total, out)
+        corrections = self._corrections(values, metric, total)
         for index, (parts, shift) in enumerate(corrections):
             # The first addition writes the table (no copy first: one pass fewer); the sum's
             # correction rides on it. ``out`` may be ``values``: cell by cell, in place.
@@ -727,7 +736,7 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
     max_iterations = check_positive_int("max_iterations", max_iterations)
     callback = check_callback(callback)
     began = time.perf_counter()
-    problem = _Problem(model, y, exact_dual=tol < _EXACT_DUAL_BELOW)
+    problem = _Problem(model, y, exact_dual=tol < _EXACT_DUAL_BELOW, sparse=tol >= SPARSE_MIN_TOL)
     initial = problem.orthogonal(_started(model, start))  # as the dual's iterations need it
     scale = 1.0 if noise_scale is None else max(0.5 * y.size * noise_scale**2, 1e-8)
     best: list[Any] = []  # [gap, lower bound, released point, multipliers] of the best certificate so far

@@ -12,6 +12,7 @@ import pytest
 import projmech as pm
 from oracles import marginal_matrix
 from projmech.bodies import _local as local_module
+from projmech.bodies import _local_sparse as local_sparse
 from projmech.bodies import local_tables
 
 
@@ -77,10 +78,13 @@ def test_both_ways_of_projecting_every_table_onto_its_simplex_agree_with_a_sort(
                                        _sorted_simplex(model.table(values, index).ravel()), atol=1e-13)
 
 
-@pytest.mark.parametrize("small", [4096, 0])
-def test_the_consistent_tables_are_the_weighted_least_squares_projection(monkeypatch, small):
+@pytest.mark.parametrize(("small", "sparse", "sizes"), [(4096, False, [3, 2, 4, 2]), (0, False, [3, 2, 4, 2]),
+                                                       (4096, True, [3, 2, 4, 2]), (4096, True, [3, 1, 4, 2, 2])])
+def test_the_consistent_tables_are_the_weighted_least_squares_projection(monkeypatch, small, sparse, sizes):
     monkeypatch.setattr(local_module, "_SMALL", small)  # 0: every marginal summed as a product with ones
-    workload = pm.marginals(pm.Domain(list("abcd"), [3, 2, 4, 2]), ways=(1, 2, 3))
+    # As sparse products (for many small tables), or table by table.
+    monkeypatch.setattr(local_sparse, "SPARSE_MIN_TABLES", 1 if sparse else 10**9)
+    workload = pm.marginals(pm.Domain(list("abcde")[:len(sizes)], sizes), ways=(1, 2, 3))
     model = local_tables(workload)
     rng = np.random.default_rng(2)
     problem = local_module._Problem(model, rng.normal(0, 1, workload.num_queries))
@@ -92,6 +96,10 @@ def test_the_consistent_tables_are_the_weighted_least_squares_projection(monkeyp
     unit = np.ones(len(model.attributes))
     np.testing.assert_allclose(problem.orthogonal(values), values - _weighted_consistent(model, values, unit, 0.0),
                                atol=1e-12)
+    assert isinstance(problem._sparse, local_sparse.SparseConsistency) is sparse
+    in_place = values.copy()  # out may be the values themselves
+    np.testing.assert_allclose(problem.consistent(in_place, metric, 1.0, in_place),
+                               _weighted_consistent(model, values, metric, 1.0), atol=1e-12)
 
 
 def test_the_released_point_is_consistent_non_negative_and_no_worse_than_the_plain_mix():
