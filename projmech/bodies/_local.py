@@ -230,7 +230,7 @@ class _Problem:
     cells costs more than the arithmetic on it (its pages are faulted in on each allocation).
     """
 
-    def __init__(self, model: LocalTables, y: np.ndarray, exact_dual: bool = False, sparse: bool = True) -> None:
+    def __init__(self, model: LocalTables, y: np.ndarray, exact_dual: bool = False, sparse: bool = False) -> None:
         self.model = model
         self.y = y
         count = len(model.attributes)

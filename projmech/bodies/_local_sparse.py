@@ -18,18 +18,21 @@ import scipy.sparse as sp
 
 from ._local_layout import LocalTables
 
-__all__ = ["SparseConsistency", "SPARSE_MIN_TABLES", "SPARSE_MIN_TOL", "SPARSE_MAX_ENTRIES"]
+__all__ = ["SparseConsistency", "SPARSE_MIN_TABLES", "SPARSE_MIN_TOL", "SPARSE_MAX_ENTRIES",
+           "SPARSE_MAX_ENTRIES_PER_CELL"]
 
 #: The fewest tables for which :class:`SparseConsistency` replaces the table-by-table projection.
 SPARSE_MIN_TABLES = 16
 
 #: The tightest tolerance of a projection that uses it: its sums run over more terms than the
-#: table-by-table ones, and certificates to 1e-10 and below stall at its rounding.
+#: table-by-table ones; forced at every tolerance, two tests' certificates (at 1e-10 and 1e-11)
+#: stalled above their tolerance, so tight tolerances keep the table-by-table rounding.
 SPARSE_MIN_TOL = 1e-6
 
-#: The most entries of its sum of cells into marginals (``sum_T |T| x shared sets in T``): some
-#: 24 bytes each, twice.
+#: The most entries of its sum of cells into marginals (``sum_T |T| x shared sets in T``), in all
+#: and per cell: some 16 bytes each are kept (about 64 MB at most), and twice that while built.
 SPARSE_MAX_ENTRIES = 2**22
+SPARSE_MAX_ENTRIES_PER_CELL = 8
 
 
 class SparseConsistency:
@@ -65,9 +68,11 @@ class SparseConsistency:
         def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)  # no shared set: none
 
-        summing = sp.csr_matrix((np.ones(sum(c.size for c in columns)),
-                                 (joined(rows_of_cells, int), joined(columns, int))), shape=(row, model.cells))
-        self._summing, self._spreading = summing, summing.T.tocsr()
+        # One matrix kept: the spreading (cells x marginals); its transpose sums the cells (no copy).
+        self._spreading = sp.csr_matrix((np.ones(sum(c.size for c in columns)),
+                                         (joined(columns, int), joined(rows_of_cells, int))),
+                                        shape=(model.cells, row))
+        del rows_of_cells, columns
         self._entry = joined(entries, int)
         self._table = joined(tables, int)
         self._scale = joined(scales, float)
@@ -97,13 +102,13 @@ class SparseConsistency:
         """Whether ``model``'s tables are many and their sums into marginals few enough."""
         if len(model.attributes) < SPARSE_MIN_TABLES:
             return False
-        plans = model.plans()
-        return sum(plan.cells * len(plan.subsets) for plan in plans) <= SPARSE_MAX_ENTRIES
+        entries = sum(plan.cells * len(plan.subsets) for plan in model.plans())
+        return entries <= min(SPARSE_MAX_ENTRIES, SPARSE_MAX_ENTRIES_PER_CELL * model.cells)
 
     def consistent(self, values: np.ndarray, metric: np.ndarray, total: float, out: np.ndarray) -> np.ndarray:
         """The projection of ``values`` onto consistent tables summing to ``total`` in the norm weighted
         by ``metric`` per table, into ``out`` (which may be ``values``)."""
-        marginals = self._summing @ values
+        marginals = self._spreading.T @ values
         weights = metric[self._table] * self._scale
         average = (np.bincount(self._entry, weights * marginals, self._entries)
                    / np.bincount(self._entry, weights, self._entries))

@@ -87,7 +87,7 @@ def test_the_consistent_tables_are_the_weighted_least_squares_projection(monkeyp
     workload = pm.marginals(pm.Domain(list("abcde")[:len(sizes)], sizes), ways=(1, 2, 3))
     model = local_tables(workload)
     rng = np.random.default_rng(2)
-    problem = local_module._Problem(model, rng.normal(0, 1, workload.num_queries))
+    problem = local_module._Problem(model, rng.normal(0, 1, workload.num_queries), sparse=True)
     values = rng.normal(0, 1, model.cells)
     metric = rng.uniform(0.5, 3.0, len(model.attributes))
     for total in (0.0, 1.0):
