@@ -526,8 +526,9 @@ def project_to_local(workload: Workload, y: Any, *, tol: float | None = None, no
     callback : callable, optional
         ``callback(iteration, gap)`` after each certificate.
     start : LocalResult, optional
-        An earlier projection whose multipliers start the dual (0 on tables it lacks). Its point
-        is not certified as it is: the first certificate comes after the first iterations.
+        An earlier projection whose multipliers start the dual (0 on tables it lacks). A start on
+        other tables than these is not certified as it is: the first certificate comes after the
+        first iterations.
 
     Returns
     -------
@@ -765,9 +766,10 @@ def _project(model: LocalTables, y: np.ndarray, tol: float | None, noise_scale: 
         # tolerance); reported, not accepted.
         return best[0] <= target or stalled[0] >= _STALLED_CHECKS
 
-    # A warm start is the point of another problem (fewer measurements, other values): its
-    # certificate almost never holds, so the first one waits for the iterations.
-    if start is not None or not certify(initial):
+    # A warm start from other tables (the previous round's, before a table was measured) is the
+    # point of another problem: its certificate cannot hold, so the first one waits for the
+    # iterations. From the same tables it may be the answer already (a repeated projection).
+    if (start is not None and start.tables != model.attributes) or not certify(initial):
         # L-BFGS on the dual (smooth, piecewise quadratic): its gradient is the inconsistency of
         # the tables it implies, which falls linearly.
         def step(iteration: int, point: np.ndarray) -> bool:
