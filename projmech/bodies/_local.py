@@ -349,14 +349,10 @@ class _Problem:
         """Each shared set's tables: their indices, (table, position in its plan) and one over their cells."""
         if self._shared_list is None:
             plans = self.model.plans()
-            members: dict[tuple[int, ...], list[tuple[int, int]]] = {}
-            for index, plan in enumerate(plans):
-                for position, subset in enumerate(plan.subsets):
-                    members.setdefault(subset, []).append((index, position))
             self._shared_list = [
                 (np.array([index for index, _ in rows]), rows,
                  1.0 / np.array([plans[index].cells for index, _ in rows], dtype=float))
-                for rows in members.values()]
+                for rows in self.model.holders().values()]
         return self._shared_list
 
     def _corrections(self, values: np.ndarray, metric: np.ndarray, total: float

@@ -165,6 +165,20 @@ class LocalTables:
                 self._plans.append(_TablePlan.of(attributes, shape, self.shared))
         return self._plans
 
+    def holders(self) -> dict[tuple[int, ...], list[tuple[int, int]]]:
+        """Each shared set (in the order the plans first meet them) to the tables holding it: each
+        table's index and the set's position in that table's plan.
+
+        Returns
+        -------
+        dict
+        """
+        members: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        for index, plan in enumerate(self.plans()):
+            for position, subset in enumerate(plan.subsets):
+                members.setdefault(subset, []).append((index, position))
+        return members
+
 
 @dataclass(frozen=True)
 class _TablePlan:

@@ -40,10 +40,7 @@ class SparseConsistency:
 
     def __init__(self, model: LocalTables) -> None:
         plans = model.plans()
-        members: dict[tuple[int, ...], list[tuple[int, int]]] = {}
-        for index, plan in enumerate(plans):
-            for position, subset in enumerate(plan.subsets):
-                members.setdefault(subset, []).append((index, position))
+        members = model.holders()
         rows_of_cells, columns, entries, tables, scales = [], [], [], [], []
         blocks: list[tuple[int, tuple[int, ...]]] = []  # each block's first row and its set's shape
         row = entry = 0
