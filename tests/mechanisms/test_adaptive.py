@@ -605,18 +605,8 @@ def test_many_tables_at_once_are_each_the_proportional_fit_to_its_parts():
             np.testing.assert_array_equal(ours[table], pm.tables.project_table(result.marginal(holding[0]),
                                                                                holding[0], table))
             continue
-        parts = sorted(pm.tables.maximal_sets({tuple(a for a in table if a in t) for t in result.tables} - {()}))
-        constraints = []
-        for part in parts:
-            source = next(t for t in result.tables if set(part) <= set(t))
-            target = pm.tables.project_table(result.marginal(source), source, part)
-            constraints.append((tuple(axis for axis, a in enumerate(table) if a not in part),
-                                target.reshape([sizes[a] if a in part else 1 for a in table])))
-        alone = np.full([sizes[a] for a in table], 1.0 / math.prod(sizes[a] for a in table))
-        # The same stopping rule: every part within the tolerance, or the most sweeps.
-        pm.tables.proportional_fit(alone, constraints, estimation._FIT_SWEEPS, lambda differences: max(
-            (float(np.abs(d).max()) for d in differences), default=0.0) <= estimation._FIT_TOLERANCE)
-        np.testing.assert_allclose(ours[table], alone / alone.sum(), rtol=0, atol=1e-12)
+        alone, constraints = _fitted_alone(result, table, sizes)
+        np.testing.assert_allclose(ours[table], alone, rtol=0, atol=1e-12)
         fitted_alone += bool(constraints)
     assert fitted_alone >= 10  # the case the batches are for
     as_lists = pm.mechanisms.adaptive.table_estimates(result, [[0, 1, 2], [3]], sizes)
@@ -627,6 +617,81 @@ def test_many_tables_at_once_are_each_the_proportional_fit_to_its_parts():
         pm.mechanisms.adaptive.table_estimates(result, [(0, 6)], sizes)  # no attribute 6
     with pytest.raises(TypeError, match="estimate"):
         pm.mechanisms.adaptive.table_estimates(measurements, [(0, 1)], sizes)
+
+
+def _fitted_alone(result: pm.bodies.LocalResult, table: tuple[int, ...], sizes: tuple[int, ...]
+                  ) -> tuple[np.ndarray, list[tuple[tuple[int, ...], np.ndarray]]]:
+    """``table`` fitted alone by pm.tables.proportional_fit (the rounds' sweeps and stopping rule) from
+    uniform to the marginals of its largest parts inside the projected tables, and those constraints."""
+    parts = sorted(pm.tables.maximal_sets({tuple(a for a in table if a in t) for t in result.tables} - {()}))
+    constraints = []
+    for part in parts:
+        source = next(t for t in result.tables if set(part) <= set(t))
+        target = pm.tables.project_table(result.marginal(source), source, part)
+        constraints.append((tuple(axis for axis, a in enumerate(table) if a not in part),
+                            target.reshape([sizes[a] if a in part else 1 for a in table])))
+    alone = np.full([sizes[a] for a in table], 1.0 / math.prod(sizes[a] for a in table))
+    pm.tables.proportional_fit(alone, constraints, estimation._FIT_SWEEPS, lambda differences: max(
+        (float(np.abs(d).max()) for d in differences), default=0.0) <= estimation._FIT_TOLERANCE)
+    return alone / alone.sum(), constraints
+
+
+def test_the_structure_kept_across_rounds_gives_each_rounds_fit():
+    """The rounds keep the candidates' parts and stacks from one estimate to the next (estimation._Fits),
+    changing them only where a newly measured table adds subsets: each round's estimates are still
+    each table fitted alone to that round's parts; a group no new subset touched keeps its stacks;
+    an estimate of other tables (not a superset) starts again."""
+    sizes = (2, 3, 2, 4, 3, 2)
+    joint = _chain(sizes, 4)
+    rng = np.random.default_rng(8)
+
+    def measured(t: tuple[int, ...]) -> Measurement:
+        return Measurement(t, joint.sum(axis=tuple(a for a in range(6) if a not in t)).ravel()
+                           + rng.normal(0, 0.01, math.prod(sizes[a] for a in t)), 0.01)
+
+    wanted = [t for k in (1, 2, 3) for t in itertools.combinations(range(6), k)]
+    fits = estimation._Fits(sizes)
+    fits.register(wanted)
+    measurements = [measured((a,)) for a in range(6)]
+    kept = 0
+    for step, new in enumerate([(0, 1), (2, 3, 4), (1, 2), (4, 5), (1, 2), (0, 2), (1, 5)]):
+        measurements.append(measured(new))
+        result = estimate_tables(sizes, measurements)
+        before = {key: list(stacks) for key, stacks in fits.stacks.items()}
+        ours = estimation._unchecked_estimates(result, wanted, sizes, fits)
+        for table in wanted:
+            np.testing.assert_allclose(ours[table], _fitted_alone(result, table, sizes)[0], rtol=0, atol=1e-12)
+        kept += sum(fits.stacks.get(key) == stacks for key, stacks in before.items() if stacks)
+    assert kept >= 3  # the structure was kept, not rebuilt, where nothing new touched it
+    other = estimate_tables(sizes, [measured((a,)) for a in range(6)] + [measured((3, 5))])  # not a superset
+    ours = estimation._unchecked_estimates(other, wanted, sizes, fits)
+    for table in wanted:
+        np.testing.assert_allclose(ours[table], _fitted_alone(other, table, sizes)[0], rtol=0, atol=1e-12)
+
+
+def test_selection_scores_each_candidate_by_its_weighted_error_less_its_noise(monkeypatch: pytest.MonkeyPatch):
+    """The scores the exponential mechanism gets: weight x (l1 error of the scaled estimate against the
+    counts, less the expected l1 noise), computed here candidate by candidate, on estimates that are
+    views into a larger array as the stacks give them."""
+    rng = np.random.default_rng(3)
+    choices = [(0,), (0, 1), (1, 2, 3)]
+    shapes = {(0,): (3,), (0, 1): (3, 2), (1, 2, 3): (2, 4, 2)}
+    counts = {c: rng.integers(0, 50, shapes[c]).astype(float) for c in choices}
+    before = {c: rng.dirichlet(np.ones(math.prod(shapes[c]))).reshape(shapes[c]) for c in choices[:2]}
+    before[(1, 2, 3)] = rng.dirichlet(np.ones(5 * 5 * 5)).reshape(5, 5, 5)[:2, :4, :2]  # a stack's corner
+    weights = {(0,): 1.0, (0, 1): 2.5, (1, 2, 3): 4.0}
+    seen = []
+
+    def capture(scores, epsilon, sensitivity, rng):
+        seen.append(np.array(scores))
+        return 0
+
+    sigma, size = 1.5, 120.0
+    monkeypatch.setattr(adaptive._selection, "exponential_mechanism", capture)
+    adaptive._selection.select(choices, weights, counts, size, before, sigma, 1.0, 1.0, rng)
+    expected = [weights[c] * (sum(abs(float(x) - size * float(y)) for x, y in zip(counts[c].ravel(), before[c].ravel()))
+                              - math.sqrt(2 / math.pi) * sigma * counts[c].size) for c in choices]
+    np.testing.assert_allclose(seen[0], expected, rtol=1e-12)
 
 
 def test_tables_of_very_different_sizes_are_not_padded_to_the_largest():

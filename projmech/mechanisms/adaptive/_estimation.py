@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,7 +148,7 @@ def table_estimate(estimate: LocalResult, attributes: tuple[int, ...], sizes: tu
         if start.shape != shape or not (np.all(np.isfinite(start)) and np.all(start > 0)):
             raise ValueError(f"start: expected positive finite cells of shape {shape}, got shape {start.shape}"
                              + ("" if start.shape != shape else " with a cell that is not positive and finite"))
-    return _Covering(estimate).estimates([tuple(attributes)], sizes, None if start is None else [start])[0]
+    return _Fits(sizes).estimates(estimate, [tuple(attributes)], None if start is None else [start])[0].copy()
 
 
 def table_estimates(estimate: LocalResult, tables: Sequence[tuple[int, ...]], sizes: tuple[int, ...]
@@ -182,133 +182,297 @@ def table_estimates(estimate: LocalResult, tables: Sequence[tuple[int, ...]], si
         raise TypeError(f"estimate: expected a LocalResult (estimate_tables gives one), got {type(estimate).__name__}")
     sizes = tuple(int(size) for size in sizes)
     checked = [check_positions("tables", table, len(sizes), what="domain positions") for table in tables]
-    return _unchecked_estimates(estimate, checked, sizes)
+    return {table: values.copy() for table, values in _unchecked_estimates(estimate, checked, sizes).items()}
 
 
-def _unchecked_estimates(estimate: LocalResult, tables: list[tuple[int, ...]], sizes: tuple[int, ...]
-                        ) -> dict[tuple[int, ...], np.ndarray]:
+def _unchecked_estimates(estimate: LocalResult, tables: list[tuple[int, ...]], sizes: tuple[int, ...],
+                         fits: _Fits | None = None) -> dict[tuple[int, ...], np.ndarray]:
     """:func:`table_estimates` of tables already known to be increasing domain positions (the rounds'
-    candidates), without checking them again."""
-    return dict(zip(tables, _Covering(estimate).estimates(tables, sizes, None)))
+    candidates), without checking them again; ``fits`` keeps the fitting's structure across estimates
+    (the rounds keep one). The tables may be views of a stack's, not to be changed."""
+    fits = _Fits(sizes) if fits is None else fits
+    return dict(zip(tables, fits.estimates(estimate, tables)))
 
 
-class _Covering:
-    """The projected tables' marginals on the subsets of the measured tables, each summed once from the
-    first table holding it (in the estimate's order, as the rounds always read them; the projected
-    tables agree on their shared marginals to the projection's consistency, so another choice, as
-    :meth:`~projmech.bodies.LocalResult.cells_on`'s smallest table, differs only at that level)."""
+#: A group of tables fitted alike: their number of attributes and the axes of each of their parts.
+_Key = tuple[int, tuple[tuple[int, ...], ...]]
 
-    def __init__(self, estimate: LocalResult) -> None:
-        self.estimate = estimate
+
+@dataclass(frozen=True)
+class _Member:
+    """A table in a stack: its shape, its corner's index and where each of its parts lies in the pool."""
+
+    shape: tuple[int, ...]
+    corner: tuple[slice, ...]
+    offsets: tuple[int, ...]
+
+
+class _Stack:
+    """Tables with parts on the same axes, fitted together, each in a corner of a stack of their
+    largest shape (its other cells at 0 stay there; :func:`_stacks` bounds the padding), so that the
+    numpy calls per sweep do not grow with the tables. Each constraint reads its parts' marginals from
+    a pool of them through indices fixed here (-1: the pool's last cell, a 0)."""
+
+    def __init__(self, tables: list[tuple[int, ...]], pattern: tuple[tuple[int, ...], ...],
+                 members: list[_Member]) -> None:
+        self.tables, self.pattern = tables, pattern
+        self.shapes = [member.shape for member in members]
+        self.corners = [member.corner for member in members]
+        offsets = np.array([member.offsets for member in members], dtype=np.int64).reshape(len(tables), len(pattern))
+        shapes = np.array(self.shapes, dtype=np.int64)
+        dimension = len(tables[0])
+        self.largest = tuple(int(n) for n in shapes.max(axis=0))
+        inside = np.ones((len(tables), *self.largest), dtype=bool)
+        for axis, n in enumerate(self.largest):
+            inside &= (np.arange(n)[None, :] < shapes[:, axis, None]).reshape(
+                [len(tables), *(n if other == axis else 1 for other in range(dimension))])
+        self.uniform = inside / shapes.prod(axis=1).astype(float).reshape([-1, *[1] * dimension])
+        self.constraints: list[tuple[tuple[int, ...], np.ndarray]] = []
+        for constraint, axes in enumerate(pattern):
+            # Each cell of the part's corner: the part's offset in the pool plus the cell's place in
+            # the part's own shape (row-major); each other cell: -1.
+            count, part_shapes = len(tables), shapes[:, list(axes)]
+            strides = np.ones_like(part_shapes)
+            strides[:, :-1] = np.cumprod(part_shapes[:, :0:-1], axis=1)[:, ::-1]
+            gather = offsets[:, constraint].reshape([count, *[1] * len(axes)])
+            inside = np.ones((count, *[1] * len(axes)), dtype=bool)
+            for j, axis in enumerate(axes):
+                place = np.arange(self.largest[axis]).reshape([1, *(-1 if k == j else 1 for k in range(len(axes)))])
+                column = [count, *[1] * len(axes)]
+                gather = gather + place * strides[:, j].reshape(column)
+                inside = inside & (place < part_shapes[:, j].reshape(column))
+            self.constraints.append((tuple(1 + axis for axis in range(dimension) if axis not in axes), np.where(
+                inside, gather, -1).reshape([count, *(self.largest[axis] if axis in axes else 1
+                                                      for axis in range(dimension))])))
+
+    def fit(self, pool: np.ndarray, positions: np.ndarray, starts: list[np.ndarray] | None) -> np.ndarray:
+        """The tables at ``positions`` fitted to the pool's marginals from uniform, or from ``starts``
+        (one for each position)."""
+        if starts is None:
+            first = self.uniform[positions]
+        else:
+            first = np.zeros((len(positions), *self.largest))
+            for place, (position, start) in enumerate(zip(positions, starts)):
+                first[_corner(place, self.shapes[position])] = start / start.sum()
+        return _proportional_fit(first, [(keep, pool[gather[positions]]) for keep, gather in self.constraints])
+
+
+class _Fits:
+    """Tables fitted to the projected measured tables (:func:`table_estimates`), with what depends only
+    on which tables are measured kept from one estimate to the next for the tables registered (the
+    rounds register their candidates): each one's parts (its largest subsets inside a measured
+    table), the stacks it is fitted in, and where they read their parts' marginals. A newly measured
+    table changes them only for the tables holding a subset of it that no measured table held. Other
+    tables are stacked for the call alone.
+
+    Each subset's marginal is summed from the smallest measured table holding it, the first in the
+    estimate's order (the projected tables agree on their shared marginals to the projection's
+    consistency, so another choice, as :meth:`~projmech.bodies.LocalResult.cells_on`'s, differs
+    only at that level), once per estimate."""
+
+    def __init__(self, sizes: tuple[int, ...]) -> None:
+        self.sizes = sizes
+        self._reset()
+
+    def _reset(self) -> None:
+        self.measured: set[tuple[int, ...]] = set()
         self.first: dict[tuple[int, ...], tuple[int, ...]] = {}
-        for table in estimate.tables:
+        self.group: dict[tuple[int, ...], _Key | None] = {}
+        self.groups: dict[_Key | None, dict[tuple[int, ...], None]] = {}
+        self.holding: dict[int, set[tuple[int, ...]]] = {}
+        self.stacks: dict[_Key, list[_Stack]] = {}
+        self.place: dict[tuple[int, ...], tuple[_Stack, int]] = {}
+        self.waiting: dict[_Key, dict[tuple[int, ...], None]] = {}
+        self.member: dict[tuple[int, ...], _Member] = {}
+        self.slots: list[tuple[tuple[int, ...], int]] = []
+        self.slot: dict[tuple[int, ...], int] = {}
+        self.pool_size = 0
+        self._of: LocalResult | None = None
+        self._marginals: dict[tuple[int, ...], np.ndarray] = {}
+        self._pool = np.zeros(1)
+        self._filled = 0
+
+    def register(self, tables: Iterable[tuple[int, ...]]) -> None:
+        """Keep the structure of ``tables`` (increasing domain positions) across estimates."""
+        for table in tables:
+            if table not in self.group:
+                for a in table:
+                    self.holding.setdefault(a, set()).add(table)
+                self.group[table] = None
+                self.groups.setdefault(None, {})[table] = None
+                self._place(table)
+
+    def follow(self, tables: Sequence[tuple[int, ...]]) -> None:
+        """Take the estimate's measured ``tables``: add the subsets of the new ones, and place again the
+        registered tables holding a subset that no measured table held."""
+        if not self.measured <= set(tables):  # another estimate's tables: start again
+            registered = list(self.group)
+            self._reset()
+            self.register(registered)
+        added = []
+        for table in set(tables) - self.measured:
             for size in range(len(table), 0, -1):
                 for subset in itertools.combinations(table, size):
-                    self.first.setdefault(subset, table)
-        self._marginals: dict[tuple[int, ...], np.ndarray] = {}
-        self._padded: dict[tuple[tuple[int, ...], tuple[int, ...]], np.ndarray] = {}
+                    source = self.first.get(subset)
+                    if source is None:
+                        added.append(subset)
+                    if source is None or (len(table), table) < (len(source), source):
+                        self.first[subset] = table
+        self.measured |= set(tables)
+        touched: set[tuple[int, ...]] = set()
+        for subset in added:
+            holders = sorted((self.holding.get(a, set()) for a in subset), key=len)
+            touched |= holders[0].intersection(*holders[1:])
+        for table in touched:
+            self._place(table)
 
-    def marginal(self, part: tuple[int, ...]) -> np.ndarray:
-        """The projected marginal on ``part`` (a subset of a measured table); shared, not to be changed."""
+    def key(self, table: tuple[int, ...]) -> _Key | None:
+        """The table's number of attributes and the axes of each of its parts, sorted (None: inside a
+        measured table)."""
+        if table in self.first:
+            return None
+        largest: list[tuple[int, ...]] = []
+        for size in range(len(table), 0, -1):  # a subset is largest unless inside a larger one taken
+            largest += [subset for subset in itertools.combinations(table, size)
+                        if subset in self.first and not any(set(subset) <= set(taken) for taken in largest)]
+        return len(table), tuple(tuple(axis for axis, a in enumerate(table) if a in part) for part in sorted(largest))
+
+    def _place(self, table: tuple[int, ...]) -> None:
+        """Put a registered table in its group: out of its stack (a slot left unused there) or the
+        tables waiting for one, and into the new group's waiting tables."""
+        key, old = self.key(table), self.group[table]
+        if key == old:
+            return
+        del self.groups[old][table]
+        self.place.pop(table, None)
+        if old is not None:
+            self.waiting.get(old, {}).pop(table, None)
+        self.groups.setdefault(key, {})[table] = None
+        self.group[table] = key
+        self.member.pop(table, None)
+        if key is not None:
+            self.waiting.setdefault(key, {})[table] = None
+            self.member[table] = self._member(table, key)
+
+    def _member(self, table: tuple[int, ...], key: _Key) -> _Member:
+        shape = tuple(self.sizes[a] for a in table)
+        return _Member(shape, tuple(slice(0, n) for n in shape),
+                       tuple(self._slot(tuple(table[axis] for axis in axes)) for axes in key[1]))
+
+    def _stack_waiting(self, key: _Key) -> None:
+        """Stack the group's tables again, now that some joined it (those that left it leave unused
+        slots until then)."""
+        del self.waiting[key]
+        self.stacks[key] = self._stacked(key, list(self.groups[key]))
+        for built in self.stacks[key]:
+            for position, member in enumerate(built.tables):
+                self.place[member] = (built, position)
+
+    def _slot(self, part: tuple[int, ...]) -> int:
+        """Where ``part``'s marginal lies in the pool."""
+        if part not in self.slot:
+            self.slot[part] = self.pool_size
+            self.slots.append((part, self.pool_size))
+            self.pool_size += math.prod(self.sizes[a] for a in part)
+        return self.slot[part]
+
+    def _stacked(self, key: _Key, tables: list[tuple[int, ...]]) -> list[_Stack]:
+        members = [self.member[table] if table in self.member else self._member(table, key) for table in tables]
+        return [_Stack([tables[i] for i in indices], key[1], [members[i] for i in indices])
+                for indices in _stacks(list(range(len(tables))), [member.shape for member in members])]
+
+    def _marginal(self, part: tuple[int, ...]) -> np.ndarray:
+        """The current estimate's marginal on ``part``; shared, not to be changed."""
         if part not in self._marginals:
-            table = self.first[part]
-            self._marginals[part] = project_table(self.estimate.marginal(table), table, part)
+            source = self.first[part]
+            assert self._of is not None
+            self._marginals[part] = project_table(self._of.marginal(source), source, part)
         return self._marginals[part]
 
-    def parts(self, attributes: tuple[int, ...]) -> list[tuple[int, ...]]:
-        """The largest subsets of ``attributes`` inside a measured table, sorted."""
-        largest: list[tuple[int, ...]] = []
-        for size in range(len(attributes), 0, -1):  # a subset is largest unless inside a larger one taken
-            largest += [subset for subset in itertools.combinations(attributes, size)
-                        if subset in self.first and not any(set(subset) <= set(taken) for taken in largest)]
-        return sorted(largest)
+    def _filled_pool(self) -> np.ndarray:
+        """The pool of the current estimate's marginals, filled up to its last slot (then a 0)."""
+        if self._filled < len(self.slots):
+            pool = np.zeros(self.pool_size + 1)
+            done = self.slots[self._filled][1] if self._filled else 0
+            pool[:done] = self._pool[:done]
+            for part, slot in self.slots[self._filled:]:
+                values = self._marginal(part)
+                pool[slot:slot + values.size] = values.ravel()
+            self._pool, self._filled = pool, len(self.slots)
+        return self._pool
 
-    def padded(self, part: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
-        """The marginal on ``part`` in the corner of zeros of ``shape``."""
-        key = (part, shape)
-        if key not in self._padded:
-            marginal = self.marginal(part)
-            self._padded[key] = np.zeros(shape)
-            self._padded[key][tuple(slice(0, n) for n in marginal.shape)] = marginal
-        return self._padded[key]
-
-    def estimates(self, tables: list[tuple[int, ...]], sizes: tuple[int, ...], starts: list[np.ndarray] | None
-                  ) -> list[np.ndarray]:
+    def estimates(self, estimate: LocalResult, tables: list[tuple[int, ...]],
+                  starts: list[np.ndarray] | None = None) -> list[np.ndarray]:
         """Each table summed from a measured one holding it, else fitted to its parts by proportional
-        fitting from its start (default uniform). Tables with parts on the same axes are fitted
-        together, each in a corner of a stack of their largest shape (its other cells at 0 stay
-        there; :func:`_stacks` bounds the padding), so that the numpy calls per sweep do not grow
-        with the tables."""
+        fitting from its start (default uniform)."""
+        self.follow(estimate.tables)
+        if estimate is not self._of:
+            self._of, self._marginals, self._filled = estimate, {}, 0
         results: list[np.ndarray | None] = [None] * len(tables)
-        groups: dict[tuple[int, tuple[tuple[int, ...], ...]], list[int]] = {}
-        for index, attributes in enumerate(tables):
-            if attributes in self.first:
-                results[index] = self.marginal(attributes).copy()
-                continue
-            pattern = tuple(tuple(axis for axis, a in enumerate(attributes) if a in part)
-                            for part in self.parts(attributes))
-            groups.setdefault((len(attributes), pattern), []).append(index)
-        stacks = [(dimension, pattern, stack) for (dimension, pattern), members in groups.items()
-                  for stack in _stacks(members, [tuple(sizes[a] for a in tables[index]) for index in members])]
-        for dimension, pattern, members in stacks:
-            shapes = np.array([[sizes[a] for a in tables[index]] for index in members], dtype=np.int64)
-            largest = tuple(int(n) for n in shapes.max(axis=0))
-            if starts is None:  # uniform on each table's corner
-                inside = np.ones((len(members), *largest), dtype=bool)
-                for axis, n in enumerate(largest):
-                    inside &= (np.arange(n)[None, :] < shapes[:, axis, None]).reshape(
-                        [len(members), *(n if other == axis else 1 for other in range(dimension))])
-                first = inside / shapes.prod(axis=1).astype(float).reshape([-1, *[1] * dimension])
+        wanted: dict[int, tuple[_Stack, list[int]]] = {}
+        alone: dict[_Key, list[int]] = {}
+        for index, table in enumerate(tables):
+            key = self.group[table] if table in self.group else self.key(table)
+            if key is None:
+                results[index] = self._marginal(table).copy()
+            elif table not in self.group:
+                alone.setdefault(key, []).append(index)
             else:
-                first = np.zeros((len(members), *largest))
-                for position, (index, shape) in enumerate(zip(members, shapes)):
-                    first[_corner(position, shape)] = starts[index] / starts[index].sum()
-            constraints = []
-            for axes in pattern:
-                keep = tuple(1 + axis for axis in range(dimension) if axis not in axes)
-                target_shape = tuple(largest[axis] for axis in axes)
-                targets = np.stack([self.padded(tuple(tables[index][axis] for axis in axes), target_shape)
-                                    for index in members])
-                constraints.append((keep, targets.reshape(
-                    [len(members), *(largest[axis] if axis in axes else 1 for axis in range(dimension))])))
-            fitted = _proportional_fit(first.copy(), constraints)
-            totals = fitted.reshape(len(members), -1).sum(axis=1)
-            for position, (index, shape) in enumerate(zip(members, shapes)):
-                table = fitted[_corner(position, shape)]
-                total = totals[position]
-                if not total > 0:
-                    # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
-                    # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
-                    # raised by a uniform share of 10^-9, which keeps every cell positive.
-                    alone = first[_corner(slice(position, position + 1), shape)].copy()
-                    raised = []
-                    for (keep, _), axes in zip(constraints, pattern):
-                        part = self.marginal(tuple(tables[index][axis] for axis in axes))
-                        raised.append((keep, (part + _MASS_FLOOR / part.size).reshape(
-                            [1, *(shape[axis] if axis in axes else 1 for axis in range(dimension))])))
-                    table = _proportional_fit(alone, raised)[0]
-                    total = table.sum()
-                results[index] = table / total
+                if self.waiting.get(key):
+                    self._stack_waiting(key)
+                block, _ = self.place[table]
+                wanted.setdefault(id(block), (block, []))[1].append(index)
+        work = [(block, indices, [self.place[tables[index]][1] for index in indices])
+                for block, indices in wanted.values()]
+        for key, indices in alone.items():
+            for block in self._stacked(key, list(dict.fromkeys(tables[index] for index in indices))):
+                where = {member: position for position, member in enumerate(block.tables)}
+                inside = [index for index in indices if tables[index] in where]
+                work.append((block, inside, [where[tables[index]] for index in inside]))
+        pool = self._filled_pool() if work else self._pool
+        for block, indices, positions in work:
+            fitted = block.fit(pool, np.array(positions), None if starts is None else [starts[i] for i in indices])
+            totals = fitted.reshape(len(indices), -1).sum(axis=1)
+            fitted /= np.where(totals > 0, totals, 1.0).reshape([-1, *[1] * len(block.largest)])
+            for place, (index, position) in enumerate(zip(indices, positions)):
+                if totals[place] > 0:
+                    results[index] = fitted[place][block.corners[position]]
+                    continue
+                # Parts consistent pairwise but no distribution's, with zeros (a cycle of tables each
+                # forcing zeros where another needs mass), leave no cell with mass: fit instead parts
+                # raised by a uniform share of 10^-9, which keeps every cell positive.
+                shape = block.shapes[position]
+                start = (block.uniform[_corner(slice(position, position + 1), shape)] if starts is None
+                         else (starts[index] / starts[index].sum())[None])
+                raised = []
+                for (keep, _), axes in zip(block.constraints, block.pattern):
+                    part = self._marginal(tuple(tables[index][axis] for axis in axes))
+                    raised.append((keep, (part + _MASS_FLOOR / part.size).reshape(
+                        [1, *(shape[axis] if axis in axes else 1 for axis in range(len(shape)))])))
+                table = _proportional_fit(start.copy(), raised)[0]
+                results[index] = table / table.sum()
         return [result for result in results if result is not None]
 
 
-#: A stack of candidate tables holds at most this many times the cells of each of its tables,
+#: A stack of candidate tables holds at most this many times the cells of each of its tables, or
+#: ``_STACK_SMALL`` cells a table where that is more (small tables cost numpy calls, not cells),
 #: and at most ``_STACK_MAX_CELLS`` cells (32 MB).
 _STACK_WASTE = 4.0
+_STACK_SMALL = 512
 _STACK_MAX_CELLS = 2**22
 
 
 def _stacks(members: list[int], shapes: list[tuple[int, ...]]) -> list[list[int]]:
     """``members`` (of these shapes) split into stacks, smallest tables first, each stack's shape
-    (the largest along each axis) at most ``_STACK_WASTE`` times its smallest table's cells and
-    its cells at most ``_STACK_MAX_CELLS`` (or one table)."""
+    (the largest along each axis) at most ``_STACK_WASTE`` times its smallest table's cells (or
+    ``_STACK_SMALL``) and its cells at most ``_STACK_MAX_CELLS`` (or one table)."""
     order = sorted(range(len(members)), key=lambda i: (math.prod(shapes[i]), shapes[i]))
     stacks: list[list[int]] = []
     current: list[int] = []
     largest: tuple[int, ...] = ()
     for i in order:
         merged = tuple(max(a, b) for a, b in zip(largest, shapes[i])) if current else shapes[i]
-        if current and (math.prod(merged) > _STACK_WASTE * math.prod(shapes[current[0]])
+        if current and (math.prod(merged) > max(_STACK_WASTE * math.prod(shapes[current[0]]), _STACK_SMALL)
                         or (len(current) + 1) * math.prod(merged) > _STACK_MAX_CELLS):
             stacks.append([members[j] for j in current])
             current, merged = [], shapes[i]
@@ -384,8 +548,8 @@ class DecomposableModel:
                 taken = trial
         self.tables = tuple(taken)
         self.tree = JunctionTree(self.sizes, taken)
-        self._covering = _Covering(estimate)
-        self.beliefs = self._covering.estimates(list(self.tree.cliques), self.sizes, None)
+        self._fits = _Fits(self.sizes)
+        self.beliefs = self._fits.estimates(estimate, list(self.tree.cliques))
 
     def complete(self, attributes: tuple[int, ...]) -> np.ndarray:
         """The tables estimate's distribution on some attributes: :func:`table_estimate` started from the model's.
@@ -400,13 +564,13 @@ class DecomposableModel:
         numpy.ndarray
         """
         attributes = check_positions("attributes", attributes, len(self.sizes), what="domain positions")
-        if attributes in self._covering.first or math.prod(self.sizes[a] for a in attributes) > MARGINAL_MAX_CELLS:
-            return self._covering.estimates([attributes], self.sizes, None)[0]
+        if attributes in self._fits.first or math.prod(self.sizes[a] for a in attributes) > MARGINAL_MAX_CELLS:
+            return self._fits.estimates(self.estimate, [attributes])[0].copy()
         start = np.maximum(self.tree.marginal(self.beliefs, attributes), 0.0)
         total = float(start.sum())
         # The tree's tables are distributions: a table of no mass would need tables of none.
         assert math.isfinite(total) and total > 0, f"the decomposable model's table on {attributes} sums to {total}"
-        return self._covering.estimates([attributes], self.sizes, [start / total + _MASS_FLOOR / start.size])[0]
+        return self._fits.estimates(self.estimate, [attributes], [start / total + _MASS_FLOOR / start.size])[0].copy()
 
 
 def _distribution(table: np.ndarray) -> np.ndarray:

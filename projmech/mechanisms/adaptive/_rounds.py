@@ -10,10 +10,10 @@ import numpy as np
 from ...bodies import LocalResult
 from ...privacy import Noise
 from .._selection import exponential_mechanism_rho
-from ._estimation import Measurement, _unchecked_estimates, estimate_tables, table_estimate
+from ._estimation import Measurement, _Fits, _unchecked_estimates, estimate_tables, table_estimate
 from ._run import AdaptiveRound, Progress
 from ._schedule import Spending, measurement_rho, round_parameters, round_rho
-from ._selection import expected_noise, fitting, select
+from ._selection import cells, expected_noise, fitting, select
 
 if TYPE_CHECKING:
     from ._mechanism import AdaptiveProjectionMechanism
@@ -60,6 +60,9 @@ class Rounds:
             self.measure((a,), sigma)
             self.record(AdaptiveRound((a,), 0.0, measurement_rho(sensitivity, sigma), sigma, False))
         estimate = self.estimate()
+        # The candidates' fitting structure, kept across rounds (those over max_cells are never chosen).
+        fits = _Fits(sizes)
+        fits.register(c for c in mechanism.candidates if cells(c, sizes) <= mechanism.max_cells)
         final = False
         while not final and budget - self.spending.rho > 0.0:
             used = self.spending.rho
@@ -72,7 +75,7 @@ class Rounds:
             # allows; re-measured tables count once.
             allowed = mechanism.max_cells * min(1.0, (used + cost if not final else budget) / budget)
             choices = fitting(mechanism.candidates, sizes, {m.attributes for m in self.measurements}, allowed)
-            before = _unchecked_estimates(estimate, choices, sizes)
+            before = _unchecked_estimates(estimate, choices, sizes, fits)
             chosen = select(choices, mechanism.weights, self.counts, self.size, before, sigma, epsilon,
                             mechanism.score_sensitivity, self.rng)
             self.measure(chosen, sigma)
