@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import weakref
@@ -161,8 +162,9 @@ class LocalTables:
         list of _TablePlan
         """
         if not self._plans:
+            shared = set(self.shared)
             for attributes, shape in zip(self.attributes, self.shapes):
-                self._plans.append(_TablePlan.of(attributes, shape, self.shared))
+                self._plans.append(_TablePlan.of(attributes, shape, shared))
         return self._plans
 
     def holders(self) -> dict[tuple[int, ...], list[tuple[int, int]]]:
@@ -194,9 +196,13 @@ class _TablePlan:
     sink_shape: tuple[tuple[int, ...], ...]  # the shape broadcasting it over that sink
 
     @classmethod
-    def of(cls, attributes: tuple[int, ...], shape: tuple[int, ...], shared: tuple[tuple[int, ...], ...]) -> _TablePlan:
+    def of(cls, attributes: tuple[int, ...], shape: tuple[int, ...], shared: set[tuple[int, ...]]) -> _TablePlan:
         size_of = dict(zip(attributes, shape))
-        inside = sorted((subset for subset in shared if set(subset) <= set(attributes)), key=lambda s: (-len(s), s))
+        # The table's subsets looked up, or the shared sets scanned, whichever are fewer.
+        held = ((subset for size in range(1, len(attributes) + 1) for subset in itertools.combinations(attributes, size)
+                 if subset in shared) if 2 ** len(attributes) <= len(shared)
+                else (subset for subset in shared if set(subset) <= set(attributes)))
+        inside = sorted(held, key=lambda s: (-len(s), s))
         maximal = set(maximal_sets(inside))
 
         def broadcast(inner: tuple[int, ...], outer: tuple[int, ...]) -> tuple[int, ...]:
@@ -280,6 +286,23 @@ def table_layout(sizes: Sequence[int], tables: Iterable[Sequence[int]]) -> Local
     return model
 
 
+def _shared_sets(tables: Sequence[tuple[int, ...]]) -> set[tuple[int, ...]]:
+    """The sets of attributes that two of the tables hold: the subsets of each table's attributes that
+    another table holds counted, or the pairs' intersections' subsets taken, whichever is fewer."""
+    held = collections.Counter(a for table in tables for a in table)
+    reduced = [tuple(a for a in table if held[a] > 1) for table in tables]
+    if sum(2 ** len(table) for table in reduced) <= len(tables) ** 2:
+        holding = collections.Counter(subset for table in reduced for size in range(1, len(table) + 1)
+                                      for subset in itertools.combinations(table, size))
+        return {subset for subset, count in holding.items() if count > 1}
+    shared: set[tuple[int, ...]] = set()
+    for first, second in itertools.combinations(tables, 2):
+        common = sorted(set(first) & set(second))
+        for size in range(1, len(common) + 1):
+            shared.update(itertools.combinations(common, size))
+    return shared
+
+
 def _layout(sizes: tuple[int, ...], terms: Sequence[tuple[tuple[int, ...], float]], num_queries: int
             ) -> LocalTables | str:
     """The tables of weighted terms (answers laid out term after term), or why there are none."""
@@ -307,11 +330,7 @@ def _layout(sizes: tuple[int, ...], terms: Sequence[tuple[tuple[int, ...], float
     if unweighted:
         return (f"its terms on attributes {unweighted[0]} all have weight 0 (queries answering 0 on every data "
                 "set); drop them from the workload")
-    shared: set[tuple[int, ...]] = set()
-    for first, second in itertools.combinations(tables, 2):
-        common = sorted(set(first) & set(second))
-        for size in range(1, len(common) + 1):
-            shared.update(itertools.combinations(common, size))
+    shared = _shared_sets(tables)
     return LocalTables(
         attributes=tuple(tables), shapes=shapes, starts=starts, terms=tuple(term_list),
         constant_rows=np.concatenate(constant_rows) if constant_rows else np.zeros(0, dtype=np.int64),

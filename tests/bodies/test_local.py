@@ -415,3 +415,27 @@ def test_a_start_with_a_part_along_the_consistent_tables_is_projected_before_the
     optimum, room = _cvxpy_local(workload, y)
     value = 0.5 * float(np.sum((result.answers - y) ** 2))
     assert result.stats.tolerance_met and abs(value - optimum) <= result.stats.gap + max(room, 1e-7)
+
+
+def test_the_shared_sets_are_those_two_tables_hold():
+    """The layout's shared sets, and those inside each table's plan, against their definition: every
+    subset of the attributes counted over the tables by brute force, on random families: many small
+    tables (the subsets counted) and one wide table beside many one-way ones (the pairs'
+    intersections taken)."""
+    rng = np.random.default_rng(6)
+    families = [[tuple(sorted(rng.choice(9, size=int(rng.integers(1, 4)), replace=False).tolist()))
+                 for _ in range(int(rng.integers(2, 30)))] for _ in range(30)]
+    families += [[tuple(range(12))] + [(a,) for a in range(12)], [tuple(range(10)), tuple(range(5, 15)), (3,)]]
+    counted = 0
+    for tables in families:
+        tables = sorted(set(tables))
+        universe = sorted({a for table in tables for a in table})
+        expected = {subset for size in range(1, len(universe) + 1) for subset in itertools.combinations(universe, size)
+                    if sum(set(subset) <= set(table) for table in tables) > 1}
+        assert local_layout._shared_sets(tables) == expected, tables
+        for table in tables:  # each table's plan takes the shared sets inside it, looked up or scanned
+            plan = local_layout._TablePlan.of(table, (2,) * len(table), expected)
+            assert set(plan.subsets) == {subset for subset in expected if set(subset) <= set(table)}
+        held = {a: sum(a in table for table in tables) for a in universe}
+        counted += sum(2 ** sum(held[a] > 1 for a in table) for table in tables) <= len(tables) ** 2
+    assert 0 < counted < len(families)  # both ways taken

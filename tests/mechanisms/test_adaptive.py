@@ -654,7 +654,7 @@ def test_the_structure_kept_across_rounds_gives_each_rounds_fit():
     fits.register(wanted)
     measurements = [measured((a,)) for a in range(6)]
     kept = 0
-    for step, new in enumerate([(0, 1), (2, 3, 4), (1, 2), (4, 5), (1, 2), (0, 2), (1, 5)]):
+    for new in [(0, 1), (2, 3, 4), (1, 2), (4, 5), (1, 2), (0, 2), (1, 5)]:
         measurements.append(measured(new))
         result = estimate_tables(sizes, measurements)
         before = {key: list(stacks) for key, stacks in fits.stacks.items()}
