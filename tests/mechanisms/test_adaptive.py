@@ -837,6 +837,35 @@ def test_decomposable_model_refusals():
         adaptive.DecomposableModel(result, (2,))
     with pytest.raises(TypeError, match="start"):
         table_estimate(result, (0, 1), (2, 3), start="uniform")  # type: ignore[arg-type]
+    model = adaptive.DecomposableModel(result, (2, 3))
+    with pytest.raises(ValueError, match="tables"):
+        model.completions([(0,), (1, 0)])  # not increasing
+    with pytest.raises(ValueError, match="attributes"):
+        model.complete((2,))  # no attribute 2
+
+
+def test_completions_of_many_tables_are_each_tables_completion():
+    """DecomposableModel.completions, fitted in stacks, against each table completed alone from the
+    model's start by table_estimate: tables inside a measured one, started from the tree, and repeated."""
+    sizes = (2, 3, 2, 4, 3)
+    joint = _chain(sizes, 7)
+    measured = [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]
+    result = estimate_tables(sizes, [Measurement(t, joint.sum(axis=tuple(a for a in range(5) if a not in t)).ravel(),
+                                                 0.01) for t in measured])
+    model = adaptive.DecomposableModel(result, sizes)
+    wanted = [t for k in (1, 2, 3) for t in itertools.combinations(range(5), k)] + [(0, 2, 4), (1,)]
+    ours = model.completions(wanted)
+    started = 0
+    for table, completed in zip(wanted, ours):
+        if any(set(table) <= set(t) for t in result.tables):
+            expected = table_estimate(result, table, sizes)
+        else:
+            start = np.maximum(model.tree.marginal(model.beliefs, table), 0.0)
+            expected = table_estimate(result, table, sizes, start=start / start.sum() + 1e-9 / start.size)
+            started += 1
+        np.testing.assert_allclose(completed, expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(completed, model.complete(table), rtol=0, atol=1e-15)  # alone: summed otherwise
+    assert started >= 5
 
 
 def test_completion_from_a_start_is_its_information_projection():

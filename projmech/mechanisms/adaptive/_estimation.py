@@ -564,14 +564,37 @@ class DecomposableModel:
         numpy.ndarray
         """
         attributes = check_positions("attributes", attributes, len(self.sizes), what="domain positions")
-        if attributes in self._fits.first or math.prod(self.sizes[a] for a in attributes) > MARGINAL_MAX_CELLS:
-            return self._fits.estimates(self.estimate, [attributes])[0].copy()
-        start = np.maximum(self.tree.marginal(self.beliefs, attributes), 0.0)
-        total = float(start.sum())
-        # The tree's tables are distributions: a table of no mass would need tables of none.
-        assert math.isfinite(total) and total > 0, f"the decomposable model's table on {attributes} sums to {total}"
-        return self._fits.estimates(self.estimate, [attributes], [start / total + _MASS_FLOOR / start.size])[0].copy()
+        return self.completions([attributes])[0]
 
+    def completions(self, tables: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+        """:meth:`complete` of many tables, fitted together.
+
+        Parameters
+        ----------
+        tables : sequence of tuple of int
+            Each table's attributes, increasing domain positions.
+
+        Returns
+        -------
+        list of numpy.ndarray
+        """
+        checked = [check_positions("tables", table, len(self.sizes), what="domain positions") for table in tables]
+        results: list[np.ndarray | None] = [None] * len(checked)
+        uniform, started, starts = [], [], []
+        for index, attributes in enumerate(checked):
+            if attributes in self._fits.first or math.prod(self.sizes[a] for a in attributes) > MARGINAL_MAX_CELLS:
+                uniform.append(index)
+                continue
+            start = np.maximum(self.tree.marginal(self.beliefs, attributes), 0.0)
+            total = float(start.sum())
+            # The tree's tables are distributions: a table of no mass would need tables of none.
+            assert math.isfinite(total) and total > 0, f"the decomposable model's table on {attributes} sums to {total}"
+            started.append(index)
+            starts.append(start / total + _MASS_FLOOR / start.size)
+        for indices, from_ in ((uniform, None), (started, starts)):
+            for index, table in zip(indices, self._fits.estimates(self.estimate, [checked[i] for i in indices], from_)):
+                results[index] = table.copy()
+        return [result for result in results if result is not None]
 
 def _distribution(table: np.ndarray) -> np.ndarray:
     """A projected table clipped at 0 and summed to exactly 1."""

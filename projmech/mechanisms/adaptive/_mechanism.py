@@ -244,17 +244,14 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         """The workload's answers from the final estimate's tables, term by term."""
         terms = table_terms(self.workload)
         assert terms is not None
-        parts = []
-        for subset, weight in terms.terms:
-            if not subset:
-                table = np.ones(())
-            elif joint is not None:
-                table = joint.table(tuple(subset))
-            else:
-                assert decomposable is not None
-                table = decomposable.complete(tuple(subset))
-            parts.append(weight * np.ravel(table))
-        return np.concatenate(parts)
+        subsets = [tuple(subset) for subset, _ in terms.terms if subset]
+        if joint is not None:
+            tables = dict(zip(subsets, (joint.table(subset) for subset in subsets)))
+        else:
+            assert decomposable is not None
+            tables = dict(zip(subsets, decomposable.completions(subsets)))
+        return np.concatenate([weight * np.ravel(tables[tuple(subset)] if subset else np.ones(()))
+                               for subset, weight in terms.terms])
 
     def _repr_extra(self) -> str:
         return f", max_cells={self.max_cells:,}, estimator={self.estimator!r}"

@@ -61,8 +61,9 @@ class Rounds:
             self.record(AdaptiveRound((a,), 0.0, measurement_rho(sensitivity, sigma), sigma, False))
         estimate = self.estimate()
         # The candidates' fitting structure, kept across rounds (those over max_cells are never chosen).
+        cells_of = {c: cells(c, sizes) for c in mechanism.candidates}
         fits = _Fits(sizes)
-        fits.register(c for c in mechanism.candidates if cells(c, sizes) <= mechanism.max_cells)
+        fits.register(c for c, count in cells_of.items() if count <= mechanism.max_cells)
         final = False
         while not final and budget - self.spending.rho > 0.0:
             used = self.spending.rho
@@ -74,7 +75,7 @@ class Rounds:
             # AIM's size rule, on the share of max_cells the budget spent by the end of this round
             # allows; re-measured tables count once.
             allowed = mechanism.max_cells * min(1.0, (used + cost if not final else budget) / budget)
-            choices = fitting(mechanism.candidates, sizes, {m.attributes for m in self.measurements}, allowed)
+            choices = fitting(cells_of, sizes, {m.attributes for m in self.measurements}, allowed)
             before = _unchecked_estimates(estimate, choices, sizes, fits)
             chosen = select(choices, mechanism.weights, self.counts, self.size, before, sigma, epsilon,
                             mechanism.score_sensitivity, self.rng)

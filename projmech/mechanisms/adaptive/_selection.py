@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -29,12 +29,14 @@ def cells(table: Table, sizes: tuple[int, ...]) -> int:
     return math.prod(sizes[a] for a in table)
 
 
-def fitting(candidates: Iterable[Table], sizes: tuple[int, ...], measured: set[Table], allowed: float) -> list[Table]:
-    """AIM's size rule: candidates inside a measured table, or within ``allowed`` cells with the measured ones."""
+def fitting(candidates: Mapping[Table, int], sizes: tuple[int, ...], measured: set[Table], allowed: float
+            ) -> list[Table]:
+    """AIM's size rule: candidates (each to its cells) inside a measured table, or within ``allowed`` cells
+    with the measured ones."""
     measured_cells = sum(cells(table, sizes) for table in measured)
     inside = {subset for table in measured for size in range(1, len(table) + 1)
               for subset in itertools.combinations(sorted(table), size)}
-    return [c for c in candidates if c in inside or measured_cells + cells(c, sizes) <= allowed]
+    return [c for c, count in candidates.items() if c in inside or measured_cells + count <= allowed]
 
 
 def expected_noise(sigma: float, cells: int) -> float:
