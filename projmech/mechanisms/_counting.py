@@ -290,7 +290,8 @@ class CountingMechanism:
     def _release(self, answers: np.ndarray, noisy: np.ndarray, size: float,
                  projection: ProjectionResult | RelaxationResult | TablesResult | LocalResult | None = None,
                  answer_sigma_rms: float | None = None, rounds: tuple[AdaptiveRound, ...] | None = None,
-                 estimate: dict[str, JSON] | None = None, measured: np.ndarray | None = None) -> Release:
+                 estimate: dict[str, JSON] | None = None, measured: np.ndarray | None = None,
+                 noise: Noise | None = None) -> Release:
         return Release(
             answers=answers,
             noisy_answers=noisy,
@@ -300,7 +301,7 @@ class CountingMechanism:
             neighbouring=self.neighbouring,
             size=size,
             size_source=self.size_policy.source,
-            noise=self.noise,
+            noise=self.noise if noise is None else noise,
             sensitivity=self._sensitivity,
             size_noise=self.size_noise,
             projection=projection,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -998,6 +999,38 @@ def test_notional_rounds_set_the_first_noise_and_the_budget_is_still_spent():
         pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=0)
     with pytest.raises(TypeError, match="rounds"):
         pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(0.4), rounds=4.5)
+
+
+def test_few_rows_at_a_small_budget_take_fewer_notional_rounds():
+    """By default a run takes AIM's 16 d notional rounds, or fewer where their first noise would be above
+    the public size / 16, never under the fewest: computed here from the closed forms sigma(T) =
+    Delta sqrt(T / (1.8 rho)) and T = floor(16 d (n / (16 sigma(16 d)))^2), clamped to [ceil(0.9 d + 1), 16 d].
+    The release states the noise this run drew first; explicit rounds are kept."""
+    data = _data()  # 4 attributes, replace-one: the size is the public row count
+    workload, d, n = pm.marginals(data.domain, 2), 4, data.n
+
+    def sigma(rounds: int, rho: float) -> float:
+        return math.sqrt(2.0) * math.sqrt(rounds / (1.8 * rho))
+
+    seen = set()
+    for rho in (1e-6, 1e-4, 3e-3, 0.05, 1.0):
+        wanted = math.floor(16 * d * (n / (16 * sigma(16 * d, rho))) ** 2)
+        expected = min(16 * d, max(5, wanted))
+        seen.add("fewest" if expected == 5 else "most" if expected == 16 * d else "between")
+        mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(rho), noise="continuous")
+        assert mechanism.rounds_for(n, rho) == expected, rho
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pm.BudgetWarning)
+            run = mechanism.run(data, rng=1)
+        assert run.rounds[0].sigma == pytest.approx(sigma(expected, rho), rel=1e-12)
+        assert run.release.noise.scale == run.rounds[0].sigma <= mechanism.noise.scale
+        if 5 < expected < 16 * d:  # the first noise at most n / 16, one round more above it
+            assert sigma(expected, rho) <= n / 16 < sigma(expected + 1, rho)
+        assert run.privacy_spent.rho == pytest.approx(rho, rel=1e-8)
+        kept = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(rho), noise="continuous", rounds=16 * d)
+        assert kept.rounds_for(n, rho) == 16 * d
+    assert seen == {"fewest", "between", "most"}
+    assert pm.mechanisms.adaptive._schedule.scheduled_rounds(64, 5, 1.0, 0.1, -30.0) == 5  # a negative estimate
 
 
 def test_progress_sees_every_round_as_published():

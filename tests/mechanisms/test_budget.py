@@ -72,9 +72,10 @@ def test_fires_on_a_few_hundred_rows_at_epsilon_0_1_before_anything_is_spent(adu
     assert rounds == [] and rng.bit_generator.state == state  # no round ran, nothing was drawn
     message = str(info.value)
     assert message.startswith("epsilon: (0.1, 1e-09)-DP leaves the measured counts little signal")
-    # 14 attributes: 91 pairs, 224 notional rounds; n = 300 rows, private under add/remove, so
-    # stated to two digits (312 rows would read the same).
-    assert "of the 91 2-way tables" in message and "224 notional rounds" in message
+    # 14 attributes: 91 pairs; AIM's 224 notional rounds would draw noise above n / 16, so the
+    # schedule takes the fewest, ceil(0.9 * 14 + 1) = 14; n = 300 rows, private under add/remove,
+    # so stated to two digits (312 rows would read the same).
+    assert "of the 91 2-way tables" in message and "(14 notional rounds)" in message
     assert f"n / cells = about 300 / {_pair_cells(adult.domain.sizes)})" in message
     assert "the row count, private under add-remove neighbours (n = about 300)" in message
     assert "not part of the release" in message and "\n" not in message
@@ -116,6 +117,27 @@ def test_the_least_rho_is_the_closed_form_of_the_first_rounds_sigma(adult):
     assert least <= stated <= least * 1.01  # rounded up to three digits
     assert "public under replace-one neighbours" in str(warning.message)
     assert fired(stated) == [] and len(fired(least * 0.99)) == 1
+
+
+def test_the_least_rho_of_small_tables_is_at_the_fewest_rounds():
+    """Pairs of 4 cells (c < 16): below the budget at which 16 d rounds' noise reaches n / 16 the
+    schedule takes fewer rounds, whose noise stays within a round of n / 16 < n / c, so the noise
+    first reaches n / c at the fewest rounds, ceil(0.9 d + 1): rho* = 2 T c^2 / (2 * 0.9 n^2)."""
+    domain = pm.Domain([f"a{i}" for i in range(6)], [2] * 6)
+    data = pm.Dataset(np.random.default_rng(3).integers(0, 2, size=(2000, 6)), domain)
+    d, n, c = 6, data.n, _pair_cells(domain.sizes)
+    fewest = math.ceil(0.9 * d + 1)
+    least = 2.0 * fewest * c**2 / (2.0 * MEASUREMENT_SHARE * n**2)
+
+    def fired(rho):
+        return _budget_warnings(lambda: _adaptive(data, pm.ZCDP(rho), neighbouring="replace-one").run(
+            data, rng=0, progress=_stop))
+
+    [warning] = fired(least / 10)
+    stated = _stated(str(warning.message), "rho")
+    assert c == 4 and least <= stated <= least * 1.01
+    assert fired(stated) == [] and len(fired(least * 0.99)) == 1
+    assert least < ROUNDS_PER_ATTRIBUTE * d * c**2 / (MEASUREMENT_SHARE * n**2) / 10  # far below AIM's rounds' rho*
 
 
 def test_the_least_epsilon_meets_the_criterion_by_the_calibration_by_hand(adult):

@@ -31,7 +31,7 @@ from ._estimation import DecomposableModel, JointEstimate
 from ._final import ESTIMATORS, check_estimator, final_joint, summary
 from ._rounds import Rounds
 from ._run import AdaptiveRun, Progress, Synthesis
-from ._schedule import ROUNDS_PER_ATTRIBUTE, check_weighable, least_rounds, round_parameters
+from ._schedule import ROUNDS_PER_ATTRIBUTE, check_weighable, least_rounds, round_parameters, scheduled_rounds
 from ._selection import candidates
 
 #: Default bound on the cells of the measured tables together (and of any one candidate): the
@@ -62,7 +62,9 @@ class AdaptiveProjectionMechanism(CountingMechanism):
     noise : {"auto", "discrete", "continuous"}
         The discrete Gaussian on the counts (``"auto"``, ``"discrete"``) or numpy's (reproducible).
     rounds : int, optional
-        The notional rounds setting the first noise (AIM's ``rounds``; default 16 per attribute).
+        The notional rounds setting the first noise (AIM's ``rounds``). Default 16 per attribute as
+        AIM, or fewer where their first noise would be above the public size over 16 (few rows or a
+        small budget), down to the fewest the one-way tables need.
     estimator : {"auto", "regularized", "joint", "tables"}
         The final estimate (:func:`estimate_regularized_joint`, :func:`estimate_joint`, :func:`table_estimate`).
 
@@ -113,8 +115,10 @@ class AdaptiveProjectionMechanism(CountingMechanism):
                                      f"each, and at least one round after them), got {rounds}",
                                      valid=f"at least {least}")
         self.notional_rounds = ROUNDS_PER_ATTRIBUTE * len(self.attributes) if rounds is None else rounds
-        # The first rounds' noise, public and the largest any round draws (the noise only halves,
-        # and the last round takes at least a quarter of a round's budget).
+        self.least_rounds, self.scheduled = least, rounds is None
+        # The first rounds' noise at the notional rounds, public and the largest any round of any run
+        # draws (a run may take fewer rounds, the noise only halves, and the last round takes at
+        # least a quarter of a round's budget).
         first = round_parameters(self.table_sensitivity, self.notional_rounds, self.rounds_rho)[0]
         try:
             self.noise = Noise("gaussian", first, self.discrete)
@@ -186,7 +190,8 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         # The release's projection is the one its answers come from: the local one for the
         # tables (the joint's solvers are in ``estimate``).
         release = self._release(answers, answers, size, projection=estimate if joint is None else None,
-                                rounds=tuple(rounds.rounds), estimate=summary(self.estimator, joint, fallback))
+                                rounds=tuple(rounds.rounds), estimate=summary(self.estimator, joint, fallback),
+                                noise=Noise("gaussian", rounds.rounds[0].sigma, self.discrete))  # this run's first
         spent = rounds.spending.total(self.rho * self.size_policy.share if self.size_policy.estimated else None)
         return AdaptiveRun(release, tuple(rounds.rounds), tuple(rounds.measurements), estimate, spent, joint,
                            decomposable)
@@ -230,13 +235,14 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         def noise_at(privacy: Privacy) -> float:
             assert isinstance(privacy, (ZCDP, ApproxDP))  # the budget's own kind
             rho = privacy.rho if isinstance(privacy, ZCDP) else zcdp_for_approx_dp(privacy)
-            return round_parameters(self.table_sensitivity, self.notional_rounds,
+            return round_parameters(self.table_sensitivity, self.rounds_for(rows, rho * self.size_policy.main_share()),
                                     rho * self.size_policy.main_share())[0]
 
         pairs = {pair for table in self.tables for pair in itertools.combinations(table, 2)}
         shares = [1.0 / math.prod(self.sizes[a] for a in table) for table in sorted(pairs) or self.tables]
-        return budget_warning(self.privacy, self.noise.scale, noise_at, shares, self.size_policy, rows,
-                              noise_name=f"the first rounds' noise on each measured count ({self.notional_rounds} "
+        return budget_warning(self.privacy, noise_at(self.privacy), noise_at, shares, self.size_policy, rows,
+                              noise_name=f"the first rounds' noise on each measured count "
+                              f"({self.rounds_for(rows, self.rounds_rho)} "
                               "notional rounds)", tables_name="2-way tables of attributes the workload reads "
                               "together" if pairs else "one-way tables of the workload")
 
@@ -252,6 +258,24 @@ class AdaptiveProjectionMechanism(CountingMechanism):
             tables = dict(zip(subsets, decomposable.completions(subsets)))
         return np.concatenate([weight * np.ravel(tables[tuple(subset)] if subset else np.ones(()))
                                for subset, weight in terms.terms])
+
+    def rounds_for(self, size: float, budget: float) -> int:
+        """The notional rounds of a run of public size ``size`` on the rounds' ``budget`` (rho).
+
+        Parameters
+        ----------
+        size : float
+            The public size (declared, estimated, or the row count under replace-one).
+        budget : float
+            The rounds' rho.
+
+        Returns
+        -------
+        int
+        """
+        if not self.scheduled:
+            return self.notional_rounds
+        return scheduled_rounds(self.notional_rounds, self.least_rounds, self.table_sensitivity, budget, size)
 
     def _repr_extra(self) -> str:
         return f", max_cells={self.max_cells:,}, estimator={self.estimator!r}"

@@ -54,7 +54,7 @@ class Rounds:
     def go(self) -> LocalResult:
         mechanism = self.mechanism
         sizes, budget, sensitivity = mechanism.sizes, mechanism.rounds_rho, mechanism.table_sensitivity
-        sigma, epsilon = round_parameters(sensitivity, mechanism.notional_rounds, budget)
+        sigma, epsilon = round_parameters(sensitivity, mechanism.rounds_for(self.size, budget), budget)
         # The one-way tables first, without selection: 0.9 d / notional_rounds of the budget.
         for a in mechanism.attributes:
             self.measure((a,), sigma)

@@ -15,6 +15,12 @@ MEASUREMENT_SHARE = 0.9
 #: Notional rounds per attribute that set the first round's noise by default, as in AIM.
 ROUNDS_PER_ATTRIBUTE = 16
 
+#: By default the first rounds' noise is at most the public size over this: where AIM's rounds
+#: would draw more (few rows, a small budget), a run takes fewer notional rounds, down to the
+#: fewest, so that the one-way tables measured first carry signal (benchmarks/README.md,
+#: ``small_tables.py``).
+ROWS_PER_NOISE = 16
+
 #: The most rows whose counts float64 holds exactly (2^53): what bounds a measurement's counts,
 #: whatever the data, in :func:`largest_rounds_rho`.
 _EXACT_ROWS = 2.0**53
@@ -24,6 +30,15 @@ def round_parameters(sensitivity: float, rounds: int, budget: float) -> tuple[fl
     """A round's noise ``sigma`` and selection ``epsilon`` when ``budget`` is split over ``rounds`` rounds."""
     sigma = sensitivity * math.sqrt(rounds / (2.0 * MEASUREMENT_SHARE * budget))
     return sigma, math.sqrt(8.0 * (1.0 - MEASUREMENT_SHARE) * budget / rounds)
+
+
+def scheduled_rounds(most: int, least: int, sensitivity: float, budget: float, size: float) -> int:
+    """A run's notional rounds: ``most`` (AIM's), or fewer, never under ``least``, where the first rounds'
+    noise would be above ``size / ROWS_PER_NOISE`` (``size`` the public size: a function of public or
+    released quantities only)."""
+    sigma = round_parameters(sensitivity, most, budget)[0]
+    wanted = most * (max(size, 0.0) / (ROWS_PER_NOISE * sigma)) ** 2  # the noise scales as sqrt(rounds)
+    return int(min(most, max(least, math.floor(wanted))))
 
 
 def measurement_rho(sensitivity: float, sigma: float) -> float:
