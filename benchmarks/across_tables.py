@@ -1,12 +1,15 @@
 """Synthetic rows beside AIM's, across tables: Adult and public tables never tuned on.
 
 For each table, epsilon and seed, all 3-way marginals at ``(epsilon, 1e-9)``-DP under add/remove
-neighbours (AIM's relation; the size stays private), two rows:
+neighbours (AIM's relation; the size stays private), three rows:
 
 * ``synthesize``: :func:`projmech.synthesize` with its defaults, except ``noise="continuous"``
   with ``--noise continuous`` (the default here), so that a seed fixes the whole run (the noise,
   the selections and the rows) and two versions of the code compare seed by seed; ``--noise auto``
   is the package's default, exact discrete noise, which is not reproducible from the seed;
+* ``synthesize_16d``: the same with AIM's 16 notional rounds per attribute always, where
+  ``synthesize`` may take fewer (few rows at a small budget): the schedule's own effect, paired
+  by seed in a second summary;
 * ``aim``: AIM's reference implementation (Private-PGM's ``mechanisms/aim.py`` on mbi 2.0.0),
   run by ``_aim_runner.py`` with ``--aim-python`` and ``--aim-path`` (never copied here; how to
   get it is in the runner's docstring), at ``--max-model-size`` MB. Skipped with a message
@@ -14,7 +17,7 @@ neighbours (AIM's relation; the size stays private), two rows:
 
 The error is AIM's metric on the synthetic rows (the mean over the workload of half the L1
 distance between normalized tables); AIM's model is scored too (``error_model``). Tables: Adult's
-10 attributes where AIM finishes (``adult10``), the four tables of ``benchmarks/data`` (see its
+10 attributes where AIM finishes (``adult10``), the six tables of ``benchmarks/data`` (see its
 README), and ``wide30``, 30 generated columns of 2 to 6 values on 20,000 rows (:func:`wide_table`;
 the time per round is in the CSV, ``seconds_per_round``; AIM is not run on it). Each run is its
 own process. The CSV keeps every run; a rerun with the same ``--out`` skips the runs already
@@ -50,12 +53,12 @@ from typing import Any
 import _common as bench
 import numpy as np
 import pandas as pd
-from _public_tables import DATA, PUBLIC_TABLES
+from _public_tables import DATA, PUBLIC_TABLES, SMALL_TABLES
 
 ADULT10 = ("age", "workclass", "education-num", "marital-status", "occupation", "relationship", "race", "sex",
            "hours-per-week", "income>50K")
-TABLES = ("adult10", *PUBLIC_TABLES, "wide30")
-ROWS = ("synthesize", "aim")
+TABLES = ("adult10", *PUBLIC_TABLES, *SMALL_TABLES, "wide30")
+ROWS = ("synthesize", "aim", "synthesize_16d")
 KEYS = ["table", "row", "noise", "epsilon", "seed"]
 
 
@@ -85,21 +88,29 @@ def load(table: str) -> Any:
     return pm.datasets.adult(attributes=list(ADULT10)) if table == "adult10" else public_table(table)
 
 
-def _job(table: str, epsilon: float, seed: int, noise: str) -> dict[str, Any]:
+def _job(table: str, epsilon: float, seed: int, noise: str, aim_rounds: bool = False) -> dict[str, Any]:
     import itertools
     import warnings
 
     import projmech as pm
 
     data = load(table)
-    triples = list(itertools.combinations(range(len(data.domain.sizes)), 3))
+    d = len(data.domain.sizes)
+    triples = list(itertools.combinations(range(d), 3))
     truth = {t: np.asarray(data.table(list(t)), dtype=float) / data.n for t in triples}
     ends: list[float] = []
     began = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pm.BudgetWarning)  # the low budgets are the point here
-        synthesis = pm.synthesize(data, pm.ApproxDP(epsilon, 1e-9), noise=noise, rng=seed,
-                                  progress=lambda number, latest, spent: ends.append(time.perf_counter()))
+        if aim_rounds:  # synthesize's defaults spelled out, with AIM's 16 d notional rounds always
+            mechanism = pm.AdaptiveProjectionMechanism(
+                pm.marginals(data.domain, min(3, d), implicit=True), pm.ApproxDP(epsilon, 1e-9),
+                neighbouring="add-remove", size="estimate", noise=noise, rounds=16 * d)
+            synthesis = mechanism.synthesize(data, rng=seed,
+                                             progress=lambda number, latest, spent: ends.append(time.perf_counter()))
+        else:
+            synthesis = pm.synthesize(data, pm.ApproxDP(epsilon, 1e-9), noise=noise, rng=seed,
+                                      progress=lambda number, latest, spent: ends.append(time.perf_counter()))
     seconds = time.perf_counter() - began
     rows = synthesis.data
     drawn = {t: np.asarray(rows.table(list(t)), dtype=float) / max(rows.n, 1) for t in triples}
@@ -190,6 +201,33 @@ def summary(frame: pd.DataFrame) -> tuple[str, float | None]:
     return table, (float(np.mean(ratios)) if ratios else None)
 
 
+def schedule_summary(frame: pd.DataFrame) -> str:
+    """Per table and epsilon where both ran: ``synthesize`` (its default schedule) beside
+    ``synthesize_16d`` (AIM's rounds), paired by seed (continuous noise: the same seed draws the same
+    noise until the schedules part), the mean paired difference with its standard error, and the
+    ratio of the means; empty where no cell has both."""
+    ok = frame[frame["status"] == "ok"]
+    lines = []
+    for (table, epsilon), group in ok.groupby(["table", "epsilon"], sort=True):
+        ours = group[group["row"] == "synthesize"].set_index("seed")
+        fixed = group[group["row"] == "synthesize_16d"].set_index("seed")
+        seeds = sorted(set(ours.index) & set(fixed.index))
+        if not seeds:
+            continue
+        a, b = ours.loc[seeds, "error"].to_numpy(dtype=float), fixed.loc[seeds, "error"].to_numpy(dtype=float)
+        difference = a - b
+        se = difference.std(ddof=1) / math.sqrt(len(seeds)) if len(seeds) > 1 else math.nan
+        lines.append([table, f"{epsilon:g}", f"{a.mean():.4f}", f"{b.mean():.4f}",
+                      f"{ours.loc[seeds, 'rounds'].mean():.1f}", f"{fixed.loc[seeds, 'rounds'].mean():.1f}",
+                      f"{difference.mean():+.4f} ± {bench.cell(se, '.4f')}", f"{a.mean() / b.mean():.3f}",
+                      str(len(seeds))])
+    if not lines:
+        return ""
+    return bench.markdown(["table", "epsilon", "synthesize", "16 d rounds", "rounds", "rounds, 16 d",
+                           "paired difference", "ratio", "seeds"], lines,
+                          ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = bench.argument_parser(__doc__)
     parser.add_argument("--tables", type=bench.name_list, default=list(TABLES), help=f"default {','.join(TABLES)}")
@@ -212,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.worker:
         job = json.loads(args.worker)
-        print(json.dumps(_job(job["table"], job["epsilon"], job["seed"], job["noise"])))
+        print(json.dumps(_job(job["table"], job["epsilon"], job["seed"], job["noise"], job.get("aim_rounds", False))))
         return 0
     for flag, given, known in (("--tables", args.tables, TABLES), ("--rows", args.rows, ROWS)):
         refused = bench.unknown_names(flag, given, known)
@@ -229,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             for epsilon in args.epsilons:
                 for seed in range(args.seeds):
                     for row in args.rows:
-                        noise = args.noise if row == "synthesize" else "continuous"
+                        noise = args.noise if row != "aim" else "continuous"
                         key = (table, row, noise, float(epsilon), seed)
                         # Runs that finished, or were killed at their time limit, are kept unless --again.
                         status = str(records[key]["status"]) if key in records else ""
@@ -239,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                             result = _aim(args, table, epsilon, seed)
                         else:
                             result = bench.run_in_process(__file__, {"table": table, "epsilon": epsilon,
-                                                                     "seed": seed, "noise": noise},
+                                                                     "seed": seed, "noise": noise,
+                                                                     "aim_rounds": row == "synthesize_16d"},
                                                           args.threads, timeout=3600)
                         records[key] = dict(zip(KEYS, key), **result)
                         print(json.dumps(records[key]), flush=True)
@@ -250,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     if mean_ratio is not None:
         print(f"\nmean ratio synthesize / AIM over the cells where both ran: {mean_ratio:.3f}")
+    schedule = schedule_summary(frame[frame["noise"] == "continuous"])
+    if schedule:
+        print("\nThe schedule: synthesize beside the same with AIM's 16 d notional rounds, paired by seed\n")
+        print(schedule)
     print(f"CSV: {out}")
     return 0
 

@@ -206,6 +206,34 @@ TABLES: dict[str, Table] = {
         cat("fearraces", [*range(1, 6), MISSING]),
         cat("racerare", [*range(1, 6), MISSING]),
     ), dropped=("rownames", "uid", "lrelig", "lcograc", "lemprac")),
+    # A 1988 survey of voting intentions in Chile's plebiscite (carData::Chile): 2,700 rows.
+    "chile": Table(
+        "carData", "Chile", "csv", "2f825754d58d18414f97ba8190c37b3bd9d2de1983d04bfa106e03327abd7e70", (
+        cat("region", ["C", "M", "N", "S", "SA"]),
+        cat("population", [3750, 8750, 15000, 25000, 45000, 62500, 87500, 125000, 175000, 250000], ordered=True),
+        cat("sex", ["F", "M"]),
+        bins("age", [18, 25, 30, 35, 40, 45, 50, 60, 70], missing=True),
+        cat("education", ["P", "S", "PS", MISSING], ordered=True),
+        cat("income", [2500, 7500, 15000, 35000, 75000, 125000, 200000, MISSING], ordered=True),
+        bins("statusquo", [-1.9, -1.2, -1, -0.6, 0, 0.5, 1, 1.4, 2.1], missing=True),
+        cat("vote", ["A", "N", "U", "Y", MISSING]),
+    ), dropped=("rownames",)),
+    # Suicides recorded in Shandong, China, 2009-2011 (Stat2Data::SuicideChina): 2,571 rows.
+    "suicide_china": Table(
+        "Stat2Data", "SuicideChina", "csv", "6a152609c56d800bdf3b17d13aeeb7569dedfb4dfba6a52a1fbc2a94fc4c39e8", (
+        cat("Hospitalised", ["no", "yes"]),
+        cat("Died", ["no", "yes"]),
+        cat("Urban", ["no", "yes", "unknown"]),
+        cat("Year", [2009, 2010, 2011], ordered=True),
+        cat("Month", range(1, 13), ordered=True),
+        cat("Sex", ["female", "male"]),
+        bins("Age", [12, 20, 30, 40, 50, 60, 70, 80, 100]),
+        cat("Education", ["iliterate", "primary", "Secondary", "Tertiary", "unknown"]),
+        cat("Occupation", ["business/service", "farming", "household", "others", "others/unknown", "professional",
+                           "retiree", "student", "unemployed", "worker"]),
+        cat("method", ["Cutting", "Drowning", "Hanging", "Jumping", "Other poison", "Others", "Pesticide",
+                       "Poison unspec", "unspecified"]),
+    ), dropped=("rownames", "Person_ID")),
 }
 
 
