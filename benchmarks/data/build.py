@@ -215,9 +215,8 @@ TABLES: dict[str, Table] = {
         bins("age", [18, 25, 30, 35, 40, 45, 50, 60, 70], missing=True),
         cat("education", ["P", "S", "PS", MISSING], ordered=True),
         cat("income", [2500, 7500, 15000, 35000, 75000, 125000, 200000, MISSING], ordered=True),
-        bins("statusquo", [-1.9, -1.2, -1, -0.6, 0, 0.5, 1, 1.4, 2.1], missing=True),
         cat("vote", ["A", "N", "U", "Y", MISSING]),
-    ), dropped=("rownames",)),
+    ), dropped=("rownames", "statusquo")),
     # Suicides recorded in Shandong, China, 2009-2011 (Stat2Data::SuicideChina): 2,571 rows.
     "suicide_china": Table(
         "Stat2Data", "SuicideChina", "csv", "6a152609c56d800bdf3b17d13aeeb7569dedfb4dfba6a52a1fbc2a94fc4c39e8", (
