@@ -865,7 +865,6 @@ def test_completions_of_many_tables_are_each_tables_completion():
             expected = table_estimate(result, table, sizes, start=start / start.sum() + 1e-9 / start.size)
             started += 1
         np.testing.assert_allclose(completed, expected, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(completed, model.complete(table), rtol=0, atol=1e-15)  # alone: summed otherwise
     assert started >= 5
 
 
@@ -1025,12 +1024,28 @@ def test_few_rows_at_a_small_budget_take_fewer_notional_rounds():
         assert run.rounds[0].sigma == pytest.approx(sigma(expected, rho), rel=1e-12)
         assert run.release.noise.scale == run.rounds[0].sigma <= mechanism.noise.scale
         if 5 < expected < 16 * d:  # the first noise at most n / 16, one round more above it
-            assert sigma(expected, rho) <= n / 16 < sigma(expected + 1, rho)
+            assert sigma(expected, rho) <= n / 16 * (1 + 1e-12) and n / 16 < sigma(expected + 1, rho) * (1 + 1e-12)
         assert run.privacy_spent.rho == pytest.approx(rho, rel=1e-8)
         kept = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(rho), noise="continuous", rounds=16 * d)
         assert kept.rounds_for(n, rho) == 16 * d
     assert seen == {"fewest", "between", "most"}
     assert pm.mechanisms.adaptive._schedule.scheduled_rounds(64, 5, 1.0, 0.1, -30.0) == 5  # a negative estimate
+    # Under add/remove the schedule reads the declared size (Delta = 1, no share to an estimate), not the
+    # row count, in the run, in noise_scale and in the budget warning's stated rounds.
+    rho, declared = 1e-3, n // 4  # the declared size's rounds are the fewest, the row count's 15
+    at_16d = math.sqrt(16 * d / (1.8 * rho))
+    expected = min(16 * d, max(5, math.floor(16 * d * (declared / (16 * at_16d)) ** 2)))
+    from_rows = min(16 * d, max(5, math.floor(16 * d * (n / (16 * at_16d)) ** 2)))
+    assert expected != from_rows  # the two readings part here
+    mechanism = pm.AdaptiveProjectionMechanism(workload, pm.ZCDP(rho), neighbouring="add-remove", size=declared,
+                                               noise="continuous")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = mechanism.run(data, rng=1)
+    assert run.rounds[0].sigma == pytest.approx(math.sqrt(expected / (1.8 * rho)), rel=1e-12)
+    assert mechanism.noise_scale(declared) == pytest.approx(run.rounds[0].sigma / declared, rel=1e-12)
+    [stated] = [str(w.message) for w in caught if issubclass(w.category, pm.BudgetWarning)]
+    assert f"({expected} notional rounds)" in stated and "the declared size" in stated
 
 
 def test_progress_sees_every_round_as_published():

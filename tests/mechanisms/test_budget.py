@@ -119,12 +119,13 @@ def test_the_least_rho_is_the_closed_form_of_the_first_rounds_sigma(adult):
     assert fired(stated) == [] and len(fired(least * 0.99)) == 1
 
 
-def test_the_least_rho_of_small_tables_is_at_the_fewest_rounds():
-    """Pairs of 4 cells (c < 16): below the budget at which 16 d rounds' noise reaches n / 16 the
-    schedule takes fewer rounds, whose noise stays within a round of n / 16 < n / c, so the noise
-    first reaches n / c at the fewest rounds, ceil(0.9 d + 1): rho* = 2 T c^2 / (2 * 0.9 n^2)."""
-    domain = pm.Domain([f"a{i}" for i in range(6)], [2] * 6)
-    data = pm.Dataset(np.random.default_rng(3).integers(0, 2, size=(2000, 6)), domain)
+@pytest.mark.parametrize("size", [2, 4])
+def test_the_least_rho_of_small_tables_is_at_the_fewest_rounds(size):
+    """Pairs of 4 or 16 cells (c <= 16): below the budget at which 16 d rounds' noise reaches n / 16 the
+    schedule takes fewer rounds, whose noise stays at most n / 16 <= n / c, so the noise first reaches
+    n / c at the fewest rounds, ceil(0.9 d + 1): rho* = 2 T c^2 / (2 * 0.9 n^2)."""
+    domain = pm.Domain([f"a{i}" for i in range(6)], [size] * 6)
+    data = pm.Dataset(np.random.default_rng(3).integers(0, size, size=(2000, 6)), domain)
     d, n, c = 6, data.n, _pair_cells(domain.sizes)
     fewest = math.ceil(0.9 * d + 1)
     least = 2.0 * fewest * c**2 / (2.0 * MEASUREMENT_SHARE * n**2)
@@ -135,7 +136,7 @@ def test_the_least_rho_of_small_tables_is_at_the_fewest_rounds():
 
     [warning] = fired(least / 10)
     stated = _stated(str(warning.message), "rho")
-    assert c == 4 and least <= stated <= least * 1.01
+    assert c == size**2 and least <= stated <= least * 1.01
     assert fired(stated) == [] and len(fired(least * 0.99)) == 1
     assert least < ROUNDS_PER_ATTRIBUTE * d * c**2 / (MEASUREMENT_SHARE * n**2) / 10  # far below AIM's rounds' rho*
 

@@ -265,10 +265,10 @@ class _Fits:
     table changes them only for the tables holding a subset of it that no measured table held. Other
     tables are stacked for the call alone.
 
-    Each subset's marginal is summed from the smallest measured table holding it, the first in the
-    estimate's order (the projected tables agree on their shared marginals to the projection's
-    consistency, so another choice, as :meth:`~projmech.bodies.LocalResult.cells_on`'s, differs
-    only at that level), once per estimate."""
+    Each subset's marginal is summed, once per estimate, from the smallest measured table holding it,
+    ties broken by the attributes (the estimate's own order of its tables). The projected tables
+    agree on their shared marginals to the projection's consistency, so another choice, as
+    :meth:`~projmech.bodies.LocalResult.cells_on`'s, differs only at that level."""
 
     def __init__(self, sizes: tuple[int, ...]) -> None:
         self.sizes = sizes
@@ -512,6 +512,7 @@ class DecomposableModel:
 
     It carries what chains of measured tables imply between attributes, as AIM's graphical model
     does, without fitting (:doc:`/theory/maximum_entropy`). Sets ``tables``, ``tree`` and ``beliefs``.
+    Its completions share a cache of the estimate's marginals: one model is not for concurrent threads.
 
     Parameters
     ----------

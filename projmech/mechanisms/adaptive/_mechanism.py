@@ -23,10 +23,19 @@ from ...privacy import (
     zcdp_for_approx_dp,
 )
 from ...synthetic import check_rows_fit, synthetic_data
-from ...validation import POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, validate_params
+from ...validation import (
+    POSITIVE_INT,
+    SEED,
+    InstanceOf,
+    IsCallable,
+    Options,
+    OrNone,
+    check_positive_int,
+    validate_params,
+)
 from ...workloads import Workload, table_terms
 from .._additive import CountingMechanism, Release
-from .._budget import BudgetWarning, budget_warning
+from .._budget import BudgetWarning, budget_warning, size_read
 from ._estimation import DecomposableModel, JointEstimate
 from ._final import ESTIMATORS, check_estimator, final_joint, summary
 from ._rounds import Rounds
@@ -230,19 +239,42 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         difference = self.workload.answer_data(drawn) - run.release.answers
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 
+    def noise_scale(self, n: int) -> float:
+        """The first rounds' noise on a count at public size ``n`` (at the rounds a run of that size
+        takes), as a share of ``n``.
+
+        Parameters
+        ----------
+        n : int
+            The public size.
+
+        Returns
+        -------
+        float
+        """
+        return self._answer_std(check_positive_int("n", n))
+
+    def _answer_std(self, n: float) -> float:
+        return round_parameters(self.table_sensitivity, self.rounds_for(n, self.rounds_rho), self.rounds_rho)[0] / n
+
     def _budget_warning(self, rows: int) -> BudgetWarning | None:
         """The first rounds' sigma against the 2-way tables the workload reads together."""
+        # The rounds at the size the warning reads: a private row count only to the two digits it
+        # states (the scheduled rounds grow as its square).
+        read, _, private = size_read(self.size_policy, rows)
+        size = float(f"{read:.2g}") if private else read
+
         def noise_at(privacy: Privacy) -> float:
             assert isinstance(privacy, (ZCDP, ApproxDP))  # the budget's own kind
             rho = privacy.rho if isinstance(privacy, ZCDP) else zcdp_for_approx_dp(privacy)
-            return round_parameters(self.table_sensitivity, self.rounds_for(rows, rho * self.size_policy.main_share()),
+            return round_parameters(self.table_sensitivity, self.rounds_for(size, rho * self.size_policy.main_share()),
                                     rho * self.size_policy.main_share())[0]
 
         pairs = {pair for table in self.tables for pair in itertools.combinations(table, 2)}
         shares = [1.0 / math.prod(self.sizes[a] for a in table) for table in sorted(pairs) or self.tables]
         return budget_warning(self.privacy, noise_at(self.privacy), noise_at, shares, self.size_policy, rows,
                               noise_name=f"the first rounds' noise on each measured count "
-                              f"({self.rounds_for(rows, self.rounds_rho)} "
+                              f"({self.rounds_for(size, self.rounds_rho)} "
                               "notional rounds)", tables_name="2-way tables of attributes the workload reads "
                               "together" if pairs else "one-way tables of the workload")
 

@@ -55,7 +55,7 @@ class Rounds:
         mechanism = self.mechanism
         sizes, budget, sensitivity = mechanism.sizes, mechanism.rounds_rho, mechanism.table_sensitivity
         sigma, epsilon = round_parameters(sensitivity, mechanism.rounds_for(self.size, budget), budget)
-        # The one-way tables first, without selection: 0.9 d / notional_rounds of the budget.
+        # The one-way tables first, without selection: 0.9 d / T of the budget (T the run's notional rounds).
         for a in mechanism.attributes:
             self.measure((a,), sigma)
             self.record(AdaptiveRound((a,), 0.0, measurement_rho(sensitivity, sigma), sigma, False))
