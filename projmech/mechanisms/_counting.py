@@ -180,7 +180,11 @@ class CountingMechanism:
         -------
         float
         """
-        return self.noise.scale / check_positive_int("n", n)
+        return self._scale_at(check_positive_int("n", n))
+
+    def _scale_at(self, n: float) -> float:
+        """The noise's scale over the public size ``n`` (the adaptive mechanism's depends on ``n``)."""
+        return self.noise.scale / n
 
     def _answer_std(self, n: float) -> float:
         """The answers' noise's RMS standard deviation at public size ``n``, before any projection."""

@@ -30,7 +30,6 @@ from ...validation import (
     IsCallable,
     Options,
     OrNone,
-    check_positive_int,
     validate_params,
 )
 from ...workloads import Workload, table_terms
@@ -239,23 +238,12 @@ class AdaptiveProjectionMechanism(CountingMechanism):
         difference = self.workload.answer_data(drawn) - run.release.answers
         return Synthesis(drawn, run, float(np.sqrt(np.mean(difference**2))), float(np.max(np.abs(difference))))
 
-    def noise_scale(self, n: int) -> float:
-        """The first rounds' noise on a count at public size ``n`` (at the rounds a run of that size
-        takes), as a share of ``n``.
-
-        Parameters
-        ----------
-        n : int
-            The public size.
-
-        Returns
-        -------
-        float
-        """
-        return self._answer_std(check_positive_int("n", n))
-
-    def _answer_std(self, n: float) -> float:
+    def _scale_at(self, n: float) -> float:
+        """The first rounds' noise over the public size ``n``, at the rounds a run of that size takes
+        (a Gaussian's scale is its standard deviation: the answers' too)."""
         return round_parameters(self.table_sensitivity, self.rounds_for(n, self.rounds_rho), self.rounds_rho)[0] / n
+
+    _answer_std = _scale_at
 
     def _budget_warning(self, rows: int) -> BudgetWarning | None:
         """The first rounds' sigma against the 2-way tables the workload reads together."""

@@ -17,8 +17,8 @@ ROUNDS_PER_ATTRIBUTE = 16
 
 #: By default the first rounds' noise is at most the public size over this: where AIM's rounds
 #: would draw more (few rows, a small budget), a run takes fewer notional rounds, down to the
-#: fewest, so that the one-way tables measured first carry signal (benchmarks/README.md,
-#: ``small_tables.py``).
+#: fewest, so that the one-way tables measured first carry signal (benchmarks/README.md, *The
+#: schedule on small tables*).
 ROWS_PER_NOISE = 16
 
 #: The most rows whose counts float64 holds exactly (2^53): what bounds a measurement's counts,
