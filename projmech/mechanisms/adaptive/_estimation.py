@@ -235,14 +235,14 @@ class _Stack:
             strides = np.ones_like(part_shapes)
             strides[:, :-1] = np.cumprod(part_shapes[:, :0:-1], axis=1)[:, ::-1]
             gather = offsets[:, constraint].reshape([count, *[1] * len(axes)])
-            inside = np.ones((count, *[1] * len(axes)), dtype=bool)
+            in_part = np.ones((count, *[1] * len(axes)), dtype=bool)
             for j, axis in enumerate(axes):
                 place = np.arange(self.largest[axis]).reshape([1, *(-1 if k == j else 1 for k in range(len(axes)))])
                 column = [count, *[1] * len(axes)]
                 gather = gather + place * strides[:, j].reshape(column)
-                inside = inside & (place < part_shapes[:, j].reshape(column))
+                in_part = in_part & (place < part_shapes[:, j].reshape(column))
             self.constraints.append((tuple(1 + axis for axis in range(dimension) if axis not in axes), np.where(
-                inside, gather, -1).reshape([count, *(self.largest[axis] if axis in axes else 1
+                in_part, gather, -1).reshape([count, *(self.largest[axis] if axis in axes else 1
                                                       for axis in range(dimension))])))
 
     def fit(self, pool: np.ndarray, positions: np.ndarray, starts: list[np.ndarray] | None) -> np.ndarray:
@@ -284,7 +284,6 @@ class _Fits:
         self.place: dict[tuple[int, ...], tuple[_Stack, int]] = {}
         self.waiting: dict[_Key, dict[tuple[int, ...], None]] = {}
         self.member: dict[tuple[int, ...], _Member] = {}
-        self.slots: list[tuple[tuple[int, ...], int]] = []
         self.slot: dict[tuple[int, ...], int] = {}
         self.pool_size = 0
         self._of: LocalResult | None = None
@@ -372,7 +371,6 @@ class _Fits:
         """Where ``part``'s marginal lies in the pool."""
         if part not in self.slot:
             self.slot[part] = self.pool_size
-            self.slots.append((part, self.pool_size))
             self.pool_size += math.prod(self.sizes[a] for a in part)
         return self.slot[part]
 
@@ -390,15 +388,15 @@ class _Fits:
         return self._marginals[part]
 
     def _filled_pool(self) -> np.ndarray:
-        """The pool of the current estimate's marginals, filled up to its last slot (then a 0)."""
-        if self._filled < len(self.slots):
+        """The pool of the current estimate's marginals, filled up to its last slot (then a 0): the
+        cells from ``_filled`` on are those of the slots added since it was last filled."""
+        if self._filled < self.pool_size:
             pool = np.zeros(self.pool_size + 1)
-            done = self.slots[self._filled][1] if self._filled else 0
-            pool[:done] = self._pool[:done]
-            for part, slot in self.slots[self._filled:]:
-                values = self._marginal(part)
-                pool[slot:slot + values.size] = values.ravel()
-            self._pool, self._filled = pool, len(self.slots)
+            pool[:self._filled] = self._pool[:self._filled]
+            for part, slot in self.slot.items():
+                if slot >= self._filled:
+                    pool[slot:slot + math.prod(self.sizes[a] for a in part)] = self._marginal(part).ravel()
+            self._pool, self._filled = pool, self.pool_size
         return self._pool
 
     def estimates(self, estimate: LocalResult, tables: list[tuple[int, ...]],
@@ -596,6 +594,7 @@ class DecomposableModel:
             for index, table in zip(indices, self._fits.estimates(self.estimate, [checked[i] for i in indices], from_)):
                 results[index] = table.copy()
         return [result for result in results if result is not None]
+
 
 def _distribution(table: np.ndarray) -> np.ndarray:
     """A projected table clipped at 0 and summed to exactly 1."""

@@ -23,15 +23,7 @@ from ...privacy import (
     zcdp_for_approx_dp,
 )
 from ...synthetic import check_rows_fit, synthetic_data
-from ...validation import (
-    POSITIVE_INT,
-    SEED,
-    InstanceOf,
-    IsCallable,
-    Options,
-    OrNone,
-    validate_params,
-)
+from ...validation import POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, OrNone, validate_params
 from ...workloads import Workload, table_terms
 from .._additive import CountingMechanism, Release
 from .._budget import BudgetWarning, budget_warning, size_read

@@ -48,10 +48,10 @@ def select(choices: list[Table], weights: dict[Table, float], counts: dict[Table
            before: dict[Table, np.ndarray], sigma: float, epsilon: float, score_sensitivity: float,
            rng: np.random.Generator) -> Table:
     """Draw the table whose estimate is worst for the noise a measurement adds (weighted l1 error less that noise)."""
-    cells = np.array([before[c].size for c in choices])
-    starts = np.concatenate([[0], np.cumsum(cells)[:-1]])
+    cell_counts = np.array([before[c].size for c in choices])
+    starts = np.concatenate([[0], np.cumsum(cell_counts)[:-1]])
     errors = np.add.reduceat(np.abs(np.concatenate([counts[c].ravel() for c in choices])
                                     - size * np.concatenate([before[c].ravel() for c in choices])), starts)
-    scores = np.array([weights[c] for c in choices]) * (errors - expected_noise(sigma, 1) * cells)
+    scores = np.array([weights[c] for c in choices]) * (errors - expected_noise(sigma, 1) * cell_counts)
     sensitivity = score_sensitivity * max(weights[c] for c in choices)
     return choices[exponential_mechanism(scores, epsilon, sensitivity, rng)]
